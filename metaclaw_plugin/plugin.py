@@ -1,0 +1,338 @@
+"""MetaClawPlugin: the only object adapters touch.
+
+Three hooks, all synchronous and cheap (in-memory retrieval and one journal append; no network,
+no LLM, no lock on a database), plus async twins for async hosts. Every hook fails open: if the
+plugin breaks, the host's call goes on unchanged and the error is logged and counted.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from .config import Settings
+from .privacy import Redactor
+from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
+from .skillbank.render import inject
+from .trajectories import TrajectoryStore
+from .types import Message, Turn, TurnContext
+from .worker import BackgroundWorker
+
+log = logging.getLogger("metaclaw_plugin")
+
+PENDING_TTL = 900.0  # a request with no response after this long is forgotten
+
+
+@dataclass
+class _Pending:
+    ctx: TurnContext
+    messages: list[Message]
+    injected: list[str]
+    generation: int
+    t0: float
+
+
+@dataclass
+class SessionState:
+    tenant: str
+    session_id: str
+    host: str
+    started_at: float
+    last_at: float
+    turn_ids: list[str] = field(default_factory=list)
+    main_turns: int = 0
+
+
+@dataclass
+class SessionEnd:
+    """What session-end listeners (reward, evolution) receive, in the background worker."""
+
+    tenant: str
+    session_id: str
+    host: str
+    outcome: dict[str, Any] | None
+    reason: str
+    turn_ids: list[str]
+
+
+@dataclass
+class TurnRecorded:
+    """What turn listeners receive, in the background worker."""
+
+    turn: Turn
+    session: SessionState
+
+
+class MetaClawPlugin:
+    def __init__(self, settings: Settings | None = None, *, config_file: str | None = None):
+        self.settings = settings if settings is not None else Settings.load(config_file)
+        s = self.settings
+        logging.getLogger("metaclaw_plugin").setLevel(s.log_level)
+        self.redactor = Redactor.from_settings(s.privacy) if s.privacy.redact else None
+        self.skills = SkillBank(s)
+        self.store = TrajectoryStore(
+            s.db_file,
+            redactor=None if s.privacy.store_raw else self.redactor,
+            queue_max=s.storage.queue_max,
+            max_message_bytes=s.storage.max_message_bytes,
+            journal_fsync=s.storage.journal_fsync,
+        )
+        self.worker = BackgroundWorker()
+        self.errors: Counter[str] = Counter()
+        self._sessions: dict[tuple[str, str], SessionState] = {}
+        self._pending: dict[str, _Pending] = {}
+        self._lock = threading.Lock()
+        self._start_lock = threading.Lock()
+        self._started = False
+        self._turn_listeners: list[Callable[[TurnRecorded], Any]] = []
+        self._end_listeners: list[Callable[[SessionEnd], Any]] = []
+
+    # Lifecycle ------------------------------------------------------------------------------------
+    def start(self) -> "MetaClawPlugin":
+        """Open the stores and start the background worker. Idempotent."""
+        with self._start_lock:
+            if self._started:
+                return self
+            home = self.settings.home_dir
+            home.mkdir(parents=True, exist_ok=True, mode=0o700)
+            skills_dir = self.settings.skills_path
+            if not skills_dir.is_dir() or not any(skills_dir.glob("*/SKILL.md")):
+                self.skills.store.seed_from(bundled_skills_dir(), actor="first-start")
+            self.skills.refresh(force=True)
+            self.store.open()
+            self.worker.every(0.5, "skills.refresh", self.skills.refresh)
+            self.worker.every(1.0, "sessions.sweep", self.sweep_sessions)
+            if self.settings.storage.retention_days > 0:
+                self.worker.every(6 * 3600, "store.prune", lambda: self.store.prune(self.settings.storage.retention_days))
+            self.worker.start()
+            self._started = True
+            atexit.register(self.stop)
+        return self
+
+    def stop(self) -> None:
+        """Drain background work and close the stores. Idempotent; pending sessions stay open on disk."""
+        with self._start_lock:
+            if not self._started:
+                return
+            self._started = False
+            self.worker.stop()
+            self.store.close()
+            try:
+                atexit.unregister(self.stop)
+            except Exception:
+                pass
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    def _ensure_started(self) -> None:
+        if not self._started:
+            self.start()
+
+    # Listener registry (background loops plug in here) -------------------------------------------
+    def add_turn_listener(self, fn: Callable[[TurnRecorded], Any]) -> None:
+        self._turn_listeners.append(fn)
+
+    def add_session_end_listener(self, fn: Callable[[SessionEnd], Any]) -> None:
+        self._end_listeners.append(fn)
+
+    # Hooks ------------------------------------------------------------------------------------------
+    def skill_block(self, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
+        """The rendered skills for this turn, without changing the messages (for hosts that inject
+        themselves, such as OpenClaw's prependSystemContext)."""
+        self._ensure_started()
+        inj = self.skills.injection(ctx, messages)
+        ctx.injected_skills = inj.names
+        ctx.skill_generation = inj.generation
+        return inj
+
+    def on_request(self, ctx: TurnContext, messages: Sequence[Message]) -> list[Message]:
+        """Inject the relevant skills and remember the request. Returns a new list."""
+        try:
+            if not isinstance(messages, (list, tuple)):
+                raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
+            inj = self.skill_block(ctx, messages)
+            out = inject(messages, inj.text)
+            self.record_request(ctx, out, injected_skills=inj.names)
+            return out
+        except Exception:
+            self._fail("on_request")
+            return list(messages) if isinstance(messages, (list, tuple)) else messages  # type: ignore[return-value]
+
+    def record_request(
+        self, ctx: TurnContext, messages: Sequence[Message], injected_skills: Sequence[str] | None = None
+    ) -> None:
+        """Remember the messages as sent, for adapters that cannot inject (capture only)."""
+        try:
+            self._ensure_started()
+            now = time.time()
+            gen = ctx.skill_generation if ctx.skill_generation is not None else self.skills.generation
+            names = list(injected_skills if injected_skills is not None else ctx.injected_skills)
+            with self._lock:
+                self._pending[ctx.request_id] = _Pending(ctx, list(messages), names, gen, time.monotonic())
+                self._touch(ctx, now)
+        except Exception:
+            self._fail("record_request")
+
+    def on_response(
+        self,
+        ctx: TurnContext,
+        response: Message | None,
+        *,
+        usage: dict[str, Any] | None = None,
+        error: str | None = None,
+        messages: Sequence[Message] | None = None,
+        latency_ms: float | None = None,
+    ) -> Turn | None:
+        """Record the turn. It is on disk (journal) when this returns."""
+        try:
+            self._ensure_started()
+            with self._lock:
+                pend = self._pending.pop(ctx.request_id, None)
+            if pend is None:
+                pend = _Pending(
+                    ctx,
+                    list(messages or []),
+                    list(ctx.injected_skills),
+                    ctx.skill_generation if ctx.skill_generation is not None else self.skills.generation,
+                    time.monotonic(),
+                )
+            elif messages is not None:
+                pend.messages = list(messages)
+            if latency_ms is None:
+                latency_ms = (time.monotonic() - pend.t0) * 1000.0
+            tool_calls = list((response or {}).get("tool_calls") or []) if isinstance(response, dict) else []
+            turn = Turn(
+                turn_id=ctx.request_id,
+                session_id=ctx.session_id,
+                tenant=ctx.tenant,
+                kind=ctx.kind,
+                messages=pend.messages,
+                response=response if isinstance(response, dict) else None,
+                tool_calls=tool_calls,
+                model=ctx.model,
+                usage=usage,
+                latency_ms=round(latency_ms, 3),
+                injected_skills=pend.injected,
+                skill_generation=pend.generation,
+                error=error,
+                host=ctx.host,
+                user=ctx.user,
+            )
+            self.store.append_turn(turn)
+            with self._lock:
+                state = self._touch(ctx, time.time())
+                state.turn_ids.append(turn.turn_id)
+                if ctx.kind == "main":
+                    state.main_turns += 1
+            if self._turn_listeners:
+                self.worker.submit("turn.listeners", self._notify, self._turn_listeners, TurnRecorded(turn, state))
+            return turn
+        except Exception:
+            self._fail("on_response")
+            return None
+
+    def on_session_end(self, ctx: TurnContext, outcome: dict[str, Any] | None = None, *, reason: str = "host") -> None:
+        """End a session: persist the outcome and hand it to the background loops."""
+        try:
+            self._ensure_started()
+            with self._lock:
+                state = self._sessions.pop((ctx.tenant, ctx.session_id), None)
+            self._end(ctx.tenant, ctx.session_id, ctx.host, state, outcome, reason)
+        except Exception:
+            self._fail("on_session_end")
+
+    def _end(
+        self, tenant: str, session_id: str, host: str, state: SessionState | None, outcome: Any, reason: str
+    ) -> None:
+        clean = outcome if isinstance(outcome, dict) else ({"value": outcome} if outcome is not None else None)
+        self.store.end_session(tenant, session_id, clean, reason)
+        event = SessionEnd(tenant, session_id, host, clean, reason, list(state.turn_ids) if state else [])
+        if self._end_listeners:
+            self.worker.submit("session_end.listeners", self._notify, self._end_listeners, event)
+
+    # Async twins: the hooks never block on I/O, so they simply run inline.
+    async def aon_request(self, ctx: TurnContext, messages: Sequence[Message]) -> list[Message]:
+        return self.on_request(ctx, messages)
+
+    async def aon_response(self, ctx: TurnContext, response: Message | None, **kw: Any) -> Turn | None:
+        return self.on_response(ctx, response, **kw)
+
+    async def aon_session_end(self, ctx: TurnContext, outcome: dict[str, Any] | None = None, **kw: Any) -> None:
+        self.on_session_end(ctx, outcome, **kw)
+
+    # Internals ---------------------------------------------------------------------------------------
+    def _touch(self, ctx: TurnContext, now: float) -> SessionState:
+        key = (ctx.tenant, ctx.session_id)
+        state = self._sessions.get(key)
+        if state is None:
+            state = self._sessions[key] = SessionState(ctx.tenant, ctx.session_id, ctx.host, now, now)
+        state.last_at = now
+        return state
+
+    def _notify(self, listeners: list[Callable[[Any], Any]], event: Any) -> None:
+        for fn in listeners:
+            try:
+                fn(event)
+            except Exception:
+                self._fail(f"listener:{getattr(fn, '__qualname__', fn)}")
+
+    def _fail(self, where: str) -> None:
+        self.errors[where] += 1
+        log.exception("metaclaw %s failed; the host call continues unchanged", where)
+
+    def sweep_sessions(self, now: float | None = None) -> int:
+        """End sessions idle longer than ``sessions.session_idle_timeout``; forget stale requests."""
+        now = time.time() if now is None else now
+        timeout = self.settings.sessions.session_idle_timeout
+        with self._lock:
+            idle = [k for k, s in self._sessions.items() if now - s.last_at >= timeout]
+            states = [self._sessions.pop(k) for k in idle]
+            mono = time.monotonic()
+            for rid in [r for r, p in self._pending.items() if mono - p.t0 > PENDING_TTL]:
+                del self._pending[rid]
+        for st in states:
+            self._end(st.tenant, st.session_id, st.host, st, None, "idle")
+        return len(states)
+
+    def active_sessions(self) -> list[SessionState]:
+        with self._lock:
+            return list(self._sessions.values())
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait for background work and the store writer (tests, CLI, shutdown)."""
+        ok = self.worker.wait_idle(timeout)
+        return self.store.flush(timeout) and ok
+
+    def status(self) -> dict[str, Any]:
+        skills = self.skills.skills
+        by_status = Counter(s.status for s in skills.values())
+        return {
+            "mode": self.settings.mode,
+            "home": str(self.settings.home_dir),
+            "config_file": str(self.settings.config_file) if self.settings.config_file else None,
+            "pid": os.getpid(),
+            "started": self._started,
+            "skill_generation": self.skills.generation,
+            "skills": {"total": len(skills), **{k: by_status.get(k, 0) for k in ("active", "quarantined", "retired")}},
+            "skill_problems": [f"{p}: {r}" for p, r in self.skills.problems],
+            "retrieval": self.settings.retrieval.mode,
+            "retrieval_error": self.skills.index_error,
+            "active_sessions": len(self._sessions),
+            "store": {
+                "queued": self.store.queued,
+                "written": self.store.written,
+                "dropped": self.store.dropped,
+                "replayed": self.store.replayed,
+                "write_errors": self.store.write_errors,
+            },
+            "errors": dict(self.errors),
+            "background_failures": dict(self.worker.failures),
+        }

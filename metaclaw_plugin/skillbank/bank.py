@@ -1,0 +1,170 @@
+"""SkillBank: the in-memory view of the library that the request path reads.
+
+The request path only reads an immutable snapshot (skills + search index). Reloading from disk
+and rebuilding the index happen in the background worker, then the snapshot is swapped by a
+single assignment, so a request never waits on a file, a lock or an index build.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from ..config import Settings
+from ..types import Message, Skill, TurnContext
+from .render import render_block
+from .retrieve import KeywordIndex, Retriever, task_text
+from .store import SkillStore
+
+log = logging.getLogger("metaclaw_plugin.skills")
+
+FULL_SCAN_EVERY = 10.0  # seconds; catches hand edits that bypass the store's change counter
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    version: int = -1
+    generation: int = 0
+    fingerprint: int = 0
+    skills: dict[str, Skill] = field(default_factory=dict)
+    index: Retriever = field(default_factory=lambda: KeywordIndex([]))
+    pinned: tuple[Skill, ...] = ()
+
+
+@dataclass
+class Injection:
+    text: str
+    names: list[str]
+    generation: int
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+def bundled_skills_dir() -> Path:
+    """The starter library: package data in a wheel, the top-level skills/ folder in a checkout."""
+    try:
+        from importlib.resources import files
+
+        p = Path(str(files("metaclaw_plugin.bundled_skills")))
+        if p.is_dir() and any(p.glob("*/SKILL.md")):
+            return p
+    except (ModuleNotFoundError, TypeError):
+        pass
+    return Path(__file__).resolve().parents[2] / "skills"
+
+
+def _fingerprint(root: Path) -> int:
+    fp = 0
+    try:
+        with os.scandir(root) as it:
+            for e in it:
+                if e.name.startswith(".") or not e.is_dir():
+                    continue
+                try:
+                    fp ^= hash((e.name, os.stat(os.path.join(e.path, "SKILL.md")).st_mtime_ns))
+                except OSError:
+                    continue
+    except OSError:
+        return 0
+    return fp
+
+
+class SkillBank:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.store = SkillStore(settings.skills_path)
+        self._snap = Snapshot()
+        self._refresh_lock = threading.Lock()
+        self._last_full_scan = 0.0
+        self.problems: list[tuple[Path, str]] = []
+        self.index_error: str | None = None
+
+    # Background side ---------------------------------------------------------------------------
+    def refresh(self, force: bool = False) -> bool:
+        """Reload the library if it changed. Safe to call from any thread; never on the request path."""
+        with self._refresh_lock:
+            state = self.store.state()
+            now = time.monotonic()
+            fp = self._snap.fingerprint
+            if not force and state.version == self._snap.version:
+                if now - self._last_full_scan < FULL_SCAN_EVERY:
+                    return False
+                self._last_full_scan = now
+                fp = _fingerprint(self.store.root)
+                if fp == self._snap.fingerprint:
+                    return False
+            result = self.store.load()
+            self.problems = result.problems
+            active = [s for s in result.skills.values() if s.status == "active"]
+            index = self._build_index(active)
+            pinned_cats = set(self.settings.injection.pinned_categories)
+            pinned = tuple(s for s in active if s.always or s.category in pinned_cats)
+            self._snap = Snapshot(
+                version=state.version,
+                generation=state.generation,
+                fingerprint=fp if fp else _fingerprint(self.store.root),
+                skills=result.skills,
+                index=index,
+                pinned=pinned,
+            )
+            self._last_full_scan = now
+            return True
+
+    def _build_index(self, active: list[Skill]) -> Retriever:
+        mode = self.settings.retrieval.mode
+        if mode == "keyword":
+            return KeywordIndex(active)
+        try:
+            from .embedding import build_embedding_index
+
+            index = build_embedding_index(self.settings, active, mode)
+            self.index_error = None
+            return index
+        except Exception as e:  # the host comes first: fall back to keyword search, loudly
+            self.index_error = f"{type(e).__name__}: {e}"
+            log.error("embedding retrieval unavailable, using keyword retrieval: %s", self.index_error)
+            return KeywordIndex(active)
+
+    # Request side (pure, in memory) --------------------------------------------------------------
+    @property
+    def generation(self) -> int:
+        return self._snap.generation
+
+    @property
+    def skills(self) -> dict[str, Skill]:
+        return self._snap.skills
+
+    def select(self, ctx: TurnContext, query: str) -> list[tuple[Skill, float]]:
+        snap = self._snap
+        cfg = self.settings.retrieval
+        share = self.settings.sessions.share_learned_skills
+
+        def allow(s: Skill) -> bool:
+            return s.tenant is None or share or s.tenant == ctx.tenant
+
+        chosen: list[tuple[Skill, float]] = [(s, 1.0) for s in snap.pinned if allow(s)][: cfg.top_k]
+        seen = {s.name for s, _ in chosen}
+        if query and len(chosen) < cfg.top_k:
+            for s, score in snap.index.search(query, cfg.top_k + len(seen), allow):
+                if score < cfg.min_score or s.name in seen:
+                    continue
+                chosen.append((s, score))
+                seen.add(s.name)
+                if len(chosen) >= cfg.top_k:
+                    break
+        return chosen
+
+    def injection(self, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
+        snap_gen = self._snap.generation
+        if not self.settings.injection.enabled or ctx.kind != "main":
+            return Injection("", [], snap_gen)
+        cfg = self.settings.retrieval
+        query = task_text(messages, cfg.context_messages, cfg.max_query_chars)
+        chosen = self.select(ctx, query)
+        text, names = render_block([s for s, _ in chosen], self.settings.injection.max_injected_tokens)
+        scores = {s.name: round(sc, 4) for s, sc in chosen if s.name in names}
+        return Injection(text, names, snap_gen, scores)

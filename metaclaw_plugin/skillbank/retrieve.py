@@ -1,0 +1,159 @@
+"""Relevance-ranked skill retrieval.
+
+The keyword retriever is BM25 over name, description and body (name and description weigh more,
+since they say when a skill applies). It is built in the background whenever the library
+changes; a search is a walk over precomputed postings and costs well under a millisecond at
+thousands of skills. Scores are normalised to 0..1 as "the share of the query's information
+that this skill matches", so one threshold (``retrieval.min_score``) works for short and long
+queries alike, and an unrelated request gets no skills at all.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections import Counter, defaultdict
+from typing import Callable, Iterable, Protocol, Sequence
+
+from ..types import Message, Skill
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have having
+    he her here hers herself him himself his how i if in into is it its itself just let me more most my myself
+    no nor not now of off on once only or other our ours ourselves out over own please same she should so some
+    such than that the their theirs them themselves then there these they this those through to too under until
+    up very was we were what when where which while who whom why will with would you your yours yourself
+    yourselves can't don't i'm it's let's need want make sure get got also use using used one two new like
+    thing things something way ok okay hi hello thanks thank""".split()
+)
+FIELD_WEIGHTS = {"name": 3.0, "description": 2.0, "body": 1.0}
+K1 = 1.2
+B = 0.75
+MAX_QUERY_TERMS = 32
+
+
+def stem(tok: str) -> str:
+    """A deliberately light stemmer: enough to match 'files'/'file', 'writing'/'write', 'backed'/'back'."""
+    if len(tok) <= 3 or tok.isdigit():
+        return tok
+    for suf, rep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("edly", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if tok.endswith(suf) and len(tok) - len(suf) >= 3:
+            base = tok[: len(tok) - len(suf)] + rep
+            if suf in ("ing", "ed") and len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
+                base = base[:-1]  # 'running' -> 'run', 'stopped' -> 'stop'
+            if suf == "s" and tok.endswith(("ss", "us", "is")):
+                return tok
+            return base
+    return tok
+
+
+def tokenize(text: str) -> list[str]:
+    return [stem(t) for t in _TOKEN.findall(text.lower().replace("_", " ")) if t not in STOPWORDS and len(t) > 1]
+
+
+def message_text(msg: Message) -> str:
+    content = msg.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for p in content:
+            if isinstance(p, dict) and isinstance(p.get("text"), str):
+                parts.append(p["text"])
+            elif isinstance(p, str):
+                parts.append(p)
+        return "\n".join(parts)
+    return ""
+
+
+def task_text(messages: Sequence[Message], context_messages: int = 2, max_chars: int = 2000) -> str:
+    """What the current turn is about: the last user message, then a little recent context.
+
+    System messages (host boilerplate, often tens of KB) and tool output are left out on purpose.
+    """
+    last_user = None
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, dict) and m.get("role") == "user":
+            last_user = i
+            break
+    if last_user is None:
+        return ""
+    pieces = [message_text(messages[last_user])[:max_chars]]
+    budget = max_chars - len(pieces[0])
+    taken = 0
+    for j in range(last_user - 1, -1, -1):
+        if taken >= context_messages or budget <= 0:
+            break
+        m = messages[j]
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+            continue
+        t = message_text(m)[: min(budget, 500)]
+        if t:
+            pieces.append(t)
+            budget -= len(t)
+            taken += 1
+    return "\n".join(pieces)
+
+
+class Retriever(Protocol):
+    """A search index over one snapshot of the active skills. Built off the request path."""
+
+    def search(self, query: str, k: int, allow: Callable[[Skill], bool] | None = None) -> list[tuple[Skill, float]]:
+        ...
+
+
+class KeywordIndex:
+    def __init__(self, skills: Iterable[Skill]):
+        self.skills: list[Skill] = list(skills)
+        n = len(self.skills)
+        docs: list[Counter[str]] = []
+        for s in self.skills:
+            tf: Counter[str] = Counter()
+            for field, w in FIELD_WEIGHTS.items():
+                text = s.name.replace("-", " ") if field == "name" else getattr(s, field)
+                for tok in tokenize(text):
+                    tf[tok] += w
+            docs.append(tf)
+        lengths = [sum(d.values()) for d in docs]
+        avgdl = (sum(lengths) / n) if n else 1.0
+        df: Counter[str] = Counter()
+        for d in docs:
+            df.update(d.keys())
+        self.n = n
+        self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+        self.unknown_idf = math.log(1 + (n + 0.5) / 0.5) if n else 1.0
+        postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
+        for i, d in enumerate(docs):
+            norm = K1 * (1 - B + B * lengths[i] / avgdl)
+            for t, f in d.items():
+                postings[t].append((i, self.idf[t] * f * (K1 + 1) / (f + norm)))
+        self.postings = dict(postings)
+
+    def search(self, query: str, k: int, allow: Callable[[Skill], bool] | None = None) -> list[tuple[Skill, float]]:
+        if k <= 0 or not self.n:
+            return []
+        terms = set(tokenize(query))
+        if not terms:
+            return []
+        # Rare terms carry the meaning; cap the work for very long queries.
+        weighted = sorted(((self.idf.get(t, self.unknown_idf), t) for t in terms), reverse=True)[:MAX_QUERY_TERMS]
+        best = sum(w for w, _ in weighted) * (K1 + 1)
+        scores: dict[int, float] = defaultdict(float)
+        for _, t in weighted:
+            for i, w in self.postings.get(t, ()):
+                scores[i] += w
+        if not scores:
+            return []
+        ranked = heapq.nlargest(k * 4 if allow else k, scores.items(), key=lambda kv: kv[1])
+        out = []
+        for i, sc in ranked:
+            s = self.skills[i]
+            if allow is None or allow(s):
+                out.append((s, sc / best))
+                if len(out) == k:
+                    break
+        return out

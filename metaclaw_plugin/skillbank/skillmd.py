@@ -1,0 +1,146 @@
+"""SKILL.md parsing and rendering (Agent Skills format: YAML front matter, then Markdown).
+
+Parsing is strict and explains itself: a file that is not UTF-8, too large, lacks front matter,
+or has a bad name raises :class:`SkillFormatError` with the reason, so the store can skip it with a
+warning instead of crashing the host.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from ..types import Skill
+
+NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+MAX_NAME = 64
+MAX_DESCRIPTION = 1024
+MAX_FILE_BYTES = 64 * 1024
+STATUSES = ("active", "quarantined", "retired")
+ORIGINS = ("builtin", "user", "evolved")
+_OWN_METADATA = ("origin", "generation", "status", "source_sessions", "created_at", "tenant")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+class SkillFormatError(ValueError):
+    """A SKILL.md that cannot be used, and why."""
+
+
+def check_name(name: Any) -> str:
+    if not isinstance(name, str) or not name:
+        raise SkillFormatError("name is missing or not a string")
+    if len(name) > MAX_NAME:
+        raise SkillFormatError(f"name is longer than {MAX_NAME} characters")
+    if not NAME_RE.match(name):
+        raise SkillFormatError(f"name {name!r} must be lowercase letters, digits and single hyphens")
+    return name
+
+
+def clean_description(desc: Any) -> str:
+    if not isinstance(desc, str) or not desc.strip():
+        raise SkillFormatError("description is missing or empty")
+    # One line: a newline in a description is how front matter gets smuggled into a file.
+    desc = " ".join(desc.split())
+    if len(desc) > MAX_DESCRIPTION:
+        raise SkillFormatError(f"description is longer than {MAX_DESCRIPTION} characters")
+    if _CONTROL.search(desc):
+        raise SkillFormatError("description contains control characters")
+    return desc
+
+
+def parse_skill_md(data: bytes | str, *, expected_name: str | None = None) -> Skill:
+    if isinstance(data, bytes):
+        if len(data) > MAX_FILE_BYTES:
+            raise SkillFormatError(f"file is larger than {MAX_FILE_BYTES} bytes")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise SkillFormatError(f"not UTF-8 (bad byte at offset {e.start})") from None
+    else:
+        text = data
+        if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+            raise SkillFormatError(f"file is larger than {MAX_FILE_BYTES} bytes")
+    text = text.lstrip("\ufeff").replace("\r\n", "\n")
+    if "\x00" in text:
+        raise SkillFormatError("file contains NUL bytes")
+    if not text.startswith("---\n"):
+        raise SkillFormatError("no YAML front matter (the file must start with a '---' line)")
+    end = text.find("\n---\n", 3)
+    if end < 0:
+        if text.endswith("\n---"):
+            end = len(text) - 4
+        else:
+            raise SkillFormatError("front matter is not closed by a '---' line")
+    front, body = text[4 : end + 1], text[end + 5 :]
+    try:
+        meta = yaml.safe_load(front)
+    except yaml.YAMLError as e:
+        raise SkillFormatError(f"front matter is not valid YAML: {getattr(e, 'problem', e)}") from None
+    if not isinstance(meta, dict):
+        raise SkillFormatError("front matter must be a mapping")
+    name = check_name(meta.get("name"))
+    if expected_name is not None and name != expected_name:
+        raise SkillFormatError(f"name {name!r} does not match its folder {expected_name!r}")
+    description = clean_description(meta.get("description"))
+    md = meta.get("metadata") or {}
+    if not isinstance(md, dict):
+        raise SkillFormatError("metadata must be a mapping")
+    status = md.get("status", "active")
+    if status not in STATUSES:
+        raise SkillFormatError(f"metadata.status must be one of {', '.join(STATUSES)}")
+    origin = md.get("origin", "user")
+    if origin not in ORIGINS:
+        raise SkillFormatError(f"metadata.origin must be one of {', '.join(ORIGINS)}")
+    try:
+        generation = int(md.get("generation", 0))
+    except (TypeError, ValueError):
+        raise SkillFormatError("metadata.generation must be an integer") from None
+    sources = md.get("source_sessions") or []
+    if not isinstance(sources, list):
+        raise SkillFormatError("metadata.source_sessions must be a list")
+    category = meta.get("category", "general")
+    if not isinstance(category, str) or not category.strip():
+        raise SkillFormatError("category must be a string")
+    tenant = md.get("tenant")
+    return Skill(
+        name=name,
+        description=description,
+        body=body.strip("\n"),
+        category=category.strip(),
+        origin=origin,
+        generation=max(0, generation),
+        status=status,
+        source_sessions=[str(s) for s in sources],
+        created_at=str(md.get("created_at", "")),
+        always=bool(meta.get("always", False)),
+        tenant=str(tenant) if tenant is not None else None,
+        extra_metadata={k: v for k, v in md.items() if k not in _OWN_METADATA},
+    )
+
+
+def render_skill_md(skill: Skill) -> str:
+    check_name(skill.name)
+    metadata: dict[str, Any] = dict(skill.extra_metadata)
+    metadata.update(
+        origin=skill.origin,
+        generation=int(skill.generation),
+        status=skill.status,
+        source_sessions=list(skill.source_sessions),
+        created_at=skill.created_at,
+    )
+    if skill.tenant is not None:
+        metadata["tenant"] = skill.tenant
+    front: dict[str, Any] = {
+        "name": skill.name,
+        "description": clean_description(skill.description),
+        "category": skill.category,
+    }
+    if skill.always:
+        front["always"] = True
+    front["metadata"] = metadata
+    dumped = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000)
+    # A body line that is exactly '---' would end the front matter on re-read; indent it by one space.
+    body = "\n".join(" ---" if line.rstrip() == "---" else line for line in skill.body.replace("\r\n", "\n").split("\n"))
+    return f"---\n{dumped}---\n{body.strip(chr(10))}\n"

@@ -1,0 +1,625 @@
+"""TrajectoryStore: sessions, turns and rewards in SQLite (WAL), made durable by a journal.
+
+Why a journal: a turn counts as completed when its response reaches the client, so it must be
+on disk before the host returns. One ``write()`` of a line to an append-only file costs
+microseconds and survives a killed process (the page cache keeps it); a synchronous SQLite commit
+would cost far more on the request path. A background thread moves journal records into SQLite
+in batches; at start-up, leftover journal segments are replayed (idempotently).
+
+Why content addressing: hosts resend the whole history, and often a 30+ KB system prompt, on
+every turn. Each distinct message is stored once, keyed by hash; a turn's message list is a chain
+of cons cells ``(previous list, message)``, so an extra turn costs only its new messages. The
+injected skill block is cut out of the system message and stored once per distinct block, so the
+system prompt still dedups although the block changes between turns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import queue
+import re
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Iterable
+
+from .privacy import Redactor
+from .skillbank.render import CLOSE, OPEN
+from .types import Message, Session, Turn
+
+log = logging.getLogger("metaclaw_plugin.trajectories")
+
+BLOCK_MARK = "{{metaclaw-skills}}"
+_BLOCK_RE = re.compile(re.escape(OPEN) + r"[\s\S]*?" + re.escape(CLOSE))
+SEGMENT_BYTES = 8 * 1024 * 1024
+_NULL_LIST = ""
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS messages (hash TEXT PRIMARY KEY, content TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS msg_lists (hash TEXT PRIMARY KEY, prev TEXT NOT NULL, msg TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+  tenant TEXT NOT NULL, session_id TEXT NOT NULL, host TEXT, started_at REAL, last_at REAL,
+  ended_at REAL, outcome TEXT, end_reason TEXT, turn_count INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (tenant, session_id));
+CREATE TABLE IF NOT EXISTS turns (
+  turn_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, session_id TEXT NOT NULL, seq INTEGER NOT NULL,
+  kind TEXT NOT NULL, host TEXT, user TEXT, model TEXT, list_hash TEXT NOT NULL, block_hash TEXT,
+  response_hash TEXT, tool_calls TEXT, usage TEXT, latency_ms REAL, injected TEXT,
+  generation INTEGER NOT NULL DEFAULT 0, error TEXT, created_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS turns_by_session ON turns (tenant, session_id, seq);
+CREATE TABLE IF NOT EXISTS rewards (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT NOT NULL, source TEXT NOT NULL, score REAL NOT NULL,
+  detail TEXT, created_at REAL NOT NULL, UNIQUE (turn_id, source));
+CREATE INDEX IF NOT EXISTS rewards_by_turn ON rewards (turn_id);
+"""
+
+
+def _h(data: str) -> str:
+    return hashlib.blake2b(data.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
+
+
+def _safe_text(s: str) -> str:
+    """Lone surrogates (from broken UTF-16 or non-UTF-8 input) cannot be encoded; replace them."""
+    return s.encode("utf-8", "replace").decode("utf-8") if s and not s.isascii() else s
+
+
+def _split_block(msg: Message) -> tuple[Message, str | None]:
+    content = msg.get("content")
+    if isinstance(content, str) and OPEN in content:
+        m = _BLOCK_RE.search(content)
+        if m:
+            return {**msg, "content": content[: m.start()] + BLOCK_MARK + content[m.end() :]}, m.group(0)
+    if isinstance(content, list):
+        for i, part in enumerate(content):
+            if isinstance(part, dict) and isinstance(part.get("text"), str) and OPEN in part["text"]:
+                m = _BLOCK_RE.search(part["text"])
+                if m:
+                    t = part["text"]
+                    parts = list(content)
+                    parts[i] = {**part, "text": t[: m.start()] + BLOCK_MARK + t[m.end() :]}
+                    return {**msg, "content": parts}, m.group(0)
+    return msg, None
+
+
+def _join_block(msg: Message, block: str | None) -> Message:
+    if block is None:
+        return msg
+    content = msg.get("content")
+    if isinstance(content, str) and BLOCK_MARK in content:
+        return {**msg, "content": content.replace(BLOCK_MARK, block, 1)}
+    if isinstance(content, list):
+        parts = [
+            {**p, "text": p["text"].replace(BLOCK_MARK, block, 1)}
+            if isinstance(p, dict) and isinstance(p.get("text"), str)
+            else p
+            for p in content
+        ]
+        return {**msg, "content": parts}
+    return msg
+
+
+class _Journal:
+    """Append-only segments named by process, so processes sharing a home never interleave."""
+
+    def __init__(self, folder: Path, fsync: bool):
+        self.folder = folder
+        self.fsync = fsync
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._tag = f"{os.getpid()}-{int(time.time() * 1000)}"
+        self._seq = 0
+        self._fd = -1
+        self._size = 0
+        self.counts: dict[str, list[int]] = {}  # segment -> [written, committed, dropped]
+        self.current = ""
+        self._open_next()
+
+    def _open_next(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+        self._seq += 1
+        self.current = f"{self._tag}-{self._seq:06d}.jsonl"
+        self._fd = os.open(self.folder / self.current, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._size = 0
+        self.counts[self.current] = [0, 0, 0]
+
+    def write(self, lines: str) -> str:
+        data = lines.encode("utf-8", "replace")
+        os.write(self._fd, data)
+        if self.fsync:
+            os.fsync(self._fd)
+        seg = self.current
+        self.counts[seg][0] += 1
+        self._size += len(data)
+        if self._size >= SEGMENT_BYTES:
+            self._open_next()
+        return seg
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def finished_segments(self) -> list[str]:
+        return [s for s, (w, c, d) in self.counts.items() if s != self.current and c >= w and not d]
+
+    @staticmethod
+    def orphans(folder: Path) -> list[Path]:
+        """Segments left by processes that are gone (or by this one before a restart)."""
+        out = []
+        for p in sorted(folder.glob("*.jsonl")):
+            try:
+                pid = int(p.name.split("-", 1)[0])
+            except ValueError:
+                continue
+            alive = pid != os.getpid() and _pid_alive(pid)
+            if not alive:
+                out.append(p)
+        return out
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class TrajectoryStore:
+    def __init__(
+        self,
+        db_path: Path | str,
+        *,
+        redactor: Redactor | None = None,
+        queue_max: int = 10_000,
+        max_message_bytes: int = 1_000_000,
+        journal_fsync: bool = False,
+        journal_dir: Path | str | None = None,
+    ):
+        self.db_path = Path(db_path).expanduser()
+        self.journal_dir = Path(journal_dir) if journal_dir else self.db_path.parent / "journal"
+        self.redactor = redactor
+        self.max_message_bytes = max_message_bytes
+        self._journal_fsync = journal_fsync
+        self._queue: queue.Queue[tuple[str, list[dict[str, Any]]] | None] = queue.Queue(maxsize=queue_max)
+        self._lock = threading.Lock()
+        self._known: OrderedDict[str, str] = OrderedDict()  # raw message key -> stored hash (process memory only)
+        self._known_lists: set[str] = set()
+        self._journal: _Journal | None = None
+        self._thread: threading.Thread | None = None
+        self._read_lock = threading.Lock()
+        self._reader: sqlite3.Connection | None = None
+        self.dropped = 0
+        self.written = 0
+        self.replayed = 0
+        self.write_errors = 0
+
+    # Lifecycle ---------------------------------------------------------------------------------
+    def open(self) -> None:
+        if self._thread is not None:
+            return
+        self.db_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not self.db_path.exists():
+            os.close(os.open(self.db_path, os.O_WRONLY | os.O_CREAT, 0o600))
+        conn = self._connect()
+        conn.executescript(SCHEMA)
+        self.journal_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for seg in _Journal.orphans(self.journal_dir):
+            self.replayed += self._replay(conn, seg)
+            seg.unlink()
+        conn.close()
+        self._journal = _Journal(self.journal_dir, self._journal_fsync)
+        self._thread = threading.Thread(target=self._writer, name="metaclaw-store-writer", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        if self._thread is None:
+            return
+        self._queue.put(None)
+        self._thread.join(timeout=30)
+        self._thread = None
+        if self._journal is not None:
+            self._journal.close()
+            for seg, (w, c, d) in self._journal.counts.items():
+                if c >= w and not d:
+                    (self.journal_dir / seg).unlink(missing_ok=True)
+            self._journal = None
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.db_path, timeout=30, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        return conn
+
+    # Request path --------------------------------------------------------------------------------
+    def _message_records(self, msg: Message, out: list[dict[str, Any]]) -> str:
+        raw_key = _h(_dumps(msg))
+        stored = self._known.get(raw_key)
+        if stored is not None:
+            self._known.move_to_end(raw_key)
+            return stored
+        clean = self.redactor.redact_obj(msg) if self.redactor else msg
+        text = _safe_text(_dumps(clean))
+        if len(text) > self.max_message_bytes:
+            clean = {"role": msg.get("role", "?"), "content": text[: self.max_message_bytes] + "…[truncated]"}
+            text = _dumps(clean)
+        stored = _h(text)
+        out.append({"t": "msg", "h": stored, "c": text})
+        self._known[raw_key] = stored
+        if len(self._known) > 200_000:
+            self._known.popitem(last=False)
+        return stored
+
+    def append_turn(self, turn: Turn) -> bool:
+        """Make a turn durable (journal) and queue it for SQLite. Never blocks on the database."""
+        records: list[dict[str, Any]] = []
+        block_hash = None
+        list_hash = _NULL_LIST
+        with self._lock:
+            for msg in turn.messages:
+                if not isinstance(msg, dict):
+                    msg = {"role": "unknown", "content": str(msg)}
+                stripped, block = _split_block(msg)
+                if block is not None:
+                    block_hash = self._message_records({"role": "block", "content": block}, records)
+                mh = self._message_records(stripped, records)
+                new_list = _h(list_hash + mh)
+                if new_list not in self._known_lists:
+                    records.append({"t": "cell", "h": new_list, "p": list_hash, "m": mh})
+                    self._known_lists.add(new_list)
+                list_hash = new_list
+            response_hash = self._message_records(turn.response, records) if turn.response is not None else None
+            row = {
+                "t": "turn",
+                "turn_id": turn.turn_id,
+                "tenant": turn.tenant,
+                "session_id": turn.session_id,
+                "kind": turn.kind,
+                "host": turn.host,
+                "user": turn.user,
+                "model": turn.model,
+                "list_hash": list_hash,
+                "block_hash": block_hash,
+                "response_hash": response_hash,
+                "tool_calls": _safe_text(_dumps(self._clean(turn.tool_calls))) if turn.tool_calls else None,
+                "usage": _dumps(turn.usage) if turn.usage else None,
+                "latency_ms": turn.latency_ms,
+                "injected": _dumps(turn.injected_skills),
+                "generation": turn.skill_generation,
+                "error": _safe_text(self._clean(turn.error)) if turn.error else None,
+                "created_at": turn.created_at,
+            }
+            records.append(row)
+            return self._commit_records(records)
+
+    def _clean(self, obj: Any) -> Any:
+        return self.redactor.redact_obj(obj) if self.redactor else obj
+
+    def end_session(self, tenant: str, session_id: str, outcome: dict[str, Any] | None, reason: str) -> bool:
+        rec = {
+            "t": "end",
+            "tenant": tenant,
+            "session_id": session_id,
+            "outcome": _dumps(self._clean(outcome)) if outcome else None,
+            "reason": reason,
+            "at": time.time(),
+        }
+        with self._lock:
+            return self._commit_records([rec])
+
+    def record_reward(self, turn_id: str, source: str, score: float, detail: Any = None) -> bool:
+        rec = {
+            "t": "reward",
+            "turn_id": turn_id,
+            "source": source,
+            "score": float(score),
+            "detail": _dumps(self._clean(detail)) if detail is not None else None,
+            "at": time.time(),
+        }
+        with self._lock:
+            return self._commit_records([rec])
+
+    def _commit_records(self, records: list[dict[str, Any]]) -> bool:
+        if self._journal is None:
+            raise RuntimeError("TrajectoryStore is not open")
+        seg = self._journal.write("".join(_dumps(r) + "\n" for r in records))
+        try:
+            self._queue.put_nowait((seg, records))
+            return True
+        except queue.Full:
+            # Still durable in the journal: the segment is kept and replayed at the next start.
+            self.dropped += 1
+            self._journal.counts[seg][2] += 1
+            return False
+
+    # Writer thread -----------------------------------------------------------------------------
+    def _writer(self) -> None:
+        conn = self._connect()
+        stop = False
+        while not stop:
+            item = self._queue.get()
+            batch = []
+            if item is None:
+                stop = True
+            else:
+                batch.append(item)
+                while len(batch) < 512:
+                    try:
+                        nxt = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if nxt is None:
+                        stop = True
+                        break
+                    batch.append(nxt)
+            if batch:
+                self._write_batch(conn, batch)
+        conn.close()
+
+    def _write_batch(self, conn: sqlite3.Connection, batch: list[tuple[str, list[dict[str, Any]]]]) -> None:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for _, records in batch:
+                for rec in records:
+                    _apply(conn, rec)
+            conn.execute("COMMIT")
+        except sqlite3.Error as e:
+            self.write_errors += 1
+            log.error("trajectory write failed (kept in the journal for replay): %s", e)
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            for seg, _ in batch:
+                if self._journal is not None:
+                    self._journal.counts[seg][2] += 1
+            return
+        journal = self._journal
+        with self._lock:
+            for seg, _ in batch:
+                if journal is not None:
+                    journal.counts[seg][1] += 1
+                    self.written += 1
+            finished = journal.finished_segments() if journal is not None else []
+            for seg in finished:
+                (self.journal_dir / seg).unlink(missing_ok=True)
+                del journal.counts[seg]  # type: ignore[union-attr]
+
+    def _replay(self, conn: sqlite3.Connection, seg: Path) -> int:
+        n = 0
+        conn.execute("BEGIN IMMEDIATE")
+        with seg.open("r", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue  # torn last line of a killed process: that turn had not completed
+                _apply(conn, rec)
+                n += rec.get("t") == "turn"
+        conn.execute("COMMIT")
+        if n:
+            log.info("replayed %d turns from journal %s", n, seg.name)
+        return n
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every queued record is in SQLite (for tests, the CLI and shutdown)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._queue.unfinished_tasks == 0 or self._queue.empty():
+                with self._lock:
+                    j = self._journal
+                    pending = sum(w - c - d for w, c, d in j.counts.values()) if j else 0
+                if pending <= 0:
+                    return True
+            time.sleep(0.005)
+        return False
+
+    @property
+    def queued(self) -> int:
+        return self._queue.qsize()
+
+    # Reads --------------------------------------------------------------------------------------
+    def _read(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        with self._read_lock:
+            if self._reader is None:
+                if not self.db_path.exists():
+                    return []
+                self._reader = sqlite3.connect(self.db_path, timeout=30, check_same_thread=False)
+                self._reader.row_factory = sqlite3.Row
+                self._reader.executescript(SCHEMA)
+            return self._reader.execute(sql, tuple(args)).fetchall()
+
+    def list_sessions(self, limit: int = 50, tenant: str | None = None) -> list[dict[str, Any]]:
+        where, args = ("WHERE tenant = ?", [tenant]) if tenant else ("", [])
+        rows = self._read(
+            f"SELECT * FROM sessions {where} ORDER BY last_at DESC LIMIT ?", [*args, int(limit)]
+        )
+        return [_session_dict(r) for r in rows]
+
+    def _message(self, h: str | None) -> Message | None:
+        if not h:
+            return None
+        rows = self._read("SELECT content FROM messages WHERE hash = ?", [h])
+        return json.loads(rows[0]["content"]) if rows else {"role": "unknown", "content": "[missing]"}
+
+    def _messages(self, list_hash: str, block_hash: str | None) -> list[Message]:
+        rows = self._read(
+            """WITH RECURSIVE chain(hash, prev, msg, depth) AS (
+                 SELECT hash, prev, msg, 0 FROM msg_lists WHERE hash = ?
+                 UNION ALL SELECT l.hash, l.prev, l.msg, c.depth + 1 FROM msg_lists l JOIN chain c ON l.hash = c.prev)
+               SELECT m.content FROM chain LEFT JOIN messages m ON m.hash = chain.msg ORDER BY depth DESC""",
+            [list_hash],
+        )
+        block = self._message(block_hash)
+        block_text = block.get("content") if block else None
+        return [
+            _join_block(json.loads(r["content"]) if r["content"] else {"role": "unknown", "content": "[missing]"}, block_text)
+            for r in rows
+        ]
+
+    def get_session(self, session_id: str, tenant: str | None = None) -> Session | None:
+        if tenant is None:
+            srows = self._read("SELECT * FROM sessions WHERE session_id = ? ORDER BY last_at DESC LIMIT 1", [session_id])
+        else:
+            srows = self._read("SELECT * FROM sessions WHERE session_id = ? AND tenant = ?", [session_id, tenant])
+        if not srows:
+            return None
+        s = srows[0]
+        outcome = json.loads(s["outcome"]) if s["outcome"] else None
+        session = Session(
+            session_id=s["session_id"],
+            tenant=s["tenant"],
+            host=s["host"] or "unknown",
+            started_at=s["started_at"] or 0.0,
+            last_at=s["last_at"] or 0.0,
+            ended_at=s["ended_at"],
+            outcome=outcome,
+        )
+        for r in self._read(
+            "SELECT * FROM turns WHERE tenant = ? AND session_id = ? ORDER BY seq", [s["tenant"], s["session_id"]]
+        ):
+            session.turns.append(self._turn(r))
+        return session
+
+    def _turn(self, r: sqlite3.Row) -> Turn:
+        return Turn(
+            turn_id=r["turn_id"],
+            session_id=r["session_id"],
+            tenant=r["tenant"],
+            kind=r["kind"],
+            messages=self._messages(r["list_hash"], r["block_hash"]),
+            response=self._message(r["response_hash"]),
+            tool_calls=json.loads(r["tool_calls"]) if r["tool_calls"] else [],
+            model=r["model"],
+            usage=json.loads(r["usage"]) if r["usage"] else None,
+            latency_ms=r["latency_ms"],
+            injected_skills=json.loads(r["injected"]) if r["injected"] else [],
+            skill_generation=r["generation"],
+            error=r["error"],
+            host=r["host"] or "unknown",
+            user=r["user"],
+            created_at=r["created_at"],
+            seq=r["seq"],
+        )
+
+    def rewards(self, turn_id: str) -> list[dict[str, Any]]:
+        return [dict(r) for r in self._read("SELECT * FROM rewards WHERE turn_id = ? ORDER BY id", [turn_id])]
+
+    def counts(self) -> dict[str, int]:
+        out = {}
+        for table in ("sessions", "turns", "messages", "rewards"):
+            rows = self._read(f"SELECT COUNT(*) AS n FROM {table}")
+            out[table] = int(rows[0]["n"]) if rows else 0
+        return out
+
+    # Retention ----------------------------------------------------------------------------------
+    def prune(self, older_than_days: float) -> int:
+        """Delete sessions (and what only they referenced) whose last turn is older than the cutoff."""
+        if older_than_days <= 0:
+            return 0
+        cutoff = time.time() - older_than_days * 86400
+        conn = self._connect()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            old = conn.execute("SELECT tenant, session_id FROM sessions WHERE last_at < ?", [cutoff]).fetchall()
+            for tenant, sid in old:
+                conn.execute(
+                    "DELETE FROM rewards WHERE turn_id IN (SELECT turn_id FROM turns WHERE tenant=? AND session_id=?)",
+                    [tenant, sid],
+                )
+                conn.execute("DELETE FROM turns WHERE tenant=? AND session_id=?", [tenant, sid])
+                conn.execute("DELETE FROM sessions WHERE tenant=? AND session_id=?", [tenant, sid])
+            if old:
+                conn.execute(
+                    """WITH RECURSIVE live(hash) AS (
+                         SELECT list_hash FROM turns UNION SELECT l.prev FROM msg_lists l JOIN live ON l.hash = live.hash)
+                       DELETE FROM msg_lists WHERE hash NOT IN (SELECT hash FROM live)"""
+                )
+                conn.execute(
+                    """DELETE FROM messages WHERE hash NOT IN (SELECT msg FROM msg_lists)
+                       AND hash NOT IN (SELECT response_hash FROM turns WHERE response_hash IS NOT NULL)
+                       AND hash NOT IN (SELECT block_hash FROM turns WHERE block_hash IS NOT NULL)"""
+                )
+            conn.execute("COMMIT")
+            return len(old)
+        finally:
+            conn.close()
+
+
+def _apply(conn: sqlite3.Connection, rec: dict[str, Any]) -> None:
+    t = rec.get("t")
+    if t == "msg":
+        conn.execute("INSERT OR IGNORE INTO messages(hash, content) VALUES (?, ?)", (rec["h"], rec["c"]))
+    elif t == "cell":
+        conn.execute("INSERT OR IGNORE INTO msg_lists(hash, prev, msg) VALUES (?, ?, ?)", (rec["h"], rec["p"], rec["m"]))
+    elif t == "turn":
+        if conn.execute("SELECT 1 FROM turns WHERE turn_id = ?", (rec["turn_id"],)).fetchone():
+            return
+        tenant, sid, at = rec["tenant"], rec["session_id"], rec["created_at"]
+        conn.execute(
+            """INSERT INTO sessions(tenant, session_id, host, started_at, last_at, turn_count) VALUES (?, ?, ?, ?, ?, 1)
+               ON CONFLICT(tenant, session_id) DO UPDATE SET last_at = MAX(last_at, excluded.last_at),
+               turn_count = turn_count + 1""",
+            (tenant, sid, rec.get("host"), at, at),
+        )
+        seq = conn.execute(
+            "SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE tenant = ? AND session_id = ?", (tenant, sid)
+        ).fetchone()[0]
+        cols = [
+            "turn_id", "tenant", "session_id", "kind", "host", "user", "model", "list_hash", "block_hash",
+            "response_hash", "tool_calls", "usage", "latency_ms", "injected", "generation", "error", "created_at",
+        ]  # fmt: skip
+        conn.execute(
+            f"INSERT INTO turns(seq, {', '.join(cols)}) VALUES (?, {', '.join('?' * len(cols))})",
+            (seq, *[rec.get(c) for c in cols]),
+        )
+    elif t == "end":
+        conn.execute(
+            """INSERT INTO sessions(tenant, session_id, started_at, last_at, ended_at, outcome, end_reason)
+               VALUES (?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT(tenant, session_id) DO UPDATE SET ended_at = excluded.ended_at,
+               outcome = COALESCE(excluded.outcome, outcome), end_reason = excluded.end_reason""",
+            (rec["tenant"], rec["session_id"], rec["at"], rec["at"], rec["at"], rec.get("outcome"), rec.get("reason")),
+        )
+    elif t == "reward":
+        conn.execute(
+            """INSERT INTO rewards(turn_id, source, score, detail, created_at) VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT(turn_id, source) DO UPDATE SET score = excluded.score, detail = excluded.detail""",
+            (rec["turn_id"], rec["source"], rec["score"], rec.get("detail"), rec["at"]),
+        )
+
+
+def _session_dict(r: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "session_id": r["session_id"],
+        "tenant": r["tenant"],
+        "host": r["host"],
+        "started_at": r["started_at"],
+        "last_at": r["last_at"],
+        "ended_at": r["ended_at"],
+        "end_reason": r["end_reason"],
+        "outcome": json.loads(r["outcome"]) if r["outcome"] else None,
+        "turns": r["turn_count"],
+    }
+
+
+def turn_dict(turn: Turn, rewards: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    d = asdict(turn)
+    d["reward"] = rewards or []
+    return d

@@ -1,0 +1,107 @@
+"""The background worker: one thread that runs slow jobs and periodic ticks, and never lets an
+exception escape. Whatever it runs (reloading skills, ending idle sessions, and later the judge,
+the evolver and the trainer) fails open: logged and counted, never raised into the host.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable
+
+log = logging.getLogger("metaclaw_plugin.worker")
+
+
+@dataclass
+class _Periodic:
+    name: str
+    every: float
+    fn: Callable[[], Any]
+    next_at: float = 0.0
+
+
+class BackgroundWorker:
+    def __init__(self, name: str = "metaclaw-worker", queue_max: int = 10_000, tick: float = 0.25):
+        self.name = name
+        self._jobs: queue.Queue[tuple[str, Callable[..., Any], tuple[Any, ...]] | None] = queue.Queue(queue_max)
+        self._periodic: list[_Periodic] = []
+        self._tick = tick
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self.failures: Counter[str] = Counter()
+        self.dropped = 0
+        self.done = 0
+
+    def every(self, seconds: float, name: str, fn: Callable[[], Any]) -> None:
+        self._periodic.append(_Periodic(name, seconds, fn, time.monotonic() + seconds))
+
+    def submit(self, name: str, fn: Callable[..., Any], *args: Any) -> bool:
+        try:
+            self._jobs.put_nowait((name, fn, args))
+            return True
+        except queue.Full:
+            self.dropped += 1
+            log.warning("background queue full; dropped job %s", name)
+            return False
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self._thread is None:
+            return
+        self._stopping.set()
+        self._jobs.put(None)
+        self._thread.join(timeout)
+        self._thread = None
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Block until queued jobs are done (tests and the CLI use this)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._jobs.unfinished_tasks == 0:
+                return True
+            time.sleep(0.005)
+        return False
+
+    def _call(self, name: str, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        try:
+            fn(*args)
+        except Exception:
+            self.failures[name] += 1
+            log.exception("background job %s failed (the host is unaffected)", name)
+
+    def _run(self) -> None:
+        while True:
+            try:
+                item = self._jobs.get(timeout=self._tick)
+            except queue.Empty:
+                item = ()
+            if item is None:
+                self._jobs.task_done()
+                # Finish what was queued before the stop, then leave.
+                while True:
+                    try:
+                        rest = self._jobs.get_nowait()
+                    except queue.Empty:
+                        return
+                    if rest:
+                        self._call(*rest)
+                    self._jobs.task_done()
+            if item:
+                self._call(*item)
+                self.done += 1
+                self._jobs.task_done()
+            now = time.monotonic()
+            for p in self._periodic:
+                if now >= p.next_at:
+                    p.next_at = now + p.every
+                    self._call(p.name, p.fn, ())
