@@ -1,0 +1,238 @@
+"""A local OpenAI-compatible upstream for tests, benchmarks and the demo.
+
+It stands in for the remote LLM (the one part the project may replace): ``POST /v1/chat/completions``
+answers JSON or SSE (``stream: true``), ``GET /v1/models`` lists its model, and every request is
+recorded. Replies come from a script (a list of canned replies, or a function of the request), so
+tests can play an evolver or a judge. Built on the standard library only (threaded HTTP server with
+TCP_NODELAY), so it runs anywhere the core runs.
+
+Run it alone: ``python -m metaclaw_plugin.devtools.upstream --port 0`` prints ``PORT <n>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+Reply = dict[str, Any]  # {"content": str, "tool_calls": [...], "status": int, "error": str, "delay": float}
+Script = Callable[[dict[str, Any]], Reply | str]
+
+
+@dataclass
+class Upstream:
+    host: str = "127.0.0.1"
+    port: int = 0
+    model: str = "stub-model"
+    delay: float = 0.0
+    default_reply: str = "OK."
+    script: Script | None = None
+    replies: list[Reply | str] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    record: bool = True
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> "Upstream":
+        upstream = self
+
+        class Handler(_Handler):
+            owner = upstream
+
+        server = _Server((self.host, self.port), Handler)
+        self.port = server.server_address[1]
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> "Upstream":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def clear(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.headers.clear()
+
+    def next_reply(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            if self.record:
+                self.requests.append(body)
+            queued = self.replies.pop(0) if self.replies else None
+        reply: Reply | str | None = queued
+        if reply is None and self.script is not None:
+            reply = self.script(body)
+        if reply is None:
+            reply = self.default_reply
+        return {"content": reply} if isinstance(reply, str) else reply
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+
+    def server_bind(self) -> None:
+        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        super().server_bind()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: Upstream
+    protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, *args: Any) -> None:  # quiet
+        pass
+
+    def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") in ("/v1/models", "/models"):
+            data = {"object": "list", "data": [{"id": self.owner.model, "object": "model", "owned_by": "stub"}]}
+            self._send(200, json.dumps(data).encode())
+        elif self.path.rstrip("/") in ("/health", "/v1/health"):
+            self._send(200, b'{"status":"ok"}')
+        else:
+            self._send(404, b'{"error":{"message":"not found"}}')
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send(404, b'{"error":{"message":"not found"}}')
+            return
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._send(400, b'{"error":{"message":"bad json","type":"invalid_request_error"}}')
+            return
+        if self.owner.record:
+            with self.owner._lock:
+                self.owner.headers.append({k.lower(): v for k, v in self.headers.items()})
+        reply = self.owner.next_reply(body)
+        delay = reply.get("delay", self.owner.delay)
+        if delay:
+            time.sleep(delay)
+        status = int(reply.get("status", 200))
+        if status != 200:
+            err = {"error": {"message": reply.get("error", "upstream error"), "type": "server_error", "code": status}}
+            self._send(status, json.dumps(err).encode())
+            return
+        content = reply.get("content")
+        tool_calls = reply.get("tool_calls")
+        model = body.get("model") or self.owner.model
+        usage = {"prompt_tokens": _count(body), "completion_tokens": max(1, len(str(content or "")) // 4)}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        cid = "chatcmpl-" + uuid.uuid4().hex[:12]
+        created = int(time.time())
+        finish = "tool_calls" if tool_calls else "stop"
+        if body.get("stream"):
+            self._stream(cid, created, model, content, tool_calls, finish, usage)
+            return
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if tool_calls:
+            message["tool_calls"] = [_tool_call(i, tc) for i, tc in enumerate(tool_calls)]
+        data = {
+            "id": cid,
+            "object": "chat.completion",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage,
+        }
+        self._send(200, json.dumps(data).encode())
+
+    def _stream(self, cid: str, created: int, model: str, content: Any, tool_calls: Any, finish: str, usage: dict) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> None:
+            data = {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+                **extra,
+            }
+            self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
+
+        chunk({"role": "assistant", "content": ""})
+        text = str(content or "")
+        for i in range(0, len(text), 16):
+            chunk({"content": text[i : i + 16]})
+        for i, tc in enumerate(tool_calls or []):
+            chunk({"tool_calls": [{**_tool_call(i, tc), "index": i}]})
+        chunk({}, finish, usage=usage)
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
+
+def _tool_call(i: int, tc: dict[str, Any]) -> dict[str, Any]:
+    args = tc.get("arguments", {})
+    return {
+        "id": tc.get("id") or f"call_{i}_{uuid.uuid4().hex[:6]}",
+        "type": "function",
+        "function": {"name": tc["name"], "arguments": args if isinstance(args, str) else json.dumps(args)},
+    }
+
+
+def _count(body: dict[str, Any]) -> int:
+    return max(1, len(json.dumps(body.get("messages", []))) // 4)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--reply", default="OK.")
+    ap.add_argument("--delay", type=float, default=0.0)
+    args = ap.parse_args(argv)
+    up = Upstream(host=args.host, port=args.port, default_reply=args.reply, delay=args.delay, record=False).start()
+    print(f"PORT {up.port}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        up.stop()
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

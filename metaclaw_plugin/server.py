@@ -1,0 +1,504 @@
+"""The local HTTP API of ``metaclaw-plugin serve``: what the OpenClaw plugin (and later the dashboard) talks to.
+
+- Starlette app, served by uvicorn. Binds 127.0.0.1 unless told otherwise; a non-loopback host needs
+  ``allow_remote=True`` (``--allow-remote``).
+- Every endpoint needs ``Authorization: Bearer <token>``. The token lives in ``$METACLAW_HOME/server.token``
+  (mode 0600), is generated on first start and reused afterwards. It is compared in constant time.
+- Bodies are read with a cap (413 before any parsing), parsed as JSON (400) and validated with pydantic
+  (422). Every error is JSON: ``{"error": "..."}`` (plus ``details`` for validation errors).
+
+Endpoints::
+
+    GET  /v1/health                      liveness (cheap)
+    GET  /v1/status                      plugin + server status
+    POST /v1/skills                      {session_id, tenant?, kind?, prompt?, messages?} -> {block, skills, generation}
+    POST /v1/turns/input                 {session_id, run_id, messages, model?, tenant?, kind?, injected_skills?}
+    POST /v1/turns/output                {session_id, run_id, response, usage?, error?}
+    POST /v1/sessions/{session_id}/end   {outcome?: {success?, feedback?}, reason?}
+    POST /v1/feedback                    {session_id, score: 1|-1|0, text?}
+    GET  /v1/sessions                    recent sessions (for tests and the dashboard)
+    GET  /v1/sessions/{session_id}       one session with its turns
+
+The plugin hooks are synchronous and cheap (in-memory retrieval, one journal append), so the handlers
+call them inline on the event loop: a thread hop would cost more than the hook.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import secrets
+import stat
+import time
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from .types import DEFAULT_TENANT, TurnContext
+
+log = logging.getLogger("metaclaw_plugin.server")
+
+TOKEN_FILE = "server.token"
+DEFAULT_MAX_BODY = 4_000_000
+HOST_NAME = "openclaw"
+ID_MAX = 256
+
+
+# ------------------------------------------------------------------------------------------------
+# Token
+# ------------------------------------------------------------------------------------------------
+def token_path(home: Path) -> Path:
+    return Path(home).expanduser() / TOKEN_FILE
+
+
+def load_or_create_token(home: Path) -> str:
+    """Return the server token in ``home/server.token``, creating it (mode 0600) when missing.
+
+    An existing token is reused, so a running OpenClaw plugin keeps working across sidecar restarts.
+    A token file readable by others is tightened to 0600; an empty one is replaced.
+    """
+    home = Path(home).expanduser()
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = token_path(home)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        if stat.S_IMODE(st.st_mode) & 0o077:
+            os.chmod(path, 0o600)
+            log.warning("%s was readable by others; its mode is now 0600", path)
+        tok = path.read_text(encoding="utf-8").strip()
+        if tok:
+            return tok
+        path.unlink()
+    tok = secrets.token_urlsafe(32)
+    tmp = path.with_name(f".{TOKEN_FILE}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, (tok + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        # Another process may have created one meanwhile: theirs wins, so both agree.
+        os.link(tmp, path)
+    except FileExistsError:
+        tok = path.read_text(encoding="utf-8").strip() or tok
+    finally:
+        tmp.unlink(missing_ok=True)
+    return tok
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+# ------------------------------------------------------------------------------------------------
+# Request bodies
+# ------------------------------------------------------------------------------------------------
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChatMessage(BaseModel):
+    """An OpenAI chat-format message. Extra keys (tool_calls, tool_call_id, name, ...) are kept."""
+
+    model_config = ConfigDict(extra="allow")
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[dict[str, Any]] | None = None
+
+
+class AssistantMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: Literal["assistant"] = "assistant"
+    content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+
+
+SessionId = Field(min_length=1, max_length=ID_MAX)
+
+
+class SkillsBody(_Body):
+    session_id: str = SessionId
+    tenant: str = Field(DEFAULT_TENANT, min_length=1, max_length=ID_MAX)
+    kind: Literal["main", "side"] = "main"
+    prompt: str | None = None
+    messages: list[ChatMessage] = Field(default_factory=list, max_length=10_000)
+    user: str | None = Field(None, max_length=ID_MAX)
+
+
+class TurnInputBody(_Body):
+    session_id: str = SessionId
+    run_id: str = Field(min_length=1, max_length=ID_MAX)
+    messages: list[ChatMessage] = Field(max_length=100_000)
+    model: str | None = Field(None, max_length=ID_MAX)
+    tenant: str = Field(DEFAULT_TENANT, min_length=1, max_length=ID_MAX)
+    kind: Literal["main", "side"] = "main"
+    user: str | None = Field(None, max_length=ID_MAX)
+    injected_skills: list[str] | None = Field(None, max_length=1000)
+    skill_generation: int | None = Field(None, ge=0)
+
+
+class TurnOutputBody(_Body):
+    session_id: str = SessionId
+    run_id: str = Field(min_length=1, max_length=ID_MAX)
+    response: AssistantMessage | None = None
+    usage: dict[str, Any] | None = None
+    error: str | None = Field(None, max_length=100_000)
+    tenant: str = Field(DEFAULT_TENANT, min_length=1, max_length=ID_MAX)
+    kind: Literal["main", "side"] = "main"
+    model: str | None = Field(None, max_length=ID_MAX)
+    user: str | None = Field(None, max_length=ID_MAX)
+    latency_ms: float | None = Field(None, ge=0)
+
+
+class Outcome(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    success: bool | None = None
+    feedback: str | None = Field(None, max_length=100_000)
+
+
+class SessionEndBody(_Body):
+    outcome: Outcome | None = None
+    reason: str | None = Field(None, max_length=200)
+    tenant: str = Field(DEFAULT_TENANT, min_length=1, max_length=ID_MAX)
+
+
+class FeedbackBody(_Body):
+    session_id: str = SessionId
+    score: Literal[1, -1, 0]
+    text: str | None = Field(None, max_length=100_000)
+    tenant: str = Field(DEFAULT_TENANT, min_length=1, max_length=ID_MAX)
+    run_id: str | None = Field(None, max_length=ID_MAX)
+
+
+# ------------------------------------------------------------------------------------------------
+# Errors and body reading
+# ------------------------------------------------------------------------------------------------
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.extra = extra
+
+
+def error_response(status: int, message: str, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": message, **extra}, status_code=status)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The raw body, refusing more than ``limit`` bytes with 413 before anything is parsed."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            n = int(declared)
+        except ValueError:
+            raise ApiError(400, "the Content-Length header is not a number") from None
+        if n > limit:
+            raise ApiError(413, f"request body is {n} bytes; the limit is {limit} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(413, f"request body is larger than the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _describe(e: ValidationError) -> tuple[str, list[dict[str, Any]]]:
+    details = []
+    parts = []
+    for err in e.errors(include_url=False, include_input=False):
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "(body)"
+        msg = "unknown field" if err.get("type") == "extra_forbidden" else err.get("msg", "invalid")
+        details.append({"field": loc, "message": msg})
+        parts.append(f"{loc}: {msg}")
+    return "invalid request body: " + "; ".join(parts[:10]) + (" ..." if len(parts) > 10 else ""), details
+
+
+async def parse(request: Request, model: type[BaseModel], limit: int) -> Any:
+    raw = await read_body(request, limit)
+    if not raw.strip():
+        data: Any = {}
+    else:
+        try:
+            data = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ApiError(400, f"request body is not valid JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, f"request body must be a JSON object, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        msg, details = _describe(e)
+        raise ApiError(422, msg, details=details) from None
+
+
+def _dump_messages(msgs: list[ChatMessage]) -> list[dict[str, Any]]:
+    return [m.model_dump(exclude_none=True) for m in msgs]
+
+
+def _jsonable(obj: Any) -> Any:
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return asdict(obj)
+    return obj
+
+
+# ------------------------------------------------------------------------------------------------
+# Auth middleware (pure ASGI: cheaper than BaseHTTPMiddleware, and it runs before routing)
+# ------------------------------------------------------------------------------------------------
+class BearerAuth:
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self._token = token.encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        auth = b""
+        for k, v in scope.get("headers", ()):
+            if k == b"authorization":
+                auth = v
+                break
+        if not auth:
+            resp = error_response(401, "missing Authorization header; send 'Authorization: Bearer <token>' "
+                                       "with the token from $METACLAW_HOME/server.token")
+        else:
+            scheme, _, given = auth.partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self._token):
+                resp = error_response(401, "invalid bearer token")
+            else:
+                await self.app(scope, receive, send)
+                return
+        resp.headers["WWW-Authenticate"] = 'Bearer realm="metaclaw"'
+        await resp(scope, receive, send)
+
+
+# ------------------------------------------------------------------------------------------------
+# The app
+# ------------------------------------------------------------------------------------------------
+def create_app(plugin: Any, token: str, *, max_body_bytes: int | None = None, host_name: str = HOST_NAME,
+               manage_plugin: bool = False, info: dict[str, Any] | None = None) -> Any:
+    """Build the ASGI app around ``plugin`` (a :class:`MetaClawPlugin`).
+
+    With ``manage_plugin=True`` the app starts the plugin on start-up and stops it on shutdown.
+    Returns the app wrapped in the bearer-token check.
+    """
+    if not token:
+        raise ValueError("the server needs a non-empty token")
+    if max_body_bytes is None:
+        server_settings = getattr(getattr(plugin, "settings", None), "server", None)
+        max_body_bytes = getattr(server_settings, "max_body_bytes", None) or DEFAULT_MAX_BODY
+    limit = int(max_body_bytes)
+    started_at = time.time()
+    counters = {"requests": 0, "errors": 0}
+    server_info = dict(info or {})
+
+    def ctx_for(session_id: str, tenant: str, kind: str, run_id: str | None = None, model: str | None = None,
+                user: str | None = None) -> TurnContext:
+        kw: dict[str, Any] = {"session_id": session_id, "tenant": tenant, "kind": kind, "host": host_name,
+                              "model": model, "user": user}
+        if run_id:
+            kw["request_id"] = run_id
+        return TurnContext(**kw)
+
+    def endpoint(fn):
+        async def wrapped(request: Request) -> Response:
+            counters["requests"] += 1
+            try:
+                return await fn(request)
+            except ApiError as e:
+                counters["errors"] += 1
+                return error_response(e.status, e.message, **e.extra)
+            except Exception as e:  # noqa: BLE001 - the API must answer JSON, whatever broke
+                counters["errors"] += 1
+                log.exception("%s %s failed", request.method, request.url.path)
+                return error_response(500, f"internal error: {type(e).__name__}: {e}")
+
+        wrapped.__name__ = fn.__name__
+        return wrapped
+
+    @endpoint
+    async def health(request: Request) -> Response:
+        return JSONResponse({"ok": True, "pid": os.getpid(), "uptime_s": round(time.time() - started_at, 3)})
+
+    @endpoint
+    async def status(request: Request) -> Response:
+        st = plugin.status() if hasattr(plugin, "status") else {}
+        st = dict(st)
+        st["server"] = {**server_info, "pid": os.getpid(), "uptime_s": round(time.time() - started_at, 3),
+                        "max_body_bytes": limit, **counters}
+        st["feedback_supported"] = hasattr(plugin, "on_feedback")
+        return JSONResponse(st)
+
+    @endpoint
+    async def skills(request: Request) -> Response:
+        body: SkillsBody = await parse(request, SkillsBody, limit)
+        msgs = _dump_messages(body.messages)
+        if body.prompt:
+            msgs.append({"role": "user", "content": body.prompt})
+        ctx = ctx_for(body.session_id, body.tenant, body.kind, user=body.user)
+        inj = plugin.skill_block(ctx, msgs)
+        return JSONResponse({"block": inj.text or "", "skills": list(inj.names or []),
+                             "generation": int(inj.generation or 0)})
+
+    @endpoint
+    async def turn_input(request: Request) -> Response:
+        body: TurnInputBody = await parse(request, TurnInputBody, limit)
+        ctx = ctx_for(body.session_id, body.tenant, body.kind, body.run_id, body.model, body.user)
+        if body.skill_generation is not None:
+            ctx.skill_generation = body.skill_generation
+        plugin.record_request(ctx, _dump_messages(body.messages), injected_skills=body.injected_skills or [])
+        return JSONResponse({"ok": True})
+
+    @endpoint
+    async def turn_output(request: Request) -> Response:
+        body: TurnOutputBody = await parse(request, TurnOutputBody, limit)
+        ctx = ctx_for(body.session_id, body.tenant, body.kind, body.run_id, body.model, body.user)
+        response = body.response.model_dump(exclude_none=True) if body.response is not None else None
+        kw: dict[str, Any] = {"usage": body.usage, "error": body.error}
+        if body.latency_ms is not None:
+            kw["latency_ms"] = body.latency_ms
+        turn = plugin.on_response(ctx, response, **kw)
+        return JSONResponse({"ok": turn is not None, "turn_id": body.run_id})
+
+    @endpoint
+    async def session_end(request: Request) -> Response:
+        sid = request.path_params["session_id"]
+        if not (0 < len(sid) <= ID_MAX):
+            raise ApiError(422, f"session_id must be 1 to {ID_MAX} characters")
+        body: SessionEndBody = await parse(request, SessionEndBody, limit)
+        outcome = body.outcome.model_dump(exclude_none=True) if body.outcome is not None else None
+        ctx = ctx_for(sid, body.tenant, "main")
+        plugin.on_session_end(ctx, outcome or None, reason=body.reason or "host")
+        return JSONResponse({"ok": True, "session_id": sid})
+
+    @endpoint
+    async def feedback(request: Request) -> Response:
+        body: FeedbackBody = await parse(request, FeedbackBody, limit)
+        fn = getattr(plugin, "on_feedback", None)
+        if fn is None:
+            raise ApiError(501, "feedback is not supported by this version of the metaclaw-plugin core "
+                                "(MetaClawPlugin.on_feedback is missing)")
+        ctx = ctx_for(body.session_id, body.tenant, "main", body.run_id)
+        fn(ctx, body.score, body.text)
+        return JSONResponse({"ok": True})
+
+    @endpoint
+    async def sessions_list(request: Request) -> Response:
+        try:
+            n = int(request.query_params.get("limit", "50"))
+        except ValueError:
+            raise ApiError(400, "limit must be an integer") from None
+        plugin.store.flush(2.0)
+        tenant = request.query_params.get("tenant") or None
+        return JSONResponse({"sessions": plugin.store.list_sessions(limit=max(1, min(n, 1000)), tenant=tenant)})
+
+    @endpoint
+    async def session_show(request: Request) -> Response:
+        sid = request.path_params["session_id"]
+        plugin.store.flush(2.0)
+        s = plugin.store.get_session(sid, tenant=request.query_params.get("tenant") or None)
+        if s is None:
+            raise ApiError(404, f"no session {sid!r}")
+        d = _jsonable(s)
+        return JSONResponse(d)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any):
+        if manage_plugin:
+            plugin.start()
+        try:
+            yield
+        finally:
+            if manage_plugin:
+                plugin.stop()
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return error_response(404, f"no endpoint {request.method} {request.url.path}")
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return error_response(405, f"method {request.method} is not allowed on {request.url.path}")
+
+    routes = [
+        Route("/v1/health", health, methods=["GET"]),
+        Route("/v1/status", status, methods=["GET"]),
+        Route("/v1/skills", skills, methods=["POST"]),
+        Route("/v1/turns/input", turn_input, methods=["POST"]),
+        Route("/v1/turns/output", turn_output, methods=["POST"]),
+        Route("/v1/sessions", sessions_list, methods=["GET"]),
+        Route("/v1/sessions/{session_id}", session_show, methods=["GET"]),
+        Route("/v1/sessions/{session_id}/end", session_end, methods=["POST"]),
+        Route("/v1/feedback", feedback, methods=["POST"]),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_allowed})
+    app.state.plugin = plugin
+    return BearerAuth(app, token)
+
+
+# ------------------------------------------------------------------------------------------------
+# Serving
+# ------------------------------------------------------------------------------------------------
+class RemoteBindRefused(ValueError):
+    pass
+
+
+def check_bind(host: str, allow_remote: bool) -> None:
+    if not is_loopback(host) and not allow_remote:
+        raise RemoteBindRefused(
+            f"refusing to bind {host}: it is not a loopback address. The API gives access to your sessions; "
+            "pass --allow-remote to bind it anyway (the bearer token is still required)."
+        )
+
+
+def serve(settings: Any = None, *, host: str | None = None, port: int | None = None, allow_remote: bool = False,
+          plugin: Any = None, log_level: str = "warning") -> None:
+    """Run the API until interrupted (``metaclaw-plugin serve``)."""
+    import uvicorn
+
+    from .plugin import MetaClawPlugin
+
+    if plugin is None:
+        plugin = MetaClawPlugin(settings)
+    settings = plugin.settings
+    host = host or settings.server.host
+    port = int(port if port is not None else settings.server.port)
+    check_bind(host, allow_remote)
+    token = load_or_create_token(settings.home_dir)
+    app = create_app(plugin, token, max_body_bytes=settings.server.max_body_bytes, manage_plugin=True,
+                     info={"host": host, "port": port})
+    kw: dict[str, Any] = {}
+    try:
+        import httptools  # noqa: F401
+
+        kw["http"] = "httptools"
+    except ImportError:
+        pass
+    try:
+        import uvloop  # noqa: F401
+
+        kw["loop"] = "uvloop"
+    except ImportError:
+        pass
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
+                            lifespan="on", server_header=False, date_header=False, **kw)
+    uvicorn.Server(config).run()
