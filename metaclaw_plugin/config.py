@@ -35,7 +35,10 @@ class RetrievalSettings(Section):
     mode: Literal["keyword", "embedding", "hybrid"] = "keyword"
     top_k: int = Field(6, ge=0, le=50, description="Most skills injected per turn.")
     min_score: float = Field(
-        0.25, ge=0.0, le=1.0, description="Drop matches scoring below this fraction of a strong match."
+        0.2, ge=0.0, le=1.0, description="Keyword mode: drop matches below this share of the query's information."
+    )
+    min_similarity: float = Field(
+        0.3, ge=-1.0, le=1.0, description="Embedding mode: cosine similarity below which a skill is not relevant."
     )
     context_messages: int = Field(
         2, ge=0, le=20, description="Earlier user/assistant messages added to the task text."
@@ -77,16 +80,67 @@ class EvolutionSettings(Section):
     model: str | None = Field(None, description="Any LiteLLM model string for the skill evolver.")
     api_base: str | None = None
     api_key: str | None = None
-    every_n_turns: int = Field(10, ge=1)
-    promotion: Literal["auto", "review", "shadow"] = "shadow"
+    every_n_turns: int = Field(10, ge=1, description="Review a session every this many main turns (evolve if it has failures).")
+    promotion: Literal["auto", "review", "shadow"] = Field(
+        "shadow", description="Clean evolved skills: auto (active at once), review (wait for `skills approve`) or shadow (A/B trial)."
+    )
+    min_failures: int = Field(1, ge=1, description="Failed turns a session (or review) needs before the evolver is called.")
+    success_rate_threshold: float = Field(
+        0.4, ge=0.0, le=1.0, description="Evolve when a batch of scored turns succeeds less often than this."
+    )
+    batch_turns: int = Field(10, ge=2, description="Size of the batch of scored main turns that the success-rate trigger looks at.")
+    max_new_skills: int = Field(3, ge=1, le=20, description="Most candidates accepted from one evolver call.")
+    max_support_turns: int = Field(6, ge=1, le=50, description="Most failed turns sent to the evolver in one call.")
+    max_turn_chars: int = Field(1500, ge=200, le=50_000, description="Each part of a failed turn is cut to this many characters.")
+    max_existing_skills: int = Field(60, ge=0, le=1000, description="Most existing skills (name + description) shown to the evolver.")
+    dedup_threshold: float = Field(
+        0.55, ge=0.0, le=1.0, description="Similarity at or above which a new candidate refines the existing skill instead."
+    )
+    max_body_chars: int = Field(6000, ge=200, le=60_000, description="Longest skill body that screening accepts.")
+    temperature: float = Field(0.3, ge=0.0, le=2.0)
+    max_tokens: int = Field(2000, ge=64, le=64_000, description="Completion token cap for one evolver call.")
+    timeout: float = Field(90.0, gt=0, description="Seconds before one evolver call is abandoned.")
+    retries: int = Field(2, ge=0, le=10, description="Retries of a failed evolver call, with exponential backoff.")
+    backoff: float = Field(2.0, ge=0, description="First backoff in seconds (doubles per retry, with jitter).")
+    max_attempts: int = Field(5, ge=1, description="Evolution jobs that keep failing are dropped after this many attempts.")
+    daily_calls: int = Field(200, ge=0, description="Evolver calls allowed per UTC day; 0 means no limit.")
+    daily_tokens: int = Field(1_000_000, ge=0, description="Evolver tokens (prompt + completion) per UTC day; 0 means no limit.")
+    shadow_fraction: float = Field(
+        0.5, gt=0.0, lt=1.0, description="Share of matching turns that get a skill on shadow trial (the rest are the control arm)."
+    )
+    shadow_min_samples: int = Field(8, ge=1, description="Scored turns each arm needs before a shadow skill is promoted or retired.")
+    shadow_max_samples: int = Field(60, ge=2, description="Scored turns per arm after which an undecided trial retires the skill.")
+    shadow_confidence: float = Field(
+        0.9, gt=0.5, lt=1.0, description="Posterior probability (Beta-Bernoulli) that the skill helps (promote) or hurts (retire)."
+    )
 
 
 class RewardSettings(Section):
     model: str | None = Field(None, description="Any LiteLLM model string for the reward judge (PRM).")
     api_base: str | None = None
     api_key: str | None = None
-    votes: int = Field(3, ge=1, le=15)
+    votes: int = Field(3, ge=1, le=15, description="Judge votes per turn (majority; a tie scores 0).")
     temperature: float = Field(0.6, ge=0.0, le=2.0)
+    enabled: bool = Field(True, description="Score turns (judge, feedback, corrections, verifiers).")
+    max_tokens: int = Field(512, ge=16, le=16_000, description="Completion token cap for one judge vote.")
+    max_turn_chars: int = Field(3000, ge=200, le=100_000, description="Each part of a judged turn is cut to this many characters.")
+    timeout: float = Field(30.0, gt=0, description="Seconds before one judge call is abandoned.")
+    retries: int = Field(2, ge=0, le=10, description="Retries of a failed judge call, with exponential backoff.")
+    backoff: float = Field(1.0, ge=0, description="First backoff in seconds (doubles per retry, with jitter).")
+    max_attempts: int = Field(4, ge=1, description="A turn whose judging keeps failing is given up after this many attempts.")
+    concurrency: int = Field(4, ge=1, le=64, description="Turns judged in parallel.")
+    batch_size: int = Field(16, ge=1, le=1000, description="Turns taken from the judge queue per pass.")
+    daily_calls: int = Field(3000, ge=0, description="Judge calls allowed per UTC day; 0 means no limit.")
+    daily_tokens: int = Field(3_000_000, ge=0, description="Judge tokens (prompt + completion) per UTC day; 0 means no limit.")
+    detect_corrections: bool = Field(True, description="Treat a user message that corrects the previous answer as a negative reward.")
+    verifiers: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Task type -> command (argv list); it gets the turn as JSON on stdin, exit 0 scores +1, else -1.",
+    )
+    verifier_timeout: float = Field(30.0, gt=0, description="Seconds before a verifier command is killed (no score).")
+    review_wait: float = Field(
+        600.0, ge=0, description="Seconds a session review waits for pending judge votes before it settles without them."
+    )
 
 
 class TrainingSettings(Section):
@@ -124,6 +178,7 @@ class PrivacySettings(Section):
     redact_emails: bool = False
     redact_phones: bool = False
     extra_patterns: list[str] = Field(default_factory=list, description="Extra regexes to redact.")
+    detect_secrets: bool = Field(True, description="Also use the detect-secrets library's detectors when it is installed.")
 
     @field_validator("extra_patterns")
     @classmethod
@@ -248,8 +303,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"{path}:{where} invalid YAML: {getattr(e, 'problem', e)}") from None
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}: invalid YAML{where}: {getattr(e, 'problem', e)}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -117,7 +117,7 @@ class SkillBank:
     def _build_index(self, active: list[Skill]) -> Retriever:
         mode = self.settings.retrieval.mode
         if mode == "keyword":
-            return KeywordIndex(active)
+            return KeywordIndex(active, self.settings.retrieval.min_score)
         try:
             from .embedding import build_embedding_index
 
@@ -127,7 +127,7 @@ class SkillBank:
         except Exception as e:  # the host comes first: fall back to keyword search, loudly
             self.index_error = f"{type(e).__name__}: {e}"
             log.error("embedding retrieval unavailable, using keyword retrieval: %s", self.index_error)
-            return KeywordIndex(active)
+            return KeywordIndex(active, self.settings.retrieval.min_score)
 
     # Request side (pure, in memory) --------------------------------------------------------------
     @property
@@ -150,7 +150,7 @@ class SkillBank:
         seen = {s.name for s, _ in chosen}
         if query and len(chosen) < cfg.top_k:
             for s, score in snap.index.search(query, cfg.top_k + len(seen), allow):
-                if score < cfg.min_score or s.name in seen:
+                if s.name in seen:
                     continue
                 chosen.append((s, score))
                 seen.add(s.name)

@@ -36,17 +36,23 @@ MAX_QUERY_TERMS = 32
 
 
 def stem(tok: str) -> str:
-    """A deliberately light stemmer: enough to match 'files'/'file', 'writing'/'write', 'backed'/'back'."""
+    """A deliberately light stemmer: enough that 'files'/'file', 'writing'/'write' and 'backed'/'back' meet."""
     if len(tok) <= 3 or tok.isdigit():
         return tok
-    for suf, rep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("edly", ""), ("ed", ""), ("es", ""), ("s", "")):
+    if tok.endswith("ies") and len(tok) > 4:
+        tok = tok[:-3] + "y"
+    elif tok.endswith(("sses", "xes", "ches", "shes", "zes")):
+        tok = tok[:-2]
+    elif tok.endswith("s") and not tok.endswith(("ss", "us", "is")):
+        tok = tok[:-1]
+    for suf in ("ing", "edly", "ed"):
         if tok.endswith(suf) and len(tok) - len(suf) >= 3:
-            base = tok[: len(tok) - len(suf)] + rep
-            if suf in ("ing", "ed") and len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
-                base = base[:-1]  # 'running' -> 'run', 'stopped' -> 'stop'
-            if suf == "s" and tok.endswith(("ss", "us", "is")):
-                return tok
-            return base
+            tok = tok[: -len(suf)]
+            if len(tok) > 3 and tok[-1] == tok[-2] and tok[-1] not in "lsz":
+                tok = tok[:-1]  # 'running' -> 'run', 'stopped' -> 'stop'
+            break
+    if tok.endswith("e") and len(tok) >= 4:
+        tok = tok[:-1]  # 'write'/'writ(ing)', 'file'/'fil(es)'
     return tok
 
 
@@ -107,8 +113,9 @@ class Retriever(Protocol):
 
 
 class KeywordIndex:
-    def __init__(self, skills: Iterable[Skill]):
+    def __init__(self, skills: Iterable[Skill], min_score: float = 0.0):
         self.skills: list[Skill] = list(skills)
+        self.min_score = min_score
         n = len(self.skills)
         docs: list[Counter[str]] = []
         for s in self.skills:
@@ -151,6 +158,8 @@ class KeywordIndex:
         ranked = heapq.nlargest(k * 4 if allow else k, scores.items(), key=lambda kv: kv[1])
         out = []
         for i, sc in ranked:
+            if sc / best < self.min_score:
+                break
             s = self.skills[i]
             if allow is None or allow(s):
                 out.append((s, sc / best))

@@ -1,0 +1,43 @@
+"""Shared fixtures: every test gets its own METACLAW_HOME so nothing leaks between tests."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from metaclaw_plugin import MetaClawPlugin, Settings
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("metaclaw-home")
+    monkeypatch.setenv("METACLAW_HOME", str(home))
+    monkeypatch.delenv("METACLAW_CONFIG", raising=False)
+    return home
+
+
+@pytest.fixture
+def home(_isolated_home: Path) -> Path:
+    return _isolated_home
+
+
+@pytest.fixture
+def settings(home: Path) -> Settings:
+    return Settings(home=home)
+
+
+@pytest.fixture
+def plugin(settings: Settings):
+    p = MetaClawPlugin(settings).start()
+    yield p
+    p.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -1,0 +1,92 @@
+"""Embedding retrieval with a real local model and a real Chroma, in both persistent and server modes."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytest.importorskip("chromadb", reason="needs the embeddings extra")
+pytest.importorskip("sentence_transformers", reason="needs the embeddings extra")
+
+from metaclaw_plugin import Settings, TurnContext  # noqa: E402
+from metaclaw_plugin.skillbank import SkillBank, bundled_skills_dir  # noqa: E402
+from metaclaw_plugin.skillbank.embedding import EmbeddingIndex, get_encoder  # noqa: E402
+
+from conftest import free_port  # noqa: E402
+
+pytestmark = pytest.mark.embeddings
+DATA = Path(__file__).parent / "data"
+QUERIES = yaml.safe_load((DATA / "retrieval_queries.yaml").read_text())
+UNRELATED = yaml.safe_load((DATA / "unrelated_queries.yaml").read_text())
+
+
+def hits(bank: SkillBank) -> int:
+    return sum(q["expected"] in [s.name for s, _ in bank.select(TurnContext("e"), q["query"])][:3] for q in QUERIES)
+
+
+def test_persistent_index_finds_skills_and_reuses_vectors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    settings = Settings(home=tmp_path, skills_dir=bundled_skills_dir(), retrieval={"mode": "embedding"})
+    bank = SkillBank(settings)
+    bank.refresh(force=True)
+    assert bank.index_error is None and isinstance(bank._snap.index, EmbeddingIndex)
+    assert hits(bank) >= 18
+    assert all(bank.select(TurnContext("u"), q) == [] for q in UNRELATED)
+    # A restart finds every vector in Chroma: nothing is re-encoded but the queries.
+    encoder = get_encoder(settings.retrieval.embedding_model)
+    calls: list[int] = []
+    real = encoder.encode
+    monkeypatch.setattr(encoder, "encode", lambda texts: calls.append(len(texts)) or real(texts))
+    again = SkillBank(settings)
+    again.refresh(force=True)
+    assert calls == []
+
+
+def test_missing_model_falls_back_to_keyword(tmp_path: Path):
+    bank = SkillBank(Settings(home=tmp_path, skills_dir=bundled_skills_dir(),
+                              retrieval={"mode": "embedding", "embedding_model": "no-such-model-package"}))
+    bank.refresh(force=True)
+    assert "no-such-model-package" in (bank.index_error or "")
+    assert [s.name for s, _ in bank.select(TurnContext("k"), "back up the json file before editing")]
+
+
+@pytest.fixture
+def chroma_server(tmp_path: Path):
+    exe = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
+    port = free_port()
+    proc = subprocess.Popen([exe, "run", "--path", str(tmp_path / "chroma"), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import chromadb
+
+    deadline = time.time() + 60
+    while True:
+        try:
+            chromadb.HttpClient(host="127.0.0.1", port=port).heartbeat()
+            break
+        except Exception:
+            if time.time() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail("chroma server did not start")
+            time.sleep(0.3)
+    yield port
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def test_shared_chroma_server_mode(tmp_path: Path, chroma_server: int):
+    import chromadb
+
+    settings = Settings(home=tmp_path, skills_dir=bundled_skills_dir(),
+                        retrieval={"mode": "hybrid", "chroma_mode": "http", "chroma_port": chroma_server})
+    bank = SkillBank(settings)
+    bank.refresh(force=True)
+    assert bank.index_error is None
+    col = chromadb.HttpClient(host="127.0.0.1", port=chroma_server).get_collection(settings.retrieval.chroma_collection)
+    assert col.count() == len(bank.skills)
+    assert hits(bank) >= 18
+    assert not (tmp_path / "index").exists()  # nothing local in server mode

@@ -1,0 +1,197 @@
+"""The trajectory store: durability across kill -9, dedup size, isolation, bad input, redaction on disk."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
+from metaclaw_plugin.privacy import Redactor
+from metaclaw_plugin.trajectories import TrajectoryStore
+from metaclaw_plugin.types import Turn
+
+BIG_SYSTEM = "You are a helpful assistant running inside a gateway. " * 700  # ~38 KB, like OpenClaw's
+
+
+def make_turn(i: int, session: str = "s", history: list | None = None, **kw) -> Turn:
+    msgs = [{"role": "system", "content": BIG_SYSTEM}] + (history or []) + [{"role": "user", "content": f"question {i}"}]
+    return Turn(turn_id=f"{session}-{i}", session_id=session, tenant="default", kind="main", messages=msgs,
+                response={"role": "assistant", "content": f"answer {i}"}, **kw)
+
+
+def db_bytes(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.execute("VACUUM")
+    conn.close()
+    return path.stat().st_size
+
+
+def run_conversation(store: TrajectoryStore, turns: int) -> None:
+    history: list = []
+    for i in range(turns):
+        t = make_turn(i, history=list(history))
+        store.append_turn(t)
+        history += [t.messages[-1], t.response]
+
+
+def test_each_extra_turn_costs_under_2kb_on_disk(tmp_path: Path):
+    sizes = {}
+    for n in (10, 40):
+        store = TrajectoryStore(tmp_path / f"{n}.db")
+        store.open()
+        run_conversation(store, n)
+        store.close()
+        sizes[n] = db_bytes(tmp_path / f"{n}.db")
+    per_turn = (sizes[40] - sizes[10]) / 30
+    assert per_turn <= 2048, per_turn
+    store = TrajectoryStore(tmp_path / "40.db")
+    session = store.get_session("s")
+    assert len(session.turns) == 40
+    last = session.turns[-1]
+    assert last.messages[0]["content"] == BIG_SYSTEM and len(last.messages) == 1 + 2 * 39 + 1
+    assert last.messages[-1]["content"] == "question 39" and last.response["content"] == "answer 39"
+
+
+def test_injected_block_is_stored_apart_but_read_back_in_place(plugin: MetaClawPlugin):
+    ctx = TurnContext("blk")
+    sent = plugin.on_request(ctx, [{"role": "system", "content": BIG_SYSTEM},
+                                   {"role": "user", "content": "back up the json file before editing it"}])
+    assert ctx.injected_skills
+    plugin.on_response(ctx, {"role": "assistant", "content": "ok"})
+    plugin.flush()
+    turn = plugin.store.get_session("blk").turns[0]
+    assert turn.messages == sent and turn.injected_skills == ctx.injected_skills
+
+
+CHILD = r"""
+import sys
+from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
+p = MetaClawPlugin(Settings(home=sys.argv[1])).start()
+i = 0
+while True:
+    ctx = TurnContext(session_id="durable")
+    msgs = p.on_request(ctx, [{"role": "user", "content": f"turn number {i}"}])
+    p.on_response(ctx, {"role": "assistant", "content": f"reply {i}"})
+    print(f"ack {i}", flush=True)  # the client has its response now
+    i += 1
+"""
+
+
+def test_kill_9_loses_no_acknowledged_turn(home: Path):
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(home)], stdout=subprocess.PIPE, text=True)
+    acked = -1
+    assert proc.stdout is not None
+    while acked < 150:
+        line = proc.stdout.readline()
+        assert line, "child died"
+        acked = int(line.split()[1])
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    p = MetaClawPlugin(Settings(home=home)).start()
+    try:
+        p.flush()
+        turns = p.store.get_session("durable").turns
+        got = [t.response["content"] for t in turns]
+        assert len(got) >= acked + 1
+        assert got[: acked + 1] == [f"reply {i}" for i in range(acked + 1)]
+        assert p.store.replayed >= 1 or len(got) == acked + 1
+    finally:
+        p.stop()
+
+
+def test_concurrent_sessions_never_mix(plugin: MetaClawPlugin):
+    def worker(n: int) -> None:
+        for i in range(25):
+            ctx = TurnContext(session_id=f"sess-{n}")
+            plugin.on_request(ctx, [{"role": "user", "content": f"s{n} q{i}"}])
+            time.sleep(0.0005)
+            plugin.on_response(ctx, {"role": "assistant", "content": f"s{n} a{i}"})
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    plugin.flush()
+    for n in range(6):
+        turns = plugin.store.get_session(f"sess-{n}").turns
+        assert [t.response["content"] for t in turns] == [f"s{n} a{i}" for i in range(25)]
+        assert all(t.messages[-1]["content"] == f"s{n} q{i}" for i, t in enumerate(turns))
+
+
+def test_full_queue_drops_to_the_journal_and_replays(tmp_path: Path):
+    db = tmp_path / "t.db"
+    store = TrajectoryStore(db, queue_max=2)
+    store.open()
+    blocker = sqlite3.connect(db, timeout=1)
+    blocker.execute("BEGIN IMMEDIATE")  # the writer thread now waits on the database
+    t0 = time.perf_counter()
+    for i in range(50):
+        store.append_turn(make_turn(i, session="q"))
+    elapsed = time.perf_counter() - t0
+    assert store.dropped > 0 and elapsed < 2.0  # the host never waited on the lock
+    blocker.rollback()
+    blocker.close()
+    store.close()
+    reopened = TrajectoryStore(db)
+    reopened.open()
+    reopened.flush()
+    assert len(reopened.get_session("q").turns) == 50
+    reopened.close()
+    assert not list((tmp_path / "journal").glob("*.jsonl"))
+
+
+def test_bad_text_and_huge_messages_are_stored_safely(tmp_path: Path):
+    store = TrajectoryStore(tmp_path / "t.db", max_message_bytes=10_000)
+    store.open()
+    turn = Turn(turn_id="x1", session_id="bad", tenant="default", kind="main",
+                messages=[{"role": "user", "content": "broken \udcff surrogate"},
+                          {"role": "user", "content": "y" * 5_000_000},
+                          {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function",
+                           "function": {"name": "f", "arguments": "{}"}}]},
+                          "not even a dict"],
+                response=None, error="upstream 500")
+    assert store.append_turn(turn)
+    store.flush()
+    got = store.get_session("bad").turns[0]
+    assert "surrogate" in got.messages[0]["content"]
+    assert len(got.messages[1]["content"]) < 11_000 and got.messages[1]["content"].endswith("[truncated]")
+    assert got.messages[2]["content"] is None and got.error == "upstream 500"
+    store.close()
+
+
+def test_secrets_never_reach_disk(home: Path):
+    secret = "sk-proj-" + "Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z"
+    p = MetaClawPlugin(Settings(home=home)).start()
+    ctx = TurnContext("sec")
+    p.on_request(ctx, [{"role": "user", "content": f"my key is {secret} and password=Hunter2Hunter2"}])
+    p.on_response(ctx, {"role": "assistant", "content": f"noted {secret}"}, error=f"bad key {secret}")
+    p.on_session_end(ctx, {"success": False, "feedback": f"use {secret}"})
+    p.flush()
+    mid_run = [f.read_bytes() for f in home.rglob("*") if f.is_file()]
+    p.stop()
+    blobs = mid_run + [f.read_bytes() for f in home.rglob("*") if f.is_file()]
+    assert not any(secret.encode() in b or b"Hunter2Hunter2" in b for b in blobs)
+    s = TrajectoryStore(home / "metaclaw.db").get_session("sec")
+    assert "[REDACTED:openai_key]" in s.turns[0].messages[-1]["content"]
+
+
+def test_files_are_private_and_retention_prunes(home: Path):
+    store = TrajectoryStore(home / "m.db", redactor=Redactor())
+    store.open()
+    store.append_turn(make_turn(1, session="old", created_at=time.time() - 40 * 86400))
+    store.append_turn(make_turn(2, session="new"))
+    store.flush()
+    assert (home / "m.db").stat().st_mode & 0o077 == 0
+    assert all(f.stat().st_mode & 0o077 == 0 for f in (home / "journal").glob("*"))
+    assert store.prune(30) == 1
+    assert store.get_session("old") is None and store.get_session("new") is not None
+    assert len(store.get_session("new").turns[0].messages) == 2
+    store.close()
