@@ -45,15 +45,10 @@ class Injection:
 
 
 def bundled_skills_dir() -> Path:
-    """The starter library: package data in a wheel, the top-level skills/ folder in a checkout."""
-    try:
-        from importlib.resources import files
-
-        p = Path(str(files("metaclaw_plugin.bundled_skills")))
-        if p.is_dir() and any(p.glob("*/SKILL.md")):
-            return p
-    except (ModuleNotFoundError, TypeError):
-        pass
+    """The starter library: package data in an installed wheel, the top-level skills/ folder in a checkout."""
+    installed = Path(__file__).resolve().parents[1] / "bundled_skills"
+    if installed.is_dir():
+        return installed
     return Path(__file__).resolve().parents[2] / "skills"
 
 
