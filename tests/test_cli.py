@@ -52,6 +52,8 @@ def test_skills_list_show_add_approve_retire_history(home: Path, tmp_path: Path)
     assert js("skills", "show", "my-skill")["status"] == "retired"
     js("skills", "approve", "my-skill")
     assert js("skills", "show", "my-skill")["status"] == "active"
+    assert js("skills", "index") == {"mode": "keyword", "skills": len(items) + 1,
+                                     "detail": "keyword retrieval indexes in memory at start"}
     events = [e["event"] for e in js("skills", "history", "my-skill")]
     assert events[0] == "add" and events.count("status") == 2
     bad = tmp_path / "bad"

@@ -45,6 +45,15 @@ def test_persistent_index_finds_skills_and_reuses_vectors(tmp_path: Path, monkey
     again = SkillBank(settings)
     again.refresh(force=True)
     assert calls == []
+    from click.testing import CliRunner
+
+    from metaclaw_plugin.cli import main
+
+    monkeypatch.setenv("METACLAW_RETRIEVAL__MODE", "embedding")
+    monkeypatch.setenv("METACLAW_HOME", str(tmp_path))
+    monkeypatch.setenv("METACLAW_SKILLS_DIR", str(bundled_skills_dir()))
+    res = CliRunner().invoke(main, ["skills", "index", "--json"])
+    assert res.exit_code == 0 and '"skills": %d' % len(bank.skills) in res.stdout and calls == []
 
 
 def test_missing_model_falls_back_to_keyword(tmp_path: Path):

@@ -113,6 +113,34 @@ def register(main: click.Group) -> None:
         _set(ctx, name, "retired", reason, as_json)
 
     @skills.command()
+    @json_option
+    @click.pass_context
+    def index(ctx: click.Context, as_json: bool) -> None:
+        """Build the embedding index now (embedding/hybrid retrieval), with a progress bar."""
+        from rich.progress import Progress
+
+        settings = load_settings(ctx)
+        active = [s for s in SkillStore(settings.skills_path).load().skills.values() if s.status == "active"]
+        if settings.retrieval.mode == "keyword":
+            result = {"mode": "keyword", "skills": len(active), "detail": "keyword retrieval indexes in memory at start"}
+        else:
+            from ..skillbank.embedding import build_embedding_index
+
+            with Progress(console=console, transient=True, disable=as_json) as bar:
+                task = bar.add_task("embedding skills", total=None)
+                try:
+                    build_embedding_index(settings, active, settings.retrieval.mode,
+                                          lambda done, total: bar.update(task, completed=done, total=total))
+                except Exception as e:
+                    fail(f"cannot build the embedding index: {e}")
+            result = {"mode": settings.retrieval.mode, "skills": len(active), "index": str(settings.index_path)
+                      if settings.retrieval.chroma_mode == "persistent" else f"chroma http {settings.retrieval.chroma_host}"}
+        if as_json:
+            emit_json(result)
+        else:
+            console.print(f"indexed {result['skills']} active skills ({result['mode']})")
+
+    @skills.command()
     @click.argument("name", required=False)
     @json_option
     @click.pass_context

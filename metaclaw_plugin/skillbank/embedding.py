@@ -118,8 +118,13 @@ def chroma_collection(settings: "Settings") -> Any:
     )
 
 
-def sync_collection(collection: Any, skills: Sequence[Skill], encoder: Encoder) -> dict[str, Any]:
-    """Bring the collection in line with ``skills``; returns name -> vector for all of them."""
+def sync_collection(
+    collection: Any, skills: Sequence[Skill], encoder: Encoder, progress: Callable[[int, int], Any] | None = None
+) -> dict[str, Any]:
+    """Bring the collection in line with ``skills``; returns name -> vector for all of them.
+
+    ``progress(done, total)`` is called after each encoded chunk (the CLI draws a progress bar).
+    """
     import numpy as np
 
     existing = collection.get(include=["metadatas", "embeddings"])
@@ -145,6 +150,8 @@ def sync_collection(collection: Any, skills: Sequence[Skill], encoder: Encoder) 
         )
         for (s, _), e in zip(chunk, embs):
             vectors[s.name] = np.asarray(e, dtype=np.float32)
+        if progress is not None:
+            progress(start + len(chunk), len(todo))
     stale = [n for n in have if n not in {s.name for s in skills}]
     if stale:
         collection.delete(ids=stale)
@@ -215,9 +222,11 @@ class HybridIndex:
         return [(by_name[n], sc / best) for n, sc in top]
 
 
-def build_embedding_index(settings: "Settings", active: Sequence[Skill], mode: str) -> Any:
+def build_embedding_index(
+    settings: "Settings", active: Sequence[Skill], mode: str, progress: Callable[[int, int], Any] | None = None
+) -> Any:
     encoder = get_encoder(settings.retrieval.embedding_model)
-    vectors = sync_collection(chroma_collection(settings), active, encoder) if active else {}
+    vectors = sync_collection(chroma_collection(settings), active, encoder, progress) if active else {}
     emb = EmbeddingIndex(active, vectors, encoder, settings.retrieval.min_similarity)
     if mode == "hybrid":
         return HybridIndex(KeywordIndex(active, settings.retrieval.min_score), emb)
