@@ -421,12 +421,11 @@ class TrajectoryStore:
         """Wait until every queued record is in SQLite (for tests, the CLI and shutdown)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._queue.unfinished_tasks == 0 or self._queue.empty():
-                with self._lock:
-                    j = self._journal
-                    pending = sum(w - c - d for w, c, d in j.counts.values()) if j else 0
-                if pending <= 0:
-                    return True
+            with self._lock:
+                j = self._journal
+                pending = sum(w - c - d for w, c, d in j.counts.values()) if j else 0
+            if pending <= 0:
+                return True
             time.sleep(0.005)
         return False
 
