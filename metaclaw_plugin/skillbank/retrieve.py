@@ -10,11 +10,12 @@ queries alike, and an unrelated request gets no skills at all.
 
 from __future__ import annotations
 
-import heapq
 import math
 import re
 from collections import Counter, defaultdict
 from typing import Callable, Iterable, Protocol, Sequence
+
+import numpy as np
 
 from ..types import Message, Skill
 
@@ -113,6 +114,8 @@ class Retriever(Protocol):
 
 
 class KeywordIndex:
+    """BM25 with per-term postings held as numpy arrays: a search is a few vectorised adds."""
+
     def __init__(self, skills: Iterable[Skill], min_score: float = 0.0):
         self.skills: list[Skill] = list(skills)
         self.min_score = min_score
@@ -133,12 +136,16 @@ class KeywordIndex:
         self.n = n
         self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
         self.unknown_idf = math.log(1 + (n + 0.5) / 0.5) if n else 1.0
-        postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
+        postings: dict[str, tuple[list[int], list[float]]] = defaultdict(lambda: ([], []))
         for i, d in enumerate(docs):
             norm = K1 * (1 - B + B * lengths[i] / avgdl)
             for t, f in d.items():
-                postings[t].append((i, self.idf[t] * f * (K1 + 1) / (f + norm)))
-        self.postings = dict(postings)
+                ids, ws = postings[t]
+                ids.append(i)
+                ws.append(self.idf[t] * f * (K1 + 1) / (f + norm))
+        self.postings = {
+            t: (np.asarray(ids, dtype=np.int32), np.asarray(ws, dtype=np.float32)) for t, (ids, ws) in postings.items()
+        }
 
     def search(self, query: str, k: int, allow: Callable[[Skill], bool] | None = None) -> list[tuple[Skill, float]]:
         if k <= 0 or not self.n:
@@ -149,20 +156,22 @@ class KeywordIndex:
         # Rare terms carry the meaning; cap the work for very long queries.
         weighted = sorted(((self.idf.get(t, self.unknown_idf), t) for t in terms), reverse=True)[:MAX_QUERY_TERMS]
         best = sum(w for w, _ in weighted) * (K1 + 1)
-        scores: dict[int, float] = defaultdict(float)
+        scores = np.zeros(self.n, dtype=np.float32)
         for _, t in weighted:
-            for i, w in self.postings.get(t, ()):
-                scores[i] += w
-        if not scores:
-            return []
-        ranked = heapq.nlargest(k * 4 if allow else k, scores.items(), key=lambda kv: kv[1])
+            hit = self.postings.get(t)
+            if hit is not None:
+                scores[hit[0]] += hit[1]
+        want = min(self.n, k * 4 if allow else k)
+        top = np.argpartition(-scores, want - 1)[:want] if want < self.n else np.arange(self.n)
+        top = top[np.argsort(-scores[top], kind="stable")]
         out = []
-        for i, sc in ranked:
-            if sc / best < self.min_score:
+        for i in top:
+            sc = float(scores[i]) / best
+            if sc <= 0 or sc < self.min_score:
                 break
             s = self.skills[i]
             if allow is None or allow(s):
-                out.append((s, sc / best))
+                out.append((s, sc))
                 if len(out) == k:
                     break
         return out
