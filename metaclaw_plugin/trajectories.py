@@ -574,7 +574,9 @@ def _apply(conn: sqlite3.Connection, rec: dict[str, Any]) -> None:
         conn.execute(
             """INSERT INTO sessions(tenant, session_id, host, started_at, last_at, turn_count) VALUES (?, ?, ?, ?, ?, 1)
                ON CONFLICT(tenant, session_id) DO UPDATE SET last_at = MAX(last_at, excluded.last_at),
-               turn_count = turn_count + 1""",
+               turn_count = turn_count + 1,
+               ended_at = CASE WHEN ended_at IS NOT NULL AND excluded.last_at > ended_at THEN NULL ELSE ended_at END,
+               end_reason = CASE WHEN ended_at IS NOT NULL AND excluded.last_at > ended_at THEN NULL ELSE end_reason END""",
             (tenant, sid, rec.get("host"), at, at),
         )
         seq = conn.execute(

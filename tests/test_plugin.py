@@ -161,3 +161,19 @@ def test_import_stays_light():
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_turn_after_the_end_reopens_the_session(plugin: MetaClawPlugin):
+    ctx = TurnContext("thread-1")
+    plugin.on_request(ctx, TASK)
+    plugin.on_response(ctx, {"role": "assistant", "content": "one"})
+    plugin.on_session_end(ctx, {"success": True})
+    plugin.flush()
+    assert plugin.store.get_session("thread-1").ended_at is not None
+    time.sleep(0.01)
+    ctx2 = TurnContext("thread-1")
+    plugin.on_request(ctx2, TASK)
+    plugin.on_response(ctx2, {"role": "assistant", "content": "two"})
+    plugin.flush()
+    s = plugin.store.get_session("thread-1")
+    assert s.ended_at is None and [t.response["content"] for t in s.turns] == ["one", "two"]

@@ -14,6 +14,7 @@ import yaml
 
 from ..types import Skill
 
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
@@ -75,7 +76,7 @@ def parse_skill_md(data: bytes | str, *, expected_name: str | None = None) -> Sk
             raise SkillFormatError("front matter is not closed by a '---' line")
     front, body = text[4 : end + 1], text[end + 5 :]
     try:
-        meta = yaml.safe_load(front)
+        meta = yaml.load(front, Loader=_Loader)  # safe loader (C version when available)
     except yaml.YAMLError as e:
         raise SkillFormatError(f"front matter is not valid YAML: {getattr(e, 'problem', e)}") from None
     if not isinstance(meta, dict):
