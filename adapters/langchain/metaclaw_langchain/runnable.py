@@ -1,0 +1,249 @@
+"""``with_skills(chat_model)``: skill injection for LCEL chains.
+
+::
+
+    chain = prompt | with_skills(ChatOpenAI(model="gpt-5.5")) | StrOutputParser()
+    chain.invoke({"question": "..."}, config={"metadata": {"session_id": "s-1"}})
+
+The wrapper takes the model's input (a string, a list of messages or a prompt value), appends the skill
+block to the leading system message (or adds one), calls the model, and records the call. It supports
+``invoke``, ``ainvoke``, ``stream``, ``astream`` and ``batch``; ``bind_tools(...)`` and ``bind(...)`` return
+a wrapped binding, so ``with_skills(model).bind_tools(tools)`` keeps injecting.
+
+Session id, in order: ``session_id=`` given here, ``config["metadata"]["session_id"]``,
+``config["configurable"]["session_id"]``/``["thread_id"]``. With none, the call is a one-turn session
+that ends right after it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, AsyncIterator, Iterator, Sequence
+
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, convert_to_messages
+from langchain_core.prompt_values import PromptValue
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import ensure_config
+
+from metaclaw_plugin import MetaClawPlugin
+from metaclaw_plugin.types import TurnContext, new_id
+
+from ._common import (
+    CAPTURED_TAG,
+    HOST,
+    PluginRef,
+    fail,
+    inject_messages,
+    message_to_openai,
+    model_name,
+    session_from_config,
+    short_error,
+    to_openai,
+    usage_of,
+    who_from_config,
+)
+
+
+def _as_messages(value: Any) -> list[BaseMessage]:
+    if isinstance(value, PromptValue):
+        return value.to_messages()
+    if isinstance(value, str):
+        return [HumanMessage(content=value)]
+    if isinstance(value, BaseMessage):
+        return [value]
+    return list(convert_to_messages(value))
+
+
+class _Call:
+    """One wrapped model call: context, messages as sent, timing."""
+
+    __slots__ = ("ctx", "plugin", "t0", "one_shot")
+
+    def __init__(self, ctx: TurnContext, plugin: MetaClawPlugin, one_shot: bool):
+        self.ctx = ctx
+        self.plugin = plugin
+        self.t0 = time.monotonic()
+        self.one_shot = one_shot
+
+
+class SkillInjectingRunnable(Runnable[Any, BaseMessage]):
+    """A chat model (or any message-in, message-out Runnable) with skills injected. See :func:`with_skills`."""
+
+    def __init__(
+        self,
+        bound: Runnable[Any, Any],
+        plugin: MetaClawPlugin | None = None,
+        *,
+        session_id: str | None = None,
+        tenant: str | None = None,
+        capture: bool = True,
+        _ref: PluginRef | None = None,
+    ) -> None:
+        self.bound = bound
+        self._ref = _ref or PluginRef(plugin)
+        self._session_id = session_id
+        self._tenant = tenant
+        self._capture = capture
+
+    # Runnable plumbing ---------------------------------------------------------------------------
+    @property
+    def InputType(self) -> Any:  # noqa: N802 - LangChain's name
+        return self.bound.InputType
+
+    @property
+    def OutputType(self) -> Any:  # noqa: N802
+        return self.bound.OutputType
+
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        return name or f"WithSkills[{self.bound.get_name()}]" + (suffix or "")
+
+    def _rewrap(self, bound: Runnable[Any, Any]) -> "SkillInjectingRunnable":
+        return SkillInjectingRunnable(bound, session_id=self._session_id, tenant=self._tenant,
+                                      capture=self._capture, _ref=self._ref)
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> "SkillInjectingRunnable":
+        return self._rewrap(self.bound.bind_tools(tools, **kwargs))  # type: ignore[attr-defined]
+
+    def bind(self, **kwargs: Any) -> "SkillInjectingRunnable":  # type: ignore[override]
+        return self._rewrap(self.bound.bind(**kwargs))
+
+    def with_structured_output(self, *args: Any, **kwargs: Any) -> Runnable[Any, Any]:
+        return self._rewrap(self.bound.with_structured_output(*args, **kwargs))  # type: ignore[attr-defined]
+
+    # Injection and capture ----------------------------------------------------------------------
+    def _prepare(self, value: Any, config: RunnableConfig | None) -> tuple[Any, RunnableConfig, _Call | None]:
+        cfg = ensure_config(config)
+        plugin = self._ref.get()
+        if plugin is None:
+            return value, cfg, None
+        try:
+            messages = _as_messages(value)
+            sid = self._session_id or session_from_config(cfg)
+            tenant, user = who_from_config(cfg)
+            kw: dict[str, Any] = {}
+            if tenant or self._tenant:
+                kw["tenant"] = tenant or self._tenant
+            ctx = TurnContext(session_id=sid or f"lc-{new_id()}", user=user, host=HOST,
+                              model=model_name(self.bound), **kw)
+            call = _Call(ctx, plugin, one_shot=sid is None)
+        except Exception:
+            fail(plugin, "with_skills")
+            return value, cfg, None
+        out: Any = value
+        names: list[str] = []
+        try:
+            inj = plugin.skill_block(ctx, to_openai(messages))
+            if inj.text:
+                out = inject_messages(messages, inj.text)
+                names = list(inj.names)
+        except Exception:
+            fail(plugin, "with_skills.inject")
+            out, names = value, []
+        if self._capture:
+            try:
+                sent = out if isinstance(out, list) else messages
+                plugin.record_request(ctx, to_openai(sent), injected_skills=names)
+                cfg = {**cfg, "tags": [*(cfg.get("tags") or []), CAPTURED_TAG]}
+            except Exception:
+                fail(plugin, "with_skills.capture")
+        return out, cfg, call if self._capture else None
+
+    def _done(self, call: _Call | None, result: Any, error: BaseException | None = None) -> None:
+        if call is None:
+            return
+        try:
+            latency = (time.monotonic() - call.t0) * 1000.0
+            if error is not None:
+                call.plugin.on_response(call.ctx, None, error=short_error(error), latency_ms=latency)
+            elif isinstance(result, BaseMessage):
+                call.plugin.on_response(call.ctx, message_to_openai(_plain(result)), usage=usage_of(result),
+                                        latency_ms=latency)
+            else:
+                call.plugin.on_response(call.ctx, {"role": "assistant", "content": str(result)}, latency_ms=latency)
+            if call.one_shot:
+                outcome = {"success": error is None, "status": "completed" if error is None else "error"}
+                if error is not None:
+                    outcome["error"] = short_error(error)
+                call.plugin.on_session_end(call.ctx, outcome, reason="single_call")
+        except Exception:
+            fail(call.plugin, "with_skills.response")
+
+    # Runnable API ------------------------------------------------------------------------------
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
+        value, cfg, call = self._prepare(input, config)
+        try:
+            result = self.bound.invoke(value, cfg, **kwargs)
+        except BaseException as exc:
+            self._done(call, None, exc)
+            raise
+        self._done(call, result)
+        return result
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
+        value, cfg, call = self._prepare(input, config)
+        try:
+            result = await self.bound.ainvoke(value, cfg, **kwargs)
+        except BaseException as exc:
+            self._done(call, None, exc)
+            raise
+        self._done(call, result)
+        return result
+
+    def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[BaseMessage]:
+        value, cfg, call = self._prepare(input, config)
+        acc: Any = None
+        try:
+            for chunk in self.bound.stream(value, cfg, **kwargs):
+                acc = _add(acc, chunk)
+                yield chunk
+        except BaseException as exc:
+            self._done(call, None, exc)
+            raise
+        self._done(call, acc)
+
+    async def astream(self, input: Any, config: RunnableConfig | None = None,
+                      **kwargs: Any) -> AsyncIterator[BaseMessage]:
+        value, cfg, call = self._prepare(input, config)
+        acc: Any = None
+        try:
+            async for chunk in self.bound.astream(value, cfg, **kwargs):
+                acc = _add(acc, chunk)
+                yield chunk
+        except BaseException as exc:
+            self._done(call, None, exc)
+            raise
+        self._done(call, acc)
+
+
+def _add(acc: Any, chunk: Any) -> Any:
+    if acc is None:
+        return chunk
+    try:
+        return acc + chunk
+    except Exception:
+        return chunk
+
+
+def _plain(msg: BaseMessage) -> BaseMessage:
+    """An assembled stream is an AIMessageChunk; store it as the AIMessage it stands for."""
+    if isinstance(msg, AIMessageChunk):
+        return AIMessage(content=msg.content, tool_calls=msg.tool_calls, additional_kwargs=msg.additional_kwargs,
+                         response_metadata=msg.response_metadata, usage_metadata=msg.usage_metadata, id=msg.id)
+    return msg
+
+
+def with_skills(
+    chat_model: Runnable[Any, Any],
+    plugin: MetaClawPlugin | None = None,
+    *,
+    session_id: str | None = None,
+    tenant: str | None = None,
+    capture: bool = True,
+) -> SkillInjectingRunnable:
+    """Wrap a chat model so that every call gets the relevant skills in its system message.
+
+    The LCEL counterpart of :class:`MetaClawMiddleware` (callbacks cannot inject). It records each call
+    too (``capture=False`` to only inject); a :class:`MetaClawCallbackHandler` on the same run skips the
+    calls it recorded. Fails open: any plugin error leaves the input unchanged.
+    """
+    return SkillInjectingRunnable(chat_model, plugin, session_id=session_id, tenant=tenant, capture=capture)
