@@ -67,6 +67,7 @@ class TurnRecorded:
 
     turn: Turn
     session: SessionState
+    ctx: TurnContext | None = None  # the request's context (metadata such as task_type, shadow arms)
 
 
 class MetaClawPlugin:
@@ -92,6 +93,8 @@ class MetaClawPlugin:
         self._started = False
         self._turn_listeners: list[Callable[[TurnRecorded], Any]] = []
         self._end_listeners: list[Callable[[SessionEnd], Any]] = []
+        self._feedback_listeners: list[Callable[[dict[str, Any]], Any]] = []
+        self.fastloop: Any = None  # reward + evolution + buffer (metaclaw_plugin.fastloop), attached in start()
 
     # Lifecycle ------------------------------------------------------------------------------------
     def start(self) -> "MetaClawPlugin":
@@ -111,6 +114,7 @@ class MetaClawPlugin:
             if self.settings.storage.retention_days > 0:
                 self.worker.every(6 * 3600, "store.prune", lambda: self.store.prune(self.settings.storage.retention_days))
             self.worker.start()
+            self._attach_fastloop()
             self._started = True
             atexit.register(self.stop)
         return self
@@ -122,6 +126,11 @@ class MetaClawPlugin:
                 return
             self._started = False
             self.worker.stop()
+            if self.fastloop is not None:
+                try:
+                    self.fastloop.stop()
+                except Exception:
+                    self._fail("fastloop.stop")
             self.store.close()
             try:
                 atexit.unregister(self.stop)
@@ -217,14 +226,14 @@ class MetaClawPlugin:
                 messages=pend.messages,
                 response=response if isinstance(response, dict) else None,
                 tool_calls=tool_calls,
-                model=ctx.model,
+                model=ctx.model or pend.ctx.model,
                 usage=usage,
                 latency_ms=round(latency_ms, 3),
                 injected_skills=pend.injected,
                 skill_generation=pend.generation,
                 error=error,
                 host=ctx.host,
-                user=ctx.user,
+                user=ctx.user or pend.ctx.user,
             )
             self.store.append_turn(turn)
             with self._lock:
@@ -233,7 +242,7 @@ class MetaClawPlugin:
                 if ctx.kind == "main":
                     state.main_turns += 1
             if self._turn_listeners:
-                self.worker.submit("turn.listeners", self._notify, self._turn_listeners, TurnRecorded(turn, state))
+                self.worker.submit("turn.listeners", self._notify, self._turn_listeners, TurnRecorded(turn, state, pend.ctx))
             return turn
         except Exception:
             self._fail("on_response")
@@ -267,6 +276,62 @@ class MetaClawPlugin:
 
     async def aon_session_end(self, ctx: TurnContext, outcome: dict[str, Any] | None = None, **kw: Any) -> None:
         self.on_session_end(ctx, outcome, **kw)
+
+    def on_feedback(self, ctx: TurnContext, score: Any = None, text: str | None = None) -> None:
+        """Explicit feedback from the host or user: thumbs up/down (bool, "up"/"down"), a number in
+        [-1, 1], and/or a correction text (a text alone that corrects the answer scores -1). It applies
+        to the turn ``ctx.request_id`` when that is a recorded turn, else to the session's latest turn.
+        Recorded with source ``explicit``; one journal append, like the other hooks."""
+        try:
+            self._ensure_started()
+            from .reward import normalise_feedback  # light: no LLM, no network
+
+            value = normalise_feedback(score, text)
+            with self._lock:
+                state = self._sessions.get((ctx.tenant, ctx.session_id))
+                ids = list(state.turn_ids) if state else []
+            turn_id = ctx.request_id if ctx.request_id in ids or not ids else ids[-1]
+            event = {"tenant": ctx.tenant, "session_id": ctx.session_id, "turn_id": turn_id,
+                     "score": value, "text": text, "resolved": bool(ids)}
+            if value is not None and ids:
+                self.store.record_reward(turn_id, "explicit", value, {"text": text} if text else None)
+            elif value is not None:
+                # Not in memory (ended, or another process): resolve the turn in the background.
+                self.worker.submit("feedback.resolve", self._resolve_feedback, event)
+            if self._feedback_listeners:
+                self.worker.submit("feedback.listeners", self._notify, self._feedback_listeners, event)
+        except Exception:
+            self._fail("on_feedback")
+
+    async def aon_feedback(self, ctx: TurnContext, score: Any = None, text: str | None = None) -> None:
+        self.on_feedback(ctx, score, text)
+
+    def add_feedback_listener(self, fn: Callable[[dict[str, Any]], Any]) -> None:
+        self._feedback_listeners.append(fn)
+
+    def _resolve_feedback(self, event: dict[str, Any]) -> None:
+        self.store.flush(5.0)
+        session = self.store.get_session(event["session_id"], tenant=event["tenant"])
+        ids = [t.turn_id for t in session.turns] if session else []
+        if not ids:
+            log.warning("feedback for unknown session %s dropped", event["session_id"])
+            return
+        turn_id = event["turn_id"] if event["turn_id"] in ids else ids[-1]
+        event["turn_id"] = turn_id
+        event["resolved"] = True
+        self.store.record_reward(turn_id, "explicit", event["score"], {"text": event["text"]} if event["text"] else None)
+
+    def _attach_fastloop(self) -> None:
+        """Reward, evolution and the sample buffer, as background listeners. Imported lazily so the
+        request path never imports them; any failure leaves the plugin serving without them."""
+        if not (self.settings.evolution.enabled or self.settings.reward.enabled):
+            return
+        try:
+            from .fastloop import attach
+
+            self.fastloop = attach(self)
+        except Exception:
+            self._fail("fastloop.attach")
 
     # Internals ---------------------------------------------------------------------------------------
     def _touch(self, ctx: TurnContext, now: float) -> SessionState:
@@ -335,4 +400,5 @@ class MetaClawPlugin:
             },
             "errors": dict(self.errors),
             "background_failures": dict(self.worker.failures),
+            **({"fast_loop": self.fastloop.status()} if self.fastloop is not None else {}),
         }

@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -409,15 +410,24 @@ def create_app(plugin: Any, token: str, *, max_body_bytes: int | None = None, ho
             n = int(request.query_params.get("limit", "50"))
         except ValueError:
             raise ApiError(400, "limit must be an integer") from None
-        plugin.store.flush(2.0)
         tenant = request.query_params.get("tenant") or None
-        return JSONResponse({"sessions": plugin.store.list_sessions(limit=max(1, min(n, 1000)), tenant=tenant)})
+
+        def read() -> list[dict[str, Any]]:
+            plugin.store.flush(2.0)  # reads are for people and tests: show what was just captured
+            return plugin.store.list_sessions(limit=max(1, min(n, 1000)), tenant=tenant)
+
+        return JSONResponse({"sessions": await run_in_threadpool(read)})
 
     @endpoint
     async def session_show(request: Request) -> Response:
         sid = request.path_params["session_id"]
-        plugin.store.flush(2.0)
-        s = plugin.store.get_session(sid, tenant=request.query_params.get("tenant") or None)
+        tenant = request.query_params.get("tenant") or None
+
+        def read() -> Any:
+            plugin.store.flush(2.0)
+            return plugin.store.get_session(sid, tenant=tenant)
+
+        s = await run_in_threadpool(read)
         if s is None:
             raise ApiError(404, f"no session {sid!r}")
         d = _jsonable(s)

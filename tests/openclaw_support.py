@@ -300,12 +300,13 @@ class Gateway:
 
     def __init__(self, install: OpenClawInstall, root: Path, upstream_url: str, *,
                  plugin: bool = True, plugin_config: dict[str, Any] | None = None,
-                 port: int | None = None) -> None:
+                 port: int | None = None, lean: bool = True) -> None:
         self.install = install
         self.root = Path(root)
         self.upstream_url = upstream_url
         self.plugin = plugin
         self.plugin_config = plugin_config or {}
+        self.lean = lean
         self.port = port or free_port()
         self.token = secrets.token_hex(24)
         self.proc: subprocess.Popen | None = None
@@ -332,15 +333,21 @@ class Gateway:
                         "http": {"endpoints": {"chatCompletions": {"enabled": True}}}},
             "logging": {"file": str(self.file_log)},
         }
+        plugins: dict[str, Any] = {}
+        if self.lean:
+            # Only what the tests need: no bundled channel/tool plugins, no memory indexing. Both the
+            # with-plugin and the without-plugin gateways get the same, so comparisons stay fair.
+            plugins["allow"] = ["metaclaw"]
+            plugins["slots"] = {"memory": "none"}
         if self.plugin:
-            cfg["plugins"] = {
-                "load": {"paths": [str(PLUGIN_DIR)]},
-                "entries": {"metaclaw": {
-                    "enabled": True,
-                    "hooks": {"allowConversationAccess": True},
-                    "config": self.plugin_config,
-                }},
-            }
+            plugins["load"] = {"paths": [str(PLUGIN_DIR)]}
+            plugins["entries"] = {"metaclaw": {
+                "enabled": True,
+                "hooks": {"allowConversationAccess": True},
+                "config": self.plugin_config,
+            }}
+        if plugins:
+            cfg["plugins"] = plugins
         return cfg
 
     def env(self) -> dict[str, str]:
@@ -450,7 +457,7 @@ class Sidecar:
         env.pop("METACLAW_CONFIG", None)
         out = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "metaclaw_plugin.cli", "serve", "--port", str(self.port)],
+            [*metaclaw_cli(), "serve", "--port", str(self.port)],
             cwd=str(REPO), env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
@@ -472,3 +479,40 @@ class Sidecar:
         req = urllib.request.Request(self.url + path, headers={"Authorization": f"Bearer {self.token()}"})
         with urllib.request.urlopen(req, timeout=10) as r:
             return json.loads(r.read())
+
+
+def metaclaw_cli() -> list[str]:
+    """How to run the ``metaclaw-plugin`` command from this Python environment."""
+    exe = Path(sys.executable).with_name("metaclaw-plugin")
+    if exe.exists():
+        return [str(exe)]
+    return [sys.executable, "-c", "from metaclaw_plugin.cli import main; main()"]
+
+
+def sidecar_get(url: str, token_file: Path, path: str, timeout: float = 10.0) -> Any:
+    token = Path(token_file).read_text().strip()
+    req = urllib.request.Request(url + path, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return json.loads(r.read())
+
+
+def wait_sidecar(url: str, token_file: Path, timeout: float = 30.0) -> dict[str, Any]:
+    """Wait until ``metaclaw-plugin serve`` at ``url`` answers /v1/status with the token in ``token_file``."""
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            if Path(token_file).exists():
+                return sidecar_get(url, token_file, "/v1/status", timeout=2)
+        except Exception as e:  # noqa: BLE001 - still starting
+            last = e
+        time.sleep(0.1)
+    raise TimeoutError(f"metaclaw sidecar at {url} not ready after {timeout}s ({last})")
+
+
+def system_node() -> str | None:
+    """A node binary for plain-ESM unit checks of the plugin: the cached Node 24, else the machine's."""
+    found, _ = find_openclaw()
+    if found is not None:
+        return str(found.node_bin / "node")
+    return shutil.which("node")
