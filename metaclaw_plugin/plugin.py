@@ -327,6 +327,9 @@ class MetaClawPlugin:
         if not (self.settings.evolution.enabled or self.settings.reward.enabled):
             return
         try:
+            if self.fastloop is not None:  # started again after stop(): its listeners are still registered
+                self.fastloop.start()
+                return
             from .fastloop import attach
 
             self.fastloop = attach(self)

@@ -1,46 +1,112 @@
 """Secret redaction, applied before anything reaches disk or leaves the process.
 
 Placeholders keep the text readable for the evolver and the judge: ``[REDACTED:github_token]``
-says what was there without saying what it was. Known formats are matched by pattern; unknown
-ones by shape and entropy (long, mixed-class, high-entropy runs), which is what generalises to
-providers nobody listed.
+says what was there without saying what it was. Three layers:
+
+1. Our own patterns for the formats that matter most to agent traffic (LLM provider keys, cloud and
+   forge tokens, JWTs, bearer/basic auth, passwords in URLs and in assignments, private key blocks).
+2. The regex detectors of Yelp's ``detect-secrets`` (a maintained library; optional: when it is not
+   installed, layers 1 and 3 still run), so formats we never listed are covered as the library grows.
+3. Shape and entropy: long, mixed-class, high-entropy runs, which is what generalises to providers
+   nobody listed.
+
+Speed: each rule carries the literal text it needs (``sk-``, ``ghp_``, ``password``...); a rule
+whose literal is absent is skipped with a substring test, so typical text costs a few regex passes.
+Callers redact each distinct message once (the trajectory store caches by content hash).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections import Counter
-from typing import Any, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
 
-# (label, pattern, group to replace or 0 for the whole match). Order matters: specific first.
-_PATTERNS: list[tuple[str, str, int]] = [
-    ("private_key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", 0),
-    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", 0),
-    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", 0),
-    ("stripe_key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", 0),
-    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})", 0),
-    ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}", 0),
-    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", 0),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}", 0),
-    ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}", 0),
-    ("aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b", 0),
-    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0),
-    ("bearer_token", r"(?i)\b(?:bearer|token)\s+([A-Za-z0-9._~+/\-]{16,}=*)", 1),
-    ("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:([^\s@/]{1,256})@", 1),
+log = logging.getLogger("metaclaw_plugin.privacy")
+
+PLACEHOLDER = "[REDACTED:{}]"
+
+# (label, pattern, group to replace or 0 for the whole match, literals one of which must be present
+# (lower case when the pattern is case-insensitive), or None to always run). Specific first.
+_PATTERNS: list[tuple[str, str, int, tuple[str, ...] | None]] = [
+    ("private_key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", 0, ("PRIVATE KEY",)),
+    ("putty_private_key", r"PuTTY-User-Key-File-\d:[^\n]*(?:\n[^\n]*){0,40}?\nPrivate-MAC:[^\n]*", 0, ("PuTTY-User-Key",)),
+    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", 0, ("sk-ant-",)),
+    ("openrouter_key", r"\bsk-or-v1-[A-Za-z0-9]{20,}", 0, ("sk-or-",)),
+    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", 0, ("sk-",)),
+    ("stripe_key", r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{24,}", 0, ("_live_", "_test_", "whsec_")),
+    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})", 0, ("gh", "github_pat_")),
+    ("gitlab_token", r"\bgl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_\-]{20,}", 0, ("gl",)),
+    ("slack_token", r"\bxox[abposre]-[A-Za-z0-9\-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}", 0, ("xox", "hooks.slack")),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}", 0, ("AIza",)),
+    ("google_oauth", r"\bya29\.[0-9A-Za-z_\-]{20,}|\bGOCSPX-[0-9A-Za-z_\-]{20,}|\b1//0[0-9A-Za-z_\-]{30,}", 0, ("ya29.", "GOCSPX-", "1//0")),
+    ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}", 0, ("hf_",)),
+    ("xai_key", r"\bxai-[A-Za-z0-9]{40,}", 0, ("xai-",)),
+    ("groq_key", r"\bgsk_[A-Za-z0-9]{40,}", 0, ("gsk_",)),
+    ("replicate_token", r"\br8_[A-Za-z0-9]{30,}", 0, ("r8_",)),
+    ("perplexity_key", r"\bpplx-[A-Za-z0-9]{40,}", 0, ("pplx-",)),
+    ("fireworks_key", r"\bfw_[A-Za-z0-9]{20,}", 0, ("fw_",)),
+    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", 0, ("npm_",)),
+    ("pypi_token", r"\bpypi-AgE[A-Za-z0-9_\-]{50,}", 0, ("pypi-",)),
+    ("databricks_token", r"\bdapi[0-9a-f]{32}(?:-\d)?\b", 0, ("dapi",)),
+    ("digitalocean_token", r"\bdo[por]_v1_[a-f0-9]{64}\b", 0, ("_v1_",)),
+    ("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", 0, ("shp",)),
+    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{30,}", 0, ("SG.",)),
+    ("mailgun_key", r"\bkey-[0-9a-f]{32}\b", 0, ("key-",)),
+    ("vault_token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}", 0, ("hvs.", "hvb.", "hvr.")),
+    ("doppler_token", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", 0, ("dp.",)),
+    ("linear_key", r"\blin_api_[A-Za-z0-9]{40}\b", 0, ("lin_api_",)),
+    ("notion_token", r"\b(?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})\b", 0, ("ntn_", "secret_")),
+    ("atlassian_token", r"\bATATT3[A-Za-z0-9_\-=]{100,}", 0, ("ATATT3",)),
+    ("azure_storage_key", r"AccountKey=[A-Za-z0-9+/=]{80,}", 0, ("AccountKey=",)),
+    ("aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}\b", 0, ("A",)),
+    (
+        "aws_secret_key",
+        r"(?i)aws.{0,20}?(?:secret|key|token).{0,20}?[\s'\":=]([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        1,
+        ("aws",),
+    ),
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0, ("eyJ",)),
+    ("bearer_token", r"(?i)\b(?:bearer|token)\s+([A-Za-z0-9._~+/\-]{16,}=*)", 1, ("bearer", "token")),
+    ("basic_auth", r"(?i)\bbasic\s+([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])", 1, ("basic",)),
+    ("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:([^\s@/]{1,256})@", 1, ("://",)),
     (
         "assigned_secret",
-        r"(?i)\b[\w.\-]*(?:password|passwd|passphrase|pwd|secret|api[_\-]?key|apikey|access[_\-]?key|auth[_\-]?token|"
-        r"access[_\-]?token|refresh[_\-]?token|client[_\-]?secret|private[_\-]?key|token)[\w.\-]*"
-        r"""["']?\s*(?:[:=]|=>|\bis\b)\s*["']?([^\s"',;}{)]{4,})""",
+        # Starts with the keyword itself (api_KEY, access_TOKEN, client_SECRET: the prefix does not matter,
+        # only the value after it), so it is only tried where a keyword occurs (see _anchored).
+        r"(?i)(?:(?<![a-z0-9])pass(?:wd|phrase)?|password|pwd|secret|token|credentials?|"
+        r"(?:(?<![a-z0-9])|(?<=api|ess|ret|ate|ion|ign))key(?!error|board|word|stroke|note|frame|chain|pad|ring|space|code|press))"
+        r"""[\w.\-]*["']?\s*(?:[:=]|=>|\bis\b|\bwas\b)\s*["']?([^\s"',;}{)<>]{4,})""",
         1,
+        ("pass", "pwd", "secret", "key", "token", "credential"),
     ),
 ]
-_EMAIL = ("email", r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b", 0)
-_PHONE = ("phone", r"(?<![\w+])\+?\d[\d \-().]{8,}\d\b", 0)
+_EMAIL = ("email", r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b", 0, ("@",))
+_PHONE = ("phone", r"(?<![\w+])\+?\d[\d \-().]{8,}\d\b", 0, None)
 _CANDIDATE = re.compile(r"[A-Za-z0-9+/_\-=.]{24,}")
 _HEX_OR_UUID = re.compile(r"^[0-9a-fA-F\-]+$")
-_ALREADY = re.compile(r"\[REDACTED:[a-z_]+\]")
+_ALREADY = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+# detect-secrets detectors we skip: a public IP address is not a credential, and the keyword-assignment
+# detectors (``cloudant_password = ...``) are covered by our ``assigned_secret`` rule at a tenth of the cost.
+# Detectors whose formats our own patterns already cover are skipped too (each extra pass costs
+# throughput); any detector a newer detect-secrets adds is used automatically.
+_SKIP_DS = {"IPPublicDetector", "CloudantDetector", "IbmCloudIamDetector", "IbmCosHmacDetector", "SoftlayerDetector",
+            "AWSKeyDetector", "AzureStorageKeyDetector", "BasicAuthDetector", "GitHubTokenDetector", "GitLabTokenDetector",
+            "JwtTokenDetector", "NpmDetector", "OpenAIDetector", "PrivateKeyDetector", "PypiTokenDetector",
+            "SendGridDetector", "SlackDetector", "StripeDetector"}
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+# Values after "password is" that are words, not passwords; and references to a secret, not the secret.
+_NOT_A_VALUE = frozenset(
+    """required set missing empty incorrect invalid wrong correct not the a an stored needed optional null none
+    true false hidden changed expired redacted masked unset undefined provided given same different too
+    rotated revoked leaked exposed secret secure strong weak long short visible configured available valid
+    used here there below above already still now being also just only very in on at of for to from by with kept
+    committed saved sent shown printed logged never always usually often probably mine yours ours theirs it this that
+    wrong right ok okay fine good bad""".split()
+)
+_REFERENCE = re.compile(r"^(?:\$|%|<|\{|\[|\*{3}|x{4}|os\.|process\.env|env\b|getenv|config\.|settings\.|self\.|\.\.\.)", re.I)
 
 
 def shannon_entropy(s: str) -> float:
@@ -61,6 +127,117 @@ def _looks_random(tok: str) -> bool:
     return shannon_entropy(tok) >= 4.0
 
 
+@dataclass(frozen=True)
+class Finding:
+    label: str
+    start: int
+    end: int
+
+
+@dataclass
+class _Rule:
+    label: str
+    rx: re.Pattern[str]
+    group: int  # 0: whole match; n: that group; -1: detect-secrets heuristics
+    literals: tuple[str, ...] | None
+    lower: bool
+    check: Callable[[str], bool] | None = None
+    on_lower: bool = False  # run a case-sensitive pattern over the ASCII-lowered text (much faster than (?i))
+
+    def applies(self, text: str, low: str | None) -> bool:
+        if not self.literals:
+            return True
+        hay = low if self.lower and low is not None else text
+        return any(lit in hay for lit in self.literals)
+
+
+def ascii_lower(text: str) -> str:
+    """Lower case that keeps every index (str.lower may change the length of non-ASCII text)."""
+    return text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
+
+
+def _assigned_ok(value: str) -> bool:
+    v = value.strip("\"'`")
+    if v.lower() in _NOT_A_VALUE or _REFERENCE.match(v) or _ALREADY.fullmatch(v):
+        return False
+    if v.isdigit() and len(v) < 8:
+        return False  # "tokens: 4096", "max_tokens=512"
+    if v.isalpha() and v.islower() and (len(v) < 6 or v.endswith(("ed", "ly", "ing", "ion", "able", "ible"))):
+        return False  # "is done", "was committed", "is configurable": words, not passwords
+    return True
+
+
+def _required_literals(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
+    """Literals one of which any match must contain (from the parsed pattern), or None."""
+    try:
+        from re import _parser as sre_parse  # type: ignore[attr-defined]
+    except ImportError:  # pragma: no cover - Python < 3.11
+        import sre_parse  # type: ignore[no-redef]
+    try:
+        items = list(sre_parse.parse(pattern.pattern, pattern.flags))
+    except Exception:
+        return None
+    lit_op = sre_parse.LITERAL
+    best: tuple[str, ...] | None = None
+
+    def consider(cands: tuple[str, ...]) -> None:
+        nonlocal best
+        if cands and min(len(c) for c in cands) >= 2:
+            if best is None or min(len(c) for c in cands) > min(len(c) for c in best):
+                best = cands
+
+    run = ""
+    for op, av in items:
+        if op is lit_op:
+            run += chr(av)
+            continue
+        consider((run,) if run else ())
+        run = ""
+        if op is sre_parse.SUBPATTERN:
+            sub = list(av[-1])
+            if len(sub) == 1 and sub[0][0] is sre_parse.BRANCH:
+                prefixes = []
+                for branch in sub[0][1][1]:
+                    p = ""
+                    for bop, bav in branch:
+                        if bop is not lit_op:
+                            break
+                        p += chr(bav)
+                    prefixes.append(p)
+                consider(tuple(prefixes) if all(prefixes) else ())
+    consider((run,) if run else ())
+    if best is not None and pattern.flags & re.IGNORECASE:
+        best = tuple(b.lower() for b in best)
+    return best
+
+
+_DS_CACHE: list[_Rule] | None = None
+
+
+def detect_secrets_rules() -> list[_Rule]:
+    """The regex detectors of detect-secrets, as rules (empty when the library is absent)."""
+    global _DS_CACHE
+    if _DS_CACHE is not None:
+        return _DS_CACHE
+    rules: list[_Rule] = []
+    try:
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+        from detect_secrets.plugins.base import RegexBasedDetector
+
+        for cls in get_mapping_from_secret_type_to_class().values():
+            if not issubclass(cls, RegexBasedDetector) or cls.__name__ in _SKIP_DS:
+                continue
+            label = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__.removesuffix("Detector")).lower()
+            label = re.sub(r"[^a-z0-9_]", "", label)
+            for rx in getattr(cls, "denylist", ()):
+                lits = _required_literals(rx)
+                rules.append(_Rule(label, rx, -1, lits, bool(rx.flags & re.IGNORECASE)))
+    except Exception as e:  # not installed, or its internals moved: our own patterns still run
+        log.info("detect-secrets detectors unavailable (%s); using built-in patterns only", type(e).__name__)
+    _DS_CACHE = rules
+    return rules
+
+
 class Redactor:
     def __init__(
         self,
@@ -69,28 +246,69 @@ class Redactor:
         phones: bool = False,
         extra_patterns: Iterable[str] = (),
         entropy: bool = True,
+        detect_secrets: bool = True,
     ):
         specs = list(_PATTERNS)
         if emails:
             specs.append(_EMAIL)
         if phones:
             specs.append(_PHONE)
-        specs += [("custom", p, 0) for p in extra_patterns]
-        self._rules = [(label, re.compile(p), group) for label, p, group in specs]
+        rules: list[_Rule] = []
+        for label, p, group, lits in specs:
+            on_lower = p.startswith("(?i)")
+            rx = re.compile(p[4:] if on_lower else p)
+            check = _assigned_ok if label == "assigned_secret" else None
+            rules.append(_Rule(label, rx, group, lits, on_lower, check, on_lower))
+        if detect_secrets:
+            rules += detect_secrets_rules()
+        for p in extra_patterns:
+            rx = re.compile(p)
+            rules.append(_Rule("custom", rx, 0, None, False))
+        self._rules = rules
         self._entropy = entropy
 
     @classmethod
     def from_settings(cls, privacy: Any) -> "Redactor":
-        return cls(emails=privacy.redact_emails, phones=privacy.redact_phones, extra_patterns=privacy.extra_patterns)
+        return cls(
+            emails=privacy.redact_emails,
+            phones=privacy.redact_phones,
+            extra_patterns=privacy.extra_patterns,
+            detect_secrets=getattr(privacy, "detect_secrets", True),
+        )
+
+    @property
+    def rule_count(self) -> int:
+        return len(self._rules)
 
     def redact(self, text: str) -> str:
-        if not text:
+        if not text or len(text) < 4:
             return text
-        for label, rx, group in self._rules:
-            text = rx.sub(_replacer(label, group), text)
+        low: str | None = None
+        for rule in self._rules:
+            if (rule.lower or rule.on_lower) and low is None:
+                low = ascii_lower(text)
+            if not rule.applies(text, low):
+                continue
+            if rule.on_lower:
+                new = _sub_spans(rule, text, _anchored(rule, low))  # type: ignore[arg-type]
+            else:
+                new = rule.rx.sub(_replacer(rule), text)
+            if new is not text and new != text:
+                text = new
+                low = None
         if self._entropy and len(text) >= 24:
             text = _CANDIDATE.sub(_entropy_sub, text)
         return text
+
+    def find(self, text: str) -> list[str]:
+        """Labels of the secrets in ``text`` (for screening): empty when redaction changes nothing."""
+        if not text:
+            return []
+        found: list[str] = []
+        red = self.redact(text)
+        if red != text:
+            found = sorted(set(m.group(0)[10:-1] for m in _ALREADY.finditer(red)) - set(m.group(0)[10:-1] for m in _ALREADY.finditer(text)))
+        return found
 
     def redact_obj(self, obj: Any) -> Any:
         """Redact every string inside a JSON-like value (dict keys are kept)."""
@@ -102,21 +320,86 @@ class Redactor:
             return [self.redact_obj(v) for v in obj]
         return obj
 
+    def redact_messages(self, messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [self.redact_obj(m) for m in messages]
 
-def _replacer(label: str, group: int) -> Callable[[re.Match[str]], str]:
-    placeholder = f"[REDACTED:{label}]"
+
+def _span(rule: _Rule, m: re.Match[str]) -> tuple[int, int]:
+    if rule.group > 0:
+        return m.span(rule.group)
+    if rule.group == 0:
+        return m.span()
+    # detect-secrets patterns: group 1 when it is the secret (long, not the prefix), else the match
+    # without the delimiters some patterns include.
+    if m.re.groups and m.group(1) and len(m.group(1)) >= 12 and m.start(1) > m.start():
+        return m.span(1)
+    s, e = m.span()
+    whole = m.group(0)
+    lead = len(whole) - len(whole.lstrip(" \t\r\n=:\"'"))
+    trail = len(whole) - len(whole.rstrip(" \t\r\n\"'"))
+    return s + lead, e - trail
+
+
+def _replacer(rule: _Rule) -> Callable[[re.Match[str]], str]:
+    placeholder = PLACEHOLDER.format(rule.label)
 
     def sub(m: re.Match[str]) -> str:
-        if group == 0:
-            return placeholder
-        if _ALREADY.fullmatch(m.group(group)):
-            return m.group(0)
-        start, end = m.span(group)
-        base = m.start()
         whole = m.group(0)
+        start, end = _span(rule, m)
+        if start < 0 or end - start < (4 if rule.group >= 0 else 8):
+            return whole
+        value = m.string[start:end]
+        if _ALREADY.fullmatch(value) or "[REDACTED:" in value:
+            return whole
+        if rule.check is not None and not rule.check(value):
+            return whole
+        base = m.start()
         return whole[: start - base] + placeholder + whole[end - base :]
 
     return sub
+
+
+def _anchored(rule: _Rule, low: str) -> list[re.Match[str]]:
+    """Matches of a keyword-first rule, tried only where one of its keywords occurs: a substring
+    search per keyword is an order of magnitude faster than letting the regex scan every position."""
+    if not rule.literals:
+        return list(rule.rx.finditer(low))
+    found: dict[int, re.Match[str]] = {}
+    for lit in rule.literals:
+        i = low.find(lit)
+        while i >= 0:
+            if i not in found:
+                m = rule.rx.match(low, i)
+                if m:
+                    found[i] = m
+            i = low.find(lit, i + 1)
+    out: list[re.Match[str]] = []
+    end = -1
+    for start in sorted(found):
+        if start >= end:
+            out.append(found[start])
+            end = found[start].end()
+    return out
+
+
+def _sub_spans(rule: _Rule, text: str, matches: Iterable[re.Match[str]]) -> str:
+    """Replace the secret part of matches found in the lowered copy, in the original text."""
+    out: list[str] = []
+    pos = 0
+    for m in matches:
+        start, end = _span(rule, m)
+        if start < pos or end - start < 4:
+            continue
+        value = text[start:end]
+        if "[REDACTED:" in value or (rule.check is not None and not rule.check(value)):
+            continue
+        out.append(text[pos:start])
+        out.append(PLACEHOLDER.format(rule.label))
+        pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _entropy_sub(m: re.Match[str]) -> str:

@@ -116,6 +116,16 @@ def register(main: click.Group) -> None:
             "store": {**counts, "db": str(settings.db_file),
                       "journal_segments": len(list(journal.glob("*.jsonl"))) if journal.is_dir() else 0},
         }
+        from ..fastloop import status_from_db  # read-only; imports no LLM library
+
+        fl = status_from_db(settings)
+        data["skills"]["shadow"] = sum(1 for s in skills if s.status == "quarantined"
+                                       and s.extra_metadata.get("promotion") == "shadow")
+        data["buffer"] = fl["buffer"] or {"generation": bank.generation, "queued": 0, "pending": 0, "trained": 0,
+                                          "dropped_stale": 0, "support": 0, "rejected_stale": 0}
+        data["rewards_today"] = fl["rewards_today"]
+        data["budget"] = fl["budget"]
+        data["queues"] = fl["queues"]
         if as_json:
             emit_json(data)
             return
@@ -132,6 +142,13 @@ def register(main: click.Group) -> None:
                 ["retrieval", data["retrieval"]],
                 ["sessions / turns", f"{counts['sessions']} / {counts['turns']}"],
                 ["rewards", counts["rewards"]],
+                ["rewards today", ", ".join(f"{k} {v}" for k, v in data["rewards_today"].items()) or "none"],
+                ["buffer", "queued {queued}, pending {pending}, trained {trained}, support {support}, "
+                           "dropped stale {dropped_stale}".format(**data["buffer"])],
+                *[[f"budget left ({p})", "calls {}, tokens {}".format(
+                    "unlimited" if b["calls_left"] is None else b["calls_left"],
+                    "unlimited" if b["tokens_left"] is None else b["tokens_left"])]
+                  for p, b in data["budget"].items()],
             ],
         )
         for p in data["skill_problems"]:

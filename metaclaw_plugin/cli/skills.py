@@ -74,16 +74,59 @@ def register(main: click.Group) -> None:
         except SkillFormatError as e:
             fail(f"{md}: {e}")
             return
-        store = _store(ctx)
-        skill = replace(skill, origin="user", status="active", tenant=None)
-        gen = store.add_batch([skill], actor="cli", reason=f"skills add {md}")
-        if as_json:
-            emit_json({**skill.summary(), "generation": gen, "status": "active"})
-        else:
-            console.print(f"added [bold]{skill.name}[/] (active, generation {gen})")
+        from ..screening import screen
 
-    def _set(ctx: click.Context, name: str, status: str, reason: str, as_json: bool) -> None:
+        settings = load_settings(ctx)
+        store = SkillStore(settings.skills_path)
+        skill = replace(skill, origin="user", status="active", tenant=None)
+        result = screen(skill, max_body_chars=settings.evolution.max_body_chars)
+        if result.verdict == "rejected":
+            store.ensure()
+            store._log({"event": "reject", "skill": skill.name, "actor": "cli", "origin": "user",
+                        "reason": f"skills add {md}", "screening": result.as_dict()})
+            if as_json:
+                emit_json({**skill.summary(), "status": "refused", "screening": result.as_dict()})
+                raise SystemExit(1)
+            fail(f"{md}: refused by screening:\n  - " + "\n  - ".join(result.reasons))
+            return
+        status = "active" if result.verdict == "clean" else "quarantined"
+        meta = {**skill.extra_metadata, "screening": result.verdict, "promotion": "user" if status == "active" else "review"}
+        skill = replace(skill, status=status, extra_metadata=meta)
+        details = {skill.name: {"screening": result.as_dict(), "promotion": {"policy": "user", "decision": status}}}
+        gen = store.add_batch([skill], actor="cli", reason=f"skills add {md}", details=details)
+        if as_json:
+            emit_json({**skill.summary(), "generation": gen, "status": status, "screening": result.as_dict()})
+        elif status == "active":
+            console.print(f"added [bold]{skill.name}[/] (active, generation {gen})")
+        else:
+            console.print(f"added [bold]{skill.name}[/] but [yellow]quarantined[/]: screening found something to check:",
+                          highlight=False)
+            for r in result.reasons:
+                console.print(f"  - {r}", highlight=False, markup=False)
+            console.print(f"read it, then `metaclaw-plugin skills approve {skill.name} --force` to activate it")
+        if status != "active":
+            raise SystemExit(3)
+
+    def _set(ctx: click.Context, name: str, status: str, reason: str, as_json: bool, force: bool = False) -> None:
         store = _store(ctx)
+        if status == "active":
+            from ..screening import screen
+
+            try:
+                current = store.read(name)
+            except KeyError:
+                fail(f"no skill named {name!r}")
+                return
+            except SkillFormatError as e:
+                fail(f"skill {name!r} cannot be read: {e}")
+                return
+            result = screen(current, strict_provenance=False,
+                            max_body_chars=load_settings(ctx).evolution.max_body_chars)
+            if result.verdict == "rejected":
+                fail(f"{name}: screening refuses it; edit the skill first:\n  - " + "\n  - ".join(result.reasons))
+            if result.verdict == "suspicious" and not force:
+                fail(f"{name}: screening flags it (pass --force after reading it):\n  - " + "\n  - ".join(result.reasons))
+            reason = f"{reason} (screening: {result.verdict})"
         try:
             skill = store.set_status(name, status, actor="cli", reason=reason, bump=status == "active")
         except KeyError:
@@ -99,9 +142,10 @@ def register(main: click.Group) -> None:
     @click.option("--reason", default="approved by a person")
     @json_option
     @click.pass_context
-    def approve(ctx: click.Context, name: str, reason: str, as_json: bool) -> None:
-        """Make a quarantined skill active."""
-        _set(ctx, name, "active", reason, as_json)
+    @click.option("--force", is_flag=True, help="Approve although screening flags the skill as suspicious (read it first).")
+    def approve(ctx: click.Context, name: str, reason: str, as_json: bool, force: bool) -> None:
+        """Make a quarantined skill active (it is screened again; a rejected one is refused)."""
+        _set(ctx, name, "active", reason, as_json, force)
 
     @skills.command()
     @click.argument("name")

@@ -7,6 +7,7 @@ single assignment, so a request never waits on a file, a lock or an index build.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import threading
@@ -23,6 +24,8 @@ from .store import SkillStore
 
 log = logging.getLogger("metaclaw_plugin.skills")
 
+SHADOW_KEY = "metaclaw_shadow"  # ctx.metadata key: {skill name: "with" | "without"}
+MAX_SHADOW_PER_TURN = 2
 FULL_SCAN_EVERY = 10.0  # seconds; catches hand edits that bypass the store's change counter
 
 
@@ -34,6 +37,7 @@ class Snapshot:
     skills: dict[str, Skill] = field(default_factory=dict)
     index: Retriever = field(default_factory=lambda: KeywordIndex([]))
     pinned: tuple[Skill, ...] = ()
+    shadow: KeywordIndex | None = None  # skills on shadow trial (quarantined, metadata.promotion: shadow)
 
 
 @dataclass
@@ -68,6 +72,11 @@ def _fingerprint(root: Path) -> int:
     return fp
 
 
+def is_shadow(skill: Skill) -> bool:
+    """A skill on shadow trial: screened clean, waiting for its rewards to decide (see fastloop)."""
+    return skill.status == "quarantined" and skill.extra_metadata.get("promotion") == "shadow"
+
+
 class SkillBank:
     def __init__(self, settings: Settings):
         self.settings = settings
@@ -98,6 +107,7 @@ class SkillBank:
             index = self._build_index(active)
             pinned_cats = set(self.settings.injection.pinned_categories)
             pinned = tuple(s for s in active if s.always or s.category in pinned_cats)
+            on_trial = [s for s in result.skills.values() if is_shadow(s)]
             self._snap = Snapshot(
                 version=state.version,
                 generation=state.generation,
@@ -105,6 +115,7 @@ class SkillBank:
                 skills=result.skills,
                 index=index,
                 pinned=pinned,
+                shadow=KeywordIndex(on_trial, self.settings.retrieval.min_score) if on_trial else None,
             )
             self._last_full_scan = now
             return True
@@ -151,7 +162,30 @@ class SkillBank:
                 seen.add(s.name)
                 if len(chosen) >= cfg.top_k:
                     break
+        if snap.shadow is not None and query:
+            chosen += self._shadow_picks(ctx, query, snap.shadow, allow, seen)
         return chosen
+
+    def _shadow_picks(self, ctx: TurnContext, query: str, index: KeywordIndex, allow, seen: set[str]) -> list[tuple[Skill, float]]:
+        """Shadow trial: a matching skill on trial goes in for ``shadow_fraction`` of the matching turns
+        (chosen by a hash of the request id, so it is random across turns and stable for one turn); the
+        other turns are the control arm. The arm is noted in ``ctx.metadata`` for the reward comparison."""
+        fraction = self.settings.evolution.shadow_fraction
+        arms: dict[str, str] = {}
+        picks: list[tuple[Skill, float]] = []
+        min_score = self.settings.retrieval.min_score
+        for s, score in index.search(query, MAX_SHADOW_PER_TURN, allow):
+            if s.name in seen or score < min_score:
+                continue
+            digest = hashlib.blake2b(f"{ctx.request_id}:{s.name}".encode(), digest_size=8).digest()
+            if int.from_bytes(digest, "big") / 2**64 < fraction:
+                arms[s.name] = "with"
+                picks.append((s, score))
+            else:
+                arms[s.name] = "without"
+        if arms:
+            ctx.metadata[SHADOW_KEY] = arms
+        return picks
 
     def injection(self, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
         snap_gen = self._snap.generation
@@ -162,4 +196,8 @@ class SkillBank:
         chosen = self.select(ctx, query)
         text, names = render_block([s for s, _ in chosen], self.settings.injection.max_injected_tokens)
         scores = {s.name: round(sc, 4) for s, sc in chosen if s.name in names}
+        arms = ctx.metadata.get(SHADOW_KEY) if ctx.metadata else None
+        if arms:  # a trial skill that did not fit the token budget is in neither arm
+            for name in [n for n, arm in arms.items() if arm == "with" and n not in names]:
+                del arms[name]
         return Injection(text, names, snap_gen, scores)

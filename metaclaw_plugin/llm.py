@@ -1,0 +1,291 @@
+"""The one door through which the plugin itself calls an LLM (the judge and the evolver).
+
+Every call goes through :class:`LLMClient`, which
+
+* redacts every outbound message (a last line of defence: callers redact too);
+* refuses non-local endpoints when ``privacy.local_only`` is on;
+* charges a per-day budget (calls and tokens) kept in SQLite, so it holds across restarts and
+  processes sharing a home;
+* applies a timeout, and retries with exponential backoff and jitter;
+* imports ``litellm`` lazily: the request path never imports this module, and a missing extra
+  becomes :class:`LLMUnavailable` with an install hint instead of an ImportError in the host.
+
+Any failure is an :class:`LLMError`; callers (background jobs) catch it, keep the work queued and
+retry later. Nothing here is ever raised into a host's call.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import random
+import sqlite3
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence
+from urllib.parse import urlparse
+
+from .privacy import Redactor
+
+log = logging.getLogger("metaclaw_plugin.llm")
+
+LOCAL_PROVIDERS = ("ollama/", "ollama_chat/", "lm_studio/", "llamafile/")
+
+
+class LLMError(Exception):
+    """A plugin LLM call did not produce an answer (retried later by the caller)."""
+
+
+class LLMUnavailable(LLMError):
+    """No call can be made now: not configured, litellm missing, local_only, or the budget is spent."""
+
+
+class BudgetExhausted(LLMUnavailable):
+    pass
+
+
+def utc_day(ts: float | None = None) -> str:
+    return datetime.fromtimestamp(time.time() if ts is None else ts, timezone.utc).strftime("%Y-%m-%d")
+
+
+def day_start(ts: float | None = None) -> float:
+    d = datetime.fromtimestamp(time.time() if ts is None else ts, timezone.utc)
+    return d.replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
+
+
+def is_local_endpoint(model: str | None, api_base: str | None) -> bool:
+    """True when a call would stay on this machine (loopback address, or a local provider's default)."""
+    if api_base:
+        host = urlparse(api_base if "://" in api_base else f"http://{api_base}").hostname or ""
+        if host in ("localhost", "localhost.localdomain") or host.endswith(".localhost"):
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+    return bool(model) and model.startswith(LOCAL_PROVIDERS)  # type: ignore[union-attr]
+
+
+BUDGET_SCHEMA = """
+CREATE TABLE IF NOT EXISTS llm_budget (
+  day TEXT NOT NULL, purpose TEXT NOT NULL, calls INTEGER NOT NULL DEFAULT 0, tokens INTEGER NOT NULL DEFAULT 0,
+  failures INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (day, purpose));
+"""
+
+
+class Budget:
+    """Calls and tokens per UTC day and purpose ("judge", "evolver"), in SQLite."""
+
+    def __init__(self, db_path: Path | str, limits: dict[str, tuple[int, int]] | None = None):
+        self.db_path = Path(db_path)
+        self.limits = dict(limits or {})  # purpose -> (calls, tokens); 0 = unlimited
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.db_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            conn = sqlite3.connect(self.db_path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.executescript(BUDGET_SCHEMA)
+            self._conn = conn
+        return self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def used(self, purpose: str, day: str | None = None) -> tuple[int, int]:
+        with self._lock:
+            row = self._db().execute(
+                "SELECT calls, tokens FROM llm_budget WHERE day = ? AND purpose = ?", (day or utc_day(), purpose)
+            ).fetchone()
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
+    def left(self, purpose: str) -> dict[str, int | None]:
+        calls, tokens = self.used(purpose)
+        lim_calls, lim_tokens = self.limits.get(purpose, (0, 0))
+        return {
+            "calls_used": calls,
+            "tokens_used": tokens,
+            "calls_left": max(0, lim_calls - calls) if lim_calls else None,
+            "tokens_left": max(0, lim_tokens - tokens) if lim_tokens else None,
+        }
+
+    def check(self, purpose: str, calls: int = 1) -> None:
+        used_calls, used_tokens = self.used(purpose)
+        lim_calls, lim_tokens = self.limits.get(purpose, (0, 0))
+        if lim_calls and used_calls + calls > lim_calls:
+            raise BudgetExhausted(f"{purpose}: daily call budget spent ({used_calls}/{lim_calls})")
+        if lim_tokens and used_tokens >= lim_tokens:
+            raise BudgetExhausted(f"{purpose}: daily token budget spent ({used_tokens}/{lim_tokens})")
+
+    def charge(self, purpose: str, calls: int = 1, tokens: int = 0, failed: bool = False) -> None:
+        with self._lock:
+            self._db().execute(
+                """INSERT INTO llm_budget(day, purpose, calls, tokens, failures) VALUES (?, ?, ?, ?, ?)
+                   ON CONFLICT(day, purpose) DO UPDATE SET calls = calls + excluded.calls,
+                   tokens = tokens + excluded.tokens, failures = failures + excluded.failures""",
+                (utc_day(), purpose, int(calls), int(tokens), 1 if failed else 0),
+            )
+
+
+@dataclass
+class LLMResult:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    attempts: int
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+def approx_tokens(messages: Sequence[dict[str, Any]]) -> int:
+    return sum(len(str(m.get("content") or "")) for m in messages) // 4 + 4 * len(messages)
+
+
+class LLMClient:
+    def __init__(
+        self,
+        purpose: str,
+        *,
+        model: str | None,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        retries: int = 2,
+        backoff: float = 1.0,
+        budget: Budget | None = None,
+        local_only: bool = False,
+        redactor: Redactor | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.purpose = purpose
+        self.model = model
+        self.api_base = api_base
+        self.api_key = api_key
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.budget = budget
+        self.local_only = local_only
+        self.redactor = redactor
+        self._sleep = sleep
+        self.calls = 0
+        self.tokens = 0
+        self.failures = 0
+
+    def unavailable_reason(self) -> str | None:
+        """Why no call can be made (configuration only; the budget is checked per call)."""
+        if not self.model:
+            return f"no {self.purpose} model configured"
+        if self.local_only and not is_local_endpoint(self.model, self.api_base):
+            return f"privacy.local_only forbids the non-local {self.purpose} endpoint {self.api_base or self.model!r}"
+        try:
+            import importlib.util
+
+            if importlib.util.find_spec("litellm") is None:
+                return "litellm is not installed (pip install 'metaclaw-plugin[litellm]')"
+        except (ImportError, ValueError):
+            return "litellm is not importable"
+        return None
+
+    def complete(
+        self, messages: Sequence[dict[str, Any]], *, temperature: float = 0.0, max_tokens: int = 512
+    ) -> LLMResult:
+        reason = self.unavailable_reason()
+        if reason:
+            raise LLMUnavailable(reason)
+        litellm = _import_litellm()
+        msgs = [self.redactor.redact_obj(dict(m)) for m in messages] if self.redactor else [dict(m) for m in messages]
+        last: Exception | None = None
+        for attempt in range(self.retries + 1):
+            if self.budget is not None:
+                self.budget.check(self.purpose)
+            try:
+                resp = litellm.completion(
+                    model=self.model,
+                    messages=msgs,
+                    api_base=self.api_base,
+                    api_key=self.api_key,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    timeout=self.timeout,
+                    num_retries=0,
+                    # Our own calls must not be captured as turns by a MetaClaw callback registered in
+                    # the same process (the LiteLLM proxy or SDK adapter): that would judge the judge.
+                    metadata={"metaclaw_internal": True, "purpose": self.purpose},
+                    **{"no-log": True},
+                )
+                text = _content(resp)
+                usage = getattr(resp, "usage", None)
+                pt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage else approx_tokens(msgs)
+                ct = int(getattr(usage, "completion_tokens", 0) or 0) if usage else len(text) // 4
+                self.calls += 1
+                self.tokens += pt + ct
+                if self.budget is not None:
+                    self.budget.charge(self.purpose, 1, pt + ct)
+                return LLMResult(text, pt, ct, attempt + 1)
+            except Exception as e:
+                last = e
+                self.calls += 1
+                self.failures += 1
+                if self.budget is not None:
+                    self.budget.charge(self.purpose, 1, approx_tokens(msgs), failed=True)
+                if not _retryable(e) or attempt >= self.retries:
+                    break
+                delay = self.backoff * (2**attempt) * (0.5 + random.random())
+                log.info("%s call failed (%s); retry %d in %.1fs", self.purpose, _short(e), attempt + 1, delay)
+                self._sleep(delay)
+        raise LLMError(f"{self.purpose} call failed: {_short(last)}")
+
+
+def _import_litellm() -> Any:
+    """Import litellm (lazy: heavy, and an optional extra). Where we are the first to import it, its
+    model cost map is read from the bundled copy: a background judge must not reach out to the
+    internet as a side effect of an import (and that fetch takes seconds when offline)."""
+    if "litellm" not in sys.modules:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        import litellm
+    except Exception as e:
+        raise LLMUnavailable(f"litellm cannot be imported: {type(e).__name__}: {e}") from None
+    return litellm
+
+
+def _content(resp: Any) -> str:
+    try:
+        choice = resp.choices[0]
+        msg = choice.message if hasattr(choice, "message") else choice["message"]
+        content = msg.content if hasattr(msg, "content") else msg.get("content")
+    except (AttributeError, IndexError, KeyError, TypeError):
+        raise LLMError("malformed completion (no choices[0].message)") from None
+    if isinstance(content, list):
+        content = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return str(content or "")
+
+
+def _retryable(e: Exception) -> bool:
+    if isinstance(e, LLMUnavailable):
+        return False
+    status = getattr(e, "status_code", None)
+    if isinstance(status, int) and status in (400, 401, 403, 404, 422):
+        return False  # our request or our key is wrong: retrying now will not help
+    return True
+
+
+def _short(e: BaseException | None) -> str:
+    if e is None:
+        return "unknown error"
+    text = str(e).splitlines()[0] if str(e) else ""
+    return f"{type(e).__name__}: {text[:200]}"

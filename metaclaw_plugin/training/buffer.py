@@ -1,0 +1,275 @@
+"""The support/query sample buffer, in SQLite (survives restarts, shared by processes on one home).
+
+* Turns that triggered an evolution are **support** data: they taught the skills and are never
+  queued for training (:meth:`SampleBuffer.mark_support`; a support turn that was already queued is
+  taken out).
+* Later turns are **query** samples, stamped with the skill generation they were produced under.
+* When the generation bumps, the pending batch and every older sample are dropped and counted.
+* :meth:`SampleBuffer.drain` reads the current generation (from the skill store) before it takes a
+  batch, so no drained batch can hold a sample older than the generation current at the drain,
+  even if the bump happened in another process. That is invariant 2 of the design.
+
+States: ``queued`` -> ``pending`` (handed to the trainer in a batch) -> ``trained`` (acknowledged),
+or ``dropped`` (stale). Support turns live in their own table.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from ..dbutil import DB
+from ..types import Sample
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS buffer_samples (
+  turn_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, tenant TEXT NOT NULL, generation INTEGER NOT NULL,
+  reward REAL NOT NULL, source TEXT, state TEXT NOT NULL DEFAULT 'queued', batch_id TEXT,
+  created_at REAL NOT NULL, updated_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS buffer_by_state ON buffer_samples (state, generation, created_at);
+CREATE TABLE IF NOT EXISTS buffer_support (
+  turn_id TEXT PRIMARY KEY, session_id TEXT, tenant TEXT, generation INTEGER, reason TEXT, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS buffer_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+@dataclass
+class BufferStats:
+    generation: int
+    queued: int
+    pending: int
+    trained: int
+    dropped_stale: int
+    support: int
+    rejected_stale: int
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+class SampleBuffer:
+    def __init__(self, db_path: Path | str | DB, generation_fn: Callable[[], int] | None = None):
+        self.db = db_path if isinstance(db_path, DB) else DB(db_path)
+        self.db.conn().executescript(SCHEMA)
+        self._generation_fn = generation_fn
+
+    # Meta -----------------------------------------------------------------------------------------
+    def _meta(self, c: Any, key: str, default: int = 0) -> int:
+        row = c.execute("SELECT value FROM buffer_meta WHERE key = ?", (key,)).fetchone()
+        return int(row[0]) if row else default
+
+    def _set_meta(self, c: Any, key: str, value: int) -> None:
+        c.execute(
+            "INSERT INTO buffer_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, str(int(value))),
+        )
+
+    @property
+    def generation(self) -> int:
+        with self.db.lock:
+            return self._meta(self.db.conn(), "generation")
+
+    # Generation -----------------------------------------------------------------------------------
+    def _sync(self, c: Any, generation: int | None) -> int:
+        """Bring the buffer to ``generation`` (never backwards); drop what became stale. Returns it."""
+        current = self._meta(c, "generation")
+        if generation is None or generation <= current:
+            return current
+        now = time.time()
+        n = c.execute(
+            "UPDATE buffer_samples SET state = 'dropped', batch_id = NULL, updated_at = ? "
+            "WHERE state IN ('queued', 'pending') AND generation < ?",
+            (now, generation),
+        ).rowcount
+        self._set_meta(c, "dropped_stale", self._meta(c, "dropped_stale") + n)
+        self._set_meta(c, "generation", generation)
+        return generation
+
+    def on_generation(self, generation: int) -> int:
+        """The skill generation bumped: drop the pending batch and every older sample. Returns how many."""
+        with self.db.transaction() as c:
+            before = self._meta(c, "dropped_stale")
+            self._sync(c, generation)
+            return self._meta(c, "dropped_stale") - before
+
+    def _current(self) -> int | None:
+        if self._generation_fn is None:
+            return None
+        try:
+            return int(self._generation_fn())
+        except Exception:
+            return None
+
+    # Support ---------------------------------------------------------------------------------------
+    def mark_support(self, turns: Iterable[tuple[str, str, str, int]], reason: str = "evolution") -> int:
+        """Record turns (turn_id, session_id, tenant, generation) as support data; unqueue them."""
+        now = time.time()
+        n = 0
+        with self.db.transaction() as c:
+            for turn_id, session_id, tenant, gen in turns:
+                c.execute(
+                    "INSERT OR IGNORE INTO buffer_support(turn_id, session_id, tenant, generation, reason, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (turn_id, session_id, tenant, gen, reason, now),
+                )
+                n += c.execute(
+                    "DELETE FROM buffer_samples WHERE turn_id = ? AND state IN ('queued', 'pending')", (turn_id,)
+                ).rowcount
+        return n
+
+    def is_support(self, turn_id: str) -> bool:
+        return bool(self.db.query("SELECT 1 FROM buffer_support WHERE turn_id = ?", [turn_id]))
+
+    # Query samples -----------------------------------------------------------------------------------
+    def add(self, sample: Sample, source: str | None = None) -> bool:
+        """Queue a query sample. Refused (False) if it is support data, already known, or stale."""
+        now = time.time()
+        with self.db.transaction() as c:
+            current = self._sync(c, self._current())
+            if c.execute("SELECT 1 FROM buffer_support WHERE turn_id = ?", (sample.turn_id,)).fetchone():
+                return False
+            if sample.skill_generation < current:
+                self._set_meta(c, "rejected_stale", self._meta(c, "rejected_stale") + 1)
+                return False
+            cur = c.execute(
+                "INSERT OR IGNORE INTO buffer_samples(turn_id, session_id, tenant, generation, reward, source, state, "
+                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)",
+                (sample.turn_id, sample.session_id, sample.tenant, sample.skill_generation, float(sample.reward),
+                 source, sample.created_at, now),
+            )
+            return cur.rowcount > 0
+
+    def drain(self, batch_size: int, *, generation: int | None = None, partial: bool = False) -> list[Sample]:
+        """Take a batch of fresh samples (generation == current) for the trainer; they become pending.
+
+        ``generation`` (or the generation function) is read first, so a bump that happened anywhere
+        drops stale samples before the batch is formed. Returns [] when fewer than ``batch_size``
+        fresh samples wait, unless ``partial``."""
+        gen_now = generation if generation is not None else self._current()
+        with self.db.transaction() as c:
+            current = self._sync(c, gen_now)
+            rows = c.execute(
+                "SELECT * FROM buffer_samples WHERE state = 'queued' AND generation = ? ORDER BY created_at, turn_id LIMIT ?",
+                (current, int(batch_size)),
+            ).fetchall()
+            if not rows or (len(rows) < batch_size and not partial):
+                return []
+            batch_id = f"b{time.time_ns()}"
+            now = time.time()
+            c.executemany(
+                "UPDATE buffer_samples SET state = 'pending', batch_id = ?, updated_at = ? WHERE turn_id = ?",
+                [(batch_id, now, r["turn_id"]) for r in rows],
+            )
+        return [_sample(r) for r in rows]
+
+    def ack(self, turn_ids: Iterable[str]) -> int:
+        """The trainer used these samples: mark them trained."""
+        ids = list(turn_ids)
+        with self.db.transaction() as c:
+            return sum(
+                c.execute(
+                    "UPDATE buffer_samples SET state = 'trained', updated_at = ? WHERE turn_id = ? AND state = 'pending'",
+                    (time.time(), t),
+                ).rowcount
+                for t in ids
+            )
+
+    def release(self, turn_ids: Iterable[str]) -> int:
+        """Put a pending batch back in the queue (a paused trainer), unless it went stale meanwhile."""
+        ids = list(turn_ids)
+        with self.db.transaction() as c:
+            return sum(
+                c.execute(
+                    "UPDATE buffer_samples SET state = 'queued', batch_id = NULL WHERE turn_id = ? AND state = 'pending'",
+                    (t,),
+                ).rowcount
+                for t in ids
+            )
+
+    def is_fresh(self, turn_ids: Iterable[str]) -> bool:
+        """True while every sample of a batch is still pending (no bump dropped it): check before an
+        optimiser step, so a batch that went stale mid-update is not applied."""
+        ids = list(turn_ids)
+        if not ids:
+            return False
+        self.on_generation(self._current() or 0)
+        rows = self.db.query(
+            f"SELECT COUNT(*) AS n FROM buffer_samples WHERE state = 'pending' AND turn_id IN ({','.join('?' * len(ids))})", ids
+        )
+        return int(rows[0]["n"]) == len(ids)
+
+    def pending(self) -> list[Sample]:
+        return [_sample(r) for r in self.db.query("SELECT * FROM buffer_samples WHERE state = 'pending' ORDER BY created_at")]
+
+    def recent(self, n: int, tenant: str | None = None, generation: int | None = None) -> list[Sample]:
+        sql = "SELECT * FROM buffer_samples WHERE state IN ('queued', 'pending', 'trained')"
+        args: list[Any] = []
+        if tenant is not None:
+            sql += " AND tenant = ?"
+            args.append(tenant)
+        if generation is not None:
+            sql += " AND generation = ?"
+            args.append(generation)
+        sql += " ORDER BY created_at DESC LIMIT ?"
+        args.append(int(n))
+        return [_sample(r) for r in self.db.query(sql, args)]
+
+    def stats(self) -> BufferStats:
+        with self.db.lock:
+            c = self.db.conn()
+            counts = dict(c.execute("SELECT state, COUNT(*) FROM buffer_samples GROUP BY state").fetchall())
+            support = c.execute("SELECT COUNT(*) FROM buffer_support").fetchone()[0]
+            return BufferStats(
+                generation=self._meta(c, "generation"),
+                queued=int(counts.get("queued", 0)),
+                pending=int(counts.get("pending", 0)),
+                trained=int(counts.get("trained", 0)),
+                dropped_stale=self._meta(c, "dropped_stale"),
+                support=int(support),
+                rejected_stale=self._meta(c, "rejected_stale"),
+            )
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _sample(r: Any) -> Sample:
+    return Sample(
+        turn_id=r["turn_id"],
+        session_id=r["session_id"],
+        tenant=r["tenant"],
+        skill_generation=int(r["generation"]),
+        reward=float(r["reward"]),
+        created_at=float(r["created_at"]),
+    )
+
+
+def read_stats(db_path: Path | str) -> dict[str, int]:
+    """Buffer counts for ``status`` without creating anything (empty when there is no buffer yet)."""
+    import sqlite3
+
+    p = Path(db_path)
+    if not p.exists():
+        return {}
+    try:
+        conn = sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=5)
+        try:
+            counts = dict(conn.execute("SELECT state, COUNT(*) FROM buffer_samples GROUP BY state").fetchall())
+            meta = dict(conn.execute("SELECT key, value FROM buffer_meta").fetchall())
+            support = conn.execute("SELECT COUNT(*) FROM buffer_support").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return {}
+    return {
+        "generation": int(meta.get("generation", 0)),
+        "queued": int(counts.get("queued", 0)),
+        "pending": int(counts.get("pending", 0)),
+        "trained": int(counts.get("trained", 0)),
+        "dropped_stale": int(meta.get("dropped_stale", 0)),
+        "support": int(support),
+        "rejected_stale": int(meta.get("rejected_stale", 0)),
+    }
+

@@ -1,0 +1,390 @@
+"""The fast loop end to end through the core hooks (and the LiteLLM SDK adapter), with a scripted
+local server playing the judge and the evolver: failed sessions become skills, the next matching
+request carries them, the buffer drops stale samples, secrets never leave, failures fail open."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+litellm = pytest.importorskip("litellm")
+
+from click.testing import CliRunner  # noqa: E402
+
+from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext  # noqa: E402
+from metaclaw_plugin.cli import main as cli_main  # noqa: E402
+from metaclaw_plugin.devtools.upstream import Upstream  # noqa: E402
+from metaclaw_plugin.skillbank.render import OPEN  # noqa: E402
+
+SECRETS = [
+    "sk-proj-Zx81Qw72Lm63Np54Ok45Ij36Uh27Yg18Tf09Rd",
+    "ghp_8fK2mN5qR9tV3wY6zB1cE4hJ7kL0pS3uX6aD",
+    "AKIAQ3EGRX7JN2PLVB4T",
+    "hunter2-Correct-Horse",
+]
+SKILL = {"action": "create", "name": "detect-csv-delimiter",
+         "description": "When parsing or splitting CSV exports, detect the delimiter and quoting before splitting rows.",
+         "body": "# Detect the CSV delimiter\n\n1. Sniff a sample with csv.Sniffer.\n2. Never split rows on commas by hand.\n"
+                 "3. Tell the user which delimiter you found.", "category": "data"}
+TASK = "parse the csv export orders.csv and sum the totals"
+
+
+class Roles:
+    """One scripted server playing the judge and the evolver (and counting what each was asked)."""
+
+    def __init__(self) -> None:
+        self.judge_reply: str | dict = "The user rejected it.\nScore: -1"
+        self.evolver_reply: str | dict = json.dumps({"skills": [SKILL]})
+        self.judge_calls = 0
+        self.evolver_calls = 0
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        system = body["messages"][0]["content"]
+        if "skill engineer" in system:
+            self.evolver_calls += 1
+            return self.evolver_reply
+        if "strict reviewer" in system:
+            self.judge_calls += 1
+            return self.judge_reply
+        return "host reply"
+
+
+def settings_for(home: Path, up: Upstream, **over: Any) -> Settings:
+    evo = {"model": "openai/evolver", "api_base": up.url, "api_key": "x", "backoff": 0.01, "retries": 0,
+           **over.pop("evolution", {})}
+    rew = {"model": "openai/judge", "api_base": up.url, "api_key": "x", "backoff": 0.01, "retries": 0,
+           "review_wait": 5.0, **over.pop("reward", {})}
+    return Settings(home=home, evolution=evo, reward=rew, **over)
+
+
+def wait_for(plugin: MetaClawPlugin, cond: Callable[[], Any], timeout: float = 90.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        plugin.flush(5)
+        got = cond()
+        if got:
+            return got
+        plugin.fastloop.wake()
+        time.sleep(0.1)
+    raise AssertionError(f"timed out; fast loop status: {json.dumps(plugin.fastloop.status(), default=str)[:1500]}")
+
+
+def failing_session(p: MetaClawPlugin, sid: str, *, secret: str | None = None, outcome: dict | None = None,
+                    end: bool = True) -> list[str]:
+    """Two main turns: the assistant splits a CSV wrongly, the user corrects it."""
+    first = [{"role": "system", "content": "You are a coding agent."},
+             {"role": "user", "content": f"{TASK}. My key is {secret or SECRETS[0]} and password={SECRETS[3]}"}]
+    c1 = TurnContext(sid, host="test")
+    p.on_request(c1, first)
+    p.on_response(c1, {"role": "assistant", "content": "I split each line on ',' and summed column 3."})
+    second = first + [{"role": "assistant", "content": "I split each line on ',' and summed column 3."},
+                      {"role": "user", "content": f"no, that's wrong: the file uses ';' and quoted fields. token {SECRETS[1]}"}]
+    c2 = TurnContext(sid, host="test")
+    p.on_request(c2, second)
+    p.on_response(c2, {"role": "assistant", "content": "Still splitting on ',' with aws key AKIAQ3EGRX7JN2PLVB4T."})
+    if end:
+        p.on_session_end(c2, outcome if outcome is not None else {"success": False, "feedback": f"wrong {SECRETS[2]}"})
+    return [c1.request_id, c2.request_id]
+
+
+def assert_no_secret_left(home: Path, up: Upstream) -> None:
+    for body in up.requests:
+        system = str(body["messages"][0].get("content", ""))
+        if "skill engineer" not in system and "strict reviewer" not in system:
+            continue  # the host's own model call: the user's text goes there by design
+        dumped = json.dumps(body)
+        for s in SECRETS:
+            assert s not in dumped, f"{s} sent to the judge/evolver"
+    for path in home.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for s in SECRETS:
+                assert s.encode() not in data, f"{s} found in {path}"
+
+
+def test_failed_session_becomes_a_skill_the_next_request_carries(home: Path):
+    roles = Roles()
+    with Upstream(script=roles) as up:
+        p = MetaClawPlugin(settings_for(home, up, evolution={"promotion": "auto"})).start()
+        try:
+            g0 = p.skills.generation
+            # A successful earlier session leaves query samples in the buffer (judge says 1 for it).
+            roles.judge_reply = "Score: 1"
+            ok = TurnContext("good-1")
+            p.on_request(ok, [{"role": "user", "content": "what is the capital of France?"}])
+            p.on_response(ok, {"role": "assistant", "content": "Paris."})
+            p.on_session_end(ok)
+            wait_for(p, lambda: p.fastloop.buffer.stats().queued >= 1)
+            roles.judge_reply = "Score: -1"
+            ids = failing_session(p, "fail-1")
+            wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
+            skill = p.skills.skills["detect-csv-delimiter"]
+            assert skill.status == "active" and skill.origin == "evolved" and skill.source_sessions == ["fail-1"]
+            assert p.skills.generation == g0 + 1
+            # the evolver saw the failed turns (redacted) and the existing skills
+            (evo,) = [b for b in up.requests if "skill engineer" in b["messages"][0]["content"]]
+            doc = json.loads(evo["messages"][1]["content"].split("```json\n", 1)[1].rsplit("\n```", 1)[0])
+            assert {f["reward"]["source"] for f in doc["failed_turns"]} <= {"correction", "outcome", "judge"}
+            assert len(doc["failed_turns"]) == 2 and any(s["name"] == "csv-quoting" for s in doc["existing_skills"])
+            # every reward has its source; the corrected first turn needed no judge call
+            sources = {r["source"] for r in p.store.rewards(ids[0])}
+            assert "correction" in sources and "judge" not in sources
+            assert {r["source"] for r in p.store.rewards(ids[1])} >= {"outcome"}
+            # support turns never enter the buffer; the older query sample was dropped by the bump
+            st = wait_for(p, lambda: (b := p.fastloop.buffer.stats()).generation == g0 + 1 and b)
+            assert st.support == 2 and st.dropped_stale >= 1 and st.queued == 0
+            assert p.fastloop.buffer.drain(1, partial=True) == []
+            # the next matching request carries the new skill
+            nxt = TurnContext("after")
+            out = p.on_request(nxt, [{"role": "user", "content": "split the csv export invoices.csv by its delimiter"}])
+            assert "detect-csv-delimiter" in nxt.injected_skills and "### detect-csv-delimiter" in out[0]["content"]
+            hist = p.skills.store.history("detect-csv-delimiter")[-1]
+            assert hist["screening"]["verdict"] == "clean" and hist["promotion"]["decision"] == "active"
+            assert all(b.get("temperature") == 0.6 for b in up.requests if "strict reviewer" in b["messages"][0]["content"])
+        finally:
+            p.stop()
+        assert_no_secret_left(home, up)
+
+
+def test_shadow_trial_injects_a_fraction_and_promotes_on_evidence(home: Path):
+    roles = Roles()
+    with Upstream(script=roles) as up:
+        s = settings_for(home, up, evolution={"shadow_min_samples": 4, "shadow_confidence": 0.9})
+        p = MetaClawPlugin(s).start()
+        try:
+            failing_session(p, "fail-shadow")
+            wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
+            sk = p.skills.skills["detect-csv-delimiter"]
+            assert sk.status == "quarantined" and sk.extra_metadata["promotion"] == "shadow"
+            with_arm = 0
+            for i in range(24):
+                ctx = TurnContext(f"trial-{i}")
+                p.on_request(ctx, [{"role": "user", "content": f"split the csv export batch{i}.csv by its delimiter"}])
+                carried = "detect-csv-delimiter" in ctx.injected_skills
+                with_arm += carried
+                p.on_response(ctx, {"role": "assistant", "content": "done"})
+                p.on_feedback(ctx, carried)  # the skill helps: up with it, down without
+                p.on_session_end(ctx)
+            assert 4 <= with_arm <= 20  # about half (P(outside) < 0.001)
+            wait_for(p, lambda: p.skills.skills["detect-csv-delimiter"].status != "quarantined", timeout=60)
+            assert p.skills.skills["detect-csv-delimiter"].status == "active"
+            assert p.skills.generation == 2  # evolution, then promotion
+            last = p.skills.store.history("detect-csv-delimiter")[-1]
+            assert last["actor"] == "shadow-trial" and "P(better)" in last["reason"]
+        finally:
+            p.stop()
+
+
+def test_fail_open_when_the_evolver_is_down_slow_or_talks_garbage(home: Path):
+    roles = Roles()
+    roles.evolver_reply = {"status": 500, "error": "down"}
+    with Upstream(script=roles) as up:
+        s = settings_for(home, up, evolution={"promotion": "auto", "timeout": 1.0, "max_attempts": 10})
+        p = MetaClawPlugin(s).start()
+        try:
+            failing_session(p, "fo-1")
+            q = lambda: p.fastloop.db.query("SELECT * FROM fl_evolve_queue")  # noqa: E731
+            wait_for(p, lambda: q() and q()[0]["attempts"] >= 1)
+            assert q()[0]["state"] == "pending" and q()[0]["last_error"]
+            # the host path is untouched while the evolver is broken
+            t0 = time.perf_counter()
+            for i in range(20):
+                ctx = TurnContext(f"host-{i}")
+                out = p.on_request(ctx, [{"role": "user", "content": TASK}])
+                p.on_response(ctx, {"role": "assistant", "content": "ok"})
+                assert OPEN in out[0]["content"]
+            assert (time.perf_counter() - t0) / 20 < 0.05
+            roles.evolver_reply = {"content": "too late", "delay": 3}  # slow: times out
+            n = q()[0]["attempts"]
+            wait_for(p, lambda: q()[0]["attempts"] > n)
+            roles.evolver_reply = "I'd rather not answer in JSON."  # garbage: retried too
+            n = q()[0]["attempts"]
+            wait_for(p, lambda: q()[0]["attempts"] > n)
+            assert "detect-csv-delimiter" not in p.skills.skills
+            roles.evolver_reply = json.dumps({"skills": [SKILL]})  # back: the queued work completes
+            wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
+            assert {r["state"] for r in q()} == {"done"}
+            assert not any(k.startswith(("on_", "record_request")) for k in p.errors), p.errors
+        finally:
+            p.stop()
+
+
+def test_judge_down_falls_back_to_the_other_signals(home: Path):
+    roles = Roles()
+    roles.judge_reply = {"status": 500}
+    with Upstream(script=roles) as up:
+        p = MetaClawPlugin(settings_for(home, up, evolution={"promotion": "auto"},
+                                        reward={"review_wait": 1.0, "max_attempts": 2})).start()
+        try:
+            failing_session(p, "jd-1", outcome={"success": False})
+            wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
+        finally:
+            p.stop()
+
+
+def test_pending_work_survives_a_restart(home: Path):
+    roles = Roles()
+    roles.evolver_reply = {"status": 503}
+    with Upstream(script=roles) as up:
+        s = settings_for(home, up, evolution={"promotion": "auto", "backoff": 0.05})
+        p = MetaClawPlugin(s).start()
+        failing_session(p, "rs-1")
+        wait_for(p, lambda: p.fastloop.db.query("SELECT attempts FROM fl_evolve_queue WHERE attempts >= 1"))
+        p.stop()
+        roles.evolver_reply = json.dumps({"skills": [SKILL]})
+        p2 = MetaClawPlugin(s).start()
+        try:
+            wait_for(p2, lambda: "detect-csv-delimiter" in p2.skills.skills)
+        finally:
+            p2.stop()
+
+
+def test_every_n_turns_reviews_a_long_session(home: Path):
+    roles = Roles()
+    with Upstream(script=roles) as up:
+        p = MetaClawPlugin(settings_for(home, up, evolution={"every_n_turns": 3, "promotion": "auto"})).start()
+        try:
+            msgs: list[dict] = [{"role": "user", "content": TASK}]
+            for i in range(4):  # never ends
+                ctx = TurnContext("long-1")
+                p.on_request(ctx, msgs)
+                p.on_response(ctx, {"role": "assistant", "content": f"attempt {i}: split on commas"})
+                msgs = msgs + [{"role": "assistant", "content": f"attempt {i}: split on commas"},
+                               {"role": "user", "content": "that's wrong, still not the right delimiter"}]
+            wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
+            assert p.fastloop.status()["counters"].get("evolution_trigger_every_n_turns") == 1
+        finally:
+            p.stop()
+
+
+def test_low_success_rate_batch_triggers_evolution(home: Path):
+    roles = Roles()
+    roles.judge_reply = "Hard to tell.\nScore: 0"
+    with Upstream(script=roles) as up:
+        s = settings_for(home, up, evolution={"batch_turns": 4, "success_rate_threshold": 0.5, "promotion": "auto"})
+        p = MetaClawPlugin(s).start()
+        try:
+            for i in range(4):
+                ctx = TurnContext(f"b-{i}")
+                p.on_request(ctx, [{"role": "user", "content": f"{TASK} (file {i})"}])
+                p.on_response(ctx, {"role": "assistant", "content": "here is a guess"})
+                p.on_session_end(ctx)
+            wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
+            c = p.fastloop.status()["counters"]
+            assert c.get("evolution_trigger_low_success_rate") == 1 and not c.get("evolution_trigger_session_end")
+        finally:
+            p.stop()
+
+
+def test_daily_budget_caps_the_evolver_and_status_shows_it(home: Path):
+    roles = Roles()
+    roles.evolver_reply = json.dumps({"skills": []})
+    with Upstream(script=roles) as up:
+        s = settings_for(home, up, evolution={"daily_calls": 1, "promotion": "auto"})
+        p = MetaClawPlugin(s).start()
+        try:
+            failing_session(p, "bud-1")
+            wait_for(p, lambda: roles.evolver_calls == 1)
+            failing_session(p, "bud-2", secret=SECRETS[0])
+            wait_for(p, lambda: p.fastloop.db.query("SELECT 1 FROM fl_evolve_queue WHERE last_error = 'budget'"))
+            assert roles.evolver_calls == 1
+            st = p.fastloop.status()
+            assert st["budget"]["evolver"]["calls_left"] == 0
+        finally:
+            p.stop()
+        res = CliRunner().invoke(cli_main, ["status", "--json"], catch_exceptions=False)
+        data = json.loads(res.stdout)
+        # the CLI reads the default config here (200 calls a day): one of them is used
+        assert data["budget"]["evolver"]["calls_used"] == 1 and data["budget"]["evolver"]["calls_left"] == 199
+        assert "buffer" in data and "dropped_stale" in data["buffer"] and data["buffer"]["support"] == 4
+        assert data["rewards_today"].get("correction", 0) >= 2
+
+
+def test_cli_evolve_session_dry_run_then_real(home: Path):
+    roles = Roles()
+    with Upstream(script=roles) as up:
+        (home / "config.yaml").write_text(
+            f"evolution:\n  model: openai/evolver\n  api_base: {up.url}\n  api_key: x\n  promotion: auto\n  enabled: true\n"
+            f"reward:\n  model: openai/judge\n  api_base: {up.url}\n  api_key: x\n")
+        # record a failed session with evolution disabled, so nothing evolves on its own
+        s = Settings.load(evolution={"enabled": False}, reward={"enabled": False})
+        p = MetaClawPlugin(s).start()
+        failing_session(p, "cli-1")
+        p.flush()
+        p.stop()
+        runner = CliRunner()
+        dry = runner.invoke(cli_main, ["evolve", "--session", "cli-1", "--dry-run", "--json"], catch_exceptions=False)
+        assert dry.exit_code == 0, dry.output
+        rep = json.loads(dry.stdout)["reports"][0]
+        assert rep["dry_run"] and rep["decisions"][0]["name"] == "detect-csv-delimiter"
+        assert not (home / "skills" / "detect-csv-delimiter").exists()
+        real = runner.invoke(cli_main, ["evolve", "--session", "cli-1"], catch_exceptions=False)
+        assert real.exit_code == 0 and "detect-csv-delimiter" in real.output
+        assert (home / "skills" / "detect-csv-delimiter" / "SKILL.md").exists()
+        assert_no_secret_left(home, up)
+
+
+SDK_SCRIPT = r"""
+import asyncio, json, os, sys, time
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+import litellm
+from metaclaw_litellm import MetaClawCallback
+from metaclaw_plugin import MetaClawPlugin, Settings
+
+home, url, task, secret = sys.argv[1:5]
+s = Settings(home=home, evolution={"model": "openai/evolver", "api_base": url, "api_key": "x", "promotion": "auto"},
+             reward={"model": "openai/judge", "api_base": url, "api_key": "x", "review_wait": 5.0})
+p = MetaClawPlugin(s).start()
+litellm.callbacks = [MetaClawCallback(p)]
+kw = {"model": "openai/host-model", "api_base": url, "api_key": "x", "num_retries": 0}
+loop = asyncio.new_event_loop()  # one loop: LiteLLM's logging worker binds to the first loop it sees
+
+def turn(sid, messages, **md):
+    async def go():
+        r = await litellm.acompletion(messages=messages, metadata={"session_id": sid, **md}, **kw)
+        await asyncio.sleep(0.2)
+        return r
+    return loop.run_until_complete(go())
+
+first = [{"role": "user", "content": f"{task}; key {secret}"}]
+turn("sdk-fail", first)
+second = first + [{"role": "assistant", "content": "host reply"},
+                  {"role": "user", "content": "no, that's wrong, the delimiter is ';'"}]
+turn("sdk-fail", second, session_done=True, session_outcome={"success": False})
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline and "detect-csv-delimiter" not in p.skills.skills:
+    p.flush(5)
+    time.sleep(0.2)
+turn("sdk-next", [{"role": "user", "content": "split the csv export invoices.csv by its delimiter"}])
+p.flush(10)
+print(json.dumps({"skills": sorted(p.skills.skills), "sessions": sorted(x["session_id"] for x in p.store.list_sessions(100))}))
+p.stop()
+"""
+
+
+def test_end_to_end_through_the_litellm_sdk_adapter(home: Path):
+    """Through the real adapter (``litellm.acompletion`` with ``MetaClawCallback``), in a fresh
+    interpreter: LiteLLM's global logging worker binds to one event loop per process."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("metaclaw_litellm")
+    roles = Roles()
+    with Upstream(script=roles) as up:
+        proc = subprocess.run([sys.executable, "-c", SDK_SCRIPT, str(home), up.url, TASK, SECRETS[0]],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert "detect-csv-delimiter" in out["skills"]
+        host_calls = [b for b in up.requests if b.get("model") == "host-model"]
+        assert len(host_calls) == 3 and "### detect-csv-delimiter" in host_calls[-1]["messages"][0]["content"]
+        assert roles.evolver_calls == 1
+        # the plugin's own judge/evolver calls were not captured as turns of any session
+        assert out["sessions"] == ["sdk-fail", "sdk-next"]
+    assert_no_secret_left(home, up)
