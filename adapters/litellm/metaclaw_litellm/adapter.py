@@ -1,0 +1,486 @@
+"""``MetaClawCallback``: LiteLLM events in, the core's three hooks out. Nothing else.
+
+Which LiteLLM hook does what (LiteLLM 1.108; see the README for the table):
+
+* Proxy: ``async_pre_call_hook`` injects and starts the turn. The turn is written (journal, durable)
+  in ``async_post_call_success_hook`` for JSON and at the end of
+  ``async_post_call_streaming_iterator_hook`` for SSE: both run before the client gets the end of
+  the response. ``async_post_call_failure_hook`` records a failed turn before the client gets the
+  error. ``async_log_success_event``/``async_log_failure_event`` are the fallback (same call id:
+  no second turn).
+* SDK ``acompletion``: ``async_pre_call_deployment_hook`` injects and remembers the injected messages
+  (the SDK's success log only sees the messages from before injection);
+  ``async_post_call_success_deployment_hook`` records JSON replies before ``acompletion`` returns;
+  streams and failures are recorded by the log events.
+* SDK sync ``completion``: LiteLLM has no hook that may change its request, so it is capture only.
+
+Every hook fails open: an exception is logged and counted, and the request goes on unchanged.
+LiteLLM looks hooks up on the leaf class (``"async_pre_call_hook" in vars(cls)``), so all of them are
+defined here, on this class; a subclass that overrides one must call ``super()``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
+from typing import Any, AsyncGenerator, Literal
+
+from litellm.integrations.custom_logger import CustomLogger
+
+from metaclaw_plugin.config import Settings
+from metaclaw_plugin.plugin import MetaClawPlugin
+from metaclaw_plugin.types import DEFAULT_TENANT, TurnContext, new_id
+
+from .translate import (
+    CHAT_CALL_TYPES,
+    StreamAccumulator,
+    already_injected,
+    call_type_name,
+    clean_session_id,
+    conversation_fingerprint,
+    error_text,
+    get,
+    header,
+    is_chat_response,
+    response_message,
+    tenant_from_key,
+    truthy,
+)
+
+log = logging.getLogger("metaclaw_litellm")
+
+TenantMode = Literal["key", "team", "none"]
+INFLIGHT_TTL = 900.0  # seconds; a request never answered is forgotten after this
+RECORDED_MAX = 50_000  # call ids remembered to keep the log events from recording a turn twice
+RETRY_PLUGIN_AFTER = 30.0  # seconds between attempts to build a plugin whose start failed
+
+
+@dataclass
+class _Inflight:
+    ctx: TurnContext
+    done: bool
+    outcome: dict[str, Any] | None
+    origin: str  # "proxy" or "sdk"
+    t0: float
+
+
+class MetaClawCallback(CustomLogger):
+    """Skill injection and trajectory capture for the LiteLLM proxy and SDK.
+
+    ``MetaClawCallback()`` loads the plugin config (``$METACLAW_CONFIG``, ``$METACLAW_HOME/config.yaml``,
+    ``METACLAW_*``) on first use; pass ``plugin=`` to share a running :class:`MetaClawPlugin`, or
+    ``settings=``/``config_file=``.
+
+    ``tenant``: the tenant of SDK calls without ``metadata.tenant``. In the proxy the tenant always
+    comes from the caller's key (``tenant_from``: ``"key"`` = team, else key; ``"team"``; ``"none"``),
+    never from the request body, so one team cannot read another team's learned skills.
+    """
+
+    def __init__(
+        self,
+        plugin: MetaClawPlugin | None = None,
+        *,
+        settings: Settings | None = None,
+        config_file: str | None = None,
+        tenant: str = DEFAULT_TENANT,
+        tenant_from: TenantMode = "key",
+        start: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if tenant_from not in ("key", "team", "none"):
+            raise ValueError("tenant_from must be 'key', 'team' or 'none'")
+        self.tenant = tenant
+        self.tenant_from = tenant_from
+        self._settings = settings
+        self._config_file = config_file
+        self._plugin: MetaClawPlugin | None = plugin
+        self._plugin_lock = threading.Lock()
+        self._retry_at = 0.0
+        self.plugin_error: str | None = None
+        self._lock = threading.Lock()
+        self._inflight: dict[str, _Inflight] = {}
+        self._recorded: OrderedDict[str, None] = OrderedDict()
+        self._last_sweep = time.monotonic()
+        self.errors: Counter[str] = Counter()
+        if start:
+            self.get_plugin()
+
+    # Plugin ------------------------------------------------------------------------------------------
+    @property
+    def plugin(self) -> MetaClawPlugin | None:
+        """The plugin, if it is built (``get_plugin()`` builds and starts it)."""
+        return self._plugin
+
+    def get_plugin(self) -> MetaClawPlugin | None:
+        """The started plugin, or None while it cannot be built (a bad config, an unusable home);
+        then the hooks pass requests through and the error is in ``plugin_error`` and the log."""
+        p = self._plugin
+        if p is not None:
+            if not p.started:
+                p.start()  # raises into the caller's fail-open guard
+            return p
+        if time.monotonic() < self._retry_at:
+            return None
+        with self._plugin_lock:
+            if self._plugin is None:
+                try:
+                    if self._settings is not None:
+                        p = MetaClawPlugin(self._settings)
+                    else:
+                        p = MetaClawPlugin(config_file=self._config_file)
+                    p.start()
+                except Exception as e:
+                    self._retry_at = time.monotonic() + RETRY_PLUGIN_AFTER
+                    self.plugin_error = f"{type(e).__name__}: {e}"
+                    self.errors["plugin_start"] += 1
+                    log.error(
+                        "metaclaw: the plugin could not start (%s); LiteLLM requests pass through unchanged, "
+                        "retrying in %ds",
+                        self.plugin_error,
+                        int(RETRY_PLUGIN_AFTER),
+                    )
+                    return None
+                self.plugin_error = None
+                self._plugin = p
+        return self._plugin
+
+    def _fail(self, where: str) -> None:
+        self.errors[where] += 1
+        log.exception("metaclaw_litellm %s failed; the request continues unchanged", where)
+
+    # Request context -----------------------------------------------------------------------------------
+    def _proxy_context(self, data: dict[str, Any], user_api_key_dict: Any, call_id: str) -> _Inflight:
+        md = data.get("metadata")
+        md = md if isinstance(md, dict) else {}
+        psr = data.get("proxy_server_request")
+        headers = get(psr, "headers") or md.get("headers")
+        messages = data.get("messages")
+        source = "header"
+        sid = None
+        if not md.get("litellm_session_id_generated"):  # the proxy's missing_session_id: generate policy
+            sid = clean_session_id(data.get("litellm_session_id"))
+        if sid is None:
+            sid, source = clean_session_id(md.get("session_id")), "metadata"
+        user = data.get("user") if isinstance(data.get("user"), str) else None
+        if sid is None and user:
+            sid, source = clean_session_id("user:" + user), "user"
+        if sid is None:
+            sid, source = conversation_fingerprint(messages), "fingerprint"
+        if sid is None:
+            sid, source = "call-" + call_id, "call"
+        side = (header(headers, "x-turn-type") or md.get("turn_type") or "main")
+        kind = "side" if isinstance(side, str) and side.strip().lower() == "side" else "main"
+        done = truthy(header(headers, "x-session-done")) or truthy(md.get("session_done"))
+        outcome = md.get("session_outcome") if isinstance(md.get("session_outcome"), dict) else None
+        ctx = TurnContext(
+            session_id=sid,
+            tenant=tenant_from_key(user_api_key_dict, self.tenant_from),
+            user=user,
+            kind=kind,  # type: ignore[arg-type]
+            host="litellm-proxy",
+            model=data.get("model") if isinstance(data.get("model"), str) else None,
+            request_id=call_id,
+            metadata={"session_source": source},
+        )
+        return _Inflight(ctx, done, outcome, "proxy", time.monotonic())
+
+    def _sdk_context(self, details: dict[str, Any], call_id: str, messages: Any) -> _Inflight:
+        """From LiteLLM's call details (``logging_obj.model_call_details``, or a log event's kwargs)."""
+        lp = details.get("litellm_params")
+        lp = lp if isinstance(lp, dict) else {}
+        md = lp.get("metadata") if isinstance(lp.get("metadata"), dict) else details.get("metadata")
+        md = md if isinstance(md, dict) else {}
+        headers = md.get("headers")
+        source = "header"
+        sid = clean_session_id(lp.get("litellm_session_id") or details.get("litellm_session_id"))
+        if sid is None:
+            sid, source = clean_session_id(md.get("session_id")), "metadata"
+        user = details.get("user")
+        if not isinstance(user, str) or not user:
+            user = get(details.get("optional_params"), "user")
+            user = user if isinstance(user, str) and user else None
+        if sid is None and user:
+            sid, source = clean_session_id("user:" + user), "user"
+        if sid is None:
+            sid, source = conversation_fingerprint(messages), "fingerprint"
+        if sid is None:
+            sid, source = "call-" + call_id, "call"
+        if "user_api_key_hash" in md or "user_api_key_team_id" in md:
+            # A proxy request seen only by the log events: the tenant still comes from the key.
+            tenant = tenant_from_key(
+                {"team_id": md.get("user_api_key_team_id"), "key_alias": md.get("user_api_key_alias"),
+                 "token": md.get("user_api_key_hash")},
+                self.tenant_from,
+            )
+            host = "litellm-proxy"
+        else:
+            t = md.get("tenant")
+            tenant = t.strip()[:128] if isinstance(t, str) and t.strip() else self.tenant
+            host = "litellm-sdk"
+        side = header(headers, "x-turn-type") or md.get("turn_type") or "main"
+        kind = "side" if isinstance(side, str) and side.strip().lower() == "side" else "main"
+        done = truthy(header(headers, "x-session-done")) or truthy(md.get("session_done"))
+        outcome = md.get("session_outcome") if isinstance(md.get("session_outcome"), dict) else None
+        model = details.get("model")
+        ctx = TurnContext(
+            session_id=sid,
+            tenant=tenant,
+            user=user,
+            kind=kind,  # type: ignore[arg-type]
+            host=host,
+            model=model if isinstance(model, str) else None,
+            request_id=call_id,
+            metadata={"session_source": source},
+        )
+        return _Inflight(ctx, done, outcome, "sdk", time.monotonic())
+
+    def _remember(self, call_id: str, inf: _Inflight) -> None:
+        with self._lock:
+            self._inflight[call_id] = inf
+            now = time.monotonic()
+            if now - self._last_sweep > 60.0:
+                self._last_sweep = now
+                for k in [k for k, v in self._inflight.items() if now - v.t0 > INFLIGHT_TTL]:
+                    del self._inflight[k]
+
+    def _claim(self, call_id: str) -> tuple[bool, _Inflight | None]:
+        """Mark a call as recorded. Returns (first time?, its in-flight state)."""
+        with self._lock:
+            if call_id in self._recorded:
+                return False, None
+            self._recorded[call_id] = None
+            if len(self._recorded) > RECORDED_MAX:
+                self._recorded.popitem(last=False)
+            return True, self._inflight.pop(call_id, None)
+
+    def _finish(
+        self,
+        call_id: str,
+        inf: _Inflight,
+        response: dict[str, Any] | None,
+        *,
+        usage: dict[str, Any] | None = None,
+        error: str | None = None,
+        messages: Any = None,
+    ) -> None:
+        plugin = self.get_plugin()
+        if plugin is None:
+            return
+        plugin.on_response(inf.ctx, response, usage=usage, error=error, messages=messages)
+        if inf.done:
+            plugin.on_session_end(inf.ctx, inf.outcome, reason="host")
+
+    def _record_from_details(self, kwargs: dict[str, Any], response: Any, error: str | None) -> None:
+        """Log-event path: record the turn unless a hook before the client already did."""
+        call_id = kwargs.get("litellm_call_id")
+        if not isinstance(call_id, str) or not call_id:
+            return
+        if call_type_name(kwargs.get("call_type")) not in CHAT_CALL_TYPES:
+            return
+        first, inf = self._claim(call_id)
+        if not first:
+            return
+        messages = None
+        if inf is None:  # never seen by a pre-call hook (sync completion, another path): capture only
+            messages = kwargs.get("messages")
+            inf = self._sdk_context(kwargs, call_id, messages)
+            messages = messages if isinstance(messages, list) else []
+        msg, usage = (None, None)
+        if response is not None:
+            msg, usage = response_message(response)
+        self._finish(call_id, inf, msg, usage=usage, error=error, messages=messages)
+
+    # Proxy hooks -----------------------------------------------------------------------------------------
+    async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any, data: dict, call_type: Any) -> Any:
+        try:
+            if call_type_name(call_type) not in CHAT_CALL_TYPES or not isinstance(data, dict):
+                return data
+            messages = data.get("messages")
+            if not isinstance(messages, list):
+                return data  # LiteLLM answers the malformed request itself
+            call_id = data.get("litellm_call_id")
+            if not isinstance(call_id, str) or not call_id:
+                call_id = new_id()
+                data["litellm_call_id"] = call_id
+            plugin = self.get_plugin()
+            if plugin is None:
+                return data
+            inf = self._proxy_context(data, user_api_key_dict, call_id)
+            if already_injected(messages):
+                plugin.record_request(inf.ctx, messages)
+                out = messages
+            else:
+                out = plugin.on_request(inf.ctx, messages)
+            self._remember(call_id, inf)
+            data["messages"] = out
+        except Exception:
+            self._fail("async_pre_call_hook")
+        return data
+
+    async def async_post_call_success_hook(self, data: dict, user_api_key_dict: Any, response: Any) -> Any:
+        try:
+            call_id = data.get("litellm_call_id") if isinstance(data, dict) else None
+            if call_id and is_chat_response(response):
+                self._record_success(call_id, response)
+        except Exception:
+            self._fail("async_post_call_success_hook")
+        return None
+
+    def _record_success(self, call_id: str, response: Any) -> None:
+        with self._lock:
+            if call_id in self._recorded or call_id not in self._inflight:
+                return
+        first, inf = self._claim(call_id)
+        if first and inf is not None:
+            msg, usage = response_message(response)
+            self._finish(call_id, inf, msg, usage=usage)
+
+    async def async_post_call_streaming_iterator_hook(
+        self, user_api_key_dict: Any, response: Any, request_data: dict
+    ) -> AsyncGenerator[Any, None]:
+        call_id = request_data.get("litellm_call_id") if isinstance(request_data, dict) else None
+        with self._lock:
+            ours = isinstance(call_id, str) and call_id in self._inflight
+        if not ours:
+            async for item in response:
+                yield item
+            return
+        acc: StreamAccumulator | None = StreamAccumulator()
+        try:
+            async for item in response:
+                if acc is not None:
+                    try:
+                        acc.add(item)
+                    except Exception:
+                        self._fail("stream.accumulate")
+                        acc = None
+                yield item
+        except GeneratorExit:
+            self._record_stream(call_id, acc, "client disconnected before the end of the stream")
+            raise
+        except BaseException as e:
+            self._record_stream(call_id, acc, error_text(e))
+            raise
+        # Runs before the proxy sends [DONE]: the turn is on disk before the client has the reply.
+        self._record_stream(call_id, acc, None)
+
+    def _record_stream(self, call_id: Any, acc: StreamAccumulator | None, error: str | None) -> None:
+        try:
+            first, inf = self._claim(call_id)
+            if not first or inf is None:
+                return
+            msg = acc.message() if acc is not None else None
+            usage = acc.usage if acc is not None else None
+            if acc is None and error is None:
+                error = "stream not captured (see the metaclaw_litellm log)"
+            self._finish(call_id, inf, msg, usage=usage, error=error)
+        except Exception:
+            self._fail("stream.record")
+
+    async def async_post_call_failure_hook(
+        self, request_data: dict, original_exception: Exception, user_api_key_dict: Any, traceback_str: str | None = None
+    ) -> Any:
+        try:
+            call_id = request_data.get("litellm_call_id") if isinstance(request_data, dict) else None
+            if isinstance(call_id, str):
+                with self._lock:
+                    known = call_id in self._inflight and call_id not in self._recorded
+                if known:
+                    first, inf = self._claim(call_id)
+                    if first and inf is not None:
+                        self._finish(call_id, inf, None, error=error_text(original_exception))
+        except Exception:
+            self._fail("async_post_call_failure_hook")
+        return None
+
+    # SDK hooks (they also run inside the proxy, for each deployment call) ----------------------------------
+    async def async_pre_call_deployment_hook(self, kwargs: dict[str, Any], call_type: Any) -> dict[str, Any] | None:
+        try:
+            if call_type_name(call_type) not in CHAT_CALL_TYPES or not isinstance(kwargs, dict):
+                return None
+            messages = kwargs.get("messages")
+            if not isinstance(messages, list):
+                return None
+            lo = kwargs.get("litellm_logging_obj")
+            call_id = kwargs.get("litellm_call_id") or getattr(lo, "litellm_call_id", None)
+            if not isinstance(call_id, str) or not call_id:
+                return None
+            with self._lock:
+                inf = self._inflight.get(call_id)
+                recorded = call_id in self._recorded
+            if recorded or (inf is not None and inf.origin == "proxy"):
+                return None  # the proxy hook injected already
+            plugin = self.get_plugin()
+            if plugin is None:
+                return None
+            if inf is None:
+                details = getattr(lo, "model_call_details", None)
+                inf = self._sdk_context(details if isinstance(details, dict) else kwargs, call_id, messages)
+            if already_injected(messages):
+                return None
+            out = plugin.on_request(inf.ctx, messages)
+            self._remember(call_id, inf)
+            kwargs["messages"] = out
+            return kwargs
+        except Exception:
+            self._fail("async_pre_call_deployment_hook")
+            return None
+
+    async def async_post_call_success_deployment_hook(self, request_data: dict, response: Any, call_type: Any) -> Any:
+        try:
+            call_id = request_data.get("litellm_call_id") if isinstance(request_data, dict) else None
+            if isinstance(call_id, str) and is_chat_response(response):
+                self._record_success(call_id, response)
+        except Exception:
+            self._fail("async_post_call_success_deployment_hook")
+        return None
+
+    # Log events: the fallback, and the only path for SDK streams and sync calls --------------------------
+    async def async_log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
+        self.log_success_event(kwargs, response_obj, start_time, end_time)
+
+    async def async_log_failure_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
+        self.log_failure_event(kwargs, response_obj, start_time, end_time)
+
+    def log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
+        try:
+            if not isinstance(kwargs, dict):
+                return
+            resp = kwargs.get("async_complete_streaming_response") or kwargs.get("complete_streaming_response")
+            if resp is None or not is_chat_response(resp):
+                resp = response_obj if is_chat_response(response_obj) else None
+            self._record_from_details(kwargs, resp, None)
+        except Exception:
+            self._fail("log_success_event")
+
+    def log_failure_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
+        try:
+            if not isinstance(kwargs, dict):
+                return
+            exc = kwargs.get("exception")
+            slo = kwargs.get("standard_logging_object")
+            fallback = get(slo, "error_str") if slo is not None else None
+            self._record_from_details(kwargs, None, error_text(exc, fallback))
+        except Exception:
+            self._fail("log_failure_event")
+
+    # Introspection --------------------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        p = self._plugin
+        return {
+            "plugin": p.status() if p is not None else None,
+            "plugin_error": self.plugin_error,
+            "inflight": len(self._inflight),
+            "errors": dict(self.errors),
+        }
+
+
+def make_default_callback() -> MetaClawCallback:
+    """The module-level instance: configured from the environment and the config file, started now
+    so that the first request does not pay for loading the skill library."""
+    return MetaClawCallback(start=True)
+

@@ -1,0 +1,286 @@
+"""Pure translation helpers: LiteLLM request/response shapes to the core's neutral types.
+
+Nothing here imports LiteLLM, does I/O or keeps state, so it is cheap and unit-testable. LiteLLM hands
+hooks either its pydantic objects (``ModelResponse``, ``ModelResponseStream``, ``UserAPIKeyAuth``) or
+plain dicts, depending on the path; every accessor below accepts both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from metaclaw_plugin.skillbank.render import OPEN
+from metaclaw_plugin.types import DEFAULT_TENANT
+
+TRUE_STRINGS = frozenset({"1", "true", "yes", "on", "y", "t"})
+CHAT_CALL_TYPES = frozenset({"completion", "acompletion"})
+MASTER_KEY_TOKEN = "litellm_proxy_master_key"  # the proxy's stand-in for the master key (api_key, token)
+MAX_ERROR_CHARS = 2000
+_SESSION_ID_MAX = 200
+
+
+_MISSING = object()
+
+
+def get(obj: Any, name: str, default: Any = None) -> Any:
+    """``obj[name]`` for mappings, ``obj.name`` otherwise (dicts first: this runs on every request)."""
+    if obj is None:
+        return default
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    value = getattr(obj, name, _MISSING)
+    if value is not _MISSING:
+        return value
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return default
+
+
+def truthy(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return value != 0
+    if isinstance(value, str):
+        return value.strip().lower() in TRUE_STRINGS
+    return False
+
+
+def call_type_name(call_type: Any) -> str:
+    """``"acompletion"`` for the string, the ``CallTypes`` enum member, or ``None``."""
+    if call_type is None:
+        return ""
+    value = getattr(call_type, "value", call_type)
+    return value if isinstance(value, str) else str(value)
+
+
+def header(headers: Any, name: str) -> str | None:
+    """A request header, case-insensitively (the proxy lower-cases them; raw dicts may not be)."""
+    if not headers:
+        return None
+    try:
+        v = headers.get(name)
+        if v is None:
+            lname = name.lower()
+            for k, val in headers.items():
+                if isinstance(k, str) and k.lower() == lname:
+                    v = val
+                    break
+    except (AttributeError, TypeError):
+        return None
+    return v if isinstance(v, str) else None
+
+
+def clean_session_id(value: Any) -> str | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        value = str(value)
+    if not isinstance(value, str):
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    if len(value) > _SESSION_ID_MAX:  # keep ids bounded; a long id still maps to one stable id
+        value = "h-" + hashlib.blake2b(value.encode("utf-8", "replace"), digest_size=12).hexdigest()
+    return value
+
+
+def _text(content: Any, limit: int) -> str:
+    if isinstance(content, str):
+        return content[:limit]
+    if isinstance(content, list):
+        out = []
+        for p in content:
+            t = p.get("text") if isinstance(p, dict) else p if isinstance(p, str) else None
+            if isinstance(t, str):
+                out.append(t)
+        return "\n".join(out)[:limit]
+    return ""
+
+
+def conversation_fingerprint(messages: Any, limit: int = 65536) -> str | None:
+    """A stable id for a chat whose client sends no session id: the system prompt plus the first user
+    message, which stay the same while a stateless client resends the growing history."""
+    if not isinstance(messages, list) or not messages:
+        return None
+    system = ""
+    first_user = None
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        role = m.get("role")
+        if role in ("system", "developer") and not system:
+            system = _text(m.get("content"), limit)
+            if OPEN in system:  # already carries an injected block (a retry): ignore it
+                system = system.split(OPEN, 1)[0]
+            system = system.rstrip()
+        elif role == "user":
+            first_user = _text(m.get("content"), limit)
+            break
+    if first_user is None and not system:
+        return None
+    h = hashlib.blake2b(digest_size=10)
+    h.update(system.encode("utf-8", "replace"))
+    h.update(b"\x00")
+    h.update((first_user or "").encode("utf-8", "replace"))
+    return "fp-" + h.hexdigest()
+
+
+def already_injected(messages: Any) -> bool:
+    """True when a skill block is already in the messages (a retry, or a second hook on one call)."""
+    if not isinstance(messages, list) or not messages:
+        return False
+    first = messages[0]
+    if not isinstance(first, dict) or first.get("role") not in ("system", "developer"):
+        return False
+    content = first.get("content")
+    if isinstance(content, str):
+        return OPEN in content
+    if isinstance(content, list):
+        return any(isinstance(p, dict) and isinstance(p.get("text"), str) and OPEN in p["text"] for p in content)
+    return False
+
+
+def tenant_from_key(user_api_key_dict: Any, mode: str = "key") -> str:
+    """The tenant of a proxy request: its team, else its key (alias, or a hash of the key's hashed
+    token; never the raw key). The master key and unauthenticated calls use the default tenant.
+
+    ``mode``: ``"key"`` (team, then key), ``"team"`` (team only) or ``"none"`` (one shared tenant).
+    """
+    if user_api_key_dict is None or mode == "none":
+        return DEFAULT_TENANT
+    team = get(user_api_key_dict, "team_id")
+    if isinstance(team, str) and team.strip():
+        return "team:" + team.strip()[:128]
+    if mode == "team":
+        return DEFAULT_TENANT
+    alias = get(user_api_key_dict, "key_alias")
+    if isinstance(alias, str) and alias.strip():
+        return "key:" + alias.strip()[:128]
+    if get(user_api_key_dict, "api_key") == MASTER_KEY_TOKEN:
+        return DEFAULT_TENANT
+    token = get(user_api_key_dict, "token")
+    if isinstance(token, str) and token and token != MASTER_KEY_TOKEN:
+        # ``token`` is already the proxy's hash of the key; hash again so that no value that the
+        # proxy itself uses for lookups lands in our store.
+        return "key:" + hashlib.sha256(b"metaclaw-tenant\x00" + token.encode()).hexdigest()[:16]
+    return DEFAULT_TENANT
+
+
+def usage_dict(usage: Any) -> dict[str, Any] | None:
+    if usage is None:
+        return None
+    out = {}
+    for k in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        v = get(usage, k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[k] = v
+    return out or None
+
+
+def _tool_call_dict(tc: Any) -> dict[str, Any]:
+    fn = get(tc, "function")
+    args = get(fn, "arguments")
+    return {
+        "id": get(tc, "id"),
+        "type": get(tc, "type") or "function",
+        "function": {"name": get(fn, "name"), "arguments": args if isinstance(args, str) or args is None else str(args)},
+    }
+
+
+def response_message(response: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The assistant message and the usage of a (non-streaming) chat completion response."""
+    usage = usage_dict(get(response, "usage"))
+    choices = get(response, "choices")
+    if not choices:
+        return None, usage
+    msg = get(choices[0], "message")
+    if msg is None:
+        return None, usage
+    out: dict[str, Any] = {"role": get(msg, "role") or "assistant", "content": get(msg, "content")}
+    tool_calls = get(msg, "tool_calls")
+    if tool_calls:
+        out["tool_calls"] = [_tool_call_dict(tc) for tc in tool_calls]
+    return out, usage
+
+
+def is_chat_response(response: Any) -> bool:
+    """A complete (non-streaming) chat completion, as opposed to a stream wrapper or another API's reply."""
+    choices = get(response, "choices")
+    return bool(choices) and get(choices[0], "message") is not None
+
+
+class StreamAccumulator:
+    """Assembles streamed chunks into one assistant message: text, tool calls (by index), usage."""
+
+    __slots__ = ("parts", "tools", "usage", "finish", "chunks")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.tools: dict[int, dict[str, Any]] = {}
+        self.usage: dict[str, Any] | None = None
+        self.finish: str | None = None
+        self.chunks = 0
+
+    def add(self, chunk: Any) -> None:
+        self.chunks += 1
+        u = get(chunk, "usage")
+        if u is not None:
+            self.usage = usage_dict(u) or self.usage
+        choices = get(chunk, "choices")
+        if not choices:
+            return
+        choice = choices[0]
+        delta = get(choice, "delta")
+        if delta is not None:
+            text = get(delta, "content")
+            if isinstance(text, str) and text:
+                self.parts.append(text)
+            tcs = get(delta, "tool_calls")
+            if tcs:
+                for tc in tcs:
+                    self._add_tool(tc)
+        finish = get(choice, "finish_reason")
+        if isinstance(finish, str) and finish:
+            self.finish = finish
+
+    def _add_tool(self, tc: Any) -> None:
+        idx = get(tc, "index")
+        idx = idx if isinstance(idx, int) else len(self.tools)
+        slot = self.tools.get(idx)
+        if slot is None:
+            slot = self.tools[idx] = {"id": None, "type": "function", "function": {"name": None, "arguments": ""}}
+        tid = get(tc, "id")
+        if tid:
+            slot["id"] = tid
+        fn = get(tc, "function")
+        if fn is not None:
+            name = get(fn, "name")
+            if name and not slot["function"]["name"]:
+                slot["function"]["name"] = name
+            args = get(fn, "arguments")
+            if isinstance(args, str):
+                slot["function"]["arguments"] += args
+
+    def message(self) -> dict[str, Any]:
+        text = "".join(self.parts)
+        msg: dict[str, Any] = {"role": "assistant", "content": text if (text or not self.tools) else None}
+        if self.tools:
+            msg["tool_calls"] = [self.tools[i] for i in sorted(self.tools)]
+        return msg
+
+
+def error_text(exc: Any, fallback: str | None = None) -> str:
+    """One line naming the error: its type, HTTP status where known, and message (bounded)."""
+    if exc is None:
+        return (fallback or "unknown error")[:MAX_ERROR_CHARS]
+    if isinstance(exc, str):
+        return exc[:MAX_ERROR_CHARS]
+    status = getattr(exc, "status_code", None) or getattr(exc, "code", None)
+    msg = getattr(exc, "message", None) or str(exc)
+    name = type(exc).__name__
+    head = f"{name} {status}: " if isinstance(status, int) else f"{name}: "
+    return (head + str(msg))[:MAX_ERROR_CHARS]
