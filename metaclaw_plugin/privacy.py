@@ -144,12 +144,6 @@ class _Rule:
     check: Callable[[str], bool] | None = None
     on_lower: bool = False  # run a case-sensitive pattern over the ASCII-lowered text (much faster than (?i))
 
-    def applies(self, text: str, low: str | None) -> bool:
-        if not self.literals:
-            return True
-        hay = low if self.lower and low is not None else text
-        return any(lit in hay for lit in self.literals)
-
 
 def ascii_lower(text: str) -> str:
     """Lower case that keeps every index (str.lower may change the length of non-ASCII text)."""
@@ -266,6 +260,9 @@ class Redactor:
             rules.append(_Rule("custom", rx, 0, None, False))
         self._rules = rules
         self._entropy = entropy
+        # Every literal once, so a message is scanned once per literal rather than once per rule.
+        self._lits_case = tuple(sorted({lit for r in rules if r.literals and not r.lower for lit in r.literals}))
+        self._lits_low = tuple(sorted({lit for r in rules if r.literals and r.lower for lit in r.literals}))
 
     @classmethod
     def from_settings(cls, privacy: Any) -> "Redactor":
@@ -283,22 +280,25 @@ class Redactor:
     def redact(self, text: str) -> str:
         if not text or len(text) < 4:
             return text
-        low: str | None = None
+        low = ascii_lower(text)
+        present = self._present(text, low)
         for rule in self._rules:
-            if (rule.lower or rule.on_lower) and low is None:
-                low = ascii_lower(text)
-            if not rule.applies(text, low):
+            if rule.literals and present.isdisjoint(rule.literals):
                 continue
             if rule.on_lower:
-                new = _sub_spans(rule, text, _anchored(rule, low))  # type: ignore[arg-type]
+                new = _sub_spans(rule, text, _anchored(rule, low))
             else:
                 new = rule.rx.sub(_replacer(rule), text)
             if new is not text and new != text:
                 text = new
-                low = None
+                low = ascii_lower(text)
+                present = self._present(text, low)
         if self._entropy and len(text) >= 24:
             text = _CANDIDATE.sub(_entropy_sub, text)
         return text
+
+    def _present(self, text: str, low: str) -> set[str]:
+        return {lit for lit in self._lits_case if lit in text} | {lit for lit in self._lits_low if lit in low}
 
     def find(self, text: str) -> list[str]:
         """Labels of the secrets in ``text`` (for screening): empty when redaction changes nothing."""
