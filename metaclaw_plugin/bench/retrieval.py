@@ -46,7 +46,9 @@ HOST_SYSTEM_PROMPT = (
 
 
 def _data_file(name: str) -> Path:
-    return REPO_ROOT / "tests" / "data" / name
+    """tests/data in a checkout; the copy shipped inside the wheel otherwise."""
+    p = REPO_ROOT / "tests" / "data" / name
+    return p if p.is_file() else Path(__file__).resolve().parent / "querydata" / name
 
 
 def load_queries() -> tuple[list[dict[str, str]], list[str]]:

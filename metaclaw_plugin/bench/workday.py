@@ -214,8 +214,11 @@ def _questions_file(d: Path) -> Path | None:
 
 
 def default_scenarios() -> Path | None:
-    p = REPO_ROOT / "benchmarks" / "scenarios"
-    return p if p.is_dir() else None
+    """benchmarks/scenarios in a checkout; the copy shipped inside the wheel otherwise."""
+    for p in (REPO_ROOT / "benchmarks" / "scenarios", Path(__file__).resolve().parent / "scenarios"):
+        if p.is_dir():
+            return p
+    return None
 
 
 # Scoring ------------------------------------------------------------------------------------------
