@@ -10,7 +10,7 @@ import yaml
 from metaclaw_plugin import Settings, TurnContext
 from metaclaw_plugin.skillbank import SkillBank, SkillStore, bundled_skills_dir
 from metaclaw_plugin.skillbank.render import CLOSE, OPEN, approx_tokens, inject, render_block
-from metaclaw_plugin.skillbank.retrieve import task_text, tokenize
+from metaclaw_plugin.skillbank.retrieve import task_parts, tokenize
 from metaclaw_plugin.types import Skill
 
 DATA = Path(__file__).parent / "data"
@@ -81,9 +81,19 @@ def test_task_text_skips_system_boilerplate_and_tool_output():
         {"role": "tool", "content": "T" * 5000},
         {"role": "user", "content": [{"type": "text", "text": "the real task"}]},
     ]
-    t = task_text(msgs, context_messages=2, max_chars=2000)
-    assert t.startswith("the real task") and "first question" in t and "S" not in t and "TTT" not in t
-    assert task_text([{"role": "system", "content": "x"}]) == ""
+    query, context = task_parts(msgs, context_messages=2, max_chars=2000)
+    assert query == "the real task" and "first question" in context and "an answer" in context
+    assert "S" not in context and "TTT" not in context
+    assert task_parts([{"role": "system", "content": "x"}]) == ("", "")
+
+
+def test_small_talk_in_the_context_does_not_hide_the_right_skill(home: Path):
+    bank = bank_for(home)
+    small = [{"role": "user", "content": "Hi there, how was your weekend? Mine was great, we went hiking."},
+             {"role": "assistant", "content": "Sounds lovely! Glad you had fun outdoors."}]
+    for q in QUERIES:
+        inj = bank.injection(TurnContext("t"), small + [{"role": "user", "content": q["query"]}])
+        assert q["expected"] in inj.names[:3], (q, inj.names)
 
 
 def test_pinned_and_tenant_scoped_skills(home: Path):

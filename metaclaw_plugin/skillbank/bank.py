@@ -19,7 +19,7 @@ from typing import Sequence
 from ..config import Settings
 from ..types import Message, Skill, TurnContext
 from .render import render_block
-from .retrieve import KeywordIndex, Retriever, task_text
+from .retrieve import KeywordIndex, Retriever, task_parts
 from .store import SkillStore
 
 log = logging.getLogger("metaclaw_plugin.skills")
@@ -144,7 +144,7 @@ class SkillBank:
     def skills(self) -> dict[str, Skill]:
         return self._snap.skills
 
-    def select(self, ctx: TurnContext, query: str) -> list[tuple[Skill, float]]:
+    def select(self, ctx: TurnContext, query: str, context: str = "") -> list[tuple[Skill, float]]:
         snap = self._snap
         cfg = self.settings.retrieval
         share = self.settings.sessions.share_learned_skills
@@ -155,7 +155,7 @@ class SkillBank:
         chosen: list[tuple[Skill, float]] = [(s, 1.0) for s in snap.pinned if allow(s)][: cfg.top_k]
         seen = {s.name for s, _ in chosen}
         if query and len(chosen) < cfg.top_k:
-            for s, score in snap.index.search(query, cfg.top_k + len(seen), allow):
+            for s, score in snap.index.search(query, cfg.top_k + len(seen), allow, context):
                 if s.name in seen:
                     continue
                 chosen.append((s, score))
@@ -192,8 +192,8 @@ class SkillBank:
         if not self.settings.injection.enabled or ctx.kind != "main":
             return Injection("", [], snap_gen)
         cfg = self.settings.retrieval
-        query = task_text(messages, cfg.context_messages, cfg.max_query_chars)
-        chosen = self.select(ctx, query)
+        query, context = task_parts(messages, cfg.context_messages, cfg.max_query_chars)
+        chosen = self.select(ctx, query, context)
         text, names = render_block([s for s, _ in chosen], self.settings.injection.max_injected_tokens)
         scores = {s.name: round(sc, 4) for s, sc in chosen if s.name in names}
         arms = ctx.metadata.get(SHADOW_KEY) if ctx.metadata else None

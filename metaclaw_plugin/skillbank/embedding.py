@@ -180,12 +180,14 @@ class EmbeddingIndex:
         q = self.encoder.encode_query(query)
         return self.matrix @ q
 
-    def search(self, query: str, k: int, allow: Callable[[Skill], bool] | None = None) -> list[tuple[Skill, float]]:
+    def search(
+        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
+    ) -> list[tuple[Skill, float]]:
         import numpy as np
 
         if k <= 0 or not self.skills or not query.strip():
             return []
-        sims = self.similarities(query)
+        sims = self.similarities(query)  # the request alone: context shifts sentence embeddings too much
         order = np.argsort(-sims)[: k * 4 if allow else k]
         out = []
         for i in order:
@@ -207,11 +209,13 @@ class HybridIndex:
         self.keyword = keyword
         self.embedding = embedding
 
-    def search(self, query: str, k: int, allow: Callable[[Skill], bool] | None = None) -> list[tuple[Skill, float]]:
+    def search(
+        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
+    ) -> list[tuple[Skill, float]]:
         if k <= 0:
             return []
         pool = max(k * 3, 10)
-        kw = self.keyword.search(query, pool, allow)
+        kw = self.keyword.search(query, pool, allow, context)
         em = self.embedding.search(query, pool, allow)
         fused: dict[str, float] = {}
         by_name: dict[str, Skill] = {}

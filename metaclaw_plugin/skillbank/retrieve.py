@@ -28,12 +28,13 @@ STOPWORDS = frozenset(
     such than that the their theirs them themselves then there these they this those through to too under until
     up very was we were what when where which while who whom why will with would you your yours yourself
     yourselves can't don't i'm it's let's need want make sure get got also use using used one two new like
-    thing things something way ok okay hi hello thanks thank""".split()
+    thing things something way ok okay hi hey hello yo thanks thank cheers""".split()
 )
 FIELD_WEIGHTS = {"name": 3.0, "description": 2.0, "body": 1.0}
 K1 = 1.2
 B = 0.75
 MAX_QUERY_TERMS = 32
+CONTEXT_WEIGHT = 0.5  # earlier messages count half as much as the request itself
 
 
 def stem(tok: str) -> str:
@@ -76,10 +77,11 @@ def message_text(msg: Message) -> str:
     return ""
 
 
-def task_text(messages: Sequence[Message], context_messages: int = 2, max_chars: int = 2000) -> str:
-    """What the current turn is about: the last user message, then a little recent context.
+def task_parts(messages: Sequence[Message], context_messages: int = 2, max_chars: int = 2000) -> tuple[str, str]:
+    """What the current turn is about: the last user message, and a little recent context apart.
 
-    System messages (host boilerplate, often tens of KB) and tool output are left out on purpose.
+    They are kept apart because they weigh differently: small talk in the context must not dilute the
+    request. System messages (host boilerplate, often tens of KB) and tool output are left out.
     """
     last_user = None
     for i in range(len(messages) - 1, -1, -1):
@@ -88,12 +90,12 @@ def task_text(messages: Sequence[Message], context_messages: int = 2, max_chars:
             last_user = i
             break
     if last_user is None:
-        return ""
-    pieces = [message_text(messages[last_user])[:max_chars]]
-    budget = max_chars - len(pieces[0])
-    taken = 0
+        return "", ""
+    query = message_text(messages[last_user])[:max_chars]
+    budget = max_chars - len(query)
+    pieces: list[str] = []
     for j in range(last_user - 1, -1, -1):
-        if taken >= context_messages or budget <= 0:
+        if len(pieces) >= context_messages or budget <= 0:
             break
         m = messages[j]
         if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
@@ -102,14 +104,15 @@ def task_text(messages: Sequence[Message], context_messages: int = 2, max_chars:
         if t:
             pieces.append(t)
             budget -= len(t)
-            taken += 1
-    return "\n".join(pieces)
+    return query, "\n".join(pieces)
 
 
 class Retriever(Protocol):
     """A search index over one snapshot of the active skills. Built off the request path."""
 
-    def search(self, query: str, k: int, allow: Callable[[Skill], bool] | None = None) -> list[tuple[Skill, float]]:
+    def search(
+        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
+    ) -> list[tuple[Skill, float]]:
         ...
 
 
@@ -147,7 +150,11 @@ class KeywordIndex:
             t: (np.asarray(ids, dtype=np.int32), np.asarray(ws, dtype=np.float32)) for t, (ids, ws) in postings.items()
         }
 
-    def search(self, query: str, k: int, allow: Callable[[Skill], bool] | None = None) -> list[tuple[Skill, float]]:
+    def search(
+        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
+    ) -> list[tuple[Skill, float]]:
+        """Rank by BM25. Scores are normalised by the request's own terms only; context terms can add
+        evidence (at half weight) but never dilute the request."""
         if k <= 0 or not self.n:
             return []
         terms = set(tokenize(query))
@@ -156,11 +163,13 @@ class KeywordIndex:
         # Rare terms carry the meaning; cap the work for very long queries.
         weighted = sorted(((self.idf.get(t, self.unknown_idf), t) for t in terms), reverse=True)[:MAX_QUERY_TERMS]
         best = sum(w for w, _ in weighted) * (K1 + 1)
+        extra = sorted((self.idf[t], t) for t in set(tokenize(context)) - terms if t in self.idf)[-MAX_QUERY_TERMS:]
         scores = np.zeros(self.n, dtype=np.float32)
-        for _, t in weighted:
-            hit = self.postings.get(t)
-            if hit is not None:
-                scores[hit[0]] += hit[1]
+        for factor, group in ((1.0, weighted), (CONTEXT_WEIGHT, extra)):
+            for _, t in group:
+                hit = self.postings.get(t)
+                if hit is not None:
+                    scores[hit[0]] += hit[1] * factor
         want = min(self.n, k * 4 if allow else k)
         top = np.argpartition(-scores, want - 1)[:want] if want < self.n else np.arange(self.n)
         top = top[np.argsort(-scores[top], kind="stable")]
