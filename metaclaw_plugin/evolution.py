@@ -29,7 +29,6 @@ from .llm import LLMClient, LLMResult
 from .privacy import Redactor
 from .reward import TurnView, _cut
 from .screening import ScreenResult, screen
-from .skillbank.bank import is_shadow  # noqa: F401  (re-exported)
 from .skillbank.retrieve import KeywordIndex, tokenize
 from .skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE
 from .skillbank.store import SkillStore, utc_now_iso

@@ -50,7 +50,6 @@ from .common import (
     rnd,
     spawn,
     start_upstream,
-    wait_port,
 )
 
 TARGETS = ("direct", "bare", "noop", "plugin", "reference")

@@ -22,37 +22,23 @@ import sys
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from .upstream import Reply, Script, _count, _tool_call
+from .upstream import Upstream, _count, _tool_call
 
 MARKERS = {"metaclaw": "<metaclaw-skills>", "reference": "## Active Skills"}
 
 
 @dataclass
-class AioUpstream:
-    host: str = "127.0.0.1"
-    port: int = 0
-    model: str = "stub-model"
-    delay: float = 0.0
-    default_reply: str = "OK."
-    script: Script | None = None
-    replies: list[Reply | str] = field(default_factory=list)
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    headers: list[dict[str, str]] = field(default_factory=list)
-    record: bool = True
+class AioUpstream(Upstream):
+    """Same fields and reply logic as :class:`Upstream`; only the server differs."""
 
     def __post_init__(self) -> None:
-        self._lock = threading.Lock()
+        super().__post_init__()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
         self._runner: Any = None
         self.stats: dict[str, Any] = {"requests": 0, "stream": 0, "injected": {k: 0 for k in MARKERS}, "max_system_chars": 0}
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
 
     # Lifecycle ------------------------------------------------------------------------------
     def start(self) -> "AioUpstream":
@@ -106,29 +92,6 @@ class AioUpstream:
             if self._thread is not None:
                 self._thread.join(10)
         self._loop = None
-
-    def __enter__(self) -> "AioUpstream":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
-
-    def clear(self) -> None:
-        with self._lock:
-            self.requests.clear()
-            self.headers.clear()
-
-    def next_reply(self, body: dict[str, Any]) -> Reply:
-        with self._lock:
-            if self.record:
-                self.requests.append(body)
-            queued = self.replies.pop(0) if self.replies else None
-        reply: Reply | str | None = queued
-        if reply is None and self.script is not None:
-            reply = self.script(body)
-        if reply is None:
-            reply = self.default_reply
-        return {"content": reply} if isinstance(reply, str) else reply
 
     # Handlers -------------------------------------------------------------------------------
     async def _health(self, request: Any) -> Any:
