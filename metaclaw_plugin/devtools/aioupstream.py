@@ -15,17 +15,14 @@ Run it alone: ``python -m metaclaw_plugin.devtools.aioupstream --port 0`` prints
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import sys
 import threading
-import time
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from .upstream import Upstream, _count, _tool_call
+from .upstream import Upstream, render_reply
+from .upstream import main as upstream_main
 
 MARKERS = {"metaclaw": "<metaclaw-skills>", "reference": "## Active Skills"}
 
@@ -143,81 +140,19 @@ class AioUpstream(Upstream):
         delay = reply.get("delay", self.delay)
         if delay:
             await asyncio.sleep(delay)
-        status = int(reply.get("status", 200))
-        if status != 200:
-            err = {"error": {"message": reply.get("error", "upstream error"), "type": "server_error", "code": status}}
-            return web.json_response(err, status=status)
-        content = reply.get("content")
-        tool_calls = reply.get("tool_calls")
-        model = body.get("model") or self.model
-        usage = {"prompt_tokens": _count(body), "completion_tokens": max(1, len(str(content or "")) // 4)}
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        cid = "chatcmpl-" + uuid.uuid4().hex[:12]
-        created = int(time.time())
-        finish = "tool_calls" if tool_calls else "stop"
-        if body.get("stream"):
-            return await self._stream(request, cid, created, model, content, tool_calls, finish, usage)
-        message: dict[str, Any] = {"role": "assistant", "content": content}
-        if tool_calls:
-            message["tool_calls"] = [_tool_call(i, tc) for i, tc in enumerate(tool_calls)]
-        data = {
-            "id": cid,
-            "object": "chat.completion",
-            "created": created,
-            "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": usage,
-        }
-        return web.Response(body=json.dumps(data).encode(), content_type="application/json")
-
-    async def _stream(self, request: Any, cid: str, created: int, model: str, content: Any, tool_calls: Any,
-                      finish: str, usage: dict[str, Any]) -> Any:
-        from aiohttp import web
-
+        status, payload = render_reply(body, reply, self.model)
+        if isinstance(payload, bytes):
+            return web.Response(status=status, body=payload, content_type="application/json")
         resp = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await resp.prepare(request)
-
-        def chunk(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> bytes:
-            data = {
-                "id": cid,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
-                **extra,
-            }
-            return f"data: {json.dumps(data)}\n\n".encode()
-
-        parts = [chunk({"role": "assistant", "content": ""})]
-        text = str(content or "")
-        for i in range(0, len(text), 16):
-            parts.append(chunk({"content": text[i : i + 16]}))
-        for i, tc in enumerate(tool_calls or []):
-            parts.append(chunk({"tool_calls": [{**_tool_call(i, tc), "index": i}]}))
-        parts.append(chunk({}, finish, usage=usage))
-        parts.append(b"data: [DONE]\n\n")
-        # One write per chunk, as a provider streams; the client sees the first bytes early.
-        for p in parts:
-            await resp.write(p)
+        for event in payload:  # one write per event, as a provider streams
+            await resp.write(event)
         await resp.write_eof()
         return resp
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--reply", default="OK.")
-    ap.add_argument("--delay", type=float, default=0.0)
-    args = ap.parse_args(argv)
-    up = AioUpstream(host=args.host, port=args.port, default_reply=args.reply, delay=args.delay, record=False).start()
-    print(f"PORT {up.port}", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        up.stop()
-        sys.exit(0)
+    upstream_main(argv, AioUpstream)
 
 
 if __name__ == "__main__":

@@ -145,63 +145,56 @@ class _Handler(BaseHTTPRequestHandler):
         delay = reply.get("delay", self.owner.delay)
         if delay:
             time.sleep(delay)
-        status = int(reply.get("status", 200))
-        if status != 200:
-            err = {"error": {"message": reply.get("error", "upstream error"), "type": "server_error", "code": status}}
-            self._send(status, json.dumps(err).encode())
+        status, payload = render_reply(body, reply, self.owner.model)
+        if isinstance(payload, bytes):
+            self._send(status, payload)
             return
-        content = reply.get("content")
-        tool_calls = reply.get("tool_calls")
-        model = body.get("model") or self.owner.model
-        usage = {"prompt_tokens": _count(body), "completion_tokens": max(1, len(str(content or "")) // 4)}
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        cid = "chatcmpl-" + uuid.uuid4().hex[:12]
-        created = int(time.time())
-        finish = "tool_calls" if tool_calls else "stop"
-        if body.get("stream"):
-            self._stream(cid, created, model, content, tool_calls, finish, usage)
-            return
-        message: dict[str, Any] = {"role": "assistant", "content": content}
-        if tool_calls:
-            message["tool_calls"] = [_tool_call(i, tc) for i, tc in enumerate(tool_calls)]
-        data = {
-            "id": cid,
-            "object": "chat.completion",
-            "created": created,
-            "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": usage,
-        }
-        self._send(200, json.dumps(data).encode())
-
-    def _stream(self, cid: str, created: int, model: str, content: Any, tool_calls: Any, finish: str, usage: dict) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-
-        def chunk(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> None:
-            data = {
-                "id": cid,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
-                **extra,
-            }
-            self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
-
-        chunk({"role": "assistant", "content": ""})
-        text = str(content or "")
-        for i in range(0, len(text), 16):
-            chunk({"content": text[i : i + 16]})
-        for i, tc in enumerate(tool_calls or []):
-            chunk({"tool_calls": [{**_tool_call(i, tc), "index": i}]})
-        chunk({}, finish, usage=usage)
-        self.wfile.write(b"data: [DONE]\n\n")
+        for event in payload:
+            self.wfile.write(event)
         self.wfile.flush()
+
+
+def render_reply(body: dict[str, Any], reply: Reply, default_model: str) -> tuple[int, bytes | list[bytes]]:
+    """The wire form of one scripted reply: (status, JSON body) or (200, [SSE events]) for ``stream: true``.
+    Shared by both upstream servers so that they answer byte for byte alike."""
+    status = int(reply.get("status", 200))
+    if status != 200:
+        err = {"error": {"message": reply.get("error", "upstream error"), "type": "server_error", "code": status}}
+        return status, json.dumps(err).encode()
+    content = reply.get("content")
+    tool_calls = reply.get("tool_calls") or []
+    model = body.get("model") or default_model
+    usage = {"prompt_tokens": _count(body), "completion_tokens": max(1, len(str(content or "")) // 4)}
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    cid = "chatcmpl-" + uuid.uuid4().hex[:12]
+    created = int(time.time())
+    finish = "tool_calls" if tool_calls else "stop"
+    calls = [_tool_call(i, tc) for i, tc in enumerate(tool_calls)]
+    if not body.get("stream"):
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if calls:
+            message["tool_calls"] = calls
+        data = {"id": cid, "object": "chat.completion", "created": created, "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}
+        return 200, json.dumps(data).encode()
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> bytes:
+        data = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}], **extra}
+        return f"data: {json.dumps(data)}\n\n".encode()
+
+    text = str(content or "")
+    events = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"content": text[i : i + 16]}) for i in range(0, len(text), 16)]
+    events += [chunk({"tool_calls": [{**c, "index": i}]}) for i, c in enumerate(calls)]
+    events += [chunk({}, finish, usage=usage), b"data: [DONE]\n\n"]
+    return 200, events
 
 
 def _tool_call(i: int, tc: dict[str, Any]) -> dict[str, Any]:
@@ -217,14 +210,14 @@ def _count(body: dict[str, Any]) -> int:
     return max(1, len(json.dumps(body.get("messages", []))) // 4)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, server: type[Upstream] = Upstream) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--reply", default="OK.")
     ap.add_argument("--delay", type=float, default=0.0)
     args = ap.parse_args(argv)
-    up = Upstream(host=args.host, port=args.port, default_reply=args.reply, delay=args.delay, record=False).start()
+    up = server(host=args.host, port=args.port, default_reply=args.reply, delay=args.delay, record=False).start()
     print(f"PORT {up.port}", flush=True)
     try:
         while True:
