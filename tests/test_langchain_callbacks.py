@@ -19,34 +19,19 @@ from langchain_core.prompts import ChatPromptTemplate  # noqa: E402
 from langchain_core.runnables import RunnableLambda  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
-try:  # tests/ may or may not be a package
-    from .langchain_support import (  # noqa: E402
-        BLOCK_OPEN,
-        EDIT_TASK,
-        SYSTEM_PROMPT,
-        FakeFiles,
-        call,
-        edit_script,
-        explode,
-        hook_errors,
-        make_plugin,
-        model,
-        roles,
-    )
-except ImportError:  # pragma: no cover
-    from langchain_support import (  # type: ignore[no-redef]  # noqa: E402
-        BLOCK_OPEN,
-        EDIT_TASK,
-        SYSTEM_PROMPT,
-        FakeFiles,
-        call,
-        edit_script,
-        explode,
-        hook_errors,
-        make_plugin,
-        model,
-        roles,
-    )
+from langchain_support import (  # noqa: E402  (tests/ is on sys.path: pytest rootdir mode)
+    BLOCK_OPEN,
+    EDIT_TASK,
+    SYSTEM_PROMPT,
+    FakeFiles,
+    call,
+    edit_script,
+    explode,
+    hook_errors,
+    make_plugin,
+    model,
+    roles,
+)
 from metaclaw_langchain import MetaClawCallbackHandler, MetaClawMiddleware, with_skills  # noqa: E402
 from metaclaw_plugin import MetaClawPlugin  # noqa: E402
 

@@ -17,36 +17,20 @@ from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage  # 
 from langchain_core.tools import tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
-try:  # tests/ may or may not be a package
-    from .langchain_support import (  # noqa: E402
-        BLOCK_OPEN,
-        EDIT_TASK,
-        SYSTEM_PROMPT,
-        FakeFiles,
-        call,
-        edit_script,
-        explode,
-        hook_errors,
-        make_plugin,
-        model,
-        roles,
-        seed_skills,
-    )
-except ImportError:  # pragma: no cover
-    from langchain_support import (  # type: ignore[no-redef]  # noqa: E402
-        BLOCK_OPEN,
-        EDIT_TASK,
-        SYSTEM_PROMPT,
-        FakeFiles,
-        call,
-        edit_script,
-        explode,
-        hook_errors,
-        make_plugin,
-        model,
-        roles,
-        seed_skills,
-    )
+from langchain_support import (  # noqa: E402  (tests/ is on sys.path: pytest rootdir mode)
+    BLOCK_OPEN,
+    EDIT_TASK,
+    SYSTEM_PROMPT,
+    FakeFiles,
+    call,
+    edit_script,
+    explode,
+    hook_errors,
+    make_plugin,
+    model,
+    roles,
+    seed_skills,
+)
 from metaclaw_langchain import (  # noqa: E402
     MetaClawMiddleware,
     PolicyNotAvailableError,
