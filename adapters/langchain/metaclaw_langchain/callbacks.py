@@ -224,10 +224,8 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
         if plugin is None:
             return
         try:
-            with self._lock:
-                mr = self._models.pop(run_id, None)
+            mr, latency = self._pop_model_run(run_id)
             if mr is not None:
-                latency = (time.monotonic() - mr.t0) * 1000.0
                 gens = getattr(response, "generations", None) or []
                 for i, ctx in enumerate(mr.ctxs):
                     gen = gens[i][0] if i < len(gens) and gens[i] else None
@@ -238,10 +236,7 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
                         plugin.on_response(ctx, message_to_openai(msg), usage=usage_of(msg), latency_ms=latency)
                     else:
                         plugin.on_response(ctx, None, error="no generation in the model result", latency_ms=latency)
-                root = self._root(run_id)
-                if root is not None:
-                    with self._lock:
-                        root.model_calls += len(mr.ctxs)
+                self._count_model_calls(run_id, mr)
             self._maybe_end(run_id, outputs=_first_message(response))
         except Exception:
             fail(plugin, "on_llm_end")
@@ -252,19 +247,25 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
         if plugin is None:
             return
         try:
-            with self._lock:
-                mr = self._models.pop(run_id, None)
+            mr, latency = self._pop_model_run(run_id)
             if mr is not None:
-                latency = (time.monotonic() - mr.t0) * 1000.0
                 for ctx in mr.ctxs:
                     plugin.on_response(ctx, None, error=short_error(error), latency_ms=latency)
-                root = self._root(run_id)
-                if root is not None:
-                    with self._lock:
-                        root.model_calls += len(mr.ctxs)
+                self._count_model_calls(run_id, mr)
             self._maybe_end(run_id, error=error)
         except Exception:
             fail(plugin, "on_llm_error")
+
+    def _pop_model_run(self, run_id: UUID) -> tuple[Any, float]:
+        with self._lock:
+            mr = self._models.pop(run_id, None)
+        return mr, ((time.monotonic() - mr.t0) * 1000.0 if mr is not None else 0.0)
+
+    def _count_model_calls(self, run_id: UUID, mr: Any) -> None:
+        root = self._root(run_id)
+        if root is not None:
+            with self._lock:
+                root.model_calls += len(mr.ctxs)
 
     # ------------------------------------------------------------------------------------------------
     # Tools

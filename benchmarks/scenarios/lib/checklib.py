@@ -44,6 +44,15 @@ def load_csv(path):
         return list(csv.reader(f))
 
 
+def check_contacts_shape(rows):
+    """contacts.csv keeps its header and exactly three columns per row."""
+    if not rows or rows[0] != ["name", "email", "city"]:
+        problem("the header must stay name,email,city")
+    bad = [r for r in rows if len(r) != 3]
+    if bad:
+        problem(f"rows without exactly three columns: {bad[:3]}")
+
+
 def parse_ts(value):
     """An aware datetime when value is ISO 8601 with an explicit offset, else None."""
     if not isinstance(value, str) or not ISO_OFFSET.match(value):
