@@ -124,3 +124,65 @@ def test_side_turns_get_nothing(home: Path):
 def test_tokenizer_stems_lightly():
     assert tokenize("Backed-up FILES while writing") == tokenize("back up file while write")
     assert tokenize("the copies") == tokenize("copy") and tokenize("running") == tokenize("run")
+
+
+def naive_bm25(skills: list[Skill], query: str, context: str) -> dict[str, float]:
+    """BM25 written out per skill and term, the slow obvious way: the reference for the vectorised search."""
+    import math
+
+    from metaclaw_plugin.skillbank.retrieve import B, CONTEXT_WEIGHT, FIELD_WEIGHTS, K1
+
+    docs = []
+    for s in skills:
+        tf: dict[str, float] = {}
+        for field, w in FIELD_WEIGHTS.items():
+            text = s.name.replace("-", " ") if field == "name" else getattr(s, field)
+            for tok in tokenize(text):
+                tf[tok] = tf.get(tok, 0.0) + w
+        docs.append(tf)
+    n = len(docs)
+    avgdl = sum(sum(d.values()) for d in docs) / n
+
+    def idf(t: str) -> float:
+        df = sum(1 for d in docs if t in d)
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    q = set(tokenize(query))
+    ctx_terms = {t for t in set(tokenize(context)) - q if any(t in d for d in docs)}
+    best = sum(idf(t) for t in q) * (K1 + 1)
+    out = {}
+    for s, d in zip(skills, docs):
+        norm = K1 * (1 - B + B * sum(d.values()) / avgdl)
+        score = 0.0
+        for terms, factor in ((q, 1.0), (ctx_terms, CONTEXT_WEIGHT)):
+            for t in terms:
+                f = d.get(t, 0.0)
+                score += factor * idf(t) * f * (K1 + 1) / (f + norm) if f else 0.0
+        if score > 0:
+            out[s.name] = score / best
+    return out
+
+
+def test_vectorised_search_matches_bm25_written_out():
+    from metaclaw_plugin.bench.synth import generate_skills, synthetic_queries
+    from metaclaw_plugin.skillbank.retrieve import KeywordIndex
+
+    skills = list(generate_skills(300, seed=3))
+    index = KeywordIndex(skills)
+    queries = synthetic_queries(20, seed=5)
+    for query, context in zip(queries, reversed(queries)):
+        want = naive_bm25(skills, query, context)
+        got = index.search(query, 10, context=context)
+        top = sorted(want.items(), key=lambda kv: -kv[1])[:10]
+        assert [round(sc, 5) for _, sc in got] == pytest.approx([round(sc, 5) for _, sc in top], abs=1e-4)
+        for s, sc in got:
+            assert sc == pytest.approx(want[s.name], rel=1e-5)
+    # The floor: with min_score, nothing under it comes back, and everything over it (up to k) does.
+    strict = KeywordIndex(skills, min_score=0.1)
+    sizes = []
+    for query in queries:
+        want = {n: sc for n, sc in naive_bm25(skills, query, "").items() if sc >= 0.1}
+        got = strict.search(query, 50)
+        assert {s.name for s, _ in got} == set(want)
+        sizes.append(len(got))
+    assert 0 in sizes and max(sizes) >= 5  # the floor cut some queries to nothing and let others through

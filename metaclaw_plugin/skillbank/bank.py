@@ -26,7 +26,7 @@ log = logging.getLogger("metaclaw_plugin.skills")
 
 SHADOW_KEY = "metaclaw_shadow"  # ctx.metadata key: {skill name: "with" | "without"}
 MAX_SHADOW_PER_TURN = 2
-FULL_SCAN_EVERY = 10.0  # seconds; catches hand edits that bypass the store's change counter
+FULL_SCAN_EVERY = 60.0  # seconds; catches hand edits that bypass the store's change counter (a scan stats every SKILL.md)
 
 
 @dataclass(frozen=True)

@@ -58,8 +58,42 @@ def stem(tok: str) -> str:
     return tok
 
 
+_TERMS: dict[str, str] = {}  # word -> its term, or "" for a stop word; words repeat, so one lookup each
+
+
+def _term(word: str) -> str:
+    term = "" if word in STOPWORDS or len(word) <= 1 else stem(word)
+    if len(_TERMS) >= 100_000:
+        _TERMS.clear()
+    _TERMS[word] = term
+    return term
+
+
 def tokenize(text: str) -> list[str]:
-    return [stem(t) for t in _TOKEN.findall(text.lower().replace("_", " ")) if t not in STOPWORDS and len(t) > 1]
+    out = []
+    known = _TERMS.get
+    for word in _TOKEN.findall(text.lower().replace("_", " ")):
+        term = known(word)
+        if term is None:
+            term = _term(word)
+        if term:
+            out.append(term)
+    return out
+
+
+_CONTEXT_TERMS: dict[str, frozenset[str]] = {}
+
+
+def context_terms(text: str) -> frozenset[str]:
+    """The terms of a context text. The context is the conversation's recent past, so the same text
+    comes back turn after turn: remember it (bounded)."""
+    terms = _CONTEXT_TERMS.get(text)
+    if terms is None:
+        terms = frozenset(tokenize(text))
+        if len(_CONTEXT_TERMS) >= 4096:
+            _CONTEXT_TERMS.clear()
+        _CONTEXT_TERMS[text] = terms
+    return terms
 
 
 def message_text(msg: Message) -> str:
@@ -146,8 +180,10 @@ class KeywordIndex:
                 ids, ws = postings[t]
                 ids.append(i)
                 ws.append(self.idf[t] * f * (K1 + 1) / (f + norm))
+        # Per term: skill ids, weights, and the weights at context weight (so a search only concatenates).
         self.postings = {
-            t: (np.asarray(ids, dtype=np.int32), np.asarray(ws, dtype=np.float32)) for t, (ids, ws) in postings.items()
+            t: (np.asarray(ids, dtype=np.intp), np.asarray(ws, dtype=np.float64), np.asarray(ws, dtype=np.float64) * CONTEXT_WEIGHT)
+            for t, (ids, ws) in postings.items()
         }
 
     def search(
@@ -163,16 +199,25 @@ class KeywordIndex:
         # Rare terms carry the meaning; cap the work for very long queries.
         weighted = sorted(((self.idf.get(t, self.unknown_idf), t) for t in terms), reverse=True)[:MAX_QUERY_TERMS]
         best = sum(w for w, _ in weighted) * (K1 + 1)
-        extra = sorted((self.idf[t], t) for t in set(tokenize(context)) - terms if t in self.idf)[-MAX_QUERY_TERMS:]
-        scores = np.zeros(self.n, dtype=np.float32)
-        for factor, group in ((1.0, weighted), (CONTEXT_WEIGHT, extra)):
+        extra = sorted((self.idf[t], t) for t in context_terms(context) - terms if t in self.idf)[-MAX_QUERY_TERMS:]
+        ids: list[np.ndarray] = []
+        ws: list[np.ndarray] = []
+        for group, col in ((weighted, 1), (extra, 2)):
             for _, t in group:
                 hit = self.postings.get(t)
                 if hit is not None:
-                    scores[hit[0]] += hit[1] * factor
-        want = min(self.n, k * 4 if allow else k)
-        top = np.argpartition(-scores, want - 1)[:want] if want < self.n else np.arange(self.n)
-        top = top[np.argsort(-scores[top], kind="stable")]
+                    ids.append(hit[0])
+                    ws.append(hit[col])
+        if not ids:
+            return []
+        # One scatter-add over all the query's postings, then rank only the skills that can pass.
+        scores = np.bincount(np.concatenate(ids), np.concatenate(ws), minlength=self.n)
+        floor = max(self.min_score * best, 1e-12)
+        cand = np.flatnonzero(scores >= floor)
+        want = min(len(cand), k * 4 if allow else k)
+        if want < len(cand):
+            cand = cand[np.argpartition(-scores[cand], want - 1)[:want]]
+        top = cand[np.argsort(-scores[cand], kind="stable")]
         out = []
         for i in top:
             sc = float(scores[i]) / best
