@@ -263,6 +263,12 @@ class Redactor:
         # Every literal once, so a message is scanned once per literal rather than once per rule.
         self._lits_case = tuple(sorted({lit for r in rules if r.literals and not r.lower for lit in r.literals}))
         self._lits_low = tuple(sorted({lit for r in rules if r.literals and r.lower for lit in r.literals}))
+        # Which rules each literal wakes, so a text only walks the rules that can match in it.
+        self._always = tuple(i for i, r in enumerate(rules) if not r.literals)
+        self._by_literal: dict[str, tuple[int, ...]] = {}
+        for i, r in enumerate(rules):
+            for lit in r.literals or ():
+                self._by_literal[lit] = (*self._by_literal.get(lit, ()), i)
 
     @classmethod
     def from_settings(cls, privacy: Any) -> "Redactor":
@@ -282,9 +288,10 @@ class Redactor:
             return text
         low = ascii_lower(text)
         present = self._present(text, low)
-        for rule in self._rules:
-            if rule.literals and present.isdisjoint(rule.literals):
-                continue
+        todo = self._candidates(present, -1)
+        while todo:
+            i = todo.pop(0)
+            rule = self._rules[i]
             if rule.on_lower:
                 new = _sub_spans(rule, text, _anchored(rule, low))
             else:
@@ -293,9 +300,17 @@ class Redactor:
                 text = new
                 low = ascii_lower(text)
                 present = self._present(text, low)
+                todo = self._candidates(present, i)  # the text changed: the later rules it now wakes
         if self._entropy and len(text) >= 24:
             text = _CANDIDATE.sub(_entropy_sub, text)
         return text
+
+    def _candidates(self, present: set[str], after: int) -> list[int]:
+        """Indices (> ``after``) of the rules whose literal is present, in rule order (specific first)."""
+        idx = set(self._always)
+        for lit in present:
+            idx.update(self._by_literal[lit])
+        return sorted(i for i in idx if i > after)
 
     def _present(self, text: str, low: str) -> set[str]:
         return {lit for lit in self._lits_case if lit in text} | {lit for lit in self._lits_low if lit in low}
