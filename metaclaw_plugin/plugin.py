@@ -36,6 +36,7 @@ class _Pending:
     injected: list[str]
     generation: int
     t0: float
+    block: str | None = None  # the skill block this plugin injected (stored without a second redaction)
 
 
 @dataclass
@@ -169,7 +170,7 @@ class MetaClawPlugin:
                 raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
             inj = self.skill_block(ctx, messages)
             out = inject(messages, inj.text)
-            self.record_request(ctx, out, injected_skills=inj.names)
+            self._remember_request(ctx, out, inj.names, inj.text or None)
             return out
         except Exception:
             self._fail("on_request")
@@ -181,14 +182,18 @@ class MetaClawPlugin:
         """Remember the messages as sent, for adapters that cannot inject (capture only)."""
         try:
             self._ensure_started()
-            now = time.time()
-            gen = ctx.skill_generation if ctx.skill_generation is not None else self.skills.generation
-            names = list(injected_skills if injected_skills is not None else ctx.injected_skills)
-            with self._lock:
-                self._pending[ctx.request_id] = _Pending(ctx, list(messages), names, gen, time.monotonic())
-                self._touch(ctx, now)
+            names = injected_skills if injected_skills is not None else ctx.injected_skills
+            self._remember_request(ctx, messages, names, None)
         except Exception:
             self._fail("record_request")
+
+    def _remember_request(
+        self, ctx: TurnContext, messages: Sequence[Message], names: Sequence[str], block: str | None
+    ) -> None:
+        gen = ctx.skill_generation if ctx.skill_generation is not None else self.skills.generation
+        with self._lock:
+            self._pending[ctx.request_id] = _Pending(ctx, list(messages), list(names), gen, time.monotonic(), block)
+            self._touch(ctx, time.time())
 
     def on_response(
         self,
@@ -235,7 +240,7 @@ class MetaClawPlugin:
                 host=ctx.host,
                 user=ctx.user or pend.ctx.user,
             )
-            self.store.append_turn(turn)
+            self.store.append_turn(turn, skill_block=pend.block)
             with self._lock:
                 state = self._touch(ctx, time.time())
                 state.turn_ids.append(turn.turn_id)
