@@ -213,6 +213,16 @@ def test_interleaved_sessions_are_captured_in_order_json_and_stream(stack: Stack
         assert [m["role"] for m in s.turns[2].messages] == ["system", "user", "assistant", "user", "assistant", "user"]
 
 
+def test_a_short_session_header_still_names_the_session(stack: Stack):
+    """LiteLLM itself only maps X-Session-Id values of 8+ characters; the adapter reads the header too."""
+    sid = "q" + uuid.uuid4().hex[:4]
+    for text in ("first task: back up the config file", "an unrelated second conversation start"):
+        r = chat(stack.url, stack.key, [{"role": "user", "content": text}], headers={"X-Session-Id": sid})
+        assert r.status_code == 200, r.text
+    s = wait_session(stack.home, sid, turns=2)
+    assert user_texts(s) == ["first task: back up the config file", "an unrelated second conversation start"]
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 def test_turn_is_on_disk_when_the_client_has_the_response(stack: Stack, stream: bool):
     sid = _sid("durable")

@@ -163,6 +163,8 @@ class MetaClawCallback(CustomLogger):
         sid = None
         if not md.get("litellm_session_id_generated"):  # the proxy's missing_session_id: generate policy
             sid = clean_session_id(data.get("litellm_session_id"))
+        if sid is None:  # LiteLLM maps X-Session-Id only when it is 8+ characters long
+            sid = clean_session_id(header(headers, "x-session-id"))
         if sid is None:
             sid, source = clean_session_id(md.get("session_id")), "metadata"
         user = data.get("user") if isinstance(data.get("user"), str) else None
