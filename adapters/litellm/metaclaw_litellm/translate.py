@@ -7,6 +7,7 @@ plain dicts, depending on the path; every accessor below accepts both.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping
 from typing import Any
@@ -164,10 +165,15 @@ def tenant_from_key(user_api_key_dict: Any, mode: str = "key") -> str:
         return DEFAULT_TENANT
     token = get(user_api_key_dict, "token")
     if isinstance(token, str) and token and token != MASTER_KEY_TOKEN:
-        # ``token`` is already the proxy's hash of the key; hash again so that no value that the
-        # proxy itself uses for lookups lands in our store.
-        return "key:" + hashlib.sha256(b"metaclaw-tenant\x00" + token.encode()).hexdigest()[:16]
+        return _key_tenant(token)
     return DEFAULT_TENANT
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_tenant(token: str) -> str:
+    """``token`` is already the proxy's hash of the key; hash again so that no value that the proxy
+    itself uses for lookups lands in our store. Cached: the same few keys call again and again."""
+    return "key:" + hashlib.sha256(b"metaclaw-tenant\x00" + token.encode()).hexdigest()[:16]
 
 
 def usage_dict(usage: Any) -> dict[str, Any] | None:
