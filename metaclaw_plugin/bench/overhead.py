@@ -437,8 +437,15 @@ def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence
                     order = active[rnd_i % len(active):] + active[: rnd_i % len(active)]
                     for t in order:
                         total = n1 if c == 1 else c * per_client
+                        pid = children[t].proc.pid if t in children else None
+                        cpu0 = _cpu(pid)
                         r = run_batch(urls[t], bodies[mode], c, total, f"{t}-r{rnd_i}", master_key, mode == "sse")
-                        s = samples.setdefault((mode, c, t), {"lat": [], "ttfb": [], "rps": [], "p50": [], "errors": []})
+                        cpu1 = _cpu(pid)
+                        s = samples.setdefault((mode, c, t), {"lat": [], "ttfb": [], "rps": [], "p50": [], "errors": [],
+                                                              "cpu": [], "loop_cpu": []})
+                        if cpu0 and cpu1 and r["lat"]:
+                            s["cpu"].append((cpu1[0] - cpu0[0]) * 1000.0 / len(r["lat"]))
+                            s["loop_cpu"].append((cpu1[1] - cpu0[1]) * 1000.0 / len(r["lat"]))
                         s["lat"] += r["lat"]
                         s["ttfb"] += r["ttfb"]
                         s["errors"] += r["errors"]
@@ -464,6 +471,8 @@ def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence
                 "mean_ms": rnd(sum(s["lat"]) / len(s["lat"])) if s["lat"] else None,
                 "ttfb_p50_ms": rnd(percentile(s["ttfb"], 50)) if s["ttfb"] else None,
                 "rps": rnd(median(s["rps"]), 1),
+                "cpu_ms_per_request": rnd(median(s["cpu"])) if s["cpu"] else None,
+                "loop_cpu_ms_per_request": rnd(median(s["loop_cpu"])) if s["loop_cpu"] else None,
                 "round_p50s_ms": [rnd(x, 2) for x in s["p50"]],
                 **({"error_sample": s["errors"][:3]} if s["errors"] else {}),
             }
@@ -480,6 +489,17 @@ def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence
     result["loadavg_1m_at_end"] = round(os.getloadavg()[0], 2)
     _headline(result)
     return result
+
+
+def _cpu(pid: int | None) -> tuple[float, float] | None:
+    """(process, main thread) CPU seconds of a proxy. The main thread runs the proxy's event loop, which
+    is what limits a single LiteLLM worker's throughput: the steadiest cost figure on a shared machine."""
+    from ..devtools.proxyrun import process_cpu_seconds
+
+    if pid is None:
+        return None
+    total, loop = process_cpu_seconds(pid), process_cpu_seconds(pid, thread=pid)
+    return (total, loop) if total is not None and loop is not None else None
 
 
 def _stats(port: int) -> dict[str, Any]:
@@ -511,10 +531,15 @@ def _headline(result: dict[str, Any]) -> None:
                 result[f"{key}_p50_ms{suffix}"] = r.get("p50_ms")
                 result[f"{key}_p99_ms{suffix}"] = r.get("p99_ms")
                 result[f"{key}_rps{suffix}"] = r.get("rps")
+                result[f"{key}_loop_cpu_ms{suffix}"] = r.get("loop_cpu_ms_per_request")
             for t in ("noop", "plugin", "reference"):
                 result[f"ratio_{t}_bare_p50{suffix}"] = ratio(result.get(f"{t}_p50_ms{suffix}"), result.get(f"bare_p50_ms{suffix}"))
                 result[f"ratio_{t}_bare_p99{suffix}"] = ratio(result.get(f"{t}_p99_ms{suffix}"), result.get(f"bare_p99_ms{suffix}"))
                 result[f"ratio_{t}_bare_rps{suffix}"] = ratio(result.get(f"{t}_rps{suffix}"), result.get(f"bare_rps{suffix}"))
+                result[f"added_p50_ms_{t}{suffix}"] = _minus(result.get(f"{t}_p50_ms{suffix}"), result.get(f"bare_p50_ms{suffix}"))
+                # CPU-bound throughput: the bare proxy's event-loop CPU per request over this target's.
+                result[f"ratio_{t}_bare_loop_throughput{suffix}"] = ratio(result.get(f"bare_loop_cpu_ms{suffix}"),
+                                                                          result.get(f"{t}_loop_cpu_ms{suffix}"))
     for k in ("bare_p50_ms", "plugin_p50_ms", "reference_p50_ms", "bare_p99_ms", "plugin_p99_ms",
               "reference_p99_ms", "ratio_plugin_bare_p50", "ratio_reference_bare_p50"):
         result.setdefault(k, None)
@@ -552,7 +577,25 @@ def markdown(result: dict[str, Any]) -> str:
             rows.append(f"| {t}/bare | c={c} | {_fmt(result.get(f'ratio_{t}_bare_p50{suffix}'))} | "
                         f"{_fmt(result.get(f'ratio_{t}_bare_p99{suffix}'))} | {_fmt(result.get(f'ratio_{t}_bare_rps{suffix}'))} |")
     lines += ["| ratio (JSON) | concurrency | p50 | p99 | throughput |", "|---|---|---:|---:|---:|", *rows]
+    cpu_rows = []
+    for c, suffix in (("1", ""), ("32", "_c32")):
+        for t in ("bare", "noop", "plugin", "reference"):
+            loop = result.get(f"{t}_loop_cpu_ms{suffix}")
+            if loop is None:
+                continue
+            r = res.get("json", {}).get(c, {}).get(t) or {}
+            added = _minus(result.get(f"{t}_p50_ms{suffix}"), result.get(f"bare_p50_ms{suffix}"))
+            cpu_rows.append(f"| {t} | c={c} | {'—' if t == 'bare' or added is None else f'{added:+.2f} ms'} | "
+                            f"{r.get('cpu_ms_per_request', 0):.2f} ms | {loop:.2f} ms | "
+                            f"{'—' if t == 'bare' else _fmt(result.get(f'ratio_{t}_bare_loop_throughput{suffix}'))} |")
+    if cpu_rows:
+        lines += ["", "| target (JSON) | concurrency | p50 added vs bare | CPU per request | event-loop thread CPU per request "
+                  "| CPU-bound throughput vs bare |", "|---|---|---:|---:|---:|---:|", *cpu_rows]
     return "\n".join(lines)
+
+
+def _minus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else round(a - b, 3)
 
 
 def _fmt(x: float | None) -> str:

@@ -391,12 +391,16 @@ def measure(url: str, **kw: Any) -> Run:
     return asyncio.run(measure_async(url, **kw))
 
 
-def process_cpu_seconds(pid: int) -> float | None:
+def process_cpu_seconds(pid: int, thread: int | None = None) -> float | None:
     """User + system CPU time of a process (all its threads) so far, from /proc; None elsewhere.
+    With ``thread``, that thread's only (``thread=pid``: the main thread, a proxy's event loop).
 
     CPU time per request is the steadiest measure of a proxy's cost on a shared machine: other
     load stretches wall-clock latency, much less the CPU a request consumes."""
     try:
+        if thread is not None:  # nanoseconds on the CPU (the tick counts in stat are 10 ms coarse)
+            with open(f"/proc/{pid}/task/{thread}/schedstat", "rb") as f:
+                return int(f.read().split()[0]) / 1e9
         with open(f"/proc/{pid}/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()
         ticks = os.sysconf("SC_CLK_TCK")
