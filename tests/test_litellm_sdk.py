@@ -354,6 +354,30 @@ def test_stream_accumulator_and_response_message():
     assert msg == {"role": "assistant", "content": "x"}
 
 
+
+def test_litellm_chunk_objects_are_read_like_dicts():
+    """LiteLLM's stream chunks are pydantic models that keep most values as extras; the fast reader must
+    see fields, extras, absent names (default) and class attributes exactly as getattr does."""
+    from litellm.types.utils import ModelResponseStream, Usage
+
+    from metaclaw_litellm.translate import get
+
+    text = ModelResponseStream(id="x", choices=[{"index": 0, "delta": {"role": "assistant", "content": "Hel"}}])
+    more = ModelResponseStream(id="x", choices=[{"index": 0, "delta": {"tool_calls": [
+        {"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}}])
+    last = ModelResponseStream(id="x", choices=[{"index": 0, "delta": {"content": "lo"}, "finish_reason": "stop"}])
+    last.usage = Usage(prompt_tokens=3, completion_tokens=2, total_tokens=5)  # set the way LiteLLM sets it
+    acc = StreamAccumulator()
+    for c in (text, more, last):
+        acc.add(c)
+    assert acc.message() == {"role": "assistant", "content": "Hello", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    assert acc.usage == {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5} and acc.finish == "stop"
+    for obj in (text, text.choices[0], text.choices[0].delta, last):
+        for name in ("id", "choices", "delta", "content", "usage", "finish_reason", "nothing_here", "model_dump"):
+            expect = getattr(obj, name, None)
+            assert get(obj, name) is expect or get(obj, name) == expect, (type(obj).__name__, name)
+
 # proxyrun and the `proxy` command's config --------------------------------------------------------------------------
 def test_master_key_rules():
     for bad in ("sk-1234", "sk-12345678901234567890123", "1234567890abcdefghijklmnop", "sk-short", "sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaa", ""):

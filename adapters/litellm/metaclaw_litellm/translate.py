@@ -31,6 +31,18 @@ def get(obj: Any, name: str, default: Any = None) -> Any:
         return default
     if isinstance(obj, dict):
         return obj.get(name, default)
+    extra = getattr(obj, "__pydantic_extra__", _MISSING)
+    if extra is not _MISSING:
+        # A pydantic model (LiteLLM's responses and stream chunks): read fields and extras directly.
+        # getattr would go through pydantic's __getattr__, which raises for an absent name: ~7 us,
+        # and a stream calls this for every chunk.
+        fields = obj.__dict__
+        if name in fields:
+            return fields[name]
+        if extra and name in extra:
+            return extra[name]
+        if not hasattr(type(obj), name):
+            return default
     value = getattr(obj, name, _MISSING)
     if value is not _MISSING:
         return value
