@@ -570,29 +570,31 @@ def markdown(result: dict[str, Any]) -> str:
                      "reference": "(d) reference proxy " + (result["targets"]["reference"].get("version") or "")}[t]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
         lines.append("")
-    rows = []
-    for c, suffix in (("1", ""), ("32", "_c32")):
-        for t in ("noop", "plugin", "reference"):
-            if result.get(f"ratio_{t}_bare_p50{suffix}") is None:
-                continue
-            rows.append(f"| {t}/bare | c={c} | {_fmt(result.get(f'ratio_{t}_bare_p50{suffix}'))} | "
-                        f"{_fmt(result.get(f'ratio_{t}_bare_p99{suffix}'))} | {_fmt(result.get(f'ratio_{t}_bare_rps{suffix}'))} |")
-    lines += ["| ratio (JSON) | concurrency | p50 | p99 | throughput |", "|---|---|---:|---:|---:|", *rows]
-    cpu_rows = []
-    for c, suffix in (("1", ""), ("32", "_c32")):
-        for t in ("bare", "noop", "plugin", "reference"):
-            r = res.get("json", {}).get(c, {}).get(t) or {}
-            if r.get("cpu_ms_per_request") is None:
-                continue
-            loop = result.get(f"{t}_loop_cpu_ms{suffix}")
-            added = _minus(result.get(f"{t}_p50_ms{suffix}"), result.get(f"bare_p50_ms{suffix}"))
-            cpu_rows.append(f"| {t} | c={c} | {'—' if t == 'bare' or added is None else f'{added:+.2f} ms'} | "
-                            f"{r['cpu_ms_per_request']:.2f} ms | {'—' if loop is None else f'{loop:.2f} ms'} | "
-                            f"{'—' if t == 'bare' else _fmt(result.get(f'ratio_{t}_bare_loop_throughput{suffix}'))} |")
-    if cpu_rows:
-        lines += ["", "| target (JSON) | concurrency | p50 added vs bare | CPU per request | event-loop thread CPU per request "
-                  "| CPU-bound throughput vs bare |", "|---|---|---:|---:|---:|---:|", *cpu_rows]
-    return "\n".join(lines)
+    for mode in [m for m in ("json", "sse") if m in res]:
+        tail = "" if mode == "json" else "_sse"
+        rows, cpu_rows = [], []
+        for c, suffix in (("1", tail), ("32", "_c32" + tail)):
+            for t in ("noop", "plugin", "reference"):
+                if result.get(f"ratio_{t}_bare_p50{suffix}") is None:
+                    continue
+                rows.append(f"| {t}/bare | c={c} | {_fmt(result.get(f'ratio_{t}_bare_p50{suffix}'))} | "
+                            f"{_fmt(result.get(f'ratio_{t}_bare_p99{suffix}'))} | {_fmt(result.get(f'ratio_{t}_bare_rps{suffix}'))} |")
+            for t in ("bare", "noop", "plugin", "reference"):
+                r = res[mode].get(c, {}).get(t) or {}
+                if r.get("cpu_ms_per_request") is None:
+                    continue
+                loop = result.get(f"{t}_loop_cpu_ms{suffix}")
+                added = _minus(result.get(f"{t}_p50_ms{suffix}"), result.get(f"bare_p50_ms{suffix}"))
+                cpu_rows.append(f"| {t} | c={c} | {'—' if t == 'bare' or added is None else f'{added:+.2f} ms'} | "
+                                f"{r['cpu_ms_per_request']:.2f} ms | {'—' if loop is None else f'{loop:.2f} ms'} | "
+                                f"{'—' if t == 'bare' else _fmt(result.get(f'ratio_{t}_bare_loop_throughput{suffix}'))} |")
+        label = mode.upper()
+        lines += [f"| ratio ({label}) | concurrency | p50 | p99 | throughput |", "|---|---|---:|---:|---:|", *rows, ""]
+        if cpu_rows:
+            lines += [f"| target ({label}) | concurrency | p50 added vs bare | CPU per request "
+                      "| event-loop thread CPU per request | CPU-bound throughput vs bare |",
+                      "|---|---|---:|---:|---:|---:|", *cpu_rows, ""]
+    return "\n".join(lines).rstrip("\n")
 
 
 def _minus(a: float | None, b: float | None) -> float | None:
