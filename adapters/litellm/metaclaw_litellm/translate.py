@@ -69,6 +69,20 @@ def call_type_name(call_type: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+def _view(obj: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """``obj``'s values as a dict, to read several of them: a dict as is, a pydantic model's fields and
+    extras without copying where it can (a stream reads each chunk this way), else ``names`` via ``get``."""
+    if isinstance(obj, dict):
+        return obj
+    extra = getattr(obj, "__pydantic_extra__", _MISSING)
+    if extra is not _MISSING:
+        fields = obj.__dict__
+        if not extra:
+            return fields
+        return extra if not fields else {**fields, **extra}
+    return {n: get(obj, n) for n in names}
+
+
 def header(headers: Any, name: str) -> str | None:
     """A request header, case-insensitively (the proxy lower-cases them; raw dicts may not be)."""
     if not headers:
@@ -245,23 +259,25 @@ class StreamAccumulator:
 
     def add(self, chunk: Any) -> None:
         self.chunks += 1
-        u = get(chunk, "usage")
+        c = _view(chunk, ("usage", "choices"))
+        u = c.get("usage")
         if u is not None:
             self.usage = usage_dict(u) or self.usage
-        choices = get(chunk, "choices")
+        choices = c.get("choices")
         if not choices:
             return
-        choice = choices[0]
-        delta = get(choice, "delta")
+        choice = _view(choices[0], ("delta", "finish_reason"))
+        delta = choice.get("delta")
         if delta is not None:
-            text = get(delta, "content")
+            d = _view(delta, ("content", "tool_calls"))
+            text = d.get("content")
             if isinstance(text, str) and text:
                 self.parts.append(text)
-            tcs = get(delta, "tool_calls")
+            tcs = d.get("tool_calls")
             if tcs:
                 for tc in tcs:
                     self._add_tool(tc)
-        finish = get(choice, "finish_reason")
+        finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             self.finish = finish
 
