@@ -324,15 +324,19 @@ class MetaClawCallback(CustomLogger):
         return data
 
     async def async_post_call_success_hook(self, data: dict, user_api_key_dict: Any, response: Any) -> Any:
-        try:
-            call_id = data.get("litellm_call_id") if isinstance(data, dict) else None
-            if call_id and is_chat_response(response):
-                self._record_success(call_id, response)
-        except Exception:
-            self._fail("async_post_call_success_hook")
+        self._record_success(data, response, "async_post_call_success_hook")
         return None
 
-    def _record_success(self, call_id: str, response: Any) -> None:
+    def _record_success(self, data: Any, response: Any, where: str) -> None:
+        """Record a JSON reply before the client gets it (proxy and SDK success hooks); fails open."""
+        try:
+            call_id = data.get("litellm_call_id") if isinstance(data, dict) else None
+            if isinstance(call_id, str) and call_id and is_chat_response(response):
+                self._record_call(call_id, response)
+        except Exception:
+            self._fail(where)
+
+    def _record_call(self, call_id: str, response: Any) -> None:
         with self._lock:
             if call_id in self._recorded or call_id not in self._inflight:
                 return
@@ -433,12 +437,7 @@ class MetaClawCallback(CustomLogger):
             return None
 
     async def async_post_call_success_deployment_hook(self, request_data: dict, response: Any, call_type: Any) -> Any:
-        try:
-            call_id = request_data.get("litellm_call_id") if isinstance(request_data, dict) else None
-            if isinstance(call_id, str) and is_chat_response(response):
-                self._record_success(call_id, response)
-        except Exception:
-            self._fail("async_post_call_success_deployment_hook")
+        self._record_success(request_data, response, "async_post_call_success_deployment_hook")
         return None
 
     # Log events: the fallback, and the only path for SDK streams and sync calls --------------------------
