@@ -23,8 +23,8 @@ from click.testing import CliRunner  # noqa: E402
 
 from metaclaw_litellm import MetaClawCallback  # noqa: E402
 from metaclaw_litellm.translate import (  # noqa: E402
-    StreamAccumulator,
     already_injected,
+    assemble_stream,
     conversation_fingerprint,
     response_message,
     tenant_from_key,
@@ -335,8 +335,7 @@ def test_fingerprint_follows_the_conversation():
     assert already_injected(injected) and not already_injected(a)
 
 
-def test_stream_accumulator_and_response_message():
-    acc = StreamAccumulator()
+def test_assemble_stream_and_response_message():
     chunks = [
         {"choices": [{"delta": {"role": "assistant", "content": "Hel"}}]},
         {"choices": [{"delta": {"content": "lo"}}]},
@@ -345,14 +344,14 @@ def test_stream_accumulator_and_response_message():
         {"choices": [{"delta": {}, "finish_reason": "tool_calls"}]},
         {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}},
     ]
-    for c in chunks:
-        acc.add(c)
-    assert acc.message() == {"role": "assistant", "content": "Hello", "tool_calls": [
+    msg, usage = assemble_stream(chunks)
+    assert msg == {"role": "assistant", "content": "Hello", "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}]}
-    assert acc.usage == {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+    assert usage == {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+    assert assemble_stream([]) == ({"role": "assistant", "content": ""}, None)
+    assert assemble_stream(chunks[:2])[1] is None  # no usage anywhere: none invented
     msg, usage = response_message(litellm.ModelResponse(choices=[{"message": {"role": "assistant", "content": "x"}}]))
     assert msg == {"role": "assistant", "content": "x"}
-
 
 
 def test_litellm_chunk_objects_are_read_like_dicts():
@@ -367,12 +366,15 @@ def test_litellm_chunk_objects_are_read_like_dicts():
         {"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}}])
     last = ModelResponseStream(id="x", choices=[{"index": 0, "delta": {"content": "lo"}, "finish_reason": "stop"}])
     last.usage = Usage(prompt_tokens=3, completion_tokens=2, total_tokens=5)  # set the way LiteLLM sets it
-    acc = StreamAccumulator()
-    for c in (text, more, last):
-        acc.add(c)
-    assert acc.message() == {"role": "assistant", "content": "Hello", "tool_calls": [
+    msg, usage = assemble_stream([text, more, last])
+    assert msg == {"role": "assistant", "content": "Hello", "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
-    assert acc.usage == {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5} and acc.finish == "stop"
+    assert usage == {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+    # Without include_usage LiteLLM strips usage from the chunks and keeps it in the last one's hidden params.
+    bare = ModelResponseStream(id="x", choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
+    bare._hidden_params["usage"] = Usage(prompt_tokens=4, completion_tokens=1, total_tokens=5)
+    assert assemble_stream([text, bare]) == (
+        {"role": "assistant", "content": "Hel"}, {"prompt_tokens": 4, "completion_tokens": 1, "total_tokens": 5})
     for obj in (text, text.choices[0], text.choices[0].delta, last):
         for name in ("id", "choices", "delta", "content", "usage", "finish_reason", "nothing_here", "model_dump"):
             expect = getattr(obj, name, None)

@@ -36,8 +36,8 @@ from metaclaw_plugin.types import DEFAULT_TENANT, TurnContext, new_id
 
 from .translate import (
     CHAT_CALL_TYPES,
-    StreamAccumulator,
     already_injected,
+    assemble_stream,
     call_type_name,
     clean_session_id,
     conversation_fingerprint,
@@ -355,34 +355,31 @@ class MetaClawCallback(CustomLogger):
             async for item in response:
                 yield item
             return
-        acc: StreamAccumulator | None = StreamAccumulator()
+        chunks: list[Any] = []  # read once at the end (assemble_stream): a list append is all a chunk costs
         try:
             async for item in response:
-                if acc is not None:
-                    try:
-                        acc.add(item)
-                    except Exception:
-                        self._fail("stream.accumulate")
-                        acc = None
+                chunks.append(item)
                 yield item
         except GeneratorExit:
-            self._record_stream(call_id, acc, "client disconnected before the end of the stream")
+            self._record_stream(call_id, chunks, "client disconnected before the end of the stream")
             raise
         except BaseException as e:
-            self._record_stream(call_id, acc, error_text(e))
+            self._record_stream(call_id, chunks, error_text(e))
             raise
         # Runs before the proxy sends [DONE]: the turn is on disk before the client has the reply.
-        self._record_stream(call_id, acc, None)
+        self._record_stream(call_id, chunks, None)
 
-    def _record_stream(self, call_id: Any, acc: StreamAccumulator | None, error: str | None) -> None:
+    def _record_stream(self, call_id: Any, chunks: list[Any], error: str | None) -> None:
         try:
             first, inf = self._claim(call_id)
             if not first or inf is None:
                 return
-            msg = acc.message() if acc is not None else None
-            usage = acc.usage if acc is not None else None
-            if acc is None and error is None:
-                error = "stream not captured (see the metaclaw_litellm log)"
+            try:
+                msg, usage = assemble_stream(chunks)
+            except Exception:
+                self._fail("stream.assemble")
+                msg, usage = None, None
+                error = error or "stream not captured (see the metaclaw_litellm log)"
             self._finish(call_id, inf, msg, usage=usage, error=error)
         except Exception:
             self._fail("stream.record")
