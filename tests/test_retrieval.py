@@ -114,6 +114,41 @@ def test_pinned_and_tenant_scoped_skills(home: Path):
     assert "team-a-trick" not in b and "always-on" in b
 
 
+def test_tool_loop_steps_reuse_the_block_until_the_library_changes(home: Path, monkeypatch):
+    """An agent's tool loop resends one user message with tool output after it: every step after the
+    first gets the same block without a search. Another tenant, another request or a library change
+    searches again."""
+    store = SkillStore(home / "skills")
+    store.add_batch([Skill(name="team-a-trick", description="deploy the payments service with canary rollout",
+                           body="b", origin="evolved", tenant="team-a")], actor="t")
+    bank = SkillBank(Settings(home=home))
+    bank.refresh(force=True)
+    searches: list[str] = []
+    real = type(bank._snap.index).search
+
+    def counted(index, query, *a, **k):
+        searches.append(query)
+        return real(index, query, *a, **k)
+
+    monkeypatch.setattr(type(bank._snap.index), "search", counted)
+    turn = [{"role": "user", "content": "deploy payments with a canary rollout"}]
+    step1 = bank.injection(TurnContext("s", tenant="team-a"), turn)
+    loop = turn + [{"role": "assistant", "content": None, "tool_calls": [{"id": "1"}]},
+                   {"role": "tool", "tool_call_id": "1", "content": "deployed 10%"}]
+    step2 = bank.injection(TurnContext("s", tenant="team-a"), loop)
+    assert step1.names == step2.names == ["team-a-trick"] and step1.text == step2.text and len(searches) == 1
+    step2.names.append("caller-mutation")  # callers get their own copies
+    assert bank.injection(TurnContext("s", tenant="team-a"), loop).names == ["team-a-trick"]
+    assert bank.injection(TurnContext("s", tenant="team-b"), loop).names == [] and len(searches) == 2
+    bank.injection(TurnContext("s", tenant="team-a"), [{"role": "user", "content": "now roll back the canary"}])
+    assert len(searches) == 3
+    store.add_batch([Skill(name="canary-checks", description="check canary rollout error rates before deploy",
+                           body="b")], actor="t")
+    bank.refresh()
+    after = bank.injection(TurnContext("s", tenant="team-a"), loop)
+    assert len(searches) == 4 and "canary-checks" in after.names
+
+
 def test_side_turns_get_nothing(home: Path):
     bank = bank_for(home)
     msgs = [{"role": "user", "content": "back up the json file before you edit it"}]

@@ -152,6 +152,19 @@ def _worker(spec: dict[str, Any]) -> dict[str, Any]:
         t = clock()
         plugin.on_request(ctx, m)
         times.append((clock() - t) / 1000.0)
+    # Tool-loop steps: an agent's later model calls in one turn resend the user message with a tool call
+    # and its output after it. Each is timed right after an untimed first call with the same message.
+    steps: list[float] = []
+    for i, m in enumerate(msgs[spec["warmup"] :][:300]):
+        ctx = TurnContext(session_id=f"loop{i % 32}")
+        plugin.on_request(ctx, m)
+        step = m + [{"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
+        t = clock()
+        plugin.on_request(ctx, step)
+        steps.append((clock() - t) / 1000.0)
+    plugin._pending.clear()
     # Tokens and skill counts, outside the timed loop.
     toks: list[int] = []
     nskills: list[int] = []
@@ -171,6 +184,7 @@ def _worker(spec: dict[str, Any]) -> dict[str, Any]:
         p99_us=rnd(percentile(times, 99), 1),
         mean_us=rnd(sum(times) / len(times), 1),
         max_us=rnd(max(times), 1),
+        tool_step_p50_us=rnd(percentile(steps, 50), 1),
         injected_tokens_mean=rnd(sum(toks) / len(toks), 1),
         injected_tokens_p95=percentile(toks, 95),
         skills_per_turn_mean=rnd(sum(nskills) / len(nskills), 2),
@@ -415,6 +429,11 @@ def markdown(result: dict[str, Any]) -> str:
                              f"{_pct(r.get('turns_with_skills'))} | {_pct(r.get('real_tasks_expected_injected'))} |")
             else:
                 lines.append(f"| {int(size):,} | {mode} | — | — | — | — | — | — | — | {r.get('skipped') or r.get('error', '')[:80]} |")
+    steps = [f"{int(size):,} {mode}: {r['tool_step_p50_us']:.0f} µs" for mode, points in result["scaling"].items()
+             for size, r in points.items() if r.get("tool_step_p50_us") is not None]
+    if steps:
+        lines += ["", "on_request p50 for a tool-loop step (the same user message again, with a tool call and "
+                  "its output after it; the block found for the turn's first call is reused): " + ", ".join(steps) + "."]
     lines.append("")
     ref = result.get("reference_tokens_per_turn_measured")
     lines.append(f"Injected per turn (1k skills, keyword): **{result.get('injected_tokens_per_turn')} tokens**, "

@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..config import Settings
 from ..types import Message, Skill, TurnContext
@@ -27,6 +27,7 @@ log = logging.getLogger("metaclaw_plugin.skills")
 SHADOW_KEY = "metaclaw_shadow"  # ctx.metadata key: {skill name: "with" | "without"}
 MAX_SHADOW_PER_TURN = 2
 FULL_SCAN_EVERY = 60.0  # seconds; catches hand edits that bypass the store's change counter (a scan stats every SKILL.md)
+BLOCKS_MAX = 1024  # rendered blocks remembered per snapshot (~5 MB at most); cleared when full
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,12 @@ class Snapshot:
     index: Retriever = field(default_factory=lambda: KeywordIndex([]))
     pinned: tuple[Skill, ...] = ()
     shadow: KeywordIndex | None = None  # skills on shadow trial (quarantined, metadata.promotion: shadow)
+    # Rendered blocks by (tenant, query, context, live settings). An agent's tool loop sends the same user message and
+    # context on every step of one turn, so each step after the first skips retrieval and rendering.
+    # The cache goes with the snapshot: a library change starts an empty one.
+    blocks: dict[tuple[Any, ...], tuple[str, tuple[str, ...], dict[str, float]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
 
 @dataclass
@@ -144,8 +151,10 @@ class SkillBank:
     def skills(self) -> dict[str, Skill]:
         return self._snap.skills
 
-    def select(self, ctx: TurnContext, query: str, context: str = "") -> list[tuple[Skill, float]]:
-        snap = self._snap
+    def select(
+        self, ctx: TurnContext, query: str, context: str = "", snap: Snapshot | None = None
+    ) -> list[tuple[Skill, float]]:
+        snap = snap or self._snap
         cfg = self.settings.retrieval
         share = self.settings.sessions.share_learned_skills
 
@@ -188,16 +197,29 @@ class SkillBank:
         return picks
 
     def injection(self, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
-        snap_gen = self._snap.generation
+        snap = self._snap  # one snapshot for the whole turn, even if the worker swaps it meanwhile
         if not self.settings.injection.enabled or ctx.kind != "main":
-            return Injection("", [], snap_gen)
+            return Injection("", [], snap.generation)
         cfg = self.settings.retrieval
         query, context = task_parts(messages, cfg.context_messages, cfg.max_query_chars)
-        chosen = self.select(ctx, query, context)
-        text, names = render_block([s for s, _ in chosen], self.settings.injection.max_injected_tokens)
+        # Shadow trials pick per request (the arm hangs on the request id): those turns are not cached.
+        # The settings read live below are part of the key, so a changed budget is honoured at once.
+        budget = self.settings.injection.max_injected_tokens
+        key = None
+        if snap.shadow is None:
+            key = (ctx.tenant, query, context, cfg.top_k, budget, self.settings.sessions.share_learned_skills)
+        hit = snap.blocks.get(key) if key is not None else None
+        if hit is not None:
+            return Injection(hit[0], list(hit[1]), snap.generation, dict(hit[2]))
+        chosen = self.select(ctx, query, context, snap)
+        text, names = render_block([s for s, _ in chosen], budget)
         scores = {s.name: round(sc, 4) for s, sc in chosen if s.name in names}
         arms = ctx.metadata.get(SHADOW_KEY) if ctx.metadata else None
         if arms:  # a trial skill that did not fit the token budget is in neither arm
             for name in [n for n, arm in arms.items() if arm == "with" and n not in names]:
                 del arms[name]
-        return Injection(text, names, snap_gen, scores)
+        if key is not None:
+            if len(snap.blocks) >= BLOCKS_MAX:
+                snap.blocks.clear()  # bounded, and safe from any thread (no ordered eviction to race on)
+            snap.blocks[key] = (text, tuple(names), scores)
+        return Injection(text, names, snap.generation, dict(scores))
