@@ -249,9 +249,13 @@ def assemble_stream(chunks: list[Any]) -> tuple[dict[str, Any], dict[str, Any] |
     """The assistant message (text, tool calls by index) and usage of a streamed reply, from its chunks.
 
     Called once, at the end of the stream: reading each chunk as it passed cost ~13 us a chunk inside a
-    loaded proxy, where one loop over all of them at the end runs with warm caches. Usage comes from a
-    usage chunk, else from LiteLLM's hidden params on the last chunk (where it keeps the usage that
-    it strips from the chunks when the client did not ask for ``include_usage``)."""
+    loaded proxy (our code runs cold between LiteLLM's chunks), against ~4 us in one loop at the end.
+    Usage comes from a usage chunk, else from LiteLLM's hidden params on the last chunk (where it keeps
+    the usage that it strips from the chunks when the client did not ask for ``include_usage``)."""
+    text = _plain_litellm_text(chunks)
+    if text is not None:
+        msg: dict[str, Any] = {"role": "assistant", "content": text}
+        return msg, _hidden_usage(chunks)
     parts: list[str] = []
     tools: dict[int, dict[str, Any]] = {}
     usage: dict[str, Any] | None = None
@@ -267,22 +271,61 @@ def assemble_stream(chunks: list[Any]) -> tuple[dict[str, Any], dict[str, Any] |
         if delta is None:
             continue
         d = _view(delta, ("content", "tool_calls"))
-        text = d.get("content")
-        if isinstance(text, str) and text:
-            parts.append(text)
+        piece = d.get("content")
+        if isinstance(piece, str) and piece:
+            parts.append(piece)
         tcs = d.get("tool_calls")
         if tcs:
             for tc in tcs:
                 _add_tool_delta(tools, tc)
-    if usage is None and chunks:
-        hidden = getattr(chunks[-1], "_hidden_params", None)
-        if isinstance(hidden, dict):
-            usage = usage_dict(hidden.get("usage"))
-    text = "".join(parts)
-    msg: dict[str, Any] = {"role": "assistant", "content": text if (text or not tools) else None}
+    if usage is None:
+        usage = _hidden_usage(chunks)
+    joined = "".join(parts)
+    msg = {"role": "assistant", "content": joined if (joined or not tools) else None}
     if tools:
         msg["tool_calls"] = [tools[i] for i in sorted(tools)]
     return msg, usage
+
+
+def _plain_litellm_text(chunks: list[Any]) -> str | None:
+    """The text of a stream of LiteLLM's own text chunks (``ModelResponseStream``: the delta in the
+    choice's extras, the text in the delta's extras, no usage), or None for anything else.
+
+    By the end of a stream its chunks are out of the CPU caches and every object read is a cache miss,
+    so this reads as few as it can (~4 us a chunk cold, against ~7 for the general reader)."""
+    parts = []
+    for chunk in chunks:
+        if getattr(chunk, "__pydantic_extra__", None) != {}:
+            return None
+        f = chunk.__dict__
+        if f.get("usage") is not None:
+            return None
+        choices = f.get("choices")
+        if not choices:
+            continue
+        cx = getattr(choices[0], "__pydantic_extra__", None)
+        delta = cx.get("delta") if cx else None
+        if delta is None:
+            return None
+        dx = getattr(delta, "__pydantic_extra__", None)
+        if not dx or dx.get("tool_calls"):
+            return None
+        piece = dx.get("content")
+        if piece:
+            if not isinstance(piece, str):
+                return None
+            parts.append(piece)
+    return "".join(parts)
+
+
+def _hidden_usage(chunks: list[Any]) -> dict[str, Any] | None:
+    """The usage LiteLLM keeps in the last chunk's ``_hidden_params``: a pydantic private attribute, read
+    from ``__pydantic_private__`` (``getattr`` goes through pydantic's ``__getattr__``: ~90 us cold)."""
+    if not chunks:
+        return None
+    private = getattr(chunks[-1], "__pydantic_private__", None)
+    hidden = private.get("_hidden_params") if isinstance(private, dict) else getattr(chunks[-1], "_hidden_params", None)
+    return usage_dict(hidden.get("usage")) if isinstance(hidden, dict) else None
 
 
 def _add_tool_delta(tools: dict[int, dict[str, Any]], tc: Any) -> None:
