@@ -228,11 +228,14 @@ def group_rss_mb(pid: int) -> float | None:
 
 
 # Load generation ----------------------------------------------------------------------------------
-def payloads(n: int, stream: bool) -> list[bytes]:
-    from .retrieval import request_messages, workload
+def payloads(texts: Sequence[str], stream: bool) -> list[bytes]:
+    """One request body per user text. Every measured request carries a text of its own: a repeated
+    one would be answered from the plugin's caches (the turn's block, the already-redacted message)
+    and make it look cheaper than it is."""
+    from .retrieval import request_messages
 
     out = []
-    for text in workload(n, seed=23):
+    for text in texts:
         body: dict[str, Any] = {"model": MODEL, "messages": request_messages(text), "max_tokens": 128}
         if stream:
             body["stream"] = True
@@ -412,7 +415,12 @@ def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence
         log(f"targets: {', '.join(active)}; upstream on port {uport}")
 
         # Warm-up and the injection check ------------------------------------------------------
-        warm_bodies = payloads(16, stream=False)
+        from .retrieval import workload
+
+        per_batch = {c: n1 if c == 1 else c * per_client for c in concurrency}
+        texts = workload(16 + rounds * len(modes) * sum(per_batch.values()), seed=23)
+        warm_bodies = payloads(texts[:16], stream=False)
+        seq = 16  # the next unused text: each batch gets new ones, the same for every target
         for t in active:
             before = _stats(uport)
             r = run_batch(urls[t], warm_bodies, 4, 8 if quick else 24, f"warm-{t}", master_key, False)
@@ -430,16 +438,17 @@ def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence
 
         # Measurement ------------------------------------------------------------------------------
         samples: dict[tuple[str, int, str], dict[str, list[float]]] = {}
-        bodies = {m: payloads(64, stream=(m == "sse")) for m in modes}
         for rnd_i in range(rounds):
             for mode in modes:
                 for c in concurrency:
                     order = active[rnd_i % len(active):] + active[: rnd_i % len(active)]
+                    total = per_batch[c]
+                    batch = payloads(texts[seq : seq + total], stream=mode == "sse")
+                    seq += total
                     for t in order:
-                        total = n1 if c == 1 else c * per_client
                         pid = children[t].proc.pid if t in children else None
                         cpu0 = _cpu(pid)
-                        r = run_batch(urls[t], bodies[mode], c, total, f"{t}-r{rnd_i}", master_key, mode == "sse")
+                        r = run_batch(urls[t], batch, c, total, f"{t}-r{rnd_i}", master_key, mode == "sse")
                         cpu1 = _cpu(pid)
                         s = samples.setdefault((mode, c, t), {"lat": [], "ttfb": [], "rps": [], "p50": [], "errors": [],
                                                               "cpu": [], "loop_cpu": []})

@@ -85,7 +85,7 @@ def workload_expected(n: int) -> list[str | None]:
 
 def workload(n: int, seed: int = 11) -> list[str]:
     """``n`` user texts, about a third real tasks (tests/data) and the rest synthetic ones; the real ones
-    repeat with different stop-word openers, so texts repeat only after 20 x 24 calls."""
+    repeat with different stop-word openers (one, then pairs), so none repeats within ~27,000 calls."""
     from .synth import synthetic_queries
 
     real, _ = load_queries()
@@ -95,7 +95,13 @@ def workload(n: int, seed: int = 11) -> list[str]:
     for i in range(n):
         if i % 3 == 0 and reals:
             j = i // 3
-            out.append(_OPENERS[(j // len(reals)) % len(_OPENERS)] + reals[j % len(reals)])
+            k = j // len(reals)
+            if k < len(_OPENERS):
+                opener = _OPENERS[k]
+            else:  # then pairs of non-empty openers
+                k, m = k - len(_OPENERS), len(_OPENERS) - 1
+                opener = _OPENERS[1 + k % m] + _OPENERS[1 + (k // m) % m]
+            out.append(opener + reals[j % len(reals)])
         else:
             out.append(synth[i])
     return out
