@@ -331,7 +331,8 @@ class MetaClawCallback(CustomLogger):
         """Record a JSON reply before the client gets it (proxy and SDK success hooks); fails open."""
         try:
             call_id = data.get("litellm_call_id") if isinstance(data, dict) else None
-            if isinstance(call_id, str) and call_id and is_chat_response(response):
+            # The proxy runs this hook twice per call (deployment, then proxy): the second finds it done.
+            if isinstance(call_id, str) and call_id not in self._recorded and is_chat_response(response):
                 self._record_call(call_id, response)
         except Exception:
             self._fail(where)
@@ -412,10 +413,8 @@ class MetaClawCallback(CustomLogger):
             call_id = kwargs.get("litellm_call_id") or getattr(lo, "litellm_call_id", None)
             if not isinstance(call_id, str) or not call_id:
                 return None
-            with self._lock:
-                inf = self._inflight.get(call_id)
-                recorded = call_id in self._recorded
-            if recorded or (inf is not None and inf.origin == "proxy"):
+            inf = self._inflight.get(call_id)  # single reads need no lock
+            if call_id in self._recorded or (inf is not None and inf.origin == "proxy"):
                 return None  # the proxy hook injected already
             plugin = self.get_plugin()
             if plugin is None:
@@ -448,6 +447,9 @@ class MetaClawCallback(CustomLogger):
         try:
             if not isinstance(kwargs, dict):
                 return
+            cid = kwargs.get("litellm_call_id")
+            if isinstance(cid, str) and cid in self._recorded:
+                return  # recorded before the client had the reply (the usual case in the proxy)
             resp = kwargs.get("async_complete_streaming_response") or kwargs.get("complete_streaming_response")
             if resp is None or not is_chat_response(resp):
                 resp = response_obj if is_chat_response(response_obj) else None
