@@ -64,8 +64,8 @@ def _h(data: str) -> str:
     return hashlib.blake2b(data.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
+# Canonical JSON (the content address of a message): one encoder, not one per call as json.dumps makes.
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str).encode
 
 
 _line = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode  # a journal record
@@ -75,6 +75,10 @@ def _raw_key(msg: Message) -> str:
     """The cache key of a message as the host sent it. Plain text messages (nearly all of them) skip
     the JSON encoding: fields are length-prefixed, and the leading NUL keeps these keys apart from
     JSON ones (JSON never holds a raw NUL)."""
+    if len(msg) == 2:  # {"role", "content"}, nearly every message: the same key, without sorting
+        content, role = msg.get("content"), msg.get("role")
+        if type(content) is str and type(role) is str:
+            return _h("\0" + f"7:content{len(content)}:{content}4:role{len(role)}:{role}")
     parts = ["\0"]
     for k, v in sorted(msg.items()):
         if not isinstance(v, str) or not isinstance(k, str):
