@@ -58,44 +58,29 @@ def _add(name, t0):
     CALLS[name] += 1
 
 
+def _timed(name):
+    """The parent's hook, with the CPU time of the calling thread added up under its name."""
+    async def hook(self, *a, **k):
+        t0 = time.thread_time()
+        try:
+            return await getattr(MetaClawCallback, name)(self, *a, **k)
+        finally:
+            _add(name, t0)
+
+    hook.__name__ = name
+    return hook
+
+
 class TimedCallback(MetaClawCallback):
     """Each hook's CPU on the calling thread. The stream hook's chunks pass through untimed (a list
-    append each); its end, where the turn is assembled and written, is ``_record_stream``."""
+    append each); its end, where the turn is assembled and written, is ``_record_stream``. LiteLLM looks
+    hooks up in the class's own ``vars``, so each is a class attribute here."""
 
-    async def async_pre_call_hook(self, *a, **k):
-        t0 = time.thread_time()
-        try:
-            return await super().async_pre_call_hook(*a, **k)
-        finally:
-            _add("async_pre_call_hook", t0)
-
-    async def async_post_call_success_hook(self, *a, **k):
-        t0 = time.thread_time()
-        try:
-            return await super().async_post_call_success_hook(*a, **k)
-        finally:
-            _add("async_post_call_success_hook", t0)
-
-    async def async_pre_call_deployment_hook(self, *a, **k):
-        t0 = time.thread_time()
-        try:
-            return await super().async_pre_call_deployment_hook(*a, **k)
-        finally:
-            _add("async_pre_call_deployment_hook", t0)
-
-    async def async_post_call_success_deployment_hook(self, *a, **k):
-        t0 = time.thread_time()
-        try:
-            return await super().async_post_call_success_deployment_hook(*a, **k)
-        finally:
-            _add("async_post_call_success_deployment_hook", t0)
-
-    async def async_log_success_event(self, *a, **k):
-        t0 = time.thread_time()
-        try:
-            return await super().async_log_success_event(*a, **k)
-        finally:
-            _add("async_log_success_event", t0)
+    async_pre_call_hook = _timed("async_pre_call_hook")
+    async_post_call_success_hook = _timed("async_post_call_success_hook")
+    async_pre_call_deployment_hook = _timed("async_pre_call_deployment_hook")
+    async_post_call_success_deployment_hook = _timed("async_post_call_success_deployment_hook")
+    async_log_success_event = _timed("async_log_success_event")
 
     async def async_post_call_streaming_iterator_hook(self, user_api_key_dict, response, request_data):
         async for item in super().async_post_call_streaming_iterator_hook(user_api_key_dict, response, request_data):
