@@ -45,36 +45,70 @@ from metaclaw_plugin.devtools.proxyrun import (  # noqa: E402
 
 # Loaded by the proxy from its working folder (callbacks: ["mc_timed_callback.callback"]).
 TIMED_CALLBACK = '''
-import json, os, threading, time
+import gc, json, os, threading, time
 from collections import defaultdict
 from metaclaw_litellm.adapter import MetaClawCallback
 
 CPU = defaultdict(float)
 CALLS = defaultdict(int)
+PER_CALL = defaultdict(float)  # litellm_call_id -> CPU in all its hooks
+GC = {"depth": 0, "t0": 0.0, "in_hooks": 0.0, "thread": None}  # collections that ran inside a hook
 
 
-def _add(name, t0):
-    CPU[name] += time.thread_time() - t0
+def _gc(phase, info):
+    if GC["depth"] and threading.get_ident() == GC["thread"]:
+        if phase == "start":
+            GC["t0"] = time.thread_time()
+        else:
+            GC["in_hooks"] += time.thread_time() - GC["t0"]
+
+
+gc.callbacks.append(_gc)
+
+
+def _call_id(args):
+    for a in args:
+        if isinstance(a, dict):
+            cid = a.get("litellm_call_id") or getattr(a.get("litellm_logging_obj"), "litellm_call_id", None)
+            if isinstance(cid, str):
+                return cid
+    return None
+
+
+def _start():
+    GC["depth"] += 1
+    GC["thread"] = threading.get_ident()
+    return time.thread_time()
+
+
+def _add(name, args, t0):
+    GC["depth"] -= 1
+    dt = time.thread_time() - t0
+    CPU[name] += dt
     CALLS[name] += 1
+    cid = _call_id(args)
+    if cid is not None:
+        PER_CALL[cid] += dt
 
 
 def _timed(name):
-    """The parent's hook, with the CPU time of the calling thread added up under its name."""
+    """The parent's hook, with the CPU time of the calling thread added up under its name and its call
+    (the hooks never suspend, so nothing else runs between the two readings)."""
     async def hook(self, *a, **k):
-        t0 = time.thread_time()
+        t0 = _start()
         try:
             return await getattr(MetaClawCallback, name)(self, *a, **k)
         finally:
-            _add(name, t0)
+            _add(name, a + tuple(k.values()), t0)  # the proxy passes some hooks' arguments by name
 
     hook.__name__ = name
     return hook
 
 
 class TimedCallback(MetaClawCallback):
-    """Each hook's CPU on the calling thread. The stream hook's chunks pass through untimed (a list
+    \"\"\"Each hook's CPU on the calling thread. The stream hook's chunks pass through untimed (a list
     append each); its end, where the turn is assembled and written, is ``_record_stream``. LiteLLM looks
-    hooks up in the class's own ``vars``, so each is a class attribute here."""
+    hooks up in the class's own ``vars``, so each is a class attribute here.\"\"\"
 
     async_pre_call_hook = _timed("async_pre_call_hook")
     async_post_call_success_hook = _timed("async_post_call_success_hook")
@@ -87,11 +121,11 @@ class TimedCallback(MetaClawCallback):
             yield item
 
     def _record_stream(self, *a, **k):
-        t0 = time.thread_time()
+        t0 = _start()
         try:
             return super()._record_stream(*a, **k)
         finally:
-            _add("stream end (_record_stream)", t0)
+            _add("stream end (_record_stream)", [{"litellm_call_id": a[0]}], t0)
 
 
 def _dump():
@@ -100,7 +134,9 @@ def _dump():
         time.sleep(0.25)
         tmp = out + ".tmp"
         with open(tmp, "w") as f:
-            json.dump({"cpu_s": dict(CPU), "calls": dict(CALLS)}, f)
+            json.dump({"cpu_s": dict(CPU), "calls": dict(CALLS), "per_call": dict(PER_CALL),
+                       "gc_in_hooks_s": GC["in_hooks"], "gc_enabled": gc.isenabled(),
+                       "gc_threshold": gc.get_threshold(), "gc_counts": gc.get_stats()}, f)
         os.replace(tmp, out)
 
 
@@ -164,8 +200,19 @@ def measure_mode(stream: bool, *, scratch: Path, upstream_url: str, requests: in
         if calls:
             hooks[hook] = {"calls_per_request": round(calls / done, 2), "us_per_request": round(spent / done * 1e6, 1)}
     total = round(sum(h["us_per_request"] for h in hooks.values()), 1)
+    # Per request: the CPU of all its hooks. At one client at a time this is the latency the callback adds.
+    per = sorted(v for cid, v in after["per_call"].items() if cid not in before["per_call"])
+    dist = {"requests": len(per), **{f"p{q}": round(_quantile(per, q / 100) * 1e6, 1) for q in (50, 90, 99)}}
+    gc_us = (after["gc_in_hooks_s"] - before["gc_in_hooks_s"]) / done * 1e6
     return {"mode": name, "requests": done, "errors": run.errors, "first_error": run.first_error,
-            "hooks": hooks, "total_us_per_request": total}
+            "hooks": hooks, "total_us_per_request": total, "per_request_us": dist,
+            "gc_in_hooks_us_per_request": round(gc_us, 1)}
+
+
+def _quantile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    return values[min(len(values) - 1, int(q * len(values)))]
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -194,8 +241,13 @@ def markdown(result: dict[str, Any]) -> str:
     for h in names:
         cells = [by_mode[m]["hooks"].get(h, {}).get("us_per_request") for m in ("json", "sse")]
         lines.append(f"| {h} | " + " | ".join("—" if c is None else f"{c:.0f}" for c in cells) + " |")
-    lines.append("| **total** | " + " | ".join(f"**{by_mode[m]['total_us_per_request']:.0f}**" for m in ("json", "sse"))
-                 + " |")
+    lines.append("| **total (mean)** | " + " | ".join(f"**{by_mode[m]['total_us_per_request']:.0f}**"
+                                                      for m in ("json", "sse")) + " |")
+    lines.append("| of which garbage collection | " + " | ".join(f"{by_mode[m]['gc_in_hooks_us_per_request']:.0f}"
+                                                          for m in ("json", "sse")) + " |")
+    for q in ("p50", "p90", "p99"):
+        lines.append(f"| one request's hooks, {q} | " + " | ".join(f"{by_mode[m]['per_request_us'][q]:.0f}"
+                                                                 for m in ("json", "sse")) + " |")
     for m in result["modes"]:
         if m["errors"]:
             lines.append(f"\n{m['mode']}: {m['errors']} errors, first: {m['first_error']}")

@@ -71,6 +71,16 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=T
 _line = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode  # a journal record
 
 
+def _msg_line(h: str, text: str) -> str:
+    """A message's journal record. ``text`` is already canonical JSON, so it goes in as is rather than
+    encoded a second time as a string (replay turns it back into the same text)."""
+    return '{"t":"msg","h":"' + h + '","c":' + text + "}"
+
+
+def _cell_line(h: str, prev: str, msg: str) -> str:
+    return '{"t":"cell","h":"' + h + '","p":"' + prev + '","m":"' + msg + '"}'
+
+
 def _raw_key(msg: Message) -> str:
     """The cache key of a message as the host sent it. Plain text messages (nearly all of them) skip
     the JSON encoding: fields are length-prefixed, and the leading NUL keeps these keys apart from
@@ -280,7 +290,9 @@ class TrajectoryStore:
         return conn
 
     # Request path --------------------------------------------------------------------------------
-    def _message_records(self, msg: Message, out: list[dict[str, Any]], *, redact: bool = True) -> str:
+    def _message_records(
+        self, msg: Message, out: list[dict[str, Any]], lines: list[str], *, redact: bool = True
+    ) -> str:
         raw_key = _raw_key(msg)
         stored = self._known.get(raw_key)
         if stored is not None:
@@ -293,6 +305,7 @@ class TrajectoryStore:
             text = _dumps(clean)
         stored = _h(text)
         out.append({"t": "msg", "h": stored, "c": text})
+        lines.append(_msg_line(stored, text))
         self._known[raw_key] = stored
         if len(self._known) > KNOWN_MAX:
             self._known.popitem(last=False)
@@ -305,6 +318,7 @@ class TrajectoryStore:
         on disk, and screened before a learned skill is promoted), so it is stored without another
         redaction pass, which would cost more than the rest of the turn; any other block is redacted."""
         records: list[dict[str, Any]] = []
+        lines: list[str] = []  # the same records as journal lines
         block_hash = None
         list_hash = _NULL_LIST
         with self._lock:
@@ -314,20 +328,21 @@ class TrajectoryStore:
                 stripped, block = _split_block(msg)
                 if block is not None:
                     block_hash = self._message_records(
-                        {"role": "block", "content": block}, records, redact=block != skill_block
+                        {"role": "block", "content": block}, records, lines, redact=block != skill_block
                     )
-                mh = self._message_records(stripped, records)
+                mh = self._message_records(stripped, records, lines)
                 new_list = self._known_lists.get((list_hash, mh))
                 if new_list is None:
                     new_list = _h(list_hash + mh)
                     records.append({"t": "cell", "h": new_list, "p": list_hash, "m": mh})
+                    lines.append(_cell_line(new_list, list_hash, mh))
                     self._known_lists[(list_hash, mh)] = new_list
                     if len(self._known_lists) > KNOWN_MAX:
                         self._known_lists.popitem(last=False)
                 else:
                     self._known_lists.move_to_end((list_hash, mh))
                 list_hash = new_list
-            response_hash = self._message_records(turn.response, records) if turn.response is not None else None
+            response_hash = self._message_records(turn.response, records, lines) if turn.response is not None else None
             row = {
                 "t": "turn",
                 "turn_id": turn.turn_id,
@@ -349,7 +364,8 @@ class TrajectoryStore:
                 "created_at": turn.created_at,
             }
             records.append(row)
-            return self._commit_records(records)
+            lines.append(_line(row))
+            return self._commit_records(records, lines)
 
     def _clean(self, obj: Any) -> Any:
         return self.redactor.redact_obj(obj) if self.redactor else obj
@@ -378,10 +394,13 @@ class TrajectoryStore:
         with self._lock:
             return self._commit_records([rec])
 
-    def _commit_records(self, records: list[dict[str, Any]]) -> bool:
+    def _commit_records(self, records: list[dict[str, Any]], lines: list[str] | None = None) -> bool:
         if self._journal is None:
             raise RuntimeError("TrajectoryStore is not open")
-        seg = self._journal.write("".join(_line(r) + "\n" for r in records))
+        if lines is None:
+            lines = [_line(r) for r in records]
+        lines.append("")  # the last record's newline
+        seg = self._journal.write("\n".join(lines))
         try:
             self._queue.put_nowait((seg, records))
             return True
@@ -649,7 +668,8 @@ def _apply_run(conn: sqlite3.Connection, run: list[dict[str, Any]]) -> None:
     for rec in run:
         t = rec["t"]
         if t == "msg":
-            msgs.setdefault(rec["h"], rec["c"])
+            c = rec["c"]  # the canonical text; a replayed journal line holds it as JSON
+            msgs.setdefault(rec["h"], c if isinstance(c, str) else _dumps(c))
         elif t == "cell":
             cells.setdefault(rec["h"], (rec["p"], rec["m"]))
         else:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import signal
 import sqlite3
 import subprocess
@@ -183,6 +185,45 @@ def test_full_queue_drops_to_the_journal_and_replays(tmp_path: Path):
     assert len(reopened.get_session("q").turns) == 50
     reopened.close()
     assert not list((tmp_path / "journal").glob("*.jsonl"))
+
+
+def test_replayed_journal_gives_the_same_messages_and_hashes(tmp_path: Path):
+    """Message records go into the journal as raw canonical JSON (not JSON in a string): replay must
+    store the very text, under the very hash, that the writer thread would have; lines written in the
+    older form (the text as a string) still replay."""
+    db = tmp_path / "t.db"
+    tricky = [{"role": "system", "content": "quotes \" and \\ and \n lines, é, 😀, \u2028 and tabs\t"},
+              {"role": "user", "content": [{"type": "text", "text": "part"}, {"type": "image_url", "n": 1.5e-7}]},
+              {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function",
+               "function": {"name": "f", "arguments": "{\"a\": [1, 2.0, -0.0]}"}}]}]
+    turn = Turn(turn_id="r1", session_id="replay", tenant="default", kind="main", messages=tricky,
+                response={"role": "assistant", "content": "done", "n": 12345678901234567890})
+    live = TrajectoryStore(tmp_path / "live.db")
+    live.open()
+    live.append_turn(turn)
+    live.close()
+    store = TrajectoryStore(db)
+    store.open()
+
+    def full(item):
+        raise queue.Full
+
+    store._queue.put_nowait = full  # type: ignore[method-assign]  # the writer never sees it: journal only
+    assert store.append_turn(turn) is False and store.dropped == 1
+    store.close()
+    # An older line: the message's text as a JSON string.
+    old = {"t": "msg", "h": "0123456789abcdef01234567", "c": '{"content":"old form","role":"user"}'}
+    (tmp_path / "journal" / "999999999-1-000001.jsonl").write_text(json.dumps(old) + "\n")
+    reopened = TrajectoryStore(db)
+    reopened.open()
+    reopened.flush()
+    got = reopened.get_session("replay").turns[0]
+    assert got.messages == tricky and got.response == turn.response
+    rows = dict(sqlite3.connect(db).execute("SELECT hash, content FROM messages").fetchall())
+    assert rows == {**dict(sqlite3.connect(tmp_path / "live.db").execute("SELECT hash, content FROM messages")
+                           .fetchall()), **rows}  # every message the live path stored, byte for byte
+    assert rows["0123456789abcdef01234567"] == old["c"]
+    reopened.close()
 
 
 def test_bad_text_and_huge_messages_are_stored_safely(tmp_path: Path):
