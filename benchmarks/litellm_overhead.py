@@ -37,6 +37,7 @@ from metaclaw_plugin.devtools.proxyrun import (  # noqa: E402
     ModelSpec,
     launch_proxy,
     measure_async,
+    percentile,
     proxy_config,
     start_upstream_process,
     stop_process,
@@ -135,8 +136,7 @@ def _dump():
         tmp = out + ".tmp"
         with open(tmp, "w") as f:
             json.dump({"cpu_s": dict(CPU), "calls": dict(CALLS), "per_call": dict(PER_CALL),
-                       "gc_in_hooks_s": GC["in_hooks"], "gc_enabled": gc.isenabled(),
-                       "gc_threshold": gc.get_threshold(), "gc_counts": gc.get_stats()}, f)
+                       "gc_in_hooks_s": GC["in_hooks"]}, f)
         os.replace(tmp, out)
 
 
@@ -201,18 +201,12 @@ def measure_mode(stream: bool, *, scratch: Path, upstream_url: str, requests: in
             hooks[hook] = {"calls_per_request": round(calls / done, 2), "us_per_request": round(spent / done * 1e6, 1)}
     total = round(sum(h["us_per_request"] for h in hooks.values()), 1)
     # Per request: the CPU of all its hooks. At one client at a time this is the latency the callback adds.
-    per = sorted(v for cid, v in after["per_call"].items() if cid not in before["per_call"])
-    dist = {"requests": len(per), **{f"p{q}": round(_quantile(per, q / 100) * 1e6, 1) for q in (50, 90, 99)}}
+    per = [v for cid, v in after["per_call"].items() if cid not in before["per_call"]]
+    dist = {"requests": len(per), **{f"p{q}": round(percentile(per, q) * 1e6, 1) if per else float("nan") for q in (50, 90, 99)}}
     gc_us = (after["gc_in_hooks_s"] - before["gc_in_hooks_s"]) / done * 1e6
     return {"mode": name, "requests": done, "errors": run.errors, "first_error": run.first_error,
             "hooks": hooks, "total_us_per_request": total, "per_request_us": dist,
             "gc_in_hooks_us_per_request": round(gc_us, 1)}
-
-
-def _quantile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    return values[min(len(values) - 1, int(q * len(values)))]
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
