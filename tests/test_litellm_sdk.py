@@ -380,6 +380,35 @@ def test_litellm_chunk_objects_are_read_like_dicts():
             expect = getattr(obj, name, None)
             assert get(obj, name) is expect or get(obj, name) == expect, (type(obj).__name__, name)
 
+def test_proxy_stream_chunks_take_the_fast_reader_and_read_the_same():
+    """Inside the proxy, chunks carry the upstream's top-level keys as extras (``service_tier``... as
+    None) and the usage chunk keeps its usage there. Those must take the cheap reader, and it must read
+    exactly what the general one reads."""
+    from litellm.types.utils import ModelResponseStream, Usage
+
+    from metaclaw_litellm.translate import _assemble_any, _plain_litellm_text
+
+    top = {"id": "c", "created": 1, "model": "m", "object": "chat.completion.chunk",
+           "service_tier": None, "citations": None, "obfuscation": None}
+    pieces = ["", "Done. I read ", "the file — ", "naïve \u2028 ok", None]
+    stream = [ModelResponseStream(**top, choices=[{"index": 0, "delta": {"role": "assistant" if i == 0 else None,
+                                                                          "content": p}}]) for i, p in enumerate(pieces)]
+    usage_chunk = ModelResponseStream(id="c", choices=[{"index": 0, "delta": {}}],
+                                      usage=Usage(prompt_tokens=7, completion_tokens=3, total_tokens=10))
+    hidden = ModelResponseStream(**top, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
+    hidden._hidden_params["usage"] = Usage(prompt_tokens=4, completion_tokens=1, total_tokens=5)
+    for chunks, usage in ((stream + [usage_chunk], {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}),
+                          (stream + [hidden], {"prompt_tokens": 4, "completion_tokens": 1, "total_tokens": 5}),
+                          (stream, None)):
+        assert _plain_litellm_text(chunks) is not None
+        want = ({"role": "assistant", "content": "Done. I read the file — naïve \u2028 ok"}, usage)
+        assert assemble_stream(chunks) == _assemble_any(chunks) == want
+    tool = ModelResponseStream(**top, choices=[{"index": 0, "delta": {"tool_calls": [
+        {"index": 0, "id": "t1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}}])
+    assert _plain_litellm_text(stream + [tool]) is None  # tool calls: the general reader
+    assert assemble_stream(stream + [tool]) == _assemble_any(stream + [tool])
+
+
 # proxyrun and the `proxy` command's config --------------------------------------------------------------------------
 def test_master_key_rules():
     for bad in ("sk-1234", "sk-12345678901234567890123", "1234567890abcdefghijklmnop", "sk-short", "sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaa", ""):

@@ -252,10 +252,15 @@ def assemble_stream(chunks: list[Any]) -> tuple[dict[str, Any], dict[str, Any] |
     loaded proxy (our code runs cold between LiteLLM's chunks), against ~4 us in one loop at the end.
     Usage comes from a usage chunk, else from LiteLLM's hidden params on the last chunk (where it keeps
     the usage that it strips from the chunks when the client did not ask for ``include_usage``)."""
-    text = _plain_litellm_text(chunks)
-    if text is not None:
-        msg: dict[str, Any] = {"role": "assistant", "content": text}
-        return msg, _hidden_usage(chunks)
+    plain = _plain_litellm_text(chunks)
+    if plain is not None:
+        text, usage = plain
+        return {"role": "assistant", "content": text}, usage or _hidden_usage(chunks)
+    return _assemble_any(chunks)
+
+
+def _assemble_any(chunks: list[Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """``assemble_stream`` for any chunk shape: dicts, models, tool calls."""
     parts: list[str] = []
     tools: dict[int, dict[str, Any]] = {}
     usage: dict[str, Any] | None = None
@@ -287,19 +292,29 @@ def assemble_stream(chunks: list[Any]) -> tuple[dict[str, Any], dict[str, Any] |
     return msg, usage
 
 
-def _plain_litellm_text(chunks: list[Any]) -> str | None:
-    """The text of a stream of LiteLLM's own text chunks (``ModelResponseStream``: the delta in the
-    choice's extras, the text in the delta's extras, no usage), or None for anything else.
+def _plain_litellm_text(chunks: list[Any]) -> tuple[str, dict[str, Any] | None] | None:
+    """The text and usage of a stream of LiteLLM's own text chunks (``ModelResponseStream``: the delta
+    in the choice's extras, the text in the delta's extras), or None for anything else (dicts, tool
+    calls, other shapes: ``_assemble_any`` reads those).
 
+    A chunk's own extras are ignored but for ``usage``: the proxy passes the upstream's top-level keys
+    through there (``service_tier``, ``citations``... as None), and the usage chunk keeps its usage there.
     By the end of a stream its chunks are out of the CPU caches and every object read is a cache miss,
     so this reads as few as it can (~4 us a chunk cold, against ~7 for the general reader)."""
     parts = []
+    usage = None
     for chunk in chunks:
-        if getattr(chunk, "__pydantic_extra__", None) != {}:
+        extra = getattr(chunk, "__pydantic_extra__", None)
+        if extra is None:
             return None
         f = chunk.__dict__
-        if f.get("usage") is not None:
-            return None
+        u = f.get("usage")
+        if extra:
+            if "choices" in extra:
+                return None
+            u = u or extra.get("usage")
+        if u is not None:
+            usage = usage_dict(u) or usage
         choices = f.get("choices")
         if not choices:
             continue
@@ -315,7 +330,7 @@ def _plain_litellm_text(chunks: list[Any]) -> str | None:
             if not isinstance(piece, str):
                 return None
             parts.append(piece)
-    return "".join(parts)
+    return "".join(parts), usage
 
 
 def _hidden_usage(chunks: list[Any]) -> dict[str, Any] | None:
