@@ -213,7 +213,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     scratch = Path(tempfile.mkdtemp(prefix="mc-hook-cpu-"))
     home = scratch / "home"
     write_library(home / "skills", args.skills)
-    up, port = start_upstream_process(reply=REPLY, log_path=scratch / "upstream.log")
+    up, port = start_upstream_process(reply=REPLY, log_path=scratch / "upstream.log", number_replies=True)
     env = dict(os.environ, METACLAW_HOME=str(home), METACLAW_EVOLUTION__ENABLED="false",
                METACLAW_REWARD__ENABLED="false", LITELLM_LOCAL_MODEL_COST_MAP="True")
     try:

@@ -270,6 +270,29 @@ def test_bench_retrieval_quick_json(tmp_path: Path) -> None:
     assert data["reference_tokens_per_turn_measured"] is None  # no reference install in this cache
 
 
+def test_numbered_replies_are_all_different() -> None:
+    """The overhead benchmarks ask for numbered replies: one reply text for every request would be
+    answered from the store's message cache and make recording look cheaper than it is."""
+    import urllib.request
+
+    from metaclaw_plugin.devtools.upstream import Upstream
+
+    def ask(url: str, stream: bool = False) -> str:
+        body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": stream}).encode()
+        req = urllib.request.Request(url + "/chat/completions", body, {"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            raw = r.read().decode()
+        if not stream:
+            return json.loads(raw)["choices"][0]["message"]["content"]
+        events = [json.loads(e[6:]) for e in raw.split("\n\n") if e.startswith("data: {")]
+        return "".join(e["choices"][0]["delta"].get("content") or "" for e in events)
+
+    with Upstream(default_reply="same words", number_replies=True) as up:
+        assert [ask(up.url), ask(up.url, stream=True), ask(up.url)] == ["[1] same words", "[2] same words", "[3] same words"]
+    with Upstream(default_reply="same words") as up:
+        assert ask(up.url) == ask(up.url) == "same words"
+
+
 @pytest.mark.slow
 def test_bench_overhead_quick_json_without_the_reference(tmp_path: Path) -> None:
     if importlib.util.find_spec("litellm") is None:

@@ -249,10 +249,12 @@ def spawn(name: str, argv: Sequence[str], *, env: dict[str, str] | None = None, 
     return Child(name, proc, log_path)
 
 
-def start_upstream(log_dir: Path, *, reply: str, kind: str = "aiohttp") -> Child:
-    """The local OpenAI-compatible upstream, in its own process so that it does not share a GIL with the client."""
+def start_upstream(log_dir: Path, *, reply: str, kind: str = "aiohttp", number_replies: bool = False) -> Child:
+    """The local OpenAI-compatible upstream, in its own process so that it does not share a GIL with the client.
+    ``number_replies``: each reply starts with its number, so no two are alike (as with a real model)."""
     module = "metaclaw_plugin.devtools.aioupstream" if kind == "aiohttp" else "metaclaw_plugin.devtools.upstream"
-    child = spawn("upstream", [sys.executable, "-m", module, "--port", "0", "--reply", reply],
+    child = spawn("upstream", [sys.executable, "-m", module, "--port", "0", "--reply", reply,
+                               *(["--number-replies"] if number_replies else [])],
                   log_path=log_dir / "upstream.log", stdout_pipe=True, env=dict(os.environ))
     assert child.proc.stdout is not None
     line = child.proc.stdout.readline().decode().strip()

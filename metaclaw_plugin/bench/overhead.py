@@ -331,7 +331,7 @@ def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence
         "modes": modes,
         "skills": skills,
         "requests_per_batch": {str(c): (n1 if c == 1 else c * per_client) for c in concurrency},
-        "upstream": "metaclaw_plugin.devtools.aioupstream (aiohttp, own process), reply ~380 chars",
+        "upstream": "metaclaw_plugin.devtools.aioupstream (aiohttp, own process), reply ~380 chars, numbered",
         "client": "aiohttp, keep-alive pool sized to the concurrency, in the bench process",
         "targets": {},
         "notes": [],
@@ -374,7 +374,7 @@ def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence
         info = write_library(lib, skills)
         result["library"] = info
         log(f"library of {skills} skills written")
-        upstream = start_upstream(scratch, reply=REPLY)
+        upstream = start_upstream(scratch, reply=REPLY, number_replies=True)
         uport = upstream.port
         assert uport is not None
         from ..devtools.proxyrun import generate_master_key

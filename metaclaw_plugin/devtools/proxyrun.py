@@ -270,11 +270,12 @@ def start_proxy(config: Path | str, *, timeout: float = 120.0, **kw: Any) -> Pro
 
 
 def start_upstream_process(*, reply: str = "OK.", kind: str = "auto", log_path: Path | str | None = None,
-                           env: dict[str, str] | None = None) -> tuple[subprocess.Popen, int]:
+                           env: dict[str, str] | None = None, number_replies: bool = False) -> tuple[subprocess.Popen, int]:
     """The local OpenAI-compatible upstream in its own process (so it shares no GIL with a client).
 
     ``kind``: ``"aiohttp"`` (one event loop; best under load), ``"stdlib"`` or ``"auto"`` (aiohttp when
-    its module is available). Returns the process (own process group) and its port.
+    its module is available). ``number_replies``: each reply starts with its number, so no two are alike.
+    Returns the process (own process group) and its port.
     """
     import importlib.util
 
@@ -283,7 +284,8 @@ def start_upstream_process(*, reply: str = "OK.", kind: str = "auto", log_path: 
     module = "metaclaw_plugin.devtools.aioupstream" if kind == "aiohttp" else "metaclaw_plugin.devtools.upstream"
     err = open(log_path, "wb") if log_path else subprocess.DEVNULL
     try:
-        proc = subprocess.Popen([sys.executable, "-m", module, "--port", "0", "--reply", reply],
+        proc = subprocess.Popen([sys.executable, "-m", module, "--port", "0", "--reply", reply,
+                                 *(["--number-replies"] if number_replies else [])],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
                                 env=dict(os.environ if env is None else env), start_new_session=True)
     finally:

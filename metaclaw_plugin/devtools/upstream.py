@@ -38,9 +38,11 @@ class Upstream:
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     record: bool = True
+    number_replies: bool = False  # "[n] " before each default reply: no two replies alike, as with a real model
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        self._served = 0
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -83,11 +85,13 @@ class Upstream:
             if self.record:
                 self.requests.append(body)
             queued = self.replies.pop(0) if self.replies else None
+            self._served += 1
+            n = self._served
         reply: Reply | str | None = queued
         if reply is None and self.script is not None:
             reply = self.script(body)
         if reply is None:
-            reply = self.default_reply
+            reply = f"[{n}] {self.default_reply}" if self.number_replies else self.default_reply
         return {"content": reply} if isinstance(reply, str) else reply
 
 
@@ -216,8 +220,10 @@ def main(argv: list[str] | None = None, server: type[Upstream] = Upstream) -> No
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--reply", default="OK.")
     ap.add_argument("--delay", type=float, default=0.0)
+    ap.add_argument("--number-replies", action="store_true", help="Prefix each default reply with its number.")
     args = ap.parse_args(argv)
-    up = server(host=args.host, port=args.port, default_reply=args.reply, delay=args.delay, record=False).start()
+    up = server(host=args.host, port=args.port, default_reply=args.reply, delay=args.delay, record=False,
+                number_replies=args.number_replies).start()
     print(f"PORT {up.port}", flush=True)
     try:
         while True:
