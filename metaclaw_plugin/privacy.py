@@ -86,6 +86,12 @@ _PATTERNS: list[tuple[str, str, int, tuple[str, ...] | None]] = [
 _EMAIL = ("email", r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b", 0, ("@",))
 _PHONE = ("phone", r"(?<![\w+])\+?\d[\d \-().]{8,}\d\b", 0, None)
 _CANDIDATE = re.compile(r"[A-Za-z0-9+/_\-=.]{24,}")
+# A rule with no literal but a long run of token characters (a bot token's 35 characters) is woken by
+# this stand-in literal: present when the text has _RUN_MIN or more non-space characters in a row (a
+# superset of any run of _RUN_ASCII or \w, so prose without one also skips the entropy pass).
+_RUN = "\0run"
+_RUN_MIN = 20
+_RUN_ASCII = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+/=.-")
 _HEX_OR_UUID = re.compile(r"^[0-9a-fA-F\-]+$")
 _ALREADY = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 # detect-secrets detectors we skip: a public IP address is not a credential, and the keyword-assignment
@@ -202,7 +208,42 @@ def _required_literals(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
     consider((run,) if run else ())
     if best is not None and pattern.flags & re.IGNORECASE:
         best = tuple(b.lower() for b in best)
+    if best is None and _needs_run(items, sre_parse):
+        best = (_RUN,)
     return best
+
+
+def _needs_run(items: list[Any], sre_parse: Any) -> bool:
+    """Whether a match must hold ``_RUN_MIN`` or more token characters in a row (``_RUN_ASCII``, ``\\w``):
+    a top-level repeat of such characters with at least that many (``[a-zA-Z\\d_-]{23,25}``)."""
+    repeats = {sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, getattr(sre_parse, "POSSESSIVE_REPEAT", None)}
+    for op, av in items:
+        if op in repeats and av[0] >= _RUN_MIN:
+            sub = list(av[2])
+            if len(sub) == 1 and _run_chars(sub[0], sre_parse):
+                return True
+    return False
+
+
+def _run_chars(item: tuple[Any, Any], sre_parse: Any) -> bool:
+    """Whether every character that ``item`` (a literal or a class) matches is one the gate covers."""
+    op, av = item
+    if op is sre_parse.LITERAL:
+        return chr(av) in _RUN_ASCII
+    if op is not sre_parse.IN:
+        return False
+    for eop, eav in av:
+        if eop is sre_parse.LITERAL:
+            ok = chr(eav) in _RUN_ASCII
+        elif eop is sre_parse.RANGE:
+            ok = eav[1] < 128 and all(chr(c) in _RUN_ASCII for c in range(eav[0], eav[1] + 1))
+        elif eop is sre_parse.CATEGORY:
+            ok = eav in (sre_parse.CATEGORY_DIGIT, sre_parse.CATEGORY_WORD)  # \d and \w are inside \w
+        else:
+            ok = False  # a negated class, or anything else
+        if not ok:
+            return False
+    return True
 
 
 _DS_CACHE: list[_Rule] | None = None
@@ -261,8 +302,8 @@ class Redactor:
         self._rules = rules
         self._entropy = entropy
         # Every literal once, so a message is scanned once per literal rather than once per rule.
-        self._lits_case = tuple(sorted({lit for r in rules if r.literals and not r.lower for lit in r.literals}))
-        self._lits_low = tuple(sorted({lit for r in rules if r.literals and r.lower for lit in r.literals}))
+        self._lits_case = tuple(sorted({lit for r in rules if r.literals and not r.lower for lit in r.literals} - {_RUN}))
+        self._lits_low = tuple(sorted({lit for r in rules if r.literals and r.lower for lit in r.literals} - {_RUN}))
         # Which rules each literal wakes, so a text only walks the rules that can match in it.
         self._always = tuple(i for i, r in enumerate(rules) if not r.literals)
         self._by_literal: dict[str, tuple[int, ...]] = {}
@@ -301,7 +342,7 @@ class Redactor:
                 low = ascii_lower(text)
                 present = self._present(text, low)
                 todo = self._candidates(present, i)  # the text changed: the later rules it now wakes
-        if self._entropy and len(text) >= 24:
+        if self._entropy and _RUN in present:
             text = _CANDIDATE.sub(_entropy_sub, text)
         return text
 
@@ -313,7 +354,10 @@ class Redactor:
         return sorted(i for i in idx if i > after)
 
     def _present(self, text: str, low: str) -> set[str]:
-        return {lit for lit in self._lits_case if lit in text} | {lit for lit in self._lits_low if lit in low}
+        found = {lit for lit in self._lits_case if lit in text} | {lit for lit in self._lits_low if lit in low}
+        if len(text) >= _RUN_MIN and max(map(len, text.split()), default=0) >= _RUN_MIN:
+            found.add(_RUN)
+        return found
 
     def find(self, text: str) -> list[str]:
         """Labels of the secrets in ``text`` (for screening): empty when redaction changes nothing."""

@@ -103,6 +103,34 @@ def test_detect_secrets_library_adds_its_detectors():
     assert token not in with_lib.redact(f"twilio {token}")
 
 
+def test_detectors_without_a_literal_wait_for_a_long_run(monkeypatch: pytest.MonkeyPatch):
+    """Bot-token detectors have no literal to wait for, only a long run of token characters; they and the
+    entropy pass are skipped for text without 20 non-space characters in a row, and nothing else changes."""
+    pytest.importorskip("detect_secrets")
+    import re
+
+    from metaclaw_plugin import privacy
+
+    gated = Redactor()
+    woken = [gated._rules[i].label for i in gated._by_literal.get(privacy._RUN, ())]
+    assert {"discord_bot_token", "telegram_bot_token"} <= set(woken) and not gated._always
+    assert privacy._required_literals(re.compile(r"[^ ]{40}")) is None  # a negated class: not a token run
+    assert privacy._required_literals(re.compile(r"[a-z]{8}")) is None  # too short to gate on
+    monkeypatch.setattr(privacy, "_RUN_MIN", 0)  # every rule and the entropy pass on every text, as before
+    ungated = Redactor()
+    texts = [
+        "discord MTIzNDU2Nzg5MDEyMzQ1Njc4.ABCDEF.abcdefghijklmnopqrstuvwxyz1 bot",
+        "telegram 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw5 bot",
+        "entropy Zq8xK2mN9pL4vR7tY1wB3cF6hJ0gD5sA here",
+        "a sentence of ordinary words, none of them twenty characters long, about a release",
+        " " * 30, "x" * 19, "naïve — ünïcödé wörds and a path /usr/local/lib/python3.12/site-packages",
+    ]
+    for text in texts:
+        assert gated.redact(text) == ungated.redact(text), text
+    assert "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw5" not in gated.redact(texts[1])
+    assert "abcdefghijklmnopqrstuvwxyz1" not in gated.redact(texts[0])
+
+
 def test_find_lists_kinds_for_screening(r: Redactor):
     assert r.find("nothing secret here") == []
     assert r.find("AKIAQ3EGRX7JN2PLVB4T") == ["aws_access_key"]
