@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import queue
 import sqlite3
@@ -37,6 +38,8 @@ log = logging.getLogger("metaclaw_plugin.trajectories")
 BLOCK_MARK = "{{metaclaw-skills}}"
 SEGMENT_BYTES = 8 * 1024 * 1024
 KNOWN_MAX = 200_000  # messages and list cells remembered as stored (a forgotten one is just written again)
+PREFIX_SESSIONS = 1024  # sessions whose last turn's messages are kept to key the next turn's by comparison
+PREFIX_BYTES = 32 * 1024 * 1024  # ... and at most this much of their text, all sessions together
 WRITER_LINGER = 0.2  # seconds the writer waits for more turns, so a quiet proxy commits a few per transaction
 _NULL_LIST = ""
 
@@ -96,6 +99,32 @@ def _raw_key(msg: Message) -> str:
         parts.append(f"{len(k)}:{k}{len(v)}:")
         parts.append(v)
     return _h("".join(parts))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON documents, types included: 1, 1.0 and True differ, and so do 0.0 and -0.0, since their
+    canonical JSON (the message's stored form and hash) differs. Anything unusual answers False."""
+    if a is b:
+        return True
+    t = type(a)
+    if t is not type(b):
+        return False
+    if t is str:
+        return a == b
+    if t is dict:
+        if len(a) != len(b):
+            return False
+        for k, v in a.items():
+            if type(k) is not str or k not in b or not _same(v, b[k]):
+                return False
+        return True
+    if t is list or t is tuple:
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if t is float:
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    if t is int or t is bool or a is None:
+        return a == b
+    return False
 
 
 def _safe_text(s: str) -> str:
@@ -237,6 +266,10 @@ class TrajectoryStore:
         self._lock = threading.Lock()
         self._known: OrderedDict[str, str] = OrderedDict()  # raw message key -> stored hash (process memory only)
         self._known_lists: OrderedDict[tuple[str, str], str] = OrderedDict()  # (list, message) -> cell hash
+        # (tenant, session, kind) -> the last turn's messages (block split off) and the list hash after each:
+        # the next turn repeats them, and comparing costs far less than keying them again.
+        self._prefixes: OrderedDict[tuple[str, str, str], tuple[list[Message], list[str], int]] = OrderedDict()
+        self._prefix_bytes = 0
         self._hurry = threading.Event()  # set by flush()/close(): the writer skips its linger
         self._journal: _Journal | None = None
         self._thread: threading.Thread | None = None
@@ -321,8 +354,14 @@ class TrajectoryStore:
         lines: list[str] = []  # the same records as journal lines
         block_hash = None
         list_hash = _NULL_LIST
+        key = (turn.tenant, turn.session_id, turn.kind)
         with self._lock:
-            for msg in turn.messages:
+            prev = self._prefixes.get(key)
+            same_so_far = prev is not None
+            seen: list[Message] = []
+            chain: list[str] = []
+            size = 0
+            for i, msg in enumerate(turn.messages):
                 if not isinstance(msg, dict):
                     msg = {"role": "unknown", "content": str(msg)}
                 stripped, block = _split_block(msg)
@@ -330,18 +369,15 @@ class TrajectoryStore:
                     block_hash = self._message_records(
                         {"role": "block", "content": block}, records, lines, redact=block != skill_block
                     )
-                mh = self._message_records(stripped, records, lines)
-                new_list = self._known_lists.get((list_hash, mh))
-                if new_list is None:
-                    new_list = _h(list_hash + mh)
-                    records.append({"t": "cell", "h": new_list, "p": list_hash, "m": mh})
-                    lines.append(_cell_line(new_list, list_hash, mh))
-                    self._known_lists[(list_hash, mh)] = new_list
-                    if len(self._known_lists) > KNOWN_MAX:
-                        self._known_lists.popitem(last=False)
+                if same_so_far and i < len(prev[0]) and _same(stripped, prev[0][i]):  # type: ignore[index]
+                    list_hash = prev[1][i]  # type: ignore[index]
                 else:
-                    self._known_lists.move_to_end((list_hash, mh))
-                list_hash = new_list
+                    same_so_far = False
+                    list_hash = self._list_cell(list_hash, self._message_records(stripped, records, lines), records, lines)
+                seen.append(stripped)
+                chain.append(list_hash)
+                content = stripped.get("content")
+                size += len(content) if isinstance(content, str) else 256
             response_hash = self._message_records(turn.response, records, lines) if turn.response is not None else None
             row = {
                 "t": "turn",
@@ -365,7 +401,35 @@ class TrajectoryStore:
             }
             records.append(row)
             lines.append(_line(row))
-            return self._commit_records(records, lines)
+            committed = self._commit_records(records, lines)
+            self._keep_prefix(key, seen, chain, size)
+            return committed
+
+    def _list_cell(self, list_hash: str, mh: str, records: list[dict[str, Any]], lines: list[str]) -> str:
+        """The list ``list_hash`` with message ``mh`` appended: its hash, and its cell record when new."""
+        new_list = self._known_lists.get((list_hash, mh))
+        if new_list is None:
+            new_list = _h(list_hash + mh)
+            records.append({"t": "cell", "h": new_list, "p": list_hash, "m": mh})
+            lines.append(_cell_line(new_list, list_hash, mh))
+            self._known_lists[(list_hash, mh)] = new_list
+            if len(self._known_lists) > KNOWN_MAX:
+                self._known_lists.popitem(last=False)
+        else:
+            self._known_lists.move_to_end((list_hash, mh))
+        return new_list
+
+    def _keep_prefix(self, key: tuple[str, str, str], seen: list[Message], chain: list[str], size: int) -> None:
+        """Remember a turn's messages for its session's next turn, within the session and byte budgets."""
+        old = self._prefixes.pop(key, None)
+        if old is not None:
+            self._prefix_bytes -= old[2]
+        if size > PREFIX_BYTES // 8:
+            return
+        self._prefixes[key] = (seen, chain, size)
+        self._prefix_bytes += size
+        while self._prefixes and (len(self._prefixes) > PREFIX_SESSIONS or self._prefix_bytes > PREFIX_BYTES):
+            self._prefix_bytes -= self._prefixes.popitem(last=False)[1][2]
 
     def _clean(self, obj: Any) -> Any:
         return self.redactor.redact_obj(obj) if self.redactor else obj
