@@ -104,8 +104,6 @@ def _raw_key(msg: Message) -> str:
 def _same(a: Any, b: Any) -> bool:
     """Equal as JSON documents, types included: 1, 1.0 and True differ, and so do 0.0 and -0.0, since their
     canonical JSON (the message's stored form and hash) differs. Anything unusual answers False."""
-    if a is b:
-        return True
     t = type(a)
     if t is not type(b):
         return False
@@ -125,6 +123,23 @@ def _same(a: Any, b: Any) -> bool:
     if t is int or t is bool or a is None:
         return a == b
     return False
+
+
+_NEVER = object()  # stands for a value _same cannot vouch for: it equals nothing
+
+
+def _snapshot(v: Any) -> Any:
+    """A copy that the host cannot change afterwards: hosts may edit their message dicts in place."""
+    t = type(v)
+    if t is dict:
+        return {k: _snapshot(x) for k, x in v.items()}
+    if t is list:
+        return [_snapshot(x) for x in v]
+    if t is tuple:
+        return tuple(_snapshot(x) for x in v)
+    if t is str or t is int or t is float or t is bool or v is None:
+        return v
+    return _NEVER
 
 
 def _safe_text(s: str) -> str:
@@ -371,10 +386,11 @@ class TrajectoryStore:
                     )
                 if same_so_far and i < len(prev[0]) and _same(stripped, prev[0][i]):  # type: ignore[index]
                     list_hash = prev[1][i]  # type: ignore[index]
+                    seen.append(prev[0][i])  # type: ignore[index]
                 else:
                     same_so_far = False
                     list_hash = self._list_cell(list_hash, self._message_records(stripped, records, lines), records, lines)
-                seen.append(stripped)
+                    seen.append(_snapshot(stripped))
                 chain.append(list_hash)
                 content = stripped.get("content")
                 size += len(content) if isinstance(content, str) else 256

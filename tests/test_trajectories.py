@@ -272,6 +272,21 @@ def test_a_sessions_repeated_messages_are_matched_not_keyed_again(tmp_path: Path
         return rows, hashes, reused
 
     matched = stored(tmp_path / "matched.db", 1024)
+    # A host that edits its message dicts in place between turns: the edit is stored, not the old text.
+    monkeypatch.setattr(trajectories, "PREFIX_SESSIONS", 1024)
+    store = TrajectoryStore(tmp_path / "edited.db")
+    store.open()
+    history = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "one", "meta": {"n": [1]}}]
+    for i in range(3):
+        store.append_turn(Turn(turn_id=f"e{i}", session_id="e", tenant="default", kind="main",
+                               messages=history, response=None))
+        history[0]["content"] = f"first, edited {i}"
+        history[1]["meta"]["n"].append(i)
+    store.flush()
+    got = [t.messages for t in store.get_session("e").turns]
+    assert [m[0]["content"] for m in got] == ["first", "first, edited 0", "first, edited 1"]
+    assert [m[1]["meta"]["n"] for m in got] == [[1], [1, 0], [1, 0, 1]]
+    store.close()
     keyed = stored(tmp_path / "keyed.db", 0)
     assert matched[2] == 3 and keyed[2] == 0  # the comparison really ran (three sessions' prefixes kept)
     assert matched[:2] == keyed[:2]
