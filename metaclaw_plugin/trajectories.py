@@ -676,6 +676,15 @@ class TrajectoryStore:
         if older_than_days <= 0:
             return 0
         cutoff = time.time() - older_than_days * 86400
+        # Forget what is already stored (by message, list and session) before deleting: a turn that refers
+        # to a remembered row would point at a deleted one. Turns from now on carry their rows again (inserted
+        # if absent), and those queued before are flushed first, so the delete sees them as live.
+        with self._lock:
+            self._known.clear()
+            self._known_lists.clear()
+            self._prefixes.clear()
+            self._prefix_bytes = 0
+        self.flush()
         conn = self._connect()
         try:
             conn.execute("BEGIN IMMEDIATE")

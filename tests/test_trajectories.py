@@ -340,6 +340,18 @@ def test_files_are_private_and_retention_prunes(home: Path):
     assert store.prune(30) == 1
     assert store.get_session("old") is None and store.get_session("new") is not None
     assert len(store.get_session("new").turns[0].messages) == 2
+    # What the prune deleted is written again when it comes back: the store's memory of what is already
+    # stored (by message, by list, by session) must not point a new turn at deleted rows.
+    gone = [{"role": "user", "content": "asked only in an old session"}, {"role": "assistant", "content": "once"}]
+    for i in (3, 4):
+        store.append_turn(make_turn(i, session="back", history=list(gone), created_at=time.time() - 40 * 86400))
+    store.flush()
+    assert store.prune(30) == 1 and store.get_session("back") is None
+    store.append_turn(make_turn(5, session="back", history=list(gone)))  # the same session comes back
+    store.append_turn(make_turn(6, session="other", history=list(gone)))  # another one with the same messages
+    store.flush()
+    for sid in ("back", "other"):
+        assert store.get_session(sid).turns[-1].messages[1:3] == gone, sid
     store.close()
 
 
