@@ -121,13 +121,13 @@ def run_ours(sessions: list[dict[str, Any]]) -> dict[str, Any]:
             deadline = time.monotonic() + 600
             while time.monotonic() < deadline:
                 p.flush(10)
-                st = p.fastloop.status()
+                st = p.learning.status()
                 busy = st["queues"]["judge"].get("pending", 0) + st["queues"]["evolution"].get("pending", 0)
-                reviewed = p.fastloop.db.query("SELECT COUNT(*) AS n FROM fl_sessions WHERE review_due IS NOT NULL")[0]["n"]
+                reviewed = p.learning.db.query("SELECT COUNT(*) AS n FROM fl_sessions WHERE review_due IS NOT NULL")[0]["n"]
                 if not busy and not reviewed:
                     break
                 time.sleep(0.3)
-            counters = p.fastloop.status()["counters"]
+            counters = p.learning.status()["counters"]
         finally:
             p.stop()
     return {"calls": server.calls, "tokens": server.tokens, "counters": counters}

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from metaclaw_plugin.privacy import Redactor
-from metaclaw_plugin.trajectories import TrajectoryStore
+from metaclaw_plugin.store.trajectories import TrajectoryStore
 from metaclaw_plugin.types import Turn
 
 PROSE = ("The user asked to refactor the parser so that it streams the file instead of loading it. I read the "

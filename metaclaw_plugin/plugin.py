@@ -13,14 +13,16 @@ import os
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from .config import Settings
+from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
+from .feedback import normalise_feedback
 from .privacy import Redactor
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .skillbank.render import inject
-from .trajectories import TrajectoryStore
+from .store.trajectories import TrajectoryStore
 from .types import Message, Turn, TurnContext
 from .worker import BackgroundWorker
 
@@ -37,38 +39,6 @@ class _Pending:
     generation: int
     t0: float
     block: str | None = None  # the skill block this plugin injected (stored without a second redaction)
-
-
-@dataclass
-class SessionState:
-    tenant: str
-    session_id: str
-    host: str
-    started_at: float
-    last_at: float
-    turn_ids: list[str] = field(default_factory=list)
-    main_turns: int = 0
-
-
-@dataclass
-class SessionEnd:
-    """What session-end listeners (reward, evolution) receive, in the background worker."""
-
-    tenant: str
-    session_id: str
-    host: str
-    outcome: dict[str, Any] | None
-    reason: str
-    turn_ids: list[str]
-
-
-@dataclass
-class TurnRecorded:
-    """What turn listeners receive, in the background worker."""
-
-    turn: Turn
-    session: SessionState
-    ctx: TurnContext | None = None  # the request's context (metadata such as task_type, shadow arms)
 
 
 class MetaClawPlugin:
@@ -92,10 +62,9 @@ class MetaClawPlugin:
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
         self._started = False
-        self._turn_listeners: list[Callable[[TurnRecorded], Any]] = []
-        self._end_listeners: list[Callable[[SessionEnd], Any]] = []
-        self._feedback_listeners: list[Callable[[dict[str, Any]], Any]] = []
-        self.fastloop: Any = None  # reward + evolution + buffer (metaclaw_plugin.fastloop), attached in start()
+        # The learning side subscribes here (TurnRecorded, SessionEnd, Feedback); delivery runs in the worker.
+        self.events = Events(self._deliver)
+        self.learning: Any = None  # metaclaw_plugin.learning.LearningLoop, attached in start() when configured
 
     # Lifecycle ------------------------------------------------------------------------------------
     def start(self) -> "MetaClawPlugin":
@@ -115,7 +84,7 @@ class MetaClawPlugin:
             if self.settings.storage.retention_days > 0:
                 self.worker.every(6 * 3600, "store.prune", lambda: self.store.prune(self.settings.storage.retention_days))
             self.worker.start()
-            self._attach_fastloop()
+            self._attach_learning()
             self._started = True
             atexit.register(self.stop)
         return self
@@ -127,11 +96,11 @@ class MetaClawPlugin:
                 return
             self._started = False
             self.worker.stop()
-            if self.fastloop is not None:
+            if self.learning is not None:
                 try:
-                    self.fastloop.stop()
+                    self.learning.stop()
                 except Exception:
-                    self._fail("fastloop.stop")
+                    self._fail("learning.stop")
             self.store.close()
             try:
                 atexit.unregister(self.stop)
@@ -145,13 +114,6 @@ class MetaClawPlugin:
     def _ensure_started(self) -> None:
         if not self._started:
             self.start()
-
-    # Listener registry (background loops plug in here) -------------------------------------------
-    def add_turn_listener(self, fn: Callable[[TurnRecorded], Any]) -> None:
-        self._turn_listeners.append(fn)
-
-    def add_session_end_listener(self, fn: Callable[[SessionEnd], Any]) -> None:
-        self._end_listeners.append(fn)
 
     # Hooks ------------------------------------------------------------------------------------------
     def skill_block(self, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
@@ -246,8 +208,8 @@ class MetaClawPlugin:
                 state.turn_ids.append(turn.turn_id)
                 if ctx.kind == "main":
                     state.main_turns += 1
-            if self._turn_listeners:
-                self.worker.submit("turn.listeners", self._notify, self._turn_listeners, TurnRecorded(turn, state, pend.ctx))
+            if self.events.wanted(TurnRecorded):
+                self.events.publish(TurnRecorded(turn, state, pend.ctx))
             return turn
         except Exception:
             self._fail("on_response")
@@ -268,9 +230,7 @@ class MetaClawPlugin:
     ) -> None:
         clean = outcome if isinstance(outcome, dict) else ({"value": outcome} if outcome is not None else None)
         self.store.end_session(tenant, session_id, clean, reason)
-        event = SessionEnd(tenant, session_id, host, clean, reason, list(state.turn_ids) if state else [])
-        if self._end_listeners:
-            self.worker.submit("session_end.listeners", self._notify, self._end_listeners, event)
+        self.events.publish(SessionEnd(tenant, session_id, host, clean, reason, list(state.turn_ids) if state else []))
 
     # Async twins: the hooks never block on I/O, so they simply run inline.
     async def aon_request(self, ctx: TurnContext, messages: Sequence[Message]) -> list[Message]:
@@ -289,45 +249,37 @@ class MetaClawPlugin:
         Recorded with source ``explicit``; one journal append, like the other hooks."""
         try:
             self._ensure_started()
-            from .reward import normalise_feedback  # light: no LLM, no network
-
             value = normalise_feedback(score, text)
             with self._lock:
                 state = self._sessions.get((ctx.tenant, ctx.session_id))
                 ids = list(state.turn_ids) if state else []
             turn_id = ctx.request_id if ctx.request_id in ids or not ids else ids[-1]
-            event = {"tenant": ctx.tenant, "session_id": ctx.session_id, "turn_id": turn_id,
-                     "score": value, "text": text, "resolved": bool(ids)}
+            event = Feedback(ctx.tenant, ctx.session_id, turn_id, value, text, bool(ids))
             if value is not None and ids:
                 self.store.record_reward(turn_id, "explicit", value, {"text": text} if text else None)
             elif value is not None:
                 # Not in memory (ended, or another process): resolve the turn in the background.
                 self.worker.submit("feedback.resolve", self._resolve_feedback, event)
-            if self._feedback_listeners:
-                self.worker.submit("feedback.listeners", self._notify, self._feedback_listeners, event)
+            self.events.publish(event)
         except Exception:
             self._fail("on_feedback")
 
     async def aon_feedback(self, ctx: TurnContext, score: Any = None, text: str | None = None) -> None:
         self.on_feedback(ctx, score, text)
 
-    def add_feedback_listener(self, fn: Callable[[dict[str, Any]], Any]) -> None:
-        self._feedback_listeners.append(fn)
-
-    def _resolve_feedback(self, event: dict[str, Any]) -> None:
+    def _resolve_feedback(self, event: Feedback) -> None:
         self.store.flush(5.0)
-        session = self.store.get_session(event["session_id"], tenant=event["tenant"])
+        session = self.store.get_session(event.session_id, tenant=event.tenant)
         ids = [t.turn_id for t in session.turns] if session else []
         if not ids:
-            log.warning("feedback for unknown session %s dropped", event["session_id"])
+            log.warning("feedback for unknown session %s dropped", event.session_id)
             return
-        turn_id = event["turn_id"] if event["turn_id"] in ids else ids[-1]
-        event["turn_id"] = turn_id
-        event["resolved"] = True
-        self.store.record_reward(turn_id, "explicit", event["score"], {"text": event["text"]} if event["text"] else None)
+        event.turn_id = event.turn_id if event.turn_id in ids else ids[-1]
+        event.resolved = True
+        self.store.record_reward(event.turn_id, "explicit", event.score, {"text": event.text} if event.text else None)
 
-    def _attach_fastloop(self) -> None:
-        """Reward, evolution and the sample buffer, as background listeners. Imported lazily so the
+    def _attach_learning(self) -> None:
+        """Reward, evolution and the sample buffer, as background subscribers. Imported lazily so the
         request path never imports them; any failure leaves the plugin serving without them.
 
         With no judge, evolver or verifier configured (the defaults) the loop has nothing to score or
@@ -337,17 +289,19 @@ class MetaClawPlugin:
         if not (s.evolution.enabled or s.reward.enabled):
             return
         if not (s.evolution.model or s.reward.model or s.reward.verifiers):
-            log.info("fast loop idle: set evolution.model and/or reward.model to learn from sessions")
+            log.info("learning idle: set evolution.model and/or reward.model to learn from sessions")
             return
         try:
-            if self.fastloop is not None:  # started again after stop(): its listeners are still registered
-                self.fastloop.start()
-                return
-            from .fastloop import attach
+            if self.learning is None:
+                from .learning import LearningLoop, Parts
 
-            self.fastloop = attach(self)
+                self.learning = LearningLoop(Parts(
+                    settings=s, trajectories=self.store, skills=self.skills, events=self.events,
+                    redactor=self.redactor, live_sessions=self.active_sessions,
+                ))
+            self.learning.start()
         except Exception:
-            self._fail("fastloop.attach")
+            self._fail("learning.attach")
 
     # Internals ---------------------------------------------------------------------------------------
     def _touch(self, ctx: TurnContext, now: float) -> SessionState:
@@ -358,12 +312,14 @@ class MetaClawPlugin:
         state.last_at = now
         return state
 
-    def _notify(self, listeners: list[Callable[[Any], Any]], event: Any) -> None:
-        for fn in listeners:
-            try:
-                fn(event)
-            except Exception:
-                self._fail(f"listener:{getattr(fn, '__qualname__', fn)}")
+    def _deliver(self, name: str, fn: Callable[[Any], Any], event: Any) -> None:
+        self.worker.submit(name, self._call_listener, fn, event)
+
+    def _call_listener(self, fn: Callable[[Any], Any], event: Any) -> None:
+        try:
+            fn(event)
+        except Exception:
+            self._fail(f"listener:{getattr(fn, '__qualname__', fn)}")
 
     def _fail(self, where: str) -> None:
         self.errors[where] += 1
@@ -416,5 +372,5 @@ class MetaClawPlugin:
             },
             "errors": dict(self.errors),
             "background_failures": dict(self.worker.failures),
-            **({"fast_loop": self.fastloop.status()} if self.fastloop is not None else {}),
+            **({"learning": self.learning.status()} if self.learning is not None else {}),
         }

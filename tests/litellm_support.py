@@ -29,7 +29,7 @@ from metaclaw_plugin.devtools.upstream import Upstream  # noqa: E402
 from metaclaw_plugin.skillbank.bank import bundled_skills_dir  # noqa: E402
 from metaclaw_plugin.skillbank.render import OPEN  # noqa: E402
 from metaclaw_plugin.skillbank.store import SkillStore  # noqa: E402
-from metaclaw_plugin.trajectories import TrajectoryStore  # noqa: E402
+from metaclaw_plugin.store.trajectories import TrajectoryStore  # noqa: E402
 from metaclaw_plugin.types import Session, Skill  # noqa: E402
 
 MODEL = "stub-model"

@@ -10,10 +10,10 @@ import pytest
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.devtools.upstream import Upstream
-from metaclaw_plugin.evolution import SkillEvolver, SupportTurn, extract_json, parse_reply
-from metaclaw_plugin.fastloop import TrialStats, prob_b_beats_a, shadow_decision
-from metaclaw_plugin.llm import LLMClient
-from metaclaw_plugin.reward import TurnView
+from metaclaw_plugin.learning.evolution import SkillEvolver, SupportTurn, extract_json, parse_reply
+from metaclaw_plugin.learning.trials import TrialStats, prob_b_beats_a, shadow_decision
+from metaclaw_plugin.learning.llm import LLMClient
+from metaclaw_plugin.learning.reward import TurnView
 from metaclaw_plugin.skillbank.bank import SHADOW_KEY, SkillBank, bundled_skills_dir
 from metaclaw_plugin.skillbank.store import SkillStore
 from metaclaw_plugin.types import Skill

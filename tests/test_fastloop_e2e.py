@@ -70,9 +70,9 @@ def wait_for(plugin: MetaClawPlugin, cond: Callable[[], Any], timeout: float = 9
         got = cond()
         if got:
             return got
-        plugin.fastloop.wake()
+        plugin.learning.wake()
         time.sleep(0.1)
-    raise AssertionError(f"timed out; fast loop status: {json.dumps(plugin.fastloop.status(), default=str)[:1500]}")
+    raise AssertionError(f"timed out; fast loop status: {json.dumps(plugin.learning.status(), default=str)[:1500]}")
 
 
 def failing_session(p: MetaClawPlugin, sid: str, *, secret: str | None = None, outcome: dict | None = None,
@@ -120,7 +120,7 @@ def test_failed_session_becomes_a_skill_the_next_request_carries(home: Path):
             p.on_request(ok, [{"role": "user", "content": "what is the capital of France?"}])
             p.on_response(ok, {"role": "assistant", "content": "Paris."})
             p.on_session_end(ok)
-            wait_for(p, lambda: p.fastloop.buffer.stats().queued >= 1)
+            wait_for(p, lambda: p.learning.buffer.stats().queued >= 1)
             roles.judge_reply = "Score: -1"
             ids = failing_session(p, "fail-1")
             wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
@@ -137,9 +137,9 @@ def test_failed_session_becomes_a_skill_the_next_request_carries(home: Path):
             assert "correction" in sources and "judge" not in sources
             assert {r["source"] for r in p.store.rewards(ids[1])} >= {"outcome"}
             # support turns never enter the buffer; the older query sample was dropped by the bump
-            st = wait_for(p, lambda: (b := p.fastloop.buffer.stats()).generation == g0 + 1 and b)
+            st = wait_for(p, lambda: (b := p.learning.buffer.stats()).generation == g0 + 1 and b)
             assert st.support == 2 and st.dropped_stale >= 1 and st.queued == 0
-            assert p.fastloop.buffer.drain(1, partial=True) == []
+            assert p.learning.buffer.drain(1, partial=True) == []
             # the next matching request carries the new skill
             nxt = TurnContext("after")
             out = p.on_request(nxt, [{"role": "user", "content": "split the csv export invoices.csv by its delimiter"}])
@@ -189,7 +189,7 @@ def test_fail_open_when_the_evolver_is_down_slow_or_talks_garbage(home: Path):
         p = MetaClawPlugin(s).start()
         try:
             failing_session(p, "fo-1")
-            q = lambda: p.fastloop.db.query("SELECT * FROM fl_evolve_queue")  # noqa: E731
+            q = lambda: p.learning.db.query("SELECT * FROM fl_evolve_queue")  # noqa: E731
             wait_for(p, lambda: q() and q()[0]["attempts"] >= 1)
             assert q()[0]["state"] == "pending" and q()[0]["last_error"]
             # the host path is untouched while the evolver is broken
@@ -235,7 +235,7 @@ def test_pending_work_survives_a_restart(home: Path):
         s = settings_for(home, up, evolution={"promotion": "auto", "backoff": 0.05})
         p = MetaClawPlugin(s).start()
         failing_session(p, "rs-1")
-        wait_for(p, lambda: p.fastloop.db.query("SELECT attempts FROM fl_evolve_queue WHERE attempts >= 1"))
+        wait_for(p, lambda: p.learning.db.query("SELECT attempts FROM fl_evolve_queue WHERE attempts >= 1"))
         p.stop()
         roles.evolver_reply = json.dumps({"skills": [SKILL]})
         p2 = MetaClawPlugin(s).start()
@@ -258,7 +258,7 @@ def test_every_n_turns_reviews_a_long_session(home: Path):
                 msgs = msgs + [{"role": "assistant", "content": f"attempt {i}: split on commas"},
                                {"role": "user", "content": "that's wrong, still not the right delimiter"}]
             wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
-            assert p.fastloop.status()["counters"].get("evolution_trigger_every_n_turns") == 1
+            assert p.learning.status()["counters"].get("evolution_trigger_every_n_turns") == 1
         finally:
             p.stop()
 
@@ -276,7 +276,7 @@ def test_low_success_rate_batch_triggers_evolution(home: Path):
                 p.on_response(ctx, {"role": "assistant", "content": "here is a guess"})
                 p.on_session_end(ctx)
             wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
-            c = p.fastloop.status()["counters"]
+            c = p.learning.status()["counters"]
             assert c.get("evolution_trigger_low_success_rate") == 1 and not c.get("evolution_trigger_session_end")
         finally:
             p.stop()
@@ -292,9 +292,9 @@ def test_daily_budget_caps_the_evolver_and_status_shows_it(home: Path):
             failing_session(p, "bud-1")
             wait_for(p, lambda: roles.evolver_calls == 1)
             failing_session(p, "bud-2", secret=SECRETS[0])
-            wait_for(p, lambda: p.fastloop.db.query("SELECT 1 FROM fl_evolve_queue WHERE last_error = 'budget'"))
+            wait_for(p, lambda: p.learning.db.query("SELECT 1 FROM fl_evolve_queue WHERE last_error = 'budget'"))
             assert roles.evolver_calls == 1
-            st = p.fastloop.status()
+            st = p.learning.status()
             assert st["budget"]["evolver"]["calls_left"] == 0
         finally:
             p.stop()

@@ -37,7 +37,7 @@ from metaclaw_langchain import (  # noqa: E402
     policy_chat_model,
 )
 from metaclaw_langchain._common import with_block  # noqa: E402
-from metaclaw_plugin import MetaClawPlugin  # noqa: E402
+from metaclaw_plugin import MetaClawPlugin, SessionEnd  # noqa: E402
 
 SKILL = "backup-before-modify"
 
@@ -201,7 +201,7 @@ def test_tenant_and_user_from_metadata(plugin: MetaClawPlugin) -> None:
 
 def test_a_thread_spans_several_invokes_each_one_an_episode(plugin: MetaClawPlugin) -> None:
     ends: list[Any] = []
-    plugin.add_session_end_listener(ends.append)
+    plugin.events.subscribe(SessionEnd, ends.append)
     m = model(*edit_script(tag="-1"), "Second answer.")
     agent = create_agent(m, FakeFiles().tools(), system_prompt=SYSTEM_PROMPT, middleware=[MetaClawMiddleware(plugin)],
                          checkpointer=InMemorySaver())
@@ -457,7 +457,7 @@ def test_nested_agent_does_not_end_the_parent_session(plugin: MetaClawPlugin) ->
     outer = create_agent(model(call("ask_helper", {"question": "what?"}, "h1"), "outer answer"), [ask_helper],
                          middleware=[mw])
     ends: list[Any] = []
-    plugin.add_session_end_listener(ends.append)
+    plugin.events.subscribe(SessionEnd, ends.append)
     outer.invoke(user("delegate this"), config={"configurable": {"thread_id": "parent"}})
     s = session(plugin, "parent")
     # outer call 1, the helper's call, outer call 2: all in the parent's session, in order

@@ -28,7 +28,7 @@ import pytest
 from metaclaw_plugin.devtools.proxyrun import ProxyProcess, free_port, launch_proxy
 from metaclaw_plugin.devtools.upstream import Upstream
 from metaclaw_plugin.skillbank.render import OPEN
-from metaclaw_plugin.trajectories import TrajectoryStore
+from metaclaw_plugin.store.trajectories import TrajectoryStore
 
 from litellm_support import (
     MODEL,

@@ -15,7 +15,7 @@ TASK = [{"role": "system", "content": "host"}, {"role": "user", "content": "back
 
 def test_request_response_session_end(plugin: MetaClawPlugin):
     ends: list[SessionEnd] = []
-    plugin.add_session_end_listener(ends.append)
+    plugin.events.subscribe(SessionEnd, ends.append)
     ctx = TurnContext("s1", host="test", model="m")
     out = plugin.on_request(ctx, TASK)
     assert "backup-before-modify" in ctx.injected_skills and "<metaclaw-skills>" in out[0]["content"]
@@ -44,7 +44,7 @@ def test_idle_sessions_end_by_themselves(home):
     p = MetaClawPlugin(Settings(home=home, sessions={"session_idle_timeout": 0.3})).start()
     try:
         ends: list[SessionEnd] = []
-        p.add_session_end_listener(ends.append)
+        p.events.subscribe(SessionEnd, ends.append)
         ctx = TurnContext("idle")
         p.on_request(ctx, TASK)
         p.on_response(ctx, {"role": "assistant", "content": "x"})
@@ -98,8 +98,8 @@ def test_broken_skill_store_fails_open(home):
         assert p.errors["on_response"] == 1
         assert p.on_request(ctx, "not a list") == "not a list"  # type: ignore[arg-type]
         failing = []
-        p.add_session_end_listener(lambda e: (_ for _ in ()).throw(ValueError("listener bug")))
-        p.add_session_end_listener(failing.append)
+        p.events.subscribe(SessionEnd, lambda e: (_ for _ in ()).throw(ValueError("listener bug")))
+        p.events.subscribe(SessionEnd, failing.append)
         p.on_session_end(ctx)
         p.flush()
         assert failing and any(k.startswith("listener:") for k in p.errors)

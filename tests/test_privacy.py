@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from metaclaw_plugin.llm import LLMClient, LLMUnavailable, is_local_endpoint
+from metaclaw_plugin.learning.llm import LLMClient, LLMUnavailable, is_local_endpoint
 from metaclaw_plugin.privacy import Redactor
 
 # (what, the text around it, the secret itself). Values are fake but shaped like the real thing.

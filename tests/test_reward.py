@@ -11,19 +11,18 @@ from pathlib import Path
 import pytest
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
-from metaclaw_plugin.dbutil import DB
+from metaclaw_plugin.store import Database
 from metaclaw_plugin.devtools.upstream import Upstream
-from metaclaw_plugin.llm import Budget, BudgetExhausted, LLMClient, LLMError
-from metaclaw_plugin.reward import (
+from metaclaw_plugin.learning.llm import Budget, BudgetExhausted, LLMClient, LLMError
+from metaclaw_plugin.feedback import detect_correction, normalise_feedback
+from metaclaw_plugin.learning.reward import (
     RewardJudge,
     TurnView,
     Verifiers,
     decided,
-    detect_correction,
     effective_reward,
     judge_messages,
     majority,
-    normalise_feedback,
     parse_score,
 )
 
@@ -60,7 +59,7 @@ def judge_factory(tmp_path: Path):
         client = LLMClient("judge", model="openai/judge", api_base=up.url, api_key="x",
                            timeout=kw.pop("timeout", 10), retries=kw.pop("retries", 0), backoff=0.01,
                            budget=kw.pop("budget", None))
-        j = RewardJudge(client, db=DB(tmp_path / "m.db"), **kw)
+        j = RewardJudge(client, db=Database(tmp_path / "m.db"), **kw)
         made.append(j)
         return j
 

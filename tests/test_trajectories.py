@@ -16,7 +16,7 @@ from pathlib import Path
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.privacy import Redactor
 from metaclaw_plugin.skillbank.render import CLOSE, OPEN
-from metaclaw_plugin.trajectories import TrajectoryStore
+from metaclaw_plugin.store.trajectories import TrajectoryStore
 from metaclaw_plugin.types import Turn
 
 BIG_SYSTEM = "You are a helpful assistant running inside a gateway. " * 700  # ~38 KB, like OpenClaw's
@@ -234,7 +234,7 @@ def test_a_sessions_repeated_messages_are_matched_not_keyed_again(tmp_path: Path
     of keying each again. What it stores must be exactly what keying every message stores: edits in the
     middle, values that compare equal in Python but differ in JSON (1 / 1.0 / True, 0.0 / -0.0), tool calls,
     side turns and other sessions included."""
-    from metaclaw_plugin import trajectories
+    from metaclaw_plugin.store import trajectories
 
     sysmsg = {"role": "system", "content": "sys " * 500 + OPEN + "\nskill text\n" + CLOSE}
     tool = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
@@ -359,11 +359,11 @@ def test_records_apply_in_order_within_one_batch(tmp_path: Path):
     """The writer applies a batch of journal records in a few multi-row statements; the result must be
     what applying them one by one gives: sequence numbers continue, a repeated turn counts once, an
     end closes the session and a later turn reopens it."""
-    from metaclaw_plugin.trajectories import SCHEMA, _apply_all
+    from metaclaw_plugin.store import connect
+    from metaclaw_plugin.store.trajectories import _apply_all
 
     db = tmp_path / "t.db"
-    conn = sqlite3.connect(db, isolation_level=None)
-    conn.executescript(SCHEMA)
+    conn = connect(db)
 
     def turn(tid: str, sid: str, at: float) -> dict:
         return {"t": "turn", "turn_id": tid, "tenant": "default", "session_id": sid, "kind": "main", "host": "h",

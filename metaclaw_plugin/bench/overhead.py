@@ -51,6 +51,7 @@ from .common import (
     spawn,
     start_upstream,
 )
+from .reference import REFERENCE_PACKAGES, install_reference, reference_python, reference_venv, reference_version
 
 TARGETS = ("direct", "bare", "noop", "plugin", "reference")
 NOOP_CALLBACK = '''"""A callback that does nothing: what LiteLLM's callback machinery costs by itself."""
@@ -70,54 +71,11 @@ class NoopCallback(CustomLogger):
 
 callback = NoopCallback()
 '''
-REFERENCE_PACKAGES = ["aiming-metaclaw==0.4.1.2", "openai", "torch==2.13.0"]
 MODEL = "stub-model"
 REPLY = (
     "Done. I read the file, checked the schema, wrote the new entry with an ISO 8601 timestamp and "
     "kept a backup next to it. Nothing else changed; tell me if you want the old value restored. "
 ) * 2  # ~380 characters: a short answer, about 25 SSE chunks
-
-
-# The reference install ------------------------------------------------------------------------------
-def reference_venv() -> Path:
-    return cache_dir() / "ref-venv"
-
-
-def reference_python() -> Path | None:
-    """The reference venv's python, when the reference package is installed there."""
-    venv = reference_venv()
-    py = venv / "bin" / "python"
-    if not py.exists():
-        return None
-    if not list((venv / "lib").glob("python*/site-packages/metaclaw/api_server.py")):
-        return None
-    return py
-
-
-def install_reference(log: Callable[[str], Any] = print) -> Path:
-    """Create ``<cache>/ref-venv`` and ``pip install aiming-metaclaw==0.4.1.2 openai torch==2.13.0``.
-
-    The base package cannot even show ``--help`` without ``openai`` and ``torch``; pinning torch takes
-    the CPU wheel (an unpinned torch pulls a multi-GB CUDA build).
-    """
-    venv = reference_venv()
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    if not (venv / "bin" / "python").exists():
-        log(f"creating {venv}")
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    log("pip install " + " ".join(REFERENCE_PACKAGES) + " (a few minutes the first time)")
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *REFERENCE_PACKAGES], check=True)
-    py = reference_python()
-    if py is None:
-        raise RuntimeError("the reference package did not install")
-    return py
-
-
-def reference_version() -> str | None:
-    venv = reference_venv()
-    for d in (venv / "lib").glob("python*/site-packages/aiming_metaclaw-*.dist-info"):
-        return d.name.removeprefix("aiming_metaclaw-").removesuffix(".dist-info")
-    return None
 
 
 # Starting the targets -----------------------------------------------------------------------------

@@ -274,7 +274,7 @@ print(json.dumps(out))
 
 
 def reference_tokens(lib: Path, texts: list[str]) -> dict[str, Any] | None:
-    from .overhead import reference_python
+    from .reference import reference_python
 
     py = reference_python()
     if py is None:

@@ -522,11 +522,11 @@ def _text(msg: Any) -> str:
     return str(c or "")
 
 
-def drain_fastloop(plugin: Any, timeout: float = 300.0) -> dict[str, Any]:
-    """Wait until the plugin's background work and fast loop (judge, evolution) have nothing pending."""
+def drain_learning(plugin: Any, timeout: float = 300.0) -> dict[str, Any]:
+    """Wait until the plugin's background work and learning jobs (judge, evolution) have nothing pending."""
     t0 = time.monotonic()
     plugin.flush(30)
-    fl = getattr(plugin, "fastloop", None)
+    fl = getattr(plugin, "learning", None)
     if fl is None:
         return {"waited_s": round(time.monotonic() - t0, 2)}
     idle = 0
@@ -649,7 +649,7 @@ class ArmRunner:
         day_out: dict[str, Any] = {"day": day.id, "title": day.title, "files_added": copied, **summarise_rounds(results),
                                    "rounds": [r.as_dict() for r in results]}
         if self.plugin is not None:
-            day_out["fast_loop"] = drain_fastloop(self.plugin)
+            day_out["learning"] = drain_learning(self.plugin)
             st = self.plugin.status()
             day_out["skills_active"] = st["skills"]["active"]
             day_out["skills_quarantined"] = st["skills"].get("quarantined")

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from ..config import Settings
 from ..skillbank.bank import SkillBank, bundled_skills_dir
 from ..skillbank.store import atomic_write
-from ..trajectories import TrajectoryStore
+from ..store.trajectories import TrajectoryStore
 from .common import console, emit_json, json_option, load_settings, table
 
 # check name -> (module to look for, extra that installs it)
@@ -116,7 +116,7 @@ def register(main: click.Group) -> None:
             "store": {**counts, "db": str(settings.db_file),
                       "journal_segments": len(list(journal.glob("*.jsonl"))) if journal.is_dir() else 0},
         }
-        from ..fastloop import status_from_db  # read-only; imports no LLM library
+        from ..learning.status import status_from_db  # read-only; imports no LLM library
 
         fl = status_from_db(settings)
         data["skills"]["shadow"] = sum(1 for s in skills if s.status == "quarantined"

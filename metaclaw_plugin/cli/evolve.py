@@ -23,7 +23,7 @@ def register(main: click.Group) -> None:
         evolution jobs. The evolver and judge calls count against the daily budget, dry run included."""
 
         def run(plugin: Any) -> list[dict[str, Any]]:
-            loop = plugin.fastloop
+            loop = plugin.learning
             if loop is None:
                 fail("the fast loop is not available (see `metaclaw-plugin doctor` and the log)")
             reason = loop.evolver.available()

@@ -6,7 +6,7 @@ import time
 
 import click
 
-from ..trajectories import TrajectoryStore, turn_dict
+from ..store.trajectories import TrajectoryStore, turn_dict
 from .common import console, emit_json, fail, json_option, load_settings, table
 
 

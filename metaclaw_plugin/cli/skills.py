@@ -74,7 +74,7 @@ def register(main: click.Group) -> None:
         except SkillFormatError as e:
             fail(f"{md}: {e}")
             return
-        from ..screening import screen
+        from ..learning.screening import screen
 
         settings = load_settings(ctx)
         store = SkillStore(settings.skills_path)
@@ -110,7 +110,7 @@ def register(main: click.Group) -> None:
     def _set(ctx: click.Context, name: str, status: str, reason: str, as_json: bool, force: bool = False) -> None:
         store = _store(ctx)
         if status == "active":
-            from ..screening import screen
+            from ..learning.screening import screen
 
             try:
                 current = store.read(name)

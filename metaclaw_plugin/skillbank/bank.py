@@ -80,7 +80,7 @@ def _fingerprint(root: Path) -> int:
 
 
 def is_shadow(skill: Skill) -> bool:
-    """A skill on shadow trial: screened clean, waiting for its rewards to decide (see fastloop)."""
+    """A skill on shadow trial: screened clean, waiting for its rewards to decide (see learning.trials)."""
     return skill.status == "quarantined" and skill.extra_metadata.get("promotion") == "shadow"
 
 

@@ -20,20 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ..dbutil import DB
+from ..store import Database, connect
 from ..types import Sample
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS buffer_samples (
-  turn_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, tenant TEXT NOT NULL, generation INTEGER NOT NULL,
-  reward REAL NOT NULL, source TEXT, state TEXT NOT NULL DEFAULT 'queued', batch_id TEXT,
-  created_at REAL NOT NULL, updated_at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS buffer_by_state ON buffer_samples (state, generation, created_at);
-CREATE TABLE IF NOT EXISTS buffer_support (
-  turn_id TEXT PRIMARY KEY, session_id TEXT, tenant TEXT, generation INTEGER, reason TEXT, created_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS buffer_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
-
 
 @dataclass
 class BufferStats:
@@ -50,9 +38,8 @@ class BufferStats:
 
 
 class SampleBuffer:
-    def __init__(self, db_path: Path | str | DB, generation_fn: Callable[[], int] | None = None):
-        self.db = db_path if isinstance(db_path, DB) else DB(db_path)
-        self.db.conn().executescript(SCHEMA)
+    def __init__(self, db_path: Path | str | Database, generation_fn: Callable[[], int] | None = None):
+        self.db = db_path if isinstance(db_path, Database) else Database(db_path)
         self._generation_fn = generation_fn
 
     # Meta -----------------------------------------------------------------------------------------
@@ -254,7 +241,7 @@ def read_stats(db_path: Path | str) -> dict[str, int]:
     if not p.exists():
         return {}
     try:
-        conn = sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=5)
+        conn = connect(p, readonly=True)
         try:
             counts = dict(conn.execute("SELECT state, COUNT(*) FROM buffer_samples GROUP BY state").fetchall())
             meta = dict(conn.execute("SELECT key, value FROM buffer_meta").fetchall())

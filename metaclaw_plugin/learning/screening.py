@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal
 from urllib.parse import urlparse
 
-from .privacy import Redactor
-from .skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE, SkillFormatError, parse_skill_md, render_skill_md
-from .types import Skill
+from ..privacy import Redactor
+from ..skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE, SkillFormatError, parse_skill_md, render_skill_md
+from ..types import Skill
 
 Verdict = Literal["clean", "suspicious", "rejected"]
 

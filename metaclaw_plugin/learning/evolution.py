@@ -24,15 +24,15 @@ from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .config import Settings
+from ..config import Settings
 from .llm import LLMClient, LLMResult
-from .privacy import Redactor
+from ..privacy import Redactor
 from .reward import TurnView, _cut
 from .screening import ScreenResult, screen
-from .skillbank.retrieve import KeywordIndex, tokenize
-from .skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE
-from .skillbank.store import SkillStore, utc_now_iso
-from .types import Skill
+from ..skillbank.retrieve import KeywordIndex, tokenize
+from ..skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE
+from ..skillbank.store import SkillStore, utc_now_iso
+from ..types import Skill
 
 log = logging.getLogger("metaclaw_plugin.evolution")
 

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 from urllib.parse import urlparse
 
-from .privacy import Redactor
+from ..privacy import Redactor
+from ..store import Database
 
 log = logging.getLogger("metaclaw_plugin.llm")
 
@@ -71,44 +72,20 @@ def is_local_endpoint(model: str | None, api_base: str | None) -> bool:
     return bool(model) and model.startswith(LOCAL_PROVIDERS)  # type: ignore[union-attr]
 
 
-BUDGET_SCHEMA = """
-CREATE TABLE IF NOT EXISTS llm_budget (
-  day TEXT NOT NULL, purpose TEXT NOT NULL, calls INTEGER NOT NULL DEFAULT 0, tokens INTEGER NOT NULL DEFAULT 0,
-  failures INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (day, purpose));
-"""
-
-
 class Budget:
     """Calls and tokens per UTC day and purpose ("judge", "evolver"), in SQLite."""
 
-    def __init__(self, db_path: Path | str, limits: dict[str, tuple[int, int]] | None = None):
-        self.db_path = Path(db_path)
+    def __init__(self, db: Database | Path | str, limits: dict[str, tuple[int, int]] | None = None):
+        self.db = db if isinstance(db, Database) else Database(db)
         self.limits = dict(limits or {})  # purpose -> (calls, tokens); 0 = unlimited
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-
-    def _db(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self.db_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            conn = sqlite3.connect(self.db_path, timeout=30, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA busy_timeout=30000")
-            conn.executescript(BUDGET_SCHEMA)
-            self._conn = conn
-        return self._conn
 
     def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        self.db.close()
 
     def used(self, purpose: str, day: str | None = None) -> tuple[int, int]:
-        with self._lock:
-            row = self._db().execute(
-                "SELECT calls, tokens FROM llm_budget WHERE day = ? AND purpose = ?", (day or utc_day(), purpose)
-            ).fetchone()
-        return (int(row[0]), int(row[1])) if row else (0, 0)
+        rows = self.db.query("SELECT calls, tokens FROM llm_budget WHERE day = ? AND purpose = ?",
+                             (day or utc_day(), purpose))
+        return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
 
     def left(self, purpose: str) -> dict[str, int | None]:
         calls, tokens = self.used(purpose)
@@ -129,13 +106,12 @@ class Budget:
             raise BudgetExhausted(f"{purpose}: daily token budget spent ({used_tokens}/{lim_tokens})")
 
     def charge(self, purpose: str, calls: int = 1, tokens: int = 0, failed: bool = False) -> None:
-        with self._lock:
-            self._db().execute(
-                """INSERT INTO llm_budget(day, purpose, calls, tokens, failures) VALUES (?, ?, ?, ?, ?)
-                   ON CONFLICT(day, purpose) DO UPDATE SET calls = calls + excluded.calls,
-                   tokens = tokens + excluded.tokens, failures = failures + excluded.failures""",
-                (utc_day(), purpose, int(calls), int(tokens), 1 if failed else 0),
-            )
+        self.db.execute(
+            """INSERT INTO llm_budget(day, purpose, calls, tokens, failures) VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT(day, purpose) DO UPDATE SET calls = calls + excluded.calls,
+               tokens = tokens + excluded.tokens, failures = failures + excluded.failures""",
+            (utc_day(), purpose, int(calls), int(tokens), 1 if failed else 0),
+        )
 
 
 @dataclass

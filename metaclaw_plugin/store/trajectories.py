@@ -29,11 +29,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable
 
-from .privacy import Redactor
-from .skillbank.render import CLOSE, OPEN
-from .types import Message, Session, Turn
+from ..privacy import Redactor
+from ..skillbank.render import CLOSE, OPEN
+from ..types import Message, Session, Turn
+from .sqlite import connect
 
-log = logging.getLogger("metaclaw_plugin.trajectories")
+log = logging.getLogger("metaclaw_plugin.store")
 
 BLOCK_MARK = "{{metaclaw-skills}}"
 SEGMENT_BYTES = 8 * 1024 * 1024
@@ -42,26 +43,6 @@ PREFIX_SESSIONS = 1024  # sessions whose last turn's messages are kept to key th
 PREFIX_BYTES = 32 * 1024 * 1024  # ... and at most this much of their text, all sessions together
 WRITER_LINGER = 0.2  # seconds the writer waits for more turns, so a quiet proxy commits a few per transaction
 _NULL_LIST = ""
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS messages (hash TEXT PRIMARY KEY, content TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS msg_lists (hash TEXT PRIMARY KEY, prev TEXT NOT NULL, msg TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS sessions (
-  tenant TEXT NOT NULL, session_id TEXT NOT NULL, host TEXT, started_at REAL, last_at REAL,
-  ended_at REAL, outcome TEXT, end_reason TEXT, turn_count INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (tenant, session_id));
-CREATE TABLE IF NOT EXISTS turns (
-  turn_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, session_id TEXT NOT NULL, seq INTEGER NOT NULL,
-  kind TEXT NOT NULL, host TEXT, user TEXT, model TEXT, list_hash TEXT NOT NULL, block_hash TEXT,
-  response_hash TEXT, tool_calls TEXT, usage TEXT, latency_ms REAL, injected TEXT,
-  generation INTEGER NOT NULL DEFAULT 0, error TEXT, created_at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS turns_by_session ON turns (tenant, session_id, seq);
-CREATE TABLE IF NOT EXISTS rewards (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT NOT NULL, source TEXT NOT NULL, score REAL NOT NULL,
-  detail TEXT, created_at REAL NOT NULL, UNIQUE (turn_id, source));
-CREATE INDEX IF NOT EXISTS rewards_by_turn ON rewards (turn_id);
-"""
-
 
 def _h(data: str) -> str:
     return hashlib.blake2b(data.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
@@ -299,11 +280,7 @@ class TrajectoryStore:
     def open(self) -> None:
         if self._thread is not None:
             return
-        self.db_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if not self.db_path.exists():
-            os.close(os.open(self.db_path, os.O_WRONLY | os.O_CREAT, 0o600))
-        conn = self._connect()
-        conn.executescript(SCHEMA)
+        conn = self._connect()  # creates the file 0600 and migrates its schema
         self.journal_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         for seg in _Journal.orphans(self.journal_dir):
             self.replayed += self._replay(conn, seg)
@@ -331,11 +308,7 @@ class TrajectoryStore:
             self._reader = None
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.db_path, timeout=30, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=30000")
-        return conn
+        return connect(self.db_path)
 
     # Request path --------------------------------------------------------------------------------
     def _message_records(
@@ -582,9 +555,7 @@ class TrajectoryStore:
             if self._reader is None:
                 if not self.db_path.exists():
                     return []
-                self._reader = sqlite3.connect(self.db_path, timeout=30, check_same_thread=False)
-                self._reader.row_factory = sqlite3.Row
-                self._reader.executescript(SCHEMA)
+                self._reader = connect(self.db_path, rows=True)
             return self._reader.execute(sql, tuple(args)).fetchall()
 
     def list_sessions(self, limit: int = 50, tenant: str | None = None) -> list[dict[str, Any]]:

@@ -1,0 +1,158 @@
+"""The evolution runner: queued support sets go to the skill evolver, one call per tenant per run.
+Owns ``fl_evolve_queue``.
+
+Pending jobs of a tenant are coalesced up to ``evolution.max_support_turns`` failures. A failed call
+retries with backoff up to ``evolution.max_attempts``; a garbage answer counts as an attempt; a spent
+daily budget waits for the next UTC day; an unusable evolver (not configured, ``local_only``) skips.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..config import Settings
+from ..privacy import Redactor
+from ..store import Database
+from ..training.buffer import SampleBuffer
+from .evolution import EvolutionReport, SkillEvolver, SupportTurn
+from .ledger import Ledger
+from .llm import BudgetExhausted, LLMError, LLMUnavailable, day_start
+from .reward import effective_reward, view_of
+
+log = logging.getLogger("metaclaw_plugin.learning")
+
+REPORTS_KEPT = 20
+
+
+class EvolutionRunner:
+    def __init__(self, db: Database, ledger: Ledger, evolver: SkillEvolver, buffer: SampleBuffer, settings: Settings,
+                 redactor: Redactor, warn_once: Callable[[str, str], None], on_generation: Callable[[], None]):
+        self.db = db
+        self.ledger = ledger
+        self.evolver = evolver
+        self.buffer = buffer
+        self.settings = settings
+        self.redactor = redactor
+        self.warn_once = warn_once
+        self.on_generation = on_generation
+        self.reports: list[dict[str, Any]] = []
+
+    def on(self) -> bool:
+        return self.settings.evolution.enabled and self.evolver.available() is None
+
+    def enqueue(self, tenant: str, reason: str, turns: Iterable[Any]) -> None:
+        turns = list(turns)
+        self.buffer.mark_support(
+            [(t["turn_id"], t["session_id"], t["tenant"], int(t["generation"])) for t in turns], reason)
+        per = self.settings.evolution.max_support_turns
+        now = time.time()
+        for i in range(0, len(turns), per):
+            chunk = [t["turn_id"] for t in turns[i:i + per]]
+            self.db.execute("INSERT INTO fl_evolve_queue(tenant, reason, turn_ids, next_at, created_at) VALUES (?, ?, ?, ?, ?)",
+                            [tenant, reason, json.dumps(chunk), now, now])
+        self.ledger.count(f"evolution_trigger_{reason}")
+
+    def run(self, force: bool = False) -> None:
+        rows = self.db.query("SELECT * FROM fl_evolve_queue WHERE state = 'pending' AND next_at <= ? ORDER BY id",
+                             [float("inf") if force else time.time()])
+        by_tenant: dict[str, list[Any]] = defaultdict(list)
+        for r in rows:
+            by_tenant[r["tenant"]].append(r)
+        for tenant, jobs in by_tenant.items():
+            group, ids = [], []
+            for j in jobs:
+                jids = json.loads(j["turn_ids"])
+                if group and len(ids) + len(jids) > self.settings.evolution.max_support_turns:
+                    break
+                group.append(j)
+                ids += jids
+            self.run_jobs(tenant, group, ids)
+
+    def dry_run_pending(self) -> list[dict[str, Any]]:
+        """What the evolver would do with each pending job, writing nothing."""
+        out = []
+        for r in self.db.query("SELECT * FROM fl_evolve_queue WHERE state = 'pending' ORDER BY id"):
+            rep = self.run_jobs(r["tenant"], [r], json.loads(r["turn_ids"]), dry_run=True)
+            if rep is not None:
+                out.append(rep.as_dict())
+        return out
+
+    def support_turns(self, turn_ids: list[str]) -> list[SupportTurn]:
+        get = self.ledger.session_cache()
+        out = []
+        for tid in turn_ids:
+            r = self.ledger.turn_row(tid)
+            if r is None:
+                continue
+            session = get(r["tenant"], r["session_id"])
+            turn, nxt, is_last = self.ledger.locate(session, tid)
+            if turn is None:
+                continue
+            outcome = session.outcome if (is_last and session is not None and session.ended_at) else None
+            eff = effective_reward(self.ledger.rewards_of(tid)) or (0.0, "none")
+            out.append(SupportTurn(view_of(turn, nxt, outcome, r["task_type"]), eff[0], eff[1]))
+        return out
+
+    def run_jobs(self, tenant: str, jobs: list[Any], turn_ids: list[str], dry_run: bool = False) -> EvolutionReport | None:
+        ids = [j["id"] for j in jobs]
+        marks = ",".join("?" * len(ids))
+        support = self.support_turns(turn_ids)
+        if not support:
+            self.db.execute(f"UPDATE fl_evolve_queue SET state = 'failed', last_error = 'support turns not found' "
+                            f"WHERE id IN ({marks})", ids)
+            return None
+        try:
+            report = self.evolver.evolve(support, tenant=tenant, dry_run=dry_run)
+        except BudgetExhausted as e:
+            self.warn_once("evolver-budget", f"{e}; evolution resumes tomorrow (UTC)")
+            self.db.execute(f"UPDATE fl_evolve_queue SET next_at = ?, last_error = 'budget' WHERE id IN ({marks})",
+                            [day_start() + 86400 + 1, *ids])
+            return None
+        except LLMUnavailable as e:
+            self.db.execute(f"UPDATE fl_evolve_queue SET state = 'skipped', last_error = ? WHERE id IN ({marks})",
+                            [str(e)[:300], *ids])
+            return None
+        except LLMError as e:
+            self._failed(jobs, tenant, str(e))
+            return None
+        if report.error and not report.decisions and not dry_run:  # garbage answer: the call happened, try again later
+            self.ledger.count("evolver_calls", report.calls)
+            self._failed(jobs, tenant, report.error)
+            return None
+        if dry_run:
+            return report
+        doc = json.dumps(self.redactor.redact_obj(report.as_dict()), ensure_ascii=False)
+        self.db.execute(f"UPDATE fl_evolve_queue SET state = 'done', report = ?, done_at = ? WHERE id IN ({marks})",
+                        [doc, time.time(), *ids])
+        self.record(report)
+        log.info("evolution for tenant %s: %s", tenant,
+                 ", ".join(f"{d.name}={d.decision}" for d in report.decisions) or "no candidates")
+        return report
+
+    def record(self, report: EvolutionReport) -> None:
+        self.ledger.count("evolver_runs")
+        self.ledger.count("evolver_calls", report.calls)
+        self.ledger.count("skills_written", len(report.written))
+        self.reports.append(report.as_dict())
+        del self.reports[:-REPORTS_KEPT]
+        if report.generation_after != report.generation_before:
+            self.on_generation()
+
+    def _failed(self, jobs: list[Any], tenant: str, error: str) -> None:
+        ids = [j["id"] for j in jobs]
+        marks = ",".join("?" * len(ids))
+        err = self.redactor.redact(error)[:300]
+        attempts = max(j["attempts"] for j in jobs) + 1
+        if attempts >= self.settings.evolution.max_attempts:
+            log.warning("evolution for tenant %s gave up after %d attempts: %s", tenant, attempts, err)
+            self.db.execute(f"UPDATE fl_evolve_queue SET state = 'failed', attempts = ?, last_error = ? WHERE id IN ({marks})",
+                            [attempts, err, *ids])
+        else:
+            delay = self.settings.evolution.backoff * 15 * (2 ** (attempts - 1))  # 30 s, 60 s... by default
+            self.db.execute(f"UPDATE fl_evolve_queue SET attempts = ?, next_at = ?, last_error = ? WHERE id IN ({marks})",
+                            [attempts, time.time() + delay, err, *ids])

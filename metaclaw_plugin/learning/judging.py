@@ -1,0 +1,136 @@
+"""The judge queue: every main turn is scored once its evidence (the next turn, or the session's
+end) is in. Owns ``fl_judge_queue``.
+
+A stronger signal (explicit feedback, a verifier, the session outcome, a correction) settles a
+turn without a judge call; a verifier registered for the turn's task type runs before the judge.
+Failures retry with backoff up to ``reward.max_attempts``; a spent daily budget waits for the next
+UTC day.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ..config import Settings
+from ..privacy import Redactor
+from ..store import Database
+from .ledger import Ledger
+from .llm import BudgetExhausted, LLMError, LLMUnavailable, day_start
+from .reward import RewardJudge, TurnView, Verifiers, effective_reward, view_of
+
+log = logging.getLogger("metaclaw_plugin.learning")
+
+DEFER_MISSING_TURN = 0.25  # seconds: the turn is in the journal but not yet in SQLite
+MISSING_TURN_GIVE_UP = 120.0
+STRONGER_THAN_JUDGE = frozenset({"explicit", "verifier", "outcome", "correction"})
+
+
+class JudgeQueue:
+    def __init__(self, db: Database, ledger: Ledger, judge: RewardJudge, verifiers: Verifiers, settings: Settings,
+                 redactor: Redactor, warn_once: Callable[[str, str], None], wake: Callable[[], None]):
+        self.db = db
+        self.ledger = ledger
+        self.judge = judge
+        self.verifiers = verifiers
+        self.settings = settings
+        self.redactor = redactor
+        self.warn_once = warn_once
+        self.wake = wake
+
+    def enqueue(self, turn_id: str, tenant: str, session_id: str, delay: float = 0.2, conn: Any = None) -> None:
+        now = time.time()
+        sql = "INSERT OR IGNORE INTO fl_judge_queue(turn_id, tenant, session_id, next_at, created_at) VALUES (?, ?, ?, ?, ?)"
+        args = (turn_id, tenant, session_id, now + delay, now)
+        if conn is not None:
+            conn.execute(sql, args)
+        else:
+            self.db.execute(sql, args)
+
+    def pending_among(self, turn_ids: list[str]) -> int:
+        rows = self.db.query(f"SELECT COUNT(*) AS n FROM fl_judge_queue WHERE state = 'pending' "
+                             f"AND turn_id IN ({','.join('?' * len(turn_ids))})", turn_ids)
+        return int(rows[0]["n"])
+
+    def run(self, force: bool = False) -> None:
+        now = time.time()
+        cfg = self.settings.reward
+        rows = self.db.query(
+            "SELECT * FROM fl_judge_queue WHERE state = 'pending' AND next_at <= ? ORDER BY next_at LIMIT ?",
+            [float("inf") if force else now, cfg.batch_size])
+        if not rows:
+            return
+        get = self.ledger.session_cache()
+        jobs = []
+        for r in rows:
+            session = get(r["tenant"], r["session_id"])
+            turn, nxt, is_last = self.ledger.locate(session, r["turn_id"])
+            if turn is None:
+                if now - r["created_at"] > MISSING_TURN_GIVE_UP:
+                    self.db.execute("UPDATE fl_judge_queue SET state = 'failed', last_error = 'turn not in the store' "
+                                    "WHERE turn_id = ?", [r["turn_id"]])
+                else:
+                    self.ledger.trajectories.flush(1.0)
+                    self.db.execute("UPDATE fl_judge_queue SET next_at = ? WHERE turn_id = ?",
+                                    [now + DEFER_MISSING_TURN, r["turn_id"]])
+                continue
+            outcome = session.outcome if (is_last and session is not None and session.ended_at) else None
+            row = self.ledger.turn_row(turn.turn_id)
+            jobs.append((r, view_of(turn, nxt, outcome, row["task_type"] if row else None)))
+        if len(jobs) > 1 and cfg.concurrency > 1:
+            with ThreadPoolExecutor(max_workers=min(cfg.concurrency, len(jobs)), thread_name_prefix="metaclaw-score") as ex:
+                list(ex.map(lambda j: self.score(*j), jobs))
+        else:
+            for j in jobs:
+                self.score(*j)
+
+    def score(self, row: Any, view: TurnView) -> None:
+        turn_id = row["turn_id"]
+        cfg = self.settings.reward
+
+        def finish(state: str, error: str | None = None) -> None:
+            self.db.execute("UPDATE fl_judge_queue SET state = ?, last_error = ? WHERE turn_id = ?", [state, error, turn_id])
+            eff = effective_reward(self.ledger.rewards_of(turn_id))
+            self.db.execute("UPDATE fl_turns SET settled = 1, score = ?, source = ? WHERE turn_id = ?",
+                            [eff[0] if eff else None, eff[1] if eff else None, turn_id])
+            self.wake()
+
+        try:
+            if {r["source"] for r in self.ledger.rewards_of(turn_id)} & STRONGER_THAN_JUDGE:
+                finish("settled")
+                return
+            if view.task_type and view.task_type in self.verifiers:
+                res = self.verifiers.run(view.task_type, view)
+                if res is not None:
+                    self.ledger.record_reward(turn_id, "verifier", res[0], res[1])
+                    finish("verified")
+                    return
+            if not cfg.enabled or self.judge.available():
+                finish("skipped")
+                return
+            result = self.judge.judge(view)
+            self.ledger.record_reward(turn_id, "judge", result.score, result.detail(self.judge.model))
+            self.ledger.count("judge_turns")
+            if result.cached:
+                self.ledger.count("judge_cache_hits")
+            finish("done")
+        except BudgetExhausted as e:
+            self.warn_once("judge-budget", f"{e}; judging resumes tomorrow (UTC)")
+            self.db.execute("UPDATE fl_judge_queue SET next_at = ?, last_error = ? WHERE turn_id = ?",
+                            [day_start() + 86400 + 1, "budget", turn_id])
+        except LLMUnavailable as e:
+            finish("skipped", str(e)[:300])
+        except LLMError as e:
+            attempts = row["attempts"] + 1
+            err = self.redactor.redact(str(e))[:300]
+            if attempts >= cfg.max_attempts:
+                log.warning("judging turn %s gave up after %d attempts: %s", turn_id, attempts, err)
+                self.db.execute("UPDATE fl_judge_queue SET attempts = ? WHERE turn_id = ?", [attempts, turn_id])
+                finish("failed", err)
+            else:
+                delay = cfg.backoff * 5 * (2 ** (attempts - 1))  # 5 s, 10 s, 20 s... at the default backoff
+                self.db.execute("UPDATE fl_judge_queue SET attempts = ?, next_at = ?, last_error = ? WHERE turn_id = ?",
+                                [attempts, time.time() + delay, err, turn_id])

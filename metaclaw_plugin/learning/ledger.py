@@ -1,0 +1,91 @@
+"""The turn ledger: which turns exist for learning, their sessions, their rewards and the counters.
+
+Owns ``fl_turns``, ``fl_sessions``, ``fl_rewards`` and ``fl_counters``. The jobs read and update
+turns through it; the events from the request path land here first.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..store import Database
+from ..store.trajectories import TrajectoryStore
+from ..types import Session, Turn
+
+
+class Ledger:
+    def __init__(self, db: Database, trajectories: TrajectoryStore):
+        self.db = db
+        self.trajectories = trajectories
+
+    def count(self, key: str, n: int = 1) -> None:
+        self.db.execute(
+            "INSERT INTO fl_counters(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
+            [key, n],
+        )
+
+    # Rewards (mirrored: the trajectory store is the record, fl_rewards is what the jobs read back at once)
+    def record_reward(self, turn_id: str, source: str, score: float, detail: Any = None) -> None:
+        self.trajectories.record_reward(turn_id, source, score, detail)
+        self.note_reward(turn_id, source, score)
+
+    def note_reward(self, turn_id: str, source: str, score: float) -> None:
+        self.db.execute(
+            "INSERT INTO fl_rewards(turn_id, source, score, created_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(turn_id, source) DO UPDATE SET score = excluded.score",
+            [turn_id, source, float(score), time.time()],
+        )
+
+    def rewards_of(self, turn_id: str) -> list[dict[str, Any]]:
+        rows = {r["source"]: float(r["score"]) for r in self.db.query(
+            "SELECT source, score FROM fl_rewards WHERE turn_id = ?", [turn_id])}
+        try:
+            for r in self.trajectories.rewards(turn_id):
+                rows.setdefault(r["source"], float(r["score"]))
+        except Exception:
+            pass
+        return [{"source": k, "score": v} for k, v in rows.items()]
+
+    def turn_row(self, turn_id: str) -> Any:
+        rows = self.db.query("SELECT * FROM fl_turns WHERE turn_id = ?", [turn_id])
+        return rows[0] if rows else None
+
+    def turn_rows(self, turn_ids: list[str]) -> list[Any]:
+        if not turn_ids:
+            return []
+        return self.db.query(f"SELECT * FROM fl_turns WHERE turn_id IN ({','.join('?' * len(turn_ids))})", turn_ids)
+
+    def session_cache(self) -> Callable[[str, str], Session | None]:
+        """Sessions from the trajectory store, each read once per job run."""
+        cache: dict[tuple[str, str], Session | None] = {}
+
+        def get(tenant: str, session_id: str) -> Session | None:
+            key = (tenant, session_id)
+            if key not in cache:
+                cache[key] = self.trajectories.get_session(session_id, tenant=tenant)
+            return cache[key]
+
+        return get
+
+    @staticmethod
+    def locate(session: Session | None, turn_id: str) -> tuple[Turn | None, Turn | None, bool]:
+        """The turn, the next turn of the session (evidence), and whether the turn is the last main one."""
+        if session is None:
+            return None, None, False
+        turns = session.turns
+        for i, t in enumerate(turns):
+            if t.turn_id == turn_id:
+                nxt = turns[i + 1] if i + 1 < len(turns) else None
+                later_main = any(u.kind == "main" for u in turns[i + 1:])
+                return t, nxt, not later_main
+        return None, None, False
+
+    def adopt(self, session: Session) -> None:
+        """Give a session from the store (maybe from before learning was on) its ledger rows."""
+        now = time.time()
+        for i, t in enumerate(session.turns):
+            self.db.execute(
+                "INSERT OR IGNORE INTO fl_turns(turn_id, tenant, session_id, kind, seq, generation, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)", [t.turn_id, t.tenant, t.session_id, t.kind, i + 1, t.skill_generation, now])

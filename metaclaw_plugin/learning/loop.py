@@ -1,0 +1,190 @@
+"""The learning loop: builds the jobs from explicit parts and schedules them. Nothing else.
+
+Intake (ledger rows, judge jobs, review marks) runs in the plugin's background worker when an event
+arrives; the slow jobs run here, in one thread of their own, so a judge or evolver call that takes a
+minute never delays the worker. All state is in the database (see :mod:`metaclaw_plugin.store.schema`),
+so pending work survives a restart. A failing job is logged and counted, retried on the next tick,
+and never reaches the host.
+
+Per main turn:  recorded -> (next turn or session end) -> judged -> reviewed -> support or query.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+from typing import Any
+
+from ..events import Feedback, SessionEnd, TurnRecorded
+from ..privacy import Redactor
+from ..store import Database
+from ..training.buffer import SampleBuffer
+from .evolution import SkillEvolver
+from .evolving import EvolutionRunner
+from .intake import Intake
+from .judging import JudgeQueue
+from .ledger import Ledger
+from .llm import Budget, LLMClient
+from .parts import Parts
+from .review import Reviewer
+from .reward import RewardJudge, Verifiers, effective_reward
+from .status import status_from_db
+from .trials import ShadowTrials
+
+log = logging.getLogger("metaclaw_plugin.learning")
+
+TICK = 0.5  # seconds between runs when nothing wakes the loop
+
+
+class LearningLoop:
+    def __init__(self, parts: Parts):
+        self.parts = parts
+        s = self.settings = parts.settings
+        self.skills = parts.skills
+        self.db = Database(s.db_file)
+        self.redactor = parts.redactor or Redactor.from_settings(s.privacy)  # outbound is always redacted
+        self.budget = Budget(self.db, {"judge": (s.reward.daily_calls, s.reward.daily_tokens),
+                                       "evolver": (s.evolution.daily_calls, s.evolution.daily_tokens)})
+        local_only = s.privacy.local_only
+        self.judge = RewardJudge(
+            LLMClient("judge", model=s.reward.model, api_base=s.reward.api_base, api_key=s.reward.api_key,
+                      timeout=s.reward.timeout, retries=s.reward.retries, backoff=s.reward.backoff,
+                      budget=self.budget, local_only=local_only, redactor=self.redactor),
+            votes=s.reward.votes, temperature=s.reward.temperature, max_tokens=s.reward.max_tokens,
+            max_chars=s.reward.max_turn_chars, db=self.db,
+        )
+        self.evolver = SkillEvolver(
+            LLMClient("evolver", model=s.evolution.model, api_base=s.evolution.api_base, api_key=s.evolution.api_key,
+                      timeout=s.evolution.timeout, retries=s.evolution.retries, backoff=s.evolution.backoff,
+                      budget=self.budget, local_only=local_only, redactor=self.redactor),
+            self.skills.store, s, self.redactor,
+        )
+        self.buffer = SampleBuffer(self.db, generation_fn=lambda: self.skills.store.generation)
+        self.ledger = Ledger(self.db, parts.trajectories)
+        self.judging = JudgeQueue(self.db, self.ledger, self.judge, Verifiers(s.reward.verifiers, s.reward.verifier_timeout),
+                                  s, self.redactor, self._warn_once, self.wake)
+        self.trials = ShadowTrials(self.db, self.skills, s, self.ledger.count, self.generation_changed)
+        self.evolution = EvolutionRunner(self.db, self.ledger, self.evolver, self.buffer, s, self.redactor,
+                                         self._warn_once, self.generation_changed)
+        self.reviewer = Reviewer(self.db, self.ledger, self.judging, self.trials, self.evolution, self.buffer, s,
+                                 parts.live_sessions, lambda: self.skills.store.generation)
+        self.intake = Intake(self.ledger, self.judging, self.trials, s, self.wake)
+        self.jobs = (("judge", self.judging.run), ("reviews", self.reviewer.run), ("evolve", self.evolution.run),
+                     ("shadow", self.trials.run), ("sweep", self.reviewer.sweep_stale))
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._tick_lock = threading.RLock()
+        self._thread: threading.Thread | None = None
+        self._subscribed = False
+        self.errors: Counter[str] = Counter()
+        self._warned: set[str] = set()
+        for what, reason in (("reward judge", self.judge.available()), ("skill evolver", self.evolver.available())):
+            if reason and reason.startswith("no "):  # not configured: a choice, not a fault
+                log.info("metaclaw learning: the %s is off (%s)", what, reason)
+            elif reason:  # configured but unusable (litellm missing, local_only): say it loudly, once
+                self._warn_once(what, f"the {what} is off: {reason}")
+
+    # Lifecycle ------------------------------------------------------------------------------------
+    def start(self) -> LearningLoop:
+        if not self._subscribed:
+            ev = self.parts.events
+            ev.subscribe(TurnRecorded, self.intake.on_turn)
+            ev.subscribe(SessionEnd, self.intake.on_session_end)
+            ev.subscribe(Feedback, self.intake.on_feedback)
+            self._subscribed = True
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="metaclaw-learning", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        self.db.close()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(TICK)
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            self.tick()
+
+    def tick(self, force: bool = False) -> None:
+        with self._tick_lock:
+            for name, job in self.jobs:
+                try:
+                    job(force)
+                except Exception:
+                    self.errors[name] += 1
+                    log.exception("learning job %s failed (retried on the next tick; the host is unaffected)", name)
+
+    def _warn_once(self, key: str, msg: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning("metaclaw learning: %s", msg)
+
+    def generation_changed(self) -> None:
+        self.skills.refresh(force=True)
+        dropped = self.buffer.on_generation(self.skills.store.generation)
+        if dropped:
+            log.info("skill generation is now %d: dropped %d stale samples", self.skills.generation, dropped)
+
+    # On demand (CLI) -------------------------------------------------------------------------------
+    @property
+    def reports(self) -> list[dict[str, Any]]:
+        return self.evolution.reports
+
+    def evolve_now(self, session_id: str | None = None, *, tenant: str | None = None,
+                   dry_run: bool = False) -> list[dict[str, Any]]:
+        """Run evolution now: for one session's failed turns (all its main turns if none failed), or
+        for everything pending. ``dry_run`` calls the evolver and screens, but writes nothing."""
+        with self._tick_lock:
+            self.parts.trajectories.flush(10.0)
+            if session_id is None:
+                if dry_run:
+                    return self.evolution.dry_run_pending()
+                self.tick(force=True)
+                self.tick(force=True)
+                return list(self.reports)
+            session = self.parts.trajectories.get_session(session_id, tenant=tenant)
+            if session is None:
+                raise KeyError(session_id)
+            self.ledger.adopt(session)
+            main = [t for t in session.turns if t.kind == "main"]
+            for t in main:
+                self.judging.enqueue(t.turn_id, session.tenant, session.session_id, delay=0)
+            self.judging.run(force=True)
+            failed = [t.turn_id for t in main
+                      if (eff := effective_reward(self.ledger.rewards_of(t.turn_id))) is not None and eff[0] < 0]
+            ids = (failed or [t.turn_id for t in main])[-self.settings.evolution.max_support_turns:]
+            support = self.evolution.support_turns(ids)
+            if not support:
+                return []
+            report = self.evolver.evolve(support, tenant=session.tenant, dry_run=dry_run)
+            if not dry_run:
+                rows = self.ledger.turn_rows(ids)
+                self.buffer.mark_support([(r["turn_id"], r["session_id"], r["tenant"], int(r["generation"])) for r in rows],
+                                         "cli")
+                if report.generation_after != report.generation_before:
+                    self.generation_changed()
+            out = report.as_dict()
+            out["support_kind"] = "failed turns" if failed else "all main turns (none was scored as failed)"
+            return [out]
+
+    def status(self) -> dict[str, Any]:
+        return {
+            **status_from_db(self.settings),
+            "judge": self.judge.available() or "on",
+            "evolver": self.evolver.available() or "on",
+            "shadow_trials": [s.as_dict() for s in self.trials.stats()],
+            "errors": dict(self.errors),
+        }

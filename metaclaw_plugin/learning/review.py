@@ -1,0 +1,138 @@
+"""Reviews: scored turns are split into the support set (failures, sent to evolution) and the query
+set (everything else, into the sample buffer stamped with its generation). Owns the review marks of
+``fl_sessions`` and ``fl_window``.
+
+A review happens at session end, every ``evolution.every_n_turns`` main turns of a long session, and
+for sessions that never ended once they are idle. A third trigger watches batches of
+``evolution.batch_turns`` scored turns per tenant: a batch whose success rate is below
+``evolution.success_rate_threshold`` sends its non-successful turns to the evolver too.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..config import Settings
+from ..events import SessionState
+from ..store import Database
+from ..training.buffer import SampleBuffer
+from ..types import Sample
+from .evolving import EvolutionRunner
+from .judging import JudgeQueue
+from .ledger import Ledger
+from .reward import effective_reward
+from .trials import ShadowTrials
+
+log = logging.getLogger("metaclaw_plugin.learning")
+
+STALE_SESSION_SWEEP = 30.0  # seconds
+
+
+class Reviewer:
+    def __init__(self, db: Database, ledger: Ledger, judging: JudgeQueue, trials: ShadowTrials,
+                 evolution: EvolutionRunner, buffer: SampleBuffer, settings: Settings,
+                 live_sessions: Callable[[], Sequence[SessionState]], generation: Callable[[], int]):
+        self.db = db
+        self.ledger = ledger
+        self.judging = judging
+        self.trials = trials
+        self.evolution = evolution
+        self.buffer = buffer
+        self.settings = settings
+        self.live_sessions = live_sessions
+        self.generation = generation
+        self._last_sweep = 0.0
+
+    def run(self, force: bool = False) -> None:
+        due = self.db.query("SELECT * FROM fl_sessions WHERE review_due IS NOT NULL AND review_due <= ?",
+                            [float("inf") if force else time.time()])
+        for srow in due:
+            self.review(srow, force)
+
+    def review(self, srow: Any, force: bool = False) -> None:
+        tenant, sid = srow["tenant"], srow["session_id"]
+        ended = bool(srow["ended"])
+        turns = self.db.query(
+            "SELECT * FROM fl_turns WHERE tenant = ? AND session_id = ? AND kind = 'main' AND reviewed = 0 ORDER BY seq",
+            [tenant, sid])
+        if not ended and turns:
+            turns = turns[:-1]  # the newest main turn has no evidence yet
+        if not turns:
+            self._close(tenant, sid, ended)
+            return
+        ids = [t["turn_id"] for t in turns]
+        waited = time.time() - (srow["review_since"] or time.time())
+        if not force and waited < self.settings.reward.review_wait and self.judging.pending_among(ids):
+            return  # scores still coming; look again next tick
+        scored: list[tuple[Any, float, str]] = []
+        for t in turns:
+            eff = effective_reward(self.ledger.rewards_of(t["turn_id"]))
+            if eff is not None:
+                scored.append((t, eff[0], eff[1]))
+        # Turns of a running shadow trial are that experiment's evidence, not support: evolving on them
+        # would refine the skill under test and restart its trial.
+        on_trial = self.trials.on_trial(ids)
+        failures = [t for t, sc, _ in scored if sc < 0 and t["turn_id"] not in on_trial]
+        support_ids: set[str] = set()
+        if failures and len(failures) >= self.settings.evolution.min_failures and self.evolution.on():
+            support_ids = {t["turn_id"] for t in failures}
+            self.evolution.enqueue(tenant, srow["review_reason"] or "review", failures)
+        for t, sc, src in scored:
+            self.db.execute("UPDATE fl_turns SET score = ?, source = ? WHERE turn_id = ?", [sc, src, t["turn_id"]])
+            self.trials.score(t["turn_id"], sc)
+            if t["turn_id"] in support_ids:
+                continue
+            self.buffer.add(Sample(t["turn_id"], sid, tenant, int(t["generation"]), float(sc)), source=src)
+            if t["turn_id"] in on_trial:
+                continue  # a trial's own evidence does not trigger evolution either
+            self.db.execute("INSERT OR IGNORE INTO fl_window(tenant, turn_id, success, created_at) VALUES (?, ?, ?, ?)",
+                            [tenant, t["turn_id"], int(sc > 0), time.time()])
+        self.db.execute(f"UPDATE fl_turns SET reviewed = 1 WHERE turn_id IN ({','.join('?' * len(ids))})", ids)
+        self.ledger.count("reviews")
+        self._close(tenant, sid, ended)
+        self._batch_trigger(tenant)
+
+    def _close(self, tenant: str, sid: str, ended: bool) -> None:
+        self.db.execute("UPDATE fl_sessions SET review_due = NULL, review_reason = NULL, review_since = NULL, "
+                        "since_review = CASE WHEN ? THEN 0 ELSE 1 END WHERE tenant = ? AND session_id = ?",
+                        [int(ended), tenant, sid])
+
+    def _batch_trigger(self, tenant: str) -> None:
+        """A batch of ``batch_turns`` scored turns whose success rate is under the threshold evolves."""
+        cfg = self.settings.evolution
+        rows = self.db.query("SELECT * FROM fl_window WHERE tenant = ? AND batched = 0 ORDER BY created_at LIMIT ?",
+                             [tenant, cfg.batch_turns])
+        if len(rows) < cfg.batch_turns:
+            return
+        ids = [r["turn_id"] for r in rows]
+        self.db.execute(f"UPDATE fl_window SET batched = 1 WHERE turn_id IN ({','.join('?' * len(ids))})", ids)
+        rate = sum(r["success"] for r in rows) / len(rows)
+        if rate >= cfg.success_rate_threshold or not self.evolution.on():
+            return
+        losers = [r["turn_id"] for r in rows if not r["success"] and not self.buffer.is_support(r["turn_id"])]
+        if not losers:
+            return
+        turns = self.ledger.turn_rows(losers)
+        log.info("batch success rate %.2f < %.2f for tenant %s: evolving from %d turns", rate,
+                 cfg.success_rate_threshold, tenant, len(turns))
+        self.evolution.enqueue(tenant, "low_success_rate", turns)
+
+    def sweep_stale(self, force: bool = False) -> None:
+        """Sessions that never ended (the process was killed) are reviewed once they are idle."""
+        now = time.time()
+        if not force and now - self._last_sweep < STALE_SESSION_SWEEP:
+            return
+        self._last_sweep = now
+        live = {(s.tenant, s.session_id) for s in self.live_sessions()}
+        cutoff = now - self.settings.sessions.session_idle_timeout
+        for r in self.db.query("SELECT tenant, session_id FROM fl_sessions WHERE ended = 0 AND last_at < ?", [cutoff]):
+            if (r["tenant"], r["session_id"]) in live:
+                continue
+            self.db.execute("UPDATE fl_sessions SET ended = 1, review_due = ?, review_reason = 'stale', "
+                            "review_since = COALESCE(review_since, ?) WHERE tenant = ? AND session_id = ?",
+                            [now, now, r["tenant"], r["session_id"]])
+        # The buffer follows generation bumps made elsewhere (CLI approve, another process).
+        self.buffer.on_generation(self.generation())

@@ -1,0 +1,130 @@
+"""Shadow trials: a skill on trial is injected into ``evolution.shadow_fraction`` of the turns it
+matches (the arm is chosen per turn by the skill bank); both arms' turns are scored like any other.
+Owns ``fl_shadow``.
+
+With at least ``shadow_min_samples`` scored turns per arm, the skill is promoted when the posterior
+probability that its success rate beats the control arm's is at least ``shadow_confidence``, and
+retired when it is at most ``1 - shadow_confidence`` (Beta(1,1) priors on each arm's success rate,
+success = reward > 0, exact formula for P(p_with > p_without)). A trial still undecided after
+``shadow_max_samples`` per arm retires the skill: no evidence that it helps, and it costs tokens.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import Settings
+from ..skillbank.bank import SkillBank, is_shadow
+from ..store import Database
+
+log = logging.getLogger("metaclaw_plugin.learning")
+
+EVALUATE_EVERY = 2.0  # seconds
+
+
+def _lbeta(a: float, b: float) -> float:
+    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
+def prob_b_beats_a(s_a: int, n_a: int, s_b: int, n_b: int) -> float:
+    """P(p_b > p_a) with p ~ Beta(1 + successes, 1 + failures) for each arm (exact sum; Evan Miller)."""
+    a_a, b_a = 1 + s_a, 1 + n_a - s_a
+    a_b, b_b = 1 + s_b, 1 + n_b - s_b
+    total = 0.0
+    for i in range(a_b):
+        total += math.exp(_lbeta(a_a + i, b_a + b_b) - math.log(b_b + i) - _lbeta(1 + i, b_b) - _lbeta(a_a, b_a))
+    return min(1.0, max(0.0, total))
+
+
+@dataclass
+class TrialStats:
+    skill: str
+    n_with: int
+    s_with: int
+    n_without: int
+    s_without: int
+    p_better: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "p_better": round(self.p_better, 4)}
+
+
+def shadow_decision(st: TrialStats, min_samples: int, max_samples: int, confidence: float) -> str | None:
+    if min(st.n_with, st.n_without) < min_samples:
+        return None
+    if st.p_better >= confidence:
+        return "promote"
+    if st.p_better <= 1 - confidence:
+        return "retire"
+    if min(st.n_with, st.n_without) >= max_samples:
+        return "retire"
+    return None
+
+
+class ShadowTrials:
+    def __init__(self, db: Database, skills: SkillBank, settings: Settings, count: Callable[[str], None],
+                 on_generation: Callable[[], None]):
+        self.db = db
+        self.skills = skills
+        self.settings = settings
+        self.count = count
+        self.on_generation = on_generation
+        self._last = 0.0
+
+    def note_arms(self, conn: Any, turn_id: str, arms: dict[str, str], now: float) -> None:
+        """Which arm of which trial a turn was in (inside the ledger's transaction for the turn)."""
+        skills = self.skills.skills
+        for name, arm in arms.items():
+            sk = skills.get(name)
+            if sk is not None and arm in ("with", "without"):
+                conn.execute("INSERT OR IGNORE INTO fl_shadow(turn_id, skill, skill_generation, arm, created_at) "
+                             "VALUES (?, ?, ?, ?, ?)", (turn_id, name, sk.generation, arm, now))
+
+    def on_trial(self, turn_ids: list[str]) -> set[str]:
+        """The turns among these that are a running trial's evidence."""
+        if not turn_ids:
+            return set()
+        return {r["turn_id"] for r in self.db.query(
+            f"SELECT DISTINCT turn_id FROM fl_shadow WHERE turn_id IN ({','.join('?' * len(turn_ids))})", turn_ids)}
+
+    def score(self, turn_id: str, score: float) -> None:
+        self.db.execute("UPDATE fl_shadow SET score = ? WHERE turn_id = ?", [score, turn_id])
+
+    def stats(self) -> list[TrialStats]:
+        out = []
+        for name, skill in self.skills.skills.items():
+            if not is_shadow(skill):
+                continue
+            rows = self.db.query("SELECT arm, score FROM fl_shadow WHERE skill = ? AND skill_generation = ? "
+                                 "AND score IS NOT NULL", [name, skill.generation])
+            w = [r["score"] for r in rows if r["arm"] == "with"]
+            o = [r["score"] for r in rows if r["arm"] == "without"]
+            sw, so = sum(1 for x in w if x > 0), sum(1 for x in o if x > 0)
+            out.append(TrialStats(name, len(w), sw, len(o), so, prob_b_beats_a(so, len(o), sw, len(w))))
+        return out
+
+    def run(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last < EVALUATE_EVERY:
+            return
+        self._last = now
+        cfg = self.settings.evolution
+        changed = False
+        for st in self.stats():
+            decision = shadow_decision(st, cfg.shadow_min_samples, cfg.shadow_max_samples, cfg.shadow_confidence)
+            if decision is None:
+                continue
+            reason = (f"shadow trial: {decision} (with {st.s_with}/{st.n_with} successes, without "
+                      f"{st.s_without}/{st.n_without}, P(better)={st.p_better:.3f}, threshold {cfg.shadow_confidence})")
+            status = "active" if decision == "promote" else "retired"
+            self.skills.store.set_status(st.skill, status, actor="shadow-trial", reason=reason, bump=status == "active")
+            self.count(f"shadow_{decision}")
+            log.info("%s: %s", st.skill, reason)
+            changed = True
+        if changed:
+            self.on_generation()

@@ -1,0 +1,99 @@
+"""Every table of ``metaclaw.db`` in one place, and the forward migrations that reach it.
+
+The database carries its schema version in ``PRAGMA user_version``. Opening runs the migrations
+from that version to :data:`CURRENT` under a lock, so a home written by an older release opens
+and upgrades, and two processes never migrate at once. Migration 1 is the schema of the release
+before versions existed (every statement is ``IF NOT EXISTS``, so it also adopts such a home).
+A migration is a list of statements and never edits an earlier one: a change is a new migration.
+
+Owners (who writes the tables): the trajectory store (``messages``, ``msg_lists``, ``sessions``,
+``turns``, ``rewards``); the learning jobs (``fl_*``: turn ledger, judge queue, reviews, evolution
+queue, shadow trials, counters); the LLM budget (``llm_budget``); the judge's cache
+(``reward_cache``); the sample buffer (``buffer_*``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    what: str
+    statements: tuple[str, ...]
+
+
+TRAJECTORIES = (
+    "CREATE TABLE IF NOT EXISTS messages (hash TEXT PRIMARY KEY, content TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS msg_lists (hash TEXT PRIMARY KEY, prev TEXT NOT NULL, msg TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS sessions (
+  tenant TEXT NOT NULL, session_id TEXT NOT NULL, host TEXT, started_at REAL, last_at REAL,
+  ended_at REAL, outcome TEXT, end_reason TEXT, turn_count INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (tenant, session_id))""",
+    """CREATE TABLE IF NOT EXISTS turns (
+  turn_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, session_id TEXT NOT NULL, seq INTEGER NOT NULL,
+  kind TEXT NOT NULL, host TEXT, user TEXT, model TEXT, list_hash TEXT NOT NULL, block_hash TEXT,
+  response_hash TEXT, tool_calls TEXT, usage TEXT, latency_ms REAL, injected TEXT,
+  generation INTEGER NOT NULL DEFAULT 0, error TEXT, created_at REAL NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS turns_by_session ON turns (tenant, session_id, seq)",
+    """CREATE TABLE IF NOT EXISTS rewards (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT NOT NULL, source TEXT NOT NULL, score REAL NOT NULL,
+  detail TEXT, created_at REAL NOT NULL, UNIQUE (turn_id, source))""",
+    "CREATE INDEX IF NOT EXISTS rewards_by_turn ON rewards (turn_id)",
+)
+
+LEARNING = (
+    """CREATE TABLE IF NOT EXISTS fl_turns (
+  turn_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, session_id TEXT NOT NULL, kind TEXT NOT NULL, seq INTEGER NOT NULL,
+  generation INTEGER NOT NULL, task_type TEXT, created_at REAL NOT NULL, settled INTEGER NOT NULL DEFAULT 0,
+  reviewed INTEGER NOT NULL DEFAULT 0, score REAL, source TEXT)""",
+    "CREATE INDEX IF NOT EXISTS fl_turns_by_session ON fl_turns (tenant, session_id, seq)",
+    """CREATE TABLE IF NOT EXISTS fl_rewards (
+  turn_id TEXT NOT NULL, source TEXT NOT NULL, score REAL NOT NULL, created_at REAL NOT NULL,
+  PRIMARY KEY (turn_id, source))""",
+    """CREATE TABLE IF NOT EXISTS fl_judge_queue (
+  turn_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, session_id TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+  next_at REAL NOT NULL, state TEXT NOT NULL DEFAULT 'pending', last_error TEXT, created_at REAL NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS fl_judge_due ON fl_judge_queue (state, next_at)",
+    """CREATE TABLE IF NOT EXISTS fl_sessions (
+  tenant TEXT NOT NULL, session_id TEXT NOT NULL, main_turns INTEGER NOT NULL DEFAULT 0,
+  since_review INTEGER NOT NULL DEFAULT 0, ended INTEGER NOT NULL DEFAULT 0, success INTEGER,
+  review_due REAL, review_reason TEXT, review_since REAL, last_at REAL NOT NULL, PRIMARY KEY (tenant, session_id))""",
+    """CREATE TABLE IF NOT EXISTS fl_evolve_queue (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, tenant TEXT NOT NULL, reason TEXT NOT NULL, turn_ids TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0, next_at REAL NOT NULL, state TEXT NOT NULL DEFAULT 'pending',
+  last_error TEXT, report TEXT, created_at REAL NOT NULL, done_at REAL)""",
+    """CREATE TABLE IF NOT EXISTS fl_window (
+  tenant TEXT NOT NULL, turn_id TEXT PRIMARY KEY, success INTEGER NOT NULL, batched INTEGER NOT NULL DEFAULT 0,
+  created_at REAL NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS fl_shadow (
+  turn_id TEXT NOT NULL, skill TEXT NOT NULL, skill_generation INTEGER NOT NULL, arm TEXT NOT NULL, score REAL,
+  created_at REAL NOT NULL, PRIMARY KEY (turn_id, skill))""",
+    "CREATE TABLE IF NOT EXISTS fl_counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS llm_budget (
+  day TEXT NOT NULL, purpose TEXT NOT NULL, calls INTEGER NOT NULL DEFAULT 0, tokens INTEGER NOT NULL DEFAULT 0,
+  failures INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (day, purpose))""",
+    """CREATE TABLE IF NOT EXISTS reward_cache (
+  key TEXT PRIMARY KEY, score REAL NOT NULL, votes TEXT NOT NULL, model TEXT, created_at REAL NOT NULL)""",
+)
+
+BUFFER = (
+    """CREATE TABLE IF NOT EXISTS buffer_samples (
+  turn_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, tenant TEXT NOT NULL, generation INTEGER NOT NULL,
+  reward REAL NOT NULL, source TEXT, state TEXT NOT NULL DEFAULT 'queued', batch_id TEXT,
+  created_at REAL NOT NULL, updated_at REAL NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS buffer_by_state ON buffer_samples (state, generation, created_at)",
+    """CREATE TABLE IF NOT EXISTS buffer_support (
+  turn_id TEXT PRIMARY KEY, session_id TEXT, tenant TEXT, generation INTEGER, reason TEXT, created_at REAL NOT NULL)""",
+    "CREATE TABLE IF NOT EXISTS buffer_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "the schema of the release before schema versions", TRAJECTORIES + LEARNING + BUFFER),
+    Migration(2, "indexes for trial evidence by skill and for today's rewards", (
+        "CREATE INDEX IF NOT EXISTS fl_shadow_by_skill ON fl_shadow (skill, skill_generation)",
+        "CREATE INDEX IF NOT EXISTS rewards_by_time ON rewards (created_at)",
+    )),
+)
+CURRENT = MIGRATIONS[-1].version
