@@ -54,8 +54,11 @@ def test_skills_list_show_add_approve_retire_history(home: Path, tmp_path: Path)
     assert js("skills", "show", "my-skill")["status"] == "active"
     assert js("skills", "index") == {"mode": "keyword", "skills": len(items) + 1,
                                      "detail": "keyword retrieval indexes in memory at start"}
-    events = [e["event"] for e in js("skills", "history", "my-skill")]
+    hist = js("skills", "history", "my-skill")
+    events = [e["event"] for e in hist["events"]]
     assert events[0] == "add" and events.count("status") == 2
+    assert [v["version"] for v in hist["versions"]] == [1] and hist["versions"][0]["state"] == "served"
+    assert hist["versions"][0]["diff"].startswith("--- /dev/null")
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "SKILL.md").write_text("no front matter")

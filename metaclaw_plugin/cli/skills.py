@@ -1,19 +1,58 @@
-"""``skills list|show|add|approve|retire|history``."""
+"""``skills list|show|add|approve|retire|history|rollback|index``."""
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 
-from ..skillbank.skillmd import SkillFormatError, parse_skill_md
-from ..skillbank.store import SkillStore
+from ..config import Settings
+from ..skillbank.skillmd import SkillFormatError, parse_skill_md, render_skill_md
+from ..skillbank.store import LoadResult, SkillStore
+from ..types import Skill
 from .common import console, emit_json, fail, json_option, load_settings, table
 
 
 def _store(ctx: click.Context) -> SkillStore:
     return SkillStore(load_settings(ctx).skills_path)
+
+
+def _trial_evidence(settings: Settings, result: LoadResult) -> dict[str, dict[str, Any]]:
+    """Each running trial's evidence so far, read-only from the database (empty without one)."""
+    from ..learning.trials import evidence
+    from ..store import connect
+
+    trials = [(n, s.generation, False) for n, s in result.skills.items()
+              if s.status == "quarantined" and s.extra_metadata.get("promotion") == "shadow"]
+    trials += [(n, c.generation, True) for n, c in result.pending.items()
+               if c.extra_metadata.get("pending") == "trial" and result.skills[n].status == "active"]
+    if not trials or not settings.db_file.exists():
+        return {n: {"n_with": 0, "s_with": 0, "n_without": 0, "s_without": 0, "p_better": 0.5} for n, _, _ in trials}
+    import sqlite3
+
+    conn = connect(settings.db_file, readonly=True)
+    try:
+        def query(sql: str, args: list[Any]) -> list[Any]:
+            try:
+                return conn.execute(sql, args).fetchall()
+            except sqlite3.OperationalError:
+                return []  # no learning tables yet
+
+        return {n: evidence(query, n, g, v).as_dict() for n, g, v in trials}
+    finally:
+        conn.close()
+
+
+def _label(skill: Skill, pending: Skill | None) -> str:
+    """What a person should read: a skill on shadow trial is on ``trial``, not ``quarantined``."""
+    if skill.status == "quarantined" and skill.extra_metadata.get("promotion") == "shadow":
+        return "trial"
+    if pending is not None:
+        return f"{skill.status} (v{pending.extra_metadata.get('version')} {pending.extra_metadata.get('pending')})"
+    return skill.status
 
 
 def register(main: click.Group) -> None:
@@ -22,18 +61,43 @@ def register(main: click.Group) -> None:
         """Inspect and manage the skill library."""
 
     @skills.command("list")
-    @click.option("--status", type=click.Choice(["active", "quarantined", "retired"]), default=None)
+    @click.option("--status", type=click.Choice(["active", "quarantined", "trial", "retired"]), default=None)
     @json_option
     @click.pass_context
     def list_(ctx: click.Context, status: str | None, as_json: bool) -> None:
-        """List skills (name, category, status, origin, generation)."""
-        result = _store(ctx).load()
-        items = [s for s in result.skills.values() if status is None or s.status == status]
+        """List skills (name, category, status, origin, version, generation). A skill on shadow trial
+        shows as ``trial`` with its arm share and evidence; a new version waiting for its trial or
+        review shows next to the version being served."""
+        settings = load_settings(ctx)
+        result = SkillStore(settings.skills_path).load()
+        evidence = _trial_evidence(settings, result)
+        share = settings.evolution.shadow_fraction
+        rows = []
+        for s in result.skills.values():
+            label = _label(s, result.pending.get(s.name))
+            if status is not None and label.split(" ")[0] != status:
+                continue
+            item: dict[str, Any] = {**s.summary(), "label": label, "version": s.extra_metadata.get("version", 1)}
+            pend = result.pending.get(s.name)
+            if pend is not None:
+                item["pending"] = {"version": pend.extra_metadata.get("version"), "state": pend.extra_metadata.get("pending")}
+            if s.name in evidence:
+                item["trial"] = {"arm_share": share, **evidence[s.name]}
+            rows.append(item)
         if as_json:
-            emit_json([s.summary() for s in items])
+            emit_json(rows)
             return
-        table(f"{len(items)} skills", ["name", "category", "status", "origin", "gen", "description"],
-              [[s.name, s.category, s.status, s.origin, s.generation, s.description[:90]] for s in items])
+
+        def trial_text(item: dict[str, Any]) -> str:
+            t = item.get("trial")
+            if not t:
+                return ""
+            return (f"{t['arm_share']:.0%} of matches; with {t['s_with']}/{t['n_with']} ok, "
+                    f"without {t['s_without']}/{t['n_without']} ok, P(better) {t['p_better']:.2f}")
+
+        table(f"{len(rows)} skills", ["name", "category", "status", "origin", "ver", "gen", "trial", "description"],
+              [[i["name"], i["category"], i["label"], i["origin"], i["version"], i["generation"], trial_text(i),
+                i["description"][:70]] for i in rows])
         for p, r in result.problems:
             console.print(f"[yellow]skipped[/] {p}: {r}", highlight=False)
 
@@ -109,11 +173,12 @@ def register(main: click.Group) -> None:
 
     def _set(ctx: click.Context, name: str, status: str, reason: str, as_json: bool, force: bool = False) -> None:
         store = _store(ctx)
+        pending = store.pending(name) if status == "active" else None
         if status == "active":
             from ..learning.screening import screen
 
             try:
-                current = store.read(name)
+                current = pending or store.read(name)
             except KeyError:
                 fail(f"no skill named {name!r}")
                 return
@@ -128,14 +193,18 @@ def register(main: click.Group) -> None:
                 fail(f"{name}: screening flags it (pass --force after reading it):\n  - " + "\n  - ".join(result.reasons))
             reason = f"{reason} (screening: {result.verdict})"
         try:
-            skill = store.set_status(name, status, actor="cli", reason=reason, bump=status == "active")
+            if pending is not None:  # approving a skill with a new version waiting: that version is served now
+                skill = store.promote_pending(name, actor="cli", reason=reason)
+            else:
+                skill = store.set_status(name, status, actor="cli", reason=reason, bump=status == "active")
         except KeyError:
             fail(f"no skill named {name!r}")
             return
+        version = skill.extra_metadata.get("version", 1)
         if as_json:
-            emit_json(skill.summary())
+            emit_json({**skill.summary(), "version": version})
         else:
-            console.print(f"{name}: now {status}")
+            console.print(f"{name}: now {status} (version {version})")
 
     @skills.command()
     @click.argument("name")
@@ -144,7 +213,8 @@ def register(main: click.Group) -> None:
     @click.pass_context
     @click.option("--force", is_flag=True, help="Approve although screening flags the skill as suspicious (read it first).")
     def approve(ctx: click.Context, name: str, reason: str, as_json: bool, force: bool) -> None:
-        """Make a quarantined skill active (it is screened again; a rejected one is refused)."""
+        """Make a quarantined skill active, or serve the new version waiting for review or trial (it is
+        screened again; a rejected one is refused)."""
         _set(ctx, name, "active", reason, as_json, force)
 
     @skills.command()
@@ -189,12 +259,66 @@ def register(main: click.Group) -> None:
     @json_option
     @click.pass_context
     def history(ctx: click.Context, name: str | None, as_json: bool) -> None:
-        """Who added or changed which skill, when and why."""
-        events = _store(ctx).history(name)
-        if as_json:
-            emit_json(events)
+        """Who added or changed which skill, when and why. With NAME: its versions, each with the
+        diff from the version before it."""
+        store = _store(ctx)
+        events = store.history(name)
+        if name is None:
+            if as_json:
+                emit_json(events)
+                return
+            table("skill history", ["at", "event", "skill", "actor", "details"], [_event_row(e) for e in events])
             return
-        table("skill history", ["at", "event", "skill", "actor", "details"],
-              [[e.get("at"), e.get("event"), e.get("skill", ""), e.get("actor"),
-                ", ".join(f"{k}={v}" for k, v in e.items() if k not in ("at", "event", "skill", "actor"))[:120]]
-               for e in events])
+        versions = store.versions(name)
+        if not versions and not events:
+            fail(f"no skill named {name!r}")
+        out, before = [], ""
+        for v in versions:
+            try:
+                text = render_skill_md(store.read_version(name, v["version"]))
+            except (KeyError, SkillFormatError, OSError) as e:
+                text = f"(unreadable: {e})\n"
+            diff = "".join(difflib.unified_diff(before.splitlines(True), text.splitlines(True),
+                                                f"{name} v{v['version'] - 1}" if before else "/dev/null",
+                                                f"{name} v{v['version']}"))
+            out.append({**v, "diff": diff})
+            before = text
+        if as_json:
+            emit_json({"skill": name, "versions": out, "events": events})
+            return
+        table(f"{name}: {len(out)} version(s)", ["version", "state", "at", "actor", "action", "gen"],
+              [[v["version"], v.get("state"), v.get("at") or "", v.get("actor") or "", v.get("action") or "",
+                v.get("generation", "")] for v in out])
+        for v in out[1:]:
+            console.print(f"[bold]v{v['version'] - 1} -> v{v['version']}[/]")
+            console.print(v["diff"] or "(no change)", highlight=False, markup=False)
+        table("events", ["at", "event", "skill", "actor", "details"], [_event_row(e) for e in events])
+
+    @skills.command()
+    @click.argument("name")
+    @click.option("--to", "to", type=int, default=None, help="The version to serve again (default: the one before).")
+    @click.option("--reason", default="rolled back by a person")
+    @json_option
+    @click.pass_context
+    def rollback(ctx: click.Context, name: str, to: int | None, reason: str, as_json: bool) -> None:
+        """Serve an earlier version of a skill again (kept as a new version, active, new generation)."""
+        store = _store(ctx)
+        try:
+            skill = store.rollback(name, to, actor="cli", reason=reason)
+        except KeyError as e:
+            fail(f"no skill named {name!r}" if str(e).strip("'") == name else str(e).strip("'\""))
+            return
+        except ValueError as e:
+            fail(str(e))
+            return
+        version = skill.extra_metadata.get("version")
+        if as_json:
+            emit_json({**skill.summary(), "version": version, "restored": to or "previous"})
+        else:
+            console.print(f"{name}: version {version} now served (restored from "
+                          f"{'v' + str(to) if to else 'the previous version'}), generation {skill.generation}")
+
+
+def _event_row(e: dict[str, Any]) -> list[Any]:
+    return [e.get("at"), e.get("event"), e.get("skill", ""), e.get("actor"),
+            ", ".join(f"{k}={v}" for k, v in e.items() if k not in ("at", "event", "skill", "actor"))[:120]]

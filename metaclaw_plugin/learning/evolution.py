@@ -7,8 +7,17 @@ creates a skill or refines an existing one.
 
 Dedup is by name and by meaning: a ``create`` whose text is close to an existing skill (BM25 over
 the library, normalised to 0..1, plus token-set overlap of the descriptions) becomes a refinement of
-that skill instead of a near-copy. Only evolved skills are refined automatically; a candidate that
-duplicates a builtin or user skill is dropped (that skill already says it).
+that skill instead of a near-copy.
+
+Tenants stay apart: dedup, refinement and name collisions see only the tenant's own skills and the
+shared ones (builtin, user, or learned without a tenant); another tenant's skills do not exist for
+it. Only the tenant's own evolved skills are refined in place. A lesson about a shared skill becomes
+a tenant-scoped variant (``<name>-<tenant>``, ``metadata.variant_of``) that replaces the shared
+skill in that tenant's prompts only; a name taken by another tenant gets the tenant suffix too.
+
+A refinement of an active skill under ``shadow`` or ``review`` promotion is written as a pending
+version: the served version keeps serving until the new one wins its trial (against the old one)
+or is approved.
 
 Accepted candidates are written in one :meth:`SkillStore.add_batch`, which bumps the generation
 once; the history event of each skill carries its screening result and promotion decision.
@@ -16,9 +25,11 @@ once; the history event of each skill carries its screening result and promotion
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Sequence
 
@@ -37,12 +48,24 @@ from ..types import Skill
 log = logging.getLogger("metaclaw_plugin.evolution")
 
 PROMOTION_KEY = "promotion"  # metadata.promotion: auto | review | shadow | user
+VARIANT_KEY = "variant_of"  # metadata.variant_of: the shared skill a tenant-scoped variant replaces
 
 
 def slugify(name: str) -> str:
     s = re.sub(r"[^a-z0-9]+", "-", str(name).strip().lower()).strip("-")
     s = re.sub(r"-{2,}", "-", s)
     return s[:MAX_NAME].rstrip("-")
+
+
+def tenant_name(base: str, tenant: str, taken: Callable[[str], bool]) -> str:
+    """``<base>-<tenant>`` within the name limit; a short hash of the tenant when that is taken too."""
+    slug = slugify(tenant)[:24].strip("-") or "t"
+    digest = hashlib.blake2b(tenant.encode("utf-8", "surrogatepass"), digest_size=3).hexdigest()
+    for suffix in (slug, f"{slug}-{digest}"):
+        name = f"{base[: MAX_NAME - len(suffix) - 1].rstrip('-')}-{suffix}"
+        if not taken(name):
+            return name
+    return f"{base[: MAX_NAME - 16].rstrip('-')}-{digest}-{len(base)}"
 
 
 class SkillCandidate(BaseModel):
@@ -180,9 +203,9 @@ class SupportTurn:
 @dataclass
 class Decision:
     name: str
-    action: str  # create | refine | duplicate | invalid
+    action: str  # create | refine | variant | duplicate | invalid
     verdict: str  # clean | suspicious | rejected | n/a
-    decision: str  # active | shadow | quarantined | rejected | dropped
+    decision: str  # active | shadow | quarantined | trial | review | rejected | dropped
     reasons: list[str] = field(default_factory=list)
     dedup: dict[str, Any] | None = None
 
@@ -204,7 +227,7 @@ class EvolutionReport:
 
     @property
     def written(self) -> list[str]:
-        return [d.name for d in self.decisions if d.decision in ("active", "shadow", "quarantined")]
+        return [d.name for d in self.decisions if d.decision in ("active", "shadow", "quarantined", "trial", "review")]
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -252,11 +275,8 @@ class SkillEvolver:
 
     # Prompt -------------------------------------------------------------------------------------
     def relevant_existing(self, support: Sequence[SupportTurn], skills: Sequence[Skill], tenant: str | None) -> list[Skill]:
-        share = self.settings.sessions.share_learned_skills
-        visible = [
-            s for s in skills
-            if s.status != "retired" and (s.tenant is None or share or tenant is None or s.tenant == tenant)
-        ]
+        # the tenant's own skills and the shared ones: another tenant's lessons are not this one's to refine
+        visible = [s for s in skills if s.status != "retired" and (s.tenant is None or tenant is None or s.tenant == tenant)]
         limit = self.cfg.max_existing_skills
         if len(visible) <= limit:
             return visible
@@ -338,6 +358,7 @@ class SkillEvolver:
         to_write: list[Skill] = []
         details: dict[str, dict[str, Any]] = {}
         taken: dict[str, Skill] = {}
+        pending: dict[str, str] = {}
         for cand in cands[: self.cfg.max_new_skills * 2]:
             if len([d for d in report.decisions if d.decision != "rejected"]) >= self.cfg.max_new_skills:
                 report.decisions.append(Decision(cand.name, cand.action, "n/a", "dropped", ["over max_new_skills"]))
@@ -347,6 +368,8 @@ class SkillEvolver:
             if skill is not None:
                 taken[skill.name] = skill
                 to_write.append(skill)
+                if d.decision in ("trial", "review"):
+                    pending[skill.name] = d.decision
                 details[skill.name] = {
                     "screening": {"verdict": d.verdict, "reasons": d.reasons},
                     "promotion": {"policy": self.cfg.promotion, "decision": d.decision},
@@ -357,7 +380,8 @@ class SkillEvolver:
                 log.warning("evolved skill %r rejected: %s", d.name, "; ".join(d.reasons))
         if to_write and not dry_run:
             report.generation_after = self.store.add_batch(
-                to_write, actor="evolver", reason=f"evolved from {len(support)} failed turn(s)", details=details
+                to_write, actor="evolver", reason=f"evolved from {len(support)} failed turn(s)", details=details,
+                pending=pending,
             )
         for d in report.decisions:
             if d.decision in ("rejected", "dropped") and not dry_run:
@@ -372,9 +396,11 @@ class SkillEvolver:
 
     def _decide(self, cand: SkillCandidate, loaded: dict[str, Skill], taken: dict[str, Skill],
                 sessions: list[str], tenant: str | None, src: str) -> tuple[Decision, Skill | None]:
+        # What this tenant's evolution may see: its own skills and the shared ones, never another tenant's.
+        scope = {n: s for n, s in loaded.items() if s.tenant is None or s.tenant == tenant}
         action = cand.action
         target_name = cand.target if action == "refine" and cand.target else cand.name
-        target = loaded.get(target_name) or loaded.get(cand.name)
+        target = scope.get(target_name) or scope.get(cand.name)
         dedup: dict[str, Any] | None = None
         new = Skill(
             name=cand.name, description=cand.description, body=cand.body.strip(), category=cand.category,
@@ -382,13 +408,24 @@ class SkillEvolver:
             tenant=tenant,
         )
         if target is None:
-            near, sim = self.nearest(new, [*loaded.values(), *taken.values()])
+            near, sim = self.nearest(new, [*scope.values(), *taken.values()])
             if near is not None and sim >= self.cfg.dedup_threshold:
                 target = near
                 dedup = {"of": near.name, "similarity": sim}
                 action = "refine"
             elif action == "refine":
                 action = "create"  # refining a skill that does not exist: it is new
+        if target is not None and target.tenant != tenant and tenant is not None:
+            # A shared skill: this tenant gets its own variant (or refines the one it has).
+            base = target.extra_metadata.get(VARIANT_KEY) or target.name
+            existing = next((s for s in scope.values()
+                             if s.tenant == tenant and s.extra_metadata.get(VARIANT_KEY) == base), None)
+            if existing is not None:
+                target = existing
+            else:
+                name = tenant_name(base, tenant, lambda n: n in loaded or n in taken)
+                new = replace(new, name=name, extra_metadata={VARIANT_KEY: base})
+                return self._screened(new, "variant", src, dedup)
         if target is not None:
             if target.name in taken:
                 return Decision(cand.name, "duplicate", "n/a", "dropped",
@@ -397,17 +434,27 @@ class SkillEvolver:
                 return Decision(cand.name, "duplicate", "n/a", "dropped",
                                 [f"{target.name} ({target.origin}) already covers this; only evolved skills are refined automatically"],
                                 dedup), None
-            action = "refine"
             new = replace(
                 new, name=target.name, tenant=target.tenant,
                 source_sessions=sorted(set(target.source_sessions) | set(sessions)),
                 created_at=target.created_at or new.created_at,
                 extra_metadata={k: v for k, v in target.extra_metadata.items() if k not in (PROMOTION_KEY, "trial")},
             )
+            return self._screened(new, "refine", src, dedup, serving=target.status == "active")
+        if cand.name in loaded and loaded[cand.name].tenant != tenant:
+            # the name belongs to another tenant (or, without tenants, to nobody we may touch)
+            new = replace(new, name=tenant_name(cand.name, tenant or "shared", lambda n: n in loaded or n in taken))
+        return self._screened(new, "create", src, dedup)
+
+    def _screened(self, new: Skill, action: str, src: str, dedup: dict[str, Any] | None,
+                  serving: bool = False) -> tuple[Decision, Skill | None]:
         result = screen(new, source_text=src, max_body_chars=self.cfg.max_body_chars, redactor=self.redactor)
         if result.verdict == "rejected":
             return Decision(new.name, action, "rejected", "rejected", result.reasons, dedup), None
         skill, decision = apply_promotion(new, result, self.cfg.promotion)
+        if serving and decision != "active":
+            # the active version keeps serving: the new one waits for its trial or its review
+            decision = "trial" if decision == "shadow" else "review"
         return Decision(new.name, action, result.verdict, decision, result.reasons, dedup), skill
 
 

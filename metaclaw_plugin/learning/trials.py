@@ -1,6 +1,8 @@
 """Shadow trials: a skill on trial is injected into ``evolution.shadow_fraction`` of the turns it
 matches (the arm is chosen per turn by the skill bank); both arms' turns are scored like any other.
-Owns ``fl_shadow``.
+Owns ``fl_shadow``. Two kinds of trial: a new skill (quarantined, ``metadata.promotion: shadow``)
+against no skill, and a new version of an active skill against the version being served. Evidence
+is keyed by the generation of what is on trial, so a restarted trial starts from nothing.
 
 With at least ``shadow_min_samples`` scored turns per arm, the skill is promoted when the posterior
 probability that its success rate beats the control arm's is at least ``shadow_confidence``, and
@@ -49,6 +51,7 @@ class TrialStats:
     n_without: int
     s_without: int
     p_better: float
+    version: bool = False  # a new version against the served one (else a new skill against none)
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.__dict__, "p_better": round(self.p_better, 4)}
@@ -66,6 +69,17 @@ def shadow_decision(st: TrialStats, min_samples: int, max_samples: int, confiden
     return None
 
 
+def evidence(query: Callable[..., list[Any]], name: str, generation: int, version: bool = False) -> TrialStats:
+    """The scored turns of each arm of one trial so far (``query`` runs SQL: a Database's or a
+    read-only connection's), and P(with beats without)."""
+    rows = query("SELECT arm, score FROM fl_shadow WHERE skill = ? AND skill_generation = ? AND score IS NOT NULL",
+                 [name, generation])
+    w = [r[1] for r in rows if r[0] == "with"]
+    o = [r[1] for r in rows if r[0] == "without"]
+    sw, so = sum(1 for x in w if x > 0), sum(1 for x in o if x > 0)
+    return TrialStats(name, len(w), sw, len(o), so, prob_b_beats_a(so, len(o), sw, len(w)), version)
+
+
 class ShadowTrials:
     def __init__(self, db: Database, skills: SkillBank, settings: Settings, count: Callable[[str], None],
                  on_generation: Callable[[], None]):
@@ -78,9 +92,9 @@ class ShadowTrials:
 
     def note_arms(self, conn: Any, turn_id: str, arms: dict[str, str], now: float) -> None:
         """Which arm of which trial a turn was in (inside the ledger's transaction for the turn)."""
-        skills = self.skills.skills
+        skills, pending = self.skills.skills, self.skills.pending
         for name, arm in arms.items():
-            sk = skills.get(name)
+            sk = pending.get(name) or skills.get(name)
             if sk is not None and arm in ("with", "without"):
                 conn.execute("INSERT OR IGNORE INTO fl_shadow(turn_id, skill, skill_generation, arm, created_at) "
                              "VALUES (?, ?, ?, ?, ?)", (turn_id, name, sk.generation, arm, now))
@@ -95,18 +109,16 @@ class ShadowTrials:
     def score(self, turn_id: str, score: float) -> None:
         self.db.execute("UPDATE fl_shadow SET score = ? WHERE turn_id = ?", [score, turn_id])
 
-    def stats(self) -> list[TrialStats]:
-        out = []
-        for name, skill in self.skills.skills.items():
-            if not is_shadow(skill):
-                continue
-            rows = self.db.query("SELECT arm, score FROM fl_shadow WHERE skill = ? AND skill_generation = ? "
-                                 "AND score IS NOT NULL", [name, skill.generation])
-            w = [r["score"] for r in rows if r["arm"] == "with"]
-            o = [r["score"] for r in rows if r["arm"] == "without"]
-            sw, so = sum(1 for x in w if x > 0), sum(1 for x in o if x > 0)
-            out.append(TrialStats(name, len(w), sw, len(o), so, prob_b_beats_a(so, len(o), sw, len(w))))
+    def on_trial_now(self) -> list[tuple[str, int, bool]]:
+        """(skill, generation on trial, whether it is a new version of a served skill)."""
+        out = [(n, s.generation, False) for n, s in self.skills.skills.items() if is_shadow(s)]
+        served = self.skills.skills
+        out += [(n, c.generation, True) for n, c in self.skills.pending.items()
+                if c.extra_metadata.get("pending") == "trial" and n in served and served[n].status == "active"]
         return out
+
+    def stats(self) -> list[TrialStats]:
+        return [evidence(self.db.query, name, gen, version) for name, gen, version in self.on_trial_now()]
 
     def run(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -121,8 +133,14 @@ class ShadowTrials:
                 continue
             reason = (f"shadow trial: {decision} (with {st.s_with}/{st.n_with} successes, without "
                       f"{st.s_without}/{st.n_without}, P(better)={st.p_better:.3f}, threshold {cfg.shadow_confidence})")
-            status = "active" if decision == "promote" else "retired"
-            self.skills.store.set_status(st.skill, status, actor="shadow-trial", reason=reason, bump=status == "active")
+            store = self.skills.store
+            if st.version and decision == "promote":
+                store.promote_pending(st.skill, actor="shadow-trial", reason=reason)
+            elif st.version:
+                store.discard_pending(st.skill, actor="shadow-trial", reason=reason)
+            else:
+                status = "active" if decision == "promote" else "retired"
+                store.set_status(st.skill, status, actor="shadow-trial", reason=reason, bump=status == "active")
             self.count(f"shadow_{decision}")
             log.info("%s: %s", st.skill, reason)
             changed = True

@@ -39,6 +39,9 @@ class Snapshot:
     index: Retriever = field(default_factory=lambda: KeywordIndex([]))
     pinned: tuple[Skill, ...] = ()
     shadow: KeywordIndex | None = None  # skills on shadow trial (quarantined, metadata.promotion: shadow)
+    pending: dict[str, Skill] = field(default_factory=dict)  # name -> version waiting for its trial or review
+    trial_versions: dict[str, Skill] = field(default_factory=dict)  # active name -> new version on trial against it
+    hidden: dict[str, frozenset[str]] = field(default_factory=dict)  # tenant -> shared skills its variants replace
     # Rendered blocks by (tenant, query, context, live settings). An agent's tool loop sends the same user message and
     # context on every step of one turn, so each step after the first skips retrieval and rendering.
     # The cache goes with the snapshot: a library change starts an empty one.
@@ -115,6 +118,13 @@ class SkillBank:
             pinned_cats = set(self.settings.injection.pinned_categories)
             pinned = tuple(s for s in active if s.always or s.category in pinned_cats)
             on_trial = [s for s in result.skills.values() if is_shadow(s)]
+            hidden: dict[str, set[str]] = {}
+            for s in active:
+                base = s.extra_metadata.get("variant_of")
+                if s.tenant is not None and isinstance(base, str):
+                    hidden.setdefault(s.tenant, set()).add(base)
+            trial_versions = {n: c for n, c in result.pending.items()
+                              if c.extra_metadata.get("pending") == "trial" and result.skills[n].status == "active"}
             self._snap = Snapshot(
                 version=state.version,
                 generation=state.generation,
@@ -123,6 +133,9 @@ class SkillBank:
                 index=index,
                 pinned=pinned,
                 shadow=KeywordIndex(on_trial, self.settings.retrieval.min_score) if on_trial else None,
+                pending=result.pending,
+                trial_versions=trial_versions,
+                hidden={t: frozenset(n) for t, n in hidden.items()},
             )
             self._last_full_scan = now
             return True
@@ -151,6 +164,11 @@ class SkillBank:
     def skills(self) -> dict[str, Skill]:
         return self._snap.skills
 
+    @property
+    def pending(self) -> dict[str, Skill]:
+        """Versions waiting for their trial or their review, by skill name."""
+        return self._snap.pending
+
     def select(
         self, ctx: TurnContext, query: str, context: str = "", snap: Snapshot | None = None
     ) -> list[tuple[Skill, float]]:
@@ -158,8 +176,11 @@ class SkillBank:
         cfg = self.settings.retrieval
         share = self.settings.sessions.share_learned_skills
 
+        replaced = snap.hidden.get(ctx.tenant, frozenset()) if snap.hidden else frozenset()
+
         def allow(s: Skill) -> bool:
-            return s.tenant is None or share or s.tenant == ctx.tenant
+            # a tenant's variant replaces the shared skill it was made from, for that tenant only
+            return (s.tenant is None or share or s.tenant == ctx.tenant) and s.name not in replaced
 
         chosen: list[tuple[Skill, float]] = [(s, 1.0) for s in snap.pinned if allow(s)][: cfg.top_k]
         seen = {s.name for s, _ in chosen}
@@ -196,6 +217,27 @@ class SkillBank:
             ctx.metadata[SHADOW_KEY] = arms
         return picks
 
+    def _version_arms(self, ctx: TurnContext, chosen: list[tuple[Skill, float]],
+                      trials: dict[str, Skill]) -> list[tuple[Skill, float]]:
+        """A refinement on trial: a turn that picks the served skill gets the new version in
+        ``shadow_fraction`` of cases (arm "with") and the served one otherwise ("without")."""
+        fraction = self.settings.evolution.shadow_fraction
+        arms = ctx.metadata.get(SHADOW_KEY) or {}
+        out = []
+        for s, score in chosen:
+            cand = trials.get(s.name)
+            if cand is not None:
+                digest = hashlib.blake2b(f"{ctx.request_id}:{s.name}".encode(), digest_size=8).digest()
+                if int.from_bytes(digest, "big") / 2**64 < fraction:
+                    arms[s.name] = "with"
+                    s = cand
+                else:
+                    arms[s.name] = "without"
+            out.append((s, score))
+        if arms:
+            ctx.metadata[SHADOW_KEY] = arms
+        return out
+
     def injection(self, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
         snap = self._snap  # one snapshot for the whole turn, even if the worker swaps it meanwhile
         if not self.settings.injection.enabled or ctx.kind != "main":
@@ -206,17 +248,19 @@ class SkillBank:
         # The settings read live below are part of the key, so a changed budget is honoured at once.
         budget = self.settings.injection.max_injected_tokens
         key = None
-        if snap.shadow is None:
+        if snap.shadow is None and not snap.trial_versions:
             key = (ctx.tenant, query, context, cfg.top_k, budget, self.settings.sessions.share_learned_skills)
         hit = snap.blocks.get(key) if key is not None else None
         if hit is not None:
             return Injection(hit[0], list(hit[1]), snap.generation, dict(hit[2]))
         chosen = self.select(ctx, query, context, snap)
+        if snap.trial_versions:
+            chosen = self._version_arms(ctx, chosen, snap.trial_versions)
         text, names = render_block([s for s, _ in chosen], budget)
         scores = {s.name: round(sc, 4) for s, sc in chosen if s.name in names}
         arms = ctx.metadata.get(SHADOW_KEY) if ctx.metadata else None
-        if arms:  # a trial skill that did not fit the token budget is in neither arm
-            for name in [n for n, arm in arms.items() if arm == "with" and n not in names]:
+        if arms:  # a trial skill (or, for a new version, either version) that did not fit the budget is in neither arm
+            for name in [n for n, arm in arms.items() if n not in names and (arm == "with" or n in snap.trial_versions)]:
                 del arms[name]
         if key is not None:
             if len(snap.blocks) >= BLOCKS_MAX:

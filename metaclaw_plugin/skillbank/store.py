@@ -5,6 +5,11 @@
 * ``<root>/.metaclaw/state.json`` holds the skill generation and a change counter. Readers compare
   the counter to know when to reload.
 * ``<root>/.metaclaw/history.jsonl`` records who added or changed what, and why.
+* ``<root>/.metaclaw/versions/<name>/`` keeps every version's SKILL.md text (``<n>.md``) and a
+  manifest (``versions.json``) saying which version is served, which were superseded, and which one,
+  if any, is pending: on a shadow trial against the served one, or waiting for a person's review.
+  A refinement of an active skill under ``shadow``/``review`` promotion is written as a pending
+  version, so the served one keeps serving until the new one wins; rollback restores any version.
 """
 
 from __future__ import annotations
@@ -56,10 +61,15 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:
         os.close(dir_fd)
 
 
+VERSION_KEY = "version"  # metadata.version: the served version's number
+PENDING_STATES = ("trial", "review")  # a pending version is on shadow trial, or waits for approval
+
+
 @dataclass
 class LoadResult:
     skills: dict[str, Skill] = field(default_factory=dict)
     problems: list[tuple[Path, str]] = field(default_factory=list)
+    pending: dict[str, Skill] = field(default_factory=dict)  # name -> the pending version (metadata.pending: state)
 
 
 @dataclass(frozen=True)
@@ -129,7 +139,89 @@ class SkillStore:
                 result.problems.append((md, reason))
                 continue
             result.skills[skill.name] = skill
+        versions = self._state_dir / "versions"
+        if versions.is_dir():
+            for name in sorted(result.skills):
+                cand = self._pending_of(name)
+                if cand is not None:
+                    result.pending[name] = cand
         return result
+
+    # Versions ---------------------------------------------------------------------------------
+    def _versions_dir(self, name: str) -> Path:
+        check_name(name)
+        return self._state_dir / "versions" / name
+
+    def versions(self, name: str) -> list[dict[str, Any]]:
+        """The manifest, oldest first. A skill written before versions existed shows its current
+        text as version 1 (adopted on its next write)."""
+        try:
+            data = json.loads((self._versions_dir(name) / "versions.json").read_text("utf-8"))
+            if isinstance(data, list):
+                return [e for e in data if isinstance(e, dict) and isinstance(e.get("version"), int)]
+        except (OSError, ValueError):
+            pass
+        if self.skill_path(name).is_file():
+            return [{"version": 1, "state": "served", "adopted": True}]
+        return []
+
+    def read_version(self, name: str, version: int) -> Skill:
+        path = self._versions_dir(name) / f"{int(version)}.md"
+        if path.is_file():
+            return parse_skill_md(path.read_bytes(), expected_name=name)
+        entries = [e for e in self.versions(name) if e["version"] == version]
+        if entries and entries[0].get("adopted"):
+            return self.read(name)
+        raise KeyError(f"{name} has no version {version}")
+
+    def _pending_of(self, name: str) -> Skill | None:
+        for e in reversed(self.versions(name)):
+            if e.get("state") in PENDING_STATES:
+                try:
+                    cand = self.read_version(name, e["version"])
+                except (KeyError, SkillFormatError, OSError):
+                    return None
+                return replace(cand, extra_metadata={**cand.extra_metadata, "pending": e["state"]})
+        return None
+
+    def pending(self, name: str) -> Skill | None:
+        """The version waiting for its trial or its review, if any."""
+        return self._pending_of(name)
+
+    def _record_version(self, skill: Skill, state: str, *, actor: str, reason: str, action: str) -> Skill:
+        """Save ``skill``'s text as the next version (under the lock). Served: it replaces SKILL.md and
+        the previously served version is superseded; any pending version is superseded too, since
+        what it was tried against is gone. Pending: any earlier pending version is dropped."""
+        name = skill.name
+        entries = self.versions(name)
+        if entries and entries[0].get("adopted"):
+            # adopt the pre-versions text as version 1 before anything replaces it
+            entries = [{"version": 1, "state": "served", "at": None, "actor": "adopted",
+                        "generation": self.read(name).generation}]
+            atomic_write(self._versions_dir(name) / "1.md", self.skill_path(name).read_bytes())
+        number = max((e["version"] for e in entries), default=0) + 1
+        skill = replace(skill, extra_metadata={k: v for k, v in {**skill.extra_metadata, VERSION_KEY: number}.items()
+                                               if k != "pending"})
+        text = render_skill_md(skill).encode("utf-8")
+        atomic_write(self._versions_dir(name) / f"{number}.md", text)
+        for e in entries:
+            if state == "served" and e.get("state") == "served":
+                e["state"] = "superseded"
+            if e.get("state") in PENDING_STATES:
+                e["state"] = "superseded"
+        entries.append({"version": number, "state": state, "at": utc_now_iso(), "actor": actor,
+                        "generation": skill.generation, "action": action, "reason": reason})
+        atomic_write(self._versions_dir(name) / "versions.json", json.dumps(entries, indent=1).encode())
+        if state == "served":
+            atomic_write(self.skill_path(name), text)
+        return skill
+
+    def _set_version_state(self, name: str, version: int, state: str) -> None:
+        entries = self.versions(name)
+        for e in entries:
+            if e["version"] == version:
+                e["state"] = state
+        atomic_write(self._versions_dir(name) / "versions.json", json.dumps(entries, indent=1).encode())
 
     def _read_file(self, md: Path, expected: str) -> Skill:
         size = md.stat().st_size
@@ -168,10 +260,15 @@ class SkillStore:
         reason: str = "",
         details: dict[str, dict[str, Any]] | None = None,
         bump: bool = True,
+        pending: dict[str, str] | None = None,
     ) -> int:
-        """Write a batch of new or refined skills and bump the generation once. Returns the generation."""
+        """Write a batch of new or refined skills and bump the generation once. Returns the generation.
+
+        ``pending`` names refinements that must not replace the served version yet: each is kept as a
+        pending version in the given state (``trial`` or ``review``) until promoted or discarded."""
         skills = list(skills)
         details = details or {}
+        pending = pending or {}
         self.ensure()
         with self._lock:
             state = self.state()
@@ -179,11 +276,13 @@ class SkillStore:
             for s in skills:
                 existed = self.skill_path(s.name).is_file()
                 s = replace(s, generation=generation, created_at=s.created_at or utc_now_iso())
-                atomic_write(self.skill_path(s.name), render_skill_md(s).encode("utf-8"))
+                vstate = pending.get(s.name, "served") if existed else "served"
+                s = self._record_version(s, vstate, actor=actor, reason=reason, action="refine" if existed else "add")
                 self._log(
                     {
-                        "event": "refine" if existed else "add",
+                        "event": ("refine" if existed else "add") if vstate == "served" else f"pending-{vstate}",
                         "skill": s.name,
+                        "version": s.extra_metadata[VERSION_KEY],
                         "actor": actor,
                         "origin": s.origin,
                         "status": s.status,
@@ -210,6 +309,76 @@ class SkillStore:
             self._log({"event": "status", "skill": name, "from": old, "to": status, "actor": actor, "reason": reason})
             self._write_state(StoreState(generation, state.version + 1))
         return updated
+
+    def promote_pending(self, name: str, *, actor: str, reason: str = "") -> Skill:
+        """The pending version becomes the served one (active), with a new generation."""
+        self.ensure()
+        with self._lock:
+            cand = self._pending_of(name)
+            if cand is None:
+                raise KeyError(f"{name} has no pending version")
+            state = self.state()
+            generation = state.generation + 1
+            number = cand.extra_metadata[VERSION_KEY]
+            served = replace(cand, status="active", generation=generation,
+                             extra_metadata={k: v for k, v in cand.extra_metadata.items() if k != "pending"})
+            atomic_write(self.skill_path(name), render_skill_md(served).encode("utf-8"))
+            atomic_write(self._versions_dir(name) / f"{number}.md", render_skill_md(served).encode("utf-8"))
+            entries = self.versions(name)
+            for e in entries:
+                if e.get("state") == "served":
+                    e["state"] = "superseded"
+                if e["version"] == number:
+                    e["state"] = "served"
+            atomic_write(self._versions_dir(name) / "versions.json", json.dumps(entries, indent=1).encode())
+            self._log({"event": "promote", "skill": name, "version": number, "actor": actor, "reason": reason,
+                       "generation": generation})
+            self._write_state(StoreState(generation, state.version + 1))
+        return served
+
+    def discard_pending(self, name: str, *, actor: str, reason: str = "") -> int:
+        """Drop the pending version (kept on disk as ``rejected``); the served one stays. Returns its number."""
+        self.ensure()
+        with self._lock:
+            cand = self._pending_of(name)
+            if cand is None:
+                raise KeyError(f"{name} has no pending version")
+            number = int(cand.extra_metadata[VERSION_KEY])
+            self._set_version_state(name, number, "rejected")
+            self._log({"event": "discard", "skill": name, "version": number, "actor": actor, "reason": reason})
+            state = self.state()
+            self._write_state(StoreState(state.generation, state.version + 1))
+        return number
+
+    def rollback(self, name: str, to: int | None = None, *, actor: str, reason: str = "") -> Skill:
+        """Serve an earlier version again (as a new version, active, with a new generation). Without
+        ``to``: the version served before the current one."""
+        self.ensure()
+        with self._lock:
+            entries = self.versions(name)
+            if not entries:
+                raise KeyError(name)
+            served = [e["version"] for e in entries if e.get("state") == "served"]
+            current = served[-1] if served else None
+            if to is None:
+                earlier = [e["version"] for e in entries
+                           if e.get("state") == "superseded" and (current is None or e["version"] < current)]
+                if not earlier:
+                    raise ValueError(f"{name} has no earlier served version to roll back to")
+                to = earlier[-1]
+            if to == current:
+                raise ValueError(f"version {to} of {name} is the one served now")
+            old = self.read_version(name, to)
+            state = self.state()
+            generation = state.generation + 1
+            restored = replace(old, status="active", generation=generation,
+                               extra_metadata={k: v for k, v in old.extra_metadata.items() if k != "pending"})
+            restored = self._record_version(restored, "served", actor=actor, reason=reason or f"rollback to {to}",
+                                            action=f"rollback to {to}")
+            self._log({"event": "rollback", "skill": name, "to": to, "version": restored.extra_metadata[VERSION_KEY],
+                       "actor": actor, "reason": reason, "generation": generation})
+            self._write_state(StoreState(generation, state.version + 1))
+        return restored
 
     def seed_from(self, source: Path, *, actor: str = "init") -> tuple[int, int]:
         """Copy bundled skills into the library without touching skills that already exist."""
