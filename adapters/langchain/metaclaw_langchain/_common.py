@@ -1,21 +1,19 @@
-"""Shared plumbing for the LangChain adapter: the plugin reference, session ids, message conversion.
+"""Shared plumbing for the LangChain adapter: session ids from a run's config, message conversion.
 
-Nothing here may raise into the host: every helper that can fail is called inside a ``try`` by its
-caller, and the caller counts the failure on the plugin (``plugin.errors``) and goes on.
+The plugin handle (lazy build with retry, the default instance) and the fail-open reporter come from
+``metaclaw_plugin.integration``. Nothing here may raise into the host: every helper that can fail is called
+inside a ``try`` by its caller, and the caller counts the failure on the plugin (``plugin.errors``) and goes on.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import threading
 from typing import Any, Iterable, Mapping, Sequence
 
 from langchain_core.messages import BaseMessage, SystemMessage, convert_to_openai_messages
 
-from metaclaw_plugin import MetaClawPlugin
-from metaclaw_plugin.types import Message
+from metaclaw_plugin.integration import FailOpen, Message, MetaClawPlugin, PluginHandle, session_id_from
 
 log = logging.getLogger("metaclaw_langchain")
 
@@ -26,60 +24,17 @@ MAX_ERROR_CHARS = 2000
 # does not record them a second time.
 CAPTURED_TAG = "metaclaw:captured"
 
-_default_lock = threading.Lock()
-_defaults: dict[tuple[str | None, str | None], MetaClawPlugin] = {}
+fail = FailOpen(log, "metaclaw_langchain", what="the run", prefix="langchain.")
+"""``fail(where, plugin)`` in ``except Exception``: log, count ``plugin.errors["langchain.<where>"]``, never raise."""
 
 
-def default_plugin() -> MetaClawPlugin:
-    """One plugin per process and config source, shared by every no-argument adapter object.
+def plugin_handle(plugin: MetaClawPlugin | None) -> PluginHandle:
+    """The plugin given, else the process-wide default built on first use (not started: the hooks start it).
 
-    Two plugins on the same home would be two writers of the same journal and database, so
-    ``MetaClawMiddleware()`` and ``MetaClawCallbackHandler()`` built without a plugin share this one.
+    Building lazily keeps ``MetaClawMiddleware()`` cheap and side-effect free; a config that fails to load is
+    logged, the adapter is a pass-through meanwhile, and the build is retried every ``RETRY_PLUGIN_AFTER`` seconds.
     """
-    key = (os.environ.get("METACLAW_CONFIG"), os.environ.get("METACLAW_HOME"))
-    with _default_lock:
-        plugin = _defaults.get(key)
-        if plugin is None:
-            plugin = _defaults[key] = MetaClawPlugin()
-        return plugin
-
-
-class PluginRef:
-    """An explicit plugin, or the default one built on first use.
-
-    Building lazily keeps ``MetaClawMiddleware()`` cheap and side-effect free at import time; a
-    config that fails to load is logged once and the adapter becomes a pass-through.
-    """
-
-    def __init__(self, plugin: MetaClawPlugin | None):
-        self._plugin = plugin
-        self._failed = False
-        self._lock = threading.Lock()
-
-    def get(self) -> MetaClawPlugin | None:
-        p = self._plugin
-        if p is not None:
-            return p
-        if self._failed:
-            return None
-        with self._lock:
-            if self._plugin is None and not self._failed:
-                try:
-                    self._plugin = default_plugin()
-                except Exception:
-                    self._failed = True
-                    log.exception("metaclaw: could not build the default plugin; LangChain runs go on without it")
-            return self._plugin
-
-
-def fail(plugin: MetaClawPlugin | None, where: str) -> None:
-    """Log and count an adapter failure; never raises."""
-    try:
-        log.exception("metaclaw langchain %s failed; the run continues unchanged", where)
-        if plugin is not None:
-            plugin.errors[f"langchain.{where}"] += 1
-    except Exception:  # pragma: no cover - logging itself broke
-        pass
+    return PluginHandle(plugin, start=False, host="LangChain", logger=log)
 
 
 def short_error(exc: BaseException) -> str:
@@ -92,16 +47,17 @@ def is_interrupt(exc: BaseException) -> bool:
     return any(c.__name__ in ("GraphBubbleUp", "GraphInterrupt", "ParentCommand") for c in type(exc).__mro__)
 
 
-def session_from_config(config: Mapping[str, Any] | None) -> str | None:
-    """``metadata.session_id``, then ``configurable.thread_id`` (or ``configurable.session_id``)."""
+def session_from_config(config: Mapping[str, Any] | None, explicit: Any = None) -> str | None:
+    """``explicit`` (an adapter's ``session_id=``), then ``metadata.session_id``, ``configurable.session_id``,
+    ``configurable.thread_id``, ``metadata.thread_id`` (the core's fallback chain; None when all are empty)."""
     if not config:
-        return None
+        return session_id_from(header=explicit)[0]
     meta = config.get("metadata") or {}
     conf = config.get("configurable") or {}
-    for v in (meta.get("session_id"), conf.get("session_id"), conf.get("thread_id"), meta.get("thread_id")):
-        if v not in (None, ""):
-            return str(v)
-    return None
+    return session_id_from(
+        header=explicit,
+        metadata=(meta.get("session_id"), conf.get("session_id"), conf.get("thread_id"), meta.get("thread_id")),
+    )[0]
 
 
 def who_from_config(config: Mapping[str, Any] | None) -> tuple[str | None, str | None]:

@@ -21,16 +21,15 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from metaclaw_plugin import MetaClawPlugin
-from metaclaw_plugin.types import TurnContext
+from metaclaw_plugin.integration import MetaClawPlugin, TurnContext, session_id_from
 
 from ._common import (
     CAPTURED_TAG,
     HOST,
-    PluginRef,
     fail,
     is_interrupt,
     message_to_openai,
+    plugin_handle,
     short_error,
     text_of,
     to_openai,
@@ -97,7 +96,7 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
         end_sessions: bool = True,
     ) -> None:
         super().__init__()
-        self._ref = PluginRef(plugin)
+        self._ref = plugin_handle(plugin)
         self._session_id = session_id
         self._tenant = tenant
         self._user = user
@@ -120,12 +119,9 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
             root = self._roots.get(root_id) if root_id is not None else None
             if root is None:
                 meta = metadata or {}
-                sid = (
-                    self._session_id
-                    or _str(meta.get("session_id"))
-                    or _str(meta.get("thread_id"))
-                    or f"lc-{run_id}"
-                )
+                sid = session_id_from(
+                    header=self._session_id, metadata=(meta.get("session_id"), meta.get("thread_id"))
+                )[0] or f"lc-{run_id}"
                 root = _Root(
                     run_id=run_id,
                     session_id=sid,
@@ -168,21 +164,21 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
         try:
             self._link(run_id, parent_run_id, metadata)
         except Exception:
-            fail(self._ref.get(), "on_chain_start")
+            fail("on_chain_start", self._ref.get())
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                      **kwargs: Any) -> None:
         try:
             self._maybe_end(run_id, outputs=outputs)
         except Exception:
-            fail(self._ref.get(), "on_chain_end")
+            fail("on_chain_end", self._ref.get())
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None,
                        **kwargs: Any) -> None:
         try:
             self._maybe_end(run_id, error=error)
         except Exception:
-            fail(self._ref.get(), "on_chain_error")
+            fail("on_chain_error", self._ref.get())
 
     # ------------------------------------------------------------------------------------------------
     # Model calls
@@ -216,7 +212,7 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
             with self._lock:
                 self._models[run_id] = _ModelRun(ctxs, time.monotonic())
         except Exception:
-            fail(plugin, "on_chat_model_start")
+            fail("on_chat_model_start", plugin)
 
     def on_llm_end(self, response: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                    **kwargs: Any) -> None:
@@ -239,7 +235,7 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
                 self._count_model_calls(run_id, mr)
             self._maybe_end(run_id, outputs=_first_message(response))
         except Exception:
-            fail(plugin, "on_llm_end")
+            fail("on_llm_end", plugin)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None,
                      **kwargs: Any) -> None:
@@ -254,7 +250,7 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
                 self._count_model_calls(run_id, mr)
             self._maybe_end(run_id, error=error)
         except Exception:
-            fail(plugin, "on_llm_error")
+            fail("on_llm_error", plugin)
 
     def _pop_model_run(self, run_id: UUID) -> tuple[Any, float]:
         with self._lock:
@@ -280,7 +276,7 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
                 root.tool_calls += 1
                 root.tools_open[run_id] = str(name)
         except Exception:
-            fail(self._ref.get(), "on_tool_start")
+            fail("on_tool_start", self._ref.get())
 
     def on_tool_end(self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                     **kwargs: Any) -> None:
@@ -293,7 +289,7 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
                         self._note_tool_error(root, name, output.tool_call_id, text_of(output.content)[:500])
             self._maybe_end(run_id, outputs=output)
         except Exception:
-            fail(self._ref.get(), "on_tool_end")
+            fail("on_tool_end", self._ref.get())
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None,
                       **kwargs: Any) -> None:
@@ -305,7 +301,7 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
                     self._note_tool_error(root, name, None, short_error(error))
             self._maybe_end(run_id, error=error)
         except Exception:
-            fail(self._ref.get(), "on_tool_error")
+            fail("on_tool_error", self._ref.get())
 
     @staticmethod
     def _note_tool_error(root: _Root, name: str | None, call_id: str | None, error: str) -> None:

@@ -50,16 +50,15 @@ from langchain.agents.middleware.types import ModelRequest, OmitFromSchema
 from langchain_core.messages import AIMessage, ToolMessage
 from typing_extensions import NotRequired
 
-from metaclaw_plugin import MetaClawPlugin
-from metaclaw_plugin.types import TurnContext, new_id
+from metaclaw_plugin.integration import MetaClawPlugin, TurnContext, new_id
 
 from ._common import (
     HOST,
-    PluginRef,
     fail,
     is_interrupt,
     message_to_openai,
     model_name,
+    plugin_handle,
     session_from_config,
     short_error,
     text_of,
@@ -149,7 +148,7 @@ class MetaClawMiddleware(AgentMiddleware):
     ) -> None:
         super().__init__()
         self.tools = []
-        self._ref = PluginRef(plugin)
+        self._ref = plugin_handle(plugin)
         self._tenant = tenant
         self._end_sessions = end_sessions
         self._outcome_fn = outcome
@@ -191,7 +190,7 @@ class MetaClawMiddleware(AgentMiddleware):
                             "user": run.user, "nested": nested}
             }
         except Exception:
-            fail(plugin, "before_agent")
+            fail("before_agent", plugin)
             return None
 
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -229,10 +228,10 @@ class MetaClawMiddleware(AgentMiddleware):
                     if extra:
                         outcome.update(dict(extra))
                 except Exception:
-                    fail(plugin, "outcome_fn")
+                    fail("outcome_fn", plugin)
             plugin.on_session_end(self._ctx(run), outcome, reason="after_agent")
         except Exception:
-            fail(plugin, "after_agent")
+            fail("after_agent", plugin)
         return None
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -277,7 +276,7 @@ class MetaClawMiddleware(AgentMiddleware):
             system = request.system_message
             sent = to_openai(([system] if system is not None else []) + list(request.messages))
         except Exception:
-            fail(plugin, "wrap_model_call")
+            fail("wrap_model_call", plugin)
             return None
         new_request = request
         names: list[str] = []
@@ -289,12 +288,12 @@ class MetaClawMiddleware(AgentMiddleware):
                 sent = [message_to_openai(new_system), *(sent[1:] if system is not None else sent)]
                 names = list(inj.names)
         except Exception:
-            fail(plugin, "inject")
+            fail("inject", plugin)
             new_request, names = request, []
         try:
             plugin.record_request(ctx, sent, injected_skills=names)
         except Exception:
-            fail(plugin, "record_request")
+            fail("record_request", plugin)
         return _Prepared(new_request, ctx, plugin, run, time.monotonic())
 
     def _model_done(self, prep: _Prepared, response: Any) -> None:
@@ -309,7 +308,7 @@ class MetaClawMiddleware(AgentMiddleware):
                 with self._lock:
                     prep.run.model_calls += 1
         except Exception:
-            fail(prep.plugin, "model_response")
+            fail("model_response", prep.plugin)
 
     def _model_failed(self, prep: _Prepared, exc: BaseException) -> None:
         try:
@@ -321,7 +320,7 @@ class MetaClawMiddleware(AgentMiddleware):
                     prep.run.model_calls += 1
             self._run_failed(prep.plugin, prep.run, exc, stage="model")
         except Exception:
-            fail(prep.plugin, "model_error")
+            fail("model_error", prep.plugin)
 
     # ------------------------------------------------------------------------------------------------
     # Tool calls
@@ -362,7 +361,7 @@ class MetaClawMiddleware(AgentMiddleware):
                 if error is not None:
                     self._note_tool_error(run, request, error, t0)
         except Exception:
-            fail(plugin, "wrap_tool_call")
+            fail("wrap_tool_call", plugin)
 
     def _tool_failed(self, request: Any, exc: BaseException, t0: float) -> None:
         plugin = self._ref.get()
@@ -378,7 +377,7 @@ class MetaClawMiddleware(AgentMiddleware):
             call = getattr(request, "tool_call", None) or {}
             self._run_failed(plugin, run, exc, stage="tool", tool=call.get("name"))
         except Exception:
-            fail(plugin, "tool_error")
+            fail("tool_error", plugin)
 
     @staticmethod
     def _note_tool_error(run: _Run, request: Any, error: str, t0: float) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metaclaw_plugin import MetaClawPlugin
+from metaclaw_plugin.integration import MetaClawPlugin
 
 
 class PolicyNotAvailableError(NotImplementedError):

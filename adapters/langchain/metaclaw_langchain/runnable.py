@@ -25,17 +25,16 @@ from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
 
-from metaclaw_plugin import MetaClawPlugin
-from metaclaw_plugin.types import TurnContext, new_id
+from metaclaw_plugin.integration import MetaClawPlugin, PluginHandle, TurnContext, new_id
 
 from ._common import (
     CAPTURED_TAG,
     HOST,
-    PluginRef,
     fail,
     inject_messages,
     message_to_openai,
     model_name,
+    plugin_handle,
     session_from_config,
     short_error,
     to_openai,
@@ -77,10 +76,10 @@ class SkillInjectingRunnable(Runnable[Any, BaseMessage]):
         session_id: str | None = None,
         tenant: str | None = None,
         capture: bool = True,
-        _ref: PluginRef | None = None,
+        _ref: PluginHandle | None = None,
     ) -> None:
         self.bound = bound
-        self._ref = _ref or PluginRef(plugin)
+        self._ref = _ref or plugin_handle(plugin)
         self._session_id = session_id
         self._tenant = tenant
         self._capture = capture
@@ -118,7 +117,7 @@ class SkillInjectingRunnable(Runnable[Any, BaseMessage]):
             return value, cfg, None
         try:
             messages = _as_messages(value)
-            sid = self._session_id or session_from_config(cfg)
+            sid = session_from_config(cfg, self._session_id)
             tenant, user = who_from_config(cfg)
             kw: dict[str, Any] = {}
             if tenant or self._tenant:
@@ -127,7 +126,7 @@ class SkillInjectingRunnable(Runnable[Any, BaseMessage]):
                               model=model_name(self.bound), **kw)
             call = _Call(ctx, plugin, one_shot=sid is None)
         except Exception:
-            fail(plugin, "with_skills")
+            fail("with_skills", plugin)
             return value, cfg, None
         out: Any = value
         names: list[str] = []
@@ -137,7 +136,7 @@ class SkillInjectingRunnable(Runnable[Any, BaseMessage]):
                 out = inject_messages(messages, inj.text)
                 names = list(inj.names)
         except Exception:
-            fail(plugin, "with_skills.inject")
+            fail("with_skills.inject", plugin)
             out, names = value, []
         if self._capture:
             try:
@@ -145,7 +144,7 @@ class SkillInjectingRunnable(Runnable[Any, BaseMessage]):
                 plugin.record_request(ctx, to_openai(sent), injected_skills=names)
                 cfg = {**cfg, "tags": [*(cfg.get("tags") or []), CAPTURED_TAG]}
             except Exception:
-                fail(plugin, "with_skills.capture")
+                fail("with_skills.capture", plugin)
         return out, cfg, call if self._capture else None
 
     def _done(self, call: _Call | None, result: Any, error: BaseException | None = None) -> None:
@@ -166,7 +165,7 @@ class SkillInjectingRunnable(Runnable[Any, BaseMessage]):
                     outcome["error"] = short_error(error)
                 call.plugin.on_session_end(call.ctx, outcome, reason="single_call")
         except Exception:
-            fail(call.plugin, "with_skills.response")
+            fail("with_skills.response", call.plugin)
 
     # Runnable API ------------------------------------------------------------------------------
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:

@@ -30,17 +30,24 @@ from typing import Any, AsyncGenerator, Literal
 
 from litellm.integrations.custom_logger import CustomLogger
 
-from metaclaw_plugin.config import Settings
-from metaclaw_plugin.plugin import MetaClawPlugin
-from metaclaw_plugin.types import DEFAULT_TENANT, TurnContext, new_id
+from metaclaw_plugin.integration import (
+    DEFAULT_TENANT,
+    RETRY_PLUGIN_AFTER,
+    FailOpen,
+    MetaClawPlugin,
+    PluginHandle,
+    Settings,
+    TurnContext,
+    conversation_fingerprint,
+    new_id,
+    session_id_from,
+)
 
 from .translate import (
     CHAT_CALL_TYPES,
     already_injected,
     assemble_stream,
     call_type_name,
-    clean_session_id,
-    conversation_fingerprint,
     error_text,
     get,
     header,
@@ -51,11 +58,11 @@ from .translate import (
 )
 
 log = logging.getLogger("metaclaw_litellm")
+_fail = FailOpen(log, "metaclaw_litellm", what="the request")
 
 TenantMode = Literal["key", "team", "none"]
 INFLIGHT_TTL = 900.0  # seconds; a request never answered is forgotten after this
 RECORDED_MAX = 50_000  # call ids remembered to keep the log events from recording a turn twice
-RETRY_PLUGIN_AFTER = 30.0  # seconds between attempts to build a plugin whose start failed
 
 
 @dataclass
@@ -95,17 +102,13 @@ class MetaClawCallback(CustomLogger):
             raise ValueError("tenant_from must be 'key', 'team' or 'none'")
         self.tenant = tenant
         self.tenant_from = tenant_from
-        self._settings = settings
-        self._config_file = config_file
-        self._plugin: MetaClawPlugin | None = plugin
-        self._plugin_lock = threading.Lock()
-        self._retry_at = 0.0
-        self.plugin_error: str | None = None
+        self.errors: Counter[str] = Counter()
+        self._handle = PluginHandle(plugin, settings=settings, config_file=config_file, start=True,
+                                    host="LiteLLM", logger=log, errors=self.errors, retry_after=RETRY_PLUGIN_AFTER)
         self._lock = threading.Lock()
         self._inflight: dict[str, _Inflight] = {}
         self._recorded: OrderedDict[str, None] = OrderedDict()
         self._last_sweep = time.monotonic()
-        self.errors: Counter[str] = Counter()
         if start:
             self.get_plugin()
 
@@ -113,44 +116,19 @@ class MetaClawCallback(CustomLogger):
     @property
     def plugin(self) -> MetaClawPlugin | None:
         """The plugin, if it is built (``get_plugin()`` builds and starts it)."""
-        return self._plugin
+        return self._handle.plugin
+
+    @property
+    def plugin_error(self) -> str | None:
+        """Why the plugin could not be built or started (None once it runs)."""
+        return self._handle.error
 
     def get_plugin(self) -> MetaClawPlugin | None:
         """The started plugin, or None while it cannot be built (a bad config, an unusable home);
-        then the hooks pass requests through and the error is in ``plugin_error`` and the log."""
-        p = self._plugin
-        if p is not None:
-            if not p.started:
-                p.start()  # raises into the caller's fail-open guard
-            return p
-        if time.monotonic() < self._retry_at:
-            return None
-        with self._plugin_lock:
-            if self._plugin is None:
-                try:
-                    if self._settings is not None:
-                        p = MetaClawPlugin(self._settings)
-                    else:
-                        p = MetaClawPlugin(config_file=self._config_file)
-                    p.start()
-                except Exception as e:
-                    self._retry_at = time.monotonic() + RETRY_PLUGIN_AFTER
-                    self.plugin_error = f"{type(e).__name__}: {e}"
-                    self.errors["plugin_start"] += 1
-                    log.error(
-                        "metaclaw: the plugin could not start (%s); LiteLLM requests pass through unchanged, "
-                        "retrying in %ds",
-                        self.plugin_error,
-                        int(RETRY_PLUGIN_AFTER),
-                    )
-                    return None
-                self.plugin_error = None
-                self._plugin = p
-        return self._plugin
-
-    def _fail(self, where: str) -> None:
-        self.errors[where] += 1
-        log.exception("metaclaw_litellm %s failed; the request continues unchanged", where)
+        then the hooks pass requests through, the error is in ``plugin_error`` and the log, and the build is
+        retried every ``RETRY_PLUGIN_AFTER`` seconds. With no ``plugin``/``settings``/``config_file`` it is the
+        process-wide default plugin, shared with the other adapters."""
+        return self._handle.get()
 
     # Request context -----------------------------------------------------------------------------------
     def _proxy_context(self, data: dict[str, Any], user_api_key_dict: Any, call_id: str) -> _Inflight:
@@ -159,19 +137,16 @@ class MetaClawCallback(CustomLogger):
         psr = data.get("proxy_server_request")
         headers = get(psr, "headers") or md.get("headers")
         messages = data.get("messages")
-        source = "header"
-        sid = None
-        if not md.get("litellm_session_id_generated"):  # the proxy's missing_session_id: generate policy
-            sid = clean_session_id(data.get("litellm_session_id"))
-        if sid is None:  # LiteLLM maps X-Session-Id only when it is 8+ characters long
-            sid = clean_session_id(header(headers, "x-session-id"))
-        if sid is None:
-            sid, source = clean_session_id(md.get("session_id")), "metadata"
         user = data.get("user") if isinstance(data.get("user"), str) else None
-        if sid is None and user:
-            sid, source = clean_session_id("user:" + user), "user"
-        if sid is None:
-            sid, source = conversation_fingerprint(messages), "fingerprint"
+        sid, source = session_id_from(
+            # generated ids (the proxy's missing_session_id: generate policy) are not the caller's; LiteLLM maps
+            # X-Session-Id only when it is 8+ characters long, so the raw header comes next
+            header=(None if md.get("litellm_session_id_generated") else data.get("litellm_session_id"),
+                    lambda: header(headers, "x-session-id")),
+            metadata=md.get("session_id"),
+            user=user,
+            fingerprint=lambda: conversation_fingerprint(messages),
+        )
         if sid is None:
             sid, source = "call-" + call_id, "call"
         side = (header(headers, "x-turn-type") or md.get("turn_type") or "main")
@@ -197,18 +172,16 @@ class MetaClawCallback(CustomLogger):
         md = lp.get("metadata") if isinstance(lp.get("metadata"), dict) else details.get("metadata")
         md = md if isinstance(md, dict) else {}
         headers = md.get("headers")
-        source = "header"
-        sid = clean_session_id(lp.get("litellm_session_id") or details.get("litellm_session_id"))
-        if sid is None:
-            sid, source = clean_session_id(md.get("session_id")), "metadata"
         user = details.get("user")
         if not isinstance(user, str) or not user:
             user = get(details.get("optional_params"), "user")
             user = user if isinstance(user, str) and user else None
-        if sid is None and user:
-            sid, source = clean_session_id("user:" + user), "user"
-        if sid is None:
-            sid, source = conversation_fingerprint(messages), "fingerprint"
+        sid, source = session_id_from(
+            header=lp.get("litellm_session_id") or details.get("litellm_session_id"),
+            metadata=md.get("session_id"),
+            user=user,
+            fingerprint=lambda: conversation_fingerprint(messages),
+        )
         if sid is None:
             sid, source = "call-" + call_id, "call"
         if "user_api_key_hash" in md or "user_api_key_team_id" in md:
@@ -269,7 +242,7 @@ class MetaClawCallback(CustomLogger):
         error: str | None = None,
         messages: Any = None,
     ) -> None:
-        plugin = self.get_plugin()
+        plugin = self._handle.get()
         if plugin is None:
             return
         plugin.on_response(inf.ctx, response, usage=usage, error=error, messages=messages)
@@ -308,7 +281,7 @@ class MetaClawCallback(CustomLogger):
             if not isinstance(call_id, str) or not call_id:
                 call_id = new_id()
                 data["litellm_call_id"] = call_id
-            plugin = self.get_plugin()
+            plugin = self._handle.get()
             if plugin is None:
                 return data
             inf = self._proxy_context(data, user_api_key_dict, call_id)
@@ -320,7 +293,7 @@ class MetaClawCallback(CustomLogger):
             self._remember(call_id, inf)
             data["messages"] = out
         except Exception:
-            self._fail("async_pre_call_hook")
+            _fail("async_pre_call_hook", self)
         return data
 
     async def async_post_call_success_hook(self, data: dict, user_api_key_dict: Any, response: Any) -> Any:
@@ -335,7 +308,7 @@ class MetaClawCallback(CustomLogger):
             if isinstance(call_id, str) and call_id not in self._recorded and is_chat_response(response):
                 self._record_call(call_id, response)
         except Exception:
-            self._fail(where)
+            _fail(where, self)
 
     def _record_call(self, call_id: str, response: Any) -> None:
         with self._lock:
@@ -378,12 +351,12 @@ class MetaClawCallback(CustomLogger):
             try:
                 msg, usage = assemble_stream(chunks)
             except Exception:
-                self._fail("stream.assemble")
+                _fail("stream.assemble", self)
                 msg, usage = None, None
                 error = error or "stream not captured (see the metaclaw_litellm log)"
             self._finish(call_id, inf, msg, usage=usage, error=error)
         except Exception:
-            self._fail("stream.record")
+            _fail("stream.record", self)
 
     async def async_post_call_failure_hook(
         self, request_data: dict, original_exception: Exception, user_api_key_dict: Any, traceback_str: str | None = None
@@ -398,7 +371,7 @@ class MetaClawCallback(CustomLogger):
                     if first and inf is not None:
                         self._finish(call_id, inf, None, error=error_text(original_exception))
         except Exception:
-            self._fail("async_post_call_failure_hook")
+            _fail("async_post_call_failure_hook", self)
         return None
 
     # SDK hooks (they also run inside the proxy, for each deployment call) ----------------------------------
@@ -416,7 +389,7 @@ class MetaClawCallback(CustomLogger):
             inf = self._inflight.get(call_id)  # single reads need no lock
             if call_id in self._recorded or (inf is not None and inf.origin == "proxy"):
                 return None  # the proxy hook injected already
-            plugin = self.get_plugin()
+            plugin = self._handle.get()
             if plugin is None:
                 return None
             if inf is None:
@@ -429,7 +402,7 @@ class MetaClawCallback(CustomLogger):
             kwargs["messages"] = out
             return kwargs
         except Exception:
-            self._fail("async_pre_call_deployment_hook")
+            _fail("async_pre_call_deployment_hook", self)
             return None
 
     async def async_post_call_success_deployment_hook(self, request_data: dict, response: Any, call_type: Any) -> Any:
@@ -455,7 +428,7 @@ class MetaClawCallback(CustomLogger):
                 resp = response_obj if is_chat_response(response_obj) else None
             self._record_from_details(kwargs, resp, None)
         except Exception:
-            self._fail("log_success_event")
+            _fail("log_success_event", self)
 
     def log_failure_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
         try:
@@ -466,11 +439,11 @@ class MetaClawCallback(CustomLogger):
             fallback = get(slo, "error_str") if slo is not None else None
             self._record_from_details(kwargs, None, error_text(exc, fallback))
         except Exception:
-            self._fail("log_failure_event")
+            _fail("log_failure_event", self)
 
     # Introspection --------------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        p = self._plugin
+        p = self._handle.plugin
         return {
             "plugin": p.status() if p is not None else None,
             "plugin_error": self.plugin_error,

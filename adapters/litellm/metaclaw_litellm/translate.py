@@ -12,14 +12,17 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from metaclaw_plugin.skillbank.render import OPEN
-from metaclaw_plugin.types import DEFAULT_TENANT
+from metaclaw_plugin.integration import DEFAULT_TENANT
+from metaclaw_plugin.integration import SKILL_BLOCK_OPEN as OPEN
+
+# The session-id helpers live in the core now (one fallback chain for every adapter); re-exported for old imports.
+from metaclaw_plugin.integration import clean_session_id as clean_session_id
+from metaclaw_plugin.integration import conversation_fingerprint as conversation_fingerprint
 
 TRUE_STRINGS = frozenset({"1", "true", "yes", "on", "y", "t"})
 CHAT_CALL_TYPES = frozenset({"completion", "acompletion"})
 MASTER_KEY_TOKEN = "litellm_proxy_master_key"  # the proxy's stand-in for the master key (api_key, token)
 MAX_ERROR_CHARS = 2000
-_SESSION_ID_MAX = 200
 
 
 _MISSING = object()
@@ -98,62 +101,6 @@ def header(headers: Any, name: str) -> str | None:
     except (AttributeError, TypeError):
         return None
     return v if isinstance(v, str) else None
-
-
-def clean_session_id(value: Any) -> str | None:
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        value = str(value)
-    if not isinstance(value, str):
-        return None
-    value = value.strip()
-    if not value:
-        return None
-    if len(value) > _SESSION_ID_MAX:  # keep ids bounded; a long id still maps to one stable id
-        value = "h-" + hashlib.blake2b(value.encode("utf-8", "replace"), digest_size=12).hexdigest()
-    return value
-
-
-def _text(content: Any, limit: int) -> str:
-    if isinstance(content, str):
-        return content[:limit]
-    if isinstance(content, list):
-        out = []
-        for p in content:
-            t = p.get("text") if isinstance(p, dict) else p if isinstance(p, str) else None
-            if isinstance(t, str):
-                out.append(t)
-        return "\n".join(out)[:limit]
-    return ""
-
-
-def conversation_fingerprint(messages: Any, limit: int = 65536) -> str | None:
-    """A stable id for a chat whose client sends no session id: the system prompt plus the first user
-    message, which stay the same while a stateless client resends the growing history."""
-    if not isinstance(messages, list) or not messages:
-        return None
-    system = ""
-    first_user = None
-    for m in messages:
-        if not isinstance(m, dict):
-            continue
-        role = m.get("role")
-        if role in ("system", "developer") and not system:
-            system = _text(m.get("content"), limit)
-            if OPEN in system:  # already carries an injected block (a retry): ignore it
-                system = system.split(OPEN, 1)[0]
-            system = system.rstrip()
-        elif role == "user":
-            first_user = _text(m.get("content"), limit)
-            break
-    if first_user is None and not system:
-        return None
-    h = hashlib.blake2b(digest_size=10)
-    h.update(system.encode("utf-8", "replace"))
-    h.update(b"\x00")
-    h.update((first_user or "").encode("utf-8", "replace"))
-    return "fp-" + h.hexdigest()
 
 
 def already_injected(messages: Any) -> bool:
