@@ -50,7 +50,11 @@ class RetrievalSettings(Section):
     chroma_mode: Literal["persistent", "http"] = "persistent"
     chroma_host: str = "127.0.0.1"
     chroma_port: int = Field(8000, ge=1, le=65535)
-    chroma_collection: str = "metaclaw_skills"
+    chroma_collection: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$",
+        description="Chroma collection; default metaclaw_skills_<hash of the skills folder and the model>, one per library.",
+    )
 
 
 class InjectionSettings(Section):
