@@ -80,7 +80,7 @@ def test_library_vectors_are_cached_by_name_and_content():
     sim.nearest(pairs[0].candidate, library)
     assert sim.encodes == len(library) + 1
     sim.encodes = 0
-    near, s, mode = sim.nearest(pairs[2].candidate, library)
+    mode = sim.nearest(pairs[2].candidate, library)[2]
     assert mode == "embedding" and sim.encodes == 1  # only the new candidate
     changed = [library[0].__class__(**{**library[0].__dict__, "body": library[0].body + "\n4. One more step."}), *library[1:]]
     sim.encodes = 0

