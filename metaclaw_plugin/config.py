@@ -50,7 +50,11 @@ class RetrievalSettings(Section):
     chroma_mode: Literal["persistent", "http"] = "persistent"
     chroma_host: str = "127.0.0.1"
     chroma_port: int = Field(8000, ge=1, le=65535)
-    chroma_collection: str = "metaclaw_skills"
+    chroma_collection: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$",
+        description="Chroma collection; default metaclaw_skills_<hash of the skills folder and the model>, one per library.",
+    )
 
 
 class InjectionSettings(Section):
@@ -93,8 +97,14 @@ class EvolutionSettings(Section):
     max_support_turns: int = Field(6, ge=1, le=50, description="Most failed turns sent to the evolver in one call.")
     max_turn_chars: int = Field(1500, ge=200, le=50_000, description="Each part of a failed turn is cut to this many characters.")
     max_existing_skills: int = Field(60, ge=0, le=1000, description="Most existing skills (name + description) shown to the evolver.")
+    dedup_mode: Literal["embedding", "lexical"] = Field(
+        "embedding", description="Near-duplicate test for new candidates: embedding (when the embeddings extra loads, else lexical) or lexical."
+    )
     dedup_threshold: float = Field(
-        0.55, ge=0.0, le=1.0, description="Similarity at or above which a new candidate refines the existing skill instead."
+        0.29, ge=0.0, le=1.0, description="Lexical dedup: term overlap at or above which a new candidate refines the existing skill instead."
+    )
+    dedup_threshold_embedding: float = Field(
+        0.6, ge=0.0, le=1.0, description="Embedding dedup: cosine similarity at or above which a new candidate refines the existing skill instead."
     )
     max_body_chars: int = Field(6000, ge=200, le=60_000, description="Longest skill body that screening accepts.")
     temperature: float = Field(0.3, ge=0.0, le=2.0)

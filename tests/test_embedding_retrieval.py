@@ -16,7 +16,7 @@ pytest.importorskip("sentence_transformers", reason="needs the embeddings extra"
 
 from metaclaw_plugin import Settings, TurnContext  # noqa: E402
 from metaclaw_plugin.skillbank import SkillBank, bundled_skills_dir  # noqa: E402
-from metaclaw_plugin.skillbank.embedding import EmbeddingIndex, get_encoder  # noqa: E402
+from metaclaw_plugin.skillbank.embedding import EmbeddingIndex, collection_name, get_encoder  # noqa: E402
 
 from conftest import free_port  # noqa: E402
 
@@ -95,7 +95,60 @@ def test_shared_chroma_server_mode(tmp_path: Path, chroma_server: int):
     bank = SkillBank(settings)
     bank.refresh(force=True)
     assert bank.index_error is None
-    col = chromadb.HttpClient(host="127.0.0.1", port=chroma_server).get_collection(settings.retrieval.chroma_collection)
+    col = chromadb.HttpClient(host="127.0.0.1", port=chroma_server).get_collection(collection_name(settings))
     assert col.count() == len(bank.skills)
     assert hits(bank) >= 18
     assert not (tmp_path / "index").exists()  # nothing local in server mode
+
+
+def test_two_homes_share_one_chroma_server_without_deleting_each_other(tmp_path: Path, chroma_server: int,
+                                                                       monkeypatch: pytest.MonkeyPatch):
+    import chromadb
+
+    libraries = {
+        "a": ["backup-before-modify", "atomic-file-writes", "csv-quoting", "iso-8601-timestamps"],
+        "b": ["retry-with-backoff", "parameterized-sql-queries", "keep-secrets-out-of-git", "yaml-pitfalls"],
+    }
+    settings: dict[str, Settings] = {}
+    banks: dict[str, SkillBank] = {}
+    for home, names in libraries.items():
+        for n in names:
+            shutil.copytree(bundled_skills_dir() / n, tmp_path / home / "skills" / n)
+        settings[home] = Settings(home=tmp_path / home, retrieval={"mode": "embedding", "chroma_mode": "http",
+                                                                   "chroma_port": chroma_server})
+        banks[home] = SkillBank(settings[home])
+        banks[home].refresh(force=True)
+        assert banks[home].index_error is None and sorted(banks[home].skills) == sorted(names)
+    server = chromadb.HttpClient(host="127.0.0.1", port=chroma_server)
+    cols = {h: server.get_collection(collection_name(s)) for h, s in settings.items()}
+    assert cols["a"].name != cols["b"].name
+    assert sorted(cols["a"].get()["ids"]) == sorted(libraries["a"]) and sorted(cols["b"].get()["ids"]) == sorted(libraries["b"])
+
+    def own_hits(home: str) -> int:  # each skill's description as the query: its own vector must come first
+        bank = banks[home]
+        return sum(bank.select(TurnContext(home), s.description)[0][0].name == n for n, s in bank.skills.items())
+
+    assert own_hits("a") == 4 and own_hits("b") == 4
+    # A skill removed from home A disappears from A's vectors only; B's all survive A's sync.
+    shutil.rmtree(tmp_path / "a" / "skills" / "csv-quoting")
+    banks["a"].refresh(force=True)
+    assert sorted(cols["a"].get()["ids"]) == sorted(set(libraries["a"]) - {"csv-quoting"})
+    assert sorted(cols["b"].get()["ids"]) == sorted(libraries["b"])
+    # Restarting home B finds every one of its vectors on the server: nothing is encoded again.
+    encoder = get_encoder(settings["b"].retrieval.embedding_model)
+    calls: list[int] = []
+    real = encoder.encode
+    monkeypatch.setattr(encoder, "encode", lambda texts: calls.append(len(texts)) or real(texts))
+    again = SkillBank(settings["b"])
+    again.refresh(force=True)
+    assert calls == [] and again.index_error is None
+    banks["b"] = again
+    assert own_hits("b") == 4 and own_hits("a") == 3
+
+
+def test_collection_names_are_per_library_and_overridable(tmp_path: Path):
+    a = Settings(home=tmp_path / "a")
+    b = Settings(home=tmp_path / "b")
+    assert collection_name(a) != collection_name(b) and collection_name(a) == collection_name(Settings(home=tmp_path / "a"))
+    assert collection_name(a) != collection_name(Settings(home=tmp_path / "a", retrieval={"embedding_model": str(tmp_path)}))
+    assert collection_name(Settings(home=tmp_path / "a", retrieval={"chroma_collection": "team_skills"})) == "team_skills"

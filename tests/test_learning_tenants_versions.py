@@ -24,12 +24,13 @@ from metaclaw_plugin.skillbank.store import SkillStore
 
 pytest.importorskip("litellm")
 
-CSV = {"action": "create", "name": "detect-csv-delimiter",
-       "description": "When parsing CSV exports, detect the delimiter and quoting before splitting rows.",
-       "body": "# Detect the CSV delimiter\n\n1. Sniff a sample with csv.Sniffer.\n2. Never split on commas by hand."}
-CSV_BETTER = {**CSV, "action": "refine", "target": "detect-csv-delimiter",
-              "body": CSV["body"] + "\n3. Tell the user which delimiter and quote character you found."}
-QUERY = "split the csv export orders.csv by its delimiter"
+CSV = {"action": "create", "name": "kafka-consumer-offsets",
+       "description": "When a Kafka consumer replays or skips messages, check its committed offsets and offset reset policy.",
+       "body": "# Kafka consumer offsets\n\n1. Describe the consumer group's committed offsets.\n"
+               "2. Check auto.offset.reset before restarting the consumer."}
+CSV_BETTER = {**CSV, "action": "refine", "target": "kafka-consumer-offsets",
+              "body": CSV["body"] + "\n3. Tell the user which partition lag and reset policy you found."}
+QUERY = "the kafka consumer replays old messages after restart, check its offsets"
 
 
 def support(tenant: str) -> list[SupportTurn]:
@@ -66,21 +67,21 @@ def test_one_tenants_lesson_never_changes_what_another_is_injected(home: Path):
                            json.dumps({"skills": [{**CSV, "body": CSV["body"] + "\n3. TEAM-B-ONLY"}]})]) as up:
         lib = Lib(home, up, promotion="auto")
         lib.evolve("team-a")
-        a_skill = lib.bank.skills["detect-csv-delimiter"]
+        a_skill = lib.bank.skills["kafka-consumer-offsets"]
         assert a_skill.tenant == "team-a" and a_skill.status == "active"
         a_before = lib.injected("team-a")
         b_before = lib.injected("team-b")
-        assert "detect-csv-delimiter" in a_before and "detect-csv-delimiter" not in b_before
+        assert "kafka-consumer-offsets" in a_before and "kafka-consumer-offsets" not in b_before
         # team-b's evolver asks to refine team-a's skill by name, then proposes the same name again
         rep1 = lib.evolve("team-b")
         rep2 = lib.evolve("team-b")
-    assert lib.bank.skills["detect-csv-delimiter"].body == a_skill.body  # team-a's skill untouched
+    assert lib.bank.skills["kafka-consumer-offsets"].body == a_skill.body  # team-a's skill untouched
     b_names = {d.name for d in rep1.decisions + rep2.decisions}
-    assert "detect-csv-delimiter" not in b_names and "detect-csv-delimiter-team-b" in b_names
-    assert lib.bank.skills["detect-csv-delimiter-team-b"].tenant == "team-b"
+    assert "kafka-consumer-offsets" not in b_names and "kafka-consumer-offsets-team-b" in b_names
+    assert lib.bank.skills["kafka-consumer-offsets-team-b"].tenant == "team-b"
     assert lib.injected("team-a") == a_before  # nothing team-b did reaches team-a
     b_after = lib.injected("team-b")
-    assert "detect-csv-delimiter-team-b" in b_after and "TEAM-B-ONLY" not in lib.injected("team-a")["_text"]
+    assert "kafka-consumer-offsets-team-b" in b_after and "TEAM-B-ONLY" not in lib.injected("team-a")["_text"]
     assert "TEAM-B-ONLY" in b_after["_text"]  # team-b's second lesson refined its own skill
 
 
@@ -111,28 +112,28 @@ def test_refining_an_active_skill_keeps_it_serving_until_the_new_version_wins(ho
         rep = lib.evolve("team-a")
     (d,) = rep.decisions
     assert d.action == "refine" and d.decision == "trial"
-    served = lib.bank.skills["detect-csv-delimiter"]
+    served = lib.bank.skills["kafka-consumer-offsets"]
     assert served.status == "active" and served.body == CSV["body"]  # the old version still serves
-    pending = lib.bank.pending["detect-csv-delimiter"]
+    pending = lib.bank.pending["kafka-consumer-offsets"]
     assert pending.body == CSV_BETTER["body"] and pending.extra_metadata["pending"] == "trial"
     # the trial compares new against old: every matching turn gets one of the two versions
     arms: dict[str, int] = {"with": 0, "without": 0}
     for i in range(40):
         ctx = TurnContext(f"s{i}", tenant="team-a")
         inj = lib.bank.injection(ctx, [{"role": "user", "content": QUERY}])
-        arm = ctx.metadata[SHADOW_KEY]["detect-csv-delimiter"]
+        arm = ctx.metadata[SHADOW_KEY]["kafka-consumer-offsets"]
         arms[arm] += 1
-        assert "detect-csv-delimiter" in inj.names
-        assert ("which delimiter and quote character" in inj.text) == (arm == "with")
+        assert "kafka-consumer-offsets" in inj.names
+        assert ("which partition lag and reset policy" in inj.text) == (arm == "with")
     assert arms["with"] >= 8 and arms["without"] >= 8
-    versions = lib.store.versions("detect-csv-delimiter")
+    versions = lib.store.versions("kafka-consumer-offsets")
     assert [(v["version"], v["state"]) for v in versions] == [(1, "served"), (2, "trial")]
     # the new version wins: it is served, the old one is kept as superseded
-    lib.store.promote_pending("detect-csv-delimiter", actor="shadow-trial", reason="won")
+    lib.store.promote_pending("kafka-consumer-offsets", actor="shadow-trial", reason="won")
     lib.bank.refresh(force=True)
-    assert lib.bank.skills["detect-csv-delimiter"].body == CSV_BETTER["body"]
+    assert lib.bank.skills["kafka-consumer-offsets"].body == CSV_BETTER["body"]
     assert not lib.bank.pending
-    assert [(v["version"], v["state"]) for v in lib.store.versions("detect-csv-delimiter")] == [
+    assert [(v["version"], v["state"]) for v in lib.store.versions("kafka-consumer-offsets")] == [
         (1, "superseded"), (2, "served")]
 
 
@@ -142,12 +143,12 @@ def test_a_losing_version_is_discarded_and_the_old_one_serves_on(home: Path):
         lib.evolve("team-a")
         lib.settings.evolution.promotion = "review"
         (d,) = lib.evolve("team-a").decisions
-    assert d.decision == "review" and lib.bank.skills["detect-csv-delimiter"].body == CSV["body"]
-    assert lib.store.discard_pending("detect-csv-delimiter", actor="test") == 2
+    assert d.decision == "review" and lib.bank.skills["kafka-consumer-offsets"].body == CSV["body"]
+    assert lib.store.discard_pending("kafka-consumer-offsets", actor="test") == 2
     lib.bank.refresh(force=True)
-    assert not lib.bank.pending and lib.bank.skills["detect-csv-delimiter"].body == CSV["body"]
-    assert lib.store.versions("detect-csv-delimiter")[-1]["state"] == "rejected"
-    assert lib.store.read_version("detect-csv-delimiter", 2).body == CSV_BETTER["body"]  # kept on disk
+    assert not lib.bank.pending and lib.bank.skills["kafka-consumer-offsets"].body == CSV["body"]
+    assert lib.store.versions("kafka-consumer-offsets")[-1]["state"] == "rejected"
+    assert lib.store.read_version("kafka-consumer-offsets", 2).body == CSV_BETTER["body"]  # kept on disk
 
 
 def run_cli(home: Path, *args: str) -> Any:
@@ -161,18 +162,18 @@ def test_history_shows_versions_with_diffs_and_rollback_restores_one(home: Path)
         lib = Lib(home, up, promotion="auto")
         lib.evolve("team-a")
         lib.evolve("team-a")  # auto: the refinement is served at once, v1 superseded
-    hist = run_cli(home, "skills", "history", "detect-csv-delimiter")
+    hist = run_cli(home, "skills", "history", "kafka-consumer-offsets")
     assert [(v["version"], v["state"]) for v in hist["versions"]] == [(1, "superseded"), (2, "served")]
-    assert "+3. Tell the user which delimiter and quote character you found." in hist["versions"][1]["diff"]
-    out = run_cli(home, "skills", "rollback", "detect-csv-delimiter")
+    assert "+3. Tell the user which partition lag and reset policy you found." in hist["versions"][1]["diff"]
+    out = run_cli(home, "skills", "rollback", "kafka-consumer-offsets")
     assert out["version"] == 3 and out["status"] == "active"
-    assert lib.store.read("detect-csv-delimiter").body == CSV["body"]
+    assert lib.store.read("kafka-consumer-offsets").body == CSV["body"]
     assert lib.store.generation == out["generation"]
-    out = run_cli(home, "skills", "rollback", "detect-csv-delimiter", "--to", "2")
-    assert out["version"] == 4 and lib.store.read("detect-csv-delimiter").body == CSV_BETTER["body"]
-    states = [v["state"] for v in run_cli(home, "skills", "history", "detect-csv-delimiter")["versions"]]
+    out = run_cli(home, "skills", "rollback", "kafka-consumer-offsets", "--to", "2")
+    assert out["version"] == 4 and lib.store.read("kafka-consumer-offsets").body == CSV_BETTER["body"]
+    states = [v["state"] for v in run_cli(home, "skills", "history", "kafka-consumer-offsets")["versions"]]
     assert states == ["superseded", "superseded", "superseded", "served"]
-    res = CliRunner().invoke(cli_main, ["skills", "rollback", "detect-csv-delimiter", "--to", "9"],
+    res = CliRunner().invoke(cli_main, ["skills", "rollback", "kafka-consumer-offsets", "--to", "9"],
                              env={"METACLAW_HOME": str(home)})
     assert res.exit_code != 0 and "no version 9" in res.output
 
@@ -196,11 +197,11 @@ def test_a_skill_on_trial_is_labelled_trial_with_its_evidence(home: Path):
         lib = Lib(home, up, promotion="shadow")
         lib.evolve("team-a")
     items = {i["name"]: i for i in run_cli(home, "skills", "list")}
-    item = items["detect-csv-delimiter"]
+    item = items["kafka-consumer-offsets"]
     assert item["status"] == "quarantined" and item["label"] == "trial"
     assert item["trial"]["arm_share"] == 0.5 and item["trial"]["n_with"] == 0 and item["trial"]["p_better"] == 0.5
-    assert {i["name"] for i in run_cli(home, "skills", "list", "--status", "trial")} == {"detect-csv-delimiter"}
-    assert "detect-csv-delimiter" not in {i["name"] for i in run_cli(home, "skills", "list", "--status", "quarantined")}
+    assert {i["name"] for i in run_cli(home, "skills", "list", "--status", "trial")} == {"kafka-consumer-offsets"}
+    assert "kafka-consumer-offsets" not in {i["name"] for i in run_cli(home, "skills", "list", "--status", "quarantined")}
 
 
 def test_a_new_version_wins_its_trial_against_the_old_one_in_the_running_loop(home: Path):
@@ -236,21 +237,21 @@ def test_a_new_version_wins_its_trial_against_the_old_one_in_the_running_loop(ho
                     time.sleep(0.05)
 
             fail_once("f1")
-            wait(lambda: "detect-csv-delimiter" in p.skills.skills)
+            wait(lambda: "kafka-consumer-offsets" in p.skills.skills)
             p.settings.evolution.promotion = "shadow"
             fail_once("f2")
-            wait(lambda: "detect-csv-delimiter" in p.skills.pending)
-            assert p.skills.skills["detect-csv-delimiter"].body == CSV["body"]
+            wait(lambda: "kafka-consumer-offsets" in p.skills.pending)
+            assert p.skills.skills["kafka-consumer-offsets"].body == CSV["body"]
             for i in range(30):
                 ctx = TurnContext(f"trial-{i}", tenant="team-a")
                 out = p.on_request(ctx, [{"role": "user", "content": f"{QUERY} (batch {i})"}])
-                newer = "quote character" in out[0]["content"]
+                newer = "partition lag" in out[0]["content"]
                 p.on_response(ctx, {"role": "assistant", "content": "done"})
                 p.on_feedback(ctx, newer)  # the new version helps, the old one does not
                 p.on_session_end(ctx)
-            wait(lambda: "detect-csv-delimiter" not in p.skills.pending)
-            assert p.skills.skills["detect-csv-delimiter"].body == CSV_BETTER["body"]
-            last = p.skills.store.history("detect-csv-delimiter")[-1]
+            wait(lambda: "kafka-consumer-offsets" not in p.skills.pending)
+            assert p.skills.skills["kafka-consumer-offsets"].body == CSV_BETTER["body"]
+            last = p.skills.store.history("kafka-consumer-offsets")[-1]
             assert last["event"] == "promote" and last["actor"] == "shadow-trial" and "P(better)" in last["reason"]
         finally:
             p.stop()

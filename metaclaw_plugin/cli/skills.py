@@ -238,7 +238,7 @@ def register(main: click.Group) -> None:
         if settings.retrieval.mode == "keyword":
             result = {"mode": "keyword", "skills": len(active), "detail": "keyword retrieval indexes in memory at start"}
         else:
-            from ..skillbank.embedding import build_embedding_index
+            from ..skillbank.embedding import build_embedding_index, collection_name
 
             with Progress(console=console, transient=True, disable=as_json) as bar:
                 task = bar.add_task("embedding skills", total=None)
@@ -248,7 +248,8 @@ def register(main: click.Group) -> None:
                 except Exception as e:
                     fail(f"cannot build the embedding index: {e}")
             result = {"mode": settings.retrieval.mode, "skills": len(active), "index": str(settings.index_path)
-                      if settings.retrieval.chroma_mode == "persistent" else f"chroma http {settings.retrieval.chroma_host}"}
+                      if settings.retrieval.chroma_mode == "persistent" else f"chroma http {settings.retrieval.chroma_host}",
+                      "collection": collection_name(settings)}
         if as_json:
             emit_json(result)
         else:

@@ -5,9 +5,9 @@ framed as data) and the names and descriptions of the existing skills most relat
 answers with JSON (``{"skills": [...]}``) that is validated with pydantic. Each candidate either
 creates a skill or refines an existing one.
 
-Dedup is by name and by meaning: a ``create`` whose text is close to an existing skill (BM25 over
-the library, normalised to 0..1, plus token-set overlap of the descriptions) becomes a refinement of
-that skill instead of a near-copy.
+Dedup is by name and by meaning: a ``create`` whose text is close to an existing skill (embedding
+similarity, or term overlap without the embeddings extra: see ``skillbank/similarity.py``) becomes a
+refinement of that skill instead of a near-copy.
 
 Tenants stay apart: dedup, refinement and name collisions see only the tenant's own skills and the
 shared ones (builtin, user, or learned without a tenant); another tenant's skills do not exist for
@@ -40,7 +40,8 @@ from .llm import LLMClient, LLMResult
 from ..privacy import Redactor
 from .reward import TurnView, _cut
 from .screening import ScreenResult, screen
-from ..skillbank.retrieve import KeywordIndex, tokenize
+from ..skillbank.retrieve import KeywordIndex
+from ..skillbank.similarity import SkillSimilarity
 from ..skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE
 from ..skillbank.store import SkillStore, utc_now_iso
 from ..types import Skill
@@ -265,6 +266,7 @@ class SkillEvolver:
         self.store = store
         self.settings = settings
         self.redactor = redactor or Redactor.from_settings(settings.privacy)
+        self.similarity = SkillSimilarity.from_settings(settings)  # loads a model on first use only
 
     @property
     def cfg(self) -> Any:
@@ -315,22 +317,9 @@ class SkillEvolver:
         return cands, bad, res
 
     # Dedup -----------------------------------------------------------------------------------------
-    def nearest(self, cand: Skill, existing: Sequence[Skill]) -> tuple[Skill | None, float]:
-        pool = [s for s in existing if s.status != "retired"]
-        if not pool:
-            return None, 0.0
-        index = KeywordIndex(pool)
-        query = f"{cand.name.replace('-', ' ')} {cand.description} {cand.body[:600]}"
-        best: Skill | None = None
-        best_score = 0.0
-        cand_tokens = set(tokenize(f"{cand.name.replace('-', ' ')} {cand.description}"))
-        for s, bm25 in index.search(query, 5):
-            other = set(tokenize(f"{s.name.replace('-', ' ')} {s.description}"))
-            jacc = len(cand_tokens & other) / len(cand_tokens | other) if cand_tokens | other else 0.0
-            score = max(jacc, 0.5 * bm25 + 0.5 * jacc)
-            if score > best_score:
-                best, best_score = s, score
-        return best, round(best_score, 3)
+    def nearest(self, cand: Skill, existing: Sequence[Skill]) -> tuple[Skill | None, float, str]:
+        """The closest non-retired skill, its similarity (0..1) and the mode (embedding | lexical)."""
+        return self.similarity.nearest(cand, [s for s in existing if s.status != "retired"])
 
     # The whole step ----------------------------------------------------------------------------------
     def evolve(self, support: Sequence[SupportTurn], *, tenant: str | None = None, dry_run: bool = False,
@@ -408,10 +397,10 @@ class SkillEvolver:
             tenant=tenant,
         )
         if target is None:
-            near, sim = self.nearest(new, [*scope.values(), *taken.values()])
-            if near is not None and sim >= self.cfg.dedup_threshold:
+            near, sim, mode = self.nearest(new, [*scope.values(), *taken.values()])
+            if near is not None and sim >= SkillSimilarity.threshold(self.cfg, mode):
                 target = near
-                dedup = {"of": near.name, "similarity": sim}
+                dedup = {"of": near.name, "similarity": sim, "mode": mode}
                 action = "refine"
             elif action == "refine":
                 action = "create"  # refining a skill that does not exist: it is new

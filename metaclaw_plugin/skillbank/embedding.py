@@ -4,7 +4,8 @@
   is ever downloaded (``HF_HUB_OFFLINE`` is forced on).
 * Chroma is the persistent (``PersistentClient``) or shared (``HttpClient`` to ``chroma run``) home
   of the skill vectors, keyed by skill name with a content hash, so only changed skills are
-  re-encoded after a restart or when another host already indexed them.
+  re-encoded after a restart or when another host already indexed them. Each library (skills folder
+  and model) has its own collection, so homes sharing one server never delete each other's vectors.
 * The request path never talks to Chroma: at build time the vectors are copied into an in-memory
   matrix, and a search is one query encode (cached per text) plus a matrix-vector product. That
   keeps network I/O off the request path even in the shared-server mode.
@@ -103,6 +104,22 @@ def _content_hash(s: Skill) -> str:
     return hashlib.blake2b(skill_document(s).encode("utf-8"), digest_size=12).hexdigest()
 
 
+def collection_name(settings: "Settings") -> str:
+    """``retrieval.chroma_collection``, or one name per library: a hash of the resolved skills folder and
+    the model. Two homes with different libraries on one ``chroma run`` then never share a collection, so
+    one home's sync (which deletes the vectors of skills it does not have) cannot delete the other's; and
+    vectors of another model are never mixed in."""
+    cfg = settings.retrieval
+    if cfg.chroma_collection:
+        return cfg.chroma_collection
+    try:
+        folder = str(settings.skills_path.resolve())
+    except OSError:
+        folder = str(settings.skills_path.absolute())
+    key = f"{folder}\0{cfg.embedding_model}".encode()
+    return "metaclaw_skills_" + hashlib.blake2b(key, digest_size=8).hexdigest()
+
+
 def chroma_collection(settings: "Settings") -> Any:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
@@ -116,7 +133,7 @@ def chroma_collection(settings: "Settings") -> Any:
         client = chromadb.PersistentClient(path=str(settings.index_path), settings=chroma_settings)
     # Our own vectors only: no embedding function, so Chroma never tries to fetch its default model.
     return client.get_or_create_collection(
-        cfg.chroma_collection, embedding_function=None, metadata={"hnsw:space": "cosine"}
+        collection_name(settings), embedding_function=None, metadata={"hnsw:space": "cosine"}
     )
 
 
