@@ -276,7 +276,8 @@ class MetaClawPlugin:
             return
         event.turn_id = event.turn_id if event.turn_id in ids else ids[-1]
         event.resolved = True
-        self.store.record_reward(event.turn_id, "explicit", event.score, {"text": event.text} if event.text else None)
+        if event.score is not None:
+            self.store.record_reward(event.turn_id, "explicit", event.score, {"text": event.text} if event.text else None)
 
     def _attach_learning(self) -> None:
         """Reward, evolution and the sample buffer, as background subscribers. Imported lazily so the

@@ -172,7 +172,7 @@ def _required_literals(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
     try:
         from re import _parser as sre_parse  # type: ignore[attr-defined]
     except ImportError:  # pragma: no cover - Python < 3.11
-        import sre_parse  # type: ignore[no-redef]
+        import sre_parse
     try:
         items = list(sre_parse.parse(pattern.pattern, pattern.flags))
     except Exception:
@@ -259,6 +259,7 @@ def detect_secrets_rules() -> list[_Rule]:
         from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
         from detect_secrets.plugins.base import RegexBasedDetector
 
+        cls: Any
         for cls in get_mapping_from_secret_type_to_class().values():
             if not issubclass(cls, RegexBasedDetector) or cls.__name__ in _SKIP_DS:
                 continue

@@ -81,6 +81,7 @@ class BackgroundWorker:
 
     def _run(self) -> None:
         while True:
+            item: tuple[str, Callable[..., Any], tuple[Any, ...]] | tuple[()] | None
             try:
                 item = self._jobs.get(timeout=self._tick)
             except queue.Empty:

@@ -98,7 +98,7 @@ def _get(url: str, timeout: float = 2.0) -> tuple[int, bytes]:
     try:
         with urllib.request.urlopen(req, timeout=timeout) as r:
             return r.status, r.read()
-    except urllib.error.HTTPError as e:  # type: ignore[attr-defined]
+    except urllib.error.HTTPError as e:
         return e.code, b""
     except Exception:
         return 0, b""
@@ -268,8 +268,10 @@ def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence
     t_run = time.perf_counter()
     _log = log
 
-    def log(msg: str) -> Any:  # noqa: F811 - progress lines carry the elapsed time
+    def timed(msg: str) -> Any:  # progress lines carry the elapsed time
         return _log(f"[{time.perf_counter() - t_run:5.1f}s] {msg}")
+
+    log = timed
 
     import importlib.util
 

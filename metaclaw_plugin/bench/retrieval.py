@@ -227,8 +227,8 @@ def quality(modes: Sequence[str], tmp: Path, library: Path | None = None,
     out: dict[str, Any] = {"queries": len(real), "unrelated_queries": len(unrelated)}
     for mode in modes:
         home = (homes or {}).get(mode) or tmp / f"q-{mode}"
-        extra = {"skills_dir": library} if library is not None else {}
-        settings = Settings(home=home, retrieval={"mode": mode}, **extra)
+        settings = (Settings(home=home, retrieval={"mode": mode}, skills_dir=library) if library is not None
+                    else Settings(home=home, retrieval={"mode": mode}))
         bank = SkillBank(settings)
         if library is None:
             bank.store.seed_from(bundled_skills_dir(), actor="bench")
@@ -408,7 +408,7 @@ def _summarise(result: dict[str, Any]) -> None:
             result[f"embedding_p50_us_{size}"] = r["p50_us"]
             result[f"embedding_p99_us_{size}"] = r["p99_us"]
     # Tokens per turn at 1k skills (the overhead benchmark's library), keyword retrieval.
-    ref_point = kw.get("1000") or next((r for r in kw.values() if "injected_tokens_mean" in r), {})
+    ref_point: dict[str, Any] = kw.get("1000") or next((r for r in kw.values() if "injected_tokens_mean" in r), {})
     result["injected_tokens_per_turn"] = ref_point.get("injected_tokens_mean")
     result["skills_per_turn"] = ref_point.get("skills_per_turn_mean")
     result["reference_tokens_per_turn_documented"] = REFERENCE_DOC_TOKENS

@@ -710,7 +710,7 @@ def run(bench_dir: Path | str, *, model: str | None = None, evolver_model: str |
         "plumbing_run": plumbing,
         "note": ("PLUMBING RUN: a scripted policy played the agent (no LLM); these numbers test the harness, "
                  "they are not a score." if plumbing else
-                 "Scored run: the agent is " + model + "."),
+                 f"Scored run: the agent is {model}."),
         "agent": model or f"scripted:{policy}",
         "evolver_model": evolver_model,
         "judge_model": judge_model,

@@ -94,11 +94,11 @@ def register(main: click.Group) -> None:
                    f"# ${MASTER_KEY_ENV} and is not stored here.",
         )
         cmd = litellm_command(cfg_path, host=host, port=port)
-        extra = {"METACLAW_HOME": str(home)}
+        extra: dict[str, str] = {"METACLAW_HOME": str(home)}
         root_config = (ctx.find_root().obj or {}).get("config")
         if root_config:
             extra["METACLAW_CONFIG"] = str(Path(root_config).expanduser().resolve())
-        env = proxy_env(key, **extra)
+        env = proxy_env(key, None, **extra)
 
         click.echo(f"metaclaw-plugin proxy: http://{host}:{port}/v1  models: {', '.join(names)}")
         click.echo(f"config: {cfg_path}")

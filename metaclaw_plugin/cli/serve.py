@@ -120,7 +120,7 @@ def merge_entry(current: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any
         for k, v in src.items():
             here = (*path, k)
             if here == ("plugins", "load", "paths"):
-                paths = dst.get(k) if isinstance(dst.get(k), list) else []
+                paths: list[Any] = dst[k] if isinstance(dst.get(k), list) else []
                 dst[k] = paths + [p for p in v if p not in paths]
             elif isinstance(v, dict) and isinstance(dst.get(k), dict):
                 merge(dst[k], v, here)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import click
 
@@ -53,7 +54,7 @@ def register(main: click.Group) -> None:
             return
         console.print(f"[bold]{s.session_id}[/] tenant={s.tenant} host={s.host} turns={len(turns)} outcome={s.outcome}")
         for t in turns:
-            last_user = next((m for m in reversed(t["messages"]) if m.get("role") == "user"), {})
+            last_user: dict[str, Any] = next((m for m in reversed(t["messages"]) if m.get("role") == "user"), {})
             resp = (t["response"] or {}).get("content") or ""
             console.print(f"\n[cyan]#{t['seq']}[/] {t['kind']} model={t['model']} {t['latency_ms']} ms "
                           f"skills={t['injected_skills']} reward={[r['score'] for r in t['reward']]}", highlight=False)

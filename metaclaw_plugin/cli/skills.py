@@ -12,7 +12,7 @@ import click
 from ..config import Settings
 from ..skillbank.skillmd import SkillFormatError, parse_skill_md, render_skill_md
 from ..skillbank.store import LoadResult, SkillStore
-from ..types import Skill
+from ..types import Skill, SkillStatus
 from .common import console, emit_json, fail, json_option, load_settings, table
 
 
@@ -153,7 +153,7 @@ def register(main: click.Group) -> None:
                 raise SystemExit(1)
             fail(f"{md}: refused by screening:\n  - " + "\n  - ".join(result.reasons))
             return
-        status = "active" if result.verdict == "clean" else "quarantined"
+        status: SkillStatus = "active" if result.verdict == "clean" else "quarantined"
         meta = {**skill.extra_metadata, "screening": result.verdict, "promotion": "user" if status == "active" else "review"}
         skill = replace(skill, status=status, extra_metadata=meta)
         details = {skill.name: {"screening": result.as_dict(), "promotion": {"policy": "user", "decision": status}}}

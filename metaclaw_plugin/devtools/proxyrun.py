@@ -128,7 +128,7 @@ def litellm_command(config: Path | str, *, host: str = "127.0.0.1", port: int, e
     exe = Path(sys.executable).with_name("litellm")
     head = [str(exe)] if exe.exists() else ([shutil.which("litellm")] if shutil.which("litellm") else
                                             [sys.executable, "-m", "litellm.proxy.proxy_cli"])
-    return [*head, "--config", str(config), "--host", host, "--port", str(port), *extra]  # type: ignore[list-item]
+    return [*head, "--config", str(config), "--host", host, "--port", str(port), *extra]
 
 
 def proxy_env(master_key: str, base: dict[str, str] | None = None, **extra: str) -> dict[str, str]:

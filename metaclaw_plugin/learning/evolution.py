@@ -41,7 +41,7 @@ from ..privacy import Redactor
 from .reward import TurnView, _cut
 from .screening import ScreenResult, screen
 from ..skillbank.retrieve import KeywordIndex
-from ..skillbank.similarity import SkillSimilarity
+from ..skillbank.similarity import Mode, SkillSimilarity
 from ..skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE
 from ..skillbank.store import SkillStore, utc_now_iso
 from ..types import Skill
@@ -317,7 +317,7 @@ class SkillEvolver:
         return cands, bad, res
 
     # Dedup -----------------------------------------------------------------------------------------
-    def nearest(self, cand: Skill, existing: Sequence[Skill]) -> tuple[Skill | None, float, str]:
+    def nearest(self, cand: Skill, existing: Sequence[Skill]) -> tuple[Skill | None, float, Mode]:
         """The closest non-retired skill, its similarity (0..1) and the mode (embedding | lexical)."""
         return self.similarity.nearest(cand, [s for s in existing if s.status != "retired"])
 

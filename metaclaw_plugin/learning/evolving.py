@@ -64,7 +64,8 @@ class EvolutionRunner:
         for r in rows:
             by_tenant[r["tenant"]].append(r)
         for tenant, jobs in by_tenant.items():
-            group, ids = [], []
+            group: list[Any] = []
+            ids: list[str] = []
             for j in jobs:
                 jids = json.loads(j["turn_ids"])
                 if group and len(ids) + len(jids) > self.settings.evolution.max_support_turns:

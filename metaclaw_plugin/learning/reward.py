@@ -192,7 +192,7 @@ def view_of(turn: Turn, next_turn: Turn | None = None, outcome: dict[str, Any] |
     msgs = [m for m in turn.messages if isinstance(m, dict)]
     iu = _last_index(msgs, "user")
     instruction = message_text(msgs[iu]) if iu is not None else ""
-    context = []
+    context: list[dict[str, str]] = []
     if iu is not None:
         for m in reversed(msgs[:iu]):
             if len(context) >= context_messages:

@@ -255,11 +255,11 @@ def scan_intent(text: str, col: _Collector, where: str = "") -> None:
                 break
     sq = squash(text)
     for code, rx in _SQUASHED:
-        m = rx.search(sq)
-        if m and not any(c == code for c, _, _ in col.items):
+        found = rx.search(sq)
+        if found and not any(c == code for c, _, _ in col.items):
             if code in _NEGATABLE and _squashed_negated(text):
                 continue
-            col.add(code, "rejected", f"{code.replace('_', ' ')}{where} (obfuscated): \"{m.group(0)[:60]}\"")
+            col.add(code, "rejected", f"{code.replace('_', ' ')}{where} (obfuscated): \"{found.group(0)[:60]}\"")
 
 
 def _squashed_negated(text: str) -> bool:

@@ -157,9 +157,9 @@ class KeywordIndex:
         self.skills: list[Skill] = list(skills)
         self.min_score = min_score
         n = len(self.skills)
-        docs: list[Counter[str]] = []
+        docs: list[dict[str, float]] = []  # weighted term frequencies per skill
         for s in self.skills:
-            tf: Counter[str] = Counter()
+            tf: dict[str, float] = defaultdict(float)
             for field, w in FIELD_WEIGHTS.items():
                 text = s.name.replace("-", " ") if field == "name" else getattr(s, field)
                 for tok in tokenize(text):

@@ -203,7 +203,7 @@ class MetaClawMiddleware(AgentMiddleware):
         try:
             meta = (state or {}).get(STATE_KEY) or {}
             with self._lock:
-                run = self._runs.pop(meta.get("run"), None) if meta.get("run") else None
+                run = self._runs.pop(str(meta["run"]), None) if meta.get("run") else None
             if run is None:
                 run = self._fallback_run(meta)
             if run.nested or not self._end_sessions:
@@ -272,6 +272,7 @@ class MetaClawMiddleware(AgentMiddleware):
             return None
         try:
             run = self._run_of(request.state)
+            assert run is not None  # create=True: a run is rebuilt when none is live
             ctx = self._ctx(run, model=model_name(request.model))
             system = request.system_message
             sent = to_openai(([system] if system is not None else []) + list(request.messages))

@@ -103,7 +103,7 @@ class SkillInjectingRunnable(Runnable[Any, BaseMessage]):
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> "SkillInjectingRunnable":
         return self._rewrap(self.bound.bind_tools(tools, **kwargs))  # type: ignore[attr-defined]
 
-    def bind(self, **kwargs: Any) -> "SkillInjectingRunnable":  # type: ignore[override]
+    def bind(self, **kwargs: Any) -> "SkillInjectingRunnable":
         return self._rewrap(self.bound.bind(**kwargs))
 
     def with_structured_output(self, *args: Any, **kwargs: Any) -> Runnable[Any, Any]:

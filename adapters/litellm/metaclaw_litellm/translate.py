@@ -34,7 +34,7 @@ def get(obj: Any, name: str, default: Any = None) -> Any:
         return default
     if isinstance(obj, dict):
         return obj.get(name, default)
-    extra = getattr(obj, "__pydantic_extra__", _MISSING)
+    extra: Any = getattr(obj, "__pydantic_extra__", _MISSING)
     if extra is not _MISSING:
         # A pydantic model (LiteLLM's responses and stream chunks): read fields and extras directly.
         # getattr would go through pydantic's __getattr__, which raises for an absent name: ~7 us,
@@ -77,7 +77,7 @@ def _view(obj: Any, names: tuple[str, ...]) -> dict[str, Any]:
     extras without copying where it can (a stream reads each chunk this way), else ``names`` via ``get``."""
     if isinstance(obj, dict):
         return obj
-    extra = getattr(obj, "__pydantic_extra__", _MISSING)
+    extra: Any = getattr(obj, "__pydantic_extra__", _MISSING)
     if extra is not _MISSING:
         fields = obj.__dict__
         if not extra:
@@ -233,7 +233,7 @@ def _assemble_any(chunks: list[Any]) -> tuple[dict[str, Any], dict[str, Any] | N
     if usage is None:
         usage = _hidden_usage(chunks)
     joined = "".join(parts)
-    msg = {"role": "assistant", "content": joined if (joined or not tools) else None}
+    msg: dict[str, Any] = {"role": "assistant", "content": joined if (joined or not tools) else None}
     if tools:
         msg["tool_calls"] = [tools[i] for i in sorted(tools)]
     return msg, usage
