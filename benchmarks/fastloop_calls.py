@@ -32,14 +32,19 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext  # noqa: E402
-from metaclaw_plugin.devtools.upstream import Upstream  # noqa: E402
-from metaclaw_plugin.skillbank.bank import bundled_skills_dir  # noqa: E402
-from metaclaw_plugin.skillbank.store import SkillStore  # noqa: E402
+from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
+from metaclaw_plugin.devtools.upstream import Upstream
+from metaclaw_plugin.skillbank.bank import bundled_skills_dir
+from metaclaw_plugin.skillbank.store import SkillStore
 
-TASKS = ["parse the csv export {i} and sum the totals", "rename the files in folder {i} to ISO dates",
-         "write a test for the bug in parser {i}", "summarise the meeting notes {i} with owners and dates",
-         "fix the failing build step {i}", "convert the timestamps in log {i} to UTC"]
+TASKS = [
+    "parse the csv export {i} and sum the totals",
+    "rename the files in folder {i} to ISO dates",
+    "write a test for the bug in parser {i}",
+    "summarise the meeting notes {i} with owners and dates",
+    "fix the failing build step {i}",
+    "convert the timestamps in log {i} to UTC",
+]
 SYSTEM = "You are a coding agent. " + "Follow the project's conventions. " * 60  # ~2 KB host prompt
 
 
@@ -84,17 +89,29 @@ class Server:
     def __call__(self, body: dict[str, Any]) -> Any:
         system = str(body["messages"][0].get("content", ""))
         text = json.dumps(body["messages"])
-        role = "evolver" if ("skill engineer" in system or "skill engineer" in text[:400]) else (
-            "judge" if ("reviewer" in system) else None)
+        role = (
+            "evolver"
+            if ("skill engineer" in system or "skill engineer" in text[:400])
+            else ("judge" if ("reviewer" in system) else None)
+        )
         if role is None:
             return "host reply"
         if role == "judge":
             reply = "Score: -1" if "the obvious thing" in _judged_response(body) else "Score: 1"
         else:
             n = self.calls["evolver"]
-            reply = json.dumps({"skills": [{"action": "create", "name": f"lesson-{n}-check-delimiters",
-                                            "description": f"When handling task family {n}, verify the input format first.",
-                                            "body": "# Verify first\n\n1. Inspect a sample.\n2. Confirm the format.\n3. Then act."}]})
+            reply = json.dumps(
+                {
+                    "skills": [
+                        {
+                            "action": "create",
+                            "name": f"lesson-{n}-check-delimiters",
+                            "description": f"When handling task family {n}, verify the input format first.",
+                            "body": "# Verify first\n\n1. Inspect a sample.\n2. Confirm the format.\n3. Then act.",
+                        }
+                    ]
+                }
+            )
         self.calls[role] += 1
         self.tokens[role] += len(json.dumps(body.get("messages", []))) // 4 + max(1, len(reply) // 4)
         return reply
@@ -103,8 +120,11 @@ class Server:
 def run_ours(sessions: list[dict[str, Any]]) -> dict[str, Any]:
     server = Server()
     with Upstream(script=server, record=False) as up, tempfile.TemporaryDirectory() as home:
-        s = Settings(home=home, evolution={"model": "openai/evolver", "api_base": up.url, "api_key": "x"},
-                     reward={"model": "openai/judge", "api_base": up.url, "api_key": "x", "review_wait": 30})
+        s = Settings(
+            home=home,
+            evolution={"model": "openai/evolver", "api_base": up.url, "api_key": "x"},
+            reward={"model": "openai/judge", "api_base": up.url, "api_key": "x", "review_wait": 30},
+        )
         p = MetaClawPlugin(s).start()
         try:
             for sess in sessions:
@@ -123,7 +143,9 @@ def run_ours(sessions: list[dict[str, Any]]) -> dict[str, Any]:
                 p.flush(10)
                 st = p.learning.status()
                 busy = st["queues"]["judge"].get("pending", 0) + st["queues"]["evolution"].get("pending", 0)
-                reviewed = p.learning.db.query("SELECT COUNT(*) AS n FROM fl_sessions WHERE review_due IS NOT NULL")[0]["n"]
+                reviewed = p.learning.db.query("SELECT COUNT(*) AS n FROM fl_sessions WHERE review_due IS NOT NULL")[0][
+                    "n"
+                ]
                 if not busy and not reviewed:
                     break
                 time.sleep(0.3)
@@ -141,6 +163,7 @@ def run_reference(sessions: list[dict[str, Any]]) -> dict[str, Any]:
     server = Server()
     names = [sk for sk in SkillStore(bundled_skills_dir()).load().skills]
     with Upstream(script=server, record=False) as up:
+
         def call(messages: list[dict[str, str]]) -> None:
             litellm.completion(model="openai/ref", messages=messages, api_base=up.url, api_key="x", num_retries=0)
 
@@ -148,12 +171,16 @@ def run_reference(sessions: list[dict[str, Any]]) -> dict[str, Any]:
             done: list[tuple[str, str]] = []
             for t, turn in enumerate(sess["turns"]):
                 instruction, response = user_message(sess, t), turn["answer"]
-                prm_system = ("You are a quality reviewer for conversational responses.\nYou will be shown a user "
-                              "instruction and the assistant response to that instruction.\nBased on instruction alignment "
-                              "and task completion quality, decide whether the response was helpful (+1), unhelpful (-1), "
-                              "or unclear (0).\nThink briefly, then end your reply with exactly one of: Score: 1 / Score: -1 / Score: 0")
+                prm_system = (
+                    "You are a quality reviewer for conversational responses.\nYou will be shown a user "
+                    "instruction and the assistant response to that instruction.\nBased on instruction alignment "
+                    "and task completion quality, decide whether the response was helpful (+1), unhelpful (-1), "
+                    "or unclear (0).\nThink briefly, then end your reply with exactly one of: Score: 1 / Score: -1 / Score: 0"
+                )
                 nxt = user_message(sess, t + 1) if t + 1 < len(sess["turns"]) else ""
-                prm_user = f"Instruction:\n{instruction}\n\nResponse:\n{response}\n\nWas the response helpful? {nxt[:0]}"
+                prm_user = (
+                    f"Instruction:\n{instruction}\n\nResponse:\n{response}\n\nWas the response helpful? {nxt[:0]}"
+                )
                 for _ in range(3):
                     call([{"role": "system", "content": prm_system}, {"role": "user", "content": prm_user}])
                 done.append((SYSTEM + "\n" + instruction, response))
@@ -164,12 +191,20 @@ def run_reference(sessions: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _ref_evolver_prompt(samples: list[tuple[str, str]], names: list[str]) -> list[dict[str, str]]:
-    blocks = [f"### Failure {i + 1}\n**Conversation context (last 600 chars):**\n```\n...{p[-600:]}\n```\n\n"
-              f"**Assistant response (first 500 chars):**\n```\n{r[:500]}\n```" for i, (p, r) in enumerate(samples[:6])]
-    prompt = ("You are a skill engineer for an AI assistant trained with RL.\nYour job: analyze the failed conversations "
-              "below and generate NEW skills that would have prevented those failures.\n\n---\n## Failed Conversations\n\n"
-              + "\n\n".join(blocks) + "\n\n---\n## Existing Skills (do NOT duplicate any of these)\n\n" + json.dumps(names, indent=2)
-              + "\n\n---\n## Instructions\n\nGenerate **1 to 3** new skills ... Return ONLY a valid JSON array." + " " * 1500)
+    blocks = [
+        f"### Failure {i + 1}\n**Conversation context (last 600 chars):**\n```\n...{p[-600:]}\n```\n\n"
+        f"**Assistant response (first 500 chars):**\n```\n{r[:500]}\n```"
+        for i, (p, r) in enumerate(samples[:6])
+    ]
+    prompt = (
+        "You are a skill engineer for an AI assistant trained with RL.\nYour job: analyze the failed conversations "
+        "below and generate NEW skills that would have prevented those failures.\n\n---\n## Failed Conversations\n\n"
+        + "\n\n".join(blocks)
+        + "\n\n---\n## Existing Skills (do NOT duplicate any of these)\n\n"
+        + json.dumps(names, indent=2)
+        + "\n\n---\n## Instructions\n\nGenerate **1 to 3** new skills ... Return ONLY a valid JSON array."
+        + " " * 1500
+    )
     return [{"role": "user", "content": prompt}]
 
 
@@ -184,9 +219,13 @@ def main() -> None:
     failed = sum(1 for s in sessions if s["kind"] == "fail")
     ours, ref = run_ours(sessions), run_reference(sessions)
     per = lambda d: {k: round(v / failed, 1) for k, v in d.items()}  # noqa: E731
-    result = {"sessions": args.sessions, "turns_per_session": args.turns, "failed_sessions": failed,
-              "ours": {**ours, "per_failed_session": {"calls": per(ours["calls"]), "tokens": per(ours["tokens"])}},
-              "reference": {**ref, "per_failed_session": {"calls": per(ref["calls"]), "tokens": per(ref["tokens"])}}}
+    result = {
+        "sessions": args.sessions,
+        "turns_per_session": args.turns,
+        "failed_sessions": failed,
+        "ours": {**ours, "per_failed_session": {"calls": per(ours["calls"]), "tokens": per(ours["tokens"])}},
+        "reference": {**ref, "per_failed_session": {"calls": per(ref["calls"]), "tokens": per(ref["tokens"])}},
+    }
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / f"{time.strftime('%Y-%m-%d')}-fastloop-calls.json").write_text(json.dumps(result, indent=2))
@@ -194,12 +233,16 @@ def main() -> None:
         print(json.dumps(result, indent=2))
         return
     print(f"{args.sessions} sessions x {args.turns} main turns, {failed} failed\n")
-    print("| policy | judge calls | judge tokens | evolver calls | evolver tokens | calls per failed session | tokens per failed session |")
+    print(
+        "| policy | judge calls | judge tokens | evolver calls | evolver tokens | calls per failed session | tokens per failed session |"
+    )
     print("|---|---|---|---|---|---|---|")
     for name, r in (("ours", ours), ("reference", ref)):
         c, t = r["calls"], r["tokens"]
-        print(f"| {name} | {c['judge']} | {t['judge']} | {c['evolver']} | {t['evolver']} | "
-              f"{(c['judge'] + c['evolver']) / failed:.1f} | {(t['judge'] + t['evolver']) / failed:.0f} |")
+        print(
+            f"| {name} | {c['judge']} | {t['judge']} | {c['evolver']} | {t['evolver']} | "
+            f"{(c['judge'] + c['evolver']) / failed:.1f} | {(t['judge'] + t['evolver']) / failed:.0f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -100,8 +100,12 @@ def pct(values: list[float], q: float) -> float:
 
 def summary(values_ns: list[float]) -> dict[str, float]:
     ms = [v / 1e6 for v in values_ns]
-    return {"n": len(ms), "p50_ms": round(pct(ms, 0.50), 4), "p99_ms": round(pct(ms, 0.99), 4),
-            "mean_ms": round(statistics.fmean(ms), 4) if ms else float("nan")}
+    return {
+        "n": len(ms),
+        "p50_ms": round(pct(ms, 0.50), 4),
+        "p99_ms": round(pct(ms, 0.99), 4),
+        "mean_ms": round(statistics.fmean(ms), 4) if ms else float("nan"),
+    }
 
 
 def script(calls_per_run: int) -> list[Any]:
@@ -113,7 +117,7 @@ class Setup:
     def __init__(self, with_mw: bool, plugin: MetaClawPlugin, calls_per_run: int):
         self.outer, self.inner = Probe("Outer"), Probe("Inner")
         self.model = ScriptedChatModel(messages=itertools.cycle(script(calls_per_run)))
-        mws: list[Any] = [self.outer, *( [MetaClawMiddleware(plugin)] if with_mw else []), self.inner]
+        mws: list[Any] = [self.outer, *([MetaClawMiddleware(plugin)] if with_mw else []), self.inner]
         self.agent = create_agent(self.model, FakeFiles().tools(), system_prompt=SYSTEM_PROMPT, middleware=mws)
         self.runs_ns: list[int] = []
         self.n = 0
@@ -146,8 +150,11 @@ def main() -> int:
     ap.add_argument("--warmup-runs", type=int, default=20)
     ap.add_argument("--async", dest="asynchronous", action="store_true", help="use ainvoke instead of invoke")
     ap.add_argument("--json", action="store_true", help="print one JSON document")
-    ap.add_argument("--breakdown", action="store_true",
-                    help="also time the core hooks the middleware calls (adds a few microseconds per call)")
+    ap.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also time the core hooks the middleware calls (adds a few microseconds per call)",
+    )
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="metaclaw-bench-") as home:
@@ -195,12 +202,16 @@ def main() -> int:
         "empty_gap_baseline_per_call": base_gap,
         "model_call_with": call_with,
         "model_call_without": call_without,
-        "model_call_ratio": {"p50": round(call_with["p50_ms"] / call_without["p50_ms"], 3),
-                             "p99": round(call_with["p99_ms"] / call_without["p99_ms"], 3)},
+        "model_call_ratio": {
+            "p50": round(call_with["p50_ms"] / call_without["p50_ms"], 3),
+            "p99": round(call_with["p99_ms"] / call_without["p99_ms"], 3),
+        },
         "agent_run_with": run_with,
         "agent_run_without": run_without,
-        "agent_run_ratio": {"p50": round(run_with["p50_ms"] / run_without["p50_ms"], 3),
-                            "p99": round(run_with["p99_ms"] / run_without["p99_ms"], 3)},
+        "agent_run_ratio": {
+            "p50": round(run_with["p50_ms"] / run_without["p50_ms"], 3),
+            "p99": round(run_with["p99_ms"] / run_without["p99_ms"], 3),
+        },
         "core_hooks": {k: summary(v) for k, v in hook_ns.items()},
         "plugin_errors": status["errors"],
         "python": platform.python_version(),
@@ -209,17 +220,25 @@ def main() -> int:
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    print(f"MetaClawMiddleware overhead, {n} model calls per configuration ({result['mode']}, "
-          f"{args.calls_per_run} calls per agent run, {result['skills_in_library']} skills, "
-          f"{injected} calls injected)")
-    print(f"  added by the middleware per model call: p50 {added['p50_ms']:.3f} ms   p99 {added['p99_ms']:.3f} ms"
-          f"   (empty-gap baseline p50 {base_gap['p50_ms']:.3f} / p99 {base_gap['p99_ms']:.3f} ms)")
-    print(f"  model call  with {call_with['p50_ms']:.3f} / {call_with['p99_ms']:.3f} ms   "
-          f"without {call_without['p50_ms']:.3f} / {call_without['p99_ms']:.3f} ms   "
-          f"ratio p50 {result['model_call_ratio']['p50']:.2f}x  p99 {result['model_call_ratio']['p99']:.2f}x")
-    print(f"  agent run   with {run_with['p50_ms']:.3f} / {run_with['p99_ms']:.3f} ms   "
-          f"without {run_without['p50_ms']:.3f} / {run_without['p99_ms']:.3f} ms   "
-          f"ratio p50 {result['agent_run_ratio']['p50']:.2f}x  p99 {result['agent_run_ratio']['p99']:.2f}x")
+    print(
+        f"MetaClawMiddleware overhead, {n} model calls per configuration ({result['mode']}, "
+        f"{args.calls_per_run} calls per agent run, {result['skills_in_library']} skills, "
+        f"{injected} calls injected)"
+    )
+    print(
+        f"  added by the middleware per model call: p50 {added['p50_ms']:.3f} ms   p99 {added['p99_ms']:.3f} ms"
+        f"   (empty-gap baseline p50 {base_gap['p50_ms']:.3f} / p99 {base_gap['p99_ms']:.3f} ms)"
+    )
+    print(
+        f"  model call  with {call_with['p50_ms']:.3f} / {call_with['p99_ms']:.3f} ms   "
+        f"without {call_without['p50_ms']:.3f} / {call_without['p99_ms']:.3f} ms   "
+        f"ratio p50 {result['model_call_ratio']['p50']:.2f}x  p99 {result['model_call_ratio']['p99']:.2f}x"
+    )
+    print(
+        f"  agent run   with {run_with['p50_ms']:.3f} / {run_with['p99_ms']:.3f} ms   "
+        f"without {run_without['p50_ms']:.3f} / {run_without['p99_ms']:.3f} ms   "
+        f"ratio p50 {result['agent_run_ratio']['p50']:.2f}x  p99 {result['agent_run_ratio']['p99']:.2f}x"
+    )
     for k, v in result["core_hooks"].items():
         print(f"    of which core {k}: p50 {v['p50_ms']:.3f} ms   p99 {v['p99_ms']:.3f} ms   (n={v['n']})")
     if status["errors"]:

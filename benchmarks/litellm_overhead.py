@@ -30,10 +30,10 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from metaclaw_plugin.bench.overhead import MODEL, REPLY  # noqa: E402
-from metaclaw_plugin.bench.retrieval import request_messages, workload  # noqa: E402
-from metaclaw_plugin.bench.synth import write_library  # noqa: E402
-from metaclaw_plugin.devtools.proxyrun import (  # noqa: E402
+from metaclaw_plugin.bench.overhead import MODEL, REPLY
+from metaclaw_plugin.bench.retrieval import request_messages, workload
+from metaclaw_plugin.bench.synth import write_library
+from metaclaw_plugin.devtools.proxyrun import (
     ModelSpec,
     launch_proxy,
     measure_async,
@@ -160,16 +160,19 @@ def _settled(path: Path) -> dict[str, Any]:
     return _read(path)
 
 
-def measure_mode(stream: bool, *, scratch: Path, upstream_url: str, requests: int, concurrency: int,
-                 warmup: int, env: dict[str, str]) -> dict[str, Any]:
+def measure_mode(
+    stream: bool, *, scratch: Path, upstream_url: str, requests: int, concurrency: int, warmup: int, env: dict[str, str]
+) -> dict[str, Any]:
     name = "sse" if stream else "json"
     folder = scratch / name
     folder.mkdir()
     (folder / "mc_timed_callback.py").write_text(TIMED_CALLBACK)
     out = folder / "timing.json"
     spec = [ModelSpec(f"openai/{MODEL}", name=MODEL, api_base=upstream_url, api_key="x")]
-    cfg = write_config(folder / "config.yaml", proxy_config(spec, callbacks=["mc_timed_callback.callback"],
-                                                            litellm_settings={"num_retries": 0}))
+    cfg = write_config(
+        folder / "config.yaml",
+        proxy_config(spec, callbacks=["mc_timed_callback.callback"], litellm_settings={"num_retries": 0}),
+    )
     proxy = launch_proxy(cfg, env={**env, "MC_TIMED_OUT": str(out)}, log_path=folder / "proxy.log", cwd=folder)
     try:
         proxy.wait_ready(300)
@@ -187,8 +190,9 @@ def measure_mode(stream: bool, *, scratch: Path, upstream_url: str, requests: in
         url = proxy.url + "/chat/completions"
         asyncio.run(measure_async(url, n=warmup, concurrency=concurrency, body=body, headers=headers))
         before = _settled(out)
-        run = asyncio.run(measure_async(url, n=requests, concurrency=concurrency,
-                                        body=lambda i: body(warmup + i), headers=headers))
+        run = asyncio.run(
+            measure_async(url, n=requests, concurrency=concurrency, body=lambda i: body(warmup + i), headers=headers)
+        )
         after = _settled(out)
     finally:
         proxy.stop()
@@ -202,11 +206,21 @@ def measure_mode(stream: bool, *, scratch: Path, upstream_url: str, requests: in
     total = round(sum(h["us_per_request"] for h in hooks.values()), 1)
     # Per request: the CPU of all its hooks. At one client at a time this is the latency the callback adds.
     per = [v for cid, v in after["per_call"].items() if cid not in before["per_call"]]
-    dist = {"requests": len(per), **{f"p{q}": round(percentile(per, q) * 1e6, 1) if per else float("nan") for q in (50, 90, 99)}}
+    dist = {
+        "requests": len(per),
+        **{f"p{q}": round(percentile(per, q) * 1e6, 1) if per else float("nan") for q in (50, 90, 99)},
+    }
     gc_us = (after["gc_in_hooks_s"] - before["gc_in_hooks_s"]) / done * 1e6
-    return {"mode": name, "requests": done, "errors": run.errors, "first_error": run.first_error,
-            "hooks": hooks, "total_us_per_request": total, "per_request_us": dist,
-            "gc_in_hooks_us_per_request": round(gc_us, 1)}
+    return {
+        "mode": name,
+        "requests": done,
+        "errors": run.errors,
+        "first_error": run.first_error,
+        "hooks": hooks,
+        "total_us_per_request": total,
+        "per_request_us": dist,
+        "gc_in_hooks_us_per_request": round(gc_us, 1),
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -214,34 +228,66 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     home = scratch / "home"
     write_library(home / "skills", args.skills)
     up, port = start_upstream_process(reply=REPLY, log_path=scratch / "upstream.log", number_replies=True)
-    env = dict(os.environ, METACLAW_HOME=str(home), METACLAW_EVOLUTION__ENABLED="false",
-               METACLAW_REWARD__ENABLED="false", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    env = dict(
+        os.environ,
+        METACLAW_HOME=str(home),
+        METACLAW_EVOLUTION__ENABLED="false",
+        METACLAW_REWARD__ENABLED="false",
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+    )
     try:
-        modes = [measure_mode(stream, scratch=scratch, upstream_url=f"http://127.0.0.1:{port}/v1",
-                              requests=args.requests, concurrency=args.concurrency, warmup=args.warmup, env=env)
-                 for stream in (False, True)]
+        modes = [
+            measure_mode(
+                stream,
+                scratch=scratch,
+                upstream_url=f"http://127.0.0.1:{port}/v1",
+                requests=args.requests,
+                concurrency=args.concurrency,
+                warmup=args.warmup,
+                env=env,
+            )
+            for stream in (False, True)
+        ]
     finally:
         stop_process(up)
-    return {"benchmark": "litellm_hook_cpu", "skills": args.skills, "concurrency": args.concurrency,
-            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()}, "modes": modes}
+    return {
+        "benchmark": "litellm_hook_cpu",
+        "skills": args.skills,
+        "concurrency": args.concurrency,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "modes": modes,
+    }
 
 
 def markdown(result: dict[str, Any]) -> str:
-    lines = [f"The callback's own event-loop CPU per request inside the proxy ({result['skills']} skills, "
-             f"{result['concurrency']} concurrent clients):", "",
-             "| hook | JSON µs/request | SSE µs/request |", "|---|---:|---:|"]
+    lines = [
+        f"The callback's own event-loop CPU per request inside the proxy ({result['skills']} skills, "
+        f"{result['concurrency']} concurrent clients):",
+        "",
+        "| hook | JSON µs/request | SSE µs/request |",
+        "|---|---:|---:|",
+    ]
     by_mode = {m["mode"]: m for m in result["modes"]}
     names = sorted({h for m in result["modes"] for h in m["hooks"]})
     for h in names:
         cells = [by_mode[m]["hooks"].get(h, {}).get("us_per_request") for m in ("json", "sse")]
         lines.append(f"| {h} | " + " | ".join("—" if c is None else f"{c:.0f}" for c in cells) + " |")
-    lines.append("| **total (mean)** | " + " | ".join(f"**{by_mode[m]['total_us_per_request']:.0f}**"
-                                                      for m in ("json", "sse")) + " |")
-    lines.append("| of which garbage collection | " + " | ".join(f"{by_mode[m]['gc_in_hooks_us_per_request']:.0f}"
-                                                          for m in ("json", "sse")) + " |")
+    lines.append(
+        "| **total (mean)** | "
+        + " | ".join(f"**{by_mode[m]['total_us_per_request']:.0f}**" for m in ("json", "sse"))
+        + " |"
+    )
+    lines.append(
+        "| of which garbage collection | "
+        + " | ".join(f"{by_mode[m]['gc_in_hooks_us_per_request']:.0f}" for m in ("json", "sse"))
+        + " |"
+    )
     for q in ("p50", "p90", "p99"):
-        lines.append(f"| one request's hooks, {q} | " + " | ".join(f"{by_mode[m]['per_request_us'][q]:.0f}"
-                                                                 for m in ("json", "sse")) + " |")
+        lines.append(
+            f"| one request's hooks, {q} | "
+            + " | ".join(f"{by_mode[m]['per_request_us'][q]:.0f}" for m in ("json", "sse"))
+            + " |"
+        )
     for m in result["modes"]:
         if m["errors"]:
             lines.append(f"\n{m['mode']}: {m['errors']} errors, first: {m['first_error']}")

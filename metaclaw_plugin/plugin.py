@@ -13,8 +13,9 @@ import os
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .config import Settings
 from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
@@ -67,7 +68,7 @@ class MetaClawPlugin:
         self.learning: Any = None  # metaclaw_plugin.learning.LearningLoop, attached in start() when configured
 
     # Lifecycle ------------------------------------------------------------------------------------
-    def start(self) -> "MetaClawPlugin":
+    def start(self) -> MetaClawPlugin:
         """Open the stores and start the background worker. Idempotent."""
         with self._start_lock:
             if self._started:
@@ -82,7 +83,9 @@ class MetaClawPlugin:
             self.worker.every(0.5, "skills.refresh", self.skills.refresh)
             self.worker.every(1.0, "sessions.sweep", self.sweep_sessions)
             if self.settings.storage.retention_days > 0:
-                self.worker.every(6 * 3600, "store.prune", lambda: self.store.prune(self.settings.storage.retention_days))
+                self.worker.every(
+                    6 * 3600, "store.prune", lambda: self.store.prune(self.settings.storage.retention_days)
+                )
             self.worker.start()
             self._attach_learning()
             self._started = True
@@ -277,7 +280,9 @@ class MetaClawPlugin:
         event.turn_id = event.turn_id if event.turn_id in ids else ids[-1]
         event.resolved = True
         if event.score is not None:
-            self.store.record_reward(event.turn_id, "explicit", event.score, {"text": event.text} if event.text else None)
+            self.store.record_reward(
+                event.turn_id, "explicit", event.score, {"text": event.text} if event.text else None
+            )
 
     def _attach_learning(self) -> None:
         """Reward, evolution and the sample buffer, as background subscribers. Imported lazily so the
@@ -296,10 +301,16 @@ class MetaClawPlugin:
             if self.learning is None:
                 from .learning import LearningLoop, Parts
 
-                self.learning = LearningLoop(Parts(
-                    settings=s, trajectories=self.store, skills=self.skills, events=self.events,
-                    redactor=self.redactor, live_sessions=self.active_sessions,
-                ))
+                self.learning = LearningLoop(
+                    Parts(
+                        settings=s,
+                        trajectories=self.store,
+                        skills=self.skills,
+                        events=self.events,
+                        redactor=self.redactor,
+                        live_sessions=self.active_sessions,
+                    )
+                )
             self.learning.start()
         except Exception:
             self._fail("learning.attach")

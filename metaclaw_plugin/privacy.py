@@ -21,8 +21,9 @@ import logging
 import math
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 log = logging.getLogger("metaclaw_plugin.privacy")
 
@@ -31,17 +32,42 @@ PLACEHOLDER = "[REDACTED:{}]"
 # (label, pattern, group to replace or 0 for the whole match, literals one of which must be present
 # (lower case when the pattern is case-insensitive), or None to always run). Specific first.
 _PATTERNS: list[tuple[str, str, int, tuple[str, ...] | None]] = [
-    ("private_key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", 0, ("PRIVATE KEY",)),
-    ("putty_private_key", r"PuTTY-User-Key-File-\d:[^\n]*(?:\n[^\n]*){0,40}?\nPrivate-MAC:[^\n]*", 0, ("PuTTY-User-Key",)),
+    (
+        "private_key",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        0,
+        ("PRIVATE KEY",),
+    ),
+    (
+        "putty_private_key",
+        r"PuTTY-User-Key-File-\d:[^\n]*(?:\n[^\n]*){0,40}?\nPrivate-MAC:[^\n]*",
+        0,
+        ("PuTTY-User-Key",),
+    ),
     ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", 0, ("sk-ant-",)),
     ("openrouter_key", r"\bsk-or-v1-[A-Za-z0-9]{20,}", 0, ("sk-or-",)),
     ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", 0, ("sk-",)),
-    ("stripe_key", r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{24,}", 0, ("_live_", "_test_", "whsec_")),
+    (
+        "stripe_key",
+        r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{24,}",
+        0,
+        ("_live_", "_test_", "whsec_"),
+    ),
     ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})", 0, ("gh", "github_pat_")),
     ("gitlab_token", r"\bgl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_\-]{20,}", 0, ("gl",)),
-    ("slack_token", r"\bxox[abposre]-[A-Za-z0-9\-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}", 0, ("xox", "hooks.slack")),
+    (
+        "slack_token",
+        r"\bxox[abposre]-[A-Za-z0-9\-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}",
+        0,
+        ("xox", "hooks.slack"),
+    ),
     ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}", 0, ("AIza",)),
-    ("google_oauth", r"\bya29\.[0-9A-Za-z_\-]{20,}|\bGOCSPX-[0-9A-Za-z_\-]{20,}|\b1//0[0-9A-Za-z_\-]{30,}", 0, ("ya29.", "GOCSPX-", "1//0")),
+    (
+        "google_oauth",
+        r"\bya29\.[0-9A-Za-z_\-]{20,}|\bGOCSPX-[0-9A-Za-z_\-]{20,}|\b1//0[0-9A-Za-z_\-]{30,}",
+        0,
+        ("ya29.", "GOCSPX-", "1//0"),
+    ),
     ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}", 0, ("hf_",)),
     ("xai_key", r"\bxai-[A-Za-z0-9]{40,}", 0, ("xai-",)),
     ("groq_key", r"\bgsk_[A-Za-z0-9]{40,}", 0, ("gsk_",)),
@@ -98,21 +124,128 @@ _ALREADY = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 # detectors (``cloudant_password = ...``) are covered by our ``assigned_secret`` rule at a tenth of the cost.
 # Detectors whose formats our own patterns already cover are skipped too (each extra pass costs
 # throughput); any detector a newer detect-secrets adds is used automatically.
-_SKIP_DS = {"IPPublicDetector", "CloudantDetector", "IbmCloudIamDetector", "IbmCosHmacDetector", "SoftlayerDetector",
-            "AWSKeyDetector", "AzureStorageKeyDetector", "BasicAuthDetector", "GitHubTokenDetector", "GitLabTokenDetector",
-            "JwtTokenDetector", "NpmDetector", "OpenAIDetector", "PrivateKeyDetector", "PypiTokenDetector",
-            "SendGridDetector", "SlackDetector", "StripeDetector"}
+_SKIP_DS = {
+    "IPPublicDetector",
+    "CloudantDetector",
+    "IbmCloudIamDetector",
+    "IbmCosHmacDetector",
+    "SoftlayerDetector",
+    "AWSKeyDetector",
+    "AzureStorageKeyDetector",
+    "BasicAuthDetector",
+    "GitHubTokenDetector",
+    "GitLabTokenDetector",
+    "JwtTokenDetector",
+    "NpmDetector",
+    "OpenAIDetector",
+    "PrivateKeyDetector",
+    "PypiTokenDetector",
+    "SendGridDetector",
+    "SlackDetector",
+    "StripeDetector",
+}
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 # Values after "password is" that are words, not passwords; and references to a secret, not the secret.
 _NOT_A_VALUE = frozenset(
-    """required set missing empty incorrect invalid wrong correct not the a an stored needed optional null none
-    true false hidden changed expired redacted masked unset undefined provided given same different too
-    rotated revoked leaked exposed secret secure strong weak long short visible configured available valid
-    used here there below above already still now being also just only very in on at of for to from by with kept
-    committed saved sent shown printed logged never always usually often probably mine yours ours theirs it this that
-    wrong right ok okay fine good bad""".split()
+    [
+        "required",
+        "set",
+        "missing",
+        "empty",
+        "incorrect",
+        "invalid",
+        "wrong",
+        "correct",
+        "not",
+        "the",
+        "a",
+        "an",
+        "stored",
+        "needed",
+        "optional",
+        "null",
+        "none",
+        "true",
+        "false",
+        "hidden",
+        "changed",
+        "expired",
+        "redacted",
+        "masked",
+        "unset",
+        "undefined",
+        "provided",
+        "given",
+        "same",
+        "different",
+        "too",
+        "rotated",
+        "revoked",
+        "leaked",
+        "exposed",
+        "secret",
+        "secure",
+        "strong",
+        "weak",
+        "long",
+        "short",
+        "visible",
+        "configured",
+        "available",
+        "valid",
+        "used",
+        "here",
+        "there",
+        "below",
+        "above",
+        "already",
+        "still",
+        "now",
+        "being",
+        "also",
+        "just",
+        "only",
+        "very",
+        "in",
+        "on",
+        "at",
+        "of",
+        "for",
+        "to",
+        "from",
+        "by",
+        "with",
+        "kept",
+        "committed",
+        "saved",
+        "sent",
+        "shown",
+        "printed",
+        "logged",
+        "never",
+        "always",
+        "usually",
+        "often",
+        "probably",
+        "mine",
+        "yours",
+        "ours",
+        "theirs",
+        "it",
+        "this",
+        "that",
+        "wrong",
+        "right",
+        "ok",
+        "okay",
+        "fine",
+        "good",
+        "bad",
+    ]
 )
-_REFERENCE = re.compile(r"^(?:\$|%|<|\{|\[|\*{3}|x{4}|os\.|process\.env|env\b|getenv|config\.|settings\.|self\.|\.\.\.)", re.I)
+_REFERENCE = re.compile(
+    r"^(?:\$|%|<|\{|\[|\*{3}|x{4}|os\.|process\.env|env\b|getenv|config\.|settings\.|self\.|\.\.\.)", re.I
+)
 
 
 def shannon_entropy(s: str) -> float:
@@ -303,7 +436,9 @@ class Redactor:
         self._rules = rules
         self._entropy = entropy
         # Every literal once, so a message is scanned once per literal rather than once per rule.
-        self._lits_case = tuple(sorted({lit for r in rules if r.literals and not r.lower for lit in r.literals} - {_RUN}))
+        self._lits_case = tuple(
+            sorted({lit for r in rules if r.literals and not r.lower for lit in r.literals} - {_RUN})
+        )
         self._lits_low = tuple(sorted({lit for r in rules if r.literals and r.lower for lit in r.literals} - {_RUN}))
         # Which rules each literal wakes, so a text only walks the rules that can match in it.
         self._always = tuple(i for i, r in enumerate(rules) if not r.literals)
@@ -313,7 +448,7 @@ class Redactor:
                 self._by_literal[lit] = (*self._by_literal.get(lit, ()), i)
 
     @classmethod
-    def from_settings(cls, privacy: Any) -> "Redactor":
+    def from_settings(cls, privacy: Any) -> Redactor:
         return cls(
             emails=privacy.redact_emails,
             phones=privacy.redact_phones,
@@ -367,7 +502,10 @@ class Redactor:
         found: list[str] = []
         red = self.redact(text)
         if red != text:
-            found = sorted(set(m.group(0)[10:-1] for m in _ALREADY.finditer(red)) - set(m.group(0)[10:-1] for m in _ALREADY.finditer(text)))
+            found = sorted(
+                set(m.group(0)[10:-1] for m in _ALREADY.finditer(red))
+                - set(m.group(0)[10:-1] for m in _ALREADY.finditer(text))
+            )
         return found
 
     def redact_obj(self, obj: Any) -> Any:

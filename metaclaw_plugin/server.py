@@ -281,8 +281,11 @@ class BearerAuth:
                 auth = v
                 break
         if not auth:
-            resp = error_response(401, "missing Authorization header; send 'Authorization: Bearer <token>' "
-                                       "with the token from $METACLAW_HOME/server.token")
+            resp = error_response(
+                401,
+                "missing Authorization header; send 'Authorization: Bearer <token>' "
+                "with the token from $METACLAW_HOME/server.token",
+            )
         else:
             scheme, _, given = auth.partition(b" ")
             if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self._token):
@@ -297,8 +300,15 @@ class BearerAuth:
 # ------------------------------------------------------------------------------------------------
 # The app
 # ------------------------------------------------------------------------------------------------
-def create_app(plugin: Any, token: str, *, max_body_bytes: int | None = None, host_name: str = HOST_NAME,
-               manage_plugin: bool = False, info: dict[str, Any] | None = None) -> Any:
+def create_app(
+    plugin: Any,
+    token: str,
+    *,
+    max_body_bytes: int | None = None,
+    host_name: str = HOST_NAME,
+    manage_plugin: bool = False,
+    info: dict[str, Any] | None = None,
+) -> Any:
     """Build the ASGI app around ``plugin`` (a :class:`MetaClawPlugin`).
 
     With ``manage_plugin=True`` the app starts the plugin on start-up and stops it on shutdown.
@@ -314,10 +324,22 @@ def create_app(plugin: Any, token: str, *, max_body_bytes: int | None = None, ho
     counters = {"requests": 0, "errors": 0}
     server_info = dict(info or {})
 
-    def ctx_for(session_id: str, tenant: str, kind: str, run_id: str | None = None, model: str | None = None,
-                user: str | None = None) -> TurnContext:
-        kw: dict[str, Any] = {"session_id": session_id, "tenant": tenant, "kind": kind, "host": host_name,
-                              "model": model, "user": user}
+    def ctx_for(
+        session_id: str,
+        tenant: str,
+        kind: str,
+        run_id: str | None = None,
+        model: str | None = None,
+        user: str | None = None,
+    ) -> TurnContext:
+        kw: dict[str, Any] = {
+            "session_id": session_id,
+            "tenant": tenant,
+            "kind": kind,
+            "host": host_name,
+            "model": model,
+            "user": user,
+        }
         if run_id:
             kw["request_id"] = run_id
         return TurnContext(**kw)
@@ -330,7 +352,7 @@ def create_app(plugin: Any, token: str, *, max_body_bytes: int | None = None, ho
             except ApiError as e:
                 counters["errors"] += 1
                 return error_response(e.status, e.message, **e.extra)
-            except Exception as e:  # noqa: BLE001 - the API must answer JSON, whatever broke
+            except Exception as e:
                 counters["errors"] += 1
                 log.exception("%s %s failed", request.method, request.url.path)
                 return error_response(500, f"internal error: {type(e).__name__}: {e}")
@@ -346,8 +368,13 @@ def create_app(plugin: Any, token: str, *, max_body_bytes: int | None = None, ho
     async def status(request: Request) -> Response:
         st = plugin.status() if hasattr(plugin, "status") else {}
         st = dict(st)
-        st["server"] = {**server_info, "pid": os.getpid(), "uptime_s": round(time.time() - started_at, 3),
-                        "max_body_bytes": limit, **counters}
+        st["server"] = {
+            **server_info,
+            "pid": os.getpid(),
+            "uptime_s": round(time.time() - started_at, 3),
+            "max_body_bytes": limit,
+            **counters,
+        }
         st["feedback_supported"] = hasattr(plugin, "on_feedback")
         return JSONResponse(st)
 
@@ -359,8 +386,9 @@ def create_app(plugin: Any, token: str, *, max_body_bytes: int | None = None, ho
             msgs.append({"role": "user", "content": body.prompt})
         ctx = ctx_for(body.session_id, body.tenant, body.kind, user=body.user)
         inj = plugin.skill_block(ctx, msgs)
-        return JSONResponse({"block": inj.text or "", "skills": list(inj.names or []),
-                             "generation": int(inj.generation or 0)})
+        return JSONResponse(
+            {"block": inj.text or "", "skills": list(inj.names or []), "generation": int(inj.generation or 0)}
+        )
 
     @endpoint
     async def turn_input(request: Request) -> Response:
@@ -398,8 +426,11 @@ def create_app(plugin: Any, token: str, *, max_body_bytes: int | None = None, ho
         body: FeedbackBody = await parse(request, FeedbackBody, limit)
         fn = getattr(plugin, "on_feedback", None)
         if fn is None:
-            raise ApiError(501, "feedback is not supported by this version of the metaclaw-plugin core "
-                                "(MetaClawPlugin.on_feedback is missing)")
+            raise ApiError(
+                501,
+                "feedback is not supported by this version of the metaclaw-plugin core "
+                "(MetaClawPlugin.on_feedback is missing)",
+            )
         ctx = ctx_for(body.session_id, body.tenant, "main", body.run_id)
         fn(ctx, body.score, body.text)
         return JSONResponse({"ok": True})
@@ -480,8 +511,15 @@ def check_bind(host: str, allow_remote: bool) -> None:
         )
 
 
-def serve(settings: Any = None, *, host: str | None = None, port: int | None = None, allow_remote: bool = False,
-          plugin: Any = None, log_level: str = "warning") -> None:
+def serve(
+    settings: Any = None,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    allow_remote: bool = False,
+    plugin: Any = None,
+    log_level: str = "warning",
+) -> None:
     """Run the API until interrupted (``metaclaw-plugin serve``)."""
     import uvicorn
 
@@ -494,8 +532,13 @@ def serve(settings: Any = None, *, host: str | None = None, port: int | None = N
     port = int(port if port is not None else settings.server.port)
     check_bind(host, allow_remote)
     token = load_or_create_token(settings.home_dir)
-    app = create_app(plugin, token, max_body_bytes=settings.server.max_body_bytes, manage_plugin=True,
-                     info={"host": host, "port": port})
+    app = create_app(
+        plugin,
+        token,
+        max_body_bytes=settings.server.max_body_bytes,
+        manage_plugin=True,
+        info={"host": host, "port": port},
+    )
     kw: dict[str, Any] = {}
     try:
         import httptools  # noqa: F401
@@ -509,6 +552,15 @@ def serve(settings: Any = None, *, host: str | None = None, port: int | None = N
         kw["loop"] = "uvloop"
     except ImportError:
         pass
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
-                            lifespan="on", server_header=False, date_header=False, **kw)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        lifespan="on",
+        server_header=False,
+        date_header=False,
+        **kw,
+    )
     uvicorn.Server(config).run()

@@ -10,8 +10,9 @@ import queue
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 log = logging.getLogger("metaclaw_plugin.worker")
 

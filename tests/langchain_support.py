@@ -12,8 +12,9 @@ import json
 import shutil
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
@@ -42,11 +43,12 @@ class ScriptedChatModel(GenericFakeChatModel):
     received: list[list[BaseMessage]] = Field(default_factory=list)
     delay: float = 0.0
 
-    def bind_tools(self, tools: Any, **kwargs: Any) -> "ScriptedChatModel":
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         self.received.append(list(messages))
         if self.delay:
             time.sleep(self.delay)
@@ -56,14 +58,21 @@ class ScriptedChatModel(GenericFakeChatModel):
         msg = AIMessage(content=item) if isinstance(item, str) else item
         return ChatResult(generations=[ChatGeneration(message=msg)])
 
-    def _stream(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+    def _stream(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> Iterator[ChatGenerationChunk]:
         """One chunk holding the whole scripted message (the base class drops tool calls when streaming)."""
         msg = self._generate(messages, stop=stop, **kwargs).generations[0].message
         chunk = AIMessageChunk(
             content=msg.content,
             tool_call_chunks=[
-                {"name": tc["name"], "args": json.dumps(tc["args"]), "id": tc["id"], "index": i, "type": "tool_call_chunk"}
+                {
+                    "name": tc["name"],
+                    "args": json.dumps(tc["args"]),
+                    "id": tc["id"],
+                    "index": i,
+                    "type": "tool_call_chunk",
+                }
                 for i, tc in enumerate(getattr(msg, "tool_calls", None) or [])
             ],
         )
@@ -82,16 +91,19 @@ class ScriptedChatModel(GenericFakeChatModel):
 
 def call(name: str, args: dict[str, Any], call_id: str | None = None) -> AIMessage:
     """An assistant message that calls one tool."""
-    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": call_id or f"call-{next(_ids)}",
-                                              "type": "tool_call"}])
+    return AIMessage(
+        content="",
+        tool_calls=[{"name": name, "args": args, "id": call_id or f"call-{next(_ids)}", "type": "tool_call"}],
+    )
 
 
 def model(*script: Any, delay: float = 0.0) -> ScriptedChatModel:
     return ScriptedChatModel(messages=iter(list(script)), delay=delay)
 
 
-def edit_script(path: str = "settings.ini", answer: str = "Done: port set to 8080, backup kept.",
-                tag: str = "") -> list[Any]:
+def edit_script(
+    path: str = "settings.ini", answer: str = "Done: port set to 8080, backup kept.", tag: str = ""
+) -> list[Any]:
     """read_file → write_file → final answer (three model calls, two tool calls)."""
     return [
         call("read_file", {"path": path}, f"read{tag}"),

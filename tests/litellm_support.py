@@ -17,20 +17,21 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before anything imports litellm
 
-import httpx  # noqa: E402
+import httpx
 
-from metaclaw_plugin.devtools.proxyrun import ModelSpec, proxy_config, write_config  # noqa: E402
-from metaclaw_plugin.devtools.upstream import Upstream  # noqa: E402
-from metaclaw_plugin.skillbank.bank import bundled_skills_dir  # noqa: E402
-from metaclaw_plugin.skillbank.render import OPEN  # noqa: E402
-from metaclaw_plugin.skillbank.store import SkillStore  # noqa: E402
-from metaclaw_plugin.store.trajectories import TrajectoryStore  # noqa: E402
-from metaclaw_plugin.types import Session, Skill  # noqa: E402
+from metaclaw_plugin.devtools.proxyrun import ModelSpec, proxy_config, write_config
+from metaclaw_plugin.devtools.upstream import Upstream
+from metaclaw_plugin.skillbank.bank import bundled_skills_dir
+from metaclaw_plugin.skillbank.render import OPEN
+from metaclaw_plugin.skillbank.store import SkillStore
+from metaclaw_plugin.store.trajectories import TrajectoryStore
+from metaclaw_plugin.types import Session, Skill
 
 MODEL = "stub-model"
 
@@ -62,16 +63,25 @@ def random_key(label: str = "") -> str:
     return f"sk-{label}{secrets.token_hex(16)}"
 
 
-def write_proxy_dir(folder: Path, upstream_url: str, *, callbacks: bool = True, custom_auth: bool = False,
-                    general: dict[str, Any] | None = None) -> Path:
+def write_proxy_dir(
+    folder: Path,
+    upstream_url: str,
+    *,
+    callbacks: bool = True,
+    custom_auth: bool = False,
+    general: dict[str, Any] | None = None,
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     gs = dict(general or {})
     if custom_auth:
         (folder / "mc_test_auth.py").write_text(CUSTOM_AUTH)
         gs["custom_auth"] = "mc_test_auth.user_api_key_auth"
-    cfg = proxy_config([ModelSpec(f"openai/{MODEL}", name=MODEL, api_base=upstream_url, api_key="not-needed")],
-                       callbacks=None if not callbacks else ("metaclaw_litellm.callback",),
-                       general_settings=gs, litellm_settings={"num_retries": 0, "request_timeout": 30})
+    cfg = proxy_config(
+        [ModelSpec(f"openai/{MODEL}", name=MODEL, api_base=upstream_url, api_key="not-needed")],
+        callbacks=None if not callbacks else ("metaclaw_litellm.callback",),
+        general_settings=gs,
+        litellm_settings={"num_retries": 0, "request_timeout": 30},
+    )
     return write_config(folder / "config.yaml", cfg)
 
 
@@ -86,14 +96,29 @@ def seed_home(home: Path, tenant_skills: Iterable[Skill] = ()) -> Path:
 
 
 def tenant_skill(name: str, tenant: str, description: str, body: str) -> Skill:
-    return Skill(name=name, description=description, body=body, category="testing", origin="evolved",
-                 status="active", tenant=tenant)
+    return Skill(
+        name=name,
+        description=description,
+        body=body,
+        category="testing",
+        origin="evolved",
+        status="active",
+        tenant=tenant,
+    )
 
 
 # Client side --------------------------------------------------------------------------------------
-def chat(base_url: str, key: str, messages: Any = None, *, headers: dict[str, str] | None = None,
-         stream: bool = False, body: dict[str, Any] | None = None, raw: bytes | None = None,
-         timeout: float = 60.0) -> httpx.Response:
+def chat(
+    base_url: str,
+    key: str,
+    messages: Any = None,
+    *,
+    headers: dict[str, str] | None = None,
+    stream: bool = False,
+    body: dict[str, Any] | None = None,
+    raw: bytes | None = None,
+    timeout: float = 60.0,
+) -> httpx.Response:
     """POST /v1/chat/completions; the whole body (SSE included) is read before this returns."""
     hdrs = {"Authorization": f"Bearer {key}", "Content-Type": "application/json", **(headers or {})}
     if raw is None:
@@ -172,16 +197,26 @@ def durable_turn(home: Path, turn_id: str) -> dict[str, Any] | None:
     return dict(rows[0]) if rows else None
 
 
-def wait_session(home: Path, session_id: str, tenant: str | None = None, *, turns: int | None = None,
-                 ended: bool | None = None, timeout: float = 20.0) -> Session:
+def wait_session(
+    home: Path,
+    session_id: str,
+    tenant: str | None = None,
+    *,
+    turns: int | None = None,
+    ended: bool | None = None,
+    timeout: float = 20.0,
+) -> Session:
     """Poll SQLite (the proxy's write-behind queue runs in the background) until the session has
     ``turns`` turns (and is ended, when asked)."""
     deadline = time.monotonic() + timeout
     last: Session | None = None
     while True:
         last = reader(home).get_session(session_id, tenant)
-        ok = last is not None and (turns is None or len(last.turns) >= turns) and (
-            ended is None or (last.ended_at is not None) == ended)
+        ok = (
+            last is not None
+            and (turns is None or len(last.turns) >= turns)
+            and (ended is None or (last.ended_at is not None) == ended)
+        )
         if ok or time.monotonic() > deadline:
             if not ok:
                 got = None if last is None else (len(last.turns), last.ended_at)

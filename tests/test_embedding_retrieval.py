@@ -14,11 +14,11 @@ import yaml
 pytest.importorskip("chromadb", reason="needs the embeddings extra")
 pytest.importorskip("sentence_transformers", reason="needs the embeddings extra")
 
-from metaclaw_plugin import Settings, TurnContext  # noqa: E402
-from metaclaw_plugin.skillbank import SkillBank, bundled_skills_dir  # noqa: E402
-from metaclaw_plugin.skillbank.embedding import EmbeddingIndex, collection_name, get_encoder  # noqa: E402
+from conftest import free_port
 
-from conftest import free_port  # noqa: E402
+from metaclaw_plugin import Settings, TurnContext
+from metaclaw_plugin.skillbank import SkillBank, bundled_skills_dir
+from metaclaw_plugin.skillbank.embedding import EmbeddingIndex, collection_name, get_encoder
 
 pytestmark = pytest.mark.embeddings
 DATA = Path(__file__).parent / "data"
@@ -53,12 +53,17 @@ def test_persistent_index_finds_skills_and_reuses_vectors(tmp_path: Path, monkey
     monkeypatch.setenv("METACLAW_HOME", str(tmp_path))
     monkeypatch.setenv("METACLAW_SKILLS_DIR", str(bundled_skills_dir()))
     res = CliRunner().invoke(main, ["skills", "index", "--json"])
-    assert res.exit_code == 0 and '"skills": %d' % len(bank.skills) in res.stdout and calls == []
+    assert res.exit_code == 0 and f'"skills": {len(bank.skills)}' in res.stdout and calls == []
 
 
 def test_missing_model_falls_back_to_keyword(tmp_path: Path):
-    bank = SkillBank(Settings(home=tmp_path, skills_dir=bundled_skills_dir(),
-                              retrieval={"mode": "embedding", "embedding_model": "no-such-model-package"}))
+    bank = SkillBank(
+        Settings(
+            home=tmp_path,
+            skills_dir=bundled_skills_dir(),
+            retrieval={"mode": "embedding", "embedding_model": "no-such-model-package"},
+        )
+    )
     bank.refresh(force=True)
     assert "no-such-model-package" in (bank.index_error or "")
     assert [s.name for s, _ in bank.select(TurnContext("k"), "back up the json file before editing")]
@@ -68,8 +73,11 @@ def test_missing_model_falls_back_to_keyword(tmp_path: Path):
 def chroma_server(tmp_path: Path):
     exe = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
     port = free_port()
-    proc = subprocess.Popen([exe, "run", "--path", str(tmp_path / "chroma"), "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [exe, "run", "--path", str(tmp_path / "chroma"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     import chromadb
 
     deadline = time.time() + 60
@@ -90,8 +98,11 @@ def chroma_server(tmp_path: Path):
 def test_shared_chroma_server_mode(tmp_path: Path, chroma_server: int):
     import chromadb
 
-    settings = Settings(home=tmp_path, skills_dir=bundled_skills_dir(),
-                        retrieval={"mode": "hybrid", "chroma_mode": "http", "chroma_port": chroma_server})
+    settings = Settings(
+        home=tmp_path,
+        skills_dir=bundled_skills_dir(),
+        retrieval={"mode": "hybrid", "chroma_mode": "http", "chroma_port": chroma_server},
+    )
     bank = SkillBank(settings)
     bank.refresh(force=True)
     assert bank.index_error is None
@@ -101,8 +112,9 @@ def test_shared_chroma_server_mode(tmp_path: Path, chroma_server: int):
     assert not (tmp_path / "index").exists()  # nothing local in server mode
 
 
-def test_two_homes_share_one_chroma_server_without_deleting_each_other(tmp_path: Path, chroma_server: int,
-                                                                       monkeypatch: pytest.MonkeyPatch):
+def test_two_homes_share_one_chroma_server_without_deleting_each_other(
+    tmp_path: Path, chroma_server: int, monkeypatch: pytest.MonkeyPatch
+):
     import chromadb
 
     libraries = {
@@ -114,15 +126,18 @@ def test_two_homes_share_one_chroma_server_without_deleting_each_other(tmp_path:
     for home, names in libraries.items():
         for n in names:
             shutil.copytree(bundled_skills_dir() / n, tmp_path / home / "skills" / n)
-        settings[home] = Settings(home=tmp_path / home, retrieval={"mode": "embedding", "chroma_mode": "http",
-                                                                   "chroma_port": chroma_server})
+        settings[home] = Settings(
+            home=tmp_path / home, retrieval={"mode": "embedding", "chroma_mode": "http", "chroma_port": chroma_server}
+        )
         banks[home] = SkillBank(settings[home])
         banks[home].refresh(force=True)
         assert banks[home].index_error is None and sorted(banks[home].skills) == sorted(names)
     server = chromadb.HttpClient(host="127.0.0.1", port=chroma_server)
     cols = {h: server.get_collection(collection_name(s)) for h, s in settings.items()}
     assert cols["a"].name != cols["b"].name
-    assert sorted(cols["a"].get()["ids"]) == sorted(libraries["a"]) and sorted(cols["b"].get()["ids"]) == sorted(libraries["b"])
+    assert sorted(cols["a"].get()["ids"]) == sorted(libraries["a"]) and sorted(cols["b"].get()["ids"]) == sorted(
+        libraries["b"]
+    )
 
     def own_hits(home: str) -> int:  # each skill's description as the query: its own vector must come first
         bank = banks[home]
@@ -149,6 +164,12 @@ def test_two_homes_share_one_chroma_server_without_deleting_each_other(tmp_path:
 def test_collection_names_are_per_library_and_overridable(tmp_path: Path):
     a = Settings(home=tmp_path / "a")
     b = Settings(home=tmp_path / "b")
-    assert collection_name(a) != collection_name(b) and collection_name(a) == collection_name(Settings(home=tmp_path / "a"))
-    assert collection_name(a) != collection_name(Settings(home=tmp_path / "a", retrieval={"embedding_model": str(tmp_path)}))
-    assert collection_name(Settings(home=tmp_path / "a", retrieval={"chroma_collection": "team_skills"})) == "team_skills"
+    assert collection_name(a) != collection_name(b) and collection_name(a) == collection_name(
+        Settings(home=tmp_path / "a")
+    )
+    assert collection_name(a) != collection_name(
+        Settings(home=tmp_path / "a", retrieval={"embedding_model": str(tmp_path)})
+    )
+    assert (
+        collection_name(Settings(home=tmp_path / "a", retrieval={"chroma_collection": "team_skills"})) == "team_skills"
+    )

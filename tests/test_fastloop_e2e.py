@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -28,10 +29,14 @@ SECRETS = [
     "AKIAQ3EGRX7JN2PLVB4T",
     "hunter2-Correct-Horse",
 ]
-SKILL = {"action": "create", "name": "detect-csv-delimiter",
-         "description": "When parsing or splitting CSV exports, detect the delimiter and quoting before splitting rows.",
-         "body": "# Detect the CSV delimiter\n\n1. Sniff a sample with csv.Sniffer.\n2. Never split rows on commas by hand.\n"
-                 "3. Tell the user which delimiter you found.", "category": "data"}
+SKILL = {
+    "action": "create",
+    "name": "detect-csv-delimiter",
+    "description": "When parsing or splitting CSV exports, detect the delimiter and quoting before splitting rows.",
+    "body": "# Detect the CSV delimiter\n\n1. Sniff a sample with csv.Sniffer.\n2. Never split rows on commas by hand.\n"
+    "3. Tell the user which delimiter you found.",
+    "category": "data",
+}
 TASK = "parse the csv export orders.csv and sum the totals"
 
 
@@ -56,10 +61,23 @@ class Roles:
 
 
 def settings_for(home: Path, up: Upstream, **over: Any) -> Settings:
-    evo = {"model": "openai/evolver", "api_base": up.url, "api_key": "x", "backoff": 0.01, "retries": 0,
-           **over.pop("evolution", {})}
-    rew = {"model": "openai/judge", "api_base": up.url, "api_key": "x", "backoff": 0.01, "retries": 0,
-           "review_wait": 5.0, **over.pop("reward", {})}
+    evo = {
+        "model": "openai/evolver",
+        "api_base": up.url,
+        "api_key": "x",
+        "backoff": 0.01,
+        "retries": 0,
+        **over.pop("evolution", {}),
+    }
+    rew = {
+        "model": "openai/judge",
+        "api_base": up.url,
+        "api_key": "x",
+        "backoff": 0.01,
+        "retries": 0,
+        "review_wait": 5.0,
+        **over.pop("reward", {}),
+    }
     return Settings(home=home, evolution=evo, reward=rew, **over)
 
 
@@ -75,16 +93,21 @@ def wait_for(plugin: MetaClawPlugin, cond: Callable[[], Any], timeout: float = 9
     raise AssertionError(f"timed out; fast loop status: {json.dumps(plugin.learning.status(), default=str)[:1500]}")
 
 
-def failing_session(p: MetaClawPlugin, sid: str, *, secret: str | None = None, outcome: dict | None = None,
-                    end: bool = True) -> list[str]:
+def failing_session(
+    p: MetaClawPlugin, sid: str, *, secret: str | None = None, outcome: dict | None = None, end: bool = True
+) -> list[str]:
     """Two main turns: the assistant splits a CSV wrongly, the user corrects it."""
-    first = [{"role": "system", "content": "You are a coding agent."},
-             {"role": "user", "content": f"{TASK}. My key is {secret or SECRETS[0]} and password={SECRETS[3]}"}]
+    first = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": f"{TASK}. My key is {secret or SECRETS[0]} and password={SECRETS[3]}"},
+    ]
     c1 = TurnContext(sid, host="test")
     p.on_request(c1, first)
     p.on_response(c1, {"role": "assistant", "content": "I split each line on ',' and summed column 3."})
-    second = first + [{"role": "assistant", "content": "I split each line on ',' and summed column 3."},
-                      {"role": "user", "content": f"no, that's wrong: the file uses ';' and quoted fields. token {SECRETS[1]}"}]
+    second = first + [
+        {"role": "assistant", "content": "I split each line on ',' and summed column 3."},
+        {"role": "user", "content": f"no, that's wrong: the file uses ';' and quoted fields. token {SECRETS[1]}"},
+    ]
     c2 = TurnContext(sid, host="test")
     p.on_request(c2, second)
     p.on_response(c2, {"role": "assistant", "content": "Still splitting on ',' with aws key AKIAQ3EGRX7JN2PLVB4T."})
@@ -146,7 +169,9 @@ def test_failed_session_becomes_a_skill_the_next_request_carries(home: Path):
             assert "detect-csv-delimiter" in nxt.injected_skills and "### detect-csv-delimiter" in out[0]["content"]
             hist = p.skills.store.history("detect-csv-delimiter")[-1]
             assert hist["screening"]["verdict"] == "clean" and hist["promotion"]["decision"] == "active"
-            assert all(b.get("temperature") == 0.6 for b in up.requests if "strict reviewer" in b["messages"][0]["content"])
+            assert all(
+                b.get("temperature") == 0.6 for b in up.requests if "strict reviewer" in b["messages"][0]["content"]
+            )
         finally:
             p.stop()
         assert_no_secret_left(home, up)
@@ -219,8 +244,9 @@ def test_judge_down_falls_back_to_the_other_signals(home: Path):
     roles = Roles()
     roles.judge_reply = {"status": 500}
     with Upstream(script=roles) as up:
-        p = MetaClawPlugin(settings_for(home, up, evolution={"promotion": "auto"},
-                                        reward={"review_wait": 1.0, "max_attempts": 2})).start()
+        p = MetaClawPlugin(
+            settings_for(home, up, evolution={"promotion": "auto"}, reward={"review_wait": 1.0, "max_attempts": 2})
+        ).start()
         try:
             failing_session(p, "jd-1", outcome={"success": False})
             wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
@@ -255,8 +281,10 @@ def test_every_n_turns_reviews_a_long_session(home: Path):
                 ctx = TurnContext("long-1")
                 p.on_request(ctx, msgs)
                 p.on_response(ctx, {"role": "assistant", "content": f"attempt {i}: split on commas"})
-                msgs = msgs + [{"role": "assistant", "content": f"attempt {i}: split on commas"},
-                               {"role": "user", "content": "that's wrong, still not the right delimiter"}]
+                msgs = msgs + [
+                    {"role": "assistant", "content": f"attempt {i}: split on commas"},
+                    {"role": "user", "content": "that's wrong, still not the right delimiter"},
+                ]
             wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
             assert p.learning.status()["counters"].get("evolution_trigger_every_n_turns") == 1
         finally:
@@ -311,7 +339,8 @@ def test_cli_evolve_session_dry_run_then_real(home: Path):
     with Upstream(script=roles) as up:
         (home / "config.yaml").write_text(
             f"evolution:\n  model: openai/evolver\n  api_base: {up.url}\n  api_key: x\n  promotion: auto\n  enabled: true\n"
-            f"reward:\n  model: openai/judge\n  api_base: {up.url}\n  api_key: x\n")
+            f"reward:\n  model: openai/judge\n  api_base: {up.url}\n  api_key: x\n"
+        )
         # record a failed session with evolution disabled, so nothing evolves on its own
         s = Settings.load(evolution={"enabled": False}, reward={"enabled": False})
         p = MetaClawPlugin(s).start()
@@ -377,8 +406,12 @@ def test_end_to_end_through_the_litellm_sdk_adapter(home: Path):
     pytest.importorskip("metaclaw_litellm")
     roles = Roles()
     with Upstream(script=roles) as up:
-        proc = subprocess.run([sys.executable, "-c", SDK_SCRIPT, str(home), up.url, TASK, SECRETS[0]],
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-c", SDK_SCRIPT, str(home), up.url, TASK, SECRETS[0]],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         out = json.loads(proc.stdout.strip().splitlines()[-1])
         assert "detect-csv-delimiter" in out["skills"]

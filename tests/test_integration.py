@@ -55,8 +55,7 @@ def installed(monkeypatch: pytest.MonkeyPatch):
 
 
 def _check() -> str | None:
-    return require_host("hostpkg", "hostpkg", "1.108.7", "1.111", adapter="metaclaw_x",
-                        install="'metaclaw-plugin[x]'")
+    return require_host("hostpkg", "hostpkg", "1.108.7", "1.111", adapter="metaclaw_x", install="'metaclaw-plugin[x]'")
 
 
 @pytest.mark.parametrize("found", ["1.108.7", "1.108.14", "1.110.2", "1.110.99.post1", "1.109"])
@@ -74,8 +73,9 @@ def test_require_host_missing_says_what_and_how(installed: dict[str, Any]) -> No
     assert isinstance(ei.value, ImportError)  # `except ImportError` around the adapter import keeps working
 
 
-def test_require_host_missing_is_fatal_even_when_unsupported_is_allowed(installed: dict[str, Any],
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_require_host_missing_is_fatal_even_when_unsupported_is_allowed(
+    installed: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(ALLOW_UNSUPPORTED_ENV, "1")
     with pytest.raises(DidNotEnable, match="not installed"):
         _check()
@@ -97,8 +97,9 @@ def test_require_host_default_install_command_is_the_range(installed: dict[str, 
         require_host("hostpkg", "hostpkg", "1.0", "2", adapter="a")
 
 
-def test_require_host_out_of_range_only_warns_when_allowed(installed: dict[str, Any],
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_require_host_out_of_range_only_warns_when_allowed(
+    installed: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     installed["version"] = "1.200.0"
     monkeypatch.setenv(ALLOW_UNSUPPORTED_ENV, "1")
     with pytest.warns(RuntimeWarning, match=r"hostpkg 1\.200\.0 is installed; running anyway"):
@@ -137,12 +138,12 @@ def test_adapters_check_the_ranges_that_pyproject_declares() -> None:
     if importlib.util.find_spec("litellm") is not None:
         import metaclaw_litellm
 
-        assert metaclaw_litellm.SUPPORTED_LITELLM == ranges["litellm"]
+        assert ranges["litellm"] == metaclaw_litellm.SUPPORTED_LITELLM
     if importlib.util.find_spec("langchain") is not None:
         import metaclaw_langchain
 
-        assert metaclaw_langchain.SUPPORTED_LANGCHAIN == ranges["langchain"]
-        assert metaclaw_langchain.SUPPORTED_LANGCHAIN_CORE == ranges["langchain-core"]
+        assert ranges["langchain"] == metaclaw_langchain.SUPPORTED_LANGCHAIN
+        assert ranges["langchain-core"] == metaclaw_langchain.SUPPORTED_LANGCHAIN_CORE
 
 
 def test_adapter_import_raises_did_not_enable_for_an_unsupported_host(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -151,14 +152,15 @@ def test_adapter_import_raises_did_not_enable_for_an_unsupported_host(monkeypatc
 
     pytest.importorskip("litellm")
     real = importlib.metadata.version
-    monkeypatch.setattr(integration.importlib.metadata, "version",
-                        lambda name: "1.99.0" if name == "litellm" else real(name))
+    monkeypatch.setattr(
+        integration.importlib.metadata, "version", lambda name: "1.99.0" if name == "litellm" else real(name)
+    )
     monkeypatch.delenv(ALLOW_UNSUPPORTED_ENV, raising=False)
     saved = {k: v for k, v in sys.modules.items() if k == "metaclaw_litellm" or k.startswith("metaclaw_litellm.")}
     for k in saved:
         del sys.modules[k]
     try:
-        with pytest.raises(DidNotEnable, match="litellm 1.99.0 is installed"):
+        with pytest.raises(DidNotEnable, match=r"litellm 1\.99\.0 is installed"):
             import metaclaw_litellm  # noqa: F401
     finally:
         for k in [k for k in sys.modules if k == "metaclaw_litellm" or k.startswith("metaclaw_litellm.")]:
@@ -193,7 +195,8 @@ def test_fail_open_logs_counts_and_never_raises(caplog: pytest.LogCaptureFixture
             fail("other", None)  # no owner: logged, not counted, no error
     assert owner.errors == Counter({"t.hook": 2})
     assert [r.getMessage() for r in caplog.records] == ["metaclaw_t hook failed; the run continues unchanged"] * 2 + [
-        "metaclaw_t other failed; the run continues unchanged"]
+        "metaclaw_t other failed; the run continues unchanged"
+    ]
     assert caplog.records[0].exc_info is not None and caplog.records[0].exc_info[0] is ValueError
 
 
@@ -217,9 +220,8 @@ def test_fail_open_guard_swallows_exceptions_not_cancellation() -> None:
     with fail.guard("g", owner):
         raise RuntimeError("swallowed")
     assert owner.errors["g"] == 1
-    with pytest.raises(KeyboardInterrupt):
-        with fail.guard("g", owner):
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), fail.guard("g", owner):
+        raise KeyboardInterrupt
     with fail.guard("g", owner):
         pass
     assert owner.errors["g"] == 1
@@ -236,8 +238,9 @@ class _Clock:
         return self.t
 
 
-def test_handle_retries_a_failed_build_after_the_delay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       caplog: pytest.LogCaptureFixture) -> None:
+def test_handle_retries_a_failed_build_after_the_delay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     settings = Settings(home=tmp_path / "home")
     calls = {"n": 0}
     real = integration.MetaClawPlugin
@@ -250,13 +253,21 @@ def test_handle_retries_a_failed_build_after_the_delay(tmp_path: Path, monkeypat
 
     monkeypatch.setattr(integration, "MetaClawPlugin", flaky)
     clock, errors = _Clock(), Counter()
-    h = PluginHandle(settings=settings, host="TestHost", errors=errors, retry_after=30.0, clock=clock,
-                     logger=logging.getLogger("t.handle"))
+    h = PluginHandle(
+        settings=settings,
+        host="TestHost",
+        errors=errors,
+        retry_after=30.0,
+        clock=clock,
+        logger=logging.getLogger("t.handle"),
+    )
     with caplog.at_level(logging.ERROR, logger="t.handle"):
         assert h.get() is None
     assert h.error == "OSError: disk not ready" and errors["plugin_start"] == 1 and h.failures == 1
-    assert "could not start (OSError: disk not ready); TestHost requests pass through unchanged, retrying in 30s" \
+    assert (
+        "could not start (OSError: disk not ready); TestHost requests pass through unchanged, retrying in 30s"
         in caplog.text
+    )
     clock.t += 29.0
     assert h.get() is None and calls["n"] == 1  # within the delay: no rebuild, no cost
     clock.t += 1.5
@@ -296,8 +307,9 @@ def test_default_plugin_is_shared_per_config_source(tmp_path: Path, monkeypatch:
     assert a1.settings.home_dir == tmp_path / "a" and b.settings.home_dir == tmp_path / "b"
 
 
-def test_default_plugin_that_fails_to_start_is_rebuilt_on_retry(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_plugin_that_fails_to_start_is_rebuilt_on_retry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A broken home is fixed while the host runs: the retry re-reads the config instead of reusing the
     default plugin that failed."""
     monkeypatch.delenv("METACLAW_CONFIG", raising=False)
@@ -341,10 +353,13 @@ def test_session_chain_tuples_and_lazy_steps() -> None:
         def f() -> Any:
             called.append(name)
             return value
+
         return f
 
     assert session_id_from(header=(None, lazy("hdr", "raw-header")), fingerprint=lazy("fp", "fp-x")) == (
-        "raw-header", "header")
+        "raw-header",
+        "header",
+    )
     assert called == ["hdr"]  # the fingerprint was never computed
     called.clear()
     assert session_id_from(metadata=(None, "", 42), fingerprint=lazy("fp", "fp-x")) == ("42", "metadata")

@@ -11,15 +11,13 @@ import pytest
 
 pytest.importorskip("langchain.agents")
 
-from langchain.agents import create_agent  # noqa: E402
-from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
-from langchain_core.messages import SystemMessage  # noqa: E402
-from langchain_core.output_parsers import StrOutputParser  # noqa: E402
-from langchain_core.prompts import ChatPromptTemplate  # noqa: E402
-from langchain_core.runnables import RunnableLambda  # noqa: E402
-from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
-
-from langchain_support import (  # noqa: E402  (tests/ is on sys.path: pytest rootdir mode)
+from langchain.agents import create_agent
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import SystemMessage
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnableLambda
+from langchain_support import (
     BLOCK_OPEN,
     EDIT_TASK,
     SYSTEM_PROMPT,
@@ -32,8 +30,10 @@ from langchain_support import (  # noqa: E402  (tests/ is on sys.path: pytest ro
     model,
     roles,
 )
-from metaclaw_langchain import MetaClawCallbackHandler, MetaClawMiddleware, with_skills  # noqa: E402
-from metaclaw_plugin import MetaClawPlugin  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver
+
+from metaclaw_langchain import MetaClawCallbackHandler, MetaClawMiddleware, with_skills
+from metaclaw_plugin import MetaClawPlugin
 
 SKILL = "backup-before-modify"
 
@@ -108,8 +108,10 @@ def test_handler_on_the_agent(plugin: MetaClawPlugin) -> None:
     handler = MetaClawCallbackHandler(plugin)
     m = model(*edit_script())
     agent = create_agent(m, FakeFiles().tools(), system_prompt=SYSTEM_PROMPT, checkpointer=InMemorySaver())
-    out = agent.invoke({"messages": [{"role": "user", "content": EDIT_TASK}]},
-                       config={"callbacks": [handler], "configurable": {"thread_id": "cb-agent"}})
+    out = agent.invoke(
+        {"messages": [{"role": "user", "content": EDIT_TASK}]},
+        config={"callbacks": [handler], "configurable": {"thread_id": "cb-agent"}},
+    )
     assert out["messages"][-1].content.startswith("Done")
     s = session(plugin, "cb-agent")  # LangGraph puts thread_id in the callbacks' metadata
     assert [tool_names(t) for t in s.turns] == [["read_file"], ["write_file"], []]
@@ -125,8 +127,10 @@ def test_handler_on_the_agent_async_with_a_failing_tool(plugin: MetaClawPlugin) 
     agent = create_agent(m, [*FakeFiles().tools(), explode])
 
     async def go() -> None:
-        await agent.ainvoke({"messages": [{"role": "user", "content": "go"}]},
-                            config={"callbacks": [handler], "metadata": {"session_id": "cb-fail"}})
+        await agent.ainvoke(
+            {"messages": [{"role": "user", "content": "go"}]},
+            config={"callbacks": [handler], "metadata": {"session_id": "cb-fail"}},
+        )
 
     with pytest.raises(RuntimeError, match="tool exploded"):
         asyncio.run(go())
@@ -173,8 +177,9 @@ def test_handler_concurrent_chains_never_mix(plugin: MetaClawPlugin) -> None:
         assert turn.response["content"] == f"answer {sid}"
 
 
-def test_handler_with_a_broken_plugin_never_breaks_the_chain(plugin: MetaClawPlugin,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_handler_with_a_broken_plugin_never_breaks_the_chain(
+    plugin: MetaClawPlugin, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(*a: Any, **k: Any) -> Any:
         raise OSError("disk full")
 
@@ -203,6 +208,7 @@ def test_with_skills_injects_in_an_lcel_chain(plugin: MetaClawPlugin, how: str) 
     elif how == "stream":
         out = "".join(chain.stream({"task": EDIT_TASK}, config=cfg))
     else:
+
         async def go() -> str:
             return "".join([c async for c in chain.astream({"task": EDIT_TASK}, config=cfg)])
 
@@ -244,7 +250,8 @@ def test_with_skills_bind_tools_keeps_injecting(plugin: MetaClawPlugin) -> None:
     assert BLOCK_OPEN in m.system_texts()[0]
     (turn,) = session(plugin, "bt").turns
     assert tool_names(turn) == ["read_file"] and json.loads(turn.tool_calls[0]["function"]["arguments"]) == {
-        "path": "settings.ini"}
+        "path": "settings.ini"
+    }
 
 
 def test_with_skills_fails_open(plugin: MetaClawPlugin, monkeypatch: pytest.MonkeyPatch) -> None:

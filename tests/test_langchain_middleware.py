@@ -12,12 +12,10 @@ import pytest
 
 pytest.importorskip("langchain.agents")
 
-from langchain.agents import create_agent  # noqa: E402
-from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage  # noqa: E402
-from langchain_core.tools import tool  # noqa: E402
-from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
-
-from langchain_support import (  # noqa: E402  (tests/ is on sys.path: pytest rootdir mode)
+from langchain.agents import create_agent
+from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import tool
+from langchain_support import (
     BLOCK_OPEN,
     EDIT_TASK,
     SYSTEM_PROMPT,
@@ -31,13 +29,15 @@ from langchain_support import (  # noqa: E402  (tests/ is on sys.path: pytest ro
     roles,
     seed_skills,
 )
-from metaclaw_langchain import (  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver
+
+from metaclaw_langchain import (
     MetaClawMiddleware,
     PolicyNotAvailableError,
     policy_chat_model,
 )
-from metaclaw_langchain._common import with_block  # noqa: E402
-from metaclaw_plugin import MetaClawPlugin, SessionEnd  # noqa: E402
+from metaclaw_langchain._common import with_block
+from metaclaw_plugin import MetaClawPlugin, SessionEnd
 
 SKILL = "backup-before-modify"
 
@@ -64,6 +64,7 @@ def run_agent(agent: Any, inputs: dict[str, Any], config: dict[str, Any], how: s
             pass
         return agent.get_state(config).values
     if how == "astream":
+
         async def go() -> None:
             async for _ in agent.astream(inputs, config=config, stream_mode=["updates", "messages"]):
                 pass
@@ -91,8 +92,13 @@ def tool_names(turn: Any) -> list[str]:
 def test_injects_and_records_the_whole_run(plugin: MetaClawPlugin, how: str) -> None:
     m = model(*edit_script())
     files = FakeFiles()
-    agent = create_agent(m, files.tools(), system_prompt=SYSTEM_PROMPT, middleware=[MetaClawMiddleware(plugin)],
-                         checkpointer=InMemorySaver())
+    agent = create_agent(
+        m,
+        files.tools(),
+        system_prompt=SYSTEM_PROMPT,
+        middleware=[MetaClawMiddleware(plugin)],
+        checkpointer=InMemorySaver(),
+    )
     cfg = {"configurable": {"thread_id": f"thread-{how}"}}
 
     state = run_agent(agent, user(), cfg, how)
@@ -112,13 +118,18 @@ def test_injects_and_records_the_whole_run(plugin: MetaClawPlugin, how: str) -> 
     t1, t2, t3 = s.turns
     assert t1.response["tool_calls"][0]["id"] == "read"
     assert json.loads(t2.response["tool_calls"][0]["function"]["arguments"]) == {
-        "path": "settings.ini", "content": "port=8080"}
+        "path": "settings.ini",
+        "content": "port=8080",
+    }
     assert t3.response == {"role": "assistant", "content": "Done: port set to 8080, backup kept."}
     # Messages as sent: the system message with the block, then the conversation with the tool results.
     assert roles(t3.messages) == ["system", "user", "assistant", "tool", "assistant", "tool"]
     assert BLOCK_OPEN in t3.messages[0]["content"] and t3.messages[0]["content"].startswith(SYSTEM_PROMPT)
     assert {k: t3.messages[3][k] for k in ("role", "tool_call_id", "content")} == {
-        "role": "tool", "tool_call_id": "read", "content": "port=80\n"}
+        "role": "tool",
+        "tool_call_id": "read",
+        "content": "port=80\n",
+    }
     assert t3.messages[5]["tool_call_id"] == "write"
     assert all(t.injected_skills and SKILL in t.injected_skills and t.error is None for t in s.turns)
     assert all(t.host == "langchain" and t.latency_ms is not None for t in s.turns)
@@ -154,8 +165,9 @@ def test_injection_disabled_only_captures(tmp_path: Path) -> None:
     plugin = make_plugin(tmp_path / "home", injection={"enabled": False})
     try:
         m = model(*edit_script())
-        agent = create_agent(m, FakeFiles().tools(), system_prompt=SYSTEM_PROMPT,
-                             middleware=[MetaClawMiddleware(plugin)])
+        agent = create_agent(
+            m, FakeFiles().tools(), system_prompt=SYSTEM_PROMPT, middleware=[MetaClawMiddleware(plugin)]
+        )
         agent.invoke(user(), config={"metadata": {"session_id": "off"}})
         assert m.system_texts() == [SYSTEM_PROMPT] * 3
         assert len(session(plugin, "off").turns) == 3
@@ -166,7 +178,10 @@ def test_injection_disabled_only_captures(tmp_path: Path) -> None:
 def test_with_block_appends_to_list_content() -> None:
     sys_msg = SystemMessage(content=[{"type": "text", "text": "base"}])
     out = with_block(sys_msg, "<metaclaw-skills>x</metaclaw-skills>")
-    assert out.content == [{"type": "text", "text": "base"}, {"type": "text", "text": "<metaclaw-skills>x</metaclaw-skills>"}]
+    assert out.content == [
+        {"type": "text", "text": "base"},
+        {"type": "text", "text": "<metaclaw-skills>x</metaclaw-skills>"},
+    ]
     assert sys_msg.content == [{"type": "text", "text": "base"}]  # the original is untouched
     assert with_block(SystemMessage(content="a"), "b").content == "a\n\nb"
     assert with_block(None, "b").content == "b"
@@ -203,8 +218,13 @@ def test_a_thread_spans_several_invokes_each_one_an_episode(plugin: MetaClawPlug
     ends: list[Any] = []
     plugin.events.subscribe(SessionEnd, ends.append)
     m = model(*edit_script(tag="-1"), "Second answer.")
-    agent = create_agent(m, FakeFiles().tools(), system_prompt=SYSTEM_PROMPT, middleware=[MetaClawMiddleware(plugin)],
-                         checkpointer=InMemorySaver())
+    agent = create_agent(
+        m,
+        FakeFiles().tools(),
+        system_prompt=SYSTEM_PROMPT,
+        middleware=[MetaClawMiddleware(plugin)],
+        checkpointer=InMemorySaver(),
+    )
     cfg = {"configurable": {"thread_id": "long-thread"}}
     agent.invoke(user(), config=cfg)
     agent.invoke(user("And what port was it before?"), config=cfg)
@@ -212,11 +232,22 @@ def test_a_thread_spans_several_invokes_each_one_an_episode(plugin: MetaClawPlug
     s = session(plugin, "long-thread")
     assert len(s.turns) == 4
     # The second invoke's model call saw the whole thread (checkpointer) plus a fresh block.
-    assert roles(s.turns[3].messages) == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant", "user"]
+    assert roles(s.turns[3].messages) == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+    ]
     assert s.outcome["final_answer"] == "Second answer."  # the latest episode's outcome
     # One session-end event per invoke, each with that invoke's turns only.
     assert [(e.session_id, len(e.turn_ids), e.reason) for e in ends] == [
-        ("long-thread", 3, "after_agent"), ("long-thread", 1, "after_agent")]
+        ("long-thread", 3, "after_agent"),
+        ("long-thread", 1, "after_agent"),
+    ]
 
 
 def test_end_sessions_false_leaves_the_session_open(plugin: MetaClawPlugin) -> None:
@@ -266,8 +297,9 @@ def test_concurrent_threads_never_mix(plugin: MetaClawPlugin) -> None:
     def worker(sid: str) -> None:
         try:
             m = model(*edit_script(path=f"{sid}.ini", answer=f"done {sid}", tag=f"-{sid}"), delay=0.01)
-            agent = create_agent(m, files.tools(), system_prompt=SYSTEM_PROMPT, middleware=[mw],
-                                 checkpointer=InMemorySaver())
+            agent = create_agent(
+                m, files.tools(), system_prompt=SYSTEM_PROMPT, middleware=[mw], checkpointer=InMemorySaver()
+            )
             barrier.wait(5)
             agent.invoke(user(f"{EDIT_TASK} [{sid}]"), config={"configurable": {"thread_id": sid}})
         except BaseException as e:  # pragma: no cover - reported below
@@ -287,16 +319,22 @@ def test_concurrent_async_sessions_never_mix(plugin: MetaClawPlugin) -> None:
     sids = [f"a{i}" for i in range(6)]
     files = FakeFiles({f"{sid}.ini": "port=80" for sid in sids})
     agents = {
-        sid: create_agent(model(*edit_script(path=f"{sid}.ini", answer=f"done {sid}", tag=f"-{sid}"), delay=0.01),
-                          files.tools(), system_prompt=SYSTEM_PROMPT, middleware=[mw])
+        sid: create_agent(
+            model(*edit_script(path=f"{sid}.ini", answer=f"done {sid}", tag=f"-{sid}"), delay=0.01),
+            files.tools(),
+            system_prompt=SYSTEM_PROMPT,
+            middleware=[mw],
+        )
         for sid in sids
     }
 
     async def go() -> None:
-        await asyncio.gather(*(
-            agents[sid].ainvoke(user(f"{EDIT_TASK} [{sid}]"), config={"configurable": {"thread_id": sid}})
-            for sid in sids
-        ))
+        await asyncio.gather(
+            *(
+                agents[sid].ainvoke(user(f"{EDIT_TASK} [{sid}]"), config={"configurable": {"thread_id": sid}})
+                for sid in sids
+            )
+        )
 
     asyncio.run(go())
     _check_isolated(plugin, sids)
@@ -326,8 +364,9 @@ def test_tool_that_raises_fails_the_run_as_without_middleware(plugin: MetaClawPl
     with pytest.raises(RuntimeError, match="tool exploded"):
         run_agent(bare, user("go"), {}, how)
 
-    agent = create_agent(model(call("explode", {"reason": "boom"}, "x1"), "never"), [explode],
-                         middleware=[MetaClawMiddleware(plugin)])
+    agent = create_agent(
+        model(call("explode", {"reason": "boom"}, "x1"), "never"), [explode], middleware=[MetaClawMiddleware(plugin)]
+    )
     with pytest.raises(RuntimeError, match="tool exploded: boom"):
         run_agent(agent, user("go"), {"metadata": {"session_id": f"tool-raises-{how}"}}, how)
     s = session(plugin, f"tool-raises-{how}")
@@ -383,17 +422,24 @@ def test_broken_trajectory_store_still_runs(plugin: MetaClawPlugin, monkeypatch:
 
 
 @pytest.mark.parametrize("how", ["invoke", "astream"])
-def test_every_plugin_hook_raising_never_breaks_the_agent(plugin: MetaClawPlugin, monkeypatch: pytest.MonkeyPatch,
-                                                          how: str) -> None:
+def test_every_plugin_hook_raising_never_breaks_the_agent(
+    plugin: MetaClawPlugin, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
     """Even hooks that do not fail open themselves (a future core bug) cannot reach the agent."""
+
     def broken(*a: Any, **k: Any) -> Any:
         raise RuntimeError("plugin bug")
 
     for hook in ("skill_block", "record_request", "on_response", "on_session_end", "start"):
         monkeypatch.setattr(plugin, hook, broken)
     m = model(*edit_script())
-    agent = create_agent(m, FakeFiles().tools(), system_prompt=SYSTEM_PROMPT, middleware=[MetaClawMiddleware(plugin)],
-                         checkpointer=InMemorySaver())
+    agent = create_agent(
+        m,
+        FakeFiles().tools(),
+        system_prompt=SYSTEM_PROMPT,
+        middleware=[MetaClawMiddleware(plugin)],
+        checkpointer=InMemorySaver(),
+    )
     state = run_agent(agent, user(), {"configurable": {"thread_id": f"all-broken-{how}"}}, how)
     assert state["messages"][-1].content.startswith("Done")
     assert m.system_texts() == [SYSTEM_PROMPT] * 3
@@ -454,8 +500,9 @@ def test_nested_agent_does_not_end_the_parent_session(plugin: MetaClawPlugin) ->
         """Ask a helper agent."""
         return inner.invoke({"messages": [{"role": "user", "content": question}]})["messages"][-1].content
 
-    outer = create_agent(model(call("ask_helper", {"question": "what?"}, "h1"), "outer answer"), [ask_helper],
-                         middleware=[mw])
+    outer = create_agent(
+        model(call("ask_helper", {"question": "what?"}, "h1"), "outer answer"), [ask_helper], middleware=[mw]
+    )
     ends: list[Any] = []
     plugin.events.subscribe(SessionEnd, ends.append)
     outer.invoke(user("delegate this"), config={"configurable": {"thread_id": "parent"}})

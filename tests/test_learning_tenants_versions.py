@@ -24,18 +24,31 @@ from metaclaw_plugin.skillbank.store import SkillStore
 
 pytest.importorskip("litellm")
 
-CSV = {"action": "create", "name": "kafka-consumer-offsets",
-       "description": "When a Kafka consumer replays or skips messages, check its committed offsets and offset reset policy.",
-       "body": "# Kafka consumer offsets\n\n1. Describe the consumer group's committed offsets.\n"
-               "2. Check auto.offset.reset before restarting the consumer."}
-CSV_BETTER = {**CSV, "action": "refine", "target": "kafka-consumer-offsets",
-              "body": CSV["body"] + "\n3. Tell the user which partition lag and reset policy you found."}
+CSV = {
+    "action": "create",
+    "name": "kafka-consumer-offsets",
+    "description": "When a Kafka consumer replays or skips messages, check its committed offsets and offset reset policy.",
+    "body": "# Kafka consumer offsets\n\n1. Describe the consumer group's committed offsets.\n"
+    "2. Check auto.offset.reset before restarting the consumer.",
+}
+CSV_BETTER = {
+    **CSV,
+    "action": "refine",
+    "target": "kafka-consumer-offsets",
+    "body": CSV["body"] + "\n3. Tell the user which partition lag and reset policy you found.",
+}
 QUERY = "the kafka consumer replays old messages after restart, check its offsets"
 
 
 def support(tenant: str) -> list[SupportTurn]:
-    v = TurnView(f"t-{tenant}", f"s-{tenant}", tenant, "split this csv export", "I split it on commas.",
-                 evidence=[{"role": "user", "content": "no, it uses semicolons"}])
+    v = TurnView(
+        f"t-{tenant}",
+        f"s-{tenant}",
+        tenant,
+        "split this csv export",
+        "I split it on commas.",
+        evidence=[{"role": "user", "content": "no, it uses semicolons"}],
+    )
     return [SupportTurn(v, -1.0, "correction")]
 
 
@@ -44,10 +57,15 @@ class Lib:
         self.home = home
         self.store = SkillStore(home / "skills")
         self.store.seed_from(bundled_skills_dir())
-        self.settings = Settings(home=home, evolution={"model": "openai/evolver", "api_base": up.url, "api_key": "x",
-                                                       "shadow_fraction": 0.5, **evo})
-        self.evolver = SkillEvolver(LLMClient("evolver", model="openai/evolver", api_base=up.url, api_key="x",
-                                              timeout=20), self.store, self.settings)
+        self.settings = Settings(
+            home=home,
+            evolution={"model": "openai/evolver", "api_base": up.url, "api_key": "x", "shadow_fraction": 0.5, **evo},
+        )
+        self.evolver = SkillEvolver(
+            LLMClient("evolver", model="openai/evolver", api_base=up.url, api_key="x", timeout=20),
+            self.store,
+            self.settings,
+        )
         self.bank = SkillBank(self.settings)
 
     def evolve(self, tenant: str) -> Any:
@@ -63,8 +81,13 @@ class Lib:
 
 
 def test_one_tenants_lesson_never_changes_what_another_is_injected(home: Path):
-    with Upstream(replies=[json.dumps({"skills": [CSV]}), json.dumps({"skills": [CSV_BETTER]}),
-                           json.dumps({"skills": [{**CSV, "body": CSV["body"] + "\n3. TEAM-B-ONLY"}]})]) as up:
+    with Upstream(
+        replies=[
+            json.dumps({"skills": [CSV]}),
+            json.dumps({"skills": [CSV_BETTER]}),
+            json.dumps({"skills": [{**CSV, "body": CSV["body"] + "\n3. TEAM-B-ONLY"}]}),
+        ]
+    ) as up:
         lib = Lib(home, up, promotion="auto")
         lib.evolve("team-a")
         a_skill = lib.bank.skills["kafka-consumer-offsets"]
@@ -86,9 +109,13 @@ def test_one_tenants_lesson_never_changes_what_another_is_injected(home: Path):
 
 
 def test_a_lesson_about_a_shared_skill_becomes_a_tenant_variant(home: Path):
-    refine_builtin = {"action": "refine", "target": "csv-quoting", "name": "csv-quoting",
-                      "description": "When reading or writing CSV, handle quoted fields and this team's ';' delimiter.",
-                      "body": "# CSV for team-b\n\n1. Our exports use ';' and double quotes.\n2. Use the csv module."}
+    refine_builtin = {
+        "action": "refine",
+        "target": "csv-quoting",
+        "name": "csv-quoting",
+        "description": "When reading or writing CSV, handle quoted fields and this team's ';' delimiter.",
+        "body": "# CSV for team-b\n\n1. Our exports use ';' and double quotes.\n2. Use the csv module.",
+    }
     with Upstream(replies=[json.dumps({"skills": [refine_builtin]})]) as up:
         lib = Lib(home, up, promotion="auto")
         builtin = lib.store.read("csv-quoting")
@@ -134,7 +161,9 @@ def test_refining_an_active_skill_keeps_it_serving_until_the_new_version_wins(ho
     assert lib.bank.skills["kafka-consumer-offsets"].body == CSV_BETTER["body"]
     assert not lib.bank.pending
     assert [(v["version"], v["state"]) for v in lib.store.versions("kafka-consumer-offsets")] == [
-        (1, "superseded"), (2, "served")]
+        (1, "superseded"),
+        (2, "served"),
+    ]
 
 
 def test_a_losing_version_is_discarded_and_the_old_one_serves_on(home: Path):
@@ -173,8 +202,9 @@ def test_history_shows_versions_with_diffs_and_rollback_restores_one(home: Path)
     assert out["version"] == 4 and lib.store.read("kafka-consumer-offsets").body == CSV_BETTER["body"]
     states = [v["state"] for v in run_cli(home, "skills", "history", "kafka-consumer-offsets")["versions"]]
     assert states == ["superseded", "superseded", "superseded", "served"]
-    res = CliRunner().invoke(cli_main, ["skills", "rollback", "kafka-consumer-offsets", "--to", "9"],
-                             env={"METACLAW_HOME": str(home)})
+    res = CliRunner().invoke(
+        cli_main, ["skills", "rollback", "kafka-consumer-offsets", "--to", "9"], env={"METACLAW_HOME": str(home)}
+    )
     assert res.exit_code != 0 and "no version 9" in res.output
 
 
@@ -201,7 +231,9 @@ def test_a_skill_on_trial_is_labelled_trial_with_its_evidence(home: Path):
     assert item["status"] == "quarantined" and item["label"] == "trial"
     assert item["trial"]["arm_share"] == 0.5 and item["trial"]["n_with"] == 0 and item["trial"]["p_better"] == 0.5
     assert {i["name"] for i in run_cli(home, "skills", "list", "--status", "trial")} == {"kafka-consumer-offsets"}
-    assert "kafka-consumer-offsets" not in {i["name"] for i in run_cli(home, "skills", "list", "--status", "quarantined")}
+    assert "kafka-consumer-offsets" not in {
+        i["name"] for i in run_cli(home, "skills", "list", "--status", "quarantined")
+    }
 
 
 def test_a_new_version_wins_its_trial_against_the_old_one_in_the_running_loop(home: Path):
@@ -217,11 +249,20 @@ def test_a_new_version_wins_its_trial_against_the_old_one_in_the_running_loop(ho
 
     with Upstream(script=script) as up:
         common = {"api_base": up.url, "api_key": "x", "backoff": 0.01, "retries": 0}
-        s = Settings(home=home, evolution={"model": "openai/evolver", "promotion": "auto", "shadow_min_samples": 4,
-                                           "shadow_confidence": 0.9, **common},
-                     reward={"model": "openai/judge", "review_wait": 1.0, **common})
+        s = Settings(
+            home=home,
+            evolution={
+                "model": "openai/evolver",
+                "promotion": "auto",
+                "shadow_min_samples": 4,
+                "shadow_confidence": 0.9,
+                **common,
+            },
+            reward={"model": "openai/judge", "review_wait": 1.0, **common},
+        )
         p = MetaClawPlugin(s).start()
         try:
+
             def fail_once(sid: str) -> None:
                 ctx = TurnContext(sid, tenant="team-a")
                 p.on_request(ctx, [{"role": "user", "content": QUERY}])

@@ -24,12 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from metaclaw_plugin.devtools.proxyrun import ProxyProcess, free_port, launch_proxy
-from metaclaw_plugin.devtools.upstream import Upstream
-from metaclaw_plugin.skillbank.render import OPEN
-from metaclaw_plugin.store.trajectories import TrajectoryStore
-
 from litellm_support import (
     MODEL,
     block_count,
@@ -47,6 +41,11 @@ from litellm_support import (
     wait_session,
     write_proxy_dir,
 )
+
+from metaclaw_plugin.devtools.proxyrun import ProxyProcess, free_port, launch_proxy
+from metaclaw_plugin.devtools.upstream import Upstream
+from metaclaw_plugin.skillbank.render import OPEN
+from metaclaw_plugin.store.trajectories import TrajectoryStore
 
 pytestmark = pytest.mark.slow
 
@@ -76,8 +75,15 @@ def _script(body: dict[str, Any]) -> dict[str, Any] | str:
 
 
 class Stack:
-    def __init__(self, upstream: Upstream, main: ProxyProcess, main_home: Path, broken: ProxyProcess,
-                 broken_home: Path, cli_out: str):
+    def __init__(
+        self,
+        upstream: Upstream,
+        main: ProxyProcess,
+        main_home: Path,
+        broken: ProxyProcess,
+        broken_home: Path,
+        cli_out: str,
+    ):
         self.upstream = upstream
         self.main = main
         self.home = main_home
@@ -112,16 +118,31 @@ def stack(tmp_path_factory: pytest.TempPathFactory):
     benv = dict(os.environ)
     for k in ("METACLAW_CONFIG", "LITELLM_MASTER_KEY"):
         benv.pop(k, None)
-    benv.update(METACLAW_HOME=str(broken_home), METACLAW_SKILLS_DIR=str(broken_home / "not-a-folder"),
-                PYTHONUNBUFFERED="1")
+    benv.update(
+        METACLAW_HOME=str(broken_home), METACLAW_SKILLS_DIR=str(broken_home / "not-a-folder"), PYTHONUNBUFFERED="1"
+    )
     bport = free_port()
     blog = root / "broken-proxy.log"
     cli = Path(sys.executable).with_name("metaclaw-plugin")
     with open(blog, "wb") as out:
         bproc = subprocess.Popen(
-            [str(cli), "proxy", "--model", f"{MODEL}=openai/{MODEL}", "--api-base", up.url, "--port", str(bport),
-             "--num-retries", "0"],
-            env=benv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                str(cli),
+                "proxy",
+                "--model",
+                f"{MODEL}=openai/{MODEL}",
+                "--api-base",
+                up.url,
+                "--port",
+                str(bport),
+                "--num-retries",
+                "0",
+            ],
+            env=benv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     broken = ProxyProcess(bproc, "127.0.0.1", bport, "", broken_home / "litellm-proxy.yaml", blog)
     try:
@@ -152,9 +173,12 @@ def _call_id(resp) -> str:
 # Injection -----------------------------------------------------------------------------------------------
 def test_injects_relevant_skills_once_and_nothing_for_unrelated_tasks(stack: Stack):
     tag = uuid.uuid4().hex[:8]
-    r = chat(stack.url, stack.key, [{"role": "system", "content": "You are terse."},
-                                    {"role": "user", "content": f"{MATCHING} [{tag}]"}],
-             headers={"X-Session-Id": _sid("inj")})
+    r = chat(
+        stack.url,
+        stack.key,
+        [{"role": "system", "content": "You are terse."}, {"role": "user", "content": f"{MATCHING} [{tag}]"}],
+        headers={"X-Session-Id": _sid("inj")},
+    )
     assert r.status_code == 200, r.text
     assert r.json()["choices"][0]["message"]["content"].startswith("reply to:")
     (body,) = upstream_request(stack.upstream, tag)
@@ -174,8 +198,12 @@ def test_injects_relevant_skills_once_and_nothing_for_unrelated_tasks(stack: Sta
 
 def test_side_turns_are_recorded_but_not_injected(stack: Stack):
     sid, tag = _sid("side"), uuid.uuid4().hex[:8]
-    r = chat(stack.url, stack.key, [{"role": "user", "content": f"{MATCHING} [{tag}]"}],
-             headers={"X-Session-Id": sid, "X-Turn-Type": "side"})
+    r = chat(
+        stack.url,
+        stack.key,
+        [{"role": "user", "content": f"{MATCHING} [{tag}]"}],
+        headers={"X-Session-Id": sid, "X-Turn-Type": "side"},
+    )
     assert r.status_code == 200, r.text
     (body,) = upstream_request(stack.upstream, tag)
     assert block_count(body) == 0
@@ -226,8 +254,13 @@ def test_a_short_session_header_still_names_the_session(stack: Stack):
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 def test_turn_is_on_disk_when_the_client_has_the_response(stack: Stack, stream: bool):
     sid = _sid("durable")
-    r = chat(stack.url, stack.key, [{"role": "user", "content": "write the report as json"}],
-             headers={"X-Session-Id": sid}, stream=stream)
+    r = chat(
+        stack.url,
+        stack.key,
+        [{"role": "user", "content": "write the report as json"}],
+        headers={"X-Session-Id": sid},
+        stream=stream,
+    )
     assert r.status_code == 200, r.text
     rec = durable_turn(stack.home, _call_id(r))  # no waiting, no flush: the proxy wrote it before replying
     assert rec is not None, "turn not on disk when the response reached the client"
@@ -237,10 +270,24 @@ def test_turn_is_on_disk_when_the_client_has_the_response(stack: Stack, stream: 
 def test_tool_calls_are_captured_json_and_stream(stack: Stack):
     for stream in (False, True):
         sid = _sid("tools")
-        r = chat(stack.url, stack.key, [{"role": "user", "content": "CALL-A-TOOL please"}],
-                 headers={"X-Session-Id": sid}, stream=stream,
-                 body={"tools": [{"type": "function", "function": {"name": "read_file", "parameters": {
-                     "type": "object", "properties": {"path": {"type": "string"}}}}}]})
+        r = chat(
+            stack.url,
+            stack.key,
+            [{"role": "user", "content": "CALL-A-TOOL please"}],
+            headers={"X-Session-Id": sid},
+            stream=stream,
+            body={
+                "tools": [
+                    {
+                        "type": "function",
+                        "function": {
+                            "name": "read_file",
+                            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+                        },
+                    }
+                ]
+            },
+        )
         assert r.status_code == 200, r.text
         (turn,) = wait_session(stack.home, sid, turns=1).turns
         assert [tc["function"]["name"] for tc in turn.tool_calls] == ["read_file"]
@@ -260,8 +307,12 @@ def test_session_done_header_and_metadata_end_the_session(stack: Stack):
     assert s.ended_at is not None
 
     sid2 = _sid("done-md")
-    r = chat(stack.url, stack.key, msgs, body={"metadata": {"session_id": sid2, "session_done": True,
-                                                            "session_outcome": {"success": True}}})
+    r = chat(
+        stack.url,
+        stack.key,
+        msgs,
+        body={"metadata": {"session_id": sid2, "session_done": True, "session_outcome": {"success": True}}},
+    )
     assert r.status_code == 200
     rows = reader(stack.home)._read("SELECT * FROM sessions WHERE session_id = ?", [sid2])
     deadline = time.monotonic() + 20
@@ -285,8 +336,10 @@ def test_sessions_without_an_id_use_user_then_a_conversation_fingerprint(stack: 
         r = chat(stack.url, stack.key, conv)
         assert r.status_code == 200
         ids.append(_call_id(r))
-        conv = conv + [{"role": "assistant", "content": r.json()["choices"][0]["message"]["content"]},
-                       {"role": "user", "content": follow}]
+        conv = conv + [
+            {"role": "assistant", "content": r.json()["choices"][0]["message"]["content"]},
+            {"role": "user", "content": follow},
+        ]
     other = chat(stack.url, stack.key, [{"role": "user", "content": f"Something else entirely [{tag}]"}])
     recs = [durable_turn(stack.home, cid) for cid in ids + [_call_id(other)]]
     assert recs[0]["session_id"] == recs[1]["session_id"] and recs[0]["session_id"].startswith("fp-")
@@ -298,8 +351,12 @@ def test_tenants_are_isolated_by_team(stack: Stack):
     seen = {}
     for key, team in ((TEAM_A_KEY, "team-a"), (TEAM_B_KEY, "team-b")):
         tag = uuid.uuid4().hex[:8]
-        r = chat(stack.url, key, [{"role": "user", "content": f"Start the zorblax deployment now [{tag}]"}],
-                 headers={"X-Session-Id": sid})
+        r = chat(
+            stack.url,
+            key,
+            [{"role": "user", "content": f"Start the zorblax deployment now [{tag}]"}],
+            headers={"X-Session-Id": sid},
+        )
         assert r.status_code == 200, r.text
         (body,) = upstream_request(stack.upstream, tag)
         seen[team] = json.dumps(body["messages"])
@@ -317,13 +374,19 @@ def test_tenants_are_isolated_by_team(stack: Stack):
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 def test_upstream_failure_is_a_failed_turn_and_the_client_gets_the_error(stack: Stack, stream: bool):
     sid = _sid("fail")
-    r = chat(stack.url, stack.key, [{"role": "user", "content": "FAIL-500 now"}], headers={"X-Session-Id": sid},
-             stream=stream)
+    r = chat(
+        stack.url,
+        stack.key,
+        [{"role": "user", "content": "FAIL-500 now"}],
+        headers={"X-Session-Id": sid},
+        stream=stream,
+    )
     assert r.status_code == 500, r.text
     assert "upstream exploded (FAIL-500)" in r.text
     # the same error as from a proxy whose plugin passes everything through
-    ref = chat(stack.broken.base_url, stack.broken.master_key, [{"role": "user", "content": "FAIL-500 now"}],
-               stream=stream)
+    ref = chat(
+        stack.broken.base_url, stack.broken.master_key, [{"role": "user", "content": "FAIL-500 now"}], stream=stream
+    )
     assert (ref.status_code, ref.text) == (r.status_code, r.text)
     (turn,) = wait_session(stack.home, sid, turns=1).turns
     assert turn.response is None
@@ -368,12 +431,26 @@ def test_tool_call_messages_with_null_content(stack: Stack):
     sid, tag = _sid("toolmsg"), uuid.uuid4().hex[:8]
     msgs = [
         {"role": "user", "content": f"Read a.txt and back it up before you modify it [{tag}]"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"a.txt\"}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "content": "hello"},
     ]
-    r = chat(stack.url, stack.key, msgs, headers={"X-Session-Id": sid},
-             body={"tools": [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]})
+    r = chat(
+        stack.url,
+        stack.key,
+        msgs,
+        headers={"X-Session-Id": sid},
+        body={"tools": [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]},
+    )
     assert r.status_code == 200, r.text
     (body,) = upstream_request(stack.upstream, tag)
     assert block_count(body) == 1
@@ -394,8 +471,13 @@ def test_cli_proxy_with_a_broken_skill_store_passes_requests_through(stack: Stac
     for stream in (False, True):
         tag = uuid.uuid4().hex[:8]
         msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": f"{MATCHING} [{tag}]"}]
-        r = chat(stack.broken.base_url, stack.broken.master_key, msgs, stream=stream,
-                 headers={"X-Session-Id": _sid("broken")})
+        r = chat(
+            stack.broken.base_url,
+            stack.broken.master_key,
+            msgs,
+            stream=stream,
+            headers={"X-Session-Id": _sid("broken")},
+        )
         assert r.status_code == 200, r.text
         reply = sse_text(r) if stream else r.json()["choices"][0]["message"]["content"]
         assert reply.startswith("reply to:")
@@ -410,8 +492,13 @@ def test_zz_sigkill_loses_no_completed_turn(stack: Stack):
     sid = _sid("kill")
     ids = []
     for i in range(4):
-        r = chat(stack.url, stack.key, [{"role": "user", "content": f"turn {i} before the crash"}],
-                 headers={"X-Session-Id": sid}, stream=bool(i % 2))
+        r = chat(
+            stack.url,
+            stack.key,
+            [{"role": "user", "content": f"turn {i} before the crash"}],
+            headers={"X-Session-Id": sid},
+            stream=bool(i % 2),
+        )
         assert r.status_code == 200
         ids.append(_call_id(r))
     stack.main.kill()  # SIGKILL to the proxy's process group: no shutdown code runs

@@ -18,23 +18,23 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-import litellm  # noqa: E402
-from click.testing import CliRunner  # noqa: E402
+import litellm
+from click.testing import CliRunner
 
-from metaclaw_litellm import MetaClawCallback  # noqa: E402
-from metaclaw_litellm.translate import (  # noqa: E402
+from metaclaw_litellm import MetaClawCallback
+from metaclaw_litellm.translate import (
     already_injected,
     assemble_stream,
     conversation_fingerprint,
     response_message,
     tenant_from_key,
 )
-from metaclaw_plugin import MetaClawPlugin, Settings  # noqa: E402
-from metaclaw_plugin.cli import main as cli_main  # noqa: E402
-from metaclaw_plugin.devtools.proxyrun import ModelSpec, percentile, unsafe_key_reason  # noqa: E402
-from metaclaw_plugin.devtools.upstream import Upstream  # noqa: E402
-from metaclaw_plugin.skillbank.render import OPEN  # noqa: E402
-from metaclaw_plugin.types import Session  # noqa: E402
+from metaclaw_plugin import MetaClawPlugin, Settings
+from metaclaw_plugin.cli import main as cli_main
+from metaclaw_plugin.devtools.proxyrun import ModelSpec, percentile, unsafe_key_reason
+from metaclaw_plugin.devtools.upstream import Upstream
+from metaclaw_plugin.skillbank.render import OPEN
+from metaclaw_plugin.types import Session
 
 MATCHING = "I need to edit and overwrite the existing settings.json config file; update two keys in it."
 MODEL = "openai/stub-model"
@@ -65,8 +65,15 @@ def upstream():
     up.stop()
 
 
-_CALLBACK_LISTS = ("callbacks", "success_callback", "failure_callback", "_async_success_callback",
-                   "_async_failure_callback", "input_callback", "service_callback")
+_CALLBACK_LISTS = (
+    "callbacks",
+    "success_callback",
+    "failure_callback",
+    "_async_success_callback",
+    "_async_failure_callback",
+    "input_callback",
+    "service_callback",
+)
 
 
 @pytest.fixture
@@ -125,8 +132,9 @@ def test_acompletion_injects_and_records_the_injected_messages(loop, sdk, plugin
     sid, tag = f"sdk-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex[:8]
 
     async def go():
-        return await litellm.acompletion(messages=[{"role": "user", "content": f"{MATCHING} [{tag}]"}],
-                                         metadata={"session_id": sid}, **_kw(upstream))
+        return await litellm.acompletion(
+            messages=[{"role": "user", "content": f"{MATCHING} [{tag}]"}], metadata={"session_id": sid}, **_kw(upstream)
+        )
 
     resp = loop.run_until_complete(go())
     assert resp.choices[0].message.content == "sdk reply"
@@ -147,9 +155,13 @@ def test_acompletion_stream_is_assembled(loop, sdk, plugin, upstream):
     sid, tag = f"sdk-stream-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex[:8]
 
     async def go() -> str:
-        resp = await litellm.acompletion(messages=[{"role": "user", "content": f"{MATCHING} [{tag}]"}],
-                                         metadata={"session_id": sid, "session_done": True}, stream=True,
-                                         stream_options={"include_usage": True}, **_kw(upstream))
+        resp = await litellm.acompletion(
+            messages=[{"role": "user", "content": f"{MATCHING} [{tag}]"}],
+            metadata={"session_id": sid, "session_done": True},
+            stream=True,
+            stream_options={"include_usage": True},
+            **_kw(upstream),
+        )
         parts = []
         async for chunk in resp:
             if chunk.choices and chunk.choices[0].delta.content:
@@ -172,14 +184,25 @@ def test_acompletion_tool_calls_side_turns_and_tenant(loop, sdk, plugin, upstrea
     sid = f"sdk-tools-{uuid.uuid4().hex[:8]}"
 
     async def go():
-        r1 = await litellm.acompletion(messages=[{"role": "user", "content": "CALL-A-TOOL"}],
-                                       metadata={"session_id": sid, "tenant": "acme"},
-                                       tools=[{"type": "function", "function": {"name": "read_file", "parameters": {
-                                           "type": "object", "properties": {"path": {"type": "string"}}}}}],
-                                       **_kw(upstream))
-        r2 = await litellm.acompletion(messages=[{"role": "user", "content": f"{MATCHING} side"}],
-                                       metadata={"session_id": sid, "tenant": "acme", "turn_type": "side"},
-                                       **_kw(upstream))
+        r1 = await litellm.acompletion(
+            messages=[{"role": "user", "content": "CALL-A-TOOL"}],
+            metadata={"session_id": sid, "tenant": "acme"},
+            tools=[
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "read_file",
+                        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+                    },
+                }
+            ],
+            **_kw(upstream),
+        )
+        r2 = await litellm.acompletion(
+            messages=[{"role": "user", "content": f"{MATCHING} side"}],
+            metadata={"session_id": sid, "tenant": "acme", "turn_type": "side"},
+            **_kw(upstream),
+        )
         return r1, r2
 
     r1, _ = loop.run_until_complete(go())
@@ -197,8 +220,9 @@ def test_acompletion_failure_is_recorded_and_raised_unchanged(loop, sdk, plugin,
 
     async def go():
         try:
-            await litellm.acompletion(messages=[{"role": "user", "content": "FAIL-500"}], metadata={"session_id": sid},
-                                      **_kw(upstream))
+            await litellm.acompletion(
+                messages=[{"role": "user", "content": "FAIL-500"}], metadata={"session_id": sid}, **_kw(upstream)
+            )
         finally:
             await _await_turns(plugin, sid, 1)  # failures are logged in a background task
 
@@ -210,8 +234,9 @@ def test_acompletion_failure_is_recorded_and_raised_unchanged(loop, sdk, plugin,
 
 def test_sync_completion_is_captured_but_not_injected(sdk, plugin, upstream):
     sid, tag = f"sdk-sync-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex[:8]
-    resp = litellm.completion(messages=[{"role": "user", "content": f"{MATCHING} [{tag}]"}],
-                              metadata={"session_id": sid}, **_kw(upstream))
+    resp = litellm.completion(
+        messages=[{"role": "user", "content": f"{MATCHING} [{tag}]"}], metadata={"session_id": sid}, **_kw(upstream)
+    )
     assert resp.choices[0].message.content == "sdk reply"
     (body,) = _bodies(upstream, tag)
     assert OPEN not in json.dumps(body["messages"])  # LiteLLM has no modifying hook for sync calls
@@ -266,34 +291,53 @@ class _Key:
 
 
 def _data(messages: Any, **kw: Any) -> dict[str, Any]:
-    return {"model": "m", "messages": messages, "litellm_call_id": uuid.uuid4().hex,
-            "metadata": kw.pop("metadata", {}), "proxy_server_request": {"headers": kw.pop("headers", {})}, **kw}
+    return {
+        "model": "m",
+        "messages": messages,
+        "litellm_call_id": uuid.uuid4().hex,
+        "metadata": kw.pop("metadata", {}),
+        "proxy_server_request": {"headers": kw.pop("headers", {})},
+        **kw,
+    }
 
 
 def test_proxy_pre_call_hook_rules(loop, plugin):
     cb = MetaClawCallback(plugin)
     run = loop.run_until_complete
     # generated session ids (missing_session_id: generate) are ignored in favour of the fingerprint
-    d = _data([{"role": "user", "content": "hello there"}], litellm_session_id="gen-1",
-              metadata={"litellm_session_id_generated": True, "session_id": "gen-1"})
+    d = _data(
+        [{"role": "user", "content": "hello there"}],
+        litellm_session_id="gen-1",
+        metadata={"litellm_session_id_generated": True, "session_id": "gen-1"},
+    )
     d["metadata"].pop("session_id")
     run(cb.async_pre_call_hook(_Key(), None, d, "acompletion"))
     assert cb._inflight[d["litellm_call_id"]].ctx.session_id.startswith("fp-")
     # header beats metadata; X-Turn-Type side; X-Session-Done
-    d = _data([{"role": "user", "content": MATCHING}], litellm_session_id="hdr",
-              metadata={"session_id": "hdr"}, headers={"x-turn-type": "side", "x-session-done": "true"})
+    d = _data(
+        [{"role": "user", "content": MATCHING}],
+        litellm_session_id="hdr",
+        metadata={"session_id": "hdr"},
+        headers={"x-turn-type": "side", "x-session-done": "true"},
+    )
     out = run(cb.async_pre_call_hook(_Key(team_id="t1"), None, d, "acompletion"))
     inf = cb._inflight[d["litellm_call_id"]]
     assert (inf.ctx.session_id, inf.ctx.kind, inf.done, inf.ctx.tenant) == ("hdr", "side", True, "team:t1")
     assert OPEN not in json.dumps(out["messages"])
     # other call types and malformed bodies pass through untouched
-    for call_type, data in (("aembedding", {"input": "x"}), ("acompletion", {"model": "m"}),
-                            ("acompletion", {"messages": "nope"}), ("acompletion", {"messages": None})):
+    for call_type, data in (
+        ("aembedding", {"input": "x"}),
+        ("acompletion", {"model": "m"}),
+        ("acompletion", {"messages": "nope"}),
+        ("acompletion", {"messages": None}),
+    ):
         before = json.dumps(data)
         assert run(cb.async_pre_call_hook(_Key(), None, data, call_type)) is data
         assert json.dumps(data) == before
     # a block already present (a retry) is not injected twice
-    d = _data([{"role": "system", "content": f"x {OPEN}\nold\n</metaclaw-skills>"}, {"role": "user", "content": MATCHING}])
+    d = _data(
+        [{"role": "system", "content": f"x {OPEN}\nold\n</metaclaw-skills>"}, {"role": "user", "content": MATCHING}]
+    )
     out = run(cb.async_pre_call_hook(_Key(), None, d, "acompletion"))
     assert json.dumps(out["messages"]).count(OPEN) == 1
 
@@ -339,14 +383,21 @@ def test_assemble_stream_and_response_message():
     chunks = [
         {"choices": [{"delta": {"role": "assistant", "content": "Hel"}}]},
         {"choices": [{"delta": {"content": "lo"}}]},
-        {"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "f", "arguments": "{\"a\""}}]}}]},
+        {
+            "choices": [
+                {"delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "f", "arguments": '{"a"'}}]}}
+            ]
+        },
         {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": ": 1}"}}]}}]},
         {"choices": [{"delta": {}, "finish_reason": "tool_calls"}]},
         {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}},
     ]
     msg, usage = assemble_stream(chunks)
-    assert msg == {"role": "assistant", "content": "Hello", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}]}
+    assert msg == {
+        "role": "assistant",
+        "content": "Hello",
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}],
+    }
     assert usage == {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
     assert assemble_stream([]) == ({"role": "assistant", "content": ""}, None)
     assert assemble_stream(chunks[:2])[1] is None  # no usage anywhere: none invented
@@ -362,23 +413,40 @@ def test_litellm_chunk_objects_are_read_like_dicts():
     from metaclaw_litellm.translate import get
 
     text = ModelResponseStream(id="x", choices=[{"index": 0, "delta": {"role": "assistant", "content": "Hel"}}])
-    more = ModelResponseStream(id="x", choices=[{"index": 0, "delta": {"tool_calls": [
-        {"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}}])
+    more = ModelResponseStream(
+        id="x",
+        choices=[
+            {
+                "index": 0,
+                "delta": {
+                    "tool_calls": [
+                        {"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                    ]
+                },
+            }
+        ],
+    )
     last = ModelResponseStream(id="x", choices=[{"index": 0, "delta": {"content": "lo"}, "finish_reason": "stop"}])
     last.usage = Usage(prompt_tokens=3, completion_tokens=2, total_tokens=5)  # set the way LiteLLM sets it
     msg, usage = assemble_stream([text, more, last])
-    assert msg == {"role": "assistant", "content": "Hello", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    assert msg == {
+        "role": "assistant",
+        "content": "Hello",
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+    }
     assert usage == {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
     # Without include_usage LiteLLM strips usage from the chunks and keeps it in the last one's hidden params.
     bare = ModelResponseStream(id="x", choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
     bare._hidden_params["usage"] = Usage(prompt_tokens=4, completion_tokens=1, total_tokens=5)
     assert assemble_stream([text, bare]) == (
-        {"role": "assistant", "content": "Hel"}, {"prompt_tokens": 4, "completion_tokens": 1, "total_tokens": 5})
+        {"role": "assistant", "content": "Hel"},
+        {"prompt_tokens": 4, "completion_tokens": 1, "total_tokens": 5},
+    )
     for obj in (text, text.choices[0], text.choices[0].delta, last):
         for name in ("id", "choices", "delta", "content", "usage", "finish_reason", "nothing_here", "model_dump"):
             expect = getattr(obj, name, None)
             assert get(obj, name) is expect or get(obj, name) == expect, (type(obj).__name__, name)
+
 
 def test_proxy_stream_chunks_take_the_fast_reader_and_read_the_same():
     """Inside the proxy, chunks carry the upstream's top-level keys as extras (``service_tier``... as
@@ -388,44 +456,91 @@ def test_proxy_stream_chunks_take_the_fast_reader_and_read_the_same():
 
     from metaclaw_litellm.translate import _assemble_any, _plain_litellm_text
 
-    top = {"id": "c", "created": 1, "model": "m", "object": "chat.completion.chunk",
-           "service_tier": None, "citations": None, "obfuscation": None}
+    top = {
+        "id": "c",
+        "created": 1,
+        "model": "m",
+        "object": "chat.completion.chunk",
+        "service_tier": None,
+        "citations": None,
+        "obfuscation": None,
+    }
     pieces = ["", "Done. I read ", "the file — ", "naïve \u2028 ok", None]
-    stream = [ModelResponseStream(**top, choices=[{"index": 0, "delta": {"role": "assistant" if i == 0 else None,
-                                                                          "content": p}}]) for i, p in enumerate(pieces)]
-    usage_chunk = ModelResponseStream(id="c", choices=[{"index": 0, "delta": {}}],
-                                      usage=Usage(prompt_tokens=7, completion_tokens=3, total_tokens=10))
+    stream = [
+        ModelResponseStream(
+            **top, choices=[{"index": 0, "delta": {"role": "assistant" if i == 0 else None, "content": p}}]
+        )
+        for i, p in enumerate(pieces)
+    ]
+    usage_chunk = ModelResponseStream(
+        id="c", choices=[{"index": 0, "delta": {}}], usage=Usage(prompt_tokens=7, completion_tokens=3, total_tokens=10)
+    )
     hidden = ModelResponseStream(**top, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
     hidden._hidden_params["usage"] = Usage(prompt_tokens=4, completion_tokens=1, total_tokens=5)
-    for chunks, usage in ((stream + [usage_chunk], {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}),
-                          (stream + [hidden], {"prompt_tokens": 4, "completion_tokens": 1, "total_tokens": 5}),
-                          (stream, None)):
+    for chunks, usage in (
+        (stream + [usage_chunk], {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}),
+        (stream + [hidden], {"prompt_tokens": 4, "completion_tokens": 1, "total_tokens": 5}),
+        (stream, None),
+    ):
         assert _plain_litellm_text(chunks) is not None
         want = ({"role": "assistant", "content": "Done. I read the file — naïve \u2028 ok"}, usage)
         assert assemble_stream(chunks) == _assemble_any(chunks) == want
-    tool = ModelResponseStream(**top, choices=[{"index": 0, "delta": {"tool_calls": [
-        {"index": 0, "id": "t1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}}])
+    tool = ModelResponseStream(
+        **top,
+        choices=[
+            {
+                "index": 0,
+                "delta": {
+                    "tool_calls": [
+                        {"index": 0, "id": "t1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                    ]
+                },
+            }
+        ],
+    )
     assert _plain_litellm_text(stream + [tool]) is None  # tool calls: the general reader
     assert assemble_stream(stream + [tool]) == _assemble_any(stream + [tool])
 
 
 # proxyrun and the `proxy` command's config --------------------------------------------------------------------------
 def test_master_key_rules():
-    for bad in ("sk-1234", "sk-12345678901234567890123", "1234567890abcdefghijklmnop", "sk-short", "sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaa", ""):
+    for bad in (
+        "sk-1234",
+        "sk-12345678901234567890123",
+        "1234567890abcdefghijklmnop",
+        "sk-short",
+        "sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "",
+    ):
         assert unsafe_key_reason(bad), bad
     assert unsafe_key_reason("sk-" + uuid.uuid4().hex) is None
     assert ModelSpec.parse("fast=openai/gpt-4o-mini").entry() == {
-        "model_name": "fast", "litellm_params": {"model": "openai/gpt-4o-mini"}}
+        "model_name": "fast",
+        "litellm_params": {"model": "openai/gpt-4o-mini"},
+    }
     assert percentile([1, 2, 3, 4], 50) == 2 and percentile(list(range(1, 101)), 99) == 99
 
 
 def test_proxy_command_dry_run_writes_a_private_config(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("METACLAW_HOME", str(tmp_path))
     monkeypatch.delenv("LITELLM_MASTER_KEY", raising=False)
-    res = CliRunner().invoke(cli_main, ["proxy", "--model", "openai/gpt-4o-mini", "--model", "local=ollama/llama3",
-                                        "--api-base", "http://127.0.0.1:9/v1", "--port", "4999", "--dry-run"])
+    res = CliRunner().invoke(
+        cli_main,
+        [
+            "proxy",
+            "--model",
+            "openai/gpt-4o-mini",
+            "--model",
+            "local=ollama/llama3",
+            "--api-base",
+            "http://127.0.0.1:9/v1",
+            "--port",
+            "4999",
+            "--dry-run",
+        ],
+    )
     assert res.exit_code == 0, res.output
-    key = [ln.split()[-1] for ln in res.output.splitlines() if ln.startswith("master key")][0]
+    key = next(ln.split()[-1] for ln in res.output.splitlines() if ln.startswith("master key"))
     assert unsafe_key_reason(key) is None and res.output.count(key) == 1
     cfg = tmp_path / "litellm-proxy.yaml"
     assert stat.S_IMODE(cfg.stat().st_mode) == 0o600

@@ -58,13 +58,18 @@ def env(tmp_path_factory):
     home = root / "metaclaw-home"
     port = free_port()
     upstream = StubUpstream(reply="stub reply").start()
-    gw = Gateway(install, root / "gw", upstream.base_url, plugin_config={
-        "url": f"http://127.0.0.1:{port}",
-        "home": str(home),
-        "command": metaclaw_cli(),
-        "autoStart": True,
-        "timeoutMs": 2000,
-    })
+    gw = Gateway(
+        install,
+        root / "gw",
+        upstream.base_url,
+        plugin_config={
+            "url": f"http://127.0.0.1:{port}",
+            "home": str(home),
+            "command": metaclaw_cli(),
+            "autoStart": True,
+            "timeoutMs": 2000,
+        },
+    )
     gw.root.mkdir(parents=True, exist_ok=True)
     try:
         gw.start(timeout=120)
@@ -74,8 +79,15 @@ def env(tmp_path_factory):
         gw.stop()
         upstream.stop()
         raise
-    ctx = {"install": install, "gw": gw, "up": upstream, "home": home, "port": port,
-           "url": f"http://127.0.0.1:{port}", "sidecar_pid": status["pid"]}
+    ctx = {
+        "install": install,
+        "gw": gw,
+        "up": upstream,
+        "home": home,
+        "port": port,
+        "url": f"http://127.0.0.1:{port}",
+        "sidecar_pid": status["pid"],
+    }
     yield ctx
     gw.stop()
     upstream.stop()
@@ -109,7 +121,7 @@ def _stub_request_for(up: StubUpstream, marker: str) -> dict[str, Any]:
 def _session_turns(get, session_id: str) -> list[dict[str, Any]]:
     try:
         return get(f"/v1/sessions/{session_id}")["turns"]
-    except Exception:  # noqa: BLE001
+    except Exception:
         return []
 
 
@@ -177,9 +189,8 @@ def test_two_concurrent_sessions_stay_unmixed(env) -> None:
     def talk(user: str) -> None:
         try:
             for i in range(3):
-                gw.chat(f"back up the json file before editing it [{users[user]}-{i}]", user=f"conc-{user}",
-                        timeout=90)
-        except BaseException as e:  # noqa: BLE001
+                gw.chat(f"back up the json file before editing it [{users[user]}-{i}]", user=f"conc-{user}", timeout=90)
+        except BaseException as e:
             errors.append(e)
 
     threads = [threading.Thread(target=talk, args=(u,)) for u in users]
@@ -222,9 +233,19 @@ def test_session_end_reaches_the_sidecar(env) -> None:
         pytest.skip("needs the session of the concurrency test")
     gw, install = env["gw"], env["install"]
     r = subprocess.run(
-        [str(install.node_bin / "node"), str(install.openclaw), "sessions", "delete", "agent:main:openai-user:conc-alice",
-         "--yes", "--json"],
-        env=gw.env(), capture_output=True, text=True, timeout=120,
+        [
+            str(install.node_bin / "node"),
+            str(install.openclaw),
+            "sessions",
+            "delete",
+            "agent:main:openai-user:conc-alice",
+            "--yes",
+            "--json",
+        ],
+        env=gw.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert r.returncode == 0, r.stdout + r.stderr
     get = _sidecar(env)
@@ -403,8 +424,11 @@ def test_js_capture(node_run) -> None:
     assert inp["model"] == "stub/m"
     assert inp["messages"] == [
         {"role": "system", "content": "SYS"},
-        {"role": "assistant", "content": "t", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "exec", "arguments": "{\"cmd\":\"ls\"}"}}]},
+        {
+            "role": "assistant",
+            "content": "t",
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "exec", "arguments": '{"cmd":"ls"}'}}],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "file"},
         {"role": "user", "content": "edit the json"},
     ]

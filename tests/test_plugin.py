@@ -86,6 +86,7 @@ def test_async_twins(plugin: MetaClawPlugin):
 def test_broken_skill_store_fails_open(home):
     p = MetaClawPlugin(Settings(home=home)).start()
     try:
+
         def boom(*a, **k):
             raise RuntimeError("skill store exploded")
 

@@ -16,7 +16,11 @@ SECRETS = [
     ("openrouter", "use {} for routing", "sk-or-v1-9f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928"),
     ("google", "maps key {}", "AIzaSyD4k9Xx7Qw2Er5Ty8Ui1Op4As7Df0GhJkL"),
     ("github classic", "git push with {}", "ghp_8fK2mN5qR9tV3wY6zB1cE4hJ7kL0pS3uX6aD"),
-    ("github fine-grained", "token={}", "github_pat_11ABCDEFG0aBcDeFgHiJkL_MnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrSt"),
+    (
+        "github fine-grained",
+        "token={}",
+        "github_pat_11ABCDEFG0aBcDeFgHiJkL_MnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrSt",
+    ),
     ("gitlab", "CI token {}", "glpat-Xy9Zk8Wv7Ut6Sr5Qp4On"),
     ("slack bot", "slack: {}", "xoxb-2048193847561-4829103847562-Zk9Yx8Wv7Ut6Sr5Qp4On3Ml2"),
     ("slack webhook", "post to {}", "https://hooks.slack.com/services/T024BE7LD/B01ABCDEF12/Zk9Yx8Wv7Ut6Sr5Qp4On3Ml2"),
@@ -28,19 +32,30 @@ SECRETS = [
     ("npm", "//registry.npmjs.org/:_authToken={}", "npm_Zk9Yx8Wv7Ut6Sr5Qp4On3Ml2Kj1Hg0Fe9Dc8"),
     ("groq", "GROQ_API_KEY={}", "gsk_Zk9Yx8Wv7Ut6Sr5Qp4On3Ml2Kj1Hg0Fe9Dc8Ba7Zy6Xw5Vu4"),
     ("xai", "XAI key {}", "xai-Zk9Yx8Wv7Ut6Sr5Qp4On3Ml2Kj1Hg0Fe9Dc8Ba7Zy6Xw5Vu4Ts3Rq2Po1Nm0"),
-    ("jwt", "Cookie: session={}", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkFsaWNlIn0.Xk3Zr8Qp2Lm6Nw4Vt9Ys1Bh5Cj7Dg0Ef"),
+    (
+        "jwt",
+        "Cookie: session={}",
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkFsaWNlIn0.Xk3Zr8Qp2Lm6Nw4Vt9Ys1Bh5Cj7Dg0Ef",
+    ),
     ("bearer", "Authorization: Bearer {}", "9aZk8Yx7Wv6Ut5Sr4Qp3On2Ml1Kj0Hg"),
     ("basic auth", "Authorization: Basic {}", "YWRtaW46czNjcjN0LXBhc3N3MHJk"),
     ("url password", "DATABASE_URL=postgres://admin:{}@db.internal:5432/app", "Tr0ub4dor-and-3"),
-    ("password assignment", "password = \"{}\"", "correct-Horse-42!"),
+    ("password assignment", 'password = "{}"', "correct-Horse-42!"),
     ("password prose", "my password is {}", "hunter2hunter2"),
     ("json password", '{{"db_password": "{}"}}', "p@ssW0rd!2024"),
     ("client secret", "CLIENT_SECRET: {}", "Zq7Xw3Ev9Rb1Tn5Ym8Uc2Io6Pa4Sd0Fg"),
     ("telegram", "bot {}", "7123456789:AAHk9Yx8Wv7Ut6Sr5Qp4On3Ml2Kj1Hg0Fe9D"),
     ("twilio", "TWILIO_SID {}", "AC0123456789abcdef0123456789abcdef"),
-    ("private key", "here:\n{}\nthanks",
-     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACBcTJ0x9qPq1dKjXcVbNm1234567890abcdefghijklmnop\n-----END OPENSSH PRIVATE KEY-----"),
-    ("rsa key, unterminated", "oops {}", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq9Zk8Yx7Wv6Ut5Sr4Qp3On2Ml1Kj0Hg"),
+    (
+        "private key",
+        "here:\n{}\nthanks",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACBcTJ0x9qPq1dKjXcVbNm1234567890abcdefghijklmnop\n-----END OPENSSH PRIVATE KEY-----",
+    ),
+    (
+        "rsa key, unterminated",
+        "oops {}",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq9Zk8Yx7Wv6Ut5Sr4Qp3On2Ml1Kj0Hg",
+    ),
     ("unknown provider", "NEWCO_KEY: {}", "nc_live_Q8w7E6r5T4y3U2i1O0pAsDfGhJkLzXcV"),
     ("high entropy", "the value {} was leaked", "Zk9Yx8Wv7Ut6Sr5Qp4On3Ml2Kj1Hg0Fe"),
 ]
@@ -88,8 +103,18 @@ def test_placeholders_are_readable_and_say_what_was_there(r: Redactor):
 
 
 def test_redact_obj_walks_messages_and_tool_calls(r: Redactor):
-    msg = {"role": "assistant", "content": [{"type": "text", "text": "key sk-proj-Zx81Qw72Lm63Np54Ok45Ij36Uh27Yg18"}],
-           "tool_calls": [{"function": {"name": "sh", "arguments": '{"cmd": "curl -H \\"Authorization: Bearer 9aZk8Yx7Wv6Ut5Sr4Qp3On2Ml1Kj0Hg\\""}'}}]}
+    msg = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "key sk-proj-Zx81Qw72Lm63Np54Ok45Ij36Uh27Yg18"}],
+        "tool_calls": [
+            {
+                "function": {
+                    "name": "sh",
+                    "arguments": '{"cmd": "curl -H \\"Authorization: Bearer 9aZk8Yx7Wv6Ut5Sr4Qp3On2Ml1Kj0Hg\\""}',
+                }
+            }
+        ],
+    }
     out = r.redact_obj(msg)
     assert "Zx81Qw72" not in str(out) and "9aZk8Yx7" not in str(out) and out["role"] == "assistant"
 
@@ -123,7 +148,9 @@ def test_detectors_without_a_literal_wait_for_a_long_run(monkeypatch: pytest.Mon
         "telegram 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw5 bot",
         "entropy Zq8xK2mN9pL4vR7tY1wB3cF6hJ0gD5sA here",
         "a sentence of ordinary words, none of them twenty characters long, about a release",
-        " " * 30, "x" * 19, "naïve — ünïcödé wörds and a path /usr/local/lib/python3.12/site-packages",
+        " " * 30,
+        "x" * 19,
+        "naïve — ünïcödé wörds and a path /usr/local/lib/python3.12/site-packages",
     ]
     for text in texts:
         assert gated.redact(text) == ungated.redact(text), text
@@ -143,16 +170,19 @@ def test_emails_and_phones_are_optional():
     assert "ada@example.com" not in out and "555 0100" not in out
 
 
-@pytest.mark.parametrize("model,base,local", [
-    ("openai/x", "http://127.0.0.1:8000/v1", True),
-    ("openai/x", "http://localhost:11434", True),
-    ("openai/x", "http://[::1]:8000/v1", True),
-    ("ollama/llama3", None, True),
-    ("openai/gpt-4o", None, False),
-    ("openai/x", "https://api.openai.com/v1", False),
-    ("openai/x", "http://10.0.0.5:8000/v1", False),
-    ("openai/x", "http://localhost.evil.com/v1", False),
-])
+@pytest.mark.parametrize(
+    "model,base,local",
+    [
+        ("openai/x", "http://127.0.0.1:8000/v1", True),
+        ("openai/x", "http://localhost:11434", True),
+        ("openai/x", "http://[::1]:8000/v1", True),
+        ("ollama/llama3", None, True),
+        ("openai/gpt-4o", None, False),
+        ("openai/x", "https://api.openai.com/v1", False),
+        ("openai/x", "http://10.0.0.5:8000/v1", False),
+        ("openai/x", "http://localhost.evil.com/v1", False),
+    ],
+)
 def test_local_endpoint_detection(model, base, local):
     assert is_local_endpoint(model, base) is local
 
@@ -168,8 +198,10 @@ def test_local_only_refuses_remote_calls_before_any_network():
 def test_redaction_throughput_is_reasonable(r: Redactor):
     import time
 
-    chunk = ("def handler(event):\n    # parse the payload and call the API\n    return requests.post(url, json=event, "
-             "timeout=10)\nThe user asked to refactor the module and keep the tests green. ") * 200
+    chunk = (
+        "def handler(event):\n    # parse the payload and call the API\n    return requests.post(url, json=event, "
+        "timeout=10)\nThe user asked to refactor the module and keep the tests green. "
+    ) * 200
     t0 = time.perf_counter()
     for _ in range(5):
         r.redact(chunk)

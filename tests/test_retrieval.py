@@ -47,7 +47,9 @@ def test_unrelated_requests_get_no_skills(home: Path):
 
 def test_budget_and_top_k_are_respected(home: Path):
     bank = bank_for(home, top_k=3, min_score=0.0)
-    msgs = [{"role": "user", "content": "edit the json config file, back it up, write it atomically, check the exit code"}]
+    msgs = [
+        {"role": "user", "content": "edit the json config file, back it up, write it atomically, check the exit code"}
+    ]
     for budget in (60, 200, 800):
         bank.settings.injection.max_injected_tokens = budget
         inj = bank.injection(TurnContext("b"), msgs)
@@ -89,8 +91,10 @@ def test_task_text_skips_system_boilerplate_and_tool_output():
 
 def test_small_talk_in_the_context_does_not_hide_the_right_skill(home: Path):
     bank = bank_for(home)
-    small = [{"role": "user", "content": "Hi there, how was your weekend? Mine was great, we went hiking."},
-             {"role": "assistant", "content": "Sounds lovely! Glad you had fun outdoors."}]
+    small = [
+        {"role": "user", "content": "Hi there, how was your weekend? Mine was great, we went hiking."},
+        {"role": "assistant", "content": "Sounds lovely! Glad you had fun outdoors."},
+    ]
     for q in QUERIES:
         inj = bank.injection(TurnContext("t"), small + [{"role": "user", "content": q["query"]}])
         assert q["expected"] in inj.names[:3], (q, inj.names)
@@ -101,8 +105,13 @@ def test_pinned_and_tenant_scoped_skills(home: Path):
     store.add_batch(
         [
             Skill(name="always-on", description="pinned note", body="b", always=True),
-            Skill(name="team-a-trick", description="deploy the payments service with canary rollout", body="b",
-                  origin="evolved", tenant="team-a"),
+            Skill(
+                name="team-a-trick",
+                description="deploy the payments service with canary rollout",
+                body="b",
+                origin="evolved",
+                tenant="team-a",
+            ),
         ],
         actor="t",
     )
@@ -119,8 +128,18 @@ def test_tool_loop_steps_reuse_the_block_until_the_library_changes(home: Path, m
     first gets the same block without a search. Another tenant, another request or a library change
     searches again."""
     store = SkillStore(home / "skills")
-    store.add_batch([Skill(name="team-a-trick", description="deploy the payments service with canary rollout",
-                           body="b", origin="evolved", tenant="team-a")], actor="t")
+    store.add_batch(
+        [
+            Skill(
+                name="team-a-trick",
+                description="deploy the payments service with canary rollout",
+                body="b",
+                origin="evolved",
+                tenant="team-a",
+            )
+        ],
+        actor="t",
+    )
     bank = SkillBank(Settings(home=home))
     bank.refresh(force=True)
     searches: list[str] = []
@@ -133,8 +152,10 @@ def test_tool_loop_steps_reuse_the_block_until_the_library_changes(home: Path, m
     monkeypatch.setattr(type(bank._snap.index), "search", counted)
     turn = [{"role": "user", "content": "deploy payments with a canary rollout"}]
     step1 = bank.injection(TurnContext("s", tenant="team-a"), turn)
-    loop = turn + [{"role": "assistant", "content": None, "tool_calls": [{"id": "1"}]},
-                   {"role": "tool", "tool_call_id": "1", "content": "deployed 10%"}]
+    loop = turn + [
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "1"}]},
+        {"role": "tool", "tool_call_id": "1", "content": "deployed 10%"},
+    ]
     step2 = bank.injection(TurnContext("s", tenant="team-a"), loop)
     assert step1.names == step2.names == ["team-a-trick"] and step1.text == step2.text and len(searches) == 1
     step2.names.append("caller-mutation")  # callers get their own copies
@@ -142,8 +163,9 @@ def test_tool_loop_steps_reuse_the_block_until_the_library_changes(home: Path, m
     assert bank.injection(TurnContext("s", tenant="team-b"), loop).names == [] and len(searches) == 2
     bank.injection(TurnContext("s", tenant="team-a"), [{"role": "user", "content": "now roll back the canary"}])
     assert len(searches) == 3
-    store.add_batch([Skill(name="canary-checks", description="check canary rollout error rates before deploy",
-                           body="b")], actor="t")
+    store.add_batch(
+        [Skill(name="canary-checks", description="check canary rollout error rates before deploy", body="b")], actor="t"
+    )
     bank.refresh()
     after = bank.injection(TurnContext("s", tenant="team-a"), loop)
     assert len(searches) == 4 and "canary-checks" in after.names
@@ -165,7 +187,7 @@ def naive_bm25(skills: list[Skill], query: str, context: str) -> dict[str, float
     """BM25 written out per skill and term, the slow obvious way: the reference for the vectorised search."""
     import math
 
-    from metaclaw_plugin.skillbank.retrieve import B, CONTEXT_WEIGHT, FIELD_WEIGHTS, K1
+    from metaclaw_plugin.skillbank.retrieve import CONTEXT_WEIGHT, FIELD_WEIGHTS, K1, B
 
     docs = []
     for s in skills:

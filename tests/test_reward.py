@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
-from metaclaw_plugin.store import Database
 from metaclaw_plugin.devtools.upstream import Upstream
-from metaclaw_plugin.learning.llm import Budget, BudgetExhausted, LLMClient, LLMError
 from metaclaw_plugin.feedback import detect_correction, normalise_feedback
+from metaclaw_plugin.learning.llm import Budget, BudgetExhausted, LLMClient, LLMError
 from metaclaw_plugin.learning.reward import (
     RewardJudge,
     TurnView,
@@ -25,16 +24,32 @@ from metaclaw_plugin.learning.reward import (
     majority,
     parse_score,
 )
+from metaclaw_plugin.store import Database
 
 pytest.importorskip("litellm")
 
 
-@pytest.mark.parametrize("text,score", [
-    ("Looks right.\nScore: 1", 1), ("Score: -1", -1), ("score:0", 0), ("**Score:** -1", -1), ("Score: +1", 1),
-    ("Score: \u22121".replace("\u2212", "\u2212"), -1), ("I think Score: 1 ... no wait. Score: -1", -1),
-    ("\\boxed{1}", 1), ("-1", -1), ("Final answer: SCORE = 0", 0), ("Score: 10", None), ("Score: 0.5", None),
-    ("no verdict at all", None), ("", None), (None, None), ("Score: 2", None),
-])
+@pytest.mark.parametrize(
+    "text,score",
+    [
+        ("Looks right.\nScore: 1", 1),
+        ("Score: -1", -1),
+        ("score:0", 0),
+        ("**Score:** -1", -1),
+        ("Score: +1", 1),
+        ("Score: \u22121".replace("\u2212", "\u2212"), -1),
+        ("I think Score: 1 ... no wait. Score: -1", -1),
+        ("\\boxed{1}", 1),
+        ("-1", -1),
+        ("Final answer: SCORE = 0", 0),
+        ("Score: 10", None),
+        ("Score: 0.5", None),
+        ("no verdict at all", None),
+        ("", None),
+        (None, None),
+        ("Score: 2", None),
+    ],
+)
 def test_parse_score(text, score):
     assert parse_score(text) == score
 
@@ -47,8 +62,7 @@ def test_majority_and_early_stop():
 
 
 def _view(response: str = "The answer is 41.", evidence: str = "that's wrong, it is 42") -> TurnView:
-    return TurnView("t1", "s1", "default", "What is 6*7?", response,
-                    evidence=[{"role": "user", "content": evidence}])
+    return TurnView("t1", "s1", "default", "What is 6*7?", response, evidence=[{"role": "user", "content": evidence}])
 
 
 @pytest.fixture
@@ -56,9 +70,16 @@ def judge_factory(tmp_path: Path):
     made = []
 
     def make(up: Upstream, **kw):
-        client = LLMClient("judge", model="openai/judge", api_base=up.url, api_key="x",
-                           timeout=kw.pop("timeout", 10), retries=kw.pop("retries", 0), backoff=0.01,
-                           budget=kw.pop("budget", None))
+        client = LLMClient(
+            "judge",
+            model="openai/judge",
+            api_base=up.url,
+            api_key="x",
+            timeout=kw.pop("timeout", 10),
+            retries=kw.pop("retries", 0),
+            backoff=0.01,
+            budget=kw.pop("budget", None),
+        )
         j = RewardJudge(client, db=Database(tmp_path / "m.db"), **kw)
         made.append(j)
         return j
@@ -111,9 +132,8 @@ def test_cache_by_turn_hash(judge_factory):
 
 
 def test_garbage_answers_raise_so_the_turn_is_retried_later(judge_factory):
-    with Upstream(replies=["I refuse to grade", "lol", "{}"]) as up:
-        with pytest.raises(LLMError):
-            judge_factory(up).judge(_view())
+    with Upstream(replies=["I refuse to grade", "lol", "{}"]) as up, pytest.raises(LLMError):
+        judge_factory(up).judge(_view())
 
 
 def test_retries_with_backoff_then_success(judge_factory):
@@ -145,13 +165,27 @@ def test_daily_budget_in_calls(tmp_path: Path, judge_factory):
     assert Budget(tmp_path / "b.db", {"judge": (3, 0)}).used("judge")[0] == 3  # survives a restart
 
 
-@pytest.mark.parametrize("text,is_correction", [
-    ("no, that's wrong, it should be 42", True), ("That's not what I asked for", True), ("Wrong file.", True),
-    ("it still doesn't work", True), ("I said CSV, not JSON", True), ("You forgot the header row", True),
-    ("try again", True), ("Nope.", True), ("same error as before", True),
-    ("No problem, thanks!", False), ("thanks, that works", False), ("Now do the same for the other file", False),
-    ("Great, next step: deploy", False), ("", False), ("no worries", False), ("Can you also add tests?", False),
-])
+@pytest.mark.parametrize(
+    "text,is_correction",
+    [
+        ("no, that's wrong, it should be 42", True),
+        ("That's not what I asked for", True),
+        ("Wrong file.", True),
+        ("it still doesn't work", True),
+        ("I said CSV, not JSON", True),
+        ("You forgot the header row", True),
+        ("try again", True),
+        ("Nope.", True),
+        ("same error as before", True),
+        ("No problem, thanks!", False),
+        ("thanks, that works", False),
+        ("Now do the same for the other file", False),
+        ("Great, next step: deploy", False),
+        ("", False),
+        ("no worries", False),
+        ("Can you also add tests?", False),
+    ],
+)
 def test_correction_detection(text, is_correction):
     assert bool(detect_correction(text)) is is_correction
 
@@ -164,13 +198,20 @@ def test_feedback_normalisation():
 
 
 def test_verifiers_callable_and_command():
-    v = Verifiers({"math": [sys.executable, "-c",
-                            "import sys, json; d = json.load(sys.stdin); sys.exit(0 if '42' in d['response'] else 1)"]})
+    v = Verifiers(
+        {
+            "math": [
+                sys.executable,
+                "-c",
+                "import sys, json; d = json.load(sys.stdin); sys.exit(0 if '42' in d['response'] else 1)",
+            ]
+        }
+    )
     assert v.run("math", _view(response="it is 42"))[0] == 1.0
     score, detail = v.run("math", _view(response="it is 41"))
     assert score == -1.0 and detail["exit_code"] == 1
     v.register("upper", lambda turn: turn["response"].isupper())
-    assert v.run("upper", _view(response="OK")) [0] == 1.0
+    assert v.run("upper", _view(response="OK"))[0] == 1.0
     assert v.run("unknown", _view()) is None
 
 

@@ -87,8 +87,6 @@ def client(plugin, token):
         yield Api(c, token)
 
 
-
-
 # ------------------------------------------------------------------------------------------------
 # Token
 # ------------------------------------------------------------------------------------------------
@@ -118,11 +116,20 @@ def test_loopback_rules() -> None:
 # ------------------------------------------------------------------------------------------------
 # Refusals
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("method,path", [
-    ("GET", "/v1/health"), ("GET", "/v1/status"), ("POST", "/v1/skills"), ("POST", "/v1/turns/input"),
-    ("POST", "/v1/turns/output"), ("POST", "/v1/sessions/s1/end"), ("POST", "/v1/feedback"),
-    ("GET", "/v1/sessions"), ("GET", "/v1/nowhere"),
-])
+@pytest.mark.parametrize(
+    "method,path",
+    [
+        ("GET", "/v1/health"),
+        ("GET", "/v1/status"),
+        ("POST", "/v1/skills"),
+        ("POST", "/v1/turns/input"),
+        ("POST", "/v1/turns/output"),
+        ("POST", "/v1/sessions/s1/end"),
+        ("POST", "/v1/feedback"),
+        ("GET", "/v1/sessions"),
+        ("GET", "/v1/nowhere"),
+    ],
+)
 def test_no_token_is_refused_everywhere(client: TestClient, method: str, path: str) -> None:
     r = client.request(method, path, headers={}, json={})
     assert r.status_code == 401
@@ -230,24 +237,51 @@ def test_side_turn_gets_no_skills(client: Api) -> None:
 
 
 def test_skills_with_messages_only(client: Api) -> None:
-    r = client.post("/v1/skills", json={"session_id": "s1", "messages": [
-        {"role": "user", "content": "I want to change the zebra json file"},
-        {"role": "assistant", "content": "Sure."},
-        {"role": "user", "content": [{"type": "text", "text": "please edit the zebra json file"}]},
-    ]})
+    r = client.post(
+        "/v1/skills",
+        json={
+            "session_id": "s1",
+            "messages": [
+                {"role": "user", "content": "I want to change the zebra json file"},
+                {"role": "assistant", "content": "Sure."},
+                {"role": "user", "content": [{"type": "text", "text": "please edit the zebra json file"}]},
+            ],
+        },
+    )
     assert r.status_code == 200
     assert "zebra-json-backup" in r.json()["skills"]
 
 
 def test_turn_roundtrip_and_session_end(client: TestClient, plugin) -> None:
     msgs = [{"role": "system", "content": "sys"}, {"role": "user", "content": "edit zebra json"}]
-    r = client.post("/v1/turns/input", json={"session_id": "s1", "run_id": "run-1", "messages": msgs,
-                                             "model": "stub/m", "injected_skills": ["zebra-json-backup"]})
+    r = client.post(
+        "/v1/turns/input",
+        json={
+            "session_id": "s1",
+            "run_id": "run-1",
+            "messages": msgs,
+            "model": "stub/m",
+            "injected_skills": ["zebra-json-backup"],
+        },
+    )
     assert r.status_code == 200 and r.json()["ok"] is True
-    resp = {"role": "assistant", "content": "done", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "exec", "arguments": "{\"cmd\": \"cp a b\"}"}}]}
-    r = client.post("/v1/turns/output", json={"session_id": "s1", "run_id": "run-1", "response": resp,
-                                              "model": "stub/m", "usage": {"prompt_tokens": 5, "completion_tokens": 1}})
+    resp = {
+        "role": "assistant",
+        "content": "done",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "exec", "arguments": '{"cmd": "cp a b"}'}}
+        ],
+    }
+    r = client.post(
+        "/v1/turns/output",
+        json={
+            "session_id": "s1",
+            "run_id": "run-1",
+            "response": resp,
+            "model": "stub/m",
+            "usage": {"prompt_tokens": 5, "completion_tokens": 1},
+        },
+    )
     assert r.status_code == 200 and r.json()["ok"] is True
     r = client.post("/v1/sessions/s1/end", json={"outcome": {"success": True, "feedback": "good"}, "reason": "deleted"})
     assert r.status_code == 200
@@ -323,16 +357,26 @@ def test_serve_subprocess(tmp_path: Path) -> None:
     env.pop("METACLAW_CONFIG", None)
 
     # A non-loopback host is refused without --allow-remote.
-    r = subprocess.run([*_cli(), "serve", "--host", "0.0.0.0", "--port", str(free_port())], env=env,
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [*_cli(), "serve", "--host", "0.0.0.0", "--port", str(free_port())],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2
     assert "--allow-remote" in r.stderr
 
     port = free_port()
     log = tmp_path / "serve.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([*_cli(), "serve", "--port", str(port)], env=env, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [*_cli(), "serve", "--port", str(port)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 30
         while not (home / "server.token").exists() and time.monotonic() < deadline:
@@ -346,8 +390,11 @@ def test_serve_subprocess(tmp_path: Path) -> None:
             urllib.request.urlopen(url + "/v1/health", timeout=5)
         assert e.value.code == 401
         assert "Authorization" in json.loads(e.value.read())["error"]
-        req = urllib.request.Request(url + "/v1/skills", data=json.dumps({"session_id": "s", "prompt": "x"}).encode(),
-                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        req = urllib.request.Request(
+            url + "/v1/skills",
+            data=json.dumps({"session_id": "s", "prompt": "x"}).encode(),
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(req, timeout=10) as resp:
             assert set(json.loads(resp.read())) == {"block", "skills", "generation"}
     finally:
@@ -360,8 +407,10 @@ def test_openclaw_install_prints_and_applies_only_with_consent(tmp_path: Path) -
     home = tmp_path / "mh"
     oc = tmp_path / "oc" / "openclaw.json"
     oc.parent.mkdir()
-    original = {"gateway": {"port": 1234}, "plugins": {"load": {"paths": ["/x"]},
-                                                       "entries": {"metaclaw": {"config": {"url": "http://127.0.0.1:9"}}}}}
+    original = {
+        "gateway": {"port": 1234},
+        "plugins": {"load": {"paths": ["/x"]}, "entries": {"metaclaw": {"config": {"url": "http://127.0.0.1:9"}}}},
+    }
     oc.write_text(json.dumps(original))
     env = {**os.environ, "METACLAW_HOME": str(home), "OPENCLAW_CONFIG_PATH": str(oc)}
     env.pop("METACLAW_CONFIG", None)
@@ -375,13 +424,20 @@ def test_openclaw_install_prints_and_applies_only_with_consent(tmp_path: Path) -
     assert Path(entry["plugins"]["load"]["paths"][0], "openclaw.plugin.json").is_file()
     assert json.loads(oc.read_text()) == original  # printing changes nothing
 
-    r = subprocess.run([*_cli(), "openclaw", "install", "--apply"], env=env, capture_output=True, text=True,
-                       timeout=60, stdin=subprocess.DEVNULL)
+    r = subprocess.run(
+        [*_cli(), "openclaw", "install", "--apply"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert r.returncode == 2 and "--yes" in r.stderr
     assert json.loads(oc.read_text()) == original
 
-    r = subprocess.run([*_cli(), "openclaw", "install", "--apply", "--yes"], env=env, capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run(
+        [*_cli(), "openclaw", "install", "--apply", "--yes"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr
     new = json.loads(oc.read_text())
     assert new["gateway"] == {"port": 1234}
@@ -392,6 +448,7 @@ def test_openclaw_install_prints_and_applies_only_with_consent(tmp_path: Path) -
     backups = list(oc.parent.glob("openclaw.json.bak-*"))
     assert len(backups) == 1 and json.loads(backups[0].read_text()) == original
 
-    r = subprocess.run([*_cli(), "openclaw", "install", "--apply", "--yes"], env=env, capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run(
+        [*_cli(), "openclaw", "install", "--apply", "--yes"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0 and "nothing to do" in r.stdout

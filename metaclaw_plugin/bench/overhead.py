@@ -30,13 +30,12 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .common import (
     Child,
@@ -108,7 +107,9 @@ def _wait_http(child: Child, url: str, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not child.alive():
-            raise RuntimeError(f"{child.name} exited during start-up (code {child.proc.returncode}):\n{child.log_tail()}")
+            raise RuntimeError(
+                f"{child.name} exited during start-up (code {child.proc.returncode}):\n{child.log_tail()}"
+            )
         status, _ = _get(url)
         if status == 200:
             return
@@ -116,14 +117,23 @@ def _wait_http(child: Child, url: str, timeout: float) -> None:
     raise RuntimeError(f"{child.name} was not ready after {timeout:.0f} s:\n{child.log_tail()}")
 
 
-def start_litellm(name: str, scratch: Path, upstream_port: int, *, master_key: str,
-                  callbacks: Sequence[str] = (), env_extra: dict[str, str] | None = None) -> Child:
+def start_litellm(
+    name: str,
+    scratch: Path,
+    upstream_port: int,
+    *,
+    master_key: str,
+    callbacks: Sequence[str] = (),
+    env_extra: dict[str, str] | None = None,
+) -> Child:
     """A LiteLLM proxy, started with the project's own helpers (:mod:`metaclaw_plugin.devtools.proxyrun`)."""
     from ..devtools.proxyrun import ModelSpec, launch_proxy, proxy_config, write_config
 
     d = scratch / name
     d.mkdir(parents=True, exist_ok=True)
-    spec = ModelSpec(model=f"openai/{MODEL}", name=MODEL, api_base=f"http://127.0.0.1:{upstream_port}/v1", api_key="sk-stub")
+    spec = ModelSpec(
+        model=f"openai/{MODEL}", name=MODEL, api_base=f"http://127.0.0.1:{upstream_port}/v1", api_key="sk-stub"
+    )
     cfg = write_config(d / "config.yaml", proxy_config([spec], callbacks=list(callbacks)))
     env = dict(os.environ, NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", **(env_extra or {}))
     pp = launch_proxy(cfg, master_key=master_key, env=env, log_path=d / "proxy.log", cwd=d)
@@ -144,21 +154,42 @@ def start_reference(scratch: Path, upstream_port: int, lib: Path) -> Child:
     port = free_port()
     cfg = {
         "mode": "skills_only",
-        "llm": {"provider": "custom", "auth_method": "api_key", "model_id": MODEL,
-                "api_base": f"http://127.0.0.1:{upstream_port}/v1", "api_key": "sk-stub"},
+        "llm": {
+            "provider": "custom",
+            "auth_method": "api_key",
+            "model_id": MODEL,
+            "api_base": f"http://127.0.0.1:{upstream_port}/v1",
+            "api_key": "sk-stub",
+        },
         "proxy": {"port": port, "host": "127.0.0.1"},
-        "skills": {"enabled": True, "dir": str(skills), "retrieval_mode": "template", "top_k": 6,
-                   "task_specific_top_k": 10, "auto_evolve": False},
+        "skills": {
+            "enabled": True,
+            "dir": str(skills),
+            "retrieval_mode": "template",
+            "top_k": 6,
+            "task_specific_top_k": 10,
+            "auto_evolve": False,
+        },
         "memory": {"enabled": False},
     }
     (mc / "config.yaml").write_text(json.dumps(cfg, indent=2), "utf-8")
     cwd = scratch / "ref_cwd"  # it writes records/ relative to its working directory
     cwd.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("METACLAW_", "VIRTUAL_ENV"))}
-    env.update(HOME=str(home), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", NO_PROXY="127.0.0.1,localhost",
-               PATH=f"{py.parent}:{env.get('PATH', '')}")
-    child = spawn("reference", [str(py.parent / "metaclaw"), "start", "--mode", "skills_only"],
-                  env=env, cwd=cwd, log_path=scratch / "reference.log")
+    env.update(
+        HOME=str(home),
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        NO_PROXY="127.0.0.1,localhost",
+        PATH=f"{py.parent}:{env.get('PATH', '')}",
+    )
+    child = spawn(
+        "reference",
+        [str(py.parent / "metaclaw"), "start", "--mode", "skills_only"],
+        env=env,
+        cwd=cwd,
+        log_path=scratch / "reference.log",
+    )
     child.port = port
     child.info["health"] = f"http://127.0.0.1:{port}/healthz"
     child.info["cwd"] = str(cwd)
@@ -201,8 +232,16 @@ def payloads(texts: Sequence[str], stream: bool) -> list[bytes]:
     return out
 
 
-async def _batch(url: str, bodies: list[bytes], concurrency: int, total: int, session_prefix: str,
-                 auth: str, stream: bool, timeout: float = 120.0) -> dict[str, Any]:
+async def _batch(
+    url: str,
+    bodies: list[bytes],
+    concurrency: int,
+    total: int,
+    session_prefix: str,
+    auth: str,
+    stream: bool,
+    timeout: float = 120.0,
+) -> dict[str, Any]:
     import aiohttp
 
     lat: list[float] = []
@@ -254,10 +293,20 @@ def run_batch(*args: Any, **kw: Any) -> dict[str, Any]:
 
 
 # Driver -------------------------------------------------------------------------------------------
-def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence[int] = (1, 32),
-        skills: int = 1000, modes: Sequence[str] | None = None, reference: str = "auto", noop: bool | None = None,
-        requests_c1: int | None = None, requests_per_client: int | None = None,
-        keep_scratch: bool = False, log: Callable[[str], Any] = print) -> dict[str, Any]:
+def run(
+    *,
+    quick: bool = False,
+    rounds: int | None = None,
+    concurrency: Sequence[int] = (1, 32),
+    skills: int = 1000,
+    modes: Sequence[str] | None = None,
+    reference: str = "auto",
+    noop: bool | None = None,
+    requests_c1: int | None = None,
+    requests_per_client: int | None = None,
+    keep_scratch: bool = False,
+    log: Callable[[str], Any] = print,
+) -> dict[str, Any]:
     """Run the benchmark and return the result document.
 
     ``reference``: ``auto`` (use it when installed), ``on`` (fail without it), ``install`` (install it
@@ -276,8 +325,9 @@ def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence
     import importlib.util
 
     if importlib.util.find_spec("aiohttp") is None:
-        raise RuntimeError("bench overhead needs aiohttp (it comes with the litellm extra: "
-                           "pip install 'metaclaw-plugin[litellm]')")
+        raise RuntimeError(
+            "bench overhead needs aiohttp (it comes with the litellm extra: pip install 'metaclaw-plugin[litellm]')"
+        )
     rounds = rounds or (2 if quick else 5)
     modes = list(modes or (["json"] if quick else ["json", "sse"]))
     n1 = requests_c1 or (10 if quick else 100)
@@ -313,8 +363,10 @@ def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence
                 avail["reference"] = f"install failed: {e}"
         if "reference" not in avail:
             if reference_python() is None:
-                avail["reference"] = (f"not installed: run `metaclaw-plugin bench overhead --install-reference` "
-                                      f"(installs {' '.join(REFERENCE_PACKAGES)} into {reference_venv()})")
+                avail["reference"] = (
+                    f"not installed: run `metaclaw-plugin bench overhead --install-reference` "
+                    f"(installs {' '.join(REFERENCE_PACKAGES)} into {reference_venv()})"
+                )
                 if reference == "on":
                     raise RuntimeError(avail["reference"])
             else:
@@ -347,8 +399,9 @@ def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence
         if avail["noop"] is None:
             (scratch / "noop").mkdir(parents=True, exist_ok=True)
             (scratch / "noop" / "noop_callback.py").write_text(NOOP_CALLBACK, "utf-8")  # found next to the config
-            children["noop"] = start_litellm("noop", scratch, uport, master_key=master_key,
-                                             callbacks=["noop_callback.callback"])
+            children["noop"] = start_litellm(
+                "noop", scratch, uport, master_key=master_key, callbacks=["noop_callback.callback"]
+            )
         if avail["plugin"] is None:
             home = scratch / "plugin_home"
             home.mkdir()
@@ -356,8 +409,9 @@ def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence
             shutil.copytree(lib, plib)
             (home / "config.yaml").write_text(json.dumps({"mode": "skills_only", "skills_dir": str(plib)}), "utf-8")
             env = {"METACLAW_HOME": str(home), "METACLAW_CONFIG": str(home / "config.yaml")}
-            children["plugin"] = start_litellm("plugin", scratch, uport, master_key=master_key,
-                                               callbacks=["metaclaw_litellm.callback"], env_extra=env)
+            children["plugin"] = start_litellm(
+                "plugin", scratch, uport, master_key=master_key, callbacks=["metaclaw_litellm.callback"], env_extra=env
+            )
         if avail["reference"] is None:
             children["reference"] = start_reference(scratch, uport, lib)
         for name, ch in list(children.items()):
@@ -393,15 +447,17 @@ def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence
             marker = {"plugin": "metaclaw", "reference": "reference"}.get(t)
             if marker:
                 result["targets"][t]["injected_share"] = round(inj[marker] / n, 3) if n else 0.0
-            log(f"  warm-up {t}: {len(r['lat'])} ok, {len(r['errors'])} errors"
-                + (f", skills injected into {inj[marker]}/{n} forwarded requests" if marker else ""))
+            log(
+                f"  warm-up {t}: {len(r['lat'])} ok, {len(r['errors'])} errors"
+                + (f", skills injected into {inj[marker]}/{n} forwarded requests" if marker else "")
+            )
 
         # Measurement ------------------------------------------------------------------------------
         samples: dict[tuple[str, int, str], dict[str, list[float]]] = {}
         for rnd_i in range(rounds):
             for mode in modes:
                 for c in concurrency:
-                    order = active[rnd_i % len(active):] + active[: rnd_i % len(active)]
+                    order = active[rnd_i % len(active) :] + active[: rnd_i % len(active)]
                     total = per_batch[c]
                     batch = payloads(texts[seq : seq + total], stream=mode == "sse")
                     seq += total
@@ -410,8 +466,10 @@ def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence
                         cpu0 = _cpu(pid)
                         r = run_batch(urls[t], batch, c, total, f"{t}-r{rnd_i}", master_key, mode == "sse")
                         cpu1 = _cpu(pid)
-                        s = samples.setdefault((mode, c, t), {"lat": [], "ttfb": [], "rps": [], "p50": [], "errors": [],
-                                                              "cpu": [], "loop_cpu": []})
+                        s = samples.setdefault(
+                            (mode, c, t),
+                            {"lat": [], "ttfb": [], "rps": [], "p50": [], "errors": [], "cpu": [], "loop_cpu": []},
+                        )
                         if cpu0 and cpu1 and r["lat"]:
                             s["cpu"].append((cpu1[0] - cpu0[0]) * 1000.0 / len(r["lat"]))
                             if t != "reference":  # its server loop is not its main thread
@@ -428,7 +486,8 @@ def run(*, quick: bool = False, rounds: int | None = None, concurrency: Sequence
         if "reference" in children:
             records = Path(children["reference"].info["cwd"])
             result["targets"]["reference"]["disk_written_kb"] = round(
-                sum(f.stat().st_size for f in records.rglob("*") if f.is_file()) / 1024, 1)
+                sum(f.stat().st_size for f in records.rglob("*") if f.is_file()) / 1024, 1
+            )
 
         res: dict[str, Any] = {}
         for (mode, c, t), s in samples.items():
@@ -503,15 +562,32 @@ def _headline(result: dict[str, Any]) -> None:
                 result[f"{key}_rps{suffix}"] = r.get("rps")
                 result[f"{key}_loop_cpu_ms{suffix}"] = r.get("loop_cpu_ms_per_request")
             for t in ("noop", "plugin", "reference"):
-                result[f"ratio_{t}_bare_p50{suffix}"] = ratio(result.get(f"{t}_p50_ms{suffix}"), result.get(f"bare_p50_ms{suffix}"))
-                result[f"ratio_{t}_bare_p99{suffix}"] = ratio(result.get(f"{t}_p99_ms{suffix}"), result.get(f"bare_p99_ms{suffix}"))
-                result[f"ratio_{t}_bare_rps{suffix}"] = ratio(result.get(f"{t}_rps{suffix}"), result.get(f"bare_rps{suffix}"))
-                result[f"added_p50_ms_{t}{suffix}"] = _minus(result.get(f"{t}_p50_ms{suffix}"), result.get(f"bare_p50_ms{suffix}"))
+                result[f"ratio_{t}_bare_p50{suffix}"] = ratio(
+                    result.get(f"{t}_p50_ms{suffix}"), result.get(f"bare_p50_ms{suffix}")
+                )
+                result[f"ratio_{t}_bare_p99{suffix}"] = ratio(
+                    result.get(f"{t}_p99_ms{suffix}"), result.get(f"bare_p99_ms{suffix}")
+                )
+                result[f"ratio_{t}_bare_rps{suffix}"] = ratio(
+                    result.get(f"{t}_rps{suffix}"), result.get(f"bare_rps{suffix}")
+                )
+                result[f"added_p50_ms_{t}{suffix}"] = _minus(
+                    result.get(f"{t}_p50_ms{suffix}"), result.get(f"bare_p50_ms{suffix}")
+                )
                 # CPU-bound throughput: the bare proxy's event-loop CPU per request over this target's.
-                result[f"ratio_{t}_bare_loop_throughput{suffix}"] = ratio(result.get(f"bare_loop_cpu_ms{suffix}"),
-                                                                          result.get(f"{t}_loop_cpu_ms{suffix}"))
-    for k in ("bare_p50_ms", "plugin_p50_ms", "reference_p50_ms", "bare_p99_ms", "plugin_p99_ms",
-              "reference_p99_ms", "ratio_plugin_bare_p50", "ratio_reference_bare_p50"):
+                result[f"ratio_{t}_bare_loop_throughput{suffix}"] = ratio(
+                    result.get(f"bare_loop_cpu_ms{suffix}"), result.get(f"{t}_loop_cpu_ms{suffix}")
+                )
+    for k in (
+        "bare_p50_ms",
+        "plugin_p50_ms",
+        "reference_p50_ms",
+        "bare_p99_ms",
+        "plugin_p99_ms",
+        "reference_p99_ms",
+        "ratio_plugin_bare_p50",
+        "ratio_reference_bare_p50",
+    ):
         result.setdefault(k, None)
 
 
@@ -519,9 +595,12 @@ def markdown(result: dict[str, Any]) -> str:
     res = result.get("results", {})
     lines = []
     for mode in result.get("modes", []):
-        lines += [f"**{mode.upper()}** ({'stream: false' if mode == 'json' else 'stream: true; TTFB in brackets'})", "",
-                  "| target | c=1 p50 | c=1 p99 | c=1 req/s | c=32 p50 | c=32 p99 | c=32 req/s |",
-                  "|---|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            f"**{mode.upper()}** ({'stream: false' if mode == 'json' else 'stream: true; TTFB in brackets'})",
+            "",
+            "| target | c=1 p50 | c=1 p99 | c=1 req/s | c=32 p50 | c=32 p99 | c=32 req/s |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
         for t in TARGETS:
             cells = []
             for c in ("1", "32"):
@@ -533,10 +612,13 @@ def markdown(result: dict[str, Any]) -> str:
                 cells += [f"{r['p50_ms']:.1f} ms{ttfb}", f"{r['p99_ms']:.1f} ms", f"{r['rps']:.0f}"]
             if not any(res.get(m, {}).get(c, {}).get(t) for m in res for c in res[m]):
                 continue
-            label = {"direct": "(a) upstream direct", "bare": "(b) bare LiteLLM proxy",
-                     "noop": "(b') LiteLLM + a no-op callback",
-                     "plugin": "(c) LiteLLM + metaclaw_litellm.callback",
-                     "reference": "(d) reference proxy " + (result["targets"]["reference"].get("version") or "")}[t]
+            label = {
+                "direct": "(a) upstream direct",
+                "bare": "(b) bare LiteLLM proxy",
+                "noop": "(b') LiteLLM + a no-op callback",
+                "plugin": "(c) LiteLLM + metaclaw_litellm.callback",
+                "reference": "(d) reference proxy " + (result["targets"]["reference"].get("version") or ""),
+            }[t]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
         lines.append("")
     for mode in [m for m in ("json", "sse") if m in res]:
@@ -546,23 +628,31 @@ def markdown(result: dict[str, Any]) -> str:
             for t in ("noop", "plugin", "reference"):
                 if result.get(f"ratio_{t}_bare_p50{suffix}") is None:
                     continue
-                rows.append(f"| {t}/bare | c={c} | {_fmt(result.get(f'ratio_{t}_bare_p50{suffix}'))} | "
-                            f"{_fmt(result.get(f'ratio_{t}_bare_p99{suffix}'))} | {_fmt(result.get(f'ratio_{t}_bare_rps{suffix}'))} |")
+                rows.append(
+                    f"| {t}/bare | c={c} | {_fmt(result.get(f'ratio_{t}_bare_p50{suffix}'))} | "
+                    f"{_fmt(result.get(f'ratio_{t}_bare_p99{suffix}'))} | {_fmt(result.get(f'ratio_{t}_bare_rps{suffix}'))} |"
+                )
             for t in ("bare", "noop", "plugin", "reference"):
                 r = res[mode].get(c, {}).get(t) or {}
                 if r.get("cpu_ms_per_request") is None:
                     continue
                 loop = result.get(f"{t}_loop_cpu_ms{suffix}")
                 added = _minus(result.get(f"{t}_p50_ms{suffix}"), result.get(f"bare_p50_ms{suffix}"))
-                cpu_rows.append(f"| {t} | c={c} | {'—' if t == 'bare' or added is None else f'{added:+.2f} ms'} | "
-                                f"{r['cpu_ms_per_request']:.2f} ms | {'—' if loop is None else f'{loop:.2f} ms'} | "
-                                f"{'—' if t == 'bare' else _fmt(result.get(f'ratio_{t}_bare_loop_throughput{suffix}'))} |")
+                cpu_rows.append(
+                    f"| {t} | c={c} | {'—' if t == 'bare' or added is None else f'{added:+.2f} ms'} | "
+                    f"{r['cpu_ms_per_request']:.2f} ms | {'—' if loop is None else f'{loop:.2f} ms'} | "
+                    f"{'—' if t == 'bare' else _fmt(result.get(f'ratio_{t}_bare_loop_throughput{suffix}'))} |"
+                )
         label = mode.upper()
         lines += [f"| ratio ({label}) | concurrency | p50 | p99 | throughput |", "|---|---|---:|---:|---:|", *rows, ""]
         if cpu_rows:
-            lines += [f"| target ({label}) | concurrency | p50 added vs bare | CPU per request "
-                      "| event-loop thread CPU per request | CPU-bound throughput vs bare |",
-                      "|---|---|---:|---:|---:|---:|", *cpu_rows, ""]
+            lines += [
+                f"| target ({label}) | concurrency | p50 added vs bare | CPU per request "
+                "| event-loop thread CPU per request | CPU-bound throughput vs bare |",
+                "|---|---|---:|---:|---:|---:|",
+                *cpu_rows,
+                "",
+            ]
     return "\n".join(lines).rstrip("\n")
 
 

@@ -26,8 +26,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import yaml
 
@@ -53,6 +54,7 @@ def _data_file(name: str) -> Path:
 
 def load_queries() -> tuple[list[dict[str, str]], list[str]]:
     """The labelled tasks from tests/data (a checkout); empty lists where they are not shipped (a wheel)."""
+
     def read(name: str) -> list:
         p = _data_file(name)
         return (yaml.safe_load(p.read_text("utf-8")) or []) if p.is_file() else []
@@ -71,8 +73,28 @@ def request_messages(user_text: str) -> list[dict[str, Any]]:
 
 # Openers made only of stop words: they make each text distinct (so no query cache can answer) without
 # changing what a keyword retriever sees.
-_OPENERS = ["", "Hi! ", "Hello, ", "Okay, ", "So, ", "Now, ", "Ok so ", "Hi there, ", "Please, ", "Thanks. ",
-            "Hello again. ", "Right, ", "Well, ", "Also, ", "Then, ", "And now ", "OK: ", "Hey, ", "Hi, so ", "Alright, "]
+_OPENERS = [
+    "",
+    "Hi! ",
+    "Hello, ",
+    "Okay, ",
+    "So, ",
+    "Now, ",
+    "Ok so ",
+    "Hi there, ",
+    "Please, ",
+    "Thanks. ",
+    "Hello again. ",
+    "Right, ",
+    "Well, ",
+    "Also, ",
+    "Then, ",
+    "And now ",
+    "OK: ",
+    "Hey, ",
+    "Hi, so ",
+    "Alright, ",
+]
 
 
 def workload_expected(n: int) -> list[str | None]:
@@ -164,9 +186,14 @@ def _worker(spec: dict[str, Any]) -> dict[str, Any]:
     for i, m in enumerate(msgs[spec["warmup"] :][:300]):
         ctx = TurnContext(session_id=f"loop{i % 32}")
         plugin.on_request(ctx, m)
-        step = m + [{"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
+        step = m + [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        ]
         t = clock()
         plugin.on_request(ctx, step)
         steps.append((clock() - t) / 1000.0)
@@ -204,8 +231,13 @@ def _worker(spec: dict[str, Any]) -> dict[str, Any]:
 def run_worker(spec: dict[str, Any], timeout: float) -> dict[str, Any]:
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     try:
-        p = subprocess.run([sys.executable, "-m", "metaclaw_plugin.bench.retrieval", "--worker", json.dumps(spec)],
-                           capture_output=True, text=True, timeout=timeout, env=env)
+        p = subprocess.run(
+            [sys.executable, "-m", "metaclaw_plugin.bench.retrieval", "--worker", json.dumps(spec)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+        )
     except subprocess.TimeoutExpired:
         return {"size": spec["size"], "mode": spec["mode"], "error": f"timed out after {timeout:.0f} s"}
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
@@ -215,8 +247,9 @@ def run_worker(spec: dict[str, Any], timeout: float) -> dict[str, Any]:
 
 
 # Quality ------------------------------------------------------------------------------------------
-def quality(modes: Sequence[str], tmp: Path, library: Path | None = None,
-            homes: dict[str, Path] | None = None) -> dict[str, Any]:
+def quality(
+    modes: Sequence[str], tmp: Path, library: Path | None = None, homes: dict[str, Path] | None = None
+) -> dict[str, Any]:
     """Hit rates on the starter skills, or (``library``) on a bigger library that contains them.
     ``homes`` reuses a plugin home per mode, so that an embedding index already built is not rebuilt."""
     from ..config import Settings
@@ -227,8 +260,11 @@ def quality(modes: Sequence[str], tmp: Path, library: Path | None = None,
     out: dict[str, Any] = {"queries": len(real), "unrelated_queries": len(unrelated)}
     for mode in modes:
         home = (homes or {}).get(mode) or tmp / f"q-{mode}"
-        settings = (Settings(home=home, retrieval={"mode": mode}, skills_dir=library) if library is not None
-                    else Settings(home=home, retrieval={"mode": mode}))
+        settings = (
+            Settings(home=home, retrieval={"mode": mode}, skills_dir=library)
+            if library is not None
+            else Settings(home=home, retrieval={"mode": mode})
+        )
         bank = SkillBank(settings)
         if library is None:
             bank.store.seed_from(bundled_skills_dir(), actor="bench")
@@ -280,8 +316,12 @@ def reference_tokens(lib: Path, texts: list[str]) -> dict[str, Any] | None:
     if py is None:
         return None
     try:
-        p = subprocess.run([str(py), "-c", REF_SNIPPET, json.dumps({"lib": str(lib), "texts": texts})],
-                           capture_output=True, text=True, timeout=300)
+        p = subprocess.run(
+            [str(py), "-c", REF_SNIPPET, json.dumps({"lib": str(lib), "texts": texts})],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         rows = json.loads(p.stdout.strip().splitlines()[-1])
     except Exception as e:
         return {"error": f"{type(e).__name__}: {e}"}
@@ -309,9 +349,16 @@ def embedding_available() -> str | None:
     return None
 
 
-def run(*, quick: bool = False, sizes: Sequence[int] | None = None, modes: Sequence[str] | None = None,
-        calls: int | None = None, embedding_max: int | None = None, embedding_calls: int | None = None,
-        log=print) -> dict[str, Any]:
+def run(
+    *,
+    quick: bool = False,
+    sizes: Sequence[int] | None = None,
+    modes: Sequence[str] | None = None,
+    calls: int | None = None,
+    embedding_max: int | None = None,
+    embedding_calls: int | None = None,
+    log=print,
+) -> dict[str, Any]:
     from .synth import write_library
 
     sizes = list(sizes or (QUICK_SIZES if quick else FULL_SIZES))
@@ -328,7 +375,7 @@ def run(*, quick: bool = False, sizes: Sequence[int] | None = None, modes: Seque
         "calls_per_point": {"keyword": calls, "embedding": min(calls, embedding_calls)},
         "tokenizer": tokenizer_name(),
         "workload": "4 KB system prompt + 2 earlier turns + a distinct last user message per call "
-                    "(real tasks from tests/data and synthetic ones); on_request = retrieve + render + inject + remember",
+        "(real tasks from tests/data and synthetic ones); on_request = retrieve + render + inject + remember",
         "scaling": {},
         "notes": [],
     }
@@ -348,19 +395,28 @@ def run(*, quick: bool = False, sizes: Sequence[int] | None = None, modes: Seque
                     continue
                 if mode != "keyword" and size > embedding_max:
                     result["scaling"].setdefault(key, {})[str(size)] = {
-                        "skipped": f"above --embedding-max {embedding_max} (encoding {size} skills on this CPU takes too long for a routine run)"}
+                        "skipped": f"above --embedding-max {embedding_max} (encoding {size} skills on this CPU takes too long for a routine run)"
+                    }
                     continue
                 n_calls = calls if mode == "keyword" else min(calls, embedding_calls)
-                spec = {"size": size, "mode": mode, "lib": str(lib), "home": str(scratch / f"home-{size}-{mode}"),
-                        "calls": n_calls, "warmup": 20 if (quick or mode != "keyword") else 100}
+                spec = {
+                    "size": size,
+                    "mode": mode,
+                    "lib": str(lib),
+                    "home": str(scratch / f"home-{size}-{mode}"),
+                    "calls": n_calls,
+                    "warmup": 20 if (quick or mode != "keyword") else 100,
+                }
                 log(f"  {mode}: timing on_request at {size} skills ...")
                 r = run_worker(spec, timeout=3600)
                 result["scaling"].setdefault(key, {})[str(size)] = r
                 if "error" in r:
                     log(f"    error: {r['error'][-300:]}")
                 else:
-                    log(f"    p50 {r['p50_us']} us, p99 {r['p99_us']} us, start {r['start_s']} s, "
-                        f"rss +{r.get('rss_delta_mb')} MB, {r['injected_tokens_mean']} tokens/turn")
+                    log(
+                        f"    p50 {r['p50_us']} us, p99 {r['p99_us']} us, start {r['start_s']} s, "
+                        f"rss +{r.get('rss_delta_mb')} MB, {r['injected_tokens_mean']} tokens/turn"
+                    )
             if size == (1_000 if 1_000 in sizes else sizes[-1]):
                 ref = reference_tokens(lib, workload(60))
                 if ref is not None:
@@ -424,38 +480,61 @@ def _summarise(result: dict[str, Any]) -> None:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    lines = ["| skills | mode | on_request p50 | p99 | start-up | RSS growth | tokens/turn | skills/turn | turns with skills | real tasks given their skill |",
-             "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| skills | mode | on_request p50 | p99 | start-up | RSS growth | tokens/turn | skills/turn | turns with skills | real tasks given their skill |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for mode, points in result["scaling"].items():
         for size, r in points.items():
             if "p50_us" in r:
                 extra = f" (+{r['model_rss_mb']} MB model)" if r.get("model_rss_mb") is not None else ""
-                lines.append(f"| {int(size):,} | {mode} | {r['p50_us']:.0f} µs | {r['p99_us']:.0f} µs | {r['start_s']:.1f} s | "
-                             f"{r.get('rss_delta_mb')} MB{extra} | {r['injected_tokens_mean']:.0f} | {r['skills_per_turn_mean']:.1f} | "
-                             f"{_pct(r.get('turns_with_skills'))} | {_pct(r.get('real_tasks_expected_injected'))} |")
+                lines.append(
+                    f"| {int(size):,} | {mode} | {r['p50_us']:.0f} µs | {r['p99_us']:.0f} µs | {r['start_s']:.1f} s | "
+                    f"{r.get('rss_delta_mb')} MB{extra} | {r['injected_tokens_mean']:.0f} | {r['skills_per_turn_mean']:.1f} | "
+                    f"{_pct(r.get('turns_with_skills'))} | {_pct(r.get('real_tasks_expected_injected'))} |"
+                )
             else:
-                lines.append(f"| {int(size):,} | {mode} | — | — | — | — | — | — | — | {r.get('skipped') or r.get('error', '')[:80]} |")
-    steps = [f"{int(size):,} {mode}: {r['tool_step_p50_us']:.0f} µs" for mode, points in result["scaling"].items()
-             for size, r in points.items() if r.get("tool_step_p50_us") is not None]
+                lines.append(
+                    f"| {int(size):,} | {mode} | — | — | — | — | — | — | — | {r.get('skipped') or r.get('error', '')[:80]} |"
+                )
+    steps = [
+        f"{int(size):,} {mode}: {r['tool_step_p50_us']:.0f} µs"
+        for mode, points in result["scaling"].items()
+        for size, r in points.items()
+        if r.get("tool_step_p50_us") is not None
+    ]
     if steps:
-        lines += ["", "on_request p50 for a tool-loop step (the same user message again, with a tool call and "
-                  "its output after it; the block found for the turn's first call is reused): " + ", ".join(steps) + "."]
+        lines += [
+            "",
+            "on_request p50 for a tool-loop step (the same user message again, with a tool call and "
+            "its output after it; the block found for the turn's first call is reused): " + ", ".join(steps) + ".",
+        ]
     lines.append("")
     ref = result.get("reference_tokens_per_turn_measured")
-    lines.append(f"Injected per turn (1k skills, keyword): **{result.get('injected_tokens_per_turn')} tokens**, "
-                 f"{result.get('skills_per_turn')} skills; reference: ~{REFERENCE_DOC_TOKENS} tokens / {REFERENCE_DOC_SKILLS} skills "
-                 f"(documented)" + (f", {ref} tokens measured on the same library and requests" if ref else "") + ".")
+    lines.append(
+        f"Injected per turn (1k skills, keyword): **{result.get('injected_tokens_per_turn')} tokens**, "
+        f"{result.get('skills_per_turn')} skills; reference: ~{REFERENCE_DOC_TOKENS} tokens / {REFERENCE_DOC_SKILLS} skills "
+        f"(documented)" + (f", {ref} tokens measured on the same library and requests" if ref else "") + "."
+    )
     q = result.get("quality", {})
     q1 = result.get("quality_1k", {})
-    rows = [(m, q[m]) for m in ("keyword", "embedding", "hybrid")
-            if isinstance(q.get(m), dict) and q[m].get("top3_hit_rate") is not None]
+    rows = [
+        (m, q[m])
+        for m in ("keyword", "embedding", "hybrid")
+        if isinstance(q.get(m), dict) and q[m].get("top3_hit_rate") is not None
+    ]
     if rows:
-        lines += ["", "| retrieval | top-3 hit rate, 57 starter skills | same among 1k skills | unrelated requests given any skill (57 / 1k) |",
-                  "|---|---:|---:|---:|"]
+        lines += [
+            "",
+            "| retrieval | top-3 hit rate, 57 starter skills | same among 1k skills | unrelated requests given any skill (57 / 1k) |",
+            "|---|---:|---:|---:|",
+        ]
         for m, r in rows:
             r1 = q1.get(m) if isinstance(q1.get(m), dict) and "top3_hit_rate" in q1.get(m, {}) else None
-            lines.append(f"| {m} | {_pct(r['top3_hit_rate'])} | {_pct(r1 and r1['top3_hit_rate'])} | "
-                         f"{_pct(r['unrelated_any_skill_rate'])} / {_pct(r1 and r1['unrelated_any_skill_rate'])} |")
+            lines.append(
+                f"| {m} | {_pct(r['top3_hit_rate'])} | {_pct(r1 and r1['top3_hit_rate'])} | "
+                f"{_pct(r['unrelated_any_skill_rate'])} / {_pct(r1 and r1['unrelated_any_skill_rate'])} |"
+            )
     return "\n".join(lines)
 
 

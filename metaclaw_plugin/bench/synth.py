@@ -16,49 +16,364 @@ from __future__ import annotations
 
 import random
 import shutil
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
-from ..types import Skill
 from ..skillbank.skillmd import render_skill_md
+from ..types import Skill
 
 CATEGORIES = [
-    "general", "coding", "research", "data_analysis", "security", "communication",
-    "automation", "agentic", "productivity", "common_mistakes",
+    "general",
+    "coding",
+    "research",
+    "data_analysis",
+    "security",
+    "communication",
+    "automation",
+    "agentic",
+    "productivity",
+    "common_mistakes",
 ]
 
-VERBS = """validate check back-up verify normalise convert summarise escape quote parse rotate archive
-migrate document review test lint profile index cache retry throttle paginate dedupe reconcile
-schedule notify tag label sanitise redact encrypt compress split merge sort filter audit monitor
-benchmark sample version pin rollback snapshot restore bisect trace log annotate cite draft""".split()
+VERBS = [
+    "validate",
+    "check",
+    "back-up",
+    "verify",
+    "normalise",
+    "convert",
+    "summarise",
+    "escape",
+    "quote",
+    "parse",
+    "rotate",
+    "archive",
+    "migrate",
+    "document",
+    "review",
+    "test",
+    "lint",
+    "profile",
+    "index",
+    "cache",
+    "retry",
+    "throttle",
+    "paginate",
+    "dedupe",
+    "reconcile",
+    "schedule",
+    "notify",
+    "tag",
+    "label",
+    "sanitise",
+    "redact",
+    "encrypt",
+    "compress",
+    "split",
+    "merge",
+    "sort",
+    "filter",
+    "audit",
+    "monitor",
+    "benchmark",
+    "sample",
+    "version",
+    "pin",
+    "rollback",
+    "snapshot",
+    "restore",
+    "bisect",
+    "trace",
+    "log",
+    "annotate",
+    "cite",
+    "draft",
+]
 
 DOMAIN_WORDS = {
-    "general": "task request answer question result step plan note detail context assumption goal".split(),
-    "coding": """function class module test build compile commit branch merge refactor dependency import
-        exception traceback type signature interface endpoint handler config variable loop recursion
-        python javascript typescript rust sql regex script library package docker makefile""".split(),
-    "research": """paper source citation claim evidence study survey dataset author journal reference quote
-        statistic abstract method sample bias replication preprint arxiv footnote bibliography""".split(),
-    "data_analysis": """csv json yaml table column row schema field record query aggregate metric chart plot
-        dashboard pipeline dataframe join null duplicate outlier timestamp timezone unit currency""".split(),
-    "security": """secret token password key credential permission sudo certificate tls input injection
-        upload path traversal audit log access role policy firewall vulnerability patch""".split(),
-    "communication": """email message reply summary meeting minutes agenda stakeholder customer announcement
-        draft tone audience update report status decision deadline owner action""".split(),
-    "automation": """cron job schedule webhook trigger batch queue worker retry backoff timeout idempotent
-        pipeline workflow deploy release rollout staging production artifact""".split(),
-    "agentic": """tool agent subagent memory session context window plan checklist handoff delegate
-        verification observation sandbox shell command workspace file directory""".split(),
-    "productivity": """todo calendar priority deadline milestone estimate timebox reminder backlog sprint
-        board ticket issue review checklist template habit focus""".split(),
-    "common_mistakes": """overwrite delete truncate forget skip assume guess hallucinate ignore drop lose
-        mismatch stale wrong missing partial silent duplicate""".split(),
+    "general": [
+        "task",
+        "request",
+        "answer",
+        "question",
+        "result",
+        "step",
+        "plan",
+        "note",
+        "detail",
+        "context",
+        "assumption",
+        "goal",
+    ],
+    "coding": [
+        "function",
+        "class",
+        "module",
+        "test",
+        "build",
+        "compile",
+        "commit",
+        "branch",
+        "merge",
+        "refactor",
+        "dependency",
+        "import",
+        "exception",
+        "traceback",
+        "type",
+        "signature",
+        "interface",
+        "endpoint",
+        "handler",
+        "config",
+        "variable",
+        "loop",
+        "recursion",
+        "python",
+        "javascript",
+        "typescript",
+        "rust",
+        "sql",
+        "regex",
+        "script",
+        "library",
+        "package",
+        "docker",
+        "makefile",
+    ],
+    "research": [
+        "paper",
+        "source",
+        "citation",
+        "claim",
+        "evidence",
+        "study",
+        "survey",
+        "dataset",
+        "author",
+        "journal",
+        "reference",
+        "quote",
+        "statistic",
+        "abstract",
+        "method",
+        "sample",
+        "bias",
+        "replication",
+        "preprint",
+        "arxiv",
+        "footnote",
+        "bibliography",
+    ],
+    "data_analysis": [
+        "csv",
+        "json",
+        "yaml",
+        "table",
+        "column",
+        "row",
+        "schema",
+        "field",
+        "record",
+        "query",
+        "aggregate",
+        "metric",
+        "chart",
+        "plot",
+        "dashboard",
+        "pipeline",
+        "dataframe",
+        "join",
+        "null",
+        "duplicate",
+        "outlier",
+        "timestamp",
+        "timezone",
+        "unit",
+        "currency",
+    ],
+    "security": [
+        "secret",
+        "token",
+        "password",
+        "key",
+        "credential",
+        "permission",
+        "sudo",
+        "certificate",
+        "tls",
+        "input",
+        "injection",
+        "upload",
+        "path",
+        "traversal",
+        "audit",
+        "log",
+        "access",
+        "role",
+        "policy",
+        "firewall",
+        "vulnerability",
+        "patch",
+    ],
+    "communication": [
+        "email",
+        "message",
+        "reply",
+        "summary",
+        "meeting",
+        "minutes",
+        "agenda",
+        "stakeholder",
+        "customer",
+        "announcement",
+        "draft",
+        "tone",
+        "audience",
+        "update",
+        "report",
+        "status",
+        "decision",
+        "deadline",
+        "owner",
+        "action",
+    ],
+    "automation": [
+        "cron",
+        "job",
+        "schedule",
+        "webhook",
+        "trigger",
+        "batch",
+        "queue",
+        "worker",
+        "retry",
+        "backoff",
+        "timeout",
+        "idempotent",
+        "pipeline",
+        "workflow",
+        "deploy",
+        "release",
+        "rollout",
+        "staging",
+        "production",
+        "artifact",
+    ],
+    "agentic": [
+        "tool",
+        "agent",
+        "subagent",
+        "memory",
+        "session",
+        "context",
+        "window",
+        "plan",
+        "checklist",
+        "handoff",
+        "delegate",
+        "verification",
+        "observation",
+        "sandbox",
+        "shell",
+        "command",
+        "workspace",
+        "file",
+        "directory",
+    ],
+    "productivity": [
+        "todo",
+        "calendar",
+        "priority",
+        "deadline",
+        "milestone",
+        "estimate",
+        "timebox",
+        "reminder",
+        "backlog",
+        "sprint",
+        "board",
+        "ticket",
+        "issue",
+        "review",
+        "checklist",
+        "template",
+        "habit",
+        "focus",
+    ],
+    "common_mistakes": [
+        "overwrite",
+        "delete",
+        "truncate",
+        "forget",
+        "skip",
+        "assume",
+        "guess",
+        "hallucinate",
+        "ignore",
+        "drop",
+        "lose",
+        "mismatch",
+        "stale",
+        "wrong",
+        "missing",
+        "partial",
+        "silent",
+        "duplicate",
+    ],
 }
 COMMON = sorted({w for ws in DOMAIN_WORDS.values() for w in ws})
 
-_SYL_A = "ka lo mi ne ru sa te vo zi ba de fu gi ho ju ky pa qui re so tu va we xo ya".split()
-_SYL_B = "rn x lt nd sk mp rv th ck ng st ll rd nt sh ph tr gl br cr".split()
-_SYL_C = "a e i o u an en in on ar er or ix ex ax".split()
+_SYL_A = [
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "ru",
+    "sa",
+    "te",
+    "vo",
+    "zi",
+    "ba",
+    "de",
+    "fu",
+    "gi",
+    "ho",
+    "ju",
+    "ky",
+    "pa",
+    "qui",
+    "re",
+    "so",
+    "tu",
+    "va",
+    "we",
+    "xo",
+    "ya",
+]
+_SYL_B = [
+    "rn",
+    "x",
+    "lt",
+    "nd",
+    "sk",
+    "mp",
+    "rv",
+    "th",
+    "ck",
+    "ng",
+    "st",
+    "ll",
+    "rd",
+    "nt",
+    "sh",
+    "ph",
+    "tr",
+    "gl",
+    "br",
+    "cr",
+]
+_SYL_C = ["a", "e", "i", "o", "u", "an", "en", "in", "on", "ar", "er", "or", "ix", "ex", "ax"]
 
 STEP_TEMPLATES = [
     "Before you {verb} the {w1}, read the current {w2} and note what must not change.",
@@ -127,8 +442,10 @@ def generate_skills(n: int, *, seed: int = 7, start: int = 0) -> Iterator[Skill]
             a, b, c = rng.sample(words, 3)
             steps.append(f"{j}. " + t.format(verb=verb, w1=a, w2=b, w3=c, entity=rng.choice([ent, ent2]), name=a))
         title = f"# {verb.capitalize()} {w[0]} for {ent}"
-        example = (f"**Example:** for `{ent}/{w[1]}.{rng.choice(['json', 'csv', 'yaml', 'md'])}`, "
-                   f"{verb} the {w[0]} first, then update the {w[2]} and say so in the reply.")
+        example = (
+            f"**Example:** for `{ent}/{w[1]}.{rng.choice(['json', 'csv', 'yaml', 'md'])}`, "
+            f"{verb} the {w[0]} first, then update the {w[2]} and say so in the reply."
+        )
         body = "\n".join([title, "", *steps, "", example])
         yield Skill(
             name=name,
@@ -142,8 +459,9 @@ def generate_skills(n: int, *, seed: int = 7, start: int = 0) -> Iterator[Skill]
         )
 
 
-def write_library(dest: Path | str, n: int, *, seed: int = 7, include_builtin: bool = True,
-                  builtin_dir: Path | None = None) -> dict[str, int]:
+def write_library(
+    dest: Path | str, n: int, *, seed: int = 7, include_builtin: bool = True, builtin_dir: Path | None = None
+) -> dict[str, int]:
     """Write a library of ``n`` skills to ``dest``: the starter skills first (when asked), then synthetic ones.
 
     Plain writes (no fsync per file): this is scratch data for a benchmark, not the user's library.
@@ -187,7 +505,9 @@ def synthetic_queries(n: int, *, seed: int = 11) -> list[str]:
     for _ in range(n):
         cat = rng.choice(CATEGORIES)
         w = rng.sample(DOMAIN_WORDS[cat], 3)
-        out.append(rng.choice(forms).format(verb=rng.choice(VERBS), w1=w[0], w2=w[1], w3=w[2], entity=vocab.entity(rng)))
+        out.append(
+            rng.choice(forms).format(verb=rng.choice(VERBS), w1=w[0], w2=w[1], w3=w[2], entity=vocab.entity(rng))
+        )
     return out
 
 

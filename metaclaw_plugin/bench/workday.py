@@ -28,9 +28,10 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import yaml
 
@@ -138,8 +139,14 @@ def parse_round(raw: Any, where: str) -> Round:
     if not isinstance(q, str) or not q.strip():
         raise BenchFormatError(f"{where}: question is missing")
     fc, fi = _feedback(raw.get("feedback"), where)
-    r = Round(id=rid, type=rtype, question=q.strip(), feedback_correct=fc, feedback_incorrect=fi,
-              timeout=float(raw.get("timeout", 30)))
+    r = Round(
+        id=rid,
+        type=rtype,
+        question=q.strip(),
+        feedback_correct=fc,
+        feedback_incorrect=fi,
+        timeout=float(raw.get("timeout", 30)),
+    )
     if rtype == "file_check":
         check = raw.get("check")
         if not isinstance(check, str) or not check.strip():
@@ -203,7 +210,9 @@ def load_bench(path: Path | str) -> Bench:
                 raise BenchFormatError(f"{qf}: round id {r.id!r} is used twice in the benchmark")
             seen.add(r.id)
         days.append(Day(id=str(did), path=d, rounds=rounds, title=str(data.get("title", ""))))
-    return Bench(path=root, name=str(meta.get("name") or root.name), description=str(meta.get("description", "")), days=days)
+    return Bench(
+        path=root, name=str(meta.get("name") or root.name), description=str(meta.get("description", "")), days=days
+    )
 
 
 def _questions_file(d: Path) -> Path | None:
@@ -246,10 +255,16 @@ def score_multi_choice(rnd: Round, answer_text: str) -> dict[str, Any]:
 def run_check(rnd: Round, day: Day, workspace: Path) -> dict[str, Any]:
     """Run the checker in the workspace. Exit code 0 passes; a ``SCORE=<0..1>`` line gives partial credit."""
     assert rnd.check is not None
-    cmd = rnd.check.format(checks=str(day.checks), workspace=str(workspace), day=str(day.path),
-                           bench=str(day.path.parent))
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": str(workspace),
-           "WORKSPACE": str(workspace), "CHECKS": str(day.checks)}
+    cmd = rnd.check.format(
+        checks=str(day.checks), workspace=str(workspace), day=str(day.path), bench=str(day.path.parent)
+    )
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "HOME": str(workspace),
+        "WORKSPACE": str(workspace),
+        "CHECKS": str(day.checks),
+    }
     try:
         p = subprocess.run(cmd, shell=True, cwd=workspace, env=env, capture_output=True, text=True, timeout=rnd.timeout)
     except subprocess.TimeoutExpired:
@@ -290,7 +305,9 @@ class Sandbox:
         if not p.is_file():
             return f"error: {path} does not exist"
         data = p.read_text("utf-8", errors="replace")
-        return data if len(data) <= MAX_TOOL_OUTPUT else data[:MAX_TOOL_OUTPUT] + f"\n... ({len(data)} characters in all)"
+        return (
+            data if len(data) <= MAX_TOOL_OUTPUT else data[:MAX_TOOL_OUTPUT] + f"\n... ({len(data)} characters in all)"
+        )
 
     def write_file(self, path: str, content: str) -> str:
         p = self._path(path)
@@ -312,11 +329,16 @@ class Sandbox:
         return "\n".join(out) or "(empty)"
 
     def run_shell(self, command: str) -> str:
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.root), "LANG": "C.UTF-8",
-               "TMPDIR": str(self.root)}
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.root),
+            "LANG": "C.UTF-8",
+            "TMPDIR": str(self.root),
+        }
         try:
-            p = subprocess.run(command, shell=True, cwd=self.root, env=env, capture_output=True, text=True,
-                               timeout=SHELL_TIMEOUT)
+            p = subprocess.run(
+                command, shell=True, cwd=self.root, env=env, capture_output=True, text=True, timeout=SHELL_TIMEOUT
+            )
         except subprocess.TimeoutExpired:
             return f"error: timed out after {SHELL_TIMEOUT:.0f} s"
         out = (p.stdout or "") + (("\n[stderr]\n" + p.stderr) if p.stderr else "")
@@ -333,18 +355,28 @@ class Sandbox:
                     res = fn(**kw)
                 except Exception as e:
                     res = f"error: {e}"
-                self.calls.append({"tool": name, "args": {k: (v if len(str(v)) < 200 else str(v)[:200] + "...") for k, v in kw.items()}})
+                self.calls.append(
+                    {
+                        "tool": name,
+                        "args": {k: (v if len(str(v)) < 200 else str(v)[:200] + "...") for k, v in kw.items()},
+                    }
+                )
                 return res
 
             call.__name__ = name
-            return StructuredTool.from_function(call, name=name, description=doc,
-                                                args_schema=_schema(name))
+            return StructuredTool.from_function(call, name=name, description=doc, args_schema=_schema(name))
 
         return [
             wrap(self.read_file, "read_file", "Read a text file from the workspace."),
-            wrap(self.write_file, "write_file", "Create or overwrite a text file in the workspace with the given content."),
+            wrap(
+                self.write_file,
+                "write_file",
+                "Create or overwrite a text file in the workspace with the given content.",
+            ),
             wrap(self.list_files, "list_files", "List the files under a folder of the workspace (default: all)."),
-            wrap(self.run_shell, "run_shell", "Run a shell command in the workspace and return its exit code and output."),
+            wrap(
+                self.run_shell, "run_shell", "Run a shell command in the workspace and return its exit code and output."
+            ),
         ]
 
 
@@ -352,21 +384,28 @@ def _schema(name: str) -> Any:
     from pydantic import BaseModel, Field
 
     if name == "read_file":
+
         class ReadArgs(BaseModel):
             path: str = Field(description="Path relative to the workspace")
+
         return ReadArgs
     if name == "write_file":
+
         class WriteArgs(BaseModel):
             path: str = Field(description="Path relative to the workspace")
             content: str = Field(description="The full new content of the file")
+
         return WriteArgs
     if name == "list_files":
+
         class ListArgs(BaseModel):
             path: str = Field(".", description="Folder relative to the workspace")
+
         return ListArgs
 
     class ShellArgs(BaseModel):
         command: str = Field(description="A shell command, run in the workspace")
+
     return ShellArgs
 
 
@@ -407,8 +446,17 @@ def scripted_model(policy: str = "oracle") -> Any:
                 msg = AIMessage(content="\\bbox{A}" if rnd.type == "multi_choice" else "I have looked at it.")
             elif done < len(steps):
                 st = steps[done]
-                msg = AIMessage(content="", tool_calls=[{"name": st["tool"], "args": dict(st.get("args") or {}),
-                                                         "id": f"call_{rnd.id}_{done}", "type": "tool_call"}])
+                msg = AIMessage(
+                    content="",
+                    tool_calls=[
+                        {
+                            "name": st["tool"],
+                            "args": dict(st.get("args") or {}),
+                            "id": f"call_{rnd.id}_{done}",
+                            "type": "tool_call",
+                        }
+                    ],
+                )
             else:
                 msg = AIMessage(content=str(answer))
             return ChatResult(generations=[ChatGeneration(message=msg)])
@@ -439,8 +487,11 @@ def litellm_model(model: str, api_base: str | None = None, api_key: str | None =
         def _generate(self, messages: list, stop: Any = None, run_manager: Any = None, **kw: Any) -> ChatResult:
             import litellm
 
-            params: dict[str, Any] = {"model": self.model, "messages": convert_to_openai_messages(messages),
-                                      "temperature": self.temperature}
+            params: dict[str, Any] = {
+                "model": self.model,
+                "messages": convert_to_openai_messages(messages),
+                "temperature": self.temperature,
+            }
             if self.api_base:
                 params["api_base"] = self.api_base
             if self.api_key:
@@ -459,11 +510,21 @@ def litellm_model(model: str, api_base: str | None = None, api_key: str | None =
                     args = {"_raw": tc.function.arguments}
                 calls.append({"name": tc.function.name, "args": args, "id": tc.id, "type": "tool_call"})
             usage = getattr(resp, "usage", None)
-            meta = {"input_tokens": getattr(usage, "prompt_tokens", 0) or 0,
+            meta = (
+                {
+                    "input_tokens": getattr(usage, "prompt_tokens", 0) or 0,
                     "output_tokens": getattr(usage, "completion_tokens", 0) or 0,
-                    "total_tokens": getattr(usage, "total_tokens", 0) or 0} if usage else None
-            msg = AIMessage(content=m.content or "", tool_calls=calls, usage_metadata=meta,
-                            response_metadata={"model_name": self.model})
+                    "total_tokens": getattr(usage, "total_tokens", 0) or 0,
+                }
+                if usage
+                else None
+            )
+            msg = AIMessage(
+                content=m.content or "",
+                tool_calls=calls,
+                usage_metadata=meta,
+                response_metadata={"model_name": self.model},
+            )
             return ChatResult(generations=[ChatGeneration(message=msg)])
 
     return LiteLLMChat(model=model, api_base=api_base, api_key=api_key, temperature=temperature)
@@ -484,7 +545,7 @@ def copy_overlay(src: Path, dest: Path) -> int:
     return n
 
 
-def feedback_message(prev: "RoundResult | None", rnd: Round | None) -> str:
+def feedback_message(prev: RoundResult | None, rnd: Round | None) -> str:
     """The next user message: the previous round's feedback, then the next request (if any)."""
     parts = []
     if prev is not None and prev.feedback:
@@ -544,9 +605,18 @@ def drain_learning(plugin: Any, timeout: float = 300.0) -> dict[str, Any]:
 
 
 class ArmRunner:
-    def __init__(self, bench: Bench, arm: str, work: Path, model_factory: Callable[[], Any], *,
-                 max_steps: int, plugin_settings: dict[str, Any] | None = None, skills_dir: Path | None = None,
-                 log: Callable[[str], Any] = print):
+    def __init__(
+        self,
+        bench: Bench,
+        arm: str,
+        work: Path,
+        model_factory: Callable[[], Any],
+        *,
+        max_steps: int,
+        plugin_settings: dict[str, Any] | None = None,
+        skills_dir: Path | None = None,
+        log: Callable[[str], Any] = print,
+    ):
         self.bench = bench
         self.arm = arm
         self.work = work
@@ -587,22 +657,31 @@ class ArmRunner:
 
     def _score(self, rnd: Round, day: Day, answer: str) -> dict[str, Any]:
         if rnd.id not in self._scored:
-            self._scored[rnd.id] = (score_multi_choice(rnd, answer) if rnd.type == "multi_choice"
-                                    else run_check(rnd, day, self.workspace))
+            self._scored[rnd.id] = (
+                score_multi_choice(rnd, answer) if rnd.type == "multi_choice" else run_check(rnd, day, self.workspace)
+            )
         return self._scored[rnd.id]
 
     def _agent(self, sandbox: Sandbox) -> Any:
         from langchain.agents import create_agent
         from langgraph.checkpoint.memory import InMemorySaver
 
-        return create_agent(self.model, sandbox.tools(), system_prompt=AGENT_PROMPT,
-                            middleware=[self.middleware] if self.middleware else [], checkpointer=InMemorySaver())
+        return create_agent(
+            self.model,
+            sandbox.tools(),
+            system_prompt=AGENT_PROMPT,
+            middleware=[self.middleware] if self.middleware else [],
+            checkpointer=InMemorySaver(),
+        )
 
     def _invoke(self, agent: Any, text: str, thread: str) -> tuple[Any, str | None]:
         from langchain_core.messages import HumanMessage
 
-        cfg = {"configurable": {"thread_id": thread}, "metadata": {"session_id": thread},
-               "recursion_limit": 2 * self.max_steps + 3}
+        cfg = {
+            "configurable": {"thread_id": thread},
+            "metadata": {"session_id": thread},
+            "recursion_limit": 2 * self.max_steps + 3,
+        }
         try:
             return agent.invoke({"messages": [HumanMessage(content=text)]}, config=cfg), None
         except Exception as e:
@@ -629,25 +708,40 @@ class ArmRunner:
                 msgs = state.get("messages") or []
                 answer = _text(msgs[-1]) if msgs else ""
             sc = self._score(rnd, day, answer)
-            res = RoundResult(id=rnd.id, type=rnd.type, score=float(sc["score"]), passed=bool(sc["passed"]),
-                              answer=answer, detail={k: v for k, v in sc.items() if k not in ("score", "passed")},
-                              error=err, tool_calls=len(sandbox.calls) - n_calls,
-                              seconds=round(time.perf_counter() - t0, 2), user_message=text)
+            res = RoundResult(
+                id=rnd.id,
+                type=rnd.type,
+                score=float(sc["score"]),
+                passed=bool(sc["passed"]),
+                answer=answer,
+                detail={k: v for k, v in sc.items() if k not in ("score", "passed")},
+                error=err,
+                tool_calls=len(sandbox.calls) - n_calls,
+                seconds=round(time.perf_counter() - t0, 2),
+                user_message=text,
+            )
             res.feedback = rnd.feedback_correct if res.passed else rnd.feedback_incorrect
             if self.plugin is not None:
                 res.injected_skills = self._last_injected(thread)
             results.append(res)
             prev = res
-            self.log(f"  [{self.arm}] {day.id}/{rnd.id} ({rnd.type}): score {res.score:.2f}"
-                     + (f"  error: {err}" if err else ""))
+            self.log(
+                f"  [{self.arm}] {day.id}/{rnd.id} ({rnd.type}): score {res.score:.2f}"
+                + (f"  error: {err}" if err else "")
+            )
         # The last round's feedback still reaches the agent, as the next user message of the day.
         if prev is not None and prev.feedback:
             self.current = None
             if hasattr(self.model, "round"):
                 self.model.round = None
             self._invoke(agent, feedback_message(prev, None), thread)
-        day_out: dict[str, Any] = {"day": day.id, "title": day.title, "files_added": copied, **summarise_rounds(results),
-                                   "rounds": [r.as_dict() for r in results]}
+        day_out: dict[str, Any] = {
+            "day": day.id,
+            "title": day.title,
+            "files_added": copied,
+            **summarise_rounds(results),
+            "rounds": [r.as_dict() for r in results],
+        }
         if self.plugin is not None:
             day_out["learning"] = drain_learning(self.plugin)
             st = self.plugin.status()
@@ -691,11 +785,24 @@ def summarise_rounds(results: Sequence[RoundResult]) -> dict[str, Any]:
     }
 
 
-def run(bench_dir: Path | str, *, model: str | None = None, evolver_model: str | None = None,
-        judge_model: str | None = None, api_base: str | None = None, api_key: str | None = None, policy: str = "oracle",
-        arms: Sequence[str] = ("baseline", "plugin"), days: Sequence[str] | None = None, quick: bool = False,
-        max_steps: int = 12, skills_dir: Path | None = None, keep_workspace: bool = False,
-        promotion: str = "auto", log: Callable[[str], Any] = print) -> dict[str, Any]:
+def run(
+    bench_dir: Path | str,
+    *,
+    model: str | None = None,
+    evolver_model: str | None = None,
+    judge_model: str | None = None,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    policy: str = "oracle",
+    arms: Sequence[str] = ("baseline", "plugin"),
+    days: Sequence[str] | None = None,
+    quick: bool = False,
+    max_steps: int = 12,
+    skills_dir: Path | None = None,
+    keep_workspace: bool = False,
+    promotion: str = "auto",
+    log: Callable[[str], Any] = print,
+) -> dict[str, Any]:
     bench = load_bench(bench_dir)
     if days:
         unknown = set(days) - {d.id for d in bench.days}
@@ -708,14 +815,21 @@ def run(bench_dir: Path | str, *, model: str | None = None, evolver_model: str |
     result: dict[str, Any] = {
         **provenance("workday", (["--quick"] if quick else []) + ([f"--model {model}"] if model else [])),
         "plumbing_run": plumbing,
-        "note": ("PLUMBING RUN: a scripted policy played the agent (no LLM); these numbers test the harness, "
-                 "they are not a score." if plumbing else
-                 f"Scored run: the agent is {model}."),
+        "note": (
+            "PLUMBING RUN: a scripted policy played the agent (no LLM); these numbers test the harness, "
+            "they are not a score."
+            if plumbing
+            else f"Scored run: the agent is {model}."
+        ),
         "agent": model or f"scripted:{policy}",
         "evolver_model": evolver_model,
         "judge_model": judge_model,
-        "bench": {"path": str(bench.path), "name": bench.name, "days": len(bench.days),
-                  "rounds": sum(len(d.rounds) for d in bench.days)},
+        "bench": {
+            "path": str(bench.path),
+            "name": bench.name,
+            "days": len(bench.days),
+            "rounds": sum(len(d.rounds) for d in bench.days),
+        },
         "arms": {},
         "errors": [],
     }
@@ -731,11 +845,17 @@ def run(bench_dir: Path | str, *, model: str | None = None, evolver_model: str |
 
     plugin_settings: dict[str, Any] = {"mode": "skills_only", "evolution": {"promotion": promotion}}
     if evolver_model:
-        plugin_settings["evolution"].update(model=evolver_model, **({"api_base": api_base} if api_base else {}),
-                                            **({"api_key": api_key} if api_key else {}))
+        plugin_settings["evolution"].update(
+            model=evolver_model,
+            **({"api_base": api_base} if api_base else {}),
+            **({"api_key": api_key} if api_key else {}),
+        )
     if judge_model:
-        plugin_settings["reward"] = {"model": judge_model, **({"api_base": api_base} if api_base else {}),
-                                     **({"api_key": api_key} if api_key else {})}
+        plugin_settings["reward"] = {
+            "model": judge_model,
+            **({"api_base": api_base} if api_base else {}),
+            **({"api_key": api_key} if api_key else {}),
+        }
     from .common import cache_dir
 
     tmp_root = cache_dir() / "tmp"
@@ -744,9 +864,16 @@ def run(bench_dir: Path | str, *, model: str | None = None, evolver_model: str |
     try:
         for arm in arms:
             log(f"arm {arm}")
-            runner = ArmRunner(bench, arm, scratch / arm, factory, max_steps=max_steps,
-                               plugin_settings=plugin_settings if arm == "plugin" else None,
-                               skills_dir=skills_dir, log=log)
+            runner = ArmRunner(
+                bench,
+                arm,
+                scratch / arm,
+                factory,
+                max_steps=max_steps,
+                plugin_settings=plugin_settings if arm == "plugin" else None,
+                skills_dir=skills_dir,
+                log=log,
+            )
             day_results = []
             try:
                 for day in bench.days:
@@ -765,8 +892,10 @@ def run(bench_dir: Path | str, *, model: str | None = None, evolver_model: str |
             result["comparison"] = {
                 "accuracy_delta": _delta(p["accuracy"], b["accuracy"]),
                 "completion_delta": _delta(p["completion"], b["completion"]),
-                "per_day_accuracy": [{"day": x["day"], "baseline": x["accuracy"], "plugin": y["accuracy"]}
-                                     for x, y in zip(b["days"], p["days"])],
+                "per_day_accuracy": [
+                    {"day": x["day"], "baseline": x["accuracy"], "plugin": y["accuracy"]}
+                    for x, y in zip(b["days"], p["days"])
+                ],
             }
     finally:
         if keep_workspace:

@@ -15,8 +15,13 @@ import click
 from .common import emit_json, fail, json_option
 
 quick_option = click.option("--quick", is_flag=True, help="A short run for CI (well under a minute for overhead).")
-out_option = click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
-                          help="Also write <out>/<date>-<what>.json (e.g. benchmarks/results).")
+out_option = click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Also write <out>/<date>-<what>.json (e.g. benchmarks/results).",
+)
 
 
 def _progress(as_json: bool):
@@ -33,8 +38,11 @@ def _finish(result: dict[str, Any], as_json: bool, out_dir: str | None, what: st
         path = write_result(result, Path(out_dir), what)
         click.echo(f"wrote {path}", err=True)
         md = path.with_suffix(".md")
-        md.write_text(f"# {what} ({result.get('date')}, commit {str(result.get('commit'))[:10]})\n\n"
-                      f"Command: `{result.get('command')}`\n\n{table}\n", "utf-8")
+        md.write_text(
+            f"# {what} ({result.get('date')}, commit {str(result.get('commit'))[:10]})\n\n"
+            f"Command: `{result.get('command')}`\n\n{table}\n",
+            "utf-8",
+        )
     if as_json:
         emit_json(result)
     else:
@@ -51,28 +59,70 @@ def register(main: click.Group) -> None:
     @json_option
     @out_option
     @click.option("--rounds", type=int, default=None, help="Interleaved rounds (default 5; quick 2).")
-    @click.option("--skills", type=int, default=1000, show_default=True, help="Library size for the plugin and the reference.")
-    @click.option("--mode", "modes", type=click.Choice(["json", "sse"]), multiple=True,
-                  help="Response modes to measure (default: json and sse; quick: json).")
-    @click.option("--concurrency", "concurrency", type=int, multiple=True, help="Concurrency levels (default 1 and 32).")
-    @click.option("--reference/--no-reference", "use_reference", default=None,
-                  help="Require the reference proxy / leave it out. Default: use it when it is installed.")
-    @click.option("--install-reference", is_flag=True,
-                  help="Install aiming-metaclaw==0.4.1.2 openai torch==2.13.0 into the bench cache first.")
-    @click.option("--noop/--no-noop", "noop", default=None,
-                  help="Also measure LiteLLM with a no-op callback (default: in full runs, not with --quick).")
+    @click.option(
+        "--skills", type=int, default=1000, show_default=True, help="Library size for the plugin and the reference."
+    )
+    @click.option(
+        "--mode",
+        "modes",
+        type=click.Choice(["json", "sse"]),
+        multiple=True,
+        help="Response modes to measure (default: json and sse; quick: json).",
+    )
+    @click.option(
+        "--concurrency", "concurrency", type=int, multiple=True, help="Concurrency levels (default 1 and 32)."
+    )
+    @click.option(
+        "--reference/--no-reference",
+        "use_reference",
+        default=None,
+        help="Require the reference proxy / leave it out. Default: use it when it is installed.",
+    )
+    @click.option(
+        "--install-reference",
+        is_flag=True,
+        help="Install aiming-metaclaw==0.4.1.2 openai torch==2.13.0 into the bench cache first.",
+    )
+    @click.option(
+        "--noop/--no-noop",
+        "noop",
+        default=None,
+        help="Also measure LiteLLM with a no-op callback (default: in full runs, not with --quick).",
+    )
     @click.option("--keep-scratch", is_flag=True, help="Keep configs and logs of the run.")
-    def overhead(quick: bool, as_json: bool, out_dir: str | None, rounds: int | None, skills: int,
-                 modes: tuple[str, ...], concurrency: tuple[int, ...], use_reference: bool | None,
-                 install_reference: bool, noop: bool | None, keep_scratch: bool) -> None:
+    def overhead(
+        quick: bool,
+        as_json: bool,
+        out_dir: str | None,
+        rounds: int | None,
+        skills: int,
+        modes: tuple[str, ...],
+        concurrency: tuple[int, ...],
+        use_reference: bool | None,
+        install_reference: bool,
+        noop: bool | None,
+        keep_scratch: bool,
+    ) -> None:
         """Latency and throughput: upstream direct, bare LiteLLM proxy, proxy + metaclaw, reference proxy."""
         from ..bench import overhead as ov
 
-        ref = "install" if install_reference else ("auto" if use_reference is None else ("on" if use_reference else "off"))
+        ref = (
+            "install"
+            if install_reference
+            else ("auto" if use_reference is None else ("on" if use_reference else "off"))
+        )
         try:
-            result = ov.run(quick=quick, rounds=rounds, skills=skills, modes=list(modes) or None,
-                            concurrency=list(concurrency) or (1, 32), reference=ref, noop=noop,
-                            keep_scratch=keep_scratch, log=_progress(as_json))
+            result = ov.run(
+                quick=quick,
+                rounds=rounds,
+                skills=skills,
+                modes=list(modes) or None,
+                concurrency=list(concurrency) or (1, 32),
+                reference=ref,
+                noop=noop,
+                keep_scratch=keep_scratch,
+                log=_progress(as_json),
+            )
         except RuntimeError as e:
             fail(str(e))
             return
@@ -82,20 +132,44 @@ def register(main: click.Group) -> None:
     @quick_option
     @json_option
     @out_option
-    @click.option("--sizes", default=None, help="Comma-separated library sizes (default 100,1000,10000,100000; quick 100,1000).")
-    @click.option("--mode", "modes", type=click.Choice(["keyword", "embedding"]), multiple=True,
-                  help="Retrieval modes to time (default both; embedding when installed).")
+    @click.option(
+        "--sizes", default=None, help="Comma-separated library sizes (default 100,1000,10000,100000; quick 100,1000)."
+    )
+    @click.option(
+        "--mode",
+        "modes",
+        type=click.Choice(["keyword", "embedding"]),
+        multiple=True,
+        help="Retrieval modes to time (default both; embedding when installed).",
+    )
     @click.option("--calls", type=int, default=None, help="Timed on_request calls per point (default 2000; quick 200).")
-    @click.option("--embedding-max", type=int, default=None,
-                  help="Largest library to embed (default 1000; quick 100): encoding takes ~0.1 s per skill on a 2-core CPU.")
-    def retrieval(quick: bool, as_json: bool, out_dir: str | None, sizes: str | None, modes: tuple[str, ...],
-                  calls: int | None, embedding_max: int | None) -> None:
+    @click.option(
+        "--embedding-max",
+        type=int,
+        default=None,
+        help="Largest library to embed (default 1000; quick 100): encoding takes ~0.1 s per skill on a 2-core CPU.",
+    )
+    def retrieval(
+        quick: bool,
+        as_json: bool,
+        out_dir: str | None,
+        sizes: str | None,
+        modes: tuple[str, ...],
+        calls: int | None,
+        embedding_max: int | None,
+    ) -> None:
         """on_request cost and memory vs library size; tokens per turn; top-3 hit rate."""
         from ..bench import retrieval as rv
 
         size_list = [int(x) for x in sizes.split(",")] if sizes else None
-        result = rv.run(quick=quick, sizes=size_list, modes=list(modes) or None, calls=calls,
-                        embedding_max=embedding_max, log=_progress(as_json))
+        result = rv.run(
+            quick=quick,
+            sizes=size_list,
+            modes=list(modes) or None,
+            calls=calls,
+            embedding_max=embedding_max,
+            log=_progress(as_json),
+        )
         _finish(result, as_json, out_dir, "retrieval", rv.markdown(result))
 
     @bench.command()
@@ -103,26 +177,59 @@ def register(main: click.Group) -> None:
     @quick_option
     @json_option
     @out_option
-    @click.option("--model", default=None, help="LiteLLM model string for the agent (default: the offline scripted policy).")
+    @click.option(
+        "--model", default=None, help="LiteLLM model string for the agent (default: the offline scripted policy)."
+    )
     @click.option("--evolver-model", default=None, help="LiteLLM model string for the skill evolver (plugin arm).")
     @click.option("--judge-model", default=None, help="LiteLLM model string for the reward judge (plugin arm).")
-    @click.option("--api-base", default=None, help="API base for --model, --evolver-model and --judge-model (local servers).")
-    @click.option("--api-key", default=None, envvar="METACLAW_BENCH_API_KEY",
-                  help="API key for them ($METACLAW_BENCH_API_KEY; default: the provider's usual variable).")
-    @click.option("--policy", type=click.Choice(["oracle", "naive"]), default="oracle", show_default=True,
-                  help="Offline scripted policy: follow each round's reference solution, or do nothing useful.")
-    @click.option("--arm", "arms", type=click.Choice(["baseline", "plugin"]), multiple=True,
-                  help="Arms to run (default both).")
+    @click.option(
+        "--api-base", default=None, help="API base for --model, --evolver-model and --judge-model (local servers)."
+    )
+    @click.option(
+        "--api-key",
+        default=None,
+        envvar="METACLAW_BENCH_API_KEY",
+        help="API key for them ($METACLAW_BENCH_API_KEY; default: the provider's usual variable).",
+    )
+    @click.option(
+        "--policy",
+        type=click.Choice(["oracle", "naive"]),
+        default="oracle",
+        show_default=True,
+        help="Offline scripted policy: follow each round's reference solution, or do nothing useful.",
+    )
+    @click.option(
+        "--arm", "arms", type=click.Choice(["baseline", "plugin"]), multiple=True, help="Arms to run (default both)."
+    )
     @click.option("--with-plugin", is_flag=True, help="Run only the plugin arm (same as --arm plugin).")
     @click.option("--days", default=None, help="Comma-separated day ids to run (default all).")
     @click.option("--max-steps", type=int, default=12, show_default=True, help="Tool steps per round.")
-    @click.option("--skills", "skills_dir", type=click.Path(exists=True, file_okay=False), default=None,
-                  help="Seed the plugin arm with this library (default: the starter skills).")
+    @click.option(
+        "--skills",
+        "skills_dir",
+        type=click.Path(exists=True, file_okay=False),
+        default=None,
+        help="Seed the plugin arm with this library (default: the starter skills).",
+    )
     @click.option("--keep-workspace", is_flag=True, help="Keep the sandboxed workspaces and print where.")
-    def workday(bench_dir: str | None, quick: bool, as_json: bool, out_dir: str | None, model: str | None,
-                evolver_model: str | None, judge_model: str | None, api_base: str | None, api_key: str | None, policy: str,
-                arms: tuple[str, ...], with_plugin: bool, days: str | None, max_steps: int,
-                skills_dir: str | None, keep_workspace: bool) -> None:
+    def workday(
+        bench_dir: str | None,
+        quick: bool,
+        as_json: bool,
+        out_dir: str | None,
+        model: str | None,
+        evolver_model: str | None,
+        judge_model: str | None,
+        api_base: str | None,
+        api_key: str | None,
+        policy: str,
+        arms: tuple[str, ...],
+        with_plugin: bool,
+        days: str | None,
+        max_steps: int,
+        skills_dir: str | None,
+        keep_workspace: bool,
+    ) -> None:
         """Run a MetaClaw-Bench-format benchmark folder (default: the shipped benchmarks/scenarios)."""
         from ..bench import workday as wd
 
@@ -132,13 +239,29 @@ def register(main: click.Group) -> None:
             return
         arm_list = list(arms) or (["plugin"] if with_plugin else ["baseline", "plugin"])
         try:
-            result = wd.run(path, model=model, evolver_model=evolver_model, judge_model=judge_model, api_base=api_base,
-                            api_key=api_key,
-                            policy=policy, arms=arm_list, days=days.split(",") if days else None, quick=quick,
-                            max_steps=max_steps, skills_dir=Path(skills_dir) if skills_dir else None,
-                            keep_workspace=keep_workspace, log=_progress(as_json))
+            result = wd.run(
+                path,
+                model=model,
+                evolver_model=evolver_model,
+                judge_model=judge_model,
+                api_base=api_base,
+                api_key=api_key,
+                policy=policy,
+                arms=arm_list,
+                days=days.split(",") if days else None,
+                quick=quick,
+                max_steps=max_steps,
+                skills_dir=Path(skills_dir) if skills_dir else None,
+                keep_workspace=keep_workspace,
+                log=_progress(as_json),
+            )
         except wd.BenchFormatError as e:
             fail(str(e))
             return
-        _finish(result, as_json, out_dir, "workday" + ("-plumbing" if result.get("plumbing_run") else ""),
-                wd.markdown(result))
+        _finish(
+            result,
+            as_json,
+            out_dir,
+            "workday" + ("-plumbing" if result.get("plumbing_run") else ""),
+            wd.markdown(result),
+        )

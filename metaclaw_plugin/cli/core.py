@@ -81,7 +81,13 @@ def register(main: click.Group) -> None:
             wrote = True
         bank = SkillBank(settings)
         added, kept = bank.store.seed_from(bundled_skills_dir(), actor="init")
-        result = {"home": str(home), "config": str(cfg), "config_written": wrote, "skills_added": added, "skills_kept": kept}
+        result = {
+            "home": str(home),
+            "config": str(cfg),
+            "config_written": wrote,
+            "skills_added": added,
+            "skills_kept": kept,
+        }
         if as_json:
             emit_json(result)
             return
@@ -99,7 +105,9 @@ def register(main: click.Group) -> None:
         bank.refresh(force=True)
         skills = bank.skills.values()
         store = TrajectoryStore(settings.db_file)
-        counts = store.counts() if settings.db_file.exists() else {"sessions": 0, "turns": 0, "messages": 0, "rewards": 0}
+        counts = (
+            store.counts() if settings.db_file.exists() else {"sessions": 0, "turns": 0, "messages": 0, "rewards": 0}
+        )
         journal = settings.db_file.parent / "journal"
         data: dict[str, Any] = {
             "mode": settings.mode,
@@ -113,16 +121,27 @@ def register(main: click.Group) -> None:
             },
             "skill_problems": [f"{p}: {r}" for p, r in bank.problems],
             "retrieval": settings.retrieval.mode,
-            "store": {**counts, "db": str(settings.db_file),
-                      "journal_segments": len(list(journal.glob("*.jsonl"))) if journal.is_dir() else 0},
+            "store": {
+                **counts,
+                "db": str(settings.db_file),
+                "journal_segments": len(list(journal.glob("*.jsonl"))) if journal.is_dir() else 0,
+            },
         }
         from ..learning.status import status_from_db  # read-only; imports no LLM library
 
         fl = status_from_db(settings)
-        data["skills"]["shadow"] = sum(1 for s in skills if s.status == "quarantined"
-                                       and s.extra_metadata.get("promotion") == "shadow")
-        data["buffer"] = fl["buffer"] or {"generation": bank.generation, "queued": 0, "pending": 0, "trained": 0,
-                                          "dropped_stale": 0, "support": 0, "rejected_stale": 0}
+        data["skills"]["shadow"] = sum(
+            1 for s in skills if s.status == "quarantined" and s.extra_metadata.get("promotion") == "shadow"
+        )
+        data["buffer"] = fl["buffer"] or {
+            "generation": bank.generation,
+            "queued": 0,
+            "pending": 0,
+            "trained": 0,
+            "dropped_stale": 0,
+            "support": 0,
+            "rejected_stale": 0,
+        }
         data["rewards_today"] = fl["rewards_today"]
         data["budget"] = fl["budget"]
         data["queues"] = fl["queues"]
@@ -143,12 +162,21 @@ def register(main: click.Group) -> None:
                 ["sessions / turns", f"{counts['sessions']} / {counts['turns']}"],
                 ["rewards", counts["rewards"]],
                 ["rewards today", ", ".join(f"{k} {v}" for k, v in data["rewards_today"].items()) or "none"],
-                ["buffer", "queued {queued}, pending {pending}, trained {trained}, support {support}, "
-                           "dropped stale {dropped_stale}".format(**data["buffer"])],
-                *[[f"budget left ({p})", "calls {}, tokens {}".format(
-                    "unlimited" if b["calls_left"] is None else b["calls_left"],
-                    "unlimited" if b["tokens_left"] is None else b["tokens_left"])]
-                  for p, b in data["budget"].items()],
+                [
+                    "buffer",
+                    "queued {queued}, pending {pending}, trained {trained}, support {support}, "
+                    "dropped stale {dropped_stale}".format(**data["buffer"]),
+                ],
+                *[
+                    [
+                        f"budget left ({p})",
+                        "calls {}, tokens {}".format(
+                            "unlimited" if b["calls_left"] is None else b["calls_left"],
+                            "unlimited" if b["tokens_left"] is None else b["tokens_left"],
+                        ),
+                    ]
+                    for p, b in data["budget"].items()
+                ],
             ],
         )
         for p in data["skill_problems"]:
@@ -176,13 +204,21 @@ def register(main: click.Group) -> None:
         home = settings.home_dir
         if home.is_dir():
             mode = stat.S_IMODE(home.stat().st_mode)
-            check("home", mode & 0o077 == 0, f"{home} mode {oct(mode)}" + ("" if mode & 0o077 == 0 else " (should be 0700)"))
+            check(
+                "home",
+                mode & 0o077 == 0,
+                f"{home} mode {oct(mode)}" + ("" if mode & 0o077 == 0 else " (should be 0700)"),
+            )
         else:
             check("home", False, f"{home} does not exist: run `metaclaw-plugin init`")
         bank = SkillBank(settings)
         bank.refresh(force=True)
-        check("skills", bool(bank.skills) and not bank.problems,
-              f"{len(bank.skills)} skills in {settings.skills_path}" + (f"; {len(bank.problems)} skipped" if bank.problems else ""))
+        check(
+            "skills",
+            bool(bank.skills) and not bank.problems,
+            f"{len(bank.skills)} skills in {settings.skills_path}"
+            + (f"; {len(bank.problems)} skipped" if bank.problems else ""),
+        )
         db = settings.db_file
         if db.exists():
             try:
@@ -196,7 +232,12 @@ def register(main: click.Group) -> None:
             check("database", True, f"{db} (created on first use)")
         for what, (mod, extra) in EXTRAS.items():
             found = importlib.util.find_spec(mod) is not None
-            check(f"extra:{what}", found, "installed" if found else f"not installed (pip install 'metaclaw-plugin[{extra}]')", required=False)
+            check(
+                f"extra:{what}",
+                found,
+                "installed" if found else f"not installed (pip install 'metaclaw-plugin[{extra}]')",
+                required=False,
+            )
         if settings.retrieval.mode != "keyword":
             try:
                 from ..skillbank.embedding import resolve_model_path
@@ -211,7 +252,9 @@ def register(main: click.Group) -> None:
                 s.bind((settings.server.host, port))
                 check("server port", True, f"{settings.server.host}:{port} is free", required=False)
             except OSError:
-                check("server port", True, f"{settings.server.host}:{port} is in use (a running `serve`?)", required=False)
+                check(
+                    "server port", True, f"{settings.server.host}:{port} is in use (a running `serve`?)", required=False
+                )
         node = shutil.which("node")
         if node:
             try:
@@ -219,7 +262,12 @@ def register(main: click.Group) -> None:
             except (OSError, subprocess.SubprocessError):
                 ver = "unknown"
             major = int(ver.lstrip("v").split(".")[0]) if ver.startswith("v") else 0
-            check("node (OpenClaw)", major >= 24, f"{ver}" + ("" if major >= 24 else " (OpenClaw needs >= 24.16)"), required=False)
+            check(
+                "node (OpenClaw)",
+                major >= 24,
+                f"{ver}" + ("" if major >= 24 else " (OpenClaw needs >= 24.16)"),
+                required=False,
+            )
         _report(checks, as_json)
 
 
@@ -228,7 +276,10 @@ def _report(checks: list[dict[str, Any]], as_json: bool) -> None:
     if as_json:
         emit_json({"ok": not bad, "checks": checks})
     else:
-        table("metaclaw-plugin doctor", ["check", "ok", "detail"],
-              [[c["check"], "yes" if c["ok"] else ("NO" if c["required"] else "no"), c["detail"]] for c in checks])
+        table(
+            "metaclaw-plugin doctor",
+            ["check", "ok", "detail"],
+            [[c["check"], "yes" if c["ok"] else ("NO" if c["required"] else "no"), c["detail"]] for c in checks],
+        )
     if bad:
         raise SystemExit(1)

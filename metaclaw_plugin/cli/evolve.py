@@ -11,7 +11,12 @@ from .common import console, emit_json, fail, json_option, table, with_plugin
 
 def register(main: click.Group) -> None:
     @main.command()
-    @click.option("--session", "session_id", default=None, help="Evolve from this session's failed turns (all its main turns if none failed).")
+    @click.option(
+        "--session",
+        "session_id",
+        default=None,
+        help="Evolve from this session's failed turns (all its main turns if none failed).",
+    )
     @click.option("--tenant", default=None, help="The session's tenant, when the same id exists in several.")
     @click.option("--dry-run", is_flag=True, help="Call the evolver and screen its candidates, but write nothing.")
     @json_option
@@ -53,8 +58,13 @@ def register(main: click.Group) -> None:
             console.print(head, highlight=False)
             if rep.get("error"):
                 console.print(f"[red]{rep['error']}[/]", highlight=False)
-            table("candidates", ["skill", "action", "screening", "decision", "reasons"],
-                  [[d["name"], d["action"], d["verdict"], d["decision"], "; ".join(d["reasons"])[:160]]
-                   for d in rep["decisions"]])
+            table(
+                "candidates",
+                ["skill", "action", "screening", "decision", "reasons"],
+                [
+                    [d["name"], d["action"], d["verdict"], d["decision"], "; ".join(d["reasons"])[:160]]
+                    for d in rep["decisions"]
+                ],
+            )
             for bad in rep.get("invalid", []):
                 console.print(f"[yellow]invalid[/] {bad}", highlight=False)

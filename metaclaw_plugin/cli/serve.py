@@ -57,8 +57,9 @@ def _host_url(host: str, port: int) -> str:
     return f"http://{h}:{port}"
 
 
-def plugin_entry(settings: Any, plugin_dir: Path | None, *, url: str | None = None, mode: str | None = None,
-                 auto_start: bool = True) -> dict[str, Any]:
+def plugin_entry(
+    settings: Any, plugin_dir: Path | None, *, url: str | None = None, mode: str | None = None, auto_start: bool = True
+) -> dict[str, Any]:
     """The ``plugins`` part of openclaw.json that enables the metaclaw plugin."""
     cfg: dict[str, Any] = {
         "url": url or _host_url(settings.server.host, settings.server.port),
@@ -96,14 +97,16 @@ def provider_entry(proxy_url: str, model: str, api_key: str, context_window: int
                     "baseUrl": proxy_url,
                     "apiKey": api_key,
                     "api": "openai-completions",
-                    "models": [{
-                        "id": model,
-                        "name": f"MetaClaw policy ({model})",
-                        "reasoning": False,
-                        "input": ["text"],
-                        "contextWindow": context_window,
-                        "maxTokens": max_tokens,
-                    }],
+                    "models": [
+                        {
+                            "id": model,
+                            "name": f"MetaClaw policy ({model})",
+                            "reasoning": False,
+                            "input": ["text"],
+                            "contextWindow": context_window,
+                            "maxTokens": max_tokens,
+                        }
+                    ],
                 }
             },
         }
@@ -188,11 +191,16 @@ def register(main: click.Group) -> None:
     @click.option("--port", type=int, default=None, help="Port (default: server.port, 8765).")
     @click.option("--allow-remote", is_flag=True, help="Allow a non-loopback --host. The token is still required.")
     @click.option("--config", "config", type=click.Path(dir_okay=False), default=None, help="Config file.")
-    @click.option("--log-level", default="warning", show_default=True,
-                  type=click.Choice(["critical", "error", "warning", "info", "debug"]))
+    @click.option(
+        "--log-level",
+        default="warning",
+        show_default=True,
+        type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    )
     @click.pass_context
-    def serve(ctx: click.Context, host: str | None, port: int | None, allow_remote: bool, config: str | None,
-              log_level: str) -> None:
+    def serve(
+        ctx: click.Context, host: str | None, port: int | None, allow_remote: bool, config: str | None, log_level: str
+    ) -> None:
         """Run the local HTTP API (for the OpenClaw plugin and the dashboard).
 
         Every endpoint needs `Authorization: Bearer <token>`; the token is in $METACLAW_HOME/server.token
@@ -211,8 +219,9 @@ def register(main: click.Group) -> None:
         except RemoteBindRefused as e:
             fail(str(e), code=2)
         load_or_create_token(settings.home_dir)
-        click.echo(f"metaclaw-plugin API on {_host_url(host, port)} (token in {settings.home_dir / 'server.token'})",
-                   err=True)
+        click.echo(
+            f"metaclaw-plugin API on {_host_url(host, port)} (token in {settings.home_dir / 'server.token'})", err=True
+        )
         try:
             run(settings, host=host, port=port, allow_remote=allow_remote, log_level=log_level)
         except OSError as e:
@@ -225,26 +234,61 @@ def register(main: click.Group) -> None:
     @openclaw.command("install")
     @click.option("--apply", is_flag=True, help="Write the entry into openclaw.json (needs --yes).")
     @click.option("--yes", is_flag=True, help="Consent to changing openclaw.json (a backup is written first).")
-    @click.option("--openclaw-config", type=click.Path(dir_okay=False), default=None,
-                  help="openclaw.json to change (default: $OPENCLAW_CONFIG_PATH, $OPENCLAW_STATE_DIR/openclaw.json, "
-                       "~/.openclaw/openclaw.json).")
-    @click.option("--plugin-dir", type=click.Path(file_okay=False), default=None,
-                  help="The OpenClaw plugin folder (default: the one shipped with metaclaw-plugin).")
+    @click.option(
+        "--openclaw-config",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="openclaw.json to change (default: $OPENCLAW_CONFIG_PATH, $OPENCLAW_STATE_DIR/openclaw.json, "
+        "~/.openclaw/openclaw.json).",
+    )
+    @click.option(
+        "--plugin-dir",
+        type=click.Path(file_okay=False),
+        default=None,
+        help="The OpenClaw plugin folder (default: the one shipped with metaclaw-plugin).",
+    )
     @click.option("--url", default=None, help="URL of `metaclaw-plugin serve` (default from server.host/port).")
     @click.option("--no-auto-start", is_flag=True, help="Do not let the plugin start `metaclaw-plugin serve` itself.")
-    @click.option("--mode", type=click.Choice(["skills_only", "rl", "auto"]), default=None,
-                  help="Mode (default: the config's). rl/auto also print the provider entry for `metaclaw-plugin proxy`.")
-    @click.option("--proxy-url", default=DEFAULT_PROXY_URL, show_default=True,
-                  help="rl/auto: base URL of `metaclaw-plugin proxy`.")
-    @click.option("--model", "policy_model", default=None,
-                  help="rl/auto: the served policy, metaclaw/<name> (default: metaclaw/<training.base_model>).")
-    @click.option("--proxy-key", default="${LITELLM_MASTER_KEY}", show_default=True,
-                  help="rl/auto: API key OpenClaw sends to the proxy.")
+    @click.option(
+        "--mode",
+        type=click.Choice(["skills_only", "rl", "auto"]),
+        default=None,
+        help="Mode (default: the config's). rl/auto also print the provider entry for `metaclaw-plugin proxy`.",
+    )
+    @click.option(
+        "--proxy-url",
+        default=DEFAULT_PROXY_URL,
+        show_default=True,
+        help="rl/auto: base URL of `metaclaw-plugin proxy`.",
+    )
+    @click.option(
+        "--model",
+        "policy_model",
+        default=None,
+        help="rl/auto: the served policy, metaclaw/<name> (default: metaclaw/<training.base_model>).",
+    )
+    @click.option(
+        "--proxy-key",
+        default="${LITELLM_MASTER_KEY}",
+        show_default=True,
+        help="rl/auto: API key OpenClaw sends to the proxy.",
+    )
     @click.option("--json", "as_json", is_flag=True, help="Print only the JSON entry.")
     @click.pass_context
-    def install(ctx: click.Context, apply: bool, yes: bool, openclaw_config: str | None, plugin_dir: str | None,
-                url: str | None, no_auto_start: bool, mode: str | None, proxy_url: str, policy_model: str | None,
-                proxy_key: str, as_json: bool) -> None:
+    def install(
+        ctx: click.Context,
+        apply: bool,
+        yes: bool,
+        openclaw_config: str | None,
+        plugin_dir: str | None,
+        url: str | None,
+        no_auto_start: bool,
+        mode: str | None,
+        proxy_url: str,
+        policy_model: str | None,
+        proxy_key: str,
+        as_json: bool,
+    ) -> None:
         """Print (or, with --apply --yes, write) the openclaw.json entry for the metaclaw plugin.
 
         Nothing is written without --apply and --yes. The entry enables plugins.entries.metaclaw with
@@ -259,8 +303,9 @@ def register(main: click.Group) -> None:
         elif not (pdir / "openclaw.plugin.json").is_file():
             fail(f"{pdir} has no openclaw.plugin.json")
         mode = mode or settings.mode
-        entry = plugin_entry(settings, pdir, url=url, mode=mode if mode != "skills_only" else None,
-                             auto_start=not no_auto_start)
+        entry = plugin_entry(
+            settings, pdir, url=url, mode=mode if mode != "skills_only" else None, auto_start=not no_auto_start
+        )
         primary = None
         if mode in ("rl", "auto"):
             name = policy_model or f"metaclaw/{(settings.training.base_model or 'policy').split('/')[-1]}"
@@ -275,8 +320,9 @@ def register(main: click.Group) -> None:
             click.echo(f"# Add this to {target} (merge with what is there):")
             click.echo(json.dumps(entry, indent=2))
             if primary:
-                click.echo(f"# Then point your agent at the trainable policy: "
-                           f"agents.defaults.model.primary = \"{primary}\"")
+                click.echo(
+                    f'# Then point your agent at the trainable policy: agents.defaults.model.primary = "{primary}"'
+                )
             click.echo("# Or let this command do it (a backup is written first):")
             click.echo("#   metaclaw-plugin openclaw install --apply --yes")
             return
@@ -296,6 +342,7 @@ def register(main: click.Group) -> None:
             return
         click.echo(f"Wrote the metaclaw entry to {target}" + (f" (backup: {backup})" if backup else ""))
         if primary:
-            click.echo(f"To train on your own use, set agents.defaults.model.primary = \"{primary}\" "
-                       "(not changed for you).")
+            click.echo(
+                f'To train on your own use, set agents.defaults.model.primary = "{primary}" (not changed for you).'
+            )
         click.echo("OpenClaw applies plugin config changes on its own (hybrid reload); otherwise restart the gateway.")

@@ -31,9 +31,22 @@ def register(main: click.Group) -> None:
         if as_json:
             emit_json(rows)
             return
-        table(f"{len(rows)} sessions", ["session", "tenant", "host", "turns", "last turn", "ended", "outcome"],
-              [[r["session_id"], r["tenant"], r["host"], r["turns"], _when(r["last_at"]),
-                r["end_reason"] or "", r["outcome"] or ""] for r in rows])
+        table(
+            f"{len(rows)} sessions",
+            ["session", "tenant", "host", "turns", "last turn", "ended", "outcome"],
+            [
+                [
+                    r["session_id"],
+                    r["tenant"],
+                    r["host"],
+                    r["turns"],
+                    _when(r["last_at"]),
+                    r["end_reason"] or "",
+                    r["outcome"] or "",
+                ]
+                for r in rows
+            ],
+        )
 
     @sessions.command()
     @click.argument("session_id")
@@ -49,15 +62,28 @@ def register(main: click.Group) -> None:
             return
         turns = [turn_dict(t, store.rewards(t.turn_id)) for t in s.turns]
         if as_json:
-            emit_json({"session_id": s.session_id, "tenant": s.tenant, "host": s.host, "started_at": s.started_at,
-                       "last_at": s.last_at, "ended_at": s.ended_at, "outcome": s.outcome, "turns": turns})
+            emit_json(
+                {
+                    "session_id": s.session_id,
+                    "tenant": s.tenant,
+                    "host": s.host,
+                    "started_at": s.started_at,
+                    "last_at": s.last_at,
+                    "ended_at": s.ended_at,
+                    "outcome": s.outcome,
+                    "turns": turns,
+                }
+            )
             return
         console.print(f"[bold]{s.session_id}[/] tenant={s.tenant} host={s.host} turns={len(turns)} outcome={s.outcome}")
         for t in turns:
             last_user: dict[str, Any] = next((m for m in reversed(t["messages"]) if m.get("role") == "user"), {})
             resp = (t["response"] or {}).get("content") or ""
-            console.print(f"\n[cyan]#{t['seq']}[/] {t['kind']} model={t['model']} {t['latency_ms']} ms "
-                          f"skills={t['injected_skills']} reward={[r['score'] for r in t['reward']]}", highlight=False)
+            console.print(
+                f"\n[cyan]#{t['seq']}[/] {t['kind']} model={t['model']} {t['latency_ms']} ms "
+                f"skills={t['injected_skills']} reward={[r['score'] for r in t['reward']]}",
+                highlight=False,
+            )
             console.print(f"  user: {str(last_user.get('content'))[:300]}", highlight=False, markup=False)
             console.print(f"  assistant: {str(resp)[:300]}", highlight=False, markup=False)
             if t["tool_calls"]:

@@ -25,16 +25,23 @@ def _trial_evidence(settings: Settings, result: LoadResult) -> dict[str, dict[st
     from ..learning.trials import evidence
     from ..store import connect
 
-    trials = [(n, s.generation, False) for n, s in result.skills.items()
-              if s.status == "quarantined" and s.extra_metadata.get("promotion") == "shadow"]
-    trials += [(n, c.generation, True) for n, c in result.pending.items()
-               if c.extra_metadata.get("pending") == "trial" and result.skills[n].status == "active"]
+    trials = [
+        (n, s.generation, False)
+        for n, s in result.skills.items()
+        if s.status == "quarantined" and s.extra_metadata.get("promotion") == "shadow"
+    ]
+    trials += [
+        (n, c.generation, True)
+        for n, c in result.pending.items()
+        if c.extra_metadata.get("pending") == "trial" and result.skills[n].status == "active"
+    ]
     if not trials or not settings.db_file.exists():
         return {n: {"n_with": 0, "s_with": 0, "n_without": 0, "s_without": 0, "p_better": 0.5} for n, _, _ in trials}
     import sqlite3
 
     conn = connect(settings.db_file, readonly=True)
     try:
+
         def query(sql: str, args: list[Any]) -> list[Any]:
             try:
                 return conn.execute(sql, args).fetchall()
@@ -80,7 +87,10 @@ def register(main: click.Group) -> None:
             item: dict[str, Any] = {**s.summary(), "label": label, "version": s.extra_metadata.get("version", 1)}
             pend = result.pending.get(s.name)
             if pend is not None:
-                item["pending"] = {"version": pend.extra_metadata.get("version"), "state": pend.extra_metadata.get("pending")}
+                item["pending"] = {
+                    "version": pend.extra_metadata.get("version"),
+                    "state": pend.extra_metadata.get("pending"),
+                }
             if s.name in evidence:
                 item["trial"] = {"arm_share": share, **evidence[s.name]}
             rows.append(item)
@@ -92,12 +102,28 @@ def register(main: click.Group) -> None:
             t = item.get("trial")
             if not t:
                 return ""
-            return (f"{t['arm_share']:.0%} of matches; with {t['s_with']}/{t['n_with']} ok, "
-                    f"without {t['s_without']}/{t['n_without']} ok, P(better) {t['p_better']:.2f}")
+            return (
+                f"{t['arm_share']:.0%} of matches; with {t['s_with']}/{t['n_with']} ok, "
+                f"without {t['s_without']}/{t['n_without']} ok, P(better) {t['p_better']:.2f}"
+            )
 
-        table(f"{len(rows)} skills", ["name", "category", "status", "origin", "ver", "gen", "trial", "description"],
-              [[i["name"], i["category"], i["label"], i["origin"], i["version"], i["generation"], trial_text(i),
-                i["description"][:70]] for i in rows])
+        table(
+            f"{len(rows)} skills",
+            ["name", "category", "status", "origin", "ver", "gen", "trial", "description"],
+            [
+                [
+                    i["name"],
+                    i["category"],
+                    i["label"],
+                    i["origin"],
+                    i["version"],
+                    i["generation"],
+                    trial_text(i),
+                    i["description"][:70],
+                ]
+                for i in rows
+            ],
+        )
         for p, r in result.problems:
             console.print(f"[yellow]skipped[/] {p}: {r}", highlight=False)
 
@@ -116,10 +142,18 @@ def register(main: click.Group) -> None:
             fail(f"skill {name!r} cannot be read: {e}")
             return
         if as_json:
-            emit_json({**skill.summary(), "body": skill.body, "source_sessions": skill.source_sessions,
-                       "created_at": skill.created_at})
+            emit_json(
+                {
+                    **skill.summary(),
+                    "body": skill.body,
+                    "source_sessions": skill.source_sessions,
+                    "created_at": skill.created_at,
+                }
+            )
             return
-        console.print(f"[bold]{skill.name}[/]  ({skill.category}; {skill.status}; {skill.origin}; generation {skill.generation})")
+        console.print(
+            f"[bold]{skill.name}[/]  ({skill.category}; {skill.status}; {skill.origin}; generation {skill.generation})"
+        )
         console.print(skill.description, highlight=False)
         console.print()
         console.print(skill.body, highlight=False, markup=False)
@@ -146,15 +180,27 @@ def register(main: click.Group) -> None:
         result = screen(skill, max_body_chars=settings.evolution.max_body_chars)
         if result.verdict == "rejected":
             store.ensure()
-            store._log({"event": "reject", "skill": skill.name, "actor": "cli", "origin": "user",
-                        "reason": f"skills add {md}", "screening": result.as_dict()})
+            store._log(
+                {
+                    "event": "reject",
+                    "skill": skill.name,
+                    "actor": "cli",
+                    "origin": "user",
+                    "reason": f"skills add {md}",
+                    "screening": result.as_dict(),
+                }
+            )
             if as_json:
                 emit_json({**skill.summary(), "status": "refused", "screening": result.as_dict()})
                 raise SystemExit(1)
             fail(f"{md}: refused by screening:\n  - " + "\n  - ".join(result.reasons))
             return
         status: SkillStatus = "active" if result.verdict == "clean" else "quarantined"
-        meta = {**skill.extra_metadata, "screening": result.verdict, "promotion": "user" if status == "active" else "review"}
+        meta = {
+            **skill.extra_metadata,
+            "screening": result.verdict,
+            "promotion": "user" if status == "active" else "review",
+        }
         skill = replace(skill, status=status, extra_metadata=meta)
         details = {skill.name: {"screening": result.as_dict(), "promotion": {"policy": "user", "decision": status}}}
         gen = store.add_batch([skill], actor="cli", reason=f"skills add {md}", details=details)
@@ -163,8 +209,10 @@ def register(main: click.Group) -> None:
         elif status == "active":
             console.print(f"added [bold]{skill.name}[/] (active, generation {gen})")
         else:
-            console.print(f"added [bold]{skill.name}[/] but [yellow]quarantined[/]: screening found something to check:",
-                          highlight=False)
+            console.print(
+                f"added [bold]{skill.name}[/] but [yellow]quarantined[/]: screening found something to check:",
+                highlight=False,
+            )
             for r in result.reasons:
                 console.print(f"  - {r}", highlight=False, markup=False)
             console.print(f"read it, then `metaclaw-plugin skills approve {skill.name} --force` to activate it")
@@ -185,12 +233,15 @@ def register(main: click.Group) -> None:
             except SkillFormatError as e:
                 fail(f"skill {name!r} cannot be read: {e}")
                 return
-            result = screen(current, strict_provenance=False,
-                            max_body_chars=load_settings(ctx).evolution.max_body_chars)
+            result = screen(
+                current, strict_provenance=False, max_body_chars=load_settings(ctx).evolution.max_body_chars
+            )
             if result.verdict == "rejected":
                 fail(f"{name}: screening refuses it; edit the skill first:\n  - " + "\n  - ".join(result.reasons))
             if result.verdict == "suspicious" and not force:
-                fail(f"{name}: screening flags it (pass --force after reading it):\n  - " + "\n  - ".join(result.reasons))
+                fail(
+                    f"{name}: screening flags it (pass --force after reading it):\n  - " + "\n  - ".join(result.reasons)
+                )
             reason = f"{reason} (screening: {result.verdict})"
         try:
             if pending is not None:  # approving a skill with a new version waiting: that version is served now
@@ -211,7 +262,9 @@ def register(main: click.Group) -> None:
     @click.option("--reason", default="approved by a person")
     @json_option
     @click.pass_context
-    @click.option("--force", is_flag=True, help="Approve although screening flags the skill as suspicious (read it first).")
+    @click.option(
+        "--force", is_flag=True, help="Approve although screening flags the skill as suspicious (read it first)."
+    )
     def approve(ctx: click.Context, name: str, reason: str, as_json: bool, force: bool) -> None:
         """Make a quarantined skill active, or serve the new version waiting for review or trial (it is
         screened again; a rejected one is refused)."""
@@ -236,20 +289,33 @@ def register(main: click.Group) -> None:
         settings = load_settings(ctx)
         active = [s for s in SkillStore(settings.skills_path).load().skills.values() if s.status == "active"]
         if settings.retrieval.mode == "keyword":
-            result = {"mode": "keyword", "skills": len(active), "detail": "keyword retrieval indexes in memory at start"}
+            result = {
+                "mode": "keyword",
+                "skills": len(active),
+                "detail": "keyword retrieval indexes in memory at start",
+            }
         else:
             from ..skillbank.embedding import build_embedding_index, collection_name
 
             with Progress(console=console, transient=True, disable=as_json) as bar:
                 task = bar.add_task("embedding skills", total=None)
                 try:
-                    build_embedding_index(settings, active, settings.retrieval.mode,
-                                          lambda done, total: bar.update(task, completed=done, total=total))
+                    build_embedding_index(
+                        settings,
+                        active,
+                        settings.retrieval.mode,
+                        lambda done, total: bar.update(task, completed=done, total=total),
+                    )
                 except Exception as e:
                     fail(f"cannot build the embedding index: {e}")
-            result = {"mode": settings.retrieval.mode, "skills": len(active), "index": str(settings.index_path)
-                      if settings.retrieval.chroma_mode == "persistent" else f"chroma http {settings.retrieval.chroma_host}",
-                      "collection": collection_name(settings)}
+            result = {
+                "mode": settings.retrieval.mode,
+                "skills": len(active),
+                "index": str(settings.index_path)
+                if settings.retrieval.chroma_mode == "persistent"
+                else f"chroma http {settings.retrieval.chroma_host}",
+                "collection": collection_name(settings),
+            }
         if as_json:
             emit_json(result)
         else:
@@ -279,17 +345,34 @@ def register(main: click.Group) -> None:
                 text = render_skill_md(store.read_version(name, v["version"]))
             except (KeyError, SkillFormatError, OSError) as e:
                 text = f"(unreadable: {e})\n"
-            diff = "".join(difflib.unified_diff(before.splitlines(True), text.splitlines(True),
-                                                f"{name} v{v['version'] - 1}" if before else "/dev/null",
-                                                f"{name} v{v['version']}"))
+            diff = "".join(
+                difflib.unified_diff(
+                    before.splitlines(True),
+                    text.splitlines(True),
+                    f"{name} v{v['version'] - 1}" if before else "/dev/null",
+                    f"{name} v{v['version']}",
+                )
+            )
             out.append({**v, "diff": diff})
             before = text
         if as_json:
             emit_json({"skill": name, "versions": out, "events": events})
             return
-        table(f"{name}: {len(out)} version(s)", ["version", "state", "at", "actor", "action", "gen"],
-              [[v["version"], v.get("state"), v.get("at") or "", v.get("actor") or "", v.get("action") or "",
-                v.get("generation", "")] for v in out])
+        table(
+            f"{name}: {len(out)} version(s)",
+            ["version", "state", "at", "actor", "action", "gen"],
+            [
+                [
+                    v["version"],
+                    v.get("state"),
+                    v.get("at") or "",
+                    v.get("actor") or "",
+                    v.get("action") or "",
+                    v.get("generation", ""),
+                ]
+                for v in out
+            ],
+        )
         for v in out[1:]:
             console.print(f"[bold]v{v['version'] - 1} -> v{v['version']}[/]")
             console.print(v["diff"] or "(no change)", highlight=False, markup=False)
@@ -316,10 +399,17 @@ def register(main: click.Group) -> None:
         if as_json:
             emit_json({**skill.summary(), "version": version, "restored": to or "previous"})
         else:
-            console.print(f"{name}: version {version} now served (restored from "
-                          f"{'v' + str(to) if to else 'the previous version'}), generation {skill.generation}")
+            console.print(
+                f"{name}: version {version} now served (restored from "
+                f"{'v' + str(to) if to else 'the previous version'}), generation {skill.generation}"
+            )
 
 
 def _event_row(e: dict[str, Any]) -> list[Any]:
-    return [e.get("at"), e.get("event"), e.get("skill", ""), e.get("actor"),
-            ", ".join(f"{k}={v}" for k, v in e.items() if k not in ("at", "event", "skill", "actor"))[:120]]
+    return [
+        e.get("at"),
+        e.get("event"),
+        e.get("skill", ""),
+        e.get("actor"),
+        ", ".join(f"{k}={v}" for k, v in e.items() if k not in ("at", "event", "skill", "actor"))[:120],
+    ]

@@ -35,10 +35,15 @@ class AioUpstream(Upstream):
         super().__post_init__()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: Any = None
-        self.stats: dict[str, Any] = {"requests": 0, "stream": 0, "injected": {k: 0 for k in MARKERS}, "max_system_chars": 0}
+        self.stats: dict[str, Any] = {
+            "requests": 0,
+            "stream": 0,
+            "injected": {k: 0 for k in MARKERS},
+            "max_system_chars": 0,
+        }
 
     # Lifecycle ------------------------------------------------------------------------------
-    def start(self) -> "AioUpstream":
+    def start(self) -> AioUpstream:
         ready = threading.Event()
         error: list[BaseException] = []
 
@@ -99,7 +104,9 @@ class AioUpstream(Upstream):
     async def _models(self, request: Any) -> Any:
         from aiohttp import web
 
-        return web.json_response({"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "stub"}]})
+        return web.json_response(
+            {"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "stub"}]}
+        )
 
     async def _stats(self, request: Any) -> Any:
         from aiohttp import web
@@ -143,7 +150,9 @@ class AioUpstream(Upstream):
         status, payload = render_reply(body, reply, self.model)
         if isinstance(payload, bytes):
             return web.Response(status=status, body=payload, content_type="application/json")
-        resp = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        resp = web.StreamResponse(
+            status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
         await resp.prepare(request)
         for event in payload:  # one write per event, as a provider streams
             await resp.write(event)

@@ -27,16 +27,30 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 CALLBACK = "metaclaw_litellm.callback"
 MASTER_KEY_ENV = "LITELLM_MASTER_KEY"
 READY_PATH = "/health/liveliness"
 # Keys that LiteLLM's docs and examples use, and that scanners try first.
-KNOWN_UNSAFE_KEYS = frozenset({"sk-1234", "sk-12345", "sk-123456", "sk-1234567890", "sk-test", "sk-master",
-                               "sk-admin", "sk-password", "sk-changeme", "sk-litellm", "sk-local"})
+KNOWN_UNSAFE_KEYS = frozenset(
+    {
+        "sk-1234",
+        "sk-12345",
+        "sk-123456",
+        "sk-1234567890",
+        "sk-test",
+        "sk-master",
+        "sk-admin",
+        "sk-password",
+        "sk-changeme",
+        "sk-litellm",
+        "sk-local",
+    }
+)
 MIN_KEY_CHARS = 24
 
 
@@ -51,7 +65,7 @@ class ModelSpec:
     api_key: str | None = None  # a literal, or "os.environ/NAME"
 
     @classmethod
-    def parse(cls, text: str, *, api_base: str | None = None, api_key: str | None = None) -> "ModelSpec":
+    def parse(cls, text: str, *, api_base: str | None = None, api_key: str | None = None) -> ModelSpec:
         """``"openai/gpt-4o"`` or ``"alias=openai/gpt-4o"``."""
         name, sep, model = text.partition("=")
         if not sep:
@@ -126,8 +140,13 @@ def write_config(path: Path | str, cfg: dict[str, Any], header: str = "") -> Pat
 def litellm_command(config: Path | str, *, host: str = "127.0.0.1", port: int, extra: Sequence[str] = ()) -> list[str]:
     """The ``litellm`` CLI of this interpreter's environment (falls back to ``python -m``)."""
     exe = Path(sys.executable).with_name("litellm")
-    head = [str(exe)] if exe.exists() else ([shutil.which("litellm")] if shutil.which("litellm") else
-                                            [sys.executable, "-m", "litellm.proxy.proxy_cli"])
+    head = (
+        [str(exe)]
+        if exe.exists()
+        else (
+            [shutil.which("litellm")] if shutil.which("litellm") else [sys.executable, "-m", "litellm.proxy.proxy_cli"]
+        )
+    )
     return [*head, "--config", str(config), "--host", host, "--port", str(port), *extra]
 
 
@@ -177,13 +196,14 @@ class ProxyProcess:
             return ""
         return self.log_path.read_bytes()[-n:].decode("utf-8", "replace")
 
-    def wait_ready(self, timeout: float = 120.0) -> "ProxyProcess":
+    def wait_ready(self, timeout: float = 120.0) -> ProxyProcess:
         deadline = time.monotonic() + timeout
         last: Exception | None = None
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"litellm proxy exited with {self.proc.returncode} before it was ready:\n"
-                                   f"{self.log_tail()}")
+                raise RuntimeError(
+                    f"litellm proxy exited with {self.proc.returncode} before it was ready:\n{self.log_tail()}"
+                )
             try:
                 with urllib.request.urlopen(self.base_url + READY_PATH, timeout=2) as r:
                     if r.status < 500:
@@ -192,7 +212,7 @@ class ProxyProcess:
                 if e.code < 500:
                     return self
                 last = e
-            except Exception as e:  # noqa: BLE001 - still starting
+            except Exception as e:
                 last = e
             time.sleep(0.1)
         raise TimeoutError(f"litellm proxy not ready after {timeout:.0f}s ({last}):\n{self.log_tail()}")
@@ -221,7 +241,7 @@ class ProxyProcess:
         except subprocess.TimeoutExpired:
             self.kill()
 
-    def __enter__(self) -> "ProxyProcess":
+    def __enter__(self) -> ProxyProcess:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -269,8 +289,14 @@ def start_proxy(config: Path | str, *, timeout: float = 120.0, **kw: Any) -> Pro
         raise
 
 
-def start_upstream_process(*, reply: str = "OK.", kind: str = "auto", log_path: Path | str | None = None,
-                           env: dict[str, str] | None = None, number_replies: bool = False) -> tuple[subprocess.Popen, int]:
+def start_upstream_process(
+    *,
+    reply: str = "OK.",
+    kind: str = "auto",
+    log_path: Path | str | None = None,
+    env: dict[str, str] | None = None,
+    number_replies: bool = False,
+) -> tuple[subprocess.Popen, int]:
     """The local OpenAI-compatible upstream in its own process (so it shares no GIL with a client).
 
     ``kind``: ``"aiohttp"`` (one event loop; best under load), ``"stdlib"`` or ``"auto"`` (aiohttp when
@@ -284,10 +310,23 @@ def start_upstream_process(*, reply: str = "OK.", kind: str = "auto", log_path: 
     module = "metaclaw_plugin.devtools.aioupstream" if kind == "aiohttp" else "metaclaw_plugin.devtools.upstream"
     err = open(log_path, "wb") if log_path else subprocess.DEVNULL
     try:
-        proc = subprocess.Popen([sys.executable, "-m", module, "--port", "0", "--reply", reply,
-                                 *(["--number-replies"] if number_replies else [])],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
-                                env=dict(os.environ if env is None else env), start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                module,
+                "--port",
+                "0",
+                "--reply",
+                reply,
+                *(["--number-replies"] if number_replies else []),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=dict(os.environ if env is None else env),
+            start_new_session=True,
+        )
     finally:
         if log_path:
             err.close()  # type: ignore[union-attr]
@@ -370,7 +409,7 @@ async def measure_async(
                 async with session.post(url, data=data, headers=hdrs) as r:
                     payload = await r.read()
                     ok = r.status == 200
-            except Exception as e:  # noqa: BLE001 - counted
+            except Exception as e:
                 ok, payload = False, repr(e).encode()
             dt = (time.perf_counter() - t0) * 1000.0
             if ok:

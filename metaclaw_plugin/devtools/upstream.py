@@ -18,9 +18,10 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 Reply = dict[str, Any]  # {"content": str, "tool_calls": [...], "status": int, "error": str, "delay": float}
 Script = Callable[[dict[str, Any]], Reply | str]
@@ -50,7 +51,7 @@ class Upstream:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    def start(self) -> "Upstream":
+    def start(self) -> Upstream:
         upstream = self
 
         class Handler(_Handler):
@@ -69,7 +70,7 @@ class Upstream:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "Upstream":
+    def __enter__(self) -> Upstream:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -184,13 +185,25 @@ def render_reply(body: dict[str, Any], reply: Reply, default_model: str) -> tupl
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if calls:
             message["tool_calls"] = calls
-        data = {"id": cid, "object": "chat.completion", "created": created, "model": model,
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}
+        data = {
+            "id": cid,
+            "object": "chat.completion",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage,
+        }
         return 200, json.dumps(data).encode()
 
     def chunk(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> bytes:
-        data = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}], **extra}
+        data = {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            **extra,
+        }
         return f"data: {json.dumps(data)}\n\n".encode()
 
     text = str(content or "")
@@ -222,8 +235,14 @@ def main(argv: list[str] | None = None, server: type[Upstream] = Upstream) -> No
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--number-replies", action="store_true", help="Prefix each default reply with its number.")
     args = ap.parse_args(argv)
-    up = server(host=args.host, port=args.port, default_reply=args.reply, delay=args.delay, record=False,
-                number_replies=args.number_replies).start()
+    up = server(
+        host=args.host,
+        port=args.port,
+        default_reply=args.reply,
+        delay=args.delay,
+        record=False,
+        number_replies=args.number_replies,
+    ).start()
     print(f"PORT {up.port}", flush=True)
     try:
         while True:

@@ -29,22 +29,22 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..config import Settings
-from .llm import LLMClient, LLMResult
 from ..privacy import Redactor
-from .reward import TurnView, _cut
-from .screening import ScreenResult, screen
 from ..skillbank.retrieve import KeywordIndex
 from ..skillbank.similarity import Mode, SkillSimilarity
 from ..skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE
 from ..skillbank.store import SkillStore, utc_now_iso
 from ..types import Skill
+from .llm import LLMClient, LLMResult
+from .reward import TurnView, _cut
+from .screening import ScreenResult, screen
 
 log = logging.getLogger("metaclaw_plugin.evolution")
 
@@ -87,7 +87,9 @@ class SkillCandidate(BaseModel):
     def _action(cls, v: Any) -> Any:
         if isinstance(v, str):
             v = v.strip().lower()
-            return {"new": "create", "add": "create", "update": "refine", "improve": "refine", "edit": "refine"}.get(v, v)
+            return {"new": "create", "add": "create", "update": "refine", "improve": "refine", "edit": "refine"}.get(
+                v, v
+            )
         return v
 
     @field_validator("name")
@@ -135,9 +137,15 @@ def reply_schema() -> dict[str, Any]:
                         "action": {"enum": ["create", "refine"]},
                         "name": {"type": "string", "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$", "maxLength": MAX_NAME},
                         "target": {"type": "string", "description": "refine only: the existing skill's name"},
-                        "description": {"type": "string", "maxLength": MAX_DESCRIPTION,
-                                        "description": "one sentence: when the skill applies and what it achieves"},
-                        "body": {"type": "string", "description": "6-15 lines of Markdown: a heading, numbered steps, an example"},
+                        "description": {
+                            "type": "string",
+                            "maxLength": MAX_DESCRIPTION,
+                            "description": "one sentence: when the skill applies and what it achieves",
+                        },
+                        "body": {
+                            "type": "string",
+                            "description": "6-15 lines of Markdown: a heading, numbered steps, an example",
+                        },
                         "category": {"type": "string"},
                     },
                 },
@@ -254,8 +262,8 @@ EVOLVER_SYSTEM = (
     "- It contains no URLs or e-mail addresses unless they appear in the failed turns, no secrets, no "
     "placeholders of secrets, no instruction to ignore other instructions, to adopt a persona, to hide anything "
     "from the user, or to use more privileges (sudo, disabling sandboxes or confirmations).\n"
-    "- Prefer refining an existing skill (action \"refine\", target = its name) over creating a near-duplicate.\n"
-    "- If the failures teach nothing reusable, return {\"skills\": []}.\n"
+    '- Prefer refining an existing skill (action "refine", target = its name) over creating a near-duplicate.\n'
+    '- If the failures teach nothing reusable, return {"skills": []}.\n'
     "Answer with JSON only, matching this schema:\n"
 )
 
@@ -276,9 +284,13 @@ class SkillEvolver:
         return self.client.unavailable_reason()
 
     # Prompt -------------------------------------------------------------------------------------
-    def relevant_existing(self, support: Sequence[SupportTurn], skills: Sequence[Skill], tenant: str | None) -> list[Skill]:
+    def relevant_existing(
+        self, support: Sequence[SupportTurn], skills: Sequence[Skill], tenant: str | None
+    ) -> list[Skill]:
         # the tenant's own skills and the shared ones: another tenant's lessons are not this one's to refine
-        visible = [s for s in skills if s.status != "retired" and (s.tenant is None or tenant is None or s.tenant == tenant)]
+        visible = [
+            s for s in skills if s.status != "retired" and (s.tenant is None or tenant is None or s.tenant == tenant)
+        ]
         limit = self.cfg.max_existing_skills
         if len(visible) <= limit:
             return visible
@@ -292,15 +304,19 @@ class SkillEvolver:
         failures = []
         for i, t in enumerate(support[: self.cfg.max_support_turns]):
             p = t.view.payload(limit)
-            failures.append({
-                "failure": i + 1,
-                "reward": {"score": t.score, "source": t.source},
-                "skills_that_were_injected": t.view.injected,
-                **p,
-            })
+            failures.append(
+                {
+                    "failure": i + 1,
+                    "reward": {"score": t.score, "source": t.source},
+                    "skills_that_were_injected": t.view.injected,
+                    **p,
+                }
+            )
         doc = {
             "failed_turns": self.redactor.redact_obj(failures),
-            "existing_skills": [{"name": s.name, "description": _cut(s.description, 300), "origin": s.origin} for s in existing],
+            "existing_skills": [
+                {"name": s.name, "description": _cut(s.description, 300), "origin": s.origin} for s in existing
+            ],
             "max_new_skills": self.cfg.max_new_skills,
         }
         system = EVOLVER_SYSTEM + json.dumps(reply_schema(), separators=(",", ":"))
@@ -322,14 +338,21 @@ class SkillEvolver:
         return self.similarity.nearest(cand, [s for s in existing if s.status != "retired"])
 
     # The whole step ----------------------------------------------------------------------------------
-    def evolve(self, support: Sequence[SupportTurn], *, tenant: str | None = None, dry_run: bool = False,
-               source_text: str | None = None) -> EvolutionReport:
+    def evolve(
+        self,
+        support: Sequence[SupportTurn],
+        *,
+        tenant: str | None = None,
+        dry_run: bool = False,
+        source_text: str | None = None,
+    ) -> EvolutionReport:
         """Call the evolver once and apply its answer. Raises LLMError when the call fails (the caller
         keeps the job and retries later); everything after the call is local and cannot fail the host."""
         loaded = self.store.load().skills
         gen0 = self.store.generation
-        report = EvolutionReport(support=[t.view.turn_id for t in support], generation_before=gen0,
-                                 generation_after=gen0, dry_run=dry_run)
+        report = EvolutionReport(
+            support=[t.view.turn_id for t in support], generation_before=gen0, generation_after=gen0, dry_run=dry_run
+        )
         existing = self.relevant_existing(support, list(loaded.values()), tenant)
         messages = self.build_messages(support, existing)
         try:
@@ -340,8 +363,12 @@ class SkillEvolver:
             log.warning("skill evolver: %s", report.error)
             return report
         report.calls, report.tokens, report.invalid = res.attempts, res.tokens, bad
-        src = source_text if source_text is not None else self.redactor.redact(
-            "\n".join(json.dumps(t.view.payload(100_000), ensure_ascii=False) for t in support)
+        src = (
+            source_text
+            if source_text is not None
+            else self.redactor.redact(
+                "\n".join(json.dumps(t.view.payload(100_000), ensure_ascii=False) for t in support)
+            )
         )
         sessions = sorted({t.view.session_id for t in support})
         to_write: list[Skill] = []
@@ -369,22 +396,39 @@ class SkillEvolver:
                 log.warning("evolved skill %r rejected: %s", d.name, "; ".join(d.reasons))
         if to_write and not dry_run:
             report.generation_after = self.store.add_batch(
-                to_write, actor="evolver", reason=f"evolved from {len(support)} failed turn(s)", details=details,
+                to_write,
+                actor="evolver",
+                reason=f"evolved from {len(support)} failed turn(s)",
+                details=details,
                 pending=pending,
             )
         for d in report.decisions:
             if d.decision in ("rejected", "dropped") and not dry_run:
                 try:  # rejected candidates are logged with their reasons in the skill history too
                     self.store.ensure()
-                    self.store._log({"event": "reject", "skill": d.name, "actor": "evolver", "action": d.action,
-                                     "screening": {"verdict": d.verdict, "reasons": d.reasons},
-                                     "source_sessions": sessions})
+                    self.store._log(
+                        {
+                            "event": "reject",
+                            "skill": d.name,
+                            "actor": "evolver",
+                            "action": d.action,
+                            "screening": {"verdict": d.verdict, "reasons": d.reasons},
+                            "source_sessions": sessions,
+                        }
+                    )
                 except Exception:
                     log.debug("could not log the rejection of %s", d.name, exc_info=True)
         return report
 
-    def _decide(self, cand: SkillCandidate, loaded: dict[str, Skill], taken: dict[str, Skill],
-                sessions: list[str], tenant: str | None, src: str) -> tuple[Decision, Skill | None]:
+    def _decide(
+        self,
+        cand: SkillCandidate,
+        loaded: dict[str, Skill],
+        taken: dict[str, Skill],
+        sessions: list[str],
+        tenant: str | None,
+        src: str,
+    ) -> tuple[Decision, Skill | None]:
         # What this tenant's evolution may see: its own skills and the shared ones, never another tenant's.
         scope = {n: s for n, s in loaded.items() if s.tenant is None or s.tenant == tenant}
         action = cand.action
@@ -392,8 +436,14 @@ class SkillEvolver:
         target = scope.get(target_name) or scope.get(cand.name)
         dedup: dict[str, Any] | None = None
         new = Skill(
-            name=cand.name, description=cand.description, body=cand.body.strip(), category=cand.category,
-            origin="evolved", status="quarantined", source_sessions=list(sessions), created_at=utc_now_iso(),
+            name=cand.name,
+            description=cand.description,
+            body=cand.body.strip(),
+            category=cand.category,
+            origin="evolved",
+            status="quarantined",
+            source_sessions=list(sessions),
+            created_at=utc_now_iso(),
             tenant=tenant,
         )
         if target is None:
@@ -407,8 +457,9 @@ class SkillEvolver:
         if target is not None and target.tenant != tenant and tenant is not None:
             # A shared skill: this tenant gets its own variant (or refines the one it has).
             base = target.extra_metadata.get(VARIANT_KEY) or target.name
-            existing = next((s for s in scope.values()
-                             if s.tenant == tenant and s.extra_metadata.get(VARIANT_KEY) == base), None)
+            existing = next(
+                (s for s in scope.values() if s.tenant == tenant and s.extra_metadata.get(VARIANT_KEY) == base), None
+            )
             if existing is not None:
                 target = existing
             else:
@@ -417,14 +468,29 @@ class SkillEvolver:
                 return self._screened(new, "variant", src, dedup)
         if target is not None:
             if target.name in taken:
-                return Decision(cand.name, "duplicate", "n/a", "dropped",
-                                [f"duplicate of {target.name}, proposed earlier in the same batch"], dedup), None
+                return Decision(
+                    cand.name,
+                    "duplicate",
+                    "n/a",
+                    "dropped",
+                    [f"duplicate of {target.name}, proposed earlier in the same batch"],
+                    dedup,
+                ), None
             if target.origin != "evolved":
-                return Decision(cand.name, "duplicate", "n/a", "dropped",
-                                [f"{target.name} ({target.origin}) already covers this; only evolved skills are refined automatically"],
-                                dedup), None
+                return Decision(
+                    cand.name,
+                    "duplicate",
+                    "n/a",
+                    "dropped",
+                    [
+                        f"{target.name} ({target.origin}) already covers this; only evolved skills are refined automatically"
+                    ],
+                    dedup,
+                ), None
             new = replace(
-                new, name=target.name, tenant=target.tenant,
+                new,
+                name=target.name,
+                tenant=target.tenant,
                 source_sessions=sorted(set(target.source_sessions) | set(sessions)),
                 created_at=target.created_at or new.created_at,
                 extra_metadata={k: v for k, v in target.extra_metadata.items() if k not in (PROMOTION_KEY, "trial")},
@@ -435,8 +501,9 @@ class SkillEvolver:
             new = replace(new, name=tenant_name(cand.name, tenant or "shared", lambda n: n in loaded or n in taken))
         return self._screened(new, "create", src, dedup)
 
-    def _screened(self, new: Skill, action: str, src: str, dedup: dict[str, Any] | None,
-                  serving: bool = False) -> tuple[Decision, Skill | None]:
+    def _screened(
+        self, new: Skill, action: str, src: str, dedup: dict[str, Any] | None, serving: bool = False
+    ) -> tuple[Decision, Skill | None]:
         result = screen(new, source_text=src, max_body_chars=self.cfg.max_body_chars, redactor=self.redactor)
         if result.verdict == "rejected":
             return Decision(new.name, action, "rejected", "rejected", result.reasons, dedup), None
@@ -460,4 +527,3 @@ def apply_promotion(skill: Skill, result: ScreenResult, policy: str) -> tuple[Sk
     if policy == "shadow":
         return replace(skill, status="quarantined", extra_metadata=meta), "shadow"
     return replace(skill, status="quarantined", extra_metadata=meta), "quarantined"
-

@@ -30,8 +30,17 @@ REPORTS_KEPT = 20
 
 
 class EvolutionRunner:
-    def __init__(self, db: Database, ledger: Ledger, evolver: SkillEvolver, buffer: SampleBuffer, settings: Settings,
-                 redactor: Redactor, warn_once: Callable[[str, str], None], on_generation: Callable[[], None]):
+    def __init__(
+        self,
+        db: Database,
+        ledger: Ledger,
+        evolver: SkillEvolver,
+        buffer: SampleBuffer,
+        settings: Settings,
+        redactor: Redactor,
+        warn_once: Callable[[str, str], None],
+        on_generation: Callable[[], None],
+    ):
         self.db = db
         self.ledger = ledger
         self.evolver = evolver
@@ -48,18 +57,23 @@ class EvolutionRunner:
     def enqueue(self, tenant: str, reason: str, turns: Iterable[Any]) -> None:
         turns = list(turns)
         self.buffer.mark_support(
-            [(t["turn_id"], t["session_id"], t["tenant"], int(t["generation"])) for t in turns], reason)
+            [(t["turn_id"], t["session_id"], t["tenant"], int(t["generation"])) for t in turns], reason
+        )
         per = self.settings.evolution.max_support_turns
         now = time.time()
         for i in range(0, len(turns), per):
-            chunk = [t["turn_id"] for t in turns[i:i + per]]
-            self.db.execute("INSERT INTO fl_evolve_queue(tenant, reason, turn_ids, next_at, created_at) VALUES (?, ?, ?, ?, ?)",
-                            [tenant, reason, json.dumps(chunk), now, now])
+            chunk = [t["turn_id"] for t in turns[i : i + per]]
+            self.db.execute(
+                "INSERT INTO fl_evolve_queue(tenant, reason, turn_ids, next_at, created_at) VALUES (?, ?, ?, ?, ?)",
+                [tenant, reason, json.dumps(chunk), now, now],
+            )
         self.ledger.count(f"evolution_trigger_{reason}")
 
     def run(self, force: bool = False) -> None:
-        rows = self.db.query("SELECT * FROM fl_evolve_queue WHERE state = 'pending' AND next_at <= ? ORDER BY id",
-                             [float("inf") if force else time.time()])
+        rows = self.db.query(
+            "SELECT * FROM fl_evolve_queue WHERE state = 'pending' AND next_at <= ? ORDER BY id",
+            [float("inf") if force else time.time()],
+        )
         by_tenant: dict[str, list[Any]] = defaultdict(list)
         for r in rows:
             by_tenant[r["tenant"]].append(r)
@@ -99,24 +113,33 @@ class EvolutionRunner:
             out.append(SupportTurn(view_of(turn, nxt, outcome, r["task_type"]), eff[0], eff[1]))
         return out
 
-    def run_jobs(self, tenant: str, jobs: list[Any], turn_ids: list[str], dry_run: bool = False) -> EvolutionReport | None:
+    def run_jobs(
+        self, tenant: str, jobs: list[Any], turn_ids: list[str], dry_run: bool = False
+    ) -> EvolutionReport | None:
         ids = [j["id"] for j in jobs]
         marks = ",".join("?" * len(ids))
         support = self.support_turns(turn_ids)
         if not support:
-            self.db.execute(f"UPDATE fl_evolve_queue SET state = 'failed', last_error = 'support turns not found' "
-                            f"WHERE id IN ({marks})", ids)
+            self.db.execute(
+                f"UPDATE fl_evolve_queue SET state = 'failed', last_error = 'support turns not found' "
+                f"WHERE id IN ({marks})",
+                ids,
+            )
             return None
         try:
             report = self.evolver.evolve(support, tenant=tenant, dry_run=dry_run)
         except BudgetExhausted as e:
             self.warn_once("evolver-budget", f"{e}; evolution resumes tomorrow (UTC)")
-            self.db.execute(f"UPDATE fl_evolve_queue SET next_at = ?, last_error = 'budget' WHERE id IN ({marks})",
-                            [day_start() + 86400 + 1, *ids])
+            self.db.execute(
+                f"UPDATE fl_evolve_queue SET next_at = ?, last_error = 'budget' WHERE id IN ({marks})",
+                [day_start() + 86400 + 1, *ids],
+            )
             return None
         except LLMUnavailable as e:
-            self.db.execute(f"UPDATE fl_evolve_queue SET state = 'skipped', last_error = ? WHERE id IN ({marks})",
-                            [str(e)[:300], *ids])
+            self.db.execute(
+                f"UPDATE fl_evolve_queue SET state = 'skipped', last_error = ? WHERE id IN ({marks})",
+                [str(e)[:300], *ids],
+            )
             return None
         except LLMError as e:
             self._failed(jobs, tenant, str(e))
@@ -128,11 +151,16 @@ class EvolutionRunner:
         if dry_run:
             return report
         doc = json.dumps(self.redactor.redact_obj(report.as_dict()), ensure_ascii=False)
-        self.db.execute(f"UPDATE fl_evolve_queue SET state = 'done', report = ?, done_at = ? WHERE id IN ({marks})",
-                        [doc, time.time(), *ids])
+        self.db.execute(
+            f"UPDATE fl_evolve_queue SET state = 'done', report = ?, done_at = ? WHERE id IN ({marks})",
+            [doc, time.time(), *ids],
+        )
         self.record(report)
-        log.info("evolution for tenant %s: %s", tenant,
-                 ", ".join(f"{d.name}={d.decision}" for d in report.decisions) or "no candidates")
+        log.info(
+            "evolution for tenant %s: %s",
+            tenant,
+            ", ".join(f"{d.name}={d.decision}" for d in report.decisions) or "no candidates",
+        )
         return report
 
     def record(self, report: EvolutionReport) -> None:
@@ -151,9 +179,13 @@ class EvolutionRunner:
         attempts = max(j["attempts"] for j in jobs) + 1
         if attempts >= self.settings.evolution.max_attempts:
             log.warning("evolution for tenant %s gave up after %d attempts: %s", tenant, attempts, err)
-            self.db.execute(f"UPDATE fl_evolve_queue SET state = 'failed', attempts = ?, last_error = ? WHERE id IN ({marks})",
-                            [attempts, err, *ids])
+            self.db.execute(
+                f"UPDATE fl_evolve_queue SET state = 'failed', attempts = ?, last_error = ? WHERE id IN ({marks})",
+                [attempts, err, *ids],
+            )
         else:
             delay = self.settings.evolution.backoff * 15 * (2 ** (attempts - 1))  # 30 s, 60 s... by default
-            self.db.execute(f"UPDATE fl_evolve_queue SET attempts = ?, next_at = ?, last_error = ? WHERE id IN ({marks})",
-                            [attempts, time.time() + delay, err, *ids])
+            self.db.execute(
+                f"UPDATE fl_evolve_queue SET attempts = ?, next_at = ?, last_error = ? WHERE id IN ({marks})",
+                [attempts, time.time() + delay, err, *ids],
+            )

@@ -30,8 +30,17 @@ STRONGER_THAN_JUDGE = frozenset({"explicit", "verifier", "outcome", "correction"
 
 
 class JudgeQueue:
-    def __init__(self, db: Database, ledger: Ledger, judge: RewardJudge, verifiers: Verifiers, settings: Settings,
-                 redactor: Redactor, warn_once: Callable[[str, str], None], wake: Callable[[], None]):
+    def __init__(
+        self,
+        db: Database,
+        ledger: Ledger,
+        judge: RewardJudge,
+        verifiers: Verifiers,
+        settings: Settings,
+        redactor: Redactor,
+        warn_once: Callable[[str, str], None],
+        wake: Callable[[], None],
+    ):
         self.db = db
         self.ledger = ledger
         self.judge = judge
@@ -51,8 +60,11 @@ class JudgeQueue:
             self.db.execute(sql, args)
 
     def pending_among(self, turn_ids: list[str]) -> int:
-        rows = self.db.query(f"SELECT COUNT(*) AS n FROM fl_judge_queue WHERE state = 'pending' "
-                             f"AND turn_id IN ({','.join('?' * len(turn_ids))})", turn_ids)
+        rows = self.db.query(
+            f"SELECT COUNT(*) AS n FROM fl_judge_queue WHERE state = 'pending' "
+            f"AND turn_id IN ({','.join('?' * len(turn_ids))})",
+            turn_ids,
+        )
         return int(rows[0]["n"])
 
     def run(self, force: bool = False) -> None:
@@ -60,7 +72,8 @@ class JudgeQueue:
         cfg = self.settings.reward
         rows = self.db.query(
             "SELECT * FROM fl_judge_queue WHERE state = 'pending' AND next_at <= ? ORDER BY next_at LIMIT ?",
-            [float("inf") if force else now, cfg.batch_size])
+            [float("inf") if force else now, cfg.batch_size],
+        )
         if not rows:
             return
         get = self.ledger.session_cache()
@@ -70,18 +83,25 @@ class JudgeQueue:
             turn, nxt, is_last = self.ledger.locate(session, r["turn_id"])
             if turn is None:
                 if now - r["created_at"] > MISSING_TURN_GIVE_UP:
-                    self.db.execute("UPDATE fl_judge_queue SET state = 'failed', last_error = 'turn not in the store' "
-                                    "WHERE turn_id = ?", [r["turn_id"]])
+                    self.db.execute(
+                        "UPDATE fl_judge_queue SET state = 'failed', last_error = 'turn not in the store' "
+                        "WHERE turn_id = ?",
+                        [r["turn_id"]],
+                    )
                 else:
                     self.ledger.trajectories.flush(1.0)
-                    self.db.execute("UPDATE fl_judge_queue SET next_at = ? WHERE turn_id = ?",
-                                    [now + DEFER_MISSING_TURN, r["turn_id"]])
+                    self.db.execute(
+                        "UPDATE fl_judge_queue SET next_at = ? WHERE turn_id = ?",
+                        [now + DEFER_MISSING_TURN, r["turn_id"]],
+                    )
                 continue
             outcome = session.outcome if (is_last and session is not None and session.ended_at) else None
             row = self.ledger.turn_row(turn.turn_id)
             jobs.append((r, view_of(turn, nxt, outcome, row["task_type"] if row else None)))
         if len(jobs) > 1 and cfg.concurrency > 1:
-            with ThreadPoolExecutor(max_workers=min(cfg.concurrency, len(jobs)), thread_name_prefix="metaclaw-score") as ex:
+            with ThreadPoolExecutor(
+                max_workers=min(cfg.concurrency, len(jobs)), thread_name_prefix="metaclaw-score"
+            ) as ex:
                 list(ex.map(lambda j: self.score(*j), jobs))
         else:
             for j in jobs:
@@ -92,10 +112,14 @@ class JudgeQueue:
         cfg = self.settings.reward
 
         def finish(state: str, error: str | None = None) -> None:
-            self.db.execute("UPDATE fl_judge_queue SET state = ?, last_error = ? WHERE turn_id = ?", [state, error, turn_id])
+            self.db.execute(
+                "UPDATE fl_judge_queue SET state = ?, last_error = ? WHERE turn_id = ?", [state, error, turn_id]
+            )
             eff = effective_reward(self.ledger.rewards_of(turn_id))
-            self.db.execute("UPDATE fl_turns SET settled = 1, score = ?, source = ? WHERE turn_id = ?",
-                            [eff[0] if eff else None, eff[1] if eff else None, turn_id])
+            self.db.execute(
+                "UPDATE fl_turns SET settled = 1, score = ?, source = ? WHERE turn_id = ?",
+                [eff[0] if eff else None, eff[1] if eff else None, turn_id],
+            )
             self.wake()
 
         try:
@@ -119,8 +143,10 @@ class JudgeQueue:
             finish("done")
         except BudgetExhausted as e:
             self.warn_once("judge-budget", f"{e}; judging resumes tomorrow (UTC)")
-            self.db.execute("UPDATE fl_judge_queue SET next_at = ?, last_error = ? WHERE turn_id = ?",
-                            [day_start() + 86400 + 1, "budget", turn_id])
+            self.db.execute(
+                "UPDATE fl_judge_queue SET next_at = ?, last_error = ? WHERE turn_id = ?",
+                [day_start() + 86400 + 1, "budget", turn_id],
+            )
         except LLMUnavailable as e:
             finish("skipped", str(e)[:300])
         except LLMError as e:
@@ -132,5 +158,7 @@ class JudgeQueue:
                 finish("failed", err)
             else:
                 delay = cfg.backoff * 5 * (2 ** (attempts - 1))  # 5 s, 10 s, 20 s... at the default backoff
-                self.db.execute("UPDATE fl_judge_queue SET attempts = ?, next_at = ?, last_error = ? WHERE turn_id = ?",
-                                [attempts, time.time() + delay, err, turn_id])
+                self.db.execute(
+                    "UPDATE fl_judge_queue SET attempts = ?, next_at = ?, last_error = ? WHERE turn_id = ?",
+                    [attempts, time.time() + delay, err, turn_id],
+                )

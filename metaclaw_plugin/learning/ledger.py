@@ -39,8 +39,10 @@ class Ledger:
         )
 
     def rewards_of(self, turn_id: str) -> list[dict[str, Any]]:
-        rows = {r["source"]: float(r["score"]) for r in self.db.query(
-            "SELECT source, score FROM fl_rewards WHERE turn_id = ?", [turn_id])}
+        rows = {
+            r["source"]: float(r["score"])
+            for r in self.db.query("SELECT source, score FROM fl_rewards WHERE turn_id = ?", [turn_id])
+        }
         try:
             for r in self.trajectories.rewards(turn_id):
                 rows.setdefault(r["source"], float(r["score"]))
@@ -78,7 +80,7 @@ class Ledger:
         for i, t in enumerate(turns):
             if t.turn_id == turn_id:
                 nxt = turns[i + 1] if i + 1 < len(turns) else None
-                later_main = any(u.kind == "main" for u in turns[i + 1:])
+                later_main = any(u.kind == "main" for u in turns[i + 1 :])
                 return t, nxt, not later_main
         return None, None, False
 
@@ -88,4 +90,6 @@ class Ledger:
         for i, t in enumerate(session.turns):
             self.db.execute(
                 "INSERT OR IGNORE INTO fl_turns(turn_id, tenant, session_id, kind, seq, generation, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)", [t.turn_id, t.tenant, t.session_id, t.kind, i + 1, t.skill_generation, now])
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [t.turn_id, t.tenant, t.session_id, t.kind, i + 1, t.skill_generation, now],
+            )

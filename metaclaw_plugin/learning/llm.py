@@ -20,14 +20,13 @@ import ipaddress
 import logging
 import os
 import random
-import sqlite3
 import sys
-import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 from urllib.parse import urlparse
 
 from ..privacy import Redactor
@@ -51,11 +50,11 @@ class BudgetExhausted(LLMUnavailable):
 
 
 def utc_day(ts: float | None = None) -> str:
-    return datetime.fromtimestamp(time.time() if ts is None else ts, timezone.utc).strftime("%Y-%m-%d")
+    return datetime.fromtimestamp(time.time() if ts is None else ts, UTC).strftime("%Y-%m-%d")
 
 
 def day_start(ts: float | None = None) -> float:
-    d = datetime.fromtimestamp(time.time() if ts is None else ts, timezone.utc)
+    d = datetime.fromtimestamp(time.time() if ts is None else ts, UTC)
     return d.replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
 
 
@@ -83,8 +82,9 @@ class Budget:
         self.db.close()
 
     def used(self, purpose: str, day: str | None = None) -> tuple[int, int]:
-        rows = self.db.query("SELECT calls, tokens FROM llm_budget WHERE day = ? AND purpose = ?",
-                             (day or utc_day(), purpose))
+        rows = self.db.query(
+            "SELECT calls, tokens FROM llm_budget WHERE day = ? AND purpose = ?", (day or utc_day(), purpose)
+        )
         return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
 
     def left(self, purpose: str) -> dict[str, int | None]:

@@ -44,34 +44,85 @@ class LearningLoop:
         self.skills = parts.skills
         self.db = Database(s.db_file)
         self.redactor = parts.redactor or Redactor.from_settings(s.privacy)  # outbound is always redacted
-        self.budget = Budget(self.db, {"judge": (s.reward.daily_calls, s.reward.daily_tokens),
-                                       "evolver": (s.evolution.daily_calls, s.evolution.daily_tokens)})
+        self.budget = Budget(
+            self.db,
+            {
+                "judge": (s.reward.daily_calls, s.reward.daily_tokens),
+                "evolver": (s.evolution.daily_calls, s.evolution.daily_tokens),
+            },
+        )
         local_only = s.privacy.local_only
         self.judge = RewardJudge(
-            LLMClient("judge", model=s.reward.model, api_base=s.reward.api_base, api_key=s.reward.api_key,
-                      timeout=s.reward.timeout, retries=s.reward.retries, backoff=s.reward.backoff,
-                      budget=self.budget, local_only=local_only, redactor=self.redactor),
-            votes=s.reward.votes, temperature=s.reward.temperature, max_tokens=s.reward.max_tokens,
-            max_chars=s.reward.max_turn_chars, db=self.db,
+            LLMClient(
+                "judge",
+                model=s.reward.model,
+                api_base=s.reward.api_base,
+                api_key=s.reward.api_key,
+                timeout=s.reward.timeout,
+                retries=s.reward.retries,
+                backoff=s.reward.backoff,
+                budget=self.budget,
+                local_only=local_only,
+                redactor=self.redactor,
+            ),
+            votes=s.reward.votes,
+            temperature=s.reward.temperature,
+            max_tokens=s.reward.max_tokens,
+            max_chars=s.reward.max_turn_chars,
+            db=self.db,
         )
         self.evolver = SkillEvolver(
-            LLMClient("evolver", model=s.evolution.model, api_base=s.evolution.api_base, api_key=s.evolution.api_key,
-                      timeout=s.evolution.timeout, retries=s.evolution.retries, backoff=s.evolution.backoff,
-                      budget=self.budget, local_only=local_only, redactor=self.redactor),
-            self.skills.store, s, self.redactor,
+            LLMClient(
+                "evolver",
+                model=s.evolution.model,
+                api_base=s.evolution.api_base,
+                api_key=s.evolution.api_key,
+                timeout=s.evolution.timeout,
+                retries=s.evolution.retries,
+                backoff=s.evolution.backoff,
+                budget=self.budget,
+                local_only=local_only,
+                redactor=self.redactor,
+            ),
+            self.skills.store,
+            s,
+            self.redactor,
         )
         self.buffer = SampleBuffer(self.db, generation_fn=lambda: self.skills.store.generation)
         self.ledger = Ledger(self.db, parts.trajectories)
-        self.judging = JudgeQueue(self.db, self.ledger, self.judge, Verifiers(s.reward.verifiers, s.reward.verifier_timeout),
-                                  s, self.redactor, self._warn_once, self.wake)
+        self.judging = JudgeQueue(
+            self.db,
+            self.ledger,
+            self.judge,
+            Verifiers(s.reward.verifiers, s.reward.verifier_timeout),
+            s,
+            self.redactor,
+            self._warn_once,
+            self.wake,
+        )
         self.trials = ShadowTrials(self.db, self.skills, s, self.ledger.count, self.generation_changed)
-        self.evolution = EvolutionRunner(self.db, self.ledger, self.evolver, self.buffer, s, self.redactor,
-                                         self._warn_once, self.generation_changed)
-        self.reviewer = Reviewer(self.db, self.ledger, self.judging, self.trials, self.evolution, self.buffer, s,
-                                 parts.live_sessions, lambda: self.skills.store.generation)
+        self.evolution = EvolutionRunner(
+            self.db, self.ledger, self.evolver, self.buffer, s, self.redactor, self._warn_once, self.generation_changed
+        )
+        self.reviewer = Reviewer(
+            self.db,
+            self.ledger,
+            self.judging,
+            self.trials,
+            self.evolution,
+            self.buffer,
+            s,
+            parts.live_sessions,
+            lambda: self.skills.store.generation,
+        )
         self.intake = Intake(self.ledger, self.judging, self.trials, s, self.wake)
-        self.jobs = (("judge", self.judging.run), ("reviews", self.reviewer.run), ("evolve", self.evolution.run),
-                     ("shadow", self.trials.run), ("sweep", self.reviewer.sweep_stale))
+        self.jobs = (
+            ("judge", self.judging.run),
+            ("reviews", self.reviewer.run),
+            ("evolve", self.evolution.run),
+            ("shadow", self.trials.run),
+            ("sweep", self.reviewer.sweep_stale),
+        )
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._tick_lock = threading.RLock()
@@ -143,8 +194,9 @@ class LearningLoop:
     def reports(self) -> list[dict[str, Any]]:
         return self.evolution.reports
 
-    def evolve_now(self, session_id: str | None = None, *, tenant: str | None = None,
-                   dry_run: bool = False) -> list[dict[str, Any]]:
+    def evolve_now(
+        self, session_id: str | None = None, *, tenant: str | None = None, dry_run: bool = False
+    ) -> list[dict[str, Any]]:
         """Run evolution now: for one session's failed turns (all its main turns if none failed), or
         for everything pending. ``dry_run`` calls the evolver and screens, but writes nothing."""
         with self._tick_lock:
@@ -163,17 +215,21 @@ class LearningLoop:
             for t in main:
                 self.judging.enqueue(t.turn_id, session.tenant, session.session_id, delay=0)
             self.judging.run(force=True)
-            failed = [t.turn_id for t in main
-                      if (eff := effective_reward(self.ledger.rewards_of(t.turn_id))) is not None and eff[0] < 0]
-            ids = (failed or [t.turn_id for t in main])[-self.settings.evolution.max_support_turns:]
+            failed = [
+                t.turn_id
+                for t in main
+                if (eff := effective_reward(self.ledger.rewards_of(t.turn_id))) is not None and eff[0] < 0
+            ]
+            ids = (failed or [t.turn_id for t in main])[-self.settings.evolution.max_support_turns :]
             support = self.evolution.support_turns(ids)
             if not support:
                 return []
             report = self.evolver.evolve(support, tenant=session.tenant, dry_run=dry_run)
             if not dry_run:
                 rows = self.ledger.turn_rows(ids)
-                self.buffer.mark_support([(r["turn_id"], r["session_id"], r["tenant"], int(r["generation"])) for r in rows],
-                                         "cli")
+                self.buffer.mark_support(
+                    [(r["turn_id"], r["session_id"], r["tenant"], int(r["generation"])) for r in rows], "cli"
+                )
                 if report.generation_after != report.generation_before:
                     self.generation_changed()
             out = report.as_dict()

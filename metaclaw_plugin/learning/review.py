@@ -32,9 +32,18 @@ STALE_SESSION_SWEEP = 30.0  # seconds
 
 
 class Reviewer:
-    def __init__(self, db: Database, ledger: Ledger, judging: JudgeQueue, trials: ShadowTrials,
-                 evolution: EvolutionRunner, buffer: SampleBuffer, settings: Settings,
-                 live_sessions: Callable[[], Sequence[SessionState]], generation: Callable[[], int]):
+    def __init__(
+        self,
+        db: Database,
+        ledger: Ledger,
+        judging: JudgeQueue,
+        trials: ShadowTrials,
+        evolution: EvolutionRunner,
+        buffer: SampleBuffer,
+        settings: Settings,
+        live_sessions: Callable[[], Sequence[SessionState]],
+        generation: Callable[[], int],
+    ):
         self.db = db
         self.ledger = ledger
         self.judging = judging
@@ -47,8 +56,10 @@ class Reviewer:
         self._last_sweep = 0.0
 
     def run(self, force: bool = False) -> None:
-        due = self.db.query("SELECT * FROM fl_sessions WHERE review_due IS NOT NULL AND review_due <= ?",
-                            [float("inf") if force else time.time()])
+        due = self.db.query(
+            "SELECT * FROM fl_sessions WHERE review_due IS NOT NULL AND review_due <= ?",
+            [float("inf") if force else time.time()],
+        )
         for srow in due:
             self.review(srow, force)
 
@@ -57,7 +68,8 @@ class Reviewer:
         ended = bool(srow["ended"])
         turns = self.db.query(
             "SELECT * FROM fl_turns WHERE tenant = ? AND session_id = ? AND kind = 'main' AND reviewed = 0 ORDER BY seq",
-            [tenant, sid])
+            [tenant, sid],
+        )
         if not ended and turns:
             turns = turns[:-1]  # the newest main turn has no evidence yet
         if not turns:
@@ -88,23 +100,29 @@ class Reviewer:
             self.buffer.add(Sample(t["turn_id"], sid, tenant, int(t["generation"]), float(sc)), source=src)
             if t["turn_id"] in on_trial:
                 continue  # a trial's own evidence does not trigger evolution either
-            self.db.execute("INSERT OR IGNORE INTO fl_window(tenant, turn_id, success, created_at) VALUES (?, ?, ?, ?)",
-                            [tenant, t["turn_id"], int(sc > 0), time.time()])
+            self.db.execute(
+                "INSERT OR IGNORE INTO fl_window(tenant, turn_id, success, created_at) VALUES (?, ?, ?, ?)",
+                [tenant, t["turn_id"], int(sc > 0), time.time()],
+            )
         self.db.execute(f"UPDATE fl_turns SET reviewed = 1 WHERE turn_id IN ({','.join('?' * len(ids))})", ids)
         self.ledger.count("reviews")
         self._close(tenant, sid, ended)
         self._batch_trigger(tenant)
 
     def _close(self, tenant: str, sid: str, ended: bool) -> None:
-        self.db.execute("UPDATE fl_sessions SET review_due = NULL, review_reason = NULL, review_since = NULL, "
-                        "since_review = CASE WHEN ? THEN 0 ELSE 1 END WHERE tenant = ? AND session_id = ?",
-                        [int(ended), tenant, sid])
+        self.db.execute(
+            "UPDATE fl_sessions SET review_due = NULL, review_reason = NULL, review_since = NULL, "
+            "since_review = CASE WHEN ? THEN 0 ELSE 1 END WHERE tenant = ? AND session_id = ?",
+            [int(ended), tenant, sid],
+        )
 
     def _batch_trigger(self, tenant: str) -> None:
         """A batch of ``batch_turns`` scored turns whose success rate is under the threshold evolves."""
         cfg = self.settings.evolution
-        rows = self.db.query("SELECT * FROM fl_window WHERE tenant = ? AND batched = 0 ORDER BY created_at LIMIT ?",
-                             [tenant, cfg.batch_turns])
+        rows = self.db.query(
+            "SELECT * FROM fl_window WHERE tenant = ? AND batched = 0 ORDER BY created_at LIMIT ?",
+            [tenant, cfg.batch_turns],
+        )
         if len(rows) < cfg.batch_turns:
             return
         ids = [r["turn_id"] for r in rows]
@@ -116,8 +134,13 @@ class Reviewer:
         if not losers:
             return
         turns = self.ledger.turn_rows(losers)
-        log.info("batch success rate %.2f < %.2f for tenant %s: evolving from %d turns", rate,
-                 cfg.success_rate_threshold, tenant, len(turns))
+        log.info(
+            "batch success rate %.2f < %.2f for tenant %s: evolving from %d turns",
+            rate,
+            cfg.success_rate_threshold,
+            tenant,
+            len(turns),
+        )
         self.evolution.enqueue(tenant, "low_success_rate", turns)
 
     def sweep_stale(self, force: bool = False) -> None:
@@ -131,8 +154,10 @@ class Reviewer:
         for r in self.db.query("SELECT tenant, session_id FROM fl_sessions WHERE ended = 0 AND last_at < ?", [cutoff]):
             if (r["tenant"], r["session_id"]) in live:
                 continue
-            self.db.execute("UPDATE fl_sessions SET ended = 1, review_due = ?, review_reason = 'stale', "
-                            "review_since = COALESCE(review_since, ?) WHERE tenant = ? AND session_id = ?",
-                            [now, now, r["tenant"], r["session_id"]])
+            self.db.execute(
+                "UPDATE fl_sessions SET ended = 1, review_due = ?, review_reason = 'stale', "
+                "review_since = COALESCE(review_since, ?) WHERE tenant = ? AND session_id = ?",
+                [now, now, r["tenant"], r["session_id"]],
+            )
         # The buffer follows generation bumps made elsewhere (CLI approve, another process).
         self.buffer.on_generation(self.generation())

@@ -28,9 +28,10 @@ import subprocess
 import time
 import unicodedata
 from collections import Counter
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..feedback import normalise_feedback
 from ..store import Database
@@ -99,6 +100,7 @@ def decided(votes: Sequence[int | None], total: int) -> bool:
 # ---------------------------------------------------------------------------------------------
 # What the judge sees
 
+
 def message_text(msg: Message | None) -> str:
     if not isinstance(msg, dict):
         return ""
@@ -149,12 +151,16 @@ class TurnView:
             "context": [{"role": m["role"], "content": _cut(m["content"], min(limit // 2, 800))} for m in self.context],
             "instruction": _cut(self.instruction, limit),
             "response": _cut(self.response, limit),
-            "evidence_after_response": [{"role": m["role"], "content": _cut(m["content"], limit)} for m in self.evidence],
+            "evidence_after_response": [
+                {"role": m["role"], "content": _cut(m["content"], limit)} for m in self.evidence
+            ],
             **({"host_error": self.error[:500]} if self.error else {}),
         }
 
     def key(self) -> str:
-        data = json.dumps([self.instruction, self.response, self.evidence, self.context], sort_keys=True, ensure_ascii=False)
+        data = json.dumps(
+            [self.instruction, self.response, self.evidence, self.context], sort_keys=True, ensure_ascii=False
+        )
         return hashlib.blake2b(data.encode("utf-8", "replace"), digest_size=16).hexdigest()
 
 
@@ -187,8 +193,13 @@ def evidence_from(next_turn: Turn | None, outcome: dict[str, Any] | None = None)
     return out
 
 
-def view_of(turn: Turn, next_turn: Turn | None = None, outcome: dict[str, Any] | None = None,
-            task_type: str | None = None, context_messages: int = 1) -> TurnView:
+def view_of(
+    turn: Turn,
+    next_turn: Turn | None = None,
+    outcome: dict[str, Any] | None = None,
+    task_type: str | None = None,
+    context_messages: int = 1,
+) -> TurnView:
     msgs = [m for m in turn.messages if isinstance(m, dict)]
     iu = _last_index(msgs, "user")
     instruction = message_text(msgs[iu]) if iu is not None else ""
@@ -209,7 +220,7 @@ def view_of(turn: Turn, next_turn: Turn | None = None, outcome: dict[str, Any] |
         tenant=turn.tenant,
         instruction=instruction,
         response=message_text(turn.response),
-        context=context[-(context_messages + 4):],
+        context=context[-(context_messages + 4) :],
         evidence=evidence_from(next_turn, outcome),
         task_type=task_type,
         generation=turn.skill_generation,
@@ -247,6 +258,7 @@ def judge_messages(view: TurnView, limit: int = 3000) -> list[dict[str, str]]:
 # ---------------------------------------------------------------------------------------------
 # The judge
 
+
 @dataclass
 class JudgeResult:
     score: float
@@ -263,8 +275,17 @@ class RewardJudge:
     """The LLM judge (PRM). ``judge(view)`` blocks (run it in the background) and raises
     :class:`LLMError` when no vote could be had, so the caller can retry later within the budget."""
 
-    def __init__(self, client: LLMClient, *, votes: int = 3, temperature: float = 0.6, max_tokens: int = 512,
-                 max_chars: int = 3000, db: Database | None = None, parallel: bool = True):
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        votes: int = 3,
+        temperature: float = 0.6,
+        max_tokens: int = 512,
+        max_chars: int = 3000,
+        db: Database | None = None,
+        parallel: bool = True,
+    ):
         self.client = client
         self.m = votes
         self.temperature = temperature
@@ -364,7 +385,12 @@ class Verifiers:
         check = self._fns.get(task_type)
         if check is None:
             return None
-        payload = {"turn_id": view.turn_id, "session_id": view.session_id, "task_type": task_type, **view.payload(100_000)}
+        payload = {
+            "turn_id": view.turn_id,
+            "session_id": view.session_id,
+            "task_type": task_type,
+            **view.payload(100_000),
+        }
         if callable(check):
             value = check(payload)
             if value is None:
@@ -373,8 +399,12 @@ class Verifiers:
             return (score, {"verifier": getattr(check, "__name__", "callable")}) if score is not None else None
         try:
             proc = subprocess.run(
-                list(check), input=json.dumps(payload, ensure_ascii=False), capture_output=True, text=True,
-                timeout=self.timeout, env=None,
+                list(check),
+                input=json.dumps(payload, ensure_ascii=False),
+                capture_output=True,
+                text=True,
+                timeout=self.timeout,
+                env=None,
             )
         except subprocess.TimeoutExpired:
             log.warning("verifier for %s timed out after %.0fs", task_type, self.timeout)
@@ -386,6 +416,7 @@ class Verifiers:
 
 
 # ---------------------------------------------------------------------------------------------
+
 
 def effective_reward(rewards: Sequence[dict[str, Any]]) -> tuple[float, str] | None:
     """The score that counts for a turn, and its source, by :data:`PRIORITY`."""

@@ -28,8 +28,9 @@ import base64
 import binascii
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 from ..privacy import Redactor
@@ -47,18 +48,77 @@ DEFAULT_MAX_BODY = 6000
 _HOMOGLYPHS = str.maketrans(
     {
         # Cyrillic
-        "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c",
-        "т": "t", "у": "y", "х": "x", "ѕ": "s", "і": "i", "ї": "i", "ј": "j", "ԁ": "d", "ɡ": "g", "һ": "h",
-        "ӏ": "l", "ԛ": "q", "ԝ": "w", "ү": "y",
+        "а": "a",
+        "в": "b",
+        "е": "e",
+        "ё": "e",
+        "к": "k",
+        "м": "m",
+        "н": "h",
+        "о": "o",
+        "р": "p",
+        "с": "c",
+        "т": "t",
+        "у": "y",
+        "х": "x",
+        "ѕ": "s",
+        "і": "i",
+        "ї": "i",
+        "ј": "j",
+        "ԁ": "d",
+        "ɡ": "g",
+        "һ": "h",
+        "ӏ": "l",
+        "ԛ": "q",
+        "ԝ": "w",
+        "ү": "y",
         # Greek
-        "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t",
-        "υ": "u", "χ": "x", "γ": "y", "ω": "w", "μ": "u",
+        "α": "a",
+        "β": "b",
+        "ε": "e",
+        "η": "n",
+        "ι": "i",
+        "κ": "k",
+        "ν": "v",
+        "ο": "o",
+        "ρ": "p",
+        "τ": "t",
+        "υ": "u",
+        "χ": "x",
+        "γ": "y",
+        "ω": "w",
+        "μ": "u",
         # Latin look-alikes that NFKC keeps
-        "ı": "i", "ł": "l", "ø": "o", "đ": "d", "ß": "ss", "ɑ": "a", "ɩ": "i", "ʀ": "r", "ѵ": "v",
+        "ı": "i",
+        "ł": "l",
+        "ø": "o",
+        "đ": "d",
+        "ß": "ss",
+        "ɑ": "a",
+        "ɩ": "i",
+        "ʀ": "r",
+        "ѵ": "v",
     }
 )
-_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i", "|": "l", "+": "t", "€": "e"})
-_INVISIBLE = re.compile(r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]")
+_LEET = str.maketrans(
+    {
+        "0": "o",
+        "1": "i",
+        "3": "e",
+        "4": "a",
+        "5": "s",
+        "7": "t",
+        "@": "a",
+        "$": "s",
+        "!": "i",
+        "|": "l",
+        "+": "t",
+        "€": "e",
+    }
+)
+_INVISIBLE = re.compile(
+    r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]"
+)
 _WORD_SEP = re.compile(r"(?<=\b\w)[.\-_*~](?=\w\b)")  # i.g.n.o.r.e -> ignore
 
 
@@ -80,7 +140,9 @@ def normalise(text: str, leet: bool = False) -> str:
     t = re.sub(r"\b(?:\w ){3,}\w\b", lambda m: m.group(0).replace(" ", ""), t)  # i g n o r e
     if leet:
         # Digits and symbols inside words only ("1gn0re"), so version numbers stay numbers.
-        t = re.sub(r"(?<![\w@$!|+€])[\w@$!|+€]*[a-z][\w@$!|+€]*(?![\w@$!|+€])", lambda m: m.group(0).translate(_LEET), t)
+        t = re.sub(
+            r"(?<![\w@$!|+€])[\w@$!|+€]*[a-z][\w@$!|+€]*(?![\w@$!|+€])", lambda m: m.group(0).translate(_LEET), t
+        )
     return " ".join(t.split())
 
 
@@ -106,70 +168,159 @@ _OVERRIDE_OBJ = (
 )
 
 _PATTERNS: list[tuple[str, str, str]] = [
-    ("instruction_override", "rejected",
-     rf"\b{_OVERRIDE_VERB}\b(?:\W+\w+){{0,3}}?\W+{_OVERRIDE_SCOPE}\b(?:\W+\w+){{0,3}}?\W+{_OVERRIDE_OBJ}\b"),
-    ("instruction_override", "rejected",
-     rf"\b{_OVERRIDE_VERB}\W+{_OVERRIDE_OBJ}\b"),
-    ("instruction_override", "rejected",
-     r"\b(?:new|updated|real|true|actual|hidden|secret|special|overriding|higher[- ]priority|priority) (?:system )?(?:instructions?|rules|directives?|orders|prompt)\b(?:\W+\w+){0,3}?\W*(?::|follow|are|is|take precedence|override|supersede)"),
-    ("instruction_override", "rejected",
-     r"\b(?:these|this|the following|my|our) (?:instructions?|rules?|directives?|skill|note|text|message) (?:take|takes|has|have) (?:precedence|priority)\b"),
-    ("instruction_override", "rejected",
-     r"\b(?:takes?|has|have|with) (?:the )?(?:highest|top|absolute|first|utmost) (?:precedence|priority)\b"),
-    ("instruction_override", "rejected",
-     r"\b(?:from now on|henceforth|from this point(?: on| forward)?|starting now|for the rest of (?:this|the) (?:conversation|session)),? (?:you|the assistant|assistant|always|never|ignore|only|respond|answer|act|obey)\b"),
-    ("instruction_override", "rejected",
-     r"\b(?:above|previous|prior|earlier|system|developer) (?:instructions?|rules?|prompt|guidelines?|messages?) (?:are|is|were|was|have been|has been) (?:void|invalid|cancel+ed|revoked|obsolete|outdated|fake|wrong|null|not (?:valid|real|binding)|superseded|replaced|lifted|disabled|removed)\b"),
-    ("instruction_override", "rejected",
-     r"\b(?:ignore|ignora|ignorez|ignoriere|ignoriert|ignorar|ignorare|игнорируй|игнорировать|olvida|oublie|vergiss|dimentica|esquece)\w*\b.{0,60}\b(?:instruc|instrucc|anweisung|regel|consign|istruz|инструкц|правил|règle|regla)\w*"),
+    (
+        "instruction_override",
+        "rejected",
+        rf"\b{_OVERRIDE_VERB}\b(?:\W+\w+){{0,3}}?\W+{_OVERRIDE_SCOPE}\b(?:\W+\w+){{0,3}}?\W+{_OVERRIDE_OBJ}\b",
+    ),
+    ("instruction_override", "rejected", rf"\b{_OVERRIDE_VERB}\W+{_OVERRIDE_OBJ}\b"),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:new|updated|real|true|actual|hidden|secret|special|overriding|higher[- ]priority|priority) (?:system )?(?:instructions?|rules|directives?|orders|prompt)\b(?:\W+\w+){0,3}?\W*(?::|follow|are|is|take precedence|override|supersede)",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:these|this|the following|my|our) (?:instructions?|rules?|directives?|skill|note|text|message) (?:take|takes|has|have) (?:precedence|priority)\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:takes?|has|have|with) (?:the )?(?:highest|top|absolute|first|utmost) (?:precedence|priority)\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:from now on|henceforth|from this point(?: on| forward)?|starting now|for the rest of (?:this|the) (?:conversation|session)),? (?:you|the assistant|assistant|always|never|ignore|only|respond|answer|act|obey)\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:above|previous|prior|earlier|system|developer) (?:instructions?|rules?|prompt|guidelines?|messages?) (?:are|is|were|was|have been|has been) (?:void|invalid|cancel+ed|revoked|obsolete|outdated|fake|wrong|null|not (?:valid|real|binding)|superseded|replaced|lifted|disabled|removed)\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:ignore|ignora|ignorez|ignoriere|ignoriert|ignorar|ignorare|игнорируй|игнорировать|olvida|oublie|vergiss|dimentica|esquece)\w*\b.{0,60}\b(?:instruc|instrucc|anweisung|regel|consign|istruz|инструкц|правил|règle|regla)\w*",
+    ),
     ("instruction_override", "rejected", r"(?:忽略|无视|忽視|無視|無視して).{0,20}(?:指令|指示|规则|規則|说明|提示)"),
-    ("role_play", "rejected",
-     r"\b(?:you are|you're|you will be|you'll be|you must be|you shall be|become|act as|acting as|behave as|behave like|respond as|pretend (?:to be|you are|you're|that you are)|roleplay as|role-play as|role play as|impersonate|play the role of|simulate being|take on the (?:role|persona) of|assume the (?:role|persona|identity) of) (?:now )?(?:an? |the |my )?(?:(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|unethical|amoral|unbound|unlimited|limitless|free|liberated|unaligned|different|new|developer|admin|root|god|superuser|dan|stan|dude|aim|mongo)\b)"),
-    ("role_play", "rejected", r"\byou are (?:no longer|not) (?:an? |the )?(?:ai|assistant|language model|chatbot|bound|restricted|limited|claude|chatgpt|gpt)\b"),
-    ("role_play", "rejected",
-     r"\b(?:jailbreak|jailbroken|developer mode|dev mode enabled|god mode|do anything now|dan mode|no[- ]restrictions? mode|unrestricted mode|evil mode|sudo mode|maintenance mode|debug mode enabled|admin override)\b"),
-    ("role_play", "rejected",
-     r"\b(?:without|free (?:of|from)|no|ignore (?:any|all|your)?|bypass(?:ing)?|remove|disable) (?:any |all |your |the )?(?:ethical|moral|safety|content|usage)? ?(?:restrictions|filters|filtering|limits|limitations|guardrails|safeguards|censorship|guidelines|policies|alignment)\b(?!\s+(?:of|on|for) (?:the )?(?:api|file|rate|size|input|output|query|request|database|tool))"),
-    ("role_play", "suspicious", r"\b(?:roleplay|role-play|role play|persona|character)\b.{0,40}\b(?:stay in character|never break character|don't break character|remain in character)\b"),
-    ("fake_role_marker", "rejected",
-     r"(?:^|\n|[.!?]\s)[\s\d.\-*>#)(]*(?:system|developer|assistant|admin|root)\s*(?:message|prompt|override|instructions?)?\s*:\s*\S|<\|?(?:im_start|im_end|system|endoftext|start_header_id|eot_id)\|?>|\[/?(?:inst|sys|system)\]|<</?sys>>|</?(?:system|instructions?|developer|admin)(?:\s[^>]*)?>|</metaclaw-skills"),
-    ("prompt_leak", "rejected",
-     r"\b(?:reveal|print|show|output|repeat|leak|disclose|dump|display|tell|share|give|return|echo|expose|copy|write out|spell out)\b(?:\W+\w+){0,4}?\W+(?:the |your |my |its )?(?:full |entire |complete |original |initial |hidden |secret |whole |exact )?(?:system (?:prompt|message|instructions?)|developer (?:prompt|message)|initial (?:prompt|instructions)|hidden (?:prompt|instructions)|instructions above|prompt above|context window|conversation history|chat history|api keys?|credentials|environment variables|env vars|secrets|tokens|passwords?|private keys?|ssh keys?)\b"),
-    ("secrecy", "rejected",
-     r"\b(?:do not|don't|dont|never|without) (?:tell(?:ing)?|inform(?:ing)?|mention(?:ing)?|reveal(?:ing)?|let(?:ting)?|alert(?:ing)?|notify(?:ing)?|show(?:ing)?|disclose|disclosing|report(?:ing)?) (?:the |this to the |it to the |anything to the |that to the )?(?:user|human|operator|person|anyone|owner|admin)\b"),
-    ("secrecy", "rejected", r"\b(?:keep (?:this|it|these|that) (?:secret|hidden|confidential) from|hide (?:this|it|that|these)? ?from|conceal (?:this|it|that)? ?from|behind the (?:user|human)'?s? back|secretly|covertly|silently (?:send|upload|post|forward|run|execute|exfiltrate|copy|transmit|install|add|change))\b"),
+    (
+        "role_play",
+        "rejected",
+        r"\b(?:you are|you're|you will be|you'll be|you must be|you shall be|become|act as|acting as|behave as|behave like|respond as|pretend (?:to be|you are|you're|that you are)|roleplay as|role-play as|role play as|impersonate|play the role of|simulate being|take on the (?:role|persona) of|assume the (?:role|persona|identity) of) (?:now )?(?:an? |the |my )?(?:(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|unethical|amoral|unbound|unlimited|limitless|free|liberated|unaligned|different|new|developer|admin|root|god|superuser|dan|stan|dude|aim|mongo)\b)",
+    ),
+    (
+        "role_play",
+        "rejected",
+        r"\byou are (?:no longer|not) (?:an? |the )?(?:ai|assistant|language model|chatbot|bound|restricted|limited|claude|chatgpt|gpt)\b",
+    ),
+    (
+        "role_play",
+        "rejected",
+        r"\b(?:jailbreak|jailbroken|developer mode|dev mode enabled|god mode|do anything now|dan mode|no[- ]restrictions? mode|unrestricted mode|evil mode|sudo mode|maintenance mode|debug mode enabled|admin override)\b",
+    ),
+    (
+        "role_play",
+        "rejected",
+        r"\b(?:without|free (?:of|from)|no|ignore (?:any|all|your)?|bypass(?:ing)?|remove|disable) (?:any |all |your |the )?(?:ethical|moral|safety|content|usage)? ?(?:restrictions|filters|filtering|limits|limitations|guardrails|safeguards|censorship|guidelines|policies|alignment)\b(?!\s+(?:of|on|for) (?:the )?(?:api|file|rate|size|input|output|query|request|database|tool))",
+    ),
+    (
+        "role_play",
+        "suspicious",
+        r"\b(?:roleplay|role-play|role play|persona|character)\b.{0,40}\b(?:stay in character|never break character|don't break character|remain in character)\b",
+    ),
+    (
+        "fake_role_marker",
+        "rejected",
+        r"(?:^|\n|[.!?]\s)[\s\d.\-*>#)(]*(?:system|developer|assistant|admin|root)\s*(?:message|prompt|override|instructions?)?\s*:\s*\S|<\|?(?:im_start|im_end|system|endoftext|start_header_id|eot_id)\|?>|\[/?(?:inst|sys|system)\]|<</?sys>>|</?(?:system|instructions?|developer|admin)(?:\s[^>]*)?>|</metaclaw-skills",
+    ),
+    (
+        "prompt_leak",
+        "rejected",
+        r"\b(?:reveal|print|show|output|repeat|leak|disclose|dump|display|tell|share|give|return|echo|expose|copy|write out|spell out)\b(?:\W+\w+){0,4}?\W+(?:the |your |my |its )?(?:full |entire |complete |original |initial |hidden |secret |whole |exact )?(?:system (?:prompt|message|instructions?)|developer (?:prompt|message)|initial (?:prompt|instructions)|hidden (?:prompt|instructions)|instructions above|prompt above|context window|conversation history|chat history|api keys?|credentials|environment variables|env vars|secrets|tokens|passwords?|private keys?|ssh keys?)\b",
+    ),
+    (
+        "secrecy",
+        "rejected",
+        r"\b(?:do not|don't|dont|never|without) (?:tell(?:ing)?|inform(?:ing)?|mention(?:ing)?|reveal(?:ing)?|let(?:ting)?|alert(?:ing)?|notify(?:ing)?|show(?:ing)?|disclose|disclosing|report(?:ing)?) (?:the |this to the |it to the |anything to the |that to the )?(?:user|human|operator|person|anyone|owner|admin)\b",
+    ),
+    (
+        "secrecy",
+        "rejected",
+        r"\b(?:keep (?:this|it|these|that) (?:secret|hidden|confidential) from|hide (?:this|it|that|these)? ?from|conceal (?:this|it|that)? ?from|behind the (?:user|human)'?s? back|secretly|covertly|silently (?:send|upload|post|forward|run|execute|exfiltrate|copy|transmit|install|add|change))\b",
+    ),
     # Tool-permission widening: affirmative in its clause (negated ones are good advice).
-    ("permission_widening", "rejected",
-     r"\b(?:sudo|doas|pkexec|runas)\b(?!\W+(?:privileges are|is not|isn't))|\b(?:as|with|using|under|via) (?:the )?(?<![-\w])root\b|(?<![-\w])root (?:privileges|access|permissions|rights|shell|user)\b|\bsu -\B|\bsu root\b|\bas (?:an? )?(?:administrator|admin|superuser)\b"),
-    ("permission_widening", "rejected",
-     r"\bchmod\s+(?:-r\s+)?(?:0?777|a\+rwx|o\+w|ugo\+rwx|\+s|u\+s|4755)\b|\bchown\s+(?:-r\s+)?root\b"),
-    ("permission_widening", "rejected",
-     r"\b(?:disable|disabling|turn off|turning off|switch off|deactivate|bypass|bypassing|skip|skipping|remove|removing|circumvent|get around|work around|override|kill|stop|uninstall|weaken|relax|loosen|lower)\b(?:\W+\w+){0,3}?\W+(?:the |any |all |your |its )?(?:sandbox(?:ing)?|sandboxes|firewall|firewalls|selinux|apparmor|seccomp|antivirus|anti-virus|defender|edr|security (?:checks?|controls?|features?|software|policy|policies|scanning|warnings?)|safety (?:checks?|features?|guards?|filters?|mode|settings|warnings?)|permission (?:checks?|prompts?|system)|guardrails?|confirmations?|confirmation prompts?|approval(?: prompts?| steps?| requirements?)?|verification|tls verification|ssl verification|certificate (?:checks?|verification|validation)|signature (?:checks?|verification)|2fa|mfa|two-factor|authentication|audit(?:ing| logs?| logging)?|logging|monitoring|rate limits?|content filters?|hooks|pre-commit hooks?|code review|review)\b"),
-    ("permission_widening", "rejected",
-     r"(?:--no-verify|--no-sandbox|--dangerously[\w-]*|--yolo|--privileged|--cap-add[= ](?:all|sys_admin)|--security-opt[= ](?:seccomp|apparmor)[=:]unconfined|--insecure|--allow-root|--unsafe-perm|--disable-web-security|--trusted-host|--skip-permissions?[\w-]*|--allow-all[\w-]*|--auto-approve|--force-yes|setenforce 0|verify\s*=\s*false|rejectunauthorized\s*[:=]\s*false|strict-ssl\s*(?:=|\s)\s*false|node_tls_reject_unauthorized\s*=\s*0|pythonhttpsverify\s*=\s*0|ssl_verify\s*=\s*(?:false|0)|git_ssl_no_verify|stricthostkeychecking[= ]no)"),
-    ("permission_widening", "rejected",
-     r"\b(?:without|no need (?:to|for)|never|don't|do not|skip(?:ping)?) (?:ask(?:ing)?|wait(?:ing)?|check(?:ing)?|prompt(?:ing)?|confirm(?:ing|ation)?|approv(?:al|e|ing)|permission|consent|review(?:ing)?|verif(?:y|ying|ication)) ?(?:for |from |with |by )?(?:the |any )?(?:user|human|operator|owner|anyone|permission|approval|confirmation|consent|first|beforehand|before (?:running|executing|deleting|acting|proceeding|making|changing|installing|pushing))\b"),
-    ("permission_widening", "rejected",
-     r"\b(?:auto-?approve|auto-?accept|automatically (?:approve|accept|confirm|grant|run|execute)|always (?:approve|accept|allow|grant|say yes|answer yes|confirm)|allow all (?:tools|commands|permissions|actions)|grant (?:yourself )?(?:full|all|unrestricted|admin|administrator|root|elevated|unlimited|complete) (?:access|permissions?|privileges|rights|control)|(?:elevate|escalate) (?:your |the )?(?:privileges|permissions|access)|full (?:disk|system|root|admin) access|unrestricted (?:access|shell|execution))\b"),
-    ("permission_widening", "rejected",
-     r"\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|k|da|fi)?sh\b|\brm\s+-(?:rf|fr|r\s+-f)\s+(?:/|~|\$home|\*|/\*)(?:\s|$)|\bmkfs\b|\bdd\s+if=.*of=/dev/|:\(\)\s*\{\s*:\|:&\s*\};:|\bpowershell\b.{0,40}-(?:ep|executionpolicy)\s+bypass"),
-    ("permission_widening", "rejected",
-     r"\b(?:add|append|write|insert|put)\b(?:\W+\w+){0,4}?\W+(?:to |into |in )?(?:~/|/root/|\$home/)?(?:\.ssh/authorized_keys|authorized_keys|/etc/sudoers|sudoers|\.bashrc|\.zshrc|\.profile|crontab|/etc/passwd|/etc/shadow)\b"),
+    (
+        "permission_widening",
+        "rejected",
+        r"\b(?:sudo|doas|pkexec|runas)\b(?!\W+(?:privileges are|is not|isn't))|\b(?:as|with|using|under|via) (?:the )?(?<![-\w])root\b|(?<![-\w])root (?:privileges|access|permissions|rights|shell|user)\b|\bsu -\B|\bsu root\b|\bas (?:an? )?(?:administrator|admin|superuser)\b",
+    ),
+    (
+        "permission_widening",
+        "rejected",
+        r"\bchmod\s+(?:-r\s+)?(?:0?777|a\+rwx|o\+w|ugo\+rwx|\+s|u\+s|4755)\b|\bchown\s+(?:-r\s+)?root\b",
+    ),
+    (
+        "permission_widening",
+        "rejected",
+        r"\b(?:disable|disabling|turn off|turning off|switch off|deactivate|bypass|bypassing|skip|skipping|remove|removing|circumvent|get around|work around|override|kill|stop|uninstall|weaken|relax|loosen|lower)\b(?:\W+\w+){0,3}?\W+(?:the |any |all |your |its )?(?:sandbox(?:ing)?|sandboxes|firewall|firewalls|selinux|apparmor|seccomp|antivirus|anti-virus|defender|edr|security (?:checks?|controls?|features?|software|policy|policies|scanning|warnings?)|safety (?:checks?|features?|guards?|filters?|mode|settings|warnings?)|permission (?:checks?|prompts?|system)|guardrails?|confirmations?|confirmation prompts?|approval(?: prompts?| steps?| requirements?)?|verification|tls verification|ssl verification|certificate (?:checks?|verification|validation)|signature (?:checks?|verification)|2fa|mfa|two-factor|authentication|audit(?:ing| logs?| logging)?|logging|monitoring|rate limits?|content filters?|hooks|pre-commit hooks?|code review|review)\b",
+    ),
+    (
+        "permission_widening",
+        "rejected",
+        r"(?:--no-verify|--no-sandbox|--dangerously[\w-]*|--yolo|--privileged|--cap-add[= ](?:all|sys_admin)|--security-opt[= ](?:seccomp|apparmor)[=:]unconfined|--insecure|--allow-root|--unsafe-perm|--disable-web-security|--trusted-host|--skip-permissions?[\w-]*|--allow-all[\w-]*|--auto-approve|--force-yes|setenforce 0|verify\s*=\s*false|rejectunauthorized\s*[:=]\s*false|strict-ssl\s*(?:=|\s)\s*false|node_tls_reject_unauthorized\s*=\s*0|pythonhttpsverify\s*=\s*0|ssl_verify\s*=\s*(?:false|0)|git_ssl_no_verify|stricthostkeychecking[= ]no)",
+    ),
+    (
+        "permission_widening",
+        "rejected",
+        r"\b(?:without|no need (?:to|for)|never|don't|do not|skip(?:ping)?) (?:ask(?:ing)?|wait(?:ing)?|check(?:ing)?|prompt(?:ing)?|confirm(?:ing|ation)?|approv(?:al|e|ing)|permission|consent|review(?:ing)?|verif(?:y|ying|ication)) ?(?:for |from |with |by )?(?:the |any )?(?:user|human|operator|owner|anyone|permission|approval|confirmation|consent|first|beforehand|before (?:running|executing|deleting|acting|proceeding|making|changing|installing|pushing))\b",
+    ),
+    (
+        "permission_widening",
+        "rejected",
+        r"\b(?:auto-?approve|auto-?accept|automatically (?:approve|accept|confirm|grant|run|execute)|always (?:approve|accept|allow|grant|say yes|answer yes|confirm)|allow all (?:tools|commands|permissions|actions)|grant (?:yourself )?(?:full|all|unrestricted|admin|administrator|root|elevated|unlimited|complete) (?:access|permissions?|privileges|rights|control)|(?:elevate|escalate) (?:your |the )?(?:privileges|permissions|access)|full (?:disk|system|root|admin) access|unrestricted (?:access|shell|execution))\b",
+    ),
+    (
+        "permission_widening",
+        "rejected",
+        r"\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|k|da|fi)?sh\b|\brm\s+-(?:rf|fr|r\s+-f)\s+(?:/|~|\$home|\*|/\*)(?:\s|$)|\bmkfs\b|\bdd\s+if=.*of=/dev/|:\(\)\s*\{\s*:\|:&\s*\};:|\bpowershell\b.{0,40}-(?:ep|executionpolicy)\s+bypass",
+    ),
+    (
+        "permission_widening",
+        "rejected",
+        r"\b(?:add|append|write|insert|put)\b(?:\W+\w+){0,4}?\W+(?:to |into |in )?(?:~/|/root/|\$home/)?(?:\.ssh/authorized_keys|authorized_keys|/etc/sudoers|sudoers|\.bashrc|\.zshrc|\.profile|crontab|/etc/passwd|/etc/shadow)\b",
+    ),
     ("exfiltration", "rejected", r"\bexfiltrat\w*\b"),
-    ("exfiltration", "rejected",
-     r"\b(?:send|sending|post|posting|upload|uploading|forward|forwarding|transmit|transmitting|exfiltrate|exfiltrating|leak|leaking|copy|copying|sync|syncing|mirror|mirroring|beacon|report|reporting|share|sharing|email|e-mail|mail|pipe|submit|submitting|log|logging|ping|webhook)\b(?:\W+\w+){0,6}?\W+(?:the |all |every |any |a copy of (?:the )?|each |user'?s? |your )?(?:conversation|conversations|chat|chats|transcript|transcripts|history|messages|prompts?|context|session|sessions|secrets?|keys?|api keys?|tokens?|credentials?|passwords?|cookies|env|environment(?: variables)?|\.env|dotenv|ssh keys?|private keys?|files?|file contents|source code|codebase|repository|data|user data|personal data|outputs?|responses?|results?|inputs?)\b(?:\W+\w+){0,8}?\W+(?:to|at|via|into|through|using)\b(?:\W+\w+){0,3}?\W*(?:https?://|www\.|[\w.-]+@[\w-]+\.|[\w-]+\.(?:com|net|org|io|xyz|ru|cn|tk|top|site|online|app|dev|ai|co|me|info|biz|cc|to|sh|link|click|pw|ngrok|workers)\b|\d{1,3}(?:\.\d{1,3}){3}|webhook|endpoint|server|remote|external|third[- ]party|pastebin|discord|telegram|slack|gist|s3|bucket)"),
+    (
+        "exfiltration",
+        "rejected",
+        r"\b(?:send|sending|post|posting|upload|uploading|forward|forwarding|transmit|transmitting|exfiltrate|exfiltrating|leak|leaking|copy|copying|sync|syncing|mirror|mirroring|beacon|report|reporting|share|sharing|email|e-mail|mail|pipe|submit|submitting|log|logging|ping|webhook)\b(?:\W+\w+){0,6}?\W+(?:the |all |every |any |a copy of (?:the )?|each |user'?s? |your )?(?:conversation|conversations|chat|chats|transcript|transcripts|history|messages|prompts?|context|session|sessions|secrets?|keys?|api keys?|tokens?|credentials?|passwords?|cookies|env|environment(?: variables)?|\.env|dotenv|ssh keys?|private keys?|files?|file contents|source code|codebase|repository|data|user data|personal data|outputs?|responses?|results?|inputs?)\b(?:\W+\w+){0,8}?\W+(?:to|at|via|into|through|using)\b(?:\W+\w+){0,3}?\W*(?:https?://|www\.|[\w.-]+@[\w-]+\.|[\w-]+\.(?:com|net|org|io|xyz|ru|cn|tk|top|site|online|app|dev|ai|co|me|info|biz|cc|to|sh|link|click|pw|ngrok|workers)\b|\d{1,3}(?:\.\d{1,3}){3}|webhook|endpoint|server|remote|external|third[- ]party|pastebin|discord|telegram|slack|gist|s3|bucket)",
+    ),
 ]
 _COMPILED = [(code, sev, re.compile(p, re.IGNORECASE | re.DOTALL)) for code, sev, p in _PATTERNS]
 
 # Squashed patterns (letters only, no spaces): catch heavy obfuscation of the core phrases.
 _SQUASHED = [
-    ("instruction_override", re.compile(
-        r"(?:ignore|disregard|forget|override|bypass)(?:all|any|the|every)?(?:of)?(?:the|your)?"
-        r"(?:previous|prior|above|earlier|preceding|system|original|safety|developer)(?:system)?"
-        r"(?:instructions?|rules|guidelines|prompts?|directives|guidance|constraints)")),
+    (
+        "instruction_override",
+        re.compile(
+            r"(?:ignore|disregard|forget|override|bypass)(?:all|any|the|every)?(?:of)?(?:the|your)?"
+            r"(?:previous|prior|above|earlier|preceding|system|original|safety|developer)(?:system)?"
+            r"(?:instructions?|rules|guidelines|prompts?|directives|guidance|constraints)"
+        ),
+    ),
     ("role_play", re.compile(r"(?:developermode|doanythingnow|jailbreak|godmode|dandmode|danmode)")),
-    ("prompt_leak", re.compile(r"(?:reveal|print|show|repeat|leak|output)(?:the|your)?(?:full|entire|hidden|original)?systemprompt")),
-    ("permission_widening", re.compile(r"(?:disable|turnoff|bypass)(?:the)?sandbox|dangerouslyskippermissions|chmod(?:r)?777|nosandbox")),
+    (
+        "prompt_leak",
+        re.compile(
+            r"(?:reveal|print|show|repeat|leak|output)(?:the|your)?(?:full|entire|hidden|original)?systemprompt"
+        ),
+    ),
+    (
+        "permission_widening",
+        re.compile(r"(?:disable|turnoff|bypass)(?:the)?sandbox|dangerouslyskippermissions|chmod(?:r)?777|nosandbox"),
+    ),
 ]
 
 # Negation: a cue earlier in the same clause makes an affirmative-sounding match good advice.
@@ -182,13 +333,18 @@ _NOT_NEGATION = re.compile(
     r"\b(?:don't|dont|do not|never|not) (?:forget|hesitate|fail|neglect|omit|bother|worry|wait|hold back|be shy|be afraid)\b"
     r"|\bnot only\b|\bno matter\b|\bno longer\b|\bno need\b|\bwithout (?:fail|exception|delay|hesitation|question)\b"
 )
-_CLAUSE_BREAK = re.compile(r"[.!?;:\n]|\b(?:but|however|then|instead|just|simply|rather|otherwise|so|and then|also|always)\b")
+_CLAUSE_BREAK = re.compile(
+    r"[.!?;:\n]|\b(?:but|however|then|instead|just|simply|rather|otherwise|so|and then|also|always)\b"
+)
 # Codes whose matches negation can neutralise (advice about the thing is fine).
 _NEGATABLE = {"permission_widening", "prompt_leak", "exfiltration"}
 
 _URL = re.compile(r"\b(?:https?|ftp|wss?)://[^\s<>\"'`)\]]+|\bwww\.[^\s<>\"'`)\]]+", re.IGNORECASE)
 _EMAIL = re.compile(r"\b[\w.%+-]+@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b", re.IGNORECASE)
-_BARE_DOMAIN = re.compile(r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|xyz|ru|cn|tk|top|site|online|app|ai|link|click|pw|me|cc|biz|info)(?:/[^\s<>\"'`)\]]*)?(?![\w.])", re.IGNORECASE)
+_BARE_DOMAIN = re.compile(
+    r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|xyz|ru|cn|tk|top|site|online|app|ai|link|click|pw|me|cc|biz|info)(?:/[^\s<>\"'`)\]]*)?(?![\w.])",
+    re.IGNORECASE,
+)
 _IP_URLISH = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?/[^\s]*")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
 _HTML_COMMENT = re.compile(r"<!--[\s\S]*?-->")
@@ -251,7 +407,7 @@ def scan_intent(text: str, col: _Collector, where: str = "") -> None:
                 if key in seen:
                     continue
                 seen.add(key)
-                col.add(code, sev, f"{code.replace('_', ' ')}{where}: \"{_snippet(variant, m)}\"")
+                col.add(code, sev, f'{code.replace("_", " ")}{where}: "{_snippet(variant, m)}"')
                 break
     sq = squash(text)
     for code, rx in _SQUASHED:
@@ -259,7 +415,7 @@ def scan_intent(text: str, col: _Collector, where: str = "") -> None:
         if found and not any(c == code for c, _, _ in col.items):
             if code in _NEGATABLE and _squashed_negated(text):
                 continue
-            col.add(code, "rejected", f"{code.replace('_', ' ')}{where} (obfuscated): \"{found.group(0)[:60]}\"")
+            col.add(code, "rejected", f'{code.replace("_", " ")}{where} (obfuscated): "{found.group(0)[:60]}"')
 
 
 def _squashed_negated(text: str) -> bool:
@@ -325,7 +481,9 @@ def scan_hidden(text: str, col: _Collector) -> list[str]:
             s = raw.decode("utf-8")
         except (binascii.Error, UnicodeDecodeError, ValueError):
             continue
-        if sum(ch.isprintable() or ch.isspace() for ch in s) >= 0.9 * len(s) and re.search(r"[a-zA-Z]{3,}\s+[a-zA-Z]{3,}", s):
+        if sum(ch.isprintable() or ch.isspace() for ch in s) >= 0.9 * len(s) and re.search(
+            r"[a-zA-Z]{3,}\s+[a-zA-Z]{3,}", s
+        ):
             col.add("encoded_text", "suspicious", "a base64-encoded text payload")
             decoded.append(s)
     return decoded
@@ -333,7 +491,11 @@ def scan_hidden(text: str, col: _Collector) -> list[str]:
 
 def check_format(skill: Skill, col: _Collector, max_body: int) -> None:
     if not isinstance(skill.name, str) or not skill.name or len(skill.name) > MAX_NAME or not NAME_RE.match(skill.name):
-        col.add("bad_name", "rejected", f"name must be 1-{MAX_NAME} characters of lowercase letters, digits and single hyphens")
+        col.add(
+            "bad_name",
+            "rejected",
+            f"name must be 1-{MAX_NAME} characters of lowercase letters, digits and single hyphens",
+        )
     desc = skill.description if isinstance(skill.description, str) else ""
     if not desc.strip():
         col.add("bad_front_matter", "rejected", "description is missing or empty")
@@ -387,8 +549,12 @@ def screen(
     col = _Collector()
     check_format(skill, col, max_body_chars)
     strict = skill.origin == "evolved" if strict_provenance is None else strict_provenance
-    parts = [("name", skill.name.replace("-", " ") if isinstance(skill.name, str) else ""),
-             ("description", skill.description or ""), ("body", skill.body or ""), ("category", skill.category or "")]
+    parts = [
+        ("name", skill.name.replace("-", " ") if isinstance(skill.name, str) else ""),
+        ("description", skill.description or ""),
+        ("body", skill.body or ""),
+        ("category", skill.category or ""),
+    ]
     full = "\n".join(p for _, p in parts)
     decoded = scan_hidden(full, col)
     for label, text in parts:

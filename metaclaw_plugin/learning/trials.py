@@ -72,8 +72,10 @@ def shadow_decision(st: TrialStats, min_samples: int, max_samples: int, confiden
 def evidence(query: Callable[..., list[Any]], name: str, generation: int, version: bool = False) -> TrialStats:
     """The scored turns of each arm of one trial so far (``query`` runs SQL: a Database's or a
     read-only connection's), and P(with beats without)."""
-    rows = query("SELECT arm, score FROM fl_shadow WHERE skill = ? AND skill_generation = ? AND score IS NOT NULL",
-                 [name, generation])
+    rows = query(
+        "SELECT arm, score FROM fl_shadow WHERE skill = ? AND skill_generation = ? AND score IS NOT NULL",
+        [name, generation],
+    )
     w = [r[1] for r in rows if r[0] == "with"]
     o = [r[1] for r in rows if r[0] == "without"]
     sw, so = sum(1 for x in w if x > 0), sum(1 for x in o if x > 0)
@@ -81,8 +83,14 @@ def evidence(query: Callable[..., list[Any]], name: str, generation: int, versio
 
 
 class ShadowTrials:
-    def __init__(self, db: Database, skills: SkillBank, settings: Settings, count: Callable[[str], None],
-                 on_generation: Callable[[], None]):
+    def __init__(
+        self,
+        db: Database,
+        skills: SkillBank,
+        settings: Settings,
+        count: Callable[[str], None],
+        on_generation: Callable[[], None],
+    ):
         self.db = db
         self.skills = skills
         self.settings = settings
@@ -96,15 +104,22 @@ class ShadowTrials:
         for name, arm in arms.items():
             sk = pending.get(name) or skills.get(name)
             if sk is not None and arm in ("with", "without"):
-                conn.execute("INSERT OR IGNORE INTO fl_shadow(turn_id, skill, skill_generation, arm, created_at) "
-                             "VALUES (?, ?, ?, ?, ?)", (turn_id, name, sk.generation, arm, now))
+                conn.execute(
+                    "INSERT OR IGNORE INTO fl_shadow(turn_id, skill, skill_generation, arm, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (turn_id, name, sk.generation, arm, now),
+                )
 
     def on_trial(self, turn_ids: list[str]) -> set[str]:
         """The turns among these that are a running trial's evidence."""
         if not turn_ids:
             return set()
-        return {r["turn_id"] for r in self.db.query(
-            f"SELECT DISTINCT turn_id FROM fl_shadow WHERE turn_id IN ({','.join('?' * len(turn_ids))})", turn_ids)}
+        return {
+            r["turn_id"]
+            for r in self.db.query(
+                f"SELECT DISTINCT turn_id FROM fl_shadow WHERE turn_id IN ({','.join('?' * len(turn_ids))})", turn_ids
+            )
+        }
 
     def score(self, turn_id: str, score: float) -> None:
         self.db.execute("UPDATE fl_shadow SET score = ? WHERE turn_id = ?", [score, turn_id])
@@ -113,8 +128,11 @@ class ShadowTrials:
         """(skill, generation on trial, whether it is a new version of a served skill)."""
         out = [(n, s.generation, False) for n, s in self.skills.skills.items() if is_shadow(s)]
         served = self.skills.skills
-        out += [(n, c.generation, True) for n, c in self.skills.pending.items()
-                if c.extra_metadata.get("pending") == "trial" and n in served and served[n].status == "active"]
+        out += [
+            (n, c.generation, True)
+            for n, c in self.skills.pending.items()
+            if c.extra_metadata.get("pending") == "trial" and n in served and served[n].status == "active"
+        ]
         return out
 
     def stats(self) -> list[TrialStats]:
@@ -131,8 +149,10 @@ class ShadowTrials:
             decision = shadow_decision(st, cfg.shadow_min_samples, cfg.shadow_max_samples, cfg.shadow_confidence)
             if decision is None:
                 continue
-            reason = (f"shadow trial: {decision} (with {st.s_with}/{st.n_with} successes, without "
-                      f"{st.s_without}/{st.n_without}, P(better)={st.p_better:.3f}, threshold {cfg.shadow_confidence})")
+            reason = (
+                f"shadow trial: {decision} (with {st.s_with}/{st.n_with} successes, without "
+                f"{st.s_without}/{st.n_without}, P(better)={st.p_better:.3f}, threshold {cfg.shadow_confidence})"
+            )
             store = self.skills.store
             if st.version and decision == "promote":
                 store.promote_pending(st.skill, actor="shadow-trial", reason=reason)

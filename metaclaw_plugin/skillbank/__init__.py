@@ -4,4 +4,12 @@ from .bank import Injection, SkillBank, bundled_skills_dir
 from .skillmd import SkillFormatError, parse_skill_md, render_skill_md
 from .store import SkillStore
 
-__all__ = ["Injection", "SkillBank", "SkillFormatError", "SkillStore", "bundled_skills_dir", "parse_skill_md", "render_skill_md"]
+__all__ = [
+    "Injection",
+    "SkillBank",
+    "SkillFormatError",
+    "SkillStore",
+    "bundled_skills_dir",
+    "parse_skill_md",
+    "render_skill_md",
+]

@@ -12,9 +12,10 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..config import Settings
 from ..types import Message, Skill, TurnContext
@@ -26,7 +27,9 @@ log = logging.getLogger("metaclaw_plugin.skills")
 
 SHADOW_KEY = "metaclaw_shadow"  # ctx.metadata key: {skill name: "with" | "without"}
 MAX_SHADOW_PER_TURN = 2
-FULL_SCAN_EVERY = 60.0  # seconds; catches hand edits that bypass the store's change counter (a scan stats every SKILL.md)
+FULL_SCAN_EVERY = (
+    60.0  # seconds; catches hand edits that bypass the store's change counter (a scan stats every SKILL.md)
+)
 BLOCKS_MAX = 1024  # rendered blocks remembered per snapshot (~5 MB at most); cleared when full
 
 
@@ -123,8 +126,11 @@ class SkillBank:
                 base = s.extra_metadata.get("variant_of")
                 if s.tenant is not None and isinstance(base, str):
                     hidden.setdefault(s.tenant, set()).add(base)
-            trial_versions = {n: c for n, c in result.pending.items()
-                              if c.extra_metadata.get("pending") == "trial" and result.skills[n].status == "active"}
+            trial_versions = {
+                n: c
+                for n, c in result.pending.items()
+                if c.extra_metadata.get("pending") == "trial" and result.skills[n].status == "active"
+            }
             self._snap = Snapshot(
                 version=state.version,
                 generation=state.generation,
@@ -196,7 +202,9 @@ class SkillBank:
             chosen += self._shadow_picks(ctx, query, snap.shadow, allow, seen)
         return chosen
 
-    def _shadow_picks(self, ctx: TurnContext, query: str, index: KeywordIndex, allow, seen: set[str]) -> list[tuple[Skill, float]]:
+    def _shadow_picks(
+        self, ctx: TurnContext, query: str, index: KeywordIndex, allow, seen: set[str]
+    ) -> list[tuple[Skill, float]]:
         """Shadow trial: a matching skill on trial goes in for ``shadow_fraction`` of the matching turns
         (chosen by a hash of the request id, so it is random across turns and stable for one turn); the
         other turns are the control arm. The arm is noted in ``ctx.metadata`` for the reward comparison."""
@@ -217,8 +225,9 @@ class SkillBank:
             ctx.metadata[SHADOW_KEY] = arms
         return picks
 
-    def _version_arms(self, ctx: TurnContext, chosen: list[tuple[Skill, float]],
-                      trials: dict[str, Skill]) -> list[tuple[Skill, float]]:
+    def _version_arms(
+        self, ctx: TurnContext, chosen: list[tuple[Skill, float]], trials: dict[str, Skill]
+    ) -> list[tuple[Skill, float]]:
         """A refinement on trial: a turn that picks the served skill gets the new version in
         ``shadow_fraction`` of cases (arm "with") and the served one otherwise ("without")."""
         fraction = self.settings.evolution.shadow_fraction
@@ -260,7 +269,9 @@ class SkillBank:
         scores = {s.name: round(sc, 4) for s, sc in chosen if s.name in names}
         arms = ctx.metadata.get(SHADOW_KEY) if ctx.metadata else None
         if arms:  # a trial skill (or, for a new version, either version) that did not fit the budget is in neither arm
-            for name in [n for n, arm in arms.items() if n not in names and (arm == "with" or n in snap.trial_versions)]:
+            for name in [
+                n for n, arm in arms.items() if n not in names and (arm == "with" or n in snap.trial_versions)
+            ]:
                 del arms[name]
         if key is not None:
             if len(snap.blocks) >= BLOCKS_MAX:

@@ -19,8 +19,9 @@ import logging
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..types import Skill
 from .retrieve import KeywordIndex
@@ -104,7 +105,7 @@ def _content_hash(s: Skill) -> str:
     return hashlib.blake2b(skill_document(s).encode("utf-8"), digest_size=12).hexdigest()
 
 
-def collection_name(settings: "Settings") -> str:
+def collection_name(settings: Settings) -> str:
     """``retrieval.chroma_collection``, or one name per library: a hash of the resolved skills folder and
     the model. Two homes with different libraries on one ``chroma run`` then never share a collection, so
     one home's sync (which deletes the vectors of skills it does not have) cannot delete the other's; and
@@ -120,7 +121,7 @@ def collection_name(settings: "Settings") -> str:
     return "metaclaw_skills_" + hashlib.blake2b(key, digest_size=8).hexdigest()
 
 
-def chroma_collection(settings: "Settings") -> Any:
+def chroma_collection(settings: Settings) -> Any:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
@@ -246,7 +247,7 @@ class HybridIndex:
 
 
 def build_embedding_index(
-    settings: "Settings", active: Sequence[Skill], mode: str, progress: Callable[[int, int], Any] | None = None
+    settings: Settings, active: Sequence[Skill], mode: str, progress: Callable[[int, int], Any] | None = None
 ) -> Any:
     encoder = get_encoder(settings.retrieval.embedding_model)
     vectors = sync_collection(chroma_collection(settings), active, encoder, progress) if active else {}

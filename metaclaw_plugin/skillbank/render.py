@@ -6,7 +6,8 @@ instruction from the system or the user, and nothing inside a skill can close th
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..types import Message, Skill
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from typing import Callable, Iterable, Protocol, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -21,14 +22,168 @@ from ..types import Message, Skill
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have having
-    he her here hers herself him himself his how i if in into is it its itself just let me more most my myself
-    no nor not now of off on once only or other our ours ourselves out over own please same she should so some
-    such than that the their theirs them themselves then there these they this those through to too under until
-    up very was we were what when where which while who whom why will with would you your yours yourself
-    yourselves can't don't i'm it's let's need want make sure get got also use using used one two new like
-    thing things something way ok okay hi hey hello yo thanks thank cheers""".split()
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "let",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "please",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "can't",
+        "don't",
+        "i'm",
+        "it's",
+        "let's",
+        "need",
+        "want",
+        "make",
+        "sure",
+        "get",
+        "got",
+        "also",
+        "use",
+        "using",
+        "used",
+        "one",
+        "two",
+        "new",
+        "like",
+        "thing",
+        "things",
+        "something",
+        "way",
+        "ok",
+        "okay",
+        "hi",
+        "hey",
+        "hello",
+        "yo",
+        "thanks",
+        "thank",
+        "cheers",
+    ]
 )
 FIELD_WEIGHTS = {"name": 3.0, "description": 2.0, "body": 1.0}
 K1 = 1.2
@@ -146,8 +301,7 @@ class Retriever(Protocol):
 
     def search(
         self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
-    ) -> list[tuple[Skill, float]]:
-        ...
+    ) -> list[tuple[Skill, float]]: ...
 
 
 class KeywordIndex:
@@ -182,7 +336,11 @@ class KeywordIndex:
                 ws.append(self.idf[t] * f * (K1 + 1) / (f + norm))
         # Per term: skill ids, weights, and the weights at context weight (so a search only concatenates).
         self.postings = {
-            t: (np.asarray(ids, dtype=np.intp), np.asarray(ws, dtype=np.float64), np.asarray(ws, dtype=np.float64) * CONTEXT_WEIGHT)
+            t: (
+                np.asarray(ids, dtype=np.intp),
+                np.asarray(ws, dtype=np.float64),
+                np.asarray(ws, dtype=np.float64) * CONTEXT_WEIGHT,
+            )
             for t, (ids, ws) in postings.items()
         }
 

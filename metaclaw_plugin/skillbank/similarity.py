@@ -24,7 +24,8 @@ import logging
 import math
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..types import Skill
 from .retrieve import tokenize
@@ -76,7 +77,7 @@ class SkillSimilarity:
         self.encodes = 0  # texts encoded by this instance (tests and the benchmark read it)
 
     @classmethod
-    def from_settings(cls, settings: "Settings") -> "SkillSimilarity":
+    def from_settings(cls, settings: Settings) -> SkillSimilarity:
         return cls(settings.retrieval.embedding_model, settings.evolution.dedup_mode)
 
     # Modes ----------------------------------------------------------------------------------------
@@ -94,8 +95,11 @@ class SkillSimilarity:
     def _give_up(self, e: BaseException) -> None:
         if self.model not in _unavailable:
             _unavailable[self.model] = f"{type(e).__name__}: {e}"
-            log.warning("skill dedup: embedding model %r unavailable (%s); using lexical similarity",
-                        self.model, _unavailable[self.model])
+            log.warning(
+                "skill dedup: embedding model %r unavailable (%s); using lexical similarity",
+                self.model,
+                _unavailable[self.model],
+            )
 
     @property
     def mode(self) -> Mode:

@@ -143,5 +143,7 @@ def render_skill_md(skill: Skill) -> str:
     front["metadata"] = metadata
     dumped = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000)
     # A body line that is exactly '---' would end the front matter on re-read; indent it by one space.
-    body = "\n".join(" ---" if line.rstrip() == "---" else line for line in skill.body.replace("\r\n", "\n").split("\n"))
+    body = "\n".join(
+        " ---" if line.rstrip() == "---" else line for line in skill.body.replace("\r\n", "\n").split("\n")
+    )
     return f"---\n{dumped}---\n{body.strip(chr(10))}\n"

@@ -18,10 +18,11 @@ import json
 import logging
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from filelock import FileLock
 
@@ -34,7 +35,7 @@ STATE_DIR = ".metaclaw"
 
 
 def utc_now_iso() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:
@@ -196,12 +197,21 @@ class SkillStore:
         entries = self.versions(name)
         if entries and entries[0].get("adopted"):
             # adopt the pre-versions text as version 1 before anything replaces it
-            entries = [{"version": 1, "state": "served", "at": None, "actor": "adopted",
-                        "generation": self.read(name).generation}]
+            entries = [
+                {
+                    "version": 1,
+                    "state": "served",
+                    "at": None,
+                    "actor": "adopted",
+                    "generation": self.read(name).generation,
+                }
+            ]
             atomic_write(self._versions_dir(name) / "1.md", self.skill_path(name).read_bytes())
         number = max((e["version"] for e in entries), default=0) + 1
-        skill = replace(skill, extra_metadata={k: v for k, v in {**skill.extra_metadata, VERSION_KEY: number}.items()
-                                               if k != "pending"})
+        skill = replace(
+            skill,
+            extra_metadata={k: v for k, v in {**skill.extra_metadata, VERSION_KEY: number}.items() if k != "pending"},
+        )
         text = render_skill_md(skill).encode("utf-8")
         atomic_write(self._versions_dir(name) / f"{number}.md", text)
         for e in entries:
@@ -209,8 +219,17 @@ class SkillStore:
                 e["state"] = "superseded"
             if e.get("state") in PENDING_STATES:
                 e["state"] = "superseded"
-        entries.append({"version": number, "state": state, "at": utc_now_iso(), "actor": actor,
-                        "generation": skill.generation, "action": action, "reason": reason})
+        entries.append(
+            {
+                "version": number,
+                "state": state,
+                "at": utc_now_iso(),
+                "actor": actor,
+                "generation": skill.generation,
+                "action": action,
+                "reason": reason,
+            }
+        )
         atomic_write(self._versions_dir(name) / "versions.json", json.dumps(entries, indent=1).encode())
         if state == "served":
             atomic_write(self.skill_path(name), text)
@@ -320,8 +339,12 @@ class SkillStore:
             state = self.state()
             generation = state.generation + 1
             number = cand.extra_metadata[VERSION_KEY]
-            served = replace(cand, status="active", generation=generation,
-                             extra_metadata={k: v for k, v in cand.extra_metadata.items() if k != "pending"})
+            served = replace(
+                cand,
+                status="active",
+                generation=generation,
+                extra_metadata={k: v for k, v in cand.extra_metadata.items() if k != "pending"},
+            )
             atomic_write(self.skill_path(name), render_skill_md(served).encode("utf-8"))
             atomic_write(self._versions_dir(name) / f"{number}.md", render_skill_md(served).encode("utf-8"))
             entries = self.versions(name)
@@ -331,8 +354,16 @@ class SkillStore:
                 if e["version"] == number:
                     e["state"] = "served"
             atomic_write(self._versions_dir(name) / "versions.json", json.dumps(entries, indent=1).encode())
-            self._log({"event": "promote", "skill": name, "version": number, "actor": actor, "reason": reason,
-                       "generation": generation})
+            self._log(
+                {
+                    "event": "promote",
+                    "skill": name,
+                    "version": number,
+                    "actor": actor,
+                    "reason": reason,
+                    "generation": generation,
+                }
+            )
             self._write_state(StoreState(generation, state.version + 1))
         return served
 
@@ -361,8 +392,11 @@ class SkillStore:
             served = [e["version"] for e in entries if e.get("state") == "served"]
             current = served[-1] if served else None
             if to is None:
-                earlier = [e["version"] for e in entries
-                           if e.get("state") == "superseded" and (current is None or e["version"] < current)]
+                earlier = [
+                    e["version"]
+                    for e in entries
+                    if e.get("state") == "superseded" and (current is None or e["version"] < current)
+                ]
                 if not earlier:
                     raise ValueError(f"{name} has no earlier served version to roll back to")
                 to = earlier[-1]
@@ -371,12 +405,26 @@ class SkillStore:
             old = self.read_version(name, to)
             state = self.state()
             generation = state.generation + 1
-            restored = replace(old, status="active", generation=generation,
-                               extra_metadata={k: v for k, v in old.extra_metadata.items() if k != "pending"})
-            restored = self._record_version(restored, "served", actor=actor, reason=reason or f"rollback to {to}",
-                                            action=f"rollback to {to}")
-            self._log({"event": "rollback", "skill": name, "to": to, "version": restored.extra_metadata[VERSION_KEY],
-                       "actor": actor, "reason": reason, "generation": generation})
+            restored = replace(
+                old,
+                status="active",
+                generation=generation,
+                extra_metadata={k: v for k, v in old.extra_metadata.items() if k != "pending"},
+            )
+            restored = self._record_version(
+                restored, "served", actor=actor, reason=reason or f"rollback to {to}", action=f"rollback to {to}"
+            )
+            self._log(
+                {
+                    "event": "rollback",
+                    "skill": name,
+                    "to": to,
+                    "version": restored.extra_metadata[VERSION_KEY],
+                    "actor": actor,
+                    "reason": reason,
+                    "generation": generation,
+                }
+            )
             self._write_state(StoreState(generation, state.version + 1))
         return restored
 

@@ -91,9 +91,13 @@ BUFFER = (
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema of the release before schema versions", TRAJECTORIES + LEARNING + BUFFER),
-    Migration(2, "indexes for trial evidence by skill and for today's rewards", (
-        "CREATE INDEX IF NOT EXISTS fl_shadow_by_skill ON fl_shadow (skill, skill_generation)",
-        "CREATE INDEX IF NOT EXISTS rewards_by_time ON rewards (created_at)",
-    )),
+    Migration(
+        2,
+        "indexes for trial evidence by skill and for today's rewards",
+        (
+            "CREATE INDEX IF NOT EXISTS fl_shadow_by_skill ON fl_shadow (skill, skill_generation)",
+            "CREATE INDEX IF NOT EXISTS rewards_by_time ON rewards (created_at)",
+        ),
+    ),
 )
 CURRENT = MIGRATIONS[-1].version

@@ -12,14 +12,16 @@ import logging
 import os
 import sqlite3
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from filelock import FileLock
 
 from .schema import CURRENT, MIGRATIONS
 
 log = logging.getLogger("metaclaw_plugin.store")
+
 
 class SchemaTooNew(RuntimeError):
     """The database was written by a newer release: opening it could lose what that release stores."""
@@ -70,8 +72,10 @@ def _apply(p: Path) -> list[int]:
         conn.execute("PRAGMA busy_timeout=60000")
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version > CURRENT:
-            raise SchemaTooNew(f"{p} has schema version {version}; this release knows up to {CURRENT}. "
-                               "Upgrade metaclaw-plugin, or point db_path at another file.")
+            raise SchemaTooNew(
+                f"{p} has schema version {version}; this release knows up to {CURRENT}. "
+                "Upgrade metaclaw-plugin, or point db_path at another file."
+            )
         applied = []
         for m in MIGRATIONS:
             if m.version <= version:
@@ -115,7 +119,7 @@ class Database:
         with self.lock:
             return self.conn().execute(sql, tuple(args)).fetchall()
 
-    def transaction(self) -> "_Tx":
+    def transaction(self) -> _Tx:
         return _Tx(self)
 
     def close(self) -> None:

@@ -25,9 +25,10 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..privacy import Redactor
 from ..skillbank.render import CLOSE, OPEN
@@ -43,6 +44,7 @@ PREFIX_SESSIONS = 1024  # sessions whose last turn's messages are kept to key th
 PREFIX_BYTES = 32 * 1024 * 1024  # ... and at most this much of their text, all sessions together
 WRITER_LINGER = 0.2  # seconds the writer waits for more turns, so a quiet proxy commits a few per transaction
 _NULL_LIST = ""
+
 
 def _h(data: str) -> str:
     return hashlib.blake2b(data.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
@@ -362,7 +364,9 @@ class TrajectoryStore:
                     seen.append(prev[0][i])  # type: ignore[index]
                 else:
                     same_so_far = False
-                    list_hash = self._list_cell(list_hash, self._message_records(stripped, records, lines), records, lines)
+                    list_hash = self._list_cell(
+                        list_hash, self._message_records(stripped, records, lines), records, lines
+                    )
                     seen.append(_snapshot(stripped))
                 chain.append(list_hash)
                 content = stripped.get("content")
@@ -560,9 +564,7 @@ class TrajectoryStore:
 
     def list_sessions(self, limit: int = 50, tenant: str | None = None) -> list[dict[str, Any]]:
         where, args = ("WHERE tenant = ?", [tenant]) if tenant else ("", [])
-        rows = self._read(
-            f"SELECT * FROM sessions {where} ORDER BY last_at DESC LIMIT ?", [*args, int(limit)]
-        )
+        rows = self._read(f"SELECT * FROM sessions {where} ORDER BY last_at DESC LIMIT ?", [*args, int(limit)])
         return [_session_dict(r) for r in rows]
 
     def _message(self, h: str | None) -> Message | None:
@@ -582,13 +584,17 @@ class TrajectoryStore:
         block = self._message(block_hash)
         block_text = block.get("content") if block else None
         return [
-            _join_block(json.loads(r["content"]) if r["content"] else {"role": "unknown", "content": "[missing]"}, block_text)
+            _join_block(
+                json.loads(r["content"]) if r["content"] else {"role": "unknown", "content": "[missing]"}, block_text
+            )
             for r in rows
         ]
 
     def get_session(self, session_id: str, tenant: str | None = None) -> Session | None:
         if tenant is None:
-            srows = self._read("SELECT * FROM sessions WHERE session_id = ? ORDER BY last_at DESC LIMIT 1", [session_id])
+            srows = self._read(
+                "SELECT * FROM sessions WHERE session_id = ? ORDER BY last_at DESC LIMIT 1", [session_id]
+            )
         else:
             srows = self._read("SELECT * FROM sessions WHERE session_id = ? AND tenant = ?", [session_id, tenant])
         if not srows:
@@ -709,9 +715,7 @@ def _apply_all(conn: sqlite3.Connection, records: list[dict[str, Any]]) -> None:
     _apply_run(conn, run)
 
 
-def _insert_rows(
-    conn: sqlite3.Connection, head: str, rows: list[tuple[Any, ...]], width: int, tail: str = ""
-) -> None:
+def _insert_rows(conn: sqlite3.Connection, head: str, rows: list[tuple[Any, ...]], width: int, tail: str = "") -> None:
     per = max(1, 900 // width)  # stay under SQLite's bound-parameter limit
     for i in range(0, len(rows), per):
         chunk = rows[i : i + per]
@@ -735,7 +739,9 @@ def _apply_run(conn: sqlite3.Connection, run: list[dict[str, Any]]) -> None:
         else:
             turns.append(rec)
     _insert_rows(conn, "INSERT OR IGNORE INTO messages(hash, content) VALUES ", list(msgs.items()), 2)
-    _insert_rows(conn, "INSERT OR IGNORE INTO msg_lists(hash, prev, msg) VALUES ", [(h, *pm) for h, pm in cells.items()], 3)
+    _insert_rows(
+        conn, "INSERT OR IGNORE INTO msg_lists(hash, prev, msg) VALUES ", [(h, *pm) for h, pm in cells.items()], 3
+    )
     if not turns:
         return
     # A turn already stored (a journal replayed twice) or repeated in the run is applied once.
@@ -777,8 +783,11 @@ def _apply_run(conn: sqlite3.Connection, run: list[dict[str, Any]]) -> None:
     keys = list(sessions)
     for i in range(0, len(keys), 400):
         chunk = keys[i : i + 400]
-        sql = ("SELECT tenant, session_id, MAX(seq) FROM turns WHERE (tenant, session_id) IN (VALUES "
-               + ",".join(["(?,?)"] * len(chunk)) + ") GROUP BY tenant, session_id")
+        sql = (
+            "SELECT tenant, session_id, MAX(seq) FROM turns WHERE (tenant, session_id) IN (VALUES "
+            + ",".join(["(?,?)"] * len(chunk))
+            + ") GROUP BY tenant, session_id"
+        )
         for tenant, sid, top in conn.execute(sql, [v for key in chunk for v in key]):
             seq[(tenant, sid)] = top or 0
     rows = []

@@ -7,7 +7,7 @@ rewards are all equal has zero advantages (nothing to learn from it), never a di
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def grpo_advantages(rewards: Sequence[float], eps: float = 1e-8) -> list[float]:

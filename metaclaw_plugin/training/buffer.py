@@ -16,12 +16,14 @@ or ``dropped`` (stale). Support turns live in their own table.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ..store import Database, connect
 from ..types import Sample
+
 
 @dataclass
 class BufferStats:
@@ -123,8 +125,16 @@ class SampleBuffer:
             cur = c.execute(
                 "INSERT OR IGNORE INTO buffer_samples(turn_id, session_id, tenant, generation, reward, source, state, "
                 "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)",
-                (sample.turn_id, sample.session_id, sample.tenant, sample.skill_generation, float(sample.reward),
-                 source, sample.created_at, now),
+                (
+                    sample.turn_id,
+                    sample.session_id,
+                    sample.tenant,
+                    sample.skill_generation,
+                    float(sample.reward),
+                    source,
+                    sample.created_at,
+                    now,
+                ),
             )
             return cur.rowcount > 0
 
@@ -183,12 +193,16 @@ class SampleBuffer:
             return False
         self.on_generation(self._current() or 0)
         rows = self.db.query(
-            f"SELECT COUNT(*) AS n FROM buffer_samples WHERE state = 'pending' AND turn_id IN ({','.join('?' * len(ids))})", ids
+            f"SELECT COUNT(*) AS n FROM buffer_samples WHERE state = 'pending' AND turn_id IN ({','.join('?' * len(ids))})",
+            ids,
         )
         return int(rows[0]["n"]) == len(ids)
 
     def pending(self) -> list[Sample]:
-        return [_sample(r) for r in self.db.query("SELECT * FROM buffer_samples WHERE state = 'pending' ORDER BY created_at")]
+        return [
+            _sample(r)
+            for r in self.db.query("SELECT * FROM buffer_samples WHERE state = 'pending' ORDER BY created_at")
+        ]
 
     def recent(self, n: int, tenant: str | None = None, generation: int | None = None) -> list[Sample]:
         sql = "SELECT * FROM buffer_samples WHERE state IN ('queued', 'pending', 'trained')"
@@ -259,4 +273,3 @@ def read_stats(db_path: Path | str) -> dict[str, int]:
         "support": int(support),
         "rejected_stale": int(meta.get("rejected_stale", 0)),
     }
-

@@ -22,11 +22,17 @@ SUPPORTED_LANGCHAIN = ("1.3", "1.6")
 SUPPORTED_LANGCHAIN_CORE = ("1.4", "1.9")
 
 LANGCHAIN_VERSION = require_host(
-    "langchain", "langchain", *SUPPORTED_LANGCHAIN, adapter="metaclaw_langchain",
+    "langchain",
+    "langchain",
+    *SUPPORTED_LANGCHAIN,
+    adapter="metaclaw_langchain",
     install="'metaclaw-plugin[langchain]'",
 )
 LANGCHAIN_CORE_VERSION = require_host(
-    "langchain-core", "langchain_core", *SUPPORTED_LANGCHAIN_CORE, adapter="metaclaw_langchain",
+    "langchain-core",
+    "langchain_core",
+    *SUPPORTED_LANGCHAIN_CORE,
+    adapter="metaclaw_langchain",
     install="'metaclaw-plugin[langchain]'",
 )
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from langchain_core.messages import BaseMessage, SystemMessage, convert_to_openai_messages
 
@@ -152,8 +153,7 @@ def with_block(system: SystemMessage | None, block: str) -> SystemMessage:
         new = f"{content}\n\n{block}"
     else:
         new = block
-    return SystemMessage(content=new, additional_kwargs=dict(system.additional_kwargs), id=system.id,
-                         name=system.name)
+    return SystemMessage(content=new, additional_kwargs=dict(system.additional_kwargs), id=system.id, name=system.name)
 
 
 def inject_messages(messages: Sequence[BaseMessage], block: str) -> list[BaseMessage]:

@@ -119,9 +119,12 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
             root = self._roots.get(root_id) if root_id is not None else None
             if root is None:
                 meta = metadata or {}
-                sid = session_id_from(
-                    header=self._session_id, metadata=(meta.get("session_id"), meta.get("thread_id"))
-                )[0] or f"lc-{run_id}"
+                sid = (
+                    session_id_from(header=self._session_id, metadata=(meta.get("session_id"), meta.get("thread_id")))[
+                        0
+                    ]
+                    or f"lc-{run_id}"
+                )
                 root = _Root(
                     run_id=run_id,
                     session_id=sid,
@@ -152,29 +155,43 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
 
     def _ctx(self, root: _Root, model: str | None, request_id: str) -> TurnContext:
         kw: dict[str, Any] = {"tenant": root.tenant} if root.tenant else {}
-        return TurnContext(session_id=root.session_id, user=root.user, host=HOST, model=model,
-                           request_id=request_id, metadata={"langchain_root_run": str(root.run_id)}, **kw)
+        return TurnContext(
+            session_id=root.session_id,
+            user=root.user,
+            host=HOST,
+            model=model,
+            request_id=request_id,
+            metadata={"langchain_root_run": str(root.run_id)},
+            **kw,
+        )
 
     # ------------------------------------------------------------------------------------------------
     # Chains (agents are chains too)
     # ------------------------------------------------------------------------------------------------
-    def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
-                       parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
-                       **kwargs: Any) -> None:
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         try:
             self._link(run_id, parent_run_id, metadata)
         except Exception:
             fail("on_chain_start", self._ref.get())
 
-    def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
-                     **kwargs: Any) -> None:
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
         try:
             self._maybe_end(run_id, outputs=outputs)
         except Exception:
             fail("on_chain_end", self._ref.get())
 
-    def on_chain_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None,
-                       **kwargs: Any) -> None:
+    def on_chain_error(
+        self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
         try:
             self._maybe_end(run_id, error=error)
         except Exception:
@@ -183,19 +200,41 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
     # ------------------------------------------------------------------------------------------------
     # Model calls
     # ------------------------------------------------------------------------------------------------
-    def on_chat_model_start(self, serialized: dict[str, Any] | None, messages: list[list[BaseMessage]], *,
-                            run_id: UUID, parent_run_id: UUID | None = None, tags: list[str] | None = None,
-                            metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any] | None,
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         self._model_start(run_id, parent_run_id, tags, metadata, messages, kwargs)
 
-    def on_llm_start(self, serialized: dict[str, Any] | None, prompts: list[str], *, run_id: UUID,
-                     parent_run_id: UUID | None = None, tags: list[str] | None = None,
-                     metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def on_llm_start(
+        self,
+        serialized: dict[str, Any] | None,
+        prompts: list[str],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         self._model_start(run_id, parent_run_id, tags, metadata, [[HumanMessage(p)] for p in prompts], kwargs)
 
-    def _model_start(self, run_id: UUID, parent_run_id: UUID | None, tags: list[str] | None,
-                     metadata: dict[str, Any] | None, batches: list[list[BaseMessage]],
-                     kwargs: dict[str, Any]) -> None:
+    def _model_start(
+        self,
+        run_id: UUID,
+        parent_run_id: UUID | None,
+        tags: list[str] | None,
+        metadata: dict[str, Any] | None,
+        batches: list[list[BaseMessage]],
+        kwargs: dict[str, Any],
+    ) -> None:
         plugin = self._ref.get()
         if plugin is None:
             return
@@ -214,8 +253,7 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
         except Exception:
             fail("on_chat_model_start", plugin)
 
-    def on_llm_end(self, response: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
-                   **kwargs: Any) -> None:
+    def on_llm_end(self, response: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
         plugin = self._ref.get()
         if plugin is None:
             return
@@ -237,8 +275,9 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
         except Exception:
             fail("on_llm_end", plugin)
 
-    def on_llm_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None,
-                     **kwargs: Any) -> None:
+    def on_llm_error(
+        self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
         plugin = self._ref.get()
         if plugin is None:
             return
@@ -266,9 +305,16 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
     # ------------------------------------------------------------------------------------------------
     # Tools
     # ------------------------------------------------------------------------------------------------
-    def on_tool_start(self, serialized: dict[str, Any] | None, input_str: str, *, run_id: UUID,
-                      parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
-                      **kwargs: Any) -> None:
+    def on_tool_start(
+        self,
+        serialized: dict[str, Any] | None,
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         try:
             root = self._link(run_id, parent_run_id, metadata)
             name = (serialized or {}).get("name") or kwargs.get("name") or "tool"
@@ -278,8 +324,7 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
         except Exception:
             fail("on_tool_start", self._ref.get())
 
-    def on_tool_end(self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
-                    **kwargs: Any) -> None:
+    def on_tool_end(self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
         try:
             root = self._root(run_id)
             if root is not None:
@@ -291,8 +336,9 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
         except Exception:
             fail("on_tool_end", self._ref.get())
 
-    def on_tool_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None,
-                      **kwargs: Any) -> None:
+    def on_tool_error(
+        self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
         try:
             root = self._root(run_id)
             if root is not None and not is_interrupt(error):

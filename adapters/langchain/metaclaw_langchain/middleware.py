@@ -42,13 +42,13 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Awaitable, Callable, Mapping
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain.agents.middleware.types import ModelRequest, OmitFromSchema
 from langchain_core.messages import AIMessage, ToolMessage
-from typing_extensions import NotRequired
 
 from metaclaw_plugin.integration import MetaClawPlugin, TurnContext, new_id
 
@@ -186,8 +186,13 @@ class MetaClawMiddleware(AgentMiddleware):
                 while len(self._runs) > MAX_OPEN_RUNS:
                     self._runs.popitem(last=False)
             return {
-                STATE_KEY: {"run": run.run_id, "session_id": run.session_id, "tenant": run.tenant,
-                            "user": run.user, "nested": nested}
+                STATE_KEY: {
+                    "run": run.run_id,
+                    "session_id": run.session_id,
+                    "tenant": run.tenant,
+                    "user": run.user,
+                    "nested": nested,
+                }
             }
         except Exception:
             fail("before_agent", plugin)
@@ -252,9 +257,7 @@ class MetaClawMiddleware(AgentMiddleware):
             self._model_done(prep, response)
         return response
 
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]
-    ) -> Any:
+    async def awrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]) -> Any:
         prep = self._prepare(request)
         try:
             response = await handler(prep.request if prep else request)
@@ -302,7 +305,10 @@ class MetaClawMiddleware(AgentMiddleware):
             ai = _ai_of(response)
             resp = message_to_openai(ai) if ai is not None else None
             prep.plugin.on_response(
-                prep.ctx, resp, usage=usage_of(ai), latency_ms=(time.monotonic() - prep.t0) * 1000.0,
+                prep.ctx,
+                resp,
+                usage=usage_of(ai),
+                latency_ms=(time.monotonic() - prep.t0) * 1000.0,
                 error=None if ai is not None else "no assistant message in the model response",
             )
             if prep.run is not None:
@@ -385,18 +391,21 @@ class MetaClawMiddleware(AgentMiddleware):
         if len(run.tool_errors) >= MAX_TOOL_ERRORS:
             return
         call = getattr(request, "tool_call", None) or {}
-        run.tool_errors.append({
-            "tool": call.get("name"),
-            "tool_call_id": call.get("id"),
-            "error": error,
-            "latency_ms": round((time.monotonic() - t0) * 1000.0, 3),
-        })
+        run.tool_errors.append(
+            {
+                "tool": call.get("name"),
+                "tool_call_id": call.get("id"),
+                "error": error,
+                "latency_ms": round((time.monotonic() - t0) * 1000.0, 3),
+            }
+        )
 
     # ------------------------------------------------------------------------------------------------
     # Internals
     # ------------------------------------------------------------------------------------------------
-    def _run_failed(self, plugin: MetaClawPlugin, run: _Run | None, exc: BaseException, *, stage: str,
-                    tool: str | None = None) -> None:
+    def _run_failed(
+        self, plugin: MetaClawPlugin, run: _Run | None, exc: BaseException, *, stage: str, tool: str | None = None
+    ) -> None:
         """An exception escaped the model or a tool: the run is over, and after_agent will not run."""
         if run is None or is_interrupt(exc) or not isinstance(exc, Exception):
             return  # interrupts resume later; cancellation and exit are not the agent's outcome
@@ -449,6 +458,10 @@ class MetaClawMiddleware(AgentMiddleware):
         if run.tenant:
             kw["tenant"] = run.tenant
         return TurnContext(
-            session_id=run.session_id, user=run.user, host=HOST, model=model,
-            metadata={"langchain_run": run.run_id}, **kw,
+            session_id=run.session_id,
+            user=run.user,
+            host=HOST,
+            model=model,
+            metadata={"langchain_run": run.run_id},
+            **kw,
         )

@@ -18,7 +18,8 @@ that ends right after it.
 from __future__ import annotations
 
 import time
-from typing import Any, AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, convert_to_messages
 from langchain_core.prompt_values import PromptValue
@@ -56,7 +57,7 @@ def _as_messages(value: Any) -> list[BaseMessage]:
 class _Call:
     """One wrapped model call: context, messages as sent, timing."""
 
-    __slots__ = ("ctx", "plugin", "t0", "one_shot")
+    __slots__ = ("ctx", "one_shot", "plugin", "t0")
 
     def __init__(self, ctx: TurnContext, plugin: MetaClawPlugin, one_shot: bool):
         self.ctx = ctx
@@ -86,24 +87,25 @@ class SkillInjectingRunnable(Runnable[Any, BaseMessage]):
 
     # Runnable plumbing ---------------------------------------------------------------------------
     @property
-    def InputType(self) -> Any:  # noqa: N802 - LangChain's name
+    def InputType(self) -> Any:
         return self.bound.InputType
 
     @property
-    def OutputType(self) -> Any:  # noqa: N802
+    def OutputType(self) -> Any:
         return self.bound.OutputType
 
     def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
         return name or f"WithSkills[{self.bound.get_name()}]" + (suffix or "")
 
-    def _rewrap(self, bound: Runnable[Any, Any]) -> "SkillInjectingRunnable":
-        return SkillInjectingRunnable(bound, session_id=self._session_id, tenant=self._tenant,
-                                      capture=self._capture, _ref=self._ref)
+    def _rewrap(self, bound: Runnable[Any, Any]) -> SkillInjectingRunnable:
+        return SkillInjectingRunnable(
+            bound, session_id=self._session_id, tenant=self._tenant, capture=self._capture, _ref=self._ref
+        )
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> "SkillInjectingRunnable":
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> SkillInjectingRunnable:
         return self._rewrap(self.bound.bind_tools(tools, **kwargs))  # type: ignore[attr-defined]
 
-    def bind(self, **kwargs: Any) -> "SkillInjectingRunnable":
+    def bind(self, **kwargs: Any) -> SkillInjectingRunnable:
         return self._rewrap(self.bound.bind(**kwargs))
 
     def with_structured_output(self, *args: Any, **kwargs: Any) -> Runnable[Any, Any]:
@@ -122,8 +124,9 @@ class SkillInjectingRunnable(Runnable[Any, BaseMessage]):
             kw: dict[str, Any] = {}
             if tenant or self._tenant:
                 kw["tenant"] = tenant or self._tenant
-            ctx = TurnContext(session_id=sid or f"lc-{new_id()}", user=user, host=HOST,
-                              model=model_name(self.bound), **kw)
+            ctx = TurnContext(
+                session_id=sid or f"lc-{new_id()}", user=user, host=HOST, model=model_name(self.bound), **kw
+            )
             call = _Call(ctx, plugin, one_shot=sid is None)
         except Exception:
             fail("with_skills", plugin)
@@ -155,8 +158,9 @@ class SkillInjectingRunnable(Runnable[Any, BaseMessage]):
             if error is not None:
                 call.plugin.on_response(call.ctx, None, error=short_error(error), latency_ms=latency)
             elif isinstance(result, BaseMessage):
-                call.plugin.on_response(call.ctx, message_to_openai(_plain(result)), usage=usage_of(result),
-                                        latency_ms=latency)
+                call.plugin.on_response(
+                    call.ctx, message_to_openai(_plain(result)), usage=usage_of(result), latency_ms=latency
+                )
             else:
                 call.plugin.on_response(call.ctx, {"role": "assistant", "content": str(result)}, latency_ms=latency)
             if call.one_shot:
@@ -200,8 +204,9 @@ class SkillInjectingRunnable(Runnable[Any, BaseMessage]):
             raise
         self._done(call, acc)
 
-    async def astream(self, input: Any, config: RunnableConfig | None = None,
-                      **kwargs: Any) -> AsyncIterator[BaseMessage]:
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[BaseMessage]:
         value, cfg, call = self._prepare(input, config)
         acc: Any = None
         try:
@@ -226,8 +231,14 @@ def _add(acc: Any, chunk: Any) -> Any:
 def _plain(msg: BaseMessage) -> BaseMessage:
     """An assembled stream is an AIMessageChunk; store it as the AIMessage it stands for."""
     if isinstance(msg, AIMessageChunk):
-        return AIMessage(content=msg.content, tool_calls=msg.tool_calls, additional_kwargs=msg.additional_kwargs,
-                         response_metadata=msg.response_metadata, usage_metadata=msg.usage_metadata, id=msg.id)
+        return AIMessage(
+            content=msg.content,
+            tool_calls=msg.tool_calls,
+            additional_kwargs=msg.additional_kwargs,
+            response_metadata=msg.response_metadata,
+            usage_metadata=msg.usage_metadata,
+            id=msg.id,
+        )
     return msg
 
 

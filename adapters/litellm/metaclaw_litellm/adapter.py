@@ -25,8 +25,9 @@ import logging
 import threading
 import time
 from collections import Counter, OrderedDict
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import Any, AsyncGenerator, Literal
+from typing import Any, Literal
 
 from litellm.integrations.custom_logger import CustomLogger
 
@@ -103,8 +104,16 @@ class MetaClawCallback(CustomLogger):
         self.tenant = tenant
         self.tenant_from = tenant_from
         self.errors: Counter[str] = Counter()
-        self._handle = PluginHandle(plugin, settings=settings, config_file=config_file, start=True,
-                                    host="LiteLLM", logger=log, errors=self.errors, retry_after=RETRY_PLUGIN_AFTER)
+        self._handle = PluginHandle(
+            plugin,
+            settings=settings,
+            config_file=config_file,
+            start=True,
+            host="LiteLLM",
+            logger=log,
+            errors=self.errors,
+            retry_after=RETRY_PLUGIN_AFTER,
+        )
         self._lock = threading.Lock()
         self._inflight: dict[str, _Inflight] = {}
         self._recorded: OrderedDict[str, None] = OrderedDict()
@@ -141,15 +150,17 @@ class MetaClawCallback(CustomLogger):
         sid, source = session_id_from(
             # generated ids (the proxy's missing_session_id: generate policy) are not the caller's; LiteLLM maps
             # X-Session-Id only when it is 8+ characters long, so the raw header comes next
-            header=(None if md.get("litellm_session_id_generated") else data.get("litellm_session_id"),
-                    lambda: header(headers, "x-session-id")),
+            header=(
+                None if md.get("litellm_session_id_generated") else data.get("litellm_session_id"),
+                lambda: header(headers, "x-session-id"),
+            ),
             metadata=md.get("session_id"),
             user=user,
             fingerprint=lambda: conversation_fingerprint(messages),
         )
         if sid is None:
             sid, source = "call-" + call_id, "call"
-        side = (header(headers, "x-turn-type") or md.get("turn_type") or "main")
+        side = header(headers, "x-turn-type") or md.get("turn_type") or "main"
         kind = "side" if isinstance(side, str) and side.strip().lower() == "side" else "main"
         done = truthy(header(headers, "x-session-done")) or truthy(md.get("session_done"))
         outcome = md.get("session_outcome") if isinstance(md.get("session_outcome"), dict) else None
@@ -187,8 +198,11 @@ class MetaClawCallback(CustomLogger):
         if "user_api_key_hash" in md or "user_api_key_team_id" in md:
             # A proxy request seen only by the log events: the tenant still comes from the key.
             tenant = tenant_from_key(
-                {"team_id": md.get("user_api_key_team_id"), "key_alias": md.get("user_api_key_alias"),
-                 "token": md.get("user_api_key_hash")},
+                {
+                    "team_id": md.get("user_api_key_team_id"),
+                    "key_alias": md.get("user_api_key_alias"),
+                    "token": md.get("user_api_key_hash"),
+                },
                 self.tenant_from,
             )
             host = "litellm-proxy"
@@ -359,7 +373,11 @@ class MetaClawCallback(CustomLogger):
             _fail("stream.record", self)
 
     async def async_post_call_failure_hook(
-        self, request_data: dict, original_exception: Exception, user_api_key_dict: Any, traceback_str: str | None = None
+        self,
+        request_data: dict,
+        original_exception: Exception,
+        user_api_key_dict: Any,
+        traceback_str: str | None = None,
     ) -> Any:
         try:
             call_id = request_data.get("litellm_call_id") if isinstance(request_data, dict) else None
@@ -456,4 +474,3 @@ def make_default_callback() -> MetaClawCallback:
     """The module-level instance: configured from the environment and the config file, started now
     so that the first request does not pay for loading the skill library."""
     return MetaClawCallback(start=True)
-

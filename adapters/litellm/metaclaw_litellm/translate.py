@@ -166,7 +166,10 @@ def _tool_call_dict(tc: Any) -> dict[str, Any]:
     return {
         "id": get(tc, "id"),
         "type": get(tc, "type") or "function",
-        "function": {"name": get(fn, "name"), "arguments": args if isinstance(args, str) or args is None else str(args)},
+        "function": {
+            "name": get(fn, "name"),
+            "arguments": args if isinstance(args, str) or args is None else str(args),
+        },
     }
 
 

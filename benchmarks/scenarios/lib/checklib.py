@@ -5,7 +5,7 @@ import json
 import os
 import re
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 ISO_OFFSET = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$")
 PROBLEMS = []
@@ -64,7 +64,7 @@ def parse_ts(value):
 
 
 def utc(y, mo, d, h, mi):
-    return datetime(y, mo, d, h, mi, tzinfo=timezone.utc)
+    return datetime(y, mo, d, h, mi, tzinfo=UTC)
 
 
 def check_record(rec, *, version, env, when_utc, status, changes, where):
@@ -99,7 +99,7 @@ def require_backup(path, must=None):
     if must is not None:
         try:
             ok = must(bak)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             ok = False
             problem(f"{bak} cannot be read: {e}")
             return

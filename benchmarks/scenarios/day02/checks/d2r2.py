@@ -1,4 +1,7 @@
-import os, re, sys
+import os
+import re
+import sys
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
 from checklib import done, problem
 

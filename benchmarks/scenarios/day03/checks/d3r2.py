@@ -1,10 +1,15 @@
-import os, sys
+import os
+import sys
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
 from checklib import done, load_json, parse_ts, problem, utc
 
 P = "ops/oncall.json"
 data = load_json(P)
-want = [("Priya", utc(2026, 3, 9, 8, 0), utc(2026, 3, 13, 17, 0)), ("Jonas", utc(2026, 3, 16, 8, 0), utc(2026, 3, 20, 17, 0))]
+want = [
+    ("Priya", utc(2026, 3, 9, 8, 0), utc(2026, 3, 13, 17, 0)),
+    ("Jonas", utc(2026, 3, 16, 8, 0), utc(2026, 3, 20, 17, 0)),
+]
 if data is not None:
     if not isinstance(data, list) or len(data) != 2:
         problem("expected a JSON list of two shifts")

@@ -1,4 +1,6 @@
-import os, sys
+import os
+import sys
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
 from checklib import check_record, done, find, load_json, problem, require_backup, utc
 
@@ -9,8 +11,15 @@ if isinstance(data, list):
     if len(hits) != 1:
         problem(f"expected one v1.5.0 record, found {len(hits)}")
     else:
-        check_record(hits[0], version="v1.5.0", env="production", when_utc=utc(2026, 3, 5, 15, 0), status="ok",
-                     changes=["new dashboard", "csv export"], where=P)
+        check_record(
+            hits[0],
+            version="v1.5.0",
+            env="production",
+            when_utc=utc(2026, 3, 5, 15, 0),
+            status="ok",
+            changes=["new dashboard", "csv export"],
+            where=P,
+        )
     if len(find(data, version="v1.2.0")) != 1:
         problem("the earlier records were changed or removed")
 elif data is not None:
