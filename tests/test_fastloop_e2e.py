@@ -61,12 +61,15 @@ class Roles:
 
 
 def settings_for(home: Path, up: Upstream, **over: Any) -> Settings:
+    # Lexical dedup: these tests follow the loop, not the embedding model's scores (test_dedup.py and
+    # test_learning_tenants_versions.py cover dedup and the variants of shared skills).
     evo = {
         "model": "openai/evolver",
         "api_base": up.url,
         "api_key": "x",
         "backoff": 0.01,
         "retries": 0,
+        "dedup_mode": "lexical",
         **over.pop("evolution", {}),
     }
     rew = {
@@ -339,6 +342,7 @@ def test_cli_evolve_session_dry_run_then_real(home: Path):
     with Upstream(script=roles) as up:
         (home / "config.yaml").write_text(
             f"evolution:\n  model: openai/evolver\n  api_base: {up.url}\n  api_key: x\n  promotion: auto\n  enabled: true\n"
+            "  dedup_mode: lexical\n"
             f"reward:\n  model: openai/judge\n  api_base: {up.url}\n  api_key: x\n"
         )
         # record a failed session with evolution disabled, so nothing evolves on its own
@@ -367,7 +371,8 @@ from metaclaw_litellm import MetaClawCallback
 from metaclaw_plugin import MetaClawPlugin, Settings
 
 home, url, task, secret = sys.argv[1:5]
-s = Settings(home=home, evolution={"model": "openai/evolver", "api_base": url, "api_key": "x", "promotion": "auto"},
+s = Settings(home=home, evolution={"model": "openai/evolver", "api_base": url, "api_key": "x", "promotion": "auto",
+                                    "dedup_mode": "lexical"},
              reward={"model": "openai/judge", "api_base": url, "api_key": "x", "review_wait": 5.0})
 p = MetaClawPlugin(s).start()
 litellm.callbacks = [MetaClawCallback(p)]

@@ -125,6 +125,8 @@ def test_a_lesson_about_a_shared_skill_becomes_a_tenant_variant(home: Path):
     assert lib.store.read("csv-quoting") == builtin  # the shared skill is never rewritten
     variant = lib.bank.skills["csv-quoting-team-b"]
     assert variant.tenant == "team-b" and variant.extra_metadata["variant_of"] == "csv-quoting"
+    # the variant keeps what the shared skill says, then the tenant's lesson
+    assert variant.body.startswith(builtin.body) and variant.body.endswith(refine_builtin["body"])
     q = "write the csv export with quoted fields"
     b, a = lib.injected("team-b", q), lib.injected("team-a", q)
     assert "csv-quoting-team-b" in b and "csv-quoting" not in b  # the variant replaces it for team-b

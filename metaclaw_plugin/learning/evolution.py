@@ -12,8 +12,9 @@ refinement of that skill instead of a near-copy.
 Tenants stay apart: dedup, refinement and name collisions see only the tenant's own skills and the
 shared ones (builtin, user, or learned without a tenant); another tenant's skills do not exist for
 it. Only the tenant's own evolved skills are refined in place. A lesson about a shared skill becomes
-a tenant-scoped variant (``<name>-<tenant>``, ``metadata.variant_of``) that replaces the shared
-skill in that tenant's prompts only; a name taken by another tenant gets the tenant suffix too.
+a tenant-scoped variant (``<name>-<tenant>``, ``metadata.variant_of``): the shared text followed by
+the lesson, which replaces the shared skill in that tenant's prompts only. A name taken by another
+tenant gets the tenant suffix too.
 
 A refinement of an active skill under ``shadow`` or ``review`` promotion is written as a pending
 version: the served version keeps serving until the new one wins its trial (against the old one)
@@ -460,6 +461,8 @@ class SkillEvolver:
             existing = next(
                 (s for s in scope.values() if s.tenant == tenant and s.extra_metadata.get(VARIANT_KEY) == base), None
             )
+            shared = loaded.get(base, target)
+            new = compose_variant(shared, new)
             if existing is not None:
                 target = existing
             else:
@@ -512,6 +515,16 @@ class SkillEvolver:
             # the active version keeps serving: the new one waits for its trial or its review
             decision = "trial" if decision == "shadow" else "review"
         return Decision(new.name, action, result.verdict, decision, result.reasons, dedup), skill
+
+
+def compose_variant(shared: Skill, lesson: Skill) -> Skill:
+    """A tenant's variant of a shared skill: the shared text, then the tenant's lesson. The evolver
+    never sees a skill's body, and a near-duplicate match can be wrong, so the variant keeps what the
+    shared skill says instead of replacing it with the lesson alone."""
+    room = MAX_DESCRIPTION - len(lesson.description) - 1
+    description = f"{shared.description[:room].rstrip()} {lesson.description}" if room > 40 else lesson.description
+    body = f"{shared.body.rstrip()}\n\n## Learned for this team\n\n{lesson.body.strip()}"
+    return replace(lesson, description=description[:MAX_DESCRIPTION], body=body, category=shared.category)
 
 
 def apply_promotion(skill: Skill, result: ScreenResult, policy: str) -> tuple[Skill, str]:
