@@ -16,6 +16,7 @@ import threading
 from collections import Counter
 from typing import Any
 
+from ..config import EvolutionSettings, RewardSettings
 from ..events import Feedback, SessionEnd, TurnRecorded
 from ..privacy import Redactor
 from ..store import Database
@@ -51,20 +52,8 @@ class LearningLoop:
                 "evolver": (s.evolution.daily_calls, s.evolution.daily_tokens),
             },
         )
-        local_only = s.privacy.local_only
         self.judge = RewardJudge(
-            LLMClient(
-                "judge",
-                model=s.reward.model,
-                api_base=s.reward.api_base,
-                api_key=s.reward.api_key,
-                timeout=s.reward.timeout,
-                retries=s.reward.retries,
-                backoff=s.reward.backoff,
-                budget=self.budget,
-                local_only=local_only,
-                redactor=self.redactor,
-            ),
+            self._client("judge", s.reward),
             votes=s.reward.votes,
             temperature=s.reward.temperature,
             max_tokens=s.reward.max_tokens,
@@ -72,18 +61,7 @@ class LearningLoop:
             db=self.db,
         )
         self.evolver = SkillEvolver(
-            LLMClient(
-                "evolver",
-                model=s.evolution.model,
-                api_base=s.evolution.api_base,
-                api_key=s.evolution.api_key,
-                timeout=s.evolution.timeout,
-                retries=s.evolution.retries,
-                backoff=s.evolution.backoff,
-                budget=self.budget,
-                local_only=local_only,
-                redactor=self.redactor,
-            ),
+            self._client("evolver", s.evolution),
             self.skills.store,
             s,
             self.redactor,
@@ -135,6 +113,21 @@ class LearningLoop:
                 log.info("metaclaw learning: the %s is off (%s)", what, reason)
             elif reason:  # configured but unusable (litellm missing, local_only): say it loudly, once
                 self._warn_once(what, f"the {what} is off: {reason}")
+
+    def _client(self, purpose: str, cfg: RewardSettings | EvolutionSettings) -> LLMClient:
+        """The LLM client of one role (judge or evolver): its endpoint, retries, the shared daily budget."""
+        return LLMClient(
+            purpose,
+            model=cfg.model,
+            api_base=cfg.api_base,
+            api_key=cfg.api_key,
+            timeout=cfg.timeout,
+            retries=cfg.retries,
+            backoff=cfg.backoff,
+            budget=self.budget,
+            local_only=self.settings.privacy.local_only,
+            redactor=self.redactor,
+        )
 
     # Lifecycle ------------------------------------------------------------------------------------
     def start(self) -> LearningLoop:
