@@ -96,6 +96,22 @@ def test_a_home_from_the_release_before_versions_opens_migrates_and_keeps_its_da
         p.stop()
 
 
+def test_status_reads_an_upgraded_home_and_labels_its_trial(tmp_path: Path):
+    import json
+
+    from click.testing import CliRunner
+
+    from metaclaw_plugin.cli import main as cli_main
+
+    home = unpack_v0(tmp_path)
+    res = CliRunner().invoke(cli_main, ["status", "--json"], env={"METACLAW_HOME": str(home)})
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["store"]["sessions"] == 6 and data["store"]["turns"] == 9
+    assert data["skills"]["trial"] == 1 and data["skills"]["quarantined"] == 0  # the shadow skill of that release
+    assert schema_version(home / "metaclaw.db") == SCHEMA_VERSION
+
+
 def _migrate_in_child(db: str) -> list[int]:
     return migrate(db)
 

@@ -130,9 +130,11 @@ def register(main: click.Group) -> None:
         from ..learning.status import status_from_db  # read-only; imports no LLM library
 
         fl = status_from_db(settings)
-        data["skills"]["shadow"] = sum(
-            1 for s in skills if s.status == "quarantined" and s.extra_metadata.get("promotion") == "shadow"
-        )
+        # a skill on shadow trial is on trial, not quarantined; new versions of served skills wait apart
+        on_trial = sum(1 for s in skills if s.status == "quarantined" and s.extra_metadata.get("promotion") == "shadow")
+        data["skills"]["quarantined"] -= on_trial
+        data["skills"]["trial"] = on_trial
+        data["skills"]["pending_versions"] = len(bank.pending)
         data["buffer"] = fl["buffer"] or {
             "generation": bank.generation,
             "queued": 0,
@@ -221,11 +223,18 @@ def register(main: click.Group) -> None:
         )
         db = settings.db_file
         if db.exists():
+            from ..store import SCHEMA_VERSION, connect, schema_version
+
             try:
-                conn = sqlite3.connect(db)
+                conn = connect(db, readonly=True)
                 res = conn.execute("PRAGMA quick_check").fetchone()[0]
                 conn.close()
-                check("database", res == "ok", f"{db}: {res}")
+                version = schema_version(db)
+                if version > SCHEMA_VERSION:
+                    check("database", False, f"{db}: schema {version} is newer than this release's {SCHEMA_VERSION}")
+                else:
+                    later = "" if version == SCHEMA_VERSION else f" (migrates to {SCHEMA_VERSION} on the next start)"
+                    check("database", res == "ok", f"{db}: {res}, schema {version}{later}")
             except sqlite3.Error as e:
                 check("database", False, f"{db}: {e}")
         else:
