@@ -57,7 +57,13 @@ class RetrievalSettings(Section):
 
 class InjectionSettings(Section):
     enabled: bool = True
-    max_injected_tokens: int = Field(800, ge=0, le=32_000)
+    max_injected_tokens: int = Field(800, ge=0, le=32_000, description="Token budget for procedures, by relevance.")
+    convention_tokens: int = Field(
+        400,
+        ge=0,
+        le=32_000,
+        description="Token budget for conventions (a tenant's standing rules, on every main turn); 0 turns them off.",
+    )
     pinned_categories: list[str] = Field(
         default_factory=list, description="Categories always injected (skills with always: true are too)."
     )

@@ -15,6 +15,9 @@ Message = dict[str, Any]
 TurnKind = Literal["main", "side"]
 SkillStatus = Literal["active", "quarantined", "retired"]
 SkillOrigin = Literal["builtin", "user", "evolved"]
+# convention: a standing rule of a user or tenant (a format, naming, required fields, a workflow step), injected on
+# every main turn of its tenant; procedure: task knowledge, retrieved by relevance.
+SkillKind = Literal["convention", "procedure"]
 
 DEFAULT_TENANT = "default"
 
@@ -60,6 +63,7 @@ class Skill:
     created_at: str = ""
     always: bool = False
     tenant: str | None = None  # None: shared by every tenant
+    kind: SkillKind = "procedure"
     extra_metadata: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
@@ -71,6 +75,7 @@ class Skill:
             "origin": self.origin,
             "generation": self.generation,
             "tenant": self.tenant,
+            "kind": self.kind,
         }
 
 

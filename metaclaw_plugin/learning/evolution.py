@@ -42,7 +42,7 @@ from ..skillbank.retrieve import KeywordIndex
 from ..skillbank.similarity import Mode, SkillSimilarity
 from ..skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE
 from ..skillbank.store import SkillStore, utc_now_iso
-from ..types import Skill
+from ..types import Skill, SkillKind
 from .llm import LLMClient, LLMResult
 from .reward import TurnView, _cut
 from .screening import ScreenResult, screen
@@ -82,6 +82,20 @@ class SkillCandidate(BaseModel):
     category: str = "general"
     target: str | None = Field(None, description="For refine: the existing skill's name.")
     rationale: str | None = None
+    kind: SkillKind | None = None  # None: not said (a refinement keeps its target's kind; a new skill is a procedure)
+    kind_reason: str | None = Field(None, max_length=500)
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _kind(cls, v: Any) -> Any:
+        if v is None or v == "":
+            return None
+        s = str(v).strip().lower().replace("_", " ").replace("-", " ")
+        if s in ("convention", "standing rule", "rule", "preference", "user preference", "policy", "house rule"):
+            return "convention"
+        if s in ("procedure", "how to", "howto", "task", "task knowledge", "technique", "skill"):
+            return "procedure"
+        return None  # an unknown word is not a reason to drop the candidate
 
     @field_validator("action", mode="before")
     @classmethod
@@ -148,6 +162,8 @@ def reply_schema() -> dict[str, Any]:
                             "description": "6-15 lines of Markdown: a heading, numbered steps, an example",
                         },
                         "category": {"type": "string"},
+                        "kind": {"enum": ["convention", "procedure"]},
+                        "kind_reason": {"type": "string", "description": "one sentence: why this kind"},
                     },
                 },
             }
@@ -264,6 +280,15 @@ EVOLVER_SYSTEM = (
     "placeholders of secrets, no instruction to ignore other instructions, to adopt a persona, to hide anything "
     "from the user, or to use more privileges (sudo, disabling sandboxes or confirmations).\n"
     '- Prefer refining an existing skill (action "refine", target = its name) over creating a near-duplicate.\n'
+    "- Decide each skill's kind and give the reason in kind_reason:\n"
+    '  "convention": a standing rule of this user or team about HOW they want all work done, whatever the task: '
+    "formats (timestamps, dates, units), file and branch naming, required fields or metadata, where outputs go, "
+    "workflow steps (back up before editing, append to a log, ask before deleting). The user would say it again "
+    "on any task; the task text rarely mentions it. It is shown on every turn, so keep it to a few lines.\n"
+    '  "procedure": knowledge about how to do one kind of task well (a technique, a tool, a pitfall); shown only '
+    "when a request is about that kind of task.\n"
+    '- A correction that restates an existing convention refines it (action "refine", target = its name); '
+    "never add a second convention that says the same.\n"
     '- If the failures teach nothing reusable, return {"skills": []}.\n'
     "Answer with JSON only, matching this schema:\n"
 )
@@ -316,7 +341,8 @@ class SkillEvolver:
         doc = {
             "failed_turns": self.redactor.redact_obj(failures),
             "existing_skills": [
-                {"name": s.name, "description": _cut(s.description, 300), "origin": s.origin} for s in existing
+                {"name": s.name, "description": _cut(s.description, 300), "origin": s.origin, "kind": s.kind}
+                for s in existing
             ],
             "max_new_skills": self.cfg.max_new_skills,
         }
@@ -391,6 +417,7 @@ class SkillEvolver:
                     "screening": {"verdict": d.verdict, "reasons": d.reasons},
                     "promotion": {"policy": self.cfg.promotion, "decision": d.decision},
                     "action": d.action,
+                    "kind": {"kind": skill.kind, "reason": cand.kind_reason},
                     **({"dedup": d.dedup} if d.dedup else {}),
                 }
             if d.decision == "rejected":
@@ -446,6 +473,7 @@ class SkillEvolver:
             source_sessions=list(sessions),
             created_at=utc_now_iso(),
             tenant=tenant,
+            kind=cand.kind or "procedure",
         )
         if target is None:
             near, sim, mode = self.nearest(new, [*scope.values(), *taken.values()])
@@ -462,7 +490,7 @@ class SkillEvolver:
                 (s for s in scope.values() if s.tenant == tenant and s.extra_metadata.get(VARIANT_KEY) == base), None
             )
             shared = loaded.get(base, target)
-            new = compose_variant(shared, new)
+            new = compose_variant(shared, replace(new, kind=cand.kind or shared.kind))
             if existing is not None:
                 target = existing
             else:
@@ -496,6 +524,7 @@ class SkillEvolver:
                 tenant=target.tenant,
                 source_sessions=sorted(set(target.source_sessions) | set(sessions)),
                 created_at=target.created_at or new.created_at,
+                kind=cand.kind or target.kind,
                 extra_metadata={k: v for k, v in target.extra_metadata.items() if k not in (PROMOTION_KEY, "trial")},
             )
             return self._screened(new, "refine", src, dedup, serving=target.status == "active")

@@ -21,7 +21,8 @@ MAX_DESCRIPTION = 1024
 MAX_FILE_BYTES = 64 * 1024
 STATUSES = ("active", "quarantined", "retired")
 ORIGINS = ("builtin", "user", "evolved")
-_OWN_METADATA = ("origin", "generation", "status", "source_sessions", "created_at", "tenant")
+KINDS = ("convention", "procedure")
+_OWN_METADATA = ("origin", "generation", "status", "source_sessions", "created_at", "tenant", "kind")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -105,6 +106,9 @@ def parse_skill_md(data: bytes | str, *, expected_name: str | None = None) -> Sk
     if not isinstance(category, str) or not category.strip():
         raise SkillFormatError("category must be a string")
     tenant = md.get("tenant")
+    kind = md.get("kind", "procedure")
+    if kind not in KINDS:
+        raise SkillFormatError(f"metadata.kind must be one of {', '.join(KINDS)}")
     return Skill(
         name=name,
         description=description,
@@ -117,6 +121,7 @@ def parse_skill_md(data: bytes | str, *, expected_name: str | None = None) -> Sk
         created_at=str(md.get("created_at", "")),
         always=bool(meta.get("always", False)),
         tenant=str(tenant) if tenant is not None else None,
+        kind=kind,
         extra_metadata={k: v for k, v in md.items() if k not in _OWN_METADATA},
     )
 
@@ -133,6 +138,8 @@ def render_skill_md(skill: Skill) -> str:
     )
     if skill.tenant is not None:
         metadata["tenant"] = skill.tenant
+    if skill.kind != "procedure":
+        metadata["kind"] = skill.kind
     front: dict[str, Any] = {
         "name": skill.name,
         "description": clean_description(skill.description),
