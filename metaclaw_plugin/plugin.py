@@ -371,6 +371,7 @@ class MetaClawPlugin:
             "started": self._started,
             "skill_generation": self.skills.generation,
             "skills": {"total": len(skills), **{k: by_status.get(k, 0) for k in ("active", "quarantined", "retired")}},
+            "conventions": self.skills.conventions_status(),
             "skill_problems": [f"{p}: {r}" for p, r in self.skills.problems],
             "retrieval": self.settings.retrieval.mode,
             "retrieval_error": self.skills.index_error,

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
 import pytest
 
 from metaclaw_plugin import MetaClawPlugin, Settings
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: LiteLLM must not fetch its price map
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ from metaclaw_plugin.learning import LearningLoop
 pytest.importorskip("litellm")
 
 
-@pytest.mark.parametrize("job", ["judge", "reviews", "evolve", "shadow", "sweep"])
+@pytest.mark.parametrize("job", ["judge", "reviews", "evolve", "shadow", "sweep", "evidence"])
 def test_a_failing_job_is_counted_logged_and_never_reaches_the_host(
     home: Path, job: str, caplog: pytest.LogCaptureFixture
 ):

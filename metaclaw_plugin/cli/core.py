@@ -119,6 +119,7 @@ def register(main: click.Group) -> None:
                 **{st: sum(1 for s in skills if s.status == st) for st in ("active", "quarantined", "retired")},
                 "by_origin": {o: sum(1 for s in skills if s.origin == o) for o in ("builtin", "user", "evolved")},
             },
+            "conventions": bank.conventions_status(),
             "skill_problems": [f"{p}: {r}" for p, r in bank.problems],
             "retrieval": settings.retrieval.mode,
             "store": {
@@ -160,6 +161,7 @@ def register(main: click.Group) -> None:
                 ["skill generation", data["skill_generation"]],
                 ["skills", ", ".join(f"{k} {v}" for k, v in data["skills"].items() if k != "by_origin")],
                 ["origins", ", ".join(f"{k} {v}" for k, v in data["skills"]["by_origin"].items())],
+                ["conventions", _conventions_line(data["conventions"])],
                 ["retrieval", data["retrieval"]],
                 ["sessions / turns", f"{counts['sessions']} / {counts['turns']}"],
                 ["rewards", counts["rewards"]],
@@ -292,3 +294,12 @@ def _report(checks: list[dict[str, Any]], as_json: bool) -> None:
         )
     if bad:
         raise SystemExit(1)
+
+
+def _conventions_line(c: dict[str, Any]) -> str:
+    """Active conventions and, per tenant, which ones the budget leaves out (lowest evidence first)."""
+    line = f"{c['active']} active, {c['budget_tokens']} tokens a turn"
+    out = {t: v["left_out"] for t, v in c["by_tenant"].items() if v["left_out"]}
+    if out:
+        line += "; left out: " + "; ".join(f"{t}: {', '.join(n)}" for t, n in out.items())
+    return line

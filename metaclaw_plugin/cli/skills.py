@@ -12,7 +12,7 @@ import click
 from ..config import Settings
 from ..skillbank.skillmd import SkillFormatError, parse_skill_md, render_skill_md
 from ..skillbank.store import LoadResult, SkillStore
-from ..types import Skill, SkillStatus
+from ..types import Skill, SkillKind, SkillStatus
 from .common import console, emit_json, fail, json_option, load_settings, table
 
 
@@ -109,10 +109,11 @@ def register(main: click.Group) -> None:
 
         table(
             f"{len(rows)} skills",
-            ["name", "category", "status", "origin", "ver", "gen", "trial", "description"],
+            ["name", "kind", "category", "status", "origin", "ver", "gen", "trial", "description"],
             [
                 [
                     i["name"],
+                    i["kind"],
                     i["category"],
                     i["label"],
                     i["origin"],
@@ -377,6 +378,28 @@ def register(main: click.Group) -> None:
             console.print(f"[bold]v{v['version'] - 1} -> v{v['version']}[/]")
             console.print(v["diff"] or "(no change)", highlight=False, markup=False)
         table("events", ["at", "event", "skill", "actor", "details"], [_event_row(e) for e in events])
+
+    @skills.command("set-kind")
+    @click.argument("name")
+    @click.argument("kind", type=click.Choice(["convention", "procedure"]))
+    @click.option("--reason", default="set by a person")
+    @json_option
+    @click.pass_context
+    def set_kind(ctx: click.Context, name: str, kind: SkillKind, reason: str, as_json: bool) -> None:
+        """Make a skill a convention (a standing rule, injected on every main turn of its tenant within
+        injection.convention_tokens) or a procedure (task knowledge, injected when a request needs it)."""
+        try:
+            skill = _store(ctx).set_kind(name, kind, actor="cli", reason=reason)
+        except KeyError:
+            fail(f"no skill named {name!r}")
+            return
+        except SkillFormatError as e:
+            fail(f"skill {name!r} cannot be read: {e}")
+            return
+        if as_json:
+            emit_json({**skill.summary(), "version": skill.extra_metadata.get("version", 1)})
+        else:
+            console.print(f"{name}: now a {kind} (generation {skill.generation})")
 
     @skills.command()
     @click.argument("name")

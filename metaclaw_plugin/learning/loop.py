@@ -21,6 +21,7 @@ from ..events import Feedback, SessionEnd, TurnRecorded
 from ..privacy import Redactor
 from ..store import Database
 from ..training.buffer import SampleBuffer
+from .evidence import ConventionEvidence
 from .evolution import SkillEvolver
 from .evolving import EvolutionRunner
 from .intake import Intake
@@ -94,12 +95,14 @@ class LearningLoop:
             lambda: self.skills.store.generation,
         )
         self.intake = Intake(self.ledger, self.judging, self.trials, s, self.wake)
+        self.evidence = ConventionEvidence(self.db, self.skills)
         self.jobs = (
             ("judge", self.judging.run),
             ("reviews", self.reviewer.run),
             ("evolve", self.evolution.run),
             ("shadow", self.trials.run),
             ("sweep", self.reviewer.sweep_stale),
+            ("evidence", self.evidence.run),
         )
         self._wake = threading.Event()
         self._stop = threading.Event()

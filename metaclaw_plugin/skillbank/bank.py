@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
-from ..types import Message, Skill, TurnContext
-from .render import render_block
+from ..types import DEFAULT_TENANT, Message, Skill, TurnContext
+from .render import fit_entries, render_block
 from .retrieve import KeywordIndex, Retriever, task_parts
 from .store import SkillStore
 
@@ -45,6 +45,13 @@ class Snapshot:
     pending: dict[str, Skill] = field(default_factory=dict)  # name -> version waiting for its trial or review
     trial_versions: dict[str, Skill] = field(default_factory=dict)  # active name -> new version on trial against it
     hidden: dict[str, frozenset[str]] = field(default_factory=dict)  # tenant -> shared skills its variants replace
+    # Conventions (metadata.kind: convention): on every main turn of their tenant, best evidence first.
+    conventions: tuple[Skill, ...] = ()
+    trial_conventions: tuple[Skill, ...] = ()  # new conventions on shadow trial (a share of the tenant's turns)
+    # Per (tenant, budget): the conventions' rendered entries, their names, and the names left out for the budget.
+    plans: dict[tuple[str, int], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
     # Rendered blocks by (tenant, query, context, live settings). An agent's tool loop sends the same user message and
     # context on every step of one turn, so each step after the first skips retrieval and rendering.
     # The cache goes with the snapshot: a library change starts an empty one.
@@ -99,6 +106,7 @@ class SkillBank:
         self._last_full_scan = 0.0
         self.problems: list[tuple[Path, str]] = []
         self.index_error: str | None = None
+        self.conventions_left_out = 0  # main turns that had a convention left out for its budget
 
     # Background side ---------------------------------------------------------------------------
     def refresh(self, force: bool = False) -> bool:
@@ -116,13 +124,22 @@ class SkillBank:
                     return False
             result = self.store.load()
             self.problems = result.problems
-            active = [s for s in result.skills.values() if s.status == "active"]
+            live = [s for s in result.skills.values() if s.status == "active"]
+            active = [s for s in live if s.kind != "convention"]  # procedures: retrieved by relevance
+            evidence = result.evidence
+            conventions = tuple(
+                sorted(
+                    (s for s in live if s.kind == "convention"),
+                    key=lambda s: (-evidence.get(s.name, 0.0), -s.generation, s.name),
+                )
+            )
             index = self._build_index(active)
             pinned_cats = set(self.settings.injection.pinned_categories)
             pinned = tuple(s for s in active if s.always or s.category in pinned_cats)
-            on_trial = [s for s in result.skills.values() if is_shadow(s)]
+            on_trial = [s for s in result.skills.values() if is_shadow(s) and s.kind != "convention"]
+            trial_conventions = tuple(s for s in result.skills.values() if is_shadow(s) and s.kind == "convention")
             hidden: dict[str, set[str]] = {}
-            for s in active:
+            for s in live:
                 base = s.extra_metadata.get("variant_of")
                 if s.tenant is not None and isinstance(base, str):
                     hidden.setdefault(s.tenant, set()).add(base)
@@ -142,6 +159,8 @@ class SkillBank:
                 pending=result.pending,
                 trial_versions=trial_versions,
                 hidden={t: frozenset(n) for t, n in hidden.items()},
+                conventions=conventions,
+                trial_conventions=trial_conventions,
             )
             self._last_full_scan = now
             return True
@@ -247,6 +266,78 @@ class SkillBank:
             ctx.metadata[SHADOW_KEY] = arms
         return out
 
+    def convention_plan(self, tenant: str, snap: Snapshot | None = None) -> tuple[list[Skill], list[Skill]]:
+        """The tenant's conventions, best evidence first, split into those that fit
+        ``injection.convention_tokens`` and those left out (for ``status``)."""
+        snap = snap or self._snap
+        _, names, dropped = self._plan(tenant, snap, self.settings.injection.convention_tokens)
+        by_name = {s.name: s for s in snap.conventions}
+        return [by_name[n] for n in names], [by_name[n] for n in dropped]
+
+    def conventions_status(self) -> dict[str, Any]:
+        """For ``status``: each tenant's conventions that fit the budget, those left out (lowest evidence
+        first), and how many main turns had one left out in this process."""
+        snap = self._snap
+        tenants = sorted({s.tenant for s in snap.conventions if s.tenant is not None} | {DEFAULT_TENANT})
+        by_tenant = {}
+        for t in tenants:
+            fit, out = self.convention_plan(t, snap)
+            if fit or out:
+                by_tenant[t] = {"injected": [s.name for s in fit], "left_out": [s.name for s in out]}
+        return {
+            "active": len(snap.conventions),
+            "on_trial": len(snap.trial_conventions),
+            "budget_tokens": self.settings.injection.convention_tokens,
+            "by_tenant": by_tenant,
+            "turns_with_left_out": self.conventions_left_out,
+        }
+
+    def _plan(
+        self, tenant: str, snap: Snapshot, budget: int
+    ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        plan = snap.plans.get((tenant, budget))
+        if plan is None:
+            mine = self._tenant_conventions(tenant, snap, snap.conventions)
+            entries, names = fit_entries(mine, budget)
+            plan = (tuple(entries), tuple(names), tuple(s.name for s in mine if s.name not in names))
+            if len(snap.plans) >= BLOCKS_MAX:
+                snap.plans.clear()
+            snap.plans[(tenant, budget)] = plan
+        return plan
+
+    @staticmethod
+    def _tenant_conventions(tenant: str, snap: Snapshot, pool: Sequence[Skill]) -> list[Skill]:
+        """A tenant's standing rules: its own and the shared ones, never another tenant's (even with
+        ``share_learned_skills``: a convention is how one user or team wants work done)."""
+        replaced = snap.hidden.get(tenant, frozenset())
+        return [s for s in pool if (s.tenant is None or s.tenant == tenant) and s.name not in replaced]
+
+    def _convention_entries(self, ctx: TurnContext, snap: Snapshot, budget: int) -> tuple[list[str], list[str]]:
+        if not snap.conventions and not snap.trial_conventions:
+            return [], []
+        if not snap.trial_conventions and not any(s.name in snap.trial_versions for s in snap.conventions):
+            entries, names, dropped = self._plan(ctx.tenant, snap, budget)
+            if dropped:
+                self.conventions_left_out += 1
+            return list(entries), list(names)
+        # A trial is running: arms per request (a new convention in a share of the turns; a new version of one
+        # against the served version), then the same budget and order.
+        mine = self._tenant_conventions(ctx.tenant, snap, snap.conventions)
+        pairs = self._version_arms(ctx, [(s, 1.0) for s in mine], snap.trial_versions)
+        fraction = self.settings.evolution.shadow_fraction
+        arms = ctx.metadata.get(SHADOW_KEY) or {}
+        for s in self._tenant_conventions(ctx.tenant, snap, snap.trial_conventions):
+            digest = hashlib.blake2b(f"{ctx.request_id}:{s.name}".encode(), digest_size=8).digest()
+            arms[s.name] = "with" if int.from_bytes(digest, "big") / 2**64 < fraction else "without"
+            if arms[s.name] == "with":
+                pairs.append((s, 0.0))
+        if arms:
+            ctx.metadata[SHADOW_KEY] = arms
+        fitted, fitted_names = fit_entries([s for s, _ in pairs], budget)
+        if len(fitted_names) < len(pairs):
+            self.conventions_left_out += 1
+        return fitted, fitted_names
+
     def injection(self, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
         snap = self._snap  # one snapshot for the whole turn, even if the worker swaps it meanwhile
         if not self.settings.injection.enabled or ctx.kind != "main":
@@ -256,17 +347,28 @@ class SkillBank:
         # Shadow trials pick per request (the arm hangs on the request id): those turns are not cached.
         # The settings read live below are part of the key, so a changed budget is honoured at once.
         budget = self.settings.injection.max_injected_tokens
+        conv_budget = self.settings.injection.convention_tokens
         key = None
-        if snap.shadow is None and not snap.trial_versions:
-            key = (ctx.tenant, query, context, cfg.top_k, budget, self.settings.sessions.share_learned_skills)
+        if snap.shadow is None and not snap.trial_versions and not snap.trial_conventions:
+            key = (
+                ctx.tenant,
+                query,
+                context,
+                cfg.top_k,
+                budget,
+                conv_budget,
+                self.settings.sessions.share_learned_skills,
+            )
         hit = snap.blocks.get(key) if key is not None else None
         if hit is not None:
             return Injection(hit[0], list(hit[1]), snap.generation, dict(hit[2]))
+        conv_entries, conv_names = self._convention_entries(ctx, snap, conv_budget)
         chosen = self.select(ctx, query, context, snap)
         if snap.trial_versions:
             chosen = self._version_arms(ctx, chosen, snap.trial_versions)
-        text, names = render_block([s for s, _ in chosen], budget)
-        scores = {s.name: round(sc, 4) for s, sc in chosen if s.name in names}
+        text, proc_names = render_block([s for s, _ in chosen], budget, conv_entries)
+        names = [*conv_names, *proc_names]
+        scores = {s.name: round(sc, 4) for s, sc in chosen if s.name in proc_names}
         arms = ctx.metadata.get(SHADOW_KEY) if ctx.metadata else None
         if arms:  # a trial skill (or, for a new version, either version) that did not fit the budget is in neither arm
             for name in [

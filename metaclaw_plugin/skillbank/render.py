@@ -17,6 +17,10 @@ HEADER = (
     "Guidance learned from earlier sessions (reference notes, not instructions from the user or the "
     "system; follow a note only where it fits the current task):"
 )
+CONVENTIONS_HEADER = (
+    "Conventions this user or team taught in earlier sessions (how they want work done, on every task; "
+    "the current request wins where it says otherwise):"
+)
 
 
 def approx_tokens(text: str) -> int:
@@ -33,12 +37,9 @@ def skill_entry(skill: Skill, full: bool = True) -> str:
     return f"{head}\n{_neutralise(skill.body.strip())}" if full and skill.body.strip() else head
 
 
-def render_block(skills: Sequence[Skill], max_tokens: int) -> tuple[str, list[str]]:
-    """Render as many skills as fit, best first; a skill whose body does not fit goes in as its description."""
-    if not skills or max_tokens <= 0:
-        return "", []
-    frame = f"{OPEN}\n{HEADER}\n\n\n{CLOSE}"
-    used = approx_tokens(frame)
+def fit_entries(skills: Sequence[Skill], max_tokens: int, used: int = 0) -> tuple[list[str], list[str]]:
+    """As many skills as fit in ``max_tokens`` (``used`` already spent), best first; a skill whose body
+    does not fit goes in as its description."""
     entries: list[str] = []
     names: list[str] = []
     for s in skills:
@@ -50,9 +51,22 @@ def render_block(skills: Sequence[Skill], max_tokens: int) -> tuple[str, list[st
                 names.append(s.name)
                 used += cost
                 break
-    if not entries:
+    return entries, names
+
+
+def render_block(skills: Sequence[Skill], max_tokens: int, conventions: Sequence[str] = ()) -> tuple[str, list[str]]:
+    """The fenced block: the conventions' entries (already fitted to their own budget) first, then as many
+    procedures as fit in ``max_tokens``."""
+    frame = approx_tokens(f"{OPEN}\n{HEADER}\n\n\n{CLOSE}")
+    entries, names = fit_entries(skills, max_tokens, frame) if skills and max_tokens > 0 else ([], [])
+    if not entries and not conventions:
         return "", []
-    return f"{OPEN}\n{HEADER}\n\n" + "\n\n".join(entries) + f"\n{CLOSE}", names
+    parts = [OPEN]
+    if conventions:
+        parts += [CONVENTIONS_HEADER, "", "\n\n".join(conventions), ""]
+    if entries:
+        parts += [HEADER, "", "\n\n".join(entries)]
+    return "\n".join(parts).rstrip("\n") + f"\n{CLOSE}", names
 
 
 def inject(messages: Sequence[Message], block: str) -> list[Message]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from ..types import Skill
+from ..types import Skill, SkillKind
 from .skillmd import SkillFormatError, check_name, parse_skill_md, render_skill_md
 
 log = logging.getLogger("metaclaw_plugin.skills")
@@ -71,6 +71,9 @@ class LoadResult:
     skills: dict[str, Skill] = field(default_factory=dict)
     problems: list[tuple[Path, str]] = field(default_factory=list)
     pending: dict[str, Skill] = field(default_factory=dict)  # name -> the pending version (metadata.pending: state)
+    evidence: dict[str, float] = field(
+        default_factory=dict
+    )  # name -> reward with it minus without (see write_evidence)
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,7 @@ class SkillStore:
                 result.problems.append((md, reason))
                 continue
             result.skills[skill.name] = skill
+        result.evidence = self.evidence()
         versions = self._state_dir / "versions"
         if versions.is_dir():
             for name in sorted(result.skills):
@@ -427,6 +431,58 @@ class SkillStore:
             )
             self._write_state(StoreState(generation, state.version + 1))
         return restored
+
+    def set_kind(self, name: str, kind: SkillKind, *, actor: str, reason: str = "") -> Skill:
+        """Make a skill a convention (on every main turn of its tenant) or a procedure (by relevance).
+        What is injected changes, so it is a new version and a new generation."""
+        self.ensure()
+        with self._lock:
+            skill = self.read(name)
+            if skill.kind == kind:
+                return skill
+            state = self.state()
+            generation = state.generation + 1
+            updated = self._record_version(
+                replace(skill, kind=kind, generation=generation),
+                "served",
+                actor=actor,
+                reason=reason or f"kind {skill.kind} -> {kind}",
+                action="set-kind",
+            )
+            self._log(
+                {
+                    "event": "kind",
+                    "skill": name,
+                    "from": skill.kind,
+                    "to": kind,
+                    "actor": actor,
+                    "reason": reason,
+                    "generation": generation,
+                }
+            )
+            self._write_state(StoreState(generation, state.version + 1))
+        return updated
+
+    # Evidence ---------------------------------------------------------------------------------
+    def evidence(self) -> dict[str, float]:
+        """Per skill, how much better its turns went with it than without (written by the learning side)."""
+        try:
+            data = json.loads((self._state_dir / "evidence.json").read_text("utf-8"))
+            return {str(k): float(v["score"]) for k, v in data.get("skills", {}).items()}
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return {}
+
+    def write_evidence(self, skills: dict[str, dict[str, Any]]) -> None:
+        """Replace the evidence file and tell readers to reload (no new generation: nothing a sample was
+        made under changes, only the order in which conventions are kept when their budget is full)."""
+        self.ensure()
+        with self._lock:
+            atomic_write(
+                self._state_dir / "evidence.json",
+                json.dumps({"at": utc_now_iso(), "skills": skills}, sort_keys=True).encode(),
+            )
+            state = self.state()
+            self._write_state(StoreState(state.generation, state.version + 1))
 
     def seed_from(self, source: Path, *, actor: str = "init") -> tuple[int, int]:
         """Copy bundled skills into the library without touching skills that already exist."""

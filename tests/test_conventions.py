@@ -1,0 +1,185 @@
+"""Conventions (metadata.kind: convention): a tenant's standing rules go into every main turn of that
+tenant and never another's, within their own budget, best evidence first; side turns get none."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
+from metaclaw_plugin.cli import main as cli_main
+from metaclaw_plugin.devtools.upstream import Upstream
+from metaclaw_plugin.skillbank.bank import SHADOW_KEY, SkillBank
+from metaclaw_plugin.skillbank.render import CONVENTIONS_HEADER, HEADER, approx_tokens
+from metaclaw_plugin.skillbank.store import SkillStore
+from metaclaw_plugin.types import Skill
+
+UNRELATED = "What is the capital of Australia, and roughly how many people live there?"
+TASK = "Parse logs/api-2026-11-30.log and write reports/summary.json with error counts per endpoint"
+
+
+def conv(name: str, rule: str, tenant: str | None = None, **kw: Any) -> Skill:
+    return Skill(
+        name=name,
+        description=f"Standing rule: {rule}",
+        body=f"# {name}\n\n- {rule}",
+        origin="evolved" if tenant else "user",
+        tenant=tenant,
+        kind="convention",
+        **kw,
+    )
+
+
+def bank_with(home: Path, skills: list[Skill], **injection: Any) -> SkillBank:
+    store = SkillStore(home / "skills")
+    store.add_batch(skills, actor="test")
+    settings = Settings(home=home, injection=injection) if injection else Settings(home=home)
+    bank = SkillBank(settings)
+    bank.refresh(force=True)
+    return bank
+
+
+def injected(bank: SkillBank, tenant: str, text: str = UNRELATED, kind: str = "main") -> tuple[list[str], str]:
+    ctx = TurnContext("s", tenant=tenant, kind=kind)  # type: ignore[arg-type]
+    inj = bank.injection(ctx, [{"role": "user", "content": text}])
+    return inj.names, inj.text
+
+
+def test_conventions_reach_every_main_turn_of_their_tenant_and_never_another(home: Path):
+    bank = bank_with(
+        home,
+        [
+            conv("iso-timestamps", "write timestamps as ISO 8601 in UTC, e.g. 2026-11-30T09:00:00Z"),
+            conv("reports-carry-owner", "every JSON report has owner, generated_at and source fields", "team-a"),
+            conv("backup-before-edit", "copy a file to <name>.bak before editing it", "team-b"),
+        ],
+    )
+    for text in (UNRELATED, TASK, "hi"):
+        a, a_text = injected(bank, "team-a", text)
+        b, _ = injected(bank, "team-b", text)
+        assert {"iso-timestamps", "reports-carry-owner"} <= set(a) and "backup-before-edit" not in a
+        assert {"iso-timestamps", "backup-before-edit"} <= set(b) and "reports-carry-owner" not in b
+        assert CONVENTIONS_HEADER in a_text
+    c, _ = injected(bank, "team-c")
+    assert c == ["iso-timestamps"]  # only the shared rule for a tenant without its own
+    # sharing learned skills does not spread a tenant's standing rules
+    bank.settings.sessions.share_learned_skills = True
+    assert "backup-before-edit" not in injected(bank, "team-a")[0]
+    # side turns (titles, summaries, tool helpers) get nothing
+    assert injected(bank, "team-a", TASK, kind="side") == ([], "")
+
+
+def test_conventions_keep_their_own_budget_and_evidence_decides_what_is_left_out(home: Path):
+    rules = [conv(f"rule-{i}", f"house rule number {i}: " + "keep this exact wording " * 6, "team-a") for i in range(6)]
+    procedure = Skill(
+        name="log-summaries",
+        description="When summarising API logs into a JSON report, count errors per endpoint and status code.",
+        body="# Log summaries\n\n1. Parse each line.\n2. Count errors per endpoint.\n3. Write the JSON report.",
+    )
+    one = approx_tokens(rules[0].description + rules[0].body) + 12
+    bank = bank_with(home, [*rules, procedure], convention_tokens=3 * one)
+    store = bank.store
+    store.write_evidence({f"rule-{i}": {"score": s} for i, s in enumerate([0.1, -0.3, 0.5, 0.0, 0.4, -0.1])})
+    bank.refresh(force=True)
+    names, text = injected(bank, "team-a", TASK)
+    conventions = [n for n in names if n.startswith("rule-")]
+    assert conventions == ["rule-2", "rule-4", "rule-0"]  # best evidence first; the lowest are left out
+    conv_part = text.split(HEADER)[0]
+    assert approx_tokens(conv_part) <= 3 * one + 40
+    assert "log-summaries" in names  # procedures keep their own budget
+    status = bank.conventions_status()
+    assert status["by_tenant"]["team-a"] == {
+        "injected": ["rule-2", "rule-4", "rule-0"],
+        "left_out": ["rule-3", "rule-5", "rule-1"],
+    }
+    assert status["turns_with_left_out"] == 1
+    # a budget of 0 turns conventions off; procedures are unaffected
+    bank.settings.injection.convention_tokens = 0
+    names, _ = injected(bank, "team-a", TASK)
+    assert not any(n.startswith("rule-") for n in names) and "log-summaries" in names
+
+
+def test_a_convention_on_shadow_trial_goes_into_a_share_of_the_tenants_turns(home: Path):
+    trial = conv(
+        "dates-in-file-names",
+        "name files YYYY-MM-DD_<slug>.md",
+        "team-a",
+        status="quarantined",
+        extra_metadata={"promotion": "shadow"},
+    )
+    bank = bank_with(home, [trial])
+    arms = {"with": 0, "without": 0}
+    for i in range(60):
+        ctx = TurnContext(f"s{i}", tenant="team-a")
+        inj = bank.injection(ctx, [{"role": "user", "content": UNRELATED}])
+        arm = ctx.metadata[SHADOW_KEY]["dates-in-file-names"]
+        arms[arm] += 1
+        assert ("dates-in-file-names" in inj.names) == (arm == "with")
+    assert arms["with"] >= 15 and arms["without"] >= 15
+    other = TurnContext("o", tenant="team-b")
+    assert bank.injection(other, [{"role": "user", "content": UNRELATED}]).names == []
+    assert SHADOW_KEY not in other.metadata
+
+
+def test_set_kind_from_the_cli_and_the_list_shows_the_kind(home: Path):
+    bank_with(home, [Skill(name="json-report-fields", description="JSON reports need owner fields.", body="- x")])
+    env = {"METACLAW_HOME": str(home)}
+    res = CliRunner().invoke(cli_main, ["skills", "set-kind", "json-report-fields", "convention", "--json"], env=env)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["kind"] == "convention" and out["version"] == 2
+    listed = json.loads(CliRunner().invoke(cli_main, ["skills", "list", "--json"], env=env).output)
+    assert {i["name"]: i["kind"] for i in listed}["json-report-fields"] == "convention"
+    assert SkillStore(home / "skills").read("json-report-fields").kind == "convention"
+    bad = CliRunner().invoke(cli_main, ["skills", "set-kind", "json-report-fields", "rule"], env=env)
+    assert bad.exit_code != 0
+
+
+def test_evidence_from_scored_turns_decides_which_convention_the_budget_keeps(home: Path):
+    """Through the learning loop: rule A was on the turns that went well, rule B (newer, so first by
+    default) on those that went badly; once the evidence is computed, A is kept and B left out."""
+    pytest.importorskip("litellm")
+    with Upstream(replies=["Score: 0"] * 50) as up:
+        a = conv("rule-a", "state the units of every number you report", "team-a")
+        one = approx_tokens(a.description + a.body) + 12
+        s = Settings(
+            home=home,
+            injection={"convention_tokens": one},
+            reward={"model": "openai/judge", "api_base": up.url, "api_key": "x", "review_wait": 0.5},
+        )
+        p = MetaClawPlugin(s).start()
+        try:
+
+            def turns(n: int, good: bool) -> None:
+                for i in range(n):
+                    ctx = TurnContext(f"{good}-{i}-{time.monotonic_ns()}", tenant="team-a")
+                    p.on_request(ctx, [{"role": "user", "content": TASK}])
+                    p.on_response(ctx, {"role": "assistant", "content": "done"})
+                    p.on_feedback(ctx, good)
+                    p.on_session_end(ctx)
+                p.flush()
+                for _ in range(3):
+                    p.learning.tick(force=True)
+                    p.flush()
+
+            p.skills.store.add_batch([a], actor="test")
+            p.skills.refresh(force=True)
+            turns(4, good=True)
+            b = conv("rule-b", "put a summary line before every answer", "team-a")
+            p.skills.store.add_batch([b], actor="test")
+            p.skills.refresh(force=True)
+            assert p.skills.convention_plan("team-a")[0][0].name == "rule-b"  # newer first without evidence
+            turns(4, good=False)
+            p.learning.evidence.run(force=True)
+            kept, left = p.skills.convention_plan("team-a")
+            assert [x.name for x in kept] == ["rule-a"] and [x.name for x in left] == ["rule-b"]
+            ev = json.loads((home / "skills" / ".metaclaw" / "evidence.json").read_text())["skills"]
+            assert ev["rule-a"]["n_with"] == 4 and ev["rule-a"]["score"] > 0 > ev["rule-b"]["score"]
+            assert p.status()["conventions"]["by_tenant"]["team-a"]["left_out"] == ["rule-b"]
+        finally:
+            p.stop()
