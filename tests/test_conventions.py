@@ -183,3 +183,49 @@ def test_evidence_from_scored_turns_decides_which_convention_the_budget_keeps(ho
             assert p.status()["conventions"]["by_tenant"]["team-a"]["left_out"] == ["rule-b"]
         finally:
             p.stop()
+
+
+def test_the_evolver_decides_the_kind_and_a_restated_convention_refines_it(home: Path):
+    pytest.importorskip("litellm")
+    from metaclaw_plugin.learning.evolution import SkillEvolver, SupportTurn
+    from metaclaw_plugin.learning.llm import LLMClient
+    from metaclaw_plugin.learning.reward import TurnView
+
+    rule = {
+        "action": "create",
+        "name": "utc-iso-timestamps",
+        "description": "This team writes every timestamp as ISO 8601 in UTC with a Z suffix.",
+        "body": "# Timestamps\n\n- Write 2026-11-30T09:00:00Z, never local times or other formats.",
+        "kind": "convention",
+        "kind_reason": "a standing preference about how all reports are written",
+    }
+    restated = {
+        **rule,
+        "action": "refine",
+        "target": "utc-iso-timestamps",
+        "kind": None,
+        "body": rule["body"] + "\n- Applies to file contents and commit messages too.",
+    }
+    view = TurnView(
+        "t1",
+        "s1",
+        "team-a",
+        "log the deploy time",
+        "Deployed at 3pm.",
+        evidence=[{"role": "user", "content": "no, always write times as ISO 8601 UTC"}],
+    )
+    with Upstream(replies=[json.dumps({"skills": [rule]}), json.dumps({"skills": [restated]})]) as up:
+        s = Settings(
+            home=home, evolution={"model": "openai/evolver", "api_base": up.url, "api_key": "x", "promotion": "auto"}
+        )
+        store = SkillStore(home / "skills")
+        evolver = SkillEvolver(LLMClient("evolver", model="openai/evolver", api_base=up.url, api_key="x"), store, s)
+        first = evolver.evolve([SupportTurn(view, -1.0, "correction")], tenant="team-a")
+        second = evolver.evolve([SupportTurn(view, -1.0, "correction")], tenant="team-a")
+        prompt = up.requests[1]["messages"][1]["content"]
+    assert first.decisions[0].decision == "active" and second.decisions[0].action == "refine"
+    skill = store.read("utc-iso-timestamps")
+    assert skill.kind == "convention" and "commit messages" in skill.body  # refined, kind kept
+    assert [s.name for s in store.load().skills.values() if s.kind == "convention"] == ["utc-iso-timestamps"]
+    assert store.history("utc-iso-timestamps")[0]["kind"] == {"kind": "convention", "reason": rule["kind_reason"]}
+    assert '"kind": "convention"' in prompt  # the evolver sees each existing skill's kind
