@@ -260,9 +260,13 @@ def _sentences(text: str) -> list[str]:
 
 
 def skill_from_correction(correction: str, kind: str, kind_reason: str) -> dict[str, Any]:
-    """The evolver's candidate for one correction: name, description and body from its text alone."""
+    """The evolver's candidate for one correction, from its text alone: the description is its first
+    sentence of at least eight words (the rule or technique it states), the name the first four content
+    words of that sentence, the body every sentence of the correction as a bullet list."""
     text = _clean(correction)
-    words = [w for w in re.findall(r"[a-z][a-z0-9]+", text.lower()) if w not in _STOP and len(w) > 2]
+    sents = _sentences(text) or [text]
+    first = next((x for x in sents if len(x.split()) >= 8), text).rstrip(".")
+    words = [w for w in re.findall(r"[a-z][a-z0-9]+", first.lower()) if w not in _STOP and len(w) > 2]
     seen: list[str] = []
     for w in words:
         if w not in seen:
@@ -270,16 +274,12 @@ def skill_from_correction(correction: str, kind: str, kind_reason: str) -> dict[
         if len(seen) == 4:
             break
     name = "-".join(seen) or "lesson"
-    sents = _sentences(text) or [text]
-    first = sents[0].rstrip(".")
-    lead = "Standing rule for all work: " if kind == "convention" else "When doing this kind of task: "
-    description = (lead + first)[:300]
     title = " ".join(w.capitalize() for w in seen) or "Lesson"
-    body = f"# {title}\n\n" + "\n".join(f"- {s}" for s in sents) + "\n\n(Learned from the user's correction.)"
+    body = f"# {title}\n\n" + "\n".join(f"- {x}" for x in sents)
     return {
         "action": "create",
         "name": name,
-        "description": description,
+        "description": first[:300],
         "body": body,
         "category": "conventions" if kind == "convention" else "general",
         "kind": kind,
@@ -412,7 +412,7 @@ def run_scenario(
     mode: str = "keyword",
     *,
     home: Path | None = None,
-    side_turns: bool = True,
+    side_turns: str = "before",
     settings_extra: dict[str, Any] | None = None,
     use_annotations: bool = True,
 ) -> ReachResult:
@@ -451,16 +451,15 @@ def run_scenario(
                 ctx = None
                 for r in rounds:
                     msgs = [{"role": "system", "content": SYSTEM_PROMPT}, *history, {"role": "user", "content": r.question}]
+                    if side_turns in ("before", "after"):
+                        side += 1
+                        side_with += _side_turn(p, sid, tenant, r.question) if side_turns == "before" else 0
                     ctx = TurnContext(sid, tenant=tenant, host="reach")
                     p.on_request(ctx, msgs)
                     records.append(RoundRecord(day, r.id, sid, list(ctx.injected_skills), list(r.governed_by)))
                     p.on_response(ctx, {"role": "assistant", "content": REPLY})
-                    if side_turns:
-                        sctx = TurnContext(sid, tenant=tenant, host="reach", kind="side")
-                        p.on_request(sctx, [{"role": "user", "content": f"Write a short title for: {r.question[:300]}"}])
-                        side += 1
-                        side_with += bool(sctx.injected_skills)
-                        p.on_response(sctx, {"role": "assistant", "content": "A title"})
+                    if side_turns == "after":
+                        side_with += _side_turn(p, sid, tenant, r.question)
                     history += [{"role": "user", "content": r.question}, {"role": "assistant", "content": REPLY}]
                     taught = scenario.teaching(day, r.id)
                     if not taught:
@@ -538,6 +537,16 @@ def run_scenario(
         seconds=round(time.perf_counter() - t0, 2),
         skills=evolved,
     )
+
+
+def _side_turn(p: Any, sid: str, tenant: str, question: str) -> int:
+    """A side call of the host (a title for the request): 1 when it was given skills (it must not be)."""
+    from ..types import TurnContext
+
+    ctx = TurnContext(sid, tenant=tenant, host="reach", kind="side")
+    p.on_request(ctx, [{"role": "user", "content": f"Write a five-word title for this request: {question[:300]}"}])
+    p.on_response(ctx, {"role": "assistant", "content": "A title"})
+    return int(bool(ctx.injected_skills))
 
 
 def _settings(home: Path, url: str, mode: str, extra: dict[str, Any] | None) -> Any:
