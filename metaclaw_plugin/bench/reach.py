@@ -39,17 +39,19 @@ import re
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
 from .common import REPO_ROOT
 
 KINDS = ("convention", "procedure")
-SYSTEM_PROMPT = "You are a careful assistant working in the user's workspace. Do the task, then say briefly what you did."
+SYSTEM_PROMPT = (
+    "You are a careful assistant working in the user's workspace. Do the task, then say briefly what you did."
+)
 REPLY = "Done. I completed the task in the workspace; tell me if anything should change."
 ACK = "Understood. I have redone it that way."
 EVOLVER_NOTE = (
@@ -73,9 +75,13 @@ _LEAD = re.compile(
     re.I,
 )
 _STOP = frozenset(
-    "a an the and or of to in on for with by at as is are be was were it its this that these those you your we our us "
-    "i me my please when what which who how do does did not no nope so if then than from into also just only every "
-    "all any always never each must should need needs has have had can will would there here they them their".split()
+    re.findall(
+        r"\w+",
+        "a an the and or of to in on for with by at as is are be was were it its this that these those you "
+        "your we our us i me my please when what which who how do does did not no nope so if then than from "
+        "into also just only every all any always never each must should need needs has have had can will "
+        "would there here they them their",
+    )
 )
 
 
@@ -115,13 +121,7 @@ class Scenario:
     def governed(self, lesson: Lesson) -> list[ReachRound]:
         """The later rounds a lesson governs: rounds of days after its teaching day that list it."""
         idx = self.day_index()
-        return [
-            r
-            for d, rounds in self.days
-            if idx[d] > idx[lesson.day]
-            for r in rounds
-            if lesson.id in r.governed_by
-        ]
+        return [r for d, rounds in self.days if idx[d] > idx[lesson.day] for r in rounds if lesson.id in r.governed_by]
 
 
 # Readers ----------------------------------------------------------------------------------------------
@@ -205,7 +205,11 @@ def load_reach_yaml(path: Path | str) -> Scenario:
         if kind not in (None, *KINDS):
             raise ValueError(f"{p}: lesson {lid}: kind must be convention or procedure")
         lessons[str(lid)] = Lesson(
-            str(lid), " ".join(str(le["correction"]).split()), str(le["taught"]["day"]), str(le["taught"]["round"]), kind
+            str(lid),
+            " ".join(str(le["correction"]).split()),
+            str(le["taught"]["day"]),
+            str(le["taught"]["round"]),
+            kind,
         )
     sc = Scenario(
         str(data.get("name") or p.stem),
@@ -229,7 +233,10 @@ def load_reach_yaml(path: Path | str) -> Scenario:
 
 def default_reach_dir() -> Path | None:
     """benchmarks/scenarios/reach in a checkout; the copy shipped inside the wheel otherwise."""
-    for p in (REPO_ROOT / "benchmarks" / "scenarios" / "reach", Path(__file__).resolve().parent / "scenarios" / "reach"):
+    for p in (
+        REPO_ROOT / "benchmarks" / "scenarios" / "reach",
+        Path(__file__).resolve().parent / "scenarios" / "reach",
+    ):
         if p.is_dir():
             return p
     return None
@@ -324,7 +331,9 @@ class ScriptedEvolver:
         else:
             kind, reason = kind_by_rule(correction)
         cand = skill_from_correction(correction, kind, reason)
-        self.calls.append({"correction": correction, "skills": [cand], "kind_source": "annotation" if annotated else "rule"})
+        self.calls.append(
+            {"correction": correction, "skills": [cand], "kind_source": "annotation" if annotated else "rule"}
+        )
         return json.dumps({"skills": [cand]})
 
 
@@ -412,7 +421,7 @@ def run_scenario(
     mode: str = "keyword",
     *,
     home: Path | None = None,
-    side_turns: str = "before",
+    side_turns: Literal["before", "after", "none"] = "before",
     settings_extra: dict[str, Any] | None = None,
     use_annotations: bool = True,
 ) -> ReachResult:
@@ -450,7 +459,11 @@ def run_scenario(
                 history: list[dict[str, Any]] = []
                 ctx = None
                 for r in rounds:
-                    msgs = [{"role": "system", "content": SYSTEM_PROMPT}, *history, {"role": "user", "content": r.question}]
+                    msgs = [
+                        {"role": "system", "content": SYSTEM_PROMPT},
+                        *history,
+                        {"role": "user", "content": r.question},
+                    ]
                     if side_turns in ("before", "after"):
                         side += 1
                         side_with += _side_turn(p, sid, tenant, r.question) if side_turns == "before" else 0
@@ -466,7 +479,9 @@ def run_scenario(
                         continue
                     correction = taught[0].correction
                     c2 = TurnContext(sid, tenant=tenant, host="reach")
-                    p.on_request(c2, [*msgs, {"role": "assistant", "content": REPLY}, {"role": "user", "content": correction}])
+                    p.on_request(
+                        c2, [*msgs, {"role": "assistant", "content": REPLY}, {"role": "user", "content": correction}]
+                    )
                     p.on_response(c2, {"role": "assistant", "content": ACK})
                     p.on_session_end(c2, {"success": False})
                     for le in taught:
@@ -481,7 +496,7 @@ def run_scenario(
             p.flush(10)
             loaded = p.skills.store.load().skills
             reports = list(p.learning.reports)
-            evolved = {
+            evolved: dict[str, dict[str, Any]] = {
                 n: {
                     "kind": s.kind,
                     "status": s.status,
@@ -498,11 +513,9 @@ def run_scenario(
             p.stop()
     results = []
     for le in scenario.lessons.values():
-        sid = teaching_sessions.get(le.id)
-        names = sorted(n for n, f in evolved.items() if sid is not None and sid in f["source_sessions"])
-        call = next(
-            (c for c in evolver.calls if c.get("correction") and _same(c["correction"], le.correction)), None
-        )
+        taught_in = teaching_sessions.get(le.id)
+        names = sorted(n for n, f in evolved.items() if taught_in is not None and taught_in in f["source_sessions"])
+        call = next((c for c in evolver.calls if c.get("correction") and _same(c["correction"], le.correction)), None)
         proposed = {c["name"] for c in call["skills"]} if call else set()
         decisions = [
             {k: d.get(k) for k in ("name", "action", "verdict", "decision", "reasons")}
@@ -516,7 +529,7 @@ def run_scenario(
         results.append(
             LessonResult(
                 lesson=le.id,
-                kind=evolved[names[0]]["kind"] if names else "none",
+                kind=str(evolved[names[0]]["kind"]) if names else "none",
                 annotated=le.kind,
                 kind_source=str(call.get("kind_source")) if call else "n/a",
                 skills=names,
@@ -579,7 +592,9 @@ def drain(p: Any, tenant: str, sid: str, timeout: float = 60.0) -> None:
         if srow and srow[0]["ended"] and srow[0]["review_due"] is None and not pending:
             return
         if time.monotonic() > deadline:
-            raise TimeoutError(f"learning did not settle for {sid}: {json.dumps(p.learning.status(), default=str)[:800]}")
+            raise TimeoutError(
+                f"learning did not settle for {sid}: {json.dumps(p.learning.status(), default=str)[:800]}"
+            )
         time.sleep(0.05)
 
 
