@@ -7,7 +7,9 @@ task). The harness plays a multi-day scenario through the real plugin and its re
    (:class:`ScriptedEvolver`), promotion ``auto``, lexical dedup, no reward judge.
 2. Each day is a session of the scenario's tenant. Each round is a main turn: ``on_request`` with the
    round's question (the day's earlier rounds as history), the skills it got are recorded, then a
-   neutral scripted reply (``on_response``).
+   neutral scripted reply (``on_response``). Before it, a side turn (a title for the request, as hosts
+   make) checks that side turns get no skills; ``side_turns="after"`` puts it between the round and the
+   correction instead, which today hides the correction from the evolver (see the tests).
 3. The first round that teaches a lesson is followed by the round's corrective feedback as the next
    user message; that session then ends with a failed outcome, and the learning loop is drained
    (forced ticks: review -> evolution queue -> evolver call -> dedup -> screening -> promotion). The
