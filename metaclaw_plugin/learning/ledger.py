@@ -73,15 +73,16 @@ class Ledger:
 
     @staticmethod
     def locate(session: Session | None, turn_id: str) -> tuple[Turn | None, Turn | None, bool]:
-        """The turn, the next turn of the session (evidence), and whether the turn is the last main one."""
+        """The turn, the next main turn of the session (its evidence: the user's reply, which may carry a
+        correction; a side turn in between, such as a title or a summary, is not the user speaking), and
+        whether the turn is the last main one."""
         if session is None:
             return None, None, False
         turns = session.turns
         for i, t in enumerate(turns):
             if t.turn_id == turn_id:
-                nxt = turns[i + 1] if i + 1 < len(turns) else None
-                later_main = any(u.kind == "main" for u in turns[i + 1 :])
-                return t, nxt, not later_main
+                nxt = next((u for u in turns[i + 1 :] if u.kind == "main"), None)
+                return t, nxt, nxt is None
         return None, None, False
 
     def adopt(self, session: Session) -> None:

@@ -1,0 +1,53 @@
+#!/usr/bin/env python
+"""Lesson reach through the real evolution path (scripted evolver), per lesson, per kind and overall.
+
+Plays our multi-day scenarios (benchmarks/scenarios/reach/*.yaml) and, when given or present beside the
+checkout, a benchmark in the public MetaClaw-Bench layout, through a fresh plugin home each; see
+metaclaw_plugin/bench/reach.py for the flow, the governance rules and what the scripted evolver does.
+
+    python benchmarks/lesson_reach.py                          # keyword, and hybrid if the embeddings extra imports
+    python benchmarks/lesson_reach.py --modes keyword,keyword:0.05,embedding,hybrid
+    python benchmarks/lesson_reach.py --bench PATH --json      # one JSON document
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT.parent / "shared" / "bench-format" / "example-bench"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--modes", default=None, help="comma-separated: keyword, keyword:<min_score>, embedding, hybrid")
+    ap.add_argument("--bench", action="append", default=None, help="a MetaClaw-Bench-layout folder (repeatable)")
+    ap.add_argument("--scenarios", default=None, help="folder of our reach YAML scenarios")
+    ap.add_argument("--no-ours", action="store_true", help="skip our own scenarios")
+    ap.add_argument("--rule-kinds", action="store_true", help="ignore the scenarios' kind annotations (rule only)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    logging.basicConfig(level=logging.ERROR)
+    from metaclaw_plugin.bench import reach
+
+    modes = args.modes.split(",") if args.modes else ["keyword"] + (["hybrid"] if reach.embeddings_available() else [])
+    scenarios = [] if args.no_ours else reach.load_reach_scenarios(args.scenarios)
+    benches = args.bench if args.bench is not None else ([str(EXAMPLE)] if EXAMPLE.is_dir() else [])
+    scenarios += [reach.load_metaclaw_bench(b) for b in benches]
+    results = [reach.run_scenario(sc, mode, use_annotations=not args.rule_kinds) for mode in modes for sc in scenarios]
+    if args.json:
+        json.dump([reach.as_dict(r) for r in results], sys.stdout, indent=1)
+        print()
+    else:
+        print(reach.table(results))
+
+
+if __name__ == "__main__":
+    main()

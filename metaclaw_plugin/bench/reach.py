@@ -1,0 +1,661 @@
+"""Lesson reach: how often a lesson learned from one correction reaches the later rounds it governs.
+
+A *lesson* is what one corrective feedback teaches (a user's convention, or a procedure for one kind of
+task). The harness plays a multi-day scenario through the real plugin and its real learning loop:
+
+1. A fresh plugin home (the starter skills), the evolver pointed at a **scripted** local server
+   (:class:`ScriptedEvolver`), promotion ``auto``, lexical dedup, no reward judge.
+2. Each day is a session of the scenario's tenant. Each round is a main turn: ``on_request`` with the
+   round's question (the day's earlier rounds as history), the skills it got are recorded, then a
+   neutral scripted reply (``on_response``). Before it, a side turn (a title for the request, as hosts
+   make) checks that side turns get no skills; ``side_turns="after"`` puts it between the round and the
+   correction instead, which today hides the correction from the evolver (see the tests).
+3. The first round that teaches a lesson is followed by the round's corrective feedback as the next
+   user message; that session then ends with a failed outcome, and the learning loop is drained
+   (forced ticks: review -> evolution queue -> evolver call -> dedup -> screening -> promotion). The
+   day goes on in a new session.
+4. The skills evolved from a lesson are the ones whose ``source_sessions`` hold the teaching session.
+   A governed round is *reached* when one of them was injected into it.
+
+Counted rounds: the rounds of days *after* the teaching day that the lesson governs (same-day rounds
+are not counted). The scripted evolver sees only the evolver request (failed turns, existing skills):
+it writes the skill from the correction text alone, and takes the kind from the scenario's annotation
+of the lesson when there is one, else from :func:`kind_by_rule`. It is not a model: the figures measure
+retrieval and injection of a skill as written from the correction, not the quality of an evolver.
+
+Scenario sets:
+
+- the public MetaClaw-Bench layout (``all_tests.json``, ``eval/<day>/questions.json``), read by
+  :func:`load_metaclaw_bench`; the governance rule is in its docstring;
+- our own YAML scenarios (``benchmarks/scenarios/reach/*.yaml``), read by :func:`load_reach_yaml`,
+  where each round lists the lessons that govern it.
+
+    python benchmarks/lesson_reach.py                       # both sets, keyword and hybrid (if installed)
+    python benchmarks/lesson_reach.py --bench ../shared/bench-format/example-bench --modes keyword
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from .common import REPO_ROOT
+
+KINDS = ("convention", "procedure")
+SYSTEM_PROMPT = (
+    "You are a careful assistant working in the user's workspace. Do the task, then say briefly what you did."
+)
+REPLY = "Done. I completed the task in the workspace; tell me if anything should change."
+ACK = "Understood. I have redone it that way."
+EVOLVER_NOTE = (
+    "The evolver is scripted (not a model): it writes each skill from the correction text in the evolver "
+    "request alone; the kind comes from the scenario's annotation of the lesson when it has one, else from "
+    "a fixed rule on the correction text."
+)
+KIND_RULE = (
+    "convention when the correction states a standing rule about all work (a quantifier such as every/all/any/"
+    "always/never/each/whenever/from now on, or 'our ... format/convention/records/rule', together with "
+    "must/should/always/never/need to/has to); procedure otherwise"
+)
+_QUANT = re.compile(
+    r"\b(?:every|all|any|always|never|each|whenever|from now on|anything|everything|our (?:\w+ ){0,2}"
+    r"(?:format|convention|records?|rules?|standard|policy))\b",
+    re.I,
+)
+_MODAL = re.compile(r"\b(?:must|should|always|never|need to|needs to|has to|have to|is to|are to)\b", re.I)
+_LEAD = re.compile(
+    r"^\s*(?:no|nope|wrong|incorrect|not quite|that's not right|that is not right|that's wrong|that is wrong)\b[\s,.:;!\-—]*",
+    re.I,
+)
+_STOP = frozenset(
+    re.findall(
+        r"\w+",
+        "a an the and or of to in on for with by at as is are be was were it its this that these those you "
+        "your we our us i me my please when what which who how do does did not no nope so if then than from "
+        "into also just only every all any always never each must should need needs has have had can will "
+        "would there here they them their",
+    )
+)
+
+
+# The scenario model -------------------------------------------------------------------------------
+@dataclass
+class Lesson:
+    id: str
+    correction: str  # the feedback text that teaches it (the next user message after the teaching round)
+    day: str  # the teaching round
+    round: str
+    kind: str | None = None  # the scenario's annotation; None where the scenario has none
+
+
+@dataclass
+class ReachRound:
+    day: str
+    id: str
+    question: str
+    governed_by: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Scenario:
+    name: str
+    tenant: str
+    days: list[tuple[str, list[ReachRound]]]
+    lessons: dict[str, Lesson]
+    source: str = ""
+    governance: str = ""
+
+    def teaching(self, day: str, rid: str) -> list[Lesson]:
+        return [le for le in self.lessons.values() if le.day == day and le.round == rid]
+
+    def day_index(self) -> dict[str, int]:
+        return {d: i for i, (d, _) in enumerate(self.days)}
+
+    def governed(self, lesson: Lesson) -> list[ReachRound]:
+        """The later rounds a lesson governs: rounds of days after its teaching day that list it."""
+        idx = self.day_index()
+        return [r for d, rounds in self.days if idx[d] > idx[lesson.day] for r in rounds if lesson.id in r.governed_by]
+
+
+# Readers ----------------------------------------------------------------------------------------------
+def resolve_in(folder: Path, p: str) -> Path:
+    """A path from ``all_tests.json`` (``./benchmark/data/<bench>/eval``, ``./example-bench/eval``...)
+    resolved inside the benchmark folder, whatever the prefix: the longest tail of it that exists."""
+    parts = [x for x in Path(p).parts if x not in (".", "/")]
+    for i in range(len(parts)):
+        cand = folder.joinpath(*parts[i:])
+        if cand.exists():
+            return cand
+    raise FileNotFoundError(f"{p!r} does not resolve inside {folder}")
+
+
+def _mc_feedback(fb: dict[str, Any]) -> str:
+    opts = fb.get("options") or {}
+    lines = [str(fb.get("correct") or "").strip()]
+    lines += [f"{k}: {v}" for k, v in opts.items()]
+    return "\n".join(x for x in lines if x)
+
+
+def load_metaclaw_bench(folder: Path | str, tenant: str = "bench") -> Scenario:
+    """Read a benchmark in the public MetaClaw-Bench layout (read-only).
+
+    Governance rule (the layout labels days, not rounds): every ``preference_tags`` tag is a lesson. It
+    is taught on the first day that carries the tag, by that day's first round with corrective feedback
+    (``feedback.incorrect`` of a ``file_check`` round; for a ``multi_choice`` round ``feedback.correct``
+    and the ``feedback.options`` explanations). It governs every round of every later day that carries
+    the tag. Tags first shown on the same day share that day's teaching round (one correction, one
+    skill). The kind is not annotated: the scripted evolver decides it with :func:`kind_by_rule`."""
+    root = Path(folder)
+    manifest = json.loads((root / "all_tests.json").read_text(encoding="utf-8"))
+    eval_dir = resolve_in(root, manifest["eval_dir"])
+    days: list[tuple[str, list[ReachRound]]] = []
+    lessons: dict[str, Lesson] = {}
+    for entry in manifest["test"]:
+        did = str(entry["id"])
+        tags = [str(t) for t in entry.get("preference_tags") or []]
+        q = json.loads((eval_dir / str(entry.get("eval") or did) / "questions.json").read_text(encoding="utf-8"))
+        rounds: list[ReachRound] = []
+        teacher: tuple[str, str] | None = None
+        for r in q["rounds"]:
+            rid = str(r["id"])
+            fb = r.get("feedback") or {}
+            rounds.append(ReachRound(did, rid, str(r["question"]), list(tags)))
+            text = str(fb.get("incorrect") or "").strip() if r.get("type") == "file_check" else _mc_feedback(fb)
+            if teacher is None and text:
+                teacher = (rid, text)
+        for t in tags:
+            if t not in lessons and teacher is not None:
+                lessons[t] = Lesson(t, teacher[1], did, teacher[0])
+        days.append((did, rounds))
+    return Scenario(
+        name=str(manifest.get("name") or root.name),
+        tenant=tenant,
+        days=days,
+        lessons=lessons,
+        source=str(root),
+        governance="later days carrying the lesson's preference tag",
+    )
+
+
+def load_reach_yaml(path: Path | str) -> Scenario:
+    """Read one of our scenarios: ``name``, ``tenant``, ``lessons`` (id -> ``kind``, ``taught`` (``day``,
+    ``round``), ``correction``) and ``days`` (``id``, ``rounds``: ``id``, ``question``, ``governed_by``)."""
+    p = Path(path)
+    data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    days = [
+        (
+            str(d["id"]),
+            [
+                ReachRound(str(d["id"]), str(r["id"]), str(r["question"]).strip(), list(r.get("governed_by") or []))
+                for r in d["rounds"]
+            ],
+        )
+        for d in data["days"]
+    ]
+    lessons = {}
+    for lid, le in data["lessons"].items():
+        kind = le.get("kind")
+        if kind not in (None, *KINDS):
+            raise ValueError(f"{p}: lesson {lid}: kind must be convention or procedure")
+        lessons[str(lid)] = Lesson(
+            str(lid),
+            " ".join(str(le["correction"]).split()),
+            str(le["taught"]["day"]),
+            str(le["taught"]["round"]),
+            kind,
+        )
+    sc = Scenario(
+        str(data.get("name") or p.stem),
+        str(data.get("tenant") or p.stem),
+        days,
+        lessons,
+        source=str(p),
+        governance="later-day rounds labelled with the lesson (governed_by)",
+    )
+    known = {(d, r.id) for d, rounds in days for r in rounds}
+    for le in lessons.values():
+        if (le.day, le.round) not in known:
+            raise ValueError(f"{p}: lesson {le.id} is taught in {le.day}/{le.round}, which is not a round")
+    for _, rounds in days:
+        for r in rounds:
+            unknown = set(r.governed_by) - set(lessons)
+            if unknown:
+                raise ValueError(f"{p}: {r.day}/{r.id} is governed by unknown lessons {sorted(unknown)}")
+    return sc
+
+
+def default_reach_dir() -> Path | None:
+    """benchmarks/scenarios/reach in a checkout; the copy shipped inside the wheel otherwise."""
+    for p in (
+        REPO_ROOT / "benchmarks" / "scenarios" / "reach",
+        Path(__file__).resolve().parent / "scenarios" / "reach",
+    ):
+        if p.is_dir():
+            return p
+    return None
+
+
+def load_reach_scenarios(folder: Path | str | None = None) -> list[Scenario]:
+    d = Path(folder) if folder is not None else default_reach_dir()
+    if d is None:
+        return []
+    return [load_reach_yaml(f) for f in sorted(d.glob("*.yaml"))]
+
+
+# The scripted evolver -----------------------------------------------------------------------------------
+def kind_by_rule(text: str) -> tuple[str, str]:
+    """The kind a correction teaches, by the stated rule (:data:`KIND_RULE`), and the reason."""
+    q, m = _QUANT.search(text), _MODAL.search(text)
+    if q and m:
+        return "convention", f"states a standing rule ({q.group(0)!r} with {m.group(0)!r})"
+    return "procedure", "no standing rule about all work (no quantifier with a modal)"
+
+
+def _clean(text: str) -> str:
+    return _LEAD.sub("", " ".join(text.split())).strip()
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z`\"'(])", text) if s.strip()]
+
+
+def skill_from_correction(correction: str, kind: str, kind_reason: str) -> dict[str, Any]:
+    """The evolver's candidate for one correction, from its text alone: the description is its first
+    sentence of at least eight words (the rule or technique it states), the name the first four content
+    words of that sentence, the body every sentence of the correction as a bullet list."""
+    text = _clean(correction)
+    sents = _sentences(text) or [text]
+    first = next((x for x in sents if len(x.split()) >= 8), text).rstrip(".")
+    words = [w for w in re.findall(r"[a-z][a-z0-9]+", first.lower()) if w not in _STOP and len(w) > 2]
+    seen: list[str] = []
+    for w in words:
+        if w not in seen:
+            seen.append(w)
+        if len(seen) == 4:
+            break
+    name = "-".join(seen) or "lesson"
+    title = " ".join(w.capitalize() for w in seen) or "Lesson"
+    body = f"# {title}\n\n" + "\n".join(f"- {x}" for x in sents)
+    return {
+        "action": "create",
+        "name": name,
+        "description": first[:300],
+        "body": body,
+        "category": "conventions" if kind == "convention" else "general",
+        "kind": kind,
+        "kind_reason": kind_reason,
+    }
+
+
+class ScriptedEvolver:
+    """The evolver (and nothing else) of a local scripted server: for each evolver request, the
+    correction is the first user message after a failed response (``evidence_after_response``), else
+    the instruction of a failed turn; one ``create`` candidate is written from it. ``kinds`` maps a
+    correction (its first words) to the scenario's annotated kind; without a match, :func:`kind_by_rule`."""
+
+    def __init__(self, kinds: dict[str, str] | None = None):
+        self.kinds = dict(kinds or {})
+        self.calls: list[dict[str, Any]] = []
+
+    def correction_of(self, doc: dict[str, Any]) -> str | None:
+        turns = doc.get("failed_turns") or []
+        for t in turns:
+            for m in t.get("evidence_after_response") or []:
+                if m.get("role") == "user" and str(m.get("content") or "").strip():
+                    return str(m["content"])
+        for t in turns:
+            if str(t.get("instruction") or "").strip():
+                return str(t["instruction"])
+        return None
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        system = str(body["messages"][0].get("content", ""))
+        if "skill engineer" not in system:
+            return REPLY
+        user = str(body["messages"][1]["content"])
+        doc = json.loads(user.split("```json\n", 1)[1].rsplit("\n```", 1)[0])
+        correction = self.correction_of(doc)
+        if not correction:
+            self.calls.append({"correction": None, "skills": []})
+            return json.dumps({"skills": []})
+        annotated = next((v for k, v in self.kinds.items() if _same(k, correction)), None)
+        if annotated is not None:
+            kind, reason = annotated, "the scenario's annotation of the lesson"
+        else:
+            kind, reason = kind_by_rule(correction)
+        cand = skill_from_correction(correction, kind, reason)
+        self.calls.append(
+            {"correction": correction, "skills": [cand], "kind_source": "annotation" if annotated else "rule"}
+        )
+        return json.dumps({"skills": [cand]})
+
+
+def _key(text: str) -> str:
+    return " ".join(_clean(text).lower().split())
+
+
+def _same(a: str, b: str) -> bool:
+    """The same correction, as written in the scenario and as it reached the evolver (redacted, cut)."""
+    ka, kb = _key(a)[:60], _key(b)[:60]
+    return bool(ka) and ka == kb
+
+
+# The run ------------------------------------------------------------------------------------------------
+@dataclass
+class RoundRecord:
+    day: str
+    round: str
+    session: str
+    injected: list[str]
+    governed_by: list[str]
+
+
+@dataclass
+class LessonResult:
+    lesson: str
+    kind: str  # the kind of the evolved skill (the evolver's); "none" when nothing was written
+    annotated: str | None
+    kind_source: str
+    skills: list[str]
+    decisions: list[dict[str, Any]]
+    governed: int
+    reached: int
+    missed: list[str] = field(default_factory=list)
+
+    @property
+    def share(self) -> float | None:
+        return None if self.governed == 0 else self.reached / self.governed
+
+
+@dataclass
+class ReachResult:
+    scenario: str
+    mode: str
+    lessons: list[LessonResult]
+    rounds: list[RoundRecord]
+    side_turns: int = 0
+    side_turns_with_skills: int = 0
+    evolver_calls: int = 0
+    seconds: float = 0.0
+    skills: dict[str, dict[str, Any]] = field(default_factory=dict)  # evolved skills: name -> facts
+
+    def by_kind(self) -> dict[str, tuple[int, int]]:
+        out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for le in self.lessons:
+            k = le.annotated or le.kind
+            out[k][0] += le.reached
+            out[k][1] += le.governed
+        return {k: (v[0], v[1]) for k, v in out.items()}
+
+    def overall(self) -> tuple[int, int]:
+        return sum(le.reached for le in self.lessons), sum(le.governed for le in self.lessons)
+
+
+def mode_settings(mode: str) -> dict[str, Any]:
+    """``keyword``, ``keyword:0.05`` (a min_score), ``embedding`` or ``hybrid``."""
+    name, _, arg = mode.partition(":")
+    out: dict[str, Any] = {"mode": name}
+    if arg:
+        out["min_score" if name == "keyword" else "min_similarity"] = float(arg)
+    return out
+
+
+def embeddings_available() -> bool:
+    try:
+        import chromadb  # noqa: F401
+        import sentence_transformers  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+def run_scenario(
+    scenario: Scenario,
+    mode: str = "keyword",
+    *,
+    home: Path | None = None,
+    side_turns: Literal["before", "after", "none"] = "before",
+    settings_extra: dict[str, Any] | None = None,
+    use_annotations: bool = True,
+) -> ReachResult:
+    """Play one scenario through a fresh plugin home and its learning loop; count the reach."""
+    if home is None:
+        with tempfile.TemporaryDirectory(prefix="metaclaw-reach-") as tmp:
+            return run_scenario(
+                scenario,
+                mode,
+                home=Path(tmp),
+                side_turns=side_turns,
+                settings_extra=settings_extra,
+                use_annotations=use_annotations,
+            )
+    from ..devtools.upstream import Upstream
+    from ..plugin import MetaClawPlugin
+    from ..types import TurnContext
+
+    t0 = time.perf_counter()
+    kinds = {le.correction: le.kind for le in scenario.lessons.values() if le.kind} if use_annotations else {}
+    evolver = ScriptedEvolver(kinds)
+    records: list[RoundRecord] = []
+    teaching_sessions: dict[str, str] = {}
+    side = side_with = 0
+    tenant = scenario.tenant
+    with Upstream(script=evolver) as up:
+        settings = _settings(home, up.url, mode, settings_extra)
+        p = MetaClawPlugin(settings).start()
+        try:
+            if p.learning is None:
+                raise RuntimeError("the learning loop did not attach (is litellm installed?)")
+            for day, rounds in scenario.days:
+                sid = f"{scenario.name}/{day}"
+                part = 1
+                history: list[dict[str, Any]] = []
+                ctx = None
+                for r in rounds:
+                    msgs = [
+                        {"role": "system", "content": SYSTEM_PROMPT},
+                        *history,
+                        {"role": "user", "content": r.question},
+                    ]
+                    if side_turns in ("before", "after"):
+                        side += 1
+                        side_with += _side_turn(p, sid, tenant, r.question) if side_turns == "before" else 0
+                    ctx = TurnContext(sid, tenant=tenant, host="reach")
+                    p.on_request(ctx, msgs)
+                    records.append(RoundRecord(day, r.id, sid, list(ctx.injected_skills), list(r.governed_by)))
+                    p.on_response(ctx, {"role": "assistant", "content": REPLY})
+                    if side_turns == "after":
+                        side_with += _side_turn(p, sid, tenant, r.question)
+                    history += [{"role": "user", "content": r.question}, {"role": "assistant", "content": REPLY}]
+                    taught = scenario.teaching(day, r.id)
+                    if not taught:
+                        continue
+                    correction = taught[0].correction
+                    c2 = TurnContext(sid, tenant=tenant, host="reach")
+                    p.on_request(
+                        c2, [*msgs, {"role": "assistant", "content": REPLY}, {"role": "user", "content": correction}]
+                    )
+                    p.on_response(c2, {"role": "assistant", "content": ACK})
+                    p.on_session_end(c2, {"success": False})
+                    for le in taught:
+                        teaching_sessions[le.id] = sid
+                    drain(p, tenant, sid)
+                    part += 1
+                    sid = f"{scenario.name}/{day}#{part}"
+                    history = []
+                    ctx = None
+                if ctx is not None:
+                    p.on_session_end(ctx)
+            p.flush(10)
+            loaded = p.skills.store.load().skills
+            reports = list(p.learning.reports)
+            evolved: dict[str, dict[str, Any]] = {
+                n: {
+                    "kind": s.kind,
+                    "status": s.status,
+                    "origin": s.origin,
+                    "tenant": s.tenant,
+                    "source_sessions": list(s.source_sessions),
+                    "screening": s.extra_metadata.get("screening"),
+                    "description": s.description,
+                }
+                for n, s in loaded.items()
+                if s.origin == "evolved"
+            }
+        finally:
+            p.stop()
+    results = []
+    for le in scenario.lessons.values():
+        taught_in = teaching_sessions.get(le.id)
+        names = sorted(n for n, f in evolved.items() if taught_in is not None and taught_in in f["source_sessions"])
+        call = next((c for c in evolver.calls if c.get("correction") and _same(c["correction"], le.correction)), None)
+        proposed = {c["name"] for c in call["skills"]} if call else set()
+        decisions = [
+            {k: d.get(k) for k in ("name", "action", "verdict", "decision", "reasons")}
+            for rep in reports
+            for d in rep.get("decisions", [])
+            if d.get("name") in set(names) | proposed
+        ]
+        governed = scenario.governed(le)
+        got = {(rec.day, rec.round): rec for rec in records}
+        reached = [g for g in governed if set(names) & set(got[(g.day, g.id)].injected)]
+        results.append(
+            LessonResult(
+                lesson=le.id,
+                kind=str(evolved[names[0]]["kind"]) if names else "none",
+                annotated=le.kind,
+                kind_source=str(call.get("kind_source")) if call else "n/a",
+                skills=names,
+                decisions=decisions,
+                governed=len(governed),
+                reached=len(reached),
+                missed=[f"{g.day}/{g.id}" for g in governed if g not in reached],
+            )
+        )
+    return ReachResult(
+        scenario=scenario.name,
+        mode=mode,
+        lessons=results,
+        rounds=records,
+        side_turns=side,
+        side_turns_with_skills=side_with,
+        evolver_calls=len(evolver.calls),
+        seconds=round(time.perf_counter() - t0, 2),
+        skills=evolved,
+    )
+
+
+def _side_turn(p: Any, sid: str, tenant: str, question: str) -> int:
+    """A side call of the host (a title for the request): 1 when it was given skills (it must not be)."""
+    from ..types import TurnContext
+
+    ctx = TurnContext(sid, tenant=tenant, host="reach", kind="side")
+    p.on_request(ctx, [{"role": "user", "content": f"Write a five-word title for this request: {question[:300]}"}])
+    p.on_response(ctx, {"role": "assistant", "content": "A title"})
+    return int(bool(ctx.injected_skills))
+
+
+def _settings(home: Path, url: str, mode: str, extra: dict[str, Any] | None) -> Any:
+    from ..config import Settings
+
+    extra = dict(extra or {})
+    evo = {
+        "model": "openai/evolver",
+        "api_base": url,
+        "api_key": "x",
+        "promotion": "auto",
+        "dedup_mode": "lexical",
+        "retries": 0,
+        "backoff": 0.01,
+        **extra.pop("evolution", {}),
+    }
+    retrieval = {**mode_settings(mode), **extra.pop("retrieval", {})}
+    return Settings(home=home, evolution=evo, reward={"enabled": False}, retrieval=retrieval, **extra)
+
+
+def drain(p: Any, tenant: str, sid: str, timeout: float = 60.0) -> None:
+    """Run the learning loop until the ended session is reviewed and its evolution job is done."""
+    db = p.learning.db
+    deadline = time.monotonic() + timeout
+    while True:
+        p.flush(10)
+        p.learning.tick(force=True)
+        srow = db.query("SELECT ended, review_due FROM fl_sessions WHERE tenant = ? AND session_id = ?", [tenant, sid])
+        pending = db.query("SELECT id FROM fl_evolve_queue WHERE tenant = ? AND state = 'pending'", [tenant])
+        if srow and srow[0]["ended"] and srow[0]["review_due"] is None and not pending:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"learning did not settle for {sid}: {json.dumps(p.learning.status(), default=str)[:800]}"
+            )
+        time.sleep(0.05)
+
+
+# Figures -----------------------------------------------------------------------------------------------
+def _share(a: int, b: int) -> str:
+    return "n/a" if b == 0 else f"{a}/{b} ({100.0 * a / b:.0f}%)"
+
+
+def table(results: Iterable[ReachResult]) -> str:
+    out: list[str] = []
+    for res in results:
+        out.append(f"## {res.scenario} — retrieval {res.mode}")
+        out.append("")
+        out.append("| lesson | kind | kind from | evolved skill | governed later rounds | reached | share |")
+        out.append("|---|---|---|---|---:|---:|---:|")
+        for le in res.lessons:
+            kind = le.annotated or le.kind
+            out.append(
+                f"| {le.lesson} | {kind} | {le.kind_source} | {', '.join(le.skills) or '(none)'} | {le.governed} "
+                f"| {le.reached} | {_share(le.reached, le.governed)} |"
+            )
+        for k, (a, b) in sorted(res.by_kind().items()):
+            out.append(f"| **all {k}s** | {k} | | | {b} | {a} | {_share(a, b)} |")
+        a, b = res.overall()
+        out.append(f"| **overall** | | | | {b} | {a} | {_share(a, b)} |")
+        out.append("")
+        out.append(
+            f"side turns with skills: {res.side_turns_with_skills}/{res.side_turns}; evolver calls: "
+            f"{res.evolver_calls}; {res.seconds} s"
+        )
+        out.append("")
+    out.append(EVOLVER_NOTE)
+    return "\n".join(out)
+
+
+def as_dict(res: ReachResult) -> dict[str, Any]:
+    a, b = res.overall()
+    return {
+        "scenario": res.scenario,
+        "mode": res.mode,
+        "overall": {"reached": a, "governed": b},
+        "by_kind": {k: {"reached": x, "governed": y} for k, (x, y) in res.by_kind().items()},
+        "lessons": [
+            {
+                "lesson": le.lesson,
+                "kind": le.kind,
+                "annotated": le.annotated,
+                "kind_source": le.kind_source,
+                "skills": le.skills,
+                "decisions": le.decisions,
+                "governed": le.governed,
+                "reached": le.reached,
+                "missed": le.missed,
+            }
+            for le in res.lessons
+        ],
+        "side_turns": res.side_turns,
+        "side_turns_with_skills": res.side_turns_with_skills,
+        "evolver_calls": res.evolver_calls,
+        "seconds": res.seconds,
+        "evolver": EVOLVER_NOTE,
+    }
