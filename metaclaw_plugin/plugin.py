@@ -373,6 +373,7 @@ class MetaClawPlugin:
             "skills": {"total": len(skills), **{k: by_status.get(k, 0) for k in ("active", "quarantined", "retired")}},
             "skill_problems": [f"{p}: {r}" for p, r in self.skills.problems],
             "retrieval": self.settings.retrieval.mode,
+            "retrieval_mode_reason": self.settings.retrieval.mode_reason,
             "retrieval_error": self.skills.index_error,
             "active_sessions": len(self._sessions),
             "store": {

@@ -121,6 +121,7 @@ def register(main: click.Group) -> None:
             },
             "skill_problems": [f"{p}: {r}" for p, r in bank.problems],
             "retrieval": settings.retrieval.mode,
+            "retrieval_mode_reason": settings.retrieval.mode_reason,
             "store": {
                 **counts,
                 "db": str(settings.db_file),
@@ -160,7 +161,7 @@ def register(main: click.Group) -> None:
                 ["skill generation", data["skill_generation"]],
                 ["skills", ", ".join(f"{k} {v}" for k, v in data["skills"].items() if k != "by_origin")],
                 ["origins", ", ".join(f"{k} {v}" for k, v in data["skills"]["by_origin"].items())],
-                ["retrieval", data["retrieval"]],
+                ["retrieval", f"{data['retrieval']} ({data['retrieval_mode_reason']})"],
                 ["sessions / turns", f"{counts['sessions']} / {counts['turns']}"],
                 ["rewards", counts["rewards"]],
                 ["rewards today", ", ".join(f"{k} {v}" for k, v in data["rewards_today"].items()) or "none"],
@@ -247,6 +248,7 @@ def register(main: click.Group) -> None:
                 "installed" if found else f"not installed (pip install 'metaclaw-plugin[{extra}]')",
                 required=False,
             )
+        check("retrieval mode", True, f"{settings.retrieval.mode} ({settings.retrieval.mode_reason})", required=False)
         if settings.retrieval.mode != "keyword":
             try:
                 from ..skillbank.embedding import resolve_model_path
