@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 ENV_PREFIX = "METACLAW_"
@@ -31,14 +31,38 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+def embeddings_missing(model: str) -> str | None:
+    """None when embedding retrieval can run here (the extra and the model are installed), else what is
+    missing. Only looks the modules up (no import): cheap enough for every Settings()."""
+    import importlib.util
+
+    for mod in ("chromadb", "sentence_transformers"):
+        if importlib.util.find_spec(mod) is None:
+            return f"{mod} is not installed"
+    if not Path(model).expanduser().is_dir() and importlib.util.find_spec(model.replace("-", "_")) is None:
+        return f"embedding model {model!r} is neither a folder nor an installed package"
+    return None
+
+
 class RetrievalSettings(Section):
-    mode: Literal["keyword", "embedding", "hybrid"] = "keyword"
+    mode: Literal["auto", "keyword", "embedding", "hybrid"] = Field(
+        "auto",
+        description="auto = hybrid when the embeddings extra and its model are installed, keyword otherwise; "
+        "resolved when the settings load (mode_reason says why).",
+    )
     top_k: int = Field(6, ge=0, le=50, description="Most skills injected per turn.")
     min_score: float = Field(
-        0.2, ge=0.0, le=1.0, description="Keyword mode: drop matches below this share of the query's information."
+        0.2,
+        ge=0.0,
+        le=1.0,
+        description="Keyword (and hybrid gate): drop matches below this share of the query's information, "
+        "counting at most ~6 rare terms of a long request.",
     )
     min_similarity: float = Field(
-        0.3, ge=-1.0, le=1.0, description="Embedding mode: cosine similarity below which a skill is not relevant."
+        0.35,
+        ge=-1.0,
+        le=1.0,
+        description="Embedding (and hybrid gate): cosine similarity below which a skill is not relevant.",
     )
     context_messages: int = Field(2, ge=0, le=20, description="Earlier user/assistant messages added to the task text.")
     max_query_chars: int = Field(2000, ge=100, le=100_000)
@@ -53,6 +77,27 @@ class RetrievalSettings(Section):
         pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$",
         description="Chroma collection; default metaclaw_skills_<hash of the skills folder and the model>, one per library.",
     )
+    _mode_reason: str = PrivateAttr(default="set explicitly")
+
+    @model_validator(mode="after")
+    def _resolve_auto(self) -> RetrievalSettings:
+        """``auto`` never survives loading: everything downstream sees the mode in effect, and
+        ``mode_reason`` keeps why, for status and doctor (a setting that silently does something else is a defect)."""
+        if self.mode == "auto":
+            missing = embeddings_missing(self.embedding_model)
+            self.__dict__["mode"] = "keyword" if missing else "hybrid"  # no re-validation loop
+            self._mode_reason = (
+                f"auto: keyword, {missing} (pip install 'metaclaw-plugin[embeddings]')"
+                if missing
+                else "auto: hybrid, the embeddings extra and its model are installed"
+            )
+        elif "mode" in self.model_fields_set:
+            self._mode_reason = "set explicitly"
+        return self
+
+    @property
+    def mode_reason(self) -> str:
+        return self._mode_reason
 
 
 class InjectionSettings(Section):

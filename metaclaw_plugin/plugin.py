@@ -374,6 +374,7 @@ class MetaClawPlugin:
             "conventions": self.skills.conventions_status(),
             "skill_problems": [f"{p}: {r}" for p, r in self.skills.problems],
             "retrieval": self.settings.retrieval.mode,
+            "retrieval_mode_reason": self.settings.retrieval.mode_reason,
             "retrieval_error": self.skills.index_error,
             "active_sessions": len(self._sessions),
             "store": {

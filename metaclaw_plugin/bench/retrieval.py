@@ -15,6 +15,10 @@
    ``tests/data/retrieval_queries.yaml`` (24 tasks, each with the starter skill that should rank in
    the top 3), and the share of unrelated requests (``tests/data/unrelated_queries.yaml``) that get
    any skill injected with the default settings.
+4. **Long requests.** The same on ``tests/data/long_requests.yaml``: long agent requests (paths, fields,
+   pasted logs, code, traces), each labelled with the starter skills that apply, and long unrelated ones.
+   Reported: the share with a relevant skill among the ``top_k`` selected, the share of unrelated ones
+   given any procedure, and the injected tokens per request (within ``injection.max_injected_tokens``).
 """
 
 from __future__ import annotations
@@ -290,8 +294,51 @@ def quality(
             "top3_hit_rate": round(hits / len(real), 3) if real else None,
             "unrelated_any_skill_rate": round(any_skill / len(unrelated), 3) if unrelated else None,
             "misses": misses,
+            "long": long_quality(bank),
         }
     return out
+
+
+def load_long_requests() -> tuple[list[dict[str, Any]], list[str]]:
+    """tests/data/long_requests.yaml: (related requests with their relevant skills, unrelated requests)."""
+    p = _data_file("long_requests.yaml")
+    data = (yaml.safe_load(p.read_text("utf-8")) or {}) if p.is_file() else {}
+    return data.get("related") or [], data.get("unrelated") or []
+
+
+def long_quality(bank: Any) -> dict[str, Any]:
+    """Long-request figures for one loaded :class:`SkillBank`, with its own settings (top_k, thresholds, budget)."""
+    from ..types import TurnContext
+
+    related, unrelated = load_long_requests()
+    if not related:
+        return {}
+    hits = injected_hits = 0
+    toks: list[int] = []
+    misses = []
+    for r in related:
+        msgs = [{"role": "user", "content": r["request"]}]
+        names = [s.name for s, _ in bank.select(TurnContext(session_id="l"), r["request"])]
+        inj = bank.injection(TurnContext(session_id="l"), msgs)
+        toks.append(count_tokens(inj.text) if inj.text else 0)
+        want = set(r["relevant"])
+        hits += bool(want & set(names))
+        injected_hits += bool(want & set(inj.names))
+        if not want & set(names):
+            misses.append({"id": r["id"], "relevant": sorted(want), "got": names})
+    any_skill = sum(
+        1 for u in unrelated if bank.injection(TurnContext(session_id="lu"), [{"role": "user", "content": u}]).names
+    )
+    return {
+        "requests": len(related),
+        "unrelated_requests": len(unrelated),
+        "topk_hit_rate": round(hits / len(related), 3),
+        "injected_hit_rate": round(injected_hits / len(related), 3),
+        "unrelated_any_skill_rate": round(any_skill / len(unrelated), 3) if unrelated else None,
+        "injected_tokens_mean": rnd(sum(toks) / len(toks), 1),
+        "injected_tokens_max": max(toks),
+        "misses": misses,
+    }
 
 
 # Reference tokens -----------------------------------------------------------------------------------
@@ -477,6 +524,11 @@ def _summarise(result: dict[str, Any]) -> None:
             if isinstance(q.get(mode), dict) and "top3_hit_rate" in q[mode]:
                 result[f"top3_hit_rate_{mode}{suffix}"] = q[mode]["top3_hit_rate"]
                 result[f"unrelated_any_skill_rate_{mode}{suffix}"] = q[mode]["unrelated_any_skill_rate"]
+                lg = q[mode].get("long") or {}
+                if lg:
+                    result[f"long_topk_hit_rate_{mode}{suffix}"] = lg["topk_hit_rate"]
+                    result[f"long_unrelated_any_skill_rate_{mode}{suffix}"] = lg["unrelated_any_skill_rate"]
+                    result[f"long_injected_tokens_mean_{mode}{suffix}"] = lg["injected_tokens_mean"]
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -535,6 +587,20 @@ def markdown(result: dict[str, Any]) -> str:
                 f"| {m} | {_pct(r['top3_hit_rate'])} | {_pct(r1 and r1['top3_hit_rate'])} | "
                 f"{_pct(r['unrelated_any_skill_rate'])} / {_pct(r1 and r1['unrelated_any_skill_rate'])} |"
             )
+        longs = [(m, r["long"]) for m, r in rows if r.get("long")]
+        if longs:
+            n, nu = longs[0][1]["requests"], longs[0][1]["unrelated_requests"]
+            lines += [
+                "",
+                f"| retrieval | long requests ({n}): relevant skill in top k | unrelated long ({nu}) given any skill "
+                "| tokens injected (mean / max) |",
+                "|---|---:|---:|---:|",
+            ]
+            for m, lg in longs:
+                lines.append(
+                    f"| {m} | {_pct(lg['topk_hit_rate'])} | {_pct(lg['unrelated_any_skill_rate'])} | "
+                    f"{lg['injected_tokens_mean']:.0f} / {lg['injected_tokens_max']} |"
+                )
     return "\n".join(lines)
 
 

@@ -122,6 +122,7 @@ def register(main: click.Group) -> None:
             "conventions": bank.conventions_status(),
             "skill_problems": [f"{p}: {r}" for p, r in bank.problems],
             "retrieval": settings.retrieval.mode,
+            "retrieval_mode_reason": settings.retrieval.mode_reason,
             "store": {
                 **counts,
                 "db": str(settings.db_file),
@@ -162,7 +163,7 @@ def register(main: click.Group) -> None:
                 ["skills", ", ".join(f"{k} {v}" for k, v in data["skills"].items() if k != "by_origin")],
                 ["origins", ", ".join(f"{k} {v}" for k, v in data["skills"]["by_origin"].items())],
                 ["conventions", _conventions_line(data["conventions"])],
-                ["retrieval", data["retrieval"]],
+                ["retrieval", f"{data['retrieval']} ({data['retrieval_mode_reason']})"],
                 ["sessions / turns", f"{counts['sessions']} / {counts['turns']}"],
                 ["rewards", counts["rewards"]],
                 ["rewards today", ", ".join(f"{k} {v}" for k, v in data["rewards_today"].items()) or "none"],
@@ -249,6 +250,7 @@ def register(main: click.Group) -> None:
                 "installed" if found else f"not installed (pip install 'metaclaw-plugin[{extra}]')",
                 required=False,
             )
+        check("retrieval mode", True, f"{settings.retrieval.mode} ({settings.retrieval.mode_reason})", required=False)
         if settings.retrieval.mode != "keyword":
             try:
                 from ..skillbank.embedding import resolve_model_path

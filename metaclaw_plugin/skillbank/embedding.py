@@ -221,20 +221,27 @@ class EmbeddingIndex:
 
 
 class HybridIndex:
-    """Reciprocal-rank fusion of BM25 and embeddings; a skill qualifies if either signal clears its bar."""
+    """Gate, then fuse: a request gets skills if either signal clears its bar for its best match
+    (``min_score`` for BM25, ``min_similarity`` for the embedding); the skills are then the
+    reciprocal-rank fusion of both signals' top k, unthresholded. Measured on long agent requests
+    (tests/data/long_requests.yaml), gating per skill instead lost relevant skills that only one signal
+    ranked well while letting more unrelated requests through."""
 
-    def __init__(self, keyword: KeywordIndex, embedding: EmbeddingIndex):
-        self.keyword = keyword
-        self.embedding = embedding
+    def __init__(self, keyword: KeywordIndex, embedding: EmbeddingIndex, min_score: float, min_similarity: float):
+        self.keyword = keyword  # built with min_score 0: the gate below applies the bar
+        self.embedding = embedding  # built with min_similarity -1, likewise
+        self.min_score = min_score
+        self.min_similarity = min_similarity
 
     def search(
         self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
     ) -> list[tuple[Skill, float]]:
         if k <= 0:
             return []
-        pool = max(k * 3, 10)
-        kw = self.keyword.search(query, pool, allow, context)
-        em = self.embedding.search(query, pool, allow)
+        kw = self.keyword.search(query, k, allow, context)
+        em = self.embedding.search(query, k, allow)
+        if not ((kw and kw[0][1] >= self.min_score) or (em and em[0][1] >= self.min_similarity)):
+            return []
         fused: dict[str, float] = {}
         by_name: dict[str, Skill] = {}
         for ranked in (kw, em):
@@ -251,7 +258,8 @@ def build_embedding_index(
 ) -> Any:
     encoder = get_encoder(settings.retrieval.embedding_model)
     vectors = sync_collection(chroma_collection(settings), active, encoder, progress) if active else {}
-    emb = EmbeddingIndex(active, vectors, encoder, settings.retrieval.min_similarity)
+    cfg = settings.retrieval
     if mode == "hybrid":
-        return HybridIndex(KeywordIndex(active, settings.retrieval.min_score), emb)
-    return emb
+        emb = EmbeddingIndex(active, vectors, encoder, -1.0)
+        return HybridIndex(KeywordIndex(active, 0.0), emb, cfg.min_score, cfg.min_similarity)
+    return EmbeddingIndex(active, vectors, encoder, cfg.min_similarity)

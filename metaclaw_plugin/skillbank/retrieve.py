@@ -4,8 +4,10 @@ The keyword retriever is BM25 over name, description and body (name and descript
 since they say when a skill applies). It is built in the background whenever the library
 changes; a search is a walk over precomputed postings and costs well under a millisecond at
 thousands of skills. Scores are normalised to 0..1 as "the share of the query's information
-that this skill matches", so one threshold (``retrieval.min_score``) works for short and long
-queries alike, and an unrelated request gets no skills at all.
+that this skill matches", where a query's information is capped at ``INFO_CAP`` rare terms: a
+short request must be mostly matched, a long one (paths, fields, pasted data) needs as much matched
+evidence as a short one, not a share of everything it says. So one threshold
+(``retrieval.min_score``) works for short and long requests alike.
 """
 
 from __future__ import annotations
@@ -189,6 +191,11 @@ FIELD_WEIGHTS = {"name": 3.0, "description": 2.0, "body": 1.0}
 K1 = 1.2
 B = 0.75
 MAX_QUERY_TERMS = 32
+# The normaliser counts at most this many "rare terms" of information (in units of the IDF of a term no skill
+# has). A long agent request (file names, fields, pasted logs or code) carries far more information than any
+# skill can match; without the cap every specific token diluted the score and min_score rejected nearly all
+# real requests (issue 21: 3% of long requests got a skill, 81% with the cap, short-set figures unchanged).
+INFO_CAP = 6.0
 CONTEXT_WEIGHT = 0.5  # earlier messages count half as much as the request itself
 
 
@@ -354,9 +361,14 @@ class KeywordIndex:
         terms = set(tokenize(query))
         if not terms:
             return []
-        # Rare terms carry the meaning; cap the work for very long queries.
-        weighted = sorted(((self.idf.get(t, self.unknown_idf), t) for t in terms), reverse=True)[:MAX_QUERY_TERMS]
-        best = sum(w for w, _ in weighted) * (K1 + 1)
+        # Rare terms carry the meaning; cap the work for very long queries. Terms no skill has (file names,
+        # numbers, hashes) count in the query's information but must not take the slots of terms that can match.
+        unknown = self.unknown_idf
+        idf = self.idf
+        ranked_terms = sorted(((idf.get(t, unknown), t) for t in terms), reverse=True)
+        info = sum(w for w, _ in ranked_terms[:MAX_QUERY_TERMS])
+        weighted = [p for p in ranked_terms if p[1] in idf][:MAX_QUERY_TERMS]
+        best = min(info, INFO_CAP * unknown) * (K1 + 1)
         extra = sorted((self.idf[t], t) for t in context_terms(context) - terms if t in self.idf)[-MAX_QUERY_TERMS:]
         ids: list[np.ndarray] = []
         ws: list[np.ndarray] = []
@@ -385,7 +397,7 @@ class KeywordIndex:
         out = []
         skills = self.skills
         for raw, i in ranked:
-            sc = raw / best
+            sc = min(raw / best, 1.0)
             if sc <= 0 or sc < self.min_score:
                 break
             s = skills[i]

