@@ -15,7 +15,7 @@ from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.cli import main as cli_main
 from metaclaw_plugin.devtools.upstream import Upstream
 from metaclaw_plugin.skillbank.bank import SHADOW_KEY, SkillBank
-from metaclaw_plugin.skillbank.render import CONVENTIONS_HEADER, HEADER, approx_tokens
+from metaclaw_plugin.skillbank.render import CONVENTIONS_HEADER, HEADER, approx_tokens, skill_entry
 from metaclaw_plugin.skillbank.store import SkillStore
 from metaclaw_plugin.types import Skill
 
@@ -32,6 +32,13 @@ def conv(name: str, rule: str, tenant: str | None = None, **kw: Any) -> Skill:
         tenant=tenant,
         kind="convention",
         **kw,
+    )
+
+
+def room_for(rules: list[Skill]) -> int:
+    """A convention budget that holds these rules as one line each and nothing more."""
+    return approx_tokens(f"{CONVENTIONS_HEADER}\n\n") + sum(
+        approx_tokens(skill_entry(r, full=False)) + 1 for r in rules
     )
 
 
@@ -81,8 +88,8 @@ def test_conventions_keep_their_own_budget_and_evidence_decides_what_is_left_out
         description="When summarising API logs into a JSON report, count errors per endpoint and status code.",
         body="# Log summaries\n\n1. Parse each line.\n2. Count errors per endpoint.\n3. Write the JSON report.",
     )
-    one = approx_tokens(rules[0].description + rules[0].body) + 12
-    bank = bank_with(home, [*rules, procedure], convention_tokens=3 * one)
+    budget = room_for(rules[:3])  # three rules as one line each, not a fourth, no room for a body
+    bank = bank_with(home, [*rules, procedure], convention_tokens=budget)
     store = bank.store
     store.write_evidence({f"rule-{i}": {"score": s} for i, s in enumerate([0.1, -0.3, 0.5, 0.0, 0.4, -0.1])})
     bank.refresh(force=True)
@@ -90,7 +97,7 @@ def test_conventions_keep_their_own_budget_and_evidence_decides_what_is_left_out
     conventions = [n for n in names if n.startswith("rule-")]
     assert conventions == ["rule-2", "rule-4", "rule-0"]  # best evidence first; the lowest are left out
     conv_part = text.split(HEADER)[0]
-    assert approx_tokens(conv_part) <= 3 * one + 40
+    assert approx_tokens(conv_part) <= budget + 5 and "keep this exact wording" in conv_part
     assert "log-summaries" in names  # procedures keep their own budget
     status = bank.conventions_status()
     assert status["by_tenant"]["team-a"] == {
@@ -146,10 +153,9 @@ def test_evidence_from_scored_turns_decides_which_convention_the_budget_keeps(ho
     pytest.importorskip("litellm")
     with Upstream(replies=["Score: 0"] * 50) as up:
         a = conv("rule-a", "state the units of every number you report", "team-a")
-        one = approx_tokens(a.description + a.body) + 12
         s = Settings(
             home=home,
-            injection={"convention_tokens": one},
+            injection={"convention_tokens": room_for([a])},
             reward={"model": "openai/judge", "api_base": up.url, "api_key": "x", "review_wait": 0.5},
         )
         p = MetaClawPlugin(s).start()
@@ -229,3 +235,19 @@ def test_the_evolver_decides_the_kind_and_a_restated_convention_refines_it(home:
     assert [s.name for s in store.load().skills.values() if s.kind == "convention"] == ["utc-iso-timestamps"]
     assert store.history("utc-iso-timestamps")[0]["kind"] == {"kind": "convention", "reason": rule["kind_reason"]}
     assert '"kind": "convention"' in prompt  # the evolver sees each existing skill's kind
+
+
+def test_every_rule_goes_in_as_one_line_before_any_gets_its_full_body():
+    from metaclaw_plugin.skillbank.render import fit_conventions
+
+    rules = [conv(f"r{i}", f"rule {i} " + "words " * 10) for i in range(4)]
+    for r in rules:
+        r.body = r.body + "\n" + "- detail line that explains the rule at length\n" * 8
+    entries, names = fit_conventions(rules, room_for(rules))
+    assert names == ["r0", "r1", "r2", "r3"] and all("detail line" not in e for e in entries)
+    roomy = room_for(rules) + approx_tokens(skill_entry(rules[0])) + 1
+    entries, names = fit_conventions(rules, roomy)
+    assert names == ["r0", "r1", "r2", "r3"] and "detail line" in entries[0]  # the best rule gets its body first
+    assert all("detail line" not in e for e in entries[1:])
+    entries, names = fit_conventions(rules, room_for(rules[:2]))
+    assert names == ["r0", "r1"]  # the lowest-ranked rules are the ones left out

@@ -462,6 +462,8 @@ class SkillEvolver:
         action = cand.action
         target_name = cand.target if action == "refine" and cand.target else cand.name
         target = scope.get(target_name) or scope.get(cand.name)
+        if target is not None and action == "create" and cand.kind is not None and target.kind != cand.kind:
+            target = None  # a standing rule is not a near-copy of a procedure of the same name (or the reverse)
         dedup: dict[str, Any] | None = None
         new = Skill(
             name=cand.name,
@@ -476,7 +478,10 @@ class SkillEvolver:
             kind=cand.kind or "procedure",
         )
         if target is None:
-            near, sim, mode = self.nearest(new, [*scope.values(), *taken.values()])
+            # Near-duplicates only within the kind the evolver said: a convention adds a rule next to a
+            # procedure on the same topic (it does not replace it), and the reverse.
+            pool = [s for s in (*scope.values(), *taken.values()) if cand.kind is None or s.kind == cand.kind]
+            near, sim, mode = self.nearest(new, pool)
             if near is not None and sim >= SkillSimilarity.threshold(self.cfg, mode):
                 target = near
                 dedup = {"of": near.name, "similarity": sim, "mode": mode}
@@ -528,7 +533,7 @@ class SkillEvolver:
                 extra_metadata={k: v for k, v in target.extra_metadata.items() if k not in (PROMOTION_KEY, "trial")},
             )
             return self._screened(new, "refine", src, dedup, serving=target.status == "active")
-        if cand.name in loaded and loaded[cand.name].tenant != tenant:
+        if cand.name in loaded and (loaded[cand.name].tenant != tenant or loaded[cand.name].kind != new.kind):
             # the name belongs to another tenant (or, without tenants, to nobody we may touch)
             new = replace(new, name=tenant_name(cand.name, tenant or "shared", lambda n: n in loaded or n in taken))
         return self._screened(new, "create", src, dedup)

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..config import Settings
 from ..types import DEFAULT_TENANT, Message, Skill, TurnContext
-from .render import fit_entries, render_block
+from .render import fit_conventions, render_block
 from .retrieve import KeywordIndex, Retriever, task_parts
 from .store import SkillStore
 
@@ -298,7 +298,7 @@ class SkillBank:
         plan = snap.plans.get((tenant, budget))
         if plan is None:
             mine = self._tenant_conventions(tenant, snap, snap.conventions)
-            entries, names = fit_entries(mine, budget)
+            entries, names = fit_conventions(mine, budget)
             plan = (tuple(entries), tuple(names), tuple(s.name for s in mine if s.name not in names))
             if len(snap.plans) >= BLOCKS_MAX:
                 snap.plans.clear()
@@ -333,7 +333,7 @@ class SkillBank:
                 pairs.append((s, 0.0))
         if arms:
             ctx.metadata[SHADOW_KEY] = arms
-        fitted, fitted_names = fit_entries([s for s, _ in pairs], budget)
+        fitted, fitted_names = fit_conventions([s for s, _ in pairs], budget)
         if len(fitted_names) < len(pairs):
             self.conventions_left_out += 1
         return fitted, fitted_names

@@ -54,6 +54,29 @@ def fit_entries(skills: Sequence[Skill], max_tokens: int, used: int = 0) -> tupl
     return entries, names
 
 
+def fit_conventions(skills: Sequence[Skill], max_tokens: int) -> tuple[list[str], list[str]]:
+    """Conventions within their budget: every rule by its description first (the rule itself), best
+    evidence first, then full bodies in the same order while they fit. A standing rule that is present
+    as one line does more than a better-explained one that was left out."""
+    frame = approx_tokens(f"{CONVENTIONS_HEADER}\n\n")
+    used = frame
+    short: list[tuple[Skill, str, int]] = []
+    for s in skills:
+        e = skill_entry(s, full=False)
+        cost = approx_tokens(e) + 1
+        if used + cost <= max_tokens:
+            short.append((s, e, cost))
+            used += cost
+    entries = []
+    for s, e, cost in short:
+        full = skill_entry(s, full=True)
+        extra = approx_tokens(full) + 1 - cost
+        if full != e and used + extra <= max_tokens:
+            e, used = full, used + extra
+        entries.append(e)
+    return entries, [s.name for s, _, _ in short]
+
+
 def render_block(skills: Sequence[Skill], max_tokens: int, conventions: Sequence[str] = ()) -> tuple[str, list[str]]:
     """The fenced block: the conventions' entries (already fitted to their own budget) first, then as many
     procedures as fit in ``max_tokens``."""
