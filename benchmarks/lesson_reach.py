@@ -37,11 +37,14 @@ def main() -> None:
     logging.basicConfig(level=logging.ERROR)
     from metaclaw_plugin.bench import reach
 
-    modes = args.modes.split(",") if args.modes else ["keyword"] + (["hybrid"] if reach.embeddings_available() else [])
-    scenarios = [] if args.no_ours else reach.load_reach_scenarios(args.scenarios)
     benches = args.bench if args.bench is not None else ([str(EXAMPLE)] if EXAMPLE.is_dir() else [])
-    scenarios += [reach.load_metaclaw_bench(b) for b in benches]
-    results = [reach.run_scenario(sc, mode, use_annotations=not args.rule_kinds) for mode in modes for sc in scenarios]
+    results = reach.run_all(
+        args.modes.split(",") if args.modes else None,
+        benches,
+        args.scenarios,
+        ours=not args.no_ours,
+        use_annotations=not args.rule_kinds,
+    )
     if args.json:
         json.dump([reach.as_dict(r) for r in results], sys.stdout, indent=1)
         print()

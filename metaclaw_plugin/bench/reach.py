@@ -41,7 +41,7 @@ import re
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -659,3 +659,18 @@ def as_dict(res: ReachResult) -> dict[str, Any]:
         "seconds": res.seconds,
         "evolver": EVOLVER_NOTE,
     }
+
+
+def run_all(
+    modes: Sequence[str] | None = None,
+    benches: Sequence[str | Path] = (),
+    scenarios_dir: str | Path | None = None,
+    ours: bool = True,
+    use_annotations: bool = True,
+) -> list[ReachResult]:
+    """Every scenario (ours, then each benchmark folder) under every retrieval mode (default: keyword, and
+    hybrid when the embeddings extra imports)."""
+    modes = list(modes) if modes else ["keyword"] + (["hybrid"] if embeddings_available() else [])
+    scenarios = load_reach_scenarios(scenarios_dir) if ours else []
+    scenarios += [load_metaclaw_bench(b) for b in benches]
+    return [run_scenario(sc, mode, use_annotations=use_annotations) for mode in modes for sc in scenarios]

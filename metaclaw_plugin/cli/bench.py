@@ -52,7 +52,33 @@ def _finish(result: dict[str, Any], as_json: bool, out_dir: str | None, what: st
 def register(main: click.Group) -> None:
     @main.group()
     def bench() -> None:
-        """Benchmarks: proxy overhead, retrieval scaling, workday evaluation."""
+        """Benchmarks: proxy overhead, retrieval scaling, workday evaluation, lesson reach."""
+
+    @bench.command()
+    @click.option(
+        "--mode", "modes", multiple=True, help="keyword, keyword:<min_score>, embedding or hybrid (repeatable)."
+    )
+    @click.option(
+        "--bench",
+        "benches",
+        multiple=True,
+        type=click.Path(exists=True, file_okay=False),
+        help="A folder in the public MetaClaw-Bench layout (repeatable).",
+    )
+    @click.option("--no-ours", is_flag=True, help="Skip our own multi-day scenarios.")
+    @json_option
+    def reach(modes: tuple[str, ...], benches: tuple[str, ...], no_ours: bool, as_json: bool) -> None:
+        """Lesson reach: a correction becomes a skill through the learning loop (a scripted evolver), then
+        count the later rounds it governs that got it, per lesson, per kind (convention, procedure), overall."""
+        from ..bench import reach as reach_mod
+
+        results = reach_mod.run_all(modes or None, benches, ours=not no_ours)
+        if not results:
+            fail("no scenarios: pass --bench DIR or drop --no-ours")
+        if as_json:
+            emit_json([reach_mod.as_dict(r) for r in results])
+        else:
+            click.echo(reach_mod.table(results))
 
     @bench.command()
     @quick_option
