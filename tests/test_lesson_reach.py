@@ -199,3 +199,19 @@ def test_the_scripted_evolver_writes_from_the_correction_alone():
     assert cand["kind"] == "convention" and cand["action"] == "create"
     assert cand["name"] == "name-exports-yyyy-slug" and cand["description"].startswith("Always name exports")
     assert ev.calls[0]["kind_source"] == "rule"
+
+
+def test_bench_reach_from_the_cli_on_the_public_layout():
+    if not (EXAMPLE / "all_tests.json").is_file():
+        pytest.skip("../shared/bench-format/example-bench is not beside this checkout")
+    from click.testing import CliRunner
+
+    from metaclaw_plugin.cli import main as cli_main
+
+    res = CliRunner().invoke(
+        cli_main, ["bench", "reach", "--mode", "keyword", "--no-ours", "--bench", str(EXAMPLE), "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    (doc,) = json.loads(res.output)
+    (lesson,) = doc["lessons"]
+    assert lesson["kind"] == "convention" and lesson["governed"] == 2 and lesson["reached"] == 2
