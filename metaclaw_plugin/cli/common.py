@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -35,7 +35,7 @@ def load_settings(ctx: click.Context, **overrides: Any) -> Settings:
         raise  # unreachable
 
 
-def fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> NoReturn:
     err_console.print(f"[bold red]error:[/] {message}", highlight=False)
     sys.exit(code)
 

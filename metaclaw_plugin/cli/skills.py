@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,17 @@ from .common import console, emit_json, fail, json_option, load_settings, table
 
 def _store(ctx: click.Context) -> SkillStore:
     return SkillStore(load_settings(ctx).skills_path)
+
+
+@contextmanager
+def _skill_errors(name: str) -> Iterator[None]:
+    """A missing or unreadable skill becomes the CLI's plain error."""
+    try:
+        yield
+    except KeyError:
+        fail(f"no skill named {name!r}")
+    except SkillFormatError as e:
+        fail(f"skill {name!r} cannot be read: {e}")
 
 
 def _trial_evidence(settings: Settings, result: LoadResult) -> dict[str, dict[str, Any]]:
@@ -134,14 +147,8 @@ def register(main: click.Group) -> None:
     @click.pass_context
     def show(ctx: click.Context, name: str, as_json: bool) -> None:
         """Show one skill with its body."""
-        try:
+        with _skill_errors(name):
             skill = _store(ctx).read(name)
-        except KeyError:
-            fail(f"no skill named {name!r}")
-            return
-        except SkillFormatError as e:
-            fail(f"skill {name!r} cannot be read: {e}")
-            return
         if as_json:
             emit_json(
                 {
@@ -226,14 +233,8 @@ def register(main: click.Group) -> None:
         if status == "active":
             from ..learning.screening import screen
 
-            try:
+            with _skill_errors(name):
                 current = pending or store.read(name)
-            except KeyError:
-                fail(f"no skill named {name!r}")
-                return
-            except SkillFormatError as e:
-                fail(f"skill {name!r} cannot be read: {e}")
-                return
             result = screen(
                 current, strict_provenance=False, max_body_chars=load_settings(ctx).evolution.max_body_chars
             )
@@ -388,14 +389,8 @@ def register(main: click.Group) -> None:
     def set_kind(ctx: click.Context, name: str, kind: SkillKind, reason: str, as_json: bool) -> None:
         """Make a skill a convention (a standing rule, injected on every main turn of its tenant within
         injection.convention_tokens) or a procedure (task knowledge, injected when a request needs it)."""
-        try:
+        with _skill_errors(name):
             skill = _store(ctx).set_kind(name, kind, actor="cli", reason=reason)
-        except KeyError:
-            fail(f"no skill named {name!r}")
-            return
-        except SkillFormatError as e:
-            fail(f"skill {name!r} cannot be read: {e}")
-            return
         if as_json:
             emit_json({**skill.summary(), "version": skill.extra_metadata.get("version", 1)})
         else:
