@@ -29,6 +29,39 @@ log = logging.getLogger("metaclaw_plugin.privacy")
 
 PLACEHOLDER = "[REDACTED:{}]"
 
+# Key names that say the value is a secret (lower case: the keyword rules run on the ASCII-lowered text).
+# A superset of detect-secrets' KeywordDetector list (tests/test_privacy.py checks every entry of it).
+_KEYWORD = (
+    r"(?i)(?:(?<![a-z0-9])pass(?:wd|word|wort|phrase)?|password|pwd|secret|token|credentials?|"
+    r"contrase(?:ñ|n)a|kennwort|(?<![a-z0-9])auth(?![a-z])|(?<![a-z0-9])sig(?:nature)?(?![a-z])|"
+    r"session[_\-]?(?:id|key|token|secret)|"
+    r"(?:(?<![a-z0-9])|(?<=api|ess|ret|ate|ion|ign|unt|ter|ent|uth|ing|riv))"
+    r"key(?!error|board|word|stroke|note|frame|chain|pad|ring|space|code|press))"
+)
+_KEYWORD_LITERALS = (
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "credential",
+    "contrase",
+    "kennwort",
+    "auth",
+    "sig",
+    "key",
+    "session",
+)
+# Which label an assignment gets, from the keyword that named it (``DB_PASSWORD=[REDACTED:password]``).
+_KEY_LABELS = (
+    (("pass", "pwd", "contrase", "kennwort"), "password"),
+    (("secret",), "secret"),
+    (("token", "session"), "token"),
+    (("credential",), "credential"),
+    (("sig",), "signature"),
+    (("auth",), "auth"),
+    (("key",), "key"),
+)
+
 # (label, pattern, group to replace or 0 for the whole match, literals one of which must be present
 # (lower case when the pattern is case-insensitive), or None to always run). Specific first.
 _PATTERNS: list[tuple[str, str, int, tuple[str, ...] | None]] = [
@@ -97,17 +130,45 @@ _PATTERNS: list[tuple[str, str, int, tuple[str, ...] | None]] = [
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0, ("eyJ",)),
     ("bearer_token", r"(?i)\b(?:bearer|token)\s+([A-Za-z0-9._~+/\-]{16,}=*)", 1, ("bearer", "token")),
     ("basic_auth", r"(?i)\bbasic\s+([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])", 1, ("basic",)),
-    ("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:([^\s@/]{1,256})@", 1, ("://",)),
+    ("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]*:([^\s@/]{1,256})@", 1, ("://",)),
     (
         "assigned_secret",
-        # Starts with the keyword itself (api_KEY, access_TOKEN, client_SECRET: the prefix does not matter,
-        # only the value after it), so it is only tried where a keyword occurs (see _anchored).
-        r"(?i)(?:(?<![a-z0-9])pass(?:wd|phrase)?|password|pwd|secret|token|credentials?|"
-        r"(?:(?<![a-z0-9])|(?<=api|ess|ret|ate|ion|ign))key(?!error|board|word|stroke|note|frame|chain|pad|ring|space|code|press))"
-        r"""[\w.\-]*["']?\s*(?:[:=]|=>|\bis\b|\bwas\b)\s*["']?([^\s"',;}{)<>]{4,})""",
-        1,
-        ("pass", "pwd", "secret", "key", "token", "credential"),
+        # A value assigned to a key that names a secret, in any notation: ``DB_PASSWORD=...``,
+        # ``"apiKey": "..."``, ``api-key: ...``, ``password = '...'``, ``Password=...;`` in a connection
+        # string, ``?access_token=...&``, ``sig=...``, ``<property name="...password" value="..."/>``,
+        # ``<clientSecret>...</clientSecret>``, ``password is ...``. Starts with the keyword itself
+        # (api_KEY, access_TOKEN, client_SECRET: the prefix does not matter, only the value after it), so
+        # it is only tried where a keyword occurs (see _anchored). The value is a quoted string (spaces
+        # allowed) or a run up to a delimiter; the group that matched is the value (group -2).
+        _KEYWORD + r"""[\w.\-]*[\\"'\]]{0,3}"""
+        r"""(?:\s*(?::=|=>|[:=：])|\s+(?:is|was)\b|["']?\s+value\s*=|>)\s*(?:(?:bearer|basic|token)\s+)?"""
+        r"""(?:\\?"([^"\\\n]{1,200})\\?"|'([^'\n]{1,200})'|([^\s"'`,;&}{)<>]{4,}))""",
+        -2,
+        _KEYWORD_LITERALS,
     ),
+    (
+        "password",
+        # Prose, in several languages: "the password for the server is ...", "La contraseña de la base es
+        # ...", "Das Passwort lautet: ...", "mot de passe du compte : ...", "密码是 ...". A few words may
+        # sit between the keyword and the verb; the value must look like a password (see _prose_ok).
+        r"(?i)(?:pass(?:wd|word|wort|phrase|e)?|pwd|secret|token|contrase(?:ñ|n)a|kennwort|密码|口令|パスワード|비밀번호)"
+        r"[^\n.;:=!?\[\]]{0,40}?(?:\s(?:is|was|es|ist|lautet|est|era|war)(?:\s*[:：])?|\s?[:：]|是|为|は)\s*"
+        r"([^\s\"'`,;<>()\[\]]{6,})",
+        1,
+        ("pass", "pwd", "secret", "token", "contrase", "kennwort", "密码", "口令", "パスワード", "비밀번호"),
+    ),
+    (
+        "password",
+        # Command-line flags with the value after a space: ``--password s3cr3t``, ``--token abc...``
+        # (``--password=...`` is an assignment above; ``--password-stdin`` takes no value).
+        r"(?i)--(?:password|passwd|pass|token|secret|api-?key|access-token|auth-token|client-secret)\s+"
+        r"""["']?([^\s\-"'][^\s"']{3,})""",
+        1,
+        ("--",),
+    ),
+    ("password", r"\bmysql(?:dump|admin|import|sh|check)?\b[^\n|;&]*?\s-p([^\s\-][^\s]{3,})", 1, ("mysql",)),
+    ("password", r"""(?i)\bcurl\b[^\n]*?\s(?:-u|--user)\s*["']?[^\s:"']+:([^\s"'@]{4,})""", 1, ("curl",)),
+    ("password", r"(?i)\blogin\s+\S+\s+password\s+(\S{4,})", 1, ("login",)),
 ]
 _EMAIL = ("email", r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b", 0, ("@",))
 _PHONE = ("phone", r"(?<![\w+])\+?\d[\d \-().]{8,}\d\b", 0, None)
@@ -244,8 +305,18 @@ _NOT_A_VALUE = frozenset(
     ]
 )
 _REFERENCE = re.compile(
-    r"^(?:\$|%|<|\{|\[|\*{3}|x{4}|os\.|process\.env|env\b|getenv|config\.|settings\.|self\.|\.\.\.)", re.I
+    # ``$VAR``, ``${VAR}``, ``%VAR%``, ``{{ var }}``, ``<your-password>``, ``os.environ[...]``...: a reference to
+    # a secret, not the secret (``%bSH~q`` or ``$3cr3t!`` are values: a reference is a whole name).
+    r"^(?:\$\{[^}]*\}?|\$\(|\$[A-Za-z_][A-Za-z0-9_]*$|%[A-Za-z_][A-Za-z0-9_]*%|\{\{|<|\[|\*{3}|x{3,}$|os\.|"
+    r"process\.env|env\b|getenv|config\.|settings\.|self\.|\.\.\.)",
+    re.I,
 )
+# Placeholders people write where the value goes: YOUR_KEY_HERE, your-api-token, changeme, <...>.
+_PLACEHOLDER_VALUE = re.compile(
+    r"(?i)^(?:(?:your|insert|enter|replace)[_\-\s.]|(?:change[_\-]?me|example|placeholder|dummy|redacted|todo|tbd|"
+    r"none|null|nil|undefined|secret|password|pass|token|x+)$)|[_\-](?:here|goes[_\-]here)$"
+)
+_STOPWORDS = frozenset("the a an to your you is of for and or enter use type with in on this that my not".split())
 
 
 def shannon_entropy(s: str) -> float:
@@ -277,7 +348,7 @@ class Finding:
 class _Rule:
     label: str
     rx: re.Pattern[str]
-    group: int  # 0: whole match; n: that group; -1: detect-secrets heuristics
+    group: int  # 0: whole match; n: that group; -1: detect-secrets heuristics; -2: the last group that matched
     literals: tuple[str, ...] | None
     lower: bool
     check: Callable[[str], bool] | None = None
@@ -291,13 +362,45 @@ def ascii_lower(text: str) -> str:
 
 def _assigned_ok(value: str) -> bool:
     v = value.strip("\"'`")
-    if v.lower() in _NOT_A_VALUE or _REFERENCE.match(v) or _ALREADY.fullmatch(v):
+    if v.lower() in _NOT_A_VALUE or _REFERENCE.match(v) or _ALREADY.fullmatch(v) or _PLACEHOLDER_VALUE.search(v):
         return False
     if v.isdigit() and len(v) < 8:
         return False  # "tokens: 4096", "max_tokens=512"
     if v.isalpha() and v.islower() and (len(v) < 6 or v.endswith(("ed", "ly", "ing", "ion", "able", "ible"))):
         return False  # "is done", "was committed", "is configurable": words, not passwords
+    if " " in v:
+        # A quoted value with spaces: a passphrase ("correct horse battery") or a sentence ("Enter your
+        # password"). A sentence has a stopword and no digit.
+        words = v.lower().split()
+        if any(w in _STOPWORDS for w in words) and not any(c.isdigit() for c in v):
+            return False
     return True
+
+
+def _prose_ok(value: str) -> bool:
+    """A value named in prose ("the password is ..."): must look like a password, not like a word."""
+    v = value.rstrip(".!?")
+    if len(v) < 6 or not _assigned_ok(v):
+        return False
+    kinds = (any(c.islower() for c in v), any(c.isupper() for c in v), any(c.isdigit() for c in v))
+    return sum(kinds) + (not v.isalnum()) >= 2
+
+
+def _check_for(label: str, pattern: str) -> Callable[[str], bool] | None:
+    if label == "assigned_secret":
+        return _assigned_ok
+    if label == "password":
+        return _prose_ok if "lautet" in pattern else _assigned_ok
+    return None
+
+
+def _key_label(m: re.Match[str]) -> str:
+    """The label of an assignment, from the keyword that starts the match."""
+    head = m.string[m.start() : m.start() + 12]
+    for words, label in _KEY_LABELS:
+        if any(head.startswith(w) for w in words):
+            return label
+    return "secret"
 
 
 def _required_literals(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
@@ -426,7 +529,7 @@ class Redactor:
         for label, p, group, lits in specs:
             on_lower = p.startswith("(?i)")
             rx = re.compile(p[4:] if on_lower else p)
-            check = _assigned_ok if label == "assigned_secret" else None
+            check = _check_for(label, p)
             rules.append(_Rule(label, rx, group, lits, on_lower, check, on_lower))
         if detect_secrets:
             rules += detect_secrets_rules()
@@ -525,6 +628,8 @@ class Redactor:
 def _span(rule: _Rule, m: re.Match[str]) -> tuple[int, int]:
     if rule.group > 0:
         return m.span(rule.group)
+    if rule.group == -2:  # the value alternative that matched
+        return m.span(m.lastindex or 0)
     if rule.group == 0:
         return m.span()
     # detect-secrets patterns: group 1 when it is the secret (long, not the prefix), else the match
@@ -592,7 +697,7 @@ def _sub_spans(rule: _Rule, text: str, matches: Iterable[re.Match[str]]) -> str:
         if "[REDACTED:" in value or (rule.check is not None and not rule.check(value)):
             continue
         out.append(text[pos:start])
-        out.append(PLACEHOLDER.format(rule.label))
+        out.append(PLACEHOLDER.format(_key_label(m) if rule.group == -2 else rule.label))
         pos = end
     if not out:
         return text
