@@ -316,7 +316,31 @@ _PLACEHOLDER_VALUE = re.compile(
     r"(?i)^(?:(?:your|insert|enter|replace)[_\-\s.]|(?:change[_\-]?me|example|placeholder|dummy|redacted|todo|tbd|"
     r"none|null|nil|undefined|secret|password|pass|token|x+)$)|[_\-](?:here|goes[_\-]here)$"
 )
-_STOPWORDS = frozenset("the a an to your you is of for and or enter use type with in on this that my not".split())
+_STOPWORDS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "to",
+        "your",
+        "you",
+        "is",
+        "of",
+        "for",
+        "and",
+        "or",
+        "enter",
+        "use",
+        "type",
+        "with",
+        "in",
+        "on",
+        "this",
+        "that",
+        "my",
+        "not",
+    ]
+)
 
 
 def shannon_entropy(s: str) -> float:
