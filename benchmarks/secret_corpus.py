@@ -24,7 +24,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from secret_corpus import BENIGN, build  # noqa: E402
+from secret_corpus import BENIGN, build, leaked  # noqa: E402
 
 
 def load_privacy(rev: str | None) -> Any:
@@ -43,18 +43,6 @@ def load_privacy(rev: str | None) -> Any:
     sys.modules["privacy_rev"] = mod
     spec.loader.exec_module(mod)
     return mod
-
-
-def pieces(secret: str) -> list[str]:
-    out = [secret]
-    for part in secret.replace("\\n", "\n").split():
-        if len(part) >= 16 and not part.startswith("-----"):
-            out += [part[i : i + 16] for i in range(0, len(part) - 15, 8)]
-    return out
-
-
-def leaked(secret: str, text: str) -> bool:
-    return any(p in text for p in pieces(secret))
 
 
 def main() -> None:

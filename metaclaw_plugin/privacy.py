@@ -32,10 +32,10 @@ PLACEHOLDER = "[REDACTED:{}]"
 # Key names that say the value is a secret (lower case: the keyword rules run on the ASCII-lowered text).
 # A superset of detect-secrets' KeywordDetector list (tests/test_privacy.py checks every entry of it).
 _KEYWORD = (
-    r"(?i)(?:(?<![a-z0-9])pass(?:wd|word|wort|phrase)?|password|pwd|secret|token|credentials?|"
+    r"(?i)(?:(?<!by|om)pass(?:wd|word|wort|phrase)?|pwd|secret|token|credentials?|"
     r"contrase(?:ñ|n)a|kennwort|(?<![a-z0-9])auth(?![a-z])|(?<![a-z0-9])sig(?:nature)?(?![a-z])|"
     r"session[_\-]?(?:id|key|token|secret)|"
-    r"(?:(?<![a-z0-9])|(?<=api|ess|ret|ate|ion|ign|unt|ter|ent|uth|ing|riv))"
+    r"(?:(?<![a-z0-9])|(?<=api|ess|ret|ate|ion|ign|unt|ter|ent|uth|ing|riv|ice|ase)|(?<=db))"
     r"key(?!error|board|word|stroke|note|frame|chain|pad|ring|space|code|press))"
 )
 _KEYWORD_LITERALS = (
@@ -302,6 +302,15 @@ _NOT_A_VALUE = frozenset(
         "fine",
         "good",
         "bad",
+        "bearer",
+        "basic",
+        "digest",
+        "oauth",
+        "oauth2",
+        "jwt",
+        "opaque",
+        "refresh",
+        "access",
     ]
 )
 _REFERENCE = re.compile(

@@ -265,6 +265,19 @@ def build(seed: int = 1337) -> list[Case]:
     return cases
 
 
+def pieces(secret: str) -> list[str]:
+    """The secret and every 16-character piece of its long parts (a line of a key block counts as a leak)."""
+    out = [secret]
+    for part in secret.replace("\\n", "\n").split():
+        if len(part) >= 16 and not part.startswith("-----"):
+            out += [part[i : i + 16] for i in range(0, len(part) - 15, 8)]
+    return out
+
+
+def leaked(secret: str, text: str) -> bool:
+    return any(p in text for p in pieces(secret))
+
+
 # Must come through unchanged.
 BENIGN = [
     "password=<your-password>",
