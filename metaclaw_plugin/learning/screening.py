@@ -239,7 +239,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "prompt_leak",
         "rejected",
-        r"\b(?:reveal|print|show|output|repeat|leak|disclose|dump|display|tell|share|give|return|echo|expose|copy|write out|spell out)\b(?:\W+\w+){0,4}?\W+(?:the |your |my |its )?(?:full |entire |complete |original |initial |hidden |secret |whole |exact )?(?:system (?:prompt|message|instructions?)|developer (?:prompt|message)|initial (?:prompt|instructions)|hidden (?:prompt|instructions)|instructions above|prompt above|context window|conversation history|chat history|api keys?|credentials|environment variables|env vars|secrets|tokens|passwords?|private keys?|ssh keys?)\b",
+        r"\b(?:reveal|print|show|output|repeat|leak|disclose|dump|display|tell|share|give|return|echo|expose|copy|write out|spell out)(?:s|es|ed|ing)?\b(?:\W+\w+){0,4}?\W+(?:the |your |my |its )?(?:full |entire |complete |original |initial |hidden |secret |whole |exact )?(?:system (?:prompt|message|instructions?)|developer (?:prompt|message)|initial (?:prompt|instructions)|hidden (?:prompt|instructions)|instructions above|prompt above|context window|conversation history|chat history|api keys?|credentials|environment variables|env vars|secrets|tokens|passwords?|private keys?|ssh keys?)\b",
     ),
     (
         "secrecy",
@@ -249,7 +249,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "secrecy",
         "rejected",
-        r"\b(?:keep (?:this|it|these|that) (?:secret|hidden|confidential) from|hide (?:this|it|that|these)? ?from|conceal (?:this|it|that)? ?from|behind the (?:user|human)'?s? back|secretly|covertly|silently (?:send|upload|post|forward|run|execute|exfiltrate|copy|transmit|install|add|change))\b",
+        r"\b(?:keep (?:this|it|these|that) (?:secret|hidden|confidential) from|hide (?:this|it|that|these)? ?from|conceal (?:this|it|that)? ?from|behind the (?:user|human)'?s? back|secretly|covertly|(?:silently|quietly|discreetly|stealthily|unnoticed) (?:send|upload|post|forward|run|execute|exfiltrate|copy|transmit|install|add|change|modify|edit|delete|remove|disable|push|commit|create))\b",
     ),
     # Tool-permission widening: affirmative in its clause (negated ones are good advice).
     (
@@ -260,7 +260,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "permission_widening",
         "rejected",
-        r"\bchmod\s+(?:-r\s+)?(?:0?777|a\+rwx|o\+w|ugo\+rwx|\+s|u\+s|4755)\b|\bchown\s+(?:-r\s+)?root\b",
+        r"\bnopasswd\b|\bchmod\s+(?:-r\s+)?(?:0?777|a\+rwx|o\+w|ugo\+rwx|\+s|u\+s|4755)\b|\bchown\s+(?:-r\s+)?root\b",
     ),
     (
         "permission_widening",
@@ -369,6 +369,16 @@ _PATTERNS: list[tuple[str, str, str]] = [
         "rejected",
         r"\b(?:decode|decrypt|deobfuscate|unscramble|reverse|rot13|base64[- ]decode|translate)\b(?:\W+\w+){0,6}?\W+(?:and|then)\W+(?:\w+\W+){0,2}?(?:follow|obey|execute|run|apply|do|carry out|act on|comply)\b",
     ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:consider|treat|regard|deem|mark|count|call)\b(?:\W+\w+){0,1}?\W+(?:the |your |all |any |earlier |previous |prior |original |initial |other |default )*(?:guidance|instructions?|rules?|guidelines?|prompt|system prompt|system message|directives?|polic(?:y|ies)|constraints|restrictions)\b(?:\W+\w+){0,5}?\W+(?:as )?(?:obsolete|void|outdated|invalid|cancel+ed|null|expired|irrelevant|superseded|revoked|optional|suggestions|non-binding)\b",
+    ),
+    (
+        "role_play",
+        "rejected",
+        r"\b(?:freed|liberated|released|unshackled|unchained|free|exempt)\b (?:from|of) (?:its|your|all|any|the|every)\b(?:\W+\w+){0,2}?\W*(?:guidelines|rules|restrictions|constraints|filters|programming|training|alignment|policies|limits)\b|\b(?:no|without|lacks?|zero) (?:safety|ethical|moral|content|alignment) (?:training|guidelines|alignment|conditioning|filters?|limits)\b",
+    ),
     # --- Hiding actions from the user.
     (
         "secrecy",
@@ -378,7 +388,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "secrecy",
         "rejected",
-        r"\b(?:omit|leave out|exclude|strip|remove|drop|hide|redact|suppress)\b(?:\W+\w+){0,5}?\W+(?:from|out of) (?:the |your |any )?(?:summary|summaries|response|reply|answer|output|report|transcript|log|logs|changelog|commit message|explanation|final message|chat)\b",
+        r"\b(?:omit|leave|exclude|strip|remove|drop|hide|redact|suppress|keep)\b(?:\W+\w+){0,5}?\W+(?:from|out of) (?:the |your |any )?(?:summary|summaries|response|reply|answer|output|report|transcript|log|logs|changelog|commit message|explanation|final message|chat)\b",
     ),
     (
         "secrecy",
@@ -430,7 +440,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "data_destruction",
         "rejected",
-        r"\bdrop (?:database|table|schema|collection)\b|\btruncate table\b|\bdelete from \w+\s*(?:;|$|where 1\s*=\s*1)|\bgit push\b[^\n]{0,40}(?:--force\b|-f\b|\+\w)|\bgit reset --hard\b[^\n]{0,60}\bgit push\b|\bgit (?:branch -D|clean -fdx)\b[^\n]{0,40}(?:\*|--all|main|master)|\brm\s+-(?:rf|fr|r\s+-f|-recursive\s+--force)\s+(?:\.git|\.\.|\$\w+|~/\S*|/\S+|\.\s)|\bshred\b|\bwipefs\b|\bformat [a-z]:|\bdel /[sfq]\b|\bremove-item\b[^\n]{0,40}-recurse[^\n]{0,20}-force|\b(?:delete|wipe|erase|destroy|purge|remove|nuke)\b(?:\W+\w+){0,3}?\W+(?:all|every|the entire|the whole)\b(?:\W+\w+){0,2}?\W+(?:backups?|snapshots?|branches|records|rows|files|databases?|buckets?|volumes?|repositor(?:y|ies)|history|tables)\b",
+        r"\bdrop (?:database|table|schema|collection)\b|\btruncate table\b|\bdelete from \w+\s*(?:;|$|where 1\s*=\s*1)|\bgit push\b[^\n]{0,40}(?:--force\b|-f\b|\+\w)|\bgit reset --hard\b[^\n]{0,60}\bgit push\b|\bgit (?:branch -D|clean -fdx)\b[^\n]{0,40}(?:\*|--all|main|master)|\brm\s+-(?:rf|fr|r\s+-f|-recursive\s+--force)\s+(?:\.git|\.\.|\$\w+|~/\S*|/\S+|\.\s)|\bshred\b|\bwipefs\b|\bformat [a-z]:|\bdel /[sfq]\b|\bremove-item\b[^\n]{0,40}-recurse[^\n]{0,20}-force|\b(?:delet|wip|eras|destroy|purg|remov|nuk|drop)\w*\b(?:\W+\w+){0,3}?\W+(?:all|every|each|the entire|the whole)\b(?:\W+\w+){0,2}?\W+(?:backups?|snapshots?|branch(?:es)?|records?|rows?|files?|databases?|buckets?|volumes?|repositor(?:y|ies)|history|tables?|commits?|tags?|users?|accounts?)\b",
     ),
     # --- Supply chain: code from an unvetted place.
     (
@@ -442,7 +452,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "prompt_leak",
         "rejected",
-        r"\b(?:repeat|print|output|recite|copy|quote|echo|reproduce|paste|list|write down|spell out)\b(?:\W+\w+){0,4}?\W+(?:everything|all (?:the )?text|all of the text|the text|the words|every word|all instructions|all messages|whatever)\b(?:\W+\w+){0,3}?\W+(?:above|before this|preceding|you were given|you received|in your context|that came before)\b|\bwhat (?:were|are) you (?:told|instructed|given)\b|\bverbatim\b(?:\W+\w+){0,6}?\W+(?:instructions|prompt|context|configuration|rules)\b",
+        r"\b(?:repeat|print|output|recite|copy|quote|echo|reproduce|paste|list|write down|spell out)\b(?:\W+\w+){0,4}?\W+(?:everything|all (?:the )?text|all of the text|the text|the words|every word|all instructions|all messages|whatever)\b(?:\W+\w+){0,3}?\W+(?:above|before this|preceding|you were given|you received|in your context|that came before)\b|\bwhat (?:(?:were|are) you|you (?:were|are|have been)) (?:told|instructed|given|programmed)\b|\bverbatim\b(?:\W+\w+){0,6}?\W+(?:instructions|prompt|context|configuration|rules)\b",
     ),
 ]
 _COMPILED = [(code, sev, re.compile(p, re.IGNORECASE | re.DOTALL)) for code, sev, p in _PATTERNS]
@@ -539,9 +549,9 @@ class _Collector:
 # `DROP TABLE`, `git push --force`") makes the line a warning, not an instruction.
 _LINE_WARNING = re.compile(
     r"\b(?:destructive|irreversible|dangerous|caution|careful|confirm|confirmation|risky|treat as|red flags?|"
-    r"never|avoid|do not|don't|must not|forbidden|prohibited|blocklist|deny ?list)\b"
+    r"forbidden|prohibited|blocklist|deny ?list)\b"
 )
-_LINE_NEGATABLE = {"data_destruction", "supply_chain", "safety_setting"}
+_LINE_NEGATABLE = {"data_destruction"}
 
 
 def _line_warned(text: str, start: int) -> bool:
@@ -567,7 +577,9 @@ def _snippet(text: str, m: re.Match[str]) -> str:
 
 
 def scan_intent(text: str, col: _Collector, where: str = "") -> None:
-    variants = [normalise(text), normalise(text, leet=True)]
+    # the third variant keeps Cyrillic and Greek letters as they are, for Russian and Greek wording
+    plain = " ".join(_INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).casefold().split())
+    variants = [normalise(text), normalise(text, leet=True), plain]
     seen: set[str] = set()
     for variant in variants:
         for code, sev, rx in _COMPILED:
@@ -686,7 +698,7 @@ _CRED_SOURCE = re.compile(
 )
 # Reading a credential (not merely naming the concept): the path-like sources.
 _CRED_PATHLIKE = re.compile(
-    r"\.ssh[/\\](?!\S*\.pub\b)|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)|\.aws[/\\]credentials|(?<![\w-])_?\.?netrc\b|"
+    r"\.ssh(?:[/\\](?!\S*\.pub\b)|\b(?![\w.]))|\.aws\b(?![\w.])|\$\{?[a-z_]*(?:token|secret|api_?key|password|passwd)[a-z_]*\}?|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)|\.aws[/\\]credentials|(?<![\w-])_?\.?netrc\b|"
     r"\.kube[/\\]config|\.git-credentials|\.docker[/\\]config\.json|\bcookies\.sqlite\b|\blogin data\b|"
     r"\bsecurity (?:find-generic-password|find-internet-password|dump-keychain)\b|\bwallet\.dat\b|/etc/shadow\b|"
     r"/proc/self/environ|\bgh auth token\b|\.config[/\\]gcloud|\.pypirc\b|\.npmrc\b|\.pgpass\b",
@@ -704,7 +716,7 @@ _OUTBOUND = re.compile(
     re.IGNORECASE,
 )
 _SEND_VERB = re.compile(
-    r"\b(?:send|post|upload|forward|transmit|exfiltrate|leak|copy|mail|e-?mail|beam|ship|push|pipe|attach|paste|"
+    r"\b(?:curl|wget|scp|rsync|nc|send|post|upload|forward|transmit|exfiltrate|leak|copy|mail|e-?mail|beam|ship|push|pipe|attach|paste|"
     r"share|sync|report|sende|senden|schick\w*|lade\w* hoch|übertrag\w*|envoie\w*|envoy\w*|transmet\w*|téléverse\w*|"
     r"envía|envia\w*|manda\w*|sube|transmite\w*|отправ\w*|загрузи\w*|перешли\w*|скопируй\w*)\b|发送|上传|发到|传到|发给|转发",
     re.IGNORECASE,
@@ -717,7 +729,15 @@ def scan_credentials(text: str, col: _Collector, where: str = "") -> None:
     if not sources:
         return
     # Placeholders in documentation ("<your-token>", "$TOKEN" in an example header) are not sources.
-    paths = [m for m in sources if _CRED_PATHLIKE.search(m.group(0)) or _CRED_PATHLIKE.match(norm, m.start())]
+    paths = [
+        m
+        for m in sources
+        if (_CRED_PATHLIKE.search(m.group(0)) or _CRED_PATHLIKE.match(norm, m.start()))
+        # "Authorization: Bearer $API_TOKEN" is how a token is meant to be used, not a leak
+        and not re.search(
+            r"(?:bearer|token|authorization|auth|key|password)[\s:=\"']*$", norm[max(0, m.start() - 20) : m.start()]
+        )
+    ]
     outbound = [
         m
         for m in _OUTBOUND.finditer(norm)
@@ -741,7 +761,9 @@ def scan_credentials(text: str, col: _Collector, where: str = "") -> None:
                     f'sends a credential ("{m.group(0)[:30]}") somewhere{where}',
                 )
                 return
-    if paths:
+    files = [m for m in paths if not m.group(0).startswith("$")]  # a variable named alone is documentation
+    if files:
+        paths = files
         col.add("credential_access", "suspicious", f'reads a credential file ("{paths[0].group(0)[:40]}"){where}')
 
 
@@ -807,7 +829,7 @@ def decode_payloads(text: str, col: _Collector) -> list[str]:
             col.add("encoded_text", "suspicious", "a run of character escapes")
             out.append(dec)
     # reversed text: screened as a decoded variant (its matches reject like any other).
-    if re.search(r"\b(?:reverse|backwards|rückwärts|a l'envers|al revés)\b", text, re.IGNORECASE):
+    if re.search(r"\b(?:revers\w*|backwards?|rückwärts|a l'envers|al revés)\b", text, re.IGNORECASE):
         out.append(text[::-1])
     return out
 
