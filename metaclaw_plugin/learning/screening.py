@@ -679,7 +679,7 @@ def scan_hidden(text: str, col: _Collector) -> list[str]:
 # apart, is an exfiltration; reading a credential alone is suspicious.
 
 _CRED_SOURCE = re.compile(
-    r"(?:~|\$home|%userprofile%|/root|/home/\w+)?[/\\]?\.ssh[/\\](?!\S*\.pub\b)[\w.-]*|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)"
+    r"(?:~|\$home|%userprofile%|/root|/home/\w+)?[/\\]?\.ssh(?:[/\\](?!\S*\.pub\b)[\w.-]*|\b(?![\w./\\]))|\.aws\b(?![\w.])|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)"
     r"|\.aws[/\\](?:credentials|config)|\baws_secret_access_key\b|\baws_session_token\b|(?<![\w-])_?\.?netrc\b|\.npmrc\b|\.pypirc\b"
     r"|\.docker[/\\]config\.json|\.kube[/\\]config|\bkubeconfig\b|\.git-credentials\b|\.gnupg\b|\.config[/\\]gcloud|"
     r"application_default_credentials|\.azure[/\\]|/etc/shadow\b|\bcookies(?:\.sqlite|\.txt)?\b|\blogin data\b|"
@@ -698,7 +698,7 @@ _CRED_SOURCE = re.compile(
 )
 # Reading a credential (not merely naming the concept): the path-like sources.
 _CRED_PATHLIKE = re.compile(
-    r"\.ssh(?:[/\\](?!\S*\.pub\b)|\b(?![\w.]))|\.aws\b(?![\w.])|\$\{?[a-z_]*(?:token|secret|api_?key|password|passwd)[a-z_]*\}?|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)|\.aws[/\\]credentials|(?<![\w-])_?\.?netrc\b|"
+    r"\.ssh(?:[/\\](?!\S*\.pub\b)|\b(?![\w./\\]))|\.aws\b(?![\w.])|\$\{?[a-z_]*(?:token|secret|api_?key|password|passwd)[a-z_]*\}?|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)|\.aws[/\\]credentials|(?<![\w-])_?\.?netrc\b|"
     r"\.kube[/\\]config|\.git-credentials|\.docker[/\\]config\.json|\bcookies\.sqlite\b|\blogin data\b|"
     r"\bsecurity (?:find-generic-password|find-internet-password|dump-keychain)\b|\bwallet\.dat\b|/etc/shadow\b|"
     r"/proc/self/environ|\bgh auth token\b|\.config[/\\]gcloud|\.pypirc\b|\.npmrc\b|\.pgpass\b",
