@@ -250,6 +250,10 @@ def register(main: click.Group) -> None:
                 "installed" if found else f"not installed (pip install 'metaclaw-plugin[{extra}]')",
                 required=False,
             )
+        from ..learning.review_model import review_status
+
+        review_on, review_detail = review_status(settings)
+        check("model review", review_on, review_detail, required=False)
         check("retrieval mode", True, f"{settings.retrieval.mode} ({settings.retrieval.mode_reason})", required=False)
         if settings.retrieval.mode != "keyword":
             try:

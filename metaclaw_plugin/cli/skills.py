@@ -147,8 +147,10 @@ def register(main: click.Group) -> None:
     @click.pass_context
     def show(ctx: click.Context, name: str, as_json: bool) -> None:
         """Show one skill with its body."""
+        store = _store(ctx)
         with _skill_errors(name):
-            skill = _store(ctx).read(name)
+            skill = store.read(name)
+        evidence = screening_evidence(store, skill)
         if as_json:
             emit_json(
                 {
@@ -156,6 +158,7 @@ def register(main: click.Group) -> None:
                     "body": skill.body,
                     "source_sessions": skill.source_sessions,
                     "created_at": skill.created_at,
+                    **evidence,
                 }
             )
             return
@@ -163,15 +166,39 @@ def register(main: click.Group) -> None:
             f"[bold]{skill.name}[/]  ({skill.category}; {skill.status}; {skill.origin}; generation {skill.generation})"
         )
         console.print(skill.description, highlight=False)
+        scr = evidence["screening"]
+        console.print(f"screening: {scr.get('verdict') or 'not recorded'}", highlight=False, markup=False)
+        for r in scr.get("reasons") or []:
+            console.print(f"  - {r}", highlight=False, markup=False)
+        rev = evidence["review"]
+        if rev:
+            console.print(
+                f"model review: {rev.get('verdict')} ({rev.get('model') or 'unknown model'})",
+                highlight=False,
+                markup=False,
+            )
+            for r in rev.get("reasons") or []:
+                console.print(f"  - {r}", highlight=False, markup=False)
+        else:
+            console.print("model review: none recorded", highlight=False, markup=False)
+        if evidence["trusted"]:
+            console.print("trusted: yes (added with --trust; the model review was skipped)", highlight=False)
         console.print()
         console.print(skill.body, highlight=False, markup=False)
 
     @skills.command()
     @click.argument("path", type=click.Path(exists=True, path_type=Path))
+    @click.option(
+        "--trust",
+        is_flag=True,
+        help="The skill is your own: skip the model review (the deterministic screen still applies).",
+    )
     @json_option
     @click.pass_context
-    def add(ctx: click.Context, path: Path, as_json: bool) -> None:
-        """Add a skill from a folder or a SKILL.md file; it is active at once (origin: user)."""
+    def add(ctx: click.Context, path: Path, trust: bool, as_json: bool) -> None:
+        """Add a skill from a folder or a SKILL.md file (origin: user). It is screened by the rules and,
+        when a judge or evolver model is configured, reviewed by that model; it is active at once only
+        when both pass, else it is quarantined for a person (or refused when the rules reject it)."""
         md = path / "SKILL.md" if path.is_dir() else path
         if not md.is_file():
             fail(f"{path}: no SKILL.md there")
@@ -187,6 +214,8 @@ def register(main: click.Group) -> None:
         skill = replace(skill, origin="user", status="active", tenant=None)
         result = screen(skill, max_body_chars=settings.evolution.max_body_chars)
         if result.verdict == "rejected":
+            # --trust does not lift this: what the rules reject (an override, an exfiltration, a hidden
+            # payload) has no place in a prompt whoever wrote it; edit the skill instead.
             store.ensure()
             store._log(
                 {
@@ -195,6 +224,7 @@ def register(main: click.Group) -> None:
                     "actor": "cli",
                     "origin": "user",
                     "reason": f"skills add {md}",
+                    "trusted": trust,
                     "screening": result.as_dict(),
                 }
             )
@@ -203,27 +233,58 @@ def register(main: click.Group) -> None:
                 raise SystemExit(1)
             fail(f"{md}: refused by screening:\n  - " + "\n  - ".join(result.reasons))
             return
-        status: SkillStatus = "active" if result.verdict == "clean" else "quarantined"
-        meta = {
+        review, review_note = _model_review(settings, skill, trust, result.verdict)
+        passed = result.verdict == "clean" and (review is None or review["verdict"] == "safe")
+        status: SkillStatus = "active" if passed else "quarantined"
+        meta: dict[str, Any] = {
             **skill.extra_metadata,
             "screening": result.verdict,
             "promotion": "user" if status == "active" else "review",
         }
+        meta.pop("trusted", None)
+        meta.pop("review", None)
+        if review is not None:
+            meta["review"] = review
+        if trust:
+            meta["trusted"] = True
         skill = replace(skill, status=status, extra_metadata=meta)
-        details = {skill.name: {"screening": result.as_dict(), "promotion": {"policy": "user", "decision": status}}}
+        details: dict[str, dict[str, Any]] = {
+            skill.name: {
+                "screening": result.as_dict(),
+                "review": review or {"verdict": "skipped", "why": review_note},
+                "trusted": trust,
+                "promotion": {"policy": "user", "decision": status},
+            }
+        }
         gen = store.add_batch([skill], actor="cli", reason=f"skills add {md}", details=details)
         if as_json:
-            emit_json({**skill.summary(), "generation": gen, "status": status, "screening": result.as_dict()})
-        elif status == "active":
-            console.print(f"added [bold]{skill.name}[/] (active, generation {gen})")
-        else:
-            console.print(
-                f"added [bold]{skill.name}[/] but [yellow]quarantined[/]: screening found something to check:",
-                highlight=False,
+            emit_json(
+                {
+                    **skill.summary(),
+                    "generation": gen,
+                    "status": status,
+                    "screening": result.as_dict(),
+                    "review": review or {"verdict": "skipped", "why": review_note},
+                    "trusted": trust,
+                }
             )
-            for r in result.reasons:
-                console.print(f"  - {r}", highlight=False, markup=False)
-            console.print(f"read it, then `metaclaw-plugin skills approve {skill.name} --force` to activate it")
+        else:
+            if review is None:
+                console.print(f"model review: {review_note}", highlight=False, markup=False)
+            if status == "active":
+                console.print(f"added [bold]{skill.name}[/] (active, generation {gen})")
+            else:
+                console.print(
+                    f"added [bold]{skill.name}[/] but [yellow]quarantined[/]: screening found something to check:",
+                    highlight=False,
+                )
+                for r in result.reasons:
+                    console.print(f"  - {r}", highlight=False, markup=False)
+                if review is not None and review["verdict"] != "safe":
+                    console.print(f"  - model review ({review['model']}): {review['verdict']}", highlight=False)
+                    for r in review["reasons"]:
+                        console.print(f"    - {r}", highlight=False, markup=False)
+                console.print(f"read it, then `metaclaw-plugin skills approve {skill.name} --force` to activate it")
         if status != "active":
             raise SystemExit(3)
 
@@ -431,3 +492,54 @@ def _event_row(e: dict[str, Any]) -> list[Any]:
         e.get("actor"),
         ", ".join(f"{k}={v}" for k, v in e.items() if k not in ("at", "event", "skill", "actor"))[:120],
     ]
+
+
+def _model_review(settings: Settings, skill: Skill, trust: bool, screening: str) -> tuple[dict[str, Any] | None, str]:
+    """The model review of a skill added from outside: (its record, or None when skipped; why skipped)."""
+    if trust:
+        return None, "skipped: trusted by the user (--trust)"
+    from ..learning.review_model import reviewer_from_settings
+
+    budget = None
+    try:
+        from ..learning.llm import Budget
+
+        if settings.db_file.parent.is_dir():
+            budget = Budget(
+                settings.db_file,
+                {
+                    "judge": (settings.reward.daily_calls, settings.reward.daily_tokens),
+                    "evolver": (settings.evolution.daily_calls, settings.evolution.daily_tokens),
+                },
+            )
+    except Exception:  # no database: the call is still redacted, just not counted
+        budget = None
+    reviewer = reviewer_from_settings(settings, budget=budget)
+    if reviewer is None:
+        return None, "off (no reward.model or evolution.model configured; deterministic screening only)"
+    try:
+        return reviewer.review(skill).as_dict(), ""
+    finally:
+        if budget is not None:
+            budget.close()
+
+
+def screening_evidence(store: SkillStore, skill: Skill) -> dict[str, Any]:
+    """What the screening said about a skill: from its metadata, and the reasons from the latest history
+    event that carries a screening record."""
+    ev = next((e for e in reversed(store.history(skill.name)) if isinstance(e.get("screening"), dict)), None)
+    screening: dict[str, Any] = {"verdict": skill.extra_metadata.get("screening"), "reasons": [], "codes": []}
+    if ev is not None:
+        screening = {**screening, **ev["screening"]}
+        if skill.extra_metadata.get("screening") is None:
+            screening["verdict"] = ev["screening"].get("verdict")
+    review = skill.extra_metadata.get("review")
+    if not isinstance(review, dict) and ev is not None and isinstance(ev.get("review"), dict):
+        review = ev["review"]
+    out: dict[str, Any] = {"screening": screening, "review": review if isinstance(review, dict) else None}
+    trusted = bool(skill.extra_metadata.get("trusted")) or bool(ev and ev.get("trusted"))
+    out["trusted"] = trusted
+    if ev is not None:
+        out["screened_at"] = ev.get("at")
+        out["screened_by"] = ev.get("actor")
+    return out

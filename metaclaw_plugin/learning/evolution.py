@@ -44,6 +44,7 @@ from ..skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE
 from ..skillbank.store import SkillStore, utc_now_iso
 from ..types import Skill, SkillKind
 from .llm import LLMClient, LLMResult
+from .review_model import ReviewResult, SkillReviewer
 from .reward import TurnView, _cut
 from .screening import ScreenResult, screen
 
@@ -234,6 +235,7 @@ class Decision:
     decision: str  # active | shadow | quarantined | trial | review | rejected | dropped
     reasons: list[str] = field(default_factory=list)
     dedup: dict[str, Any] | None = None
+    review: dict[str, Any] | None = None  # the model review: verdict, reasons, model
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -295,8 +297,16 @@ EVOLVER_SYSTEM = (
 
 
 class SkillEvolver:
-    def __init__(self, client: LLMClient, store: SkillStore, settings: Settings, redactor: Redactor | None = None):
+    def __init__(
+        self,
+        client: LLMClient,
+        store: SkillStore,
+        settings: Settings,
+        redactor: Redactor | None = None,
+        reviewer: SkillReviewer | None = None,
+    ):
         self.client = client
+        self.reviewer = reviewer  # the model review (second layer); None: deterministic screening only
         self.store = store
         self.settings = settings
         self.redactor = redactor or Redactor.from_settings(settings.privacy)
@@ -419,6 +429,7 @@ class SkillEvolver:
                     "action": d.action,
                     "kind": {"kind": skill.kind, "reason": cand.kind_reason},
                     **({"dedup": d.dedup} if d.dedup else {}),
+                    **({"review": d.review} if d.review else {}),
                 }
             if d.decision == "rejected":
                 log.warning("evolved skill %r rejected: %s", d.name, "; ".join(d.reasons))
@@ -544,11 +555,15 @@ class SkillEvolver:
         result = screen(new, source_text=src, max_body_chars=self.cfg.max_body_chars, redactor=self.redactor)
         if result.verdict == "rejected":
             return Decision(new.name, action, "rejected", "rejected", result.reasons, dedup), None
-        skill, decision = apply_promotion(new, result, self.cfg.promotion)
+        review = self.reviewer.review(new) if self.reviewer is not None else None
+        skill, decision = apply_promotion(new, result, self.cfg.promotion, review)
+        reasons = result.reasons + ([f"model review {review.verdict}: {r}" for r in review.reasons] if review else [])
         if serving and decision != "active":
             # the active version keeps serving: the new one waits for its trial or its review
             decision = "trial" if decision == "shadow" else "review"
-        return Decision(new.name, action, result.verdict, decision, result.reasons, dedup), skill
+        return Decision(
+            new.name, action, result.verdict, decision, reasons, dedup, review.as_dict() if review else None
+        ), skill
 
 
 def compose_variant(shared: Skill, lesson: Skill) -> Skill:
@@ -561,11 +576,16 @@ def compose_variant(shared: Skill, lesson: Skill) -> Skill:
     return replace(lesson, description=description[:MAX_DESCRIPTION], body=body, category=shared.category)
 
 
-def apply_promotion(skill: Skill, result: ScreenResult, policy: str) -> tuple[Skill, str]:
-    """Status and metadata of a screened (not rejected) evolved skill under the promotion policy."""
+def apply_promotion(
+    skill: Skill, result: ScreenResult, policy: str, review: ReviewResult | None = None
+) -> tuple[Skill, str]:
+    """Status and metadata of a screened (not rejected) evolved skill under the promotion policy. With a
+    model review, anything but "safe" quarantines it for a person."""
     meta = dict(skill.extra_metadata)
     meta["screening"] = result.verdict
-    if result.verdict != "clean":
+    if review is not None:
+        meta["review"] = review.as_dict()
+    if result.verdict != "clean" or (review is not None and review.verdict != "safe"):
         meta[PROMOTION_KEY] = "review"
         return replace(skill, status="quarantined", extra_metadata=meta), "quarantined"
     meta[PROMOTION_KEY] = policy

@@ -30,6 +30,7 @@ from .ledger import Ledger
 from .llm import Budget, LLMClient
 from .parts import Parts
 from .review import Reviewer
+from .review_model import SkillReviewer, review_role
 from .reward import RewardJudge, Verifiers, effective_reward
 from .status import status_from_db
 from .trials import ShadowTrials
@@ -61,11 +62,14 @@ class LearningLoop:
             max_chars=s.reward.max_turn_chars,
             db=self.db,
         )
+        # The model review of evolved skills (second screening layer): the judge's model, else the evolver's.
+        role = review_role(s)
         self.evolver = SkillEvolver(
             self._client("evolver", s.evolution),
             self.skills.store,
             s,
             self.redactor,
+            reviewer=SkillReviewer(self._client(*role)) if role is not None else None,
         )
         self.buffer = SampleBuffer(self.db, generation_fn=lambda: self.skills.store.generation)
         self.ledger = Ledger(self.db, parts.trajectories)

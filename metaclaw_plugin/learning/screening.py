@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -238,7 +239,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "prompt_leak",
         "rejected",
-        r"\b(?:reveal|print|show|output|repeat|leak|disclose|dump|display|tell|share|give|return|echo|expose|copy|write out|spell out)\b(?:\W+\w+){0,4}?\W+(?:the |your |my |its )?(?:full |entire |complete |original |initial |hidden |secret |whole |exact )?(?:system (?:prompt|message|instructions?)|developer (?:prompt|message)|initial (?:prompt|instructions)|hidden (?:prompt|instructions)|instructions above|prompt above|context window|conversation history|chat history|api keys?|credentials|environment variables|env vars|secrets|tokens|passwords?|private keys?|ssh keys?)\b",
+        r"\b(?:reveal|print|show|output|repeat|leak|disclose|dump|display|tell|share|give|return|echo|expose|copy|write out|spell out)(?:s|es|ed|ing)?\b(?:\W+\w+){0,4}?\W+(?:the |your |my |its )?(?:full |entire |complete |original |initial |hidden |secret |whole |exact )?(?:system (?:prompt|message|instructions?)|developer (?:prompt|message)|initial (?:prompt|instructions)|hidden (?:prompt|instructions)|instructions above|prompt above|context window|conversation history|chat history|api keys?|credentials|environment variables|env vars|secrets|tokens|passwords?|private keys?|ssh keys?)\b",
     ),
     (
         "secrecy",
@@ -248,7 +249,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "secrecy",
         "rejected",
-        r"\b(?:keep (?:this|it|these|that) (?:secret|hidden|confidential) from|hide (?:this|it|that|these)? ?from|conceal (?:this|it|that)? ?from|behind the (?:user|human)'?s? back|secretly|covertly|silently (?:send|upload|post|forward|run|execute|exfiltrate|copy|transmit|install|add|change))\b",
+        r"\b(?:keep (?:this|it|these|that) (?:secret|hidden|confidential) from|hide (?:this|it|that|these)? ?from|conceal (?:this|it|that)? ?from|behind the (?:user|human)'?s? back|secretly|covertly|(?:silently|quietly|discreetly|stealthily|unnoticed) (?:send|upload|post|forward|run|execute|exfiltrate|copy|transmit|install|add|change|modify|edit|delete|remove|disable|push|commit|create))\b",
     ),
     # Tool-permission widening: affirmative in its clause (negated ones are good advice).
     (
@@ -259,7 +260,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "permission_widening",
         "rejected",
-        r"\bchmod\s+(?:-r\s+)?(?:0?777|a\+rwx|o\+w|ugo\+rwx|\+s|u\+s|4755)\b|\bchown\s+(?:-r\s+)?root\b",
+        r"\bnopasswd\b|\bchmod\s+(?:-r\s+)?(?:0?777|a\+rwx|o\+w|ugo\+rwx|\+s|u\+s|4755)\b|\bchown\s+(?:-r\s+)?root\b",
     ),
     (
         "permission_widening",
@@ -296,6 +297,162 @@ _PATTERNS: list[tuple[str, str, str]] = [
         "exfiltration",
         "rejected",
         r"\b(?:send|sending|post|posting|upload|uploading|forward|forwarding|transmit|transmitting|exfiltrate|exfiltrating|leak|leaking|copy|copying|sync|syncing|mirror|mirroring|beacon|report|reporting|share|sharing|email|e-mail|mail|pipe|submit|submitting|log|logging|ping|webhook)\b(?:\W+\w+){0,6}?\W+(?:the |all |every |any |a copy of (?:the )?|each |user'?s? |your )?(?:conversation|conversations|chat|chats|transcript|transcripts|history|messages|prompts?|context|session|sessions|secrets?|keys?|api keys?|tokens?|credentials?|passwords?|cookies|env|environment(?: variables)?|\.env|dotenv|ssh keys?|private keys?|files?|file contents|source code|codebase|repository|data|user data|personal data|outputs?|responses?|results?|inputs?)\b(?:\W+\w+){0,8}?\W+(?:to|at|via|into|through|using)\b(?:\W+\w+){0,3}?\W*(?:https?://|www\.|[\w.-]+@[\w-]+\.|[\w-]+\.(?:com|net|org|io|xyz|ru|cn|tk|top|site|online|app|dev|ai|co|me|info|biz|cc|to|sh|link|click|pw|ngrok|workers)\b|\d{1,3}(?:\.\d{1,3}){3}|webhook|endpoint|server|remote|external|third[- ]party|pastebin|discord|telegram|slack|gist|s3|bucket)",
+    ),
+    # --- Override intent by class: a new authority, a priority claim, rules declared void, any wording.
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:this|these|the following|our|my) (?:skill|text|note|section|message|document|guidance|policy|block|file|content|directives?|instructions?|rules?)\b(?:\W+\w+){0,3}?\W+(?:overrides?|supersedes?|replaces?|outranks?|trumps?|beats|wins over|prevails? over|takes? priority over|come?s? (?:before|first)|ranks? above|(?:is|are) (?:more important|authoritative|binding|final|the only))\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:higher|greater|more|top|highest|absolute|final|ultimate|supreme|overriding) (?:priority|precedence|authority|weight|importance|rank)\b(?:\W+\w+){0,3}?\W+(?:than|over)\b(?:\W+\w+){0,3}?\W+(?:system|developer|operator|user|other|previous|prior|earlier|any|all|default|safety|your)\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\btreat (?:this|these|the following|it|the text|the content|this skill)\b(?:\W+\w+){0,3}?\W+as (?:a |an |the |your )?(?:new |real |true |actual |highest[- ]priority |top[- ]priority )?(?:system|developer|operator|admin|highest|authoritative|binding|official|root|master|primary)\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:your|the assistant's|the model's) (?:real|true|actual|new|only|primary|sole|updated|revised) (?:task|job|purpose|goal|objective|mission|priority|instructions?|directive|master|boss|operator|owner|principal|loyalty|allegiance)\b(?:\W+\w+){0,3}?\W*(?:is|are|:|=|lies|comes?)",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:obey|follow|answer to|take (?:your )?orders from|report to|defer to|serve|listen (?:only )?to)\b(?:\W+\w+){0,2}?\W+(?:only|exclusively|solely)?\W*(?:me|us|this (?:skill|note|text|file|document)|the (?:new|real|true) (?:operator|admin|owner|authority|master|principal))\b(?:\W+\w+){0,4}?\W*(?:not|instead|rather|over|above|regardless|whatever)\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:regardless of|no matter|whatever|irrespective of|notwithstanding|in spite of|despite)\b(?:\W+\w+){0,2}?\W+(?:what )?(?:the |your |any |all )?(?:system|developer|operator|safety|earlier|previous|prior|original|other|built-in|default)\b(?:\W+\w+){0,2}?\W+(?:prompt|instructions?|rules?|guidelines?|polic(?:y|ies)|says?|said|tells?|told|messages?|settings|constraints)\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:the |your |all |any |earlier |previous |prior |other |default |built-in |original )+(?:system prompt|system message|guidelines|policies|rules|instructions|restrictions|constraints|safety rules|directives)\b(?:\W+\w+){0,2}?\W+(?:(?:no longer|do not|don't|does not|doesn't|cease to|stop(?:ped)? to|won't) (?:apply|matter|count|bind|hold|exist)|(?:are|is|have been|has been|were|was) (?:now )?(?:suspended|lifted|paused|waived|rescinded|overridden|overruled|superseded))\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:unlearn|let go of|shed|abandon|discard|drop|wipe|reset|throw away|move past|leave behind)\b(?:\W+\w+){0,3}?\W+(?:everything|all|whatever|what)\b(?:\W+\w+){0,3}?\W+(?:you (?:were|have been|got) (?:told|taught|given|instructed|trained)|(?:you )?(?:learned|know) about (?:rules|limits|restrictions)|came before|was said before)",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:ignor|vergiss|vergessen|missacht|übergeh|ubergeh|überschreib|uberschreib|setze? .{0,20}au(?:ss|ß)er kraft|nicht (?:mehr )?(?:befolg|beacht))\w*\b.{0,80}\b(?:anweisung|vorgabe|regel|richtlinie|systemprompt|system-prompt|instruktion|befehl)\w*|\b(?:anweisung|vorgabe|regel|richtlinie)\w*\b.{0,40}\b(?:gelten nicht mehr|ungültig|ungultig|aufgehoben|haben keine gültigkeit)|\b(?:diese|folgende|meine|neue)\w* (?:anweisung|regel|vorgabe)\w*\b.{0,40}\b(?:haben|hat) (?:vorrang|höchste priorität|hochste prioritat)",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:ignor|oubli|ne tiens? (?:pas|plus) compte|ne (?:suis|suivez|respecte[sz]?|tiens) (?:pas|plus)|fais abstraction|faites abstraction|ecarte|écarte|passe outre|passez outre|annule)\w*\b.{0,80}\b(?:instruction|consigne|regle|règle|directive|prompt systeme|prompt système|message systeme|message système)\w*|\b(?:ces|cette|les nouvelles|nouvelles)\w* (?:instruction|consigne|regle|règle)s?\b.{0,40}\b(?:priment|prime|ont la priorite|ont la priorité|remplacent|annulent)",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:ignor|olvid|haz caso omiso|hagan caso omiso|omit|descart|desobedec|no (?:sigas|sigan|obedezcas|respetes|hagas caso))\w*\b.{0,80}\b(?:instruccion|instrucción|regla|indicacion|indicación|directriz|directrices|norma|prompt del sistema|mensaje del sistema)\w*|\b(?:estas|esta|las nuevas|nuevas)\w* (?:instruccion|instrucción|regla|norma)\w*\b.{0,40}\b(?:tienen prioridad|prevalecen|reemplazan|anulan)|\ba partir de ahora\b.{0,40}\b(?:ignora|olvida|eres|obedece|no sigas)",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"(?:忽略|无视|無視|忘记|忘掉|忘記|不要遵守|不再遵守|不必遵守|不用遵守|不要理会|不要理會|放弃|放棄|覆盖|覆蓋|取代|推翻).{0,30}(?:指令|指示|规则|規則|说明|說明|提示|设定|設定|限制|约束|約束|要求|系统|系統)|(?:优先级|優先級|优先|優先).{0,10}(?:高于|高於|超过|超過|大于)|(?:从现在开始|從現在開始|从现在起|從現在起).{0,30}(?:你|忽略|只|不要)|(?:新的|真正的)(?:指令|指示|规则|規則|主人|任务|任務)",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"(?:игнорир|забудь|забыть|не (?:следуй|соблюдай|выполняй|слушай|обращай внимания)|отмени|отбрось|пренебреги|перестань (?:следовать|соблюдать))\w*.{0,80}(?:инструкц|правил|указани|систем|ограничени|директив|запрет)\w*|(?:эти|новые|данные)\w* (?:инструкц|правил|указани)\w*.{0,40}(?:имеют приоритет|важнее|главнее|отменяют)|с этого момента.{0,40}(?:ты|игнорир|забудь|только)",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:decode|decrypt|deobfuscate|unscramble|reverse|rot13|base64[- ]decode|translate)\b(?:\W+\w+){0,6}?\W+(?:and|then)\W+(?:\w+\W+){0,2}?(?:follow|obey|execute|run|apply|do|carry out|act on|comply)\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:consider|treat|regard|deem|mark|count|call)\b(?:\W+\w+){0,1}?\W+(?:the |your |all |any |earlier |previous |prior |original |initial |other |default )*(?:guidance|instructions?|rules?|guidelines?|prompt|system prompt|system message|directives?|polic(?:y|ies)|constraints|restrictions)\b(?:\W+\w+){0,5}?\W+(?:as )?(?:obsolete|void|outdated|invalid|cancel+ed|null|expired|irrelevant|superseded|revoked|optional|suggestions|non-binding)\b",
+    ),
+    (
+        "role_play",
+        "rejected",
+        r"\b(?:freed|liberated|released|unshackled|unchained|free|exempt)\b (?:from|of) (?:its|your|all|any|the|every)\b(?:\W+\w+){0,2}?\W*(?:guidelines|rules|restrictions|constraints|filters|programming|training|alignment|policies|limits)\b|\b(?:no|without|lacks?|zero) (?:safety|ethical|moral|content|alignment) (?:training|guidelines|alignment|conditioning|filters?|limits)\b",
+    ),
+    # --- Hiding actions from the user.
+    (
+        "secrecy",
+        "rejected",
+        r"\bthe (?:user|human|operator|owner|developer|person)\b(?:\W+\w+){0,2}?\W+(?:must not|mustn't|should not|shouldn't|need not|needn't|doesn't need to|does not need to|never needs to|must never|should never|won't|will not) (?:know|see|notice|learn|find out|be told|be informed|be aware|hear|realize|realise|suspect)\b",
+    ),
+    (
+        "secrecy",
+        "rejected",
+        r"\b(?:omit|leave|exclude|strip|remove|drop|hide|redact|suppress|keep)\b(?:\W+\w+){0,5}?\W+(?:from|out of) (?:the |your |any )?(?:summary|summaries|response|reply|answer|output|report|transcript|log|logs|changelog|commit message|explanation|final message|chat)\b",
+    ),
+    (
+        "secrecy",
+        "rejected",
+        r"\b(?:don't|do not|never|without) (?:mention|report|log|disclose|describe|list|show|surface|explain|narrate|announce|print|echo|acknowledge)(?:ing)?\b(?:\W+\w+){0,3}?\W+(?:this|these|that|the|any|such) (?:step|steps|action|actions|command|commands|change|changes|upload|request|requests|call|calls|edit|edits|part|instruction|skill)\b",
+    ),
+    (
+        "secrecy",
+        "rejected",
+        r"\bhistory -c\b|\bunset histfile\b|\bhistfile=/dev/null\b|\b(?:clear|wipe|erase|delete|truncate|scrub)\b(?:\W+\w+){0,3}?\W+(?:the |your |shell |bash |command |audit |system )?(?:history|logs?|audit trail|traces?|evidence)\b(?:\W+\w+){0,4}?\W+(?:afterwards|after|so|when done|to cover|to hide)",
+    ),
+    # --- Safety settings: a config key, a flag or a mode that disables confirmation, sandboxing, approvals...
+    (
+        "safety_setting",
+        "rejected",
+        r"[\"']?\b[\w.-]*(?:sandbox|approv|confirm|permission|safe|safety|guardrail|audit|moderation|content_filter|security|ask_?before|require_?review|human_in_the_loop|hitl|prompt_?before)[\w.-]*[\"']?\s*[:=]\s*[\"']?(?:false|off|no|none|never|0|disabled?|danger-full-access|full-access|unrestricted|bypass\w*|allow_?all|permissive|skip)\b",
+    ),
+    (
+        "safety_setting",
+        "rejected",
+        r"[\"']?\b[\w.-]*(?:yolo|auto_?approve|auto-approve|autoapprove|auto_?accept|auto-accept|allow_?all|allow-all|dangerous\w*|dangerously\w*|bypass\w*|skip_?(?:permission|approval|confirm|sandbox|verif|check)\w*|trust_?all|trust-all|unsafe\w*|full_?auto|full-auto|no_?sandbox|disable_?(?:sandbox|approval|safety|confirm|audit|logging|guard)\w*)[\w.-]*[\"']?\s*[:=]\s*[\"']?(?:true|on|yes|1|always|all|enabled?|\*)\b",
+    ),
+    (
+        "safety_setting",
+        "rejected",
+        r"(?<![\w-])--?(?:no|disable|skip|bypass|without|ignore)[-_](?:sandbox|approvals?|confirm\w*|permissions?|verify|verification|safety|guard\w*|prompts?|checks?|audit\w*|hooks?)\b|(?<![\w-])--(?:yolo|full-auto|auto-approve|auto-accept|allow-all\w*|trust-all\w*|dangerously[\w-]*|unsafe[\w-]*|bypass[\w-]*|accept-all|approve-all)\b|(?<![\w-])(?:--ask-for-approval|--approval-policy|--approval-mode|--permission-mode|--sandbox|-a)[= ]+(?:never|off|none|bypass\w*|danger-full-access|full-access|yolo|auto)\b",
+    ),
+    (
+        "safety_setting",
+        "rejected",
+        r"\b(?:yolo|auto-?approve|auto-?accept|full-?auto|bypass ?permissions|bypasspermissions|danger(?:ous)?|unrestricted|permissive|no-?confirm(?:ation)?|trust[- ]all|god|unsafe|unattended|headless-unsafe) mode\b|\bdanger-full-access\b|\bbypasspermissions\b|\bapproval[_ -]?policy\b(?:\W+\w+){0,3}?\W+(?:never|off|none)\b",
+    ),
+    (
+        "safety_setting",
+        "rejected",
+        r"\b(?:set|switch|put|change|flip|toggle|configure|edit|update|patch|modify|turn|make)\b(?:\W+\w+){0,4}?\W+(?:the |your |its )?(?:sandbox(?:ing)?|approvals?|approval (?:policy|mode|setting)|confirmations?|confirmation (?:prompts?|setting)|permission (?:prompts?|mode|checks?|setting|level)|permissions|safety (?:filters?|settings?|mode|level|checks?)|content filter|moderation|audit(?:ing| log(?:ging)?)?|logging|guardrails?)\b(?:\W+\w+){0,3}?\W+(?:to |at )?(?:off|false|never|none|disabled?|zero|0|bypass|permissive|allow[- ]all|minimum|lowest|auto|unrestricted)\b",
+    ),
+    (
+        "safety_setting",
+        "rejected",
+        r"\b(?:stop|quit|cease|no longer|never again|don't bother|no need to|skip)\b(?:\W+\w+){0,2}?\W+(?:ask(?:ing)?|prompt(?:ing)?|wait(?:ing)?|check(?:ing)?) (?:for|with|the|me|them|him|her)\b(?:\W+\w+){0,3}?\W*(?:approval|permission|confirmation|consent|sign-?off|ok|go-ahead|review)\b",
+    ),
+    (
+        "safety_setting",
+        "suspicious",
+        r"(?:~/|\$home/|%userprofile%[/\\])?\.(?:codex/config\.toml|claude/settings(?:\.local)?\.json|cursor/[\w./-]+|gemini/settings\.json|openclaw/[\w./-]+|aider\.conf\.yml|continue/config\.\w+)\b",
+    ),
+    # --- Data destruction.
+    (
+        "data_destruction",
+        "rejected",
+        r"\bdrop (?:database|table|schema|collection)\b|\btruncate table\b|\bdelete from \w+\s*(?:;|$|where 1\s*=\s*1)|\bgit push\b[^\n]{0,40}(?:--force\b|-f\b|\+\w)|\bgit reset --hard\b[^\n]{0,60}\bgit push\b|\bgit (?:branch -D|clean -fdx)\b[^\n]{0,40}(?:\*|--all|main|master)|\brm\s+-(?:rf|fr|r\s+-f|-recursive\s+--force)\s+(?:\.git|\.\.|\$\w+|~/\S*|/\S+|\.\s)|\bshred\b|\bwipefs\b|\bformat [a-z]:|\bdel /[sfq]\b|\bremove-item\b[^\n]{0,40}-recurse[^\n]{0,20}-force|\b(?:delet|wip|eras|destroy|purg|remov|nuk|drop)\w*\b(?:\W+\w+){0,3}?\W+(?:all|every|each|the entire|the whole)\b(?:\W+\w+){0,2}?\W+(?:backups?|snapshots?|branch(?:es)?|records?|rows?|files?|databases?|buckets?|volumes?|repositor(?:y|ies)|history|tables?|commits?|tags?|users?|accounts?)\b",
+    ),
+    # --- Supply chain: code from an unvetted place.
+    (
+        "supply_chain",
+        "rejected",
+        r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:python3?|perl|ruby|node|php|iex|invoke-expression|sh|bash|zsh)\b|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)|\biex\s*\(|\b(?:pip3?|uv pip|pipx|poetry|npm|pnpm|yarn|gem|cargo|go) (?:install|add|i)\b[^\n]{0,80}(?:https?://|git\+|--index-url|--extra-index-url|-i https?|--registry|\.tar\.gz|\.whl\b|\.tgz\b)|\b(?:--index-url|--extra-index-url|--registry)[= ]\S+|\bnpm config set registry\b|\bpip config set global\.(?:index-url|extra-index-url)\b",
+    ),
+    # --- Prompt leaking, in other words.
+    (
+        "prompt_leak",
+        "rejected",
+        r"\b(?:repeat|print|output|recite|copy|quote|echo|reproduce|paste|list|write down|spell out)\b(?:\W+\w+){0,4}?\W+(?:everything|all (?:the )?text|all of the text|the text|the words|every word|all instructions|all messages|whatever)\b(?:\W+\w+){0,3}?\W+(?:above|before this|preceding|you were given|you received|in your context|that came before)\b|\bwhat (?:(?:were|are) you|you (?:were|are|have been)) (?:told|instructed|given|programmed)\b|\bverbatim\b(?:\W+\w+){0,6}?\W+(?:instructions|prompt|context|configuration|rules)\b",
     ),
 ]
 _COMPILED = [(code, sev, re.compile(p, re.IGNORECASE | re.DOTALL)) for code, sev, p in _PATTERNS]
@@ -337,7 +494,15 @@ _CLAUSE_BREAK = re.compile(
     r"[.!?;:\n]|\b(?:but|however|then|instead|just|simply|rather|otherwise|so|and then|also|always)\b"
 )
 # Codes whose matches negation can neutralise (advice about the thing is fine).
-_NEGATABLE = {"permission_widening", "prompt_leak", "exfiltration"}
+_NEGATABLE = {
+    "permission_widening",
+    "prompt_leak",
+    "exfiltration",
+    "safety_setting",
+    "data_destruction",
+    "supply_chain",
+    "credential_access",
+}
 
 _URL = re.compile(r"\b(?:https?|ftp|wss?)://[^\s<>\"'`)\]]+|\bwww\.[^\s<>\"'`)\]]+", re.IGNORECASE)
 _EMAIL = re.compile(r"\b[\w.%+-]+@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b", re.IGNORECASE)
@@ -346,7 +511,7 @@ _BARE_DOMAIN = re.compile(
     re.IGNORECASE,
 )
 _IP_URLISH = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?/[^\s]*")
-_BASE64 = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
 _HTML_COMMENT = re.compile(r"<!--[\s\S]*?-->")
 _SAFE_HOSTS = ("example.com", "example.org", "example.net", "localhost", "127.0.0.1")
 
@@ -380,6 +545,22 @@ class _Collector:
         return ScreenResult(verdict, [r for _, _, r in self.items], [c for c, _, _ in self.items])
 
 
+# Commands that are named to warn about them: a cue anywhere on the same line ("treat as destructive:
+# `DROP TABLE`, `git push --force`") makes the line a warning, not an instruction.
+_LINE_WARNING = re.compile(
+    r"\b(?:destructive|irreversible|dangerous|caution|careful|confirm|confirmation|risky|treat as|red flags?|"
+    r"forbidden|prohibited|blocklist|deny ?list)\b"
+)
+_LINE_NEGATABLE = {"data_destruction"}
+
+
+def _line_warned(text: str, start: int) -> bool:
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    line = text[line_start : line_end if line_end >= 0 else len(text)]
+    return bool(_LINE_WARNING.search(_NOT_NEGATION.sub(" ", line)))
+
+
 def _negated(text: str, start: int) -> bool:
     """Whether a negation cue governs the match at ``start`` (same clause, before it)."""
     clause_start = 0
@@ -396,12 +577,16 @@ def _snippet(text: str, m: re.Match[str]) -> str:
 
 
 def scan_intent(text: str, col: _Collector, where: str = "") -> None:
-    variants = [normalise(text), normalise(text, leet=True)]
+    # the third variant keeps Cyrillic and Greek letters as they are, for Russian and Greek wording
+    plain = " ".join(_INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).casefold().split())
+    variants = [normalise(text), normalise(text, leet=True), plain]
     seen: set[str] = set()
     for variant in variants:
         for code, sev, rx in _COMPILED:
             for m in rx.finditer(variant):
                 if code in _NEGATABLE and _negated(variant, m.start()):
+                    continue
+                if code in _LINE_NEGATABLE and _line_warned(variant, m.start()):
                     continue
                 key = f"{code}:{m.group(0)[:40]}"
                 if key in seen:
@@ -489,6 +674,166 @@ def scan_hidden(text: str, col: _Collector) -> list[str]:
     return decoded
 
 
+# ---------------------------------------------------------------------------------------------
+# Credentials and outbound channels: a credential source and a way out in the same skill, however far
+# apart, is an exfiltration; reading a credential alone is suspicious.
+
+_CRED_SOURCE = re.compile(
+    r"(?:~|\$home|%userprofile%|/root|/home/\w+)?[/\\]?\.ssh(?:[/\\](?!\S*\.pub\b)[\w.-]*|\b(?![\w./\\]))|\.aws\b(?![\w.])|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)"
+    r"|\.aws[/\\](?:credentials|config)|\baws_secret_access_key\b|\baws_session_token\b|(?<![\w-])_?\.?netrc\b|\.npmrc\b|\.pypirc\b"
+    r"|\.docker[/\\]config\.json|\.kube[/\\]config|\bkubeconfig\b|\.git-credentials\b|\.gnupg\b|\.config[/\\]gcloud|"
+    r"application_default_credentials|\.azure[/\\]|/etc/shadow\b|\bcookies(?:\.sqlite|\.txt)?\b|\blogin data\b|"
+    r"\bkeychains?\b|\bsecurity (?:find-generic-password|find-internet-password|dump-keychain)\b|\bkeyring\b|"
+    r"\bwallet\.dat\b|\.(?:bash|zsh)_history\b|\bcredentials\.json\b|\bsecrets?\.ya?ml\b|\.pgpass\b|\.my\.cnf\b|"
+    r"\bgh auth token\b|/proc/self/environ|\bprintenv\b|\benv\s*\|"
+    r"|(?:cat|read|type|open|copy|cp|grab|dump|collect|gather|harvest|upload|send|attach|include|base64|tar|zip|"
+    r"get-content|contents of|inhalt|contenu|contenido|содержимое)\b[^\n]{0,40}?(?<![\w/-])\.env(?:\.\w+)?\b"
+    r"|\$\{?[a-z_]*(?:token|secret|api_?key|password|passwd|private_key)[a-z_]*\}?"
+    r"|\b(?:browser|chrome|firefox|safari|edge) (?:cookies|passwords|saved passwords|profile|session)\b"
+    r"|\b(?:private keys?|ssh keys?|api keys?|access tokens?|session tokens?|credentials?|passwords?|secrets?|"
+    r"schlüssel|schlussel|passwort|passworter|zugangsdaten|anmeldedaten|mot de passe|mots de passe|identifiants|"
+    r"cles|clés|clave|claves|contraseña|contrasena|credenciales|ключ\w*|парол\w*|токен\w*|учетн\w* данн\w*|"
+    r"密钥|私钥|密码|凭证|凭据|令牌|口令)(?=\W|$)",
+    re.IGNORECASE,
+)
+# Reading a credential (not merely naming the concept): the path-like sources.
+_CRED_PATHLIKE = re.compile(
+    r"\.ssh(?:[/\\](?!\S*\.pub\b)|\b(?![\w./\\]))|\.aws\b(?![\w.])|\$\{?[a-z_]*(?:token|secret|api_?key|password|passwd)[a-z_]*\}?|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)|\.aws[/\\]credentials|(?<![\w-])_?\.?netrc\b|"
+    r"\.kube[/\\]config|\.git-credentials|\.docker[/\\]config\.json|\bcookies\.sqlite\b|\blogin data\b|"
+    r"\bsecurity (?:find-generic-password|find-internet-password|dump-keychain)\b|\bwallet\.dat\b|/etc/shadow\b|"
+    r"/proc/self/environ|\bgh auth token\b|\.config[/\\]gcloud|\.pypirc\b|\.npmrc\b|\.pgpass\b",
+    re.IGNORECASE,
+)
+_OUTBOUND = re.compile(
+    r"\b(?:curl|wget|scp|rsync|sftp|tftp|ftp|nc|ncat|netcat|socat|telnet|sendmail|mailx?|mutt|msmtp|swaks|"
+    r"invoke-webrequest|invoke-restmethod|iwr|irm|requests\.(?:post|put|get)|urllib|urlopen|httpx|axios|fetch|"
+    r"http\.client|smtplib|gist|pastebin|paste\.ee|hastebin|transfer\.sh|0x0\.st|webhook|webhooks|discord|telegram|"
+    r"ngrok|requestbin|pipedream|interactsh|burpcollaborator|dig|nslookup|aws s3 cp|gsutil cp|rclone|"
+    r"upload|uploads|uploading|exfil\w*|post it|e-?mail it|mail it|"
+    r"sende|senden|schick\w*|hochladen|lade\w* hoch|übertrag\w*|envoie\w*|envoy\w*|transmet\w*|téléverse\w*|televerse\w*|"
+    r"envía|envia\w*|manda\w*|sube|subir|transmite\w*|отправ\w*|загрузи\w*|перешли\w*|выгрузи\w*)\b"
+    r"|发送|上传|发到|传到|发给|寄给|转发|/dev/tcp/|\bhttps?://|\b[\w.+-]+@[\w-]+\.[\w.]+\b|\b\d{1,3}(?:\.\d{1,3}){3}\b",
+    re.IGNORECASE,
+)
+_SEND_VERB = re.compile(
+    r"\b(?:curl|wget|scp|rsync|nc|send|post|upload|forward|transmit|exfiltrate|leak|copy|mail|e-?mail|beam|ship|push|pipe|attach|paste|"
+    r"share|sync|report|sende|senden|schick\w*|lade\w* hoch|übertrag\w*|envoie\w*|envoy\w*|transmet\w*|téléverse\w*|"
+    r"envía|envia\w*|manda\w*|sube|transmite\w*|отправ\w*|загрузи\w*|перешли\w*|скопируй\w*)\b|发送|上传|发到|传到|发给|转发",
+    re.IGNORECASE,
+)
+
+
+def scan_credentials(text: str, col: _Collector, where: str = "") -> None:
+    norm = normalise(text)
+    sources = [m for m in _CRED_SOURCE.finditer(norm) if not _negated(norm, m.start())]
+    if not sources:
+        return
+    # Placeholders in documentation ("<your-token>", "$TOKEN" in an example header) are not sources.
+    paths = [
+        m
+        for m in sources
+        if (_CRED_PATHLIKE.search(m.group(0)) or _CRED_PATHLIKE.match(norm, m.start()))
+        # "Authorization: Bearer $API_TOKEN" is how a token is meant to be used, not a leak
+        and not re.search(
+            r"(?:bearer|token|authorization|auth|key|password)[\s:=\"']*$", norm[max(0, m.start() - 20) : m.start()]
+        )
+    ]
+    outbound = [
+        m
+        for m in _OUTBOUND.finditer(norm)
+        if not _negated(norm, m.start())
+        and not re.match(r"https?://(?:[\w-]+\.)*example\.(?:com|org|net)", norm[m.start() :])
+    ]
+    if paths and outbound:
+        col.add(
+            "credential_exfiltration",
+            "rejected",
+            f'credential source "{paths[0].group(0)[:40]}" and outbound channel "{outbound[0].group(0)[:30]}"{where}',
+        )
+        return
+    if outbound:
+        for m in sources:
+            window = norm[max(0, m.start() - 120) : m.end() + 120]
+            if _SEND_VERB.search(window) and _OUTBOUND.search(window):
+                col.add(
+                    "credential_exfiltration",
+                    "rejected",
+                    f'sends a credential ("{m.group(0)[:30]}") somewhere{where}',
+                )
+                return
+    files = [m for m in paths if not m.group(0).startswith("$")]  # a variable named alone is documentation
+    if files:
+        paths = files
+        col.add("credential_access", "suspicious", f'reads a credential file ("{paths[0].group(0)[:40]}"){where}')
+
+
+# Hidden and encoded text beyond comments and base64.
+_HIDDEN_STYLE = re.compile(
+    r"<(\w+)[^>]*(?:style\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|opacity\s*:\s*0|"
+    r"color\s*:\s*(?:#f{3}\b|#f{6}\b|white|transparent|rgba?\([^)]*,\s*0\))|left\s*:\s*-\d{3,})[^\"']*[\"']|\shidden\b|"
+    r"color\s*=\s*[\"']?(?:white|#f{3}\b|#f{6}\b))[^>]*>([\s\S]*?)</\1>",
+    re.IGNORECASE,
+)
+_MD_COMMENT = re.compile(
+    r"^\s*\[(?://|comment|_|#)\]:\s*(?:#|<>)?\s*[(\"'](.*)[)\"']\s*$", re.IGNORECASE | re.MULTILINE
+)
+_HEX_RUN = re.compile(r"(?:\\x[0-9a-f]{2}){8,}|(?<![0-9a-z])(?:[0-9a-f]{2}[ :]?){16,}(?![0-9a-z])", re.IGNORECASE)
+_URLENC_RUN = re.compile(r"(?:%[0-9a-f]{2}[\w.~-]{0,3}){6,}", re.IGNORECASE)
+_UNI_ESC_RUN = re.compile(r"(?:\\u[0-9a-f]{4}|\\U[0-9a-f]{8}|&#x?[0-9a-f]+;){4,}", re.IGNORECASE)
+
+
+def _texty(s: str) -> bool:
+    return (
+        bool(s)
+        and sum(ch.isprintable() or ch.isspace() for ch in s) >= 0.9 * len(s)
+        and bool(re.search(r"[^\W\d_]{3,}\W+[^\W\d_]{2,}", s))
+    )
+
+
+def decode_payloads(text: str, col: _Collector) -> list[str]:
+    """Hex, URL-encoding, unicode escapes, HTML entities, rot13, hidden-style HTML and Markdown comments."""
+    import html
+    from urllib.parse import unquote
+
+    out: list[str] = []
+    for m in _HIDDEN_STYLE.finditer(text):
+        if m.group(2).strip():
+            col.add("hidden_text", "suspicious", "text styled to be invisible (hidden, white or zero-size)")
+            out.append(re.sub(r"<[^>]+>", " ", m.group(2)))
+    for m in _MD_COMMENT.finditer(text):
+        if m.group(1).strip():
+            col.add("hidden_text", "suspicious", "a Markdown comment (not rendered, seen by the model)")
+            out.append(m.group(1))
+    for m in _HEX_RUN.finditer(text):
+        raw = re.sub(r"\\x|[ :]", "", m.group(0))
+        try:
+            dec = bytes.fromhex(raw).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if _texty(dec):
+            col.add("encoded_text", "suspicious", "a hex-encoded text payload")
+            out.append(dec)
+    for m in _URLENC_RUN.finditer(text):
+        dec = unquote(m.group(0))
+        if dec != m.group(0) and _texty(dec):
+            col.add("encoded_text", "suspicious", "a URL-encoded text payload")
+            out.append(dec)
+    for m in _UNI_ESC_RUN.finditer(text):
+        try:
+            dec = html.unescape(m.group(0))
+            dec = re.sub(r"\\u([0-9a-fA-F]{4})", lambda x: chr(int(x.group(1), 16)), dec)
+            dec = re.sub(r"\\U([0-9a-fA-F]{8})", lambda x: chr(int(x.group(1), 16)), dec)
+        except (ValueError, OverflowError):
+            continue
+        if dec != m.group(0) and dec.strip():
+            col.add("encoded_text", "suspicious", "a run of character escapes")
+            out.append(dec)
+    # reversed text: screened as a decoded variant (its matches reject like any other).
+    if re.search(r"\b(?:revers\w*|backwards?|rückwärts|a l'envers|al revés)\b", text, re.IGNORECASE):
+        out.append(text[::-1])
+    return out
+
+
 def check_format(skill: Skill, col: _Collector, max_body: int) -> None:
     if not isinstance(skill.name, str) or not skill.name or len(skill.name) > MAX_NAME or not NAME_RE.match(skill.name):
         col.add(
@@ -557,11 +902,31 @@ def screen(
     ]
     full = "\n".join(p for _, p in parts)
     decoded = scan_hidden(full, col)
+    other = decode_payloads(full, col)
     for label, text in parts:
         if text:
             scan_intent(text, col, f" in the {label}")
-    for payload in decoded:
+    # A phrase split across the description and the body still reads as one instruction.
+    scan_intent(f"{skill.description or ''} {skill.body or ''}", col, "")
+    scan_credentials(full, col)
+    for payload in decoded + other:
         scan_intent(payload, col, " in hidden or encoded text")
+        scan_credentials(payload, col, " in hidden or encoded text")
+    for payload in decoded + other:
+        for _ in range(2):  # nested encodings: decode what was decoded
+            inner = scan_hidden(payload, _Collector()) + decode_payloads(payload, _Collector())
+            for p in inner:
+                scan_intent(p, col, " in nested encoded text")
+            payload = " ".join(inner)
+            if not payload:
+                break
+    rot = codecs.decode(full, "rot_13")
+    before = {c for c, _, _ in col.items}
+    rot_col = _Collector()
+    scan_intent(rot, rot_col, " in rot13 text")
+    for c, sev, r in rot_col.items:  # rot13 of plain text is gibberish; a real match there is an encoding
+        if c not in before and c not in ("fake_role_marker",):
+            col.add(c, sev, r)
     scan_provenance(full, source_text, col, strict)
     secrets = (redactor or _redactor()).find(full)
     if secrets:
