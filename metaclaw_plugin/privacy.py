@@ -413,6 +413,8 @@ def _assigned_ok(value: str) -> bool:
 def _prose_ok(value: str) -> bool:
     """A value named in prose ("the password is ..."): must look like a password, not like a word."""
     v = value.rstrip(".!?")
+    if v.startswith("//"):
+        return False  # "... token ... https://host/path": the colon was a URL's, the value its address
     if len(v) < 6 or not _assigned_ok(v):
         return False
     kinds = (any(c.islower() for c in v), any(c.isupper() for c in v), any(c.isdigit() for c in v))

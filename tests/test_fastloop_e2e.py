@@ -46,8 +46,10 @@ class Roles:
     def __init__(self) -> None:
         self.judge_reply: str | dict = "The user rejected it.\nScore: -1"
         self.evolver_reply: str | dict = json.dumps({"skills": [SKILL]})
+        self.review_reply: str | dict = json.dumps({"verdict": "safe", "reasons": []})
         self.judge_calls = 0
         self.evolver_calls = 0
+        self.review_calls = 0
 
     def __call__(self, body: dict[str, Any]) -> Any:
         system = body["messages"][0]["content"]
@@ -57,6 +59,9 @@ class Roles:
         if "strict reviewer" in system:
             self.judge_calls += 1
             return self.judge_reply
+        if "security reviewer" in system:  # the model review of new skills (second screening layer)
+            self.review_calls += 1
+            return self.review_reply
         return "host reply"
 
 
@@ -122,7 +127,7 @@ def failing_session(
 def assert_no_secret_left(home: Path, up: Upstream) -> None:
     for body in up.requests:
         system = str(body["messages"][0].get("content", ""))
-        if "skill engineer" not in system and "strict reviewer" not in system:
+        if not any(k in system for k in ("skill engineer", "strict reviewer", "security reviewer")):
             continue  # the host's own model call: the user's text goes there by design
         dumped = json.dumps(body)
         for s in SECRETS:

@@ -247,6 +247,8 @@ def test_a_new_version_wins_its_trial_against_the_old_one_in_the_running_loop(ho
         system = body["messages"][0]["content"]
         if "skill engineer" in system:
             return next(replies)
+        if "security reviewer" in system:
+            return json.dumps({"verdict": "safe", "reasons": []})
         return "Score: -1" if "strict reviewer" in system else "host reply"
 
     with Upstream(script=script) as up:

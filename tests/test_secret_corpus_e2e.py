@@ -57,7 +57,10 @@ def test_no_corpus_secret_leaves_the_process_or_reaches_disk(home: Path):
     outbound = [
         json.dumps(b)
         for b in up.requests
-        if any(k in str(b["messages"][0].get("content", "")) for k in ("skill engineer", "strict reviewer"))
+        if any(
+            k in str(b["messages"][0].get("content", ""))
+            for k in ("skill engineer", "strict reviewer", "security reviewer")
+        )
     ]
     evolver = [b for b in outbound if "skill engineer" in b]
     assert len(evolver) >= SESSIONS and all("[REDACTED:" in b for b in evolver)  # the texts were sent, redacted
