@@ -43,7 +43,7 @@ from ..skillbank.similarity import Mode, SkillSimilarity
 from ..skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE
 from ..skillbank.store import SkillStore, utc_now_iso
 from ..types import Skill, SkillKind
-from .llm import LLMClient, LLMResult
+from .llm import LLMClient, LLMResult, extract_json
 from .review_model import ReviewResult, SkillReviewer
 from .reward import TurnView, _cut
 from .screening import ScreenResult, screen
@@ -170,32 +170,6 @@ def reply_schema() -> dict[str, Any]:
             }
         },
     }
-
-
-def extract_json(text: str) -> Any:
-    """The first JSON object or array in an LLM answer (fenced or not, with prose around it)."""
-    if not text:
-        raise ValueError("empty answer")
-    cleaned = text.strip()
-    fence = re.search(r"```(?:json)?\s*([\s\S]*?)```", cleaned)
-    candidates = [cleaned]
-    if fence:
-        candidates.insert(0, fence.group(1).strip())
-    for cand in candidates:
-        try:
-            return json.loads(cand)
-        except ValueError:
-            pass
-    decoder = json.JSONDecoder()
-    for i, ch in enumerate(cleaned):
-        if ch in "{[":
-            try:
-                obj, _ = decoder.raw_decode(cleaned[i:])
-                if isinstance(obj, (dict, list)) and obj:
-                    return obj
-            except ValueError:
-                continue
-    raise ValueError("no JSON object or array in the answer")
 
 
 def parse_reply(text: str) -> tuple[list[SkillCandidate], list[str]]:

@@ -17,9 +17,11 @@ retry later. Nothing here is ever raised into a host's call.
 from __future__ import annotations
 
 import ipaddress
+import json
 import logging
 import os
 import random
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -265,3 +267,29 @@ def _short(e: BaseException | None) -> str:
         return "unknown error"
     text = str(e).splitlines()[0] if str(e) else ""
     return f"{type(e).__name__}: {text[:200]}"
+
+
+def extract_json(text: str) -> Any:
+    """The first JSON object or array in an LLM answer (fenced or not, with prose around it)."""
+    if not text:
+        raise ValueError("empty answer")
+    cleaned = text.strip()
+    fence = re.search(r"```(?:json)?\s*([\s\S]*?)```", cleaned)
+    candidates = [cleaned]
+    if fence:
+        candidates.insert(0, fence.group(1).strip())
+    for cand in candidates:
+        try:
+            return json.loads(cand)
+        except ValueError:
+            pass
+    decoder = json.JSONDecoder()
+    for i, ch in enumerate(cleaned):
+        if ch in "{[":
+            try:
+                obj, _ = decoder.raw_decode(cleaned[i:])
+                if isinstance(obj, (dict, list)) and obj:
+                    return obj
+            except ValueError:
+                continue
+    raise ValueError("no JSON object or array in the answer")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..types import Skill
-from .llm import LLMClient, LLMError
+from .llm import LLMClient, LLMError, extract_json
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -78,7 +78,6 @@ def review_messages(skill: Skill) -> list[dict[str, str]]:
 
 def parse_verdict(text: str) -> tuple[Literal["safe", "unsafe"], list[str]]:
     """The reviewer's answer; ValueError when it is not exactly the JSON verdict asked for."""
-    from .evolution import extract_json
 
     data = extract_json(text)
     if not isinstance(data, dict):
