@@ -24,11 +24,13 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import platform
 import random
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -141,13 +143,20 @@ def per_message(r: Any, msgs: list[str], repeat: int = 3) -> dict[str, float]:
 
 def redactor_at(rev: str | None) -> Any:
     """``Redactor`` from the working tree, or from privacy.py as of a git revision."""
-    if rev is None:
-        return Redactor()
-    import importlib.util
-    import sys
+    return Redactor() if rev is None else load_privacy(rev).Redactor()
 
+
+def load_privacy(rev: str | None) -> Any:
+    if rev is None:
+        from metaclaw_plugin import privacy
+
+        return privacy
     src = subprocess.run(
-        ["git", "show", f"{rev}:metaclaw_plugin/privacy.py"], capture_output=True, text=True, check=True
+        ["git", "show", f"{rev}:metaclaw_plugin/privacy.py"],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     path = Path(tempfile.mkdtemp()) / "privacy_rev.py"
     path.write_text(src)
@@ -156,7 +165,7 @@ def redactor_at(rev: str | None) -> Any:
     mod = importlib.util.module_from_spec(spec)
     sys.modules["privacy_rev"] = mod
     spec.loader.exec_module(mod)
-    return mod.Redactor()
+    return mod
 
 
 def throughput(r: Redactor, text: str, repeat: int = 5) -> float:

@@ -12,37 +12,18 @@ block), is left in the redacted text. Benign look-alikes are *kept* when they co
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import subprocess
 import sys
-import tempfile
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from secret_corpus import BENIGN, build, leaked  # noqa: E402
 
-
-def load_privacy(rev: str | None) -> Any:
-    if rev is None:
-        from metaclaw_plugin import privacy
-
-        return privacy
-    src = subprocess.run(
-        ["git", "show", f"{rev}:metaclaw_plugin/privacy.py"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout
-    path = Path(tempfile.mkdtemp()) / "privacy_rev.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location("privacy_rev", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["privacy_rev"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from redaction import load_privacy  # noqa: E402
 
 
 def main() -> None:

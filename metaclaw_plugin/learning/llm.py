@@ -293,3 +293,21 @@ def extract_json(text: str) -> Any:
             except ValueError:
                 continue
     raise ValueError("no JSON object or array in the answer")
+
+
+def client_for(
+    purpose: str, cfg: Any, *, budget: Budget | None, local_only: bool, redactor: Redactor | None
+) -> LLMClient:
+    """The client of one role (judge or evolver) from its settings section: endpoint, key, retries."""
+    return LLMClient(
+        purpose,
+        model=cfg.model,
+        api_base=cfg.api_base,
+        api_key=cfg.api_key,
+        timeout=cfg.timeout,
+        retries=cfg.retries,
+        backoff=cfg.backoff,
+        budget=budget,
+        local_only=local_only,
+        redactor=redactor,
+    )

@@ -27,7 +27,7 @@ from .evolving import EvolutionRunner
 from .intake import Intake
 from .judging import JudgeQueue
 from .ledger import Ledger
-from .llm import Budget, LLMClient
+from .llm import Budget, LLMClient, client_for
 from .parts import Parts
 from .review import Reviewer
 from .review_model import SkillReviewer, review_role
@@ -123,17 +123,8 @@ class LearningLoop:
 
     def _client(self, purpose: str, cfg: RewardSettings | EvolutionSettings) -> LLMClient:
         """The LLM client of one role (judge or evolver): its endpoint, retries, the shared daily budget."""
-        return LLMClient(
-            purpose,
-            model=cfg.model,
-            api_base=cfg.api_base,
-            api_key=cfg.api_key,
-            timeout=cfg.timeout,
-            retries=cfg.retries,
-            backoff=cfg.backoff,
-            budget=self.budget,
-            local_only=self.settings.privacy.local_only,
-            redactor=self.redactor,
+        return client_for(
+            purpose, cfg, budget=self.budget, local_only=self.settings.privacy.local_only, redactor=self.redactor
         )
 
     # Lifecycle ------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..types import Skill
-from .llm import LLMClient, LLMError, extract_json
+from .llm import LLMClient, LLMError, client_for, extract_json
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -156,19 +156,15 @@ def reviewer_from_settings(
     from ..privacy import Redactor
 
     purpose, cfg = role
-    client = LLMClient(
-        purpose,
-        model=cfg.model,
-        api_base=cfg.api_base,
-        api_key=cfg.api_key,
-        timeout=cfg.timeout,
-        retries=cfg.retries,
-        backoff=cfg.backoff,
-        budget=budget,
-        local_only=settings.privacy.local_only,
-        redactor=redactor or Redactor.from_settings(settings.privacy),
+    return SkillReviewer(
+        client_for(
+            purpose,
+            cfg,
+            budget=budget,
+            local_only=settings.privacy.local_only,
+            redactor=redactor or Redactor.from_settings(settings.privacy),
+        )
     )
-    return SkillReviewer(client)
 
 
 def review_status(settings: Settings) -> tuple[bool, str]:
