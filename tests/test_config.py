@@ -76,3 +76,11 @@ def test_generated_default_config_is_valid_and_complete(tmp_path: Path):
     assert s.model_dump(exclude={"home"}) == Settings(home=s.home).model_dump(exclude={"home"})
     for section in ("mode", "retrieval", "injection", "evolution", "reward", "training", "scheduler", "privacy"):
         assert f"\n{section}:" in "\n" + text
+
+
+def test_init_writes_declared_defaults_not_what_they_resolve_to_here():
+    """retrieval.mode: auto resolves to hybrid or keyword on this machine; the written config must keep auto,
+    or a home made where the extra is installed would pin hybrid (and status would call it explicit)."""
+    text = default_config_text()
+    assert "\n  mode: auto  #" in text
+    assert Settings.load().retrieval.mode in ("keyword", "hybrid")  # resolved when loaded

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
 
 from ..config import Settings
 from ..skillbank.bank import SkillBank, bundled_skills_dir
@@ -54,7 +55,9 @@ def default_config_text() -> str:
             lines.append(f"{name}:")
             for sub, sf in type(value).model_fields.items():
                 desc = f"  # {sf.description}" if sf.description else ""
-                lines.append(f"  {sub}: {_yaml_scalar(getattr(value, sub))}{desc}")
+                # the declared default, not the value it resolves to here (retrieval.mode: auto stays auto)
+                shown_value = getattr(value, sub) if sf.default is PydanticUndefined else sf.default
+                lines.append(f"  {sub}: {_yaml_scalar(shown_value)}{desc}")
             lines.append("")
         else:
             desc = f"  # {field.description}" if field.description else ""
