@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from ..config import Settings
-from ..skillbank.bank import SkillBank, bundled_skills_dir
+from ..skillbank.bank import SkillBank, bundled_skills_dir, is_shadow
 from ..skillbank.store import atomic_write
 from ..store.trajectories import TrajectoryStore
 from .common import console, emit_json, json_option, load_settings, table
@@ -136,7 +136,7 @@ def register(main: click.Group) -> None:
 
         fl = status_from_db(settings)
         # a skill on shadow trial is on trial, not quarantined; new versions of served skills wait apart
-        on_trial = sum(1 for s in skills if s.status == "quarantined" and s.extra_metadata.get("promotion") == "shadow")
+        on_trial = sum(1 for s in skills if is_shadow(s))
         data["skills"]["quarantined"] -= on_trial
         data["skills"]["trial"] = on_trial
         data["skills"]["pending_versions"] = len(bank.pending)

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from ..config import Settings
+from ..skillbank.bank import is_shadow, trials_running
 from ..skillbank.skillmd import SkillFormatError, parse_skill_md, render_skill_md
 from ..skillbank.store import LoadResult, SkillStore
 from ..types import Skill, SkillKind, SkillStatus
@@ -38,16 +39,7 @@ def _trial_evidence(settings: Settings, result: LoadResult) -> dict[str, dict[st
     from ..learning.trials import evidence
     from ..store import connect
 
-    trials = [
-        (n, s.generation, False)
-        for n, s in result.skills.items()
-        if s.status == "quarantined" and s.extra_metadata.get("promotion") == "shadow"
-    ]
-    trials += [
-        (n, c.generation, True)
-        for n, c in result.pending.items()
-        if c.extra_metadata.get("pending") == "trial" and result.skills[n].status == "active"
-    ]
+    trials = trials_running(result.skills, result.pending)
     if not trials or not settings.db_file.exists():
         return {n: {"n_with": 0, "s_with": 0, "n_without": 0, "s_without": 0, "p_better": 0.5} for n, _, _ in trials}
     import sqlite3
@@ -68,7 +60,7 @@ def _trial_evidence(settings: Settings, result: LoadResult) -> dict[str, dict[st
 
 def _label(skill: Skill, pending: Skill | None) -> str:
     """What a person should read: a skill on shadow trial is on ``trial``, not ``quarantined``."""
-    if skill.status == "quarantined" and skill.extra_metadata.get("promotion") == "shadow":
+    if is_shadow(skill):
         return "trial"
     if pending is not None:
         return f"{skill.status} (v{pending.extra_metadata.get('version')} {pending.extra_metadata.get('pending')})"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import Settings
-from ..skillbank.bank import SkillBank, is_shadow
+from ..skillbank.bank import SkillBank, trials_running
 from ..store import Database
 
 log = logging.getLogger("metaclaw_plugin.learning")
@@ -124,19 +124,9 @@ class ShadowTrials:
     def score(self, turn_id: str, score: float) -> None:
         self.db.execute("UPDATE fl_shadow SET score = ? WHERE turn_id = ?", [score, turn_id])
 
-    def on_trial_now(self) -> list[tuple[str, int, bool]]:
-        """(skill, generation on trial, whether it is a new version of a served skill)."""
-        out = [(n, s.generation, False) for n, s in self.skills.skills.items() if is_shadow(s)]
-        served = self.skills.skills
-        out += [
-            (n, c.generation, True)
-            for n, c in self.skills.pending.items()
-            if c.extra_metadata.get("pending") == "trial" and n in served and served[n].status == "active"
-        ]
-        return out
-
     def stats(self) -> list[TrialStats]:
-        return [evidence(self.db.query, name, gen, version) for name, gen, version in self.on_trial_now()]
+        running = trials_running(self.skills.skills, self.skills.pending)
+        return [evidence(self.db.query, name, gen, version) for name, gen, version in running]
 
     def run(self, force: bool = False) -> None:
         now = time.monotonic()

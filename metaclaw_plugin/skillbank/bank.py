@@ -97,6 +97,21 @@ def is_shadow(skill: Skill) -> bool:
     return skill.status == "quarantined" and skill.extra_metadata.get("promotion") == "shadow"
 
 
+def versions_on_trial(skills: dict[str, Skill], pending: dict[str, Skill]) -> dict[str, Skill]:
+    """New versions on shadow trial against the active version being served, by skill name."""
+    return {
+        n: c
+        for n, c in pending.items()
+        if c.extra_metadata.get("pending") == "trial" and n in skills and skills[n].status == "active"
+    }
+
+
+def trials_running(skills: dict[str, Skill], pending: dict[str, Skill]) -> list[tuple[str, int, bool]]:
+    """Every trial: (skill, generation of what is on trial, whether it is a new version of a served skill)."""
+    out = [(n, s.generation, False) for n, s in skills.items() if is_shadow(s)]
+    return out + [(n, c.generation, True) for n, c in versions_on_trial(skills, pending).items()]
+
+
 class SkillBank:
     def __init__(self, settings: Settings):
         self.settings = settings
@@ -143,11 +158,7 @@ class SkillBank:
                 base = s.extra_metadata.get("variant_of")
                 if s.tenant is not None and isinstance(base, str):
                     hidden.setdefault(s.tenant, set()).add(base)
-            trial_versions = {
-                n: c
-                for n, c in result.pending.items()
-                if c.extra_metadata.get("pending") == "trial" and result.skills[n].status == "active"
-            }
+            trial_versions = versions_on_trial(result.skills, result.pending)
             self._snap = Snapshot(
                 version=state.version,
                 generation=state.generation,
