@@ -345,6 +345,14 @@ class Settings(BaseSettings):
     ):
         return (init_settings, env_settings, _YamlSource(settings_cls))
 
+    @property
+    def mode_note(self) -> str | None:
+        """Why the mode in effect is not the mode set, for ``status`` and ``doctor``: there is no trainer in this
+        release, so ``rl`` and ``auto`` learn skills from sessions as ``skills_only`` does and train nothing."""
+        if self.mode == "skills_only":
+            return None
+        return f"{self.mode} is accepted but there is no policy trainer in this release: it runs as skills_only"
+
     # Resolved paths -------------------------------------------------------------------------
     @property
     def home_dir(self) -> Path:

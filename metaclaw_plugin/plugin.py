@@ -365,6 +365,7 @@ class MetaClawPlugin:
         by_status = Counter(s.status for s in skills.values())
         return {
             "mode": self.settings.mode,
+            "mode_note": self.settings.mode_note,
             "home": str(self.settings.home_dir),
             "config_file": str(self.settings.config_file) if self.settings.config_file else None,
             "pid": os.getpid(),

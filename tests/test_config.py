@@ -84,3 +84,19 @@ def test_init_writes_declared_defaults_not_what_they_resolve_to_here():
     text = default_config_text()
     assert "\n  mode: auto  #" in text
     assert Settings.load().retrieval.mode in ("keyword", "hybrid")  # resolved when loaded
+
+
+def test_a_training_mode_without_a_trainer_says_so_in_status_and_doctor(home: Path):
+    import json
+
+    from click.testing import CliRunner
+
+    from metaclaw_plugin.cli import main as cli_main
+
+    assert Settings.load().mode_note is None
+    env = {"METACLAW_HOME": str(home), "METACLAW_MODE": "rl"}
+    status = json.loads(CliRunner().invoke(cli_main, ["status", "--json"], env=env).output)
+    assert status["mode"] == "rl" and "runs as skills_only" in status["mode_note"]
+    doctor = json.loads(CliRunner().invoke(cli_main, ["doctor", "--json"], env=env).output)
+    (check,) = [c for c in doctor["checks"] if c["check"] == "mode"]
+    assert not check["ok"] and not check["required"] and "no policy trainer" in check["detail"]

@@ -114,6 +114,7 @@ def register(main: click.Group) -> None:
         journal = settings.db_file.parent / "journal"
         data: dict[str, Any] = {
             "mode": settings.mode,
+            "mode_note": settings.mode_note,
             "home": str(settings.home_dir),
             "config_file": str(settings.config_file) if settings.config_file else None,
             "skill_generation": bank.generation,
@@ -159,7 +160,7 @@ def register(main: click.Group) -> None:
             "metaclaw-plugin status",
             ["what", "value"],
             [
-                ["mode", data["mode"]],
+                ["mode", data["mode"] + (f" ({data['mode_note']})" if data["mode_note"] else "")],
                 ["home", data["home"]],
                 ["config", data["config_file"] or "(defaults)"],
                 ["skill generation", data["skill_generation"]],
@@ -205,6 +206,7 @@ def register(main: click.Group) -> None:
         try:
             settings = Settings.load((ctx.find_root().obj or {}).get("config"))
             check("config", True, str(settings.config_file or "defaults (no config file)"))
+            check("mode", settings.mode_note is None, settings.mode_note or settings.mode, required=False)
         except ConfigError as e:
             check("config", False, str(e))
             _report(checks, as_json)
