@@ -9,7 +9,10 @@ A migration is a list of statements and never edits an earlier one: a change is 
 Owners (who writes the tables): the trajectory store (``messages``, ``msg_lists``, ``sessions``,
 ``turns``, ``rewards``); the learning jobs (``fl_*``: turn ledger, judge queue, reviews, evolution
 queue, shadow trials, counters); the LLM budget (``llm_budget``); the judge's cache
-(``reward_cache``); the sample buffer (``buffer_*``).
+(``reward_cache``); the sample buffer (``buffer_*``); the served policy (``policy_tokens``: token ids and
+logprobs of the answers it sampled, keyed by a hash of the answer, read when samples are built); the trainer
+(``train_steps``: metrics and weights per step); the scheduler (``sched_transitions``); run-time state that
+outlives a process, such as the mode set with ``metaclaw-plugin mode`` (``runtime_state``).
 """
 
 from __future__ import annotations
@@ -89,6 +92,21 @@ BUFFER = (
     "CREATE TABLE IF NOT EXISTS buffer_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
 
+SLOW_LOOP = (
+    """CREATE TABLE IF NOT EXISTS policy_tokens (
+  key TEXT PRIMARY KEY, model TEXT, prompt_ids TEXT NOT NULL, response_ids TEXT NOT NULL, logprobs TEXT,
+  weights TEXT, created_at REAL NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS policy_tokens_by_time ON policy_tokens (created_at)",
+    """CREATE TABLE IF NOT EXISTS train_steps (
+  step INTEGER PRIMARY KEY, backend TEXT NOT NULL, loss REAL, mean_reward REAL, success_rate REAL,
+  samples_used INTEGER NOT NULL DEFAULT 0, samples_dropped INTEGER NOT NULL DEFAULT 0, step_seconds REAL,
+  tokens_per_s REAL, weights TEXT, checkpoint TEXT, detail TEXT, created_at REAL NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS sched_transitions (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, from_state TEXT, to_state TEXT NOT NULL, reason TEXT)""",
+    "CREATE INDEX IF NOT EXISTS sched_transitions_by_time ON sched_transitions (at)",
+    "CREATE TABLE IF NOT EXISTS runtime_state (key TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at REAL NOT NULL)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema of the release before schema versions", TRAJECTORIES + LEARNING + BUFFER),
     Migration(
@@ -99,5 +117,6 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX IF NOT EXISTS rewards_by_time ON rewards (created_at)",
         ),
     ),
+    Migration(3, "the slow loop: policy tokens, training steps, scheduler transitions, run-time state", SLOW_LOOP),
 )
 CURRENT = MIGRATIONS[-1].version
