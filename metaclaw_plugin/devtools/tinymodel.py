@@ -1,0 +1,73 @@
+"""A tiny causal LM built in-process: the local policy for tests, benchmarks and the demo, with no download.
+
+A Llama-shaped model with random weights (fixed seed) and a byte-level BPE tokenizer trained on a small
+built-in corpus, saved with ``save_pretrained`` so that it loads exactly like a model from the Hub
+(``AutoModelForCausalLM.from_pretrained(path)``). It carries a ChatML chat template, so prompts are
+built the way a real instruct model's are. Needs the ``train-local`` extra (torch, transformers).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\\n' + (message['content'] or '') + '<|im_end|>\\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+
+SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+
+_CORPUS = [
+    "You are a helpful assistant. Answer the user's question clearly and briefly.",
+    "Use ISO dates such as 2026-11-30 in every report. Name files in kebab-case.",
+    "The deploy script runs the tests first, then builds the image and pushes it.",
+    "Sorry, I cannot help with that. Here is the summary you asked for.",
+    "def add(a, b): return a + b  # a small Python function with a docstring",
+    "The meeting moved to Tuesday at 10:00. Please send the notes to the team.",
+    "yes no maybe done ok error retry success failure result answer question",
+    "Skills: always cite the ticket id, keep the changelog current, and never log secrets.",
+]
+
+
+def build_tiny_model(
+    path: Path | str, *, seed: int = 0, vocab_size: int = 512, hidden: int = 64, layers: int = 2
+) -> Path:
+    """Write a tiny model and its tokenizer to ``path`` (created) and return it. Deterministic for a seed."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    out = Path(path)
+    out.mkdir(parents=True, exist_ok=True)
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=SPECIAL, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    tok.train_from_iterator(_CORPUS * 4, trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token=None, unk_token=None
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    fast.save_pretrained(out)
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=len(fast),
+        hidden_size=hidden,
+        intermediate_size=hidden * 2,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=1024,
+        eos_token_id=fast.convert_tokens_to_ids("<|im_end|>"),
+        pad_token_id=fast.convert_tokens_to_ids("<|endoftext|>"),
+        bos_token_id=None,
+        tie_word_embeddings=False,
+    )
+    model = LlamaForCausalLM(config)
+    model.save_pretrained(out)
+    return out
