@@ -54,6 +54,8 @@ def build_tiny_model(
     fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(out)
 
+    eos, pad = (fast.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>"))
+    assert isinstance(eos, int) and isinstance(pad, int)
     torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=len(fast),
@@ -63,8 +65,8 @@ def build_tiny_model(
         num_attention_heads=4,
         num_key_value_heads=4,
         max_position_embeddings=1024,
-        eos_token_id=fast.convert_tokens_to_ids("<|im_end|>"),
-        pad_token_id=fast.convert_tokens_to_ids("<|endoftext|>"),
+        eos_token_id=eos,
+        pad_token_id=pad,
         bos_token_id=None,
         tie_word_embeddings=False,
     )
