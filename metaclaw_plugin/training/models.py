@@ -27,5 +27,5 @@ def load_base(spec: str, device: str = "cpu") -> tuple[Any, Any]:
 
     path = resolve(spec)
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True).to(device)
-    return model, tokenizer
+    model: Any = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+    return model.to(device), tokenizer
