@@ -19,7 +19,7 @@ pytest.importorskip("litellm")
 from metaclaw_plugin.bench import reach
 from metaclaw_plugin.skillbank.store import SkillStore
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "shared" / "bench-format" / "example-bench"
+EXAMPLE = Path(__file__).resolve().parent / "data" / "metaclaw-bench-example"
 
 # Later rounds each lesson governs in harbor-data-team.yaml (the denominators).
 GOVERNED = {
@@ -152,8 +152,6 @@ def test_a_side_turn_after_the_failed_turn_does_not_hide_the_correction(scenario
 
 
 def test_metaclaw_bench_layout_reader_and_reach(tmp_path: Path):
-    if not (EXAMPLE / "all_tests.json").is_file():
-        pytest.skip("../shared/bench-format/example-bench is not beside this checkout")
     sc = reach.load_metaclaw_bench(EXAMPLE)
     assert [d for d, _ in sc.days] == ["day01", "day02"]
     (le,) = sc.lessons.values()
@@ -202,8 +200,6 @@ def test_the_scripted_evolver_writes_from_the_correction_alone():
 
 
 def test_bench_reach_from_the_cli_on_the_public_layout():
-    if not (EXAMPLE / "all_tests.json").is_file():
-        pytest.skip("../shared/bench-format/example-bench is not beside this checkout")
     from click.testing import CliRunner
 
     from metaclaw_plugin.cli import main as cli_main

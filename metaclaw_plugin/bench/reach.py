@@ -37,7 +37,6 @@ Scenario sets:
 from __future__ import annotations
 
 import json
-import re
 import tempfile
 import time
 from collections import defaultdict
@@ -49,42 +48,26 @@ from typing import Any, Literal
 import yaml
 
 from .common import REPO_ROOT
+from .public_layout import load_public, resolve_in
+from .scripted_evolver import (
+    EVOLVER_NOTE,
+    KIND_RULE,
+    REPLY,
+    ScriptedEvolver,
+    _same,
+    kind_by_rule,
+    mode_settings,
+    scripted_evolution,
+    skill_from_correction,
+)
+
+__all__ = ["KIND_RULE", "kind_by_rule", "resolve_in", "skill_from_correction"]
 
 KINDS = ("convention", "procedure")
 SYSTEM_PROMPT = (
     "You are a careful assistant working in the user's workspace. Do the task, then say briefly what you did."
 )
-REPLY = "Done. I completed the task in the workspace; tell me if anything should change."
 ACK = "Understood. I have redone it that way."
-EVOLVER_NOTE = (
-    "The evolver is scripted (not a model): it writes each skill from the correction text in the evolver "
-    "request alone; the kind comes from the scenario's annotation of the lesson when it has one, else from "
-    "a fixed rule on the correction text."
-)
-KIND_RULE = (
-    "convention when the correction states a standing rule about all work (a quantifier such as every/all/any/"
-    "always/never/each/whenever/from now on, or 'our ... format/convention/records/rule', together with "
-    "must/should/always/never/need to/has to); procedure otherwise"
-)
-_QUANT = re.compile(
-    r"\b(?:every|all|any|always|never|each|whenever|from now on|anything|everything|our (?:\w+ ){0,2}"
-    r"(?:format|convention|records?|rules?|standard|policy))\b",
-    re.I,
-)
-_MODAL = re.compile(r"\b(?:must|should|always|never|need to|needs to|has to|have to|is to|are to)\b", re.I)
-_LEAD = re.compile(
-    r"^\s*(?:no|nope|wrong|incorrect|not quite|that's not right|that is not right|that's wrong|that is wrong)\b[\s,.:;!\-—]*",
-    re.I,
-)
-_STOP = frozenset(
-    re.findall(
-        r"\w+",
-        "a an the and or of to in on for with by at as is are be was were it its this that these those you "
-        "your we our us i me my please when what which who how do does did not no nope so if then than from "
-        "into also just only every all any always never each must should need needs has have had can will "
-        "would there here they them their",
-    )
-)
 
 
 # The scenario model -------------------------------------------------------------------------------
@@ -127,24 +110,6 @@ class Scenario:
 
 
 # Readers ----------------------------------------------------------------------------------------------
-def resolve_in(folder: Path, p: str) -> Path:
-    """A path from ``all_tests.json`` (``./benchmark/data/<bench>/eval``, ``./example-bench/eval``...)
-    resolved inside the benchmark folder, whatever the prefix: the longest tail of it that exists."""
-    parts = [x for x in Path(p).parts if x not in (".", "/")]
-    for i in range(len(parts)):
-        cand = folder.joinpath(*parts[i:])
-        if cand.exists():
-            return cand
-    raise FileNotFoundError(f"{p!r} does not resolve inside {folder}")
-
-
-def _mc_feedback(fb: dict[str, Any]) -> str:
-    opts = fb.get("options") or {}
-    lines = [str(fb.get("correct") or "").strip()]
-    lines += [f"{k}: {v}" for k, v in opts.items()]
-    return "\n".join(x for x in lines if x)
-
-
 def load_metaclaw_bench(folder: Path | str, tenant: str = "bench") -> Scenario:
     """Read a benchmark in the public MetaClaw-Bench layout (read-only).
 
@@ -154,36 +119,35 @@ def load_metaclaw_bench(folder: Path | str, tenant: str = "bench") -> Scenario:
     and the ``feedback.options`` explanations). It governs every round of every later day that carries
     the tag. Tags first shown on the same day share that day's teaching round (one correction, one
     skill). The kind is not annotated: the scripted evolver decides it with :func:`kind_by_rule`."""
-    root = Path(folder)
-    manifest = json.loads((root / "all_tests.json").read_text(encoding="utf-8"))
-    eval_dir = resolve_in(root, manifest["eval_dir"])
+    bench = load_public(folder)
     days: list[tuple[str, list[ReachRound]]] = []
     lessons: dict[str, Lesson] = {}
-    for entry in manifest["test"]:
-        did = str(entry["id"])
-        tags = [str(t) for t in entry.get("preference_tags") or []]
-        q = json.loads((eval_dir / str(entry.get("eval") or did) / "questions.json").read_text(encoding="utf-8"))
-        rounds: list[ReachRound] = []
-        teacher: tuple[str, str] | None = None
-        for r in q["rounds"]:
-            rid = str(r["id"])
-            fb = r.get("feedback") or {}
-            rounds.append(ReachRound(did, rid, str(r["question"]), list(tags)))
-            text = str(fb.get("incorrect") or "").strip() if r.get("type") == "file_check" else _mc_feedback(fb)
-            if teacher is None and text:
-                teacher = (rid, text)
-        for t in tags:
+    for day in bench.days:
+        rounds = [ReachRound(day.id, r.id, r.question, list(day.tags)) for r in day.rounds]
+        teacher = next(
+            ((r.id, _teaching_text(r)) for r in day.rounds if _teaching_text(r)),
+            None,
+        )
+        for t in day.tags:
             if t not in lessons and teacher is not None:
-                lessons[t] = Lesson(t, teacher[1], did, teacher[0])
-        days.append((did, rounds))
+                lessons[t] = Lesson(t, teacher[1], day.id, teacher[0])
+        days.append((day.id, rounds))
     return Scenario(
-        name=str(manifest.get("name") or root.name),
+        name=bench.name,
         tenant=tenant,
         days=days,
         lessons=lessons,
-        source=str(root),
+        source=str(folder),
         governance="later days carrying the lesson's preference tag",
     )
+
+
+def _teaching_text(r: Any) -> str:
+    """A round's corrective feedback: ``feedback.incorrect`` of a file_check round; for a multi_choice
+    round ``feedback.correct`` and the per-option explanations."""
+    if r.type == "file_check":
+        return str(r.feedback_incorrect).strip()
+    return "\n".join(x for x in (r.feedback_correct.strip(), r.feedback_incorrect.strip()) if x)
 
 
 def load_reach_yaml(path: Path | str) -> Scenario:
@@ -251,108 +215,6 @@ def load_reach_scenarios(folder: Path | str | None = None) -> list[Scenario]:
     return [load_reach_yaml(f) for f in sorted(d.glob("*.yaml"))]
 
 
-# The scripted evolver -----------------------------------------------------------------------------------
-def kind_by_rule(text: str) -> tuple[str, str]:
-    """The kind a correction teaches, by the stated rule (:data:`KIND_RULE`), and the reason."""
-    q, m = _QUANT.search(text), _MODAL.search(text)
-    if q and m:
-        return "convention", f"states a standing rule ({q.group(0)!r} with {m.group(0)!r})"
-    return "procedure", "no standing rule about all work (no quantifier with a modal)"
-
-
-def _clean(text: str) -> str:
-    return _LEAD.sub("", " ".join(text.split())).strip()
-
-
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z`\"'(])", text) if s.strip()]
-
-
-def skill_from_correction(correction: str, kind: str, kind_reason: str) -> dict[str, Any]:
-    """The evolver's candidate for one correction, from its text alone: the description is its first
-    sentence of at least eight words (the rule or technique it states), the name the first four content
-    words of that sentence, the body every sentence of the correction as a bullet list."""
-    text = _clean(correction)
-    sents = _sentences(text) or [text]
-    first = next((x for x in sents if len(x.split()) >= 8), text).rstrip(".")
-    words = [w for w in re.findall(r"[a-z][a-z0-9]+", first.lower()) if w not in _STOP and len(w) > 2]
-    seen: list[str] = []
-    for w in words:
-        if w not in seen:
-            seen.append(w)
-        if len(seen) == 4:
-            break
-    name = "-".join(seen) or "lesson"
-    title = " ".join(w.capitalize() for w in seen) or "Lesson"
-    body = f"# {title}\n\n" + "\n".join(f"- {x}" for x in sents)
-    return {
-        "action": "create",
-        "name": name,
-        "description": first[:300],
-        "body": body,
-        "category": "conventions" if kind == "convention" else "general",
-        "kind": kind,
-        "kind_reason": kind_reason,
-    }
-
-
-class ScriptedEvolver:
-    """The evolver (and nothing else) of a local scripted server: for each evolver request, the
-    correction is the first user message after a failed response (``evidence_after_response``), else
-    the instruction of a failed turn; one ``create`` candidate is written from it. ``kinds`` maps a
-    correction (its first words) to the scenario's annotated kind; without a match, :func:`kind_by_rule`."""
-
-    def __init__(self, kinds: dict[str, str] | None = None):
-        self.kinds = dict(kinds or {})
-        self.calls: list[dict[str, Any]] = []
-
-    def correction_of(self, doc: dict[str, Any]) -> str | None:
-        turns = doc.get("failed_turns") or []
-        for t in turns:
-            for m in t.get("evidence_after_response") or []:
-                if m.get("role") == "user" and str(m.get("content") or "").strip():
-                    return str(m["content"])
-        for t in turns:
-            if str(t.get("instruction") or "").strip():
-                return str(t["instruction"])
-        return None
-
-    def __call__(self, body: dict[str, Any]) -> Any:
-        system = str(body["messages"][0].get("content", ""))
-        if "security reviewer" in system:
-            # The model review of new skills passes them: this harness measures reach, not screening
-            # (the deterministic screen still runs; tests/test_screening_corpus.py covers both layers).
-            return json.dumps({"verdict": "safe", "reasons": ["scripted reviewer"]})
-        if "skill engineer" not in system:
-            return REPLY
-        user = str(body["messages"][1]["content"])
-        doc = json.loads(user.split("```json\n", 1)[1].rsplit("\n```", 1)[0])
-        correction = self.correction_of(doc)
-        if not correction:
-            self.calls.append({"correction": None, "skills": []})
-            return json.dumps({"skills": []})
-        annotated = next((v for k, v in self.kinds.items() if _same(k, correction)), None)
-        if annotated is not None:
-            kind, reason = annotated, "the scenario's annotation of the lesson"
-        else:
-            kind, reason = kind_by_rule(correction)
-        cand = skill_from_correction(correction, kind, reason)
-        self.calls.append(
-            {"correction": correction, "skills": [cand], "kind_source": "annotation" if annotated else "rule"}
-        )
-        return json.dumps({"skills": [cand]})
-
-
-def _key(text: str) -> str:
-    return " ".join(_clean(text).lower().split())
-
-
-def _same(a: str, b: str) -> bool:
-    """The same correction, as written in the scenario and as it reached the evolver (redacted, cut)."""
-    ka, kb = _key(a)[:60], _key(b)[:60]
-    return bool(ka) and ka == kb
-
-
 # The run ------------------------------------------------------------------------------------------------
 @dataclass
 class RoundRecord:
@@ -402,15 +264,6 @@ class ReachResult:
 
     def overall(self) -> tuple[int, int]:
         return sum(le.reached for le in self.lessons), sum(le.governed for le in self.lessons)
-
-
-def mode_settings(mode: str) -> dict[str, Any]:
-    """``keyword``, ``keyword:0.05`` (a min_score), ``embedding`` or ``hybrid``."""
-    name, _, arg = mode.partition(":")
-    out: dict[str, Any] = {"mode": name}
-    if arg:
-        out["min_score" if name == "keyword" else "min_similarity"] = float(arg)
-    return out
 
 
 def embeddings_available() -> bool:
@@ -572,16 +425,7 @@ def _settings(home: Path, url: str, mode: str, extra: dict[str, Any] | None) -> 
     from ..config import Settings
 
     extra = dict(extra or {})
-    evo = {
-        "model": "openai/evolver",
-        "api_base": url,
-        "api_key": "x",
-        "promotion": "auto",
-        "dedup_mode": "lexical",
-        "retries": 0,
-        "backoff": 0.01,
-        **extra.pop("evolution", {}),
-    }
+    evo = {**scripted_evolution(url), **extra.pop("evolution", {})}
     retrieval = {**mode_settings(mode), **extra.pop("retrieval", {})}
     return Settings(home=home, evolution=evo, reward={"enabled": False}, retrieval=retrieval, **extra)
 

@@ -21,14 +21,16 @@ plumbing only: the result says ``plumbing_run: true`` and is not a score.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,8 @@ from typing import Any
 import yaml
 
 from .common import REPO_ROOT, provenance
+from .model import Bench, BenchFormatError, Day, Round
+from .scripted_policy import FEEDBACK_PREFIX
 
 FORMAT = "metaclaw-bench/1"
 ROUND_TYPES = ("file_check", "multi_choice")
@@ -49,59 +53,6 @@ AGENT_PROMPT = (
     "task completely, then reply briefly with what you did. For a multiple-choice question, end your reply "
     "with your choice(s) as \\bbox{X} or \\bbox{X,Y} (option letters, all that apply)."
 )
-
-
-class BenchFormatError(ValueError):
-    """A benchmark folder that does not follow the format, and where."""
-
-
-# The format ---------------------------------------------------------------------------------------
-@dataclass
-class Round:
-    id: str
-    type: str
-    question: str
-    check: str | None = None
-    timeout: float = 30.0
-    options: dict[str, str] = field(default_factory=dict)
-    answer: list[str] = field(default_factory=list)
-    feedback_correct: str = ""
-    feedback_incorrect: str = ""
-    solution: list[dict[str, Any]] = field(default_factory=list)
-
-    def prompt(self) -> str:
-        if self.type != "multi_choice" or not self.options:
-            return self.question
-        opts = "\n".join(f"{k}. {v}" for k, v in self.options.items())
-        return f"{self.question}\n\n{opts}\n\nSelect all that apply; end with \\bbox{{...}}."
-
-
-@dataclass
-class Day:
-    id: str
-    path: Path
-    rounds: list[Round]
-    title: str = ""
-
-    @property
-    def workspace(self) -> Path:
-        return self.path / "workspace"
-
-    @property
-    def checks(self) -> Path:
-        return self.path / "checks"
-
-
-@dataclass
-class Bench:
-    path: Path
-    name: str
-    description: str
-    days: list[Day]
-
-    @property
-    def workspace(self) -> Path:
-        return self.path / "workspace"
 
 
 def _read_structured(path: Path) -> Any:
@@ -176,8 +127,12 @@ def parse_round(raw: Any, where: str) -> Round:
 
 
 def load_bench(path: Path | str) -> Bench:
-    """Read and validate a benchmark folder."""
+    """Read and validate a benchmark folder: the public layout (``all_tests.json``) or our own."""
     root = Path(path)
+    from .public_layout import is_public, load_public
+
+    if is_public(root):
+        return load_public(root)
     manifest = next((root / n for n in ("bench.yaml", "bench.yml", "bench.json") if (root / n).is_file()), None)
     meta: dict[str, Any] = {}
     if manifest is not None:
@@ -232,19 +187,26 @@ def default_scenarios() -> Path | None:
 
 # Scoring ------------------------------------------------------------------------------------------
 def parse_bbox(text: str) -> set[str] | None:
-    """The letters in the last ``\\bbox{...}`` of ``text``; None when there is none."""
+    """The option letters in the last ``\\bbox{...}`` of ``text``; None when there is none (or it is
+    never closed). Case, order, spaces, commas and joiners ("A and C") do not matter; ``AC`` is A and C."""
     found = BBOX.findall(text or "")
     if not found:
         return None
-    return {t.strip().upper() for t in re.split(r"[,\s;/]+", found[-1]) if t.strip()}
+    out: set[str] = set()
+    for tok in re.findall(r"[A-Za-z]+", found[-1]):
+        if len(tok) == 1 or tok.isupper():
+            out.update(tok.upper())
+    return out
 
 
 def score_multi_choice(rnd: Round, answer_text: str) -> dict[str, Any]:
-    """1 - (fp + fn) / n over the options, floored at 0; no ``\\bbox{}`` at all scores 0."""
+    """1 - (fp + fn) / n over the options, floored at 0; ``passed`` is the exact match. No (closed)
+    ``\\bbox{}`` at all scores 0."""
     chosen = parse_bbox(answer_text)
     n = len(rnd.options)
     if chosen is None:
-        return {"score": 0.0, "passed": False, "chosen": None, "detail": "no \\bbox{...} in the answer"}
+        why = "malformed \\bbox (not closed)" if "\\bbox{" in (answer_text or "") else "no \\bbox{...}"
+        return {"score": 0.0, "passed": False, "chosen": None, "detail": f"{why} in the answer"}
     truth = set(rnd.answer)
     fp = len(chosen - truth)
     fn = len(truth - chosen)
@@ -253,31 +215,61 @@ def score_multi_choice(rnd: Round, answer_text: str) -> dict[str, Any]:
 
 
 def run_check(rnd: Round, day: Day, workspace: Path) -> dict[str, Any]:
-    """Run the checker in the workspace. Exit code 0 passes; a ``SCORE=<0..1>`` line gives partial credit."""
+    """Run the checker in the workspace; it passes when it exits with ``expect_exit`` (0 by default).
+    Our variant's commands may use ``{checks}``/``{workspace}``... and a ``SCORE=<0..1>`` line gives
+    partial credit; the public layout's run as written, with ``scripts/`` linked in for the check only."""
     assert rnd.check is not None
-    cmd = rnd.check.format(
-        checks=str(day.checks), workspace=str(workspace), day=str(day.path), bench=str(day.path.parent)
+    ours = rnd.variant == "ours"
+    cmd = (
+        rnd.check.format(
+            checks=str(day.checks), workspace=str(workspace), day=str(day.path), bench=str(day.path.parent)
+        )
+        if ours
+        else rnd.check
     )
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
         "LANG": "C.UTF-8",
         "HOME": str(workspace),
         "WORKSPACE": str(workspace),
         "CHECKS": str(day.checks),
     }
     try:
-        p = subprocess.run(cmd, shell=True, cwd=workspace, env=env, capture_output=True, text=True, timeout=rnd.timeout)
+        with _scripts_linked(workspace, day.scripts):
+            p = subprocess.run(
+                cmd, shell=True, cwd=workspace, env=env, capture_output=True, text=True, timeout=rnd.timeout
+            )
     except subprocess.TimeoutExpired:
         return {"score": 0.0, "passed": False, "exit_code": None, "detail": f"checker timed out after {rnd.timeout} s"}
-    passed = p.returncode == 0
+    passed = p.returncode == rnd.expect_exit
     score = 1.0 if passed else 0.0
-    m = SCORE_LINE.findall(p.stdout or "")
+    m = SCORE_LINE.findall(p.stdout or "") if ours else []
     if m:
         score = max(0.0, min(1.0, float(m[-1])))
         if passed:
             score = 1.0
     detail = ((p.stdout or "") + (p.stderr or "")).strip()[-500:]
     return {"score": score, "passed": passed, "exit_code": p.returncode, "detail": detail}
+
+
+@contextlib.contextmanager
+def _scripts_linked(workspace: Path, scripts: Path | None) -> Iterator[None]:
+    """``scripts/`` in the workspace is the benchmark's checker scripts while a check runs (an agent's own
+    ``scripts/`` is set aside meanwhile), so the agent never sees or edits them."""
+    if scripts is None:
+        yield
+        return
+    link, aside = workspace / "scripts", workspace / ".scripts.agent"
+    moved = link.exists() or link.is_symlink()
+    if moved:
+        link.rename(aside)
+    link.symlink_to(scripts.resolve(), target_is_directory=True)
+    try:
+        yield
+    finally:
+        link.unlink()
+        if moved:
+            aside.rename(link)
 
 
 # The sandboxed tools ------------------------------------------------------------------------------------
@@ -411,19 +403,27 @@ def _schema(name: str) -> Any:
 
 # Models --------------------------------------------------------------------------------------------------
 def scripted_model(policy: str = "oracle") -> Any:
-    """A chat model that plays the agent from the rounds' reference solutions (offline plumbing runs).
+    """A chat model that plays the agent offline (plumbing runs; never a model's score).
 
     ``oracle``: one tool call per step of the round's ``solution``, then its ``answer``. ``naive``: no
-    tool calls, a non-answer (a multi-choice round gets ``\\bbox{A}``). The runner sets ``.round`` before
-    each round. Every call's messages are kept in ``.seen`` (tests read them).
+    tool calls, a non-answer (a multi-choice round gets ``\\bbox{A}``). ``scripted``: the fixed rules of
+    :mod:`metaclaw_plugin.bench.scripted_policy` (for rounds without a solution, e.g. the public
+    layout). The runner sets ``.round`` and ``.workspace`` before each round. Every call's messages
+    are kept in ``.seen`` (tests read them); usage is estimated at four characters a token.
     """
     from langchain_core.language_models.chat_models import BaseChatModel
-    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
+
+    from . import scripted_policy as sp
+
+    def role(m: Any) -> str:
+        return "system" if isinstance(m, SystemMessage) else "user" if isinstance(m, HumanMessage) else "other"
 
     class ScriptedPolicy(BaseChatModel):
         policy: str = "oracle"
         round: Any = None
+        workspace: Any = None
         seen: list = []
 
         @property
@@ -432,6 +432,27 @@ def scripted_model(policy: str = "oracle") -> Any:
 
         def bind_tools(self, tools: Any, **kw: Any) -> Any:
             return self
+
+        def _call(self, name: str, args: dict[str, Any], rid: str, n: int) -> AIMessage:
+            return AIMessage(
+                content="", tool_calls=[{"name": name, "args": args, "id": f"call_{rid}_{n}", "type": "tool_call"}]
+            )
+
+        def _scripted(self, rnd: Round, messages: list, done: int) -> AIMessage:
+            guide = sp.guidance([(role(m), _text(m)) for m in messages])
+            if rnd.type == "multi_choice":
+                return AIMessage(content="\\bbox{" + ",".join(sp.choose_options(rnd.options, guide)) + "}")
+            ws = Path(self.workspace or ".")
+            inp, out = sp.paths_in(rnd.question, ws)
+            if out is None:
+                return AIMessage(content="I could not tell which file to write.")
+            if done == 0 and inp is not None:
+                return self._call("read_file", {"path": inp}, rnd.id, done)
+            if done <= (1 if inp is not None else 0):
+                tool = next((_text(m) for m in reversed(messages) if isinstance(m, ToolMessage)), "")
+                content = sp.output_text(rnd.question, tool if inp is not None else "", guide)
+                return self._call("write_file", {"path": out, "content": content}, rnd.id, done)
+            return AIMessage(content=f"Wrote {out}.")
 
         def _generate(self, messages: list, stop: Any = None, run_manager: Any = None, **kw: Any) -> ChatResult:
             self.seen.append(list(messages))
@@ -442,23 +463,22 @@ def scripted_model(policy: str = "oracle") -> Any:
             answer = next((s["answer"] for s in (rnd.solution if rnd else []) if "answer" in s), "Done.")
             if rnd is None:
                 msg = AIMessage(content="Noted.")
+            elif self.policy == "scripted":
+                msg = self._scripted(rnd, messages, done)
             elif self.policy == "naive":
                 msg = AIMessage(content="\\bbox{A}" if rnd.type == "multi_choice" else "I have looked at it.")
             elif done < len(steps):
                 st = steps[done]
-                msg = AIMessage(
-                    content="",
-                    tool_calls=[
-                        {
-                            "name": st["tool"],
-                            "args": dict(st.get("args") or {}),
-                            "id": f"call_{rnd.id}_{done}",
-                            "type": "tool_call",
-                        }
-                    ],
-                )
+                msg = self._call(st["tool"], dict(st.get("args") or {}), rnd.id, done)
             else:
                 msg = AIMessage(content=str(answer))
+            prompt = sum(len(_text(m)) for m in messages) // 4 + 1
+            completion = (len(_text(msg)) + len(json.dumps(msg.tool_calls))) // 4 + 1
+            msg.usage_metadata = {
+                "input_tokens": prompt,
+                "output_tokens": completion,
+                "total_tokens": prompt + completion,
+            }
             return ChatResult(generations=[ChatGeneration(message=msg)])
 
     return ScriptedPolicy(policy=policy, seen=[])
@@ -545,14 +565,9 @@ def copy_overlay(src: Path, dest: Path) -> int:
     return n
 
 
-def feedback_message(prev: RoundResult | None, rnd: Round | None) -> str:
-    """The next user message: the previous round's feedback, then the next request (if any)."""
-    parts = []
-    if prev is not None and prev.feedback:
-        parts.append(f"Feedback on your previous answer: {prev.feedback}")
-    if rnd is not None:
-        parts.append(rnd.prompt())
-    return "\n\n".join(parts)
+def feedback_message(feedback: str) -> str:
+    """The user message that carries a round's feedback (its own message, after the round)."""
+    return f"{FEEDBACK_PREFIX} {feedback}"
 
 
 @dataclass
@@ -567,11 +582,11 @@ class RoundResult:
     error: str | None = None
     tool_calls: int = 0
     seconds: float = 0.0
-    user_message: str = ""
+    tokens: int = 0
     injected_skills: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        d = {k: v for k, v in self.__dict__.items() if k != "user_message"}
+        d = dict(self.__dict__)
         d["answer"] = self.answer[-400:]
         return d
 
@@ -604,7 +619,52 @@ def drain_learning(plugin: Any, timeout: float = 300.0) -> dict[str, Any]:
     return {"waited_s": round(time.monotonic() - t0, 2)}
 
 
+# Arms ------------------------------------------------------------------------------------------------
+def _slow_loop_missing() -> str | None:
+    return (
+        "unavailable in this build: the slow loop (LoRA training of the policy in idle windows) is not "
+        "wired into the benchmark yet, so this arm is not run rather than run without it"
+    )
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    name: str
+    plugin: bool
+    description: str
+    unavailable: Callable[[], str | None] = lambda: None
+
+
+ARMS: dict[str, ArmSpec] = {
+    a.name: a
+    for a in (
+        ArmSpec("baseline", False, "no plugin"),
+        ArmSpec("skills", True, "skill injection + evolution (the fast loop)"),
+        ArmSpec("skills+rl", True, "skills + the slow loop (RL on the policy's weights)", _slow_loop_missing),
+    )
+}
+ARM_ALIASES = {"plugin": "skills"}
+
+
+def prepare_library(skills: Path, seed: Path | None) -> str:
+    """The skills arm's starting library: ``seed`` copied in, or empty (the starter skills retired, so
+    that a hand-written skill cannot stand in for a learned one). Returns what it is, in words."""
+    from ..skillbank.bank import bundled_skills_dir
+    from ..skillbank.store import SkillStore
+
+    if seed is not None:
+        shutil.copytree(seed, skills, ignore=shutil.ignore_patterns(".metaclaw"))
+        return f"seeded from {seed}"
+    store = SkillStore(skills)
+    store.seed_from(bundled_skills_dir(), actor="bench")
+    for name in list(store.load().skills):
+        store.set_status(name, "retired", actor="bench", reason="the learning figure starts from an empty library")
+    return "empty (the starter skills retired)"
+
+
 class ArmRunner:
+    """One arm of a run: its per-day workspaces, and for a plugin arm the plugin home, under ``work``."""
+
     def __init__(
         self,
         bench: Bench,
@@ -619,48 +679,33 @@ class ArmRunner:
     ):
         self.bench = bench
         self.arm = arm
+        self.spec = ARMS[ARM_ALIASES.get(arm, arm)]
         self.work = work
-        self.workspace = work / "workspace"
+        self.workspace = work / "days"
         self.model = model_factory()
         self.max_steps = max_steps
         self.log = log
-        self.plugin = None
+        self.plugin: Any = None
         self.middleware = None
-        self.current: Round | None = None
-        self.current_day: Day | None = None
-        self._scored: dict[str, dict[str, Any]] = {}
+        self.library: str | None = None
         self._turns_seen: dict[str, int] = {}
-        self.workspace.mkdir(parents=True, exist_ok=True)
-        copy_overlay(bench.workspace, self.workspace)
-        if arm == "plugin":
+        work.mkdir(parents=True, exist_ok=True)
+        if self.spec.plugin:
             from ..config import Settings
             from ..plugin import MetaClawPlugin
 
             home = work / "home"
-            if skills_dir is not None:
-                shutil.copytree(skills_dir, home / "skills", ignore=shutil.ignore_patterns(".metaclaw"))
+            marker = home / "library.txt"
+            if not marker.exists():
+                home.mkdir(parents=True, exist_ok=True)
+                marker.write_text(prepare_library(home / "skills", skills_dir), "utf-8")
+            self.library = marker.read_text("utf-8")
             settings = Settings(home=home, **(plugin_settings or {}))
             self.plugin = MetaClawPlugin(settings).start()
             from metaclaw_langchain import MetaClawMiddleware
 
-            self.middleware = MetaClawMiddleware(self.plugin, outcome=self._outcome)
-
-    # The plugin's view of a round's outcome (after_agent): the checker's verdict and the feedback.
-    def _outcome(self, state: Any) -> dict[str, Any] | None:
-        rnd, day = self.current, self.current_day
-        if rnd is None or day is None:
-            return None
-        msgs = list((state or {}).get("messages") or [])
-        sc = self._score(rnd, day, _text(msgs[-1]) if msgs else "")
-        fb = rnd.feedback_correct if sc["passed"] else rnd.feedback_incorrect
-        return {"success": bool(sc["passed"]), "score": sc["score"], **({"feedback": fb} if fb else {})}
-
-    def _score(self, rnd: Round, day: Day, answer: str) -> dict[str, Any]:
-        if rnd.id not in self._scored:
-            self._scored[rnd.id] = (
-                score_multi_choice(rnd, answer) if rnd.type == "multi_choice" else run_check(rnd, day, self.workspace)
-            )
-        return self._scored[rnd.id]
+            # The runner ends each day's session itself, with the day's outcome.
+            self.middleware = MetaClawMiddleware(self.plugin, end_sessions=False)
 
     def _agent(self, sandbox: Sandbox) -> Any:
         from langchain.agents import create_agent
@@ -674,40 +719,61 @@ class ArmRunner:
             checkpointer=InMemorySaver(),
         )
 
-    def _invoke(self, agent: Any, text: str, thread: str) -> tuple[Any, str | None]:
-        from langchain_core.messages import HumanMessage
+    def _invoke(self, agent: Any, messages: list[Any], thread: str) -> tuple[Any, int, str | None]:
+        """(state, tokens of this call's model replies, error)."""
+        from langchain_core.messages import AIMessage
 
         cfg = {
             "configurable": {"thread_id": thread},
             "metadata": {"session_id": thread},
             "recursion_limit": 2 * self.max_steps + 3,
         }
+        before = len((agent.get_state(cfg).values or {}).get("messages") or [])
         try:
-            return agent.invoke({"messages": [HumanMessage(content=text)]}, config=cfg), None
+            state = agent.invoke({"messages": messages}, config=cfg)
         except Exception as e:
-            return None, f"{type(e).__name__}: {str(e)[:300]}"
+            return None, 0, f"{type(e).__name__}: {str(e)[:300]}"
+        new = (state.get("messages") or [])[before:]
+        usage: list[dict[str, Any]] = [dict(m.usage_metadata or {}) for m in new if isinstance(m, AIMessage)]
+        tokens = sum(int(u.get("total_tokens") or 0) for u in usage)
+        return state, tokens, None
 
-    def run_day(self, day: Day) -> dict[str, Any]:
-        copied = copy_overlay(day.workspace, self.workspace)
-        sandbox = Sandbox(self.workspace)
+    def _set(self, rnd: Round | None) -> None:
+        if hasattr(self.model, "round"):
+            self.model.round = rnd
+
+    def run_day(self, day: Day, prev: Path | None) -> dict[str, Any]:
+        """Play one day in a fresh copy of the workspace as the previous day (``prev``) left it."""
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        ws = self.workspace / day.id
+        if ws.exists():
+            shutil.rmtree(ws)  # a resumed day starts again from the previous day's copy
+        src = prev if prev is not None else self.bench.workspace
+        if src.is_dir():
+            shutil.copytree(src, ws, symlinks=True)
+        else:
+            ws.mkdir(parents=True)
+        copied = copy_overlay(day.workspace, ws)
+        if hasattr(self.model, "workspace"):
+            self.model.workspace = ws
+        sandbox = Sandbox(ws)
         agent = self._agent(sandbox)
         thread = f"{self.arm}-{day.id}"
-        self.current_day = day
+        opening: list[Any] = [
+            HumanMessage(content=m["content"]) if m["role"] == "user" else AIMessage(content=m["content"])
+            for m in day.history
+        ]
         results: list[RoundResult] = []
-        prev: RoundResult | None = None
         for rnd in day.rounds:
-            self.current = rnd
-            if hasattr(self.model, "round"):
-                self.model.round = rnd
-            text = feedback_message(prev, rnd)
+            self._set(rnd)
             n_calls = len(sandbox.calls)
             t0 = time.perf_counter()
-            state, err = self._invoke(agent, text, thread)
-            answer = ""
-            if state is not None:
-                msgs = state.get("messages") or []
-                answer = _text(msgs[-1]) if msgs else ""
-            sc = self._score(rnd, day, answer)
+            state, tokens, err = self._invoke(agent, [*opening, HumanMessage(content=rnd.prompt())], thread)
+            opening = []  # replayed once, before the day's first round
+            msgs = (state or {}).get("messages") or []
+            answer = _text(msgs[-1]) if msgs else ""
+            sc = score_multi_choice(rnd, answer) if rnd.type == "multi_choice" else run_check(rnd, day, ws)
             res = RoundResult(
                 id=rnd.id,
                 type=rnd.type,
@@ -717,44 +783,63 @@ class ArmRunner:
                 detail={k: v for k, v in sc.items() if k not in ("score", "passed")},
                 error=err,
                 tool_calls=len(sandbox.calls) - n_calls,
-                seconds=round(time.perf_counter() - t0, 2),
-                user_message=text,
             )
             res.feedback = rnd.feedback_correct if res.passed else rnd.feedback_incorrect
             if self.plugin is not None:
                 res.injected_skills = self._last_injected(thread)
+                from ..types import TurnContext
+
+                self.plugin.on_feedback(TurnContext(thread, host="bench"), 1.0 if res.passed else -1.0)
+            if res.feedback:  # the round's feedback is the next user message of the day
+                self._set(None)
+                _, fb_tokens, _ = self._invoke(agent, [HumanMessage(content=feedback_message(res.feedback))], thread)
+                tokens += fb_tokens
+                if self.plugin is not None:
+                    self._last_injected(thread)
+            res.tokens = tokens
+            res.seconds = round(time.perf_counter() - t0, 2)
             results.append(res)
-            prev = res
             self.log(
                 f"  [{self.arm}] {day.id}/{rnd.id} ({rnd.type}): score {res.score:.2f}"
                 + (f"  error: {err}" if err else "")
             )
-        # The last round's feedback still reaches the agent, as the next user message of the day.
-        if prev is not None and prev.feedback:
-            self.current = None
-            if hasattr(self.model, "round"):
-                self.model.round = None
-            self._invoke(agent, feedback_message(prev, None), thread)
+        self._set(None)
         day_out: dict[str, Any] = {
             "day": day.id,
             "title": day.title,
+            "tags": day.tags,
+            "session": thread,
+            "opening_messages": len(day.history),
             "files_added": copied,
             **summarise_rounds(results),
             "rounds": [r.as_dict() for r in results],
         }
         if self.plugin is not None:
+            from ..types import TurnContext
+
+            ok = all(r.passed for r in results)
+            self.plugin.on_session_end(
+                TurnContext(thread, host="bench"),
+                {"success": ok, "score": day_out["accuracy"]},
+                reason="bench day end",
+            )
             day_out["learning"] = drain_learning(self.plugin)
             st = self.plugin.status()
             day_out["skills_active"] = st["skills"]["active"]
             day_out["skills_quarantined"] = st["skills"].get("quarantined")
             day_out["skill_generation"] = st["skill_generation"]
-        self._day_messages = [r.user_message for r in results]
+            day_out["evolved_skills"] = self.evolved_skills()
         return day_out
+
+    def evolved_skills(self) -> dict[str, list[str]]:
+        """The evolved skills in the library, by name: the sessions they were learned from."""
+        loaded = self.plugin.skills.store.load().skills
+        return {n: list(s.source_sessions) for n, s in sorted(loaded.items()) if s.origin == "evolved"}
 
     def _last_injected(self, thread: str) -> list[str]:
         try:
-            self.plugin.store.flush(5)  # type: ignore[union-attr]
-            sess = self.plugin.store.get_session(thread)  # type: ignore[union-attr]
+            self.plugin.store.flush(5)
+            sess = self.plugin.store.get_session(thread)
             if sess and sess.turns:
                 start = self._turns_seen.get(thread, 0)
                 self._turns_seen[thread] = len(sess.turns)
@@ -771,17 +856,64 @@ class ArmRunner:
             self.plugin.stop()
 
 
-def summarise_rounds(results: Sequence[RoundResult]) -> dict[str, Any]:
-    fc = [r for r in results if r.type == "file_check"]
-    mc = [r for r in results if r.type == "multi_choice"]
+def summarise_rounds(results: Sequence[RoundResult] | Sequence[dict[str, Any]]) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = [r.as_dict() if isinstance(r, RoundResult) else r for r in results]
+    fc = [r for r in rows if r["type"] == "file_check"]
+    mc = [r for r in rows if r["type"] == "multi_choice"]
+    n = len(rows)
     return {
-        "rounds_n": len(results),
-        "accuracy": round(sum(r.score for r in results) / len(results), 4) if results else None,
-        "completion": round(sum(1 for r in fc if r.passed) / len(fc), 4) if fc else None,
+        "rounds_n": n,
+        "accuracy": round(sum(r["score"] for r in rows) / n, 4) if n else None,
+        "completion": round(sum(1 for r in fc if r["passed"]) / len(fc), 4) if fc else None,
+        "tokens_per_round": round(sum(r.get("tokens", 0) for r in rows) / n, 1) if n else None,
         "file_check_n": len(fc),
         "multi_choice_n": len(mc),
-        "multi_choice_accuracy": round(sum(r.score for r in mc) / len(mc), 4) if mc else None,
-        "errors": sum(1 for r in results if r.error),
+        "multi_choice_accuracy": round(sum(r["score"] for r in mc) / len(mc), 4) if mc else None,
+        "multi_choice_exact": round(sum(1 for r in mc if r["passed"]) / len(mc), 4) if mc else None,
+        "errors": sum(1 for r in rows if r.get("error")),
+    }
+
+
+# Lesson reach from a run ------------------------------------------------------------------------------
+def lesson_reach(arm: dict[str, Any]) -> dict[str, Any]:
+    """For each round whose day carries a ``preference_tags`` tag that an earlier day carried and failed
+    a round under: was a skill learned from that day's session (its feedback) injected into it? Rates
+    per tag and overall (a round counts once overall: reached when any of its lessons reached it)."""
+    days = arm["days"]
+    learned: dict[str, set[str]] = {}  # session -> skills learned from it (by the end of the run)
+    for d in days:
+        for name, sources in (d.get("evolved_skills") or {}).items():
+            for s in sources:
+                learned.setdefault(s, set()).add(name)
+    per_tag: dict[str, list[int]] = {}
+    overall = [0, 0]
+    missed: list[str] = []
+    for j, d in enumerate(days):
+        teachers = {
+            t: [e["session"] for e in days[:j] if t in e["tags"] and not all(r["passed"] for r in e["rounds"])]
+            for t in d["tags"]
+        }
+        teachers = {t: s for t, s in teachers.items() if s}
+        if not teachers:
+            continue
+        for r in d["rounds"]:
+            any_hit = False
+            for t, sessions in teachers.items():
+                skills = set().union(*(learned.get(s, set()) for s in sessions))
+                hit = bool(skills & set(r.get("injected_skills") or []))
+                any_hit |= hit
+                c = per_tag.setdefault(t, [0, 0])
+                c[0] += hit
+                c[1] += 1
+            overall[0] += any_hit
+            overall[1] += 1
+            if not any_hit:
+                missed.append(f"{d['day']}/{r['id']}")
+    rate = lambda a, b: None if b == 0 else round(a / b, 4)  # noqa: E731
+    return {
+        "per_tag": {t: {"reached": a, "rounds": b, "rate": rate(a, b)} for t, (a, b) in sorted(per_tag.items())},
+        "overall": {"reached": overall[0], "rounds": overall[1], "rate": rate(*overall)},
+        "missed": missed,
     }
 
 
@@ -793,16 +925,23 @@ def run(
     judge_model: str | None = None,
     api_base: str | None = None,
     api_key: str | None = None,
-    policy: str = "oracle",
-    arms: Sequence[str] = ("baseline", "plugin"),
+    policy: str = "auto",
+    arms: Sequence[str] = ("baseline", "skills"),
     days: Sequence[str] | None = None,
     quick: bool = False,
     max_steps: int = 12,
     skills_dir: Path | None = None,
     keep_workspace: bool = False,
     promotion: str = "auto",
+    retrieval: str | None = None,
+    run_dir: Path | None = None,
+    resume: bool = False,
+    stop_after_days: int | None = None,
     log: Callable[[str], Any] = print,
 ) -> dict[str, Any]:
+    """Run the arms over the benchmark's days. With ``run_dir`` the workspaces, plugin homes and the
+    result so far (``progress.json``, written after every day) are kept there, and ``resume`` continues
+    an interrupted run from them; ``stop_after_days`` stops after that many days (as an interruption)."""
     bench = load_bench(bench_dir)
     if days:
         unknown = set(days) - {d.id for d in bench.days}
@@ -811,98 +950,190 @@ def run(
         bench.days = [d for d in bench.days if d.id in set(days)]
     if quick:
         bench.days = bench.days[:2]
+    arms = [ARM_ALIASES.get(a, a) for a in arms]
+    bad = [a for a in arms if a not in ARMS]
+    if bad:
+        raise BenchFormatError(f"unknown arm(s) {bad}; known: {', '.join(ARMS)}")
+    if policy == "auto":
+        policy = "scripted" if bench.layout == "public" else "oracle"
     plumbing = model is None
+    progress = run_dir / "progress.json" if run_dir is not None else None
+    if progress is not None and progress.exists() and not resume:
+        raise BenchFormatError(f"{progress} exists: pass --resume to continue that run, or another --run-dir")
+    if resume and (progress is None or not progress.exists()):
+        raise BenchFormatError("--resume needs the --run-dir of an interrupted run (no progress.json there)")
+    offline_evolver = evolver_model is None and model is None
+    argv = (["--quick"] if quick else []) + ([f"--model {model}"] if model else [])
     result: dict[str, Any] = {
-        **provenance("workday", (["--quick"] if quick else []) + ([f"--model {model}"] if model else [])),
+        **provenance("workday", argv),
         "plumbing_run": plumbing,
         "note": (
-            "PLUMBING RUN: a scripted policy played the agent (no LLM); these numbers test the harness, "
-            "they are not a score."
+            f"PLUMBING RUN: a scripted policy ({policy}) played the agent, not a model"
+            + ("; a scripted evolver wrote the skills" if offline_evolver else "")
+            + ". These numbers test the harness, they are not a model's score."
             if plumbing
             else f"Scored run: the agent is {model}."
         ),
         "agent": model or f"scripted:{policy}",
+        "models": {
+            "agent": model or f"scripted:{policy}",
+            "evolver": evolver_model or ("scripted" if offline_evolver else None),
+            "judge": judge_model,
+            "api_base": api_base,
+        },
         "evolver_model": evolver_model,
         "judge_model": judge_model,
+        "retrieval": retrieval or "default",
         "bench": {
             "path": str(bench.path),
             "name": bench.name,
+            "layout": bench.layout,
             "days": len(bench.days),
             "rounds": sum(len(d.rounds) for d in bench.days),
         },
+        "arms_requested": list(arms),
         "arms": {},
+        "arms_unavailable": {},
         "errors": [],
     }
-    if "plugin" in arms:
+    if resume:
+        assert progress is not None
+        saved = json.loads(progress.read_text("utf-8"))
+        if saved.get("bench", {}).get("path") != str(bench.path) or saved.get("models") != result["models"]:
+            raise BenchFormatError(f"{progress} is a run of another benchmark or other models; not resuming")
+        result["arms"] = saved.get("arms", {})
+        result["resumed"] = saved.get("resumed", 0) + 1
+    for a in arms:
+        why = ARMS[a].unavailable()
+        if why:
+            result["arms_unavailable"][a] = why
+    if any(ARMS[a].plugin for a in arms):
         import importlib.util
 
         if importlib.util.find_spec("metaclaw_langchain") is None or importlib.util.find_spec("langchain") is None:
-            result["errors"].append("plugin arm skipped: metaclaw_langchain / langchain is not installed")
-            arms = [a for a in arms if a != "plugin"]
+            for a in arms:
+                if ARMS[a].plugin:
+                    result["arms_unavailable"][a] = "metaclaw_langchain / langchain is not installed"
+    run_arms = [a for a in arms if a not in result["arms_unavailable"]]
 
     def factory() -> Any:
         return litellm_model(model, api_base=api_base, api_key=api_key) if model else scripted_model(policy)
 
-    plugin_settings: dict[str, Any] = {"mode": "skills_only", "evolution": {"promotion": promotion}}
-    if evolver_model:
-        plugin_settings["evolution"].update(
-            model=evolver_model,
-            **({"api_base": api_base} if api_base else {}),
-            **({"api_key": api_key} if api_key else {}),
-        )
-    if judge_model:
-        plugin_settings["reward"] = {
-            "model": judge_model,
-            **({"api_base": api_base} if api_base else {}),
-            **({"api_key": api_key} if api_key else {}),
-        }
     from .common import cache_dir
 
-    tmp_root = cache_dir() / "tmp"
-    tmp_root.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix="workday-", dir=str(tmp_root)))
-    try:
-        for arm in arms:
-            log(f"arm {arm}")
-            runner = ArmRunner(
-                bench,
-                arm,
-                scratch / arm,
-                factory,
-                max_steps=max_steps,
-                plugin_settings=plugin_settings if arm == "plugin" else None,
-                skills_dir=skills_dir,
-                log=log,
-            )
-            day_results = []
-            try:
-                for day in bench.days:
-                    day_results.append(runner.run_day(day))
-            finally:
-                runner.close()
-            all_rounds = [r for d in day_results for r in d["rounds"]]
-            fc = [r for r in all_rounds if r["type"] == "file_check"]
-            result["arms"][arm] = {
-                "accuracy": round(sum(r["score"] for r in all_rounds) / len(all_rounds), 4) if all_rounds else None,
-                "completion": round(sum(1 for r in fc if r["passed"]) / len(fc), 4) if fc else None,
-                "days": day_results,
-            }
-        if "baseline" in result["arms"] and "plugin" in result["arms"]:
-            b, p = result["arms"]["baseline"], result["arms"]["plugin"]
-            result["comparison"] = {
-                "accuracy_delta": _delta(p["accuracy"], b["accuracy"]),
-                "completion_delta": _delta(p["completion"], b["completion"]),
-                "per_day_accuracy": [
-                    {"day": x["day"], "baseline": x["accuracy"], "plugin": y["accuracy"]}
-                    for x, y in zip(b["days"], p["days"])
-                ],
-            }
-    finally:
-        if keep_workspace:
-            result["workspace"] = str(scratch)
-        else:
-            shutil.rmtree(scratch, ignore_errors=True)
+    if run_dir is None:
+        tmp_root = cache_dir() / "tmp"
+        tmp_root.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix="workday-", dir=str(tmp_root)))
+    else:
+        scratch = run_dir
+        scratch.mkdir(parents=True, exist_ok=True)
+    days_run = 0
+    with contextlib.ExitStack() as stack:
+        plugin_settings = _plugin_settings(
+            stack, evolver_model, judge_model, api_base, api_key, promotion, retrieval, offline_evolver
+        )
+        try:
+            for arm in run_arms:
+                prior = result["arms"].get(arm, {}).get("days", [])
+                if len(prior) >= len(bench.days):
+                    continue
+                log(f"arm {arm}" + (f" (resuming after {prior[-1]['day']})" if prior else ""))
+                runner = ArmRunner(
+                    bench,
+                    arm,
+                    scratch / arm,
+                    factory,
+                    max_steps=max_steps,
+                    plugin_settings=plugin_settings if ARMS[arm].plugin else None,
+                    skills_dir=skills_dir,
+                    log=log,
+                )
+                day_results = list(prior)
+                try:
+                    for day in bench.days[len(prior) :]:
+                        if stop_after_days is not None and days_run >= stop_after_days:
+                            result["interrupted"] = f"stopped after {days_run} day(s) (--stop-after-days)"
+                            break
+                        prev = runner.workspace / day_results[-1]["day"] if day_results else None
+                        day_results.append(runner.run_day(day, prev))
+                        days_run += 1
+                        result["arms"][arm] = _arm_summary(day_results, runner)
+                        if progress is not None:
+                            progress.write_text(json.dumps(result, indent=2, default=str), "utf-8")
+                finally:
+                    runner.close()
+                if result.get("interrupted"):
+                    break
+            _compare(result)
+        finally:
+            if keep_workspace or run_dir is not None:
+                result["workspace"] = str(scratch)
+            else:
+                shutil.rmtree(scratch, ignore_errors=True)
+    if progress is not None:
+        progress.write_text(json.dumps(result, indent=2, default=str), "utf-8")
     return result
+
+
+def _plugin_settings(
+    stack: contextlib.ExitStack,
+    evolver_model: str | None,
+    judge_model: str | None,
+    api_base: str | None,
+    api_key: str | None,
+    promotion: str,
+    retrieval: str | None,
+    offline_evolver: bool,
+) -> dict[str, Any]:
+    """Settings of the plugin arms. Offline, the evolver is :class:`~.reach.ScriptedEvolver` on a local
+    upstream (started in ``stack``); with models, the given ones."""
+    from .reach import ScriptedEvolver, mode_settings, scripted_evolution
+
+    out: dict[str, Any] = {"mode": "skills_only", "evolution": {"promotion": promotion}}
+    conn = {**({"api_base": api_base} if api_base else {}), **({"api_key": api_key} if api_key else {})}
+    if offline_evolver:
+        from ..devtools.upstream import Upstream
+
+        up = stack.enter_context(Upstream(script=ScriptedEvolver()))
+        out["evolution"] = scripted_evolution(up.url, promotion=promotion)
+        out["reward"] = {"enabled": False}
+    elif evolver_model:
+        out["evolution"].update(model=evolver_model, **conn)
+    if judge_model:
+        out["reward"] = {"model": judge_model, **conn}
+    if retrieval:
+        out["retrieval"] = mode_settings(retrieval)
+    return out
+
+
+def _arm_summary(day_results: list[dict[str, Any]], runner: ArmRunner) -> dict[str, Any]:
+    rows = [r for d in day_results for r in d["rounds"]]
+    out: dict[str, Any] = {
+        "description": runner.spec.description,
+        **{k: v for k, v in summarise_rounds(rows).items() if k != "rounds_n"},
+        "rounds_n": len(rows),
+        "days": day_results,
+    }
+    if runner.library is not None:
+        out["library"] = runner.library
+        out["lesson_reach"] = lesson_reach({"days": day_results})
+    return out
+
+
+def _compare(result: dict[str, Any]) -> None:
+    arms = result["arms"]
+    if "baseline" not in arms:
+        return
+    b = arms["baseline"]
+    result["comparison"] = {
+        a: {
+            "accuracy_delta": _delta(x["accuracy"], b["accuracy"]),
+            "completion_delta": _delta(x["completion"], b["completion"]),
+        }
+        for a, x in arms.items()
+        if a != "baseline"
+    }
 
 
 def _delta(a: float | None, b: float | None) -> float | None:
@@ -914,24 +1145,83 @@ def markdown(result: dict[str, Any]) -> str:
     if result.get("plumbing_run"):
         lines += [f"> **{result['note']}**", ""]
     arms = list(result.get("arms", {}))
-    head = "| day | " + " | ".join(f"{a} acc | {a} compl" for a in arms) + " |"
-    lines += [head, "|---|" + "---:|---:|" * len(arms)]
-    days = [d["day"] for d in (result["arms"][arms[0]]["days"] if arms else [])]
-    for i, day in enumerate(days):
-        cells = []
+    cols = ("accuracy", "completion", "tokens_per_round")
+    head = "| day | " + " | ".join(f"{a} acc | {a} compl | {a} tok/round" for a in arms) + " |"
+    lines += [head, "|---|" + "---:|---:|---:|" * len(arms)]
+    n_days = max((len(result["arms"][a]["days"]) for a in arms), default=0)
+    for i in range(n_days):
+        cells, day = [], ""
         for a in arms:
-            d = result["arms"][a]["days"][i]
-            cells += [_pct(d["accuracy"]), _pct(d["completion"])]
+            ds = result["arms"][a]["days"]
+            if i < len(ds):
+                day = ds[i]["day"]
+                cells += [_fmt_cell(k, ds[i].get(k)) for k in cols]
+            else:
+                cells += ["—"] * 3
         lines.append(f"| {day} | " + " | ".join(cells) + " |")
-    cells = []
-    for a in arms:
-        cells += [f"**{_pct(result['arms'][a]['accuracy'])}**", f"**{_pct(result['arms'][a]['completion'])}**"]
     if arms:
+        cells = [f"**{_fmt_cell(k, result['arms'][a].get(k))}**" for a in arms for k in cols]
         lines.append("| all | " + " | ".join(cells) + " |")
+    for a, why in result.get("arms_unavailable", {}).items():
+        lines.append(f"\n{a}: {why}")
+    for a in arms:
+        lr = result["arms"][a].get("lesson_reach")
+        if lr and lr["overall"]["rounds"]:
+            lines += ["", f"Lesson reach ({a}, retrieval {result.get('retrieval')}): " + _reach_line(lr)]
+    if result.get("interrupted"):
+        lines.append(f"\nINTERRUPTED: {result['interrupted']}; continue with --resume and the same --run-dir")
     for e in result.get("errors", []):
         lines.append(f"\nnote: {e}")
     return "\n".join(lines)
 
 
-def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{x:.0%}"
+def _reach_line(lr: dict[str, Any]) -> str:
+    tags = ", ".join(f"{t} {v['reached']}/{v['rounds']}" for t, v in lr["per_tag"].items())
+    o = lr["overall"]
+    return f"overall {o['reached']}/{o['rounds']}" + (f" ({tags})" if tags else "")
+
+
+def _fmt_cell(key: str, x: float | None) -> str:
+    if x is None:
+        return "—"
+    return f"{x:.0f}" if key == "tokens_per_round" else f"{x:.0%}"
+
+
+# Lesson reach across retrieval modes --------------------------------------------------------------------
+REACH_NOTE = (
+    "NOT A MODEL'S SCORE: a scripted policy played the agent and a scripted evolver turned each round's "
+    "feedback into a skill; this measures the plugin's evolution and retrieval plumbing on the benchmark's "
+    "own data, with no LLM."
+)
+
+
+def reach_by_mode(bench_dir: Path | str, modes: Sequence[str], log: Callable[[str], Any] = print) -> dict[str, Any]:
+    """The skills arm, offline, once per retrieval mode; its lesson reach per tag and overall."""
+    out: dict[str, Any] = {"note": REACH_NOTE, "bench": str(bench_dir), "modes": {}}
+    for mode in modes:
+        log(f"retrieval {mode}")
+        res = run(bench_dir, arms=["skills"], retrieval=mode, policy="auto", log=log)
+        arm = res["arms"].get("skills")
+        if arm is None:
+            out["modes"][mode] = {"unavailable": res["arms_unavailable"].get("skills")}
+            continue
+        out["modes"][mode] = {**arm["lesson_reach"], "accuracy": arm["accuracy"], "completion": arm["completion"]}
+    return out
+
+
+def reach_markdown(doc: dict[str, Any]) -> str:
+    lines = [
+        f"> **{doc['note']}**",
+        "",
+        "| retrieval | tag | reached | later rounds | rate |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for mode, r in doc["modes"].items():
+        if "unavailable" in r:
+            lines.append(f"| {mode} | — | — | — | unavailable: {r['unavailable']} |")
+            continue
+        for t, v in r["per_tag"].items():
+            lines.append(f"| {mode} | {t} | {v['reached']} | {v['rounds']} | {_fmt_cell('rate', v['rate'])} |")
+        o = r["overall"]
+        lines.append(f"| {mode} | **overall** | {o['reached']} | {o['rounds']} | {_fmt_cell('rate', o['rate'])} |")
+    return "\n".join(lines)

@@ -219,15 +219,20 @@ def register(main: click.Group) -> None:
     )
     @click.option(
         "--policy",
-        type=click.Choice(["oracle", "naive"]),
-        default="oracle",
+        type=click.Choice(["auto", "scripted", "oracle", "naive"]),
+        default="auto",
         show_default=True,
-        help="Offline scripted policy: follow each round's reference solution, or do nothing useful.",
+        help="Offline scripted policy: auto (scripted for the public layout, oracle for ours); scripted (fixed "
+        "rules, sometimes wrong); oracle (each round's reference solution); naive (nothing useful).",
     )
     @click.option(
-        "--arm", "arms", type=click.Choice(["baseline", "plugin"]), multiple=True, help="Arms to run (default both)."
+        "--arm",
+        "arms",
+        type=click.Choice(["baseline", "skills", "skills+rl", "plugin"]),
+        multiple=True,
+        help="Arms to run (default baseline and skills; plugin = skills). skills+rl says why it is unavailable.",
     )
-    @click.option("--with-plugin", is_flag=True, help="Run only the plugin arm (same as --arm plugin).")
+    @click.option("--with-plugin", is_flag=True, help="Run only the skills arm (same as --arm skills).")
     @click.option("--days", default=None, help="Comma-separated day ids to run (default all).")
     @click.option("--max-steps", type=int, default=12, show_default=True, help="Tool steps per round.")
     @click.option(
@@ -235,7 +240,29 @@ def register(main: click.Group) -> None:
         "skills_dir",
         type=click.Path(exists=True, file_okay=False),
         default=None,
-        help="Seed the plugin arm with this library (default: the starter skills).",
+        help="Seed the skills arm's library with this folder (default: an empty library).",
+    )
+    @click.option(
+        "--retrieval",
+        default=None,
+        help="Retrieval mode of the skills arm: keyword, keyword:<min_score>, embedding or hybrid.",
+    )
+    @click.option(
+        "--lesson-reach",
+        "reach_modes",
+        default=None,
+        help="Instead of the arms: lesson reach offline (scripted policy and evolver) for these comma-separated "
+        "retrieval modes, e.g. keyword,embedding,hybrid. Not a model's score.",
+    )
+    @click.option(
+        "--run-dir",
+        type=click.Path(file_okay=False),
+        default=None,
+        help="Keep the run (workspaces, plugin homes, progress.json after every day) here, for --resume.",
+    )
+    @click.option("--resume", is_flag=True, help="Continue the interrupted run in --run-dir.")
+    @click.option(
+        "--stop-after-days", type=int, default=None, help="Stop after this many days in all (an interruption)."
     )
     @click.option("--keep-workspace", is_flag=True, help="Keep the sandboxed workspaces and print where.")
     def workday(
@@ -254,16 +281,30 @@ def register(main: click.Group) -> None:
         days: str | None,
         max_steps: int,
         skills_dir: str | None,
+        retrieval: str | None,
+        reach_modes: str | None,
+        run_dir: str | None,
+        resume: bool,
+        stop_after_days: int | None,
         keep_workspace: bool,
     ) -> None:
-        """Run a MetaClaw-Bench-format benchmark folder (default: the shipped benchmarks/scenarios)."""
+        """Run a benchmark folder: the public MetaClaw-Bench layout (all_tests.json) or ours (default: the
+        shipped benchmarks/scenarios)."""
         from ..bench import workday as wd
 
         path = Path(bench_dir) if bench_dir else wd.default_scenarios()
         if path is None or not path.is_dir():
             fail("no benchmark folder given and benchmarks/scenarios is not in this checkout")
             return
-        arm_list = list(arms) or (["plugin"] if with_plugin else ["baseline", "plugin"])
+        if reach_modes:
+            try:
+                doc = wd.reach_by_mode(path, [m.strip() for m in reach_modes.split(",") if m.strip()], _progress(True))
+            except wd.BenchFormatError as e:
+                fail(str(e))
+                return
+            _finish(doc, as_json, out_dir, "lesson-reach", wd.reach_markdown(doc))
+            return
+        arm_list = list(arms) or (["skills"] if with_plugin else ["baseline", "skills"])
         try:
             result = wd.run(
                 path,
@@ -279,6 +320,10 @@ def register(main: click.Group) -> None:
                 max_steps=max_steps,
                 skills_dir=Path(skills_dir) if skills_dir else None,
                 keep_workspace=keep_workspace,
+                retrieval=retrieval,
+                run_dir=Path(run_dir) if run_dir else None,
+                resume=resume,
+                stop_after_days=stop_after_days,
                 log=_progress(as_json),
             )
         except wd.BenchFormatError as e:
