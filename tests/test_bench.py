@@ -382,7 +382,8 @@ def test_numbered_replies_are_all_different() -> None:
 def test_bench_overhead_quick_json_without_the_reference(tmp_path: Path) -> None:
     if importlib.util.find_spec("litellm") is None:
         pytest.skip("needs the litellm extra")
-    data, took = _bench_cmd(["overhead", "--quick", "--json"], tmp_path, 240)
+    args = ["overhead", "--quick", "--json", "--mode", "json", "--mode", "sse-paced", "--paced-requests", "2"]
+    data, took = _bench_cmd(args, tmp_path, 300)
     for key in (
         "bare_p50_ms",
         "plugin_p50_ms",
@@ -402,6 +403,12 @@ def test_bench_overhead_quick_json_without_the_reference(tmp_path: Path) -> None
     if data["targets"]["plugin"]["available"]:
         assert data["plugin_p50_ms"] > 0 and data["ratio_plugin_bare_p50"] > 0
         assert data["targets"]["plugin"]["injected_share"] > 0, "the plugin really injected skills"
+        # the plugin's own CPU, measured in the proxy process, is a part of that process's CPU
+        assert 0 < data["plugin_cpu_share"] < 1 and 0 < data["plugin_cpu_ms"] < data["plugin_host_cpu_ms"]
+        assert 0 < data["plugin_cpu_share_sse_paced"] < 1
+    # The paced upstream: the first byte comes long before the end of the stream (50 chunks, 20 ms apart).
+    assert data["direct_p50_ms_sse_paced"] >= 900 and data["bare_p50_ms_sse_paced"] >= 900
+    assert data["direct_ttfb_p50_ms_sse_paced"] < 0.25 * data["direct_p50_ms_sse_paced"]
     print(f"bench overhead --quick took {took:.1f} s")
 
 

@@ -17,6 +17,12 @@ synthetic ones, see :mod:`metaclaw_plugin.bench.synth`). Every request to every 
 reference only injects on main turns. Before measuring, the upstream's ``/stats`` is used to check
 that the plugin and the reference really injected skills into what they forwarded.
 
+Response modes: ``json`` and ``sse`` against an upstream that answers at once, and ``sse-paced``, where
+the upstream streams like a model (``POST /pace`` on it: 50 content chunks 20 ms apart by default), so
+that the time to the first byte (what a user waits for) shows apart from the total time. The plugin
+target runs the callback with a CPU meter (:mod:`metaclaw_plugin.bench.cpumeter`): the plugin's own
+CPU per request and the proxy process's, both measured inside the proxy, and their ratio (the share).
+
 Rounds are interleaved: in each round every concurrency level runs every target in turn, and the
 order rotates from round to round, so slow drift of the machine (thermal, page cache, another
 process) spreads over all targets instead of landing on one. Latency is per request, client side,
@@ -37,6 +43,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..devtools.upstream import PACED_CHUNKS, PACED_DELAY
 from .common import (
     Child,
     cache_dir,
@@ -53,6 +60,8 @@ from .common import (
 from .reference import REFERENCE_PACKAGES, install_reference, reference_python, reference_venv, reference_version
 
 TARGETS = ("direct", "bare", "noop", "plugin", "reference")
+MODES = ("json", "sse", "sse-paced")
+PLUGIN_CALLBACK = "metaclaw_plugin.bench.cpumeter.callback"  # metaclaw_litellm.callback with a CPU meter
 NOOP_CALLBACK = '''"""A callback that does nothing: what LiteLLM's callback machinery costs by itself."""
 from litellm.integrations.custom_logger import CustomLogger
 
@@ -304,6 +313,9 @@ def run(
     noop: bool | None = None,
     requests_c1: int | None = None,
     requests_per_client: int | None = None,
+    paced_requests: int | None = None,
+    chunks: int = PACED_CHUNKS,
+    chunk_delay_ms: float = PACED_DELAY * 1000,
     keep_scratch: bool = False,
     log: Callable[[str], Any] = print,
 ) -> dict[str, Any]:
@@ -329,9 +341,10 @@ def run(
             "bench overhead needs aiohttp (it comes with the litellm extra: pip install 'metaclaw-plugin[litellm]')"
         )
     rounds = rounds or (2 if quick else 5)
-    modes = list(modes or (["json"] if quick else ["json", "sse"]))
+    modes = list(modes or (["json"] if quick else list(MODES)))
     n1 = requests_c1 or (10 if quick else 100)
     per_client = requests_per_client or (1 if quick else 10)
+    n_paced = paced_requests or (3 if quick else 10)  # a paced request takes about a second
     argv = ["--quick"] if quick else []
     result: dict[str, Any] = {
         **provenance("overhead", argv),
@@ -341,6 +354,8 @@ def run(
         "modes": modes,
         "skills": skills,
         "requests_per_batch": {str(c): (n1 if c == 1 else c * per_client) for c in concurrency},
+        "requests_per_paced_batch": {str(c): (n_paced if c == 1 else c) for c in concurrency},
+        "paced_upstream": {"chunks": chunks, "delay_ms": chunk_delay_ms},
         "upstream": "metaclaw_plugin.devtools.aioupstream (aiohttp, own process), reply ~380 chars, numbered",
         "client": "aiohttp, keep-alive pool sized to the concurrency, in the bench process",
         "targets": {},
@@ -408,9 +423,14 @@ def run(
             plib = scratch / "plugin_library"
             shutil.copytree(lib, plib)
             (home / "config.yaml").write_text(json.dumps({"mode": "skills_only", "skills_dir": str(plib)}), "utf-8")
-            env = {"METACLAW_HOME": str(home), "METACLAW_CONFIG": str(home / "config.yaml")}
+            meter = scratch / "plugin_cpu.json"
+            env = {
+                "METACLAW_HOME": str(home),
+                "METACLAW_CONFIG": str(home / "config.yaml"),
+                "METACLAW_CPUMETER_FILE": str(meter),
+            }
             children["plugin"] = start_litellm(
-                "plugin", scratch, uport, master_key=master_key, callbacks=["metaclaw_litellm.callback"], env_extra=env
+                "plugin", scratch, uport, master_key=master_key, callbacks=[PLUGIN_CALLBACK], env_extra=env
             )
         if avail["reference"] is None:
             children["reference"] = start_reference(scratch, uport, lib)
@@ -432,6 +452,7 @@ def run(
         from .retrieval import workload
 
         per_batch = {c: n1 if c == 1 else c * per_client for c in concurrency}
+        per_paced = {c: n_paced if c == 1 else c for c in concurrency}
         texts = workload(16 + rounds * len(modes) * sum(per_batch.values()), seed=23)
         warm_bodies = payloads(texts[:16], stream=False)
         seq = 16  # the next unused text: each batch gets new ones, the same for every target
@@ -454,26 +475,45 @@ def run(
 
         # Measurement ------------------------------------------------------------------------------
         samples: dict[tuple[str, int, str], dict[str, list[float]]] = {}
+        meter = scratch / "plugin_cpu.json"
         for rnd_i in range(rounds):
             for mode in modes:
+                _pace(uport, chunks if mode == "sse-paced" else 0, chunk_delay_ms)
                 for c in concurrency:
                     order = active[rnd_i % len(active) :] + active[: rnd_i % len(active)]
-                    total = per_batch[c]
-                    batch = payloads(texts[seq : seq + total], stream=mode == "sse")
+                    total = (per_paced if mode == "sse-paced" else per_batch)[c]
+                    stream = mode != "json"
+                    batch = payloads(texts[seq : seq + total], stream=stream)
                     seq += total
                     for t in order:
                         pid = children[t].proc.pid if t in children else None
                         cpu0 = _cpu(pid)
-                        r = run_batch(urls[t], batch, c, total, f"{t}-r{rnd_i}", master_key, mode == "sse")
+                        m0 = read_meter(meter, time.time()) if t == "plugin" else None
+                        r = run_batch(urls[t], batch, c, total, f"{t}-r{rnd_i}", master_key, stream)
                         cpu1 = _cpu(pid)
+                        m1 = read_meter(meter, time.time()) if t == "plugin" else None
                         s = samples.setdefault(
                             (mode, c, t),
-                            {"lat": [], "ttfb": [], "rps": [], "p50": [], "errors": [], "cpu": [], "loop_cpu": []},
+                            {
+                                "lat": [],
+                                "ttfb": [],
+                                "rps": [],
+                                "p50": [],
+                                "errors": [],
+                                "cpu": [],
+                                "loop_cpu": [],
+                                "plugin_cpu": [],
+                                "host_cpu": [],
+                            },
                         )
                         if cpu0 and cpu1 and r["lat"]:
                             s["cpu"].append((cpu1[0] - cpu0[0]) * 1000.0 / len(r["lat"]))
                             if t != "reference":  # its server loop is not its main thread
                                 s["loop_cpu"].append((cpu1[1] - cpu0[1]) * 1000.0 / len(r["lat"]))
+                        if m0 and m1 and r["lat"]:
+                            own = (m1["hooks_cpu_s"] - m0["hooks_cpu_s"]) + (m1["threads_cpu_s"] - m0["threads_cpu_s"])
+                            s["plugin_cpu"].append(own * 1000.0 / len(r["lat"]))
+                            s["host_cpu"].append((m1["process_cpu_s"] - m0["process_cpu_s"]) * 1000.0 / len(r["lat"]))
                         s["lat"] += r["lat"]
                         s["ttfb"] += r["ttfb"]
                         s["errors"] += r["errors"]
@@ -502,6 +542,7 @@ def run(
                 "rps": rnd(median(s["rps"]), 1),
                 "cpu_ms_per_request": rnd(median(s["cpu"])) if s["cpu"] else None,
                 "loop_cpu_ms_per_request": rnd(median(s["loop_cpu"])) if s["loop_cpu"] else None,
+                **(_plugin_cpu(s["plugin_cpu"], s["host_cpu"]) if s["plugin_cpu"] else {}),
                 "round_p50s_ms": [rnd(x, 2) for x in s["p50"]],
                 **({"error_sample": s["errors"][:3]} if s["errors"] else {}),
             }
@@ -531,6 +572,42 @@ def _cpu(pid: int | None) -> tuple[float, float] | None:
     return (total, loop) if total is not None and loop is not None else None
 
 
+def _plugin_cpu(plugin: list[float], host: list[float]) -> dict[str, Any]:
+    """The plugin's CPU per request, the proxy process's, and the share: totals over the batches."""
+    p, h = sum(plugin), sum(host)
+    return {
+        "plugin_cpu_ms_per_request": rnd(median(plugin)),
+        "host_cpu_ms_per_request": rnd(median(host)),
+        "plugin_cpu_share": rnd(p / h, 4) if h > 0 else None,
+    }
+
+
+def read_meter(path: Path, after: float, timeout: float = 5.0) -> dict[str, Any] | None:
+    """The CPU meter's first snapshot written after ``after`` (a ``time.time()``), or None
+    (see :mod:`metaclaw_plugin.bench.cpumeter`)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            snap = json.loads(path.read_text("utf-8"))
+            if snap["t"] > after:
+                return dict(snap)
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.05)
+    return None
+
+
+def _pace(port: int, chunks: int, delay_ms: float) -> None:
+    """Switch the upstream's streams between instant (0 chunks) and paced."""
+    body = json.dumps({"chunks": chunks, "delay_ms": delay_ms}).encode()
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{port}/pace", body, {"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(req, timeout=5) as r:
+        if r.status != 200:
+            raise RuntimeError(f"the upstream refused /pace: HTTP {r.status}")
+
+
 def _stats(port: int) -> dict[str, Any]:
     status, body = _get(f"http://127.0.0.1:{port}/stats")
     if status != 200:
@@ -549,14 +626,20 @@ def _headline(result: dict[str, Any]) -> None:
     the same keys with ``_c32`` (and ``_sse``) suffixes cover the rest."""
     res = result.get("results", {})
     names = {t: t for t in TARGETS}
-    for mode in ("json", "sse"):
+    for mode in MODES:
         for c in result.get("concurrency", []):
-            suffix = ("" if c == 1 else f"_c{c}") + ("" if mode == "json" else "_sse")
+            suffix = ("" if c == 1 else f"_c{c}") + ("" if mode == "json" else "_" + mode.replace("-", "_"))
             point = res.get(mode, {}).get(str(c), {})
-            if not point and mode == "sse":
+            if not point and mode != "json":
                 continue
             for t, key in names.items():
                 r = point.get(t) or {}
+                if mode != "json":
+                    result[f"{key}_ttfb_p50_ms{suffix}"] = r.get("ttfb_p50_ms")
+                if t == "plugin":
+                    result[f"plugin_cpu_ms{suffix}"] = r.get("plugin_cpu_ms_per_request")
+                    result[f"plugin_host_cpu_ms{suffix}"] = r.get("host_cpu_ms_per_request")
+                    result[f"plugin_cpu_share{suffix}"] = r.get("plugin_cpu_share")
                 result[f"{key}_p50_ms{suffix}"] = r.get("p50_ms")
                 result[f"{key}_p99_ms{suffix}"] = r.get("p99_ms")
                 result[f"{key}_rps{suffix}"] = r.get("rps")
@@ -594,9 +677,16 @@ def _headline(result: dict[str, Any]) -> None:
 def markdown(result: dict[str, Any]) -> str:
     res = result.get("results", {})
     lines = []
+    pace = result.get("paced_upstream") or {}
+    label_of = {
+        "json": "stream: false",
+        "sse": "stream: true, instant upstream; TTFB in brackets",
+        "sse-paced": f"stream: true, upstream paced {pace.get('chunks')} chunks "
+        f"{pace.get('delay_ms')} ms apart; TTFB in brackets",
+    }
     for mode in result.get("modes", []):
         lines += [
-            f"**{mode.upper()}** ({'stream: false' if mode == 'json' else 'stream: true; TTFB in brackets'})",
+            f"**{mode.upper()}** ({label_of.get(mode, mode)})",
             "",
             "| target | c=1 p50 | c=1 p99 | c=1 req/s | c=32 p50 | c=32 p99 | c=32 req/s |",
             "|---|---:|---:|---:|---:|---:|---:|",
@@ -608,21 +698,17 @@ def markdown(result: dict[str, Any]) -> str:
                 if not r or r.get("p50_ms") is None:
                     cells += ["—", "—", "—"]
                     continue
-                ttfb = f" [{r['ttfb_p50_ms']:.1f}]" if mode == "sse" and r.get("ttfb_p50_ms") is not None else ""
+                ttfb = f" [{r['ttfb_p50_ms']:.1f}]" if mode != "json" and r.get("ttfb_p50_ms") is not None else ""
                 cells += [f"{r['p50_ms']:.1f} ms{ttfb}", f"{r['p99_ms']:.1f} ms", f"{r['rps']:.0f}"]
             if not any(res.get(m, {}).get(c, {}).get(t) for m in res for c in res[m]):
                 continue
-            label = {
-                "direct": "(a) upstream direct",
-                "bare": "(b) bare LiteLLM proxy",
-                "noop": "(b') LiteLLM + a no-op callback",
-                "plugin": "(c) LiteLLM + metaclaw_litellm.callback",
-                "reference": "(d) reference proxy " + (result["targets"]["reference"].get("version") or ""),
-            }[t]
+            label = LABELS[t] + (f" {result['targets']['reference'].get('version') or ''}" if t == "reference" else "")
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
         lines.append("")
-    for mode in [m for m in ("json", "sse") if m in res]:
-        tail = "" if mode == "json" else "_sse"
+    lines += _first_byte_table(result)
+    lines += _plugin_cpu_table(result)
+    for mode in [m for m in MODES if m in res]:
+        tail = "" if mode == "json" else "_" + mode.replace("-", "_")
         rows, cpu_rows = [], []
         for c, suffix in (("1", tail), ("32", "_c32" + tail)):
             for t in ("noop", "plugin", "reference"):
@@ -654,6 +740,64 @@ def markdown(result: dict[str, Any]) -> str:
                 "",
             ]
     return "\n".join(lines).rstrip("\n")
+
+
+LABELS = {
+    "direct": "(a) upstream direct",
+    "bare": "(b) bare LiteLLM proxy",
+    "noop": "(b') LiteLLM + a no-op callback",
+    "plugin": "(c) LiteLLM + metaclaw_litellm.callback",
+    "reference": "(d) reference proxy",
+}
+
+
+def _first_byte_table(result: dict[str, Any]) -> list[str]:
+    """Time to first byte and total time (p50) per target, instant and paced SSE side by side."""
+    res = result.get("results", {})
+    streams = [m for m in ("sse", "sse-paced") if m in res]
+    if not streams:
+        return []
+    out = []
+    for c in [str(x) for x in result.get("concurrency", [])]:
+        head = " | ".join(f"{m} first byte | {m} total" for m in streams)
+        rows = []
+        for t in TARGETS:
+            cells = []
+            for m in streams:
+                r = res[m].get(c, {}).get(t) or {}
+                cells += [_ms(r.get("ttfb_p50_ms")), _ms(r.get("p50_ms"))]
+            if any(x != "—" for x in cells):
+                rows.append(f"| {LABELS[t]} | " + " | ".join(cells) + " |")
+        if rows:
+            out += [f"| target (c={c}, p50) | {head} |", "|---|" + "---:|---:|" * len(streams), *rows, ""]
+    return out
+
+
+def _plugin_cpu_table(result: dict[str, Any]) -> list[str]:
+    """The plugin's own CPU per request and the proxy process's, both measured in the proxy."""
+    rows = []
+    for mode, points in result.get("results", {}).items():
+        for c, targets in points.items():
+            r = targets.get("plugin") or {}
+            if r.get("plugin_cpu_share") is None:
+                continue
+            rows.append(
+                f"| {mode} | c={c} | {r['plugin_cpu_ms_per_request']:.3f} ms | {r['host_cpu_ms_per_request']:.3f} ms "
+                f"| {100 * r['plugin_cpu_share']:.1f}% |"
+            )
+    if not rows:
+        return []
+    return [
+        "| plugin CPU (in the proxy process) | concurrency | plugin's own CPU per request "
+        "| proxy process CPU per request | plugin share |",
+        "|---|---|---:|---:|---:|",
+        *rows,
+        "",
+    ]
+
+
+def _ms(x: float | None) -> str:
+    return "—" if x is None else f"{x:.1f} ms"
 
 
 def _minus(a: float | None, b: float | None) -> float | None:

@@ -91,9 +91,19 @@ def register(main: click.Group) -> None:
     @click.option(
         "--mode",
         "modes",
-        type=click.Choice(["json", "sse"]),
+        type=click.Choice(["json", "sse", "sse-paced"]),
         multiple=True,
-        help="Response modes to measure (default: json and sse; quick: json).",
+        help="Response modes to measure (default: all three; quick: json). sse-paced: the upstream streams "
+        "like a model (--chunks chunks, --chunk-delay-ms apart), for time to first byte against total time.",
+    )
+    @click.option("--requests", "requests_c1", type=int, default=None, help="Requests per batch at c=1 (default 100).")
+    @click.option(
+        "--per-client", type=int, default=None, help="Requests per client at higher concurrency (default 10)."
+    )
+    @click.option("--paced-requests", type=int, default=None, help="Requests per sse-paced batch at c=1 (default 10).")
+    @click.option("--chunks", type=int, default=50, show_default=True, help="Content chunks of a paced stream.")
+    @click.option(
+        "--chunk-delay-ms", type=float, default=20.0, show_default=True, help="Milliseconds between paced chunks."
     )
     @click.option(
         "--concurrency", "concurrency", type=int, multiple=True, help="Concurrency levels (default 1 and 32)."
@@ -123,6 +133,11 @@ def register(main: click.Group) -> None:
         rounds: int | None,
         skills: int,
         modes: tuple[str, ...],
+        requests_c1: int | None,
+        per_client: int | None,
+        paced_requests: int | None,
+        chunks: int,
+        chunk_delay_ms: float,
         concurrency: tuple[int, ...],
         use_reference: bool | None,
         install_reference: bool,
@@ -143,6 +158,11 @@ def register(main: click.Group) -> None:
                 rounds=rounds,
                 skills=skills,
                 modes=list(modes) or None,
+                requests_c1=requests_c1,
+                requests_per_client=per_client,
+                paced_requests=paced_requests,
+                chunks=chunks,
+                chunk_delay_ms=chunk_delay_ms,
                 concurrency=list(concurrency) or (1, 32),
                 reference=ref,
                 noop=noop,

@@ -5,7 +5,9 @@ Same API as :class:`~metaclaw_plugin.devtools.upstream.Upstream` (``start``/``st
 instead of a thread per connection, so 32 concurrent keep-alive clients cost it little CPU: the
 benchmark should measure the proxy in front of it, not the stub.
 
-It also answers ``GET /stats``: request counts, and how many requests carried an injected skill
+``POST /pace`` (``{"chunks": 50, "delay_ms": 20}``; ``{"chunks": 0}`` for instant) switches how streams
+are paced (see :class:`~metaclaw_plugin.devtools.upstream.Upstream`) while it runs, so one benchmark run can
+measure both. It also answers ``GET /stats``: request counts, and how many requests carried an injected skill
 block (ours, ``<metaclaw-skills>``, or the reference proxy's ``## Active Skills``), so a benchmark
 can check that the target under test really injected. Streaming keeps the connection alive
 (unlike the stdlib stub), as a real provider does.
@@ -80,6 +82,7 @@ class AioUpstream(Upstream):
         app.router.add_get("/health", self._health)
         app.router.add_get("/v1/health", self._health)
         app.router.add_get("/stats", self._stats)
+        app.router.add_post("/pace", self._pace)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=512, reuse_address=True)
@@ -115,6 +118,19 @@ class AioUpstream(Upstream):
             data = json.loads(json.dumps(self.stats))
         return web.json_response(data)
 
+    async def _pace(self, request: Any) -> Any:
+        from aiohttp import web
+
+        try:
+            data = await request.json()
+            chunks, delay = int(data.get("chunks", 0)), float(data.get("delay_ms", 20.0)) / 1000.0
+        except (ValueError, TypeError, AttributeError):
+            return web.json_response({"error": {"message": "expected {chunks, delay_ms}"}}, status=400)
+        if chunks < 0 or delay < 0:
+            return web.json_response({"error": {"message": "chunks and delay_ms must be >= 0"}}, status=400)
+        self.stream_chunks, self.chunk_delay = chunks, delay
+        return web.json_response({"chunks": chunks, "delay_ms": delay * 1000.0})
+
     def _count_request(self, body: dict[str, Any]) -> None:
         msgs = body.get("messages") or []
         system = ""
@@ -147,14 +163,17 @@ class AioUpstream(Upstream):
         delay = reply.get("delay", self.delay)
         if delay:
             await asyncio.sleep(delay)
-        status, payload = render_reply(body, reply, self.model)
+        pace, gap = self.stream_chunks, self.chunk_delay
+        status, payload = render_reply(body, reply, self.model, chunks=pace)
         if isinstance(payload, bytes):
             return web.Response(status=status, body=payload, content_type="application/json")
         resp = web.StreamResponse(
             status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )
         await resp.prepare(request)
-        for event in payload:  # one write per event, as a provider streams
+        for i, event in enumerate(payload):  # one write per event, as a provider streams
+            if pace and 1 < i <= pace:  # between content chunks (the first goes with the role event)
+                await asyncio.sleep(gap)
             await resp.write(event)
         await resp.write_eof()
         return resp

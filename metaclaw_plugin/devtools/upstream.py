@@ -3,7 +3,11 @@
 It stands in for the remote LLM (the one part the project may replace): ``POST /v1/chat/completions``
 answers JSON or SSE (``stream: true``), ``GET /v1/models`` lists its model, and every request is
 recorded. Replies come from a script (a list of canned replies, or a function of the request), so
-tests can play an evolver or a judge. Built on the standard library only (threaded HTTP server with
+tests can play an evolver or a judge.
+
+Streams are instant by default (every event written at once). With ``stream_chunks`` > 0 the upstream
+paces like a model: the reply's text goes out in that many content chunks, ``chunk_delay`` seconds
+apart (``--paced``: 50 chunks 20 ms apart, the first byte at once, the last after about a second), so that a benchmark can see time to first byte apart from total time. Built on the standard library only (threaded HTTP server with
 TCP_NODELAY), so it runs anywhere the core runs.
 
 Run it alone: ``python -m metaclaw_plugin.devtools.upstream --port 0`` prints ``PORT <n>``.
@@ -23,6 +27,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+PACED_CHUNKS, PACED_DELAY = 50, 0.02  # the paced mode's defaults: about a second for a short answer
 Reply = dict[str, Any]  # {"content": str, "tool_calls": [...], "status": int, "error": str, "delay": float}
 Script = Callable[[dict[str, Any]], Reply | str]
 
@@ -40,6 +45,8 @@ class Upstream:
     headers: list[dict[str, str]] = field(default_factory=list)
     record: bool = True
     number_replies: bool = False  # "[n] " before each default reply: no two replies alike, as with a real model
+    stream_chunks: int = 0  # 0: instant streams; N: N content chunks, chunk_delay apart (a model's pace)
+    chunk_delay: float = PACED_DELAY
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -150,7 +157,8 @@ class _Handler(BaseHTTPRequestHandler):
         delay = reply.get("delay", self.owner.delay)
         if delay:
             time.sleep(delay)
-        status, payload = render_reply(body, reply, self.owner.model)
+        pace = self.owner.stream_chunks
+        status, payload = render_reply(body, reply, self.owner.model, chunks=pace)
         if isinstance(payload, bytes):
             self._send(status, payload)
             return
@@ -160,14 +168,20 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        for event in payload:
+        for i, event in enumerate(payload):
+            if pace and 1 < i <= pace:  # between content chunks (the first goes with the role event)
+                time.sleep(self.owner.chunk_delay)
             self.wfile.write(event)
-        self.wfile.flush()
+            self.wfile.flush()
 
 
-def render_reply(body: dict[str, Any], reply: Reply, default_model: str) -> tuple[int, bytes | list[bytes]]:
+def render_reply(
+    body: dict[str, Any], reply: Reply, default_model: str, chunks: int = 0
+) -> tuple[int, bytes | list[bytes]]:
     """The wire form of one scripted reply: (status, JSON body) or (200, [SSE events]) for ``stream: true``.
-    Shared by both upstream servers so that they answer byte for byte alike."""
+    Shared by both upstream servers so that they answer byte for byte alike. A stream carries the text in
+    16-character pieces, or with ``chunks`` > 0 in exactly that many (events 1..chunks, after the role
+    event 0), which is what a paced server spaces out."""
     status = int(reply.get("status", 200))
     if status != 200:
         err = {"error": {"message": reply.get("error", "upstream error"), "type": "server_error", "code": status}}
@@ -208,7 +222,11 @@ def render_reply(body: dict[str, Any], reply: Reply, default_model: str) -> tupl
 
     text = str(content or "")
     events = [chunk({"role": "assistant", "content": ""})]
-    events += [chunk({"content": text[i : i + 16]}) for i in range(0, len(text), 16)]
+    if chunks > 0:
+        cuts = [round(i * len(text) / chunks) for i in range(chunks + 1)]
+        events += [chunk({"content": text[cuts[i] : cuts[i + 1]]}) for i in range(chunks)]
+    else:
+        events += [chunk({"content": text[i : i + 16]}) for i in range(0, len(text), 16)]
     events += [chunk({"tool_calls": [{**c, "index": i}]}) for i, c in enumerate(calls)]
     events += [chunk({}, finish, usage=usage), b"data: [DONE]\n\n"]
     return 200, events
@@ -234,6 +252,15 @@ def main(argv: list[str] | None = None, server: type[Upstream] = Upstream) -> No
     ap.add_argument("--reply", default="OK.")
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--number-replies", action="store_true", help="Prefix each default reply with its number.")
+    ap.add_argument(
+        "--paced", action="store_true", help=f"Pace streams: {PACED_CHUNKS} chunks, {PACED_DELAY * 1000:.0f} ms apart."
+    )
+    ap.add_argument(
+        "--stream-chunks", type=int, default=None, help="Pace streams: this many content chunks (0: instant)."
+    )
+    ap.add_argument(
+        "--chunk-delay-ms", type=float, default=PACED_DELAY * 1000, help="Milliseconds between paced chunks."
+    )
     args = ap.parse_args(argv)
     up = server(
         host=args.host,
@@ -242,6 +269,8 @@ def main(argv: list[str] | None = None, server: type[Upstream] = Upstream) -> No
         delay=args.delay,
         record=False,
         number_replies=args.number_replies,
+        stream_chunks=args.stream_chunks if args.stream_chunks is not None else (PACED_CHUNKS if args.paced else 0),
+        chunk_delay=args.chunk_delay_ms / 1000.0,
     ).start()
     print(f"PORT {up.port}", flush=True)
     try:
