@@ -288,3 +288,38 @@ def test_any_model_via_a_litellm_string_against_a_local_upstream(tmp_path: Path)
     rounds = [r for d in doc["arms"]["baseline"]["days"] for r in d["rounds"]]
     assert [(r["id"], r["score"]) for r in rounds] == [("r1", 1.0), ("r2", 1.0), ("r1", 0.0), ("r2", 0.0)]
     assert all(r["tokens"] > 0 for r in rounds) and sent >= 9
+
+
+@needs_langchain
+@pytest.mark.slow
+def test_resume_after_the_process_is_killed(tmp_path: Path, full_run: dict[str, Any]) -> None:
+    """A real interruption: the CLI is killed once day 1 is in progress.json; --resume finishes the run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cli = str(Path(sys.executable).with_name("metaclaw-plugin"))
+    run_dir = tmp_path / "run"
+    args = [cli, "bench", "workday", str(EXAMPLE), "--arm", "baseline", "--run-dir", str(run_dir), "--json"]
+    env = dict(os.environ, METACLAW_BENCH_CACHE=str(tmp_path / "cache"))
+    p = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    progress = run_dir / "progress.json"
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline and p.poll() is None:
+            try:
+                if len(json.loads(progress.read_text())["arms"]["baseline"]["days"]) >= 1:
+                    break
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.05)
+        assert p.poll() is None, "the run ended before it could be interrupted"
+        os.killpg(p.pid, signal.SIGKILL)
+    finally:
+        p.wait(10)
+    done = subprocess.run([*args, "--resume"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    doc = json.loads(done.stdout)
+    assert doc["resumed"] == 1 and _outcomes(doc) == {"baseline": _outcomes(full_run)["baseline"]}

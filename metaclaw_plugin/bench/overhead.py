@@ -316,6 +316,7 @@ def run(
     paced_requests: int | None = None,
     chunks: int = PACED_CHUNKS,
     chunk_delay_ms: float = PACED_DELAY * 1000,
+    retrieval: str = "keyword",
     keep_scratch: bool = False,
     log: Callable[[str], Any] = print,
 ) -> dict[str, Any]:
@@ -356,6 +357,7 @@ def run(
         "requests_per_batch": {str(c): (n1 if c == 1 else c * per_client) for c in concurrency},
         "requests_per_paced_batch": {str(c): (n_paced if c == 1 else c) for c in concurrency},
         "paced_upstream": {"chunks": chunks, "delay_ms": chunk_delay_ms},
+        "plugin_retrieval": retrieval,
         "upstream": "metaclaw_plugin.devtools.aioupstream (aiohttp, own process), reply ~380 chars, numbered",
         "client": "aiohttp, keep-alive pool sized to the concurrency, in the bench process",
         "targets": {},
@@ -422,7 +424,8 @@ def run(
             home.mkdir()
             plib = scratch / "plugin_library"
             shutil.copytree(lib, plib)
-            (home / "config.yaml").write_text(json.dumps({"mode": "skills_only", "skills_dir": str(plib)}), "utf-8")
+            cfg = {"mode": "skills_only", "skills_dir": str(plib), "retrieval": {"mode": retrieval}}
+            (home / "config.yaml").write_text(json.dumps(cfg), "utf-8")
             meter = scratch / "plugin_cpu.json"
             env = {
                 "METACLAW_HOME": str(home),

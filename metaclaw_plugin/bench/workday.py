@@ -675,10 +675,12 @@ class ArmRunner:
         max_steps: int,
         plugin_settings: dict[str, Any] | None = None,
         skills_dir: Path | None = None,
+        session_suffix: str = "",
         log: Callable[[str], Any] = print,
     ):
         self.bench = bench
         self.arm = arm
+        self.session_suffix = session_suffix  # a resumed run's sessions are new ones
         self.spec = ARMS[ARM_ALIASES.get(arm, arm)]
         self.work = work
         self.workspace = work / "days"
@@ -759,7 +761,7 @@ class ArmRunner:
             self.model.workspace = ws
         sandbox = Sandbox(ws)
         agent = self._agent(sandbox)
-        thread = f"{self.arm}-{day.id}"
+        thread = f"{self.arm}-{day.id}{self.session_suffix}"
         opening: list[Any] = [
             HumanMessage(content=m["content"]) if m["role"] == "user" else AIMessage(content=m["content"])
             for m in day.history
@@ -1015,6 +1017,8 @@ def run(
                 if ARMS[a].plugin:
                     result["arms_unavailable"][a] = "metaclaw_langchain / langchain is not installed"
     run_arms = [a for a in arms if a not in result["arms_unavailable"]]
+    if model is not None and evolver_model is None and any(ARMS[a].plugin for a in run_arms):
+        result["errors"].append("no --evolver-model: the skills arm injects its library but learns nothing new")
 
     def factory() -> Any:
         return litellm_model(model, api_base=api_base, api_key=api_key) if model else scripted_model(policy)
@@ -1047,6 +1051,7 @@ def run(
                     max_steps=max_steps,
                     plugin_settings=plugin_settings if ARMS[arm].plugin else None,
                     skills_dir=skills_dir,
+                    session_suffix=f"-resume{result['resumed']}" if resume else "",
                     log=log,
                 )
                 day_results = list(prior)
@@ -1197,7 +1202,12 @@ REACH_NOTE = (
 
 def reach_by_mode(bench_dir: Path | str, modes: Sequence[str], log: Callable[[str], Any] = print) -> dict[str, Any]:
     """The skills arm, offline, once per retrieval mode; its lesson reach per tag and overall."""
-    out: dict[str, Any] = {"note": REACH_NOTE, "bench": str(bench_dir), "modes": {}}
+    out: dict[str, Any] = {
+        **provenance("workday", [str(bench_dir), "--lesson-reach", ",".join(modes)]),
+        "note": REACH_NOTE,
+        "bench": str(bench_dir),
+        "modes": {},
+    }
     for mode in modes:
         log(f"retrieval {mode}")
         res = run(bench_dir, arms=["skills"], retrieval=mode, policy="auto", log=log)

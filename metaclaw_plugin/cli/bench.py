@@ -101,6 +101,13 @@ def register(main: click.Group) -> None:
         "--per-client", type=int, default=None, help="Requests per client at higher concurrency (default 10)."
     )
     @click.option("--paced-requests", type=int, default=None, help="Requests per sse-paced batch at c=1 (default 10).")
+    @click.option(
+        "--retrieval",
+        type=click.Choice(["keyword", "hybrid", "embedding"]),
+        default="keyword",
+        show_default=True,
+        help="The plugin target's retrieval mode (hybrid/embedding encode the library at start-up: minutes for 1k).",
+    )
     @click.option("--chunks", type=int, default=50, show_default=True, help="Content chunks of a paced stream.")
     @click.option(
         "--chunk-delay-ms", type=float, default=20.0, show_default=True, help="Milliseconds between paced chunks."
@@ -138,6 +145,7 @@ def register(main: click.Group) -> None:
         paced_requests: int | None,
         chunks: int,
         chunk_delay_ms: float,
+        retrieval: str,
         concurrency: tuple[int, ...],
         use_reference: bool | None,
         install_reference: bool,
@@ -163,6 +171,7 @@ def register(main: click.Group) -> None:
                 paced_requests=paced_requests,
                 chunks=chunks,
                 chunk_delay_ms=chunk_delay_ms,
+                retrieval=retrieval,
                 concurrency=list(concurrency) or (1, 32),
                 reference=ref,
                 noop=noop,
