@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT.parent / "shared" / "bench-format" / "example-bench"
+EXAMPLE = ROOT / "tests" / "data" / "metaclaw-bench-example"  # the public layout, two days
 
 
 def main() -> None:

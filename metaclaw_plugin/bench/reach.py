@@ -31,7 +31,7 @@ Scenario sets:
   where each round lists the lessons that govern it.
 
     python benchmarks/lesson_reach.py                       # both sets, keyword and hybrid (if installed)
-    python benchmarks/lesson_reach.py --bench ../shared/bench-format/example-bench --modes keyword
+    python benchmarks/lesson_reach.py --bench tests/data/metaclaw-bench-example --modes keyword
 """
 
 from __future__ import annotations

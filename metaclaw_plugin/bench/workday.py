@@ -1,22 +1,22 @@
 """``metaclaw-plugin bench workday``: a runner for benchmarks in the MetaClaw-Bench format.
 
-A benchmark is a folder of simulated workdays. Each day is one working session of rounds; each round
-is a user request, scored by a checker command (``file_check``) or against an answer key
-(``multi_choice``), and followed by feedback that the agent receives as the next user message. The
-workspace persists from round to round and from day to day, as a user's files do. The format is
-described in ``benchmarks/README.md`` and validated by :func:`load_bench`.
+A benchmark is a folder of simulated workdays, in the public MetaClaw-Bench layout (read unchanged by
+:mod:`metaclaw_plugin.bench.public_layout`) or in our own variant (validated by :func:`load_bench`; see
+``benchmarks/README.md``). Each day is one session of rounds; each round is a user request, scored by a
+checker command (``file_check``) or against an answer key (``multi_choice``), and followed by its
+feedback as the next user message. Each day works in a fresh copy of the workspace as the day before
+left it, after the day's opening conversation (if the benchmark has one) is replayed as history.
 
 The agent is a minimal LangChain ``create_agent`` agent with four tools (read, write, list, shell)
-confined to a temporary workspace. It runs in two arms over identical copies of the workspace:
-``baseline`` (no plugin) and ``plugin`` (``MetaClawMiddleware`` in front of the model, with a fresh
-plugin home seeded with the starter skills, and the evolver and judge when models are given). The
-plugin arm's fast loop is drained after each day, so skills learned on day *n* are in place on day
-*n+1*.
+confined to the day's workspace. It runs in the arms of :data:`ARMS`: ``baseline`` (no plugin),
+``skills`` (``MetaClawMiddleware`` in front of the model, a fresh plugin home with an empty library or
+``--skills DIR``, and an evolver), and ``skills+rl`` (unavailable in this build, and said so). The
+skills arm's fast loop is drained after each day, so skills learned on day *n* are in place on day *n+1*.
 
-The model is any LiteLLM model string (``--model``). Without one, a scripted policy plays the agent:
-``oracle`` replays each round's reference solution (which checks that the benchmark's own checkers
-and solutions agree), ``naive`` answers without doing the work. A scripted run exercises the
-plumbing only: the result says ``plumbing_run: true`` and is not a score.
+The model is any LiteLLM model string (``--model``). Without one, a scripted policy plays the agent
+(``scripted``: fixed rules, :mod:`metaclaw_plugin.bench.scripted_policy`; ``oracle``: our rounds'
+reference solutions; ``naive``) and a scripted evolver writes the skills: such a run exercises the
+plumbing only, says ``plumbing_run: true`` and is not a model's score.
 """
 
 from __future__ import annotations
