@@ -190,6 +190,7 @@ def test_arms_side_by_side_and_the_lesson_that_reaches_day_two(full_run: dict[st
 
 
 @needs_langchain
+@pytest.mark.slow
 def test_resume_gives_the_same_result_as_an_uninterrupted_run(tmp_path: Path, full_run: dict[str, Any]) -> None:
     run_dir = tmp_path / "run"
     kw: dict[str, Any] = {"arms": ["baseline", "skills"], "retrieval": "keyword", "log": lambda m: None}
