@@ -9,7 +9,7 @@
 
 Endpoints::
 
-    GET  /v1/health                      liveness (cheap)
+    GET  /v1/health (and /health)        liveness (cheap)
     GET  /v1/status                      plugin + server status
     POST /v1/skills                      {session_id, tenant?, kind?, prompt?, messages?} -> {block, skills, generation}
     POST /v1/turns/input                 {session_id, run_id, messages, model?, tenant?, kind?, injected_skills?}
@@ -32,6 +32,7 @@ import json
 import logging
 import os
 import secrets
+import socket
 import stat
 import time
 from dataclasses import asdict, is_dataclass
@@ -482,6 +483,7 @@ def create_app(
 
     routes = [
         Route("/v1/health", health, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
         Route("/v1/status", status, methods=["GET"]),
         Route("/v1/skills", skills, methods=["POST"]),
         Route("/v1/turns/input", turn_input, methods=["POST"]),
@@ -511,6 +513,21 @@ def check_bind(host: str, allow_remote: bool) -> None:
         )
 
 
+def bind_socket(host: str, port: int) -> socket.socket:
+    """Bind (and listen) before anything says the server is up, so that a busy port fails with one line."""
+    info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(info[0], socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(info[4])
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
 def serve(
     settings: Any = None,
     *,
@@ -519,8 +536,9 @@ def serve(
     allow_remote: bool = False,
     plugin: Any = None,
     log_level: str = "warning",
+    sock: socket.socket | None = None,
 ) -> None:
-    """Run the API until interrupted (``metaclaw-plugin serve``)."""
+    """Run the API until interrupted (``metaclaw-plugin serve``); on ``sock`` when given (see :func:`bind_socket`)."""
     import uvicorn
 
     from .plugin import MetaClawPlugin
@@ -563,4 +581,4 @@ def serve(
         date_header=False,
         **kw,
     )
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=[sock] if sock is not None else None)

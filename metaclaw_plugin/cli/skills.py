@@ -112,24 +112,27 @@ def register(main: click.Group) -> None:
                 f"without {t['s_without']}/{t['n_without']} ok, P(better) {t['p_better']:.2f}"
             )
 
-        table(
-            f"{len(rows)} skills",
-            ["name", "kind", "category", "status", "origin", "ver", "gen", "trial", "description"],
+        columns = ["name", "kind", "category", "status", "origin", "ver", "gen", "trial", "description"]
+        cells = [
             [
-                [
-                    i["name"],
-                    i["kind"],
-                    i["category"],
-                    i["label"],
-                    i["origin"],
-                    i["version"],
-                    i["generation"],
-                    trial_text(i),
-                    i["description"][:70],
-                ]
-                for i in rows
-            ],
-        )
+                i["name"],
+                i["kind"],
+                i["category"],
+                i["label"],
+                i["origin"],
+                i["version"],
+                i["generation"],
+                trial_text(i),
+                i["description"][:70],
+            ]
+            for i in rows
+        ]
+        if console.width < 120:  # nine columns do not fit: keep the name whole and drop the free text
+            keep = [columns.index(c) for c in ("name", "status", "origin", "ver", "gen")]
+            columns, cells = [columns[k] for k in keep], [[r[k] for k in keep] for r in cells]
+        table(f"{len(rows)} skills", columns, cells)
+        if len(columns) < 9:
+            console.print("(kind, category, trial and description: a wider terminal, or --json)", highlight=False)
         for p, r in result.problems:
             console.print(f"[yellow]skipped[/] {p}: {r}", highlight=False)
 
@@ -185,9 +188,15 @@ def register(main: click.Group) -> None:
         is_flag=True,
         help="The skill is your own: skip the model review (the deterministic screen still applies).",
     )
+    @click.option(
+        "--replace",
+        "replace_existing",
+        is_flag=True,
+        help="A skill of that name exists: add this as its new version (the old one is kept in history).",
+    )
     @json_option
     @click.pass_context
-    def add(ctx: click.Context, path: Path, trust: bool, as_json: bool) -> None:
+    def add(ctx: click.Context, path: Path, trust: bool, replace_existing: bool, as_json: bool) -> None:
         """Add a skill from a folder or a SKILL.md file (origin: user). It is screened by the rules and,
         when a judge or evolver model is configured, reviewed by that model; it is active at once only
         when both pass, else it is quarantined for a person (or refused when the rules reject it)."""
@@ -203,6 +212,12 @@ def register(main: click.Group) -> None:
 
         settings = load_settings(ctx)
         store = SkillStore(settings.skills_path)
+        if not replace_existing and (store.root / skill.name / "SKILL.md").is_file():
+            fail(
+                f"a skill named {skill.name!r} exists already; pass --replace to add this as its new version "
+                f"(`metaclaw-plugin skills history` keeps the old one, `skills rollback {skill.name}` restores it)",
+                code=2,
+            )
         skill = replace(skill, origin="user", status="active", tenant=None)
         result = screen(skill, max_body_chars=settings.evolution.max_body_chars)
         if result.verdict == "rejected":
