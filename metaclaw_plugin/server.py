@@ -18,6 +18,7 @@ Endpoints::
     POST /v1/feedback                    {session_id, score: 1|-1|0, text?}
     GET  /v1/sessions                    recent sessions (for tests and the dashboard)
     GET  /v1/sessions/{session_id}       one session with its turns
+    GET  /  (and every path outside /v1) the dashboard (metaclaw_plugin.dashboard; the same token, as a cookie)
 
 The plugin hooks are synchronous and cheap (in-memory retrieval, one journal append), so the handlers
 call them inline on the event loop: a thread hop would cost more than the hook.
@@ -268,13 +269,21 @@ def _jsonable(obj: Any) -> Any:
 # Auth middleware (pure ASGI: cheaper than BaseHTTPMiddleware, and it runs before routing)
 # ------------------------------------------------------------------------------------------------
 class BearerAuth:
-    def __init__(self, app: Any, token: str) -> None:
+    """The API (``/v1/...``, ``/health``) needs the bearer header; any other path goes to ``dashboard``, which
+    checks the same token itself (a cookie made from it, or the header)."""
+
+    def __init__(self, app: Any, token: str, dashboard: Any = None) -> None:
         self.app = app
         self._token = token.encode()
+        self.dashboard = dashboard
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        if self.dashboard is not None and not (path.startswith("/v1/") or path in ("/v1", "/health")):
+            await self.dashboard(scope, receive, send)
             return
         auth = b""
         for k, v in scope.get("headers", ()):
@@ -495,7 +504,9 @@ def create_app(
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_allowed})
     app.state.plugin = plugin
-    return BearerAuth(app, token)
+    from .dashboard import create_dashboard
+
+    return BearerAuth(app, token, create_dashboard(plugin, token))
 
 
 # ------------------------------------------------------------------------------------------------
