@@ -209,10 +209,11 @@ def register(main: click.Group) -> None:
     def serve(
         ctx: click.Context, host: str | None, port: int | None, allow_remote: bool, config: str | None, log_level: str
     ) -> None:
-        """Run the local HTTP API (for the OpenClaw plugin and the dashboard).
+        """Run the local HTTP API (for the OpenClaw plugin) and the dashboard at `/`.
 
-        Every endpoint needs `Authorization: Bearer <token>`; the token is in $METACLAW_HOME/server.token
-        (created with mode 0600 on first start).
+        Every API endpoint needs `Authorization: Bearer <token>`; the token is in $METACLAW_HOME/server.token
+        (created with mode 0600 on first start). The dashboard takes the same token: open the link printed at
+        start-up (it becomes an HttpOnly cookie), or paste the token into its login form.
         """
         from ..server import RemoteBindRefused, bind_socket, check_bind, load_or_create_token
         from ..server import serve as run
