@@ -26,7 +26,7 @@ def app(home: Path):
 
 
 def test_signed_out_pages_go_to_the_login_form_and_the_api_keeps_its_401(app):
-    c, token, _ = app
+    c, _token, _ = app
     for path in ("/", "/sessions", "/training", "/scheduler", "/static/plotly.min.js", "/nowhere"):
         r = c.get(path)
         assert r.status_code == 303 and r.headers["location"].startswith("/login"), path
@@ -63,7 +63,7 @@ def test_login_form_refuses_a_wrong_token_and_never_redirects_off_site(app):
 
 
 def test_empty_slow_loop_pages_say_so_and_rows_written_by_sql_show(app, home: Path):
-    c, token, p = app
+    c, token, _p = app
     h = {"Authorization": f"Bearer {token}"}
     assert "no training steps yet" in c.get("/training", headers=h).text.lower()
     assert "scheduler not running" in c.get("/scheduler", headers=h).text.lower()

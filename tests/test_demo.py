@@ -72,3 +72,13 @@ def test_a_stage_that_does_not_happen_fails_the_demo(tmp_path: Path, monkeypatch
     assert not s["ok"]
     assert [r["key"] for r in s["stages"]][-1] == "evolve" and not s["stages"][-1]["ok"]
     assert "detect-csv-delimiter" not in SkillStore(tmp_path / "h" / "skills").load().skills
+
+
+def test_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path):
+    from click.testing import CliRunner
+
+    from metaclaw_plugin.cli import main
+
+    (tmp_path / "something").write_text("x")
+    res = CliRunner().invoke(main, ["demo", "--home", str(tmp_path)])
+    assert res.exit_code == 1 and "not empty" in res.stderr

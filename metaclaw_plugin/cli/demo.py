@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from .common import console, emit_json, json_option, table
+from .common import console, emit_json, fail, json_option, table
 
 
 def register(main: click.Group) -> None:
@@ -37,6 +37,12 @@ def register(main: click.Group) -> None:
 
         Exits 0 only when every stage did what it claims, as read back from the skills folder and the database.
         """
+        import importlib.util
+
+        if importlib.util.find_spec("litellm") is None or importlib.util.find_spec("metaclaw_litellm") is None:
+            fail("the demo runs a LiteLLM proxy: pip install 'metaclaw-plugin[litellm]'")
+        if home is not None and home.exists() and any(home.iterdir()):
+            fail(f"{home} is not empty: the demo checks what it wrote, so give it a new or empty folder")
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         from ..devtools.demo import STAGES, DemoOptions, StageResult, run_demo, summary
 
