@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 LOGGER = "metaclaw_plugin"
-_attached: dict[Path, logging.Handler] = {}
+_current: tuple[Path, logging.Handler] | None = None
 _lock = threading.Lock()
 
 
@@ -41,15 +41,21 @@ class _PrivateRotatingHandler(RotatingFileHandler):
 
 
 def attach_log_file(home: Path, redactor: Any, level: str = "WARNING") -> Path:
-    """Add the file handler to the ``metaclaw_plugin`` logger once per file (mode 0600, 1 MB x 3)."""
+    """Point the ``metaclaw_plugin`` logger's file handler at this home (mode 0600, 1 MB x 3). One file per
+    process: a plugin started for another home takes the handler over, so no home gets another's records."""
+    global _current
     path = log_file(home)
     with _lock:
-        if path in _attached:
+        if _current is not None and _current[0] == path:
             return path
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         handler = _PrivateRotatingHandler(path, maxBytes=1_000_000, backupCount=2, encoding="utf-8", delay=True)
         handler.setLevel(max(logging.WARNING, logging.getLevelName(level)))
         handler.setFormatter(_RedactingFormatter(redactor))
-        logging.getLogger(LOGGER).addHandler(handler)
-        _attached[path] = handler
+        logger = logging.getLogger(LOGGER)
+        if _current is not None:
+            logger.removeHandler(_current[1])
+            _current[1].close()
+        logger.addHandler(handler)
+        _current = (path, handler)
     return path
