@@ -10,7 +10,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -18,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import cli_command
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
+from metaclaw_plugin.devtools.proxyrun import free_port
 from metaclaw_plugin.skillbank.store import SkillStore
 from metaclaw_plugin.types import Skill
 
@@ -45,19 +46,6 @@ def chromium() -> str:
     pytest.skip(
         "SKIPPED LOUDLY: no Chromium on this machine (apt-get install chromium); the dashboard is untested here"
     )
-
-
-def _cli() -> list[str]:
-    exe = Path(sys.executable).with_name("metaclaw-plugin")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "metaclaw_plugin"]
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def seed_slow_loop_rows(db: Path, steps: int = 12, transitions: int = 6) -> None:
@@ -113,13 +101,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     p.on_session_end(ctx, {"success": True})
     p.stop()
     seed_slow_loop_rows(home / "metaclaw.db")
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("METACLAW_")}
     env["METACLAW_HOME"] = str(home)
     log = home / "serve.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            [*_cli(), "serve", "--port", str(port)],
+            [*cli_command(), "serve", "--port", str(port)],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,

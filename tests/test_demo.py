@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import cli_command
 
 pytest.importorskip("litellm")
 pytest.importorskip("metaclaw_litellm")
@@ -18,18 +18,13 @@ from metaclaw_plugin.devtools import demo as demo_mod
 from metaclaw_plugin.skillbank.store import SkillStore
 
 
-def _cli() -> list[str]:
-    exe = Path(sys.executable).with_name("metaclaw-plugin")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "metaclaw_plugin"]
-
-
 @pytest.mark.slow
 def test_demo_runs_every_stage_offline_and_the_store_shows_it(tmp_path: Path):
     home = tmp_path / "demo-home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("METACLAW_")}
     env["METACLAW_EVOLUTION__MODEL"] = "openai/must-not-leak-into-the-demo"  # the demo uses its own config only
     r = subprocess.run(
-        [*_cli(), "demo", "--home", str(home), "--json"], env=env, capture_output=True, text=True, timeout=300
+        [*cli_command(), "demo", "--home", str(home), "--json"], env=env, capture_output=True, text=True, timeout=300
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     out = json.loads(r.stdout)
