@@ -209,3 +209,33 @@ def test_building_the_wheel_prints_no_setuptools_warnings(tmp_path: Path):
     )
     assert r.returncode == 0, r.stderr[-2000:]
     assert "Package would be ignored" not in r.stderr and "Warning" not in r.stderr, r.stderr[:2000]
+
+
+@pytest.mark.slow
+def test_serve_never_writes_the_token_into_a_log(home: Path):
+    """OpenClaw's autoStart sends serve's output to a log file: the sign-in link (which holds the token) is for a
+    terminal only."""
+    import subprocess
+    import time
+
+    from cli_support import cli_command
+
+    from metaclaw_plugin.devtools.proxyrun import free_port, stop_process
+
+    log = home.parent / "serve-output.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [*cli_command(), "serve", "--port", str(free_port())],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 30
+        while b"dashboard:" not in log.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        text = log.read_text()
+        assert "dashboard: http://127.0.0.1:" in text
+        assert load_or_create_token(home) not in text
+    finally:
+        stop_process(proc)

@@ -233,9 +233,11 @@ def register(main: click.Group) -> None:
         except OSError as e:
             fail(f"cannot serve on {host}:{port}: {e.strerror or e} (is another `metaclaw-plugin serve` running?)")
         port = sock.getsockname()[1]
+        # the sign-in link holds the token: only on a terminal, never into a log file (OpenClaw's autoStart logs this)
+        link = f"/?token={token}" if sys.stderr.isatty() else "/ (sign in with the token from the token file)"
         click.echo(
             f"metaclaw-plugin API on {_host_url(host, port)} (token in {settings.home_dir / 'server.token'})\n"
-            f"dashboard: {_host_url(host, port)}/?token={token}",
+            f"dashboard: {_host_url(host, port)}{link}",
             err=True,
         )
         run(settings, host=host, port=port, allow_remote=allow_remote, log_level=log_level, sock=sock)
