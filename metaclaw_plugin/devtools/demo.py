@@ -231,7 +231,14 @@ def stage_setup(d: Demo) -> str:
         # Embedded defaults, except: the endpoints; keyword retrieval and lexical dedup (no embedding model to
         # load on a 2-core machine); 75% of matching turns carry a skill on trial (6 rounds: both arms, usually).
         "retrieval": {"mode": "keyword"},
-        "evolution": {**role(o.evolver_model, "scripted-evolver"), "dedup_mode": "lexical", "shadow_fraction": 0.75},
+        # min_failures 2: the failed round (two failed turns) evolves; a control-arm round that fails once does not
+        # evolve again, so the story stays one skill and one generation bump.
+        "evolution": {
+            **role(o.evolver_model, "scripted-evolver"),
+            "dedup_mode": "lexical",
+            "shadow_fraction": 0.75,
+            "min_failures": 2,
+        },
         "reward": {**role(o.judge_model, "scripted-judge"), "review_wait": 30.0},
     }
     atomic_write(
@@ -306,7 +313,8 @@ def stage_similar_rounds(d: Demo) -> str:
     if not carried:
         raise StageFailed(f"none of {len(rows)} similar rounds carried {name}")
     d.facts["similar"] = sessions
-    return f"{carried} of {len(rows)} similar rounds carried {name} (the others are the trial's control arm)"
+    control = f" (the other {len(rows) - carried}: the trial's control arm)" if carried < len(rows) else ""
+    return f"{carried} of {len(rows)} similar rounds carried {name}{control}"
 
 
 def stage_judged(d: Demo) -> str:
@@ -325,12 +333,15 @@ def stage_judged(d: Demo) -> str:
     d.facts["rewards"] = {
         r["source"]: r["n"] for r in d.query("SELECT source, COUNT(*) AS n FROM rewards GROUP BY source")
     }
-    arms = d.wait(
-        "the trial's evidence",
-        lambda: d.query(
+    similar = len(d.facts["similar"])
+
+    def evidence() -> list[sqlite3.Row] | None:
+        rows = d.query(
             "SELECT arm, COUNT(*) AS n, AVG(score) AS mean FROM fl_shadow WHERE score IS NOT NULL GROUP BY arm"
-        ),
-    )
+        )
+        return rows if sum(r["n"] for r in rows) >= similar else None
+
+    arms = d.wait("the trial's evidence from every similar round", evidence)
     d.facts["trial"] = {r["arm"]: {"turns": r["n"], "mean_reward": round(r["mean"], 2)} for r in arms}
     return f"{len(turns)} turns scored ({len(judge)} by the judge, mean {mean:+.2f}); trial: " + ", ".join(
         f"{a} {v['turns']} turns mean {v['mean_reward']:+.2f}" for a, v in d.facts["trial"].items()
