@@ -374,6 +374,7 @@ class Settings(BaseSettings):
     @classmethod
     def load(cls, config_file: str | os.PathLike[str] | None = None, **overrides: Any) -> Settings:
         """Read settings: ``config_file`` or ``$METACLAW_CONFIG``, else ``$METACLAW_HOME/config.yaml``."""
+        check_env_sections()
         path = find_config_file(config_file, overrides.get("home"))
         data = read_config_file(path) if path else {}
         token = _yaml_data.set(data)
@@ -385,6 +386,30 @@ class Settings(BaseSettings):
             _yaml_data.reset(token)
         settings.config_file = path
         return settings
+
+
+def check_env_sections(environ: Any = None) -> None:
+    """``METACLAW_<SECTION>__<KEY>`` with an unknown section is an error, as an unknown key is: pydantic-settings
+    would ignore the variable silently (``METACLAW_RETRIVAL__TOP_K=3`` would leave top_k at its default)."""
+    import difflib
+
+    sections = {
+        n
+        for n, f in Settings.model_fields.items()
+        if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel)
+    }
+    bad = []
+    for name in sorted(os.environ if environ is None else environ):
+        head, sep, _ = name.upper().partition("__")
+        if not (sep and head.startswith(ENV_PREFIX)):
+            continue
+        section = head[len(ENV_PREFIX) :].lower()
+        if section not in sections:
+            near = difflib.get_close_matches(section, sorted(sections), n=1)
+            hint = f"; did you mean {ENV_PREFIX}{near[0].upper()}__{name.partition('__')[2]}?" if near else ""
+            bad.append(f"{section}: unknown section (from environment variable {name}){hint}")
+    if bad:
+        raise ConfigError("invalid config: " + "; ".join(bad))
 
 
 def find_config_file(explicit: str | os.PathLike[str] | None = None, home: Any = None) -> Path | None:
@@ -435,16 +460,21 @@ def _in_mapping(data: dict[str, Any], loc: tuple[Any, ...]) -> bool:
     return True
 
 
+def _env_var(name: str) -> str | None:
+    """The environment variable called ``name``, as it is spelled there (pydantic-settings ignores case)."""
+    return next((k for k in os.environ if k.upper() == name.upper()), None)
+
+
 def describe_errors(e: ValidationError, path: Path | None, data: dict[str, Any]) -> str:
     lines = []
     for err in e.errors():
         loc = tuple(err.get("loc", ()))
         key = ".".join(str(p) for p in loc) or "(top level)"
-        env_name = ENV_PREFIX + "__".join(str(p) for p in loc).upper()
-        if path is not None and _in_mapping(data, loc):
-            source = f"in {path}"
-        elif env_name in os.environ:
+        env_name = _env_var(ENV_PREFIX + "__".join(str(p) for p in loc))
+        if env_name:  # the environment overrides the file: a value set in both came from the variable
             source = f"from environment variable {env_name}"
+        elif path is not None and _in_mapping(data, loc):
+            source = f"in {path}"
         else:
             source = "in the arguments" if path is None else f"in the arguments or {path}"
         msg = err.get("msg", "invalid")

@@ -20,6 +20,7 @@ from typing import Any
 from .config import Settings
 from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
 from .feedback import normalise_feedback
+from .logfile import attach_log_file
 from .privacy import Redactor
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .skillbank.render import inject
@@ -75,6 +76,7 @@ class MetaClawPlugin:
                 return self
             home = self.settings.home_dir
             home.mkdir(parents=True, exist_ok=True, mode=0o700)
+            attach_log_file(home, self.redactor, self.settings.log_level)
             skills_dir = self.settings.skills_path
             if not skills_dir.is_dir() or not any(skills_dir.glob("*/SKILL.md")):
                 self.skills.store.seed_from(bundled_skills_dir(), actor="first-start")

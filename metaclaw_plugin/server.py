@@ -9,7 +9,7 @@
 
 Endpoints::
 
-    GET  /v1/health                      liveness (cheap)
+    GET  /v1/health (and /health)        liveness (cheap)
     GET  /v1/status                      plugin + server status
     POST /v1/skills                      {session_id, tenant?, kind?, prompt?, messages?} -> {block, skills, generation}
     POST /v1/turns/input                 {session_id, run_id, messages, model?, tenant?, kind?, injected_skills?}
@@ -18,6 +18,7 @@ Endpoints::
     POST /v1/feedback                    {session_id, score: 1|-1|0, text?}
     GET  /v1/sessions                    recent sessions (for tests and the dashboard)
     GET  /v1/sessions/{session_id}       one session with its turns
+    GET  /  (and every path outside /v1) the dashboard (metaclaw_plugin.dashboard; the same token, as a cookie)
 
 The plugin hooks are synchronous and cheap (in-memory retrieval, one journal append), so the handlers
 call them inline on the event loop: a thread hop would cost more than the hook.
@@ -32,6 +33,7 @@ import json
 import logging
 import os
 import secrets
+import socket
 import stat
 import time
 from dataclasses import asdict, is_dataclass
@@ -267,13 +269,21 @@ def _jsonable(obj: Any) -> Any:
 # Auth middleware (pure ASGI: cheaper than BaseHTTPMiddleware, and it runs before routing)
 # ------------------------------------------------------------------------------------------------
 class BearerAuth:
-    def __init__(self, app: Any, token: str) -> None:
+    """The API (``/v1/...``, ``/health``) needs the bearer header; any other path goes to ``dashboard``, which
+    checks the same token itself (a cookie made from it, or the header)."""
+
+    def __init__(self, app: Any, token: str, dashboard: Any = None) -> None:
         self.app = app
         self._token = token.encode()
+        self.dashboard = dashboard
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        if self.dashboard is not None and not (path.startswith("/v1/") or path in ("/v1", "/health")):
+            await self.dashboard(scope, receive, send)
             return
         auth = b""
         for k, v in scope.get("headers", ()):
@@ -482,6 +492,7 @@ def create_app(
 
     routes = [
         Route("/v1/health", health, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
         Route("/v1/status", status, methods=["GET"]),
         Route("/v1/skills", skills, methods=["POST"]),
         Route("/v1/turns/input", turn_input, methods=["POST"]),
@@ -493,7 +504,9 @@ def create_app(
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_allowed})
     app.state.plugin = plugin
-    return BearerAuth(app, token)
+    from .dashboard import create_dashboard
+
+    return BearerAuth(app, token, create_dashboard(plugin, token))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -511,6 +524,21 @@ def check_bind(host: str, allow_remote: bool) -> None:
         )
 
 
+def bind_socket(host: str, port: int) -> socket.socket:
+    """Bind (and listen) before anything says the server is up, so that a busy port fails with one line."""
+    info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(info[0], socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(info[4])
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
 def serve(
     settings: Any = None,
     *,
@@ -519,8 +547,9 @@ def serve(
     allow_remote: bool = False,
     plugin: Any = None,
     log_level: str = "warning",
+    sock: socket.socket | None = None,
 ) -> None:
-    """Run the API until interrupted (``metaclaw-plugin serve``)."""
+    """Run the API until interrupted (``metaclaw-plugin serve``); on ``sock`` when given (see :func:`bind_socket`)."""
     import uvicorn
 
     from .plugin import MetaClawPlugin
@@ -563,4 +592,4 @@ def serve(
         date_header=False,
         **kw,
     )
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=[sock] if sock is not None else None)

@@ -334,9 +334,11 @@ def test_daily_budget_caps_the_evolver_and_status_shows_it(home: Path):
             assert st["budget"]["evolver"]["calls_left"] == 0
         finally:
             p.stop()
-        res = CliRunner().invoke(cli_main, ["status", "--json"], catch_exceptions=False)
+        # the CLI reads the default limits here (200 calls a day); a budget shows only for a role with a model
+        res = CliRunner().invoke(
+            cli_main, ["status", "--json"], env={"METACLAW_EVOLUTION__MODEL": "openai/evolver"}, catch_exceptions=False
+        )
         data = json.loads(res.stdout)
-        # the CLI reads the default config here (200 calls a day): one of them is used
         assert data["budget"]["evolver"]["calls_used"] == 1 and data["budget"]["evolver"]["calls_left"] == 199
         assert "buffer" in data and "dropped_stale" in data["buffer"] and data["buffer"]["support"] == 4
         assert data["rewards_today"].get("correction", 0) >= 2

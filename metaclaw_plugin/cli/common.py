@@ -9,7 +9,9 @@ from typing import Any, NoReturn
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ..config import ConfigError, Settings
 
@@ -36,7 +38,7 @@ def load_settings(ctx: click.Context, **overrides: Any) -> Settings:
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     sys.exit(code)
 
 
@@ -45,11 +47,22 @@ def emit_json(data: Any) -> None:
 
 
 def table(title: str, columns: Iterable[str], rows: Iterable[Iterable[Any]]) -> None:
+    """Cells are plain text (``[train-local]`` is not markup). Columns are kept as wide as their longest word
+    (names such as ``detect-csv-delimiter``, at most 32 characters), from the first column on, as far as the
+    terminal allows; the last columns (free text) take what is left and wrap."""
+    cols = list(columns)
+    data = [["" if v is None else str(v) for v in r] for r in rows]
+    mins = [
+        min(32, max([len(c), *(len(w) for r in data if i < len(r) for w in r[i].split())])) for i, c in enumerate(cols)
+    ]
+    room = console.width - (3 * len(cols) + 1)  # borders and padding
+    while sum(m or 5 for m in mins) > room and any(mins[1:]):  # a column given no minimum still needs ~5
+        mins[max(i for i, m in enumerate(mins) if m)] = 0
     t = Table(title=title, title_justify="left", show_lines=False)
-    for c in columns:
-        t.add_column(c, overflow="fold")
-    for r in rows:
-        t.add_row(*["" if v is None else str(v) for v in r])
+    for c, m in zip(cols, mins, strict=True):
+        t.add_column(c, overflow="fold", min_width=m or None)
+    for r in data:
+        t.add_row(*[Text(v) for v in r])
     console.print(t)
 
 

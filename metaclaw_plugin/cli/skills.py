@@ -12,9 +12,11 @@ from typing import Any
 import click
 
 from ..config import Settings
-from ..skillbank.bank import is_shadow, trials_running
+from ..learning.approval import ApprovalRefused, trial_evidence
+from ..learning.approval import approve as approve_skill
+from ..learning.approval import label as skill_label
 from ..skillbank.skillmd import SkillFormatError, parse_skill_md, render_skill_md
-from ..skillbank.store import LoadResult, SkillStore
+from ..skillbank.store import SkillStore
 from ..types import Skill, SkillKind, SkillStatus
 from .common import console, emit_json, fail, json_option, load_settings, table
 
@@ -34,39 +36,6 @@ def _skill_errors(name: str) -> Iterator[None]:
         fail(f"skill {name!r} cannot be read: {e}")
 
 
-def _trial_evidence(settings: Settings, result: LoadResult) -> dict[str, dict[str, Any]]:
-    """Each running trial's evidence so far, read-only from the database (empty without one)."""
-    from ..learning.trials import evidence
-    from ..store import connect
-
-    trials = trials_running(result.skills, result.pending)
-    if not trials or not settings.db_file.exists():
-        return {n: {"n_with": 0, "s_with": 0, "n_without": 0, "s_without": 0, "p_better": 0.5} for n, _, _ in trials}
-    import sqlite3
-
-    conn = connect(settings.db_file, readonly=True)
-    try:
-
-        def query(sql: str, args: list[Any]) -> list[Any]:
-            try:
-                return conn.execute(sql, args).fetchall()
-            except sqlite3.OperationalError:
-                return []  # no learning tables yet
-
-        return {n: evidence(query, n, g, v).as_dict() for n, g, v in trials}
-    finally:
-        conn.close()
-
-
-def _label(skill: Skill, pending: Skill | None) -> str:
-    """What a person should read: a skill on shadow trial is on ``trial``, not ``quarantined``."""
-    if is_shadow(skill):
-        return "trial"
-    if pending is not None:
-        return f"{skill.status} (v{pending.extra_metadata.get('version')} {pending.extra_metadata.get('pending')})"
-    return skill.status
-
-
 def register(main: click.Group) -> None:
     @main.group()
     def skills() -> None:
@@ -82,11 +51,11 @@ def register(main: click.Group) -> None:
         review shows next to the version being served."""
         settings = load_settings(ctx)
         result = SkillStore(settings.skills_path).load()
-        evidence = _trial_evidence(settings, result)
+        evidence = trial_evidence(settings.db_file, result)
         share = settings.evolution.shadow_fraction
         rows = []
         for s in result.skills.values():
-            label = _label(s, result.pending.get(s.name))
+            label = skill_label(s, result.pending.get(s.name))
             if status is not None and label.split(" ")[0] != status:
                 continue
             item: dict[str, Any] = {**s.summary(), "label": label, "version": s.extra_metadata.get("version", 1)}
@@ -112,24 +81,27 @@ def register(main: click.Group) -> None:
                 f"without {t['s_without']}/{t['n_without']} ok, P(better) {t['p_better']:.2f}"
             )
 
-        table(
-            f"{len(rows)} skills",
-            ["name", "kind", "category", "status", "origin", "ver", "gen", "trial", "description"],
+        columns = ["name", "kind", "category", "status", "origin", "ver", "gen", "trial", "description"]
+        cells = [
             [
-                [
-                    i["name"],
-                    i["kind"],
-                    i["category"],
-                    i["label"],
-                    i["origin"],
-                    i["version"],
-                    i["generation"],
-                    trial_text(i),
-                    i["description"][:70],
-                ]
-                for i in rows
-            ],
-        )
+                i["name"],
+                i["kind"],
+                i["category"],
+                i["label"],
+                i["origin"],
+                i["version"],
+                i["generation"],
+                trial_text(i),
+                i["description"][:70],
+            ]
+            for i in rows
+        ]
+        if console.width < 120:  # nine columns do not fit: keep the name whole and drop the free text
+            keep = [columns.index(c) for c in ("name", "status", "origin", "ver", "gen")]
+            columns, cells = [columns[k] for k in keep], [[r[k] for k in keep] for r in cells]
+        table(f"{len(rows)} skills", columns, cells)
+        if len(columns) < 9:
+            console.print("(kind, category, trial and description: a wider terminal, or --json)", highlight=False)
         for p, r in result.problems:
             console.print(f"[yellow]skipped[/] {p}: {r}", highlight=False)
 
@@ -185,9 +157,15 @@ def register(main: click.Group) -> None:
         is_flag=True,
         help="The skill is your own: skip the model review (the deterministic screen still applies).",
     )
+    @click.option(
+        "--replace",
+        "replace_existing",
+        is_flag=True,
+        help="A skill of that name exists: add this as its new version (the old one is kept in history).",
+    )
     @json_option
     @click.pass_context
-    def add(ctx: click.Context, path: Path, trust: bool, as_json: bool) -> None:
+    def add(ctx: click.Context, path: Path, trust: bool, replace_existing: bool, as_json: bool) -> None:
         """Add a skill from a folder or a SKILL.md file (origin: user). It is screened by the rules and,
         when a judge or evolver model is configured, reviewed by that model; it is active at once only
         when both pass, else it is quarantined for a person (or refused when the rules reject it)."""
@@ -203,6 +181,12 @@ def register(main: click.Group) -> None:
 
         settings = load_settings(ctx)
         store = SkillStore(settings.skills_path)
+        if not replace_existing and (store.root / skill.name / "SKILL.md").is_file():
+            fail(
+                f"a skill named {skill.name!r} exists already; pass --replace to add this as its new version "
+                f"(`metaclaw-plugin skills history` keeps the old one, `skills rollback {skill.name}` restores it)",
+                code=2,
+            )
         skill = replace(skill, origin="user", status="active", tenant=None)
         result = screen(skill, max_body_chars=settings.evolution.max_body_chars)
         if result.verdict == "rejected":
@@ -282,27 +266,22 @@ def register(main: click.Group) -> None:
 
     def _set(ctx: click.Context, name: str, status: str, reason: str, as_json: bool, force: bool = False) -> None:
         store = _store(ctx)
-        pending = store.pending(name) if status == "active" else None
-        if status == "active":
-            from ..learning.screening import screen
-
-            with _skill_errors(name):
-                current = pending or store.read(name)
-            result = screen(
-                current, strict_provenance=False, max_body_chars=load_settings(ctx).evolution.max_body_chars
-            )
-            if result.verdict == "rejected":
-                fail(f"{name}: screening refuses it; edit the skill first:\n  - " + "\n  - ".join(result.reasons))
-            if result.verdict == "suspicious" and not force:
-                fail(
-                    f"{name}: screening flags it (pass --force after reading it):\n  - " + "\n  - ".join(result.reasons)
-                )
-            reason = f"{reason} (screening: {result.verdict})"
         try:
-            if pending is not None:  # approving a skill with a new version waiting: that version is served now
-                skill = store.promote_pending(name, actor="cli", reason=reason)
+            if status == "active":
+                with _skill_errors(name):
+                    skill = approve_skill(
+                        store,
+                        name,
+                        max_body_chars=load_settings(ctx).evolution.max_body_chars,
+                        actor="cli",
+                        reason=reason,
+                        force=force,
+                    )
             else:
-                skill = store.set_status(name, status, actor="cli", reason=reason, bump=status == "active")
+                skill = store.set_status(name, status, actor="cli", reason=reason)
+        except ApprovalRefused as e:
+            fail(str(e).replace("approve with force", "pass --force"))
+            return
         except KeyError:
             fail(f"no skill named {name!r}")
             return

@@ -1,0 +1,241 @@
+"""The dashboard app, mounted by ``metaclaw-plugin serve`` at ``/`` behind the API's token.
+
+Sign-in: the token link that ``serve`` prints (``/?token=...``) or the login form sets a cookie (HttpOnly,
+SameSite=Strict) holding an HMAC of the token, never the token; the API's bearer header works too. Actions are
+POST forms carrying a CSRF token (an HMAC of the token as well) and are refused from another origin. Every
+response forbids framing, caching and cross-site referrers (the token link must not leak), and the content security policy
+allows scripts from this server only (no inline script, no CDN)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import importlib.util
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from ..learning.approval import ApprovalRefused, approve
+from . import data, pages
+
+COOKIE = "metaclaw_dashboard"
+STATIC = Path(__file__).with_name("static")
+MAX_FORM = 16_384
+HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",  # no-referrer would make Chromium send "Origin: null" on our own forms
+    "Cache-Control": "no-store",
+}
+
+
+def _mac(token: str, purpose: bytes) -> str:
+    return hmac.new(token.encode(), b"metaclaw-dashboard:" + purpose, hashlib.sha256).hexdigest()
+
+
+def plotly_bundle() -> Path | None:
+    """The plotly.js bundle shipped inside the ``plotly`` package (the ``dashboard`` extra), if installed."""
+    spec = importlib.util.find_spec("plotly")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    p = Path(next(iter(spec.submodule_search_locations))) / "package_data" / "plotly.min.js"
+    return p if p.is_file() else None
+
+
+def create_dashboard(plugin: Any, token: str) -> Any:
+    settings = plugin.settings
+    session_cookie = _mac(token, b"session")
+    csrf = _mac(token, b"csrf")
+    bundle = plotly_bundle()
+
+    def signed_in(request: Request) -> bool:
+        c = request.cookies.get(COOKIE, "")
+        if c and hmac.compare_digest(c.encode(), session_cookie.encode()):
+            return True
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+
+    def secure(resp: Response) -> Response:
+        for k, v in HEADERS.items():
+            resp.headers.setdefault(k, v)
+        return resp
+
+    def sign_in(resp: Response) -> Response:
+        resp.set_cookie(COOKIE, session_cookie, httponly=True, samesite="strict", path="/")
+        return resp
+
+    def same_origin(request: Request) -> bool:
+        origin = request.headers.get("origin")
+        if origin is None:
+            return True  # browsers send Origin on POST; the SameSite=Strict cookie covers the rest
+        return urlsplit(origin).netloc == request.headers.get("host", "")
+
+    async def form(request: Request) -> dict[str, str]:
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_FORM:
+                return {}
+        return {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+
+    Handler = Callable[[Request], Awaitable[Response]]
+
+    def page(fn: Handler) -> Handler:
+        async def guarded(request: Request) -> Response:
+            if signed_in(request):
+                return secure(await fn(request))
+            given = request.query_params.get("token")
+            if request.method == "GET" and given and hmac.compare_digest(given.encode(), token.encode()):
+                rest = {k: v for k, v in request.query_params.items() if k != "token"}
+                target = request.url.path + ("?" + urlencode(rest) if rest else "")
+                return secure(sign_in(RedirectResponse(target, status_code=303)))
+            if request.method == "GET":
+                return secure(RedirectResponse("/login?" + urlencode({"next": request.url.path}), status_code=303))
+            return secure(HTMLResponse(pages.login("sign in first"), status_code=403))
+
+        guarded.__name__ = fn.__name__
+        return guarded
+
+    async def login_form(request: Request) -> Response:
+        if signed_in(request):
+            return secure(RedirectResponse("/", status_code=303))
+        return secure(HTMLResponse(pages.login(next_path=_local(request.query_params.get("next")))))
+
+    async def login(request: Request) -> Response:
+        f = await form(request)
+        if not same_origin(request) or not hmac.compare_digest(f.get("token", "").strip().encode(), token.encode()):
+            return secure(HTMLResponse(pages.login("wrong token", _local(f.get("next"))), status_code=401))
+        return secure(sign_in(RedirectResponse(_local(f.get("next")), status_code=303)))
+
+    async def logout(request: Request) -> Response:
+        resp = RedirectResponse("/login", status_code=303)
+        resp.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+        return secure(resp)
+
+    @page
+    async def skills(request: Request) -> Response:
+        rows = await run_in_threadpool(data.skills, settings.skills_path, settings.db_file)
+        return HTMLResponse(pages.skills_page(rows, csrf, request.query_params.get("msg")))
+
+    @page
+    async def skill_action(request: Request) -> Response:
+        name, action = request.path_params["name"], request.path_params["action"]
+        if action not in ("approve", "retire", "rollback"):
+            return HTMLResponse(pages.layout("Not found", "/", f"<p>No action {pages.e(action)}.</p>"), 404)
+        f = await form(request)
+        if not same_origin(request) or not hmac.compare_digest(f.get("csrf", "").encode(), csrf.encode()):
+            return HTMLResponse("<p>refused: the form is not from this dashboard (CSRF check)</p>", status_code=403)
+        store = plugin.skills.store
+
+        def act() -> str:
+            try:
+                if action == "approve":
+                    s = approve(
+                        store,
+                        name,
+                        max_body_chars=settings.evolution.max_body_chars,
+                        actor="dashboard",
+                        reason="approved in the dashboard",
+                    )
+                elif action == "retire":
+                    s = store.set_status(name, "retired", actor="dashboard", reason="retired in the dashboard")
+                else:
+                    s = store.rollback(name, None, actor="dashboard", reason="rolled back in the dashboard")
+            except ApprovalRefused as e:
+                return f"not approved: {e}"
+            except (KeyError, ValueError) as e:
+                return f"{name}: {action} failed: {e}"
+            plugin.skills.refresh(force=True)
+            return f"{name}: now {s.status} (version {s.extra_metadata.get('version', 1)})"
+
+        msg = await run_in_threadpool(act)
+        return RedirectResponse("/?" + urlencode({"msg": msg}), status_code=303)
+
+    @page
+    async def sessions(request: Request) -> Response:
+        try:
+            offset = max(0, int(request.query_params.get("offset", "0")))
+        except ValueError:
+            offset = 0
+        total, rows = await run_in_threadpool(data.sessions, settings.db_file, limit=50, offset=offset)
+        return HTMLResponse(pages.sessions_page(total, rows, offset, 50))
+
+    @page
+    async def session(request: Request) -> Response:
+        sid = request.path_params["session_id"]
+        tenant = request.query_params.get("tenant") or None
+
+        def read() -> Any:
+            plugin.store.flush(2.0)
+            return plugin.store.get_session(sid, tenant=tenant)
+
+        s = await run_in_threadpool(read)
+        if s is None:
+            return HTMLResponse(pages.layout("No such session", "/sessions", f"<p>No session {pages.e(sid)}.</p>"), 404)
+        rewards = await run_in_threadpool(data.session_rewards, settings.db_file, [t.turn_id for t in s.turns])
+        return HTMLResponse(pages.session_page(s, rewards))
+
+    @page
+    async def training(request: Request) -> Response:
+        steps = await run_in_threadpool(data.train_steps, settings.db_file)
+        return HTMLResponse(pages.training_page(steps, bundle is not None))
+
+    @page
+    async def scheduler(request: Request) -> Response:
+        rows = await run_in_threadpool(data.transitions, settings.db_file)
+        return HTMLResponse(pages.scheduler_page(rows, bundle is not None))
+
+    def static_file(path: Path, media_type: str) -> Response:
+        resp = FileResponse(path, media_type=media_type)
+        resp.headers["Cache-Control"] = "private, max-age=3600"
+        return secure(resp)
+
+    async def own_static(request: Request) -> Response:
+        """The dashboard's own stylesheet and script: public (the login form uses them), nothing secret."""
+        name = request.path_params["name"]
+        if name not in ("dashboard.js", "dashboard.css"):
+            return secure(Response("not found", status_code=404, media_type="text/plain"))
+        return static_file(STATIC / name, "text/css" if name.endswith(".css") else "text/javascript")
+
+    @page
+    async def plotly_js(request: Request) -> Response:
+        if bundle is None:
+            return Response("plotly is not installed: pip install 'metaclaw-plugin[dashboard]'", 404)
+        return static_file(bundle, "text/javascript")
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        if not signed_in(request):
+            return secure(RedirectResponse("/login", status_code=303))
+        return secure(HTMLResponse(pages.layout("Not found", "", f"<p>No page {pages.e(request.url.path)}.</p>"), 404))
+
+    routes = [
+        Route("/login", login_form, methods=["GET"]),
+        Route("/login", login, methods=["POST"]),
+        Route("/logout", logout, methods=["POST"]),
+        Route("/", skills, methods=["GET"]),
+        Route("/skills/{name}/{action:str}", skill_action, methods=["POST"]),
+        Route("/sessions", sessions, methods=["GET"]),
+        Route("/sessions/{session_id:path}", session, methods=["GET"]),
+        Route("/training", training, methods=["GET"]),
+        Route("/scheduler", scheduler, methods=["GET"]),
+        Route("/favicon.ico", lambda request: secure(Response(status_code=204)), methods=["GET"]),
+        Route("/static/plotly.min.js", plotly_js, methods=["GET"]),
+        Route("/static/{name}", own_static, methods=["GET"]),
+    ]
+    return Starlette(routes=routes, exception_handlers={404: not_found})
+
+
+def _local(path: str | None) -> str:
+    """A path on this server only (no open redirect to //elsewhere or https://elsewhere)."""
+    if not path or not path.startswith("/") or path.startswith("//") or "\\" in path:
+        return "/"
+    return quote(path, safe="/?=&-_.~%")

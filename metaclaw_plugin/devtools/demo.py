@@ -1,0 +1,450 @@
+"""``metaclaw-plugin demo``: the whole fast loop, offline, in a temporary home, in a couple of minutes.
+
+A real LiteLLM proxy process runs the plugin (``litellm_settings.callbacks: ["metaclaw_litellm.callback"]``) in
+front of a local scripted endpoint (:mod:`.upstream`) that plays the agent's model, the evolver, the judge and
+the model reviewer of new skills, and says in every reply that it is scripted. A short workday goes through the
+proxy as a client would (``X-Session-Id``, ``X-Session-Done``): a good round, a failed round with a correction,
+then similar rounds. Every stage is checked against what the plugin wrote (skills folder, database), never
+against the script, and the run fails when a stage did not do what it claims.
+
+The stages are a list (:data:`STAGES`) so that later stages plug in after ``samples``: the slow loop's (an idle
+window opens, a local LoRA step runs, the served policy is hot-swapped) goes there once the trainer exists.
+
+With ``model``/``evolver_model``/``judge_model`` (any LiteLLM model strings, keys from the usual environment
+variables) the same day runs against real endpoints; a role left unset stays scripted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..logfile import log_file
+from ..skillbank.bank import bundled_skills_dir
+from ..skillbank.store import SkillStore, atomic_write
+from ..store import connect
+from ..training.buffer import read_stats
+from .proxyrun import ModelSpec, ProxyProcess, proxy_config, start_proxy, write_config
+from .upstream import Upstream
+
+AGENT = "demo-agent"  # the model name clients send to the proxy
+SCRIPTED = "(scripted)"  # every scripted reply starts with this
+SKILL = {
+    "action": "create",
+    "name": "detect-csv-delimiter",
+    "description": "When parsing or splitting CSV exports, detect the delimiter and quoting before splitting rows.",
+    "body": "# Detect the CSV delimiter\n\n1. Sniff a sample with csv.Sniffer.\n2. Never split rows on commas by hand.\n"
+    "3. Tell the user which delimiter you found.",
+    "category": "data",
+}
+FAILED_TASK = "parse the csv export orders.csv and sum the totals"
+CORRECTION = "no, that's wrong: the file uses ';' as delimiter and has quoted fields"
+SIMILAR = ["split the csv export invoices-{n}.csv by its delimiter and count the rows"]
+WRONG = f"{SCRIPTED} I split each line on ',' and summed column 3."
+RIGHT = f"{SCRIPTED} Sniffed the delimiter first: it is ';' with quoted fields, so I parsed with csv and summed."
+
+
+class StageFailed(RuntimeError):
+    """A stage did not do what it claims (checked against the store)."""
+
+
+class ScriptedEndpoint:
+    """The local endpoint's script: the agent's model, the evolver, the judge and the skill reviewer. It
+    recognises each role by its system prompt, as a shared model server would see them."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, int] = {"agent": 0, "evolver": 0, "judge": 0, "reviewer": 0}
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        msgs = body.get("messages") or [{}]
+        system = str(msgs[0].get("content", "")) if msgs[0].get("role") == "system" else ""
+        text = json.dumps(msgs)
+        if "skill engineer" in system:
+            self.calls["evolver"] += 1
+            return json.dumps({"skills": [SKILL], "note": f"{SCRIPTED} evolver"})
+        if "security reviewer" in system:
+            self.calls["reviewer"] += 1
+            return json.dumps({"verdict": "safe", "reasons": [f"{SCRIPTED} reviewer"]})
+        if "strict reviewer" in system:
+            self.calls["judge"] += 1
+            if "Sniffed the delimiter" in text:
+                return f"{SCRIPTED} The answer detected the delimiter.\nScore: 1"
+            if "split each line on ','" in text:
+                return f"{SCRIPTED} The answer split on the wrong delimiter.\nScore: -1"
+            return f"{SCRIPTED} The answer is right.\nScore: 1"
+        self.calls["agent"] += 1
+        last = str(msgs[-1].get("content", "")).lower()
+        if "csv" in last or "delimiter" in last:
+            carried = any(
+                "detect-csv-delimiter" in str(m.get("content", "")) for m in msgs if m.get("role") == "system"
+            )
+            return RIGHT if carried else WRONG
+        return f"{SCRIPTED} Paris."
+
+
+@dataclass
+class DemoOptions:
+    model: str | None = None  # the agent's model (any LiteLLM model); None = scripted
+    evolver_model: str | None = None
+    judge_model: str | None = None
+    keep: bool = False
+    home: Path | None = None  # default: a new temporary folder
+    timeout: float = 120.0  # per waiting stage
+
+
+@dataclass
+class Stage:
+    key: str
+    title: str
+    run: Callable[[Demo], str]  # returns what it verified, one line; raises StageFailed
+
+
+@dataclass
+class StageResult:
+    key: str
+    title: str
+    ok: bool
+    detail: str
+    seconds: float
+
+
+@dataclass
+class Demo:
+    """One run: the home, the endpoint, the proxy, and what the stages found."""
+
+    options: DemoOptions
+    home: Path = field(init=False)
+    upstream: Upstream | None = None
+    script: ScriptedEndpoint = field(default_factory=ScriptedEndpoint)
+    proxy: ProxyProcess | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+    results: list[StageResult] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        if self.options.home is not None:
+            self.home = Path(self.options.home).expanduser()
+            self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        else:
+            self.home = Path(tempfile.mkdtemp(prefix="metaclaw-demo-"))
+        os.chmod(self.home, 0o700)
+
+    # Paths ---------------------------------------------------------------------------------------
+    @property
+    def db(self) -> Path:
+        return self.home / "metaclaw.db"
+
+    @property
+    def skills_dir(self) -> Path:
+        return self.home / "skills"
+
+    @property
+    def scripted_roles(self) -> list[str]:
+        o = self.options
+        return [r for r, m in (("agent", o.model), ("evolver", o.evolver_model), ("judge", o.judge_model)) if not m]
+
+    # Store reads (what the plugin wrote, not what the script did) ---------------------------------
+    def query(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        if not self.db.exists():
+            return []
+        conn = connect(self.db, readonly=True)
+        conn.row_factory = sqlite3.Row
+        try:
+            return conn.execute(sql, args).fetchall()
+        except sqlite3.OperationalError:
+            return []  # a table the plugin has not created yet
+        finally:
+            conn.close()
+
+    def skills(self) -> dict[str, Any]:
+        return SkillStore(self.skills_dir).load().skills
+
+    def evolved(self) -> dict[str, Any]:
+        return {n: s for n, s in self.skills().items() if s.origin == "evolved"}
+
+    def wait(self, what: str, cond: Callable[[], Any], timeout: float | None = None) -> Any:
+        deadline = time.monotonic() + (timeout or self.options.timeout)
+        while time.monotonic() < deadline:
+            got = cond()
+            if got:
+                return got
+            if self.proxy is not None and not self.proxy.alive():
+                raise StageFailed(f"the LiteLLM proxy exited while waiting for {what}:\n{self.proxy.log_tail(2000)}")
+            time.sleep(0.25)
+        raise StageFailed(f"timed out waiting for {what} (see {log_file(self.home)} and {self.home / 'proxy.log'})")
+
+    # Talking to the proxy as a client does -------------------------------------------------------
+    def chat(self, session: str, messages: list[dict[str, Any]], *, done: bool = False) -> str:
+        assert self.proxy is not None
+        headers = self.proxy.headers(**{"Content-Type": "application/json", "X-Session-Id": session})
+        if done:
+            headers["X-Session-Done"] = "true"
+        req = urllib.request.Request(
+            self.proxy.url + "/chat/completions",
+            data=json.dumps({"model": AGENT, "messages": messages}).encode(),
+            headers=headers,
+        )
+        with urllib.request.urlopen(req, timeout=120) as r:
+            body = json.loads(r.read())
+        return str(body["choices"][0]["message"].get("content") or "")
+
+    def session_turns(self, session: str) -> list[sqlite3.Row]:
+        return self.query("SELECT * FROM turns WHERE session_id = ? ORDER BY seq", (session,))
+
+    def close(self) -> None:
+        if self.proxy is not None:
+            self.proxy.stop()
+        if self.upstream is not None:
+            self.upstream.stop()
+        if not self.options.keep and self.options.home is None:
+            shutil.rmtree(self.home, ignore_errors=True)
+
+
+# The stages -------------------------------------------------------------------------------------
+def stage_setup(d: Demo) -> str:
+    store = SkillStore(d.skills_dir)
+    store.seed_from(bundled_skills_dir(), actor="demo")
+    d.facts["skills_before"] = _count_status(d.skills())
+    d.facts["generation_before"] = store.generation
+    if d.scripted_roles:
+        d.upstream = Upstream(model="scripted", script=d.script).start()
+    o = d.options
+    up = d.upstream.url if d.upstream else None
+
+    def role(model: str | None, scripted_name: str) -> dict[str, Any]:
+        if model:
+            return {"model": model}
+        return {"model": f"openai/{scripted_name}", "api_base": up, "api_key": "scripted-no-key"}
+
+    cfg = {
+        # Embedded defaults, except: the endpoints; keyword retrieval and lexical dedup (no embedding model to
+        # load on a 2-core machine); 75% of matching turns carry a skill on trial (6 rounds: both arms, usually).
+        "retrieval": {"mode": "keyword"},
+        # min_failures 2: the failed round (two failed turns) evolves; a control-arm round that fails once does not
+        # evolve again, so the story stays one skill and one generation bump.
+        "evolution": {
+            **role(o.evolver_model, "scripted-evolver"),
+            "dedup_mode": "lexical",
+            "shadow_fraction": 0.75,
+            "min_failures": 2,
+        },
+        "reward": {**role(o.judge_model, "scripted-judge"), "review_wait": 30.0},
+    }
+    atomic_write(
+        d.home / "config.yaml",
+        ("# written by `metaclaw-plugin demo`\n" + yaml.safe_dump(cfg, sort_keys=False)).encode(),
+        mode=0o600,
+    )
+    agent = ModelSpec(o.model, name=AGENT) if o.model else ModelSpec("openai/scripted-agent", AGENT, up, "x")
+    pcfg = write_config(d.home / "proxy.yaml", proxy_config([agent]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METACLAW_")}  # the demo's config only
+    env["METACLAW_HOME"] = str(d.home)
+    d.proxy = start_proxy(pcfg, env=env, log_path=d.home / "proxy.log", cwd=d.home, timeout=d.options.timeout)
+    where = f"scripted endpoint {up} ({', '.join(d.scripted_roles)})" if d.scripted_roles else "real endpoints"
+    return f"LiteLLM proxy pid {d.proxy.proc.pid} at {d.proxy.base_url}; {where}"
+
+
+def stage_good_round(d: Demo) -> str:
+    answer = d.chat("demo-good", [{"role": "user", "content": "what is the capital of France?"}], done=True)
+    rows = d.wait("the good round on disk", lambda: d.session_turns("demo-good"))
+    return f"1 turn recorded (generation {rows[0]['generation']}): {answer[:60]!r}"
+
+
+def stage_failed_round(d: Demo) -> str:
+    first = [{"role": "user", "content": FAILED_TASK}]
+    a1 = d.chat("demo-failed", first)
+    second = [*first, {"role": "assistant", "content": a1}, {"role": "user", "content": CORRECTION}]
+    d.chat("demo-failed", second, done=True)
+    rows = d.wait(
+        "the failed round on disk", lambda: len(d.session_turns("demo-failed")) >= 2 and d.session_turns("demo-failed")
+    )
+    ended = d.query("SELECT ended_at FROM sessions WHERE session_id = 'demo-failed' AND ended_at IS NOT NULL")
+    corr = d.wait(
+        "the correction to be scored",
+        lambda: d.query("SELECT score FROM rewards WHERE source = 'correction' AND turn_id = ?", (rows[0]["turn_id"],)),
+    )
+    if not ended:
+        raise StageFailed("the session did not end with X-Session-Done")
+    return f"{len(rows)} turns; the user's correction scored the first answer {corr[0]['score']:+g}; session ended"
+
+
+def stage_evolve(d: Demo) -> str:
+    found = d.wait("an evolved skill", lambda: d.evolved())
+    name, skill = next(iter(found.items()))
+    hist = [e for e in SkillStore(d.skills_dir).history(name) if e.get("event") == "add"]
+    if not hist:
+        raise StageFailed(f"{name} has no history entry")
+    screening = (hist[-1].get("screening") or {}).get("verdict")
+    review = (hist[-1].get("review") or {}).get("verdict")
+    trial = skill.status == "quarantined" and skill.extra_metadata.get("promotion") == "shadow"
+    if screening != "clean" or not trial:
+        raise StageFailed(f"{name}: screening {screening}, status {skill.status}, promotion {skill.extra_metadata}")
+    gen = _generation(d)
+    if gen <= d.facts["generation_before"]:
+        raise StageFailed(f"the skill generation did not move ({gen})")
+    d.facts["evolved"] = name
+    return f"{name} from session {skill.source_sessions}: screening {screening}, model review {review}, on trial; generation {d.facts['generation_before']} -> {gen}"
+
+
+def stage_similar_rounds(d: Demo) -> str:
+    name = d.facts["evolved"]
+    carried = 0
+    sessions = []
+    for n in range(1, 7):
+        sid = f"demo-similar-{n}"
+        sessions.append(sid)
+        d.chat(sid, [{"role": "user", "content": SIMILAR[0].format(n=n)}], done=True)
+    rows = d.wait(
+        "the similar rounds on disk",
+        lambda: all(d.session_turns(s) for s in sessions) and [r for s in sessions for r in d.session_turns(s)],
+    )
+    carried = sum(1 for r in rows if name in json.loads(r["injected"] or "[]"))
+    if not carried:
+        raise StageFailed(f"none of {len(rows)} similar rounds carried {name}")
+    d.facts["similar"] = sessions
+    control = f" (the other {len(rows) - carried}: the trial's control arm)" if carried < len(rows) else ""
+    return f"{carried} of {len(rows)} similar rounds carried {name}{control}"
+
+
+def stage_judged(d: Demo) -> str:
+    turns = [r["turn_id"] for r in d.query("SELECT turn_id FROM turns WHERE kind = 'main'")]
+
+    def judged() -> list[sqlite3.Row] | None:
+        rows = d.query("SELECT turn_id, source, score FROM rewards")
+        # a turn the user corrected is scored by the correction (no judge call needed); the rest by the judge
+        return rows if {r["turn_id"] for r in rows} >= set(turns) else None
+
+    rows = d.wait("every turn to be scored", judged)
+    judge = [r["score"] for r in rows if r["source"] == "judge"]
+    if not judge:
+        raise StageFailed("no turn was scored by the judge")
+    mean = sum(judge) / len(judge)
+    d.facts["rewards"] = {
+        r["source"]: r["n"] for r in d.query("SELECT source, COUNT(*) AS n FROM rewards GROUP BY source")
+    }
+    similar = len(d.facts["similar"])
+
+    def evidence() -> list[sqlite3.Row] | None:
+        rows = d.query(
+            "SELECT arm, COUNT(*) AS n, AVG(score) AS mean FROM fl_shadow WHERE score IS NOT NULL GROUP BY arm"
+        )
+        return rows if sum(r["n"] for r in rows) >= similar else None
+
+    arms = d.wait("the trial's evidence from every similar round", evidence)
+    d.facts["trial"] = {r["arm"]: {"turns": r["n"], "mean_reward": round(r["mean"], 2)} for r in arms}
+    return f"{len(turns)} turns scored ({len(judge)} by the judge, mean {mean:+.2f}); trial: " + ", ".join(
+        f"{a} {v['turns']} turns mean {v['mean_reward']:+.2f}" for a, v in d.facts["trial"].items()
+    )
+
+
+def stage_samples(d: Demo) -> str:
+    gen = _generation(d)
+    st = d.wait(
+        "query samples of the current generation",
+        lambda: (s := read_stats(d.db)) and s["generation"] == gen and s["queued"] and s,
+    )
+    if st["support"] < 1:
+        raise StageFailed("the failed turns were not kept as the support set")
+    if st["dropped_stale"] < 1:
+        raise StageFailed("the good round's sample (an older generation) was not dropped at the bump")
+    d.facts["buffer"] = st
+    return (
+        f"{st['queued']} query samples at generation {st['generation']}, {st['support']} support turns (never "
+        f"trained on), {st['dropped_stale']} stale sample(s) dropped at the generation bump"
+    )
+
+
+# The slow loop's stage (issue 15) goes after "samples": an idle window opens, a local LoRA step, a hot swap.
+STAGES: list[Stage] = [
+    Stage("setup", "a temporary home, a scripted endpoint and a real LiteLLM proxy with the plugin", stage_setup),
+    Stage("good round", "a round that goes well", stage_good_round),
+    Stage("failed round", "a round that fails, and the user's correction", stage_failed_round),
+    Stage("evolve", "a skill is evolved from it, screened and put on trial", stage_evolve),
+    Stage("similar rounds", "similar rounds carry the skill", stage_similar_rounds),
+    Stage("judged", "every turn is judged; the trial gathers evidence", stage_judged),
+    Stage("samples", "query samples accrue at the current generation", stage_samples),
+]
+
+
+def run_demo(options: DemoOptions, on_stage: Callable[[str, StageResult | None], None] | None = None) -> Demo:
+    """Run every stage in order, stopping at the first that fails. ``on_stage(key, None)`` before a stage,
+    ``on_stage(key, result)`` after it."""
+    d = Demo(options)
+    try:
+        for st in STAGES:
+            if on_stage:
+                on_stage(st.key, None)
+            t0 = time.monotonic()
+            try:
+                res = StageResult(st.key, st.title, True, st.run(d), time.monotonic() - t0)
+            except StageFailed as e:
+                res = StageResult(st.key, st.title, False, str(e), time.monotonic() - t0)
+            except Exception as e:  # a crash is a failed stage too, with what happened
+                res = StageResult(st.key, st.title, False, f"{type(e).__name__}: {e}", time.monotonic() - t0)
+            d.results.append(res)
+            if on_stage:
+                on_stage(st.key, res)
+            if not res.ok:
+                break
+        d.facts["skills_after"] = _count_status(d.skills())
+        d.facts["generation_after"] = _generation(d)
+        d.facts["seconds"] = round(time.monotonic() - d.started, 1)
+    finally:
+        d.close()
+    return d
+
+
+def summary(d: Demo) -> dict[str, Any]:
+    ok = len(d.results) == len(STAGES) and all(r.ok for r in d.results)
+    kept = d.options.keep or d.options.home is not None
+    env = f"METACLAW_HOME={d.home}"
+    return {
+        "ok": ok,
+        "seconds": d.facts.get("seconds"),
+        "scripted": d.scripted_roles,
+        "stages": [r.__dict__ for r in d.results],
+        "skills_before": d.facts.get("skills_before"),
+        "skills_after": d.facts.get("skills_after"),
+        "evolved": d.facts.get("evolved"),
+        "generation": [d.facts.get("generation_before"), d.facts.get("generation_after")],
+        "rewards": d.facts.get("rewards"),
+        "trial": d.facts.get("trial"),
+        "samples": d.facts.get("buffer"),
+        "files": {
+            "home": str(d.home) + ("" if kept else " (removed; --keep keeps it)"),
+            "skills": str(d.skills_dir),
+            "database": str(d.db),
+            "log": str(log_file(d.home)),
+            "proxy config": str(d.home / "proxy.yaml"),
+            "proxy log": str(d.home / "proxy.log"),
+        },
+        "next": (
+            f"{env} metaclaw-plugin serve   (the dashboard; then {env} metaclaw-plugin skills list)"
+            if kept
+            else "metaclaw-plugin demo --keep, then serve its home for the dashboard; or `metaclaw-plugin init` "
+            "and set evolution.model and reward.model to learn from your own agent"
+        ),
+    }
+
+
+def _count_status(skills: dict[str, Any]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for s in skills.values():
+        key = "trial" if s.status == "quarantined" and s.extra_metadata.get("promotion") == "shadow" else s.status
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+def _generation(d: Demo) -> int:
+    return SkillStore(d.skills_dir).generation

@@ -1,0 +1,242 @@
+"""The dashboard as a person uses it: the demo's data, `metaclaw-plugin serve` as a real process, and a real
+headless Chromium (Debian's) driven by Playwright. Every page, charts drawn with their data points, a skill on
+trial approved with its button; then what an attacker would try: no token, no CSRF token, script in skill and
+session text. Screenshots go to test-artifacts/dashboard/ (the path is printed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import cli_command
+
+from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
+from metaclaw_plugin.devtools.proxyrun import free_port
+from metaclaw_plugin.skillbank.store import SkillStore
+from metaclaw_plugin.types import Skill
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACTS = Path(os.environ.get("METACLAW_TEST_ARTIFACTS", REPO / "test-artifacts")) / "dashboard"
+XSS = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>'
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+]
+
+
+def chromium() -> str:
+    for c in (os.environ.get("METACLAW_CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium"):
+        if c and Path(c).is_file():
+            return c
+    pytest.skip(
+        "SKIPPED LOUDLY: no Chromium on this machine (apt-get install chromium); the dashboard is untested here"
+    )
+
+
+def seed_slow_loop_rows(db: Path, steps: int = 12, transitions: int = 6) -> None:
+    """What the trainer (train_steps) and the scheduler (sched_transitions) write, by plain SQL."""
+    conn = sqlite3.connect(db)
+    now = time.time()
+    with conn:
+        for i in range(1, steps + 1):
+            conn.execute(
+                "INSERT INTO train_steps (step, backend, loss, mean_reward, success_rate, samples_used, samples_dropped,"
+                " step_seconds, tokens_per_s, weights, checkpoint, detail, created_at) "
+                "VALUES (?, 'local', ?, ?, ?, 4, 0, 1.5, 900, ?, NULL, NULL, ?)",
+                (i, 2.0 / i, -0.5 + i / 12, min(1.0, 0.3 + i / 20), f"lora-{i:04d}", now - (steps - i) * 60),
+            )
+        states = ["idle_wait", "window_open", "training", "window_closed", "window_open", "training"]
+        prev = None
+        for i in range(transitions):
+            st = states[i % len(states)]
+            conn.execute(
+                "INSERT INTO sched_transitions (at, from_state, to_state, reason) VALUES (?, ?, ?, ?)",
+                (now - (transitions - i) * 600, prev, st, f"step {i}: {XSS}"),
+            )
+            prev = st
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    pytest.importorskip("litellm")
+    pytest.importorskip("metaclaw_litellm")
+    from metaclaw_plugin.devtools.demo import DemoOptions, run_demo, summary
+
+    home = tmp_path_factory.mktemp("dash") / "home"
+    result = summary(run_demo(DemoOptions(home=home)))
+    assert result["ok"], json.dumps(result["stages"], indent=1)
+    # untrusted text where a person will read it: a skill's description and a session's messages
+    SkillStore(home / "skills").add_batch(
+        [
+            Skill(
+                name="hostile-notes",
+                description=f"When asked about notes {XSS}",
+                body=f"# Notes\n\n{XSS}",
+                origin="user",
+            )
+        ],
+        actor="test",
+        reason="xss probe",
+    )
+    p = MetaClawPlugin(Settings(home=home, retrieval={"mode": "keyword"})).start()
+    ctx = TurnContext("xss-session")
+    p.on_request(ctx, [{"role": "user", "content": f"summarise {XSS}"}])
+    p.on_response(ctx, {"role": "assistant", "content": f"done {XSS}"})
+    p.on_session_end(ctx, {"success": True})
+    p.stop()
+    seed_slow_loop_rows(home / "metaclaw.db")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METACLAW_")}
+    env["METACLAW_HOME"] = str(home)
+    log = home / "serve.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [*cli_command(), "serve", "--port", str(port)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            tok = (home / "server.token").read_text().strip()
+            req = urllib.request.Request(url + "/health", headers={"Authorization": f"Bearer {tok}"})
+            with urllib.request.urlopen(req, timeout=2):
+                break
+        except Exception:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise AssertionError(log.read_text()[-3000:]) from None
+            time.sleep(0.2)
+    try:
+        yield {"url": url, "token": tok, "home": home, "evolved": result["evolved"], "log": log}
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def browser(served: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    exe = chromium()
+    sync_api = pytest.importorskip("playwright.sync_api", reason="SKIPPED LOUDLY: playwright is not installed")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as pw:
+        ctx = pw.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")),
+            executable_path=exe,
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport={"width": 1400, "height": 1000},
+        )
+        try:
+            yield ctx
+        finally:
+            ctx.close()
+    print(f"\ndashboard screenshots: {ARTIFACTS}")
+
+
+def _page(ctx: Any) -> tuple[Any, list[str]]:
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("dialog", lambda d: (errors.append(f"dialog: {d.message}"), d.dismiss()))
+    return page, errors
+
+
+@pytest.mark.slow
+def test_dashboard_pages_charts_and_approving_a_skill_on_trial(served: dict[str, Any], browser: Any):
+    page, errors = _page(browser)
+    url, evolved = served["url"], served["evolved"]
+
+    # signed out: the login form; a wrong token is refused; the right one signs in
+    page.goto(url + "/training")
+    assert "/login" in page.url and page.locator("input[name=token]").count() == 1
+    page.fill("input[name=token]", "not-the-token")
+    page.click("form[action='/login'] button")
+    assert "wrong token" in page.content()
+    page.fill("input[name=token]", served["token"])
+    page.click("form[action='/login'] button")
+    page.wait_for_url(url + "/training")
+    (cookie,) = [c for c in browser.cookies() if c["name"] == "metaclaw_dashboard"]
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and served["token"] not in cookie["value"]
+    assert errors == ["Failed to load resource: the server responded with a status of 401 (Unauthorized)"]
+    errors.clear()  # the refused wrong token, as intended; from here on no error of any kind
+
+    # training: three curves with one point per step
+    page.wait_for_selector("#chart-success[data-drawn=true]")
+    for chart in ("chart-loss", "chart-reward", "chart-success"):
+        assert page.locator(f"#{chart} .scatterlayer .point").count() == 12, chart
+    assert page.locator("#steps tbody tr").count() == 12
+    page.screenshot(path=str(ARTIFACTS / "training.png"), full_page=True)
+
+    # scheduler: one bar per window on the timeline, reasons escaped
+    page.goto(url + "/scheduler")
+    page.wait_for_selector("#chart-windows[data-drawn=true]")
+    assert page.locator("#chart-windows .barlayer .point").count() == 6
+    assert page.locator("#transitions tbody tr").count() == 6 and "<script>" in page.inner_text("#transitions")
+    page.screenshot(path=str(ARTIFACTS / "scheduler.png"), full_page=True)
+
+    # sessions: the demo's sessions, the failed one with its correction, a similar one carrying the skill
+    page.goto(url + "/sessions")
+    assert page.locator("#sessions tbody tr").count() >= 9
+    page.screenshot(path=str(ARTIFACTS / "sessions.png"), full_page=True)
+    page.click("a:text-is('demo-failed')")
+    assert "correction -1" in page.inner_text("main") and "judge -1" in page.inner_text("main")
+    page.goto(url + "/sessions/xss-session")
+    assert XSS in page.inner_text("main")  # shown as text, never run
+    page.screenshot(path=str(ARTIFACTS / "session.png"), full_page=True)
+
+    # skills: the evolved skill is on trial with its evidence; approving it makes it active
+    page.goto(url + "/")
+    row = page.locator(f"tr[data-skill='{evolved}']")
+    assert row.locator("td.status").inner_text() == "trial" and "P(better)" in row.inner_text()
+    assert int(row.locator("td").nth(6).inner_text()) >= 1  # uses
+    assert XSS in page.locator("tr[data-skill='hostile-notes'] td").first.get_attribute("title")
+    page.screenshot(path=str(ARTIFACTS / "skills-before.png"), full_page=True)
+    row.locator("button[value=approve]").click()
+    page.wait_for_url(lambda u: "msg=" in u)
+    row = page.locator(f"tr[data-skill='{evolved}']")
+    assert row.locator("td.status").inner_text() == "active" and "now active" in page.inner_text(".notice")
+    assert SkillStore(served["home"] / "skills").read(evolved).status == "active"  # on disk, not only on the page
+    page.screenshot(path=str(ARTIFACTS / "skills-after-approve.png"), full_page=True)
+
+    assert page.evaluate("window.__pwned") is None
+    assert not errors, errors  # no script error, no CSP violation, no dialog
+
+
+@pytest.mark.slow
+def test_dashboard_refuses_forms_without_csrf_and_requests_without_the_token(served: dict[str, Any], browser: Any):
+    url = served["url"]
+    api = browser.request  # shares the signed-in context's cookie
+    r = api.post(url + "/skills/csv-quoting/retire", form={"csrf": "forged"}, max_redirects=0)
+    assert r.status == 403 and "CSRF" in r.text()
+    r = api.post(url + "/skills/csv-quoting/retire", form={"csrf": "x"}, headers={"Origin": "http://evil.example"})
+    assert r.status == 403
+    assert SkillStore(served["home"] / "skills").read("csv-quoting").status == "active"
+    # without the cookie (a fresh request context): nothing but the login form
+    import urllib.error
+
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(urllib.request.Request(url + "/skills/csv-quoting/retire", data=b"csrf=x"), timeout=5)
+    assert e.value.code == 403
+    with urllib.request.urlopen(url + "/static/plotly.min.js", timeout=5) as resp:  # redirected to the login form
+        assert resp.url.startswith(url + "/login") and b"Plotly" not in resp.read(2000)
