@@ -275,7 +275,6 @@ class TrainingSettings(Section):
     )
     checkpoint_every: int = Field(10, ge=1, description="Save a full state (weights and optimiser) every N steps.")
     out_dir: Path | None = Field(None, description="local: adapters and checkpoints; default <home>/training.")
-    opd: OPDSettings = Field(default_factory=OPDSettings)
 
     @model_validator(mode="after")
     def _resolve_auto(self) -> TrainingSettings:
@@ -390,6 +389,7 @@ class Settings(BaseSettings):
     evolution: EvolutionSettings = Field(default_factory=EvolutionSettings)
     reward: RewardSettings = Field(default_factory=RewardSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)
+    opd: OPDSettings = Field(default_factory=OPDSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
