@@ -90,6 +90,11 @@ def test_samples_from_captured_turns(home: Path, tiny: Path):
     tokens.record(db, tokens.response_key("yes"), tokens.TokenRecord(p, c, [-0.1] * len(c), model="metaclaw/p"))
     served = build_sample(turn, sample, tok, db)
     assert served.logprobs == [-0.1] * len(c) and served.completion_ids == c and served.prompt_ids == p
+    secret = tokens.TokenRecord(p[:-1] + [7, p[-1]], c, [-0.1] * len(c))  # the policy saw a prompt since redacted
+    tokens.record(db, tokens.response_key("no"), secret)
+    redacted = Turn("t3", "s", "default", "main", PROMPT, {"role": "assistant", "content": "no"})
+    kept = build_sample(redacted, sample, tok, db)
+    assert kept.logprobs is None and kept.prompt_ids == p
     multi = Turn("t2", "s", "default", "main", steps, {"role": "assistant", "content": "yes"})
     assert build_sample(multi, sample, tok, db).logprobs is None  # earlier steps have no behaviour logprobs
 
