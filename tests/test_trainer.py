@@ -199,6 +199,11 @@ def test_checkpoint_survives_kill_9_and_resumes(home: Path, tiny: Path):
     assert json.loads((Path(saved["path"]) / "trainer.json").read_text())["step"] == saved["step"]  # complete
     report = trainer.run(lambda: True, max_steps=1)
     assert report.steps == 1 and trainer.step == saved["step"] + 1
+    import shutil
+
+    shutil.rmtree(saved["path"])  # a checkpoint removed by hand: a clear error, and training goes on from the base
+    fresh = build_trainer(_settings(home, tiny, checkpoint_every=2, learning_rate=1e-3))
+    assert fresh.resumed_from is None and fresh.step == 0 and "cannot resume from" in (fresh.resume_error or "")
 
 
 class _Recorder:
