@@ -282,7 +282,9 @@ class TrainingSettings(Section):
         if self.backend == "auto":
             from .modelspecs import base_model_missing
 
-            local = self.base_model is None or base_model_missing(self.base_model) is None
+            spec = self.base_model
+            # a path (even one that does not exist yet) means local: its error then names the missing folder
+            local = spec is None or base_model_missing(spec) is None or spec.startswith(("/", "~", "."))
             self.__dict__["backend"] = "local" if local else "tinker"
         return self
 
