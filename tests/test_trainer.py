@@ -140,6 +140,21 @@ def test_a_generation_bump_mid_batch_drops_the_batch(home: Path, tiny: Path):
     assert last_steps(trainer.db) == [] and latest(trainer.db) is None
 
 
+def test_samples_that_cannot_be_trained_are_dropped_and_counted(home: Path, tiny: Path):
+    """A turn longer than training.max_tokens is skipped (never truncated), and so is a turn no longer stored."""
+    long_prompt = [{"role": "user", "content": "deploy " * 200}]
+    capture(home / "metaclaw.db", [*a_and_b(1)[:2], (long_prompt, "yes", 1.0)])
+    from metaclaw_plugin.training.buffer import SampleBuffer
+
+    assert SampleBuffer(Database(home / "metaclaw.db")).add(Sample("pruned-turn", "s", "default", 0, -1.0))
+    trainer = build_trainer(_settings(home, tiny, max_tokens=128))
+    report = trainer.run(lambda: True)
+    assert report.steps == 1 and report.samples_used == 2 and report.samples_dropped == 2
+    (row,) = last_steps(trainer.db)
+    assert row["samples_used"] == 2 and row["detail"]["unusable"] == 2
+    assert trainer.buffer.stats().trained == 4  # consumed: not retried at every window
+
+
 def test_a_pause_mid_step_releases_the_batch(home: Path, tiny: Path):
     capture(home / "metaclaw.db", a_and_b(2))
     trainer = build_trainer(_settings(home, tiny, learning_rate=2e-3))

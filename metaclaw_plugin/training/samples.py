@@ -112,9 +112,10 @@ def tokenize_turn(
             ids = _ids(tokenizer, text) if text else []
             completion += ids
             mask += [m] * len(ids)
-    if not any(mask):
-        raise SampleError("the answer has no tokens to train")
-    return _ids(tokenizer, prompt), completion, mask
+    prompt_ids = _ids(tokenizer, prompt)
+    if not any(mask) or not prompt_ids:
+        raise SampleError("the answer (or the prompt) has no tokens")
+    return prompt_ids, completion, mask
 
 
 def build_sample(turn: Turn, sample: Sample, tokenizer: Any, db: Database | None = None) -> TrainSample:
