@@ -85,6 +85,12 @@ def _last_user(messages: Sequence[Message]) -> int:
     return len(messages) - 1
 
 
+def prompt_ids(tokenizer: Any, messages: Sequence[Message]) -> list[int]:
+    """The ids of the prompt the policy answers ``messages`` from (chat template, generation prompt). A served
+    policy that samples from exactly these ids records them, and its answers keep their logprobs as samples."""
+    return _ids(tokenizer, _template(tokenizer, messages, True))
+
+
 def tokenize_turn(
     tokenizer: Any, messages: Sequence[Message], response: Message
 ) -> tuple[list[int], list[int], list[int]]:
