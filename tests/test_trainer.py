@@ -360,3 +360,22 @@ def test_the_packaged_smollm2_tokenizes_turns():
     assert tok.decode(p).endswith("<|im_start|>user\nDid the deploy succeed?<|im_end|>\n<|im_start|>assistant\n")
     assert tok.decode([t for t, k in zip(c, m) if k]) == "checking<|im_end|>\nyes<|im_end|>\n"
     assert "green" in tok.decode([t for t, k in zip(c, m) if not k])
+
+
+@pytest.mark.parametrize("loss_fn", ["ppo", "cispo"])
+def test_tinker_clipped_losses_send_their_thresholds(tmp_path: Path, tiny: Path, loss_fn: str):
+    from transformers import AutoTokenizer
+
+    from metaclaw_plugin.training.backends.tinker import TinkerBackend
+
+    tok = AutoTokenizer.from_pretrained(tiny)
+    capture(tmp_path / "metaclaw.db", a_and_b(1))
+    service = FakeService(tok)
+    settings = Settings(
+        home=tmp_path, training={"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "loss_fn": loss_fn}
+    )
+    trainer = build_trainer(settings, backend=(TinkerBackend("Qwen/Qwen3-8B", service=service), tok))
+    report = trainer.run(lambda: True)
+    assert report.steps == 1 and f"forward_backward:{loss_fn}" in service.calls
+    (row,) = last_steps(trainer.db)
+    assert row["loss"] == -0.25 and row["backend"] == "tinker"  # the loss the service reported with the step
