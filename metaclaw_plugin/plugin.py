@@ -23,6 +23,7 @@ from .feedback import normalise_feedback
 from .privacy import Redactor
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .skillbank.render import inject
+from .store.backend import postgres_of
 from .store.trajectories import TrajectoryStore
 from .types import Message, Turn, TurnContext
 from .worker import BackgroundWorker
@@ -55,6 +56,7 @@ class MetaClawPlugin:
             queue_max=s.storage.queue_max,
             max_message_bytes=s.storage.max_message_bytes,
             journal_fsync=s.storage.journal_fsync,
+            database=postgres_of(s),
         )
         self.worker = BackgroundWorker()
         self.errors: Counter[str] = Counter()

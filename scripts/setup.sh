@@ -11,7 +11,16 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 # Non-editable on purpose: the tests then exercise the wheel, bundled skills included.
-.venv/bin/python -m pip install -q --disable-pip-version-check ".[litellm,langchain,embeddings,dev]"
+.venv/bin/python -m pip install -q --disable-pip-version-check ".[litellm,langchain,embeddings,postgres,dev]"
+# PostgreSQL server binaries for the postgres backend's tests (Debian's package; the tests start their own server).
+if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! command -v pg_ctl >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
+      || echo "setup: postgresql could not be installed; the PostgreSQL tests will skip" >&2
+  else
+    echo "setup: PostgreSQL server binaries not found (install postgresql); the PostgreSQL tests will skip" >&2
+  fi
+fi
 if [ "${METACLAW_SETUP_OPENCLAW:-1}" != "0" ]; then
   bash .ci/install_openclaw.sh || echo "setup: Node 24/OpenClaw could not be installed; the OpenClaw tests will skip" >&2
 fi

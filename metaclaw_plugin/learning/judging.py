@@ -17,7 +17,7 @@ from typing import Any
 
 from ..config import Settings
 from ..privacy import Redactor
-from ..store import Database
+from ..store import AnyDatabase
 from .ledger import Ledger
 from .llm import BudgetExhausted, LLMError, LLMUnavailable, day_start
 from .reward import RewardJudge, TurnView, Verifiers, effective_reward, view_of
@@ -32,7 +32,7 @@ STRONGER_THAN_JUDGE = frozenset({"explicit", "verifier", "outcome", "correction"
 class JudgeQueue:
     def __init__(
         self,
-        db: Database,
+        db: AnyDatabase,
         ledger: Ledger,
         judge: RewardJudge,
         verifiers: Verifiers,

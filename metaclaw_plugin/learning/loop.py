@@ -19,7 +19,7 @@ from typing import Any
 from ..config import EvolutionSettings, RewardSettings
 from ..events import Feedback, SessionEnd, TurnRecorded
 from ..privacy import Redactor
-from ..store import Database
+from ..store import open_database
 from ..training.buffer import SampleBuffer
 from .evidence import ConventionEvidence
 from .evolution import SkillEvolver
@@ -45,7 +45,7 @@ class LearningLoop:
         self.parts = parts
         s = self.settings = parts.settings
         self.skills = parts.skills
-        self.db = Database(s.db_file)
+        self.db = open_database(s)
         self.redactor = parts.redactor or Redactor.from_settings(s.privacy)  # outbound is always redacted
         self.budget = Budget(
             self.db,

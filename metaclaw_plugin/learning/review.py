@@ -17,7 +17,7 @@ from typing import Any
 
 from ..config import Settings
 from ..events import SessionState
-from ..store import Database
+from ..store import AnyDatabase
 from ..training.buffer import SampleBuffer
 from ..types import Sample
 from .evolving import EvolutionRunner
@@ -34,7 +34,7 @@ STALE_SESSION_SWEEP = 30.0  # seconds
 class Reviewer:
     def __init__(
         self,
-        db: Database,
+        db: AnyDatabase,
         ledger: Ledger,
         judging: JudgeQueue,
         trials: ShadowTrials,
