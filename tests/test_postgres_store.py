@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_translation_of_the_sqlite_dialect():
     assert translate("SELECT a FROM t WHERE b = ? AND c LIKE '50%' AND d = '?'") == (
-        "SELECT a FROM t WHERE b = %s AND c LIKE '50%' AND d = '?'"
+        "SELECT a FROM t WHERE b = %s AND c LIKE '50%%' AND d = '?'"
     )
     assert translate("SELECT a % 2 FROM t") == "SELECT a %% 2 FROM t"
     assert translate("INSERT OR IGNORE INTO t(a) VALUES (?)") == "INSERT INTO t(a) VALUES (%s) ON CONFLICT DO NOTHING"
@@ -84,6 +84,7 @@ def test_the_database_contract(any_db):
         assert db.query("SELECT value FROM fl_counters WHERE key = ?", ("a",))[0][0] == 100  # sees its own write
         raise RuntimeError("roll back")
     assert db.query("SELECT value FROM fl_counters")[0][0] == 3
+    assert db.query("SELECT COUNT(*) FROM fl_counters WHERE key LIKE 'a%' AND key != '?'")[0][0] == 1
     with db.transaction() as c:
         c.executemany("INSERT INTO fl_counters(key, value) VALUES (?, ?)", [("b", 1), ("c", True)])
         assert c.execute("UPDATE fl_counters SET value = value + 1 WHERE key IN (?, ?)", ("b", "c")).rowcount == 2
@@ -234,3 +235,75 @@ def test_the_fast_loop_learns_with_everything_in_postgres(pg_url: str, home: Pat
             assert not (home / "metaclaw.db").exists()
         finally:
             p.stop()
+
+
+LEADER_CHILD = """
+import sys, time
+from metaclaw_plugin.store.election import LearnerElection
+from metaclaw_plugin.store.postgres import PostgresDatabase
+e = LearnerElection(PostgresDatabase(sys.argv[1]), host="child", check_every=0.2).start()
+print("leader" if e.is_leader() else "follower", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.slow
+def test_the_learner_is_elected_once_and_fails_over_after_kill_9(pg_url: str):  # noqa: F811
+    from metaclaw_plugin.store.election import LearnerElection
+
+    db = PostgresDatabase(pg_url)
+    db.query("SELECT 1")  # migrated (runtime_state exists)
+    child = subprocess.Popen([sys.executable, "-c", LEADER_CHILD, pg_url], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "leader"
+        me = LearnerElection(db, host="parent", check_every=0.2).start()
+        other = LearnerElection(db, host="third", check_every=0.2).start()
+        time.sleep(0.6)
+        assert not me.is_leader() and not other.is_leader()  # one learner at a time
+        row = db.query("SELECT value FROM runtime_state WHERE key = 'learner'")[0]
+        assert json.loads(row["value"])["host"] == "child"
+        child.kill()  # kill -9: no clean-up runs in the child
+        t0 = time.monotonic()
+        while not (me.is_leader() or other.is_leader()) and time.monotonic() - t0 < 10:
+            time.sleep(0.01)
+        failover = time.monotonic() - t0
+        assert failover < 2.0, f"takeover took {failover:.2f}s"
+        time.sleep(0.5)
+        assert me.is_leader() != other.is_leader()  # exactly one took over
+        print(f"learner failover after kill -9: {failover:.2f}s")
+        me.stop()
+        other.stop()
+    finally:
+        child.kill()
+        child.wait()
+        db.close()
+
+
+def test_skill_library_export_import_round_trip(pg_url: str, tmp_path: Path, monkeypatch):  # noqa: F811
+    from click.testing import CliRunner
+
+    from metaclaw_plugin.cli import main as cli_main
+    from metaclaw_plugin.skillbank.bank import bundled_skills_dir
+    from metaclaw_plugin.skillbank.store import SkillStore
+
+    src = SkillStore(tmp_path / "src")
+    src.seed_from(bundled_skills_dir())
+    src.set_status(next(iter(src.load().skills)), "retired", actor="test", reason="history travels too")
+    monkeypatch.setenv("METACLAW_STORAGE__BACKEND", "postgres")
+    monkeypatch.setenv("METACLAW_STORAGE__URL", pg_url)
+    run = CliRunner().invoke
+    res = run(cli_main, ["skills", "import", str(tmp_path / "src"), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["skills"] == len(src.load().skills)
+    again = run(cli_main, ["skills", "import", str(tmp_path / "src")])
+    assert again.exit_code != 0 and "already holds" in again.output
+    res = run(cli_main, ["skills", "export", str(tmp_path / "out"), "--json"])
+    assert res.exit_code == 0, res.output
+    out = SkillStore(tmp_path / "out")
+    a, b = src.load(), out.load()
+    assert a.skills == b.skills and out.state() == src.state() and out.history() == src.history()
+    name = next(iter(a.skills))
+    assert out.versions(name) == src.versions(name)
+    monkeypatch.setenv("METACLAW_STORAGE__BACKEND", "sqlite")
+    res = run(cli_main, ["skills", "export", str(tmp_path / "x")])
+    assert res.exit_code != 0 and "postgres" in res.output

@@ -137,7 +137,9 @@ def translate(sql: str) -> str:
         sql = sql[: m.end()] + _qualify_update(table.group(1), sql[m.end() :])
     out = []
     for code, text in _outside_quotes(sql):
-        if code:
+        if not code:
+            text = text.replace("%", "%%")  # psycopg reads placeholders inside quotes too
+        else:
             text = {"?": "%s", "%": "%%"}.get(text, text)
             text = re.sub(r"\bMAX\(([^(),]+),([^(),]+)\)", r"GREATEST(\1,\2)", text, flags=re.I)
             text = re.sub(r"\bMIN\(([^(),]+),([^(),]+)\)", r"LEAST(\1,\2)", text, flags=re.I)
@@ -278,11 +280,11 @@ class PostgresDatabase:
     def where(self) -> str:
         return redact_url(self.url)
 
-    def connect(self, *, autocommit: bool = False) -> Any:
+    def connect(self, *, autocommit: bool = False, extra: dict[str, Any] | None = None) -> Any:
         """One connection outside the pool (LISTEN, the election's lock, migrations)."""
         import psycopg
 
-        kw = conninfo(self.url, self.password_env)
+        kw = {**conninfo(self.url, self.password_env), **(extra or {})}
         return psycopg.connect(kw.pop("conninfo"), autocommit=autocommit, **kw)
 
     def pool(self) -> Any:
