@@ -29,6 +29,14 @@ from metaclaw_plugin.store.postgres import PostgresDatabase
 pytestmark = pytest.mark.slow
 READY = 240.0
 CSV = "parse the csv export {tag}.csv and sum the totals"
+SECOND = {  # what the evolver proposes after the takeover: a distinct lesson (dedup keeps it apart)
+    "action": "create",
+    "name": "map-csv-columns-by-header",
+    "description": "When a CSV export has a header row, map columns by header name rather than by position.",
+    "body": "# Map CSV columns by header\n\n1. Read the header row first.\n2. Look columns up by name.\n"
+    "3. Fail loudly when an expected header is missing.",
+    "category": "data",
+}
 
 
 class Script(Roles):
@@ -233,9 +241,13 @@ def test_two_proxies_share_one_database(tmp_path: Path):
         t0 = time.monotonic()
         wait(lambda: owner(learner_pid(db), [survivor]), 15, "the survivor takes over", 0.05)
         print(f"learner failover after kill -9 of its proxy: {time.monotonic() - t0:.2f}s")
-        script.evolver_reply = json.dumps({"skills": [{**SKILL, "name": "sniff-csv-quoting"}]})
+        script.evolver_reply = json.dumps({"skills": [SECOND]})
         failing_session(survivor, "second")
-        wait(lambda: injected(survivor, up, "sniff-csv-quoting"), 90, "the new learner evolves a skill", 0.5)
+        try:
+            wait(lambda: injected(survivor, up, SECOND["name"]), 90, "the new learner evolves a skill", 0.5)
+        except AssertionError as e:
+            jobs = [dict(r) for r in db.query("SELECT id, state, reason, last_error FROM fl_evolve_queue")]
+            raise AssertionError(f"{e}\njobs: {jobs}\nsurvivor log:\n{survivor.log_tail(6000)}") from None
         jobs = db.query("SELECT id, state FROM fl_evolve_queue ORDER BY id")
         assert jobs and all(j["state"] in ("done", "skipped", "failed") for j in jobs), jobs
         for tag in ("first", "second"):

@@ -224,12 +224,20 @@ def test_the_fast_loop_learns_with_everything_in_postgres(pg_url: str, home: Pat
         s = settings_for(home, up, evolution={"promotion": "auto"}, storage={"backend": "postgres", "url": pg_url})
         p = MetaClawPlugin(s).start()
         try:
+            roles.judge_reply = "Score: 1"  # a good session: only the judge scores it, and it becomes a sample
+            ok = TurnContext("good-1")
+            p.on_request(ok, [{"role": "user", "content": "what is the capital of France?"}])
+            p.on_response(ok, {"role": "assistant", "content": "Paris."})
+            p.on_session_end(ok)
+            wait_for(p, lambda: p.learning.buffer.stats().queued >= 1)
+            assert p.learning.db.query("SELECT COUNT(*) FROM reward_cache")[0][0] >= 1
             roles.judge_reply = "Score: -1"
             ids = failing_session(p, "fail-1")
             wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
             assert {r["source"] for r in p.store.rewards(ids[1])} >= {"outcome"}
-            st = wait_for(p, lambda: (b := p.learning.buffer.stats()).support == 2 and b)
-            assert st.queued == 0
+            st = wait_for(p, lambda: (b := p.learning.buffer.stats()).support == 2 and b.generation == 1 and b)
+            assert st.queued == 0 and st.dropped_stale >= 1  # the good session's sample was dropped by the bump
+            assert not p.learning.errors, p.learning.errors
             status = p.learning.status()
             assert status["queues"]["evolution"].get("done", 0) >= 1, status
             assert not (home / "metaclaw.db").exists()

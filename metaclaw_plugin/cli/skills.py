@@ -15,6 +15,8 @@ from ..config import Settings
 from ..skillbank.bank import is_shadow, trials_running
 from ..skillbank.skillmd import SkillFormatError, parse_skill_md, render_skill_md
 from ..skillbank.store import LoadResult, SkillStore
+from ..store import open_database
+from ..store.backend import postgres_of
 from ..types import Skill, SkillKind, SkillStatus
 from .common import console, emit_json, fail, json_option, load_settings, table
 
@@ -40,6 +42,12 @@ def _trial_evidence(settings: Settings, result: LoadResult) -> dict[str, dict[st
     from ..store import connect
 
     trials = trials_running(result.skills, result.pending)
+    pg = postgres_of(settings)
+    if trials and pg is not None:
+        try:
+            return {n: evidence(pg.query, n, g, v).as_dict() for n, g, v in trials}
+        finally:
+            pg.close()
     if not trials or not settings.db_file.exists():
         return {n: {"n_with": 0, "s_with": 0, "n_without": 0, "s_without": 0, "p_better": 0.5} for n, _, _ in trials}
     import sqlite3
@@ -496,9 +504,9 @@ def _model_review(settings: Settings, skill: Skill, trust: bool, screening: str)
     try:
         from ..learning.llm import Budget
 
-        if settings.db_file.parent.is_dir():
+        if settings.storage.backend == "postgres" or settings.db_file.parent.is_dir():
             budget = Budget(
-                settings.db_file,
+                open_database(settings),
                 {
                     "judge": (settings.reward.daily_calls, settings.reward.daily_tokens),
                     "evolver": (settings.evolution.daily_calls, settings.evolution.daily_tokens),

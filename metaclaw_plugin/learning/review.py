@@ -112,7 +112,7 @@ class Reviewer:
     def _close(self, tenant: str, sid: str, ended: bool) -> None:
         self.db.execute(
             "UPDATE fl_sessions SET review_due = NULL, review_reason = NULL, review_since = NULL, "
-            "since_review = CASE WHEN ? THEN 0 ELSE 1 END WHERE tenant = ? AND session_id = ?",
+            "since_review = CASE WHEN ? = 1 THEN 0 ELSE 1 END WHERE tenant = ? AND session_id = ?",
             [int(ended), tenant, sid],
         )
 

@@ -355,7 +355,9 @@ class RewardJudge:
         result = JudgeResult(score, votes, calls, tokens)
         if self.db is not None:
             self.db.execute(
-                "INSERT OR REPLACE INTO reward_cache(key, score, votes, model, created_at) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO reward_cache(key, score, votes, model, created_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET score = excluded.score, votes = excluded.votes, "
+                "model = excluded.model, created_at = excluded.created_at",
                 [self.cache_key(view), score, json.dumps(votes), self.model, time.time()],
             )
         return result

@@ -302,7 +302,7 @@ class PostgresDatabase:
                     timeout=self.timeout,
                     open=True,
                     name="metaclaw",
-                    reconnect_timeout=0,  # keep retrying in the background while the server is away
+                    reconnect_timeout=0,  # a failed connect gives up at once; the next request for a connection tries again
                     check=ConnectionPool.check_connection,
                 )
             return self._pool
