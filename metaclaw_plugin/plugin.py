@@ -89,8 +89,7 @@ class MetaClawPlugin:
             self.skills.refresh(force=True)
             self.store.open()
             self.worker.every(0.5, "skills.refresh", self.skills.refresh)
-            if self.library is not None:
-                self.worker.every(1.0, "skills.sync", self._sync_library)  # publishes; pulls when NOTIFY was missed
+            if self.library is not None:  # on NOTIFY and every second, in a thread of its own
                 self.library.listen(self._sync_library)
             self.worker.every(1.0, "sessions.sweep", self.sweep_sessions)
             if self.settings.storage.retention_days > 0:

@@ -49,6 +49,15 @@ def test_translation_of_the_sqlite_dialect():
         translate("INSERT OR REPLACE INTO t VALUES (?)")
 
 
+def test_a_shared_library_row_cannot_escape_the_skills_folder(tmp_path: Path):
+    from metaclaw_plugin.store.skill_library import _safe_path
+
+    assert _safe_path(tmp_path, "a/SKILL.md") == (tmp_path / "a" / "SKILL.md").resolve()
+    for bad in ("../x", "/etc/passwd", "a/../../x"):
+        with pytest.raises(ValueError, match="escapes"):
+            _safe_path(tmp_path, bad)
+
+
 def test_settings_refuse_a_password_in_the_url_and_redact_it():
     with pytest.raises(ValueError, match="password"):
         Settings(storage={"backend": "postgres", "url": "postgresql://u:hunter2@db/x"})
@@ -312,6 +321,13 @@ def test_skill_library_export_import_round_trip(pg_url: str, tmp_path: Path, mon
     assert a.skills == b.skills and out.state() == src.state() and out.history() == src.history()
     name = next(iter(a.skills))
     assert out.versions(name) == src.versions(name)
+    status = run(cli_main, ["status", "--json"])
+    assert status.exit_code == 0, status.output
+    storage = json.loads(status.output)["store"]["storage"]
+    assert storage == {"backend": "postgres", "where": pg_url}
+    doctor = run(cli_main, ["doctor", "--json"])
+    (db_check,) = [c for c in json.loads(doctor.output)["checks"] if c["check"] == "database"]
+    assert db_check["ok"] and db_check["detail"] == f"{pg_url}: reachable, schema {SCHEMA_VERSION}"
     monkeypatch.setenv("METACLAW_STORAGE__BACKEND", "sqlite")
     res = run(cli_main, ["skills", "export", str(tmp_path / "x")])
     assert res.exit_code != 0 and "postgres" in res.output

@@ -33,7 +33,11 @@ def register(main: click.Group) -> None:
     @click.pass_context
     def list_(ctx: click.Context, limit: int, tenant: str | None, as_json: bool) -> None:
         """Most recent sessions first."""
-        rows = _store(ctx).list_sessions(limit, tenant)
+        store = _store(ctx)
+        try:
+            rows = store.list_sessions(limit, tenant)
+        finally:
+            store.close()
         if as_json:
             emit_json(rows)
             return
@@ -62,11 +66,13 @@ def register(main: click.Group) -> None:
     def show(ctx: click.Context, session_id: str, tenant: str | None, as_json: bool) -> None:
         """One session with every turn: messages as sent, response, tool calls, skills, reward."""
         store = _store(ctx)
-        s = store.get_session(session_id, tenant)
+        try:
+            s = store.get_session(session_id, tenant)
+            turns = [turn_dict(t, store.rewards(t.turn_id)) for t in s.turns] if s is not None else []
+        finally:
+            store.close()
         if s is None:
             fail(f"no session {session_id!r}")
-            return
-        turns = [turn_dict(t, store.rewards(t.turn_id)) for t in s.turns]
         if as_json:
             emit_json(
                 {

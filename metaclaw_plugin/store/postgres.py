@@ -262,8 +262,6 @@ def is_transient(exc: BaseException) -> bool:
 class PostgresDatabase:
     """A pool of connections to one PostgreSQL database, schema migrated on first use."""
 
-    dialect = "postgres"
-
     def __init__(self, url: str, *, password_env: str | None = None, max_size: int = 8, timeout: float = 10.0):
         problem = check_url(url) or missing_driver()
         if problem:
@@ -334,6 +332,8 @@ class _PgTransaction:
         self._tx: Any = None
 
     def __enter__(self) -> PgTx:
+        if getattr(self.db._local, "conn", None) is not None:  # SQLite refuses a nested BEGIN too
+            raise RuntimeError("a transaction is already open in this thread")
         self._cm = self.db.pool().connection()
         conn = self._cm.__enter__()
         try:

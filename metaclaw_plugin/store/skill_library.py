@@ -176,28 +176,31 @@ class SharedSkillLibrary:
             return False
 
     # Notifications ---------------------------------------------------------------------------------------------
-    def listen(self, on_change: Any) -> None:
-        """Start a thread that waits on NOTIFY and calls ``on_change()`` (reconnecting while the server is away)."""
+    def listen(self, on_change: Any, every: float = 1.0) -> None:
+        """Start the thread that calls ``on_change()`` (a sync) on each NOTIFY and every ``every`` seconds besides
+        (the fallback, and what publishes this host's own changes). Its own thread: a database that is away
+        stalls only it, never the plugin's worker."""
         if self._listener is not None:
             return
         self._stop.clear()
         self._listener = threading.Thread(
-            target=self._listen, args=(on_change,), name="metaclaw-skills-listen", daemon=True
+            target=self._listen, args=(on_change, every), name="metaclaw-skills-sync", daemon=True
         )
         self._listener.start()
 
-    def _listen(self, on_change: Any) -> None:
+    def _listen(self, on_change: Any, every: float) -> None:
         while not self._stop.is_set():
             try:
                 with self.db.connect(autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
-                    on_change()  # whatever was missed while not listening
                     while not self._stop.is_set():
-                        if any(True for _ in conn.notifies(timeout=1.0, stop_after=1)):
-                            on_change()
+                        on_change()
+                        for _ in conn.notifies(timeout=every, stop_after=1):
+                            pass
             except Exception as e:
                 if not self._stop.is_set():
                     log.debug("skill library listener: %s (reconnecting)", e)
+                    on_change()  # publishes nothing while the server is away, but says so in status
                     self._stop.wait(2.0)
 
     def stop(self) -> None:

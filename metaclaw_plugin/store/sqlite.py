@@ -101,16 +101,10 @@ class Database:
     ``execute``/``query`` take ``?`` placeholders; ``transaction()`` yields a connection inside
     ``BEGIN IMMEDIATE`` and commits or rolls back. :class:`.postgres.PostgresDatabase` implements the same calls."""
 
-    dialect = "sqlite"
-
     def __init__(self, path: Path | str):
         self.path = Path(path).expanduser()
         self.lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
-
-    @property
-    def where(self) -> str:
-        return str(self.path)
 
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:

@@ -308,13 +308,13 @@ class TrajectoryStore:
         self._thread.start()
 
     def close(self) -> None:
-        if self._thread is None:
-            return
-        self._closing.set()
-        self._queue.put(None)
-        self._hurry.set()
-        self._thread.join(timeout=30)
-        self._thread = None
+        """Drain the writer (when open) and close the readers; a store only read from needs it too."""
+        if self._thread is not None:
+            self._closing.set()
+            self._queue.put(None)
+            self._hurry.set()
+            self._thread.join(timeout=30)
+            self._thread = None
         if self._journal is not None:
             self._journal.close()
             for seg, (w, c, d) in self._journal.counts.items():
