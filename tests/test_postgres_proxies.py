@@ -250,6 +250,9 @@ def test_two_proxies_share_one_database(tmp_path: Path):
             raise AssertionError(f"{e}\njobs: {jobs}\nsurvivor log:\n{survivor.log_tail(6000)}") from None
         jobs = db.query("SELECT id, state FROM fl_evolve_queue ORDER BY id")
         assert jobs and all(j["state"] in ("done", "skipped", "failed") for j in jobs), jobs
+        judged = db.query("SELECT value FROM fl_counters WHERE key = 'judge_turns'")
+        rewards = db.query("SELECT COUNT(*) FROM fl_rewards WHERE source = 'judge'")[0][0]
+        assert judged and judged[0][0] == rewards > 0, "a turn was judged by both hosts"
         for tag in ("first", "second"):
             seen = [d for d in script.evolver_docs if f"{tag}.csv" in d]
             assert len(seen) == 1, f"the failure of session {tag} went to the evolver {len(seen)} times"
