@@ -331,3 +331,27 @@ def test_skill_library_export_import_round_trip(pg_url: str, tmp_path: Path, mon
     monkeypatch.setenv("METACLAW_STORAGE__BACKEND", "sqlite")
     res = run(cli_main, ["skills", "export", str(tmp_path / "x")])
     assert res.exit_code != 0 and "postgres" in res.output
+
+
+def test_two_folders_share_one_library_without_reverting_local_edits(pg_url: str, tmp_path: Path):  # noqa: F811
+    from metaclaw_plugin.skillbank.bank import bundled_skills_dir
+    from metaclaw_plugin.skillbank.store import SkillStore
+    from metaclaw_plugin.store.skill_library import SharedSkillLibrary
+
+    pg = PostgresDatabase(pg_url)
+    a_store, b_store = SkillStore(tmp_path / "a"), SkillStore(tmp_path / "b")
+    a, b = SharedSkillLibrary(pg, a_store, "a"), SharedSkillLibrary(pg, b_store, "b")
+    a_store.seed_from(bundled_skills_dir())
+    assert a.publish() > 0 and a.publish() == 0  # nothing changed since
+    assert b.pull() > 0 and b_store.load().skills == a_store.load().skills
+    # a's own rows come back to it in a pull; a local edit made after the publish must survive that pull
+    a_store.write_evidence({"csv-quoting": {"score": 0.5}})
+    assert a.pull() == 0 and a_store.evidence() == {"csv-quoting": 0.5}
+    a.publish()
+    name = next(iter(a_store.load().skills))
+    b_store.set_status(name, "retired", actor="person on b", reason="test")
+    b.sync()
+    assert a.sync() and a_store.read(name).status == "retired"
+    assert b.pull() == 0 and b_store.evidence() == {"csv-quoting": 0.5}
+    assert a_store.state() == b_store.state()
+    pg.close()

@@ -88,6 +88,7 @@ class SharedSkillLibrary:
             last: list[Any] = []
             self.store.ensure()
             with self.store._lock:  # the store's own writers take it too: no torn interleaving
+                unpublished = self._marks() != self._seen  # a local change the next publish must still scan for
                 for r in rows:
                     if r["path"] == STATE_FILE:
                         last.append(r)
@@ -95,13 +96,16 @@ class SharedSkillLibrary:
                     changed += self._apply_row(root, r)
                 for r in last:
                     changed += self._apply_row(root, r)
+                if not unpublished:
+                    self._seen = self._marks()
             self._rev = max(int(r["rev"]) for r in rows)
-            self._seen = self._marks()
             self.pulled += changed
             return changed
 
     def _apply_row(self, root: Path, r: Any) -> int:
         path = _safe_path(root, r["path"])
+        if r["digest"] == self._known.get(r["path"], "") and not r["deleted"]:
+            return 0  # what this folder last published or copied: a newer local edit must not be reverted
         local = path.read_bytes() if path.is_file() else None
         if r["deleted"]:
             self._known.pop(r["path"], None)
@@ -131,7 +135,10 @@ class SharedSkillLibrary:
             marks = self._marks()
             if not force and marks == self._seen:
                 return 0
-            files = _library_files(self.store.root)
+            self.store.ensure()
+            with self.store._lock:  # a consistent snapshot: the store writes several files per change
+                marks = self._marks()
+                files = _library_files(self.store.root)
             rows: list[tuple[str, str | None, str, int]] = []
             for rel, data in files.items():
                 d = _digest(data)
