@@ -24,6 +24,7 @@ from .privacy import Redactor
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .skillbank.render import inject
 from .store.backend import postgres_of
+from .store.election import host_id
 from .store.skill_library import SharedSkillLibrary
 from .store.trajectories import TrajectoryStore
 from .types import Message, Turn, TurnContext
@@ -61,7 +62,7 @@ class MetaClawPlugin:
             database=pg,
         )
         # postgres: the library lives in the database, this host's skills folder is its local copy
-        self.library = SharedSkillLibrary(pg, self.skills.store) if pg is not None else None
+        self.library = SharedSkillLibrary(pg, self.skills.store, host_id()) if pg is not None else None
         self.worker = BackgroundWorker()
         self.errors: Counter[str] = Counter()
         self._sessions: dict[tuple[str, str], SessionState] = {}

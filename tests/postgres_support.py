@@ -112,7 +112,7 @@ def start_server() -> PgServer:
 
 
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory):
+def pg_server():
     reason = missing_reason()
     if reason:
         pytest.skip(f"NO POSTGRESQL: {reason}")

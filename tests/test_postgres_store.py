@@ -5,6 +5,7 @@ sample buffer in PostgreSQL, and a database stopped under load."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -245,11 +246,20 @@ def test_the_fast_loop_learns_with_everything_in_postgres(pg_url: str, home: Pat
             wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
             assert {r["source"] for r in p.store.rewards(ids[1])} >= {"outcome"}
             st = wait_for(p, lambda: (b := p.learning.buffer.stats()).support == 2 and b.generation == 1 and b)
-            assert st.queued == 0 and st.dropped_stale >= 1  # the good session's sample was dropped by the bump
+            rows = [dict(r) for r in p.learning.db.query("SELECT * FROM buffer_samples")]
+            turns = [
+                dict(r)
+                for r in p.learning.db.query("SELECT turn_id, session_id, generation, score, source FROM fl_turns")
+            ]
+            assert st.queued == 0 and st.dropped_stale >= 1, (rows, turns)  # the good session's sample was dropped
             assert not p.learning.errors, p.learning.errors
             status = p.learning.status()
             assert status["queues"]["evolution"].get("done", 0) >= 1, status
             assert not (home / "metaclaw.db").exists()
+            from metaclaw_plugin.learning.status import status_from_db
+
+            learner = status_from_db(s)["learner"]  # what `status` shows on any host
+            assert learner["pid"] == os.getpid() and learner["heartbeat_age_s"] < 5
         finally:
             p.stop()
 
@@ -323,8 +333,9 @@ def test_skill_library_export_import_round_trip(pg_url: str, tmp_path: Path, mon
     assert out.versions(name) == src.versions(name)
     status = run(cli_main, ["status", "--json"])
     assert status.exit_code == 0, status.output
-    storage = json.loads(status.output)["store"]["storage"]
-    assert storage == {"backend": "postgres", "where": pg_url}
+    got = json.loads(status.output)
+    assert got["store"]["storage"] == {"backend": "postgres", "where": pg_url}
+    assert "learner" not in got  # no host has run the learner on this database
     doctor = run(cli_main, ["doctor", "--json"])
     (db_check,) = [c for c in json.loads(doctor.output)["checks"] if c["check"] == "database"]
     assert db_check["ok"] and db_check["detail"] == f"{pg_url}: reachable, schema {SCHEMA_VERSION}"

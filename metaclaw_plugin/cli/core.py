@@ -165,6 +165,10 @@ def register(main: click.Group) -> None:
         data["rewards_today"] = fl["rewards_today"]
         data["budget"] = fl["budget"]
         data["queues"] = fl["queues"]
+        if "learner" in fl:  # postgres: the host elected to run the learner, by its heartbeat
+            data["learner"] = fl["learner"]
+        if "error" in fl:
+            storage["error"] = fl["error"]
         if as_json:
             emit_json(data)
             return
@@ -180,6 +184,16 @@ def register(main: click.Group) -> None:
                 ["origins", ", ".join(f"{k} {v}" for k, v in data["skills"]["by_origin"].items())],
                 ["conventions", _conventions_line(data["conventions"])],
                 ["retrieval", f"{data['retrieval']} ({data['retrieval_mode_reason']})"],
+                [
+                    "storage",
+                    f"{storage['backend']} {storage['where']}"
+                    + (f" ({storage['error']})" if "error" in storage else ""),
+                ],
+                *(
+                    [["learner", "{host} (heartbeat {heartbeat_age_s}s ago)".format(**data["learner"])]]
+                    if "learner" in data
+                    else []
+                ),
                 ["sessions / turns", f"{counts['sessions']} / {counts['turns']}"],
                 ["rewards", counts["rewards"]],
                 ["rewards today", ", ".join(f"{k} {v}" for k, v in data["rewards_today"].items()) or "none"],

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -47,6 +49,8 @@ def _status_postgres(settings: Any, pg: PostgresDatabase) -> dict[str, Any]:
     try:
         out["buffer"] = SampleBuffer(pg).stats().as_dict()
         used = _figures(lambda sql, args=(): [tuple(r) for r in pg.query(sql, args)], out)
+        for value, at in pg.query("SELECT value, updated_at FROM runtime_state WHERE key = 'learner'"):
+            out["learner"] = {**json.loads(value), "heartbeat_age_s": round(time.time() - at, 1)}
     except Exception as e:  # unreachable server: status still answers, and says so
         out["error"] = f"{pg.where}: {type(e).__name__}: {e}"
     finally:
