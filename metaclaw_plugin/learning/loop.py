@@ -19,7 +19,9 @@ from typing import Any
 from ..config import EvolutionSettings, RewardSettings
 from ..events import Feedback, SessionEnd, TurnRecorded
 from ..privacy import Redactor
-from ..store import Database
+from ..store import open_database
+from ..store.election import LearnerElection
+from ..store.postgres import PostgresDatabase
 from ..training.buffer import SampleBuffer
 from .evidence import ConventionEvidence
 from .evolution import SkillEvolver
@@ -38,6 +40,7 @@ from .trials import ShadowTrials
 log = logging.getLogger("metaclaw_plugin.learning")
 
 TICK = 0.5  # seconds between runs when nothing wakes the loop
+LEARNER_JOBS = frozenset(("reviews", "evolve", "shadow", "sweep", "evidence"))  # on the elected host only
 
 
 class LearningLoop:
@@ -45,7 +48,9 @@ class LearningLoop:
         self.parts = parts
         s = self.settings = parts.settings
         self.skills = parts.skills
-        self.db = Database(s.db_file)
+        self.db = open_database(s)
+        # Judging runs on every host; what changes the library runs on one elected host (always this one on SQLite).
+        self.election = LearnerElection(self.db if isinstance(self.db, PostgresDatabase) else None)
         self.redactor = parts.redactor or Redactor.from_settings(s.privacy)  # outbound is always redacted
         self.budget = Budget(
             self.db,
@@ -135,6 +140,7 @@ class LearningLoop:
             ev.subscribe(SessionEnd, self.intake.on_session_end)
             ev.subscribe(Feedback, self.intake.on_feedback)
             self._subscribed = True
+        self.election.start()
         if self._thread is None:
             self._stop.clear()
             self._thread = threading.Thread(target=self._run, name="metaclaw-learning", daemon=True)
@@ -147,6 +153,7 @@ class LearningLoop:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+        self.election.stop()
         self.db.close()
 
     def wake(self) -> None:
@@ -162,7 +169,10 @@ class LearningLoop:
 
     def tick(self, force: bool = False) -> None:
         with self._tick_lock:
+            leader = self.election.is_leader()
             for name, job in self.jobs:
+                if name in LEARNER_JOBS and not leader:
+                    continue
                 try:
                     job(force)
                 except Exception:
@@ -233,5 +243,6 @@ class LearningLoop:
             "judge": self.judge.available() or "on",
             "evolver": self.evolver.available() or "on",
             "shadow_trials": [s.as_dict() for s in self.trials.stats()],
+            "learner": self.election.status(),
             "errors": dict(self.errors),
         }

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..config import Settings
 from ..events import SessionState
-from ..store import Database
+from ..store import AnyDatabase
 from ..training.buffer import SampleBuffer
 from ..types import Sample
 from .evolving import EvolutionRunner
@@ -34,7 +34,7 @@ STALE_SESSION_SWEEP = 30.0  # seconds
 class Reviewer:
     def __init__(
         self,
-        db: Database,
+        db: AnyDatabase,
         ledger: Ledger,
         judging: JudgeQueue,
         trials: ShadowTrials,
@@ -112,7 +112,7 @@ class Reviewer:
     def _close(self, tenant: str, sid: str, ended: bool) -> None:
         self.db.execute(
             "UPDATE fl_sessions SET review_due = NULL, review_reason = NULL, review_since = NULL, "
-            "since_review = CASE WHEN ? THEN 0 ELSE 1 END WHERE tenant = ? AND session_id = ?",
+            "since_review = CASE WHEN ? = 1 THEN 0 ELSE 1 END WHERE tenant = ? AND session_id = ?",
             [int(ended), tenant, sid],
         )
 

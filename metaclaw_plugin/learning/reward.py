@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..feedback import normalise_feedback
-from ..store import Database
+from ..store import AnyDatabase
 from ..types import Message, Turn
 from .llm import LLMClient, LLMError, LLMUnavailable
 
@@ -283,7 +283,7 @@ class RewardJudge:
         temperature: float = 0.6,
         max_tokens: int = 512,
         max_chars: int = 3000,
-        db: Database | None = None,
+        db: AnyDatabase | None = None,
         parallel: bool = True,
     ):
         self.client = client
@@ -355,7 +355,9 @@ class RewardJudge:
         result = JudgeResult(score, votes, calls, tokens)
         if self.db is not None:
             self.db.execute(
-                "INSERT OR REPLACE INTO reward_cache(key, score, votes, model, created_at) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO reward_cache(key, score, votes, model, created_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET score = excluded.score, votes = excluded.votes, "
+                "model = excluded.model, created_at = excluded.created_at",
                 [self.cache_key(view), score, json.dumps(votes), self.model, time.time()],
             )
         return result

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..store import connect
-from ..training.buffer import read_stats
+from ..store.backend import postgres_of
+from ..store.postgres import PostgresDatabase
+from ..training.buffer import SampleBuffer, read_stats
 from .llm import day_start, utc_day
 
 
 def status_from_db(settings: Any) -> dict[str, Any]:
     """Learning figures for ``status``, read-only (works without a running plugin, creates nothing)."""
+    pg = postgres_of(settings)
+    if pg is not None:
+        return _status_postgres(settings, pg)
     db = settings.db_file
     out: dict[str, Any] = {"buffer": read_stats(db), "rewards_today": {}, "budget": {}, "queues": {}, "counters": {}}
-    limits = {
-        "judge": (settings.reward.daily_calls, settings.reward.daily_tokens),
-        "evolver": (settings.evolution.daily_calls, settings.evolution.daily_tokens),
-    }
     used: dict[str, tuple[int, int]] = {}
     if db.exists():
         try:
@@ -31,22 +34,51 @@ def status_from_db(settings: Any) -> dict[str, Any]:
                     except sqlite3.OperationalError:
                         return []  # table not created yet
 
-                out["rewards_today"] = dict(
-                    q("SELECT source, COUNT(*) FROM rewards WHERE created_at >= ? GROUP BY source", [day_start()])
-                )
-                for purpose, calls, tokens in q(
-                    "SELECT purpose, calls, tokens FROM llm_budget WHERE day = ?", [utc_day()]
-                ):
-                    used[purpose] = (int(calls), int(tokens))
-                out["queues"] = {
-                    "judge": dict(q("SELECT state, COUNT(*) FROM fl_judge_queue GROUP BY state")),
-                    "evolution": dict(q("SELECT state, COUNT(*) FROM fl_evolve_queue GROUP BY state")),
-                }
-                out["counters"] = dict(q("SELECT key, value FROM fl_counters"))
+                used = _figures(q, out)
             finally:
                 conn.close()
         except sqlite3.Error:
             pass
+    _budget(settings, used, out)
+    return out
+
+
+def _status_postgres(settings: Any, pg: PostgresDatabase) -> dict[str, Any]:
+    out: dict[str, Any] = {"buffer": {}, "rewards_today": {}, "budget": {}, "queues": {}, "counters": {}}
+    used: dict[str, tuple[int, int]] = {}
+    try:
+        out["buffer"] = SampleBuffer(pg).stats().as_dict()
+        used = _figures(lambda sql, args=(): [tuple(r) for r in pg.query(sql, args)], out)
+        for value, at in pg.query("SELECT value, updated_at FROM runtime_state WHERE key = 'learner'"):
+            out["learner"] = {**json.loads(value), "heartbeat_age_s": round(time.time() - at, 1)}
+    except Exception as e:  # unreachable server: status still answers, and says so
+        out["error"] = f"{pg.where}: {type(e).__name__}: {e}"
+    finally:
+        pg.close()
+    _budget(settings, used, out)
+    return out
+
+
+def _figures(q: Callable[..., list[Any]], out: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    out["rewards_today"] = dict(
+        q("SELECT source, COUNT(*) FROM rewards WHERE created_at >= ? GROUP BY source", [day_start()])
+    )
+    used = {}
+    for purpose, calls, tokens in q("SELECT purpose, calls, tokens FROM llm_budget WHERE day = ?", [utc_day()]):
+        used[purpose] = (int(calls), int(tokens))
+    out["queues"] = {
+        "judge": dict(q("SELECT state, COUNT(*) FROM fl_judge_queue GROUP BY state")),
+        "evolution": dict(q("SELECT state, COUNT(*) FROM fl_evolve_queue GROUP BY state")),
+    }
+    out["counters"] = dict(q("SELECT key, value FROM fl_counters"))
+    return used
+
+
+def _budget(settings: Any, used: dict[str, tuple[int, int]], out: dict[str, Any]) -> None:
+    limits = {
+        "judge": (settings.reward.daily_calls, settings.reward.daily_tokens),
+        "evolver": (settings.evolution.daily_calls, settings.evolution.daily_tokens),
+    }
     for purpose, (lc, lt) in limits.items():
         c, t = used.get(purpose, (0, 0))
         out["budget"][purpose] = {
@@ -55,4 +87,3 @@ def status_from_db(settings: Any) -> dict[str, Any]:
             "calls_left": max(0, lc - c) if lc else None,
             "tokens_left": max(0, lt - t) if lt else None,
         }
-    return out

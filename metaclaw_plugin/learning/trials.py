@@ -22,7 +22,7 @@ from typing import Any
 
 from ..config import Settings
 from ..skillbank.bank import SkillBank, trials_running
-from ..store import Database
+from ..store import AnyDatabase
 
 log = logging.getLogger("metaclaw_plugin.learning")
 
@@ -85,7 +85,7 @@ def evidence(query: Callable[..., list[Any]], name: str, generation: int, versio
 class ShadowTrials:
     def __init__(
         self,
-        db: Database,
+        db: AnyDatabase,
         skills: SkillBank,
         settings: Settings,
         count: Callable[[str], None],

@@ -1,8 +1,18 @@
-"""Persistent state: one owner for ``metaclaw.db`` (schema registry, migrations, connections) and
-the trajectory store with its journal. The request path writes through here; nothing here
+"""Persistent state: one owner for the database (schema registry, migrations, connections; SQLite or
+PostgreSQL) and the trajectory store with its journal. The request path writes through here; nothing here
 imports the learning side."""
 
+from .backend import AnyDatabase, open_database
 from .schema import CURRENT as SCHEMA_VERSION
 from .sqlite import Database, SchemaTooNew, connect, migrate, schema_version
 
-__all__ = ["SCHEMA_VERSION", "Database", "SchemaTooNew", "connect", "migrate", "schema_version"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "AnyDatabase",
+    "Database",
+    "SchemaTooNew",
+    "connect",
+    "migrate",
+    "open_database",
+    "schema_version",
+]

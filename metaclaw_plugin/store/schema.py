@@ -12,7 +12,8 @@ queue, shadow trials, counters); the LLM budget (``llm_budget``); the judge's ca
 (``reward_cache``); the sample buffer (``buffer_*``); the served policy (``policy_tokens``: token ids and
 logprobs of the answers it sampled, keyed by a hash of the answer, read when samples are built); the trainer
 (``train_steps``: metrics and weights per step); the scheduler (``sched_transitions``); run-time state that
-outlives a process, such as the mode set with ``metaclaw-plugin mode`` (``runtime_state``).
+outlives a process, such as the mode set with ``metaclaw-plugin mode``, and the elected learner (``runtime_state``);
+the skill library shared by hosts on PostgreSQL (``skill_files``, see :mod:`.skill_library`).
 """
 
 from __future__ import annotations
@@ -107,6 +108,13 @@ SLOW_LOOP = (
     "CREATE TABLE IF NOT EXISTS runtime_state (key TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at REAL NOT NULL)",
 )
 
+SHARED_SKILLS = (
+    """CREATE TABLE IF NOT EXISTS skill_files (
+  path TEXT PRIMARY KEY, content TEXT, digest TEXT NOT NULL, deleted INTEGER NOT NULL DEFAULT 0, rev INTEGER NOT NULL,
+  origin TEXT, updated_at REAL NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS skill_files_by_rev ON skill_files (rev)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema of the release before schema versions", TRAJECTORIES + LEARNING + BUFFER),
     Migration(
@@ -118,5 +126,6 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(3, "the slow loop: policy tokens, training steps, scheduler transitions, run-time state", SLOW_LOOP),
+    Migration(4, "the skill library shared through the database (used by the postgres backend)", SHARED_SKILLS),
 )
 CURRENT = MIGRATIONS[-1].version

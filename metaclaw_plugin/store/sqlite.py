@@ -99,7 +99,7 @@ class Database:
     """One connection and a lock: the narrow interface every learning job's SQL goes through.
 
     ``execute``/``query`` take ``?`` placeholders; ``transaction()`` yields a connection inside
-    ``BEGIN IMMEDIATE`` and commits or rolls back. A PostgreSQL backend implements the same four calls."""
+    ``BEGIN IMMEDIATE`` and commits or rolls back. :class:`.postgres.PostgresDatabase` implements the same calls."""
 
     def __init__(self, path: Path | str):
         self.path = Path(path).expanduser()

@@ -28,12 +28,15 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..privacy import Redactor
 from ..skillbank.render import CLOSE, OPEN
 from ..types import Message, Session, Turn
 from .sqlite import connect
+
+if TYPE_CHECKING:
+    from .postgres import PostgresDatabase
 
 log = logging.getLogger("metaclaw_plugin.store")
 
@@ -43,6 +46,7 @@ KNOWN_MAX = 200_000  # messages and list cells remembered as stored (a forgotten
 PREFIX_SESSIONS = 1024  # sessions whose last turn's messages are kept to key the next turn's by comparison
 PREFIX_BYTES = 32 * 1024 * 1024  # ... and at most this much of their text, all sessions together
 WRITER_LINGER = 0.2  # seconds the writer waits for more turns, so a quiet proxy commits a few per transaction
+RETRY_MAX = 5.0  # at most this many seconds between tries while the database is unreachable
 _NULL_LIST = ""
 
 
@@ -254,8 +258,12 @@ class TrajectoryStore:
         max_message_bytes: int = 1_000_000,
         journal_fsync: bool = False,
         journal_dir: Path | str | None = None,
+        database: PostgresDatabase | None = None,
     ):
+        """``database``: a PostgreSQL target instead of the SQLite file ``db_path`` (the journal stays local,
+        beside ``db_path``; while the server is unreachable the writer keeps retrying and nothing is lost)."""
         self.db_path = Path(db_path).expanduser()
+        self._pg = database
         self.journal_dir = Path(journal_dir) if journal_dir else self.db_path.parent / "journal"
         self.redactor = redactor
         self.max_message_bytes = max_message_bytes
@@ -277,28 +285,36 @@ class TrajectoryStore:
         self.written = 0
         self.replayed = 0
         self.write_errors = 0
+        self.retrying = 0  # records waiting for the database to come back
+        self._orphans: list[Path] = []
+        self._closing = threading.Event()
 
     # Lifecycle ---------------------------------------------------------------------------------
     def open(self) -> None:
         if self._thread is not None:
             return
-        conn = self._connect()  # creates the file 0600 and migrates its schema
+        self._closing.clear()
         self.journal_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        for seg in _Journal.orphans(self.journal_dir):
-            self.replayed += self._replay(conn, seg)
-            seg.unlink()
-        conn.close()
+        if self._pg is not None:  # replayed by the writer, which waits for the server if it is away
+            self._orphans = _Journal.orphans(self.journal_dir)
+        else:
+            conn = connect(self.db_path)  # creates the file 0600 and migrates its schema
+            for seg in _Journal.orphans(self.journal_dir):
+                self.replayed += self._replay(conn, seg)
+                seg.unlink()
+            conn.close()
         self._journal = _Journal(self.journal_dir, self._journal_fsync)
         self._thread = threading.Thread(target=self._writer, name="metaclaw-store-writer", daemon=True)
         self._thread.start()
 
     def close(self) -> None:
-        if self._thread is None:
-            return
-        self._queue.put(None)
-        self._hurry.set()
-        self._thread.join(timeout=30)
-        self._thread = None
+        """Drain the writer (when open) and close the readers; a store only read from needs it too."""
+        if self._thread is not None:
+            self._closing.set()
+            self._queue.put(None)
+            self._hurry.set()
+            self._thread.join(timeout=30)
+            self._thread = None
         if self._journal is not None:
             self._journal.close()
             for seg, (w, c, d) in self._journal.counts.items():
@@ -308,9 +324,41 @@ class TrajectoryStore:
         if self._reader is not None:
             self._reader.close()
             self._reader = None
+        if self._pg is not None:
+            self._pg.close()
 
-    def _connect(self) -> sqlite3.Connection:
-        return connect(self.db_path)
+    def _connect(self) -> sqlite3.Connection | None:
+        return None if self._pg is not None else connect(self.db_path)
+
+    @property
+    def backend(self) -> str:
+        return "postgres" if self._pg is not None else "sqlite"
+
+    def _apply(self, conn: sqlite3.Connection | None, records: list[dict[str, Any]]) -> None:
+        """Apply journal records in one transaction, on SQLite (``conn``) or PostgreSQL."""
+        if self._pg is not None:
+            with self._pg.transaction() as tx:
+                _apply_all(tx, records)  # type: ignore[arg-type]
+            return
+        assert conn is not None
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            _apply_all(conn, records)
+            conn.execute("COMMIT")
+        except BaseException:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise
+
+    def _transient(self, e: BaseException) -> bool:
+        """A lost database (PostgreSQL unreachable): retry. Anything else is kept in the journal for the next start."""
+        if self._pg is None:
+            return False
+        from .postgres import is_transient
+
+        return is_transient(e)
 
     # Request path --------------------------------------------------------------------------------
     def _message_records(
@@ -470,45 +518,78 @@ class TrajectoryStore:
     # Writer thread -----------------------------------------------------------------------------
     def _writer(self) -> None:
         conn = self._connect()
+        self._replay_orphans()
         stop = False
+        batch: list[tuple[str, list[dict[str, Any]]]] = []  # not empty here only while the database is away
+        backoff = 0.0
         while not stop:
-            item = self._queue.get()
-            batch = []
-            if item is None:
-                stop = True
+            if batch:  # wait before the next try, taking what arrives meanwhile
+                self._hurry.wait(backoff)
+                self._hurry.clear()
             else:
-                batch.append(item)
-                if self._hurry.wait(WRITER_LINGER):
-                    self._hurry.clear()
-                while len(batch) < 512:
-                    try:
-                        nxt = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if nxt is None:
-                        stop = True
-                        break
-                    batch.append(nxt)
-            if batch:
-                self._write_batch(conn, batch)
-        conn.close()
+                item = self._queue.get()
+                if item is None:
+                    stop = True
+                else:
+                    batch.append(item)
+                    if self._hurry.wait(WRITER_LINGER):
+                        self._hurry.clear()
+            while not stop and len(batch) < 512:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                batch.append(nxt)
+            if batch and self._write_batch(conn, batch, last_try=stop):
+                batch, backoff = [], 0.0
+            else:
+                backoff = min(RETRY_MAX, backoff * 2 or 0.2)
+            self.retrying = sum(len(r) for _, r in batch)
+        if conn is not None:
+            conn.close()
 
-    def _write_batch(self, conn: sqlite3.Connection, batch: list[tuple[str, list[dict[str, Any]]]]) -> None:
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            _apply_all(conn, [rec for _, records in batch for rec in records])
-            conn.execute("COMMIT")
-        except sqlite3.Error as e:
-            self.write_errors += 1
-            log.error("trajectory write failed (kept in the journal for replay): %s", e)
+    def _replay_orphans(self) -> None:
+        """PostgreSQL: move the segments a previous process left into the database, waiting for it if away."""
+        backoff = 0.2
+        while self._orphans:
+            seg = self._orphans[0]
             try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+                self.replayed += self._replay(None, seg)
+            except Exception as e:
+                if not self._transient(e) or self._queue_closing():
+                    log.error("journal %s not replayed (kept for the next start): %s", seg.name, e)
+                    self._orphans.pop(0)
+                    continue
+                log.warning("database unreachable; journal %s is replayed when it returns: %s", seg.name, e)
+                time.sleep(backoff)
+                backoff = min(RETRY_MAX, backoff * 2)
+                continue
+            seg.unlink(missing_ok=True)
+            self._orphans.pop(0)
+
+    def _queue_closing(self) -> bool:
+        return self._closing.is_set()
+
+    def _write_batch(
+        self, conn: sqlite3.Connection | None, batch: list[tuple[str, list[dict[str, Any]]]], last_try: bool = True
+    ) -> bool:
+        """Move a batch into the database. False when the database is away and the batch should be tried again."""
+        try:
+            self._apply(conn, [rec for _, records in batch for rec in records])
+        except Exception as e:
+            self.write_errors += 1
+            if self._transient(e) and not last_try:
+                if self.write_errors == 1 or self.write_errors % 50 == 0:
+                    log.warning("database unreachable; %d turn batches wait in the journal: %s", len(batch), e)
+                return False
+            log.error("trajectory write failed (kept in the journal for replay): %s", e)
             for seg, _ in batch:
                 if self._journal is not None:
                     self._journal.counts[seg][2] += 1
-            return
+            return True
         journal = self._journal
         with self._lock:
             for seg, _ in batch:
@@ -519,8 +600,9 @@ class TrajectoryStore:
             for seg in finished:
                 (self.journal_dir / seg).unlink(missing_ok=True)
                 del journal.counts[seg]  # type: ignore[union-attr]
+        return True
 
-    def _replay(self, conn: sqlite3.Connection, seg: Path) -> int:
+    def _replay(self, conn: sqlite3.Connection | None, seg: Path) -> int:
         records = []
         with seg.open("r", encoding="utf-8", errors="replace") as f:
             for line in f:
@@ -528,9 +610,7 @@ class TrajectoryStore:
                     records.append(json.loads(line))
                 except ValueError:
                     continue  # torn last line of a killed process: that turn had not completed
-        conn.execute("BEGIN IMMEDIATE")
-        _apply_all(conn, records)
-        conn.execute("COMMIT")
+        self._apply(conn, records)
         n = sum(1 for rec in records if rec.get("t") == "turn")
         if n:
             log.info("replayed %d turns from journal %s", n, seg.name)
@@ -555,6 +635,8 @@ class TrajectoryStore:
 
     # Reads --------------------------------------------------------------------------------------
     def _read(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        if self._pg is not None:
+            return self._pg.query(sql, args)  # type: ignore[return-value]
         with self._read_lock:
             if self._reader is None:
                 if not self.db_path.exists():
@@ -667,32 +749,42 @@ class TrajectoryStore:
             self._prefixes.clear()
             self._prefix_bytes = 0
         self.flush()
-        conn = self._connect()
+        if self._pg is not None:
+            with self._pg.transaction() as tx:
+                return _prune(tx, cutoff, collect=False)  # type: ignore[arg-type]
+        conn = connect(self.db_path)
         try:
             conn.execute("BEGIN IMMEDIATE")
-            old = conn.execute("SELECT tenant, session_id FROM sessions WHERE last_at < ?", [cutoff]).fetchall()
-            for tenant, sid in old:
-                conn.execute(
-                    "DELETE FROM rewards WHERE turn_id IN (SELECT turn_id FROM turns WHERE tenant=? AND session_id=?)",
-                    [tenant, sid],
-                )
-                conn.execute("DELETE FROM turns WHERE tenant=? AND session_id=?", [tenant, sid])
-                conn.execute("DELETE FROM sessions WHERE tenant=? AND session_id=?", [tenant, sid])
-            if old:
-                conn.execute(
-                    """WITH RECURSIVE live(hash) AS (
-                         SELECT list_hash FROM turns UNION SELECT l.prev FROM msg_lists l JOIN live ON l.hash = live.hash)
-                       DELETE FROM msg_lists WHERE hash NOT IN (SELECT hash FROM live)"""
-                )
-                conn.execute(
-                    """DELETE FROM messages WHERE hash NOT IN (SELECT msg FROM msg_lists)
-                       AND hash NOT IN (SELECT response_hash FROM turns WHERE response_hash IS NOT NULL)
-                       AND hash NOT IN (SELECT block_hash FROM turns WHERE block_hash IS NOT NULL)"""
-                )
+            n = _prune(conn, cutoff, collect=True)
             conn.execute("COMMIT")
-            return len(old)
+            return n
         finally:
             conn.close()
+
+
+def _prune(conn: sqlite3.Connection, cutoff: float, *, collect: bool) -> int:
+    """Delete old sessions with their turns and rewards; ``collect``: also the messages only they referenced.
+    Not on PostgreSQL: other hosts remember which messages are stored, and would point at collected ones."""
+    old = conn.execute("SELECT tenant, session_id FROM sessions WHERE last_at < ?", [cutoff]).fetchall()
+    for tenant, sid in old:
+        conn.execute(
+            "DELETE FROM rewards WHERE turn_id IN (SELECT turn_id FROM turns WHERE tenant=? AND session_id=?)",
+            [tenant, sid],
+        )
+        conn.execute("DELETE FROM turns WHERE tenant=? AND session_id=?", [tenant, sid])
+        conn.execute("DELETE FROM sessions WHERE tenant=? AND session_id=?", [tenant, sid])
+    if old and collect:
+        conn.execute(
+            """WITH RECURSIVE live(hash) AS (
+                 SELECT list_hash FROM turns UNION SELECT l.prev FROM msg_lists l JOIN live ON l.hash = live.hash)
+               DELETE FROM msg_lists WHERE hash NOT IN (SELECT hash FROM live)"""
+        )
+        conn.execute(
+            """DELETE FROM messages WHERE hash NOT IN (SELECT msg FROM msg_lists)
+               AND hash NOT IN (SELECT response_hash FROM turns WHERE response_hash IS NOT NULL)
+               AND hash NOT IN (SELECT block_hash FROM turns WHERE block_hash IS NOT NULL)"""
+        )
+    return len(old)
 
 
 _BULK = frozenset(("msg", "cell", "turn"))

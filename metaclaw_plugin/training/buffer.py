@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..store import Database, connect
+from ..store import AnyDatabase, Database, connect
 from ..types import Sample
 
 
@@ -40,8 +40,8 @@ class BufferStats:
 
 
 class SampleBuffer:
-    def __init__(self, db_path: Path | str | Database, generation_fn: Callable[[], int] | None = None):
-        self.db = db_path if isinstance(db_path, Database) else Database(db_path)
+    def __init__(self, db_path: Path | str | AnyDatabase, generation_fn: Callable[[], int] | None = None):
+        self.db = Database(db_path) if isinstance(db_path, Path | str) else db_path
         self._generation_fn = generation_fn
 
     # Meta -----------------------------------------------------------------------------------------
@@ -58,7 +58,7 @@ class SampleBuffer:
     @property
     def generation(self) -> int:
         with self.db.lock:
-            return self._meta(self.db.conn(), "generation")
+            return self._meta(self.db, "generation")
 
     # Generation -----------------------------------------------------------------------------------
     def _sync(self, c: Any, generation: int | None) -> int:
@@ -229,7 +229,7 @@ class SampleBuffer:
 
     def stats(self) -> BufferStats:
         with self.db.lock:
-            c = self.db.conn()
+            c = self.db
             counts = dict(c.execute("SELECT state, COUNT(*) FROM buffer_samples GROUP BY state").fetchall())
             support = c.execute("SELECT COUNT(*) FROM buffer_support").fetchone()[0]
             return BufferStats(

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..store import Database
+from ..store import AnyDatabase
 
 
 def response_key(content: str | None, tool_calls: list[dict[str, Any]] | None = None) -> str:
@@ -41,7 +41,7 @@ class TokenRecord:
     weights: str | None = None  # which weights sampled it (a step or adapter path)
 
 
-def record(db: Database, key: str, rec: TokenRecord) -> None:
+def record(db: AnyDatabase, key: str, rec: TokenRecord) -> None:
     db.execute(
         "INSERT INTO policy_tokens(key, model, prompt_ids, response_ids, logprobs, weights, created_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET model = excluded.model, "
@@ -59,7 +59,7 @@ def record(db: Database, key: str, rec: TokenRecord) -> None:
     )
 
 
-def lookup(db: Database, key: str) -> TokenRecord | None:
+def lookup(db: AnyDatabase, key: str) -> TokenRecord | None:
     rows = db.query("SELECT * FROM policy_tokens WHERE key = ?", [key])
     if not rows:
         return None

@@ -13,7 +13,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 
-from ..store import Database
+from ..store import AnyDatabase
 
 KEY = "policy.weights"
 
@@ -26,7 +26,7 @@ class WeightsRef:
     path: str  # adapter folder (local) or sampler path (tinker)
 
 
-def store_latest(db: Database, ref: WeightsRef) -> None:
+def store_latest(db: AnyDatabase, ref: WeightsRef) -> None:
     db.execute(
         "INSERT INTO runtime_state(key, value, updated_at) VALUES (?, ?, ?) "
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
@@ -34,6 +34,6 @@ def store_latest(db: Database, ref: WeightsRef) -> None:
     )
 
 
-def latest(db: Database) -> WeightsRef | None:
+def latest(db: AnyDatabase) -> WeightsRef | None:
     rows = db.query("SELECT value FROM runtime_state WHERE key = ?", [KEY])
     return WeightsRef(**json.loads(rows[0]["value"])) if rows else None
