@@ -150,6 +150,12 @@ def register(main: click.Group) -> None:
             "support": 0,
             "rejected_stale": 0,
         }
+        from ..scheduling.attach import report as scheduler_report  # the mode in effect and the slow loop's gate
+
+        sched = scheduler_report(settings, with_signals=False)
+        data["mode_in_effect"] = {k: sched[k] for k in ("mode", "source", "set_at", "configured")}
+        data["training"] = {"ready": sched["training_ready"], "blocker": sched["training_blocker"]}
+        data["scheduler"] = {"state": sched["state"], "transitions": sched["transitions"][:5], "lock": sched["lock"]}
         data["rewards_today"] = fl["rewards_today"]
         data["budget"] = fl["budget"]
         data["queues"] = fl["queues"]
@@ -161,6 +167,13 @@ def register(main: click.Group) -> None:
             ["what", "value"],
             [
                 ["mode", data["mode"] + (f" ({data['mode_note']})" if data["mode_note"] else "")],
+                ["mode in effect", _mode_line(data["mode_in_effect"], data["training"])],
+                [
+                    "scheduler",
+                    "never ran"
+                    if not data["scheduler"]["state"]
+                    else "{state}: {reason}".format(**data["scheduler"]["state"]),
+                ],
                 ["home", data["home"]],
                 ["config", data["config_file"] or "(defaults)"],
                 ["skill generation", data["skill_generation"]],
@@ -207,6 +220,18 @@ def register(main: click.Group) -> None:
             settings = Settings.load((ctx.find_root().obj or {}).get("config"))
             check("config", True, str(settings.config_file or "defaults (no config file)"))
             check("mode", settings.mode_note is None, settings.mode_note or settings.mode, required=False)
+            from ..scheduling.attach import report as scheduler_report
+
+            sched = scheduler_report(settings, with_signals=False)
+            check(
+                "mode in effect",
+                sched["mode"] == "skills_only" or sched["training_ready"],
+                _mode_line(
+                    {k: sched[k] for k in ("mode", "source", "configured")},
+                    {"ready": sched["training_ready"], "blocker": sched["training_blocker"]},
+                ),
+                required=False,
+            )
         except ConfigError as e:
             check("config", False, str(e))
             _report(checks, as_json)
@@ -313,4 +338,16 @@ def _conventions_line(c: dict[str, Any]) -> str:
     out = {t: v["left_out"] for t, v in c["by_tenant"].items() if v["left_out"]}
     if out:
         line += "; left out: " + "; ".join(f"{t}: {', '.join(n)}" for t, n in out.items())
+    return line
+
+
+def _mode_line(m: dict[str, Any], training: dict[str, Any]) -> str:
+    where = f"set at run time; config says {m['configured']}" if m["source"] == "stored" else "from the config"
+    line = f"{m['mode']} ({where})"
+    if m["mode"] != "skills_only":
+        line += (
+            "; trains in " + ("idle windows" if m["mode"] == "auto" else "every window")
+            if training["ready"]
+            else f"; does not train: {training['blocker']}"
+        )
     return line
