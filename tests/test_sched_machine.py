@@ -11,14 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from sched_support import FakeClock, FakeTrainer, Scripted, add_samples
 
 from metaclaw_plugin.scheduling.lock import TrainerLock
 from metaclaw_plugin.scheduling.omls import Omls, State
 from metaclaw_plugin.scheduling.signals import Gate, Reading
 from metaclaw_plugin.store import Database
 from metaclaw_plugin.training import SampleBuffer
-
-from sched_support import FakeClock, FakeTrainer, Scripted, add_samples
 
 AWAY_8H = 8 * 3600
 

@@ -26,7 +26,7 @@ from .signals import Reading
 
 Interval = tuple[float, float, str]  # start, end (epoch seconds), title
 LOOKBACK_S = 24 * 3600.0
-LOOKAHEAD_S = 8 * 24 * 3600.0
+LOOKAHEAD_S = 15 * 24 * 3600.0  # next-window looks two weeks ahead
 
 
 def _ts(v: Any, zone: tzinfo) -> float | None:
