@@ -11,7 +11,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 # Non-editable on purpose: the tests then exercise the wheel, bundled skills included.
-.venv/bin/python -m pip install -q --disable-pip-version-check ".[litellm,langchain,embeddings,dev]"
+.venv/bin/python -m pip install -q --disable-pip-version-check ".[litellm,langchain,embeddings,calendar,dev]"
 if [ "${METACLAW_SETUP_OPENCLAW:-1}" != "0" ]; then
   bash .ci/install_openclaw.sh || echo "setup: Node 24/OpenClaw could not be installed; the OpenClaw tests will skip" >&2
 fi
