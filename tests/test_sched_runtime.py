@@ -82,19 +82,24 @@ def test_a_host_request_pauses_training_between_steps_without_waiting(home: Path
         plugin.stop()
 
 
-def test_async_host_gets_an_asyncio_scheduler(home: Path) -> None:
-    async def main() -> tuple[str, int]:
-        plugin, _, trainer, _ = start(home, "rl", {"batch_size": 2, "micro": 1}, samples=4)
-        try:
-            for _ in range(200):
-                if trainer.steps == 2:
-                    break
-                await asyncio.sleep(0.02)
-            return plugin.scheduler.status()["scheduler"], trainer.steps
-        finally:
-            plugin.stop()
+def test_async_host_gets_an_asyncio_scheduler_and_a_thread_when_its_loop_ends(home: Path) -> None:
+    async def main() -> tuple[Any, str, int]:
+        plugin, buf, trainer, _ = start(home, "rl", {"batch_size": 2, "micro": 1}, samples=4)
+        for _ in range(200):
+            if trainer.steps == 2:
+                break
+            await asyncio.sleep(0.02)
+        return (plugin, buf, trainer), plugin.scheduler.status()["scheduler"], trainer.steps
 
-    assert asyncio.run(main()) == ("AsyncIOScheduler", 2)
+    (plugin, buf, trainer), kind, steps = asyncio.run(main())
+    try:
+        assert (kind, steps) == ("AsyncIOScheduler", 2)
+        # the loop is gone (as after an SDK script's asyncio.run): the scheduler still ticks, on a thread
+        assert plugin.scheduler.status()["scheduler"] == "BackgroundScheduler"
+        add_samples(buf, 2, 0, start=100)
+        wait_for(lambda: trainer.steps == 3, what="a tick after the loop ended")
+    finally:
+        plugin.stop()
 
 
 def test_mode_switch_through_the_cli_and_the_api_is_picked_up_by_a_running_plugin(home: Path) -> None:

@@ -27,7 +27,6 @@ from metaclaw_plugin.scheduling.idle import (
     parse_ioreg,
     parse_logind,
     parse_xprintidle,
-    unavailable,
     x11_idle,
 )
 from metaclaw_plugin.scheduling.signals import safe_read
@@ -150,12 +149,32 @@ def test_detectors_turn_idle_seconds_into_away_present_or_unknown() -> None:
 
 
 def test_logind_for_real_on_this_machine() -> None:
-    why = unavailable("logind")
-    r = IdleDetector("logind", logind_idle(), 30 * 60, 5 * 60).read(datetime.now().timestamp())
-    if why is None:  # a systemd machine with a session: a real reading
-        assert r.detail.startswith("idle ")
-    else:  # this container has no systemd: it must fail safe
-        assert r.present and not r.away and "unknown" in r.detail, (why, r)
+    now = datetime.now().timestamp()
+    try:
+        logind_idle()(now)
+        works = True
+    except Exception:
+        works = False
+    named = IdleDetector("logind", logind_idle(), 30 * 60, 5 * 60).read(now)  # named in idle_sources
+    default = IdleDetector("logind", logind_idle(), 30 * 60, 5 * 60, optional=True)  # picked by default
+    if works:  # a systemd machine with a session: a real reading
+        assert named.detail.startswith("idle ") and default.read(now).detail.startswith("idle ")
+    else:  # this container has no systemd: named, it fails safe (present); by default it is off here
+        assert named.present and not named.away and "unknown" in named.detail, named
+        r = default.read(now)
+        assert not r.present and not r.away and r.detail.startswith("off here") and default.off is not None
+
+
+def test_a_default_detector_that_worked_and_then_fails_counts_as_present() -> None:
+    answers = iter(["600000\n"])
+
+    def run(argv: list[str]) -> str:
+        return next(answers)  # StopIteration after the first answer: the detector broke
+
+    det = IdleDetector("x11", x11_idle(run), 30 * 60, 5 * 60, optional=True)
+    assert det.read(0).detail == "idle 10.0 min"
+    r = det.read(60)
+    assert r.present and "unknown" in r.detail and det.off is None
 
 
 def test_host_traffic_for_real_in_process_and_across_processes(home: Path) -> None:

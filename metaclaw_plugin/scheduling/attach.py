@@ -19,7 +19,7 @@ from typing import Any
 from ..config import SchedulerSettings, Settings
 from ..store import Database, connect
 from .calendar import BusyCalendar, GoogleSource, IcsSource
-from .idle import SYSTEM, IdleDetector, Runner, host_idle, run_command, unavailable
+from .idle import SYSTEM, IdleDetector, Runner, host_idle, run_command
 from .lock import TrainerLock
 from .modes import mode_in_effect
 from .omls import SNAPSHOT_KEY, Omls, Trainer
@@ -59,19 +59,12 @@ def build_signals(
     zone = local_zone(cfg.timezone)
     if cfg.sleep_enabled:
         signals.append(SleepWindow(cfg.sleep_start, cfg.sleep_end, list(cfg.sleep_days), zone))
-    sources: list[str] = list(cfg.idle_sources) if cfg.idle_sources is not None else []
-    if cfg.idle_sources is None:
-        sources = ["host"]
-        for name in SYSTEM:
-            why = unavailable(name, run)
-            if why is None:
-                sources.append(name)
-            else:
-                notes.append(f"idle detector {name} off: {why}")
+    default = cfg.idle_sources is None
+    sources: list[str] = ["host", *SYSTEM] if default else list(cfg.idle_sources or [])
     idle_s, present_s = cfg.idle_minutes * 60, cfg.present_minutes * 60
     for name in sources:
         fn = host_idle(last_activity, started) if name == "host" else SYSTEM[name](run)
-        signals.append(IdleDetector(name, fn, idle_s, present_s))
+        signals.append(IdleDetector(name, fn, idle_s, present_s, optional=default and name != "host"))
     refresh = cfg.calendar_refresh_minutes * 60
     if cfg.calendar_enabled:
         if cfg.calendar_path:

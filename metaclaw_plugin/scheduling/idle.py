@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
-import sys
-import time
 from collections.abc import Callable
 
 from .signals import Reading, unknown
@@ -68,21 +65,42 @@ def parse_logind(out: str, now: float) -> float:
 
 # Detectors -----------------------------------------------------------------------------------------------------
 class IdleDetector:
-    """An activity signal from a function returning seconds idle."""
+    """An activity signal from a function returning seconds idle.
+
+    ``optional`` detectors are the ones picked by default: one that has never answered on this machine (no
+    ``ioreg`` off macOS, no X display, no systemd) is *off here* and neutral, and is not asked again; once it has
+    answered, a failure reads unknown (present), like a detector the config names explicitly."""
 
     activity = True
 
-    def __init__(self, name: str, idle_seconds: Callable[[float], float], threshold_s: float, present_s: float):
+    def __init__(
+        self,
+        name: str,
+        idle_seconds: Callable[[float], float],
+        threshold_s: float,
+        present_s: float,
+        optional: bool = False,
+    ):
         self.name = name
         self._idle = idle_seconds
         self.threshold_s = float(threshold_s)
         self.present_s = float(present_s)
+        self.optional = optional
+        self.worked = False
+        self.off: str | None = None
 
     def read(self, now: float) -> Reading:
+        if self.off is not None:
+            return Reading(away=False, detail=f"off here ({self.off})")
         try:
             idle = float(self._idle(now))
         except Exception as e:
-            return unknown(f"{type(e).__name__}: {str(e)[:120]}")
+            why = f"{type(e).__name__}: {str(e).strip()[:160]}"
+            if self.optional and not self.worked:
+                self.off = why
+                return Reading(away=False, detail=f"off here ({why})")
+            return unknown(why)
+        self.worked = True
         detail = f"idle {idle / 60:.1f} min"
         if idle >= self.threshold_s:
             # the predictor: an idle period lasts as long again as it has lasted (at the threshold: threshold)
@@ -131,19 +149,3 @@ def host_idle(last_request: Callable[[], float], started: float | None = None) -
 
 
 SYSTEM = {"macos": macos_idle, "x11": x11_idle, "logind": logind_idle}
-
-
-def unavailable(source: str, run: Runner = run_command) -> str | None:
-    """Why a system detector cannot work here (None when it answered a probe just now)."""
-    if source == "macos" and sys.platform != "darwin":
-        return "not macOS"
-    if source == "x11" and not os.environ.get("DISPLAY"):
-        return "no X display ($DISPLAY unset)"
-    cmd = {"macos": "ioreg", "x11": "xprintidle", "logind": "loginctl"}[source]
-    if run is run_command and shutil.which(cmd) is None:
-        return f"{cmd} is not installed"
-    try:
-        SYSTEM[source](run)(time.time())
-    except Exception as e:
-        return f"{cmd} failed: {type(e).__name__}: {str(e).strip()[:160]}"
-    return None

@@ -91,6 +91,8 @@ class Omls:
         self._run_started = 0.0
         self._worker: threading.Thread | None = None
         self._sched: Any = None
+        self._sentinel: Any = None  # keeps the loop sentinel task referenced
+        self._stopping = False
 
     # The tick (the APScheduler job) --------------------------------------------------------------------------
     def tick(self) -> None:
@@ -250,30 +252,54 @@ class Omls:
 
     # Lifecycle ----------------------------------------------------------------------------------------------------
     def start(self) -> Omls:
-        """Schedule the tick: AsyncIOScheduler when called with a running event loop, else BackgroundScheduler."""
+        """Schedule the tick: AsyncIOScheduler when called with a running event loop, else BackgroundScheduler.
+
+        A host's loop may end while the plugin lives on (each ``asyncio.run`` of an SDK script is a new loop):
+        a sentinel task in that loop moves the jobs to a BackgroundScheduler when it is cancelled at loop end."""
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        if loop is not None:
-            from apscheduler.schedulers.asyncio import AsyncIOScheduler
+        self._stopping = False
+        if loop is None:
+            return self._start_on(self._background())
+        from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-            self._sched = AsyncIOScheduler(event_loop=loop, timezone=UTC)
-        else:
-            from apscheduler.schedulers.background import BackgroundScheduler
+        self._start_on(AsyncIOScheduler(event_loop=loop, timezone=UTC))
+        self._sentinel = loop.create_task(self._loop_sentinel())
+        return self
 
-            self._sched = BackgroundScheduler(daemon=True, timezone=UTC)
-        first = datetime.now(UTC)
-        self._sched.add_job(
+    @staticmethod
+    def _background() -> Any:
+        from apscheduler.schedulers.background import BackgroundScheduler
+
+        return BackgroundScheduler(daemon=True, timezone=UTC)
+
+    def _start_on(self, sched: Any) -> Omls:
+        self._sched = sched
+        sched.add_job(
             self.tick, "interval", seconds=self.interval_s, id="omls.tick", max_instances=1, coalesce=True,
-            next_run_time=first,
+            next_run_time=datetime.now(UTC),
         )  # fmt: skip
-        self._sched.add_job(
+        sched.add_job(
             self._watch, "interval", seconds=min(WATCH_S, self.interval_s), id="omls.watch", max_instances=1,
             coalesce=True,
         )  # fmt: skip
-        self._sched.start()
+        sched.start()
         return self
+
+    async def _loop_sentinel(self) -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            if self._sched is not None and not self._stopping:
+                log.info("scheduler: the host's event loop is ending; ticking on a thread from now on")
+                try:
+                    self._sched.shutdown(wait=False)
+                except Exception:
+                    self._error("shutdown")
+                self._start_on(self._background())
+            raise
 
     def wake(self) -> None:
         """Run the tick now (the API changed the mode in this process)."""
@@ -294,6 +320,7 @@ class Omls:
         return True
 
     def stop(self, timeout: float = 30.0) -> None:
+        self._stopping = True
         if self._sched is not None:
             try:
                 self._sched.shutdown(wait=False)
