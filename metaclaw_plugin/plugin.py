@@ -136,6 +136,7 @@ class MetaClawPlugin:
         """The rendered skills for this turn, without changing the messages (for hosts that inject
         themselves, such as OpenClaw's prependSystemContext)."""
         self._ensure_started()
+        self._host_activity(time.time())
         inj = self.skills.injection(ctx, messages)
         ctx.injected_skills = inj.names
         ctx.skill_generation = inj.generation
@@ -173,6 +174,11 @@ class MetaClawPlugin:
         with self._lock:
             self._pending[ctx.request_id] = _Pending(ctx, list(messages), list(names), gen, time.monotonic(), block)
             self._touch(ctx, now)
+        self._host_activity(now)
+
+    def _host_activity(self, now: float) -> None:
+        """The user is here: the scheduler pauses training at its next check (an attribute write; the
+        file's mtime, for other processes on the home, at most once a second)."""
         self.last_request_at = now
         if now - self._activity_marked >= 1.0:
             self._activity_marked = now

@@ -86,7 +86,6 @@ class Omls:
         self.last_pause: dict[str, Any] | None = None
         self._lock = threading.RLock()
         self._stop = threading.Event()
-        self._pause_reason: str | None = None
         self._run_mode = "rl"
         self._run_started = 0.0
         self._worker: threading.Thread | None = None
@@ -162,7 +161,6 @@ class Omls:
             return
         self.note = None
         self._stop.clear()
-        self._pause_reason = None
         self._run_mode = mode
         self._run_started = self.clock()
         self._move(State.UPDATING, "a fresh batch is ready" + (" (mode rl)" if mode == "rl" else ""))
@@ -208,7 +206,6 @@ class Omls:
         with self._lock:
             if self.state != State.UPDATING or not first:
                 return
-            self._pause_reason = reason
             self.last_pause = {"reason": reason, "requested_at": at if at is not None else self.clock()}
             self._move(State.PAUSING, reason)
 
