@@ -33,8 +33,8 @@ def test_stored_mode_wins_over_config_and_status_and_doctor_say_whether_it_train
     assert st["mode"] == "rl"  # the config's
     assert st["mode_in_effect"]["mode"] == "auto" and st["mode_in_effect"]["source"] == "stored"
     assert st["mode_in_effect"]["configured"] == "rl"
-    blocker = st["training"]["blocker"]
-    assert st["training"]["ready"] is (blocker is None)
+    blocker = st["mode_in_effect"]["training_blocker"]
+    assert st["mode_in_effect"]["training_ready"] is (blocker is None) and blocker == st["training"]["off"]
     doctor = js("doctor", env=env, codes=(0, 1))  # 1: a required check of this machine failed (not ours)
     (check,) = [c for c in doctor["checks"] if c["check"] == "mode in effect"]
     assert check["detail"].startswith("auto (set at run time; config says rl)")

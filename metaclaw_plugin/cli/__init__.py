@@ -9,7 +9,7 @@ import click
 from .common import config_option
 
 # Modules that each define ``register(main)``; imported lazily-cheap (no heavy deps at import).
-_COMMAND_MODULES = ["core", "skills", "sessions", "serve", "proxy", "evolve", "bench", "mode", "scheduler"]
+_COMMAND_MODULES = ["core", "skills", "sessions", "serve", "proxy", "evolve", "train", "bench", "mode", "scheduler"]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -153,12 +153,16 @@ def register(main: click.Group) -> None:
         from ..scheduling.attach import report as scheduler_report  # the mode in effect and the slow loop's gate
 
         sched = scheduler_report(settings, with_signals=False)
-        data["mode_in_effect"] = {k: sched[k] for k in ("mode", "source", "set_at", "configured")}
-        data["training"] = {"ready": sched["training_ready"], "blocker": sched["training_blocker"]}
+        data["mode_in_effect"] = {
+            k: sched[k] for k in ("mode", "source", "set_at", "configured", "training_ready", "training_blocker")
+        }
         data["scheduler"] = {"state": sched["state"], "transitions": sched["transitions"][:5], "lock": sched["lock"]}
         data["rewards_today"] = fl["rewards_today"]
         data["budget"] = fl["budget"]
         data["queues"] = fl["queues"]
+        from ..training.status import describe, training_status  # read-only; imports no torch
+
+        data["training"] = training_status(settings)
         if as_json:
             emit_json(data)
             return
@@ -167,7 +171,7 @@ def register(main: click.Group) -> None:
             ["what", "value"],
             [
                 ["mode", data["mode"] + (f" ({data['mode_note']})" if data["mode_note"] else "")],
-                ["mode in effect", _mode_line(data["mode_in_effect"], data["training"])],
+                ["mode in effect", _mode_line(data["mode_in_effect"])],
                 [
                     "scheduler",
                     "never ran"
@@ -189,6 +193,7 @@ def register(main: click.Group) -> None:
                     "queued {queued}, pending {pending}, trained {trained}, support {support}, "
                     "dropped stale {dropped_stale}".format(**data["buffer"]),
                 ],
+                ["training", describe(data["training"])],
                 *[
                     [
                         f"budget left ({p})",
@@ -220,16 +225,20 @@ def register(main: click.Group) -> None:
             settings = Settings.load((ctx.find_root().obj or {}).get("config"))
             check("config", True, str(settings.config_file or "defaults (no config file)"))
             check("mode", settings.mode_note is None, settings.mode_note or settings.mode, required=False)
+            off = settings.training.off_reason()
+            check(
+                "training",
+                off is None,
+                f"training is off: {off}" if off else f"{settings.training.backend} on {settings.training.base_model}",
+                required=False,
+            )
             from ..scheduling.attach import report as scheduler_report
 
             sched = scheduler_report(settings, with_signals=False)
             check(
                 "mode in effect",
                 sched["mode"] == "skills_only" or sched["training_ready"],
-                _mode_line(
-                    {k: sched[k] for k in ("mode", "source", "configured")},
-                    {"ready": sched["training_ready"], "blocker": sched["training_blocker"]},
-                ),
+                _mode_line(sched),
                 required=False,
             )
         except ConfigError as e:
@@ -341,13 +350,12 @@ def _conventions_line(c: dict[str, Any]) -> str:
     return line
 
 
-def _mode_line(m: dict[str, Any], training: dict[str, Any]) -> str:
+def _mode_line(m: dict[str, Any]) -> str:
+    """The mode in effect, where it came from, and whether it trains (a report of metaclaw_plugin.scheduling)."""
     where = f"set at run time; config says {m['configured']}" if m["source"] == "stored" else "from the config"
     line = f"{m['mode']} ({where})"
-    if m["mode"] != "skills_only":
-        line += (
-            "; trains in " + ("idle windows" if m["mode"] == "auto" else "every window")
-            if training["ready"]
-            else f"; does not train: {training['blocker']}"
-        )
-    return line
+    if m["mode"] == "skills_only":
+        return line
+    if not m["training_ready"]:
+        return f"{line}; does not train: {m['training_blocker']}"
+    return f"{line}; trains " + ("in idle windows" if m["mode"] == "auto" else "whenever a batch is ready")

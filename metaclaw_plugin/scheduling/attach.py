@@ -8,7 +8,6 @@ process on the home) is picked up on the next tick; when training cannot run, no
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import sqlite3
 import time
@@ -30,10 +29,8 @@ log = logging.getLogger("metaclaw_plugin.scheduling")
 
 
 def training_blocker(settings: Settings) -> str | None:
-    """Why the policy cannot be trained here (None when it can)."""
-    if importlib.util.find_spec("metaclaw_plugin.training.trainer") is None:
-        return "there is no policy trainer in this build (metaclaw_plugin.training.trainer is missing)"
-    return None
+    """Why the policy cannot be trained here (None when it can): the training backend's own check."""
+    return settings.training.off_reason()
 
 
 def file_activity(path: Path) -> Callable[[], float]:
@@ -79,10 +76,10 @@ def build_signals(
     return signals, notes
 
 
-def _real_trainer(settings: Settings, db: Database) -> Trainer:
-    from ..training.trainer import Trainer as RealTrainer
+def _real_trainer(settings: Settings) -> Trainer:
+    from ..training.runtime import build_trainer  # loads the base model: in the scheduler's thread, on first use
 
-    trainer: Trainer = RealTrainer.from_settings(settings, db=db)
+    trainer: Trainer = build_trainer(settings)
     return trainer
 
 
@@ -120,8 +117,7 @@ def attach_scheduler(plugin: Any, trainer: Callable[[], Trainer] | None = None) 
             plugin.scheduler_note = blocker
             log.info("scheduler off: %s", blocker)
             return None
-        trainer_db = Database(settings.db_file)
-        trainer = lambda: _real_trainer(settings, trainer_db)  # noqa: E731
+        trainer = lambda: _real_trainer(settings)  # noqa: E731
     from_file = file_activity(settings.activity_path)
     omls, notes = build(settings, trainer, last_activity=lambda: max(plugin.last_request_at, from_file()))
     plugin.scheduler = omls
