@@ -21,38 +21,13 @@ import yaml
 pytest.importorskip("peft")
 
 from conftest import free_port
+from sched_support import capture_turns
 
 from metaclaw_plugin.devtools.tinymodel import build_tiny_model
 from metaclaw_plugin.store import Database
-from metaclaw_plugin.store.trajectories import TrajectoryStore
 from metaclaw_plugin.training import SampleBuffer
-from metaclaw_plugin.types import Sample, Turn, new_id
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _capture(db_file: Path, n: int) -> None:
-    """n captured turns, queued as fresh samples (half rewarded, half punished)."""
-    store = TrajectoryStore(db_file)
-    store.open()
-    buf = SampleBuffer(Database(db_file))
-    turns = []
-    for i in range(n):
-        turn = Turn(
-            turn_id=new_id(),
-            session_id=f"s{i}",
-            tenant="default",
-            kind="main",
-            messages=[{"role": "user", "content": f"Did deploy {i} succeed?"}],
-            response={"role": "assistant", "content": "yes" if i % 2 else "no"},
-            skill_generation=0,
-        )
-        store.append_turn(turn)
-        turns.append(turn)
-    store.flush()
-    store.close()
-    for i, t in enumerate(turns):
-        assert buf.add(Sample(t.turn_id, t.session_id, "default", 0, 1.0 if i % 2 else -1.0))
 
 
 def _call(url: str, token: str, body: dict[str, Any] | None = None) -> tuple[float, dict[str, Any]]:
@@ -97,7 +72,7 @@ def test_real_scheduler_drives_a_real_step_and_a_request_during_the_next_is_not_
         )
     )
     db_file = home / "metaclaw.db"
-    _capture(db_file, 24)
+    capture_turns(db_file, 24)
     port = free_port()
     env = {**os.environ, "METACLAW_HOME": str(home), "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(
