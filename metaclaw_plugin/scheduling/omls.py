@@ -122,6 +122,8 @@ class Omls:
                 self._run_mode = mode if mode != "skills_only" else self._run_mode
                 if mode == "skills_only":
                     self.request_pause("mode changed to skills_only")
+                elif not self.should_continue():  # a host request came (auto): say so, whoever sees it first
+                    return
                 elif not decision.open:
                     self.request_pause(f"window closed: {decision.reason}")
             return
