@@ -40,6 +40,8 @@ def test_stored_mode_wins_over_config_and_status_and_doctor_say_whether_it_train
     assert check["detail"].startswith("auto (set at run time; config says rl)")
     if blocker:  # this build has no trainer yet: nothing pretends to train
         assert not check["ok"] and f"does not train: {blocker}" in check["detail"]
+    (signals,) = [c for c in doctor["checks"] if c["check"] == "scheduler signals"]
+    assert "sleep: " in signals["detail"] and "host: " in signals["detail"]
     text = CliRunner().invoke(main, ["status"], env=env).output
     assert "mode in effect" in text and "auto (set at run time" in text
 

@@ -234,11 +234,22 @@ def register(main: click.Group) -> None:
             )
             from ..scheduling.attach import report as scheduler_report
 
-            sched = scheduler_report(settings, with_signals=False)
+            sched = scheduler_report(settings)  # reads each scheduler signal once (the idle detectors' commands)
             check(
                 "mode in effect",
                 sched["mode"] == "skills_only" or sched["training_ready"],
                 _mode_line(sched),
+                required=False,
+            )
+            broken = [
+                f"{k}: {r['detail']}"
+                for k, r in sched["signals"].items()
+                if k != "host" and str(r["detail"]).startswith(("unknown", "failed"))  # host: none on record yet
+            ]
+            check(
+                "scheduler signals",
+                not (sched["notes"] or broken),
+                "; ".join([*sched["notes"], *[f"{k}: {r['detail']}" for k, r in sched["signals"].items()]]),
                 required=False,
             )
         except ConfigError as e:
