@@ -132,6 +132,13 @@ def test_real_scheduler_drives_a_real_step_and_a_request_during_the_next_is_not_
         step_s = float(first["step_seconds"])
         assert request_s < min(1.0, step_s / 2), (request_s, step_s)  # answered without waiting for the step
         assert pause["stop_latency_s"] < 1.0 + step_s, pause
+        # the mode changes at run time through the real API, and the running server's scheduler applies it at once
+        _, out = _call(base + "/v1/mode", token, {"mode": "skills_only"})
+        assert out["mode"] == "skills_only" and out["source"] == "stored"
+        deadline = time.monotonic() + 5
+        while live()["live"]["mode"] != "skills_only":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
         print(
             f"\nreal step {step_s:.2f} s; request during a step answered in {request_s * 1000:.0f} ms; "
             f"trainer stopped {pause['stop_latency_s'] * 1000:.0f} ms after the request"

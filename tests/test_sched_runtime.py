@@ -82,6 +82,22 @@ def test_a_host_request_pauses_training_between_steps_without_waiting(home: Path
         plugin.stop()
 
 
+def test_a_request_to_another_plugin_on_the_home_pauses_training_too(home: Path) -> None:
+    plugin, _, trainer, omls = start(home, "auto", {"batch_size": 2, "micro": 4, "step_s": 0.1})
+    other = MetaClawPlugin(Settings(home=home)).start()  # e.g. another proxy worker: it shares only the home
+    try:
+        wait_for(lambda: omls.state == State.UPDATING and trainer.steps >= 1, what="training to start")
+        t0 = time.perf_counter()
+        other.on_request(TurnContext(session_id="s2"), [{"role": "user", "content": "hello"}])
+        wait_for(lambda: omls._worker is not None and not omls._worker.is_alive(), what="the trainer to stop")
+        assert time.perf_counter() - t0 < 1.0 + 0.4  # the activity file's mtime, seen at the next check
+        assert omls.last_pause is not None and omls.last_pause["reason"] == "user activity: a host request"
+        assert plugin.last_request_at == 0.0  # nothing came through this process's plugin
+    finally:
+        other.stop()
+        plugin.stop()
+
+
 def test_async_host_gets_an_asyncio_scheduler_and_a_thread_when_its_loop_ends(home: Path) -> None:
     async def main() -> tuple[Any, str, int]:
         plugin, buf, trainer, _ = start(home, "rl", {"batch_size": 2, "micro": 1}, samples=4)
