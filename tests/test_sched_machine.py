@@ -207,6 +207,7 @@ def test_trainer_failure_is_counted_and_releases_the_lock(rig: Rig) -> None:
     rig.away()
     assert rig.tick() == State.WINDOW_OPEN
     assert rig.omls.errors == {"trainer.run": 1}
+    assert rig.transitions()[-1] == ("UPDATING", "WINDOW_OPEN", "the trainer failed: RuntimeError: CUDA out of memory")
     assert rig.lock.holder() is None
 
 

@@ -172,10 +172,12 @@ class Omls:
 
     # The worker thread -------------------------------------------------------------------------------------------
     def _run(self, trainer: Trainer) -> None:
+        ended = "the trainer has no fresh batch left"
         try:
             self.last_report = trainer.run(self.should_continue, self.max_steps)
-        except Exception:
+        except Exception as e:
             self._error("trainer.run")
+            ended = f"the trainer failed: {type(e).__name__}: {str(e)[:200]}"
         finally:
             try:
                 self.lock.release()
@@ -190,7 +192,7 @@ class Omls:
                         )
                     self._move(State.IDLE_WAIT, "paused between steps; the unapplied batch waits for the next window")
                 elif self.state == State.UPDATING:
-                    self._move(State.WINDOW_OPEN, "the trainer has no fresh batch left")
+                    self._move(State.WINDOW_OPEN, ended)
 
     def should_continue(self) -> bool:
         """The trainer's check before each step and between micro-batches: cheap, and false at once on a host
