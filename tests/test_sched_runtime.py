@@ -209,3 +209,18 @@ def test_two_processes_on_one_home_never_train_at_once(home: Path) -> None:
         for pb, b0, b1 in steps:
             assert pa == pb or b1 <= a0 or b0 >= a1, f"pid {pa} and pid {pb} trained at once"
     assert any("another process trains on this home" in r["notes"] for r in results), results
+
+
+def test_without_a_trainer_the_api_says_why_and_nothing_trains(home: Path) -> None:
+    plugin = MetaClawPlugin(Settings(home=home, mode="auto", scheduler=FAST)).start()
+    try:
+        assert plugin.scheduler is None and plugin.scheduler_note == "training.base_model is not set (local backend)"
+        token = load_or_create_token(home)
+        client = TestClient(create_app(plugin, token))
+        got = client.get("/v1/scheduler", headers={"Authorization": f"Bearer {token}"}).json()
+        assert got["attached"] is False and got["trains"] is False and got["mode"] == "auto"
+        assert got["training_blocker"] == plugin.scheduler_note and got["note"] == plugin.scheduler_note
+        assert set(got["signals"]) == {"host"} and got["state"] is None
+        assert plugin.status()["scheduler"] is None
+    finally:
+        plugin.stop()
