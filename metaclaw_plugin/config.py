@@ -275,7 +275,6 @@ class TrainingSettings(Section):
     )
     checkpoint_every: int = Field(10, ge=1, description="Save a full state (weights and optimiser) every N steps.")
     out_dir: Path | None = Field(None, description="local: adapters and checkpoints; default <home>/training.")
-    opd: OPDSettings = Field(default_factory=OPDSettings)
 
     @model_validator(mode="after")
     def _resolve_auto(self) -> TrainingSettings:
@@ -283,7 +282,9 @@ class TrainingSettings(Section):
         if self.backend == "auto":
             from .modelspecs import base_model_missing
 
-            local = self.base_model is None or base_model_missing(self.base_model) is None
+            spec = self.base_model
+            # a path (even one that does not exist yet) means local: its error then names the missing folder
+            local = spec is None or base_model_missing(spec) is None or spec.startswith(("/", "~", "."))
             self.__dict__["backend"] = "local" if local else "tinker"
         return self
 
@@ -431,6 +432,7 @@ class Settings(BaseSettings):
     evolution: EvolutionSettings = Field(default_factory=EvolutionSettings)
     reward: RewardSettings = Field(default_factory=RewardSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)
+    opd: OPDSettings = Field(default_factory=OPDSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     server: ServerSettings = Field(default_factory=ServerSettings)

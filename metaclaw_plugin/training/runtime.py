@@ -50,10 +50,10 @@ def build_trainer(
     buffer = SampleBuffer(db, generation_fn=lambda: skills.generation)
     chosen, tokenizer = backend or make_backend(settings)
     teacher = None
-    if t.opd.teacher_model:
+    if settings.opd.teacher_model:
         from .opd import Teacher
 
-        teacher = Teacher(t.opd)
+        teacher = Teacher(settings.opd)
     return Trainer(
         chosen,
         buffer,

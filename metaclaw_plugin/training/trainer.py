@@ -96,6 +96,7 @@ class Trainer:
         self.step = 0
         self.publish_errors = 0
         self._dropped = 0  # dropped since the last recorded step (written with the next one)
+        self.resume_error: str | None = None
         self.resumed_from = self._resume()
 
     # Resume ------------------------------------------------------------------------------------
@@ -107,7 +108,12 @@ class Trainer:
         if saved.get("backend") != self.backend.name or saved.get("base_model") != self.backend.base_model:
             log.warning("checkpoint %s is for another backend or model; starting fresh", saved.get("path"))
             return None
-        self.backend.load_state(saved["path"])
+        try:
+            self.backend.load_state(saved["path"])
+        except Exception as e:  # a checkpoint deleted or torn by hand: train on, from the base, and say so
+            self.resume_error = f"cannot resume from {saved['path']}: {e}"
+            log.error("%s; starting from the base model", self.resume_error)
+            return None
         self.step = int(saved["step"])
         return str(saved["path"])
 
