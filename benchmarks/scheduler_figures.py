@@ -30,7 +30,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from sched_support import FakeTrainer, add_samples, capture_turns
+from sched_support import FakeTrainer, add_samples
+from training_support import a_and_b, capture
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.scheduling.attach import attach_scheduler
@@ -65,7 +66,7 @@ def pause_latency(pauses: int, micro_ms: float, local: bool) -> dict[str, Any]:
     plugin = MetaClawPlugin(settings).start()
     fake: FakeTrainer | None = None
     if local:
-        capture_turns(settings.db_file, 4 * (pauses * 3 + 4))
+        capture(settings.db_file, a_and_b(pauses * 3 + 4))
         omls = attach_scheduler(plugin)  # the real trainer, as plugin.start attaches it
     else:
         buf = SampleBuffer(Database(settings.db_file))

@@ -36,35 +36,6 @@ class Scripted:
         return self.reading
 
 
-def capture_turns(db_file: Path, n: int) -> None:
-    """n captured turns through the real trajectory store, queued as fresh samples (half rewarded, half punished):
-    what the real trainer builds its batches from."""
-    from metaclaw_plugin.store import Database
-    from metaclaw_plugin.store.trajectories import TrajectoryStore
-    from metaclaw_plugin.types import Turn, new_id
-
-    store = TrajectoryStore(db_file)
-    store.open()
-    turns = []
-    for i in range(n):
-        turn = Turn(
-            turn_id=new_id(),
-            session_id=f"s{i}",
-            tenant="default",
-            kind="main",
-            messages=[{"role": "user", "content": f"Did deploy {i} succeed?"}],
-            response={"role": "assistant", "content": "yes" if i % 2 else "no"},
-            skill_generation=0,
-        )
-        store.append_turn(turn)
-        turns.append(turn)
-    store.flush()
-    store.close()
-    buf = SampleBuffer(Database(db_file))
-    for i, t in enumerate(turns):
-        assert buf.add(Sample(t.turn_id, t.session_id, "default", 0, 1.0 if i % 2 else -1.0))
-
-
 def add_samples(buf: SampleBuffer, n: int, gen: int, start: int = 0) -> list[str]:
     ids = [f"t{gen}-{start + i}" for i in range(n)]
     for i, tid in enumerate(ids):

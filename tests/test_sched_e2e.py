@@ -21,7 +21,7 @@ import yaml
 pytest.importorskip("peft")
 
 from conftest import free_port
-from sched_support import capture_turns
+from training_support import a_and_b, capture
 
 from metaclaw_plugin.devtools.tinymodel import build_tiny_model
 from metaclaw_plugin.store import Database
@@ -72,7 +72,7 @@ def test_real_scheduler_drives_a_real_step_and_a_request_during_the_next_is_not_
         )
     )
     db_file = home / "metaclaw.db"
-    capture_turns(db_file, 24)
+    capture(db_file, a_and_b(6))  # 24 captured turns, queued as fresh samples
     port = free_port()
     env = {**os.environ, "METACLAW_HOME": str(home), "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(
