@@ -187,6 +187,7 @@ class MetaClawPlugin:
             except FileNotFoundError:
                 os.close(os.open(self._activity_file, os.O_WRONLY | os.O_CREAT, 0o600))
             except OSError:
+                self._activity_marked = float("inf")  # once: a home we cannot write is reported, not retried
                 self._fail("activity.mark")
 
     def on_response(
