@@ -183,9 +183,10 @@ class MetaClawPlugin:
         if now - self._activity_marked >= 1.0:
             self._activity_marked = now
             try:
-                os.utime(self._activity_file)
-            except FileNotFoundError:
-                os.close(os.open(self._activity_file, os.O_WRONLY | os.O_CREAT, 0o600))
+                try:
+                    os.utime(self._activity_file)
+                except FileNotFoundError:
+                    os.close(os.open(self._activity_file, os.O_WRONLY | os.O_CREAT, 0o600))
             except OSError:
                 self._activity_marked = float("inf")  # once: a home we cannot write is reported, not retried
                 self._fail("activity.mark")

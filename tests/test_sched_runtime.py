@@ -224,3 +224,15 @@ def test_without_a_trainer_the_api_says_why_and_nothing_trains(home: Path) -> No
         assert plugin.status()["scheduler"] is None
     finally:
         plugin.stop()
+
+
+def test_an_unwritable_activity_file_never_fails_a_request(home: Path) -> None:
+    plugin = MetaClawPlugin(Settings(home=home)).start()
+    try:
+        plugin._activity_file = home / "missing-dir" / "activity"  # cannot be created
+        out = plugin.on_request(TurnContext(session_id="s"), [{"role": "user", "content": "hi"}])
+        assert out[-1]["content"] == "hi" and plugin.errors == {"activity.mark": 1}
+        plugin.on_request(TurnContext(session_id="s"), [{"role": "user", "content": "again"}])
+        assert plugin.errors == {"activity.mark": 1} and plugin.last_request_at > 0  # reported once
+    finally:
+        plugin.stop()
