@@ -267,6 +267,9 @@ class TrainingSettings(Section):
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="local: cuda when available, else cpu.")
     batch_size: int = Field(4, ge=1, description="Fresh samples per optimiser step.")
     micro_batch_size: int = Field(1, ge=1, description="Samples per forward-backward; a pause can land between them.")
+    max_tokens: int = Field(
+        4096, ge=16, description="Longer samples (prompt + answer) are skipped, not truncated, and counted as dropped."
+    )
     learning_rate: float = Field(1e-4, gt=0)
     lora_rank: int = Field(32, ge=1, le=1024)
     loss_fn: Literal["importance_sampling", "ppo", "cispo"] = "importance_sampling"

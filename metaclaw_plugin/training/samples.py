@@ -85,6 +85,12 @@ def _last_user(messages: Sequence[Message]) -> int:
     return len(messages) - 1
 
 
+def prompt_ids(tokenizer: Any, messages: Sequence[Message]) -> list[int]:
+    """The ids of the prompt the policy answers ``messages`` from (chat template, generation prompt). A served
+    policy that samples from exactly these ids records them, and its answers keep their logprobs as samples."""
+    return _ids(tokenizer, _template(tokenizer, messages, True))
+
+
 def tokenize_turn(
     tokenizer: Any, messages: Sequence[Message], response: Message
 ) -> tuple[list[int], list[int], list[int]]:
@@ -112,9 +118,10 @@ def tokenize_turn(
             ids = _ids(tokenizer, text) if text else []
             completion += ids
             mask += [m] * len(ids)
-    if not any(mask):
-        raise SampleError("the answer has no tokens to train")
-    return _ids(tokenizer, prompt), completion, mask
+    prompt_ids = _ids(tokenizer, prompt)
+    if not any(mask) or not prompt_ids:
+        raise SampleError("the answer (or the prompt) has no tokens")
+    return prompt_ids, completion, mask
 
 
 def build_sample(turn: Turn, sample: Sample, tokenizer: Any, db: Database | None = None) -> TrainSample:
