@@ -37,8 +37,11 @@ def _ts(v: Any, zone: tzinfo) -> float | None:
 
 def ics_busy(data: bytes | str, start: float, end: float, zone: tzinfo) -> list[Interval]:
     """Busy intervals of an ICS document overlapping [start, end], recurrences expanded."""
-    import icalendar
-    import recurring_ical_events
+    try:
+        import icalendar
+        import recurring_ical_events
+    except ImportError as e:
+        raise RuntimeError(f"{e.name} is not installed (pip install 'metaclaw-plugin[calendar]')") from None
 
     cal = icalendar.Calendar.from_ical(data)
     lo = datetime.fromtimestamp(start, UTC)
