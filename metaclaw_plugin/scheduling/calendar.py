@@ -40,8 +40,8 @@ def ics_busy(data: bytes | str, start: float, end: float, zone: tzinfo) -> list[
     try:
         import icalendar
         import recurring_ical_events
-    except ImportError as e:
-        raise RuntimeError(f"{e.name} is not installed (pip install 'metaclaw-plugin[calendar]')") from None
+    except ImportError as missing:
+        raise RuntimeError(f"{missing.name} is not installed (pip install 'metaclaw-plugin[calendar]')") from None
 
     cal = icalendar.Calendar.from_ical(data)
     lo = datetime.fromtimestamp(start, UTC)
