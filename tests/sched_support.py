@@ -1,5 +1,6 @@
 """Test doubles for the scheduler: a fake clock, scripted signals, and a trainer that honours the slow loop's
-``Trainer`` contract on the real SampleBuffer (used until the real trainer lands, and for fast state-machine tests).
+``Trainer`` contract on the real SampleBuffer, with scripted steps (fast and exact state-machine tests; the real
+trainer is driven in test_sched_e2e.py).
 """
 
 from __future__ import annotations
