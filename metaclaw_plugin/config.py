@@ -346,19 +346,60 @@ class TrainingSettings(Section):
 _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 
 
+Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+_WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
 class SchedulerSettings(Section):
+    """When ``auto`` mode trains: only while the user is away (asleep, idle or in a meeting); see scheduling/."""
+
+    interval_seconds: float = Field(60.0, gt=0, le=3600, description="How often the scheduler re-checks the signals.")
+    min_window_minutes: float = Field(
+        15.0, ge=0, description="A window opens only when it is predicted to last at least this long."
+    )
+    timezone: str | None = Field(None, description="IANA zone of the sleep window, e.g. Europe/Berlin; default local.")
+    sleep_enabled: bool = True
     sleep_start: str = "23:00"
     sleep_end: str = "07:00"
-    idle_minutes: float = Field(30.0, gt=0)
-    min_window_minutes: float = Field(15.0, ge=0)
+    sleep_days: list[Weekday] = Field(
+        default_factory=lambda: list(_WEEKDAYS), description="Days whose night has a sleep window (the start day)."
+    )
+    idle_minutes: float = Field(30.0, gt=0, description="Idle this long (no input, no host request) counts as away.")
+    present_minutes: float = Field(
+        5.0, ge=0, description="Input or a host request this recent means the user is present: no window opens."
+    )
+    idle_sources: list[Literal["host", "macos", "x11", "logind"]] | None = Field(
+        None,
+        description="Idle detectors; default host traffic plus each system detector that works on this machine.",
+    )
     calendar_enabled: bool = False
-    calendar_path: str | None = None
+    calendar_path: str | None = Field(None, description="An ICS file, or an http(s) URL of one (busy = away).")
+    calendar_refresh_minutes: float = Field(15.0, gt=0, description="How often a calendar URL or Google is re-read.")
+    google_token_path: str | None = Field(
+        None, description="Google Calendar (read-only): an OAuth authorized-user token JSON (extra `calendar`)."
+    )
+    google_credentials_path: str | None = Field(
+        None, description="OAuth client JSON used to refresh the token when the token file lacks the client."
+    )
+    google_calendar_id: str = "primary"
 
     @field_validator("sleep_start", "sleep_end")
     @classmethod
     def _hhmm(cls, v: str) -> str:
         if not _HHMM.match(v):
             raise ValueError("must be a 24-hour time HH:MM, e.g. 23:00")
+        return v
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, v: str | None) -> str | None:
+        if v is not None:
+            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+            try:
+                ZoneInfo(v)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"unknown IANA time zone {v!r} (e.g. Europe/Berlin, America/New_York)") from None
         return v
 
 
@@ -465,6 +506,11 @@ class Settings(BaseSettings):
     @property
     def index_path(self) -> Path:
         return (self.index_dir or self.home_dir / "index").expanduser()
+
+    @property
+    def activity_path(self) -> Path:
+        """Touched by the plugin on host requests (at most once a second): the scheduler's cross-process signal."""
+        return self.home_dir / "activity"
 
     # Loading --------------------------------------------------------------------------------
     @classmethod

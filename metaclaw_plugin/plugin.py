@@ -74,6 +74,13 @@ class MetaClawPlugin:
         # The learning side subscribes here (TurnRecorded, SessionEnd, Feedback); delivery runs in the worker.
         self.events = Events(self._deliver)
         self.learning: Any = None  # metaclaw_plugin.learning.LearningLoop, attached in start() when configured
+        # Host traffic for the scheduler (OMLS): the last request here, and a file whose mtime tells other
+        # processes on the home (touched at most once a second). The scheduler only reads these.
+        self.last_request_at = 0.0
+        self._activity_file = s.activity_path
+        self._activity_marked = 0.0
+        self.scheduler: Any = None  # metaclaw_plugin.scheduling.Omls, attached in start() when training can run
+        self.scheduler_note: str | None = None
 
     # Lifecycle ------------------------------------------------------------------------------------
     def start(self) -> MetaClawPlugin:
@@ -101,6 +108,7 @@ class MetaClawPlugin:
                 )
             self.worker.start()
             self._attach_learning()
+            self._attach_scheduler()
             self._started = True
             atexit.register(self.stop)
         return self
@@ -112,6 +120,11 @@ class MetaClawPlugin:
                 return
             self._started = False
             self.worker.stop()
+            if self.scheduler is not None:
+                try:
+                    self.scheduler.stop()
+                except Exception:
+                    self._fail("scheduler.stop")
             if self.library is not None:
                 self.library.stop()
             if self.learning is not None:
@@ -142,6 +155,7 @@ class MetaClawPlugin:
         """The rendered skills for this turn, without changing the messages (for hosts that inject
         themselves, such as OpenClaw's prependSystemContext)."""
         self._ensure_started()
+        self._host_activity(time.time())
         inj = self.skills.injection(ctx, messages)
         ctx.injected_skills = inj.names
         ctx.skill_generation = inj.generation
@@ -175,9 +189,26 @@ class MetaClawPlugin:
         self, ctx: TurnContext, messages: Sequence[Message], names: Sequence[str], block: str | None
     ) -> None:
         gen = ctx.skill_generation if ctx.skill_generation is not None else self.skills.generation
+        now = time.time()
         with self._lock:
             self._pending[ctx.request_id] = _Pending(ctx, list(messages), list(names), gen, time.monotonic(), block)
-            self._touch(ctx, time.time())
+            self._touch(ctx, now)
+        self._host_activity(now)
+
+    def _host_activity(self, now: float) -> None:
+        """The user is here: the scheduler pauses training at its next check (an attribute write; the
+        file's mtime, for other processes on the home, at most once a second)."""
+        self.last_request_at = now
+        if now - self._activity_marked >= 1.0:
+            self._activity_marked = now
+            try:
+                try:
+                    os.utime(self._activity_file)
+                except FileNotFoundError:
+                    os.close(os.open(self._activity_file, os.O_WRONLY | os.O_CREAT, 0o600))
+            except OSError:
+                self._activity_marked = float("inf")  # once: a home we cannot write is reported, not retried
+                self._fail("activity.mark")
 
     def on_response(
         self,
@@ -334,6 +365,16 @@ class MetaClawPlugin:
         except Exception:
             self._fail("learning.attach")
 
+    def _attach_scheduler(self) -> None:
+        """The slow loop's scheduler (OMLS), when training can run here; imported lazily, like the learning
+        loop, and failing open: the plugin serves without it."""
+        try:
+            from .scheduling.attach import attach_scheduler
+
+            attach_scheduler(self)
+        except Exception:
+            self._fail("scheduler.attach")
+
     # Internals ---------------------------------------------------------------------------------------
     def _touch(self, ctx: TurnContext, now: float) -> SessionState:
         key = (ctx.tenant, ctx.session_id)
@@ -410,4 +451,6 @@ class MetaClawPlugin:
             "errors": dict(self.errors),
             "background_failures": dict(self.worker.failures),
             **({"learning": self.learning.status()} if self.learning is not None else {}),
+            "scheduler": self.scheduler.status() if self.scheduler is not None else None,
+            "scheduler_note": self.scheduler_note,
         }

@@ -19,6 +19,7 @@ Endpoints::
     GET  /v1/sessions                    recent sessions (for tests and the dashboard)
     GET  /v1/sessions/{session_id}       one session with its turns
     GET  /  (and every path outside /v1) the dashboard (metaclaw_plugin.dashboard; the same token, as a cookie)
+    GET|PUT /v1/mode, GET /v1/scheduler  the mode in effect and the scheduler (metaclaw_plugin.scheduling.api)
 
 The plugin hooks are synchronous and cheap (in-memory retrieval, one journal append), so the handlers
 call them inline on the event loop: a thread hop would cost more than the hook.
@@ -502,6 +503,9 @@ def create_app(
         Route("/v1/sessions/{session_id}/end", session_end, methods=["POST"]),
         Route("/v1/feedback", feedback, methods=["POST"]),
     ]
+    from .scheduling.api import routes as scheduling_routes  # GET/PUT /v1/mode, GET /v1/scheduler
+
+    routes += scheduling_routes(plugin, endpoint, lambda request, model: parse(request, model, limit))
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_allowed})
     app.state.plugin = plugin
     from .dashboard import create_dashboard

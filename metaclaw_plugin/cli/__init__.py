@@ -9,7 +9,9 @@ import click
 from .common import config_option
 
 # Modules that each define ``register(main)``; imported lazily-cheap (no heavy deps at import).
-_COMMAND_MODULES = ["core", "skills", "skill_library", "sessions", "serve", "proxy", "evolve", "train", "bench", "demo"]
+_COMMAND_MODULES = [
+    "core", "skills", "skill_library", "sessions", "serve", "proxy", "evolve", "train", "bench", "demo", "mode", "scheduler",
+]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -164,6 +164,13 @@ def register(main: click.Group) -> None:
             "support": 0,
             "rejected_stale": 0,
         }
+        from ..scheduling.attach import report as scheduler_report  # the mode in effect and the slow loop's gate
+
+        sched = scheduler_report(settings, with_signals=False)
+        data["mode_in_effect"] = {
+            k: sched[k] for k in ("mode", "source", "set_at", "configured", "training_ready", "training_blocker")
+        }
+        data["scheduler"] = {"state": sched["state"], "transitions": sched["transitions"][:5], "lock": sched["lock"]}
         data["rewards_today"] = fl["rewards_today"]
         from ..learning.switches import as_dict, fast_loop_note, learning_switches, next_step
 
@@ -189,6 +196,13 @@ def register(main: click.Group) -> None:
             ["what", "value"],
             [
                 ["mode", data["mode"] + (f" ({data['mode_note']})" if data["mode_note"] else "")],
+                ["mode in effect", _mode_line(data["mode_in_effect"])],
+                [
+                    "scheduler",
+                    "never ran"
+                    if not data["scheduler"]["state"]
+                    else "{state}: {reason}".format(**data["scheduler"]["state"]),
+                ],
                 ["home", data["home"]],
                 ["config", data["config_file"] or "(defaults)"],
                 ["skill generation", data["skill_generation"]],
@@ -255,6 +269,26 @@ def register(main: click.Group) -> None:
                 "training",
                 off is None,
                 f"training is off: {off}" if off else f"{settings.training.backend} on {settings.training.base_model}",
+                required=False,
+            )
+            from ..scheduling.attach import report as scheduler_report
+
+            sched = scheduler_report(settings)  # reads each scheduler signal once (the idle detectors' commands)
+            check(
+                "mode in effect",
+                sched["mode"] == "skills_only" or sched["training_ready"],
+                _mode_line(sched),
+                required=False,
+            )
+            broken = [
+                f"{k}: {r['detail']}"
+                for k, r in sched["signals"].items()
+                if k != "host" and str(r["detail"]).startswith(("unknown", "failed"))  # host: none on record yet
+            ]
+            check(
+                "scheduler signals",
+                not (sched["notes"] or broken),
+                "; ".join([*sched["notes"], *[f"{k}: {r['detail']}" for k, r in sched["signals"].items()]]),
                 required=False,
             )
         except ConfigError as e:
@@ -402,3 +436,14 @@ def _conventions_line(c: dict[str, Any]) -> str:
     if out:
         line += "; left out: " + "; ".join(f"{t}: {', '.join(n)}" for t, n in out.items())
     return line
+
+
+def _mode_line(m: dict[str, Any]) -> str:
+    """The mode in effect, where it came from, and whether it trains (a report of metaclaw_plugin.scheduling)."""
+    where = f"set at run time; config says {m['configured']}" if m["source"] == "stored" else "from the config"
+    line = f"{m['mode']} ({where})"
+    if m["mode"] == "skills_only":
+        return line
+    if not m["training_ready"]:
+        return f"{line}; does not train: {m['training_blocker']}"
+    return f"{line}; trains " + ("in idle windows" if m["mode"] == "auto" else "whenever a batch is ready")

@@ -1,0 +1,190 @@
+"""Building the scheduler from settings, attaching it to a running plugin, and reporting on it.
+
+The plugin imports this module lazily in ``start()`` (the request path never imports scheduling). The scheduler
+is attached whenever training can run here, whatever the mode, so a later ``metaclaw-plugin mode rl`` (from any
+process on the home) is picked up on the next tick; when training cannot run, nothing pretends to train and
+``status``/``doctor`` say why.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..config import SchedulerSettings, Settings
+from ..store import Database, connect
+from .calendar import BusyCalendar, GoogleSource, IcsSource
+from .idle import SYSTEM, IdleDetector, Runner, host_idle, run_command
+from .lock import TrainerLock
+from .modes import mode_in_effect
+from .omls import SNAPSHOT_KEY, Omls, Trainer
+from .signals import Decision, Gate, Signal
+from .sleep import SleepWindow, local_zone
+
+log = logging.getLogger("metaclaw_plugin.scheduling")
+
+
+def training_blocker(settings: Settings) -> str | None:
+    """Why the policy cannot be trained here (None when it can): the training backend's own check."""
+    return settings.training.off_reason()
+
+
+def file_activity(path: Path) -> Callable[[], float]:
+    def read() -> float:
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    return read
+
+
+def build_signals(
+    cfg: SchedulerSettings,
+    last_activity: Callable[[], float],
+    *,
+    run: Runner = run_command,
+    started: float | None = None,
+) -> tuple[list[Signal], list[str]]:
+    """The signals ``cfg`` asks for, and notes on what is off and why (for status and doctor)."""
+    signals: list[Signal] = []
+    notes: list[str] = []
+    zone = local_zone(cfg.timezone)
+    if cfg.sleep_enabled:
+        signals.append(SleepWindow(cfg.sleep_start, cfg.sleep_end, list(cfg.sleep_days), zone))
+    default = cfg.idle_sources is None
+    sources: list[str] = ["host", *SYSTEM] if default else list(cfg.idle_sources or [])
+    idle_s, present_s = cfg.idle_minutes * 60, cfg.present_minutes * 60
+    for name in sources:
+        fn = host_idle(last_activity, started) if name == "host" else SYSTEM[name](run)
+        signals.append(IdleDetector(name, fn, idle_s, present_s, optional=default and name != "host"))
+    refresh = cfg.calendar_refresh_minutes * 60
+    if cfg.calendar_enabled:
+        if cfg.calendar_path:
+            signals.append(BusyCalendar("calendar", IcsSource(cfg.calendar_path, zone), refresh))
+        if cfg.google_token_path:
+            google = GoogleSource(cfg.google_token_path, cfg.google_credentials_path, cfg.google_calendar_id)
+            signals.append(BusyCalendar("google", google, refresh))
+        if not (cfg.calendar_path or cfg.google_token_path):
+            notes.append("calendar_enabled is on but neither calendar_path nor google_token_path is set: no calendar")
+    elif cfg.calendar_path or cfg.google_token_path:
+        notes.append("a calendar is configured but calendar_enabled is off: it is not read")
+    return signals, notes
+
+
+def _real_trainer(settings: Settings) -> Trainer:
+    from ..training.runtime import build_trainer  # loads the base model: in the scheduler's thread, on first use
+
+    trainer: Trainer = build_trainer(settings)
+    return trainer
+
+
+def build(
+    settings: Settings,
+    trainer: Callable[[], Trainer],
+    *,
+    last_activity: Callable[[], float],
+    run: Runner = run_command,
+    clock: Callable[[], float] = time.time,
+) -> tuple[Omls, list[str]]:
+    cfg = settings.scheduler
+    db = Database(settings.db_file)
+    signals, notes = build_signals(cfg, last_activity, run=run, started=clock())
+    omls = Omls(
+        db,
+        Gate(signals, cfg.min_window_minutes * 60),
+        trainer,
+        mode=lambda: mode_in_effect(settings.mode, db).mode,
+        lock=TrainerLock(settings.home_dir, stale_s=max(120.0, 3 * cfg.interval_seconds)),
+        last_activity=last_activity,
+        interval_s=cfg.interval_seconds,
+        clock=clock,
+    )
+    return omls, notes
+
+
+def attach_scheduler(plugin: Any, trainer: Callable[[], Trainer] | None = None) -> Omls | None:
+    """Start the scheduler for ``plugin`` (a started :class:`~metaclaw_plugin.MetaClawPlugin`), or leave a note
+    in ``plugin.scheduler_note`` saying why training cannot run. ``trainer`` overrides the slow loop's."""
+    settings: Settings = plugin.settings
+    if trainer is None:
+        blocker = training_blocker(settings)
+        if blocker:
+            plugin.scheduler_note = blocker
+            log.info("scheduler off: %s", blocker)
+            return None
+        trainer = lambda: _real_trainer(settings)  # noqa: E731
+    from_file = file_activity(settings.activity_path)
+    omls, notes = build(settings, trainer, last_activity=lambda: max(plugin.last_request_at, from_file()))
+    plugin.scheduler = omls
+    plugin.scheduler_note = "; ".join(notes) or None
+    omls.start()
+    return omls
+
+
+# Reports (status, doctor, the CLI) --------------------------------------------------------------------------------
+def _read_db(db_file: Path, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+    if not db_file.exists():
+        return []
+    try:
+        conn = connect(db_file, rows=True, readonly=True)
+        try:
+            return conn.execute(sql, args).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []
+
+
+def transitions(db_file: Path, limit: int = 20) -> list[dict[str, Any]]:
+    rows = _read_db(
+        db_file, "SELECT at, from_state, to_state, reason FROM sched_transitions ORDER BY id DESC LIMIT ?", (limit,)
+    )
+    return [dict(r) for r in rows]
+
+
+def snapshot(db_file: Path) -> dict[str, Any] | None:
+    import json
+
+    rows = _read_db(db_file, "SELECT value FROM runtime_state WHERE key = ?", (SNAPSHOT_KEY,))
+    return dict(json.loads(rows[0]["value"])) if rows else None
+
+
+def report(settings: Settings, *, with_signals: bool = True, run: Runner = run_command) -> dict[str, Any]:
+    """The mode in effect, whether training can run, the last stored state and transitions and, with
+    ``with_signals``, what each signal says now and the next predicted window (from this process)."""
+    now = time.time()
+    mie = mode_in_effect(settings.mode, settings.db_file)
+    blocker = training_blocker(settings)
+    out: dict[str, Any] = {
+        **mie.as_dict(),
+        "training_ready": blocker is None,
+        "training_blocker": blocker,
+        "trains": blocker is None and mie.mode != "skills_only",
+        "interval_s": settings.scheduler.interval_seconds,
+        "min_window_minutes": settings.scheduler.min_window_minutes,
+        "state": snapshot(settings.db_file),
+        "transitions": transitions(settings.db_file),
+        "lock": TrainerLock(settings.home_dir).holder(),
+    }
+    if with_signals:
+        signals, notes = build_signals(settings.scheduler, file_activity(settings.activity_path), run=run)
+        gate = Gate(signals, settings.scheduler.min_window_minutes * 60)
+        d = gate.decide(now)
+        if mie.mode != "auto":  # the gate only governs auto; still show what the signals say
+            d = Decision(
+                mie.mode == "rl",
+                f"mode {mie.mode}: the window is always {'open' if mie.mode == 'rl' else 'shut'}",
+                None,
+                d.readings,
+            )
+        out["notes"] = notes
+        out["window"] = {"open": d.open, "reason": d.reason, "until": d.until}
+        out["signals"] = {k: r.as_dict() for k, r in d.readings.items()}
+        nxt = gate.next_window(now)
+        out["next_window"] = None if nxt is None else {"start": nxt[0], "end": nxt[1], "signal": nxt[2]}
+    return out
