@@ -483,8 +483,20 @@ class Settings(BaseSettings):
         the policy only when a training backend can run here; until then they learn skills only."""
         if self.mode == "skills_only":
             return None
-        reason = self.training.off_reason()
+        reason = self.training_off_reason()
         return f"training is off: {reason}; {self.mode} learns skills only" if reason else None
+
+    def training_off_reason(self) -> str | None:
+        """Why the policy cannot be trained by this home (None when it can): the backend's own check, and the
+        storage it trains from. With ``storage.backend: postgres`` the samples live in PostgreSQL, and the trainer
+        and scheduler of this release read the home's SQLite file and are not elected: training there is off."""
+        reason = self.training.off_reason()
+        if reason is None and self.storage.backend == "postgres":
+            return (
+                "storage.backend postgres: the trainer of this release reads samples from the home's SQLite "
+                "database and is not elected among hosts; train with the sqlite backend"
+            )
+        return reason
 
     @property
     def training_dir(self) -> Path:

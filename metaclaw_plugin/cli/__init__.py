@@ -10,7 +10,18 @@ from .common import config_option
 
 # Modules that each define ``register(main)``; imported lazily-cheap (no heavy deps at import).
 _COMMAND_MODULES = [
-    "core", "skills", "skill_library", "sessions", "serve", "proxy", "evolve", "train", "bench", "demo", "mode", "scheduler",
+    "core",
+    "skills",
+    "skill_library",
+    "sessions",
+    "serve",
+    "proxy",
+    "evolve",
+    "train",
+    "bench",
+    "demo",
+    "mode",
+    "scheduler",
 ]
 
 

@@ -30,7 +30,7 @@ log = logging.getLogger("metaclaw_plugin.scheduling")
 
 def training_blocker(settings: Settings) -> str | None:
     """Why the policy cannot be trained here (None when it can): the training backend's own check."""
-    return settings.training.off_reason()
+    return settings.training_off_reason()
 
 
 def file_activity(path: Path) -> Callable[[], float]:
