@@ -18,6 +18,8 @@ Endpoints::
     POST /v1/feedback                    {session_id, score: 1|-1|0, text?}
     GET  /v1/sessions                    recent sessions (for tests and the dashboard)
     GET  /v1/sessions/{session_id}       one session with its turns
+    POST /v1/chat/completions            the served policy, OpenAI-compatible (serving/http.py)
+    GET  /v1/models                      metaclaw/<serving.name>
 
 The plugin hooks are synchronous and cheap (in-memory retrieval, one journal append), so the handlers
 call them inline on the event loop: a thread hop would cost more than the hook.
@@ -308,12 +310,16 @@ def create_app(
     host_name: str = HOST_NAME,
     manage_plugin: bool = False,
     info: dict[str, Any] | None = None,
+    policy: Any = None,
 ) -> Any:
     """Build the ASGI app around ``plugin`` (a :class:`MetaClawPlugin`).
 
     With ``manage_plugin=True`` the app starts the plugin on start-up and stops it on shutdown.
-    Returns the app wrapped in the bearer-token check.
+    ``policy`` is a :class:`~metaclaw_plugin.serving.ServedPolicy` for ``/v1/chat/completions`` (default: built
+    from the plugin's settings). Returns the app wrapped in the bearer-token check.
     """
+    from .serving.http import PolicyHost, chat_routes
+
     if not token:
         raise ValueError("the server needs a non-empty token")
     if max_body_bytes is None:
@@ -323,6 +329,7 @@ def create_app(
     started_at = time.time()
     counters = {"requests": 0, "errors": 0}
     server_info = dict(info or {})
+    policy_host = PolicyHost(getattr(plugin, "settings", None), policy)
 
     def ctx_for(
         session_id: str,
@@ -376,6 +383,7 @@ def create_app(
             **counters,
         }
         st["feedback_supported"] = hasattr(plugin, "on_feedback")
+        st["policy"] = policy_host.status()
         return JSONResponse(st)
 
     @endpoint
@@ -468,9 +476,11 @@ def create_app(
     async def lifespan(app: Any):
         if manage_plugin:
             plugin.start()
+        policy_host.start()
         try:
             yield
         finally:
+            policy_host.stop()
             if manage_plugin:
                 plugin.stop()
 
@@ -490,6 +500,7 @@ def create_app(
         Route("/v1/sessions/{session_id}", session_show, methods=["GET"]),
         Route("/v1/sessions/{session_id}/end", session_end, methods=["POST"]),
         Route("/v1/feedback", feedback, methods=["POST"]),
+        *chat_routes(policy_host, lambda request, model: parse(request, model, limit), endpoint),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_allowed})
     app.state.plugin = plugin

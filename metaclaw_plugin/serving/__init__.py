@@ -1,0 +1,93 @@
+"""The trainable policy, served: ``metaclaw/<name>`` for LiteLLM, ``POST /v1/chat/completions`` on the sidecar,
+the atomic hot swap, and publishing adapters to a vLLM server. Needs the ``train-local`` extra (torch,
+transformers, peft) and ``training.base_model`` (a local Hugging Face folder)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from typing import Any
+
+from .policy import Generation, PolicyInputError, ServedPolicy, Weights
+from .toolcalls import parse_tool_calls
+from .vllm import VllmPublisher, VllmPublishError
+from .watch import WeightsWatcher
+
+__all__ = [
+    "Generation",
+    "PolicyInputError",
+    "PolicyUnavailable",
+    "ServedPolicy",
+    "VllmPublishError",
+    "VllmPublisher",
+    "Weights",
+    "WeightsWatcher",
+    "from_settings",
+    "parse_tool_calls",
+    "shared_policy",
+    "unavailable_reason",
+]
+
+
+class PolicyUnavailable(RuntimeError):
+    """No policy can be served here; the message says why and how to fix it."""
+
+
+def unavailable_reason(settings: Any) -> str | None:
+    """Why ``settings`` cannot serve a policy, or None. Cheap: looks modules up without importing them."""
+    from ..training.models import ModelNotFound, resolve
+
+    missing = [m for m in ("torch", "transformers", "peft") if importlib.util.find_spec(m) is None]
+    if missing:
+        return f"{', '.join(missing)} not installed: pip install 'metaclaw-plugin[train-local]'"
+    if not settings.training.base_model:
+        return "training.base_model is not set (a local Hugging Face model folder to serve and train)"
+    try:
+        resolve(settings.training.base_model)
+    except ModelNotFound as e:
+        return str(e)
+    return None
+
+
+def from_settings(settings: Any, db: Any = None) -> ServedPolicy:
+    """A :class:`ServedPolicy` for ``settings`` (not started). Raises :class:`PolicyUnavailable`."""
+    from ..store import Database
+
+    reason = unavailable_reason(settings)
+    if reason:
+        raise PolicyUnavailable(f"metaclaw/{settings.serving.name} cannot be served: {reason}")
+    s = settings.serving
+    return ServedPolicy(
+        settings.training.base_model,
+        name=s.name,
+        device=s.device,
+        db=db if db is not None else Database(settings.db_file),
+        max_new_tokens=s.max_new_tokens,
+        workers=s.workers,
+        poll_interval=s.poll_interval,
+    )
+
+
+_shared_lock = threading.Lock()
+_shared: dict[tuple[str | None, str | None], ServedPolicy] = {}
+
+
+def shared_policy(name: str | None = None) -> ServedPolicy:
+    """This process's policy from the default config (``METACLAW_CONFIG``/``METACLAW_HOME``), started on first
+    use (the load runs in the background; :meth:`ServedPolicy.wait_ready` waits for it). ``name``, when given,
+    must be ``serving.name``."""
+    from ..config import Settings
+
+    key = (os.environ.get("METACLAW_CONFIG"), os.environ.get("METACLAW_HOME"))
+    with _shared_lock:
+        policy = _shared.get(key)
+        if policy is None:
+            policy = from_settings(Settings.load())
+            policy.start()
+            _shared[key] = policy
+    if name is not None and name != policy.name:
+        raise PolicyUnavailable(
+            f"no policy metaclaw/{name} here: this process serves {policy.model_name} (serving.name)"
+        )
+    return policy
