@@ -72,3 +72,25 @@ def wait_for(cond: Any, timeout: float = 20.0, step: float = 0.05) -> Any:
             return v
         time.sleep(step)
     raise AssertionError("condition not met in time")
+
+
+class ServerThread:
+    """The sidecar's real app (``create_app``) under uvicorn on a free loopback port, in a thread."""
+
+    def __init__(self, app: Any, port: int) -> None:
+        import threading
+
+        import uvicorn
+
+        self.url = f"http://127.0.0.1:{port}"
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> ServerThread:
+        self.thread.start()
+        wait_for(lambda: self.server.started, 30)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.should_exit = True
+        self.thread.join(15)
