@@ -22,10 +22,11 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def served_policy(name: str | None = None) -> Any:
+def served_policy(name: str | None = None, settings: Settings | None = None) -> Any:
     """This process's trainable policy, ``metaclaw/<name>`` (``metaclaw_plugin.serving.ServedPolicy``), for the
-    adapters' rl/auto entry points: built from the default config on first call and loaded in the background.
-    Raises ``RuntimeError`` with the reason when it cannot be served (no ``training.base_model``, no torch)."""
+    adapters' rl/auto entry points: built from ``settings`` (default: the default config) on first call and
+    loaded in the background. Raises ``RuntimeError`` with the reason when it cannot be served (no
+    ``training.base_model``, no torch)."""
     from .serving import shared_policy
 
-    return shared_policy(name)
+    return shared_policy(name, settings)

@@ -70,20 +70,23 @@ def from_settings(settings: Any, db: Any = None) -> ServedPolicy:
 
 
 _shared_lock = threading.Lock()
-_shared: dict[tuple[str | None, str | None], ServedPolicy] = {}
+_shared: dict[tuple[str | None, ...], ServedPolicy] = {}
 
 
-def shared_policy(name: str | None = None) -> ServedPolicy:
-    """This process's policy from the default config (``METACLAW_CONFIG``/``METACLAW_HOME``), started on first
-    use (the load runs in the background; :meth:`ServedPolicy.wait_ready` waits for it). ``name``, when given,
-    must be ``serving.name``."""
+def shared_policy(name: str | None = None, settings: Any = None) -> ServedPolicy:
+    """This process's policy for ``settings`` (default: the default config, ``METACLAW_CONFIG``/``METACLAW_HOME``),
+    one per database and model, started on first use (the load runs in the background;
+    :meth:`ServedPolicy.wait_ready` waits for it). ``name``, when given, must be ``serving.name``."""
     from ..config import Settings
 
-    key = (os.environ.get("METACLAW_CONFIG"), os.environ.get("METACLAW_HOME"))
+    if settings is None:
+        key: tuple[str | None, ...] = ("default", os.environ.get("METACLAW_CONFIG"), os.environ.get("METACLAW_HOME"))
+    else:
+        key = ("settings", str(settings.db_file), settings.training.base_model, settings.serving.name)
     with _shared_lock:
         policy = _shared.get(key)
         if policy is None:
-            policy = from_settings(Settings.load())
+            policy = from_settings(settings if settings is not None else Settings.load())
             policy.start()
             _shared[key] = policy
     if name is not None and name != policy.name:
