@@ -56,18 +56,26 @@ class VllmPublisher:
 
     def publish(self, ref: WeightsRef) -> None:
         """Make ``lora_name`` on the vLLM server serve ``ref``'s adapter. Raises :class:`VllmPublishError`."""
+        try:
+            self._publish(ref)
+        except VllmPublishError:
+            self.counters["errors"] += 1
+            raise
+        self.published = ref
+        self.counters["published"] += 1
+        log.info("vLLM at %s serves step %d as %r", self.url, ref.step, self.lora_name)
+
+    def _publish(self, ref: WeightsRef) -> None:
         if ref.backend != "local":
             raise VllmPublishError(f"{ref.backend!r} weights ({ref.path}) are not a PEFT folder vLLM can load")
         try:
             status, text = self._post("/v1/unload_lora_adapter", {"lora_name": self.lora_name})
-            if status >= 300 and status not in (400, 404):
+            if status >= 300 and status not in (400, 404):  # 404/400: the name is not loaded yet
                 raise VllmPublishError(f"vLLM refused to unload {self.lora_name!r}: {status} {text[:300]}")
             status, text = self._post("/v1/load_lora_adapter", {"lora_name": self.lora_name, "lora_path": ref.path})
         except OSError as e:
-            self.counters["errors"] += 1
             raise VllmPublishError(f"vLLM at {self.url} is not reachable: {e}") from e
         if status >= 300:
-            self.counters["errors"] += 1
             hint = (
                 " (is vLLM started with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True?)"
                 if status in (404, 405)
@@ -76,9 +84,6 @@ class VllmPublisher:
             raise VllmPublishError(
                 f"vLLM refused to load {ref.path} as {self.lora_name!r}: {status} {text[:300]}{hint}"
             )
-        self.published = ref
-        self.counters["published"] += 1
-        log.info("vLLM at %s serves step %d as %r", self.url, ref.step, self.lora_name)
 
     def status(self) -> dict[str, Any]:
         p = self.published
