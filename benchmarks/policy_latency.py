@@ -35,22 +35,6 @@ def pct(xs: list[float], q: float) -> float:
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
 
 
-def make_adapter(base: str, out: Path, seed: int) -> Any:
-    import torch
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
-
-    from metaclaw_plugin.training.weights import WeightsRef
-
-    torch.manual_seed(seed)
-    m = get_peft_model(
-        AutoModelForCausalLM.from_pretrained(base),
-        LoraConfig(r=32, lora_alpha=32, target_modules="all-linear", init_lora_weights=False),
-    )
-    m.save_pretrained(out)
-    return WeightsRef(seed, "local", base, str(out))
-
-
 def train_loop(base: str, stop: threading.Event, counter: list[int]) -> None:
     import torch
     from peft import LoraConfig, get_peft_model
@@ -126,13 +110,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
 
+    from metaclaw_plugin.devtools.adapters import random_adapter
     from metaclaw_plugin.devtools.tinymodel import build_tiny_model
     from metaclaw_plugin.serving import ServedPolicy
     from metaclaw_plugin.store import Database
 
     tmp = Path(tempfile.mkdtemp(prefix="policy-latency-"))
     base = a.model or str(build_tiny_model(tmp / "tiny"))
-    refs = [make_adapter(base, tmp / f"a{i}", i) for i in (1, 2)]
+    refs = [random_adapter(base, tmp / f"a{i}", seed=i, step=i, rank=32) for i in (1, 2)]
     policy = ServedPolicy(
         base, device=a.device, db=Database(tmp / "m.db"), workers=a.clients, poll_interval=None, max_new_tokens=64
     )

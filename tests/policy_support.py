@@ -9,6 +9,7 @@ from typing import Any
 
 import torch
 
+from metaclaw_plugin.devtools.adapters import random_adapter
 from metaclaw_plugin.serving import ServedPolicy, Weights
 from metaclaw_plugin.training.weights import WeightsRef
 
@@ -25,15 +26,7 @@ WEATHER_TOOL = {
 
 def make_adapter(base: Path, out: Path, *, seed: int, step: int = 1) -> WeightsRef:
     """A real LoRA adapter with random (non-zero) weights, saved with ``save_pretrained`` as the trainer does."""
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
-
-    torch.manual_seed(seed)
-    model = AutoModelForCausalLM.from_pretrained(base)
-    cfg = LoraConfig(r=8, lora_alpha=32, target_modules=["q_proj", "v_proj", "o_proj"], init_lora_weights=False)
-    peft_model = get_peft_model(model, cfg)
-    peft_model.save_pretrained(out)
-    return WeightsRef(step=step, backend="local", base_model=str(base), path=str(out))
+    return random_adapter(base, out, seed=seed, step=step)
 
 
 class ForcedModel(torch.nn.Module):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -16,7 +15,7 @@ import httpx
 import openai
 import pytest
 import yaml
-from openclaw_support import free_port
+from openclaw_support import free_port, metaclaw_cli
 from policy_support import TOOL_TEXT, WEATHER_TOOL, ServerThread, force_output, make_adapter, wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
@@ -121,10 +120,11 @@ def test_token_and_bad_requests(sidecar) -> None:
     for bad, field in [({**ok, "n": 2}, "n"), ({**ok, "messages": []}, "messages"), ({**ok, "temperature": 3}, "")]:
         r = httpx.post(url + "/v1/chat/completions", json=bad, headers=h)
         assert r.status_code == 422 and field in r.json()["error"]
-    r = httpx.post(
-        url + "/v1/chat/completions", json={**ok, "messages": [{"role": "user", "content": "x " * 3000}]}, headers=h
-    )
+    long = {**ok, "messages": [{"role": "user", "content": "x " * 3000}]}
+    r = httpx.post(url + "/v1/chat/completions", json=long, headers=h)
     assert r.status_code == 400 and "context" in r.json()["error"]
+    r = httpx.post(url + "/v1/chat/completions", json={**long, "stream": True}, headers=h)
+    assert r.status_code == 400 and "context" in r.json()["error"]  # before any event: a plain HTTP error
 
 
 def test_no_base_model_is_a_clear_503(home: Path) -> None:
@@ -137,11 +137,6 @@ def test_no_base_model_is_a_clear_503(home: Path) -> None:
         assert r.status_code == 503 and "training.base_model is not set" in r.json()["error"]
         st = httpx.get(srv.url + "/v1/status", headers=h).json()["policy"]
         assert st["ready"] is False and "training.base_model" in st["reason"]
-
-
-def _cli() -> list[str]:
-    exe = Path(sys.executable).with_name("metaclaw-plugin")
-    return [str(exe)] if exe.exists() else [sys.executable, "-c", "from metaclaw_plugin.cli import main; main()"]
 
 
 @pytest.mark.slow
@@ -163,7 +158,7 @@ def test_hot_swaps_under_32_concurrent_clients_of_metaclaw_plugin_serve(tmp_path
     log = tmp_path / "serve.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            [*_cli(), "serve", "--port", str(port)],
+            [*metaclaw_cli(), "serve", "--port", str(port)],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,

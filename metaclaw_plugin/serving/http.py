@@ -23,7 +23,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -149,7 +149,7 @@ def _sse(obj: Any) -> bytes:
 
 
 async def _events(
-    policy: ServedPolicy, body: ChatCompletionBody, kw: dict[str, Any], rid: str, created: int
+    policy: ServedPolicy, body: ChatCompletionBody, items: AsyncGenerator[Any, None], first: Any, rid: str, created: int
 ) -> AsyncIterator[bytes]:
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
         return _sse(
@@ -163,16 +163,20 @@ async def _events(
             }
         )
 
+    async def all_items() -> AsyncIterator[Any]:
+        yield first
+        async for x in items:
+            yield x
+
     yield chunk({"role": "assistant", "content": ""})
     try:
-        async for item in policy.astream(body.messages, body.tools, **kw):
+        async for item in all_items():
             if isinstance(item, str):
                 yield chunk({"content": item})
                 continue
             for i, c in enumerate(item.tool_calls):
                 yield chunk({"tool_calls": [{"index": i, **c}]})
-            meta = {"metaclaw": {"weights": item.weights, "step": item.step}}
-            yield chunk({}, item.finish_reason, **meta)
+            yield chunk({}, item.finish_reason, metaclaw={"weights": item.weights, "step": item.step})
             if (body.stream_options or {}).get("include_usage"):
                 yield _sse(
                     {
@@ -184,11 +188,11 @@ async def _events(
                         "usage": item.usage(),
                     }
                 )
-    except PolicyInputError as e:
-        yield _sse({"error": str(e)})
     except Exception as e:  # the status line is sent: report in the stream
         log.exception("streaming an answer of %s failed", policy.model_name)
         yield _sse({"error": f"internal error: {type(e).__name__}: {e}"})
+    finally:
+        await items.aclose()  # a client that went away cancels the sampling
     yield b"data: [DONE]\n\n"
 
 
@@ -220,8 +224,13 @@ def chat_routes(
         rid = "chatcmpl-" + secrets.token_hex(12)
         created = int(time.time())
         if body.stream:
+            items = policy.astream(body.messages, body.tools, **kw)
+            try:
+                first = await anext(items)  # bad input is a plain HTTP error, before any event is sent
+            except PolicyInputError as e:
+                return _err(400, str(e))
             return StreamingResponse(
-                _events(policy, body, kw, rid, created),
+                _events(policy, body, items, first, rid, created),
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
             )

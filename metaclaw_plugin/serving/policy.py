@@ -25,7 +25,7 @@ import logging
 import secrets
 import threading
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -360,14 +360,16 @@ class ServedPolicy:
             log.exception("the served policy could not record the tokens of an answer; the answer is sent anyway")
 
     # -- async ----------------------------------------------------------------------------------------------
-    async def agenerate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **kw: Any):
+    async def agenerate(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **kw: Any
+    ) -> Generation:
         """:meth:`generate` on the worker pool."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, lambda: self.generate(messages, tools, **kw))
 
     async def astream(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **kw: Any
-    ) -> AsyncIterator[str | Generation]:
+    ) -> AsyncGenerator[str | Generation, None]:
         """:meth:`stream` on the worker pool; a consumer that stops early cancels the sampling."""
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Any] = asyncio.Queue()
