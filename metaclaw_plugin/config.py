@@ -244,13 +244,70 @@ class RewardSettings(Section):
     )
 
 
+class OPDSettings(Section):
+    teacher_model: str | None = Field(
+        None,
+        description="On-policy distillation: the teacher's model name on an OpenAI-compatible completions endpoint.",
+    )
+    api_base: str | None = Field(None, description="The teacher's endpoint (it must honour echo and logprobs).")
+    api_key: str | None = None
+    kl_coef: float = Field(0.1, ge=0.0, description="Weight of the reverse-KL term added to each token's advantage.")
+    timeout: float = Field(60.0, gt=0)
+
+
 class TrainingSettings(Section):
-    backend: Literal["tinker", "local"] = "tinker"
-    base_model: str | None = None
-    batch_size: int = Field(4, ge=1)
+    backend: Literal["auto", "local", "tinker"] = Field(
+        "auto",
+        description="auto = local when base_model is a local model (a folder, or a packaged one such as smollm2), "
+        "tinker when it is any other name; resolved when the settings load.",
+    )
+    base_model: str | None = Field(
+        None, description="local: a model folder or a packaged model (smollm2); tinker: the service's model name."
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="local: cuda when available, else cpu.")
+    batch_size: int = Field(4, ge=1, description="Fresh samples per optimiser step.")
+    micro_batch_size: int = Field(1, ge=1, description="Samples per forward-backward; a pause can land between them.")
     learning_rate: float = Field(1e-4, gt=0)
     lora_rank: int = Field(32, ge=1, le=1024)
-    loss_fn: str = "importance_sampling"
+    loss_fn: Literal["importance_sampling", "ppo", "cispo"] = "importance_sampling"
+    advantage: Literal["batch", "group"] = Field(
+        "batch", description="GRPO advantages over the whole batch, or per group of answers to the same prompt."
+    )
+    checkpoint_every: int = Field(10, ge=1, description="Save a full state (weights and optimiser) every N steps.")
+    out_dir: Path | None = Field(None, description="local: adapters and checkpoints; default <home>/training.")
+
+    @model_validator(mode="after")
+    def _resolve_auto(self) -> TrainingSettings:
+        """``auto`` never survives loading (as retrieval.mode): local for a local model, else tinker."""
+        if self.backend == "auto":
+            from .modelspecs import base_model_missing
+
+            local = self.base_model is None or base_model_missing(self.base_model) is None
+            self.__dict__["backend"] = "local" if local else "tinker"
+        return self
+
+    def off_reason(self) -> str | None:
+        """None when this backend can train here; else why not, for status, doctor and the scheduler. Cheap:
+        it looks modules up without importing them."""
+        import importlib.util
+
+        from .modelspecs import base_model_missing
+
+        if self.backend == "local":
+            missing = base_model_missing(self.base_model)
+            if missing:
+                return f"{missing} (local backend)"
+            for mod in ("torch", "transformers", "peft"):
+                if importlib.util.find_spec(mod) is None:
+                    return f"{mod} is not installed (pip install 'metaclaw-plugin[train-local]')"
+            return None
+        if not self.base_model:
+            return "training.base_model is not set (tinker backend)"
+        if importlib.util.find_spec("tinker") is None:
+            return "the tinker SDK is not installed (pip install 'metaclaw-plugin[tinker]')"
+        if not os.environ.get("TINKER_API_KEY"):
+            return "TINKER_API_KEY is not set (tinker backend)"
+        return None
 
 
 _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
@@ -350,6 +407,7 @@ class Settings(BaseSettings):
     evolution: EvolutionSettings = Field(default_factory=EvolutionSettings)
     reward: RewardSettings = Field(default_factory=RewardSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)
+    opd: OPDSettings = Field(default_factory=OPDSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
@@ -366,11 +424,16 @@ class Settings(BaseSettings):
 
     @property
     def mode_note(self) -> str | None:
-        """Why the mode in effect is not the mode set, for ``status`` and ``doctor``: there is no trainer in this
-        release, so ``rl`` and ``auto`` learn skills from sessions as ``skills_only`` does and train nothing."""
+        """Why the mode in effect is not the mode set, for ``status`` and ``doctor``: ``rl`` and ``auto`` train
+        the policy only when a training backend can run here; until then they learn skills only."""
         if self.mode == "skills_only":
             return None
-        return f"{self.mode} is accepted but there is no policy trainer in this release: it runs as skills_only"
+        reason = self.training.off_reason()
+        return f"training is off: {reason}; {self.mode} learns skills only" if reason else None
+
+    @property
+    def training_dir(self) -> Path:
+        return (self.training.out_dir or self.home_dir / "training").expanduser()
 
     # Resolved paths -------------------------------------------------------------------------
     @property

@@ -87,6 +87,7 @@ def test_init_writes_declared_defaults_not_what_they_resolve_to_here():
 
 
 def test_a_training_mode_without_a_trainer_says_so_in_status_and_doctor(home: Path):
+    """rl with no base model: status and doctor say plainly that training is off and why."""
     import json
 
     from click.testing import CliRunner
@@ -96,7 +97,10 @@ def test_a_training_mode_without_a_trainer_says_so_in_status_and_doctor(home: Pa
     assert Settings.load().mode_note is None
     env = {"METACLAW_HOME": str(home), "METACLAW_MODE": "rl"}
     status = json.loads(CliRunner().invoke(cli_main, ["status", "--json"], env=env).output)
-    assert status["mode"] == "rl" and "runs as skills_only" in status["mode_note"]
+    assert status["mode"] == "rl" and "training is off: training.base_model is not set" in status["mode_note"]
+    assert status["training"]["off"] and status["training"]["step"] == 0
     doctor = json.loads(CliRunner().invoke(cli_main, ["doctor", "--json"], env=env).output)
     (check,) = [c for c in doctor["checks"] if c["check"] == "mode"]
-    assert not check["ok"] and not check["required"] and "no policy trainer" in check["detail"]
+    assert not check["ok"] and not check["required"] and "learns skills only" in check["detail"]
+    (check,) = [c for c in doctor["checks"] if c["check"] == "training"]
+    assert not check["ok"] and check["detail"].startswith("training is off: training.base_model is not set")

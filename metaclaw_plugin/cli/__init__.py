@@ -9,7 +9,7 @@ import click
 from .common import config_option
 
 # Modules that each define ``register(main)``; imported lazily-cheap (no heavy deps at import).
-_COMMAND_MODULES = ["core", "skills", "sessions", "serve", "proxy", "evolve", "bench"]
+_COMMAND_MODULES = ["core", "skills", "sessions", "serve", "proxy", "evolve", "train", "bench"]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

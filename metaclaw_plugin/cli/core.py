@@ -153,6 +153,9 @@ def register(main: click.Group) -> None:
         data["rewards_today"] = fl["rewards_today"]
         data["budget"] = fl["budget"]
         data["queues"] = fl["queues"]
+        from ..training.status import describe, training_status  # read-only; imports no torch
+
+        data["training"] = training_status(settings)
         if as_json:
             emit_json(data)
             return
@@ -176,6 +179,7 @@ def register(main: click.Group) -> None:
                     "queued {queued}, pending {pending}, trained {trained}, support {support}, "
                     "dropped stale {dropped_stale}".format(**data["buffer"]),
                 ],
+                ["training", describe(data["training"])],
                 *[
                     [
                         f"budget left ({p})",
@@ -207,6 +211,13 @@ def register(main: click.Group) -> None:
             settings = Settings.load((ctx.find_root().obj or {}).get("config"))
             check("config", True, str(settings.config_file or "defaults (no config file)"))
             check("mode", settings.mode_note is None, settings.mode_note or settings.mode, required=False)
+            off = settings.training.off_reason()
+            check(
+                "training",
+                off is None,
+                f"training is off: {off}" if off else f"{settings.training.backend} on {settings.training.base_model}",
+                required=False,
+            )
         except ConfigError as e:
             check("config", False, str(e))
             _report(checks, as_json)

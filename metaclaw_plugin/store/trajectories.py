@@ -616,6 +616,11 @@ class TrajectoryStore:
             session.turns.append(self._turn(r))
         return session
 
+    def get_turn(self, turn_id: str) -> Turn | None:
+        """One turn with its messages as sent (the injected skill block in place), for building samples."""
+        rows = self._read("SELECT * FROM turns WHERE turn_id = ?", [turn_id])
+        return self._turn(rows[0]) if rows else None
+
     def _turn(self, r: sqlite3.Row) -> Turn:
         return Turn(
             turn_id=r["turn_id"],

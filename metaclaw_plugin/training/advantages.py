@@ -1,13 +1,15 @@
-"""GRPO-style advantages: each reward relative to its batch, ``(r - mean) / (std + eps)``.
+"""GRPO-style advantages: each reward relative to its batch or its group, ``(r - mean) / (std + eps)``.
 
-The standard deviation is the population one (``ddof=0``), as in the reference. A batch whose
-rewards are all equal has zero advantages (nothing to learn from it), never a division by zero.
+The standard deviation is the population one (``ddof=0``), as in the reference. A batch (or group)
+whose rewards are all equal has zero advantages (nothing to learn from it), never a division by zero.
+Per group (:func:`group_advantages`) compares answers to the same prompt, as GRPO does; a group of one
+answer has nothing to compare with, so its advantage is 0.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 
 def grpo_advantages(rewards: Sequence[float], eps: float = 1e-8) -> list[float]:
@@ -17,3 +19,17 @@ def grpo_advantages(rewards: Sequence[float], eps: float = 1e-8) -> list[float]:
     mean = sum(rewards) / n
     std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / n)
     return [(r - mean) / (std + eps) for r in rewards]
+
+
+def group_advantages(rewards: Sequence[float], groups: Sequence[Hashable], eps: float = 1e-8) -> list[float]:
+    """:func:`grpo_advantages` within each group (``groups[i]`` is sample i's key, e.g. its prompt)."""
+    if len(rewards) != len(groups):
+        raise ValueError("one group key per reward")
+    members: dict[Hashable, list[int]] = {}
+    for i, g in enumerate(groups):
+        members.setdefault(g, []).append(i)
+    out = [0.0] * len(rewards)
+    for idx in members.values():
+        for i, a in zip(idx, grpo_advantages([rewards[i] for i in idx], eps)):
+            out[i] = a
+    return out

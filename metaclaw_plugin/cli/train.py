@@ -1,0 +1,66 @@
+"""``train``: train the policy now on the buffered samples, in the foreground."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .common import console, emit_json, fail, json_option, load_settings, table
+
+
+def register(main: click.Group) -> None:
+    @main.command()
+    @click.option("--steps", type=click.IntRange(min=1), default=None, help="At most this many optimiser steps.")
+    @click.option("--backend", type=click.Choice(["local", "tinker"]), default=None, help="Override training.backend.")
+    @json_option
+    @click.pass_context
+    def train(ctx: click.Context, steps: int | None, backend: str | None, as_json: bool) -> None:
+        """Train the policy now on the fresh buffered samples (batches of training.batch_size).
+
+        Each step publishes new sampler weights; it stops when no fresh batch is left or after --steps."""
+        from ..config import ConfigError
+
+        settings = load_settings(ctx)
+        if backend is not None:
+            settings.training.backend = backend  # type: ignore[assignment]
+        try:
+            from ..training.runtime import build_trainer
+
+            trainer = build_trainer(settings)
+        except ConfigError as e:
+            fail(str(e))
+        report = trainer.run(lambda: True, max_steps=steps)
+        from ..training.trainer import last_steps
+
+        data: dict[str, Any] = {
+            "backend": settings.training.backend,
+            "base_model": settings.training.base_model,
+            "resumed_from": trainer.resumed_from,
+            **report.as_dict(),
+            "last": last_steps(trainer.db, report.steps),
+        }
+        if as_json:
+            emit_json(data)
+            return
+        console.print(
+            f"{report.steps} step(s) on {data['backend']} ({report.reason}); step {report.step}, "
+            f"samples used {report.samples_used}, dropped {report.samples_dropped}",
+            highlight=False,
+        )
+        if data["last"]:
+            table(
+                "training steps",
+                ["step", "loss", "mean reward", "seconds", "tokens/s", "weights"],
+                [
+                    [
+                        r["step"],
+                        f"{r['loss']:.4g}",
+                        f"{r['mean_reward']:.3g}",
+                        f"{r['step_seconds']:.2f}",
+                        f"{r['tokens_per_s'] or 0:.0f}",
+                        r["weights"],
+                    ]
+                    for r in reversed(data["last"])
+                ],
+            )

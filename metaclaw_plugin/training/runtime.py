@@ -1,0 +1,72 @@
+"""Building a :class:`~.trainer.Trainer` from the settings: the backend they name, the home's buffer and store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..config import ConfigError, Settings
+from ..skillbank.store import SkillStore
+from ..store import Database
+from ..store.trajectories import TrajectoryStore
+from .backends import Backend
+from .buffer import SampleBuffer
+from .trainer import Trainer, TrainerOptions
+from .weights import WeightsRef
+
+
+def make_backend(settings: Settings) -> tuple[Backend, object]:
+    """(backend, tokenizer) for ``settings.training``; a clear error when it cannot run here."""
+    t = settings.training
+    off = t.off_reason()
+    if off:
+        raise ConfigError(f"training is off: {off}")
+    assert t.base_model is not None
+    if t.backend == "local":
+        from .backends.local import LocalBackend
+
+        local = LocalBackend(
+            t.base_model,
+            settings.training_dir,
+            lora_rank=t.lora_rank,
+            learning_rate=t.learning_rate,
+            device=t.device,
+        )
+        return local, local.tokenizer
+    from .backends.tinker import TinkerBackend
+
+    remote = TinkerBackend(t.base_model, lora_rank=t.lora_rank, learning_rate=t.learning_rate)
+    return remote, remote.client.get_tokenizer()
+
+
+def build_trainer(
+    settings: Settings,
+    publish: Callable[[WeightsRef], None] | None = None,
+    backend: tuple[Backend, object] | None = None,
+) -> Trainer:
+    """A trainer on the home's sample buffer and trajectories; it resumes from the last full state."""
+    t = settings.training
+    db = Database(settings.db_file)
+    skills = SkillStore(settings.skills_path)
+    buffer = SampleBuffer(db, generation_fn=lambda: skills.generation)
+    chosen, tokenizer = backend or make_backend(settings)
+    teacher = None
+    if settings.opd.teacher_model:
+        from .opd import Teacher
+
+        teacher = Teacher(settings.opd)
+    return Trainer(
+        chosen,
+        buffer,
+        TrajectoryStore(settings.db_file),
+        db,
+        tokenizer=tokenizer,
+        options=TrainerOptions(
+            batch_size=t.batch_size,
+            micro_batch_size=t.micro_batch_size,
+            loss_fn=t.loss_fn,
+            checkpoint_every=t.checkpoint_every,
+            advantage=t.advantage,
+        ),
+        publish=publish,
+        teacher=teacher,
+    )

@@ -1,0 +1,55 @@
+"""The trainer's state for ``status`` and ``train``, read-only from the database (creates nothing)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from ..config import Settings
+from ..store import connect
+
+
+def training_status(settings: Settings) -> dict[str, Any]:
+    t = settings.training
+    out: dict[str, Any] = {
+        "backend": t.backend,
+        "base_model": t.base_model,
+        "off": t.off_reason(),
+        "step": 0,
+        "last": None,
+        "checkpoint": None,
+        "weights": None,
+    }
+    if not settings.db_file.exists():
+        return out
+    try:
+        conn = connect(settings.db_file, rows=True, readonly=True)
+        try:
+            last = conn.execute("SELECT * FROM train_steps ORDER BY step DESC LIMIT 1").fetchone()
+            state = dict(conn.execute("SELECT key, value FROM runtime_state").fetchall())
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return out
+    if last is not None:
+        out["step"] = last["step"]
+        out["last"] = {k: last[k] for k in last.keys() if k != "detail"}  # noqa: SIM118 (a Row iterates values)
+    if "training.checkpoint" in state:
+        out["checkpoint"] = json.loads(state["training.checkpoint"])
+    if "policy.weights" in state:
+        out["weights"] = json.loads(state["policy.weights"])
+    return out
+
+
+def describe(status: dict[str, Any]) -> str:
+    """One line for the status table."""
+    if status["off"]:
+        return f"off: {status['off']}"
+    line = f"{status['backend']} on {status['base_model']}, step {status['step']}"
+    last = status["last"]
+    if last:
+        line += f", loss {last['loss']:.4g}, mean reward {last['mean_reward']:.3g}, {last['step_seconds']:.2f}s/step"
+    if status["checkpoint"]:
+        line += f", checkpoint at step {status['checkpoint']['step']}"
+    return line

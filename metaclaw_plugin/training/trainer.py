@@ -1,0 +1,291 @@
+"""The slow loop's trainer: fresh batches from the sample buffer -> one optimiser step -> published weights.
+
+The pause contract (the scheduler codes against it):
+
+* :meth:`Trainer.ready`: a fresh batch (``training.batch_size`` samples of the current generation) waits.
+* :meth:`Trainer.run(should_continue, max_steps)`: steps while batches are ready. ``should_continue`` is
+  asked before each step and between micro-batches of a step; when it turns false before the optimiser
+  step, the accumulated gradients are discarded and the batch is released to the buffer (still filtered by
+  generation when it is drained again): nothing is applied.
+* Before the optimiser step the batch must still be fresh (:meth:`SampleBuffer.is_fresh`): a generation
+  bump mid-batch drops it, unapplied, and counts it.
+
+Each applied step acknowledges its samples, saves sampler weights, stores them as the latest
+(:func:`~.weights.store_latest`, for served policies in other processes) and calls ``publish`` (an
+in-process served policy swaps at once); every ``checkpoint_every`` steps it saves a full state, which a
+new trainer resumes from. Metrics go to the ``train_steps`` table.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..store import Database
+from ..store.trajectories import TrajectoryStore
+from ..types import Sample
+from .advantages import group_advantages, grpo_advantages
+from .backends import Backend
+from .buffer import SampleBuffer
+from .samples import SampleError, TrainSample, build_sample
+from .weights import WeightsRef, store_latest
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT_KEY = "training.checkpoint"
+SUCCESS = 0.0  # a reward above this counts as a success
+
+
+@dataclass
+class StepResult:
+    outcome: str  # "applied" | "paused" | "stale" | "unusable"
+    step: int
+    loss: float | None = None
+    samples: int = 0
+
+
+@dataclass
+class RunReport:
+    steps: int = 0  # optimiser steps applied
+    step: int = 0  # the trainer's step counter after the run
+    paused: bool = False  # should_continue turned false
+    stale_batches: int = 0
+    samples_used: int = 0
+    samples_dropped: int = 0  # stale, or turns that could not become samples
+    reason: str = ""
+    results: list[StepResult] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class TrainerOptions:
+    batch_size: int = 4
+    micro_batch_size: int = 1
+    loss_fn: str = "importance_sampling"
+    checkpoint_every: int = 10
+    advantage: str = "batch"  # "batch" | "group"
+
+
+class Trainer:
+    def __init__(
+        self,
+        backend: Backend,
+        buffer: SampleBuffer,
+        trajectories: TrajectoryStore,
+        db: Database,
+        *,
+        tokenizer: Any,
+        options: TrainerOptions | None = None,
+        publish: Callable[[WeightsRef], None] | None = None,
+        teacher: Callable[[list[TrainSample]], None] | None = None,
+    ):
+        self.backend = backend
+        self.buffer = buffer
+        self.trajectories = trajectories
+        self.db = db
+        self.tokenizer = tokenizer
+        self.options = options or TrainerOptions()
+        self.publish = publish
+        self.teacher = teacher  # OPD: adds a reverse-KL term to the samples' token advantages
+        self.step = 0
+        self.publish_errors = 0
+        self._dropped = 0  # dropped since the last recorded step (written with the next one)
+        self.resumed_from = self._resume()
+
+    # Resume ------------------------------------------------------------------------------------
+    def _resume(self) -> str | None:
+        rows = self.db.query("SELECT value FROM runtime_state WHERE key = ?", [CHECKPOINT_KEY])
+        if not rows:
+            return None
+        saved = json.loads(rows[0]["value"])
+        if saved.get("backend") != self.backend.name or saved.get("base_model") != self.backend.base_model:
+            log.warning("checkpoint %s is for another backend or model; starting fresh", saved.get("path"))
+            return None
+        self.backend.load_state(saved["path"])
+        self.step = int(saved["step"])
+        return str(saved["path"])
+
+    # The pause contract ------------------------------------------------------------------------------
+    def ready(self) -> bool:
+        return self.buffer.fresh_count() >= self.options.batch_size
+
+    def run(self, should_continue: Callable[[], bool], max_steps: int | None = None) -> RunReport:
+        report = RunReport(step=self.step)
+        while max_steps is None or report.steps < max_steps:
+            if not should_continue():
+                report.paused, report.reason = True, "paused"
+                break
+            batch = self.buffer.drain(self.options.batch_size)
+            if not batch:
+                report.reason = "no fresh batch"
+                break
+            result = self._step(batch, should_continue)
+            report.results.append(result)
+            if result.outcome == "applied":
+                report.steps += 1
+                report.samples_used += result.samples
+            elif result.outcome == "paused":
+                report.paused, report.reason = True, "paused mid-step (batch released)"
+                break
+            else:
+                report.samples_dropped += result.samples
+                report.stale_batches += result.outcome == "stale"
+        else:
+            report.reason = "max_steps reached"
+        report.step = self.step
+        return report
+
+    # One step -------------------------------------------------------------------------------------
+    def build(self, batch: Sequence[Sample]) -> tuple[list[TrainSample], list[str]]:
+        """Training samples for a drained batch, and the turn ids that could not become one."""
+        out, unusable = [], []
+        for s in batch:
+            turn = self.trajectories.get_turn(s.turn_id)
+            try:
+                if turn is None:
+                    raise SampleError(f"turn {s.turn_id} is not in the store")
+                out.append(build_sample(turn, s, self.tokenizer, self.db))
+            except SampleError as e:
+                log.info("sample %s skipped: %s", s.turn_id, e)
+                unusable.append(s.turn_id)
+        rewards = [t.reward for t in out]
+        if self.options.advantage == "group":
+            advantages = group_advantages(rewards, [t.prompt_key for t in out])
+        else:
+            advantages = grpo_advantages(rewards)
+        for t, a in zip(out, advantages):
+            t.advantage = a
+        if self.teacher is not None and out:
+            self.teacher(out)
+        return out, unusable
+
+    def _step(self, batch: list[Sample], should_continue: Callable[[], bool]) -> StepResult:
+        started = time.perf_counter()
+        ids = [s.turn_id for s in batch]
+        samples, unusable = self.build(batch)
+        if not samples:
+            self.buffer.ack(ids)  # nothing trainable in them: consumed, not retried forever
+            self._dropped += len(ids)
+            return StepResult("unusable", self.step, samples=len(ids))
+        norm = float(sum(sum(t.mask) for t in samples))
+        size = self.options.micro_batch_size
+        loss = 0.0
+        for i in range(0, len(samples), size):
+            if not should_continue():
+                return self._abandon(ids, "paused")
+            loss += self.backend.forward_backward(samples[i : i + size], self.options.loss_fn, norm)
+        if not should_continue():
+            return self._abandon(ids, "paused")
+        if not self.buffer.is_fresh(ids):
+            return self._abandon(ids, "stale")
+        reported = self.backend.optim_step()
+        loss = loss if reported is None else reported
+        self.step += 1
+        self.buffer.ack(ids)
+        seconds = time.perf_counter() - started
+        tokens = sum(len(t.tokens) for t in samples)
+        weights = self._publish()
+        checkpoint = self._checkpoint()
+        rewards = [t.reward for t in samples]
+        self._record(
+            loss=loss,
+            mean_reward=sum(rewards) / len(rewards),
+            success_rate=sum(r > SUCCESS for r in rewards) / len(rewards),
+            used=len(samples),
+            seconds=seconds,
+            tokens_per_s=tokens / seconds if seconds > 0 else None,
+            weights=weights,
+            checkpoint=checkpoint,
+            detail={
+                "loss_fn": self.options.loss_fn,
+                "tokens": tokens,
+                "trained_tokens": int(norm),
+                "unusable": len(unusable),
+                "behaviour_logprobs": sum(t.logprobs is not None for t in samples),
+            },
+        )
+        self._dropped += len(unusable)
+        return StepResult("applied", self.step, loss=loss, samples=len(samples))
+
+    def _abandon(self, ids: list[str], outcome: str) -> StepResult:
+        self.backend.discard()
+        if outcome == "paused":
+            self.buffer.release(ids)
+            return StepResult("paused", self.step)
+        self._dropped += len(ids)  # the bump already dropped them in the buffer
+        return StepResult("stale", self.step, samples=len(ids))
+
+    def _publish(self) -> str:
+        ref = WeightsRef(
+            step=self.step,
+            backend=self.backend.name,
+            base_model=self.backend.base_model,
+            path=self.backend.save_sampler(self.step),
+        )
+        store_latest(self.db, ref)
+        if self.publish is not None:
+            try:
+                self.publish(ref)
+            except Exception:
+                self.publish_errors += 1
+                log.exception("publishing weights of step %d failed; they are stored as the latest", self.step)
+        return ref.path
+
+    def _checkpoint(self) -> str | None:
+        if self.step % self.options.checkpoint_every:
+            return None
+        path = self.backend.save_state(self.step)
+        value = {"step": self.step, "path": path, "backend": self.backend.name, "base_model": self.backend.base_model}
+        self.db.execute(
+            "INSERT INTO runtime_state(key, value, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            (CHECKPOINT_KEY, json.dumps(value), time.time()),
+        )
+        return path
+
+    def _record(
+        self,
+        *,
+        loss: float,
+        mean_reward: float,
+        success_rate: float,
+        used: int,
+        seconds: float,
+        tokens_per_s: float | None,
+        weights: str,
+        checkpoint: str | None,
+        detail: dict[str, Any],
+    ) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO train_steps(step, backend, loss, mean_reward, success_rate, samples_used, "
+            "samples_dropped, step_seconds, tokens_per_s, weights, checkpoint, detail, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                self.step,
+                self.backend.name,
+                loss,
+                mean_reward,
+                success_rate,
+                used,
+                self._dropped,
+                seconds,
+                tokens_per_s,
+                weights,
+                checkpoint,
+                json.dumps(detail),
+                time.time(),
+            ),
+        )
+        self._dropped = 0
+
+
+def last_steps(db: Database, n: int = 1) -> list[dict[str, Any]]:
+    """The latest recorded steps, newest first (for ``status`` and ``train``)."""
+    rows = db.query("SELECT * FROM train_steps ORDER BY step DESC LIMIT ?", [int(n)])
+    return [{**dict(r), "detail": json.loads(r["detail"]) if r["detail"] else None} for r in rows]

@@ -1,0 +1,152 @@
+"""Helpers for the trainer tests: a home whose buffer holds samples of captured turns, built through the real
+trajectory store and sample buffer, and a fake of the Tinker client's methods (the service is unreachable)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from metaclaw_plugin.store import Database
+from metaclaw_plugin.store.trajectories import TrajectoryStore
+from metaclaw_plugin.training.buffer import SampleBuffer
+from metaclaw_plugin.types import Sample, Turn, new_id
+
+PROMPT = [
+    {"role": "system", "content": "You are a helpful assistant.\n<skills>Always answer briefly.</skills>"},
+    {"role": "user", "content": "Did the deploy succeed?"},
+]
+ANSWER_A = "yes"
+ANSWER_B = "no"
+
+
+def capture(db_file: Path, rows: list[tuple[list[dict[str, Any]], str, float]], generation: int = 0) -> list[str]:
+    """Store each (messages, answer, reward) as a captured turn and queue it as a query sample."""
+    store = TrajectoryStore(db_file)
+    store.open()
+    ids = []
+    for messages, answer, _ in rows:
+        turn = Turn(
+            turn_id=new_id(),
+            session_id="s-" + new_id()[:8],
+            tenant="default",
+            kind="main",
+            messages=messages,
+            response={"role": "assistant", "content": answer},
+            skill_generation=generation,
+        )
+        store.append_turn(turn)
+        ids.append(turn.turn_id)
+    store.flush()
+    store.close()
+    buffer = SampleBuffer(Database(db_file))
+    for turn_id, (_, _, reward) in zip(ids, rows):
+        assert buffer.add(Sample(turn_id, "s", "default", generation, reward))
+    return ids
+
+
+def a_and_b(n: int) -> list[tuple[list[dict[str, Any]], str, float]]:
+    """n batches of four: answer A rewarded (+1), answer B punished (-1), same prompt."""
+    return [(PROMPT, ANSWER_A if i % 2 == 0 else ANSWER_B, 1.0 if i % 2 == 0 else -1.0) for i in range(4 * n)]
+
+
+class _Done:
+    def __init__(self, value: Any):
+        self.value = value
+
+    def result(self) -> Any:
+        return self.value
+
+
+class FakeTrainingClient:
+    """The methods of ``tinker.TrainingClient`` the backend calls, checking that what it sends is valid SDK data."""
+
+    def __init__(self, tokenizer: Any, calls: list[str], loaded_from: str | None = None):
+        self.tokenizer = tokenizer
+        self.calls = calls
+        self.loaded_from = loaded_from
+        self.sent: list[Any] = []
+        self.staged_gradients = 0
+
+    def _check(self, data: list[Any], keys: set[str]) -> None:
+        from tinker import types
+
+        assert data, "an empty request"
+        for d in data:
+            assert isinstance(d, types.Datum) and isinstance(d.model_input, types.ModelInput)
+            assert set(d.loss_fn_inputs) == keys, d.loss_fn_inputs.keys()
+            n = d.model_input.length
+            for key, td in d.loss_fn_inputs.items():
+                assert isinstance(td, types.TensorData) and td.shape == [n], (key, td.shape, n)
+            assert d.loss_fn_inputs["target_tokens"].dtype == "int64"
+            assert d.model_input.to_ints()[1:] == d.loss_fn_inputs["target_tokens"].tolist()[:-1]
+
+    def forward(self, data: list[Any], loss_fn: str) -> _Done:
+        from tinker import types
+
+        self.calls.append("forward")
+        assert loss_fn == "cross_entropy"
+        self._check(data, {"target_tokens"})
+        outputs = [
+            {
+                "logprobs": types.TensorData(
+                    data=[-1.0] * d.model_input.length, dtype="float32", shape=[d.model_input.length]
+                )
+            }
+            for d in data
+        ]
+        return _Done(types.ForwardBackwardOutput(loss_fn_output_type="ArrayRecord", loss_fn_outputs=outputs))
+
+    def forward_backward(self, data: list[Any], loss_fn: str, config: Any = None) -> _Done:
+        from tinker import types
+
+        self.calls.append(f"forward_backward:{loss_fn}")
+        assert loss_fn in ("importance_sampling", "ppo", "cispo")
+        assert (config is None) == (loss_fn == "importance_sampling")
+        self._check(data, {"target_tokens", "logprobs", "advantages"})
+        self.sent.extend(data)
+        self.staged_gradients += 1
+        return _Done(types.ForwardBackwardOutput("ArrayRecord", [], metrics={"loss:sum": -0.25}))
+
+    def optim_step(self, params: Any) -> _Done:
+        from tinker import types
+
+        assert isinstance(params, types.AdamParams) and self.staged_gradients, "a step without gradients"
+        self.calls.append("optim_step")
+        self.staged_gradients = 0
+        return _Done(types.OptimStepResponse())
+
+    def save_weights_for_sampler(self, name: str) -> _Done:
+        from tinker import types
+
+        self.calls.append("save_weights_for_sampler")
+        return _Done(types.SaveWeightsForSamplerResponse(path=f"tinker://fake-run/sampler_weights/{name}"))
+
+    def save_state(self, name: str) -> _Done:
+        from tinker import types
+
+        self.calls.append("save_state")
+        return _Done(types.SaveWeightsResponse(path=f"tinker://fake-run/weights/{name}"))
+
+    def get_tokenizer(self) -> Any:
+        return self.tokenizer
+
+
+class FakeService:
+    """``tinker.ServiceClient``: hands out fake training clients."""
+
+    def __init__(self, tokenizer: Any):
+        self.tokenizer = tokenizer
+        self.calls: list[str] = []
+        self.clients: list[FakeTrainingClient] = []
+
+    def create_lora_training_client(self, base_model: str, rank: int, seed: int | None) -> _Done:
+        assert base_model and rank == 32
+        self.calls.append("create_lora_training_client")
+        self.clients.append(FakeTrainingClient(self.tokenizer, self.calls))
+        return _Done(self.clients[-1])
+
+    def create_training_client_from_state_with_optimizer(self, path: str) -> _Done:
+        assert path.startswith("tinker://")
+        self.calls.append("create_training_client_from_state_with_optimizer")
+        self.clients.append(FakeTrainingClient(self.tokenizer, self.calls, loaded_from=path))
+        return _Done(self.clients[-1])
