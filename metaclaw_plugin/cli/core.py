@@ -156,6 +156,10 @@ def register(main: click.Group) -> None:
         from ..training.status import describe, training_status  # read-only; imports no torch
 
         data["training"] = training_status(settings)
+        from ..serving import describe as describe_policy
+        from ..serving import policy_status
+
+        data["policy"] = policy_status(settings)
         if as_json:
             emit_json(data)
             return
@@ -180,6 +184,7 @@ def register(main: click.Group) -> None:
                     "dropped stale {dropped_stale}".format(**data["buffer"]),
                 ],
                 ["training", describe(data["training"])],
+                ["served policy", describe_policy(data["policy"])],
                 *[
                     [
                         f"budget left ({p})",
@@ -217,6 +222,13 @@ def register(main: click.Group) -> None:
                 off is None,
                 f"training is off: {off}" if off else f"{settings.training.backend} on {settings.training.base_model}",
                 required=False,
+            )
+            from ..serving import describe as describe_policy
+            from ..serving import policy_status
+
+            pol = policy_status(settings)
+            check(
+                "served policy", pol["servable"] or settings.mode == "skills_only", describe_policy(pol), required=False
             )
         except ConfigError as e:
             check("config", False, str(e))

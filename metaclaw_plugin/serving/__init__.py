@@ -23,8 +23,10 @@ __all__ = [
     "VllmPublisher",
     "Weights",
     "WeightsWatcher",
+    "describe",
     "from_settings",
     "parse_tool_calls",
+    "policy_status",
     "shared_policy",
     "unavailable_reason",
 ]
@@ -48,6 +50,27 @@ def unavailable_reason(settings: Any) -> str | None:
     except ModelNotFound as e:
         return str(e)
     return None
+
+
+def policy_status(settings: Any) -> dict[str, Any]:
+    """What ``status``/``doctor`` say about the served policy (cheap: nothing is loaded)."""
+    s = settings.serving
+    reason = unavailable_reason(settings)
+    return {
+        "model": f"metaclaw/{s.name}",
+        "servable": reason is None,
+        "reason": reason,
+        "base_model": settings.training.base_model,
+        "device": s.device,
+        "vllm_url": s.vllm_url,
+    }
+
+
+def describe(st: dict[str, Any]) -> str:
+    if not st["servable"]:
+        return f"{st['model']} cannot be served: {st['reason']}"
+    line = f"{st['model']} from {st['base_model']} on {st['device']} (serve: /v1/chat/completions; LiteLLM provider)"
+    return line + (f"; adapters published to vLLM at {st['vllm_url']}" if st["vllm_url"] else "")
 
 
 def from_settings(settings: Any, db: Any = None) -> ServedPolicy:
