@@ -173,3 +173,17 @@ def test_a_forced_tool_call_comes_back_as_tool_calls(policy: ServedPolicy, db: D
     assert "".join(chunks) == "Let me check."  # the call block is never streamed as text
     assert g.message()["tool_calls"] == g.tool_calls
     assert tokens.lookup(db, tokens.response_key(g.content, g.tool_calls)) is not None
+
+
+def test_status_says_whether_and_why_the_policy_can_be_served(home: Path, policy_base: Path) -> None:
+    from metaclaw_plugin import Settings
+    from metaclaw_plugin.serving import PolicyUnavailable, describe, from_settings, policy_status
+
+    off = policy_status(Settings(home=home))
+    assert off["servable"] is False and "training.base_model is not set" in describe(off)
+    with pytest.raises(PolicyUnavailable, match=r"training\.base_model is not set"):
+        from_settings(Settings(home=home))
+    missing = policy_status(Settings(home=home, training={"base_model": str(home / "nowhere"), "backend": "local"}))
+    assert missing["servable"] is False and "nowhere" in missing["reason"]
+    on = policy_status(Settings(home=home, training={"base_model": str(policy_base)}, serving={"vllm_url": "http://v"}))
+    assert on["servable"] is True and describe(on).startswith("metaclaw/policy from") and "http://v" in describe(on)
