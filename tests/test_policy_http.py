@@ -16,14 +16,14 @@ import openai
 import pytest
 import yaml
 from openclaw_support import free_port, metaclaw_cli
-from policy_support import TOOL_TEXT, WEATHER_TOOL, ServerThread, force_output, make_adapter, wait_for
+from policy_support import TOOL_TEXT, WEATHER_TOOL, ServerThread, force_output, wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.server import create_app, load_or_create_token
 from metaclaw_plugin.serving import ServedPolicy
 from metaclaw_plugin.store import Database
 from metaclaw_plugin.training import tokens
-from metaclaw_plugin.training.weights import store_latest
+from metaclaw_plugin.training.weights import latest
 
 MSGS = [{"role": "user", "content": "Please deploy the app"}]
 
@@ -140,18 +140,26 @@ def test_no_base_model_is_a_clear_503(home: Path) -> None:
 
 
 @pytest.mark.slow
-def test_hot_swaps_under_32_concurrent_clients_of_metaclaw_plugin_serve(tmp_path: Path, policy_base: Path) -> None:
+def test_training_steps_and_hot_swaps_under_32_concurrent_clients_of_metaclaw_plugin_serve(
+    tmp_path: Path, policy_base: Path
+) -> None:
+    """A trainer in this process runs real steps on buffered samples and publishes each adapter; the sidecar
+    (another process) swaps them in while 32 clients keep asking. No request fails."""
     from openclaw_support import stop_process
+    from training_support import a_and_b, capture
+
+    from metaclaw_plugin.training.runtime import build_trainer
 
     home = tmp_path / "mh"
     home.mkdir()
     cfg = {
         "mode": "rl",
-        "training": {"base_model": str(policy_base)},
+        "training": {"base_model": str(policy_base), "batch_size": 4, "micro_batch_size": 2, "learning_rate": 2e-3},
         "serving": {"max_new_tokens": 6, "poll_interval": 0.1, "workers": 4},
     }
     (home / "config.yaml").write_text(yaml.safe_dump(cfg))
-    refs = [make_adapter(policy_base, tmp_path / f"step{i}", seed=i, step=i) for i in (1, 2, 3)]
+    steps = 4
+    capture(home / "metaclaw.db", a_and_b(steps))  # captured, judged turns waiting in the buffer
     port = free_port()
     env = {**os.environ, "METACLAW_HOME": str(home)}
     env.pop("METACLAW_CONFIG", None)
@@ -168,48 +176,57 @@ def test_hot_swaps_under_32_concurrent_clients_of_metaclaw_plugin_serve(tmp_path
         token = wait_for(lambda: (home / "server.token").exists() and (home / "server.token").read_text().strip(), 60)
         url, h = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {token}"}
 
+        def status() -> dict:
+            return httpx.get(url + "/v1/status", headers=h, timeout=10).json()["policy"]
+
         def ready() -> bool:
             try:
-                return httpx.get(url + "/v1/status", headers=h, timeout=5).json()["policy"]["ready"]
+                return status()["ready"]
             except httpx.HTTPError:
                 return False
 
         wait_for(ready, 90)
-        db = Database(home / "metaclaw.db")
-        stop = threading.Event()
+        trainer = build_trainer(Settings.load(home / "config.yaml", home=home))
+        trained = threading.Event()
+        reports = []
 
-        def trainer() -> None:  # another process's trainer, as the sidecar sees it: a new row every 0.3 s
-            i = 0
-            while not stop.wait(0.3):
-                store_latest(db, refs[i % len(refs)])
-                i += 1
+        def train() -> None:
+            time.sleep(0.5)  # the clients are in flight first
+            reports.append(trainer.run(lambda: True))
+            trained.set()
 
         results: list[tuple[int, str | None]] = []
         lock = threading.Lock()
 
         def client(n: int) -> None:
             with httpx.Client(timeout=120) as c:
-                for k in range(3):
+                k = 0
+                while k < 3 or not trained.is_set():
                     body = {"model": "metaclaw/policy", "messages": [{"role": "user", "content": f"task {n} {k}"}]}
                     r = c.post(url + "/v1/chat/completions", json=body, headers=h)
                     with lock:
                         results.append((r.status_code, r.headers.get("x-metaclaw-weights")))
+                    k += 1
 
-        t = threading.Thread(target=trainer)
-        t.start()
+        t = threading.Thread(target=train)
         threads = [threading.Thread(target=client, args=(n,)) for n in range(32)]
         t0 = time.monotonic()
         for th in threads:
             th.start()
+        t.start()
+        t.join(300)
         for th in threads:
             th.join(300)
-        stop.set()
-        t.join()
-        assert len(results) == 96 and all(code == 200 for code, _ in results), results
+        assert reports and reports[0].steps == steps, reports
+        assert len(results) >= 96 and all(code == 200 for code, _ in results), [c for c, _ in results if c != 200]
         served = {w for _, w in results}
-        assert len(served) >= 2, served  # the answers came from more than one version while they were served
-        st = httpx.get(url + "/v1/status", headers=h).json()["policy"]
-        assert st["swaps"] >= 2 and st["swap_errors"] == 0, st
-        print(f"96 requests from 32 clients in {time.monotonic() - t0:.1f}s, {st['swaps']} swaps, weights {served}")
+        assert "base" in served and len(served) >= 2, served  # answers came from the base and from trained steps
+        final = latest(Database(home / "metaclaw.db"))
+        assert final is not None and final.step == steps
+        st = wait_for(lambda: (st := status())["step"] == steps and st)
+        assert st["swap_errors"] == 0, st
+        r = httpx.post(url + "/v1/chat/completions", json={"model": "metaclaw/policy", "messages": MSGS}, headers=h)
+        assert r.headers["x-metaclaw-weights"] == final.path
+        print(f"{len(results)} requests from 32 clients in {time.monotonic() - t0:.1f}s; weights served: {served}")
     finally:
         stop_process(proc)
