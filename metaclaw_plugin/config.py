@@ -357,7 +357,9 @@ class ServingSettings(Section):
     name: str = Field(
         "policy", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", description="Served as the model metaclaw/<name>."
     )
-    device: str = Field("cpu", pattern=r"^(cpu|cuda(:\d+)?|mps)$", description="cpu, cuda, cuda:N or mps.")
+    device: str = Field(
+        "auto", pattern=r"^(auto|cpu|cuda(:\d+)?|mps)$", description="auto (cuda when available), cpu, cuda[:N], mps."
+    )
     max_new_tokens: int = Field(512, ge=1, le=32_768, description="Answer length when a request sets none.")
     workers: int = Field(4, ge=1, le=64, description="Requests sampled at once (threads).")
     poll_interval: float = Field(

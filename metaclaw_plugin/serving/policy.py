@@ -101,7 +101,7 @@ class ServedPolicy:
         base_model: str,
         *,
         name: str = "policy",
-        device: str = "cpu",
+        device: str = "auto",
         db: Database | None = None,
         max_new_tokens: int = 256,
         workers: int = 4,
@@ -143,6 +143,8 @@ class ServedPolicy:
         import torch
 
         try:
+            if self.device == "auto":
+                self.device = "cuda" if torch.cuda.is_available() else "cpu"
             model, tok = load_base(self.base_model, self.device)
             model.eval()
             self._base, self._tokenizer = model, tok
@@ -204,8 +206,9 @@ class ServedPolicy:
     def swap(self, ref: WeightsRef) -> Future[Weights]:
         """Load ``ref`` into a new model object on the loader thread, then switch to it. Never blocks.
 
-        A swap that a newer one overtakes while it waits is skipped. A failed load keeps the current weights
-        (the future carries the error; it is logged and counted)."""
+        A swap that a newer one overtakes (while it waits or loads) is skipped, even when its load failed: the
+        trainer prunes older adapter folders. A failed load of the newest keeps the current weights (the future
+        carries the error; it is logged and counted)."""
         self._wanted = ref
         return self._loader.submit(self._swap, ref)
 
@@ -214,10 +217,14 @@ class ServedPolicy:
         cur = self._current
         assert cur is not None
         if ref is not self._wanted or (cur.ref is not None and cur.ref == ref):
-            return cur
+            return cur  # overtaken while it waited (a loaded one is served even if newer ones follow: no livelock)
         try:
             new = self._build(ref)
         except Exception:
+            if ref is not self._wanted:  # overtaken while loading (the trainer may prune older adapter folders)
+                self.counters["swaps_superseded"] += 1
+                log.info("hot swap to %s gave way to a newer one (it failed while loading)", ref.path)
+                return cur
             self.counters["swap_errors"] += 1
             log.exception("hot swap to %s failed; still serving %s", ref.path, cur.label)
             raise
@@ -409,7 +416,7 @@ class ServedPolicy:
             "load_error": self.load_error,
             "weights": w.label if w else None,
             "step": w.ref.step if w and w.ref else None,
-            **{k: self.counters[k] for k in ("requests", "swaps", "swap_errors", "record_errors")},
+            **{k: self.counters[k] for k in ("requests", "swaps", "swaps_superseded", "swap_errors", "record_errors")},
         }
 
 
