@@ -187,3 +187,15 @@ def test_status_says_whether_and_why_the_policy_can_be_served(home: Path, policy
     assert missing["servable"] is False and "nowhere" in missing["reason"]
     on = policy_status(Settings(home=home, training={"base_model": str(policy_base)}, serving={"vllm_url": "http://v"}))
     assert on["servable"] is True and describe(on).startswith("metaclaw/policy from") and "http://v" in describe(on)
+
+
+def test_a_load_that_fails_after_a_newer_publication_gives_way_to_it(
+    policy: ServedPolicy, policy_base: Path, db: Database, tmp_path: Path
+) -> None:
+    # the trainer pruned step 1's folder after it published step 2 (KEEP_ADAPTERS): loading step 1 fails
+    gone = WeightsRef(1, "local", str(policy_base), str(tmp_path / "pruned-step-1"))
+    newer = make_adapter(policy_base, tmp_path / "step2", seed=5, step=2)
+    store_latest(db, newer)
+    assert policy.swap(gone).result(60).ref is None  # no error: it gave way
+    wait_for(lambda: policy.current.ref == newer)
+    assert policy.counters["swap_errors"] == 0 and policy.counters["swaps_superseded"] == 1

@@ -221,9 +221,14 @@ class ServedPolicy:
         try:
             new = self._build(ref)
         except Exception:
-            if ref is not self._wanted:  # overtaken while loading (the trainer may prune older adapter folders)
+            # The trainer prunes older adapter folders: a load that fails after a newer one was published
+            # gives way to it (asked for already, or read from the store now) instead of counting as an error.
+            newer = self._latest_ref() if ref is self._wanted else None
+            if ref is not self._wanted or (newer is not None and newer.step > ref.step):
                 self.counters["swaps_superseded"] += 1
                 log.info("hot swap to %s gave way to a newer one (it failed while loading)", ref.path)
+                if newer is not None:
+                    self.swap(newer)
                 return cur
             self.counters["swap_errors"] += 1
             log.exception("hot swap to %s failed; still serving %s", ref.path, cur.label)
