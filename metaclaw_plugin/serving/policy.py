@@ -34,7 +34,7 @@ from typing import Any
 from ..store import Database
 from ..training import tokens
 from ..training.models import load_base
-from ..training.weights import WeightsRef
+from ..training.weights import WeightsRef, latest
 from .toolcalls import parse_tool_calls, safe_prefix, template_messages
 
 log = logging.getLogger("metaclaw_plugin.serving")
@@ -122,7 +122,6 @@ class ServedPolicy:
         self._tok_lock = threading.Lock()
         self._stop_ids: frozenset[int] = frozenset()
         self._max_positions: int | None = None
-        self._ready = threading.Event()
         self._wanted: WeightsRef | None = None
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="metaclaw-policy")
         self._loader = ThreadPoolExecutor(1, thread_name_prefix="metaclaw-policy-load")
@@ -167,8 +166,6 @@ class ServedPolicy:
             self.load_error = f"{type(e).__name__}: {e}"
             log.error("the served policy could not load %s: %s", self.base_model, self.load_error)
             raise
-        finally:
-            self._ready.set()
         if self.db is not None and self.poll_interval:
             from .watch import WeightsWatcher
 
@@ -192,8 +189,6 @@ class ServedPolicy:
     def _latest_ref(self) -> WeightsRef | None:
         if self.db is None:
             return None
-        from ..training.weights import latest
-
         ref = latest(self.db)
         return ref if ref is not None and ref.backend == "local" else None
 
