@@ -267,6 +267,9 @@ class TrainingSettings(Section):
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="local: cuda when available, else cpu.")
     batch_size: int = Field(4, ge=1, description="Fresh samples per optimiser step.")
     micro_batch_size: int = Field(1, ge=1, description="Samples per forward-backward; a pause can land between them.")
+    max_tokens: int = Field(
+        4096, ge=16, description="Longer samples (prompt + answer) are skipped, not truncated, and counted as dropped."
+    )
     learning_rate: float = Field(1e-4, gt=0)
     lora_rank: int = Field(32, ge=1, le=1024)
     loss_fn: Literal["importance_sampling", "ppo", "cispo"] = "importance_sampling"
@@ -282,7 +285,9 @@ class TrainingSettings(Section):
         if self.backend == "auto":
             from .modelspecs import base_model_missing
 
-            local = self.base_model is None or base_model_missing(self.base_model) is None
+            spec = self.base_model
+            # a path (even one that does not exist yet) means local: its error then names the missing folder
+            local = spec is None or base_model_missing(spec) is None or spec.startswith(("/", "~", "."))
             self.__dict__["backend"] = "local" if local else "tinker"
         return self
 

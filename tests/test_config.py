@@ -104,3 +104,20 @@ def test_a_training_mode_without_a_trainer_says_so_in_status_and_doctor(home: Pa
     assert not check["ok"] and not check["required"] and "learns skills only" in check["detail"]
     (check,) = [c for c in doctor["checks"] if c["check"] == "training"]
     assert not check["ok"] and check["detail"].startswith("training is off: training.base_model is not set")
+
+
+def test_training_backend_auto_and_readiness(tmp_path: Path, monkeypatch):
+    """auto: local for a model folder or a path, tinker for a service model name; off_reason says why not."""
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text("{}")
+    t = Settings(training={"base_model": str(tmp_path / "m")}).training
+    assert t.backend == "local"
+    assert Settings(training={"base_model": str(tmp_path / "typo")}).training.backend == "local"
+    missing = Settings(training={"base_model": str(tmp_path / "typo")}).training.off_reason()
+    assert missing and "neither a model folder" in missing
+    monkeypatch.delenv("TINKER_API_KEY", raising=False)
+    remote = Settings(training={"base_model": "Qwen/Qwen3-8B"}).training
+    assert remote.backend == "tinker" and remote.off_reason() == "TINKER_API_KEY is not set (tinker backend)"
+    monkeypatch.setenv("TINKER_API_KEY", "tml-x")
+    assert remote.off_reason() is None
+    assert Settings().training.off_reason() == "training.base_model is not set (local backend)"

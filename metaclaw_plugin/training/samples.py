@@ -6,8 +6,10 @@ them gives the prompt the policy saw.
 
 * **Single-step turn** (the answer follows the last user message directly): if the served policy gave
   this answer, its token record (:mod:`.tokens`, looked up by :func:`~.tokens.response_key`) supplies
-  the prompt ids, response ids and behaviour logprobs exactly as sampled. Otherwise the turn is
-  tokenised with the policy's tokenizer and ``logprobs`` is ``None``.
+  the response ids and behaviour logprobs exactly as sampled, provided its prompt ids equal those of the
+  stored prompt. The stored prompt is redacted; a record whose prompt differs (a secret was redacted, or
+  the host sent tools the template renders) is not used, so no redacted text reaches a training payload
+  and no logprob conditioned on another prompt is used. Otherwise ``logprobs`` is ``None``.
 * **Multi-step turn** (the agent called tools after the last user message, then answered): the completion
   is everything after the last user message: earlier assistant steps (mask 1), tool results (mask 0, the
   policy did not write them) and the final answer (mask 1). Only the final answer could have a token
@@ -83,6 +85,12 @@ def _last_user(messages: Sequence[Message]) -> int:
     return len(messages) - 1
 
 
+def prompt_ids(tokenizer: Any, messages: Sequence[Message]) -> list[int]:
+    """The ids of the prompt the policy answers ``messages`` from (chat template, generation prompt). A served
+    policy that samples from exactly these ids records them, and its answers keep their logprobs as samples."""
+    return _ids(tokenizer, _template(tokenizer, messages, True))
+
+
 def tokenize_turn(
     tokenizer: Any, messages: Sequence[Message], response: Message
 ) -> tuple[list[int], list[int], list[int]]:
@@ -110,9 +118,10 @@ def tokenize_turn(
             ids = _ids(tokenizer, text) if text else []
             completion += ids
             mask += [m] * len(ids)
-    if not any(mask):
-        raise SampleError("the answer has no tokens to train")
-    return _ids(tokenizer, prompt), completion, mask
+    prompt_ids = _ids(tokenizer, prompt)
+    if not any(mask) or not prompt_ids:
+        raise SampleError("the answer (or the prompt) has no tokens")
+    return prompt_ids, completion, mask
 
 
 def build_sample(turn: Turn, sample: Sample, tokenizer: Any, db: Database | None = None) -> TrainSample:
@@ -124,24 +133,22 @@ def build_sample(turn: Turn, sample: Sample, tokenizer: Any, db: Database | None
     if single_step and db is not None:
         rec = tokens.lookup(db, tokens.response_key(turn.response.get("content"), turn.response.get("tool_calls")))
     prompt_key = tokens.response_key(repr([(m.get("role"), _text(m.get("content"))) for m in turn.messages]))
-    if rec is not None and rec.logprobs is not None and len(rec.logprobs) == len(rec.response_ids) > 0:
-        return TrainSample(
-            turn_id=turn.turn_id,
-            prompt_ids=list(rec.prompt_ids),
-            completion_ids=list(rec.response_ids),
-            mask=[1] * len(rec.response_ids),
-            logprobs=list(rec.logprobs),
-            reward=sample.reward,
-            generation=sample.skill_generation,
-            prompt_key=prompt_key,
-        )
     prompt_ids, completion_ids, mask = tokenize_turn(tokenizer, turn.messages, turn.response)
+    logprobs = None
+    if (
+        rec is not None
+        and rec.prompt_ids
+        == prompt_ids  # else redaction changed the prompt: its secrets stay out, and so do the logprobs
+        and rec.logprobs is not None
+        and len(rec.logprobs) == len(rec.response_ids) > 0
+    ):
+        completion_ids, mask, logprobs = list(rec.response_ids), [1] * len(rec.response_ids), list(rec.logprobs)
     return TrainSample(
         turn_id=turn.turn_id,
         prompt_ids=prompt_ids,
         completion_ids=completion_ids,
         mask=mask,
-        logprobs=None,
+        logprobs=logprobs,
         reward=sample.reward,
         generation=sample.skill_generation,
         prompt_key=prompt_key,

@@ -45,7 +45,8 @@ class StepResult:
     outcome: str  # "applied" | "paused" | "stale" | "unusable"
     step: int
     loss: float | None = None
-    samples: int = 0
+    samples: int = 0  # trained on
+    dropped: int = 0  # stale, or turns that could not become samples
 
 
 @dataclass
@@ -67,6 +68,7 @@ class RunReport:
 class TrainerOptions:
     batch_size: int = 4
     micro_batch_size: int = 1
+    max_tokens: int = 4096
     loss_fn: str = "importance_sampling"
     checkpoint_every: int = 10
     advantage: str = "batch"  # "batch" | "group"
@@ -96,6 +98,7 @@ class Trainer:
         self.step = 0
         self.publish_errors = 0
         self._dropped = 0  # dropped since the last recorded step (written with the next one)
+        self.resume_error: str | None = None
         self.resumed_from = self._resume()
 
     # Resume ------------------------------------------------------------------------------------
@@ -107,7 +110,12 @@ class Trainer:
         if saved.get("backend") != self.backend.name or saved.get("base_model") != self.backend.base_model:
             log.warning("checkpoint %s is for another backend or model; starting fresh", saved.get("path"))
             return None
-        self.backend.load_state(saved["path"])
+        try:
+            self.backend.load_state(saved["path"])
+        except Exception as e:  # a checkpoint deleted or torn by hand: train on, from the base, and say so
+            self.resume_error = f"cannot resume from {saved['path']}: {e}"
+            log.error("%s; starting from the base model", self.resume_error)
+            return None
         self.step = int(saved["step"])
         return str(saved["path"])
 
@@ -127,15 +135,13 @@ class Trainer:
                 break
             result = self._step(batch, should_continue)
             report.results.append(result)
-            if result.outcome == "applied":
-                report.steps += 1
-                report.samples_used += result.samples
-            elif result.outcome == "paused":
+            report.samples_used += result.samples
+            report.samples_dropped += result.dropped
+            report.steps += result.outcome == "applied"
+            report.stale_batches += result.outcome == "stale"
+            if result.outcome == "paused":
                 report.paused, report.reason = True, "paused mid-step (batch released)"
                 break
-            else:
-                report.samples_dropped += result.samples
-                report.stale_batches += result.outcome == "stale"
         else:
             report.reason = "max_steps reached"
         report.step = self.step
@@ -150,7 +156,10 @@ class Trainer:
             try:
                 if turn is None:
                     raise SampleError(f"turn {s.turn_id} is not in the store")
-                out.append(build_sample(turn, s, self.tokenizer, self.db))
+                built = build_sample(turn, s, self.tokenizer, self.db)
+                if len(built.tokens) > self.options.max_tokens:
+                    raise SampleError(f"{len(built.tokens)} tokens, more than training.max_tokens")
+                out.append(built)
             except SampleError as e:
                 log.info("sample %s skipped: %s", s.turn_id, e)
                 unusable.append(s.turn_id)
@@ -172,7 +181,7 @@ class Trainer:
         if not samples:
             self.buffer.ack(ids)  # nothing trainable in them: consumed, not retried forever
             self._dropped += len(ids)
-            return StepResult("unusable", self.step, samples=len(ids))
+            return StepResult("unusable", self.step, dropped=len(ids))
         norm = float(sum(sum(t.mask) for t in samples))
         size = self.options.micro_batch_size
         loss = 0.0
@@ -211,7 +220,7 @@ class Trainer:
             },
         )
         self._dropped += len(unusable)
-        return StepResult("applied", self.step, loss=loss, samples=len(samples))
+        return StepResult("applied", self.step, loss=loss, samples=len(samples), dropped=len(unusable))
 
     def _abandon(self, ids: list[str], outcome: str) -> StepResult:
         self.backend.discard()
@@ -219,7 +228,7 @@ class Trainer:
             self.buffer.release(ids)
             return StepResult("paused", self.step)
         self._dropped += len(ids)  # the bump already dropped them in the buffer
-        return StepResult("stale", self.step, samples=len(ids))
+        return StepResult("stale", self.step, dropped=len(ids))
 
     def _publish(self) -> str:
         ref = WeightsRef(
