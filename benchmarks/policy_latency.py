@@ -38,11 +38,10 @@ def pct(xs: list[float], q: float) -> float:
 def train_loop(base: str, stop: threading.Event, counter: list[int]) -> None:
     import torch
     from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
 
-    model = get_peft_model(
-        AutoModelForCausalLM.from_pretrained(base), LoraConfig(r=32, lora_alpha=32, target_modules="all-linear")
-    )
+    from metaclaw_plugin.training.models import load_base
+
+    model = get_peft_model(load_base(base)[0], LoraConfig(r=32, lora_alpha=32, target_modules="all-linear"))
     opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-4)
     vocab = model.config.vocab_size
     g = torch.Generator().manual_seed(0)
@@ -102,7 +101,11 @@ def phase(policy: Any, name: str, seconds: float, clients: int, max_tokens: int,
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", default=None, help="A local HF model folder (default: the tiny model, built here).")
+    ap.add_argument(
+        "--model",
+        default=None,
+        help="A model folder or a packaged model (smollm2); default: the tiny model, built here.",
+    )
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--max-tokens", type=int, default=16)
