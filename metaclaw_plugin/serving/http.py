@@ -22,6 +22,7 @@ import asyncio
 import json
 import logging
 import secrets
+import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -77,6 +78,7 @@ class PolicyHost:
         self._policy = policy
         self._error: str | None = None
         self._vllm: WeightsWatcher | None = None
+        self._lock = threading.Lock()
 
     def start(self) -> None:
         s = self.settings
@@ -100,10 +102,11 @@ class PolicyHost:
             self._policy.close()
 
     def get(self) -> ServedPolicy:
-        if self._policy is None:
-            if self.settings is None:
-                raise PolicyUnavailable("no settings: this server has no policy to serve")
-            self._policy = from_settings(self.settings)
+        with self._lock:  # two first requests build one policy
+            if self._policy is None:
+                if self.settings is None:
+                    raise PolicyUnavailable("no settings: this server has no policy to serve")
+                self._policy = from_settings(self.settings)
         self._policy.start()
         return self._policy
 
