@@ -137,3 +137,24 @@ def test_a_real_litellm_proxy_serves_metaclaw_policy(tmp_path: Path, home: Path,
         assert rec is not None and rec.model == "metaclaw/policy" and rec.weights == "base"
         turns = [t for t in journal_turns(home).values() if t.get("session_id") == "rl-1"]
         assert len(turns) == 2, proxy.log_tail()
+
+
+def test_metaclaw_plugin_proxy_declares_the_provider_for_metaclaw_models(home: Path) -> None:
+    from click.testing import CliRunner
+
+    from metaclaw_plugin.cli import main
+
+    r = CliRunner().invoke(main, ["proxy", "--model", "metaclaw/policy", "--model", "gpt=openai/gpt-4o", "--dry-run"])
+    assert r.exit_code == 0, r.output
+    cfg = yaml.safe_load((home / "litellm-proxy.yaml").read_text())
+    assert cfg["litellm_settings"]["custom_provider_map"] == [
+        {"provider": "metaclaw", "custom_handler": "metaclaw_litellm.policy.handler"}
+    ]
+    assert {m["model_name"]: m["litellm_params"]["model"] for m in cfg["model_list"]} == {
+        "metaclaw/policy": "metaclaw/policy",
+        "gpt": "openai/gpt-4o",
+    }
+    r = CliRunner().invoke(main, ["proxy", "--model", "openai/gpt-4o", "--dry-run"])
+    assert "custom_provider_map" not in yaml.safe_load((home / "litellm-proxy.yaml").read_text()).get(
+        "litellm_settings", {}
+    )
