@@ -87,3 +87,55 @@ class ServerThread:
     def __exit__(self, *exc: Any) -> None:
         self.server.should_exit = True
         self.thread.join(15)
+
+
+class _Done:
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def result(self, timeout: float | None = None) -> Any:
+        return self.value
+
+
+class FakeSamplingClient:
+    """The methods of ``tinker.SamplingClient`` the served policy calls (the service cannot be reached here). It
+    checks that requests are valid SDK types and answers ``"answer from <weights>"`` with fixed logprobs."""
+
+    def __init__(self, tokenizer: Any, weights: str, requests: list[tuple[str, Any, Any]]) -> None:
+        self.tokenizer = tokenizer
+        self.weights = weights
+        self.requests = requests
+
+    def sample(self, prompt: Any, num_samples: int, sampling_params: Any) -> _Done:
+        import numpy as np
+        from tinker import types
+
+        assert isinstance(prompt, types.ModelInput) and isinstance(sampling_params, types.SamplingParams)
+        assert num_samples == 1
+        self.requests.append((self.weights, prompt.to_ints(), sampling_params))
+        ids = self.tokenizer.encode(f"answer from {self.weights}", add_special_tokens=False)
+        ids = ids[: sampling_params.max_tokens - 1] + [self.tokenizer.eos_token_id]
+        seq = types.SampledSequence(
+            stop_reason="stop",
+            sequence_id="seq-1",
+            tokens_np=np.array(ids, dtype=np.int64),
+            logprobs_np=np.array([-0.25] * len(ids), dtype=np.float32),
+        )
+        return _Done(types.SampleResponse(sequences=[seq]))
+
+    def get_tokenizer(self) -> Any:
+        return self.tokenizer
+
+
+class FakeSamplingService:
+    """``tinker.ServiceClient.create_sampling_client``: a client per base model or sampler path."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self.created: list[dict[str, str | None]] = []
+        self.requests: list[tuple[str, Any, Any]] = []
+
+    def create_sampling_client(self, model_path: str | None = None, base_model: str | None = None) -> _Done:
+        assert (model_path is None) != (base_model is None)
+        self.created.append({"model_path": model_path, "base_model": base_model})
+        return _Done(FakeSamplingClient(self.tokenizer, model_path or f"base {base_model}", self.requests))

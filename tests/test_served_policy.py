@@ -119,7 +119,7 @@ def test_swap_changes_the_answers_and_requests_in_flight_keep_their_weights(
 def test_a_bad_swap_keeps_the_current_weights(policy: ServedPolicy, policy_base: Path, tmp_path: Path) -> None:
     cur = policy.current
     for ref, match in [
-        (WeightsRef(1, "tinker", str(policy_base), "tinker://run/1"), "not a local adapter"),
+        (WeightsRef(1, "tinker", str(policy_base), "tinker://run/1"), "cannot be served by this local policy"),
         (WeightsRef(1, "local", str(tmp_path / "other-base"), str(tmp_path)), "trained on"),
         (WeightsRef(1, "local", str(policy_base), str(tmp_path)), "adapter_config.json"),
     ]:

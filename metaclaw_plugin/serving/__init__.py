@@ -37,16 +37,22 @@ class PolicyUnavailable(RuntimeError):
 
 
 def unavailable_reason(settings: Any) -> str | None:
-    """Why ``settings`` cannot serve a policy, or None. Cheap: looks modules up without importing them."""
+    """Why ``settings`` cannot serve a policy, or None. Cheap: looks modules up without importing them.
+
+    The policy follows ``training.backend``: ``local`` samples the model folder here (torch), ``tinker`` samples
+    through Tinker's sampling client (the same readiness as the tinker trainer: SDK and ``TINKER_API_KEY``)."""
     from ..training.models import ModelNotFound, resolve
 
+    t = settings.training
+    if t.backend == "tinker":
+        return t.off_reason()
     missing = [m for m in ("torch", "transformers", "peft") if importlib.util.find_spec(m) is None]
     if missing:
         return f"{', '.join(missing)} not installed: pip install 'metaclaw-plugin[train-local]'"
-    if not settings.training.base_model:
+    if not t.base_model:
         return "training.base_model is not set (a local Hugging Face model folder to serve and train)"
     try:
-        resolve(settings.training.base_model)
+        resolve(t.base_model)
     except ModelNotFound as e:
         return str(e)
     return None
@@ -61,6 +67,7 @@ def policy_status(settings: Any) -> dict[str, Any]:
         "servable": reason is None,
         "reason": reason,
         "base_model": settings.training.base_model,
+        "backend": settings.training.backend,
         "device": s.device,
         "vllm_url": s.vllm_url,
     }
@@ -69,7 +76,8 @@ def policy_status(settings: Any) -> dict[str, Any]:
 def describe(st: dict[str, Any]) -> str:
     if not st["servable"]:
         return f"{st['model']} cannot be served: {st['reason']}"
-    line = f"{st['model']} from {st['base_model']} on {st['device']} (serve: /v1/chat/completions; LiteLLM provider)"
+    where = "Tinker's sampling client" if st["backend"] == "tinker" else st["device"]
+    line = f"{st['model']} from {st['base_model']} on {where} (serve: /v1/chat/completions; LiteLLM provider)"
     return line + (f"; adapters published to vLLM at {st['vllm_url']}" if st["vllm_url"] else "")
 
 
@@ -89,6 +97,7 @@ def from_settings(settings: Any, db: Any = None) -> ServedPolicy:
         max_new_tokens=s.max_new_tokens,
         workers=s.workers,
         poll_interval=s.poll_interval,
+        backend=settings.training.backend,
     )
 
 

@@ -5,6 +5,9 @@
   keeps that distribution's logprob of the token it drew, the behaviour policy's logprob that importance ratios
   need. ``temperature=0`` is greedy and records the model's own (temperature 1) logprobs. The stop token is part
   of the response ids, so the trainer teaches the model when to stop.
+- **Tinker.** With ``backend="tinker"`` the policy samples through Tinker's sampling client instead: the base
+  model first, then each published sampler path (``create_sampling_client(model_path=...)``), swapped the same
+  way. One request per answer (the text arrives at once, not token by token), with Tinker's logprobs.
 - **Records.** Every answer's prompt ids, response ids and logprobs go to ``policy_tokens`` (training/tokens.py),
   keyed by the answer as a host stores it, with the weights that sampled it.
 - **Hot swap.** :class:`Weights` is one loaded version: a model object that nothing changes once it is served.
@@ -106,7 +109,13 @@ class ServedPolicy:
         max_new_tokens: int = 256,
         workers: int = 4,
         poll_interval: float | None = 2.0,
+        backend: str = "local",
+        service: Any = None,
     ) -> None:
+        if backend not in ("local", "tinker"):
+            raise ValueError(f"backend must be local or tinker, not {backend!r}")
+        self.backend = backend
+        self._service = service  # tinker: a tinker.ServiceClient (made on first load when None)
         self.name = name
         self.model_name = f"metaclaw/{name}"
         self.base_model = base_model
@@ -139,22 +148,8 @@ class ServedPolicy:
             return self._first
 
     def _load_first(self) -> Weights:
-        import torch
-
         try:
-            if self.device == "auto":
-                self.device = "cuda" if torch.cuda.is_available() else "cpu"
-            model, tok = load_base(self.base_model, self.device)
-            model.eval()
-            self._base, self._tokenizer = model, tok
-            stop = {tok.eos_token_id, *_as_list(getattr(model.generation_config, "eos_token_id", None))}
-            im_end = tok.convert_tokens_to_ids("<|im_end|>") if "<|im_end|>" in tok.get_vocab() else None
-            self._stop_ids = frozenset(i for i in (*stop, im_end) if isinstance(i, int))
-            self._max_positions = getattr(model.config, "max_position_embeddings", None)
-            # transformers 5 renamed the KV cache argument and output field (past_key_values -> cache)
-            self._cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
-            self._torch = torch
-            self._current = Weights(model, None, BASE)
+            self._current = self._load_tinker() if self.backend == "tinker" else self._load_local()
             ref = self._latest_ref()
             if ref is not None:
                 try:
@@ -176,6 +171,37 @@ class ServedPolicy:
         log.info("served policy %s ready on %s (%s)", self.model_name, self.device, self._current.label)
         return self._current
 
+    def _set_tokenizer(self, tok: Any, extra_stop: Any = None) -> None:
+        self._tokenizer = tok
+        stop = {tok.eos_token_id, *_as_list(extra_stop)}
+        im_end = tok.convert_tokens_to_ids("<|im_end|>") if "<|im_end|>" in tok.get_vocab() else None
+        self._stop_ids = frozenset(i for i in (*stop, im_end) if isinstance(i, int))
+
+    def _load_local(self) -> Weights:
+        import torch
+
+        if self.device == "auto":
+            self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        model, tok = load_base(self.base_model, self.device)
+        model.eval()
+        self._base = model
+        self._set_tokenizer(tok, getattr(model.generation_config, "eos_token_id", None))
+        self._max_positions = getattr(model.config, "max_position_embeddings", None)
+        # transformers 5 renamed the KV cache argument and output field (past_key_values -> cache)
+        self._cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+        self._torch = torch
+        return Weights(model, None, BASE)
+
+    def _load_tinker(self) -> Weights:
+        if self._service is None:
+            import tinker
+
+            self._service = tinker.ServiceClient()
+        client = self._service.create_sampling_client(base_model=self.base_model).result()
+        self._set_tokenizer(client.get_tokenizer())
+        self.device = "tinker"
+        return Weights(client, None, BASE)
+
     def wait_ready(self, timeout: float | None = None) -> Weights:
         """The current version, after the first load (raises the load's error, or TimeoutError)."""
         return self.start().result(timeout)
@@ -190,7 +216,7 @@ class ServedPolicy:
         if self.db is None:
             return None
         ref = latest(self.db)
-        return ref if ref is not None and ref.backend == "local" else None
+        return ref if ref is not None and ref.backend == self.backend else None
 
     # -- hot swap -------------------------------------------------------------------------------------------
     @property
@@ -234,11 +260,14 @@ class ServedPolicy:
         return new
 
     def _build(self, ref: WeightsRef) -> Weights:
-        if ref.backend != "local":
+        if ref.backend != self.backend:
             raise ValueError(
-                f"weights of the {ref.backend!r} backend ({ref.path}) are not a local adapter; "
-                "the local served policy loads only local PEFT adapters"
+                f"weights of the {ref.backend!r} backend ({ref.path}) cannot be served by this {self.backend} policy"
             )
+        if self.backend == "tinker":
+            if ref.base_model != self.base_model:
+                raise ValueError(f"the weights {ref.path} were trained on {ref.base_model}, not on {self.base_model}")
+            return Weights(self._service.create_sampling_client(model_path=ref.path).result(), ref, ref.path)
         if not _same_model(ref.base_model, self.base_model):
             raise ValueError(f"the adapter {ref.path} was trained on {ref.base_model}, not on {self.base_model}")
         if not (Path(ref.path) / "adapter_config.json").is_file():
@@ -304,43 +333,29 @@ class ServedPolicy:
         w = self._current  # read once: this request finishes on these weights whatever swaps meanwhile
         assert w is not None
         self.counters["requests"] += 1
-        torch = self._torch
-        gen = torch.Generator(device=self.device)
-        gen.manual_seed(seed if seed is not None else secrets.randbits(63))
+        seed = seed if seed is not None else secrets.randbits(63)
+        sample = self._sample_tinker if self.backend == "tinker" else self._sample_local
         out: list[int] = []
         lps: list[float] = []
         finish = "length"
         sent = 0
         text = ""
-        past = None
-        ids = torch.tensor([prompt], device=self.device)
-        with torch.no_grad():
-            for _ in range(n):
-                o = w.model(input_ids=ids, use_cache=True, **{self._cache_kw: past})
-                past = getattr(o, self._cache_kw)
-                logits = o.logits[0, -1].float()
-                if temperature > 0:
-                    logp = torch.log_softmax(logits / temperature, dim=-1)
-                    tok = int(torch.multinomial(logp.exp(), 1, generator=gen).item())
-                else:
-                    logp = torch.log_softmax(logits, dim=-1)
-                    tok = int(logits.argmax().item())
-                out.append(tok)
-                lps.append(float(logp[tok].item()))
-                if tok in self._stop_ids:
-                    finish = "stop"
-                    break
-                with self._tok_lock:
-                    text = self._tokenizer.decode(out, skip_special_tokens=True)
-                if not text.endswith("\ufffd"):  # a multi-byte character is complete
-                    upto = safe_prefix(text)
-                    if upto > sent:
-                        yield text[sent:upto]
-                        sent = upto
-                if cancel is not None and cancel.is_set():
-                    finish = "cancelled"
-                    break
-                ids = torch.tensor([[tok]], device=self.device)
+        for tok, lp in sample(w, prompt, n, temperature, seed):
+            out.append(tok)
+            lps.append(lp)
+            if tok in self._stop_ids:
+                finish = "stop"
+                break
+            with self._tok_lock:
+                text = self._tokenizer.decode(out, skip_special_tokens=True)
+            if not text.endswith("\ufffd"):  # a multi-byte character is complete
+                upto = safe_prefix(text)
+                if upto > sent:
+                    yield text[sent:upto]
+                    sent = upto
+            if cancel is not None and cancel.is_set():
+                finish = "cancelled"
+                break
         with self._tok_lock:
             text = self._tokenizer.decode(out, skip_special_tokens=True)
         content, calls = parse_tool_calls(text)
@@ -354,6 +369,45 @@ class ServedPolicy:
         if finish != "cancelled":  # nobody received it: nothing to learn from
             self._record(g)
         yield g
+
+    def _sample_local(
+        self, w: Weights, prompt: list[int], n: int, temperature: float, seed: int
+    ) -> Iterator[tuple[int, float]]:
+        """Token by token with a KV cache: (token, its logprob under the sampling distribution)."""
+        torch = self._torch
+        gen = torch.Generator(device=self.device)
+        gen.manual_seed(seed)
+        past = None
+        ids = torch.tensor([prompt], device=self.device)
+        for _ in range(n):
+            with torch.no_grad():
+                o = w.model(input_ids=ids, use_cache=True, **{self._cache_kw: past})
+                past = getattr(o, self._cache_kw)
+                logits = o.logits[0, -1].float()
+                if temperature > 0:
+                    logp = torch.log_softmax(logits / temperature, dim=-1)
+                    tok = int(torch.multinomial(logp.exp(), 1, generator=gen).item())
+                else:
+                    logp = torch.log_softmax(logits, dim=-1)
+                    tok = int(logits.argmax().item())
+            yield tok, float(logp[tok].item())
+            ids = torch.tensor([[tok]], device=self.device)
+
+    def _sample_tinker(
+        self, w: Weights, prompt: list[int], n: int, temperature: float, seed: int
+    ) -> Iterator[tuple[int, float]]:
+        """One request to Tinker's sampling client (no token streaming): the tokens and their logprobs."""
+        from tinker import types
+
+        params = types.SamplingParams(
+            max_tokens=n, temperature=temperature, seed=seed % 2**31, stop=sorted(self._stop_ids)
+        )
+        resp = w.model.sample(prompt=types.ModelInput.from_ints(prompt), num_samples=1, sampling_params=params)
+        seq = resp.result().sequences[0]
+        lps = seq.logprobs
+        if lps is None or len(lps) != len(seq.tokens):
+            raise RuntimeError("Tinker returned no logprobs for the sampled tokens")
+        yield from zip((int(t) for t in seq.tokens), (float(x) for x in lps))
 
     def _record(self, g: Generation) -> None:
         if self.db is None:
