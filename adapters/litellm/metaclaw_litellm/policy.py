@@ -27,6 +27,7 @@ SDK::
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -99,7 +100,7 @@ class MetaClawPolicyLLM(CustomLLM):
         return self._response(g)
 
     async def acompletion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict, model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any, logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> Any:  # fmt: skip
-        policy = self._policy_for(model)
+        policy = await asyncio.to_thread(self._policy_for, model)  # the first call may wait for the load
         try:
             g = await policy.agenerate(messages, optional_params.get("tools"), **_params(optional_params))
         except ValueError as e:
@@ -118,7 +119,7 @@ class MetaClawPolicyLLM(CustomLLM):
             raise CustomLLMError(status_code=400, message=str(e)) from e
 
     async def astreaming(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict, model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any, logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> AsyncIterator[GenericStreamingChunk]:  # type: ignore[override]  # fmt: skip
-        policy = self._policy_for(model)
+        policy = await asyncio.to_thread(self._policy_for, model)
         try:
             async for item in policy.astream(messages, optional_params.get("tools"), **_params(optional_params)):
                 if isinstance(item, str):
