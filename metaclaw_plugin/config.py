@@ -425,6 +425,26 @@ class PrivacySettings(Section):
         return v
 
 
+class ServingSettings(Section):
+    """The served policy (``metaclaw/<name>``, ``POST /v1/chat/completions``); its model is training.base_model."""
+
+    name: str = Field(
+        "policy", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", description="Served as the model metaclaw/<name>."
+    )
+    device: str = Field(
+        "auto", pattern=r"^(auto|cpu|cuda(:\d+)?|mps)$", description="auto (cuda when available), cpu, cuda[:N], mps."
+    )
+    max_new_tokens: int = Field(512, ge=1, le=32_768, description="Answer length when a request sets none.")
+    workers: int = Field(4, ge=1, le=64, description="Requests sampled at once (threads).")
+    poll_interval: float = Field(
+        2.0, gt=0, description="Seconds between checks for weights that a trainer in another process published."
+    )
+    vllm_url: str | None = Field(
+        None, description="A vLLM server (--enable-lora, VLLM_ALLOW_RUNTIME_LORA_UPDATING=True) that gets each adapter."
+    )
+    vllm_api_key: str | None = Field(None, description="Its --api-key, if it has one.")
+
+
 class ServerSettings(Section):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
@@ -467,6 +487,7 @@ class Settings(BaseSettings):
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    serving: ServingSettings = Field(default_factory=ServingSettings)
 
     # Where the file part came from, for messages and `status`; not a setting.
     config_file: Path | None = Field(None, exclude=True)

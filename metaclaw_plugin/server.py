@@ -20,6 +20,8 @@ Endpoints::
     GET  /v1/sessions/{session_id}       one session with its turns
     GET  /  (and every path outside /v1) the dashboard (metaclaw_plugin.dashboard; the same token, as a cookie)
     GET|PUT /v1/mode, GET /v1/scheduler  the mode in effect and the scheduler (metaclaw_plugin.scheduling.api)
+    POST /v1/chat/completions            the served policy, OpenAI-compatible (serving/http.py)
+    GET  /v1/models                      metaclaw/<serving.name>
 
 The plugin hooks are synchronous and cheap (in-memory retrieval, one journal append), so the handlers
 call them inline on the event loop: a thread hop would cost more than the hook.
@@ -319,12 +321,16 @@ def create_app(
     host_name: str = HOST_NAME,
     manage_plugin: bool = False,
     info: dict[str, Any] | None = None,
+    policy: Any = None,
 ) -> Any:
     """Build the ASGI app around ``plugin`` (a :class:`MetaClawPlugin`).
 
     With ``manage_plugin=True`` the app starts the plugin on start-up and stops it on shutdown.
-    Returns the app wrapped in the bearer-token check.
+    ``policy`` is a :class:`~metaclaw_plugin.serving.ServedPolicy` for ``/v1/chat/completions`` (default: built
+    from the plugin's settings). Returns the app wrapped in the bearer-token check.
     """
+    from .serving.http import PolicyHost, chat_routes
+
     if not token:
         raise ValueError("the server needs a non-empty token")
     if max_body_bytes is None:
@@ -334,6 +340,7 @@ def create_app(
     started_at = time.time()
     counters = {"requests": 0, "errors": 0}
     server_info = dict(info or {})
+    policy_host = PolicyHost(getattr(plugin, "settings", None), policy)
 
     def ctx_for(
         session_id: str,
@@ -387,6 +394,7 @@ def create_app(
             **counters,
         }
         st["feedback_supported"] = hasattr(plugin, "on_feedback")
+        st["policy"] = policy_host.status()
         return JSONResponse(st)
 
     @endpoint
@@ -479,9 +487,11 @@ def create_app(
     async def lifespan(app: Any):
         if manage_plugin:
             plugin.start()
+        policy_host.start()
         try:
             yield
         finally:
+            policy_host.stop()
             if manage_plugin:
                 plugin.stop()
 
@@ -502,6 +512,7 @@ def create_app(
         Route("/v1/sessions/{session_id}", session_show, methods=["GET"]),
         Route("/v1/sessions/{session_id}/end", session_end, methods=["POST"]),
         Route("/v1/feedback", feedback, methods=["POST"]),
+        *chat_routes(policy_host, lambda request, model: parse(request, model, limit), endpoint),
     ]
     from .scheduling.api import routes as scheduling_routes  # GET/PUT /v1/mode, GET /v1/scheduler
 

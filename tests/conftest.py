@@ -48,3 +48,11 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def policy_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny causal LM (devtools/tinymodel.py) that the served-policy tests sample from, built once."""
+    from metaclaw_plugin.devtools.tinymodel import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("policy-base") / "tiny", seed=0)

@@ -512,10 +512,11 @@ def test_nested_agent_does_not_end_the_parent_session(plugin: MetaClawPlugin) ->
     assert [e.reason for e in ends] == ["after_agent"] and s.outcome["final_answer"] == "outer answer"
 
 
-def test_policy_chat_model_is_not_available_yet(plugin: MetaClawPlugin) -> None:
-    with pytest.raises(NotImplementedError, match="training issue"):
+def test_policy_chat_model_without_a_base_model_says_why(plugin: MetaClawPlugin) -> None:
+    # the answering model is covered in test_langchain_policy.py
+    with pytest.raises(PolicyNotAvailableError, match=r"training\.base_model is not set"):
         policy_chat_model(plugin)
-    with pytest.raises(PolicyNotAvailableError):
+    with pytest.raises(PolicyNotAvailableError, match=r"training\.base_model is not set"):
         policy_chat_model()
 
 

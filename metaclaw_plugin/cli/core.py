@@ -188,6 +188,10 @@ def register(main: click.Group) -> None:
             data["learner"] = fl["learner"]
         if "error" in fl:
             storage["error"] = fl["error"]
+        from ..serving import describe as describe_policy
+        from ..serving import policy_status
+
+        data["policy"] = policy_status(settings)
         if as_json:
             emit_json(data)
             return
@@ -230,6 +234,7 @@ def register(main: click.Group) -> None:
                     "dropped stale {dropped_stale}".format(**data["buffer"]),
                 ],
                 ["training", describe(data["training"])],
+                ["served policy", describe_policy(data["policy"])],
                 *[
                     [
                         f"budget left ({p})",
@@ -290,6 +295,13 @@ def register(main: click.Group) -> None:
                 not (sched["notes"] or broken),
                 "; ".join([*sched["notes"], *[f"{k}: {r['detail']}" for k, r in sched["signals"].items()]]),
                 required=False,
+            )
+            from ..serving import describe as describe_policy
+            from ..serving import policy_status
+
+            pol = policy_status(settings)
+            check(
+                "served policy", pol["servable"] or settings.mode == "skills_only", describe_policy(pol), required=False
             )
         except ConfigError as e:
             check("config", False, str(e))

@@ -17,7 +17,7 @@ import click
 from .common import emit_json, fail, load_settings
 
 PLUGIN_ID = "metaclaw"
-DEFAULT_PROXY_URL = "http://127.0.0.1:4000/v1"
+TOKEN_SECRET = "metaclaw-token"  # an OpenClaw file secret provider that reads $METACLAW_HOME/server.token
 
 
 # ------------------------------------------------------------------------------------------------
@@ -95,14 +95,16 @@ def plugin_entry(
     return entry
 
 
-def provider_entry(proxy_url: str, model: str, api_key: str, context_window: int, max_tokens: int) -> dict[str, Any]:
-    """The rl/auto provider: OpenClaw's model calls go to `metaclaw-plugin proxy`, which serves metaclaw/<name>."""
+def provider_entry(
+    base_url: str, model: str, api_key: str | dict[str, str], context_window: int, max_tokens: int
+) -> dict[str, Any]:
+    """The rl/auto provider: OpenClaw's model calls go to ``base_url``, which serves ``model`` (metaclaw/<name>)."""
     return {
         "models": {
             "mode": "merge",
             "providers": {
                 PLUGIN_ID: {
-                    "baseUrl": proxy_url,
+                    "baseUrl": base_url,
                     "apiKey": api_key,
                     "api": "openai-completions",
                     "models": [
@@ -119,6 +121,16 @@ def provider_entry(proxy_url: str, model: str, api_key: str, context_window: int
             },
         }
     }
+
+
+def token_secret_entry(token_file: Path) -> dict[str, Any]:
+    """An OpenClaw secret provider for the sidecar's token file, so openclaw.json never holds the token."""
+    return {
+        "secrets": {"providers": {TOKEN_SECRET: {"source": "file", "path": str(token_file), "mode": "singleValue"}}}
+    }
+
+
+TOKEN_REF = {"source": "file", "provider": TOKEN_SECRET, "id": "value"}
 
 
 def merge_entry(current: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
@@ -268,25 +280,25 @@ def register(main: click.Group) -> None:
         "--mode",
         type=click.Choice(["skills_only", "rl", "auto"]),
         default=None,
-        help="Mode (default: the config's). rl/auto also print the provider entry for `metaclaw-plugin proxy`.",
+        help="Mode (default: the config's). rl/auto also add the served policy as an OpenClaw provider.",
     )
     @click.option(
         "--proxy-url",
-        default=DEFAULT_PROXY_URL,
-        show_default=True,
-        help="rl/auto: base URL of `metaclaw-plugin proxy`.",
+        default=None,
+        help="rl/auto: send the model calls to a LiteLLM proxy serving metaclaw/<name> at this base URL "
+        "(`metaclaw-plugin proxy --model metaclaw/policy`) instead of straight to `metaclaw-plugin serve`.",
     )
     @click.option(
         "--model",
         "policy_model",
         default=None,
-        help="rl/auto: the served policy, metaclaw/<name> (default: metaclaw/<training.base_model>).",
+        help="rl/auto: the served policy, metaclaw/<name> (default: metaclaw/<serving.name>).",
     )
     @click.option(
         "--proxy-key",
         default="${LITELLM_MASTER_KEY}",
         show_default=True,
-        help="rl/auto: API key OpenClaw sends to the proxy.",
+        help="rl/auto with --proxy-url: API key OpenClaw sends to the proxy.",
     )
     @click.option("--json", "as_json", is_flag=True, help="Print only the JSON entry.")
     @click.pass_context
@@ -299,7 +311,7 @@ def register(main: click.Group) -> None:
         url: str | None,
         no_auto_start: bool,
         mode: str | None,
-        proxy_url: str,
+        proxy_url: str | None,
         policy_model: str | None,
         proxy_key: str,
         as_json: bool,
@@ -308,8 +320,9 @@ def register(main: click.Group) -> None:
 
         Nothing is written without --apply and --yes. The entry enables plugins.entries.metaclaw with
         hooks.allowConversationAccess: true and loads the plugin from plugins.load.paths. Your model and
-        sandbox settings are left alone; in rl/auto mode the metaclaw provider is added but your primary
-        model is not switched (the command prints how).
+        sandbox settings are left alone; in rl/auto mode the metaclaw provider is added (the served policy at
+        `metaclaw-plugin serve`'s /v1/chat/completions, its token read from the token file through an OpenClaw
+        file secret) but your primary model is not switched (the command prints how).
         """
         settings = load_settings(ctx)
         pdir = Path(plugin_dir).expanduser().resolve() if plugin_dir else openclaw_plugin_dir()
@@ -323,8 +336,20 @@ def register(main: click.Group) -> None:
         )
         primary = None
         if mode in ("rl", "auto"):
-            name = policy_model or f"metaclaw/{(settings.training.base_model or 'policy').split('/')[-1]}"
-            entry = merge_entry(entry, provider_entry(proxy_url, name, proxy_key, 32768, 4096))
+            served = f"metaclaw/{settings.serving.name}"
+            name = policy_model or served
+            if proxy_url:
+                entry = merge_entry(entry, provider_entry(proxy_url, name, proxy_key, 32768, 4096))
+            else:
+                if name != served:
+                    fail(f"metaclaw-plugin serve answers as {served} (serving.name), not {name}", code=2)
+                from ..server import load_or_create_token
+
+                token_file = settings.home_dir / "server.token"
+                load_or_create_token(settings.home_dir)  # the secret must exist before the gateway resolves it
+                base = (url or _host_url(settings.server.host, settings.server.port)).rstrip("/") + "/v1"
+                entry = merge_entry(entry, provider_entry(base, name, dict(TOKEN_REF), 32768, 4096))
+                entry = merge_entry(entry, token_secret_entry(token_file))
             primary = f"{PLUGIN_ID}/{name}"
         target = Path(openclaw_config).expanduser() if openclaw_config else default_openclaw_config()
 

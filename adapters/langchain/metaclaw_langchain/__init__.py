@@ -3,7 +3,7 @@
 - :class:`MetaClawMiddleware`: for ``langchain.agents.create_agent`` (injects and captures).
 - :class:`MetaClawCallbackHandler`: capture only, for chains and agents that cannot take middleware.
 - :func:`with_skills`: wraps a chat model so that LCEL chains get the skills injected.
-- :func:`policy_chat_model`: the plugin-served policy for rl/auto modes (not available yet; raises).
+- :func:`policy_chat_model`: the plugin-served trainable policy as a chat model, for rl/auto modes.
 
 Both classes work with no arguments (the default config: ``$METACLAW_CONFIG``,
 ``$METACLAW_HOME/config.yaml``, ``METACLAW_*``) or with an existing ``MetaClawPlugin``.
@@ -38,13 +38,14 @@ LANGCHAIN_CORE_VERSION = require_host(
 
 from .callbacks import MetaClawCallbackHandler  # noqa: E402 - after the host checks, which must come first
 from .middleware import MetaClawMiddleware, MetaClawState  # noqa: E402
-from .policy import PolicyNotAvailableError, policy_chat_model  # noqa: E402
+from .policy import PolicyChatModel, PolicyNotAvailableError, policy_chat_model  # noqa: E402
 from .runnable import SkillInjectingRunnable, with_skills  # noqa: E402
 
 __all__ = [
     "MetaClawCallbackHandler",
     "MetaClawMiddleware",
     "MetaClawState",
+    "PolicyChatModel",
     "PolicyNotAvailableError",
     "SkillInjectingRunnable",
     "policy_chat_model",

@@ -1,0 +1,128 @@
+"""The trainable policy, served: ``metaclaw/<name>`` for LiteLLM, ``POST /v1/chat/completions`` on the sidecar,
+the atomic hot swap, and publishing adapters to a vLLM server. Needs the ``train-local`` extra (torch,
+transformers, peft) and ``training.base_model`` (a local Hugging Face folder)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from typing import Any
+
+from .policy import Generation, PolicyInputError, ServedPolicy, Weights
+from .toolcalls import parse_tool_calls
+from .vllm import VllmPublisher, VllmPublishError
+from .watch import WeightsWatcher
+
+__all__ = [
+    "Generation",
+    "PolicyInputError",
+    "PolicyUnavailable",
+    "ServedPolicy",
+    "VllmPublishError",
+    "VllmPublisher",
+    "Weights",
+    "WeightsWatcher",
+    "describe",
+    "from_settings",
+    "parse_tool_calls",
+    "policy_status",
+    "shared_policy",
+    "unavailable_reason",
+]
+
+
+class PolicyUnavailable(RuntimeError):
+    """No policy can be served here; the message says why and how to fix it."""
+
+
+def unavailable_reason(settings: Any) -> str | None:
+    """Why ``settings`` cannot serve a policy, or None. Cheap: looks modules up without importing them.
+
+    The policy follows ``training.backend``: ``local`` samples the model folder here (torch), ``tinker`` samples
+    through Tinker's sampling client (the same readiness as the tinker trainer: SDK and ``TINKER_API_KEY``)."""
+    from ..training.models import ModelNotFound, resolve
+
+    t = settings.training
+    if t.backend == "tinker":
+        return t.off_reason()
+    missing = [m for m in ("torch", "transformers", "peft") if importlib.util.find_spec(m) is None]
+    if missing:
+        return f"{', '.join(missing)} not installed: pip install 'metaclaw-plugin[train-local]'"
+    if not t.base_model:
+        return "training.base_model is not set (a local Hugging Face model folder to serve and train)"
+    try:
+        resolve(t.base_model)
+    except ModelNotFound as e:
+        return str(e)
+    return None
+
+
+def policy_status(settings: Any) -> dict[str, Any]:
+    """What ``status``/``doctor`` say about the served policy (cheap: nothing is loaded)."""
+    s = settings.serving
+    reason = unavailable_reason(settings)
+    return {
+        "model": f"metaclaw/{s.name}",
+        "servable": reason is None,
+        "reason": reason,
+        "base_model": settings.training.base_model,
+        "backend": settings.training.backend,
+        "device": s.device,
+        "vllm_url": s.vllm_url,
+    }
+
+
+def describe(st: dict[str, Any]) -> str:
+    if not st["servable"]:
+        return f"{st['model']} cannot be served: {st['reason']}"
+    where = "Tinker's sampling client" if st["backend"] == "tinker" else st["device"]
+    line = f"{st['model']} from {st['base_model']} on {where} (serve: /v1/chat/completions; LiteLLM provider)"
+    return line + (f"; adapters published to vLLM at {st['vllm_url']}" if st["vllm_url"] else "")
+
+
+def from_settings(settings: Any, db: Any = None) -> ServedPolicy:
+    """A :class:`ServedPolicy` for ``settings`` (not started). Raises :class:`PolicyUnavailable`."""
+    from ..store import Database
+
+    reason = unavailable_reason(settings)
+    if reason:
+        raise PolicyUnavailable(f"metaclaw/{settings.serving.name} cannot be served: {reason}")
+    s = settings.serving
+    return ServedPolicy(
+        settings.training.base_model,
+        name=s.name,
+        device=s.device,
+        db=db if db is not None else Database(settings.db_file),
+        max_new_tokens=s.max_new_tokens,
+        workers=s.workers,
+        poll_interval=s.poll_interval,
+        backend=settings.training.backend,
+    )
+
+
+_shared_lock = threading.Lock()
+_shared: dict[tuple[str | None, ...], ServedPolicy] = {}
+
+
+def shared_policy(name: str | None = None, settings: Any = None) -> ServedPolicy:
+    """This process's policy for ``settings`` (default: the default config, ``METACLAW_CONFIG``/``METACLAW_HOME``),
+    one per database and model, started on first use (the load runs in the background;
+    :meth:`ServedPolicy.wait_ready` waits for it). ``name``, when given, must be ``serving.name``."""
+    from ..config import Settings
+
+    if settings is None:
+        key: tuple[str | None, ...] = ("default", os.environ.get("METACLAW_CONFIG"), os.environ.get("METACLAW_HOME"))
+    else:
+        key = ("settings", str(settings.db_file), settings.training.base_model, settings.serving.name)
+    with _shared_lock:
+        policy = _shared.get(key)
+        if policy is None:
+            policy = from_settings(settings if settings is not None else Settings.load())
+            policy.start()
+            _shared[key] = policy
+    if name is not None and name != policy.name:
+        raise PolicyUnavailable(
+            f"no policy metaclaw/{name} here: this process serves {policy.model_name} (serving.name)"
+        )
+    return policy

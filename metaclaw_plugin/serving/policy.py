@@ -1,0 +1,488 @@
+"""The trainable policy, served: samples from the current weights with per-token logprobs, and hot-swaps them.
+
+- **Sampling.** A token-by-token loop with a KV cache under ``torch.no_grad``: each step samples from
+  ``softmax(logits / temperature)`` with a per-request ``torch.Generator`` (a ``seed`` makes it repeatable) and
+  keeps that distribution's logprob of the token it drew, the behaviour policy's logprob that importance ratios
+  need. ``temperature=0`` is greedy and records the model's own (temperature 1) logprobs. The stop token is part
+  of the response ids, so the trainer teaches the model when to stop.
+- **Tinker.** With ``backend="tinker"`` the policy samples through Tinker's sampling client instead: the base
+  model first, then each published sampler path (``create_sampling_client(model_path=...)``), swapped the same
+  way. One request per answer (the text arrives at once, not token by token), with Tinker's logprobs.
+- **Records.** Every answer's prompt ids, response ids and logprobs go to ``policy_tokens`` (training/tokens.py),
+  keyed by the answer as a host stores it, with the weights that sampled it.
+- **Hot swap.** :class:`Weights` is one loaded version: a model object that nothing changes once it is served.
+  :meth:`ServedPolicy.swap` builds the next one (a copy of the base with the adapter merged in) on a loader
+  thread, then rebinds one attribute. A request reads that attribute once, at its start, and holds the object
+  to its end: requests in flight finish on the weights they started with, and none waits for a load. The old
+  version is freed when its last request ends.
+- **Threads.** Generation runs on a worker pool (``agenerate``/``astream`` never block an event loop); the fast
+  tokenizer is not safe to call from two threads at once, so tokenising and decoding take a small lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import logging
+import secrets
+import threading
+from collections import Counter
+from collections.abc import AsyncGenerator, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..store import Database
+from ..training import samples, tokens
+from ..training.models import load_base
+from ..training.weights import WeightsRef, latest
+from .toolcalls import parse_tool_calls, safe_prefix, template_messages
+
+log = logging.getLogger("metaclaw_plugin.serving")
+
+BASE = "base"
+
+
+class PolicyInputError(ValueError):
+    """A request the policy cannot answer as sent (a prompt longer than the model's context, bad messages)."""
+
+
+@dataclass(frozen=True)
+class Weights:
+    """One loaded version of the policy. ``label`` is what token records name (the adapter path, or "base")."""
+
+    model: Any
+    ref: WeightsRef | None
+    label: str
+
+
+@dataclass(frozen=True)
+class Generation:
+    content: str  # the text without tool-call blocks
+    tool_calls: list[dict[str, Any]]
+    finish_reason: str  # "stop" | "length" | "tool_calls"
+    prompt_ids: list[int]
+    response_ids: list[int]
+    logprobs: list[float]
+    model: str  # "metaclaw/<name>"
+    weights: str  # Weights.label of the version that answered
+    step: int | None  # the trainer step of those weights (None: the base model)
+
+    def message(self) -> dict[str, Any]:
+        """The OpenAI assistant message."""
+        msg: dict[str, Any] = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            msg["tool_calls"] = self.tool_calls
+        elif msg["content"] is None:
+            msg["content"] = ""
+        return msg
+
+    def usage(self) -> dict[str, int]:
+        p, c = len(self.prompt_ids), len(self.response_ids)
+        return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+
+
+def _same_model(a: str, b: str) -> bool:
+    try:
+        return Path(a).expanduser().resolve() == Path(b).expanduser().resolve()
+    except OSError:
+        return a == b
+
+
+class ServedPolicy:
+    """The policy that ``metaclaw/<name>`` and ``POST /v1/chat/completions`` answer with.
+
+    ``start()`` loads the base (and the latest published adapter when ``db`` has one) on the loader thread and,
+    with ``db`` and ``poll_interval``, starts a :class:`~metaclaw_plugin.serving.watch.WeightsWatcher` that swaps
+    in what another process's trainer publishes. ``db`` also receives the token records (None: not recorded).
+    """
+
+    def __init__(
+        self,
+        base_model: str,
+        *,
+        name: str = "policy",
+        device: str = "auto",
+        db: Database | None = None,
+        max_new_tokens: int = 256,
+        workers: int = 4,
+        poll_interval: float | None = 2.0,
+        backend: str = "local",
+        service: Any = None,
+    ) -> None:
+        if backend not in ("local", "tinker"):
+            raise ValueError(f"backend must be local or tinker, not {backend!r}")
+        self.backend = backend
+        self._service = service  # tinker: a tinker.ServiceClient (made on first load when None)
+        self.name = name
+        self.model_name = f"metaclaw/{name}"
+        self.base_model = base_model
+        self.device = device
+        self.db = db
+        self.max_new_tokens = max_new_tokens
+        self.poll_interval = poll_interval
+        self.counters: Counter[str] = Counter()
+        self.load_error: str | None = None
+        self._current: Weights | None = None
+        self._base: Any = None
+        self._tokenizer: Any = None
+        self._tok_lock = threading.Lock()
+        self._stop_ids: frozenset[int] = frozenset()
+        self._max_positions: int | None = None
+        self._wanted: WeightsRef | None = None
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="metaclaw-policy")
+        self._loader = ThreadPoolExecutor(1, thread_name_prefix="metaclaw-policy-load")
+        self._watcher: Any = None
+        self._started = False
+        self._start_lock = threading.Lock()
+
+    # -- lifecycle ------------------------------------------------------------------------------------------
+    def start(self) -> Future[Weights]:
+        """Load in the background (idempotent); the future resolves to the first version served."""
+        with self._start_lock:
+            if not self._started:
+                self._started = True
+                self._first: Future[Weights] = self._loader.submit(self._load_first)
+            return self._first
+
+    def _load_first(self) -> Weights:
+        try:
+            self._current = self._load_tinker() if self.backend == "tinker" else self._load_local()
+            ref = self._latest_ref()
+            if ref is not None:
+                try:
+                    self._current = self._build(ref)
+                except Exception as e:
+                    self.counters["swap_errors"] += 1
+                    log.error("the published weights %s could not be loaded (%s); serving the base model", ref.path, e)
+        except Exception as e:
+            self.load_error = f"{type(e).__name__}: {e}"
+            log.error("the served policy could not load %s: %s", self.base_model, self.load_error)
+            raise
+        if self.db is not None and self.poll_interval:
+            from .watch import WeightsWatcher
+
+            self._watcher = WeightsWatcher(
+                self.db, [self.swap], interval=self.poll_interval, seen=self._current.ref, name="policy"
+            )
+            self._watcher.start()
+        log.info("served policy %s ready on %s (%s)", self.model_name, self.device, self._current.label)
+        return self._current
+
+    def _set_tokenizer(self, tok: Any, extra_stop: Any = None) -> None:
+        self._tokenizer = tok
+        stop = {tok.eos_token_id, *_as_list(extra_stop)}
+        im_end = tok.convert_tokens_to_ids("<|im_end|>") if "<|im_end|>" in tok.get_vocab() else None
+        self._stop_ids = frozenset(i for i in (*stop, im_end) if isinstance(i, int))
+
+    def _load_local(self) -> Weights:
+        import torch
+
+        if self.device == "auto":
+            self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        model, tok = load_base(self.base_model, self.device)
+        model.eval()
+        self._base = model
+        self._set_tokenizer(tok, getattr(model.generation_config, "eos_token_id", None))
+        self._max_positions = getattr(model.config, "max_position_embeddings", None)
+        # transformers 5 renamed the KV cache argument and output field (past_key_values -> cache)
+        self._cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+        self._torch = torch
+        return Weights(model, None, BASE)
+
+    def _load_tinker(self) -> Weights:
+        if self._service is None:
+            import tinker
+
+            self._service = tinker.ServiceClient()
+        client = self._service.create_sampling_client(base_model=self.base_model).result()
+        self._set_tokenizer(client.get_tokenizer())
+        self.device = "tinker"
+        return Weights(client, None, BASE)
+
+    def wait_ready(self, timeout: float | None = None) -> Weights:
+        """The current version, after the first load (raises the load's error, or TimeoutError)."""
+        return self.start().result(timeout)
+
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
+        self._loader.shutdown(wait=False, cancel_futures=True)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _latest_ref(self) -> WeightsRef | None:
+        if self.db is None:
+            return None
+        ref = latest(self.db)
+        return ref if ref is not None and ref.backend == self.backend else None
+
+    # -- hot swap -------------------------------------------------------------------------------------------
+    @property
+    def current(self) -> Weights | None:
+        """The version a request starting now gets. Hold the object to keep using it."""
+        return self._current
+
+    def swap(self, ref: WeightsRef) -> Future[Weights]:
+        """Load ``ref`` into a new model object on the loader thread, then switch to it. Never blocks.
+
+        A swap that a newer one overtakes (while it waits or loads) is skipped, even when its load failed: the
+        trainer prunes older adapter folders. A failed load of the newest keeps the current weights (the future
+        carries the error; it is logged and counted)."""
+        self._wanted = ref
+        return self._loader.submit(self._swap, ref)
+
+    def _swap(self, ref: WeightsRef) -> Weights:
+        self.wait_ready()
+        cur = self._current
+        assert cur is not None
+        if ref is not self._wanted or (cur.ref is not None and cur.ref == ref):
+            return cur  # overtaken while it waited (a loaded one is served even if newer ones follow: no livelock)
+        try:
+            new = self._build(ref)
+        except Exception:
+            # The trainer prunes older adapter folders: a load that fails after a newer one was published
+            # gives way to it (asked for already, or read from the store now) instead of counting as an error.
+            newer = self._latest_ref() if ref is self._wanted else None
+            if ref is not self._wanted or (newer is not None and newer.step > ref.step):
+                self.counters["swaps_superseded"] += 1
+                log.info("hot swap to %s gave way to a newer one (it failed while loading)", ref.path)
+                if newer is not None:
+                    self.swap(newer)
+                return cur
+            self.counters["swap_errors"] += 1
+            log.exception("hot swap to %s failed; still serving %s", ref.path, cur.label)
+            raise
+        self._current = new  # the switch: one reference, atomic under the GIL
+        self.counters["swaps"] += 1
+        log.info("served policy %s now answers with step %d (%s)", self.model_name, ref.step, ref.path)
+        return new
+
+    def _build(self, ref: WeightsRef) -> Weights:
+        if ref.backend != self.backend:
+            raise ValueError(
+                f"weights of the {ref.backend!r} backend ({ref.path}) cannot be served by this {self.backend} policy"
+            )
+        if self.backend == "tinker":
+            if ref.base_model != self.base_model:
+                raise ValueError(f"the weights {ref.path} were trained on {ref.base_model}, not on {self.base_model}")
+            return Weights(self._service.create_sampling_client(model_path=ref.path).result(), ref, ref.path)
+        if not _same_model(ref.base_model, self.base_model):
+            raise ValueError(f"the adapter {ref.path} was trained on {ref.base_model}, not on {self.base_model}")
+        if not (Path(ref.path) / "adapter_config.json").is_file():
+            raise ValueError(f"{ref.path} is not a PEFT adapter folder (no adapter_config.json)")
+        from peft import PeftModel
+
+        model = copy.deepcopy(self._base)  # the base stays pristine: every version starts from it
+        model = PeftModel.from_pretrained(model, ref.path, is_trainable=False).merge_and_unload()
+        model.eval()
+        return Weights(model, ref, ref.path)
+
+    # -- sampling -------------------------------------------------------------------------------------------
+    def prompt_ids(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[int]:
+        """The policy's chat template applied to ``messages`` (and ``tools``), with the generation prompt.
+
+        A plain conversation (no tools, no tool calls) goes through the trainer's own ``samples.prompt_ids``, so
+        the ids recorded here are the ids the trainer rebuilds from the captured turn, and the sample keeps these
+        logprobs. With tools, the template also renders them (and earlier tool calls), which the trainer's
+        tokenisation does not: such answers train without behaviour logprobs."""
+        self.wait_ready()
+        if not messages:
+            raise PolicyInputError("messages must not be empty")
+        msgs = template_messages(messages)
+        plain = not tools and not any(m.get("tool_calls") or m.get("role") == "tool" for m in msgs)
+        with self._tok_lock:
+            if plain:
+                return samples.prompt_ids(self._tokenizer, msgs)
+            ids = self._tokenizer.apply_chat_template(
+                msgs, tools=tools or None, add_generation_prompt=True, tokenize=True, return_dict=False
+            )
+        return [int(i) for i in ids]
+
+    def generate(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        max_tokens: int | None = None,
+        temperature: float = 1.0,
+        seed: int | None = None,
+    ) -> Generation:
+        """Sample one answer from the current weights (blocking; see :meth:`agenerate`)."""
+        for item in self.stream(messages, tools, max_tokens=max_tokens, temperature=temperature, seed=seed):
+            if isinstance(item, Generation):
+                return item
+        raise AssertionError("stream ended without a generation")  # pragma: no cover
+
+    def stream(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        max_tokens: int | None = None,
+        temperature: float = 1.0,
+        seed: int | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[str | Generation]:
+        """Text chunks as they are sampled (tool-call blocks held back), then the :class:`Generation`."""
+        if temperature < 0:
+            raise PolicyInputError("temperature must be >= 0")
+        n = self.max_new_tokens if max_tokens is None else int(max_tokens)
+        if n < 1:
+            raise PolicyInputError("max_tokens must be at least 1")
+        prompt = self.prompt_ids(messages, tools)
+        if self._max_positions and len(prompt) + n > self._max_positions:
+            n = self._max_positions - len(prompt)
+            if n < 1:
+                raise PolicyInputError(
+                    f"the prompt is {len(prompt)} tokens; the model's context is {self._max_positions}"
+                )
+        w = self._current  # read once: this request finishes on these weights whatever swaps meanwhile
+        assert w is not None
+        self.counters["requests"] += 1
+        seed = seed if seed is not None else secrets.randbits(63)
+        sample = self._sample_tinker if self.backend == "tinker" else self._sample_local
+        out: list[int] = []
+        lps: list[float] = []
+        finish = "length"
+        sent = 0
+        text = ""
+        for tok, lp in sample(w, prompt, n, temperature, seed):
+            out.append(tok)
+            lps.append(lp)
+            if tok in self._stop_ids:
+                finish = "stop"
+                break
+            with self._tok_lock:
+                text = self._tokenizer.decode(out, skip_special_tokens=True)
+            if not text.endswith("\ufffd"):  # a multi-byte character is complete
+                upto = safe_prefix(text)
+                if upto > sent:
+                    yield text[sent:upto]
+                    sent = upto
+            if cancel is not None and cancel.is_set():
+                finish = "cancelled"
+                break
+        with self._tok_lock:
+            text = self._tokenizer.decode(out, skip_special_tokens=True)
+        content, calls = parse_tool_calls(text)
+        if not calls and len(text) > sent:
+            yield text[sent:]  # held back as a possible tool call that was not one
+        if calls:
+            finish = "tool_calls"
+        g = Generation(
+            content, calls, finish, prompt, out, lps, self.model_name, w.label, w.ref.step if w.ref else None
+        )
+        if finish != "cancelled":  # nobody received it: nothing to learn from
+            self._record(g)
+        yield g
+
+    def _sample_local(
+        self, w: Weights, prompt: list[int], n: int, temperature: float, seed: int
+    ) -> Iterator[tuple[int, float]]:
+        """Token by token with a KV cache: (token, its logprob under the sampling distribution)."""
+        torch = self._torch
+        gen = torch.Generator(device=self.device)
+        gen.manual_seed(seed)
+        past = None
+        ids = torch.tensor([prompt], device=self.device)
+        for _ in range(n):
+            with torch.no_grad():
+                o = w.model(input_ids=ids, use_cache=True, **{self._cache_kw: past})
+                past = getattr(o, self._cache_kw)
+                logits = o.logits[0, -1].float()
+                if temperature > 0:
+                    logp = torch.log_softmax(logits / temperature, dim=-1)
+                    tok = int(torch.multinomial(logp.exp(), 1, generator=gen).item())
+                else:
+                    logp = torch.log_softmax(logits, dim=-1)
+                    tok = int(logits.argmax().item())
+            yield tok, float(logp[tok].item())
+            ids = torch.tensor([[tok]], device=self.device)
+
+    def _sample_tinker(
+        self, w: Weights, prompt: list[int], n: int, temperature: float, seed: int
+    ) -> Iterator[tuple[int, float]]:
+        """One request to Tinker's sampling client (no token streaming): the tokens and their logprobs."""
+        from tinker import types
+
+        params = types.SamplingParams(
+            max_tokens=n, temperature=temperature, seed=seed % 2**31, stop=sorted(self._stop_ids)
+        )
+        resp = w.model.sample(prompt=types.ModelInput.from_ints(prompt), num_samples=1, sampling_params=params)
+        seq = resp.result().sequences[0]
+        lps = seq.logprobs
+        if lps is None or len(lps) != len(seq.tokens):
+            raise RuntimeError("Tinker returned no logprobs for the sampled tokens")
+        yield from zip((int(t) for t in seq.tokens), (float(x) for x in lps))
+
+    def _record(self, g: Generation) -> None:
+        if self.db is None:
+            return
+        try:
+            key = tokens.response_key(g.content, g.tool_calls)
+            rec = tokens.TokenRecord(g.prompt_ids, g.response_ids, g.logprobs, model=g.model, weights=g.weights)
+            tokens.record(self.db, key, rec)
+        except Exception:
+            self.counters["record_errors"] += 1
+            log.exception("the served policy could not record the tokens of an answer; the answer is sent anyway")
+
+    # -- async ----------------------------------------------------------------------------------------------
+    async def agenerate(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **kw: Any
+    ) -> Generation:
+        """:meth:`generate` on the worker pool."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, lambda: self.generate(messages, tools, **kw))
+
+    async def astream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **kw: Any
+    ) -> AsyncGenerator[str | Generation, None]:
+        """:meth:`stream` on the worker pool; a consumer that stops early cancels the sampling."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        cancel = threading.Event()
+        done = object()
+
+        def put(item: Any) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        def run() -> None:
+            try:
+                for item in self.stream(messages, tools, cancel=cancel, **kw):
+                    put(item)
+            except BaseException as e:
+                put(e)
+            put(done)
+
+        self._pool.submit(run)
+        try:
+            while True:
+                item = await queue.get()
+                if item is done:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            cancel.set()
+
+    def status(self) -> dict[str, Any]:
+        w = self._current
+        return {
+            "model": self.model_name,
+            "base_model": self.base_model,
+            "device": self.device,
+            "ready": w is not None,
+            "load_error": self.load_error,
+            "weights": w.label if w else None,
+            "step": w.ref.step if w and w.ref else None,
+            **{k: self.counters[k] for k in ("requests", "swaps", "swaps_superseded", "swap_errors", "record_errors")},
+        }
+
+
+def _as_list(x: Any) -> list[Any]:
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple, set)) else [x]

@@ -1,0 +1,160 @@
+"""``metaclaw/<name>`` as a LiteLLM custom provider (metaclaw_litellm/policy.py): real litellm calls (completion,
+streaming, acompletion, astreaming, tool calls), the default handler built from the config, and a real LiteLLM
+proxy process that serves ``metaclaw/policy`` with the metaclaw callback capturing its turns."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import httpx
+import litellm
+import pytest
+import yaml
+from litellm_support import journal_turns
+from policy_support import TOOL_TEXT, WEATHER_TOOL, force_output
+
+import metaclaw_plugin
+from metaclaw_litellm.policy import MetaClawPolicyLLM, register
+from metaclaw_plugin.devtools.proxyrun import ModelSpec, proxy_config, start_proxy, write_config
+from metaclaw_plugin.serving import ServedPolicy
+from metaclaw_plugin.store import Database
+from metaclaw_plugin.training import tokens
+
+MSGS = [{"role": "user", "content": "Summarise the meeting notes"}]
+
+
+@pytest.fixture()
+def provider_map():
+    saved = list(litellm.custom_provider_map)
+    yield
+    litellm.custom_provider_map = saved
+
+
+@pytest.fixture()
+def policy(policy_base: Path, tmp_path: Path, provider_map):
+    p = ServedPolicy(str(policy_base), db=Database(tmp_path / "m.db"), max_new_tokens=10, poll_interval=None)
+    p.wait_ready(60)
+    register(MetaClawPolicyLLM(p))
+    yield p
+    p.close()
+
+
+def test_completion_and_streaming(policy: ServedPolicy) -> None:
+    r = litellm.completion(model="metaclaw/policy", messages=MSGS, seed=3)
+    g = policy.generate(MSGS, seed=3)
+    assert r.choices[0].message.content == g.content and r.usage.completion_tokens == len(g.response_ids)
+    assert r._hidden_params["metaclaw"] == {"weights": "base", "step": None}
+    chunks = list(litellm.completion(model="metaclaw/policy", messages=MSGS, seed=3, stream=True))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == g.content
+    assert chunks[-1].choices[0].finish_reason == g.finish_reason
+    rec = tokens.lookup(policy.db, tokens.response_key(g.content))
+    assert rec is not None and rec.response_ids == g.response_ids
+
+
+def test_async_and_tool_calls(policy: ServedPolicy) -> None:
+    force_output(policy, TOOL_TEXT)
+
+    async def main():
+        r = await litellm.acompletion(model="metaclaw/policy", messages=MSGS, tools=[WEATHER_TOOL], max_tokens=200)
+        s = await litellm.acompletion(
+            model="metaclaw/policy", messages=MSGS, tools=[WEATHER_TOOL], max_tokens=200, stream=True
+        )
+        return r, [c async for c in s]
+
+    r, chunks = asyncio.run(main())
+    msg = r.choices[0].message
+    assert r.choices[0].finish_reason == "tool_calls" and msg.content == "Let me check."
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in msg.tool_calls] == [
+        ("get_weather", {"city": "Paris"})
+    ]
+    calls = [tc for c in chunks for tc in (c.choices[0].delta.tool_calls or [])]
+    assert [(tc.function.name, tc.function.arguments) for tc in calls] == [("get_weather", '{"city": "Paris"}')]
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
+    s = litellm.completion(model="metaclaw/policy", messages=MSGS, tools=[WEATHER_TOOL], max_tokens=200, stream=True)
+    assert [tc.function.name for c in s for tc in (c.choices[0].delta.tool_calls or [])] == ["get_weather"]
+
+
+def test_wrong_name_and_bad_input_are_clear_errors(policy: ServedPolicy) -> None:
+    with pytest.raises(litellm.ServiceUnavailableError, match="this handler serves metaclaw/policy"):
+        litellm.completion(model="metaclaw/other", messages=MSGS)
+    with pytest.raises(litellm.BadRequestError, match="context"):
+        litellm.completion(model="metaclaw/policy", messages=[{"role": "user", "content": "x " * 3000}])
+
+
+def test_default_handler_serves_the_configured_policy(home: Path, policy_base: Path, provider_map) -> None:
+    (home / "config.yaml").write_text(
+        yaml.safe_dump({"training": {"base_model": str(policy_base)}, "serving": {"name": "tiny"}})
+    )
+    register()
+    try:
+        r = litellm.completion(model="metaclaw/tiny", messages=MSGS, max_tokens=4, seed=1)
+        assert r.usage.completion_tokens >= 1
+        assert metaclaw_plugin.served_policy().counters["requests"] == 1
+    finally:
+        metaclaw_plugin.served_policy().close()
+
+
+@pytest.mark.slow
+def test_a_real_litellm_proxy_serves_metaclaw_policy(tmp_path: Path, home: Path, policy_base: Path) -> None:
+    (home / "config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "mode": "rl",
+                "training": {"base_model": str(policy_base)},
+                "serving": {"max_new_tokens": 8},
+                # the tiny model's context is 1024 of its tokens: keep the injected skills short
+                "injection": {"max_injected_tokens": 120, "convention_tokens": 0},
+            }
+        )
+    )
+    cfg = proxy_config(
+        [ModelSpec("metaclaw/policy")],
+        litellm_settings={
+            "custom_provider_map": [{"provider": "metaclaw", "custom_handler": "metaclaw_litellm.policy.handler"}]
+        },
+    )
+    path = write_config(tmp_path / "proxy" / "config.yaml", cfg)
+    env = {**os.environ, "METACLAW_HOME": str(home)}
+    with start_proxy(path, env=env, log_path=tmp_path / "proxy.log", timeout=240) as proxy:
+        h = proxy.headers(**{"X-Session-Id": "rl-1"})
+        body = {"model": "metaclaw/policy", "messages": MSGS, "seed": 5}
+        r = httpx.post(proxy.url + "/chat/completions", json=body, headers=h, timeout=120)
+        assert r.status_code == 200, (r.text, proxy.log_tail())
+        text = r.json()["choices"][0]["message"]["content"]
+        s = httpx.post(proxy.url + "/chat/completions", json={**body, "stream": True}, headers=h, timeout=120)
+        assert s.status_code == 200
+        streamed = "".join(
+            (json.loads(line[6:])["choices"] or [{}])[0].get("delta", {}).get("content") or ""
+            for line in s.text.splitlines()
+            if line.startswith("data: {")
+        )
+        assert streamed == text  # same seed, same weights
+        # the policy recorded its tokens, and the metaclaw callback captured the turns with that answer
+        rec = tokens.lookup(Database(home / "metaclaw.db"), tokens.response_key(text))
+        assert rec is not None and rec.model == "metaclaw/policy" and rec.weights == "base"
+        turns = [t for t in journal_turns(home).values() if t.get("session_id") == "rl-1"]
+        assert len(turns) == 2, proxy.log_tail()
+
+
+def test_metaclaw_plugin_proxy_declares_the_provider_for_metaclaw_models(home: Path) -> None:
+    from click.testing import CliRunner
+
+    from metaclaw_plugin.cli import main
+
+    r = CliRunner().invoke(main, ["proxy", "--model", "metaclaw/policy", "--model", "gpt=openai/gpt-4o", "--dry-run"])
+    assert r.exit_code == 0, r.output
+    cfg = yaml.safe_load((home / "litellm-proxy.yaml").read_text())
+    assert cfg["litellm_settings"]["custom_provider_map"] == [
+        {"provider": "metaclaw", "custom_handler": "metaclaw_litellm.policy.handler"}
+    ]
+    assert {m["model_name"]: m["litellm_params"]["model"] for m in cfg["model_list"]} == {
+        "metaclaw/policy": "metaclaw/policy",
+        "gpt": "openai/gpt-4o",
+    }
+    r = CliRunner().invoke(main, ["proxy", "--model", "openai/gpt-4o", "--dry-run"])
+    assert "custom_provider_map" not in yaml.safe_load((home / "litellm-proxy.yaml").read_text()).get(
+        "litellm_settings", {}
+    )
