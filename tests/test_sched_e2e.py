@@ -72,7 +72,8 @@ def test_real_scheduler_drives_a_real_step_and_a_request_during_the_next_is_not_
         )
     )
     db_file = home / "metaclaw.db"
-    capture(db_file, a_and_b(6))  # 24 captured turns, queued as fresh samples
+    # 30 batches of fresh samples: the trainer is still stepping when the request comes, however slow this machine is
+    capture(db_file, a_and_b(30))
     port = free_port()
     env = {**os.environ, "METACLAW_HOME": str(home), "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(
