@@ -28,7 +28,7 @@ from .store.backend import postgres_of
 from .store.election import host_id
 from .store.skill_library import SharedSkillLibrary
 from .store.trajectories import TrajectoryStore
-from .types import Message, Turn, TurnContext
+from .types import Message, Session, Turn, TurnContext
 from .worker import BackgroundWorker
 
 log = logging.getLogger("metaclaw_plugin")
@@ -419,6 +419,12 @@ class MetaClawPlugin:
         """Wait for background work and the store writer (tests, CLI, shutdown)."""
         ok = self.worker.wait_idle(timeout)
         return self.store.flush(timeout) and ok
+
+    def read_session(self, session_id: str, tenant: str | None = None) -> Session | None:
+        """A session with its turns, for people and tests (the API, the dashboard): waits up to 2 s for the
+        write-behind queue first, so what was just captured shows. Never called on the request path."""
+        self.store.flush(2.0)
+        return self.store.get_session(session_id, tenant=tenant)
 
     def status(self) -> dict[str, Any]:
         skills = self.skills.skills

@@ -473,11 +473,7 @@ def create_app(
         sid = request.path_params["session_id"]
         tenant = request.query_params.get("tenant") or None
 
-        def read() -> Any:
-            plugin.store.flush(2.0)
-            return plugin.store.get_session(sid, tenant=tenant)
-
-        s = await run_in_threadpool(read)
+        s = await run_in_threadpool(plugin.read_session, sid, tenant)
         if s is None:
             raise ApiError(404, f"no session {sid!r}")
         d = _jsonable(s)

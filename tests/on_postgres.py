@@ -11,30 +11,18 @@ import itertools
 import os
 
 import pytest
-from postgres_support import PASSWORD, missing_reason, start_server
+
+pytest_plugins = ["postgres_support"]  # its session fixture pg_server starts the one server
 
 _names = itertools.count()
 
 
-@pytest.fixture(scope="session")
-def _pg_for_all():
-    reason = missing_reason()
-    if reason:
-        pytest.skip(f"NO POSTGRESQL: {reason}")
-    srv = start_server()
-    os.environ["PGPASSWORD"] = PASSWORD
-    try:
-        yield srv
-    finally:
-        srv.destroy()
-
-
 @pytest.fixture(autouse=True)
-def _on_postgres(_pg_for_all, monkeypatch: pytest.MonkeyPatch) -> None:
+def _on_postgres(pg_server, monkeypatch: pytest.MonkeyPatch) -> None:
     import psycopg
 
     name = f"each_{os.getpid()}_{next(_names)}"
-    with psycopg.connect(_pg_for_all.url, autocommit=True) as c:
+    with psycopg.connect(pg_server.url, autocommit=True) as c:
         c.execute(f'CREATE DATABASE "{name}"')
     monkeypatch.setenv("METACLAW_STORAGE__BACKEND", "postgres")
-    monkeypatch.setenv("METACLAW_STORAGE__URL", f"postgresql://metaclaw@127.0.0.1:{_pg_for_all.port}/{name}")
+    monkeypatch.setenv("METACLAW_STORAGE__URL", f"postgresql://metaclaw@127.0.0.1:{pg_server.port}/{name}")

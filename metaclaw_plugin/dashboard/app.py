@@ -174,11 +174,7 @@ def create_dashboard(plugin: Any, token: str) -> Any:
         sid = request.path_params["session_id"]
         tenant = request.query_params.get("tenant") or None
 
-        def read() -> Any:
-            plugin.store.flush(2.0)
-            return plugin.store.get_session(sid, tenant=tenant)
-
-        s = await run_in_threadpool(read)
+        s = await run_in_threadpool(plugin.read_session, sid, tenant)
         if s is None:
             return HTMLResponse(pages.layout("No such session", "/sessions", f"<p>No session {pages.e(sid)}.</p>"), 404)
         rewards = await run_in_threadpool(data.session_rewards, settings.db_file, [t.turn_id for t in s.turns])

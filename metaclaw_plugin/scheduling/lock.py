@@ -16,17 +16,9 @@ from typing import Any
 
 from filelock import FileLock
 
+from ..procs import pid_alive
+
 LOCK_FILE = "trainer.lock"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class TrainerLock:
@@ -46,7 +38,7 @@ class TrainerLock:
     def _stale(self, h: dict[str, Any], now: float) -> bool:
         if now - float(h.get("heartbeat", 0)) > self.stale_s:
             return True
-        return h.get("host") == self.me["host"] and not _alive(int(h.get("pid", 0)))
+        return h.get("host") == self.me["host"] and not pid_alive(int(h.get("pid", 0)))
 
     def _mine(self, h: dict[str, Any] | None) -> bool:
         return bool(h) and all(h.get(k) == v for k, v in self.me.items())  # type: ignore[union-attr]

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..privacy import Redactor
+from ..procs import pid_alive
 from ..skillbank.render import CLOSE, OPEN
 from ..types import Message, Session, Turn
 from .sqlite import connect
@@ -232,20 +233,10 @@ class _Journal:
                 pid = int(p.name.split("-", 1)[0])
             except ValueError:
                 continue
-            alive = pid != os.getpid() and _pid_alive(pid)
+            alive = pid != os.getpid() and pid_alive(pid)
             if not alive:
                 out.append(p)
         return out
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class TrajectoryStore:
