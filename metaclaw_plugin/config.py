@@ -469,7 +469,11 @@ class Settings(BaseSettings):
         validate_assignment=True,
     )
 
-    mode: Literal["skills_only", "rl", "auto"] = "skills_only"
+    mode: Literal["skills_only", "rl", "auto"] = Field(
+        "auto",
+        description="skills_only: inject, capture, evolve; rl: also train whenever a fresh batch is ready; auto: "
+        "train only in idle windows. auto and rl learn skills only until a training backend can run (status says why).",
+    )
     home: Path = Field(default_factory=lambda: Path(os.environ.get("METACLAW_HOME") or DEFAULT_HOME))
     skills_dir: Path | None = Field(None, description="Default: <home>/skills")
     db_path: Path | None = Field(None, description="Default: <home>/metaclaw.db")

@@ -17,7 +17,12 @@ def write(path: Path, text: str) -> Path:
 
 def test_defaults_and_paths(home: Path):
     s = Settings.load()
-    assert s.mode == "skills_only" and s.retrieval.top_k == 6 and s.injection.max_injected_tokens == 800
+    assert (
+        s.mode == "auto"
+        and s.mode_note == "training is off: training.base_model is not set (local backend); auto learns skills only"
+        and s.retrieval.top_k == 6
+        and s.injection.max_injected_tokens == 800
+    )
     assert s.skills_path == home / "skills" and s.db_file == home / "metaclaw.db"
     assert s.server.host == "127.0.0.1" and s.privacy.redact and not s.privacy.store_raw
 
@@ -94,7 +99,7 @@ def test_a_training_mode_without_a_trainer_says_so_in_status_and_doctor(home: Pa
 
     from metaclaw_plugin.cli import main as cli_main
 
-    assert Settings.load().mode_note is None
+    assert Settings(mode="skills_only").mode_note is None
     env = {"METACLAW_HOME": str(home), "METACLAW_MODE": "rl"}
     status = json.loads(CliRunner().invoke(cli_main, ["status", "--json"], env=env).output)
     assert status["mode"] == "rl" and "training is off: training.base_model is not set" in status["mode_note"]

@@ -35,7 +35,7 @@ def test_status_says_learning_is_off_why_and_what_to_do_next(home: Path):
     learning = data["learning"]
     assert not learning["evolver"]["on"] and "evolution.model" in learning["evolver"]["why"]
     assert not learning["judge"]["on"] and "reward.model" in learning["judge"]["why"]
-    assert not learning["training"]["on"] and "skills_only" in learning["training"]["why"]
+    assert not learning["training"]["on"] and "training.base_model is not set" in learning["training"]["why"]
     assert data["budget"] == {}  # no evolver, no judge: no "200 calls left" of something that is not there
     assert "metaclaw-plugin demo" in data["next_step"]
     text = run("status").stdout

@@ -18,6 +18,7 @@ def js(*args: str, env: dict[str, str] | None = None, codes: tuple[int, ...] = (
 
 
 def test_stored_mode_wins_over_config_and_status_and_doctor_say_whether_it_trains(home: Path) -> None:
+    (home / "config.yaml").write_text("mode: skills_only\n")
     assert js("mode") == {
         "mode": "skills_only",
         "source": "config",

@@ -119,6 +119,7 @@ def test_async_host_gets_an_asyncio_scheduler_and_a_thread_when_its_loop_ends(ho
 
 
 def test_mode_switch_through_the_cli_and_the_api_is_picked_up_by_a_running_plugin(home: Path) -> None:
+    (home / "config.yaml").write_text("mode: skills_only\n")  # what the CLI in another process reads
     plugin, _, trainer, omls = start(home, "skills_only", {"batch_size": 2, "micro": 1})
     try:
         time.sleep(0.4)
