@@ -123,6 +123,28 @@ def test_sample_buffer_on_either_backend(any_db):
     assert (st.generation, st.pending, st.queued, st.support) == (1, 0, 0, 1) and st.dropped_stale == 5
 
 
+def test_buffer_stats_are_one_snapshot_while_the_learner_bumps(any_db):
+    """stats() polled while another thread bumps the generation: each bump moves one sample from queued to
+    dropped, so every read must see queued + dropped_stale == n (a read torn across a commit sees n + 1)."""
+    n = 40
+    buf = SampleBuffer(any_db)
+    for g in range(n):
+        assert buf.add(Sample(f"t{g}", "s", "default", g, 1.0, created_at=float(g)))
+    bumper = threading.Thread(target=lambda: [buf.on_generation(g) for g in range(1, n + 1)])
+    torn = []
+    reads = 0
+    bumper.start()
+    while bumper.is_alive() or reads == 0:
+        st = buf.stats()
+        reads += 1
+        if st.queued + st.dropped_stale != n or st.generation != st.dropped_stale:
+            torn.append(st)
+    bumper.join()
+    assert not torn, (reads, torn[:3])
+    st = buf.stats()
+    assert (st.generation, st.queued, st.dropped_stale) == (n, 0, n)
+
+
 MIGRATE = """
 import json, sys
 from metaclaw_plugin.store.postgres import PostgresDatabase, migrate_postgres

@@ -228,22 +228,39 @@ class SampleBuffer:
         return [_sample(r) for r in self.db.query(sql, args)]
 
     def stats(self) -> BufferStats:
+        """The counts and counters as of one moment: a single statement, so on PostgreSQL (where each
+        ``execute`` outside a transaction may take another pooled connection) a bump committed by the
+        learner in between cannot pair the old queue with the new counters."""
         with self.db.lock:
-            c = self.db
-            counts = dict(c.execute("SELECT state, COUNT(*) FROM buffer_samples GROUP BY state").fetchall())
-            support = c.execute("SELECT COUNT(*) FROM buffer_support").fetchone()[0]
-            return BufferStats(
-                generation=self._meta(c, "generation"),
-                queued=int(counts.get("queued", 0)),
-                pending=int(counts.get("pending", 0)),
-                trained=int(counts.get("trained", 0)),
-                dropped_stale=self._meta(c, "dropped_stale"),
-                support=int(support),
-                rejected_stale=self._meta(c, "rejected_stale"),
-            )
+            return BufferStats(**_stats_row(self.db.execute(STATS_SQL).fetchone()))
 
     def close(self) -> None:
         self.db.close()
+
+
+def _meta_sql(key: str) -> str:
+    return f"(SELECT value FROM buffer_meta WHERE key = '{key}')"
+
+
+def _count_sql(state: str) -> str:
+    return f"(SELECT COUNT(*) FROM buffer_samples WHERE state = '{state}')"
+
+
+_STATS_COLUMNS = {  # BufferStats's fields, in its order
+    "generation": _meta_sql("generation"),
+    "queued": _count_sql("queued"),
+    "pending": _count_sql("pending"),
+    "trained": _count_sql("trained"),
+    "dropped_stale": _meta_sql("dropped_stale"),
+    "support": "(SELECT COUNT(*) FROM buffer_support)",
+    "rejected_stale": _meta_sql("rejected_stale"),
+}
+STATS_SQL = "SELECT " + ", ".join(_STATS_COLUMNS.values())
+
+
+def _stats_row(row: Any) -> dict[str, int]:
+    """:data:`STATS_SQL`'s one row as :class:`BufferStats` fields (a counter never set reads 0)."""
+    return {k: int(v or 0) for k, v in zip(_STATS_COLUMNS, row, strict=True)}
 
 
 def _sample(r: Any) -> Sample:
@@ -267,19 +284,9 @@ def read_stats(db_path: Path | str) -> dict[str, int]:
     try:
         conn = connect(p, readonly=True)
         try:
-            counts = dict(conn.execute("SELECT state, COUNT(*) FROM buffer_samples GROUP BY state").fetchall())
-            meta = dict(conn.execute("SELECT key, value FROM buffer_meta").fetchall())
-            support = conn.execute("SELECT COUNT(*) FROM buffer_support").fetchone()[0]
+            row = conn.execute(STATS_SQL).fetchone()
         finally:
             conn.close()
     except sqlite3.Error:
         return {}
-    return {
-        "generation": int(meta.get("generation", 0)),
-        "queued": int(counts.get("queued", 0)),
-        "pending": int(counts.get("pending", 0)),
-        "trained": int(counts.get("trained", 0)),
-        "dropped_stale": int(meta.get("dropped_stale", 0)),
-        "support": int(support),
-        "rejected_stale": int(meta.get("rejected_stale", 0)),
-    }
+    return _stats_row(row)
