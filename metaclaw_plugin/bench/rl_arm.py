@@ -25,6 +25,7 @@ from typing import Any
 from .scripted_evolver import ScriptedEvolver
 
 TINY = "tiny"
+TINY_CONTEXT = 8192  # tokens: the agent's prompt (tools, skills, the day's conversation) in the tiny BPE
 RL_NOTE = (
     "NOT A MODEL'S SCORE: the skills+rl agent is a tiny random model built in-process, judged by a scripted "
     "judge; its accuracy is meaningless. This arm measures the slow loop's plumbing (captured turns become "
@@ -67,7 +68,7 @@ def base_model(spec: str | None, work: Path) -> str:
     if not (folder / "config.json").is_file():
         from ..devtools.tinymodel import build_tiny_model
 
-        build_tiny_model(folder, seed=0)
+        build_tiny_model(folder, seed=0, context=TINY_CONTEXT)
     return str(folder)
 
 

@@ -995,6 +995,7 @@ def run(
             f"PLUMBING RUN: a scripted policy ({policy}) played the agent, not a model"
             + ("; a scripted evolver wrote the skills" if offline_evolver else "")
             + ". These numbers test the harness, they are not a model's score."
+            + (" The skills+rl arm's agent is the served policy (its own note below)." if "skills+rl" in arms else "")
             if plumbing
             else f"Scored run: the agent is {model}."
         ),
@@ -1258,7 +1259,7 @@ def _slow_line(arm: str, d: dict[str, Any]) -> str:
     return (
         f"- {arm} {d['day']}: answered by {', '.join(map(_weights, d['weights_answered'])) or 'nothing'}; away: "
         f"{sl['steps']} training step(s) on {sl['samples_used']} sample(s) ({sl['samples_dropped']} dropped, "
-        f"{sl['samples_left']} left over), then serving {_weights(sl['weights_after'])}"
+        f"{sl['samples_left']} left over, mean reward {sl['mean_reward']}), then serving {_weights(sl['weights_after'])}"
     )
 
 
