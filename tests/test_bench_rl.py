@@ -66,3 +66,8 @@ def test_skills_rl_trains_between_days_and_day_two_answers_from_the_new_adapter(
     assert all(learned in r["injected_skills"] for r in d2["rounds"])
     md = wd.markdown(res)
     assert "answered by step-000001" in md and "NOT A MODEL'S SCORE" in md
+
+
+def test_a_policy_model_without_the_rl_arm_is_refused() -> None:
+    with pytest.raises(wd.BenchFormatError, match="add --arm skills\\+rl"):
+        wd.run(EXAMPLE, arms=["skills"], policy_model="smollm2", log=lambda m: None)

@@ -77,7 +77,8 @@ def rl_settings(base: str, judge: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "mode": "auto",
         "scheduler": {"sleep_enabled": False, "idle_sources": [], "calendar_enabled": False},
-        "training": {"base_model": base, "backend": "local", "micro_batch_size": 2},
+        # A full checkpoint after each day's step, so that --resume continues the trainer where the served adapter is.
+        "training": {"base_model": base, "backend": "local", "micro_batch_size": 2, "checkpoint_every": 1},
         "serving": {"poll_interval": 60},
         "reward": {"enabled": True, "votes": 1, "retries": 0, **judge},
     }

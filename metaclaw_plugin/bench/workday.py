@@ -978,6 +978,8 @@ def run(
     bad = [a for a in arms if a not in ARMS]
     if bad:
         raise BenchFormatError(f"unknown arm(s) {bad}; known: {', '.join(ARMS)}")
+    if policy_model is not None and "skills+rl" not in arms:
+        raise BenchFormatError("--policy-model is the skills+rl arm's policy: add --arm skills+rl")
     if policy == "auto":
         policy = "scripted" if bench.layout == "public" else "oracle"
     plumbing = model is None
