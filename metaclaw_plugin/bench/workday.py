@@ -10,8 +10,9 @@ left it, after the day's opening conversation (if the benchmark has one) is repl
 The agent is a minimal LangChain ``create_agent`` agent with four tools (read, write, list, shell)
 confined to the day's workspace. It runs in the arms of :data:`ARMS`: ``baseline`` (no plugin),
 ``skills`` (``MetaClawMiddleware`` in front of the model, a fresh plugin home with an empty library or
-``--skills DIR``, and an evolver), and ``skills+rl`` (unavailable in this build, and said so). The
-skills arm's fast loop is drained after each day, so skills learned on day *n* are in place on day *n+1*.
+``--skills DIR``, and an evolver), and ``skills+rl`` (the skills arm with the served trainable policy as
+the agent's model, trained between days: :mod:`metaclaw_plugin.bench.rl_arm`). The skills arm's fast loop
+is drained after each day, so skills learned on day *n* are in place on day *n+1*.
 
 The model is any LiteLLM model string (``--model``). Without one, a scripted policy plays the agent
 (``scripted``: fixed rules, :mod:`metaclaw_plugin.bench.scripted_policy`; ``oracle``: our rounds'
@@ -620,11 +621,12 @@ def drain_learning(plugin: Any, timeout: float = 300.0) -> dict[str, Any]:
 
 
 # Arms ------------------------------------------------------------------------------------------------
-def _slow_loop_missing() -> str | None:
-    return (
-        "unavailable in this build: the slow loop (LoRA training of the policy in idle windows) is not "
-        "wired into the benchmark yet, so this arm is not run rather than run without it"
-    )
+def _policy_missing() -> str | None:
+    """Why the served policy cannot run here (the ``train-local`` extra: torch, transformers, peft)."""
+    import importlib.util
+
+    missing = [m for m in ("torch", "transformers", "peft") if importlib.util.find_spec(m) is None]
+    return f"{', '.join(missing)} not installed: pip install 'metaclaw-plugin[train-local]'" if missing else None
 
 
 @dataclass(frozen=True)
@@ -640,7 +642,7 @@ ARMS: dict[str, ArmSpec] = {
     for a in (
         ArmSpec("baseline", False, "no plugin"),
         ArmSpec("skills", True, "skill injection + evolution (the fast loop)"),
-        ArmSpec("skills+rl", True, "skills + the slow loop (RL on the policy's weights)", _slow_loop_missing),
+        ArmSpec("skills+rl", True, "skills + the slow loop (RL on the policy's weights)", _policy_missing),
     )
 }
 ARM_ALIASES = {"plugin": "skills"}
@@ -676,6 +678,7 @@ class ArmRunner:
         plugin_settings: dict[str, Any] | None = None,
         skills_dir: Path | None = None,
         session_suffix: str = "",
+        policy_max_tokens: int = 16,
         log: Callable[[str], Any] = print,
     ):
         self.bench = bench
@@ -690,6 +693,7 @@ class ArmRunner:
         self.plugin: Any = None
         self.middleware = None
         self.library: str | None = None
+        self.slow: Any = None  # the skills+rl arm's served policy and trainer (rl_arm.SlowLoop)
         self._turns_seen: dict[str, int] = {}
         work.mkdir(parents=True, exist_ok=True)
         if self.spec.plugin:
@@ -708,6 +712,11 @@ class ArmRunner:
 
             # The runner ends each day's session itself, with the day's outcome.
             self.middleware = MetaClawMiddleware(self.plugin, end_sessions=False)
+            if self.spec.name == "skills+rl":
+                from .rl_arm import SlowLoop
+
+                self.slow = SlowLoop(self.plugin, max_tokens=policy_max_tokens)
+                self.model = self.slow.model
 
     def _agent(self, sandbox: Sandbox) -> Any:
         from langchain.agents import create_agent
@@ -736,6 +745,9 @@ class ArmRunner:
         except Exception as e:
             return None, 0, f"{type(e).__name__}: {str(e)[:300]}"
         new = (state.get("messages") or [])[before:]
+        if self.slow is not None:
+            for m in new:
+                self.slow.note(m)
         usage: list[dict[str, Any]] = [dict(m.usage_metadata or {}) for m in new if isinstance(m, AIMessage)]
         tokens = sum(int(u.get("total_tokens") or 0) for u in usage)
         return state, tokens, None
@@ -819,12 +831,16 @@ class ArmRunner:
         if self.plugin is not None:
             from ..types import TurnContext
 
-            ok = all(r.passed for r in results)
-            self.plugin.on_session_end(
-                TurnContext(thread, host="bench"),
-                {"success": ok, "score": day_out["accuracy"]},
-                reason="bench day end",
-            )
+            outcome = {"success": all(r.passed for r in results), "score": day_out["accuracy"]}
+
+            def end() -> None:
+                self.plugin.on_session_end(TurnContext(thread, host="bench"), outcome, reason="bench day end")
+
+            if self.slow is not None:
+                day_out["weights_answered"] = self.slow.take_weights()
+                day_out["slow_loop"] = self.slow.away(end)
+            else:
+                end()
             day_out["learning"] = drain_learning(self.plugin)
             st = self.plugin.status()
             day_out["skills_active"] = st["skills"]["active"]
@@ -854,6 +870,8 @@ class ArmRunner:
         return []
 
     def close(self) -> None:
+        if self.slow is not None:
+            self.slow.close()
         if self.plugin is not None:
             self.plugin.stop()
 
@@ -939,11 +957,15 @@ def run(
     run_dir: Path | None = None,
     resume: bool = False,
     stop_after_days: int | None = None,
+    policy_model: str | None = None,
+    policy_max_tokens: int = 16,
     log: Callable[[str], Any] = print,
 ) -> dict[str, Any]:
     """Run the arms over the benchmark's days. With ``run_dir`` the workspaces, plugin homes and the
     result so far (``progress.json``, written after every day) are kept there, and ``resume`` continues
-    an interrupted run from them; ``stop_after_days`` stops after that many days (as an interruption)."""
+    an interrupted run from them; ``stop_after_days`` stops after that many days (as an interruption).
+    ``policy_model`` is the skills+rl arm's trainable policy (a local folder or ``smollm2``; default: a
+    tiny random model built in-process), ``policy_max_tokens`` its replies' length."""
     bench = load_bench(bench_dir)
     if days:
         unknown = set(days) - {d.id for d in bench.days}
@@ -956,6 +978,8 @@ def run(
     bad = [a for a in arms if a not in ARMS]
     if bad:
         raise BenchFormatError(f"unknown arm(s) {bad}; known: {', '.join(ARMS)}")
+    if policy_model is not None and "skills+rl" not in arms:
+        raise BenchFormatError("--policy-model is the skills+rl arm's policy: add --arm skills+rl")
     if policy == "auto":
         policy = "scripted" if bench.layout == "public" else "oracle"
     plumbing = model is None
@@ -973,6 +997,7 @@ def run(
             f"PLUMBING RUN: a scripted policy ({policy}) played the agent, not a model"
             + ("; a scripted evolver wrote the skills" if offline_evolver else "")
             + ". These numbers test the harness, they are not a model's score."
+            + (" The skills+rl arm's agent is the served policy (its own note below)." if "skills+rl" in arms else "")
             if plumbing
             else f"Scored run: the agent is {model}."
         ),
@@ -982,6 +1007,7 @@ def run(
             "evolver": evolver_model or ("scripted" if offline_evolver else None),
             "judge": judge_model,
             "api_base": api_base,
+            **({"policy": policy_model or "tiny"} if "skills+rl" in arms else {}),
         },
         "evolver_model": evolver_model,
         "judge_model": judge_model,
@@ -1037,6 +1063,12 @@ def run(
         plugin_settings = _plugin_settings(
             stack, evolver_model, judge_model, api_base, api_key, promotion, retrieval, offline_evolver
         )
+        arm_settings = {a: plugin_settings for a in run_arms if ARMS[a].plugin}
+        rl_summary: dict[str, Any] = {}
+        if "skills+rl" in arm_settings:
+            arm_settings["skills+rl"], rl_summary = _rl_settings(
+                plugin_settings, policy_model, judge_model, scratch / "skills+rl"
+            )
         try:
             for arm in run_arms:
                 prior = result["arms"].get(arm, {}).get("days", [])
@@ -1049,9 +1081,10 @@ def run(
                     scratch / arm,
                     factory,
                     max_steps=max_steps,
-                    plugin_settings=plugin_settings if ARMS[arm].plugin else None,
+                    plugin_settings=arm_settings.get(arm),
                     skills_dir=skills_dir,
                     session_suffix=f"-resume{result['resumed']}" if resume else "",
+                    policy_max_tokens=policy_max_tokens,
                     log=log,
                 )
                 day_results = list(prior)
@@ -1064,6 +1097,8 @@ def run(
                         day_results.append(runner.run_day(day, prev))
                         days_run += 1
                         result["arms"][arm] = _arm_summary(day_results, runner)
+                        if arm == "skills+rl":
+                            result["arms"][arm].update(rl_summary)
                         if progress is not None:
                             progress.write_text(json.dumps(result, indent=2, default=str), "utf-8")
                 finally:
@@ -1091,16 +1126,18 @@ def _plugin_settings(
     retrieval: str | None,
     offline_evolver: bool,
 ) -> dict[str, Any]:
-    """Settings of the plugin arms. Offline, the evolver is :class:`~.reach.ScriptedEvolver` on a local
-    upstream (started in ``stack``); with models, the given ones."""
-    from .reach import ScriptedEvolver, mode_settings, scripted_evolution
+    """Settings of the plugin arms. Offline, the evolver is the scripted one on a local upstream (started in
+    ``stack``; it also plays the skills+rl arm's judge: :class:`~.rl_arm.ScriptedLearners`); with models, the
+    given ones."""
+    from .reach import mode_settings, scripted_evolution
 
     out: dict[str, Any] = {"mode": "skills_only", "evolution": {"promotion": promotion}}
     conn = {**({"api_base": api_base} if api_base else {}), **({"api_key": api_key} if api_key else {})}
     if offline_evolver:
         from ..devtools.upstream import Upstream
+        from .rl_arm import ScriptedLearners
 
-        up = stack.enter_context(Upstream(script=ScriptedEvolver()))
+        up = stack.enter_context(Upstream(script=ScriptedLearners()))  # the judge is for the skills+rl arm
         out["evolution"] = scripted_evolution(up.url, promotion=promotion)
         out["reward"] = {"enabled": False}
     elif evolver_model:
@@ -1110,6 +1147,38 @@ def _plugin_settings(
     if retrieval:
         out["retrieval"] = mode_settings(retrieval)
     return out
+
+
+def _rl_settings(
+    skills: dict[str, Any], policy_model: str | None, judge_model: str | None, work: Path
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The skills+rl arm's plugin settings (the skills arm's, plus :func:`.rl_arm.rl_settings`) and what its
+    summary says about the policy and the judge. Offline (no judge model) the judge is the scripted one, on
+    the scripted evolver's local upstream."""
+    from .rl_arm import JUDGE_RULE, RL_NOTE, TINY, base_model, rl_settings
+
+    tiny = policy_model in (None, TINY)
+    evo = skills.get("evolution") or {}
+    if judge_model:
+        judge: dict[str, Any] = dict(skills["reward"])
+        judged = judge_model
+    elif evo.get("model") == "openai/evolver":  # the scripted upstream is running
+        judge = {"model": "openai/judge", "api_base": evo["api_base"], "api_key": "x"}
+        judged = f"scripted: {JUDGE_RULE}"
+    else:
+        judge, judged = {}, "none: turns are scored by the round feedback and the day's outcome only"
+    extra = rl_settings(base_model(policy_model, work), judge)
+    merged = {k: v for k, v in skills.items()}
+    for k, v in extra.items():
+        merged[k] = {**merged[k], **v} if isinstance(v, dict) and isinstance(merged.get(k), dict) else v
+    if tiny:
+        note = RL_NOTE
+    elif not judge_model:
+        note = f"The policy {policy_model} trained on rewards from {judged}; not a judged model's score."
+    else:
+        note = f"The policy {policy_model}, trained between days on turns judged by {judge_model}."
+    policy = "tiny random model built in-process" if tiny else str(policy_model)
+    return merged, {"policy": policy, "judge": judged, "note": note}
 
 
 def _arm_summary(day_results: list[dict[str, Any]], runner: ArmRunner) -> dict[str, Any]:
@@ -1173,11 +1242,32 @@ def markdown(result: dict[str, Any]) -> str:
         lr = result["arms"][a].get("lesson_reach")
         if lr and lr["overall"]["rounds"]:
             lines += ["", f"Lesson reach ({a}, retrieval {result.get('retrieval')}): " + _reach_line(lr)]
+    for a in arms:
+        x = result["arms"][a]
+        if x.get("note"):
+            lines += ["", f"> **{a}: {x['note']}**"]
+        for d in x["days"]:
+            if "slow_loop" in d:
+                lines.append(_slow_line(a, d))
     if result.get("interrupted"):
         lines.append(f"\nINTERRUPTED: {result['interrupted']}; continue with --resume and the same --run-dir")
     for e in result.get("errors", []):
         lines.append(f"\nnote: {e}")
     return "\n".join(lines)
+
+
+def _slow_line(arm: str, d: dict[str, Any]) -> str:
+    sl = d["slow_loop"]
+    return (
+        f"- {arm} {d['day']}: answered by {', '.join(map(_weights, d['weights_answered'])) or 'nothing'}; away: "
+        f"{sl['steps']} training step(s) on {sl['samples_used']} sample(s) ({sl['samples_dropped']} dropped, "
+        f"{sl['samples_left']} left over, mean reward {sl['mean_reward']}), then serving {_weights(sl['weights_after'])}"
+    )
+
+
+def _weights(label: str | None) -> str:
+    """An adapter folder by its name (``step-000001``); ``base`` as is."""
+    return Path(label).name if label and label != "base" else str(label)
 
 
 def _reach_line(lr: dict[str, Any]) -> str:

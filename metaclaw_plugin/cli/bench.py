@@ -259,7 +259,17 @@ def register(main: click.Group) -> None:
         "arms",
         type=click.Choice(["baseline", "skills", "skills+rl", "plugin"]),
         multiple=True,
-        help="Arms to run (default baseline and skills; plugin = skills). skills+rl says why it is unavailable.",
+        help="Arms to run (default baseline and skills; plugin = skills). skills+rl: the agent is the served "
+        "trainable policy, trained between days.",
+    )
+    @click.option(
+        "--policy-model",
+        default=None,
+        help="The skills+rl arm's policy: a local Hugging Face folder or smollm2 (default: a tiny random model "
+        "built in-process, which measures the plumbing only).",
+    )
+    @click.option(
+        "--policy-max-tokens", type=click.IntRange(1), default=16, show_default=True, help="Its replies' length."
     )
     @click.option("--with-plugin", is_flag=True, help="Run only the skills arm (same as --arm skills).")
     @click.option("--days", default=None, help="Comma-separated day ids to run (default all).")
@@ -316,6 +326,8 @@ def register(main: click.Group) -> None:
         resume: bool,
         stop_after_days: int | None,
         keep_workspace: bool,
+        policy_model: str | None,
+        policy_max_tokens: int,
     ) -> None:
         """Run a benchmark folder: the public MetaClaw-Bench layout (all_tests.json) or ours (default: the
         shipped benchmarks/scenarios)."""
@@ -353,6 +365,8 @@ def register(main: click.Group) -> None:
                 run_dir=Path(run_dir) if run_dir else None,
                 resume=resume,
                 stop_after_days=stop_after_days,
+                policy_model=policy_model,
+                policy_max_tokens=policy_max_tokens,
                 log=_progress(as_json),
             )
         except wd.BenchFormatError as e:

@@ -32,9 +32,10 @@ _CORPUS = [
 
 
 def build_tiny_model(
-    path: Path | str, *, seed: int = 0, vocab_size: int = 512, hidden: int = 64, layers: int = 2
+    path: Path | str, *, seed: int = 0, vocab_size: int = 512, hidden: int = 64, layers: int = 2, context: int = 1024
 ) -> Path:
-    """Write a tiny model and its tokenizer to ``path`` (created) and return it. Deterministic for a seed."""
+    """Write a tiny model and its tokenizer to ``path`` (created) and return it. Deterministic for a seed.
+    ``context`` is its window in tokens (an agent's prompts, with tools and skills, need a few thousand)."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -64,7 +65,7 @@ def build_tiny_model(
         num_hidden_layers=layers,
         num_attention_heads=4,
         num_key_value_heads=4,
-        max_position_embeddings=1024,
+        max_position_embeddings=context,
         eos_token_id=eos,
         pad_token_id=pad,
         bos_token_id=None,

@@ -11,9 +11,11 @@ Per main turn:  recorded -> (next turn or session end) -> judged -> reviewed -> 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections import Counter
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from ..config import EvolutionSettings, RewardSettings
@@ -167,17 +169,25 @@ class LearningLoop:
                 break
             self.tick()
 
-    def tick(self, force: bool = False) -> None:
+    def tick(self, force: bool = False, only: Collection[str] | None = None) -> None:
+        """One pass over the jobs (``only``: just those, by name, in their usual order)."""
         with self._tick_lock:
             leader = self.election.is_leader()
             for name, job in self.jobs:
-                if name in LEARNER_JOBS and not leader:
+                if (name in LEARNER_JOBS and not leader) or (only is not None and name not in only):
                     continue
                 try:
                     job(force)
                 except Exception:
                     self.errors[name] += 1
                     log.exception("learning job %s failed (retried on the next tick; the host is unaffected)", name)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """No background tick runs while held (the caller may tick itself): ``bench workday``'s skills+rl arm
+        judges a day's turns and trains on them before that day's evolution bumps the skill generation."""
+        with self._tick_lock:
+            yield
 
     def _warn_once(self, key: str, msg: str) -> None:
         if key not in self._warned:
