@@ -80,6 +80,11 @@ class SlowLoopResult:
 
 def run_slow_loop(home: Path, timeout: float = 120.0) -> SlowLoopResult:
     """Train one step on the current generation's query samples in a scripted idle window, and hot-swap."""
+    db = Database(home / "metaclaw.db")
+    skills = SkillStore(home / "skills")
+    fresh = SampleBuffer(db, generation_fn=lambda: skills.generation).fresh_count()
+    if fresh < 1:
+        raise SlowLoopFailed("no query sample of the current generation to train on")
     from transformers.utils import logging as hf_logging
 
     from ..serving.policy import ServedPolicy
@@ -87,13 +92,6 @@ def run_slow_loop(home: Path, timeout: float = 120.0) -> SlowLoopResult:
     from .tinymodel import build_tiny_model
 
     hf_logging.disable_progress_bar()  # its bars on stderr tear the demo's stage lines
-
-    db_file = home / "metaclaw.db"
-    db = Database(db_file)
-    skills = SkillStore(home / "skills")
-    fresh = SampleBuffer(db, generation_fn=lambda: skills.generation).fresh_count()
-    if fresh < 1:
-        raise SlowLoopFailed("no query sample of the current generation to train on")
     tiny = build_tiny_model(home / "tiny-model", seed=0)
     # One step over every sample the day accrued: the batch is what is there (the default 4 would leave some).
     settings = Settings.load(
