@@ -29,6 +29,7 @@ def test_demo_runs_every_stage_offline_and_the_store_shows_it(tmp_path: Path):
     home = tmp_path / "demo-home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("METACLAW_")}
     env["METACLAW_EVOLUTION__MODEL"] = "openai/must-not-leak-into-the-demo"  # the demo uses its own config only
+    env["METACLAW_TRAINING__LEARNING_RATE"] = "-1"  # nor into its training stage (an invalid value would fail it)
     r = subprocess.run(
         [*cli_command(), "demo", "--home", str(home), "--json"], env=env, capture_output=True, text=True, timeout=300
     )

@@ -11,6 +11,7 @@ is scripted (a demo cannot wait half an hour for the user to leave). The result 
 from __future__ import annotations
 
 import importlib.util
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +79,16 @@ class SlowLoopResult:
         return {**self.__dict__, "transitions": [f"{a} -> {b}" for a, b in self.transitions]}
 
 
+def demo_settings(home: Path, **overrides: Any) -> Settings:
+    """The demo home's settings and ``overrides``, never the caller's ``METACLAW_*`` variables (as for its proxy):
+    the settings read the environment, so it is hidden while they load."""
+    hidden = {k: os.environ.pop(k) for k in [k for k in os.environ if k.startswith("METACLAW_")]}
+    try:
+        return Settings.load(home / "config.yaml", home=home, **overrides)
+    finally:
+        os.environ.update(hidden)
+
+
 def run_slow_loop(home: Path, timeout: float = 120.0) -> SlowLoopResult:
     """Train one step on the current generation's query samples in a scripted idle window, and hot-swap."""
     db = Database(home / "metaclaw.db")
@@ -94,9 +105,8 @@ def run_slow_loop(home: Path, timeout: float = 120.0) -> SlowLoopResult:
     hf_logging.disable_progress_bar()  # its bars on stderr tear the demo's stage lines
     tiny = build_tiny_model(home / "tiny-model", seed=0)
     # One step over every sample the day accrued: the batch is what is there (the default 4 would leave some).
-    settings = Settings.load(
-        home / "config.yaml",
-        home=home,
+    settings = demo_settings(
+        home,
         training={"backend": "local", "base_model": str(tiny), "device": "cpu", "batch_size": fresh, "lora_rank": 8},
     )
     off = settings.training_off_reason()
