@@ -55,6 +55,7 @@ FAILED_TASK = "parse the csv export orders.csv and sum the totals"
 CORRECTION = "no, that's wrong: the file uses ';' as delimiter and has quoted fields"
 SIMILAR = ["split the csv export invoices-{n}.csv by its delimiter and count the rows"]
 WRONG = f"{SCRIPTED} I split each line on ',' and summed column 3."
+PROXY_REFRESH_WAIT_S = 2.0
 RIGHT = f"{SCRIPTED} Sniffed the delimiter first: it is ';' with quoted fields, so I parsed with csv and summed."
 
 
@@ -307,6 +308,9 @@ def stage_evolve(d: Demo) -> str:
 
 def stage_similar_rounds(d: Demo) -> str:
     name = d.facts["evolved"]
+    # The proxy's plugin re-reads the skills folder every 0.5 s (a worker job): give it a few periods, or the first
+    # round may still be served at the old generation and miss the trial (seen on a loaded 2-core machine).
+    time.sleep(PROXY_REFRESH_WAIT_S)
     carried = 0
     sessions = []
     for n in range(1, 7):
