@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_support import cli_command
@@ -14,8 +15,13 @@ from cli_support import cli_command
 pytest.importorskip("litellm")
 pytest.importorskip("metaclaw_litellm")
 
+from metaclaw_plugin.dashboard import data as dashboard_data
+from metaclaw_plugin.dashboard import pages
 from metaclaw_plugin.devtools import demo as demo_mod
+from metaclaw_plugin.devtools import demo_train
 from metaclaw_plugin.skillbank.store import SkillStore
+from metaclaw_plugin.store import Database
+from metaclaw_plugin.training.weights import WeightsRef, latest
 
 
 @pytest.mark.slow
@@ -23,6 +29,7 @@ def test_demo_runs_every_stage_offline_and_the_store_shows_it(tmp_path: Path):
     home = tmp_path / "demo-home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("METACLAW_")}
     env["METACLAW_EVOLUTION__MODEL"] = "openai/must-not-leak-into-the-demo"  # the demo uses its own config only
+    env["METACLAW_TRAINING__LEARNING_RATE"] = "-1"  # nor into its training stage (an invalid value would fail it)
     r = subprocess.run(
         [*cli_command(), "demo", "--home", str(home), "--json"], env=env, capture_output=True, text=True, timeout=300
     )
@@ -51,6 +58,58 @@ def test_demo_runs_every_stage_offline_and_the_store_shows_it(tmp_path: Path):
     # the proxy ran the plugin through the documented callback, in front of the scripted endpoint
     proxy_cfg = (home / "proxy.yaml").read_text()
     assert "metaclaw_litellm.callback" in proxy_cfg and "openai/scripted-agent" in proxy_cfg
+    _assert_the_slow_loop_ran(home, out)
+
+
+def _assert_the_slow_loop_ran(home: Path, out: dict[str, Any]) -> None:
+    """The train stage: a real step on every query sample, the scheduler's transitions, the swap; and the
+    dashboard's training and scheduler pages render those rows."""
+    if demo_train.missing_extra():
+        assert out["skipped"] == ["train"] and "train-local" in out["training"]["skipped"]
+        return
+    assert out["skipped"] == [] and out["stages"][-1]["key"] == "train"
+    t = out["training"]
+    assert t["step"] == 1 and t["samples_used"] == out["samples"]["queued"] == t["batch_size"]
+    assert t["served_before"] == "base" and t["served_after"] == t["adapter"] and t["answer_step"] == 1
+    assert t["transitions"] == [f"{a} -> {b}" for a, b in demo_train.EXPECTED]
+    db = Database(home / "metaclaw.db")
+    step = dict(db.query("SELECT * FROM train_steps")[0])
+    assert step["step"] == 1 and step["backend"] == "local" and step["weights"] == t["adapter"]
+    assert abs(step["loss"] - t["loss"]) < 1e-9 and step["samples_used"] == t["samples_used"]
+    assert latest(db) == WeightsRef(1, "local", str(home / "tiny-model"), t["adapter"])
+    assert (Path(t["adapter"]) / "adapter_config.json").is_file()
+    states = {r["state"]: r["n"] for r in db.query("SELECT state, COUNT(*) AS n FROM buffer_samples GROUP BY state")}
+    assert states.get("trained") == t["samples_used"] and "queued" not in states and "pending" not in states
+    # the checks can fail: a served policy that did not swap is refused
+    with pytest.raises(demo_train.SlowLoopFailed, match="served policy holds"):
+        demo_train._verify(db, 0.0, "base", None, 1, t["adapter"], t["batch_size"])
+    training_html = pages.training_page(dashboard_data.train_steps(db.path), False)
+    assert "1 steps; the last: step 1 on local" in training_html and t["adapter"] in training_html
+    scheduler_html = pages.scheduler_page(dashboard_data.transitions(db.path), False)
+    assert "4 transitions; now: IDLE_WAIT" in scheduler_html and "scripted-idle" in scheduler_html
+
+
+def test_without_the_train_local_extra_the_train_stage_is_skipped_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Only the train stage, with its extra reported missing: skipped, the reason shown, and the run still ok (exit 0).
+    from click.testing import CliRunner
+
+    from metaclaw_plugin.cli import main
+
+    monkeypatch.setattr(demo_mod, "missing_extra", lambda: "peft is not installed (pip install 'x[train-local]')")
+    monkeypatch.setattr(demo_mod, "STAGES", [s for s in demo_mod.STAGES if s.key == "train"])
+    res = CliRunner().invoke(main, ["demo", "--home", str(tmp_path / "h"), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["ok"] and out["skipped"] == ["train"]
+    assert out["stages"][0]["skipped"] and "peft is not installed" in out["stages"][0]["detail"]
+    assert not (tmp_path / "h" / "training").exists()
+
+
+def test_the_train_stage_fails_when_there_is_nothing_to_train_on(tmp_path: Path):
+    with pytest.raises(demo_train.SlowLoopFailed, match="no query sample"):
+        demo_train.run_slow_loop(tmp_path)
 
 
 @pytest.mark.slow

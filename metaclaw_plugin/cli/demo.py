@@ -35,7 +35,11 @@ def register(main: click.Group) -> None:
         """Watch the loop work in a couple of minutes, offline: a real LiteLLM proxy with the plugin in front of
         a scripted local endpoint; a failed round becomes a skill on trial that the next similar round carries.
 
-        Exits 0 only when every stage did what it claims, as read back from the skills folder and the database.
+        Then the slow loop: a scripted idle window opens, the real scheduler runs a local LoRA step on a tiny model
+        and the served policy hot-swaps to the new adapter (skipped, saying why, without the train-local extra).
+
+        Exits 0 only when every stage did what it claims, as read back from the skills folder and the database; a
+        skipped stage does not count against it.
         """
         import importlib.util
 
@@ -58,7 +62,7 @@ def register(main: click.Group) -> None:
                 status.start()
                 return
             status.stop()
-            mark = "[green]ok[/]" if res.ok else "[bold red]FAILED[/]"
+            mark = "[yellow]skipped[/]" if res.skipped else "[green]ok[/]" if res.ok else "[bold red]FAILED[/]"
             console.print(f"{mark} [bold]{key}[/] ({res.seconds:.1f}s): ", end="")
             console.print(res.detail, markup=False, highlight=False)
 
@@ -106,8 +110,21 @@ def _print_summary(r: dict[str, Any]) -> None:
             if samples
             else "-",
         ],
+        ["training", _training_line(r["training"])],
+        *([["adapter", r["training"]["adapter"]]] if r["training"] and "adapter" in r["training"] else []),
         *[[k, v] for k, v in r["files"].items()],
     ]
     table("metaclaw-plugin demo", ["what", "value"], rows)
     console.print("[bold]next:[/] ", end="")
     console.print(r["next"], markup=False, highlight=False)
+
+
+def _training_line(t: dict[str, Any] | None) -> str:
+    if not t:
+        return "-"
+    if "skipped" in t:
+        return f"skipped: {t['skipped']}"
+    return (
+        f"step {t['step']}, loss {t['loss']:.4f}, {t['samples_used']} samples used, {t['samples_dropped']} dropped; "
+        f"served policy {t['served_before']} -> step {t['answer_step']}"
+    )
