@@ -20,6 +20,7 @@ from click.testing import CliRunner  # noqa: E402
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext  # noqa: E402
 from metaclaw_plugin.cli import main as cli_main  # noqa: E402
+from metaclaw_plugin.devtools.demo import SKILL  # noqa: E402  (the same evolved skill the demo tells)
 from metaclaw_plugin.devtools.upstream import Upstream  # noqa: E402
 from metaclaw_plugin.skillbank.render import OPEN  # noqa: E402
 
@@ -29,14 +30,6 @@ SECRETS = [
     "AKIAQ3EGRX7JN2PLVB4T",
     "hunter2-Correct-Horse",
 ]
-SKILL = {
-    "action": "create",
-    "name": "detect-csv-delimiter",
-    "description": "When parsing or splitting CSV exports, detect the delimiter and quoting before splitting rows.",
-    "body": "# Detect the CSV delimiter\n\n1. Sniff a sample with csv.Sniffer.\n2. Never split rows on commas by hand.\n"
-    "3. Tell the user which delimiter you found.",
-    "category": "data",
-}
 TASK = "parse the csv export orders.csv and sum the totals"
 
 
