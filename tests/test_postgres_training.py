@@ -109,11 +109,11 @@ def test_only_the_elected_host_trains_and_the_other_takes_over(
 
         wait_for(lambda: trained(first, 1), 40, "the leader to train the first batch")
         steps = db.query("SELECT step, weights FROM train_steps ORDER BY step")
-        assert [r["step"] for r in steps] == [1]
-        assert oa.runs >= 1 and ob.runs == 0
-        assert ob.decision is not None and ob.decision.reason == NOT_LEADER
+        assert [r["step"] for r in steps] == [1], steps
+        assert oa.runs >= 1 and ob.runs == 0, (oa.status(), ob.status())
+        assert ob.decision is not None and ob.decision.reason == NOT_LEADER, ob.status()
         assert ob.status()["leader"] is False
-        # the follower's transitions and the mode live in the same database
+        # the scheduler's transitions are in the shared database too
         assert db.query("SELECT COUNT(*) AS n FROM sched_transitions")[0]["n"] >= 2
 
         a.stop()  # the leader's session ends: the lock is released
@@ -122,7 +122,10 @@ def test_only_the_elected_host_trains_and_the_other_takes_over(
         wait_for(lambda: trained(second, 2), 40, "the new leader to train the next batch")
         assert ob.runs >= 1
         steps = db.query("SELECT step, weights FROM train_steps ORDER BY step")
-        assert [r["step"] for r in steps] == [1, 2]  # it resumed from the first leader's checkpoint
+        assert [r["step"] for r in steps] == [1, 2], (
+            steps,
+            ob.status(),
+        )  # it resumed from the first leader's checkpoint
     finally:
         a.stop()
         b.stop()
