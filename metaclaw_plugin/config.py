@@ -512,16 +512,9 @@ class Settings(BaseSettings):
         return f"training is off: {reason}; {self.mode} learns skills only" if reason else None
 
     def training_off_reason(self) -> str | None:
-        """Why the policy cannot be trained by this home (None when it can): the backend's own check, and the
-        storage it trains from. With ``storage.backend: postgres`` the samples live in PostgreSQL, and the trainer
-        and scheduler of this release read the home's SQLite file and are not elected: training there is off."""
-        reason = self.training.off_reason()
-        if reason is None and self.storage.backend == "postgres":
-            return (
-                "storage.backend postgres: the trainer of this release reads samples from the home's SQLite "
-                "database and is not elected among hosts; train with the sqlite backend"
-            )
-        return reason
+        """Why the policy cannot be trained by this home (None when it can): the backend's own check. With
+        ``storage.backend: postgres`` the trainer reads and writes the shared database, on the elected host only."""
+        return self.training.off_reason()
 
     @property
     def training_dir(self) -> Path:

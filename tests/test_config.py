@@ -126,15 +126,3 @@ def test_training_backend_auto_and_readiness(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("TINKER_API_KEY", "tml-x")
     assert remote.off_reason() is None
     assert Settings().training.off_reason() == "training.base_model is not set (local backend)"
-
-
-def test_training_is_off_on_the_postgres_backend(tmp_path: Path):
-    """The trainer reads the home's SQLite samples and is not elected: with postgres, status says training is off."""
-    (tmp_path / "m").mkdir()
-    (tmp_path / "m" / "config.json").write_text("{}")
-    local = {"base_model": str(tmp_path / "m")}
-    assert Settings(mode="rl", training=local).training_off_reason() is None
-    pg = Settings(mode="rl", training=local, storage={"backend": "postgres", "url": "postgresql://u@localhost/db"})
-    reason = pg.training_off_reason()
-    assert reason and reason.startswith("storage.backend postgres")
-    assert pg.mode_note and pg.mode_note.startswith("training is off: storage.backend postgres")

@@ -19,11 +19,11 @@ def register(main: click.Group) -> None:
         new mode up on its next scheduler tick (the local API applies it at once)."""
         from ..scheduling.attach import report
         from ..scheduling.modes import store_mode
-        from ..store import Database
+        from ..store import open_database
 
         settings = load_settings(ctx)
         if mode is not None:
-            db = Database(settings.db_file)
+            db = open_database(settings)
             try:
                 store_mode(db, mode)
             finally:

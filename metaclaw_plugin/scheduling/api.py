@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..store import Database
+from ..store import open_database
 from .attach import report
 from .modes import store_mode
 
@@ -52,7 +52,7 @@ def routes(
         body: ModeBody = await parse(request, ModeBody)
 
         def write() -> dict[str, Any]:
-            db = Database(plugin.settings.db_file)
+            db = open_database(plugin.settings)
             try:
                 store_mode(db, body.mode)
             finally:

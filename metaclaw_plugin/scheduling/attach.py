@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import SchedulerSettings, Settings
-from ..store import Database, connect
+from ..store import connect, open_database
+from ..store.election import LearnerElection
+from ..store.postgres import PostgresDatabase
 from .calendar import BusyCalendar, GoogleSource, IcsSource
 from .idle import SYSTEM, IdleDetector, Runner, host_idle, run_command
 from .lock import TrainerLock
@@ -90,9 +92,15 @@ def build(
     last_activity: Callable[[], float],
     run: Runner = run_command,
     clock: Callable[[], float] = time.time,
+    election: LearnerElection | None = None,
 ) -> tuple[Omls, list[str]]:
+    """The scheduler on the home's database. On PostgreSQL it trains only while this host is the elected
+    learner: ``election`` (the learning loop's, so one host does both), else one of its own."""
     cfg = settings.scheduler
-    db = Database(settings.db_file)
+    db = open_database(settings)
+    owns = False
+    if election is None and isinstance(db, PostgresDatabase):
+        election, owns = LearnerElection(db), True
     signals, notes = build_signals(cfg, last_activity, run=run, started=clock())
     omls = Omls(
         db,
@@ -103,6 +111,8 @@ def build(
         last_activity=last_activity,
         interval_s=cfg.interval_seconds,
         clock=clock,
+        election=election,
+        owns_election=owns,
     )
     return omls, notes
 
@@ -119,7 +129,10 @@ def attach_scheduler(plugin: Any, trainer: Callable[[], Trainer] | None = None) 
             return None
         trainer = lambda: _real_trainer(settings)  # noqa: E731
     from_file = file_activity(settings.activity_path)
-    omls, notes = build(settings, trainer, last_activity=lambda: max(plugin.last_request_at, from_file()))
+    election = getattr(plugin.learning, "election", None)
+    omls, notes = build(
+        settings, trainer, last_activity=lambda: max(plugin.last_request_at, from_file()), election=election
+    )
     plugin.scheduler = omls
     plugin.scheduler_note = "; ".join(notes) or None
     omls.start()
@@ -127,11 +140,18 @@ def attach_scheduler(plugin: Any, trainer: Callable[[], Trainer] | None = None) 
 
 
 # Reports (status, doctor, the CLI) --------------------------------------------------------------------------------
-def _read_db(db_file: Path, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
-    if not db_file.exists():
+def _read_db(db: Path | PostgresDatabase, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+    """Rows from the home's database: a SQLite path (read-only, never created) or PostgreSQL; [] on errors."""
+    if isinstance(db, PostgresDatabase):
+        try:
+            return list(db.query(sql, args))
+        except Exception:
+            log.exception("reading the scheduler's state from %s failed", db.where)
+            return []
+    if not db.exists():
         return []
     try:
-        conn = connect(db_file, rows=True, readonly=True)
+        conn = connect(db, rows=True, readonly=True)
         try:
             return conn.execute(sql, args).fetchall()
         finally:
@@ -140,17 +160,17 @@ def _read_db(db_file: Path, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
         return []
 
 
-def transitions(db_file: Path, limit: int = 20) -> list[dict[str, Any]]:
+def transitions(db: Path | PostgresDatabase, limit: int = 20) -> list[dict[str, Any]]:
     rows = _read_db(
-        db_file, "SELECT at, from_state, to_state, reason FROM sched_transitions ORDER BY id DESC LIMIT ?", (limit,)
+        db, "SELECT at, from_state, to_state, reason FROM sched_transitions ORDER BY id DESC LIMIT ?", (limit,)
     )
     return [dict(r) for r in rows]
 
 
-def snapshot(db_file: Path) -> dict[str, Any] | None:
+def snapshot(db: Path | PostgresDatabase) -> dict[str, Any] | None:
     import json
 
-    rows = _read_db(db_file, "SELECT value FROM runtime_state WHERE key = ?", (SNAPSHOT_KEY,))
+    rows = _read_db(db, "SELECT value FROM runtime_state WHERE key = ?", (SNAPSHOT_KEY,))
     return dict(json.loads(rows[0]["value"])) if rows else None
 
 
@@ -158,7 +178,13 @@ def report(settings: Settings, *, with_signals: bool = True, run: Runner = run_c
     """The mode in effect, whether training can run, the last stored state and transitions and, with
     ``with_signals``, what each signal says now and the next predicted window (from this process)."""
     now = time.time()
-    mie = mode_in_effect(settings.mode, settings.db_file)
+    home = open_database(settings)
+    db: Path | PostgresDatabase = home if isinstance(home, PostgresDatabase) else settings.db_file
+    try:
+        mie = mode_in_effect(settings.mode, db)
+        state, recent = snapshot(db), transitions(db)
+    finally:
+        home.close()
     blocker = training_blocker(settings)
     out: dict[str, Any] = {
         **mie.as_dict(),
@@ -167,8 +193,8 @@ def report(settings: Settings, *, with_signals: bool = True, run: Runner = run_c
         "trains": blocker is None and mie.mode != "skills_only",
         "interval_s": settings.scheduler.interval_seconds,
         "min_window_minutes": settings.scheduler.min_window_minutes,
-        "state": snapshot(settings.db_file),
-        "transitions": transitions(settings.db_file),
+        "state": state,
+        "transitions": recent,
         "lock": TrainerLock(settings.home_dir).holder(),
     }
     if with_signals:

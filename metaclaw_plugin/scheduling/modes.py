@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from ..store import Database, connect
+from ..store import AnyDatabase, Database, connect
+from ..store.postgres import PostgresDatabase
 
 KEY = "mode"
 Mode = Literal["skills_only", "rl", "auto"]
@@ -31,7 +32,7 @@ class ModeInEffect:
         return {"mode": self.mode, "source": self.source, "set_at": self.set_at, "configured": self.configured}
 
 
-def store_mode(db: Database, mode: str) -> None:
+def store_mode(db: AnyDatabase, mode: str) -> None:
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     db.execute(
@@ -48,11 +49,11 @@ def _stored(rows: list[Any]) -> tuple[Mode, float] | None:
     return (cast(Mode, mode), float(rows[0]["updated_at"])) if mode in MODES else None
 
 
-def mode_in_effect(configured: str, db: Database | Path | None) -> ModeInEffect:
+def mode_in_effect(configured: str, db: AnyDatabase | Path | None) -> ModeInEffect:
     """The stored mode when one is set, else ``configured``. ``db`` may be a path (read-only, never created)."""
     conf = cast(Mode, configured)
     got: tuple[Mode, float] | None = None
-    if isinstance(db, Database):
+    if isinstance(db, Database | PostgresDatabase):
         got = _stored(db.query("SELECT value, updated_at FROM runtime_state WHERE key = ?", [KEY]))
     elif db is not None and Path(db).exists():
         try:

@@ -10,7 +10,10 @@
 * ``should_continue`` (checked by the trainer before each step and between micro-batches) turns false at once
   when the host sends a request (``auto``), when the mode changes, when the window closes or on ``stop``:
   the pause lands between steps and the trainer puts the batch back for the next window.
-* Every transition is stored in ``sched_transitions``; the latest snapshot under ``runtime_state['scheduler']``.
+* With PostgreSQL shared by hosts, only the elected learner (:class:`~..store.election.LearnerElection`) trains:
+  on any other host the window reads as shut ("not the elected learner"), and a host that loses the election
+  pauses between steps like on a closed window.
+* Every transition is stored in ``sched_transitions`` (the home's database: SQLite or PostgreSQL); the latest snapshot under ``runtime_state['scheduler']``.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from ..store import Database
+from ..store import AnyDatabase
+from ..store.postgres import PostgresDatabase
 from .lock import TrainerLock
 from .signals import Decision, Gate, safe_read
 
@@ -56,10 +60,21 @@ class Trainer(Protocol):
         ...
 
 
+class Election(Protocol):
+    """Who trains among hosts on one database (:class:`~..store.election.LearnerElection`)."""
+
+    def is_leader(self) -> bool: ...
+    def start(self) -> Any: ...
+    def stop(self) -> None: ...
+
+
+NOT_LEADER = "not the elected learner: another host on this database trains"
+
+
 class Omls:
     def __init__(
         self,
-        db: Database,
+        db: AnyDatabase,
         gate: Gate,
         trainer: Callable[[], Trainer],
         *,
@@ -69,8 +84,11 @@ class Omls:
         interval_s: float = 60.0,
         clock: Callable[[], float] = time.time,
         max_steps: int | None = None,
+        election: Election | None = None,
+        owns_election: bool = False,
     ):
         self.db, self.gate, self.lock = db, gate, lock
+        self.election, self._owns_election = election, owns_election
         self._trainer_factory = trainer
         self._trainer: Trainer | None = None
         self._mode_fn, self._last_activity, self.clock = mode, last_activity, clock
@@ -104,6 +122,8 @@ class Omls:
             mode = self._poll_mode()
             if mode == "skills_only":
                 decision = Decision(False, "mode skills_only: no training")
+            elif not self.is_leader():
+                decision = Decision(False, NOT_LEADER)
             elif mode == "rl":
                 decision = Decision(True, "mode rl: the window is always open")
             else:
@@ -194,9 +214,14 @@ class Omls:
                 elif self.state == State.UPDATING:
                     self._move(State.WINDOW_OPEN, ended)
 
+    def is_leader(self) -> bool:
+        return self.election is None or self.election.is_leader()
+
     def should_continue(self) -> bool:
         """The trainer's check before each step and between micro-batches: cheap, and false at once on a host
-        request (``auto``), a pause request or ``stop``."""
+        request (``auto``), a lost election, a pause request or ``stop``."""
+        if not self._stop.is_set() and not self.is_leader():
+            self.request_pause(NOT_LEADER)
         if not self._stop.is_set() and self._run_mode == "auto":
             seen = self._last_activity()
             if seen > self._run_started:
@@ -262,6 +287,8 @@ class Omls:
         except RuntimeError:
             loop = None
         self._stopping = False
+        if self._owns_election and self.election is not None:
+            self.election.start()
         if loop is None:
             return self._start_on(self._background())
         from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -333,6 +360,10 @@ class Omls:
         with self._lock:
             if self.state == State.WINDOW_OPEN:
                 self._move(State.IDLE_WAIT, "the plugin is stopping")
+        if self._owns_election and self.election is not None:
+            self.election.stop()
+        if isinstance(self.db, PostgresDatabase):
+            self.db.close()  # its pool's connections (reopened on use)
 
     @property
     def running(self) -> bool:
@@ -352,5 +383,6 @@ class Omls:
             "runs": self.runs,
             "last_pause": self.last_pause,
             "lock": self.lock.holder(),
+            "leader": self.is_leader(),
             "errors": dict(self.errors),
         }

@@ -1,4 +1,5 @@
-"""Building a :class:`~.trainer.Trainer` from the settings: the backend they name, the home's buffer and store."""
+"""Building a :class:`~.trainer.Trainer` from the settings: the backend they name, the home's database (SQLite, or
+PostgreSQL shared by hosts: buffer, trajectories, steps and weights all go through ``open_database``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from collections.abc import Callable
 
 from ..config import ConfigError, Settings
 from ..skillbank.store import SkillStore
-from ..store import Database
+from ..store import open_database
+from ..store.postgres import PostgresDatabase
 from ..store.trajectories import TrajectoryStore
 from .backends import Backend
 from .buffer import SampleBuffer
@@ -45,7 +47,7 @@ def build_trainer(
 ) -> Trainer:
     """A trainer on the home's sample buffer and trajectories; it resumes from the last full state."""
     t = settings.training
-    db = Database(settings.db_file)
+    db = open_database(settings)
     skills = SkillStore(settings.skills_path)
     buffer = SampleBuffer(db, generation_fn=lambda: skills.generation)
     chosen, tokenizer = backend or make_backend(settings)
@@ -57,7 +59,7 @@ def build_trainer(
     return Trainer(
         chosen,
         buffer,
-        TrajectoryStore(settings.db_file),
+        TrajectoryStore(settings.db_file, database=db if isinstance(db, PostgresDatabase) else None),
         db,
         tokenizer=tokenizer,
         options=TrainerOptions(

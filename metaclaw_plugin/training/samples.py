@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..store import Database
+from ..store import AnyDatabase
 from ..types import Message, Sample, Turn
 from . import tokens
 
@@ -124,7 +124,7 @@ def tokenize_turn(
     return prompt_ids, completion, mask
 
 
-def build_sample(turn: Turn, sample: Sample, tokenizer: Any, db: Database | None = None) -> TrainSample:
+def build_sample(turn: Turn, sample: Sample, tokenizer: Any, db: AnyDatabase | None = None) -> TrainSample:
     """A :class:`TrainSample` for the buffer row ``sample`` of captured ``turn``."""
     if turn.response is None:
         raise SampleError(f"turn {turn.turn_id} has no answer")

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..store import Database
+from ..store import AnyDatabase
 from ..store.trajectories import TrajectoryStore
 from ..types import Sample
 from .advantages import group_advantages, grpo_advantages
@@ -80,7 +80,7 @@ class Trainer:
         backend: Backend,
         buffer: SampleBuffer,
         trajectories: TrajectoryStore,
-        db: Database,
+        db: AnyDatabase,
         *,
         tokenizer: Any,
         options: TrainerOptions | None = None,
@@ -272,9 +272,13 @@ class Trainer:
         detail: dict[str, Any],
     ) -> None:
         self.db.execute(
-            "INSERT OR REPLACE INTO train_steps(step, backend, loss, mean_reward, success_rate, samples_used, "
+            "INSERT INTO train_steps(step, backend, loss, mean_reward, success_rate, samples_used, "
             "samples_dropped, step_seconds, tokens_per_s, weights, checkpoint, detail, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(step) DO UPDATE SET backend = excluded.backend, "
+            "loss = excluded.loss, mean_reward = excluded.mean_reward, success_rate = excluded.success_rate, "
+            "samples_used = excluded.samples_used, samples_dropped = excluded.samples_dropped, "
+            "step_seconds = excluded.step_seconds, tokens_per_s = excluded.tokens_per_s, weights = excluded.weights, "
+            "checkpoint = excluded.checkpoint, detail = excluded.detail, created_at = excluded.created_at",
             (
                 self.step,
                 self.backend.name,
@@ -294,7 +298,7 @@ class Trainer:
         self._dropped = 0
 
 
-def last_steps(db: Database, n: int = 1) -> list[dict[str, Any]]:
+def last_steps(db: AnyDatabase, n: int = 1) -> list[dict[str, Any]]:
     """The latest recorded steps, newest first (for ``status`` and ``train``)."""
     rows = db.query("SELECT * FROM train_steps ORDER BY step DESC LIMIT ?", [int(n)])
     return [{**dict(r), "detail": json.loads(r["detail"]) if r["detail"] else None} for r in rows]
