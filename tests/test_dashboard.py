@@ -49,10 +49,13 @@ def chromium() -> str:
 
 
 def seed_slow_loop_rows(db: Path, steps: int = 12, transitions: int = 6) -> None:
-    """What the trainer (train_steps) and the scheduler (sched_transitions) write, by plain SQL."""
+    """What the trainer (train_steps) and the scheduler (sched_transitions) write, by plain SQL: a known history of
+    ``steps`` steps and ``transitions`` transitions in place of the demo's one real step, so the charts' points count."""
     conn = sqlite3.connect(db)
     now = time.time()
     with conn:
+        conn.execute("DELETE FROM train_steps")
+        conn.execute("DELETE FROM sched_transitions")
         for i in range(1, steps + 1):
             conn.execute(
                 "INSERT INTO train_steps (step, backend, loss, mean_reward, success_rate, samples_used, samples_dropped,"
