@@ -196,7 +196,7 @@ def test_host_traffic_for_real_in_process_and_across_processes(home: Path) -> No
         # another process on the home (here: a fresh report, which reads only the file) sees it too
         seen = report(Settings(home=home, scheduler={"idle_sources": ["host"], "sleep_enabled": False}))
         assert seen["signals"]["host"]["present"] is True
-        assert seen["window"]["reason"].startswith("mode skills_only")
+        assert seen["window"]["reason"].startswith("user present (host:")  # mode auto: the window waits for the user
     finally:
         plugin.stop()
 
