@@ -508,13 +508,8 @@ class Settings(BaseSettings):
         the policy only when a training backend can run here; until then they learn skills only."""
         if self.mode == "skills_only":
             return None
-        reason = self.training_off_reason()
+        reason = self.training.off_reason()
         return f"training is off: {reason}; {self.mode} learns skills only" if reason else None
-
-    def training_off_reason(self) -> str | None:
-        """Why the policy cannot be trained by this home (None when it can): the backend's own check. With
-        ``storage.backend: postgres`` the trainer reads and writes the shared database, on the elected host only."""
-        return self.training.off_reason()
 
     @property
     def training_dir(self) -> Path:

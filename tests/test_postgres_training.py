@@ -83,7 +83,7 @@ def host(tmp_path: Path, name: str, url: str, base: Path) -> MetaClawPlugin:
         },
         scheduler=FAST,
     )
-    assert settings.training_off_reason() is None
+    assert settings.training.off_reason() is None
     return MetaClawPlugin(settings).start()
 
 

@@ -269,7 +269,7 @@ def register(main: click.Group) -> None:
             settings = Settings.load((ctx.find_root().obj or {}).get("config"))
             check("config", True, str(settings.config_file or "defaults (no config file)"))
             check("mode", settings.mode_note is None, settings.mode_note or settings.mode, required=False)
-            off = settings.training_off_reason()
+            off = settings.training.off_reason()
             check(
                 "training",
                 off is None,

@@ -109,7 +109,7 @@ def run_slow_loop(home: Path, timeout: float = 120.0) -> SlowLoopResult:
         home,
         training={"backend": "local", "base_model": str(tiny), "device": "cpu", "batch_size": fresh, "lora_rank": 8},
     )
-    off = settings.training_off_reason()
+    off = settings.training.off_reason()
     if off:
         raise SlowLoopFailed(f"training cannot run: {off}")
 

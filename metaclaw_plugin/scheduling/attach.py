@@ -30,11 +30,6 @@ from .sleep import SleepWindow, local_zone
 log = logging.getLogger("metaclaw_plugin.scheduling")
 
 
-def training_blocker(settings: Settings) -> str | None:
-    """Why the policy cannot be trained here (None when it can): the training backend's own check."""
-    return settings.training_off_reason()
-
-
 def file_activity(path: Path) -> Callable[[], float]:
     def read() -> float:
         try:
@@ -122,7 +117,7 @@ def attach_scheduler(plugin: Any, trainer: Callable[[], Trainer] | None = None) 
     in ``plugin.scheduler_note`` saying why training cannot run. ``trainer`` overrides the slow loop's."""
     settings: Settings = plugin.settings
     if trainer is None:
-        blocker = training_blocker(settings)
+        blocker = settings.training.off_reason()
         if blocker:
             plugin.scheduler_note = blocker
             log.info("scheduler off: %s", blocker)
@@ -185,7 +180,7 @@ def report(settings: Settings, *, with_signals: bool = True, run: Runner = run_c
         state, recent = snapshot(db), transitions(db)
     finally:
         home.close()
-    blocker = training_blocker(settings)
+    blocker = settings.training.off_reason()
     out: dict[str, Any] = {
         **mie.as_dict(),
         "training_ready": blocker is None,

@@ -19,7 +19,7 @@ from .weights import WeightsRef
 def make_backend(settings: Settings) -> tuple[Backend, object]:
     """(backend, tokenizer) for ``settings.training``; a clear error when it cannot run here."""
     t = settings.training
-    off = settings.training_off_reason()
+    off = settings.training.off_reason()
     if off:
         raise ConfigError(f"training is off: {off}")
     assert t.base_model is not None

@@ -15,7 +15,7 @@ def training_status(settings: Settings) -> dict[str, Any]:
     out: dict[str, Any] = {
         "backend": t.backend,
         "base_model": t.base_model,
-        "off": settings.training_off_reason(),
+        "off": settings.training.off_reason(),
         "step": 0,
         "last": None,
         "checkpoint": None,
