@@ -196,19 +196,22 @@ class MetaClawPlugin:
         self._host_activity(now)
 
     def _host_activity(self, now: float) -> None:
-        """The user is here: the scheduler pauses training at its next check (an attribute write; the
-        file's mtime, for other processes on the home, at most once a second)."""
+        """The user is here: the scheduler pauses training at its next check (an attribute write). Other processes
+        on the home see the activity file's mtime, touched by the worker at most once a second, off the request path."""
         self.last_request_at = now
         if now - self._activity_marked >= 1.0:
             self._activity_marked = now
+            self.worker.submit("activity.mark", self._mark_activity_file)
+
+    def _mark_activity_file(self) -> None:
+        try:
             try:
-                try:
-                    os.utime(self._activity_file)
-                except FileNotFoundError:
-                    os.close(os.open(self._activity_file, os.O_WRONLY | os.O_CREAT, 0o600))
-            except OSError:
-                self._activity_marked = float("inf")  # once: a home we cannot write is reported, not retried
-                self._fail("activity.mark")
+                os.utime(self._activity_file)
+            except FileNotFoundError:
+                os.close(os.open(self._activity_file, os.O_WRONLY | os.O_CREAT, 0o600))
+        except OSError:
+            self._activity_marked = float("inf")  # once: a home we cannot write is reported, not retried
+            self._fail("activity.mark")
 
     def on_response(
         self,

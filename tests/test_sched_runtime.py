@@ -232,8 +232,10 @@ def test_an_unwritable_activity_file_never_fails_a_request(home: Path) -> None:
     try:
         plugin._activity_file = home / "missing-dir" / "activity"  # cannot be created
         out = plugin.on_request(TurnContext(session_id="s"), [{"role": "user", "content": "hi"}])
+        assert plugin.worker.wait_idle(5)  # the worker touches the file, off the request path
         assert out[-1]["content"] == "hi" and plugin.errors == {"activity.mark": 1}
         plugin.on_request(TurnContext(session_id="s"), [{"role": "user", "content": "again"}])
+        assert plugin.worker.wait_idle(5)
         assert plugin.errors == {"activity.mark": 1} and plugin.last_request_at > 0  # reported once
     finally:
         plugin.stop()

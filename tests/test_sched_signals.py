@@ -192,6 +192,7 @@ def test_host_traffic_for_real_in_process_and_across_processes(home: Path) -> No
         now = datetime.now().timestamp()
         r = host.read(now)
         assert r.present and not r.away and plugin.last_request_at <= now
+        assert plugin.worker.wait_idle(5)  # the activity file is touched by the worker, off the request path
         assert stat.S_IMODE(settings.activity_path.stat().st_mode) == 0o600
         # another process on the home (here: a fresh report, which reads only the file) sees it too
         seen = report(Settings(home=home, scheduler={"idle_sources": ["host"], "sleep_enabled": False}))
