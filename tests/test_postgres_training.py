@@ -111,6 +111,7 @@ def test_only_the_elected_host_trains_and_the_other_takes_over(
         steps = db.query("SELECT step, weights FROM train_steps ORDER BY step")
         assert [r["step"] for r in steps] == [1], steps
         assert oa.runs >= 1 and ob.runs == 0, (oa.status(), ob.status())
+        wait_for(lambda: ob.decision is not None, 15, "the other host's first tick")  # A may train before B ticks
         assert ob.decision is not None and ob.decision.reason == NOT_LEADER, ob.status()
         assert ob.status()["leader"] is False
         # the scheduler's transitions are in the shared database too
