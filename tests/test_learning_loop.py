@@ -61,3 +61,38 @@ def test_the_loop_subscribes_to_the_plugins_events_once_across_restarts(home: Pa
                 assert len(subs) == 1 and subs[0].__self__ is p.learning.intake
         finally:
             p.stop()
+
+
+def test_a_turn_already_judged_is_not_judged_again_and_its_count_matches(home: Path):
+    """A host that dies after writing the judge's reward but before marking the job done leaves the job due again:
+    the next host finds the reward and settles the job without a second judge call or a second count."""
+    with Upstream(replies=["The answer is fine.\nScore: 1"] * 6) as up:
+        judge = {"model": "openai/judge", "api_base": up.url, "api_key": "x", "review_wait": 0.0, "votes": 1}
+        p = MetaClawPlugin(Settings(home=home, reward=judge)).start()
+        try:
+            loop = p.learning
+            assert isinstance(loop, LearningLoop)
+            ctx = TurnContext("judged-once")
+            p.on_request(ctx, [{"role": "user", "content": "export the report as csv"}])
+            p.on_response(ctx, {"role": "assistant", "content": "done: report.csv"})
+            p.on_session_end(ctx)  # no outcome: the judge scores the last turn
+            p.flush()
+            loop.tick(force=True)
+            calls = len(up.requests)
+            assert calls >= 1, "the judge was never asked"
+
+            def counted() -> tuple[int, int]:
+                n = loop.db.query("SELECT value FROM fl_counters WHERE key = 'judge_turns'")
+                r = loop.db.query("SELECT COUNT(*) FROM fl_rewards WHERE source = 'judge'")[0][0]
+                return (n[0][0] if n else 0), r
+
+            assert counted() == (1, 1)
+            loop.db.execute("UPDATE fl_judge_queue SET state = 'pending', next_at = 0 WHERE turn_id = ?",
+                            [ctx.request_id])  # fmt: skip
+            loop.tick(force=True)
+            assert len(up.requests) == calls, "the turn was judged a second time"
+            assert counted() == (1, 1)
+            state = loop.db.query("SELECT state FROM fl_judge_queue WHERE turn_id = ?", [ctx.request_id])
+            assert state[0][0] == "done"
+        finally:
+            p.stop()

@@ -135,8 +135,12 @@ class JudgeQueue:
             self.wake()
 
         try:
-            if {r["source"] for r in self.ledger.rewards_of(turn_id)} & STRONGER_THAN_JUDGE:
+            have = {r["source"] for r in self.ledger.rewards_of(turn_id)}
+            if have & STRONGER_THAN_JUDGE:
                 finish("settled")
+                return
+            if "judge" in have:  # judged by a host that died (or lost its lease) before marking the job done
+                finish("done")
                 return
             if view.task_type and view.task_type in self.verifiers:
                 res = self.verifiers.run(view.task_type, view)
@@ -148,10 +152,8 @@ class JudgeQueue:
                 finish("skipped")
                 return
             result = self.judge.judge(view)
-            self.ledger.record_reward(turn_id, "judge", result.score, result.detail(self.judge.model))
-            self.ledger.count("judge_turns")
-            if result.cached:
-                self.ledger.count("judge_cache_hits")
+            counts = ("judge_turns", "judge_cache_hits") if result.cached else ("judge_turns",)
+            self.ledger.record_reward(turn_id, "judge", result.score, result.detail(self.judge.model), counts=counts)
             finish("done")
         except BudgetExhausted as e:
             self.warn_once("judge-budget", f"{e}; judging resumes tomorrow (UTC)")

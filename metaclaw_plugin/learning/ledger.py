@@ -7,12 +7,20 @@ turns through it; the events from the request path land here first.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..store import AnyDatabase
 from ..store.trajectories import TrajectoryStore
 from ..types import Session, Turn
+
+_COUNT = (
+    "INSERT INTO fl_counters(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value"
+)
+_REWARD = (
+    "INSERT INTO fl_rewards(turn_id, source, score, created_at) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT(turn_id, source) DO UPDATE SET score = excluded.score"
+)
 
 
 class Ledger:
@@ -21,22 +29,24 @@ class Ledger:
         self.trajectories = trajectories
 
     def count(self, key: str, n: int = 1) -> None:
-        self.db.execute(
-            "INSERT INTO fl_counters(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
-            [key, n],
-        )
+        self.db.execute(_COUNT, [key, n])
 
     # Rewards (mirrored: the trajectory store is the record, fl_rewards is what the jobs read back at once)
-    def record_reward(self, turn_id: str, source: str, score: float, detail: Any = None) -> None:
+    def record_reward(
+        self, turn_id: str, source: str, score: float, detail: Any = None, *, counts: Sequence[str] = ()
+    ) -> None:
+        """Record a reward; ``counts`` are bumped in the same transaction, so a crash cannot split them."""
         self.trajectories.record_reward(turn_id, source, score, detail)
-        self.note_reward(turn_id, source, score)
+        if not counts:
+            self.note_reward(turn_id, source, score)
+            return
+        with self.db.transaction() as tx:
+            tx.execute(_REWARD, [turn_id, source, float(score), time.time()])
+            for key in counts:
+                tx.execute(_COUNT, [key, 1])
 
     def note_reward(self, turn_id: str, source: str, score: float) -> None:
-        self.db.execute(
-            "INSERT INTO fl_rewards(turn_id, source, score, created_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(turn_id, source) DO UPDATE SET score = excluded.score",
-            [turn_id, source, float(score), time.time()],
-        )
+        self.db.execute(_REWARD, [turn_id, source, float(score), time.time()])
 
     def rewards_of(self, turn_id: str) -> list[dict[str, Any]]:
         rows = {
