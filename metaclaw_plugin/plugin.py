@@ -100,7 +100,7 @@ class MetaClawPlugin:
             self.store.open()
             self.worker.every(0.5, "skills.refresh", self.skills.refresh)
             if self.library is not None:  # on NOTIFY and every second, in a thread of its own
-                self.library.listen(self._sync_library)
+                self.library.listen(self.sync_library)
             self.worker.every(1.0, "sessions.sweep", self.sweep_sessions)
             if self.settings.storage.retention_days > 0:
                 self.worker.every(
@@ -138,9 +138,15 @@ class MetaClawPlugin:
             except Exception:
                 pass
 
-    def _sync_library(self) -> None:
-        if self.library is not None and self.library.sync():
+    def sync_library(self) -> str | None:
+        """Postgres: pull the shared library into this host's copy, publish this host's changes, refresh the snapshot
+        (the listener, on NOTIFY and every second; the dashboard, around what a person sees and changes). Fails
+        open: returns the error that left the two apart, None when they agree (always None with SQLite)."""
+        if self.library is None:
+            return None
+        if self.library.sync():
             self.skills.refresh(force=True)
+        return self.library.last_error
 
     @property
     def started(self) -> bool:

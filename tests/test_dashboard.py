@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import time
 import urllib.request
@@ -22,6 +21,7 @@ from cli_support import cli_command
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.devtools.proxyrun import free_port
 from metaclaw_plugin.skillbank.store import SkillStore
+from metaclaw_plugin.store import AnyDatabase, Database
 from metaclaw_plugin.types import Skill
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,31 +48,33 @@ def chromium() -> str:
     )
 
 
-def seed_slow_loop_rows(db: Path, steps: int = 12, transitions: int = 6) -> None:
+def seed_slow_loop_rows(db: AnyDatabase, steps: int = 12, transitions: int = 6) -> None:
     """What the trainer (train_steps) and the scheduler (sched_transitions) write, by plain SQL: a known history of
-    ``steps`` steps and ``transitions`` transitions in place of the demo's one real step, so the charts' points count."""
-    conn = sqlite3.connect(db)
+    ``steps`` steps and ``transitions`` transitions in place of the demo's one real step, so the charts' points count.
+    ``db`` is the home's database on either backend (closed here)."""
     now = time.time()
-    with conn:
-        conn.execute("DELETE FROM train_steps")
-        conn.execute("DELETE FROM sched_transitions")
-        for i in range(1, steps + 1):
-            conn.execute(
-                "INSERT INTO train_steps (step, backend, loss, mean_reward, success_rate, samples_used, samples_dropped,"
-                " step_seconds, tokens_per_s, weights, checkpoint, detail, created_at) "
-                "VALUES (?, 'local', ?, ?, ?, 4, 0, 1.5, 900, ?, NULL, NULL, ?)",
-                (i, 2.0 / i, -0.5 + i / 12, min(1.0, 0.3 + i / 20), f"lora-{i:04d}", now - (steps - i) * 60),
-            )
-        states = ["idle_wait", "window_open", "training", "window_closed", "window_open", "training"]
-        prev = None
-        for i in range(transitions):
-            st = states[i % len(states)]
-            conn.execute(
-                "INSERT INTO sched_transitions (at, from_state, to_state, reason) VALUES (?, ?, ?, ?)",
-                (now - (transitions - i) * 600, prev, st, f"step {i}: {XSS}"),
-            )
-            prev = st
-    conn.close()
+    try:
+        with db.transaction() as tx:
+            tx.execute("DELETE FROM train_steps")
+            tx.execute("DELETE FROM sched_transitions")
+            for i in range(1, steps + 1):
+                tx.execute(
+                    "INSERT INTO train_steps (step, backend, loss, mean_reward, success_rate, samples_used, "
+                    "samples_dropped, step_seconds, tokens_per_s, weights, checkpoint, detail, created_at) "
+                    "VALUES (?, 'local', ?, ?, ?, 4, 0, 1.5, 900, ?, NULL, NULL, ?)",
+                    (i, 2.0 / i, -0.5 + i / 12, min(1.0, 0.3 + i / 20), f"lora-{i:04d}", now - (steps - i) * 60),
+                )
+            states = ["idle_wait", "window_open", "training", "window_closed", "window_open", "training"]
+            prev = None
+            for i in range(transitions):
+                st = states[i % len(states)]
+                tx.execute(
+                    "INSERT INTO sched_transitions (at, from_state, to_state, reason) VALUES (?, ?, ?, ?)",
+                    (now - (transitions - i) * 600, prev, st, f"step {i}: {XSS}"),
+                )
+                prev = st
+    finally:
+        db.close()
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +105,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     p.on_response(ctx, {"role": "assistant", "content": f"done {XSS}"})
     p.on_session_end(ctx, {"success": True})
     p.stop()
-    seed_slow_loop_rows(home / "metaclaw.db")
+    seed_slow_loop_rows(Database(home / "metaclaw.db"))
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("METACLAW_")}
     env["METACLAW_HOME"] = str(home)

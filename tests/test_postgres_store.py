@@ -46,6 +46,9 @@ def test_translation_of_the_sqlite_dialect():
         "o = COALESCE(excluded.o, s.o), st = 'done' WHERE excluded.at >= s.at"
     )
     assert translate("SELECT MAX(seq) FROM turns WHERE user = ?") == 'SELECT MAX(seq) FROM turns WHERE "user" = %s'
+    assert translate("SELECT j.value FROM turns t, json_each(t.injected) j") == (
+        "SELECT j.value FROM turns t, json_array_elements_text(CAST(t.injected AS json)) j"
+    )
     with pytest.raises(ValueError, match="INSERT OR REPLACE"):
         translate("INSERT OR REPLACE INTO t VALUES (?)")
 

@@ -18,7 +18,7 @@ from ..learning.approval import label as skill_label
 from ..skillbank.skillmd import SkillFormatError, parse_skill_md, render_skill_md
 from ..skillbank.store import SkillStore
 from ..store import open_database
-from ..store.backend import postgres_of
+from ..store.backend import reading_home
 from ..types import Skill, SkillKind, SkillStatus
 from .common import console, emit_json, fail, json_option, load_settings, table
 
@@ -53,7 +53,8 @@ def register(main: click.Group) -> None:
         review shows next to the version being served."""
         settings = load_settings(ctx)
         result = SkillStore(settings.skills_path).load()
-        evidence = trial_evidence(settings.db_file, result, postgres_of(settings))
+        with reading_home(settings) as query:
+            evidence = trial_evidence(result, query)
         share = settings.evolution.shadow_fraction
         rows = []
         for s in result.skills.values():

@@ -53,6 +53,8 @@ def plotly_bundle() -> Path | None:
 
 def create_dashboard(plugin: Any, token: str) -> Any:
     settings = plugin.settings
+    # postgres: the database the plugin's store and shared skill library use (its pool); else the SQLite file
+    db: data.Source = plugin.library.db if plugin.library is not None else settings.db_file
     session_cookie = _mac(token, b"session")
     csrf = _mac(token, b"csrf")
     bundle = plotly_bundle()
@@ -121,9 +123,13 @@ def create_dashboard(plugin: Any, token: str) -> Any:
         resp.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
         return secure(resp)
 
+    def skill_rows() -> list[data.SkillRow]:
+        plugin.sync_library()  # postgres: this host's copy of the library as the database holds it now
+        return data.skills(settings.skills_path, db)
+
     @page
     async def skills(request: Request) -> Response:
-        rows = await run_in_threadpool(data.skills, settings.skills_path, settings.db_file)
+        rows = await run_in_threadpool(skill_rows)
         return HTMLResponse(pages.skills_page(rows, csrf, request.query_params.get("msg")))
 
     @page
@@ -137,6 +143,7 @@ def create_dashboard(plugin: Any, token: str) -> Any:
         store = plugin.skills.store
 
         def act() -> str:
+            plugin.sync_library()  # postgres: act on the library as the database holds it
             try:
                 if action == "approve":
                     s = approve(
@@ -155,7 +162,9 @@ def create_dashboard(plugin: Any, token: str) -> Any:
             except (KeyError, ValueError) as e:
                 return f"{name}: {action} failed: {e}"
             plugin.skills.refresh(force=True)
-            return f"{name}: now {s.status} (version {s.extra_metadata.get('version', 1)})"
+            done = f"{name}: now {s.status} (version {s.extra_metadata.get('version', 1)})"
+            unpublished = plugin.sync_library()  # postgres: in the shared library before the page shows it
+            return done if unpublished is None else f"{done} on this host; not yet shared, retried: {unpublished}"
 
         msg = await run_in_threadpool(act)
         return RedirectResponse("/?" + urlencode({"msg": msg}), status_code=303)
@@ -166,7 +175,7 @@ def create_dashboard(plugin: Any, token: str) -> Any:
             offset = max(0, int(request.query_params.get("offset", "0")))
         except ValueError:
             offset = 0
-        total, rows = await run_in_threadpool(data.sessions, settings.db_file, limit=50, offset=offset)
+        total, rows = await run_in_threadpool(data.sessions, db, limit=50, offset=offset)
         return HTMLResponse(pages.sessions_page(total, rows, offset, 50))
 
     @page
@@ -177,17 +186,17 @@ def create_dashboard(plugin: Any, token: str) -> Any:
         s = await run_in_threadpool(plugin.read_session, sid, tenant)
         if s is None:
             return HTMLResponse(pages.layout("No such session", "/sessions", f"<p>No session {pages.e(sid)}.</p>"), 404)
-        rewards = await run_in_threadpool(data.session_rewards, settings.db_file, [t.turn_id for t in s.turns])
+        rewards = await run_in_threadpool(data.session_rewards, db, [t.turn_id for t in s.turns])
         return HTMLResponse(pages.session_page(s, rewards))
 
     @page
     async def training(request: Request) -> Response:
-        steps = await run_in_threadpool(data.train_steps, settings.db_file)
+        steps = await run_in_threadpool(data.train_steps, db)
         return HTMLResponse(pages.training_page(steps, bundle is not None))
 
     @page
     async def scheduler(request: Request) -> Response:
-        rows = await run_in_threadpool(data.transitions, settings.db_file)
+        rows = await run_in_threadpool(data.transitions, db)
         return HTMLResponse(pages.scheduler_page(rows, bundle is not None))
 
     def static_file(path: Path, media_type: str) -> Response:

@@ -4,14 +4,11 @@ the evidence of its running trial)."""
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
 from typing import Any
 
 from ..skillbank.bank import is_shadow, trials_running
 from ..skillbank.store import LoadResult, SkillStore
-from ..store import connect
-from ..store.backend import AnyDatabase
+from ..store.backend import Query
 from ..types import Skill
 from .screening import screen
 from .trials import evidence
@@ -51,26 +48,6 @@ def label(skill: Skill, pending: Skill | None) -> str:
     return skill.status
 
 
-def trial_evidence(db_file: Path, result: LoadResult, pg: AnyDatabase | None = None) -> dict[str, dict[str, Any]]:
-    """Each running trial's evidence so far, read-only from the database (empty without one): the SQLite file of
-    the home, or ``pg`` (closed here) with the postgres backend."""
-    trials = trials_running(result.skills, result.pending)
-    if pg is not None:
-        try:
-            return {n: evidence(pg.query, n, g, v).as_dict() for n, g, v in trials}
-        finally:
-            pg.close()
-    if not trials or not db_file.exists():
-        return {n: {"n_with": 0, "s_with": 0, "n_without": 0, "s_without": 0, "p_better": 0.5} for n, _, _ in trials}
-    conn = connect(db_file, readonly=True)
-    try:
-
-        def query(sql: str, args: list[Any]) -> list[Any]:
-            try:
-                return conn.execute(sql, args).fetchall()
-            except sqlite3.OperationalError:
-                return []  # no learning tables yet
-
-        return {n: evidence(query, n, g, v).as_dict() for n, g, v in trials}
-    finally:
-        conn.close()
+def trial_evidence(result: LoadResult, query: Query) -> dict[str, dict[str, Any]]:
+    """Each running trial's evidence so far, read through ``query`` (see :func:`..store.backend.reading`)."""
+    return {n: evidence(query, n, g, v).as_dict() for n, g, v in trials_running(result.skills, result.pending)}

@@ -1,9 +1,9 @@
 """The PostgreSQL backend: the same narrow interface as :class:`.sqlite.Database`, through psycopg 3 and a pool.
 
 Callers keep writing the SQL they write for SQLite (``?`` placeholders, ``INSERT OR IGNORE``, upserts whose
-``DO UPDATE`` names the old row's columns bare, two-argument ``MAX``/``MIN``); :func:`translate` turns each
-statement into PostgreSQL once (cached). The schema comes from the same migration registry
-(:mod:`.schema`), its DDL translated by :func:`translate_ddl`; the version is kept in a one-row
+``DO UPDATE`` names the old row's columns bare, two-argument ``MAX``/``MIN``, ``json_each`` over an array);
+:func:`translate` turns each statement into PostgreSQL once (cached). The schema comes from the same migration
+registry (:mod:`.schema`), its DDL translated by :func:`translate_ddl`; the version is kept in a one-row
 ``schema_version`` table and migrations run under an advisory lock, so racing hosts apply each one once.
 
 ``transaction()`` takes a transaction-scoped advisory lock first: writers are serialised as with SQLite's
@@ -19,7 +19,8 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -124,8 +125,9 @@ def _qualify_update(table: str, clause: str) -> str:
 @lru_cache(maxsize=4096)
 def translate(sql: str) -> str:
     """One statement in SQLite's dialect as PostgreSQL: ``?`` -> ``%s`` (and ``%`` escaped), ``INSERT OR IGNORE``
-    -> ``ON CONFLICT DO NOTHING``, scalar ``MAX(a, b)``/``MIN(a, b)`` -> ``GREATEST``/``LEAST``, upsert columns
-    qualified."""
+    -> ``ON CONFLICT DO NOTHING``, scalar ``MAX(a, b)``/``MIN(a, b)`` -> ``GREATEST``/``LEAST``, ``json_each(x)``
+    over a JSON array in a text column -> ``json_array_elements_text`` (its column is ``value`` too), upsert
+    columns qualified."""
     if re.search(r"\bINSERT\s+OR\s+REPLACE\b", sql, re.I):
         raise ValueError("INSERT OR REPLACE is SQLite-only: write INSERT ... ON CONFLICT(key) DO UPDATE SET ...")
     ignore = re.match(r"\s*INSERT\s+OR\s+IGNORE\s+INTO\b", sql, re.I)
@@ -143,6 +145,7 @@ def translate(sql: str) -> str:
             text = {"?": "%s", "%": "%%"}.get(text, text)
             text = re.sub(r"\bMAX\(([^(),]+),([^(),]+)\)", r"GREATEST(\1,\2)", text, flags=re.I)
             text = re.sub(r"\bMIN\(([^(),]+),([^(),]+)\)", r"LEAST(\1,\2)", text, flags=re.I)
+            text = re.sub(r"\bjson_each\(([^(),]+)\)", r"json_array_elements_text(CAST(\1 AS json))", text, flags=re.I)
             text = _RESERVED.sub(r'"\1"', text)
         out.append(text)
     sql = "".join(out)
@@ -314,6 +317,13 @@ class PostgresDatabase:
 
     def query(self, sql: str, args: Iterable[Any] = ()) -> list[Row]:
         return self.execute(sql, args).fetchall()
+
+    @contextmanager
+    def reads(self) -> Iterator[Callable[..., list[Row]]]:
+        """A ``query`` for several reads on one connection of the pool: a page's dozens of small queries take one
+        connection, not one each (with its liveness check)."""
+        with self.pool().connection() as conn:
+            yield lambda sql, args=(): _run(conn, sql, args).fetchall()
 
     def transaction(self) -> _PgTransaction:
         return _PgTransaction(self)
