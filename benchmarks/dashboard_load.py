@@ -2,10 +2,12 @@
 skills), 500 training steps and 200 scheduler transitions, served by a real `metaclaw-plugin serve`.
 
     python benchmarks/dashboard_load.py [--turns 10000] [--runs 5]
+    PYTHONPATH=.:tests python benchmarks/dashboard_load.py --backend postgres   # a PostgreSQL server of its own
 
 Each page is fetched `--runs` times over HTTP (server-side render and transfer, not the browser's drawing);
 the median and the worst are reported, with the page size. The store is built through the plugin's own hooks,
-so the tables, indexes and journal are what a real host leaves behind.
+so the tables, indexes and journal are what a real host leaves behind. With ``--backend postgres`` the home's
+storage is a PostgreSQL server started as the tests start one (tests/postgres_support.py).
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -26,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.devtools.proxyrun import free_port, stop_process
+from metaclaw_plugin.store import open_database
 
 TASKS = [
     "parse the csv export {n}.csv and sum the totals",
@@ -36,9 +38,9 @@ TASKS = [
 ]
 
 
-def build(home: Path, turns: int, per_session: int = 10) -> float:
+def build(settings: Settings, turns: int, per_session: int = 10) -> float:
     t0 = time.perf_counter()
-    p = MetaClawPlugin(Settings(home=home, retrieval={"mode": "keyword"})).start()
+    p = MetaClawPlugin(settings).start()
     ids = []
     for s in range(turns // per_session):
         msgs: list[dict] = []
@@ -53,24 +55,24 @@ def build(home: Path, turns: int, per_session: int = 10) -> float:
         p.on_session_end(ctx, {"success": s % 3 != 0})
     p.flush(120)
     p.stop()
-    conn = sqlite3.connect(home / "metaclaw.db")
+    db = open_database(settings)
     now = time.time()
-    with conn:
-        conn.executemany(
+    with db.transaction() as tx:
+        tx.executemany(
             "INSERT OR IGNORE INTO rewards (turn_id, source, score, detail, created_at) VALUES (?, 'judge', ?, NULL, ?)",
             [(t, 1.0 if i % 3 else -1.0, now) for i, t in enumerate(ids)],
         )
-        conn.executemany(
+        tx.executemany(
             "INSERT INTO train_steps (step, backend, loss, mean_reward, success_rate, samples_used, samples_dropped,"
             " step_seconds, tokens_per_s, weights, created_at) VALUES (?, 'local', ?, ?, ?, 4, 0, 1.0, 800, ?, ?)",
             [(i, 1.0 / i, i / 500, i / 500, f"lora-{i}", now - (500 - i) * 30) for i in range(1, 501)],
         )
-        conn.executemany(
+        tx.executemany(
             "INSERT INTO sched_transitions (at, from_state, to_state, reason) VALUES (?, ?, ?, 'bench')",
             [(now - (200 - i) * 300, None, ("idle", "window_open", "training")[i % 3]) for i in range(200)],
         )
-    n = conn.execute("SELECT COUNT(*) FROM turns").fetchone()[0]
-    conn.close()
+    n = db.query("SELECT COUNT(*) FROM turns")[0][0]
+    db.close()
     assert n == turns, f"{n} turns stored, {turns} expected"
     return time.perf_counter() - t0
 
@@ -79,14 +81,35 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--turns", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     home = Path(tempfile.mkdtemp(prefix="metaclaw-dash-bench-"))
-    built = build(home, args.turns)
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("METACLAW_")}
     env["METACLAW_HOME"] = str(home)
     env["METACLAW_RETRIEVAL__MODE"] = "keyword"
+    storage: dict[str, str] = {}
+    server = None
+    if args.backend == "postgres":
+        from postgres_support import PASSWORD, missing_reason, start_server  # tests/ on PYTHONPATH
+
+        reason = missing_reason()
+        if reason:
+            raise SystemExit(f"no PostgreSQL: {reason}")
+        server = start_server()
+        os.environ["PGPASSWORD"] = env["PGPASSWORD"] = PASSWORD
+        storage = {"backend": "postgres", "url": server.url}
+        env["METACLAW_STORAGE__BACKEND"], env["METACLAW_STORAGE__URL"] = "postgres", server.url
+    try:
+        return run(args, home, env, Settings(home=home, retrieval={"mode": "keyword"}, storage=storage))
+    finally:
+        if server is not None:
+            server.destroy()
+
+
+def run(args: argparse.Namespace, home: Path, env: dict[str, str], settings: Settings) -> int:
+    built = build(settings, args.turns)
+    port = free_port()
     exe = Path(sys.executable).with_name("metaclaw-plugin")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "metaclaw_plugin"]
     proc = subprocess.Popen(
@@ -128,12 +151,19 @@ def main() -> int:
             }
     finally:
         stop_process(proc)
-    out = {"turns": args.turns, "sessions": args.turns // 10, "store_built_s": round(built, 1), "pages": results}
+    out = {
+        "backend": args.backend,
+        "turns": args.turns,
+        "sessions": args.turns // 10,
+        "store_built_s": round(built, 1),
+        "pages": results,
+    }
     if args.json:
         print(json.dumps(out, indent=2))
     else:
         print(
-            f"dashboard with {args.turns} turns in {args.turns // 10} sessions (store built in {built:.1f}s), {args.runs} runs:"
+            f"dashboard on {args.backend} with {args.turns} turns in {args.turns // 10} sessions "
+            f"(store built in {built:.1f}s), {args.runs} runs:"
         )
         for p, r in results.items():
             print(f"  {p:28s} median {r['median_ms']:8.1f} ms   max {r['max_ms']:8.1f} ms   {r['bytes']:>9,} bytes")
