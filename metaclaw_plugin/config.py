@@ -305,6 +305,18 @@ class TrainingSettings(Section):
         "batch", description="GRPO advantages over the whole batch, or per group of answers to the same prompt."
     )
     checkpoint_every: int = Field(10, ge=1, description="Save a full state (weights and optimiser) every N steps.")
+    evolve_on_failed_batch: bool = Field(
+        True,
+        description="A trained batch whose turns mostly failed (reward below 0) also feeds its failed turns to the "
+        "skill evolver (a train_batch job; the trainer only queues it).",
+    )
+    evolve_failed_share: float = Field(
+        0.5,
+        ge=0.0,
+        lt=1.0,
+        description="evolve_on_failed_batch: a tenant's turns in the batch feed the evolver when more than this "
+        "share of them failed.",
+    )
     out_dir: Path | None = Field(None, description="local: adapters and checkpoints; default <home>/training.")
 
     @model_validator(mode="after")

@@ -5,6 +5,7 @@ checkpoint (``training.out_dir`` on storage both hosts read) and trains the next
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 from postgres_support import pg_server, pg_url  # noqa: F401  (fixtures)
-from training_support import a_and_b
+from training_support import FAST_SCHEDULER, a_and_b
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.scheduling.omls import NOT_LEADER, Omls
@@ -22,14 +23,6 @@ from metaclaw_plugin.training import SampleBuffer
 from metaclaw_plugin.types import Sample, Turn, new_id
 
 pytest.importorskip("peft")
-
-FAST = {
-    "interval_seconds": 0.1,
-    "idle_sources": ["host"],
-    "present_minutes": 0,
-    "min_window_minutes": 0,
-    "sleep_enabled": False,
-}
 
 
 def wait_for(pred: Callable[[], Any], timeout: float, what: str) -> Any:
@@ -81,7 +74,7 @@ def host(tmp_path: Path, name: str, url: str, base: Path) -> MetaClawPlugin:
             "checkpoint_every": 1,
             "out_dir": str(tmp_path / "shared-training"),  # where every host finds the last full state
         },
-        scheduler=FAST,
+        scheduler=FAST_SCHEDULER,
     )
     assert settings.training.off_reason() is None
     return MetaClawPlugin(settings).start()
@@ -131,3 +124,38 @@ def test_only_the_elected_host_trains_and_the_other_takes_over(
         a.stop()
         b.stop()
         db.close()
+
+
+@pytest.mark.slow
+def test_a_failed_batch_feeds_the_evolver_of_the_elected_learner_only(
+    tmp_path: Path,
+    pg_url: str,  # noqa: F811  (the fixture)
+    policy_base: Path,
+) -> None:
+    """Failed sessions captured on the follower become query samples (too few failures to evolve on their own);
+    the elected learner trains them, and its learning loop, alone, hands the batch's failed turns to the
+    evolver, once."""
+    pytest.importorskip("litellm")
+    from test_failed_batch_evolution import rl_settings
+    from test_fastloop_e2e import Roles, failing_session
+    from test_fastloop_e2e import wait_for as flushed_wait_for
+
+    from metaclaw_plugin.devtools.upstream import Upstream
+
+    roles = Roles()
+    with Upstream(script=roles) as up:
+        pg = {"backend": "postgres", "url": pg_url}
+        a = MetaClawPlugin(rl_settings(tmp_path / "a", up, policy_base, storage=pg)).start()  # started first: elected
+        b = MetaClawPlugin(rl_settings(tmp_path / "b", up, policy_base, storage=pg)).start()
+        try:
+            assert isinstance(a.scheduler, Omls) and a.scheduler.is_leader() and not b.scheduler.is_leader()
+            ids = failing_session(b, "pg-1") + failing_session(b, "pg-2")
+            flushed_wait_for(b, lambda: "detect-csv-delimiter" in a.skills.skills)
+            db = a.learning.db
+            jobs = [(r["reason"], set(json.loads(r["turn_ids"]))) for r in db.query("SELECT * FROM fl_evolve_queue")]
+            assert jobs == [("train_batch", set(ids))]
+            assert a.scheduler.runs >= 1 and b.scheduler.runs == 0
+            assert len(a.learning.reports) == 1 and b.learning.reports == [] and roles.evolver_calls == 1
+        finally:
+            b.stop()
+            a.stop()

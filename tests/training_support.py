@@ -11,6 +11,13 @@ from metaclaw_plugin.store.trajectories import TrajectoryStore
 from metaclaw_plugin.training.buffer import SampleBuffer
 from metaclaw_plugin.types import Sample, Turn, new_id
 
+FAST_SCHEDULER = {  # the scheduler of mode rl checking often, with no sleep window or idle wait in the way
+    "interval_seconds": 0.1,
+    "idle_sources": ["host"],
+    "present_minutes": 0,
+    "min_window_minutes": 0,
+    "sleep_enabled": False,
+}
 PROMPT = [
     {"role": "system", "content": "You are a helpful assistant.\n<skills>Always answer briefly.</skills>"},
     {"role": "user", "content": "Did the deploy succeed?"},
@@ -19,8 +26,10 @@ ANSWER_A = "yes"
 ANSWER_B = "no"
 
 
-def capture(db_file: Path, rows: list[tuple[list[dict[str, Any]], str, float]], generation: int = 0) -> list[str]:
-    """Store each (messages, answer, reward) as a captured turn and queue it as a query sample."""
+def capture(
+    db_file: Path, rows: list[tuple[list[dict[str, Any]], str, float]], generation: int = 0, tenant: str = "default"
+) -> list[str]:
+    """Store each (messages, answer, reward) as a captured turn of ``tenant`` and queue it as a query sample."""
     store = TrajectoryStore(db_file)
     store.open()
     ids = []
@@ -28,7 +37,7 @@ def capture(db_file: Path, rows: list[tuple[list[dict[str, Any]], str, float]], 
         turn = Turn(
             turn_id=new_id(),
             session_id="s-" + new_id()[:8],
-            tenant="default",
+            tenant=tenant,
             kind="main",
             messages=messages,
             response={"role": "assistant", "content": answer},
@@ -40,7 +49,7 @@ def capture(db_file: Path, rows: list[tuple[list[dict[str, Any]], str, float]], 
     store.close()
     buffer = SampleBuffer(Database(db_file))
     for turn_id, (_, _, reward) in zip(ids, rows):
-        assert buffer.add(Sample(turn_id, "s", "default", generation, reward))
+        assert buffer.add(Sample(turn_id, "s", tenant, generation, reward))
     return ids
 
 

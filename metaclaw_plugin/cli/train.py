@@ -25,9 +25,10 @@ def register(main: click.Group) -> None:
         if backend is not None:
             settings.training.backend = backend  # type: ignore[assignment]
         try:
+            from ..learning.failed_batches import feed_evolver
             from ..training.runtime import build_trainer
 
-            trainer = build_trainer(settings)
+            trainer = feed_evolver(build_trainer(settings), settings)
         except ConfigError as e:
             fail(str(e))
         report = trainer.run(lambda: True, max_steps=steps)

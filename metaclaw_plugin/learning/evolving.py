@@ -1,5 +1,6 @@
 """The evolution runner: queued support sets go to the skill evolver, one call per tenant per run.
-Owns ``fl_evolve_queue``.
+Owns ``fl_evolve_queue``: every trigger (reviews, the success-rate window, failed training batches) queues
+through :func:`enqueue_support`.
 
 Pending jobs of a tenant are coalesced up to ``evolution.max_support_turns`` failures. A failed call
 retries with backoff up to ``evolution.max_attempts``; a garbage answer counts as an attempt; a spent
@@ -12,7 +13,7 @@ import json
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..config import Settings
@@ -20,13 +21,33 @@ from ..privacy import Redactor
 from ..store import AnyDatabase
 from ..training.buffer import SampleBuffer
 from .evolution import EvolutionReport, SkillEvolver, SupportTurn
-from .ledger import Ledger
+from .ledger import Ledger, bump
 from .llm import BudgetExhausted, LLMError, LLMUnavailable, day_start
 from .reward import effective_reward, view_of
 
 log = logging.getLogger("metaclaw_plugin.learning")
 
 REPORTS_KEPT = 20
+
+
+def enqueue_support(
+    db: AnyDatabase, tenant: str, reason: str, turns: Sequence[tuple[str, str, str, int]], per_job: int
+) -> list[str]:
+    """The one way into ``fl_evolve_queue``, for every trigger: claim the turns (turn_id, session_id, tenant,
+    generation) of one tenant as support and queue them in jobs of at most ``per_job``, counted as
+    ``evolution_trigger_<reason>``. One transaction: a turn that any trigger (or process) claimed before is
+    left out, so no turn reaches the evolver twice. Returns the turn ids queued."""
+    now = time.time()
+    with db.transaction() as c:
+        claimed, _ = SampleBuffer.claim_support(c, turns, reason)
+        for i in range(0, len(claimed), per_job):
+            c.execute(
+                "INSERT INTO fl_evolve_queue(tenant, reason, turn_ids, next_at, created_at) VALUES (?, ?, ?, ?, ?)",
+                [tenant, reason, json.dumps(claimed[i : i + per_job]), now, now],
+            )
+        if claimed:
+            bump(c, f"evolution_trigger_{reason}")
+    return claimed
 
 
 class EvolutionRunner:
@@ -54,20 +75,10 @@ class EvolutionRunner:
     def on(self) -> bool:
         return self.settings.evolution.enabled and self.evolver.available() is None
 
-    def enqueue(self, tenant: str, reason: str, turns: Iterable[Any]) -> None:
-        turns = list(turns)
-        self.buffer.mark_support(
-            [(t["turn_id"], t["session_id"], t["tenant"], int(t["generation"])) for t in turns], reason
-        )
-        per = self.settings.evolution.max_support_turns
-        now = time.time()
-        for i in range(0, len(turns), per):
-            chunk = [t["turn_id"] for t in turns[i : i + per]]
-            self.db.execute(
-                "INSERT INTO fl_evolve_queue(tenant, reason, turn_ids, next_at, created_at) VALUES (?, ?, ?, ?, ?)",
-                [tenant, reason, json.dumps(chunk), now, now],
-            )
-        self.ledger.count(f"evolution_trigger_{reason}")
+    def enqueue(self, tenant: str, reason: str, turns: Iterable[Any]) -> list[str]:
+        """Queue ledger rows (``fl_turns``) of one tenant; returns the turn ids queued."""
+        refs = [(t["turn_id"], t["session_id"], t["tenant"], int(t["generation"])) for t in turns]
+        return enqueue_support(self.db, tenant, reason, refs, self.settings.evolution.max_support_turns)
 
     def run(self, force: bool = False) -> None:
         rows = self.db.query(

@@ -23,13 +23,18 @@ _REWARD = (
 )
 
 
+def bump(c: Any, key: str, n: int = 1) -> None:
+    """Add ``n`` to a counter through ``c`` (the database, or a transaction whose other writes it joins)."""
+    c.execute(_COUNT, [key, n])
+
+
 class Ledger:
     def __init__(self, db: AnyDatabase, trajectories: TrajectoryStore):
         self.db = db
         self.trajectories = trajectories
 
     def count(self, key: str, n: int = 1) -> None:
-        self.db.execute(_COUNT, [key, n])
+        bump(self.db, key, n)
 
     # Rewards (mirrored: the trajectory store is the record, fl_rewards is what the jobs read back at once)
     def record_reward(
@@ -43,7 +48,7 @@ class Ledger:
         with self.db.transaction() as tx:
             tx.execute(_REWARD, [turn_id, source, float(score), time.time()])
             for key in counts:
-                tx.execute(_COUNT, [key, 1])
+                bump(tx, key)
 
     def note_reward(self, turn_id: str, source: str, score: float) -> None:
         self.db.execute(_REWARD, [turn_id, source, float(score), time.time()])

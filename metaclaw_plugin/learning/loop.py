@@ -35,7 +35,7 @@ from .llm import Budget, LLMClient, client_for
 from .parts import Parts
 from .review import Reviewer
 from .review_model import SkillReviewer, review_role
-from .reward import RewardJudge, Verifiers, effective_reward
+from .reward import RewardJudge, Verifiers, effective_reward, is_failure
 from .status import status_from_db
 from .trials import ShadowTrials
 
@@ -229,7 +229,7 @@ class LearningLoop:
             failed = [
                 t.turn_id
                 for t in main
-                if (eff := effective_reward(self.ledger.rewards_of(t.turn_id))) is not None and eff[0] < 0
+                if (eff := effective_reward(self.ledger.rewards_of(t.turn_id))) is not None and is_failure(eff[0])
             ]
             ids = (failed or [t.turn_id for t in main])[-self.settings.evolution.max_support_turns :]
             support = self.evolution.support_turns(ids)

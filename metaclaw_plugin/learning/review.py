@@ -23,7 +23,7 @@ from ..types import Sample
 from .evolving import EvolutionRunner
 from .judging import JudgeQueue
 from .ledger import Ledger
-from .reward import effective_reward
+from .reward import effective_reward, is_failure
 from .trials import ShadowTrials
 
 log = logging.getLogger("metaclaw_plugin.learning")
@@ -87,7 +87,7 @@ class Reviewer:
         # Turns of a running shadow trial are that experiment's evidence, not support: evolving on them
         # would refine the skill under test and restart its trial.
         on_trial = self.trials.on_trial(ids)
-        failures = [t for t, sc, _ in scored if sc < 0 and t["turn_id"] not in on_trial]
+        failures = [t for t, sc, _ in scored if is_failure(sc) and t["turn_id"] not in on_trial]
         support_ids: set[str] = set()
         if failures and len(failures) >= self.settings.evolution.min_failures and self.evolution.on():
             support_ids = {t["turn_id"] for t in failures}

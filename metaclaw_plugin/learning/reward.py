@@ -427,3 +427,9 @@ def effective_reward(rewards: Sequence[dict[str, Any]]) -> tuple[float, str] | N
         if src in by_source:
             return by_source[src], src
     return None
+
+
+def is_failure(score: float) -> bool:
+    """A turn failed when its effective reward is below 0: the support set of a review, and of a failed training
+    batch (a score of 0 is no evidence either way)."""
+    return score < 0

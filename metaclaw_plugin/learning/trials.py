@@ -57,6 +57,18 @@ class TrialStats:
         return {**self.__dict__, "p_better": round(self.p_better, 4)}
 
 
+def turns_on_trial(db: AnyDatabase, turn_ids: list[str]) -> set[str]:
+    """The turns among these that are a shadow trial's evidence (they never become support)."""
+    if not turn_ids:
+        return set()
+    return {
+        r["turn_id"]
+        for r in db.query(
+            f"SELECT DISTINCT turn_id FROM fl_shadow WHERE turn_id IN ({','.join('?' * len(turn_ids))})", turn_ids
+        )
+    }
+
+
 def shadow_decision(st: TrialStats, min_samples: int, max_samples: int, confidence: float) -> str | None:
     if min(st.n_with, st.n_without) < min_samples:
         return None
@@ -112,14 +124,7 @@ class ShadowTrials:
 
     def on_trial(self, turn_ids: list[str]) -> set[str]:
         """The turns among these that are a running trial's evidence."""
-        if not turn_ids:
-            return set()
-        return {
-            r["turn_id"]
-            for r in self.db.query(
-                f"SELECT DISTINCT turn_id FROM fl_shadow WHERE turn_id IN ({','.join('?' * len(turn_ids))})", turn_ids
-            )
-        }
+        return turns_on_trial(self.db, turn_ids)
 
     def score(self, turn_id: str, score: float) -> None:
         self.db.execute("UPDATE fl_shadow SET score = ? WHERE turn_id = ?", [score, turn_id])

@@ -74,9 +74,10 @@ def build_signals(
 
 
 def _real_trainer(settings: Settings) -> Trainer:
+    from ..learning.failed_batches import feed_evolver
     from ..training.runtime import build_trainer  # loads the base model: in the scheduler's thread, on first use
 
-    trainer: Trainer = build_trainer(settings)
+    trainer: Trainer = feed_evolver(build_trainer(settings), settings)
     return trainer
 
 

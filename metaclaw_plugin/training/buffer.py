@@ -94,19 +94,27 @@ class SampleBuffer:
     # Support ---------------------------------------------------------------------------------------
     def mark_support(self, turns: Iterable[tuple[str, str, str, int]], reason: str = "evolution") -> int:
         """Record turns (turn_id, session_id, tenant, generation) as support data; unqueue them."""
-        now = time.time()
-        n = 0
         with self.db.transaction() as c:
-            for turn_id, session_id, tenant, gen in turns:
-                c.execute(
-                    "INSERT OR IGNORE INTO buffer_support(turn_id, session_id, tenant, generation, reason, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (turn_id, session_id, tenant, gen, reason, now),
-                )
-                n += c.execute(
-                    "DELETE FROM buffer_samples WHERE turn_id = ? AND state IN ('queued', 'pending')", (turn_id,)
-                ).rowcount
-        return n
+            return self.claim_support(c, turns, reason)[1]
+
+    @staticmethod
+    def claim_support(c: Any, turns: Iterable[tuple[str, str, str, int]], reason: str) -> tuple[list[str], int]:
+        """:meth:`mark_support` inside the caller's transaction ``c``: the turn ids that were not support
+        before (a caller that queues them for the evolver sends each turn once), and how many were unqueued."""
+        now = time.time()
+        claimed: list[str] = []
+        n = 0
+        for turn_id, session_id, tenant, gen in turns:
+            if c.execute(
+                "INSERT OR IGNORE INTO buffer_support(turn_id, session_id, tenant, generation, reason, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (turn_id, session_id, tenant, gen, reason, now),
+            ).rowcount:
+                claimed.append(turn_id)
+            n += c.execute(
+                "DELETE FROM buffer_samples WHERE turn_id = ? AND state IN ('queued', 'pending')", (turn_id,)
+            ).rowcount
+        return claimed, n
 
     def is_support(self, turn_id: str) -> bool:
         return bool(self.db.query("SELECT 1 FROM buffer_support WHERE turn_id = ?", [turn_id]))

@@ -20,6 +20,9 @@ def training_status(settings: Settings) -> dict[str, Any]:
         "last": None,
         "checkpoint": None,
         "weights": None,
+        # the second trigger path: a batch whose turns mostly failed feeds the evolver (learning/failed_batches.py)
+        "evolve_on_failed_batch": t.evolve_on_failed_batch,
+        "evolve_failed_share": t.evolve_failed_share,
     }
     if not settings.db_file.exists():
         return out
@@ -52,4 +55,8 @@ def describe(status: dict[str, Any]) -> str:
         line += f", loss {last['loss']:.4g}, mean reward {last['mean_reward']:.3g}, {last['step_seconds']:.2f}s/step"
     if status["checkpoint"]:
         line += f", checkpoint at step {status['checkpoint']['step']}"
+    if status["evolve_on_failed_batch"]:
+        line += f"; a batch with more than {status['evolve_failed_share']:.0%} failed turns feeds the evolver"
+    else:
+        line += "; failed batches do not feed the evolver (training.evolve_on_failed_batch)"
     return line

@@ -14,6 +14,10 @@ Each applied step acknowledges its samples, saves sampler weights, stores them a
 (:func:`~.weights.store_latest`, for served policies in other processes) and calls ``publish`` (an
 in-process served policy swaps at once); every ``checkpoint_every`` steps it saves a full state, which a
 new trainer resumes from. Metrics go to the ``train_steps`` table.
+
+A consumed batch (applied, or acknowledged because none of it could become a sample) goes to ``on_batch``
+last: the learning side queues a batch that mostly failed for the skill evolver there
+(:mod:`metaclaw_plugin.learning.failed_batches`); it only writes rows, and its failure never fails the step.
 """
 
 from __future__ import annotations
@@ -86,6 +90,7 @@ class Trainer:
         options: TrainerOptions | None = None,
         publish: Callable[[WeightsRef], None] | None = None,
         teacher: Callable[[list[TrainSample]], None] | None = None,
+        on_batch: Callable[[list[Sample]], object] | None = None,
     ):
         self.backend = backend
         self.buffer = buffer
@@ -95,8 +100,10 @@ class Trainer:
         self.options = options or TrainerOptions()
         self.publish = publish
         self.teacher = teacher  # OPD: adds a reverse-KL term to the samples' token advantages
+        self.on_batch = on_batch
         self.step = 0
         self.publish_errors = 0
+        self.on_batch_errors = 0
         self._dropped = 0  # dropped since the last recorded step (written with the next one)
         self.resume_error: str | None = None
         self.resumed_from = self._resume()
@@ -181,6 +188,7 @@ class Trainer:
         if not samples:
             self.buffer.ack(ids)  # nothing trainable in them: consumed, not retried forever
             self._dropped += len(ids)
+            self._consumed(batch)
             return StepResult("unusable", self.step, dropped=len(ids))
         norm = float(sum(sum(t.mask) for t in samples))
         size = self.options.micro_batch_size
@@ -220,7 +228,17 @@ class Trainer:
             },
         )
         self._dropped += len(unusable)
+        self._consumed(batch)
         return StepResult("applied", self.step, loss=loss, samples=len(samples), dropped=len(unusable))
+
+    def _consumed(self, batch: list[Sample]) -> None:
+        if self.on_batch is None:
+            return
+        try:
+            self.on_batch(batch)
+        except Exception:
+            self.on_batch_errors += 1
+            log.exception("handing step %d's batch on failed; the step stands", self.step)
 
     def _abandon(self, ids: list[str], outcome: str) -> StepResult:
         self.backend.discard()
