@@ -55,6 +55,12 @@ def test_demo_runs_every_stage_offline_and_the_store_shows_it(tmp_path: Path):
     ]
     conn.close()
     assert sum(out["evolved"] in i for i in injected) == out["trial"]["with"]["turns"]
+    # the similar rounds waited for the proxy to serve the new generation (a probe round proved it), none before
+    conn = sqlite3.connect(home / "metaclaw.db")
+    served = [g for (g,) in conn.execute("SELECT generation FROM turns WHERE session_id LIKE 'demo-similar-%'")]
+    probes = sorted(g for (g,) in conn.execute("SELECT generation FROM turns WHERE session_id LIKE 'demo-probe-%'"))
+    conn.close()
+    assert served == [1] * 6 and out["probes"] == len(probes) >= 1 and probes == [0] * (len(probes) - 1) + [1]
     # the proxy ran the plugin through the documented callback, in front of the scripted endpoint
     proxy_cfg = (home / "proxy.yaml").read_text()
     assert "metaclaw_litellm.callback" in proxy_cfg and "openai/scripted-agent" in proxy_cfg

@@ -18,6 +18,7 @@ variables) the same day runs against real endpoints; a role left unset stays scr
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -55,7 +56,7 @@ FAILED_TASK = "parse the csv export orders.csv and sum the totals"
 CORRECTION = "no, that's wrong: the file uses ';' as delimiter and has quoted fields"
 SIMILAR = ["split the csv export invoices-{n}.csv by its delimiter and count the rows"]
 WRONG = f"{SCRIPTED} I split each line on ',' and summed column 3."
-PROXY_REFRESH_WAIT_S = 2.0
+PROBE = "what is the capital of France?"  # the good round's question: no skill of the story matches it
 RIGHT = f"{SCRIPTED} Sniffed the delimiter first: it is ';' with quoted fields, so I parsed with csv and summed."
 
 
@@ -306,11 +307,29 @@ def stage_evolve(d: Demo) -> str:
     return f"{name} from session {skill.source_sessions}: screening {screening}, model review {review}, on trial; generation {d.facts['generation_before']} -> {gen}"
 
 
+def proxy_serves(d: Demo, generation: int) -> int:
+    """Wait until the proxy's in-memory skill snapshot is at ``generation`` (so it holds the evolved skill), or the
+    first similar round may be served from the old one and miss the trial (seen on a loaded 2-core machine). The
+    proof: a probe round that nothing on trial matches, recorded with the generation of the snapshot that served
+    it. Probes follow one another until one shows it (the first, usually). Returns how many were sent."""
+    deadline = time.monotonic() + d.options.timeout
+    n = 0
+    while True:
+        n += 1
+        sid = f"demo-probe-{n}"
+        d.chat(sid, [{"role": "user", "content": PROBE}], done=True)
+        served = d.wait(f"probe round {n} on disk", functools.partial(d.session_turns, sid))[0]["generation"]
+        if served >= generation:
+            return n
+        if time.monotonic() > deadline:
+            raise StageFailed(f"the proxy still serves skill generation {served}, not {generation}")
+        time.sleep(0.1)
+
+
 def stage_similar_rounds(d: Demo) -> str:
     name = d.facts["evolved"]
-    # The proxy's plugin re-reads the skills folder every 0.5 s (a worker job): give it a few periods, or the first
-    # round may still be served at the old generation and miss the trial (seen on a loaded 2-core machine).
-    time.sleep(PROXY_REFRESH_WAIT_S)
+    gen = _generation(d)
+    d.facts["probes"] = probes = proxy_serves(d, gen)
     carried = 0
     sessions = []
     for n in range(1, 7):
@@ -326,7 +345,8 @@ def stage_similar_rounds(d: Demo) -> str:
         raise StageFailed(f"none of {len(rows)} similar rounds carried {name}")
     d.facts["similar"] = sessions
     control = f" (the other {len(rows) - carried}: the trial's control arm)" if carried < len(rows) else ""
-    return f"{carried} of {len(rows)} similar rounds carried {name}{control}"
+    served = f"; the proxy served generation {gen} from probe round {probes} on"
+    return f"{carried} of {len(rows)} similar rounds carried {name}{control}{served}"
 
 
 def stage_judged(d: Demo) -> str:
@@ -451,6 +471,7 @@ def summary(d: Demo) -> dict[str, Any]:
         "generation": [d.facts.get("generation_before"), d.facts.get("generation_after")],
         "rewards": d.facts.get("rewards"),
         "trial": d.facts.get("trial"),
+        "probes": d.facts.get("probes"),  # rounds sent until the proxy served the evolved skill's generation
         "samples": d.facts.get("buffer"),
         "training": d.facts.get("training"),
         "files": {
