@@ -44,6 +44,7 @@ class _Pending:
     generation: int
     t0: float
     block: str | None = None  # the skill block this plugin injected (stored without a second redaction)
+    tools: list[dict[str, Any]] | None = None  # the request's tool definitions, as sent
 
 
 class MetaClawPlugin:
@@ -167,37 +168,51 @@ class MetaClawPlugin:
         ctx.skill_generation = inj.generation
         return inj
 
-    def on_request(self, ctx: TurnContext, messages: Sequence[Message]) -> list[Message]:
-        """Inject the relevant skills and remember the request. Returns a new list."""
+    def on_request(
+        self, ctx: TurnContext, messages: Sequence[Message], *, tools: Sequence[dict[str, Any]] | None = None
+    ) -> list[Message]:
+        """Inject the relevant skills and remember the request (with its ``tools``, the OpenAI-format tool
+        definitions it carries: the policy's prompt renders them). Returns a new list."""
         try:
             if not isinstance(messages, (list, tuple)):
                 raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
             inj = self.skill_block(ctx, messages)
             out = inject(messages, inj.text)
-            self._remember_request(ctx, out, inj.names, inj.text or None)
+            self._remember_request(ctx, out, inj.names, inj.text or None, tools)
             return out
         except Exception:
             self._fail("on_request")
             return list(messages) if isinstance(messages, (list, tuple)) else messages  # type: ignore[return-value]
 
     def record_request(
-        self, ctx: TurnContext, messages: Sequence[Message], injected_skills: Sequence[str] | None = None
+        self,
+        ctx: TurnContext,
+        messages: Sequence[Message],
+        injected_skills: Sequence[str] | None = None,
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
     ) -> None:
-        """Remember the messages as sent, for adapters that cannot inject (capture only)."""
+        """Remember the messages (and ``tools``) as sent, for adapters that cannot inject (capture only)."""
         try:
             self._ensure_started()
             names = injected_skills if injected_skills is not None else ctx.injected_skills
-            self._remember_request(ctx, messages, names, None)
+            self._remember_request(ctx, messages, names, None, tools)
         except Exception:
             self._fail("record_request")
 
     def _remember_request(
-        self, ctx: TurnContext, messages: Sequence[Message], names: Sequence[str], block: str | None
+        self,
+        ctx: TurnContext,
+        messages: Sequence[Message],
+        names: Sequence[str],
+        block: str | None,
+        tools: Sequence[dict[str, Any]] | None,
     ) -> None:
         gen = ctx.skill_generation if ctx.skill_generation is not None else self.skills.generation
         now = time.time()
+        pend = _Pending(ctx, list(messages), list(names), gen, time.monotonic(), block, _tool_list(tools))
         with self._lock:
-            self._pending[ctx.request_id] = _Pending(ctx, list(messages), list(names), gen, time.monotonic(), block)
+            self._pending[ctx.request_id] = pend
             self._touch(ctx, now)
         self._host_activity(now)
 
@@ -228,8 +243,10 @@ class MetaClawPlugin:
         error: str | None = None,
         messages: Sequence[Message] | None = None,
         latency_ms: float | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
     ) -> Turn | None:
-        """Record the turn. It is on disk (journal) when this returns."""
+        """Record the turn. It is on disk (journal) when this returns. ``messages``/``tools``: the request as
+        sent, for a response whose request was not seen (or to replace what was)."""
         try:
             self._ensure_started()
             with self._lock:
@@ -244,6 +261,8 @@ class MetaClawPlugin:
                 )
             elif messages is not None:
                 pend.messages = list(messages)
+            if tools is not None:
+                pend.tools = _tool_list(tools)
             if latency_ms is None:
                 latency_ms = (time.monotonic() - pend.t0) * 1000.0
             tool_calls = list((response or {}).get("tool_calls") or []) if isinstance(response, dict) else []
@@ -263,6 +282,7 @@ class MetaClawPlugin:
                 error=error,
                 host=ctx.host,
                 user=ctx.user or pend.ctx.user,
+                tools=pend.tools,
             )
             self.store.append_turn(turn, skill_block=pend.block)
             with self._lock:
@@ -295,8 +315,10 @@ class MetaClawPlugin:
         self.events.publish(SessionEnd(tenant, session_id, host, clean, reason, list(state.turn_ids) if state else []))
 
     # Async twins: the hooks never block on I/O, so they simply run inline.
-    async def aon_request(self, ctx: TurnContext, messages: Sequence[Message]) -> list[Message]:
-        return self.on_request(ctx, messages)
+    async def aon_request(
+        self, ctx: TurnContext, messages: Sequence[Message], *, tools: Sequence[dict[str, Any]] | None = None
+    ) -> list[Message]:
+        return self.on_request(ctx, messages, tools=tools)
 
     async def aon_response(self, ctx: TurnContext, response: Message | None, **kw: Any) -> Turn | None:
         return self.on_response(ctx, response, **kw)
@@ -469,3 +491,10 @@ class MetaClawPlugin:
             "scheduler": self.scheduler.status() if self.scheduler is not None else None,
             "scheduler_note": self.scheduler_note,
         }
+
+
+def _tool_list(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """The tool definitions to keep: a list of dicts, or None (none, or not a list)."""
+    if not isinstance(tools, (list, tuple)) or not tools:
+        return None
+    return [t for t in tools if isinstance(t, dict)] or None

@@ -12,7 +12,7 @@ Endpoints::
     GET  /v1/health (and /health)        liveness (cheap)
     GET  /v1/status                      plugin + server status
     POST /v1/skills                      {session_id, tenant?, kind?, prompt?, messages?} -> {block, skills, generation}
-    POST /v1/turns/input                 {session_id, run_id, messages, model?, tenant?, kind?, injected_skills?}
+    POST /v1/turns/input                 {session_id, run_id, messages, model?, tenant?, kind?, injected_skills?, tools?}
     POST /v1/turns/output                {session_id, run_id, response, usage?, error?}
     POST /v1/sessions/{session_id}/end   {outcome?: {success?, feedback?}, reason?}
     POST /v1/feedback                    {session_id, score: 1|-1|0, text?}
@@ -159,6 +159,7 @@ class TurnInputBody(_Body):
     user: str | None = Field(None, max_length=ID_MAX)
     injected_skills: list[str] | None = Field(None, max_length=1000)
     skill_generation: int | None = Field(None, ge=0)
+    tools: list[dict[str, Any]] | None = Field(None, max_length=1000, description="OpenAI-format tool definitions")
 
 
 class TurnOutputBody(_Body):
@@ -415,7 +416,9 @@ def create_app(
         ctx = ctx_for(body.session_id, body.tenant, body.kind, body.run_id, body.model, body.user)
         if body.skill_generation is not None:
             ctx.skill_generation = body.skill_generation
-        plugin.record_request(ctx, _dump_messages(body.messages), injected_skills=body.injected_skills or [])
+        plugin.record_request(
+            ctx, _dump_messages(body.messages), injected_skills=body.injected_skills or [], tools=body.tools
+        )
         return JSONResponse({"ok": True})
 
     @endpoint

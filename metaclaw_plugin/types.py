@@ -100,6 +100,7 @@ class Turn:
     user: str | None = None
     created_at: float = field(default_factory=time.time)
     seq: int = 0  # order within the session, assigned by the store
+    tools: list[dict[str, Any]] | None = None  # the request's tool definitions (OpenAI format), as sent
 
 
 @dataclass

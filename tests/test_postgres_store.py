@@ -168,12 +168,13 @@ def test_migrations_apply_once_when_two_processes_race(pg_url: str):  # noqa: F8
 
 
 def test_trajectories_in_postgres_read_back_like_sqlite(pg_url: str, tmp_path: Path):  # noqa: F811
+    tools = [{"type": "function", "function": {"name": "deploy", "parameters": {"type": "object", "minimum": 1.0}}}]
     pg = TrajectoryStore(tmp_path / "pg" / "metaclaw.db", database=PostgresDatabase(pg_url))
     lite = TrajectoryStore(tmp_path / "lite" / "metaclaw.db")
     for store in (pg, lite):
         store.open()
         for i in range(5):
-            store.append_turn(make_turn(i, session="s1"))
+            store.append_turn(make_turn(i, session="s1", tools=tools if i % 2 else None))
         store.append_turn(make_turn(9, session="old", created_at=time.time() - 40 * 86400))
         store.record_reward("t1", "judge", 0.5, {"why": "ok"})
         store.end_session("default", "s1", {"ok": True}, "host")
@@ -185,6 +186,7 @@ def test_trajectories_in_postgres_read_back_like_sqlite(pg_url: str, tmp_path: P
         return [{**t.__dict__, "created_at": 0} for t in turns]
 
     assert len(a.turns) == 5 and strip(a.turns) == strip(b.turns)
+    assert [t.tools for t in a.turns] == [None, tools, None, tools, None]  # the request's tools, with the turn
     assert [r["score"] for r in pg.rewards("t1")] == [0.5]
     assert pg.counts() == lite.counts()
     assert pg.prune(30) == 1 and pg.get_session("old") is None

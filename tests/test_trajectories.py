@@ -478,3 +478,66 @@ def test_records_apply_in_order_within_one_batch(tmp_path: Path):
     rows = {r["session_id"]: r for r in store.list_sessions()}
     assert rows["a"]["turns"] == 3 and rows["b"]["turns"] == 2 and rows["a"]["end_reason"] is None
     assert [r["score"] for r in store.rewards("a3")] == [1.0]
+
+
+def test_tools_are_stored_once_redacted_in_their_order_and_read_back_with_the_turn(tmp_path: Path):
+    """A request's tool definitions travel with its turn: stored once per distinct list (a session repeats them
+    on every turn: the journal gets them once), redacted, with their keys in the order sent (a chat template
+    writes them out so), the same after a journal replay, and collected with the sessions that used them."""
+    secret = "sk-proj-" + "Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z"
+
+    def tools(order: str = "sent") -> list[dict]:
+        fn = {"name": "deploy", "description": f"Deploys with key {secret}", "parameters": {"type": "object"}}
+        if order != "sent":
+            fn = dict(reversed(fn.items()))
+        return [{"type": "function", "function": fn}, {"type": "function", "function": {"name": "status"}}]
+
+    db = tmp_path / "t.db"
+    store = TrajectoryStore(db, redactor=Redactor())
+    store.open()
+    for i in range(3):
+        for session in ("a", "b"):
+            store.append_turn(make_turn(i, session=session, tools=tools()))  # equal lists, new objects each time
+    store.append_turn(make_turn(9, session="a", tools=tools("reversed")))  # the same keys in another order
+    store.append_turn(make_turn(10, session="a"))  # no tools
+    journal = b"".join(f.read_bytes() for f in (tmp_path / "journal").glob("*.jsonl"))
+    assert journal.count(b"REDACTED") == 2 and secret.encode() not in journal  # two distinct lists, once each
+
+    def full(item):
+        raise queue.Full
+
+    put = store._queue.put_nowait
+    store._queue.put_nowait = full  # type: ignore[method-assign]  # journal only: the next start replays it
+    assert store.append_turn(make_turn(11, session="c", tools=tools("reversed"))) is False
+    store._queue.put_nowait = put  # type: ignore[method-assign]
+    store.close()
+    store = TrajectoryStore(db, redactor=Redactor())
+    store.open()
+    store.flush()
+    got = {t.turn_id: t.tools for s in ("a", "b", "c") for t in store.get_session(s).turns}
+    sent, other = got["a-0"], got["a-9"]
+    assert sent is not None and other is not None and got["a-10"] is None
+    assert all(got[f"{s}-{i}"] == sent for s in ("a", "b") for i in range(3)) and got["c-11"] == other
+    assert "[REDACTED:openai_key]" in sent[0]["function"]["description"]
+    assert list(sent[0]["function"]) == ["name", "description", "parameters"]
+    assert list(other[0]["function"]) == ["parameters", "description", "name"]
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM messages WHERE content LIKE '[%'").fetchone()[0] == 2
+    conn.close()
+    store.append_turn(
+        make_turn(
+            12,
+            session="old",
+            tools=[{"type": "function", "function": {"name": "x"}}],
+            created_at=time.time() - 40 * 86400,
+        )
+    )
+    store.flush()
+    assert store.prune(30) == 1
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM messages WHERE content LIKE '[%'").fetchone()[0] == 2  # x's is gone
+    conn.close()
+    store.append_turn(make_turn(13, session="new", tools=[{"type": "function", "function": {"name": "x"}}]))
+    store.flush()
+    assert store.get_session("new").turns[0].tools == [{"type": "function", "function": {"name": "x"}}]
+    store.close()

@@ -127,5 +127,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(3, "the slow loop: policy tokens, training steps, scheduler transitions, run-time state", SLOW_LOOP),
     Migration(4, "the skill library shared through the database (used by the postgres backend)", SHARED_SKILLS),
+    Migration(
+        5,
+        "turns name their request's tool definitions (stored once per distinct list, like messages)",
+        ("ALTER TABLE turns ADD COLUMN tools_hash TEXT",),
+    ),
 )
 CURRENT = MIGRATIONS[-1].version

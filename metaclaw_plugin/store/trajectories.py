@@ -10,7 +10,10 @@ Why content addressing: hosts resend the whole history, and often a 30+ KB syste
 every turn. Each distinct message is stored once, keyed by hash; a turn's message list is a chain
 of cons cells ``(previous list, message)``, so an extra turn costs only its new messages. The
 injected skill block is cut out of the system message and stored once per distinct block, so the
-system prompt still dedups although the block changes between turns.
+system prompt still dedups although the block changes between turns. A request's tool definitions
+(often kilobytes, the same on every turn) are stored the same way, once per distinct list, and a turn
+names them by hash; a list this process stored lately is recognised by its ``marshal`` bytes, not
+encoded again.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import marshal
 import math
 import os
 import queue
@@ -46,6 +50,7 @@ SEGMENT_BYTES = 8 * 1024 * 1024
 KNOWN_MAX = 200_000  # messages and list cells remembered as stored (a forgotten one is just written again)
 PREFIX_SESSIONS = 1024  # sessions whose last turn's messages are kept to key the next turn's by comparison
 PREFIX_BYTES = 32 * 1024 * 1024  # ... and at most this much of their text, all sessions together
+TOOL_SETS = 16  # distinct tool lists remembered as stored (a host sends the same few on every turn)
 WRITER_LINGER = 0.2  # seconds the writer waits for more turns, so a quiet proxy commits a few per transaction
 RETRY_MAX = 5.0  # at most this many seconds between tries while the database is unreachable
 _NULL_LIST = ""
@@ -267,6 +272,7 @@ class TrajectoryStore:
         # the next turn repeats them, and comparing costs far less than keying them again.
         self._prefixes: OrderedDict[tuple[str, str, str], tuple[list[Message], list[str], int]] = OrderedDict()
         self._prefix_bytes = 0
+        self._tool_sets: OrderedDict[bytes, str] = OrderedDict()  # recent tool lists (marshalled) -> stored hash
         self._hurry = threading.Event()  # set by flush()/close(): the writer skips its linger
         self._journal: _Journal | None = None
         self._thread: threading.Thread | None = None
@@ -411,6 +417,7 @@ class TrajectoryStore:
                 content = stripped.get("content")
                 size += len(content) if isinstance(content, str) else 256
             response_hash = self._message_records(turn.response, records, lines) if turn.response is not None else None
+            tools_hash = self._tools_records(turn.tools, records, lines) if turn.tools else None
             row = {
                 "t": "turn",
                 "turn_id": turn.turn_id,
@@ -423,6 +430,7 @@ class TrajectoryStore:
                 "list_hash": list_hash,
                 "block_hash": block_hash,
                 "response_hash": response_hash,
+                "tools_hash": tools_hash,
                 "tool_calls": _safe_text(_dumps(self._clean(turn.tool_calls))) if turn.tool_calls else None,
                 "usage": _dumps(turn.usage) if turn.usage else None,
                 "latency_ms": turn.latency_ms,
@@ -450,6 +458,35 @@ class TrajectoryStore:
         else:
             self._known_lists.move_to_end((list_hash, mh))
         return new_list
+
+    def _tools_records(
+        self, tools: list[dict[str, Any]], records: list[dict[str, Any]], lines: list[str]
+    ) -> str | None:
+        """The stored hash of a tool list (redacted, content-addressed), with its record when this process has not
+        stored it lately. Its JSON keeps the keys in the order sent (a template renders them so), and its journal
+        record holds it as a string (a replay stores that text, not a re-encoding). A list seen lately is known
+        by its ``marshal`` bytes, exact for JSON values (key order, 1 / 1.0 / True, -0.0) and several times
+        cheaper than a walk or an encoding of the kilobytes an agent's tools take. None: too large to keep (the
+        turn is then trained as if it had no tools)."""
+        try:
+            key: bytes | None = marshal.dumps(tools, 2)  # version 2: by structure alone, no back-references
+        except ValueError:  # not plain JSON values: encoded every time
+            key = None
+        if key is not None and key in self._tool_sets:
+            self._tool_sets.move_to_end(key)
+            return self._tool_sets[key]
+        text = _safe_text(_line(self._clean(tools)))
+        if len(text) > self.max_message_bytes:
+            return None
+        h = _h(text)
+        rec = {"t": "msg", "h": h, "c": text}
+        records.append(rec)
+        lines.append(_line(rec))
+        if key is not None:
+            self._tool_sets[key] = h
+            if len(self._tool_sets) > TOOL_SETS:
+                self._tool_sets.popitem(last=False)
+        return h
 
     def _keep_prefix(self, key: tuple[str, str, str], seen: list[Message], chain: list[str], size: int) -> None:
         """Remember a turn's messages for its session's next turn, within the session and byte budgets."""
@@ -646,6 +683,13 @@ class TrajectoryStore:
         rows = self._read("SELECT content FROM messages WHERE hash = ?", [h])
         return json.loads(rows[0]["content"]) if rows else {"role": "unknown", "content": "[missing]"}
 
+    def _tools(self, h: str | None) -> list[dict[str, Any]] | None:
+        if not h:
+            return None
+        rows = self._read("SELECT content FROM messages WHERE hash = ?", [h])
+        tools = json.loads(rows[0]["content"]) if rows else None
+        return tools if isinstance(tools, list) else None
+
     def _messages(self, list_hash: str, block_hash: str | None) -> list[Message]:
         rows = self._read(
             """WITH RECURSIVE chain(hash, prev, msg, depth) AS (
@@ -702,6 +746,7 @@ class TrajectoryStore:
             kind=r["kind"],
             messages=self._messages(r["list_hash"], r["block_hash"]),
             response=self._message(r["response_hash"]),
+            tools=self._tools(r["tools_hash"]),
             tool_calls=json.loads(r["tool_calls"]) if r["tool_calls"] else [],
             model=r["model"],
             usage=json.loads(r["usage"]) if r["usage"] else None,
@@ -739,6 +784,7 @@ class TrajectoryStore:
             self._known_lists.clear()
             self._prefixes.clear()
             self._prefix_bytes = 0
+            self._tool_sets.clear()
         self.flush()
         if self._pg is not None:
             with self._pg.transaction() as tx:
@@ -773,7 +819,8 @@ def _prune(conn: sqlite3.Connection, cutoff: float, *, collect: bool) -> int:
         conn.execute(
             """DELETE FROM messages WHERE hash NOT IN (SELECT msg FROM msg_lists)
                AND hash NOT IN (SELECT response_hash FROM turns WHERE response_hash IS NOT NULL)
-               AND hash NOT IN (SELECT block_hash FROM turns WHERE block_hash IS NOT NULL)"""
+               AND hash NOT IN (SELECT block_hash FROM turns WHERE block_hash IS NOT NULL)
+               AND hash NOT IN (SELECT tools_hash FROM turns WHERE tools_hash IS NOT NULL)"""
         )
     return len(old)
 
@@ -781,7 +828,8 @@ def _prune(conn: sqlite3.Connection, cutoff: float, *, collect: bool) -> int:
 _BULK = frozenset(("msg", "cell", "turn"))
 _TURN_COLS = (
     "turn_id", "tenant", "session_id", "kind", "host", "user", "model", "list_hash", "block_hash",
-    "response_hash", "tool_calls", "usage", "latency_ms", "injected", "generation", "error", "created_at",
+    "response_hash", "tools_hash", "tool_calls", "usage", "latency_ms", "injected", "generation", "error",
+    "created_at",
 )  # fmt: skip
 
 
