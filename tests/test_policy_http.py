@@ -17,13 +17,17 @@ import pytest
 import yaml
 from openclaw_support import free_port, metaclaw_cli
 from policy_support import TOOL_TEXT, WEATHER_TOOL, ServerThread, force_output, wait_for
+from transformers import AutoTokenizer
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.server import create_app, load_or_create_token
 from metaclaw_plugin.serving import ServedPolicy
 from metaclaw_plugin.store import Database
+from metaclaw_plugin.store.trajectories import TrajectoryStore
 from metaclaw_plugin.training import tokens
+from metaclaw_plugin.training.samples import TrainSample, build_sample
 from metaclaw_plugin.training.weights import latest
+from metaclaw_plugin.types import Sample
 
 MSGS = [{"role": "user", "content": "Please deploy the app"}]
 
@@ -108,6 +112,53 @@ def test_tool_calls_on_the_wire(sidecar) -> None:
     ]
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Let me check."
     assert chunks[-1].choices[0].finish_reason == "tool_calls"
+
+
+def _captured_sample(url: str, token: str, settings: Settings, run_id: str, sent: dict, answer: dict) -> TrainSample:
+    """The turn as a host captures it through the sidecar (OpenClaw's llm_input/llm_output routes), then the
+    trainer's sample of it, built with a tokenizer of its own."""
+    h = {"Authorization": f"Bearer {token}"}
+    turn_in = {"session_id": "s-" + run_id, "run_id": run_id, **sent}
+    assert httpx.post(url + "/v1/turns/input", json=turn_in, headers=h).status_code == 200
+    out = {"session_id": "s-" + run_id, "run_id": run_id, "response": answer}
+    assert httpx.post(url + "/v1/turns/output", json=out, headers=h).json()["ok"]
+    store = TrajectoryStore(settings.db_file)
+    try:
+        turn = wait_for(lambda: store.get_turn(run_id))
+    finally:
+        store.close()
+    assert turn.tools == sent.get("tools")
+    tok = AutoTokenizer.from_pretrained(settings.training.base_model)
+    return build_sample(turn, Sample(run_id, "s-" + run_id, "default", 0, 1.0), tok, Database(settings.db_file))
+
+
+def test_a_tool_calling_answer_trains_with_its_behaviour_logprobs(sidecar, rl_settings: Settings) -> None:
+    """A request with tools through the real route: the policy's answer (a tool call) becomes a sample with the
+    prompt ids the policy saw (tool definitions rendered) and the logprobs it sampled with, not missing ones."""
+    url, token, policy = sidecar
+    force_output(policy, TOOL_TEXT)
+    client = openai.OpenAI(base_url=url + "/v1", api_key=token)
+    r = client.chat.completions.create(
+        model="metaclaw/policy", messages=MSGS, tools=[WEATHER_TOOL], max_tokens=200, logprobs=True
+    )
+    msg = r.choices[0].message
+    assert r.choices[0].finish_reason == "tool_calls" and msg.tool_calls
+    sent = {"messages": MSGS, "tools": [WEATHER_TOOL]}
+    sample = _captured_sample(url, token, rl_settings, "tc-1", sent, msg.model_dump(exclude_none=True))
+    rec = tokens.lookup(Database(rl_settings.db_file), tokens.response_key(msg.content, msg.model_dump()["tool_calls"]))
+    assert rec is not None
+    assert sample.logprobs is not None and sample.logprobs == [c.logprob for c in r.choices[0].logprobs.content]
+    assert sample.prompt_ids == rec.prompt_ids == policy.prompt_ids(MSGS, [WEATHER_TOOL])
+    assert sample.completion_ids == rec.response_ids and set(sample.mask) == {1}
+    prompt = policy._tokenizer.decode(sample.prompt_ids)
+    assert '"name": "get_weather"' in prompt and "<tools>" in prompt  # the definitions are in what it saw
+
+    # the same without tools: the plain prompt, and still the recorded logprobs
+    plain = client.chat.completions.create(model="metaclaw/policy", messages=MSGS, max_tokens=200, logprobs=True)
+    answer = plain.choices[0].message
+    sample = _captured_sample(url, token, rl_settings, "tc-2", {"messages": MSGS}, answer.model_dump(exclude_none=True))
+    assert sample.logprobs == [c.logprob for c in plain.choices[0].logprobs.content]
+    assert sample.prompt_ids == policy.prompt_ids(MSGS) and "<tools>" not in policy._tokenizer.decode(sample.prompt_ids)
 
 
 def test_token_and_bad_requests(sidecar) -> None:

@@ -23,9 +23,9 @@ from training_support import ANSWER_A, ANSWER_B, PROMPT, FakeService, a_and_b, c
 from metaclaw_plugin import Settings  # noqa: E402
 from metaclaw_plugin.devtools.tinymodel import build_tiny_model  # noqa: E402
 from metaclaw_plugin.store import Database  # noqa: E402
-from metaclaw_plugin.training import tokens  # noqa: E402
+from metaclaw_plugin.training import chat, tokens  # noqa: E402
 from metaclaw_plugin.training.runtime import build_trainer  # noqa: E402
-from metaclaw_plugin.training.samples import TrainSample, build_sample, prompt_ids, tokenize_turn  # noqa: E402
+from metaclaw_plugin.training.samples import TrainSample, build_sample, tokenize_turn  # noqa: E402
 from metaclaw_plugin.training.trainer import Trainer, last_steps  # noqa: E402
 from metaclaw_plugin.training.weights import latest  # noqa: E402
 from metaclaw_plugin.types import Sample, Turn  # noqa: E402
@@ -87,7 +87,7 @@ def test_samples_from_captured_turns(home: Path, tiny: Path):
     turn = Turn("t1", "s", "default", "main", PROMPT, {"role": "assistant", "content": "yes"})
     sample = Sample("t1", "s", "default", 0, 1.0)
     assert build_sample(turn, sample, tok, db).logprobs is None  # another model answered
-    assert prompt_ids(tok, PROMPT) == p  # what a served policy samples from
+    assert chat.prompt_ids(tok, PROMPT) == p  # what a served policy samples from
     tokens.record(db, tokens.response_key("yes"), tokens.TokenRecord(p, c, [-0.1] * len(c), model="metaclaw/p"))
     served = build_sample(turn, sample, tok, db)
     assert served.logprobs == [-0.1] * len(c) and served.completion_ids == c and served.prompt_ids == p
@@ -360,6 +360,15 @@ def test_the_packaged_smollm2_tokenizes_turns():
     assert tok.decode(p).endswith("<|im_start|>user\nDid the deploy succeed?<|im_end|>\n<|im_start|>assistant\n")
     assert tok.decode([t for t, k in zip(c, m) if k]) == "checking<|im_end|>\nyes<|im_end|>\n"
     assert "green" in tok.decode([t for t, k in zip(c, m) if not k])
+    # its template renders no tools: a request's tools and calls go in the fallback format, still prefix-stable
+    assert not chat.native_tools(tok)
+    call = {"id": "c1", "type": "function", "function": {"name": "status", "arguments": "{}"}}
+    calls = [steps[0], {"role": "assistant", "content": "", "tool_calls": [call]}, {"role": "tool", "content": "green"}]
+    status = {"type": "function", "function": {"name": "status", "parameters": {"type": "object"}}}
+    p, c, m = tokenize_turn(tok, calls, {"role": "assistant", "content": "yes"}, [status])
+    assert '<tools>\n{"type": "function", "function": {"name": "status"' in tok.decode(p)
+    assert tok.decode([t for t, k in zip(c, m) if k]).startswith('<tool_call>\n{"name": "status", "arguments": {}}')
+    assert "<tool_response>\ngreen\n</tool_response>" in tok.decode([t for t, k in zip(c, m) if not k])
 
 
 @pytest.mark.parametrize("loss_fn", ["ppo", "cispo"])

@@ -2,19 +2,52 @@
 
 A Llama-shaped model with random weights (fixed seed) and a byte-level BPE tokenizer trained on a small
 built-in corpus, saved with ``save_pretrained`` so that it loads exactly like a model from the Hub
-(``AutoModelForCausalLM.from_pretrained(path)``). It carries a ChatML chat template, so prompts are
-built the way a real instruct model's are. Needs the ``train-local`` extra (torch, transformers).
+(``AutoModelForCausalLM.from_pretrained(path)``). It carries a ChatML chat template that renders tools, tool
+calls and tool results as Qwen2.5's does, so prompts are built the way a real instruct model's are. Needs the
+``train-local`` extra (torch, transformers).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from ..training.chat import TOOLS_HEAD, TOOLS_TAIL
+
+
+def _lit(text: str) -> str:
+    """``text`` as a Jinja string literal."""
+    return json.dumps(text)
+
+
+# ChatML with tools as Qwen2.5's template renders them: the definitions in the system message, each call as a
+# <tool_call> block in the assistant message, a run of tool results as one user message of <tool_response>s.
 CHAT_TEMPLATE = (
-    "{% for message in messages %}"
-    "{{ '<|im_start|>' + message['role'] + '\\n' + (message['content'] or '') + '<|im_end|>\\n' }}"
-    "{% endfor %}"
-    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+    "{%- if tools %}"
+    "{{- '<|im_start|>system\\n' }}"
+    "{%- if messages[0]['role'] == 'system' %}{{- messages[0]['content'] + '\\n\\n' }}{%- endif %}"
+    "{{- " + _lit(TOOLS_HEAD) + " }}"
+    "{%- for tool in tools %}{{- '\\n' + (tool | tojson) }}{%- endfor %}"
+    "{{- " + _lit(TOOLS_TAIL) + " + '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- for message in messages %}"
+    "{%- if tools and loop.first and message['role'] == 'system' %}"
+    "{%- elif message['role'] == 'assistant' and message['tool_calls'] %}"
+    "{{- '<|im_start|>assistant' }}{%- if message['content'] %}{{- '\\n' + message['content'] }}{%- endif %}"
+    "{%- for call in message['tool_calls'] %}{%- set fn = call['function'] if call['function'] is defined else call %}"
+    "{{- '\\n<tool_call>\\n{\"name\": \"' + fn['name'] + '\", \"arguments\": ' + (fn['arguments'] | tojson) }}"
+    "{{- '}\\n</tool_call>' }}"
+    "{%- endfor %}"
+    "{{- '<|im_end|>\\n' }}"
+    "{%- elif message['role'] == 'tool' %}"
+    "{%- if loop.first or messages[loop.index0 - 1]['role'] != 'tool' %}{{- '<|im_start|>user' }}{%- endif %}"
+    "{{- '\\n<tool_response>\\n' + (message['content'] or '') + '\\n</tool_response>' }}"
+    "{%- if loop.last or messages[loop.index0 + 1]['role'] != 'tool' %}{{- '<|im_end|>\\n' }}{%- endif %}"
+    "{%- else %}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' + (message['content'] or '') + '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
 )
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]

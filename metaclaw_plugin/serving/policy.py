@@ -35,10 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from ..store import Database
-from ..training import samples, tokens
+from ..training import chat, tokens
 from ..training.models import load_base
 from ..training.weights import WeightsRef, latest
-from .toolcalls import parse_tool_calls, safe_prefix, template_messages
+from .toolcalls import parse_tool_calls, safe_prefix
 
 log = logging.getLogger("metaclaw_plugin.serving")
 
@@ -281,24 +281,14 @@ class ServedPolicy:
 
     # -- sampling -------------------------------------------------------------------------------------------
     def prompt_ids(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[int]:
-        """The policy's chat template applied to ``messages`` (and ``tools``), with the generation prompt.
-
-        A plain conversation (no tools, no tool calls) goes through the trainer's own ``samples.prompt_ids``, so
-        the ids recorded here are the ids the trainer rebuilds from the captured turn, and the sample keeps these
-        logprobs. With tools, the template also renders them (and earlier tool calls), which the trainer's
-        tokenisation does not: such answers train without behaviour logprobs."""
+        """The policy's chat template applied to ``messages`` and ``tools``, with the generation prompt: the
+        trainer's own rendering (:func:`~metaclaw_plugin.training.chat.prompt_ids`), so the ids recorded here are
+        the ids it rebuilds from the captured turn, and the answer trains with these logprobs."""
         self.wait_ready()
         if not messages:
             raise PolicyInputError("messages must not be empty")
-        msgs = template_messages(messages)
-        plain = not tools and not any(m.get("tool_calls") or m.get("role") == "tool" for m in msgs)
         with self._tok_lock:
-            if plain:
-                return samples.prompt_ids(self._tokenizer, msgs)
-            ids = self._tokenizer.apply_chat_template(
-                msgs, tools=tools or None, add_generation_prompt=True, tokenize=True, return_dict=False
-            )
-        return [int(i) for i in ids]
+            return chat.prompt_ids(self._tokenizer, messages, tools)
 
     def generate(
         self,

@@ -2,8 +2,9 @@
 
 Instruct models trained with tools (Qwen2.5/3, Hermes, SmolLM2 with a tool template) write a call as a JSON
 object ``{"name": ..., "arguments": {...}}`` between ``<tool_call>`` tags; their chat templates render the
-``tools`` of a request into the prompt. The served policy parses that text back into the OpenAI wire format
-that hosts expect. A block that is not valid JSON with a string ``name`` stays in the text: it was not a call.
+``tools`` of a request into the prompt (:mod:`metaclaw_plugin.training.chat` renders them, or writes them in this
+format for a template that does not). The served policy parses that text back into the OpenAI wire format that
+hosts expect. A block that is not valid JSON with a string ``name`` stays in the text: it was not a call.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import re
 import secrets
 from typing import Any
 
-OPEN = "<tool_call>"
-CLOSE = "</tool_call>"
+from ..training.chat import CLOSE, OPEN
+
 _BLOCK = re.compile(re.escape(OPEN) + r"\s*(.*?)\s*(?:" + re.escape(CLOSE) + r"|$)", re.DOTALL)
 
 
@@ -67,31 +68,3 @@ def safe_prefix(text: str) -> int:
         if text.endswith(OPEN[:k]):
             return len(text) - k
     return len(text)
-
-
-def template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """OpenAI-format messages as chat templates expect them: text content, tool-call arguments as objects."""
-    out = []
-    for m in messages:
-        m = dict(m)
-        content = m.get("content")
-        if isinstance(content, list):
-            m["content"] = "\n".join(
-                p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") in (None, "text")
-            )
-        elif content is None:
-            m["content"] = ""
-        if m.get("tool_calls"):
-            calls = []
-            for c in m["tool_calls"]:
-                fn = dict((c or {}).get("function") or {})
-                args = fn.get("arguments")
-                if isinstance(args, str):
-                    try:
-                        fn["arguments"] = json.loads(args)
-                    except json.JSONDecodeError:
-                        pass
-                calls.append({**c, "function": fn})
-            m["tool_calls"] = calls
-        out.append(m)
-    return out

@@ -1,15 +1,16 @@
 """Samples RL can use: token ids, the behaviour policy's logprobs and a loss mask, built from captured turns.
 
 A buffer row (:class:`~metaclaw_plugin.types.Sample`) names a captured turn and its reward. The turn's
-messages are stored as sent, the injected skill block included, so the policy's chat template applied to
-them gives the prompt the policy saw.
+messages are stored as sent, the injected skill block included, with the request's ``tools``; the policy's
+chat template applied to them by :func:`.chat.render` (the one rendering the served policy also samples
+from) gives the prompt the policy saw, tool definitions, earlier tool calls and tool results included.
 
 * **Single-step turn** (the answer follows the last user message directly): if the served policy gave
   this answer, its token record (:mod:`.tokens`, looked up by :func:`~.tokens.response_key`) supplies
-  the response ids and behaviour logprobs exactly as sampled, provided its prompt ids equal those of the
-  stored prompt. The stored prompt is redacted; a record whose prompt differs (a secret was redacted, or
-  the host sent tools the template renders) is not used, so no redacted text reaches a training payload
-  and no logprob conditioned on another prompt is used. Otherwise ``logprobs`` is ``None``.
+  the response ids and behaviour logprobs exactly as sampled (a tool call as the policy wrote it),
+  provided its prompt ids equal those of the stored prompt. The stored prompt is redacted; a record whose
+  prompt differs (a secret was redacted) is not used, so no redacted text reaches a training payload and
+  no logprob conditioned on another prompt is used. Otherwise ``logprobs`` is ``None``.
 * **Multi-step turn** (the agent called tools after the last user message, then answered): the completion
   is everything after the last user message: earlier assistant steps (mask 1), tool results (mask 0, the
   policy did not write them) and the final answer (mask 1). Only the final answer could have a token
@@ -17,19 +18,20 @@ them gives the prompt the policy saw.
 
 ``logprobs is None`` means "no importance ratio": the losses train such samples in the on-policy
 REINFORCE form (see :mod:`.losses`). Chat-template headers (``<|im_start|>assistant``) are prompt format,
-mask 0. Tool calls are trained as the template renders them (a template that drops them trains only the
-text).
+mask 0. Tool calls are trained as the template renders them (natively, or in the fallback format of
+:mod:`.chat`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..store import AnyDatabase
 from ..types import Message, Sample, Turn
-from . import tokens
+from . import chat, tokens
 
 
 class SampleError(ValueError):
@@ -57,25 +59,12 @@ class TrainSample:
         return self.token_advantages if self.token_advantages is not None else [self.advantage] * len(self.mask)
 
 
-def _template(tokenizer: Any, messages: Sequence[Message], generation_prompt: bool) -> str:
-    text = tokenizer.apply_chat_template(
-        [{"role": m.get("role", "user"), "content": _text(m.get("content"))} for m in messages],
-        tokenize=False,
-        add_generation_prompt=generation_prompt,
-    )
-    return str(text)
-
-
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # OpenAI content parts: keep the text ones
         return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     return "" if content is None else str(content)
-
-
-def _ids(tokenizer: Any, text: str) -> list[int]:
-    return [int(t) for t in tokenizer(text, add_special_tokens=False)["input_ids"]]
 
 
 def _last_user(messages: Sequence[Message]) -> int:
@@ -85,40 +74,46 @@ def _last_user(messages: Sequence[Message]) -> int:
     return len(messages) - 1
 
 
-def prompt_ids(tokenizer: Any, messages: Sequence[Message]) -> list[int]:
-    """The ids of the prompt the policy answers ``messages`` from (chat template, generation prompt). A served
-    policy that samples from exactly these ids records them, and its answers keep their logprobs as samples."""
-    return _ids(tokenizer, _template(tokenizer, messages, True))
-
-
 def tokenize_turn(
-    tokenizer: Any, messages: Sequence[Message], response: Message
+    tokenizer: Any, messages: Sequence[Message], response: Message, tools: Sequence[dict[str, Any]] | None = None
 ) -> tuple[list[int], list[int], list[int]]:
     """(prompt ids, completion ids, mask) of a turn with the policy's chat template (see the module doc)."""
     convo = [*messages, {**response, "role": "assistant"}]
     u = _last_user(messages)
-    prompt = _template(tokenizer, convo[: u + 1], True)
+
+    def text(upto: int, generation_prompt: bool) -> str:
+        return chat.render(tokenizer, convo[:upto], tools, generation_prompt=generation_prompt)
+
+    prompt = text(u + 1, True)
     consumed = prompt
     completion: list[int] = []
     mask: list[int] = []
-    for i in range(u + 1, len(convo)):
+    i = u + 1
+    while i < len(convo):
         pieces: list[tuple[str, int]] = []
-        if convo[i].get("role") == "assistant":
-            header = _template(tokenizer, convo[:i], True)
+        assistant = convo[i].get("role") == "assistant"
+        if assistant:
+            header = text(i, True)
             if not header.startswith(consumed):
                 raise SampleError("the chat template is not prefix-stable")
             pieces.append((header[len(consumed) :], 0))
             consumed = header
-        full = _template(tokenizer, convo[: i + 1], False)
+            end = i + 1
+        else:  # a run of tool results (and other messages) is one piece: templates close a run at its end
+            end = i + 1
+            while end < len(convo) and convo[end].get("role") != "assistant":
+                end += 1
+        full = text(end, False)
         if not full.startswith(consumed):
             raise SampleError("the chat template is not prefix-stable")
-        pieces.append((full[len(consumed) :], 1 if convo[i].get("role") == "assistant" else 0))
+        pieces.append((full[len(consumed) :], 1 if assistant else 0))
         consumed = full
-        for text, m in pieces:
-            ids = _ids(tokenizer, text) if text else []
+        for piece, m in pieces:
+            ids = chat.ids(tokenizer, piece) if piece else []
             completion += ids
             mask += [m] * len(ids)
-    prompt_ids = _ids(tokenizer, prompt)
+        i = end
+    prompt_ids = chat.ids(tokenizer, prompt)
     if not any(mask) or not prompt_ids:
         raise SampleError("the answer (or the prompt) has no tokens")
     return prompt_ids, completion, mask
@@ -132,8 +127,11 @@ def build_sample(turn: Turn, sample: Sample, tokenizer: Any, db: AnyDatabase | N
     rec = None
     if single_step and db is not None:
         rec = tokens.lookup(db, tokens.response_key(turn.response.get("content"), turn.response.get("tool_calls")))
-    prompt_key = tokens.response_key(repr([(m.get("role"), _text(m.get("content"))) for m in turn.messages]))
-    prompt_ids, completion_ids, mask = tokenize_turn(tokenizer, turn.messages, turn.response)
+    prompt_key = tokens.response_key(
+        repr([(m.get("role"), _text(m.get("content"))) for m in turn.messages])
+        + (json.dumps(turn.tools, sort_keys=True, default=str) if turn.tools else "")
+    )
+    prompt_ids, completion_ids, mask = tokenize_turn(tokenizer, turn.messages, turn.response, turn.tools)
     logprobs = None
     if (
         rec is not None
