@@ -11,11 +11,20 @@ from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 from policy_support import TOOL_TEXT, force_output
+from transformers import AutoTokenizer
 
-from metaclaw_langchain import MetaClawMiddleware, PolicyChatModel, policy_chat_model
+from metaclaw_langchain import (
+    MetaClawCallbackHandler,
+    MetaClawMiddleware,
+    PolicyChatModel,
+    policy_chat_model,
+    with_skills,
+)
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.store import Database
 from metaclaw_plugin.training import tokens
+from metaclaw_plugin.training.samples import build_sample
+from metaclaw_plugin.types import Sample
 
 
 @pytest.fixture()
@@ -76,3 +85,48 @@ def test_in_an_agent_the_captured_turn_finds_the_policy_tokens(
     assert s is not None and [t.response["content"] for t in s.turns] == [answer]
     rec = tokens.lookup(Database(rl_plugin.settings.db_file), tokens.response_key(s.turns[0].response["content"]))
     assert rec is not None and rec.weights == "base"
+
+
+@tool
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    return "sunny"
+
+
+def _trains_with_the_policy_logprobs(plugin: MetaClawPlugin, thread: str) -> None:
+    """The thread's turn was captured with the bound tools, and its sample has the prompt the policy sampled from
+    (tools rendered) and the policy's logprobs."""
+    assert plugin.flush(10)
+    (turn,) = plugin.store.get_session(thread).turns
+    assert turn.tools is not None and [t["function"]["name"] for t in turn.tools] == ["get_weather"]
+    db = Database(plugin.settings.db_file)
+    tok = AutoTokenizer.from_pretrained(plugin.settings.training.base_model)
+    sample = build_sample(turn, Sample(turn.turn_id, thread, "default", 0, 1.0), tok, db)
+    rec = tokens.lookup(db, tokens.response_key(turn.response.get("content"), turn.response.get("tool_calls")))
+    assert rec is not None and sample.logprobs is not None and sample.logprobs == rec.logprobs
+    assert sample.prompt_ids == rec.prompt_ids and '"name": "get_weather"' in tok.decode(sample.prompt_ids)
+
+
+def test_an_agents_tools_are_captured_and_its_answer_trains_with_the_policy_logprobs(
+    chat: PolicyChatModel, rl_plugin: MetaClawPlugin
+) -> None:
+    """The agent binds its tools to the policy model; the middleware captures them with the turn."""
+    agent = create_agent(chat, [get_weather], middleware=[MetaClawMiddleware(rl_plugin)])
+    agent.invoke({"messages": [{"role": "user", "content": "Plan the deploy"}]}, {"configurable": {"thread_id": "t2"}})
+    _trains_with_the_policy_logprobs(rl_plugin, "t2")
+
+
+@pytest.mark.parametrize("how", ["handler", "with_skills"])
+def test_bound_tools_are_captured_by_the_handler_and_with_skills(
+    chat: PolicyChatModel, rl_plugin: MetaClawPlugin, how: str
+) -> None:
+    """``bind_tools`` on the policy model: the callback handler (from the call's parameters) and ``with_skills``
+    (from the binding) capture the tools with the turn."""
+    config = {"metadata": {"session_id": how}, "configurable": {"thread_id": how}}
+    if how == "handler":
+        chat.bind_tools([get_weather]).invoke(
+            "Plan the deploy", {**config, "callbacks": [MetaClawCallbackHandler(rl_plugin)]}
+        )
+    else:
+        with_skills(chat, rl_plugin).bind_tools([get_weather]).invoke("Plan the deploy", config)
+    _trains_with_the_policy_logprobs(rl_plugin, how)

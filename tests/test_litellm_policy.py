@@ -15,13 +15,17 @@ import pytest
 import yaml
 from litellm_support import journal_turns
 from policy_support import TOOL_TEXT, WEATHER_TOOL, force_output
+from transformers import AutoTokenizer
 
 import metaclaw_plugin
 from metaclaw_litellm.policy import MetaClawPolicyLLM, register
 from metaclaw_plugin.devtools.proxyrun import ModelSpec, proxy_config, start_proxy, write_config
 from metaclaw_plugin.serving import ServedPolicy
 from metaclaw_plugin.store import Database
+from metaclaw_plugin.store.trajectories import TrajectoryStore
 from metaclaw_plugin.training import tokens
+from metaclaw_plugin.training.samples import build_sample
+from metaclaw_plugin.types import Sample
 
 MSGS = [{"role": "user", "content": "Summarise the meeting notes"}]
 
@@ -120,7 +124,7 @@ def test_a_real_litellm_proxy_serves_metaclaw_policy(tmp_path: Path, home: Path,
     env = {**os.environ, "METACLAW_HOME": str(home)}
     with start_proxy(path, env=env, log_path=tmp_path / "proxy.log", timeout=240) as proxy:
         h = proxy.headers(**{"X-Session-Id": "rl-1"})
-        body = {"model": "metaclaw/policy", "messages": MSGS, "seed": 5}
+        body = {"model": "metaclaw/policy", "messages": MSGS, "seed": 5, "tools": [WEATHER_TOOL]}
         r = httpx.post(proxy.url + "/chat/completions", json=body, headers=h, timeout=120)
         assert r.status_code == 200, (r.text, proxy.log_tail())
         text = r.json()["choices"][0]["message"]["content"]
@@ -137,6 +141,18 @@ def test_a_real_litellm_proxy_serves_metaclaw_policy(tmp_path: Path, home: Path,
         assert rec is not None and rec.model == "metaclaw/policy" and rec.weights == "base"
         turns = [t for t in journal_turns(home).values() if t.get("session_id") == "rl-1"]
         assert len(turns) == 2, proxy.log_tail()
+    # the callback captured the request's tools with each turn: the trainer's sample of the JSON answer has the
+    # prompt the policy sampled from (tools rendered) and its logprobs
+    store = TrajectoryStore(home / "metaclaw.db")
+    store.open()  # replays the proxy's journal
+    store.flush()
+    turn = next(t for t in store.get_session("rl-1").turns if t.response and t.response.get("content") == text)
+    store.close()
+    assert turn.tools == [WEATHER_TOOL]
+    tok = AutoTokenizer.from_pretrained(policy_base)
+    sample = build_sample(turn, Sample(turn.turn_id, "rl-1", "default", 0, 1.0), tok, Database(home / "metaclaw.db"))
+    assert sample.logprobs is not None and sample.logprobs == rec.logprobs and sample.prompt_ids == rec.prompt_ids
+    assert "<tools>" in tok.decode(sample.prompt_ids)
 
 
 def test_metaclaw_plugin_proxy_declares_the_provider_for_metaclaw_models(home: Path) -> None:

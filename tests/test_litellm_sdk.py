@@ -38,6 +38,10 @@ from metaclaw_plugin.types import Session
 
 MATCHING = "I need to edit and overwrite the existing settings.json config file; update two keys in it."
 MODEL = "openai/stub-model"
+READ_FILE = {
+    "type": "function",
+    "function": {"name": "read_file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}},
+}
 
 
 def _script(body: dict[str, Any]) -> dict[str, Any] | str:
@@ -187,15 +191,7 @@ def test_acompletion_tool_calls_side_turns_and_tenant(loop, sdk, plugin, upstrea
         r1 = await litellm.acompletion(
             messages=[{"role": "user", "content": "CALL-A-TOOL"}],
             metadata={"session_id": sid, "tenant": "acme"},
-            tools=[
-                {
-                    "type": "function",
-                    "function": {
-                        "name": "read_file",
-                        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-                    },
-                }
-            ],
+            tools=[READ_FILE],
             **_kw(upstream),
         )
         r2 = await litellm.acompletion(
@@ -210,7 +206,8 @@ def test_acompletion_tool_calls_side_turns_and_tenant(loop, sdk, plugin, upstrea
     s = _session(plugin, sid, 2, tenant="acme")
     assert s.tenant == "acme"
     assert s.turns[0].tool_calls[0]["function"]["name"] == "read_file"
-    assert s.turns[1].kind == "side" and s.turns[1].injected_skills == []
+    assert s.turns[0].tools == [READ_FILE]  # the request's tools, captured with the turn
+    assert s.turns[1].kind == "side" and s.turns[1].injected_skills == [] and s.turns[1].tools is None
     side_body = [b for b in upstream.requests if "side" in json.dumps(b["messages"])][-1]
     assert OPEN not in json.dumps(side_body["messages"])
 
@@ -235,7 +232,10 @@ def test_acompletion_failure_is_recorded_and_raised_unchanged(loop, sdk, plugin,
 def test_sync_completion_is_captured_but_not_injected(sdk, plugin, upstream):
     sid, tag = f"sdk-sync-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex[:8]
     resp = litellm.completion(
-        messages=[{"role": "user", "content": f"{MATCHING} [{tag}]"}], metadata={"session_id": sid}, **_kw(upstream)
+        messages=[{"role": "user", "content": f"{MATCHING} [{tag}]"}],
+        metadata={"session_id": sid},
+        tools=[READ_FILE],
+        **_kw(upstream),
     )
     assert resp.choices[0].message.content == "sdk reply"
     (body,) = _bodies(upstream, tag)
@@ -243,6 +243,7 @@ def test_sync_completion_is_captured_but_not_injected(sdk, plugin, upstream):
     (turn,) = _session(plugin, sid, 1).turns
     assert turn.messages == [{"role": "user", "content": f"{MATCHING} [{tag}]"}]
     assert turn.response["content"] == "sdk reply" and turn.injected_skills == []
+    assert turn.tools == [READ_FILE]  # from the log event's call details
 
 
 # Fail open ---------------------------------------------------------------------------------------------

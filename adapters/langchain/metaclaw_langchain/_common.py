@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage, SystemMessage, convert_to_openai_messages
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from metaclaw_plugin.integration import FailOpen, Message, MetaClawPlugin, PluginHandle, session_id_from
 
@@ -86,6 +87,18 @@ def to_openai(messages: Iterable[BaseMessage | Mapping[str, Any]]) -> list[Messa
         return []
     out = convert_to_openai_messages(msgs)
     return out if isinstance(out, list) else [out]
+
+
+def openai_tools(tools: Any) -> list[dict[str, Any]] | None:
+    """Tools (LangChain tools, functions, or OpenAI-format dicts) as the OpenAI-format definitions that
+    ``bind_tools`` sends to a model; None when there are none or one does not convert (the turn is still
+    captured, without them)."""
+    if not tools or not isinstance(tools, (list, tuple)):
+        return None
+    try:
+        return [convert_to_openai_tool(t) for t in tools]
+    except Exception:
+        return None
 
 
 def message_to_openai(msg: BaseMessage) -> Message:

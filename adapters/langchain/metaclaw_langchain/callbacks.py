@@ -29,6 +29,7 @@ from ._common import (
     fail,
     is_interrupt,
     message_to_openai,
+    openai_tools,
     plugin_handle,
     short_error,
     text_of,
@@ -243,10 +244,12 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
             if tags and CAPTURED_TAG in tags:
                 return  # with_skills records this call itself
             model = _model_of(metadata, kwargs)
+            params = kwargs.get("invocation_params")
+            tools = openai_tools(params.get("tools")) if isinstance(params, dict) else None
             ctxs = []
             for i, msgs in enumerate(batches):
                 ctx = self._ctx(root, model, str(run_id) if len(batches) == 1 else f"{run_id}:{i}")
-                plugin.record_request(ctx, to_openai(msgs))
+                plugin.record_request(ctx, to_openai(msgs), tools=tools)
                 ctxs.append(ctx)
             with self._lock:
                 self._models[run_id] = _ModelRun(ctxs, time.monotonic())

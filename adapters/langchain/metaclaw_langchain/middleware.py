@@ -58,6 +58,7 @@ from ._common import (
     is_interrupt,
     message_to_openai,
     model_name,
+    openai_tools,
     plugin_handle,
     session_from_config,
     short_error,
@@ -295,7 +296,7 @@ class MetaClawMiddleware(AgentMiddleware):
             fail("inject", plugin)
             new_request, names = request, []
         try:
-            plugin.record_request(ctx, sent, injected_skills=names)
+            plugin.record_request(ctx, sent, injected_skills=names, tools=openai_tools(request.tools))
         except Exception:
             fail("record_request", plugin)
         return _Prepared(new_request, ctx, plugin, run, time.monotonic())

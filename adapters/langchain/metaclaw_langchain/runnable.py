@@ -35,6 +35,7 @@ from ._common import (
     inject_messages,
     message_to_openai,
     model_name,
+    openai_tools,
     plugin_handle,
     session_from_config,
     short_error,
@@ -144,7 +145,8 @@ class SkillInjectingRunnable(Runnable[Any, BaseMessage]):
         if self._capture:
             try:
                 sent = out if isinstance(out, list) else messages
-                plugin.record_request(ctx, to_openai(sent), injected_skills=names)
+                tools = openai_tools((getattr(self.bound, "kwargs", None) or {}).get("tools"))  # bind_tools
+                plugin.record_request(ctx, to_openai(sent), injected_skills=names, tools=tools)
                 cfg = {**cfg, "tags": [*(cfg.get("tags") or []), CAPTURED_TAG]}
             except Exception:
                 fail("with_skills.capture", plugin)

@@ -53,6 +53,7 @@ from .translate import (
     get,
     header,
     is_chat_response,
+    request_tools,
     response_message,
     tenant_from_key,
     truthy,
@@ -255,11 +256,12 @@ class MetaClawCallback(CustomLogger):
         usage: dict[str, Any] | None = None,
         error: str | None = None,
         messages: Any = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> None:
         plugin = self._handle.get()
         if plugin is None:
             return
-        plugin.on_response(inf.ctx, response, usage=usage, error=error, messages=messages)
+        plugin.on_response(inf.ctx, response, usage=usage, error=error, messages=messages, tools=tools)
         if inf.done:
             plugin.on_session_end(inf.ctx, inf.outcome, reason="host")
 
@@ -273,15 +275,16 @@ class MetaClawCallback(CustomLogger):
         first, inf = self._claim(call_id)
         if not first:
             return
-        messages = None
+        messages = tools = None
         if inf is None:  # never seen by a pre-call hook (sync completion, another path): capture only
             messages = kwargs.get("messages")
             inf = self._sdk_context(kwargs, call_id, messages)
             messages = messages if isinstance(messages, list) else []
+            tools = request_tools(kwargs)
         msg, usage = (None, None)
         if response is not None:
             msg, usage = response_message(response)
-        self._finish(call_id, inf, msg, usage=usage, error=error, messages=messages)
+        self._finish(call_id, inf, msg, usage=usage, error=error, messages=messages, tools=tools)
 
     # Proxy hooks -----------------------------------------------------------------------------------------
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any, data: dict, call_type: Any) -> Any:
@@ -300,10 +303,10 @@ class MetaClawCallback(CustomLogger):
                 return data
             inf = self._proxy_context(data, user_api_key_dict, call_id)
             if already_injected(messages):
-                plugin.record_request(inf.ctx, messages)
+                plugin.record_request(inf.ctx, messages, tools=request_tools(data))
                 out = messages
             else:
-                out = plugin.on_request(inf.ctx, messages)
+                out = plugin.on_request(inf.ctx, messages, tools=request_tools(data))
             self._remember(call_id, inf)
             data["messages"] = out
         except Exception:
@@ -415,7 +418,7 @@ class MetaClawCallback(CustomLogger):
                 inf = self._sdk_context(details if isinstance(details, dict) else kwargs, call_id, messages)
             if already_injected(messages):
                 return None
-            out = plugin.on_request(inf.ctx, messages)
+            out = plugin.on_request(inf.ctx, messages, tools=request_tools(kwargs))
             self._remember(call_id, inf)
             kwargs["messages"] = out
             return kwargs

@@ -54,6 +54,14 @@ def get(obj: Any, name: str, default: Any = None) -> Any:
     return default
 
 
+def request_tools(request: Any) -> list[dict[str, Any]] | None:
+    """The tool definitions of a request (body, call kwargs, or LiteLLM's call details: ``optional_params``)."""
+    tools = get(request, "tools")
+    if tools is None:
+        tools = get(get(request, "optional_params"), "tools")
+    return tools if isinstance(tools, list) and tools else None
+
+
 def truthy(value: Any) -> bool:
     if isinstance(value, bool):
         return value
