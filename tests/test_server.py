@@ -329,6 +329,7 @@ def test_feedback(client: TestClient, plugin) -> None:
 def test_internal_error_is_json(plugin, token) -> None:
     class Broken:
         settings = plugin.settings
+        library = None  # the SQLite backend's (the dashboard asks which database to read)
 
         def skill_block(self, *a, **k):
             raise RuntimeError("boom")

@@ -81,3 +81,27 @@ def test_pace_switches_the_aiohttp_upstream_while_it_runs() -> None:
         assert pace({"chunks": -1}) == 400 and pace({"chunks": "x"}) == 400
         assert pace({"chunks": 0}) == 200
         assert _stream(up.url)[1] < 0.5
+
+
+def _whole(url: str) -> float:
+    """Seconds for one non-streamed completion."""
+    u = urlparse(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    t0 = time.perf_counter()
+    conn.request("POST", u.path + "/chat/completions", body, {"Content-Type": "application/json"})
+    data = json.loads(conn.getresponse().read())
+    conn.close()
+    assert data["choices"][0]["message"]["content"] == REPLY
+    return time.perf_counter() - t0
+
+
+@pytest.mark.parametrize("server", ["stdlib", "aiohttp"])
+def test_a_paced_upstream_takes_as_long_to_answer_without_streaming(server: str) -> None:
+    """A model generates for the same time whether it streams or not: a proxy that never streams upstream (the
+    reference) must not look faster in the paced mode because its whole answer came at once."""
+    cls = Upstream if server == "stdlib" else _aio()
+    with cls(default_reply=REPLY, stream_chunks=10, chunk_delay=0.05) as up:
+        assert _whole(up.url) >= 0.45
+    with cls(default_reply=REPLY) as up:
+        assert _whole(up.url) < 0.4

@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from .upstream import Upstream, render_reply
+from .upstream import Upstream, generation_time, render_reply
 from .upstream import main as upstream_main
 
 MARKERS = {"metaclaw": "<metaclaw-skills>", "reference": "## Active Skills"}
@@ -166,6 +166,8 @@ class AioUpstream(Upstream):
         pace, gap = self.stream_chunks, self.chunk_delay
         status, payload = render_reply(body, reply, self.model, chunks=pace)
         if isinstance(payload, bytes):
+            if status == 200:
+                await asyncio.sleep(generation_time(pace, gap))
             return web.Response(status=status, body=payload, content_type="application/json")
         resp = web.StreamResponse(
             status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}

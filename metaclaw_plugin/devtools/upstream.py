@@ -29,6 +29,14 @@ from typing import Any
 
 PACED_CHUNKS, PACED_DELAY = 50, 0.02  # the paced mode's defaults: about a second for a short answer
 Reply = dict[str, Any]  # {"content": str, "tool_calls": [...], "status": int, "error": str, "delay": float}
+
+
+def generation_time(chunks: int, delay: float) -> float:
+    """How long a paced answer takes to generate: the gaps between its content chunks. A non-streamed answer
+    waits this long too, as a model's does (so a proxy that never streams upstream is not flattered)."""
+    return max(chunks - 1, 0) * delay
+
+
 Script = Callable[[dict[str, Any]], Reply | str]
 
 
@@ -160,6 +168,8 @@ class _Handler(BaseHTTPRequestHandler):
         pace = self.owner.stream_chunks
         status, payload = render_reply(body, reply, self.owner.model, chunks=pace)
         if isinstance(payload, bytes):
+            if status == 200:
+                time.sleep(generation_time(pace, self.owner.chunk_delay))
             self._send(status, payload)
             return
         self.send_response(200)
