@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .._mlimport import ML_IMPORT_LOCK
 from ..training.models import load_base
 from ..training.weights import WeightsRef
 
@@ -12,11 +13,12 @@ from ..training.weights import WeightsRef
 def random_adapter(base: str | Path, out: str | Path, *, seed: int, step: int = 1, rank: int = 8) -> WeightsRef:
     """Write the adapter to ``out`` and return its :class:`WeightsRef` (backend ``local``). ``base`` is anything
     ``training.base_model`` accepts (a folder, or a packaged model such as ``smollm2``)."""
-    import torch
-    from peft import LoraConfig, get_peft_model
+    with ML_IMPORT_LOCK:
+        import torch
+        from peft import LoraConfig, get_peft_model
 
-    torch.manual_seed(seed)
-    model, _ = load_base(str(base))
-    cfg = LoraConfig(r=rank, lora_alpha=2 * rank, target_modules="all-linear", init_lora_weights=False)
-    get_peft_model(model, cfg).save_pretrained(str(out))
+        torch.manual_seed(seed)
+        model, _ = load_base(str(base))
+        cfg = LoraConfig(r=rank, lora_alpha=2 * rank, target_modules="all-linear", init_lora_weights=False)
+        get_peft_model(model, cfg).save_pretrained(str(out))
     return WeightsRef(step=step, backend="local", base_model=str(base), path=str(out))

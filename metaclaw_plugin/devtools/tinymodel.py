@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .._mlimport import ML_IMPORT_LOCK
 from ..training.chat import TOOLS_HEAD, TOOLS_TAIL
 
 
@@ -69,41 +70,42 @@ def build_tiny_model(
 ) -> Path:
     """Write a tiny model and its tokenizer to ``path`` (created) and return it. Deterministic for a seed.
     ``context`` is its window in tokens (an agent's prompts, with tools and skills, need a few thousand)."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    with ML_IMPORT_LOCK:  # transformers resolves names lazily: one thread at a time
+        import torch
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+        from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    out = Path(path)
-    out.mkdir(parents=True, exist_ok=True)
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=SPECIAL, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
-    )
-    tok.train_from_iterator(_CORPUS * 4, trainer=trainer)
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token=None, unk_token=None
-    )
-    fast.chat_template = CHAT_TEMPLATE
-    fast.save_pretrained(out)
+        out = Path(path)
+        out.mkdir(parents=True, exist_ok=True)
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size, special_tokens=SPECIAL, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        )
+        tok.train_from_iterator(_CORPUS * 4, trainer=trainer)
+        fast = PreTrainedTokenizerFast(
+            tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token=None, unk_token=None
+        )
+        fast.chat_template = CHAT_TEMPLATE
+        fast.save_pretrained(out)
 
-    eos, pad = (fast.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>"))
-    assert isinstance(eos, int) and isinstance(pad, int)
-    torch.manual_seed(seed)
-    config = LlamaConfig(
-        vocab_size=len(fast),
-        hidden_size=hidden,
-        intermediate_size=hidden * 2,
-        num_hidden_layers=layers,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        max_position_embeddings=context,
-        eos_token_id=eos,
-        pad_token_id=pad,
-        bos_token_id=None,
-        tie_word_embeddings=False,
-    )
-    model = LlamaForCausalLM(config)
-    model.save_pretrained(out)
+        eos, pad = (fast.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>"))
+        assert isinstance(eos, int) and isinstance(pad, int)
+        torch.manual_seed(seed)
+        config = LlamaConfig(
+            vocab_size=len(fast),
+            hidden_size=hidden,
+            intermediate_size=hidden * 2,
+            num_hidden_layers=layers,
+            num_attention_heads=4,
+            num_key_value_heads=4,
+            max_position_embeddings=context,
+            eos_token_id=eos,
+            pad_token_id=pad,
+            bos_token_id=None,
+            tie_word_embeddings=False,
+        )
+        model = LlamaForCausalLM(config)
+        model.save_pretrained(out)
     return out

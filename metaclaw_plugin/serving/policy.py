@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._mlimport import ML_IMPORT_LOCK
 from ..store import Database
 from ..training import chat, tokens
 from ..training.models import load_base
@@ -178,7 +179,8 @@ class ServedPolicy:
         self._stop_ids = frozenset(i for i in (*stop, im_end) if isinstance(i, int))
 
     def _load_local(self) -> Weights:
-        import torch
+        with ML_IMPORT_LOCK:
+            import torch
 
         if self.device == "auto":
             self.device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -272,10 +274,11 @@ class ServedPolicy:
             raise ValueError(f"the adapter {ref.path} was trained on {ref.base_model}, not on {self.base_model}")
         if not (Path(ref.path) / "adapter_config.json").is_file():
             raise ValueError(f"{ref.path} is not a PEFT adapter folder (no adapter_config.json)")
-        from peft import PeftModel
+        with ML_IMPORT_LOCK:
+            from peft import PeftModel
 
-        model = copy.deepcopy(self._base)  # the base stays pristine: every version starts from it
-        model = PeftModel.from_pretrained(model, ref.path, is_trainable=False).merge_and_unload()
+            model = copy.deepcopy(self._base)  # the base stays pristine: every version starts from it
+            model = PeftModel.from_pretrained(model, ref.path, is_trainable=False).merge_and_unload()
         model.eval()
         return Weights(model, ref, ref.path)
 

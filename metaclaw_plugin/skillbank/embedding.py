@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._mlimport import ML_IMPORT_LOCK
 from ..types import Skill
 from .retrieve import KeywordIndex
 
@@ -61,14 +62,15 @@ class Encoder:
     def __init__(self, name: str):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        import torch
-        from sentence_transformers import SentenceTransformer
+        with ML_IMPORT_LOCK:
+            import torch
+            from sentence_transformers import SentenceTransformer
 
-        # One thread: a single short query gains nothing from more, and on a busy host several
-        # threads oversubscribe the cores (measured here: 31 ms p50 with 1 thread, 215 ms with 2).
-        torch.set_num_threads(1)
-        self.path = resolve_model_path(name)
-        self.model = SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
+            # One thread: a single short query gains nothing from more, and on a busy host several
+            # threads oversubscribe the cores (measured here: 31 ms p50 with 1 thread, 215 ms with 2).
+            torch.set_num_threads(1)
+            self.path = resolve_model_path(name)
+            self.model = SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
         self._cache: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .._mlimport import ML_IMPORT_LOCK
 from ..modelspecs import PACKAGED, base_model_missing, packaged_folder
 
 
@@ -30,12 +31,13 @@ def resolve(spec: str) -> Path:
 
 def load_base(spec: str, device: str = "cpu") -> tuple[Any, Any]:
     """(model, tokenizer) for ``spec`` on ``device``, in float32 on CPU."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     path = resolve(spec)
     extra = {"gguf_file": PACKAGED[spec].gguf_file} if spec in PACKAGED else {}
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, **extra)
-    model: Any = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, **extra)
+    with ML_IMPORT_LOCK:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, **extra)
+        model: Any = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, **extra)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return model.to(device), tokenizer

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..._mlimport import ML_IMPORT_LOCK
 from ..losses import behaviour_logprobs, policy_loss
 from ..models import load_base
 from ..samples import TrainSample
@@ -43,18 +44,19 @@ class LocalBackend:
         device: str = "auto",
         seed: int = 0,
     ):
-        import torch
-        from peft import LoraConfig, get_peft_model
+        with ML_IMPORT_LOCK:
+            import torch
+            from peft import LoraConfig, get_peft_model
 
-        self.base_model = base_model
-        self.out = Path(out_dir).expanduser()
-        self.device = pick_device(device)
-        torch.manual_seed(seed)
-        base, self.tokenizer = load_base(base_model, self.device)
-        config = LoraConfig(
-            r=lora_rank, lora_alpha=lora_rank, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM"
-        )
-        self.model: Any = get_peft_model(base, config)
+            self.base_model = base_model
+            self.out = Path(out_dir).expanduser()
+            self.device = pick_device(device)
+            torch.manual_seed(seed)
+            base, self.tokenizer = load_base(base_model, self.device)
+            config = LoraConfig(
+                r=lora_rank, lora_alpha=lora_rank, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM"
+            )
+            self.model: Any = get_peft_model(base, config)
         self.model.train()
         self.optimizer = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad], lr=learning_rate)
 
