@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,3 +91,16 @@ def assign_folders(days: list[Day]) -> None:
             name, n = f"{base}-{n}", n + 1
         taken.add(name)
         d.folder = name
+
+
+def option_letters(text: str, options: Sequence[str] | None = None) -> set[str]:
+    """Option letters in ``text`` (a box's content, an answer key). A lone letter counts (any case); an
+    upper-case run counts as its letters (``AC``) when all of them are option letters, so that ``NONE`` or
+    ``ALL`` add nothing; other words ("and", "Options") are not choices."""
+    out: set[str] = set()
+    for tok in re.findall(r"[A-Za-z]+", text):
+        if len(tok) == 1:
+            out.add(tok.upper())
+        elif tok.isupper() and (options is None or set(tok) <= set(options)):
+            out.update(tok)
+    return out

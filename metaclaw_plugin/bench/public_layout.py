@@ -21,11 +21,10 @@ not UTF-8 are notes on the day. Unknown fields are ignored everywhere.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
-from .model import Bench, BenchFormatError, Day, Round, assign_folders
+from .model import Bench, BenchFormatError, Day, Round, assign_folders, option_letters
 
 KNOWN_TYPES = ("file_check", "multi_choice")
 
@@ -81,12 +80,7 @@ def mc_feedback_incorrect(fb: dict[str, Any]) -> str:
 def _answer_letters(ans: Any) -> list[str]:
     """``["A", "C"]``, ``"A"``, ``"A,C"`` or ``"AC"``: the letters, upper case, sorted."""
     items = [ans] if isinstance(ans, str) else ans if isinstance(ans, list) else []
-    out: set[str] = set()
-    for a in items:
-        for tok in re.findall(r"[A-Za-z]+", str(a)):
-            if len(tok) == 1 or tok.isupper():
-                out.update(tok.upper())
-    return sorted(out)
+    return sorted(set().union(*(option_letters(str(a)) for a in items)))
 
 
 def _question_text(q: Any) -> str | None:

@@ -41,7 +41,7 @@ from . import _progress
 from ._proc import run_bounded
 from ._workspace import copy_workspace
 from .common import REPO_ROOT, provenance
-from .model import Bench, BenchFormatError, Day, Round, assign_folders, natural_key
+from .model import Bench, BenchFormatError, Day, Round, assign_folders, natural_key, option_letters
 from .scripted_policy import FEEDBACK_PREFIX
 
 FORMAT = "metaclaw-bench/1"
@@ -208,18 +208,6 @@ def _boxes(text: str) -> list[tuple[str, int, int, str | None]]:
     return out
 
 
-def _letters(content: str, options: Sequence[str] | None) -> set[str]:
-    """Option letters in a box's content. A lone letter counts (any case); an upper-case run counts as
-    its letters (``AC``) when all of them are option letters (so ``NONE`` or ``ALL`` add nothing)."""
-    out: set[str] = set()
-    for tok in re.findall(r"[A-Za-z]+", re.sub(r"\\[A-Za-z]+", " ", content)):
-        if len(tok) == 1:
-            out.add(tok.upper())
-        elif tok.isupper() and (options is None or set(tok) <= set(options)):
-            out.update(tok)
-    return out
-
-
 def parse_bbox(text: str, options: Sequence[str] | None = None) -> set[str] | None:
     """The option letters of the answer's last ``\\bbox{...}``; None when there is none (or it is never
     closed). Boxes right before it, with only spaces, commas or "and" between (``\\bbox{A}\\bbox{C}``,
@@ -235,7 +223,7 @@ def parse_bbox(text: str, options: Sequence[str] | None = None) -> set[str] | No
     for _kind, start, stop, content in reversed(boxes):
         if content is None or (end is not None and not BOX_JOIN.match(text[stop:end])):
             break
-        out |= _letters(content, options)
+        out |= option_letters(re.sub(r"\\[A-Za-z]+", " ", content), options)
         end = start
     return out
 
