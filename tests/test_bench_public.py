@@ -42,7 +42,8 @@ def test_the_public_layout_is_read_as_published() -> None:
     assert r2.feedback_incorrect.splitlines()[1] == "B: Incorrect: a bare number."
 
 
-def test_a_broken_public_round_names_the_problem(tmp_path: Path) -> None:
+def test_a_broken_public_round_is_unscored_with_the_problem_named(tmp_path: Path) -> None:
+    """A round that cannot be scored does not stop the benchmark: it is marked, with why."""
     import shutil
 
     root = tmp_path / "b"
@@ -51,8 +52,9 @@ def test_a_broken_public_round_names_the_problem(tmp_path: Path) -> None:
     data = json.loads(q.read_text())
     del data["rounds"][0]["eval"]["command"]
     q.write_text(json.dumps(data))
-    with pytest.raises(wd.BenchFormatError, match=r"day02.*round r1: eval.command is missing"):
-        wd.load_bench(root)
+    b = wd.load_bench(root)
+    assert [r.unscored for r in b.days[1].rounds] == ["eval.command is missing", None]
+    assert [r.unscored for r in b.days[0].rounds] == [None, None]
 
 
 # Scoring ---------------------------------------------------------------------------------------------------

@@ -27,7 +27,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,13 +37,17 @@ from typing import Any
 
 import yaml
 
+from . import _progress
+from ._proc import run_bounded
+from ._workspace import copy_workspace
 from .common import REPO_ROOT, provenance
-from .model import Bench, BenchFormatError, Day, Round
+from .model import Bench, BenchFormatError, Day, Round, assign_folders, natural_key, option_letters
 from .scripted_policy import FEEDBACK_PREFIX
 
 FORMAT = "metaclaw-bench/1"
 ROUND_TYPES = ("file_check", "multi_choice")
-BBOX = re.compile(r"\\bbox\{([^{}]*)\}")
+BOX_OPEN = re.compile(r"\\(bbox|boxed)\s*\{")
+BOX_JOIN = re.compile(r"^(?:\s|[,;&+/$]|and)*$", re.I)  # what may stand between boxes that form one answer
 SCORE_LINE = re.compile(r"^\s*SCORE\s*[=:]\s*([0-9]*\.?[0-9]+)\s*$", re.M)
 SHELL_TIMEOUT = 30.0
 MAX_TOOL_OUTPUT = 6000
@@ -145,7 +148,8 @@ def load_bench(path: Path | str) -> Bench:
             raise BenchFormatError(f"{manifest}: format {fmt!r} is not supported (expected {FORMAT!r})")
     day_ids = meta.get("days")
     if day_ids is None:
-        day_ids = sorted(d.name for d in root.iterdir() if d.is_dir() and _questions_file(d) is not None)
+        found = [d.name for d in root.iterdir() if d.is_dir() and _questions_file(d) is not None]
+        day_ids = sorted(found, key=natural_key)  # day2 before day10
     if not day_ids:
         raise BenchFormatError(f"{root}: no days (folders with questions.yaml or questions.json)")
     days = []
@@ -166,6 +170,7 @@ def load_bench(path: Path | str) -> Bench:
                 raise BenchFormatError(f"{qf}: round id {r.id!r} is used twice in the benchmark")
             seen.add(r.id)
         days.append(Day(id=str(did), path=d, rounds=rounds, title=str(data.get("title", ""))))
+    assign_folders(days)
     return Bench(
         path=root, name=str(meta.get("name") or root.name), description=str(meta.get("description", "")), days=days
     )
@@ -187,26 +192,52 @@ def default_scenarios() -> Path | None:
 
 
 # Scoring ------------------------------------------------------------------------------------------
-def parse_bbox(text: str) -> set[str] | None:
-    """The option letters in the last ``\\bbox{...}`` of ``text``; None when there is none (or it is
-    never closed). Case, order, spaces, commas and joiners ("A and C") do not matter; ``AC`` is A and C."""
-    found = BBOX.findall(text or "")
-    if not found:
+def _boxes(text: str) -> list[tuple[str, int, int, str | None]]:
+    """Every ``\\bbox{...}``/``\\boxed{...}``: (kind, start, end, content; None when never closed).
+    Braces nest (``\\bbox{\\text{A}, C}``)."""
+    out: list[tuple[str, int, int, str | None]] = []
+    pos = 0
+    while m := BOX_OPEN.search(text, pos):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        content = text[m.end() : i - 1] if depth == 0 else None
+        out.append((m.group(1), m.start(), i, content))
+        pos = i if depth == 0 else m.end()
+    return out
+
+
+def parse_bbox(text: str, options: Sequence[str] | None = None) -> set[str] | None:
+    """The option letters of the answer's last ``\\bbox{...}``; None when there is none (or it is never
+    closed). Boxes right before it, with only spaces, commas or "and" between (``\\bbox{A}\\bbox{C}``,
+    ``\\bbox{A}, \\bbox{C}``), are the same answer and add their letters; an earlier box followed by prose
+    is a draft and does not count. Case, order, spaces, separators, joiners and ``AC`` do not matter.
+    ``\\boxed{}`` is not the format's box and never counts."""
+    text = text or ""
+    boxes = [b for b in _boxes(text) if b[0] == "bbox"]
+    if not boxes or boxes[-1][3] is None:
         return None
     out: set[str] = set()
-    for tok in re.findall(r"[A-Za-z]+", found[-1]):
-        if len(tok) == 1 or tok.isupper():
-            out.update(tok.upper())
+    end = None
+    for _kind, start, stop, content in reversed(boxes):
+        if content is None or (end is not None and not BOX_JOIN.match(text[stop:end])):
+            break
+        out |= option_letters(re.sub(r"\\[A-Za-z]+", " ", content), options)
+        end = start
     return out
 
 
 def score_multi_choice(rnd: Round, answer_text: str) -> dict[str, Any]:
     """1 - (fp + fn) / n over the options, floored at 0; ``passed`` is the exact match. No (closed)
-    ``\\bbox{}`` at all scores 0."""
-    chosen = parse_bbox(answer_text)
+    ``\\bbox{}`` at all scores 0, and the detail says why (a ``\\boxed{}`` instead is named)."""
+    chosen = parse_bbox(answer_text, list(rnd.options))
     n = len(rnd.options)
     if chosen is None:
-        why = "malformed \\bbox (not closed)" if "\\bbox{" in (answer_text or "") else "no \\bbox{...}"
+        found = [b for b in _boxes(answer_text or "") if b[0] == "bbox"]
+        why = "malformed \\bbox (not closed)" if found else "no \\bbox{...}"
+        if not found and any(b[0] == "boxed" for b in _boxes(answer_text or "")):
+            why += " (a \\boxed{...}, which the format does not accept)"
         return {"score": 0.0, "passed": False, "chosen": None, "detail": f"{why} in the answer"}
     truth = set(rnd.answer)
     fp = len(chosen - truth)
@@ -235,22 +266,31 @@ def run_check(rnd: Round, day: Day, workspace: Path) -> dict[str, Any]:
         "WORKSPACE": str(workspace),
         "CHECKS": str(day.checks),
     }
-    try:
-        with _scripts_linked(workspace, day.scripts):
-            p = subprocess.run(
-                cmd, shell=True, cwd=workspace, env=env, capture_output=True, text=True, timeout=rnd.timeout
-            )
-    except subprocess.TimeoutExpired:
-        return {"score": 0.0, "passed": False, "exit_code": None, "detail": f"checker timed out after {rnd.timeout} s"}
-    passed = p.returncode == rnd.expect_exit
+    with _scripts_linked(workspace, day.scripts):
+        p = run_bounded(cmd, cwd=str(workspace), env=env, timeout=rnd.timeout)
+    if p.timed_out:
+        return {
+            "score": 0.0,
+            "passed": False,
+            "exit_code": None,
+            "detail": f"checker timed out after {rnd.timeout:g} s (killed with its children); "
+            + _tail(p.output, p.output_bytes, 300),
+        }
+    passed = p.exit_code == rnd.expect_exit
     score = 1.0 if passed else 0.0
-    m = SCORE_LINE.findall(p.stdout or "") if ours else []
+    m = SCORE_LINE.findall(p.output) if ours else []
     if m:
         score = max(0.0, min(1.0, float(m[-1])))
         if passed:
             score = 1.0
-    detail = ((p.stdout or "") + (p.stderr or "")).strip()[-500:]
-    return {"score": score, "passed": passed, "exit_code": p.returncode, "detail": detail}
+    return {"score": score, "passed": passed, "exit_code": p.exit_code, "detail": _tail(p.output, p.output_bytes)}
+
+
+def _tail(output: str, n_bytes: int, keep: int = 500) -> str:
+    out = output.strip()
+    if len(out) <= keep:
+        return out
+    return f"({n_bytes} bytes of output, the last {keep} characters) " + out[-keep:]
 
 
 @contextlib.contextmanager
@@ -260,6 +300,7 @@ def _scripts_linked(workspace: Path, scripts: Path | None) -> Iterator[None]:
     if scripts is None:
         yield
         return
+    heal_scripts(workspace, scripts)
     link, aside = workspace / "scripts", workspace / ".scripts.agent"
     moved = link.exists() or link.is_symlink()
     if moved:
@@ -271,6 +312,16 @@ def _scripts_linked(workspace: Path, scripts: Path | None) -> Iterator[None]:
         link.unlink()
         if moved:
             aside.rename(link)
+
+
+def heal_scripts(workspace: Path, scripts: Path | None) -> None:
+    """Undo what a check interrupted by a kill left behind: the link to the checker scripts removed, the
+    agent's own ``scripts/`` put back."""
+    link, aside = workspace / "scripts", workspace / ".scripts.agent"
+    if scripts is not None and link.is_symlink() and link.resolve() == scripts.resolve():
+        link.unlink()
+    if (aside.exists() or aside.is_symlink()) and not (link.exists() or link.is_symlink()):
+        aside.rename(link)
 
 
 # The sandboxed tools ------------------------------------------------------------------------------------
@@ -328,16 +379,10 @@ class Sandbox:
             "LANG": "C.UTF-8",
             "TMPDIR": str(self.root),
         }
-        try:
-            p = subprocess.run(
-                command, shell=True, cwd=self.root, env=env, capture_output=True, text=True, timeout=SHELL_TIMEOUT
-            )
-        except subprocess.TimeoutExpired:
-            return f"error: timed out after {SHELL_TIMEOUT:.0f} s"
-        out = (p.stdout or "") + (("\n[stderr]\n" + p.stderr) if p.stderr else "")
-        if len(out) > MAX_TOOL_OUTPUT:
-            out = out[:MAX_TOOL_OUTPUT] + "\n... (truncated)"
-        return f"exit code {p.returncode}\n{out}".strip()
+        p = run_bounded(command, cwd=str(self.root), env=env, timeout=SHELL_TIMEOUT, keep=MAX_TOOL_OUTPUT // 2)
+        if p.timed_out:
+            return f"error: timed out after {SHELL_TIMEOUT:.0f} s\n{p.output}".strip()
+        return f"exit code {p.exit_code}\n{p.output}".strip()
 
     def tools(self) -> list[Any]:
         from langchain_core.tools import StructuredTool
@@ -575,8 +620,8 @@ def feedback_message(feedback: str) -> str:
 class RoundResult:
     id: str
     type: str
-    score: float = 0.0
-    passed: bool = False
+    score: float | None = 0.0  # None: unscored (the reason in ``unscored``)
+    passed: bool | None = False
     answer: str = ""
     feedback: str = ""
     detail: Any = None
@@ -585,10 +630,16 @@ class RoundResult:
     seconds: float = 0.0
     tokens: int = 0
     injected_skills: list[str] = field(default_factory=list)
+    unscored: str | None = None
+    notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
         d["answer"] = self.answer[-400:]
+        if not self.unscored:
+            del d["unscored"]
+        if not self.notes:
+            del d["notes"]
         return d
 
 
@@ -756,19 +807,42 @@ class ArmRunner:
         if hasattr(self.model, "round"):
             self.model.round = rnd
 
-    def run_day(self, day: Day, prev: Path | None) -> dict[str, Any]:
-        """Play one day in a fresh copy of the workspace as the previous day (``prev``) left it."""
+    def _fresh_workspace(self, ws: Path, prev: Path | None, day: Day) -> tuple[int, list[str]]:
+        if ws.exists() or ws.is_symlink():
+            shutil.rmtree(ws)  # a day run again starts from the previous day's copy
+        notes = copy_workspace(prev if prev is not None else self.bench.workspace, ws)
+        return copy_overlay(day.workspace, ws), notes
+
+    def run_day(
+        self,
+        day: Day,
+        prev: Path | None,
+        *,
+        resume: dict[str, Any] | None = None,
+        on_round: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> dict[str, Any]:
+        """Play one day in a fresh copy of the workspace as the previous day (``prev``) left it.
+
+        ``resume`` (a partial day from ``progress.json``: its finished rounds and transcript) continues the
+        day in its workspace as the interruption left it, the transcript replayed as history, without
+        asking the finished rounds again. ``on_round`` gets the partial day after every round."""
         from langchain_core.messages import AIMessage, HumanMessage
 
-        ws = self.workspace / day.id
-        if ws.exists():
-            shutil.rmtree(ws)  # a resumed day starts again from the previous day's copy
-        src = prev if prev is not None else self.bench.workspace
-        if src.is_dir():
-            shutil.copytree(src, ws, symlinks=True)
+        ws = self.workspace / (day.folder or day.id)
+        notes = list(day.notes)
+        done: list[dict[str, Any]] = []
+        transcript: list[dict[str, str]] = []
+        if resume is not None and ws.is_dir():
+            heal_scripts(ws, day.scripts)
+            done, transcript = list(resume["rounds"]), list(resume["transcript"])
+            copied = int(resume.get("files_added", 0))
+            notes += list(resume.get("notes", []))
+            notes.append(
+                f"resumed after round {len(done)} of {len(day.rounds)}; the workspace is as the interruption left it"
+            )
         else:
-            ws.mkdir(parents=True)
-        copied = copy_overlay(day.workspace, ws)
+            copied, left_out = self._fresh_workspace(ws, prev, day)
+            notes += left_out
         if hasattr(self.model, "workspace"):
             self.model.workspace = ws
         sandbox = Sandbox(ws)
@@ -776,62 +850,98 @@ class ArmRunner:
         thread = f"{self.arm}-{day.id}{self.session_suffix}"
         opening: list[Any] = [
             HumanMessage(content=m["content"]) if m["role"] == "user" else AIMessage(content=m["content"])
-            for m in day.history
+            for m in [*day.history, *transcript]
         ]
-        results: list[RoundResult] = []
-        for rnd in day.rounds:
-            self._set(rnd)
-            n_calls = len(sandbox.calls)
-            t0 = time.perf_counter()
-            state, tokens, err = self._invoke(agent, [*opening, HumanMessage(content=rnd.prompt())], thread)
-            opening = []  # replayed once, before the day's first round
-            msgs = (state or {}).get("messages") or []
-            answer = _text(msgs[-1]) if msgs else ""
-            sc = score_multi_choice(rnd, answer) if rnd.type == "multi_choice" else run_check(rnd, day, ws)
-            res = RoundResult(
-                id=rnd.id,
-                type=rnd.type,
-                score=float(sc["score"]),
-                passed=bool(sc["passed"]),
-                answer=answer,
-                detail={k: v for k, v in sc.items() if k not in ("score", "passed")},
-                error=err,
-                tool_calls=len(sandbox.calls) - n_calls,
+        results: list[dict[str, Any]] = list(done)
+        for rnd in day.rounds[len(done) :]:
+            res, talk = self._round(rnd, day, ws, agent, sandbox, thread, opening)
+            if talk:
+                opening = []  # replayed once, before the day's first asked round
+            transcript += talk
+            results.append(res.as_dict())
+            if on_round is not None:
+                on_round(
+                    {"day": day.id, "rounds": results, "transcript": transcript, "files_added": copied, "notes": notes}
+                )
+            self.log(
+                f"  [{self.arm}] {day.id}/{rnd.id} ({rnd.type}): "
+                + (f"unscored ({res.unscored})" if res.unscored else f"score {res.score:.2f}")
+                + (f"  error: {res.error}" if res.error else "")
             )
+        return self._end_day(day, thread, ws, copied, notes, results)
+
+    def _round(
+        self, rnd: Round, day: Day, ws: Path, agent: Any, sandbox: Sandbox, thread: str, opening: list[Any]
+    ) -> tuple[RoundResult, list[dict[str, str]]]:
+        """Ask one round, score it (or say why not), give its feedback. Returns the result and the text
+        exchanged (for a resumed day's history)."""
+        from langchain_core.messages import HumanMessage
+
+        res = RoundResult(id=rnd.id, type=rnd.type, unscored=rnd.unscored, notes=list(rnd.notes))
+        if not rnd.question.strip():
+            res.score = res.passed = None
+            return res, []
+        self._set(rnd)
+        n_calls = len(sandbox.calls)
+        t0 = time.perf_counter()
+        state, tokens, err = self._invoke(agent, [*opening, HumanMessage(content=rnd.prompt())], thread)
+        msgs = (state or {}).get("messages") or []
+        res.answer, res.error = (_text(msgs[-1]) if msgs else ""), err
+        res.tool_calls = len(sandbox.calls) - n_calls
+        talk = [{"role": "user", "content": rnd.prompt()}, {"role": "assistant", "content": res.answer}]
+        if rnd.unscored is None:
+            try:
+                sc = score_multi_choice(rnd, res.answer) if rnd.type == "multi_choice" else run_check(rnd, day, ws)
+            except Exception as e:  # the harness's failure, not the agent's: recorded, never the run's end
+                res.unscored = f"the scorer failed: {type(e).__name__}: {str(e)[:200]}"
+            else:
+                res.score, res.passed = float(sc["score"]), bool(sc["passed"])
+                res.detail = {k: v for k, v in sc.items() if k not in ("score", "passed")}
+        if res.unscored is not None:
+            res.score = res.passed = None
+        else:
             res.feedback = rnd.feedback_correct if res.passed else rnd.feedback_incorrect
-            if self.plugin is not None:
-                res.injected_skills = self._last_injected(thread)
+        if self.plugin is not None:
+            res.injected_skills = self._last_injected(thread)
+            if res.passed is not None:
                 from ..types import TurnContext
 
                 self.plugin.on_feedback(TurnContext(thread, host="bench"), 1.0 if res.passed else -1.0)
-            if res.feedback:  # the round's feedback is the next user message of the day
-                self._set(None)
-                _, fb_tokens, _ = self._invoke(agent, [HumanMessage(content=feedback_message(res.feedback))], thread)
-                tokens += fb_tokens
-                if self.plugin is not None:
-                    self._last_injected(thread)
-            res.tokens = tokens
-            res.seconds = round(time.perf_counter() - t0, 2)
-            results.append(res)
-            self.log(
-                f"  [{self.arm}] {day.id}/{rnd.id} ({rnd.type}): score {res.score:.2f}"
-                + (f"  error: {err}" if err else "")
-            )
+        if res.feedback:  # the round's feedback is the next user message of the day
+            self._set(None)
+            fb_state, fb_tokens, _ = self._invoke(agent, [HumanMessage(content=feedback_message(res.feedback))], thread)
+            tokens += fb_tokens
+            fb_msgs = (fb_state or {}).get("messages") or []
+            talk += [
+                {"role": "user", "content": feedback_message(res.feedback)},
+                {"role": "assistant", "content": _text(fb_msgs[-1]) if fb_msgs else ""},
+            ]
+            if self.plugin is not None:
+                self._last_injected(thread)
+        res.tokens = tokens
+        res.seconds = round(time.perf_counter() - t0, 2)
+        return res, talk
+
+    def _end_day(
+        self, day: Day, thread: str, ws: Path, copied: int, notes: list[str], results: list[dict[str, Any]]
+    ) -> dict[str, Any]:
         self._set(None)
         day_out: dict[str, Any] = {
             "day": day.id,
+            "folder": ws.name,
             "title": day.title,
             "tags": day.tags,
             "session": thread,
             "opening_messages": len(day.history),
             "files_added": copied,
             **summarise_rounds(results),
-            "rounds": [r.as_dict() for r in results],
+            "rounds": results,
+            **({"notes": notes} if notes else {}),
         }
         if self.plugin is not None:
             from ..types import TurnContext
 
-            outcome = {"success": all(r.passed for r in results), "score": day_out["accuracy"]}
+            outcome = {"success": all(r["passed"] is not False for r in results), "score": day_out["accuracy"]}
 
             def end() -> None:
                 self.plugin.on_session_end(TurnContext(thread, host="bench"), outcome, reason="bench day end")
@@ -877,13 +987,17 @@ class ArmRunner:
 
 
 def summarise_rounds(results: Sequence[RoundResult] | Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Accuracy and the rest over the scored rounds; unscored rounds are counted apart."""
     rows: list[dict[str, Any]] = [r.as_dict() if isinstance(r, RoundResult) else r for r in results]
-    fc = [r for r in rows if r["type"] == "file_check"]
-    mc = [r for r in rows if r["type"] == "multi_choice"]
     n = len(rows)
+    scored = [r for r in rows if r.get("score") is not None]
+    fc = [r for r in scored if r["type"] == "file_check"]
+    mc = [r for r in scored if r["type"] == "multi_choice"]
     return {
         "rounds_n": n,
-        "accuracy": round(sum(r["score"] for r in rows) / n, 4) if n else None,
+        "scored_n": len(scored),
+        "unscored_n": n - len(scored),
+        "accuracy": round(sum(r["score"] for r in scored) / len(scored), 4) if scored else None,
         "completion": round(sum(1 for r in fc if r["passed"]) / len(fc), 4) if fc else None,
         "tokens_per_round": round(sum(r.get("tokens", 0) for r in rows) / n, 1) if n else None,
         "file_check_n": len(fc),
@@ -910,7 +1024,7 @@ def lesson_reach(arm: dict[str, Any]) -> dict[str, Any]:
     missed: list[str] = []
     for j, d in enumerate(days):
         teachers = {
-            t: [e["session"] for e in days[:j] if t in e["tags"] and not all(r["passed"] for r in e["rounds"])]
+            t: [e["session"] for e in days[:j] if t in e["tags"] and any(r["passed"] is False for r in e["rounds"])]
             for t in d["tags"]
         }
         teachers = {t: s for t, s in teachers.items() if s}
@@ -962,8 +1076,10 @@ def run(
     log: Callable[[str], Any] = print,
 ) -> dict[str, Any]:
     """Run the arms over the benchmark's days. With ``run_dir`` the workspaces, plugin homes and the
-    result so far (``progress.json``, written after every day) are kept there, and ``resume`` continues
-    an interrupted run from them; ``stop_after_days`` stops after that many days (as an interruption).
+    result so far (``progress.json``, written after every round) are kept there, and ``resume`` continues
+    an interrupted run from them, mid-day included; ``stop_after_days`` stops after that many days (as an
+    interruption). A day's workspace is removed once the next day has finished (only the last finished
+    day's is needed to go on) unless ``keep_workspace``.
     ``policy_model`` is the skills+rl arm's trainable policy (a local folder or ``smollm2``; default: a
     tiny random model built in-process), ``policy_max_tokens`` its replies' length."""
     bench = load_bench(bench_dir)
@@ -1018,18 +1134,22 @@ def run(
             "layout": bench.layout,
             "days": len(bench.days),
             "rounds": sum(len(d.rounds) for d in bench.days),
+            "rounds_unscorable": sum(1 for d in bench.days for r in d.rounds if r.unscored),
+            "days_skipped": bench.skipped,
         },
         "arms_requested": list(arms),
         "arms": {},
         "arms_unavailable": {},
-        "errors": [],
+        "errors": [f"day {s['day']} skipped: {s['reason']}" for s in bench.skipped],
+        "partial": {},
     }
     if resume:
         assert progress is not None
-        saved = json.loads(progress.read_text("utf-8"))
-        if saved.get("bench", {}).get("path") != str(bench.path) or saved.get("models") != result["models"]:
+        saved = _progress.read(progress, [d.id for d in bench.days])
+        if saved["bench"].get("path") != str(bench.path) or saved["models"] != result["models"]:
             raise BenchFormatError(f"{progress} is a run of another benchmark or other models; not resuming")
-        result["arms"] = saved.get("arms", {})
+        result["arms"] = saved["arms"]
+        result["partial"] = saved.get("partial") or {}
         result["resumed"] = saved.get("resumed", 0) + 1
     for a in arms:
         why = ARMS[a].unavailable()
@@ -1088,19 +1208,29 @@ def run(
                     log=log,
                 )
                 day_results = list(prior)
+
+                def on_round(partial: dict[str, Any], arm: str = arm) -> None:
+                    result["partial"][arm] = partial
+                    if progress is not None:
+                        _progress.write(progress, result)
+
                 try:
                     for day in bench.days[len(prior) :]:
                         if stop_after_days is not None and days_run >= stop_after_days:
                             result["interrupted"] = f"stopped after {days_run} day(s) (--stop-after-days)"
                             break
-                        prev = runner.workspace / day_results[-1]["day"] if day_results else None
-                        day_results.append(runner.run_day(day, prev))
+                        prev = runner.workspace / _folder(day_results[-1]) if day_results else None
+                        partial = result["partial"].pop(arm, None)
+                        day_results.append(runner.run_day(day, prev, resume=partial, on_round=on_round))
+                        result["partial"].pop(arm, None)
                         days_run += 1
+                        if not keep_workspace and len(day_results) >= 2:
+                            shutil.rmtree(runner.workspace / _folder(day_results[-2]), ignore_errors=True)
                         result["arms"][arm] = _arm_summary(day_results, runner)
                         if arm == "skills+rl":
                             result["arms"][arm].update(rl_summary)
                         if progress is not None:
-                            progress.write_text(json.dumps(result, indent=2, default=str), "utf-8")
+                            _progress.write(progress, result)
                 finally:
                     runner.close()
                 if result.get("interrupted"):
@@ -1111,9 +1241,16 @@ def run(
                 result["workspace"] = str(scratch)
             else:
                 shutil.rmtree(scratch, ignore_errors=True)
+    if not result["partial"]:
+        del result["partial"]
     if progress is not None:
-        progress.write_text(json.dumps(result, indent=2, default=str), "utf-8")
+        _progress.write(progress, result)
     return result
+
+
+def _folder(day_result: dict[str, Any]) -> str:
+    """The day's workspace folder (a result from before folders were named apart from ids: the id)."""
+    return str(day_result.get("folder") or day_result["day"])
 
 
 def _plugin_settings(
@@ -1249,6 +1386,18 @@ def markdown(result: dict[str, Any]) -> str:
         for d in x["days"]:
             if "slow_loop" in d:
                 lines.append(_slow_line(a, d))
+    unscored = sorted(
+        {
+            f"{d['day']}/{r['id']}: {r['unscored']}"
+            for a in arms
+            for d in result["arms"][a]["days"]
+            for r in d["rounds"]
+            if r.get("unscored")
+        },
+        key=natural_key,
+    )
+    if unscored:
+        lines += ["", f"UNSCORED ({len(unscored)} round(s), not in the figures):", *(f"- {u}" for u in unscored)]
     if result.get("interrupted"):
         lines.append(f"\nINTERRUPTED: {result['interrupted']}; continue with --resume and the same --run-dir")
     for e in result.get("errors", []):

@@ -297,13 +297,17 @@ def register(main: click.Group) -> None:
         "--run-dir",
         type=click.Path(file_okay=False),
         default=None,
-        help="Keep the run (workspaces, plugin homes, progress.json after every day) here, for --resume.",
+        help="Keep the run (workspaces, plugin homes, progress.json after every round) here, for --resume.",
     )
     @click.option("--resume", is_flag=True, help="Continue the interrupted run in --run-dir.")
     @click.option(
         "--stop-after-days", type=int, default=None, help="Stop after this many days in all (an interruption)."
     )
-    @click.option("--keep-workspace", is_flag=True, help="Keep the sandboxed workspaces and print where.")
+    @click.option(
+        "--keep-workspace",
+        is_flag=True,
+        help="Keep every day's sandboxed workspace (default: only the last finished day's) and print where.",
+    )
     def workday(
         bench_dir: str | None,
         quick: bool,
