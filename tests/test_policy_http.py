@@ -20,6 +20,7 @@ from policy_support import TOOL_TEXT, WEATHER_TOOL, ServerThread, force_output, 
 from transformers import AutoTokenizer
 
 from metaclaw_plugin import MetaClawPlugin, Settings
+from metaclaw_plugin.scheduling.lock import TrainerLock
 from metaclaw_plugin.server import create_app, load_or_create_token
 from metaclaw_plugin.serving import ServedPolicy
 from metaclaw_plugin.store import Database
@@ -211,6 +212,10 @@ def test_training_steps_and_hot_swaps_under_32_concurrent_clients_of_metaclaw_pl
     (home / "config.yaml").write_text(yaml.safe_dump(cfg))
     steps = 4
     capture(home / "metaclaw.db", a_and_b(steps))  # captured, judged turns waiting in the buffer
+    # this process is the home's trainer (as `metaclaw-plugin train` is): the sidecar's scheduler, in mode rl,
+    # sees the lock and only serves
+    trainer_lock = TrainerLock(home)
+    assert trainer_lock.acquire()
     port = free_port()
     env = {**os.environ, "METACLAW_HOME": str(home)}
     env.pop("METACLAW_CONFIG", None)
@@ -286,3 +291,4 @@ def test_training_steps_and_hot_swaps_under_32_concurrent_clients_of_metaclaw_pl
         print(f"{len(results)} requests from 32 clients in {time.monotonic() - t0:.1f}s; weights served: {served}")
     finally:
         stop_process(proc)
+        trainer_lock.release()

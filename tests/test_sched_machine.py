@@ -242,3 +242,27 @@ def test_lock_with_an_old_heartbeat_is_stale(home: Path) -> None:
     assert not b.heartbeat()  # b learns it lost the lock
     a.release()
     assert a.holder() is None
+
+
+def test_the_train_command_refuses_while_another_process_trains_the_home(home: Path) -> None:
+    """`metaclaw-plugin train` takes the same lock as the scheduler: never two trainers on one home."""
+    from click.testing import CliRunner
+
+    from metaclaw_plugin.cli import main as cli_main
+
+    (home / "config.yaml").write_text("training:\n  base_model: /nonexistent/model\n")
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        theirs = TrainerLock(home)
+        theirs.me = {"pid": other.pid, "host": theirs.me["host"]}
+        assert theirs.acquire()
+        out = CliRunner().invoke(cli_main, ["train"], env={"METACLAW_HOME": str(home)})
+        assert out.exit_code == 1
+        assert f"another process trains this home (pid {other.pid}" in " ".join(out.output.split())
+        assert theirs.holder()["pid"] == other.pid  # type: ignore[index]  # untouched
+    finally:
+        other.kill()
+        other.wait()
+    out = CliRunner().invoke(cli_main, ["train"], env={"METACLAW_HOME": str(home)})
+    assert out.exit_code == 1 and "another process" not in out.output  # the lock was free: it got to the model
+    assert TrainerLock(home).holder() is None  # and released it

@@ -18,20 +18,32 @@ def register(main: click.Group) -> None:
     def train(ctx: click.Context, steps: int | None, backend: str | None, as_json: bool) -> None:
         """Train the policy now on the fresh buffered samples (batches of training.batch_size).
 
-        Each step publishes new sampler weights; it stops when no fresh batch is left or after --steps."""
+        Each step publishes new sampler weights; it stops when no fresh batch is left or after --steps. It holds
+        the home's trainer lock meanwhile: a scheduler (mode rl/auto) in another process does not train at once."""
         from ..config import ConfigError
+        from ..scheduling.lock import TrainerLock
 
         settings = load_settings(ctx)
         if backend is not None:
             settings.training.backend = backend  # type: ignore[assignment]
+        lock = TrainerLock(settings.home_dir)
+        if not lock.acquire():
+            h = lock.holder() or {}
+            fail(
+                f"another process trains this home (pid {h.get('pid')} on {h.get('host')}); "
+                "one trainer per home: try again when it has finished"
+            )
         try:
-            from ..learning.failed_batches import feed_evolver
-            from ..training.runtime import build_trainer
+            try:
+                from ..learning.failed_batches import feed_evolver
+                from ..training.runtime import build_trainer
 
-            trainer = feed_evolver(build_trainer(settings), settings)
-        except ConfigError as e:
-            fail(str(e))
-        report = trainer.run(lambda: True, max_steps=steps)
+                trainer = feed_evolver(build_trainer(settings), settings)
+            except ConfigError as e:
+                fail(str(e))
+            report = trainer.run(lock.heartbeat, max_steps=steps)  # stops if the lock was taken over
+        finally:
+            lock.release()
         from ..training.trainer import last_steps
 
         data: dict[str, Any] = {
