@@ -3,11 +3,11 @@ a given text (to test the tool-call parsing and its wire format, which a random 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import torch
+from waiting import wait_for
 
 from metaclaw_plugin.devtools.adapters import random_adapter
 from metaclaw_plugin.serving import ServedPolicy, Weights
@@ -55,16 +55,6 @@ def force_output(policy: ServedPolicy, text: str) -> None:
     tok = policy._tokenizer
     ids = tok.encode(text, add_special_tokens=False) + [tok.eos_token_id]
     policy._current = Weights(ForcedModel(w.model, ids), None, "forced")
-
-
-def wait_for(cond: Any, timeout: float = 20.0, step: float = 0.05) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(step)
-    raise AssertionError("condition not met in time")
 
 
 class ServerThread:

@@ -16,8 +16,9 @@ import openai
 import pytest
 import yaml
 from openclaw_support import free_port, metaclaw_cli
-from policy_support import TOOL_TEXT, WEATHER_TOOL, ServerThread, force_output, wait_for
+from policy_support import TOOL_TEXT, WEATHER_TOOL, ServerThread, force_output
 from transformers import AutoTokenizer
+from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.scheduling.lock import TrainerLock

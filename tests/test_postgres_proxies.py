@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from postgres_support import PASSWORD, missing_reason, start_server
+from waiting import wait_for
 
 pytest.importorskip("litellm")
 
@@ -108,16 +109,6 @@ def owner(pid: int | None, proxies: list[ProxyProcess]) -> ProxyProcess | None:
     return None
 
 
-def wait(cond: Any, timeout: float, what: str, step: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = cond()
-        if got:
-            return got
-        time.sleep(step)
-    raise AssertionError(f"timed out after {timeout}s: {what}")
-
-
 def test_two_proxies_share_one_database(tmp_path: Path):
     reason = missing_reason()
     if reason:
@@ -141,19 +132,19 @@ def test_two_proxies_share_one_database(tmp_path: Path):
         for p in proxies:
             p.wait_ready(READY)
         p1, p2 = proxies
-        leader = wait(lambda: owner(learner_pid(db), proxies), 30, "a learner elected")
+        leader = wait_for(lambda: owner(learner_pid(db), proxies), 30, "a learner elected")
 
         # 1. A failure seen by proxy 1 becomes a skill that proxy 2 injects within seconds.
         assert not injected(p2, up, SKILL["name"])
         failing_session(p1, "first")
-        wait(
+        wait_for(
             lambda: db.query("SELECT 1 FROM skill_files WHERE path = ? AND deleted = 0", [f"{SKILL['name']}/SKILL.md"]),
             90,
             "the learned skill in the database",
             0.2,
         )
         t0 = time.monotonic()
-        wait(lambda: injected(p2, up, SKILL["name"]), 10, "proxy 2 injects the skill learned from proxy 1", 0.2)
+        wait_for(lambda: injected(p2, up, SKILL["name"]), 10, "proxy 2 injects the skill learned from proxy 1", 0.2)
         spread = time.monotonic() - t0
         print(f"skill in the database -> injected by the other proxy: {spread:.2f}s")
         assert injected(p1, up, SKILL["name"])
@@ -182,7 +173,7 @@ def test_two_proxies_share_one_database(tmp_path: Path):
             t.join()
         assert not errors and len(sids) == 32, errors[:3]
         for n, sid in sids:
-            rows = wait(
+            rows = wait_for(
                 lambda sid=sid: (
                     (r := db.query("SELECT * FROM turns WHERE session_id = ? ORDER BY seq", [sid]))
                     and len(r) == 4
@@ -231,20 +222,20 @@ def test_two_proxies_share_one_database(tmp_path: Path):
             got = {r[0] for r in db.query("SELECT session_id FROM turns WHERE session_id LIKE 'outage-%'")}
             return want <= got
 
-        wait(all_in, 60, "every acknowledged turn in the database after it returned", 0.5)
+        wait_for(all_in, 60, "every acknowledged turn in the database after it returned", 0.5)
         print(f"database down 10 s: {during} turns answered meanwhile, {len(want)} acknowledged, all stored")
 
         # 4. kill -9 the elected learner: the other host takes over and learns; no evolution job runs twice.
-        leader = wait(lambda: owner(learner_pid(db), proxies), 30, "a learner after the outage")
+        leader = wait_for(lambda: owner(learner_pid(db), proxies), 30, "a learner after the outage")
         survivor = p2 if leader is p1 else p1
         leader.kill()
         t0 = time.monotonic()
-        wait(lambda: owner(learner_pid(db), [survivor]), 15, "the survivor takes over", 0.05)
+        wait_for(lambda: owner(learner_pid(db), [survivor]), 15, "the survivor takes over", 0.05)
         print(f"learner failover after kill -9 of its proxy: {time.monotonic() - t0:.2f}s")
         script.evolver_reply = json.dumps({"skills": [SECOND]})
         failing_session(survivor, "second")
         try:
-            wait(lambda: injected(survivor, up, SECOND["name"]), 90, "the new learner evolves a skill", 0.5)
+            wait_for(lambda: injected(survivor, up, SECOND["name"]), 90, "the new learner evolves a skill", 0.5)
         except AssertionError as e:
             jobs = [dict(r) for r in db.query("SELECT id, state, reason, last_error FROM fl_evolve_queue")]
             raise AssertionError(f"{e}\njobs: {jobs}\nsurvivor log:\n{survivor.log_tail(6000)}") from None

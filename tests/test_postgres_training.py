@@ -6,14 +6,12 @@ checkpoint (``training.out_dir`` on storage both hosts read) and trains the next
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from postgres_support import pg_server, pg_url  # noqa: F401  (fixtures)
 from training_support import FAST_SCHEDULER, a_and_b
+from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.scheduling.omls import NOT_LEADER, Omls
@@ -23,16 +21,6 @@ from metaclaw_plugin.training import SampleBuffer
 from metaclaw_plugin.types import Sample, Turn, new_id
 
 pytest.importorskip("peft")
-
-
-def wait_for(pred: Callable[[], Any], timeout: float, what: str) -> Any:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def capture(url: str, spool: Path, batches: int) -> list[str]:

@@ -12,13 +12,14 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sched_support import FakeTrainer, add_samples
 from starlette.testclient import TestClient
+from waiting import wait_for as _wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.scheduling.attach import attach_scheduler
@@ -39,14 +40,7 @@ FAST = {
 }
 
 
-def wait_for(pred: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what or pred}")
+wait_for = partial(_wait_for, step=0.01)  # the runtime's transitions are a few ms apart
 
 
 def start(home: Path, mode: str, trainer_kw: dict[str, Any], samples: int = 20):

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from policy_support import TOOL_TEXT, WEATHER_TOOL, force_output, make_adapter, wait_for
+from policy_support import TOOL_TEXT, WEATHER_TOOL, force_output, make_adapter
+from waiting import wait_for
 
 from metaclaw_plugin.serving import PolicyInputError, ServedPolicy, parse_tool_calls
 from metaclaw_plugin.serving.toolcalls import safe_prefix

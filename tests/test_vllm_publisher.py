@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 from openclaw_support import free_port
-from policy_support import ServerThread, make_adapter, wait_for
+from policy_support import ServerThread, make_adapter
 from vllm_fake import FakeVllm
+from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.server import create_app, load_or_create_token
