@@ -743,11 +743,17 @@ _INNER_VALUE = re.compile(
 )
 
 
+_DECL = frozenset(["export", "set", "setx", "let", "const", "var", "declare", "EXPORT", "SET"])
+
+
 def _chained_value(text: str, start: int, end: int) -> tuple[int, int, bool]:
     """The span of the real value when the captured one is only the key of a further assignment (up to
     two deep); ``(start, end, False)`` when it is not."""
     chained = False
     for _ in range(2):
+        nxt = text[end : end + 4].lstrip(" \t")[:1]
+        if not (text[end - 1] in "=:" or nxt in ("=", ":") or text[start] in "-{[\"'" or text[start:end] in _DECL):
+            break  # cheap test first: no operator at the end of the value or right after it
         key = _INNER_KEY.match(text, start)
         if key is None or key.end() < end or key.end() == start:
             break
@@ -802,6 +808,8 @@ def _entropy_sub(m: re.Match[str]) -> str:
 _KEYWORD_RX = re.compile(_KEYWORD[4:])
 _NEAR_RUN = re.compile(r"[A-Za-z0-9+/_\-=]{20,}")
 _AFTER, _BEFORE = 80, 16
+_CLAUSE_PUNCT = re.compile(r"[.;!?,]")
+_LITERAL_RX = re.compile("|".join(map(re.escape, _KEYWORD_LITERALS)))
 _ID_LABEL = re.compile(
     r"(?:commit|sha|sha1|sha256|sha512|md5|revision|rev|hash|digest|checksum|merge|tree|blob|build|image|trace|span|"
     r"request|correlation|uuid|guid|etag|version)(?:[ _-]?id)?\W{0,3}$"
@@ -815,24 +823,27 @@ def _near_keyword_sub(text: str, low: str) -> str:
     pos = 0
     for m in _NEAR_RUN.finditer(text):
         s, e = m.span()
-        tok = m.group(0)
-        if not _secret_shaped(tok):
-            continue
         nl = text.rfind("\n", max(0, s - _AFTER), s)
         lo = nl + 1 if nl >= 0 else max(0, s - _AFTER)
         nl = text.find("\n", e, e + _BEFORE)
         hi = nl if nl >= 0 else min(len(text), e + _BEFORE)
+        window, after = low[lo:s], low[e:hi]
+        stop = _CLAUSE_PUNCT.search(after)
+        if stop:
+            after = after[: stop.start()]  # "<sha>; the token refresh": the word belongs to the next clause
+        near_before = _LITERAL_RX.search(window) is not None
+        if not near_before and _LITERAL_RX.search(after) is None:
+            continue  # cheapest test first: most runs have no secret word near them
         if _ID_LABEL.search(low[max(lo, s - 12) : s]) or "[REDACTED:" in text[max(0, s - 10) : s]:
             continue  # "commit <sha>", "sha256:<hex>": an identifier, labelled as one
-        window = low[lo:s]
+        if not _secret_shaped(m.group(0)):
+            continue
         kw = None
-        if any(lit in window for lit in _KEYWORD_LITERALS):
+        if near_before:
             before = [k for k in _KEYWORD_RX.finditer(low, lo, s) if k.end() <= s]
             kw = before[-1] if before else None
-        if kw is None and any(lit in low[e:hi] for lit in _KEYWORD_LITERALS):
-            kw = _KEYWORD_RX.search(low, e, hi)
-            if kw is not None and any(c in ".;!?," for c in low[e : kw.start()]):
-                kw = None  # "<sha>; the token refresh": the word belongs to the next clause
+        if kw is None and _LITERAL_RX.search(after) is not None:
+            kw = _KEYWORD_RX.search(low, e, e + len(after))
         if kw is None:
             continue
         out += [text[pos:s], PLACEHOLDER.format(_key_label(kw))]
