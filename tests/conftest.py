@@ -7,8 +7,15 @@ import socket
 from pathlib import Path
 
 import pytest
+from skip_policy import (  # noqa: F401  (pytest hooks: a skip for a missing part fails the run)
+    pytest_make_collect_report,
+    pytest_runtest_makereport,
+    pytest_sessionfinish,
+    pytest_terminal_summary,
+)
 
 from metaclaw_plugin import MetaClawPlugin, Settings
+from metaclaw_plugin.cli import common as cli_common
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: LiteLLM must not fetch its price map
 
@@ -25,6 +32,15 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     # embedding retrieval set the mode themselves (constructor arguments win over the environment).
     monkeypatch.setenv("METACLAW_RETRIEVAL__MODE", "keyword")
     return home
+
+
+@pytest.fixture(autouse=True)
+def _wide_cli_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's rich tables wrap at the console's width, which a test run does not choose (80 columns when
+    not a terminal): with a longer temporary path a cell wraps elsewhere. Tests see the tables unwrapped;
+    a test about wrapping sets the width itself."""
+    monkeypatch.setattr(cli_common.console, "width", 1000)
+    monkeypatch.setattr(cli_common.err_console, "width", 1000)
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ from metaclaw_plugin.store import Database  # noqa: E402
 from metaclaw_plugin.training import chat, tokens  # noqa: E402
 from metaclaw_plugin.training.runtime import build_trainer  # noqa: E402
 from metaclaw_plugin.training.samples import TrainSample, build_sample, tokenize_turn  # noqa: E402
+from metaclaw_plugin.training.status import describe  # noqa: E402
 from metaclaw_plugin.training.trainer import Trainer, last_steps  # noqa: E402
 from metaclaw_plugin.training.weights import latest  # noqa: E402
 from metaclaw_plugin.types import Sample, Turn  # noqa: E402
@@ -334,8 +335,12 @@ def test_train_cli_on_buffered_samples(home: Path, tiny: Path):
     assert status["mode_note"] is None and status["training"]["off"] is None
     assert status["training"]["step"] == 2 and status["training"]["weights"]["step"] == 2
     assert status["buffer"]["trained"] == 8 and status["buffer"]["queued"] == 4
-    text = CliRunner().invoke(cli_main, ["status"], env=env).output
-    assert "local on" in text and "step 2" in text
+    # the human view shows describe()'s line for the same data (asserted here, not in a table that wraps at
+    # the terminal's width: a longer temporary path moved "step 2" onto the next line)
+    human = CliRunner().invoke(cli_main, ["status"], env=env)
+    assert human.exit_code == 0, human.output
+    line = describe(status["training"])
+    assert line.startswith(f"local on {tiny}, step 2, loss ") and line in human.output  # conftest: tables unwrapped
     bad = CliRunner().invoke(cli_main, ["train", "--backend", "tinker"], env={**env, "TINKER_API_KEY": ""})
     assert bad.exit_code != 0 and "training is off" in bad.output
 
