@@ -47,8 +47,15 @@ def test_noise_detector_tells_ours_from_theirs():
 
 
 def test_quieting_keeps_our_own_warnings(monkeypatch: pytest.MonkeyPatch):
-    for key in ("HF_HUB_DISABLE_PROGRESS_BARS", "TRANSFORMERS_VERBOSITY", "TQDM_DISABLE"):
-        monkeypatch.delenv(key, raising=False)
+    for key in (
+        "HF_HUB_DISABLE_PROGRESS_BARS",
+        "TRANSFORMERS_VERBOSITY",
+        "TRANSFORMERS_NO_ADVISORY_WARNINGS",
+        "TQDM_DISABLE",
+        "TOKENIZERS_PARALLELISM",
+    ):
+        monkeypatch.setenv(key, "")  # recorded, so the test leaves the environment as it found it
+        monkeypatch.delenv(key)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         quiet_third_party()
