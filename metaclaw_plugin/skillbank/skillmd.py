@@ -42,10 +42,11 @@ class _Loader(_Base):
                 continue
             key = self.construct_object(key_node, deep=True)
             try:
-                first = seen.setdefault(key, key_node.start_mark.line)
+                first = seen.get(key)
             except TypeError:
                 continue  # an unhashable key: the base constructor refuses it with its own message
-            if first != key_node.start_mark.line:
+            seen[key] = key_node.start_mark.line
+            if first is not None:
                 raise SkillFormatError(
                     f"front matter: key {str(key)[:60]!r} is given twice (lines {first + 2} and "
                     f"{key_node.start_mark.line + 2}); keep one"

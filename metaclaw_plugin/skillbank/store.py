@@ -509,7 +509,17 @@ class SkillStore:
         self.ensure()
         added = kept = 0
         with self._lock:
-            for entry in sorted(Path(source).iterdir()):
+            try:  # the source folder itself a link: refused like any pack's
+                fd = safefs.open_dir(source)
+                try:
+                    names = sorted(os.listdir(fd))
+                finally:
+                    os.close(fd)
+            except (OSError, SkillFormatError) as e:
+                log.warning("not seeding from %s: %s", source, e)
+                names = []
+            for name in names:
+                entry = Path(source) / name
                 if entry.name.startswith("."):
                     continue
                 try:  # the source's own links are refused like any pack's: nothing of their target is read
