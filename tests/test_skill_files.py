@@ -501,3 +501,26 @@ def test_skills_add_refuses_a_secret_under_metadata_and_keeps_it_off_disk(home: 
     for p in home.rglob("*"):
         if p.is_file():
             assert secret not in p.read_text("utf-8", "replace"), p
+
+
+def test_the_library_state_is_never_read_or_appended_through_a_link(tmp_path: Path):
+    secret = aws_key(random.Random(11))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "events.jsonl").write_text(json.dumps({"skill": "good", "reason": secret}) + "\n")
+    (outside / "manifest.json").write_text(json.dumps([{"version": 7, "state": "served", "note": secret}]))
+    (outside / "state.json").write_text(json.dumps({"generation": 99, "version": 99}))
+    store = SkillStore(tmp_path / "skills")
+    store.add_batch([parse_skill_md(skill_md("good"))], actor="test")
+    state = store.root / ".metaclaw"
+    for name, target in (("history.jsonl", "events.jsonl"), ("state.json", "state.json")):
+        (state / name).unlink()
+        (state / name).symlink_to(outside / target)
+    (state / "versions" / "good" / "versions.json").unlink()
+    (state / "versions" / "good" / "versions.json").symlink_to(outside / "manifest.json")
+    assert store.history() == [] and store.state().generation != 99
+    assert all(v["version"] != 7 for v in store.versions("good"))
+    before = (outside / "events.jsonl").read_text()
+    with pytest.raises(SkillFormatError, match=r"history\.jsonl is a symbolic link"):
+        store.set_status("good", "retired", actor="test")  # its history line is not appended through the link
+    assert (outside / "events.jsonl").read_text() == before

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -104,10 +105,14 @@ class SkillStore:
     # State ------------------------------------------------------------------------------------
     def state(self) -> StoreState:
         try:
-            data = json.loads((self._state_dir / "state.json").read_text("utf-8"))
+            data = json.loads(self._state_bytes("state.json"))
             return StoreState(int(data.get("generation", 0)), int(data.get("version", 0)))
         except (OSError, ValueError):
             return StoreState()
+
+    def _state_bytes(self, rel: str) -> bytes:
+        """A file of the state folder, read without following a link (a link there raises, as a bad file does)."""
+        return safefs.read_under(self.root, f"{STATE_DIR}/{rel}")
 
     @property
     def generation(self) -> int:
@@ -119,7 +124,12 @@ class SkillStore:
     def _log(self, event: dict[str, Any]) -> None:
         event = {"at": utc_now_iso(), **event}
         path = self._state_dir / "history.jsonl"
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError as e:
+            if e.errno == errno.ELOOP:  # never appended through a link planted in the state folder
+                raise safefs.LinkRefused(path) from None
+            raise
         try:
             os.write(fd, (json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8"))
             os.fsync(fd)
@@ -181,7 +191,7 @@ class SkillStore:
         """The manifest, oldest first. A skill written before versions existed shows its current
         text as version 1 (adopted on its next write)."""
         try:
-            data = json.loads((self._versions_dir(name) / "versions.json").read_text("utf-8"))
+            data = json.loads(self._state_bytes(f"versions/{check_name(name)}/versions.json"))
             if isinstance(data, list):
                 return [e for e in data if isinstance(e, dict) and isinstance(e.get("version"), int)]
         except (OSError, ValueError):
@@ -231,7 +241,7 @@ class SkillStore:
                     "generation": self.read(name).generation,
                 }
             ]
-            atomic_write(self._versions_dir(name) / "1.md", self.skill_path(name).read_bytes())
+            atomic_write(self._versions_dir(name) / "1.md", safefs.read_under(self.root, [name, "SKILL.md"]))
         number = max((e["version"] for e in entries), default=0) + 1
         skill = replace(
             skill,
@@ -282,8 +292,8 @@ class SkillStore:
         path = self._state_dir / "history.jsonl"
         out: list[dict[str, Any]] = []
         try:
-            lines = path.read_text("utf-8", errors="replace").splitlines()
-        except OSError:
+            lines = self._state_bytes(path.name).decode("utf-8", errors="replace").splitlines()
+        except (OSError, ValueError):  # missing, or a link (not followed)
             return out
         for line in lines:
             try:
@@ -487,7 +497,7 @@ class SkillStore:
     def evidence(self) -> dict[str, float]:
         """Per skill, how much better its turns went with it than without (written by the learning side)."""
         try:
-            data = json.loads((self._state_dir / "evidence.json").read_text("utf-8"))
+            data = json.loads(self._state_bytes("evidence.json"))
             return {str(k): float(v["score"]) for k, v in data.get("skills", {}).items()}
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return {}
