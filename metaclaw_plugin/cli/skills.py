@@ -21,7 +21,7 @@ from ..skillbank.store import SkillStore
 from ..store import open_database
 from ..store.backend import reading_home
 from ..types import Skill, SkillKind, SkillStatus
-from .common import console, emit_json, fail, json_option, load_settings, table
+from .common import console, emit_json, err_console, fail, json_option, load_settings, table
 
 
 def _store(ctx: click.Context) -> SkillStore:
@@ -74,6 +74,8 @@ def register(main: click.Group) -> None:
             rows.append(item)
         if as_json:
             emit_json(rows)
+            for p, r in result.problems:  # the JSON keeps its shape; what could not be listed goes to stderr
+                err_console.print(f"skipped {p}: {r}", highlight=False, markup=False, soft_wrap=True)
             return
 
         def trial_text(item: dict[str, Any]) -> str:
