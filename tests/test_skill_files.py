@@ -363,6 +363,10 @@ def test_a_row_through_a_link_planted_in_the_folder_is_refused(on_pg: str, tmp_p
         db.close()
     assert list(outside.iterdir()) == [] and set(lib.refused) == {"ok-0/SKILL.md", "ok-1/SKILL.md"}
     assert (folder / "ok-2" / "SKILL.md").read_text() == GOOD["ok-2/SKILL.md"]
+    # the folder given to export is itself a link: nothing written through it
+    (tmp_path / "export-link").symlink_to(outside)
+    res = CliRunner().invoke(cli_main, ["skills", "export", str(tmp_path / "export-link")])
+    assert res.exit_code != 0 and "symbolic link" in res.output and list(outside.iterdir()) == []
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -73,6 +73,9 @@ def register(main: click.Group) -> None:
         """Write the database's skill library into FOLDER (SKILL.md folders, versions and history)."""
         pg = _database(ctx)
         settings = load_settings(ctx)
+        if folder.is_symlink():
+            pg.close()
+            fail(f"{folder} is a symbolic link: not written through (links are never followed); give the folder itself")
         try:
             library = SharedSkillLibrary(pg, SkillStore(folder), "cli-export", Redactor.from_settings(settings.privacy))
             written = library.pull()

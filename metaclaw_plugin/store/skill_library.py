@@ -145,6 +145,8 @@ class SharedSkillLibrary:
             if not rows:
                 return 0
             root = self.store.root
+            if root.is_symlink():  # nothing is written through a link, the folder itself included
+                raise safefs.LinkRefused(root, "a symbolic link (the skills folder itself)")
             changed = 0
             last: list[Any] = []
             self.store.ensure()
