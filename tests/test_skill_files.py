@@ -259,6 +259,8 @@ def test_import_screens_every_file_of_a_skill_like_its_body(on_pg: str, tmp_path
 # -- bad library rows, generated --------------------------------------------------------------------------------------
 
 GOOD = {f"ok-{i}/SKILL.md": skill_md(f"ok-{i}") for i in range(3)}
+ROW_KEY = aws_key(random.Random(42))
+GOOD["ok-3/SKILL.md"] = skill_md("ok-3", f"Use the key {ROW_KEY} here.")  # an older host's row: redacted
 BAD_PATHS = [
     "../escaped.md",
     "/etc/cron.d/x",
@@ -285,6 +287,7 @@ BAD_CONTENTS = [
     ("dupkeys/SKILL.md", "---\nname: dupkeys\nname: dupkeys\ndescription: d\n---\nb\n"),
     ("badver/SKILL.md", skill_md("badver", meta="metadata:\n  version: abc\n")),
     ("nulltext/SKILL.md", None),
+    ("secretdesc/SKILL.md", f"---\nname: secretdesc\ndescription: {ROW_KEY}\n---\nb\n"),  # unusable once redacted
     (".metaclaw/versions/ok-0/9.md", skill_md("not-ok-0")),
 ]
 
@@ -327,14 +330,15 @@ def test_a_refused_row_never_stops_the_rows_after_it_and_export_finishes(on_pg: 
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout)
     assert got["skills"] == len(GOOD)
-    assert SkillStore(tmp_path / "out").load().skills.keys() == {f"ok-{i}" for i in range(3)}
+    assert SkillStore(tmp_path / "out").load().skills.keys() == {f"ok-{i}" for i in range(4)}
+    assert not any("AKIA" in f.read_text() for f in (tmp_path / "out").rglob("*") if f.is_file())
     refused = {r["path"] for r in got["refused"]}
     assert len(refused) == len(bad), sorted(set(p for p, _ in bad) - refused)
     assert not (tmp_path / "escaped.md").exists() and not outside.exists()
     # a home that pulls them: every good row, the bad ones counted in status (here and in the CLI's)
     p = MetaClawPlugin(Settings()).start()
     try:
-        assert {f"ok-{i}" for i in range(3)} <= set(p.skills.skills)
+        assert {f"ok-{i}" for i in range(4)} <= set(p.skills.skills)
         lib = p.status()["skill_library"]
         assert lib["refused"] == len(bad) and lib["refused_rows"]
     finally:

@@ -104,10 +104,8 @@ def read_refused(root: Path) -> dict[str, dict[str, Any]]:
         return {}
 
 
-def _check_content(rel: str, content: Any) -> str:
+def _check_content(rel: str, content: str) -> str:
     """A row's text, refused when it is not what the file must hold: a SKILL.md (and a version's text) must parse."""
-    if not isinstance(content, str):
-        raise ValueError("the row has no text")
     parts = rel.split("/")
     if len(parts) == 2 and parts[1] == "SKILL.md":
         parse_skill_md(content, expected_name=parts[0])
@@ -173,12 +171,12 @@ class SharedSkillLibrary:
             n = self._apply_row(root, r)
         except (ValueError, OSError, TypeError) as e:  # SkillFormatError and safefs.LinkRefused are ValueErrors
             reason = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
-            key = path if isinstance(path, str) else repr(path)
+            key = self.redactor.redact(path if isinstance(path, str) else repr(path))  # shown in logs and status
             if self.refused.get(key, {}).get("rev") != r["rev"]:
                 log.warning("skill library: refused row %r (revision %s): %s", key[:200], r["rev"], reason)
             self.refused[key[:_MAX_PATH]] = {"rev": r["rev"], "reason": reason[:300], "at": utc_now_iso()}
             return 0
-        self.refused.pop(path, None)  # a newer, good revision of a path refused before
+        self.refused.pop(path, None)  # a newer, good revision of a path refused before (a good path has no secret)
         return n
 
     def _apply_row(self, root: Path, r: Any) -> int:
@@ -199,7 +197,10 @@ class SharedSkillLibrary:
                 return 0
             path.unlink()
             return 1
-        text = self.redactor.redact(_check_content(rel, r["content"]))  # rows from an older host may hold secrets
+        if not isinstance(r["content"], str):
+            raise ValueError("the row has no text")
+        # rows from an older host may hold secrets; what is written must still parse once they are redacted
+        text = _check_content(rel, self.redactor.redact(r["content"]))
         data = text.encode("utf-8")
         self._known[rel] = r["digest"]
         if local is not None and _digest(local) == _digest(data):
