@@ -170,7 +170,7 @@ class SharedSkillLibrary:
         try:
             n = self._apply_row(root, r)
         except (ValueError, OSError, TypeError) as e:  # SkillFormatError and safefs.LinkRefused are ValueErrors
-            reason = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
+            reason = self.redactor.redact(str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}")
             key = self.redactor.redact(path if isinstance(path, str) else repr(path))  # shown in logs and status
             if self.refused.get(key, {}).get("rev") != r["rev"]:
                 log.warning("skill library: refused row %r (revision %s): %s", key[:200], r["rev"], reason)
