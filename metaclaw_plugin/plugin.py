@@ -64,7 +64,7 @@ class MetaClawPlugin:
             database=pg,
         )
         # postgres: the library lives in the database, this host's skills folder is its local copy
-        self.library = SharedSkillLibrary(pg, self.skills.store, host_id()) if pg is not None else None
+        self.library = SharedSkillLibrary(pg, self.skills.store, host_id(), self.redactor) if pg is not None else None
         self.worker = BackgroundWorker()
         self.errors: Counter[str] = Counter()
         self._sessions: dict[tuple[str, str], SessionState] = {}

@@ -184,6 +184,14 @@ def register(main: click.Group) -> None:
         from ..training.status import describe, training_status  # read-only; imports no torch
 
         data["training"] = training_status(settings)
+        if pg is not None:  # postgres: rows of the shared library this host's folder refused (skipped, not copied)
+            from ..store.skill_library import read_refused
+
+            refused = read_refused(settings.skills_path)
+            data["skill_library"] = {
+                "refused": len(refused),
+                "refused_rows": [{"path": k, **v} for k, v in sorted(refused.items())[:20]],
+            }
         if "learner" in fl:  # postgres: the host elected to run the learner, by its heartbeat
             data["learner"] = fl["learner"]
         if "error" in fl:
@@ -249,6 +257,8 @@ def register(main: click.Group) -> None:
         )
         for p in data["skill_problems"]:
             console.print(f"[yellow]skipped[/] {p}", highlight=False)
+        for r in data.get("skill_library", {}).get("refused_rows", []):
+            console.print(f"[yellow]refused library row[/] {r['path']!r}: {escape(r['reason'])}", highlight=False)
         if data["learning_note"]:
             console.print(f"[yellow]note[/] {escape(data['learning_note'])}", highlight=False)
         console.print(f"[bold]next:[/] {escape(data['next_step'])}", highlight=False)
