@@ -798,8 +798,9 @@ class TrajectoryStore:
         log.error("trajectory write failed (kept in the journal for the next start): %s", why)
         if self._journal is not None:
             for seg, _ in batch:
-                if seg is not None:
-                    self._journal.counts[seg][2] += 1
+                counts = self._journal.counts.get(seg) if seg is not None else None
+                if counts is not None:  # (a segment replayed whole after a lost database is gone already)
+                    counts[2] += 1
 
     def _queue_closing(self) -> bool:
         return self._closing.is_set()
@@ -823,8 +824,9 @@ class TrajectoryStore:
         with self._lock:
             for seg, _ in batch:
                 self.written += 1
-                if journal is not None and seg is not None:
-                    journal.counts[seg][1] += 1
+                counts = journal.counts.get(seg) if journal is not None and seg is not None else None
+                if counts is not None:
+                    counts[1] += 1
             finished = journal.finished_segments() if journal is not None else []
         self._prune_segments(finished)
         return True
@@ -1125,7 +1127,10 @@ def _apply_run(conn: sqlite3.Connection, run: list[dict[str, Any]]) -> None:
         elif t == "cell":
             cells.setdefault(rec["h"], (rec["p"], rec["m"]))
         else:
-            # numbers as the columns hold them: a non-finite latency is null, a turn without a time is refused
+            # numbers as the columns hold them: a non-finite latency is null, a turn without a time is refused;
+            # so is one without an id (SQLite would key it by NULL, never to be found or deduplicated)
+            if not isinstance(rec["turn_id"], str) or not rec["turn_id"]:
+                raise ValueError(f"turn_id is not a non-empty string: {rec['turn_id']!r:.80}")
             rec = {
                 **rec,
                 "latency_ms": _finite(rec.get("latency_ms")),
