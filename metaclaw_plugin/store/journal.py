@@ -264,6 +264,7 @@ class DeadLetter:
         self._lock = threading.Lock()
 
     def put(self, reason: str, *, where: str, record: Any = None, raw: bytes | None = None) -> None:
+        """One line of ASCII JSON (no U+2028 or NEL that a line splitter would break it at)."""
         with self._lock:
             self.count += 1
         entry: dict[str, Any] = {"at": time.time(), "where": where, "reason": reason[:2000]}
@@ -274,11 +275,11 @@ class DeadLetter:
                 entry["raw_bytes"] = len(raw)
             else:
                 entry["record"] = self.redactor.redact_obj(_plain(record)) if self.redactor else _plain(record)
-            line = json.dumps(entry, ensure_ascii=False, default=repr)
+            line = json.dumps(entry, default=repr)
         except Exception as e:  # a record too odd even to describe: keep the reason
             entry.pop("record", None)
             entry["unprintable"] = f"{type(e).__name__}: {e}"[:500]
-            line = json.dumps(entry, ensure_ascii=False, default=repr)
+            line = json.dumps(entry, default=repr)
         log.error("journal record set aside (%s): %s", where, reason[:300])
         data = (line + "\n").encode("utf-8", "replace")
         with self._lock:

@@ -239,9 +239,6 @@ def _join_block(msg: Message, block: str | None) -> Message:
     return msg
 
 
-_Journal = Journal  # the name earlier releases used
-
-
 class TrajectoryStore:
     def __init__(
         self,
@@ -279,7 +276,8 @@ class TrajectoryStore:
         self._reader_id: tuple[int, int] | None = None
         self._conn: sqlite3.Connection | None = None  # the writer's (SQLite)
         self._db_id: tuple[int, int] | None = None  # (device, inode) of the file self._conn has open
-        self._lost_db = False  # the file under self._conn went away: replay this process's segments into the new one
+        # this process's segments must be replayed: the database file under it was lost, or the queue overflowed
+        self._replay_own_segments = False
         self._dead = DeadLetter(self.db_path, redactor)
         self.dropped = 0
         self.written = 0
@@ -386,7 +384,7 @@ class TrajectoryStore:
         replayed into the new one."""
         self._drop_conn()
         self.db_recreated += 1
-        self._lost_db = True
+        self._replay_own_segments = True
         log.error("%s: %s is opened (created) again and this process's journal replayed into it", why, self.db_path)
         if not keep_file:
             stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -714,7 +712,9 @@ class TrajectoryStore:
         batch: list[tuple[str | None, list[dict[str, Any]]]] = []  # not empty here only while the database is away
         backoff = 0.0
         while not stop:
-            if batch or self._orphans or self._lost_db:  # wait before the next try, taking what arrives meanwhile
+            if (
+                batch or self._orphans or self._replay_own_segments
+            ):  # wait before the next try, taking what arrives meanwhile
                 if backoff:
                     self._hurry.wait(backoff)
                     self._hurry.clear()
@@ -762,7 +762,7 @@ class TrajectoryStore:
                 self.replayed += self._replay(conn, seg)
                 _discard(seg)
                 self._orphans.pop(0)
-            if self._lost_db:
+            if self._replay_own_segments:
                 self._replay_own(conn)
             return True
         except Exception as e:
@@ -775,10 +775,11 @@ class TrajectoryStore:
             return False
 
     def _replay_own(self, conn: sqlite3.Connection | None) -> None:
-        """After the database file was lost: this process's segments into the new file (idempotent)."""
+        """This process's segments into the database (idempotent): after its file was lost, or after the full queue
+        left turns only in the journal."""
         journal = self._journal
         if journal is None:
-            self._lost_db = False
+            self._replay_own_segments = False
             return
         with self._lock:
             journal.rotate()  # every earlier segment is now complete
@@ -792,7 +793,7 @@ class TrajectoryStore:
                 counts = journal.counts.get(name)
                 if counts is not None:
                     counts[1], counts[2] = max(counts[0], counts[1]), 0
-        self._lost_db = False
+        self._replay_own_segments = False
 
     def _give_up(self, batch: list[tuple[str | None, list[dict[str, Any]]]], why: str) -> None:
         log.error("trajectory write failed (kept in the journal for the next start): %s", why)
@@ -828,6 +829,9 @@ class TrajectoryStore:
                 if counts is not None:
                     counts[1] += 1
             finished = journal.finished_segments() if journal is not None else []
+            # turns the full queue left only in the journal go in now that the writer has caught up
+            if journal is not None and self._queue.empty() and any(d for _, _, d in journal.counts.values()):
+                self._replay_own_segments = True
         self._prune_segments(finished)
         return True
 
@@ -962,9 +966,9 @@ class TrajectoryStore:
             session_id=s["session_id"],
             tenant=s["tenant"],
             host=s["host"] or "unknown",
-            started_at=s["started_at"] or 0.0,
-            last_at=s["last_at"] or 0.0,
-            ended_at=s["ended_at"],
+            started_at=_finite(s["started_at"]) or 0.0,
+            last_at=_finite(s["last_at"]) or 0.0,
+            ended_at=_finite(s["ended_at"]),
             outcome=outcome,
         )
         for r in self._read(
@@ -1020,11 +1024,7 @@ class TrajectoryStore:
         # to a remembered row would point at a deleted one. Turns from now on carry their rows again (inserted
         # if absent), and those queued before are flushed first, so the delete sees them as live.
         with self._lock:
-            self._known.clear()
-            self._known_lists.clear()
-            self._prefixes.clear()
-            self._prefix_bytes = 0
-            self._tool_sets.clear()
+            self._forget()
         self.flush()
         if self._pg is not None:
             with self._pg.transaction() as tx:
@@ -1233,9 +1233,9 @@ def _session_dict(r: sqlite3.Row) -> dict[str, Any]:
         "session_id": r["session_id"],
         "tenant": r["tenant"],
         "host": r["host"],
-        "started_at": r["started_at"],
-        "last_at": r["last_at"],
-        "ended_at": r["ended_at"],
+        "started_at": _finite(r["started_at"]),
+        "last_at": _finite(r["last_at"]),
+        "ended_at": _finite(r["ended_at"]),
         "end_reason": r["end_reason"],
         "outcome": _loads(r["outcome"]) if r["outcome"] else None,
         "turns": r["turn_count"],
