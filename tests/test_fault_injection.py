@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_trajectories import make_turn
 
@@ -497,18 +497,21 @@ _FIELDS = [
         max_size=8,
     )
 )
+@example(plan=[{"response": "ab"}, None])  # refused after its messages were keyed: the next turn must carry them
 def test_generated_poison_never_costs_a_good_turn_or_the_start(tmp_path: Path, plan: list[dict[str, Any] | None]):
     home = tmp_path / uuid.uuid4().hex
     db = home / "metaclaw.db"
     store = TrajectoryStore(db, redactor=Redactor())
     store.open()
     good: list[str] = []
+    sent: dict[str, Turn] = {}
     try:
         for n, fields in enumerate(plan):
             if fields is None:
                 t = make_turn(n, session=f"g{n % 2}")
                 assert store.append_turn(t)
                 good.append(t.turn_id)
+                sent[t.turn_id] = t
                 continue
             t = poison_turn(n, {"turn_id": f"poison-{n}", **fields})
             with contextlib.suppress(Exception):  # refusing a turn at the door is allowed; breaking the store is not
@@ -523,6 +526,11 @@ def test_generated_poison_never_costs_a_good_turn_or_the_start(tmp_path: Path, p
     assert again.flush()
     again.close()
     assert [i for i in stored_ids(db) if i in good] == sorted(good)
+    reader = TrajectoryStore(db)
+    for tid in good:  # whole: no message a poison turn's failed append left half-remembered
+        t = reader.get_turn(tid)
+        assert t is not None and (t.messages, t.response) == (sent[tid].messages, sent[tid].response)
+    reader.close()
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

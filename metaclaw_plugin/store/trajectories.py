@@ -534,59 +534,65 @@ class TrajectoryStore:
         list_hash = _NULL_LIST
         key = (turn.tenant, turn.session_id, turn.kind)
         with self._lock:
-            prev = self._prefixes.get(key)
-            same_so_far = prev is not None
-            seen: list[Message] = []
-            chain: list[str] = []
-            size = 0
-            for i, msg in enumerate(turn.messages):
-                if not isinstance(msg, dict):
-                    msg = {"role": "unknown", "content": str(msg)}
-                stripped, block = _split_block(msg)
-                if block is not None:
-                    block_hash = self._message_records(
-                        {"role": "block", "content": block}, records, lines, redact=block != skill_block
-                    )
-                if same_so_far and i < len(prev[0]) and _same(stripped, prev[0][i]):  # type: ignore[index]
-                    list_hash = prev[1][i]  # type: ignore[index]
-                    seen.append(prev[0][i])  # type: ignore[index]
-                else:
-                    same_so_far = False
-                    list_hash = self._list_cell(
-                        list_hash, self._message_records(stripped, records, lines), records, lines
-                    )
-                    seen.append(_snapshot(stripped))
-                chain.append(list_hash)
-                content = stripped.get("content")
-                size += len(content) if isinstance(content, str) else 256
-            response_hash = self._message_records(turn.response, records, lines) if turn.response is not None else None
-            tools_hash = self._tools_records(turn.tools, records, lines) if turn.tools else None
-            row = {
-                "t": "turn",
-                "turn_id": turn.turn_id,
-                "tenant": turn.tenant,
-                "session_id": turn.session_id,
-                "kind": turn.kind,
-                "host": turn.host,
-                "user": turn.user,
-                "model": turn.model,
-                "list_hash": list_hash,
-                "block_hash": block_hash,
-                "response_hash": response_hash,
-                "tools_hash": tools_hash,
-                "tool_calls": _safe_text(_dumps(self._clean(turn.tool_calls))) if turn.tool_calls else None,
-                "usage": _dumps(turn.usage) if turn.usage else None,
-                "latency_ms": _finite(turn.latency_ms),
-                "injected": _dumps(turn.injected_skills),
-                "generation": turn.skill_generation,
-                "error": _safe_text(self._clean(turn.error)) if turn.error else None,
-                "created_at": turn.created_at,
-            }
-            records.append(row)
-            lines.append(_line(row))
-            committed = self._commit_records(records, lines)
-            self._keep_prefix(key, seen, chain, size)
-            return committed
+            try:
+                prev = self._prefixes.get(key)
+                same_so_far = prev is not None
+                seen: list[Message] = []
+                chain: list[str] = []
+                size = 0
+                for i, msg in enumerate(turn.messages):
+                    if not isinstance(msg, dict):
+                        msg = {"role": "unknown", "content": str(msg)}
+                    stripped, block = _split_block(msg)
+                    if block is not None:
+                        block_hash = self._message_records(
+                            {"role": "block", "content": block}, records, lines, redact=block != skill_block
+                        )
+                    if same_so_far and i < len(prev[0]) and _same(stripped, prev[0][i]):  # type: ignore[index]
+                        list_hash = prev[1][i]  # type: ignore[index]
+                        seen.append(prev[0][i])  # type: ignore[index]
+                    else:
+                        same_so_far = False
+                        list_hash = self._list_cell(
+                            list_hash, self._message_records(stripped, records, lines), records, lines
+                        )
+                        seen.append(_snapshot(stripped))
+                    chain.append(list_hash)
+                    content = stripped.get("content")
+                    size += len(content) if isinstance(content, str) else 256
+                response_hash = (
+                    self._message_records(turn.response, records, lines) if turn.response is not None else None
+                )
+                tools_hash = self._tools_records(turn.tools, records, lines) if turn.tools else None
+                row = {
+                    "t": "turn",
+                    "turn_id": turn.turn_id,
+                    "tenant": turn.tenant,
+                    "session_id": turn.session_id,
+                    "kind": turn.kind,
+                    "host": turn.host,
+                    "user": turn.user,
+                    "model": turn.model,
+                    "list_hash": list_hash,
+                    "block_hash": block_hash,
+                    "response_hash": response_hash,
+                    "tools_hash": tools_hash,
+                    "tool_calls": _safe_text(_dumps(self._clean(turn.tool_calls))) if turn.tool_calls else None,
+                    "usage": _dumps(turn.usage) if turn.usage else None,
+                    "latency_ms": _finite(turn.latency_ms),
+                    "injected": _dumps(turn.injected_skills),
+                    "generation": turn.skill_generation,
+                    "error": _safe_text(self._clean(turn.error)) if turn.error else None,
+                    "created_at": turn.created_at,
+                }
+                records.append(row)
+                lines.append(_line(row))
+                committed = self._commit_records(records, lines)
+                self._keep_prefix(key, seen, chain, size)
+                return committed
+            except BaseException:
+                self._forget()  # what this turn cached as stored was never journaled: later turns carry it again
+                raise
 
     def _list_cell(self, list_hash: str, mh: str, records: list[dict[str, Any]], lines: list[str]) -> str:
         """The list ``list_hash`` with message ``mh`` appended: its hash, and its cell record when new."""
