@@ -147,6 +147,28 @@ def test_poison_left_in_the_journal_never_stops_the_home_starting(home: Path, ca
     assert not list((home / "journal").glob("*.jsonl"))
 
 
+def test_the_sidecar_starts_on_a_home_whose_journal_holds_poison(home: Path):
+    """``serve``'s app starts the plugin in its lifespan: it answered "Application startup failed" on such a home."""
+    from starlette.testclient import TestClient
+
+    from metaclaw_plugin.server import create_app, load_or_create_token
+
+    store = TrajectoryStore(home / "metaclaw.db")
+    store.open()
+    journal_only(store)
+    store.append_turn(make_turn(1, session="good", latency_ms=float("inf")))
+    store.append_turn(poison_turn(1, POISONS["30-digit generation"]))
+    store.append_turn(make_turn(2, session="good"))
+    store.close()
+    token = load_or_create_token(home)
+    app = create_app(MetaClawPlugin(Settings(home=home)), token, manage_plugin=True)
+    with TestClient(app, base_url="http://127.0.0.1") as c:
+        r = c.get("/v1/sessions/good", headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 200
+        body = json.loads(r.text, parse_constant=_strict)
+        assert [t["turn_id"] for t in body["turns"]] == ["good-1", "good-2"] and body["turns"][0]["latency_ms"] is None
+
+
 def test_a_turn_without_a_session_between_two_good_ones_through_the_hooks(home: Path):
     p = MetaClawPlugin(Settings(home=home)).start()
     acked = []
