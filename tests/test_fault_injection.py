@@ -372,7 +372,8 @@ def test_a_database_file_lost_under_a_running_store_is_created_again(home: Path,
     store.open()
     for i in range(3):
         store.append_turn(make_turn(i, session="lost"))
-    assert store.flush()
+    store.append_turn(poison_turn(1, POISONS["no session id"]))
+    assert store.flush() and store.set_aside == 1
     _lose(db, how)
     for i in range(3, 6):
         store.append_turn(make_turn(i, session="lost"))
@@ -380,8 +381,9 @@ def test_a_database_file_lost_under_a_running_store_is_created_again(home: Path,
     want = [f"lost-{i}" for i in range(6)]
     assert stored_ids(db) == want  # the file at the path, read by another connection
     assert store.db_recreated == 1 and [t.turn_id for t in store.get_session("lost").turns] == want
+    assert store.set_aside == 1  # replayed again into the new file, the poison is not set aside twice
     store.close()
-    check_home_starts(home, want, set_aside=0)
+    check_home_starts(home, want, set_aside=1)
 
 
 def test_a_database_replaced_by_junk_before_start_is_moved_aside(home: Path):

@@ -14,6 +14,7 @@ the reason, to ``dead-letter.jsonl`` beside the database, where ``status`` and `
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import logging
 import math
@@ -255,32 +256,39 @@ def dead_letter_count(db_path: Path) -> int:
 
 
 class DeadLetter:
-    """Where records that cannot be stored go, redacted, with the reason. Writing here never raises."""
+    """Where records that cannot be stored go, redacted, with the reason. Writing here never raises. A record this
+    process already set aside (a segment replayed again after the database was lost) is not set aside twice."""
 
     def __init__(self, db_path: Path, redactor: Redactor | None):
         self.path = dead_letter_path(db_path)
         self.redactor = redactor
         self.count = 0  # set aside by this process
+        self._seen: set[bytes] = set()
         self._lock = threading.Lock()
 
     def put(self, reason: str, *, where: str, record: Any = None, raw: bytes | None = None) -> None:
         """One line of ASCII JSON (no U+2028 or NEL that a line splitter would break it at)."""
-        with self._lock:
-            self.count += 1
-        entry: dict[str, Any] = {"at": time.time(), "where": where, "reason": reason[:2000]}
+        what: dict[str, Any] = {}
         try:
             if raw is not None:
                 text = raw[:DEAD_RAW_MAX].decode("utf-8", "replace")
-                entry["raw"] = self.redactor.redact(text) if self.redactor else text
-                entry["raw_bytes"] = len(raw)
+                what = {"raw": self.redactor.redact(text) if self.redactor else text, "raw_bytes": len(raw)}
             else:
-                entry["record"] = self.redactor.redact_obj(_plain(record)) if self.redactor else _plain(record)
-            line = json.dumps(entry, default=repr)
+                plain = self.redactor.redact_obj(_plain(record)) if self.redactor else _plain(record)
+                text = json.dumps(plain, default=repr)
+                what = {"record": plain} if len(text) <= DEAD_RAW_MAX else {"record_head": text[:DEAD_RAW_MAX]}
         except Exception as e:  # a record too odd even to describe: keep the reason
-            entry.pop("record", None)
-            entry["unprintable"] = f"{type(e).__name__}: {e}"[:500]
-            line = json.dumps(entry, default=repr)
+            what = {"unprintable": f"{type(e).__name__}: {e}"[:500]}
+        body = json.dumps(what, default=repr)
+        key = hashlib.blake2b(body.encode("utf-8", "replace"), digest_size=16).digest()
+        with self._lock:
+            if key in self._seen:
+                return
+            if len(self._seen) < 1_000_000:
+                self._seen.add(key)
+            self.count += 1
         log.error("journal record set aside (%s): %s", where, reason[:300])
+        line = json.dumps({"at": time.time(), "where": where, "reason": reason[:2000], **what}, default=repr)
         data = (line + "\n").encode("utf-8", "replace")
         with self._lock:
             try:
