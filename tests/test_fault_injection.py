@@ -285,33 +285,42 @@ def test_disk_full_on_a_real_filesystem_acknowledges_only_durable_turns(tmp_path
 
 
 class _Shim:
-    """The journal module's ``os``, whose writes fail as a full disk does: part of the data, then ENOSPC."""
+    """The journal module's ``os``, failing as a full disk does: ``short`` (part of the data, then ENOSPC),
+    ``abandoned`` (the same, and the torn part cannot be cut back off either) or ``fsync`` (the data is written but
+    cannot be synced)."""
 
-    def __init__(self, ftruncate_fails: bool = False):
+    def __init__(self, mode: str):
         self.armed = False
-        self.ftruncate_fails = ftruncate_fails
+        self.mode = mode
+        self.fsyncs = 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(os, name)
 
     def write(self, fd: int, data: bytes) -> int:
-        if not self.armed:
+        if not self.armed or self.mode == "fsync":
             return os.write(fd, data)
         if len(data) > 1:
             return os.write(fd, data[: len(data) // 2])  # a short write; the next call fails
         raise OSError(errno.ENOSPC, "No space left on device")
 
+    def fsync(self, fd: int) -> None:
+        if self.armed and self.mode == "fsync":
+            raise OSError(errno.EIO, "Input/output error")
+        self.fsyncs += 1
+        os.fsync(fd)
+
     def ftruncate(self, fd: int, size: int) -> None:
-        if self.ftruncate_fails:
+        if self.mode == "abandoned":
             raise OSError(errno.ENOSPC, "No space left on device")
         os.ftruncate(fd, size)
 
 
-@pytest.mark.parametrize("ftruncate_fails", [False, True], ids=["cut-back", "abandoned-segment"])
-def test_disk_full_shim_never_glues_a_torn_write_to_the_next_record(home: Path, monkeypatch, ftruncate_fails: bool):
-    shim = _Shim(ftruncate_fails)
+@pytest.mark.parametrize("mode", ["short", "abandoned", "fsync"])
+def test_disk_full_shim_never_glues_a_torn_write_to_the_next_record(home: Path, monkeypatch, mode: str):
+    shim = _Shim(mode)
     monkeypatch.setattr(journal, "os", shim)
-    store = TrajectoryStore(home / "metaclaw.db")
+    store = TrajectoryStore(home / "metaclaw.db", journal_fsync=mode == "fsync")
     store.open()
     journal_only(store)  # everything replays from the journal: what it holds is what counts
     store.append_turn(make_turn(1, session="d"))
@@ -321,9 +330,9 @@ def test_disk_full_shim_never_glues_a_torn_write_to_the_next_record(home: Path, 
             store.append_turn(make_turn(i, session="d"))
     shim.armed = False
     store.append_turn(make_turn(4, session="d"))
-    assert store.journal_errors == 2
+    assert store.journal_errors == 2 and (shim.fsyncs >= 2) == (mode == "fsync")  # fsync only when configured
     store.close()
-    check_home_starts(home, ["d-1", "d-4"], set_aside=1 if ftruncate_fails else 0)  # the torn tail, if left
+    check_home_starts(home, ["d-1", "d-4"], set_aside=1 if mode == "abandoned" else 0)  # the torn tail, if left
     assert not {"d-2", "d-3"} & set(stored_ids(home / "metaclaw.db"))
 
 
