@@ -23,6 +23,7 @@ from ..skillbank.bank import SkillBank, bundled_skills_dir, is_shadow
 from ..skillbank.store import atomic_write
 from ..store.backend import describe as describe_storage
 from ..store.backend import postgres_of
+from ..store.journal import dead_letter_count, dead_letter_path
 from ..store.postgres import check_postgres
 from ..store.trajectories import TrajectoryStore
 from .common import console, emit_json, json_option, load_settings, table
@@ -145,6 +146,8 @@ def register(main: click.Group) -> None:
                 "db": storage["where"],
                 "storage": storage,
                 "journal_segments": len(list(journal.glob("*.jsonl"))) if journal.is_dir() else 0,
+                "set_aside": dead_letter_count(settings.db_file),
+                "dead_letter": str(dead_letter_path(settings.db_file)),
             },
         }
         from ..learning.status import status_from_db  # read-only; imports no LLM library
@@ -234,6 +237,16 @@ def register(main: click.Group) -> None:
                     else []
                 ),
                 ["sessions / turns", f"{counts['sessions']} / {counts['turns']}"],
+                *(
+                    [
+                        [
+                            "set aside",
+                            "{set_aside} records the database refused, in {dead_letter}".format(**data["store"]),
+                        ]
+                    ]
+                    if data["store"]["set_aside"]
+                    else []
+                ),
                 ["rewards", counts["rewards"]],
                 ["rewards today", ", ".join(f"{k} {v}" for k, v in data["rewards_today"].items()) or "none"],
                 [
@@ -356,6 +369,15 @@ def register(main: click.Group) -> None:
                 check("database", False, f"{db}: {e}")
         else:
             check("database", True, f"{db} (created on first use)")
+        set_aside = dead_letter_count(db)
+        check(
+            "set-aside records",
+            set_aside == 0,
+            f"{set_aside} records the database refused are kept in {dead_letter_path(db)}"
+            if set_aside
+            else "none (every journal record reached the database)",
+            required=False,
+        )
         for what, (mod, extra) in EXTRAS.items():
             found = importlib.util.find_spec(mod) is not None
             check(
