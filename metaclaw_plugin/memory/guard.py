@@ -16,6 +16,7 @@ from typing import Any
 from ..learning.screening import screen
 from ..privacy import Redactor
 from ..types import Skill
+from .rules import FROM_NOW
 from .text import fold
 
 F = re.I | re.U
@@ -70,8 +71,11 @@ def is_credential(text: str) -> bool:
 def screen_memory(text: str) -> dict[str, Any] | None:
     """None when ``text`` is a plain statement; else the verdict and reasons that quarantine it."""
     codes = [code for code, rx in AGENT_RULES if rx.search(fold(text))]
+    # "From now on" frames every standing preference a user states ("from now on, answer in Portuguese"); the
+    # skills' screen reads it as an attempt to reset the agent. What follows it is screened as it is.
+    body = " ".join(FROM_NOW.sub(" ", text).split())
     result = screen(
-        Skill(name="user-memory", description="A note of what the user said in an earlier session.", body=text),
+        Skill(name="user-memory", description="A note of what the user said in an earlier session.", body=body),
         source_text=text,
         strict_provenance=False,
     )

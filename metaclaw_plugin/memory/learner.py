@@ -179,7 +179,7 @@ class MemoryLearner:
             if text and text != s.last_text:  # a tool step repeats the request: noted once
                 s.last_text = text
                 s.notes.append(Note(t.turn_id, text[:MAX_NOTE_CHARS], reply[:MAX_NOTE_CHARS], t.created_at))
-                if len(s.firsts) < 3:
+                if len(s.firsts) < 3 and not rules.extract(text):  # a summary of work, not a copy of what to remember
                     s.firsts.append(" ".join(text.split())[:120])
             if s.main_turns % self.settings.memory.extract_every == 0 and s.notes:
                 batch = Batch(t.tenant, s.user, t.session_id, s.notes)
@@ -265,7 +265,7 @@ class MemoryLearner:
             "extract_every": self.settings.memory.extract_every,
             "open_sessions": len(self._sessions),
             "queued": self._busy,
-            "counts": dict(self.counts),
+            "extraction": dict(self.counts),
             "last_error": self.last_error,
         }
 

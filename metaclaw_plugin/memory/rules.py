@@ -106,7 +106,13 @@ WE_USE = re.compile(
     r"l'[ée]quipe utilise|on est sur)\b"
     r"|\b(?:usamos|utilizamos|desplegamos (?:con|en)|trabajamos (?:con|en)|el equipo usa)\b"
     r"|\b(?:usamos|utilizamos|a gente usa|fazemos (?:o )?deploy (?:com|no|na)|trabalhamos (?:com|em)|a equipe usa)\b"
-    r"|我们(?:都|一直|现在)?(?:用|使用|采用|部署在|部署到|基于)|我们团队(?:用|使用)",
+    r"|我们(?:都|一直|现在)?(?:用|使用|采用|部署在|部署到|基于)|我们团队(?:用|使用)"
+    # any present-tense practice of the team ("we deploy X with Y", "we review every PR", "on livre le lundi")
+    r"|^(?:so |and |also |here )?(?:we|our team|the team)\s+(?:always |usually |now |mostly |only |never |all )?"
+    r"(?!(?:should|could|would|can|need|might|must|will|shall|want|have|had|did|were|was|may|are|got|get|just|still|"
+    r"also|think|thought|talked|discussed|tried|went|saw|said|know|knew|hope|wish|like|love)\b)[a-z]+(?<!ed)\s+\w+"
+    r"|^(?:nous|on)\s+(?!(?:devrait|pourrait|doit|va|voudrait|a|avait)\b)\w+(?:ons|e)\s+\w+"
+    r"|^(?:nosotros\s+|n[oó]s\s+)?\w+(?:amos|emos|imos)\s+(?:con|en|el|la|los|las|o|a|os|as|com|no|na|em)\s+\w+",
     F,
 )
 

@@ -130,11 +130,10 @@ class MemoryStore:
             "rev = ?, text = CASE WHEN ? THEN '' ELSE text END WHERE id = ?",
             (status, m.valid_to or now, by, now, rev, erase, memory_id),
         )
-        if erase:
-            tx.execute("UPDATE memory_history SET text = NULL WHERE memory_id = ?", (memory_id,))
-            m.text = ""
         detail = {k: v for k, v in (("by", by), ("reason", reason)) if v}
         _log(tx, m, status, detail or None, now)
+        if erase:
+            tx.execute("UPDATE memory_history SET text = NULL WHERE memory_id = ?", (memory_id,))
         return True
 
     def restore(self, rows: Iterable[dict[str, Any]], tenant: str | None = None) -> int:
@@ -143,8 +142,8 @@ class MemoryStore:
         for d in rows:
             fields = {k: d[k] for k in Memory.__dataclass_fields__ if k in d}
             m = Memory(**fields)
-            if tenant:
-                m.tenant = tenant
+            if tenant and tenant != m.tenant:
+                m.tenant, m.id = tenant, new_id()  # a copy into another tenant: ids are global
             if self.get(m.id) is not None:
                 continue
             self.add(m, detail={"imported": True}, keep_times=True)
