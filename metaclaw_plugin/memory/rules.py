@@ -181,6 +181,15 @@ FROM_TO = re.compile(
     F,
 )
 
+# A dated statement about something named: "the audit is on 2031-05-14", "la entrega es el 30 de septiembre".
+DATED = re.compile(
+    r"^(?:the|our|my|this|next|la|le|les|el|los|las|a|o|os|as|nuestra|nuestro|notre|nossa|nosso|mi|mon|ma|meu|minha)\s+"
+    r"(?P<s>[^,;]{2,60}?)\s+(?:is|are|will be|falls|happens|takes place|is due|is scheduled|est|sera|aura lieu|es|ser[aá]|"
+    r"tiene lugar|[eé]|s[aã]o|ser[aá]|vence|acontece)\b"
+    r"|^(?P<s2>[^，,。]{2,20}?)(?:是|在|定在|安排在)",
+    F,
+)
+
 QUESTION_START = re.compile(
     r"^(?:what|which|who|whom|whose|how|why|when|where|do|does|did|is|are|was|were|can|could|would|should|will|shall|"
     r"have|has|may|qu'est|quel|quelle|quels|quelles|comment|pourquoi|est-ce|o[uù]|qu[eé]|cu[aá]l|c[oó]mo|d[oó]nde|"
@@ -190,7 +199,7 @@ QUESTION_START = re.compile(
 CONDITIONAL = re.compile(r"^(?:if|suppose|imagine|what if|si|supongamos|se|caso|如果|假如|假设)\b", F)
 # The topic patterns below read the folded text (case-folded, accents removed: see text.fold).
 ANSWER_STYLE = re.compile(
-    r"\b(?:answer|repl|respon|writ|explain|talk|speak|language|tone|unit|metric|imperial|celsius|fahrenheit|concis|"
+    r"\b(?:answer|repl|respon|writ|explain|explan|talk|speak|language|tone|unit|metric|imperial|celsius|fahrenheit|concis|"
     r"brief|short|terse|detail|verbose|bullet|markdown|emoji|format|formal|informal|casual|code block|table|reponse|"
     r"repond|ecri|langue|metrique|bref|breve|respuesta|responde|idioma|unidad|metrico|resposta|lingua|curt|detalh|"
     r"tom|tono|ton|tableau|tabla|tabela|lista|liste)\w*|回答|回复|语言|单位|公制|简洁|简短|详细|格式|表格|语气",
@@ -249,7 +258,7 @@ _MONTHS = [
     r"nov(?:ember)?|novembre|noviembre|novembro",
     r"dec(?:ember)?|d[ée]cembre|diciembre|dezembro",
 ]
-_ISO = re.compile(r"\b(20\d\d)-(\d\d)-(\d\d)\b")
+_ISO = re.compile(r"(?<!\d)(20\d\d)-(\d\d)-(\d\d)(?!\d)")
 _REL = re.compile(
     r"\b(?P<d1>tomorrow|demain|ma[nñ]ana|amanh[aã])\b|(?P<d1z>明天)|\b(?P<w>next week|la semaine prochaine|"
     r"la semana que viene|la pr[oó]xima semana|semana que vem|pr[oó]xima semana)\b|(?P<wz>下周)|"
@@ -381,10 +390,12 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
         return Candidate("project", s, key, False, None, replaces)
     if m := POSSESSIVE.match(s):
         subj = _first(m, "s")
-        kind = "event" if when is not None else _kind(subj, "fact")
+        kind = "event" if when is not None else "preference" if standing and topic else _kind(subj, "fact")
         key = f"topic:{topic}" if topic else _subject_key(subj)
         exp = when if kind == "event" else None
         return Candidate(kind, s, key, standing and topic is not None, exp, replaces)
+    if when is not None and (d := DATED.match(s)):
+        return Candidate("event", s, _subject_key(_first(d, "s")), False, when)
     if FROM_NOW.search(s) or PREFER.search(s):
         key = f"topic:{topic}" if topic else _subject_key(PREFER.sub(" ", FROM_NOW.sub(" ", s)))
         if not key:
@@ -402,11 +413,12 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
             )
         else:
             key = "self:role"
-        return Candidate("fact", s, key or "self", topic == "timezone")
+        tz = topic == "timezone"  # "I'm in Lisbon, book things in Lisbon time": how to answer, on every turn
+        return Candidate("preference" if tz else "fact", s, key or "self", tz)
     if explicit:
         if when is not None:
             return Candidate("event", s, _subject_key(_before_copula(s)), False, when)
-        key = f"topic:{topic}" if topic else _subject_key(_before_copula(s))
+        key = f"topic:{topic}" if topic else _subject_key(_before_copula(s)) or _subject_key(s)
         if not key:
             return None
         return Candidate(_kind(s, "fact"), s, key, standing and topic is not None, None, replaces)
