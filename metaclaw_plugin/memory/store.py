@@ -127,8 +127,8 @@ class MemoryStore:
         erase = status == "forgotten"
         tx.execute(
             "UPDATE memories SET status = ?, valid_to = ?, superseded_by = COALESCE(?, superseded_by), updated_at = ?, "
-            "rev = ?, text = CASE WHEN ? THEN '' ELSE text END WHERE id = ?",
-            (status, m.valid_to or now, by, now, rev, erase, memory_id),
+            "rev = ?, text = CASE WHEN ? = 1 THEN '' ELSE text END WHERE id = ?",
+            (status, m.valid_to or now, by, now, rev, int(erase), memory_id),
         )
         detail = {k: v for k, v in (("by", by), ("reason", reason)) if v}
         _log(tx, m, status, detail or None, now)
