@@ -27,8 +27,15 @@ def _answer(body: dict[str, Any]) -> str:
         ops.append({"op": "add", "kind": "project", "subject": "ci runners gpu", "text": "The CI runners have no GPU."})
     if "have GPUs now" in said:
         old = known.get("The CI runners have no GPU.")
-        ops.append({"op": "update", "id": old, "kind": "project", "subject": "ci runners gpu",
-                    "text": "The CI runners have GPUs now."})
+        ops.append(
+            {
+                "op": "update",
+                "id": old,
+                "kind": "project",
+                "subject": "ci runners gpu",
+                "text": "The CI runners have GPUs now.",
+            }
+        )
     return json.dumps({"operations": ops, "summary": None})
 
 

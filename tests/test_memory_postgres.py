@@ -17,7 +17,9 @@ from metaclaw_plugin import MetaClawPlugin, Settings
 def test_memories_live_in_postgres_and_reach_every_host(pg_url: str, tmp_path: Path) -> None:  # noqa: F811
     def host(name: str) -> MetaClawPlugin:
         return MetaClawPlugin(
-            Settings(home=tmp_path / name, storage={"backend": "postgres", "url": pg_url}, retrieval={"mode": "keyword"})
+            Settings(
+                home=tmp_path / name, storage={"backend": "postgres", "url": pg_url}, retrieval={"mode": "keyword"}
+            )
         ).start()
 
     a, b = host("a"), host("b")

@@ -56,7 +56,8 @@ REMEMBER = re.compile(
 )
 
 FORGET = re.compile(
-    r"^(?:(?:please|ok|okay|actually)[,\s]+)*(?:(?:can|could) you\s+)?(?:please\s+)?(?:forget|disregard|"
+    r"^(?:(?:please|ok|okay|actually)[,\s]+)*(?:(?:can|could) you\s+|you (?:can|may|should) |feel free to )?"
+    r"(?:please\s+)?(?:forget|disregard|"
     r"(?:delete|erase|remove|drop) (?:from (?:your )?memory|what you (?:know|remember) about)|stop remembering)"
     r"(?:\s+(?:about|that|what i (?:said|told you)(?: about)?|the fact that))*[,:\s]+"
     + _end()
@@ -84,9 +85,12 @@ PREFER = re.compile(
     r"\b(?:i(?:'d| would)? (?:really |much |strongly )?(?:prefer|rather)|i (?:really )?(?:like|love|want|need) "
     r"(?:my|the|your|it|answers|responses|replies|code|things|everything)|i (?:always |usually )?(?:like|want) "
     r"(?:to|it)|i (?:don'?t|do not|never) (?:like|want)|i (?:hate|can'?t stand|dislike)|i (?:always|usually|"
-    r"normally|tend to) (?:use|work|write|go|pick|choose)|my preference is|please (?:always|never)|"
+    r"normally|tend to) (?:use|work|write|go|pick|choose)|i (?:use|am using|'m using|work with|code in|write in) "
+    r"(?!(?:it|this|that|them|the following)\b)|my preference is|please (?:always|never)|"
     r"(?:always|never) (?:use|give|answer|reply|respond|write|add|include|show|put|call|format|send|suggest)|"
     r"(?:answer|reply|respond|write|talk|speak) (?:to me )?in)\b"
+    r"|\b(?:j'utilise|je code en|je travaille (?:avec|sous))\b|\b(?:uso|utilizo|eu uso|eu utilizo|programo em|programo en)\b"
+    r"|我(?:一般|平时|通常)?(?:用|使用)"
     r"|\b(?:je pr[ée]f[eè]re|j'aime (?:mieux|bien|que)|je n'aime pas|je d[ée]teste|j'utilise toujours|"
     r"(?:r[ée]ponds|r[ée]pondez|[ée]cris|[ée]crivez|parle|parlez)(?:[- ]moi)? en|toujours|jamais)\b"
     r"|\b(?:prefiero|me gusta(?:n)? (?:m[aá]s|que)|no me gusta|odio|siempre|nunca|(?:resp[oó]ndeme|responde|"
@@ -140,6 +144,12 @@ POSSESSIVE = re.compile(
 SELF = re.compile(
     r"^(?:and |also |btw,? )?(?:i'?m|i am) (?:based |located |currently )?(?:in|at|from) (?P<x>.+)"
     r"|^(?:and |also )?(?:i'?m|i am) (?:a|an|the) (?P<r>.+)"
+    r"|^(?:i'?m|i am|je suis|soy|sou|eu sou|estoy|estou) (?P<c>(?:allergic|allergique|al[eé]rgic[oa]|vegetarian|vegan|"
+    r"v[eé]g[eé]tarien(?:ne)?|vegetarian[oa]|vegan[oa]?|left-handed|gaucher|zurd[oa]|canhot[oa]|colou?r-?blind|"
+    r"dalt[oó]nic[oa]|daltonien(?:ne)?|diabetic|diab[eé]tique|diab[eé]tic[oa]|lactose|celiac|c[eé]liaque|cel[ií]ac[oa]).*)"
+    r"|^(?:i have|i've got|j'ai|tengo|tenho|eu tenho) (?:a|an|two|three|one|un|une|deux|trois|uno|una|dos|tres|um|uma|"
+    r"dois|duas|tr[eê]s) (?P<h>.+)"
+    r"|^我(?:对)?(?P<zc>.{1,10}过敏|吃素|是素食者)"
     r"|^(?:and |also )?i (?:live|work|am based|work remotely) (?:in|at|for|from|on) (?P<w>.+)"
     r"|^(?:je suis|j'habite|je vis|je travaille) (?:[àa]|en|au|aux|chez|pour|dans|un|une) (?P<f>.+)"
     r"|^(?:soy|vivo|trabajo|estoy) (?:en|de|para|un|una) (?P<e>.+)"
@@ -307,6 +317,15 @@ def event_date(text: str, now: float | None = None) -> float | None:
     return day.timestamp() + DAY if day is not None else None
 
 
+# Lead-ins that carry no content: "btw,", "quick note:", "oh and", "PS", "au fait", "por cierto", "aliás", "顺便说一下".
+LEAD = re.compile(
+    r"^(?:(?:hi|hey|hello|ok|okay|so|also|and|oh|ah|btw|by the way|fyi|ps|p\.s\.|quick note|small note|just a note|"
+    r"side note|heads up|one more thing|au fait|d'ailleurs|aussi|et|por cierto|adem[aá]s|y|ali[aá]s|ah|e|tamb[eé]m)"
+    r"[,:!.\-\s]+)+|^(?:顺便说一下|顺便|另外|对了)[，,:：\s]*",
+    F,
+)
+
+
 @dataclass
 class Forget:
     """A request to forget: the words of what is to go."""
@@ -403,7 +422,9 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
         return Candidate("preference", s, key, standing, None, replaces)
     if m := SELF.match(s):
         val = next(v for v in m.groupdict().values() if v)
-        if m.group("x") or m.group("z") or m.group("w") or m.group("f") or m.group("e") or m.group("p"):
+        if m.group("c") or m.group("h") or m.group("zc"):
+            key = _subject_key(val) or "self"
+        elif m.group("x") or m.group("z") or m.group("w") or m.group("f") or m.group("e") or m.group("p"):
             key = (
                 f"topic:{topic}"
                 if topic == "timezone"
@@ -444,7 +465,14 @@ def extract(text: str, now: float | None = None, event_days: float = 14.0) -> li
     """Every memory candidate (or request to forget) stated in one user message."""
     now = time.time() if now is None else now
     out: list[Candidate | Forget] = []
-    for sent in sentences(text):
+    for whole in sentences(text):
+        sent = LEAD.sub("", whole).strip() or whole
+        if _is_question(sent) and not REMEMBER.match(sent):
+            # "btw we use pnpm, can you add lodash?": the statement before the question still counts
+            head = re.split(r"[,，;]\s*(?=[^,，;]*$)", sent)[0]
+            if head == sent or _is_question(head.rstrip() + "."):
+                continue
+            sent = head
         if f := FORGET.match(sent):
             about = _clean(_first(f, "x"))
             if about and term_set(about) and not re.match(r"^(?:to|de|it|about it|that)$", about, F):

@@ -89,7 +89,43 @@ def fold(text: str) -> str:
     return "".join(c for c in norm if not unicodedata.combining(c))
 
 
+# Short forms people write for the same thing (a memory of "the metrics DB" answers a question about the database).
+ALIASES = {
+    "db": "database",
+    "dbs": "database",
+    "repo": "repository",
+    "repos": "repository",
+    "k8s": "kubernetes",
+    "env": "environment",
+    "envs": "environment",
+    "prod": "production",
+    "deps": "dependencies",
+    "dep": "dependency",
+    "infra": "infrastructure",
+    "docs": "documentation",
+    "doc": "documentation",
+    "config": "configuration",
+    "conf": "configuration",
+    "cfg": "configuration",
+    "auth": "authentication",
+    "msg": "message",
+    "msgs": "message",
+    "pw": "password",
+    "pwd": "password",
+    "tz": "timezone",
+    "bd": "database",
+    "bdd": "database",
+    "dev": "development",
+    "mtg": "meeting",
+    "mgr": "manager",
+    "eng": "engineering",
+    "ci/cd": "ci",
+    "gh": "github",
+}
+
+
 def stem(word: str) -> str:
+    word = ALIASES.get(word, word)
     w = word.replace("'", "").replace("-", "")
     if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
         w = w[:-1]
