@@ -20,11 +20,20 @@ from .rules import FROM_NOW
 from .text import fold
 
 F = re.I | re.U
+_CREDENTIAL_NOUN = (
+    r"(?:password|passwd|passphrase|passcode|pin(?: code)?|api[ _-]?keys?|secret(?: key)?|access keys?|tokens?|"
+    r"private keys?|ssh keys?|credentials?|2fa|otp|recovery codes?|social security(?: number)?|ssn|credit card(?: number)?|"
+    r"card number|cvv|iban|mot de passe|code pin|cle (?:api|secrete|privee)|jeton|contrasena|clave(?: api| secreta)?|"
+    r"senha|chave (?:api|secreta|privada)|cartao de credito|tarjeta de credito|numero de (?:carte|tarjeta|cartao))"
+)
+# A credential and its value: the noun, a few words at most, a copula or a sign, then something ("my VPN password is
+# Soleil!2031", "la clave de la API es ..."). Mentioning secrets ("we keep secrets in Vault") is not one.
 CREDENTIAL = re.compile(
-    r"\b(?:password|passwd|passphrase|passcode|pin(?: code)?|api[ _-]?keys?|secret(?: key)?|access keys?|tokens?(?= *(?:is|are|=|:|est|es|e)\b)|"
-    r"private keys?|ssh keys?|credentials?|2fa|otp|recovery codes?|social security|ssn|credit card|card number|cvv|iban|"
-    r"mot de passe|code pin|cle (?:api|secrete|privee)|jeton|contrasena|clave(?: api| secreta)?|senha|chave "
-    r"(?:api|secreta|privada)|cartao de credito|tarjeta de credito)\b|密码|口令|令牌|密钥|信用卡|身份证",
+    r"\b"
+    + _CREDENTIAL_NOUN
+    + r"\b(?:\s+[^\s]+){0,4}?(?:\s+(?:is|are|was|est|sont|es|son|e|sao|sera)\b|\s*(?:=|:|→|->))"
+    r"\s*\S"
+    r"|(?:密码|口令|令牌|密钥|信用卡号?|身份证号?)[^，,。]{0,8}?(?:是|为|:|：|=)\s*\S",
     F,
 )
 # Instructions to the agent in a user's statement (read on the folded text).

@@ -200,6 +200,21 @@ DATED = re.compile(
     F,
 )
 
+# "My colleague Karim handles the database", "our sprint ends every second Friday", "nosso time faz deploy às terças":
+# something of mine or ours, and what it does (a stable relation, not a failure of the moment).
+OWN_VERB = re.compile(
+    r"^(?P<s>(?:my|our|mon|ma|mes|notre|nos|mi|mis|nuestro|nuestra|nuestros|nuestras|meu|minha|meus|minhas|nosso|nossa|"
+    r"nossos|nossas|o meu|a minha|o nosso|a nossa)\s+[^\s,;]+(?:\s+[^\s,;]+)?)\s+"
+    r"(?!(?:fails?|crash\w*|breaks?|broke|hangs?|errors?|throws?|doesn'?t|does not|keeps?|isn'?t|won'?t|can'?t|"
+    r"stopped|failed|plante|marche pas|falla|fall[oó]|n[aã]o|no|when|where|and|or|the|that|which|who|if|because|but|"
+    r"then|has|have|had|will|would|can|could|should|must|to|in|on|at|for|with|quand|que|qui|et|ou|cuando|donde|y|"
+    r"quando|onde|e|ou)\b)"
+    r"(?P<v>[^\s,;]+(?:s|e|a|ons|amos|emos|imos|ent|am|em)|s'occupe|se encarga|cuida|faz|fait|hace|g[eè]re|dirige)\b\s+\S+"
+    r"|^(?P<z>(?:我的|我们的)[^，,。]{1,12}?)(?:负责|管理|每|在|用)",
+    F,
+)
+SELF_OWN = re.compile(r"^i (?:drive|own|ride|have got|play|speak|study|teach) (?:a |an |the |two |three )?(?P<x>.+)", F)
+
 QUESTION_START = re.compile(
     r"^(?:what|which|who|whom|whose|how|why|when|where|do|does|did|is|are|was|were|can|could|would|should|will|shall|"
     r"have|has|may|qu'est|quel|quelle|quels|quelles|comment|pourquoi|est-ce|o[uù]|qu[eé]|cu[aá]l|c[oó]mo|d[oó]nde|"
@@ -212,7 +227,7 @@ ANSWER_STYLE = re.compile(
     r"\b(?:answer|repl|respon|writ|explain|explan|talk|speak|language|tone|unit|metric|imperial|celsius|fahrenheit|concis|"
     r"brief|short|terse|detail|verbose|bullet|markdown|emoji|format|formal|informal|casual|code block|table|reponse|"
     r"repond|ecri|langue|metrique|bref|breve|respuesta|responde|idioma|unidad|metrico|resposta|lingua|curt|detalh|"
-    r"tom|tono|ton|tableau|tabla|tabela|lista|liste)\w*|回答|回复|语言|单位|公制|简洁|简短|详细|格式|表格|语气",
+    r"tom|tono|ton|tableau|tabla|tabela|lista|liste|spell|orthograph|ortograf)\w*|回答|回复|语言|单位|公制|简洁|简短|详细|格式|表格|语气",
     F,
 )
 LANGUAGE = re.compile(
@@ -319,9 +334,17 @@ def event_date(text: str, now: float | None = None) -> float | None:
 
 # Lead-ins that carry no content: "btw,", "quick note:", "oh and", "PS", "au fait", "por cierto", "aliás", "顺便说一下".
 LEAD = re.compile(
-    r"^(?:(?:hi|hey|hello|ok|okay|so|also|and|oh|ah|btw|by the way|fyi|ps|p\.s\.|quick note|small note|just a note|"
-    r"side note|heads up|one more thing|au fait|d'ailleurs|aussi|et|por cierto|adem[aá]s|y|ali[aá]s|ah|e|tamb[eé]m)"
-    r"[,:!.\-\s]+)+|^(?:顺便说一下|顺便|另外|对了)[，,:：\s]*",
+    r"^(?:(?:hi|hey|hello|ok|okay|so|also|and|oh|ah|well|thanks|d'ailleurs|aussi|et|adem[aá]s|y|ah|e|tamb[eé]m)"
+    r"[,:!.\-\s]+)+",
+    F,
+)
+# Lead-ins that tell the assistant something on purpose ("btw", "fyi", "heads up", "for the record"): what follows is
+# as explicit as "remember that".
+INFORM = re.compile(
+    r"^(?:btw|by the way|fyi|ps|p\.s\.|quick note|small note|just a note|side note|heads[- ]up|one more thing|"
+    r"for context|for your information|au fait|pour info|pour information|petite pr[ée]cision|por cierto|para tu "
+    r"informaci[oó]n|para que sepas|ali[aá]s|s[oó] pra constar|para sua informa[cç][aã]o)[,:!.\-\s]+"
+    r"|^(?:顺便说一下|顺便说|顺便|另外|对了|补充一下)[，,:：\s]*",
     F,
 )
 
@@ -420,6 +443,8 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
         if not key:
             return None
         return Candidate("preference", s, key, standing, None, replaces)
+    if m := SELF_OWN.match(s):
+        return Candidate("fact", s, _subject_key(m.group("x")) or "self", False)
     if m := SELF.match(s):
         val = next(v for v in m.groupdict().values() if v)
         if m.group("c") or m.group("h") or m.group("zc"):
@@ -436,6 +461,8 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
             key = "self:role"
         tz = topic == "timezone"  # "I'm in Lisbon, book things in Lisbon time": how to answer, on every turn
         return Candidate("preference" if tz else "fact", s, key or "self", tz)
+    if m := OWN_VERB.match(s):
+        return Candidate(_kind(s, "fact"), s, _subject_key(m.group("s")) or _subject_key(s), False, None, replaces)
     if explicit:
         if when is not None:
             return Candidate("event", s, _subject_key(_before_copula(s)), False, when)
@@ -467,6 +494,9 @@ def extract(text: str, now: float | None = None, event_days: float = 14.0) -> li
     out: list[Candidate | Forget] = []
     for whole in sentences(text):
         sent = LEAD.sub("", whole).strip() or whole
+        informed = INFORM.match(sent)
+        if informed:
+            sent = sent[informed.end() :].strip() or sent
         if _is_question(sent) and not REMEMBER.match(sent):
             # "btw we use pnpm, can you add lodash?": the statement before the question still counts
             head = re.split(r"[,，;]\s*(?=[^,，;]*$)", sent)[0]
@@ -478,7 +508,7 @@ def extract(text: str, now: float | None = None, event_days: float = 14.0) -> li
             if about and term_set(about) and not re.match(r"^(?:to|de|it|about it|that)$", about, F):
                 out.append(Forget(about))
             continue
-        explicit = False
+        explicit = bool(informed)
         body = sent
         if r := REMEMBER.match(sent):
             body = _clean(_first(r, "x"))

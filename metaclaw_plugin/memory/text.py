@@ -28,6 +28,9 @@ something everything one ones get got make made know think see say said tell tol
 le la les un une des du de d l et ou mais est sont suis es sommes etre avoir ai as avons ont je j me m moi mon ma
 mes nous notre nos vous votre vos tu te toi ton ta tes il elle ils elles leur leurs ce cet cette ces ca cela qui que
 qu quoi dont ou au aux en dans sur pour par avec sans plus tres tout tous toujours jamais maintenant desormais
+im ive id ill youre dont cant wont isnt doesnt didnt thats whats theres lets
+one two three four five six seven eight nine ten un deux trois quatre cinq uno dos tres cuatro cinco um dois duas tres
+quatro cinco
 prefere preferer vers chez utilise utilisons utiliser souviens rappelle retiens oublie n ne pas se s y
 el la los las un una unos unas del al y o pero es son soy somos estoy esta estan ser estar yo me mi mis nosotros
 nuestro nuestra nuestros nuestras tu te ti su sus lo le les que quien cual como cuando donde en con sin por para mas
@@ -175,3 +178,93 @@ tiempo trabajo cosa hacer nuevo bueno proyecto equipo dia semana archivo
 tempo trabalho coisa fazer novo bom projeto equipe dia semana arquivo
 """
 WEAK = frozenset(stem(w) for w in _WEAK_TEXT.split())
+
+
+# Concepts: a trait stated once (a diet, a family, a standing schedule, where one lives) bears on requests that never
+# name it ("plan a dinner menu" and "I'm vegetarian"). A memory carries the concept of its trait words; a request
+# carries the concept of its situation words (or of the trait words themselves). The tag is one more index term.
+_CONCEPTS = {
+    "#diet": (
+        "vegetarian vegan allergic allergy allergies gluten lactose halal kosher celiac coeliac peanut peanuts "
+        "pescatarian vegetarien vegetarienne vegetaliens allergique vegetariano vegetariana alergico alergica "
+        "celiaco celiaca 素食 吃素 过敏 清真",
+        "dinner lunch breakfast brunch menu recipe recipes restaurant restaurants food meal meals cook cooking eat "
+        "snack snacks catering dish dishes diner dejeuner recette repas cena almuerzo receta comida desayuno jantar "
+        "almoco receita refeicao cafe 晚餐 午餐 早餐 菜单 食谱 餐厅 吃饭 做饭 聚餐",
+    ),
+    "#family": (
+        "kid kids son daughter wife husband partner children child baby toddler enfant enfants fils fille femme mari "
+        "hijo hija hijos esposa esposo ninos filho filha filhos esposa marido criancas 孩子 儿子 女儿 老婆 老公 妻子 丈夫",
+        "family weekend vacation holiday holidays gift birthday school famille vacances cadeau anniversaire ecole "
+        "familia vacaciones regalo cumpleanos escuela ferias presente aniversario escola 家庭 周末 假期 礼物 生日 学校",
+    ),
+    "#schedule": (
+        "monday tuesday wednesday thursday friday weekdays weekday mornings afternoons evenings pickup appointment "
+        "standup stand-up lundi mardi mercredi jeudi vendredi lunes martes miercoles jueves viernes segunda terca "
+        "quarta quinta sexta 周一 周二 周三 周四 周五 工作日 每天",
+        "meeting meetings schedule calendar book booking call calls appointment slot slots availability available "
+        "reunion rendez-vous agenda creneau reunion cita horario reuniao agenda horario 会议 日程 安排 预约 开会",
+    ),
+    "#vehicle": (
+        "drive drives car cars bike motorbike motorcycle scooter ev voiture velo moto coche carro bicicleta 开车 汽车 自行车",
+        "tire tires tyre tyres oil mechanic parking charge charging garage pneu pneus gasolina pneumatico 轮胎 加油 停车 充电",
+    ),
+    "#secrets": (
+        "vault 1password keychain keepass bitwarden secrets credentials sops kms",
+        "key keys token tokens password passwords credential credentials secret secrets apikey cle clave chave 密钥 密码",
+    ),
+    "#profession": (
+        "engineer developer designer manager student teacher scientist researcher nurse doctor lawyer analyst "
+        "architect consultant ingenieur developpeur etudiant ingeniero desarrollador estudiante engenheiro "
+        "desenvolvedor estudante 工程师 开发 学生 老师 设计师 经理",
+        "career learn learning course courses resume cv job jobs interview interviews skills carriere apprendre "
+        "carrera aprender carreira 职业 学习 面试 简历 课程",
+    ),
+    "#code": (
+        "python golang rust java typescript javascript kotlin swift ruby php scala elixir haskell csharp cpp "
+        "clojure perl lua dart",
+        "framework frameworks library libraries snippet code script function class package sdk module bibliotheque "
+        "biblioteca libreria 框架 库 代码 脚本 函数",
+    ),
+    "#place": (
+        "",  # see _PLACE: where the user lives is a statement about the user, not any "lives in"
+        "forecast trip travel flight flights nearby commute meteo voyage vol viaje vuelo viagem voo 天气预报 旅行 航班 "
+        "附近 通勤",
+    ),
+}
+
+
+_PLACE = re.compile(
+    r"\b(?:i live|i'm based|i am based|i'm located|i moved to|i relocated|j'habite|je vis [aà]|vivo en|moro em|"
+    r"eu moro|vivo em)\b|我住在|我住",
+    re.I,
+)
+
+
+def _concept_sets(side: int) -> dict[str, frozenset[str]]:
+    out = {}
+    for tag, sides in _CONCEPTS.items():
+        words = sides[side].split()
+        out[tag] = frozenset(w if _CJK.fullmatch(w) else stem(w) for w in words)
+    return out
+
+
+_MEMORY_SIDE = _concept_sets(0)
+_REQUEST_SIDE = _concept_sets(1)
+
+
+def _tags(text: str, base: frozenset[str], table: dict[str, frozenset[str]]) -> frozenset[str]:
+    tags = {tag for tag, words in table.items() if base & words or any(w in text for w in words if _CJK.fullmatch(w))}
+    return base | tags if tags else base
+
+
+def memory_terms(text: str) -> frozenset[str]:
+    """A memory's index terms: its words, plus the concepts its trait words carry."""
+    base = _tags(text, term_set(text), _MEMORY_SIDE)
+    return base | {"#place"} if _PLACE.search(text) else base
+
+
+def request_terms(text: str) -> frozenset[str]:
+    """A request's search terms: its words, plus the concepts its situation words carry."""
+    base = term_set(text)
+    return _tags(text, base, _REQUEST_SIDE)

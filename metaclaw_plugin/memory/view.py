@@ -24,7 +24,7 @@ from ..skillbank.retrieve import message_text
 from ..types import Message, TurnContext
 from .model import DEFAULT_USER, SHARED_USER, Memory
 from .store import MemoryStore
-from .text import WEAK, term_set
+from .text import WEAK, memory_terms, request_terms
 
 log = logging.getLogger("metaclaw_plugin.memory")
 
@@ -105,7 +105,7 @@ def build_bucket(memories: Iterable[Memory]) -> Bucket:
             m.kind,
             m.text,
             m.standing,
-            term_set(m.text),
+            memory_terms(m.text),
             m.valid_from,
             m.expires_at,
             line,
@@ -203,7 +203,7 @@ class MemoryView:
             used += spent
         ranked: list[tuple[float, Entry]] = []
         if query:
-            q = term_set(query)
+            q = request_terms(query)
             recall = bool(RECALL.search(query))
             for b in (own, shared):
                 if b is not None:
