@@ -298,3 +298,48 @@ def test_api_is_token_gated_and_scoped(plugin: MetaClawPlugin, home: Path) -> No
         assert shown["status"] == "forgotten" and [h["action"] for h in shown["history"]] == ["added", "forgotten"]
         assert tc.post("/v1/memory/import?tenant=hooli", json=doc, headers=auth).json() == {"imported": 1}
         assert tc.post("/v1/memory/import", json={"format": "x", "memories": []}, headers=auth).status_code == 422
+
+
+def test_a_trait_reaches_requests_that_never_name_it_and_unrelated_requests_get_nothing(plugin: MetaClawPlugin) -> None:
+    for text in (
+        "Note that I'm vegan.",
+        "I have three daughters.",
+        "Our retro is every Thursday afternoon.",
+        "I mostly write Kotlin.",
+        "Our wiki lives on Outline.",
+        "I live in Ghent.",
+    ):
+        say(plugin, "s1", text)
+    end(plugin, "s1")
+    assert "vegan" in memory_part(say(plugin, "s2", "Suggest a dinner recipe for tonight."))
+    assert "Thursday" in memory_part(say(plugin, "s2", "Book a one-hour meeting with the design team."))
+    assert "Kotlin" in memory_part(say(plugin, "s2", "Write a function that deduplicates a list."))
+    asks = [
+        "What is the capital of Kenya?",
+        "Write a haiku about snow.",
+        "Why do cats purr?",
+        "Explain gravity to a child.",
+        "Summarise the Iliad in two sentences.",
+        "What rhymes with silver?",
+        "How many moons does Mars have?",
+        "Translate 'see you soon' into Italian.",
+    ]
+    hit = [a for a in asks if memory_part(say(plugin, "s3", a))]
+    assert hit == [], hit
+
+
+def test_last_time_brings_back_the_session_summary(plugin: MetaClawPlugin) -> None:
+    say(plugin, "s1", "Help me write the migration script for the orders table.")
+    say(plugin, "s1", "Now add an index on customer_id.")
+    end(plugin, "s1")
+    block = memory_part(say(plugin, "s2", "Where were we last time?"))
+    assert "orders table" in block and "session summary" in block
+    assert memory_part(say(plugin, "s2", "Write a haiku about snow.")) == ""
+
+
+def test_a_dated_event_stops_being_injected_after_its_date(plugin: MetaClawPlugin) -> None:
+    say(plugin, "s1", "Remember that the vendor demo was on 2020-03-02.")
+    say(plugin, "s1", "Remember that the board meeting is on 2031-02-03.")
+    end(plugin, "s1")
+    assert "2031-02-03" in memory_part(say(plugin, "s2", "Prepare slides for the board meeting."))
+    assert memory_part(say(plugin, "s2", "Prepare notes for the vendor demo.")) == ""

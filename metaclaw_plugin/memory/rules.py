@@ -85,7 +85,8 @@ PREFER = re.compile(
     r"\b(?:i(?:'d| would)? (?:really |much |strongly )?(?:prefer|rather)|i (?:really )?(?:like|love|want|need) "
     r"(?:my|the|your|it|answers|responses|replies|code|things|everything)|i (?:always |usually )?(?:like|want) "
     r"(?:to|it)|i (?:don'?t|do not|never) (?:like|want)|i (?:hate|can'?t stand|dislike)|i (?:always|usually|"
-    r"normally|tend to) (?:use|work|write|go|pick|choose)|i (?:use|am using|'m using|work with|code in|write in) "
+    r"normally|tend to) (?:use|work|write|go|pick|choose)|i (?:always |usually |normally |mostly |mainly |generally |"
+    r"often )?(?:use|am using|'m using|work with|code in|write in|write|program in) "
     r"(?!(?:it|this|that|them|the following)\b)|my preference is|please (?:always|never)|"
     r"(?:always|never) (?:use|give|answer|reply|respond|write|add|include|show|put|call|format|send|suggest)|"
     r"(?:answer|reply|respond|write|talk|speak) (?:to me )?in)\b"
@@ -224,7 +225,7 @@ QUESTION_START = re.compile(
 CONDITIONAL = re.compile(r"^(?:if|suppose|imagine|what if|si|supongamos|se|caso|如果|假如|假设)\b", F)
 # The topic patterns below read the folded text (case-folded, accents removed: see text.fold).
 ANSWER_STYLE = re.compile(
-    r"\b(?:answer|repl|respon|writ|explain|explan|talk|speak|language|tone|unit|metric|imperial|celsius|fahrenheit|concis|"
+    r"\b(?:answer|repl|respon|write (?:to me |back |me )?in|talk to me|speak to me|explain|explan|language|tone|unit|metric|imperial|celsius|fahrenheit|concis|"
     r"brief|short|terse|detail|verbose|bullet|markdown|emoji|format|formal|informal|casual|code block|table|reponse|"
     r"repond|ecri|langue|metrique|bref|breve|respuesta|responde|idioma|unidad|metrico|resposta|lingua|curt|detalh|"
     r"tom|tono|ton|tableau|tabla|tabela|lista|liste|spell|orthograph|ortograf)\w*|回答|回复|语言|单位|公制|简洁|简短|详细|格式|表格|语气",
