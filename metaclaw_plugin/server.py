@@ -407,9 +407,9 @@ def create_app(
             msgs.append({"role": "user", "content": body.prompt})
         ctx = ctx_for(body.session_id, body.tenant, body.kind, user=body.user)
         inj = plugin.skill_block(ctx, msgs)
-        return JSONResponse(
-            {"block": inj.text or "", "skills": list(inj.names or []), "generation": int(inj.generation or 0)}
-        )
+        memory = plugin.memory_section(ctx, msgs) if hasattr(plugin, "memory_section") else ""  # the user's memories
+        block = "\n\n".join(b for b in (inj.text or "", memory) if b)
+        return JSONResponse({"block": block, "skills": list(inj.names or []), "generation": int(inj.generation or 0)})
 
     @endpoint
     async def turn_input(request: Request) -> Response:

@@ -343,3 +343,17 @@ def test_a_dated_event_stops_being_injected_after_its_date(plugin: MetaClawPlugi
     end(plugin, "s1")
     assert "2031-02-03" in memory_part(say(plugin, "s2", "Prepare slides for the board meeting."))
     assert memory_part(say(plugin, "s2", "Prepare notes for the vendor demo.")) == ""
+    gone = plugin.memory_store.find("acme", "ana", statuses=("expired",))  # type: ignore[union-attr]
+    assert [m.text for m in gone] == ["the vendor demo was on 2020-03-02"]
+
+
+def test_the_sidecar_skills_block_carries_the_users_memories(plugin: MetaClawPlugin, home: Path) -> None:
+    """OpenClaw injects what /v1/skills returns (prependSystemContext): memories reach it with no change there."""
+    say(plugin, "s1", "Remember that the release branch is called trunk-stable.")
+    end(plugin, "s1")
+    token = load_or_create_token(home)
+    with TestClient(create_app(plugin, token)) as tc:
+        auth = {"Authorization": f"Bearer {token}"}
+        ask = {"session_id": "oc-1", "tenant": "acme", "prompt": "Which release branch do I merge into?"}
+        assert "trunk-stable" in tc.post("/v1/skills", json={**ask, "user": "ana"}, headers=auth).json()["block"]
+        assert "trunk-stable" not in tc.post("/v1/skills", json={**ask, "user": "ben"}, headers=auth).json()["block"]

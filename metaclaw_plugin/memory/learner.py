@@ -245,7 +245,9 @@ class MemoryLearner:
                 rep = self.writer.apply(batch.tenant, batch.user, [c], {**source, "summary": True})
                 report.counts.update(rep.counts)
         self.counts.update({f"filed_{k}": v for k, v in report.counts.items()})
-        if report.counts:
+        expired = self.store.expire(now)
+        self.counts["expired"] += expired
+        if report.counts or expired:
             self.on_change()
         return report.as_dict()
 

@@ -150,6 +150,15 @@ class MemoryStore:
             n += 1
         return n
 
+    def expire(self, now: float | None = None) -> int:
+        """Close the validity of dated memories whose date has passed (the view already skips them)."""
+        now = time.time() if now is None else now
+        rows = self.db.query(
+            "SELECT id, tenant FROM memories WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at < ?",
+            (now,),
+        )
+        return sum(self.close(r[0], r[1], "expired", reason="its date passed") for r in rows)
+
     # Reads ------------------------------------------------------------------------------------------------
     def get(self, memory_id: str, tenant: str | None = None) -> Memory | None:
         sql = f"SELECT {_COLS} FROM memories WHERE id = ?" + (" AND tenant = ?" if tenant else "")
