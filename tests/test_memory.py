@@ -357,3 +357,16 @@ def test_the_sidecar_skills_block_carries_the_users_memories(plugin: MetaClawPlu
         ask = {"session_id": "oc-1", "tenant": "acme", "prompt": "Which release branch do I merge into?"}
         assert "trunk-stable" in tc.post("/v1/skills", json={**ask, "user": "ana"}, headers=auth).json()["block"]
         assert "trunk-stable" not in tc.post("/v1/skills", json={**ask, "user": "ben"}, headers=auth).json()["block"]
+
+
+def test_cli_status_shows_memory_counts_and_the_extractor(home: Path) -> None:
+    assert run_cli(home, "add", "Our release train leaves on Tuesdays.", "--tenant", "acme").returncode == 0
+    r = subprocess.run(
+        [*cli_command(), "status", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "METACLAW_HOME": str(home)},
+    )
+    mem = json.loads(r.stdout)["memory"]
+    assert mem["extractor"] == "rules" and sum(mem["counts"]["active"].values()) == 1
