@@ -408,6 +408,7 @@ class MetaClawPlugin:
                 self.events,
                 self.redactor,
                 lambda: self.worker.submit("memory.refresh", self.refresh_memory),
+                db=self.memory_store.db,
             )
             self.memory_learner.start()
         except Exception:

@@ -23,7 +23,7 @@ from ..events import Events, SessionEnd, TurnRecorded
 from ..learning.llm import Budget, LLMClient, LLMError
 from ..privacy import Redactor
 from ..skillbank.retrieve import message_text
-from ..store import open_database
+from ..store import AnyDatabase, open_database
 from . import modelx, rules
 from .model import DEFAULT_USER, Candidate, Memory
 from .rules import Forget
@@ -103,11 +103,13 @@ class MemoryLearner:
         on_change: Callable[[], Any] = lambda: None,
         *,
         client: Any = None,
+        db: AnyDatabase | None = None,
     ):
         self.settings = settings
         self.events = events
         self.redactor = redactor or Redactor.from_settings(settings.privacy)  # outbound and stored: always redacted
-        self.db = open_database(settings)
+        self._own_db = db is None  # the plugin passes the view's database: one connection (pool) for both
+        self.db = open_database(settings) if db is None else db
         self.store = MemoryStore(self.db)
         self.writer = MemoryWriter(self.store, settings, self.redactor)
         m = settings.memory
@@ -147,7 +149,8 @@ class MemoryLearner:
             self._q.put(None)
             self._thread.join(timeout)
             self._thread = None
-        self.db.close()
+        if self._own_db:
+            self.db.close()
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         deadline = time.monotonic() + timeout
