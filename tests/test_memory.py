@@ -129,7 +129,7 @@ def test_extraction_runs_every_n_main_turns_without_a_session_end(home: Path) ->
         say(p, "s1", "Remember that the release train leaves on Thursdays.")
         assert p.flush(20) and memory_part(say(p, "s2", "When does the release train leave?")) == ""  # 1 turn of 2
         say(p, "s1", "ok")
-        assert p.flush(60)  # a bound, not a timing: the first model call imports litellm in the extraction thread
+        assert p.flush(60)
         assert "Thursdays" in memory_part(say(p, "s2", "When does the release train leave?"))
     finally:
         p.stop()
