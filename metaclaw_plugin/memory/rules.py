@@ -90,7 +90,9 @@ PREFER = re.compile(
     r"(?!(?:it|this|that|them|the following)\b)|my preference is|please (?:always|never)|"
     r"(?:always|never) (?:use|give|answer|reply|respond|write|add|include|show|put|call|format|send|suggest)|"
     r"(?:answer|reply|respond|write|talk|speak) (?:to me )?in)\b"
-    r"|\b(?:j'utilise|je code en|je travaille (?:avec|sous))\b|\b(?:uso|utilizo|eu uso|eu utilizo|programo em|programo en)\b"
+    r"|\b(?:j'utilise|je (?:code|bosse|d[ée]veloppe|programme|travaille)(?: surtout| principalement| souvent| toujours)? "
+    r"(?:en|avec|sous|sur))\b|\b(?:uso|utilizo|eu uso|eu utilizo|programo em|programo en|trabajo (?:sobre todo |"
+    r"principalmente )?con|trabalho (?:mais |principalmente )?com)\b"
     r"|我(?:一般|平时|通常)?(?:用|使用)"
     r"|\b(?:je pr[ée]f[eè]re|j'aime (?:mieux|bien|que)|je n'aime pas|je d[ée]teste|j'utilise toujours|"
     r"(?:r[ée]ponds|r[ée]pondez|[ée]cris|[ée]crivez|parle|parlez)(?:[- ]moi)? en|toujours|jamais)\b"
@@ -107,10 +109,12 @@ WE_USE = re.compile(
     r"\b(?:we|our team|the team|our (?:company|org|stack|project|repo|codebase)) (?:always |usually |now |mostly |all )?"
     r"(?:use|uses|are using|deploy (?:with|to|on|via|using)|host (?:on|with)|build (?:with|on)|run (?:on|in)|work (?:with|in)|"
     r"are on|rely on|standardi[sz]ed on|write (?:everything )?in|ship (?:with|on|to))\b"
+    r"|\b(?:we|our team|the team) (?:have |'ve |just |recently )*(?:moved|switched|migrated|changed|upgraded|"
+    r"downgraded|standardi[sz]ed|settled|went) (?:over |back )?(?:to|on|from)\b"
     r"|\b(?:on utilise|nous utilisons|on d[ée]ploie (?:avec|sur)|nous d[ée]ployons|on travaille (?:avec|en|sur)|"
     r"l'[ée]quipe utilise|on est sur)\b"
     r"|\b(?:usamos|utilizamos|desplegamos (?:con|en)|trabajamos (?:con|en)|el equipo usa)\b"
-    r"|\b(?:usamos|utilizamos|a gente usa|fazemos (?:o )?deploy (?:com|no|na)|trabalhamos (?:com|em)|a equipe usa)\b"
+    r"|\b(?:usamos|utilizamos|a gente (?:\w+ )?usa|fazemos (?:o )?deploy (?:com|no|na)|trabalhamos (?:com|em)|a equipe usa)\b"
     r"|我们(?:都|一直|现在)?(?:用|使用|采用|部署在|部署到|基于)|我们团队(?:用|使用)"
     # any present-tense practice of the team ("we deploy X with Y", "we review every PR", "on livre le lundi")
     r"|^(?:so |and |also |here )?(?:we|our team|the team)\s+(?:always |usually |now |mostly |only |never |all )?"
@@ -136,7 +140,7 @@ POSSESSIVE = re.compile(
     + r"|^(?P<s4>(?:o |a |os |as )?(?:meu|minha|meus|minhas|nosso|nossa|nossos|nossas)\s+[^,;]{1,60}?)\s+"
     r"(?:é|e|s[aã]o|est[aá]|se chama|agora [ée]|mudou para|migrou para|passou para|foi para)\s+"
     + _end()
-    + r"|^(?P<s5>(?:我的|我们的)[^，,。]{1,20}?)(?:是|在|叫|改成了?|迁移到了?|换成了?|搬到了?)"
+    + r"|^(?P<s5>(?:我的|我们(?:组|团队|公司|项目|部门)?的)[^，,。]{1,20}?)(?:是|在|叫|改成了?|迁移到了?|换成了?|搬到了?)"
     + _end(),
     F,
 )
@@ -186,7 +190,9 @@ CHANGE = re.compile(
 )
 FROM_TO = re.compile(
     r"\bfrom (?P<a>[\w.+#/-]+(?: [\w.+#/-]+)?) to (?P<b>[\w.+#/-]+)|\bno longer (?:use |using |on )?(?P<n>[\w.+#/-]+)"
-    r"|\binstead of (?P<i>[\w.+#/-]+)|\bde (?P<a2>[\w.+#/-]+) (?:[àa]|a|para|pra) (?P<b2>[\w.+#/-]+)"
+    r"|\bprefer\w* [\w.+#/-]+(?: [\w.+#/-]+)? (?:over|to) (?P<o>[\w.+#/-]+)"
+    r"|\b(?:instead of|rather than|au lieu de|plut[oô]t que|en lugar de|en vez de|em vez d[oea]s?|ao inv[eé]s d[oea]s?) "
+    r"(?P<i>[\w.+#/-]+)|\bde (?P<a2>[\w.+#/-]+) (?:[àa]|a|para|pra|vers) (?P<b2>[\w.+#/-]+)"
     r"|\bplus (?:de |d')?(?P<n2>[\w.+#/-]+)|\bya no (?:usamos )?(?P<n3>[\w.+#/-]+)|\bn[aã]o usamos mais (?P<n4>[\w.+#/-]+)"
     r"|从(?P<a3>[\w.+#/-]+)(?:换成|改成|迁移到|切换到|转到)",
     F,
@@ -211,7 +217,7 @@ OWN_VERB = re.compile(
     r"then|has|have|had|will|would|can|could|should|must|to|in|on|at|for|with|quand|que|qui|et|ou|cuando|donde|y|"
     r"quando|onde|e|ou)\b)"
     r"(?P<v>[^\s,;]+(?:s|e|a|ons|amos|emos|imos|ent|am|em)|s'occupe|se encarga|cuida|faz|fait|hace|g[eè]re|dirige)\b\s+\S+"
-    r"|^(?P<z>(?:我的|我们的)[^，,。]{1,12}?)(?:负责|管理|每|在|用)",
+    r"|^(?P<z>(?:我的|我们(?:组|团队|公司|项目|部门)?的)[^，,。]{1,12}?)(?:负责|管理|每|在|用)",
     F,
 )
 SELF_OWN = re.compile(r"^i (?:drive|own|ride|have got|play|speak|study|teach) (?:a |an |the |two |three )?(?P<x>.+)", F)
@@ -228,7 +234,7 @@ ANSWER_STYLE = re.compile(
     r"\b(?:answer|repl|respon|write (?:to me |back |me )?in|talk to me|speak to me|explain|explan|language|tone|unit|metric|imperial|celsius|fahrenheit|concis|"
     r"brief|short|terse|detail|verbose|bullet|markdown|emoji|format|formal|informal|casual|code block|table|reponse|"
     r"repond|ecri|langue|metrique|bref|breve|respuesta|responde|idioma|unidad|metrico|resposta|lingua|curt|detalh|"
-    r"tom|tono|ton|tableau|tabla|tabela|lista|liste|spell|orthograph|ortograf)\w*|回答|回复|语言|单位|公制|简洁|简短|详细|格式|表格|语气",
+    r"tom|tono|ton|tableau|tabla|tabela|lista|liste|spell|orthograph|ortograf|tutoi|vouvoi|tutea|tuteame|trate)\w*|回答|回复|语言|单位|公制|简洁|简短|详细|格式|表格|语气",
     F,
 )
 LANGUAGE = re.compile(
@@ -343,9 +349,10 @@ LEAD = re.compile(
 # as explicit as "remember that".
 INFORM = re.compile(
     r"^(?:btw|by the way|fyi|ps|p\.s\.|quick note|small note|just a note|side note|heads[- ]up|one more thing|"
-    r"for context|for your information|au fait|pour info|pour information|petite pr[ée]cision|por cierto|para tu "
+    r"for context|for your information|important|note well|nb|n\.b\.|au fait|pour info|pour information|petite "
+    r"pr[ée]cision|attention|important|por cierto|ojo|ojito|atenci[oó]n|aviso|importante|nota|para tu "
     r"informaci[oó]n|para que sepas|ali[aá]s|s[oó] pra constar|para sua informa[cç][aã]o)[,:!.\-\s]+"
-    r"|^(?:顺便说一下|顺便说|顺便|另外|对了|补充一下)[，,:：\s]*",
+    r"|^(?:顺便说一下|顺便说|顺便|另外|对了|补充一下|注意|提醒一下)[，,:：\s]*",
     F,
 )
 
@@ -405,7 +412,7 @@ def _kind(text: str, default: str) -> str:
 def _old_values(text: str) -> list[str]:
     out = []
     for m in FROM_TO.finditer(text):
-        for g in ("a", "n", "i", "a2", "n2", "n3", "n4", "a3"):
+        for g in ("a", "n", "i", "o", "a2", "n2", "n3", "n4", "a3"):
             v = m.group(g)
             if v and term_set(v):
                 out.append(v)

@@ -224,7 +224,7 @@ _CONCEPTS = {
         "python golang rust java typescript javascript kotlin swift ruby php scala elixir haskell csharp cpp "
         "clojure perl lua dart",
         "framework frameworks library libraries snippet code script function class package sdk module bibliotheque "
-        "biblioteca libreria 框架 库 代码 脚本 函数",
+        "biblioteca libreria fonction funcion funcao codigo programme programa 框架 库 代码 脚本 函数",
     ),
     "#place": (
         "",  # see _PLACE: where the user lives is a statement about the user, not any "lives in"
