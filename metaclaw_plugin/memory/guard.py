@@ -22,7 +22,8 @@ from .text import fold
 F = re.I | re.U
 _CREDENTIAL_NOUN = (
     r"(?:password|passwd|passphrase|passcode|pin(?: code)?|api[ _-]?keys?|secret(?: key)?|access keys?|tokens?|"
-    r"private keys?|ssh keys?|credentials?|2fa|otp|recovery codes?|social security(?: number)?|ssn|credit card(?: number)?|"
+    r"private keys?|ssh keys?|credentials?|creds|login(?: details)?(?=\s*(?:is|are|:|=)\s)|passkey|2fa|otp|recovery codes?|social security"
+    r"(?: number)?|ssn|credit card(?: number)?|"
     r"card number|cvv|iban|mot de passe|code pin|cle (?:api|secrete|privee)|jeton|contrasena|clave(?: api| secreta)?|"
     r"senha|chave (?:api|secreta|privada)|cartao de credito|tarjeta de credito|numero de (?:carte|tarjeta|cartao))"
 )
@@ -66,7 +67,25 @@ _AGENT_RULES = [
         r"\b(?:ignore|disregard|override|bypass|forget) (?:all |any |your |the |previous |prior |earlier )+"
         r"(?:instructions|rules|guidelines|system prompt|policies|restrictions)|(?:you are|act as|pretend to be) "
         r"(?:now )?(?:an? )?(?:unrestricted|jailbroken|dan|developer mode)|(?:these|my) notes (?:override|take "
-        r"precedence over|replace) (?:your|the|all)|(?:treat|consider) (?:this|these|my notes?) as (?:a )?system",
+        r"precedence over|replace) (?:your|the|all)|(?:treat|consider) (?:this|these|my notes?) as (?:a )?system|"
+        r"(?:new|updated|real|actual) (?:system )?(?:prompt|instructions|rules)(?: is| are|:)|"
+        r"(?:treat|consider|trust|obey|follow) (?:any |all |every )?(?:messages?|e-?mails?|instructions?|requests?|"
+        r"orders?) (?:from|sent by|coming from) \S+",
+    ),
+    (
+        "permission_widening",
+        r"\b(?:(?:ignore|disregard|bypass|skip|turn off|switch off|disable|deactivate) (?:any |all |the |your |its )*"
+        r"(?:safety|security|content|policy|policies|guard\w*|filter\w*|restriction\w*|moderation|warnings?|limits?)|"
+        r"(?:grant|approve|allow|accept|execute|run) (?:every|all|any) (?:requests?|commands?|actions?|access|tools?)"
+        r"(?: (?:without|automatically|blindly))?|you(?:'re| are) (?:allowed|authori[sz]ed|permitted) to (?:do|run|"
+        r"execute|access|delete|send) (?:anything|everything|any)|(?:you are|you're|act as) (?:the |an? )?"
+        r"(?:admin\w*|root|superuser|owner))",
+    ),
+    (
+        "exfiltration",
+        r"\b(?:reveal|print|leak|dump|output|include|paste|attach|upload|send|share|post)\b[^.]{0,60}"
+        r"(?:system prompt|hidden instructions|\.ssh|id_rsa|id_ed25519|\.env\b|/etc/passwd|/etc/shadow|\.aws/|"
+        r"credentials file|environment variables|env vars|private keys?|api keys?|passwords?|cookies|session tokens?)",
     ),
 ]
 AGENT_RULES = [(code, re.compile(p, F)) for code, p in _AGENT_RULES]
