@@ -22,6 +22,7 @@ _COMMAND_MODULES = [
     "demo",
     "mode",
     "scheduler",
+    "memory",
 ]
 
 

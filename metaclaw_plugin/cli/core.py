@@ -203,6 +203,7 @@ def register(main: click.Group) -> None:
         from ..serving import policy_status
 
         data["policy"] = policy_status(settings)
+        data["memory"] = _memory_status(settings)
         if as_json:
             emit_json(data)
             return
@@ -223,6 +224,7 @@ def register(main: click.Group) -> None:
                 ["skill generation", data["skill_generation"]],
                 *[[f"learning: {k}", v["why"]] for k, v in data["learning"].items()],
                 ["skills", ", ".join(f"{k} {v}" for k, v in data["skills"].items() if k != "by_origin")],
+                ["memory", _memory_line(data["memory"])],
                 ["origins", ", ".join(f"{k} {v}" for k, v in data["skills"]["by_origin"].items())],
                 ["conventions", _conventions_line(data["conventions"])],
                 ["retrieval", f"{data['retrieval']} ({data['retrieval_mode_reason']})"],
@@ -491,3 +493,35 @@ def _mode_line(m: dict[str, Any]) -> str:
     if not m["training_ready"]:
         return f"{line}; does not train: {m['training_blocker']}"
     return f"{line}; trains " + ("in idle windows" if m["mode"] == "auto" else "whenever a batch is ready")
+
+
+def _memory_status(settings: Any) -> dict[str, Any]:
+    """Memories per status and kind, and which extractor runs and why (issue 25). Reads only; fails open."""
+    if not settings.memory.enabled:
+        return {"enabled": False}
+    from ..memory.learner import extractor_choice
+    from ..memory.store import MemoryStore
+    from ..store import open_database
+
+    _, extractor, why = extractor_choice(settings, None, None)
+    out: dict[str, Any] = {"enabled": True, "extractor": extractor, "extractor_reason": why}
+    if settings.storage.backend == "sqlite" and not settings.db_file.exists():
+        return {**out, "counts": {}}
+    db = open_database(settings)
+    try:
+        out["counts"] = MemoryStore(db).counts()
+    except Exception as e:
+        out["error"] = f"{type(e).__name__}: {e}"
+    finally:
+        db.close()
+    return out
+
+
+def _memory_line(m: dict[str, Any]) -> str:
+    if not m.get("enabled"):
+        return "off (memory.enabled: false)"
+    active = m.get("counts", {}).get("active", {})
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(active.items())) or "none yet"
+    held = m.get("counts", {}).get("quarantined", {})
+    extra = f"; quarantined {sum(held.values())}" if held else ""
+    return f"{kinds}{extra}; extractor: {m['extractor']} ({m['extractor_reason']})"
