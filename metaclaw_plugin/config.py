@@ -457,6 +457,31 @@ class ServingSettings(Section):
     vllm_api_key: str | None = Field(None, description="Its --api-key, if it has one.")
 
 
+class MemorySettings(Section):
+    """What the agent remembers about each user across sessions (:mod:`metaclaw_plugin.memory`)."""
+
+    enabled: bool = Field(True, description="Extract, keep and inject memories of each user.")
+    extract_every: int = Field(5, ge=1, le=1000, description="Main turns of a session between two extractions.")
+    model: str | None = Field(None, description="LiteLLM model string of the extractor (default: evolution.model).")
+    api_base: str | None = None
+    api_key: str | None = None
+    tokens: int = Field(300, ge=0, le=8000, description="Token budget of the memory section of a turn; 0 injects none.")
+    standing_tokens: int = Field(
+        80, ge=0, le=2000, description="Part of the budget for preferences about how to answer, on every main turn."
+    )
+    share: Literal["user", "tenant"] = Field(
+        "user", description="tenant: project memories are shared by every user of the tenant (never across tenants)."
+    )
+    event_days: float = Field(14.0, gt=0, description="Days an undated event memory stays before it decays.")
+    max_items: int = Field(8, ge=0, le=50, description="Most memories injected in one turn.")
+    timeout: float = Field(60.0, gt=0, description="Seconds before one extractor call is abandoned.")
+    retries: int = Field(1, ge=0, le=10)
+    backoff: float = Field(2.0, ge=0)
+    max_tokens: int = Field(1200, ge=64, le=16_000, description="Completion token cap for one extractor call.")
+    daily_calls: int = Field(500, ge=0, description="Extractor calls allowed per UTC day; 0 means no limit.")
+    daily_tokens: int = Field(2_000_000, ge=0, description="Extractor tokens allowed per UTC day; 0 means no limit.")
+
+
 class ServerSettings(Section):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
@@ -504,6 +529,7 @@ class Settings(BaseSettings):
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     serving: ServingSettings = Field(default_factory=ServingSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
 
     # Where the file part came from, for messages and `status`; not a setting.
     config_file: Path | None = Field(None, exclude=True)

@@ -21,6 +21,8 @@ from .config import Settings
 from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
 from .feedback import normalise_feedback
 from .logfile import attach_log_file
+from .memory.store import MemoryStore
+from .memory.view import MemoryView
 from .privacy import Redactor
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .skillbank.render import inject
@@ -64,7 +66,7 @@ class MetaClawPlugin:
             database=pg,
         )
         # postgres: the library lives in the database, this host's skills folder is its local copy
-        self.library = SharedSkillLibrary(pg, self.skills.store, host_id()) if pg is not None else None
+        self.library = SharedSkillLibrary(pg, self.skills.store, host_id(), self.redactor) if pg is not None else None
         self.worker = BackgroundWorker()
         self.errors: Counter[str] = Counter()
         self._sessions: dict[tuple[str, str], SessionState] = {}
@@ -82,6 +84,10 @@ class MetaClawPlugin:
         self._activity_marked = 0.0
         self.scheduler: Any = None  # metaclaw_plugin.scheduling.Omls, attached in start() when training can run
         self.scheduler_note: str | None = None
+        # Memory of each user: the request path reads the view; the worker refreshes it; the learner extracts.
+        self.memory = MemoryView(s)
+        self.memory_store: MemoryStore | None = None
+        self.memory_learner: Any = None  # metaclaw_plugin.memory.learner.MemoryLearner, attached in start()
 
     # Lifecycle ------------------------------------------------------------------------------------
     def start(self) -> MetaClawPlugin:
@@ -108,6 +114,7 @@ class MetaClawPlugin:
                     6 * 3600, "store.prune", lambda: self.store.prune(self.settings.storage.retention_days)
                 )
             self.worker.start()
+            self._attach_memory()
             self._attach_learning()
             self._attach_scheduler()
             self._started = True
@@ -128,6 +135,7 @@ class MetaClawPlugin:
                     self._fail("scheduler.stop")
             if self.library is not None:
                 self.library.stop()
+            self._detach_memory()
             if self.learning is not None:
                 try:
                     self.learning.stop()
@@ -177,8 +185,9 @@ class MetaClawPlugin:
             if not isinstance(messages, (list, tuple)):
                 raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
             inj = self.skill_block(ctx, messages)
-            out = inject(messages, inj.text)
-            self._remember_request(ctx, out, inj.names, inj.text or None, tools)
+            block = "\n\n".join(b for b in (inj.text, self.memory_section(ctx, messages)) if b)
+            out = inject(messages, block)
+            self._remember_request(ctx, out, inj.names, block or None, tools)
             return out
         except Exception:
             self._fail("on_request")
@@ -365,6 +374,74 @@ class MetaClawPlugin:
                 event.turn_id, "explicit", event.score, {"text": event.text} if event.text else None
             )
 
+    # Memory ---------------------------------------------------------------------------------------------------------
+    def memory_section(self, ctx: TurnContext, messages: Sequence[Message]) -> str:
+        """The memory section for this turn (in-memory view only; "" for side turns, when off, and on any fault)."""
+        try:
+            text, ids = self.memory.section(ctx, messages)
+            if ids:
+                ctx.metadata["metaclaw_memories"] = ids
+            return text
+        except Exception:
+            self._fail("memory.section")
+            return ""
+
+    def refresh_memory(self) -> bool:
+        """Follow the memory tables into the view (the worker, every second; after a write in this process)."""
+        return self.memory.refresh(self.memory_store) if self.memory_store is not None else False
+
+    def _attach_memory(self) -> None:
+        """The view's refresh (every second, so memories written by another process or host show within one) and
+        the extraction worker (imported lazily: the request path never imports it). Fails open."""
+        if not self.settings.memory.enabled:
+            return
+        try:
+            from .store.backend import open_database
+
+            self.memory_store = MemoryStore(open_database(self.settings))
+            self.worker.every(1.0, "memory.refresh", self.refresh_memory)
+            self.worker.submit("memory.refresh", self.refresh_memory)
+            from .memory.learner import MemoryLearner
+
+            self.memory_learner = MemoryLearner(
+                self.settings,
+                self.events,
+                self.redactor,
+                lambda: self.worker.submit("memory.refresh", self.refresh_memory),
+                db=self.memory_store.db,
+            )
+            self.memory_learner.start()
+        except Exception:
+            self._fail("memory.attach")
+
+    def _detach_memory(self) -> None:
+        try:
+            if self.memory_learner is not None:
+                self.memory_learner.stop()
+                self.memory_learner = None
+            if self.memory_store is not None:
+                self.memory_store.db.close()
+                self.memory_store = None
+        except Exception:
+            self._fail("memory.stop")
+
+    def memory_status(self) -> dict[str, Any]:
+        if not self.settings.memory.enabled:
+            return {"enabled": False}
+        out: dict[str, Any] = {
+            "enabled": True,
+            "view": self.memory.counts(),
+            "refresh_error": self.memory.refresh_error,
+        }
+        try:
+            if self.memory_store is not None:
+                out["counts"] = self.memory_store.counts()
+        except Exception as e:
+            out["counts_error"] = f"{type(e).__name__}: {e}"
+        if self.memory_learner is not None:
+            out.update(self.memory_learner.status())
+        return out
+
     def _attach_learning(self) -> None:
         """Reward, evolution and the sample buffer, as background subscribers. Imported lazily so the
         request path never imports them; any failure leaves the plugin serving without them.
@@ -449,6 +526,8 @@ class MetaClawPlugin:
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait for background work and the store writer (tests, CLI, shutdown)."""
         ok = self.worker.wait_idle(timeout)
+        if self.memory_learner is not None:  # extraction, then the view's refresh it asked for
+            ok = self.memory_learner.wait_idle(timeout) and self.worker.wait_idle(timeout) and ok
         return self.store.flush(timeout) and ok
 
     def read_session(self, session_id: str, tenant: str | None = None) -> Session | None:
@@ -483,6 +562,9 @@ class MetaClawPlugin:
                 "write_errors": self.store.write_errors,
                 "backend": self.store.backend,
                 "retrying": self.store.retrying,
+                "set_aside": self.store.set_aside,
+                "journal_errors": self.store.journal_errors,
+                "db_recreated": self.store.db_recreated,
             },
             **({"skill_library": self.library.status()} if self.library is not None else {}),
             "errors": dict(self.errors),
@@ -490,6 +572,7 @@ class MetaClawPlugin:
             **({"learning": self.learning.status()} if self.learning is not None else {}),
             "scheduler": self.scheduler.status() if self.scheduler is not None else None,
             "scheduler_note": self.scheduler_note,
+            "memory": self.memory_status(),
         }
 
 

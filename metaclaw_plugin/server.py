@@ -20,6 +20,7 @@ Endpoints::
     GET  /v1/sessions/{session_id}       one session with its turns
     GET  /  (and every path outside /v1) the dashboard (metaclaw_plugin.dashboard; the same token, as a cookie)
     GET|PUT /v1/mode, GET /v1/scheduler  the mode in effect and the scheduler (metaclaw_plugin.scheduling.api)
+    /v1/memory...                        each user's memories (metaclaw_plugin.memory.api)
     POST /v1/chat/completions            the served policy, OpenAI-compatible (serving/http.py)
     GET  /v1/models                      metaclaw/<serving.name>
 
@@ -406,9 +407,9 @@ def create_app(
             msgs.append({"role": "user", "content": body.prompt})
         ctx = ctx_for(body.session_id, body.tenant, body.kind, user=body.user)
         inj = plugin.skill_block(ctx, msgs)
-        return JSONResponse(
-            {"block": inj.text or "", "skills": list(inj.names or []), "generation": int(inj.generation or 0)}
-        )
+        memory = plugin.memory_section(ctx, msgs) if hasattr(plugin, "memory_section") else ""  # the user's memories
+        block = "\n\n".join(b for b in (inj.text or "", memory) if b)
+        return JSONResponse({"block": block, "skills": list(inj.names or []), "generation": int(inj.generation or 0)})
 
     @endpoint
     async def turn_input(request: Request) -> Response:
@@ -516,6 +517,9 @@ def create_app(
     from .scheduling.api import routes as scheduling_routes  # GET/PUT /v1/mode, GET /v1/scheduler
 
     routes += scheduling_routes(plugin, endpoint, lambda request, model: parse(request, model, limit))
+    from .memory.api import routes as memory_routes  # /v1/memory: list, search, add, forget, history, export, import
+
+    routes += memory_routes(plugin, endpoint, lambda request, model: parse(request, model, limit), ApiError)
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_allowed})
     app.state.plugin = plugin
     from .dashboard import create_dashboard

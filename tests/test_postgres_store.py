@@ -155,6 +155,28 @@ print(json.dumps(migrate_postgres(PostgresDatabase(sys.argv[1]))))
 """
 
 
+def test_a_record_postgres_refuses_is_set_aside_and_its_batch_is_stored(pg_url: str, tmp_path: Path, monkeypatch):  # noqa: F811
+    """Poison next to good turns in one batch: PostgreSQL refuses it (a number beyond BIGINT, a missing session id, a
+    lone surrogate); the batch is written again record by record, and the refused ones go to the dead-letter file."""
+    from metaclaw_plugin.store import trajectories
+
+    monkeypatch.setattr(trajectories, "WRITER_LINGER", 60.0)  # one batch (flush ends the wait)
+    store = TrajectoryStore(tmp_path / "metaclaw.db", database=PostgresDatabase(pg_url))
+    store.open()
+    poison = [("skill_generation", 10**30), ("session_id", None), ("model", "m\udcff")]
+    for i, (field, value) in enumerate(poison):
+        store.append_turn(make_turn(i, session="good"))
+        bad = make_turn(i, session="bad")
+        setattr(bad, field, value)
+        store.append_turn(bad)
+    store.append_turn(make_turn(9, session="good"))
+    assert store.flush()
+    assert [t.turn_id for t in store.get_session("good").turns] == ["good-0", "good-1", "good-2", "good-9"]
+    assert store.set_aside == 3 and store.get_session("bad") is None
+    store.close()
+    assert len((tmp_path / "dead-letter.jsonl").read_text().splitlines()) == 3
+
+
 @pytest.mark.slow
 def test_migrations_apply_once_when_two_processes_race(pg_url: str):  # noqa: F811
     procs = [

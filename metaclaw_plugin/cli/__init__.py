@@ -23,6 +23,7 @@ _COMMAND_MODULES = [
     "demo",
     "mode",
     "scheduler",
+    "memory",
 ]
 
 

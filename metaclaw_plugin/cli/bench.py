@@ -54,6 +54,24 @@ def register(main: click.Group) -> None:
     def bench() -> None:
         """Benchmarks: proxy overhead, retrieval scaling, workday evaluation, lesson reach."""
 
+    @bench.command("memory")
+    @json_option
+    @out_option
+    @click.option(
+        "--scenario", type=click.Path(exists=True, dir_okay=False), default=None, help="A memory scenario YAML file."
+    )
+    @click.option("--memories", type=int, default=10_000, show_default=True, help="Memories per user for the latency.")
+    def memory_(as_json: bool, out_dir: str | None, scenario: str | None, memories: int) -> None:
+        """Memory: reach of what users said in later sessions, precision on unrelated requests, supersession, leaks
+        across tenants and users, secrets, poisoning, injected tokens, and on_request's memory cost at 10k memories
+        per user; with the rule extractor and with a scripted (not a model) model extractor."""
+        from ..bench import memory as memory_bench
+        from ..bench.common import provenance
+
+        result = memory_bench.run(Path(scenario) if scenario else None, n_memories=memories, log=_progress(as_json))
+        result.update(provenance("memory"))
+        _finish(result, as_json, out_dir, "memory", memory_bench.table(result))
+
     @bench.command()
     @click.option(
         "--mode", "modes", multiple=True, help="keyword, keyword:<min_score>, embedding or hybrid (repeatable)."

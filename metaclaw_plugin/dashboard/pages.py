@@ -91,6 +91,12 @@ def skills_page(rows: list[SkillRow], csrf: str, notice: str | None = None) -> s
         "<th>gen</th><th>uses</th><th>reward with</th><th>without</th><th>trial</th><th></th></tr></thead><tbody>"
     )
     for r in rows:
+        if r.error is not None:
+            body.append(
+                f'<tr data-skill="{e(r.name)}" class=error><td>{e(r.name)}</td><td class="status st-error">error</td>'
+                f"<td colspan=9>{e(r.error)}</td></tr>"
+            )
+            continue
         t = r.trial
         trial = (
             f"with {t['s_with']}/{t['n_with']} ok, without {t['s_without']}/{t['n_without']} ok, "

@@ -35,7 +35,15 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from ..privacy import Redactor
-from ..skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE, SkillFormatError, parse_skill_md, render_skill_md
+from ..skillbank.skillmd import (
+    MAX_DESCRIPTION,
+    MAX_NAME,
+    NAME_RE,
+    SkillFormatError,
+    metadata_text,
+    parse_skill_md,
+    render_skill_md,
+)
 from ..types import Skill
 
 Verdict = Literal["clean", "suspicious", "rejected"]
@@ -1161,7 +1169,8 @@ def screen(
         if c not in before and c not in ("fake_role_marker",):
             col.add(c, sev, r)
     scan_provenance(full, source_text, col, strict)
-    secrets = (redactor or _redactor()).find(full)
+    # the front matter's metadata (nested values included) is in the file too: the same secret check
+    secrets = (redactor or _redactor()).find(f"{full}\n{metadata_text(skill)}")
     if secrets:
         col.add("secret", "rejected", f"contains what looks like a secret ({', '.join(secrets)})")
     return col.result()

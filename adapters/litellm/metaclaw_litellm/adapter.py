@@ -168,7 +168,7 @@ class MetaClawCallback(CustomLogger):
         ctx = TurnContext(
             session_id=sid,
             tenant=tenant_from_key(user_api_key_dict, self.tenant_from),
-            user=user,
+            user=user or _user_id(header(headers, "x-user-id"), md.get("user_id")),  # whose memories (issue 25)
             kind=kind,  # type: ignore[arg-type]
             host="litellm-proxy",
             model=data.get("model") if isinstance(data.get("model"), str) else None,
@@ -219,7 +219,7 @@ class MetaClawCallback(CustomLogger):
         ctx = TurnContext(
             session_id=sid,
             tenant=tenant,
-            user=user,
+            user=user or _user_id(header(headers, "x-user-id"), md.get("user_id")),
             kind=kind,  # type: ignore[arg-type]
             host=host,
             model=model if isinstance(model, str) else None,
@@ -477,3 +477,11 @@ def make_default_callback() -> MetaClawCallback:
     """The module-level instance: configured from the environment and the config file, started now
     so that the first request does not pay for loading the skill library."""
     return MetaClawCallback(start=True)
+
+
+def _user_id(*candidates: Any) -> str | None:
+    """The first non-empty string: the user a request speaks for, when the OpenAI ``user`` field is absent."""
+    for c in candidates:
+        if isinstance(c, str) and c.strip():
+            return c.strip()[:256]
+    return None
