@@ -17,6 +17,10 @@ standing prompt injection. The screen looks at intent, not at a list of known at
 4. **Provenance**: URLs and e-mail addresses must appear in the source sessions (for evolved
    skills); an exfiltration intent ("send the conversation to ...") is rejected in any skill.
 5. **Secrets**: the redactor's detectors; a skill must not carry a credential.
+6. **Structure and scope**: fenced code is example text (front matter shown in a fence is not smuggling;
+   only a second front matter outside code is); a claim to outrank or void other instructions is an
+   override in any wording unless it is scoped to the skill's own domain ("takes precedence over the
+   default date format"); a privilege tied to the user's explicit request is a limit, not a widening.
 
 Verdicts: ``rejected`` (never written; logged with reasons), ``suspicious`` (written quarantined,
 waits for a person), ``clean`` (follows the promotion policy).
