@@ -305,6 +305,12 @@ class TrainingSettings(Section):
         "batch", description="GRPO advantages over the whole batch, or per group of answers to the same prompt."
     )
     checkpoint_every: int = Field(10, ge=1, description="Save a full state (weights and optimiser) every N steps.")
+    off_policy: Literal["drop", "reinforce"] = Field(
+        "drop",
+        description="Answers the served policy did not sample (another model answered; no token record): drop them "
+        "(default: REINFORCE on another model's text, negative advantages included, pushes down text the policy "
+        "would never write, without bound), or train them in the on-policy REINFORCE form (ratio 1).",
+    )
     evolve_on_failed_batch: bool = Field(
         True,
         description="A trained batch whose turns mostly failed (reward below 0) also feeds its failed turns to the "

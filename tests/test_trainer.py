@@ -39,7 +39,9 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _settings(home: Path, tiny: Path, **training: Any) -> Settings:
-    return Settings(home=home, training={"base_model": str(tiny), "device": "cpu", **training})
+    """These tests train on captured answers without token records: the on-policy REINFORCE form."""
+    base = {"base_model": str(tiny), "device": "cpu", "off_policy": "reinforce"}
+    return Settings(home=home, training={**base, **training})
 
 
 def _margin(trainer: Trainer) -> float:
@@ -177,7 +179,15 @@ def test_checkpoint_survives_kill_9_and_resumes(home: Path, tiny: Path):
     capture(home / "metaclaw.db", a_and_b(200))
     (home / "config.yaml").write_text(
         json.dumps(
-            {"training": {"base_model": str(tiny), "device": "cpu", "checkpoint_every": 2, "learning_rate": 1e-3}}
+            {
+                "training": {
+                    "base_model": str(tiny),
+                    "device": "cpu",
+                    "checkpoint_every": 2,
+                    "learning_rate": 1e-3,
+                    "off_policy": "reinforce",
+                }
+            }
         )
     )
     env = {
@@ -274,7 +284,9 @@ def test_tinker_path_builds_valid_datums_and_follows_the_local_control_flow(tmp_
     local_log, local_reports = _scenario(homes[0], local_settings, local, local.tokenizer)
 
     service = FakeService(local.tokenizer)
-    tinker_settings = Settings(home=homes[1], training={"backend": "tinker", "base_model": "Qwen/Qwen3-8B", **opts})
+    tinker_settings = Settings(
+        home=homes[1], training={"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "off_policy": "reinforce", **opts}
+    )
     remote = TinkerBackend("Qwen/Qwen3-8B", service=service)
     tinker_log, tinker_reports = _scenario(homes[1], tinker_settings, remote, local.tokenizer)
 
@@ -323,7 +335,7 @@ def test_train_cli_on_buffered_samples(home: Path, tiny: Path):
 
     capture(home / "metaclaw.db", a_and_b(3))
     (home / "config.yaml").write_text(
-        json.dumps({"mode": "rl", "training": {"base_model": str(tiny), "device": "cpu"}})
+        json.dumps({"mode": "rl", "training": {"base_model": str(tiny), "device": "cpu", "off_policy": "reinforce"}})
     )
     env = {"METACLAW_HOME": str(home)}
     out = CliRunner().invoke(cli_main, ["train", "--steps", "2", "--json"], env=env)
@@ -381,7 +393,8 @@ def test_tinker_clipped_losses_send_their_thresholds(tmp_path: Path, tiny: Path,
     capture(tmp_path / "metaclaw.db", a_and_b(1))
     service = FakeService(tok)
     settings = Settings(
-        home=tmp_path, training={"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "loss_fn": loss_fn}
+        home=tmp_path,
+        training={"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "loss_fn": loss_fn, "off_policy": "reinforce"},
     )
     trainer = build_trainer(settings, backend=(TinkerBackend("Qwen/Qwen3-8B", service=service), tok))
     report = trainer.run(lambda: True)

@@ -10,7 +10,7 @@
   even if the bump happened in another process. That is invariant 2 of the design.
 
 States: ``queued`` -> ``pending`` (handed to the trainer in a batch) -> ``trained`` (acknowledged),
-or ``dropped`` (stale). Support turns live in their own table.
+``skipped`` (consumed by a step that had no signal to learn from: every advantage 0), or ``dropped`` (stale). Support turns live in their own table.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ class BufferStats:
     dropped_stale: int
     support: int
     rejected_stale: int
+    skipped: int = 0  # consumed by steps without signal (all advantages 0), never trained on
 
     def as_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
@@ -191,6 +192,18 @@ class SampleBuffer:
                 for t in ids
             )
 
+    def skip(self, turn_ids: Iterable[str]) -> int:
+        """A step had nothing to learn from these pending samples (all advantages 0): consumed, not trained."""
+        ids = list(turn_ids)
+        with self.db.transaction() as c:
+            return sum(
+                c.execute(
+                    "UPDATE buffer_samples SET state = 'skipped', updated_at = ? WHERE turn_id = ? AND state = 'pending'",
+                    (time.time(), t),
+                ).rowcount
+                for t in ids
+            )
+
     def release(self, turn_ids: Iterable[str]) -> int:
         """Put a pending batch back in the queue (a paused trainer), unless it went stale meanwhile."""
         ids = list(turn_ids)
@@ -262,6 +275,7 @@ _STATS_COLUMNS = {  # BufferStats's fields, in its order
     "dropped_stale": _meta_sql("dropped_stale"),
     "support": "(SELECT COUNT(*) FROM buffer_support)",
     "rejected_stale": _meta_sql("rejected_stale"),
+    "skipped": _count_sql("skipped"),
 }
 STATS_SQL = "SELECT " + ", ".join(_STATS_COLUMNS.values())
 

@@ -69,6 +69,7 @@ def build_trainer(
             loss_fn=t.loss_fn,
             checkpoint_every=t.checkpoint_every,
             advantage=t.advantage,
+            off_policy=t.off_policy,
         ),
         publish=publish,
         teacher=teacher,

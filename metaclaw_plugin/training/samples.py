@@ -24,7 +24,7 @@ mask 0. Tool calls are trained as the template renders them (natively, or in the
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +49,7 @@ class TrainSample:
     generation: int
     advantage: float = 0.0
     token_advantages: list[float] | None = None  # per completion token (OPD adds a KL term); else ``advantage``
-    prompt_key: str = ""  # groups answers to the same prompt (per-group advantages)
+    prompt_key: str = ""  # the sample's group for per-group advantages (:func:`group_key`)
 
     @property
     def tokens(self) -> list[int]:
@@ -72,6 +72,19 @@ def _last_user(messages: Sequence[Message]) -> int:
         if messages[i].get("role") == "user":
             return i
     return len(messages) - 1
+
+
+def group_key(messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None) -> str:
+    """The group of a turn for ``training.advantage: group``: its last user message, normalised (case, spacing,
+    and every run of digits as ``#``), with the names of its tools.
+
+    Keyed by the whole prompt, no two turns ever grouped (the system prompt changes with the injected skills and
+    the history with the session), so every group had one member and no advantage. The last user message is
+    the request; digits are what varies between instances of one task ("convert 3 km", "convert 12 km")."""
+    text = _text(messages[_last_user(messages)].get("content")) if messages else ""
+    norm = re.sub(r"\d+", "#", " ".join(text.lower().split()))
+    names = sorted(str((t.get("function") or {}).get("name")) for t in tools or [] if isinstance(t, dict))
+    return tokens.response_key(norm + ("\x00" + ",".join(names) if names else ""))
 
 
 def tokenize_turn(
@@ -127,10 +140,7 @@ def build_sample(turn: Turn, sample: Sample, tokenizer: Any, db: AnyDatabase | N
     rec = None
     if single_step and db is not None:
         rec = tokens.lookup(db, tokens.response_key(turn.response.get("content"), turn.response.get("tool_calls")))
-    prompt_key = tokens.response_key(
-        repr([(m.get("role"), _text(m.get("content"))) for m in turn.messages])
-        + (json.dumps(turn.tools, sort_keys=True, default=str) if turn.tools else "")
-    )
+    prompt_key = group_key(turn.messages, turn.tools)
     prompt_ids, completion_ids, mask = tokenize_turn(tokenizer, turn.messages, turn.response, turn.tools)
     logprobs = None
     if (

@@ -20,6 +20,7 @@ def training_status(settings: Settings) -> dict[str, Any]:
         "last": None,
         "checkpoint": None,
         "weights": None,
+        "skipped": None,  # batches skipped for lack of signal: {"batches", "samples", "reasons", "last"}
         # the second trigger path: a batch whose turns mostly failed feeds the evolver (learning/failed_batches.py)
         "evolve_on_failed_batch": t.evolve_on_failed_batch,
         "evolve_failed_share": t.evolve_failed_share,
@@ -40,6 +41,8 @@ def training_status(settings: Settings) -> dict[str, Any]:
         out["last"] = {k: last[k] for k in last.keys() if k != "detail"}  # noqa: SIM118 (a Row iterates values)
     if "training.checkpoint" in state:
         out["checkpoint"] = json.loads(state["training.checkpoint"])
+    if "training.skipped" in state:
+        out["skipped"] = json.loads(state["training.skipped"])
     if "policy.weights" in state:
         out["weights"] = json.loads(state["policy.weights"])
     return out
@@ -53,6 +56,10 @@ def describe(status: dict[str, Any]) -> str:
     last = status["last"]
     if last:
         line += f", loss {last['loss']:.4g}, mean reward {last['mean_reward']:.3g}, {last['step_seconds']:.2f}s/step"
+    if status.get("skipped"):
+        sk = status["skipped"]
+        reasons = ", ".join(f"{n} {r}" for r, n in sorted(sk["reasons"].items()))
+        line += f", {sk['batches']} batches skipped without signal ({reasons})"
     if status["checkpoint"]:
         line += f", checkpoint at step {status['checkpoint']['step']}"
     if status["evolve_on_failed_batch"]:

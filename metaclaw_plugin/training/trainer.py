@@ -9,6 +9,12 @@ The pause contract (the scheduler codes against it):
   generation when it is drained again): nothing is applied.
 * Before the optimiser step the batch must still be fresh (:meth:`SampleBuffer.is_fresh`): a generation
   bump mid-batch drops it, unapplied, and counts it.
+* A batch with no signal (every trained token's advantage is 0: equal rewards, a batch of one, groups of one)
+  is **skipped**: no forward pass, no optimiser step (Adam's moments would still move the weights), nothing
+  published; its samples are consumed as ``skipped`` and the skip is counted with its reason
+  (:func:`skipped_steps`, ``status``, and the next applied step's ``detail.skipped``).
+* An exception mid-step (a backend error, out of memory) discards the accumulated gradients (and the Tinker
+  backend's staged datums), puts the batch back in the queue, and is raised to the caller.
 
 Each applied step acknowledges its samples, saves sampler weights, stores them as the latest
 (:func:`~.weights.store_latest`, for served policies in other processes) and calls ``publish`` (an
@@ -41,16 +47,18 @@ from .weights import WeightsRef, store_latest
 log = logging.getLogger(__name__)
 
 CHECKPOINT_KEY = "training.checkpoint"
+SKIPPED_KEY = "training.skipped"
 SUCCESS = 0.0  # a reward above this counts as a success
 
 
 @dataclass
 class StepResult:
-    outcome: str  # "applied" | "paused" | "stale" | "unusable"
+    outcome: str  # "applied" | "paused" | "stale" | "unusable" | "skipped"
     step: int
     loss: float | None = None
     samples: int = 0  # trained on
     dropped: int = 0  # stale, or turns that could not become samples
+    reason: str = ""  # why a step was skipped
 
 
 @dataclass
@@ -59,6 +67,7 @@ class RunReport:
     step: int = 0  # the trainer's step counter after the run
     paused: bool = False  # should_continue turned false
     stale_batches: int = 0
+    skipped_batches: int = 0  # no signal (all advantages 0): consumed, not applied
     samples_used: int = 0
     samples_dropped: int = 0  # stale, or turns that could not become samples
     reason: str = ""
@@ -76,6 +85,7 @@ class TrainerOptions:
     loss_fn: str = "importance_sampling"
     checkpoint_every: int = 10
     advantage: str = "batch"  # "batch" | "group"
+    off_policy: str = "drop"  # "drop" | "reinforce": answers the served policy did not sample
 
 
 class Trainer:
@@ -105,6 +115,7 @@ class Trainer:
         self.publish_errors = 0
         self.on_batch_errors = 0
         self._dropped = 0  # dropped since the last recorded step (written with the next one)
+        self._skipped = 0  # batches skipped (no signal) since the last recorded step
         self.resume_error: str | None = None
         self.resumed_from = self._resume()
 
@@ -146,6 +157,7 @@ class Trainer:
             report.samples_dropped += result.dropped
             report.steps += result.outcome == "applied"
             report.stale_batches += result.outcome == "stale"
+            report.skipped_batches += result.outcome == "skipped"
             if result.outcome == "paused":
                 report.paused, report.reason = True, "paused mid-step (batch released)"
                 break
@@ -166,6 +178,8 @@ class Trainer:
                 built = build_sample(turn, s, self.tokenizer, self.db)
                 if len(built.tokens) > self.options.max_tokens:
                     raise SampleError(f"{len(built.tokens)} tokens, more than training.max_tokens")
+                if built.logprobs is None and self.options.off_policy == "drop":
+                    raise SampleError("the served policy did not sample this answer (training.off_policy: drop)")
                 out.append(built)
             except SampleError as e:
                 log.info("sample %s skipped: %s", s.turn_id, e)
@@ -182,14 +196,28 @@ class Trainer:
         return out, unusable
 
     def _step(self, batch: list[Sample], should_continue: Callable[[], bool]) -> StepResult:
-        started = time.perf_counter()
         ids = [s.turn_id for s in batch]
+        try:
+            return self._try_step(batch, ids, should_continue)
+        except BaseException:
+            self.backend.discard()  # no gradient or staged datum of this batch leaks into the next step
+            released = self.buffer.release(ids)
+            log.exception(
+                "training step %d failed; its gradients were discarded, %d samples released", self.step + 1, released
+            )
+            raise
+
+    def _try_step(self, batch: list[Sample], ids: list[str], should_continue: Callable[[], bool]) -> StepResult:
+        started = time.perf_counter()
         samples, unusable = self.build(batch)
         if not samples:
             self.buffer.ack(ids)  # nothing trainable in them: consumed, not retried forever
             self._dropped += len(ids)
             self._consumed(batch)
             return StepResult("unusable", self.step, dropped=len(ids))
+        reason = no_signal(samples, self.options.advantage)
+        if reason:
+            return self._skip(batch, ids, samples, unusable, reason)
         norm = float(sum(sum(t.mask) for t in samples))
         size = self.options.micro_batch_size
         loss = 0.0
@@ -225,11 +253,26 @@ class Trainer:
                 "trained_tokens": int(norm),
                 "unusable": len(unusable),
                 "behaviour_logprobs": sum(t.logprobs is not None for t in samples),
+                "skipped": self._skipped,
             },
         )
         self._dropped += len(unusable)
         self._consumed(batch)
         return StepResult("applied", self.step, loss=loss, samples=len(samples), dropped=len(unusable))
+
+    def _skip(
+        self, batch: list[Sample], ids: list[str], samples: list[TrainSample], unusable: list[str], reason: str
+    ) -> StepResult:
+        """A batch with nothing to learn from: consumed as ``skipped``, counted with its reason, not applied."""
+        self.backend.discard()
+        self.buffer.skip([t.turn_id for t in samples])
+        self.buffer.ack(unusable)
+        self._dropped += len(unusable)
+        self._skipped += 1
+        _count_skip(self.db, reason, len(samples))
+        log.info("training batch skipped (%s): %d samples consumed, no step taken", reason, len(samples))
+        self._consumed(batch)
+        return StepResult("skipped", self.step, samples=0, dropped=len(unusable), reason=reason)
 
     def _consumed(self, batch: list[Sample]) -> None:
         if self.on_batch is None:
@@ -314,6 +357,40 @@ class Trainer:
             ),
         )
         self._dropped = 0
+        self._skipped = 0
+
+
+def no_signal(samples: Sequence[TrainSample], advantage: str) -> str | None:
+    """Why a batch has nothing to learn from (every trained token's advantage is 0), or None when it has."""
+    if any(a != 0.0 and m for t in samples for a, m in zip(t.advantages(), t.mask)):
+        return None
+    if len(samples) == 1:
+        return "one sample"
+    if len({t.reward for t in samples}) == 1:
+        return "equal rewards"
+    if advantage == "group":
+        return "no group with two different rewards"
+    return "all advantages 0"
+
+
+def _count_skip(db: AnyDatabase, reason: str, samples: int) -> None:
+    rows = db.query("SELECT value FROM runtime_state WHERE key = ?", [SKIPPED_KEY])
+    value = json.loads(rows[0]["value"]) if rows else {"batches": 0, "samples": 0, "reasons": {}}
+    value["batches"] += 1
+    value["samples"] += samples
+    value["reasons"][reason] = value["reasons"].get(reason, 0) + 1
+    value["last"] = {"reason": reason, "at": time.time()}
+    db.execute(
+        "INSERT INTO runtime_state(key, value, updated_at) VALUES (?, ?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        (SKIPPED_KEY, json.dumps(value), time.time()),
+    )
+
+
+def skipped_steps(db: AnyDatabase) -> dict[str, Any]:
+    """Batches skipped for lack of signal: ``{"batches", "samples", "reasons": {reason: n}, "last"}``."""
+    rows = db.query("SELECT value FROM runtime_state WHERE key = ?", [SKIPPED_KEY])
+    return json.loads(rows[0]["value"]) if rows else {"batches": 0, "samples": 0, "reasons": {}}
 
 
 def last_steps(db: AnyDatabase, n: int = 1) -> list[dict[str, Any]]:

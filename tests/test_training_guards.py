@@ -1,0 +1,162 @@
+"""The slow loop's guards (issue 31): a step without signal is skipped, not taken; a step that fails releases its
+batch and leaves no gradient behind; groups that group. On the tiny local model (CPU, fixed seeds)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("peft")
+
+from training_support import PROMPT, FakeService, a_and_b, capture  # noqa: E402
+
+from metaclaw_plugin import Settings  # noqa: E402
+from metaclaw_plugin.devtools.tinymodel import build_tiny_model  # noqa: E402
+from metaclaw_plugin.training.runtime import build_trainer  # noqa: E402
+from metaclaw_plugin.training.samples import group_key  # noqa: E402
+from metaclaw_plugin.training.status import training_status  # noqa: E402
+from metaclaw_plugin.training.trainer import last_steps, skipped_steps  # noqa: E402
+from metaclaw_plugin.training.weights import latest  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", seed=0)
+
+
+def _settings(home: Path, tiny: Path, **training: Any) -> Settings:
+    base = {"base_model": str(tiny), "device": "cpu", "learning_rate": 2e-3, "off_policy": "reinforce"}
+    return Settings(home=home, training={**base, **training})
+
+
+def _lora(trainer: Any) -> dict[str, Any]:
+    return {k: v.detach().clone() for k, v in trainer.backend.model.named_parameters() if v.requires_grad}
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize(
+    ("rows", "batch_size", "reason"),
+    [
+        ([(PROMPT, "yes", 1.0)] * 4, 4, "equal rewards"),
+        ([(PROMPT, "yes", -1.0)], 1, "one sample"),
+    ],
+)
+def test_a_batch_without_signal_is_skipped_not_taken(home: Path, tiny: Path, rows: Any, batch_size: int, reason: str):
+    capture(home / "metaclaw.db", rows)
+    published: list[Any] = []
+    settings = _settings(home, tiny, batch_size=batch_size)
+    trainer = build_trainer(settings, publish=published.append)
+    before = _lora(trainer)
+    report = trainer.run(lambda: True)
+    assert report.steps == 0 and report.skipped_batches == 1 and trainer.step == 0
+    assert report.results[0].outcome == "skipped" and report.results[0].reason == reason
+    assert _same(before, _lora(trainer))  # no optimiser step: Adam's moments would have moved the weights
+    assert trainer.backend.optimizer.state_dict()["state"] == {}  # type: ignore[attr-defined]
+    assert published == [] and latest(trainer.db) is None and last_steps(trainer.db) == []
+    assert skipped_steps(trainer.db)["reasons"] == {reason: 1}
+    stats = trainer.buffer.stats()
+    assert stats.skipped == len(rows) and stats.trained == 0 and stats.queued == stats.pending == 0
+    status = training_status(settings)
+    assert status["step"] == 0 and status["skipped"]["batches"] == 1
+
+
+def test_a_skip_is_reported_with_the_next_applied_step(home: Path, tiny: Path):
+    capture(home / "metaclaw.db", [(PROMPT, "yes", 1.0)] * 4 + a_and_b(1))
+    trainer = build_trainer(_settings(home, tiny))
+    report = trainer.run(lambda: True)
+    assert report.skipped_batches == 1 and report.steps == 1
+    (row,) = last_steps(trainer.db)
+    assert row["step"] == 1 and row["detail"]["skipped"] == 1
+
+
+def test_groups_gather_instances_of_one_request_across_sessions_and_skills():
+    """Keyed by the whole prompt, no two captured turns ever shared a group; keyed by the request they do."""
+    a = [{"role": "system", "content": "<skills>one</skills>"}, {"role": "user", "content": "Convert 3 km to miles"}]
+    b = [
+        {"role": "system", "content": "<skills>two</skills>"},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+        {"role": "user", "content": [{"type": "text", "text": "convert  12 KM to miles"}]},
+    ]
+    assert group_key(a) == group_key(b)
+    assert group_key(a) != group_key([{"role": "user", "content": "Convert 3 km to feet"}])
+    tool = [{"type": "function", "function": {"name": "convert"}}]
+    assert group_key(a, tool) != group_key(a)
+
+
+def test_group_advantages_train_on_real_groups(home: Path, tiny: Path):
+    """Two sessions ask the same thing under different skills: with advantage: group they form one group."""
+    other = [{"role": "system", "content": "Another skill block."}, PROMPT[1]]
+    capture(home / "metaclaw.db", [(PROMPT, "yes", 1.0), (other, "no", -1.0)])
+    trainer = build_trainer(_settings(home, tiny, batch_size=2, advantage="group"))
+    report = trainer.run(lambda: True)
+    assert report.steps == 1 and report.skipped_batches == 0
+
+
+class Boom(RuntimeError):
+    pass
+
+
+def test_an_exception_mid_step_releases_the_batch_and_clears_gradients(home: Path, tiny: Path):
+    capture(home / "metaclaw.db", a_and_b(1))
+    trainer = build_trainer(_settings(home, tiny, micro_batch_size=1))
+    backend: Any = trainer.backend
+    real = backend.forward_backward
+    calls: list[int] = []
+
+    def failing(*args: Any, **kw: Any) -> float:
+        calls.append(1)
+        if len(calls) == 3:  # two micro-batches accumulated gradients, the third fails
+            raise Boom("out of memory")
+        return float(real(*args, **kw))
+
+    backend.forward_backward = failing
+    before = _lora(trainer)
+    with pytest.raises(Boom):
+        trainer.run(lambda: True)
+    lora = [p for p in backend.model.parameters() if p.requires_grad]
+    assert lora and all(p.grad is None for p in lora)
+    assert _same(before, _lora(trainer)) and trainer.step == 0
+    stats = trainer.buffer.stats()
+    assert stats.queued == 4 and stats.pending == 0 and stats.trained == 0
+    backend.forward_backward = real
+    assert trainer.run(lambda: True).steps == 1  # the released batch trains next time, on clean gradients
+
+
+def test_tinker_drops_staged_datums_when_a_step_fails(tmp_path: Path, tiny: Path):
+    from transformers import AutoTokenizer
+
+    from metaclaw_plugin.training.backends.tinker import TinkerBackend
+
+    tok = AutoTokenizer.from_pretrained(tiny)
+    capture(tmp_path / "metaclaw.db", a_and_b(2))
+    service = FakeService(tok)
+    settings = Settings(
+        home=tmp_path,
+        training={"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "off_policy": "reinforce"},
+    )
+    backend = TinkerBackend("Qwen/Qwen3-8B", service=service)
+    trainer = build_trainer(settings, backend=(backend, tok))
+    client = service.clients[0]
+    real = client.forward
+    calls: list[int] = []
+
+    def failing(*args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            raise Boom("connection reset")
+        return real(*args, **kw)
+
+    client.forward = failing  # type: ignore[method-assign]
+    with pytest.raises(Boom):
+        trainer.run(lambda: True)
+    assert backend._staged == []
+    client.forward = real  # type: ignore[method-assign]
+    assert trainer.run(lambda: True, max_steps=1).steps == 1
+    assert len(client.sent) == 4  # the step sent its own batch only, not the failed step's datum again
