@@ -79,11 +79,8 @@ def test_samples_from_captured_turns(home: Path, tiny: Path):
     assert tok.decode(c) == "yes<|im_end|>\n" and set(m) == {1}
     steps = [*PROMPT, {"role": "assistant", "content": "checking"}, {"role": "tool", "content": "status: green"}]
     p2, c2, m2 = tokenize_turn(tok, steps, {"role": "assistant", "content": "yes"})
-    assert p2 == p
-    trained = tok.decode([t for t, k in zip(c2, m2) if k])
-    skipped = tok.decode([t for t, k in zip(c2, m2) if not k])
-    assert "status: green" in skipped and "status: green" not in trained
-    assert trained == "checking<|im_end|>\nyes<|im_end|>\n" and "<|im_start|>assistant" in skipped
+    assert p2[: len(p)] == p and "status: green" in tok.decode(p2) and "checking" in tok.decode(p2)
+    assert tok.decode(c2) == "yes<|im_end|>\n" and set(m2) == {1}  # earlier steps are turns of their own
 
     db = Database(home / "m.db")
     turn = Turn("t1", "s", "default", "main", PROMPT, {"role": "assistant", "content": "yes"})
@@ -93,13 +90,14 @@ def test_samples_from_captured_turns(home: Path, tiny: Path):
     tokens.record(db, tokens.response_key("yes"), tokens.TokenRecord(p, c, [-0.1] * len(c), model="metaclaw/p"))
     served = build_sample(turn, sample, tok, db)
     assert served.logprobs == [-0.1] * len(c) and served.completion_ids == c and served.prompt_ids == p
+    tokens.record(db, tokens.response_key("yes"), tokens.TokenRecord(p2, c2, [-0.2] * len(c2)))
+    multi_served = build_sample(Turn("t4", "s", "default", "main", steps, turn.response), sample, tok, db)
+    assert multi_served.logprobs == [-0.2] * len(c2)  # the final step of a tool turn, sampled by the policy
     secret = tokens.TokenRecord(p[:-1] + [7, p[-1]], c, [-0.1] * len(c))  # the policy saw a prompt since redacted
     tokens.record(db, tokens.response_key("no"), secret)
     redacted = Turn("t3", "s", "default", "main", PROMPT, {"role": "assistant", "content": "no"})
     kept = build_sample(redacted, sample, tok, db)
     assert kept.logprobs is None and kept.prompt_ids == p
-    multi = Turn("t2", "s", "default", "main", steps, {"role": "assistant", "content": "yes"})
-    assert build_sample(multi, sample, tok, db).logprobs is None  # earlier steps have no behaviour logprobs
 
 
 def test_learning_is_real(home: Path, tiny: Path):
@@ -366,12 +364,12 @@ def test_the_packaged_smollm2_tokenizes_turns():
 
     tok = AutoTokenizer.from_pretrained(resolve("smollm2"), gguf_file=PACKAGED["smollm2"].gguf_file)
     steps = [{"role": "user", "content": "Did the deploy succeed?"}, {"role": "assistant", "content": "checking"}]
+    p, c, m = tokenize_turn(tok, steps[:1], {"role": "assistant", "content": "checking"})
+    assert tok.decode(p).endswith("<|im_start|>user\nDid the deploy succeed?<|im_end|>\n<|im_start|>assistant\n")
     p, c, m = tokenize_turn(
         tok, [*steps, {"role": "tool", "content": "green"}], {"role": "assistant", "content": "yes"}
     )
-    assert tok.decode(p).endswith("<|im_start|>user\nDid the deploy succeed?<|im_end|>\n<|im_start|>assistant\n")
-    assert tok.decode([t for t, k in zip(c, m) if k]) == "checking<|im_end|>\nyes<|im_end|>\n"
-    assert "green" in tok.decode([t for t, k in zip(c, m) if not k])
+    assert tok.decode(c) == "yes<|im_end|>\n" and set(m) == {1} and "green" in tok.decode(p)
     # its template renders no tools: a request's tools and calls go in the fallback format, still prefix-stable
     assert not chat.native_tools(tok)
     call = {"id": "c1", "type": "function", "function": {"name": "status", "arguments": "{}"}}
@@ -379,8 +377,8 @@ def test_the_packaged_smollm2_tokenizes_turns():
     status = {"type": "function", "function": {"name": "status", "parameters": {"type": "object"}}}
     p, c, m = tokenize_turn(tok, calls, {"role": "assistant", "content": "yes"}, [status])
     assert '<tools>\n{"type": "function", "function": {"name": "status"' in tok.decode(p)
-    assert tok.decode([t for t, k in zip(c, m) if k]).startswith('<tool_call>\n{"name": "status", "arguments": {}}')
-    assert "<tool_response>\ngreen\n</tool_response>" in tok.decode([t for t, k in zip(c, m) if not k])
+    assert '<tool_call>\n{"name": "status", "arguments": {}}' in tok.decode(p)
+    assert "<tool_response>\ngreen\n</tool_response>" in tok.decode(p) and tok.decode(c) == "yes<|im_end|>\n"
 
 
 @pytest.mark.parametrize("loss_fn", ["ppo", "cispo"])

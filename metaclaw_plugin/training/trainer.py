@@ -375,7 +375,7 @@ def no_signal(samples: Sequence[TrainSample], advantage: str) -> str | None:
 
 def _count_skip(db: AnyDatabase, reason: str, samples: int) -> None:
     rows = db.query("SELECT value FROM runtime_state WHERE key = ?", [SKIPPED_KEY])
-    value = json.loads(rows[0]["value"]) if rows else {"batches": 0, "samples": 0, "reasons": {}}
+    value: dict[str, Any] = json.loads(rows[0]["value"]) if rows else {"batches": 0, "samples": 0, "reasons": {}}
     value["batches"] += 1
     value["samples"] += samples
     value["reasons"][reason] = value["reasons"].get(reason, 0) + 1

@@ -82,6 +82,9 @@ class LocalBackend:
                 old[b, start : start + n] = torch.tensor(s.logprobs)
         ids, attention = ids.to(self.device), attention.to(self.device)
         logits = self.model(input_ids=ids, attention_mask=attention).logits[:, :-1].float()
+        # at the temperature the behaviour logprobs were sampled at, so the ratio before any update is exactly 1
+        temps = torch.tensor([s.temperature if s.temperature > 0 else 1.0 for s in samples], device=self.device)
+        logits = logits / temps[:, None, None]
         logp = -torch.nn.functional.cross_entropy(logits.transpose(1, 2), ids[:, 1:], reduction="none")
         known = torch.tensor([s.logprobs is not None for s in samples], device=self.device)
         return logp, old.to(self.device), adv.to(self.device), mask.to(self.device), known
