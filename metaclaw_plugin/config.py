@@ -300,7 +300,44 @@ class TrainingSettings(Section):
     )
     learning_rate: float = Field(1e-4, gt=0)
     lora_rank: int = Field(32, ge=1, le=1024)
-    loss_fn: Literal["importance_sampling", "ppo", "cispo"] = "importance_sampling"
+    loss_fn: Literal["importance_sampling", "ppo", "cispo"] = Field(
+        "ppo",
+        description="ppo (default): the clipped surrogate, so one step cannot move a token's probability ratio far "
+        "past [clip_low, clip_high]; cispo: clipped, detached weights; importance_sampling: unclipped ratios.",
+    )
+    clip_low: float = Field(0.8, gt=0.0, lt=1.0, description="ppo/cispo: the lower bound of the ratio.")
+    clip_high: float = Field(1.2, gt=1.0, description="ppo/cispo: the upper bound of the ratio.")
+    max_grad_norm: float = Field(
+        1.0, ge=0.0, description="Clip the gradient's global norm to this before each step (0: no clipping)."
+    )
+    kl_coef: float = Field(
+        0.01,
+        ge=0.0,
+        description="local: weight of a KL anchor to the base model (the LoRA disabled), per trained token "
+        "(the k3 estimator); 0 turns it off. The Tinker backend has no anchor yet (its losses are the service's).",
+    )
+    max_staleness: int = Field(
+        8,
+        ge=0,
+        description="Answers sampled by weights more than this many steps older than the trainer's are dropped "
+        "(their ratios would be clipped to nothing).",
+    )
+    lora_alpha: int | None = Field(None, ge=1, description="LoRA scaling alpha (default: lora_rank).")
+    lora_dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    target_modules: str | list[str] = Field(
+        "all-linear", description="The modules LoRA adapts: all-linear, or names such as [q_proj, v_proj]."
+    )
+    adam_beta1: float = Field(0.9, ge=0.0, lt=1.0, description="Adam's beta1, the same on both backends.")
+    adam_beta2: float = Field(
+        0.95, ge=0.0, lt=1.0, description="Adam's beta2, the same on both backends (Tinker's default)."
+    )
+    adam_eps: float = Field(1e-8, gt=0.0, description="Adam's epsilon, the same on both backends.")
+    weight_decay: float = Field(0.0, ge=0.0, description="Decoupled weight decay (AdamW), the same on both backends.")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", description="local: the base model's dtype while training (auto: as transformers loads it)."
+    )
+    gradient_checkpointing: bool = Field(False, description="local: recompute activations (less memory, slower).")
+    seed: int = Field(0, description="LoRA initialisation and dropout (local), the training client's seed (tinker).")
     advantage: Literal["batch", "group"] = Field(
         "batch", description="GRPO advantages over the whole batch, or per group of answers to the same prompt."
     )

@@ -160,3 +160,149 @@ def test_tinker_drops_staged_datums_when_a_step_fails(tmp_path: Path, tiny: Path
     client.forward = real  # type: ignore[method-assign]
     assert trainer.run(lambda: True, max_steps=1).steps == 1
     assert len(client.sent) == 4  # the step sent its own batch only, not the failed step's datum again
+
+
+def test_the_default_loss_clips_the_ratio(home: Path, tiny: Path):
+    """A token the policy already made e times likelier than when it sampled it, with a positive advantage, gets no
+    further push under the default loss (ppo's clip); the unclipped importance_sampling kept pushing it."""
+    from metaclaw_plugin.training.samples import TrainSample, tokenize_turn
+
+    trainer = build_trainer(_settings(home, tiny, kl_coef=0.0))
+    backend: Any = trainer.backend
+    p, c, m = tokenize_turn(trainer.tokenizer, PROMPT, {"role": "assistant", "content": "yes"})
+    probe = TrainSample("x", p, c, m, None, 1.0, 0)
+    with torch.no_grad():
+        logp = backend.token_logprobs([probe])[0][0, len(p) - 1 : len(p) - 1 + len(c)]
+    sample = TrainSample("x", p, c, m, [float(x) - 1.0 for x in logp], 1.0, 0, advantage=1.0)
+    assert trainer.options.loss_fn == "ppo"
+    backend.forward_backward([sample], trainer.options.loss_fn, float(len(c)))
+    assert all(p.grad is None or not p.grad.any() for p in backend.params)
+    backend.discard()
+    backend.forward_backward([sample], "importance_sampling", float(len(c)))
+    assert any(p.grad is not None and p.grad.any() for p in backend.params)
+
+
+def test_gradients_are_clipped_and_the_step_reports_its_norm(home: Path, tiny: Path):
+    capture(home / "metaclaw.db", a_and_b(1))
+    trainer = build_trainer(_settings(home, tiny, max_grad_norm=1e-3))
+    backend: Any = trainer.backend
+    seen: list[float] = []
+    step = backend.optimizer.step
+
+    def measured(*args: Any, **kw: Any) -> Any:
+        seen.append(float(torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in backend.params]))))
+        return step(*args, **kw)
+
+    backend.optimizer.step = measured
+    assert trainer.run(lambda: True).steps == 1
+    (row,) = last_steps(trainer.db)
+    assert seen[0] <= 1e-3 * 1.0001 < row["detail"]["grad_norm"]
+
+
+def _kl_to_base(trainer: Any) -> float:
+    from metaclaw_plugin.training.losses import kl_to_reference
+    from metaclaw_plugin.training.samples import TrainSample, tokenize_turn
+
+    backend = trainer.backend
+    total = 0.0
+    for answer in ("yes", "no"):
+        p, c, m = tokenize_turn(trainer.tokenizer, PROMPT, {"role": "assistant", "content": answer})
+        s = [TrainSample("x", p, c, m, None, 0.0, 0)]
+        with torch.no_grad():
+            logp, _, _, mask, _ = backend.token_logprobs(s)
+            ref = backend.token_logprobs(s, reference=True)[0]
+        total += float((kl_to_reference(logp, ref) * mask).sum())
+    return total
+
+
+def test_the_kl_anchor_holds_the_policy_near_the_base(tmp_path: Path, tiny: Path):
+    """The same six steps with and without the anchor: with it, the policy ends closer to the base model, and
+    each step reports its KL to the base."""
+    kls = {}
+    for coef in (0.0, 2.0):
+        home = tmp_path / f"kl-{coef}"
+        home.mkdir()
+        capture(home / "metaclaw.db", a_and_b(6))
+        trainer = build_trainer(_settings(home, tiny, kl_coef=coef, micro_batch_size=2))
+        assert trainer.run(lambda: True).steps == 6
+        kls[coef] = _kl_to_base(trainer)
+        details = [r["detail"] for r in last_steps(trainer.db, 6)]
+        assert all((d["kl"] is None) == (coef == 0.0) for d in details)
+    assert kls[2.0] < 0.7 * kls[0.0], kls
+
+
+def test_one_learning_rate_means_one_adam_on_both_backends(tmp_path: Path, tiny: Path):
+    from transformers import AutoTokenizer
+
+    from metaclaw_plugin.training.backends.tinker import TinkerBackend
+
+    knobs = {"learning_rate": 3e-4, "adam_beta1": 0.8, "adam_beta2": 0.9, "weight_decay": 0.01, "max_grad_norm": 0.5}
+    local = build_trainer(_settings(tmp_path, tiny, **knobs))
+    group = local.backend.optimizer.param_groups[0]  # type: ignore[attr-defined]
+    tok = AutoTokenizer.from_pretrained(tiny)
+    remote_home = tmp_path / "tinker"
+    remote_home.mkdir()
+    capture(remote_home / "metaclaw.db", a_and_b(1))
+    service = FakeService(tok)
+    settings = Settings(
+        home=remote_home,
+        training={"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "off_policy": "reinforce", **knobs},
+    )
+    remote = TinkerBackend("Qwen/Qwen3-8B", hyper=_hyper(settings), service=service)
+    trainer = build_trainer(settings, backend=(remote, tok))
+    assert trainer.run(lambda: True).steps == 1
+    (adam,) = service.clients[0].adam
+    assert (adam.learning_rate, adam.beta1, adam.beta2, adam.eps, adam.weight_decay) == (
+        group["lr"],
+        *group["betas"],
+        group["eps"],
+        group["weight_decay"],
+    )
+    assert adam.grad_clip_norm == 0.5
+
+
+def _hyper(settings: Settings) -> Any:
+    from metaclaw_plugin.training.backends import Hyper
+
+    return Hyper.from_settings(settings.training)
+
+
+def test_every_adapter_knob_is_settable(tmp_path: Path, tiny: Path):
+    knobs = {
+        "lora_rank": 4,
+        "lora_alpha": 16,
+        "lora_dropout": 0.1,
+        "target_modules": ["q_proj", "v_proj"],
+        "dtype": "bfloat16",
+        "gradient_checkpointing": True,
+        "seed": 7,
+        "clip_low": 0.9,
+        "clip_high": 1.1,
+    }
+    trainer = build_trainer(_settings(tmp_path, tiny, **knobs))
+    backend: Any = trainer.backend
+    cfg = backend.model.peft_config["default"]
+    assert (cfg.r, cfg.lora_alpha, cfg.lora_dropout, set(cfg.target_modules)) == (4, 16, 0.1, {"q_proj", "v_proj"})
+    names = {n.split(".lora_")[0].rsplit(".", 1)[-1] for n, p in backend.model.named_parameters() if p.requires_grad}
+    assert names == {"q_proj", "v_proj"}
+    assert backend.model.get_base_model().dtype == torch.bfloat16
+    assert backend.model.get_base_model().is_gradient_checkpointing
+    assert (backend.hyper.clip_low, backend.hyper.clip_high, backend.hyper.seed) == (0.9, 1.1, 7)
+    capture(tmp_path / "metaclaw.db", a_and_b(1))
+    assert trainer.run(lambda: True).steps == 1  # and it trains
+
+
+def test_answers_sampled_by_stale_weights_are_dropped(home: Path, tiny: Path):
+    from metaclaw_plugin.store import Database
+    from metaclaw_plugin.training import tokens
+    from metaclaw_plugin.training.samples import tokenize_turn
+
+    capture(home / "metaclaw.db", a_and_b(1))
+    trainer = build_trainer(_settings(home, tiny, max_staleness=2, off_policy="drop"))
+    db = Database(home / "metaclaw.db")
+    for i, answer in enumerate(("yes", "no")):
+        p, c, _ = tokenize_turn(trainer.tokenizer, PROMPT, {"role": "assistant", "content": answer})
+        tokens.record(db, tokens.response_key(answer), tokens.TokenRecord(p, c, [-1.0] * len(c), step=1 + 2 * i))
+    trainer.step = 5  # "yes" was sampled by step 1 (4 behind), "no" by step 3 (2 behind)
+    samples, unusable = trainer.build(trainer.buffer.drain(4))
+    assert {s.reward for s in samples} == {-1.0} and len(unusable) == 2

@@ -86,6 +86,7 @@ class TrainerOptions:
     checkpoint_every: int = 10
     advantage: str = "batch"  # "batch" | "group"
     off_policy: str = "drop"  # "drop" | "reinforce": answers the served policy did not sample
+    max_staleness: int = 8  # answers sampled by weights more steps behind than this are dropped
 
 
 class Trainer:
@@ -180,6 +181,9 @@ class Trainer:
                     raise SampleError(f"{len(built.tokens)} tokens, more than training.max_tokens")
                 if built.logprobs is None and self.options.off_policy == "drop":
                     raise SampleError("the served policy did not sample this answer (training.off_policy: drop)")
+                behind = self.step - (built.sampled_step or 0)
+                if built.logprobs is not None and behind > self.options.max_staleness:
+                    raise SampleError(f"sampled {behind} steps ago, more than training.max_staleness")
                 out.append(built)
             except SampleError as e:
                 log.info("sample %s skipped: %s", s.turn_id, e)
@@ -254,6 +258,7 @@ class Trainer:
                 "unusable": len(unusable),
                 "behaviour_logprobs": sum(t.logprobs is not None for t in samples),
                 "skipped": self._skipped,
+                **self.backend.step_metrics(),  # grad_norm (before clipping), kl to the base model
             },
         )
         self._dropped += len(unusable)
