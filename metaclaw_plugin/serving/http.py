@@ -93,11 +93,11 @@ class PolicyHost:
         if s.mode in ("rl", "auto") and self._policy is None and unavailable_reason(s) is None:
             self.get()
         if s.serving.vllm_url:
-            from ..store import Database
+            from ..store import open_database
 
             pub = VllmPublisher(s.serving.vllm_url, lora_name=s.serving.name, api_key=s.serving.vllm_api_key)
-            self._vllm = WeightsWatcher(
-                Database(s.db_file), [pub.publish], interval=s.serving.poll_interval, name="vllm"
+            self._vllm = WeightsWatcher(  # the home's database: where the trainer stores the latest weights
+                open_database(s), [pub.publish], interval=s.serving.poll_interval, name="vllm"
             )
             self._vllm.start()
 

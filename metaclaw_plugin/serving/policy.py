@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .._mlimport import ML_IMPORT_LOCK
-from ..store import Database
+from ..store import AnyDatabase
 from ..training import chat, tokens
 from ..training.models import load_base
 from ..training.weights import WeightsRef, latest
@@ -110,7 +110,7 @@ class ServedPolicy:
         *,
         name: str = "policy",
         device: str = "auto",
-        db: Database | None = None,
+        db: AnyDatabase | None = None,
         max_new_tokens: int = 256,
         workers: int = 4,
         poll_interval: float | None = 2.0,
