@@ -306,3 +306,20 @@ def test_answers_sampled_by_stale_weights_are_dropped(home: Path, tiny: Path):
     trainer.step = 5  # "yes" was sampled by step 1 (4 behind), "no" by step 3 (2 behind)
     samples, unusable = trainer.build(trainer.buffer.drain(4))
     assert {s.reward for s in samples} == {-1.0} and len(unusable) == 2
+
+
+def test_a_new_trainer_resumes_with_the_weights_its_acknowledged_samples_made(home: Path, tiny: Path):
+    """Three steps with a full state every two: step 3's samples are acknowledged, so a trainer started after a
+    crash resumes at step 3 with step 3's weights (not step 2's state, which had lost them)."""
+    from safetensors.torch import load_file
+
+    capture(home / "metaclaw.db", a_and_b(3))
+    settings = _settings(home, tiny, checkpoint_every=2)
+    first = build_trainer(settings)
+    assert first.run(lambda: True).steps == 3 and first.buffer.stats().trained == 12
+    again = build_trainer(settings)
+    ref = latest(again.db)
+    assert ref is not None and ref.step == 3 and again.step == 3 and again.resumed_from == ref.path
+    on_disk = load_file(str(Path(ref.path) / "adapter_model.safetensors"))
+    mine = again.backend.adapter_weights()  # type: ignore[attr-defined]
+    assert mine.keys() == on_disk.keys() and all(torch.equal(mine[k], on_disk[k]) for k in mine)

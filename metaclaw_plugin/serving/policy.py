@@ -13,8 +13,8 @@
 - **Records.** Every answer's prompt ids, response ids and logprobs go to ``policy_tokens`` (training/tokens.py),
   keyed by the answer as a host stores it, with the weights that sampled it.
 - **Hot swap.** :class:`Weights` is one loaded version: a model object that nothing changes once it is served.
-  :meth:`ServedPolicy.swap` builds the next one (a copy of the base with the adapter merged in) on a loader
-  thread, then rebinds one attribute. A request reads that attribute once, at its start, and holds the object
+  :meth:`ServedPolicy.swap` builds the next one (a copy of the base with the adapter merged in, in float32 when
+  the base is 16-bit, so small updates are not rounded away) on a loader thread, then rebinds one attribute. A request reads that attribute once, at its start, and holds the object
   to its end: requests in flight finish on the weights they started with, and none waits for a load. The old
   version is freed when its last request ends.
 - **Threads.** Generation runs on a worker pool (``agenerate``/``astream`` never block an event loop); the fast
@@ -282,6 +282,10 @@ class ServedPolicy:
             from peft import PeftModel
 
             model = copy.deepcopy(self._base)  # the base stays pristine: every version starts from it
+            if model.dtype in (self._torch.float16, self._torch.bfloat16):
+                # merged into 16-bit weights, a small early update rounds away (most of a 2e-5 step in bf16):
+                # merge and serve in float32
+                model = model.float()
             model = PeftModel.from_pretrained(model, ref.path, is_trainable=False).merge_and_unload()
         model.eval()
         return Weights(model, ref, ref.path)

@@ -42,7 +42,7 @@ from .advantages import group_advantages, grpo_advantages
 from .backends import Backend
 from .buffer import SampleBuffer
 from .samples import SampleError, TrainSample, build_sample
-from .weights import WeightsRef, store_latest
+from .weights import WeightsRef, latest, store_latest
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +122,10 @@ class Trainer:
 
     # Resume ------------------------------------------------------------------------------------
     def _resume(self) -> str | None:
+        resumed = self._resume_state()
+        return self._resume_newer_weights() or resumed
+
+    def _resume_state(self) -> str | None:
         rows = self.db.query("SELECT value FROM runtime_state WHERE key = ?", [CHECKPOINT_KEY])
         if not rows:
             return None
@@ -133,10 +137,31 @@ class Trainer:
             self.backend.load_state(saved["path"])
         except Exception as e:  # a checkpoint deleted or torn by hand: train on, from the base, and say so
             self.resume_error = f"cannot resume from {saved['path']}: {e}"
-            log.error("%s; starting from the base model", self.resume_error)
+            log.error("%s; its optimiser state is lost (the latest published weights still load)", self.resume_error)
             return None
         self.step = int(saved["step"])
         return str(saved["path"])
+
+    def _resume_newer_weights(self) -> str | None:
+        """Every step publishes its weights, a full state comes every ``checkpoint_every``: the steps after the
+        last full state acknowledged their samples, so their weights (the latest published) are loaded over it
+        (the optimiser's moments stay those of the full state). Backends that cannot load sampler weights into
+        training (tinker) resume from the full state alone."""
+        ref = latest(self.db)
+        load = getattr(self.backend, "load_weights", None)
+        if ref is None or load is None or ref.step <= self.step:
+            return None
+        if ref.backend != self.backend.name or ref.base_model != self.backend.base_model:
+            return None
+        try:
+            load(ref.path)
+        except Exception as e:
+            log.error(
+                "cannot load the weights of step %d (%s): %s; resuming from step %d", ref.step, ref.path, e, self.step
+            )
+            return None
+        self.step = ref.step
+        return ref.path
 
     # The pause contract ------------------------------------------------------------------------------
     def ready(self) -> bool:

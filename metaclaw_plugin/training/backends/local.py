@@ -180,12 +180,17 @@ class LocalBackend:
 
     def load_state(self, path: str) -> None:
         import torch
+
+        self.load_weights(path)
+        self.optimizer.load_state_dict(torch.load(Path(path) / "optimizer.pt", map_location=self.device))
+
+    def load_weights(self, path: str) -> None:
+        """The LoRA weights of an adapter folder (a published step, or a full state), the optimiser untouched."""
         from peft import set_peft_model_state_dict
         from safetensors.torch import load_file
 
-        folder = Path(path)
-        set_peft_model_state_dict(self.model, load_file(str(folder / "adapter_model.safetensors"), device=self.device))
-        self.optimizer.load_state_dict(torch.load(folder / "optimizer.pt", map_location=self.device))
+        weights = load_file(str(Path(path) / "adapter_model.safetensors"), device=self.device)
+        set_peft_model_state_dict(self.model, weights)
 
     def adapter_weights(self) -> dict[str, Any]:
         """The trainable LoRA weights by name (what a checkpoint holds), detached."""
