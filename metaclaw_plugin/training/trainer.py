@@ -259,6 +259,10 @@ class Trainer:
         if not self.buffer.is_fresh(ids):
             return self._abandon(ids, "stale")
         reported = self.backend.optim_step()
+        # a remote step (tinker) takes seconds: a bump meanwhile cannot be undone there, but is said, not hidden
+        stale_during_step = not self.buffer.is_fresh(ids)
+        if stale_during_step:
+            log.warning("the skills evolved during step %d: it trained on samples now stale", self.step + 1)
         loss = loss if reported is None else reported
         self.step += 1
         self.buffer.ack(ids)
@@ -283,6 +287,7 @@ class Trainer:
                 "unusable": len(unusable),
                 "behaviour_logprobs": sum(t.logprobs is not None for t in samples),
                 "skipped": self._skipped,
+                "stale_during_step": stale_during_step,
                 **self.backend.step_metrics(),  # grad_norm (before clipping), kl to the base model
             },
         )
