@@ -338,6 +338,20 @@ class TrainingSettings(Section):
     )
     gradient_checkpointing: bool = Field(False, description="local: recompute activations (less memory, slower).")
     seed: int = Field(0, description="LoRA initialisation and dropout (local), the training client's seed (tinker).")
+    validation_size: int = Field(
+        0,
+        ge=0,
+        le=1000,
+        description="local: hold back up to this many of the user's rewarded turns (one per drained batch, never "
+        "trained on) as a validation set; a step that lowers its score (rewarded answers' likelihood against "
+        "punished ones) is undone and not published. 0: no gate.",
+    )
+    validation_tolerance: float = Field(
+        0.0, ge=0.0, description="How far the validation score may fall in one step before the step is held back."
+    )
+    keep_adapters: int = Field(
+        5, ge=1, le=1000, description="local: published adapters kept on disk (the steps train rollback can reach)."
+    )
     advantage: Literal["batch", "group"] = Field(
         "batch", description="GRPO advantages over the whole batch, or per group of answers to the same prompt."
     )

@@ -323,3 +323,49 @@ def test_a_new_trainer_resumes_with_the_weights_its_acknowledged_samples_made(ho
     on_disk = load_file(str(Path(ref.path) / "adapter_model.safetensors"))
     mine = again.backend.adapter_weights()  # type: ignore[attr-defined]
     assert mine.keys() == on_disk.keys() and all(torch.equal(mine[k], on_disk[k]) for k in mine)
+
+
+def _validation_home(home: Path, train_rows: list[Any]) -> None:
+    """A validation set of two rewarded turns (A good, B bad), then ``train_rows`` queued for training."""
+    from metaclaw_plugin.store import Database
+    from metaclaw_plugin.training.buffer import SampleBuffer
+
+    capture(home / "metaclaw.db", [(PROMPT, "yes", 1.0), (PROMPT, "no", -1.0)])
+    buffer = SampleBuffer(Database(home / "metaclaw.db"))
+    assert buffer.hold_back(2, keep=0) == 1 and buffer.hold_back(2, keep=0) == 1 and buffer.hold_back(2, keep=0) == 0
+    capture(home / "metaclaw.db", train_rows)
+
+
+def test_a_step_that_lowers_the_validation_score_is_held_back(home: Path, tiny: Path):
+    """The user rewarded A and punished B; a batch rewarding the opposite would make B likelier: the step is
+    undone (weights and optimiser state), not published, and counted."""
+    _validation_home(home, [(PROMPT, "yes", -1.0), (PROMPT, "no", 1.0)] * 2)
+    published: list[Any] = []
+    trainer = build_trainer(_settings(home, tiny, validation_size=2), publish=published.append)
+    before = _lora(trainer)
+    report = trainer.run(lambda: True)
+    assert report.held_back == 1 and report.steps == 0 and trainer.step == 0
+    assert report.results[0].reason == "validation score fell"
+    assert _same(before, _lora(trainer)) and trainer.backend.optimizer.state_dict()["state"] == {}  # type: ignore[attr-defined]
+    assert published == [] and latest(trainer.db) is None and last_steps(trainer.db) == []
+    assert skipped_steps(trainer.db)["reasons"] == {"validation score fell": 1}
+    stats = trainer.buffer.stats()
+    assert stats.validation == 2 and stats.skipped == 4 and stats.trained == 0
+
+
+def test_a_step_that_raises_the_validation_score_is_published(home: Path, tiny: Path):
+    _validation_home(home, [(PROMPT, "yes", 1.0), (PROMPT, "no", -1.0)] * 2)
+    trainer = build_trainer(_settings(home, tiny, validation_size=2))
+    report = trainer.run(lambda: True)
+    assert report.steps == 1 and report.held_back == 0
+    (row,) = last_steps(trainer.db)
+    v = row["detail"]["validation"]
+    assert v["n"] == 2 and v["after"] > v["before"]
+
+
+def test_the_validation_set_is_drawn_from_the_queue_one_per_batch(home: Path, tiny: Path):
+    capture(home / "metaclaw.db", a_and_b(2))
+    trainer = build_trainer(_settings(home, tiny, validation_size=1))
+    report = trainer.run(lambda: True)
+    stats = trainer.buffer.stats()
+    assert stats.validation == 1 and report.steps == 1 and stats.trained == 4 and stats.queued == 3

@@ -65,6 +65,8 @@ def build_trainer(
             advantage=t.advantage,
             off_policy=t.off_policy,
             max_staleness=t.max_staleness,
+            validation_size=t.validation_size,
+            validation_tolerance=t.validation_tolerance,
         ),
         publish=publish,
         teacher=teacher,

@@ -13,6 +13,11 @@ The pause contract (the scheduler codes against it):
   is **skipped**: no forward pass, no optimiser step (Adam's moments would still move the weights), nothing
   published; its samples are consumed as ``skipped`` and the skip is counted with its reason
   (:func:`skipped_steps`, ``status``, and the next applied step's ``detail.skipped``).
+* **The validation gate** (``training.validation_size`` > 0, local backend): one sample per drained batch is
+  held back, up to that many, as a validation set of the user's own rewarded turns (never trained on). Its
+  score is ``sum_i (r_i - mean r) * mean logp(answer_i) / n``: it rises when rewarded answers become likelier
+  against punished ones. A step that lowers it by more than ``training.validation_tolerance`` is undone
+  (weights and optimiser state restored), not published, and counted as skipped ("validation score fell").
 * An exception mid-step (a backend error, out of memory) discards the accumulated gradients (and the Tinker
   backend's staged datums), puts the batch back in the queue, and is raised to the caller.
 
@@ -53,7 +58,7 @@ SUCCESS = 0.0  # a reward above this counts as a success
 
 @dataclass
 class StepResult:
-    outcome: str  # "applied" | "paused" | "stale" | "unusable" | "skipped"
+    outcome: str  # "applied" | "paused" | "stale" | "unusable" | "skipped" | "held_back"
     step: int
     loss: float | None = None
     samples: int = 0  # trained on
@@ -68,6 +73,7 @@ class RunReport:
     paused: bool = False  # should_continue turned false
     stale_batches: int = 0
     skipped_batches: int = 0  # no signal (all advantages 0): consumed, not applied
+    held_back: int = 0  # steps undone because they lowered the validation score
     samples_used: int = 0
     samples_dropped: int = 0  # stale, or turns that could not become samples
     reason: str = ""
@@ -87,6 +93,8 @@ class TrainerOptions:
     advantage: str = "batch"  # "batch" | "group"
     off_policy: str = "drop"  # "drop" | "reinforce": answers the served policy did not sample
     max_staleness: int = 8  # answers sampled by weights more steps behind than this are dropped
+    validation_size: int = 0  # held-back rewarded turns that gate each step (0: no gate)
+    validation_tolerance: float = 0.0
 
 
 class Trainer:
@@ -173,6 +181,8 @@ class Trainer:
             if not should_continue():
                 report.paused, report.reason = True, "paused"
                 break
+            if self.options.validation_size and hasattr(self.backend, "snapshot"):
+                self.buffer.hold_back(self.options.validation_size, keep=self.options.batch_size)
             batch = self.buffer.drain(self.options.batch_size)
             if not batch:
                 report.reason = "no fresh batch"
@@ -184,6 +194,7 @@ class Trainer:
             report.steps += result.outcome == "applied"
             report.stale_batches += result.outcome == "stale"
             report.skipped_batches += result.outcome == "skipped"
+            report.held_back += result.outcome == "held_back"
             if result.outcome == "paused":
                 report.paused, report.reason = True, "paused mid-step (batch released)"
                 break
@@ -258,7 +269,16 @@ class Trainer:
             return self._abandon(ids, "paused")
         if not self.buffer.is_fresh(ids):
             return self._abandon(ids, "stale")
+        gate = self._gate()
         reported = self.backend.optim_step()
+        if gate is not None:
+            snap, val, before = gate
+            after = _validation_score(val, self.backend.answer_logprobs(val))  # type: ignore[attr-defined]
+            validation: dict[str, Any] | None = {"n": len(val), "before": before, "after": after}
+            if after < before - self.options.validation_tolerance:
+                return self._hold_back(batch, ids, samples, unusable, snap, before, after)
+        else:
+            validation = None
         # a remote step (tinker) takes seconds: a bump meanwhile cannot be undone there, but is said, not hidden
         stale_during_step = not self.buffer.is_fresh(ids)
         if stale_during_step:
@@ -288,6 +308,7 @@ class Trainer:
                 "behaviour_logprobs": sum(t.logprobs is not None for t in samples),
                 "skipped": self._skipped,
                 "stale_during_step": stale_during_step,
+                "validation": validation,
                 **self.backend.step_metrics(),  # grad_norm (before clipping), kl to the base model
             },
         )
@@ -308,6 +329,45 @@ class Trainer:
         log.info("training batch skipped (%s): %d samples consumed, no step taken", reason, len(samples))
         self._consumed(batch)
         return StepResult("skipped", self.step, samples=0, dropped=len(unusable), reason=reason)
+
+    def _gate(self) -> tuple[Any, list[TrainSample], float] | None:
+        """(snapshot, validation samples, score before the step), or None when no gate applies."""
+        if not self.options.validation_size or not hasattr(self.backend, "snapshot"):
+            return None
+        val = []
+        for s in self.buffer.validation():
+            turn = self.trajectories.get_turn(s.turn_id)
+            try:
+                if turn is not None:
+                    val.append(build_sample(turn, s, self.tokenizer, self.db))
+            except SampleError:
+                continue
+        if len({t.reward for t in val}) < 2:
+            return None  # nothing to compare yet: the step is not gated
+        backend: Any = self.backend
+        return backend.snapshot(), val, _validation_score(val, backend.answer_logprobs(val))
+
+    def _hold_back(
+        self,
+        batch: list[Sample],
+        ids: list[str],
+        samples: list[TrainSample],
+        unusable: list[str],
+        snap: Any,
+        before: float,
+        after: float,
+    ) -> StepResult:
+        """The step lowered the validation score: undone (weights and optimiser), not published, consumed."""
+        self.backend.restore(snap)  # type: ignore[attr-defined]
+        reason = "validation score fell"
+        log.warning("step %d held back: the validation score fell from %.4g to %.4g", self.step + 1, before, after)
+        self.buffer.skip([t.turn_id for t in samples])
+        self.buffer.ack(unusable)
+        self._dropped += len(unusable)
+        self._skipped += 1
+        _count_skip(self.db, reason, len(samples))
+        self._consumed(batch)
+        return StepResult("held_back", self.step, dropped=len(unusable), reason=reason)
 
     def _consumed(self, batch: list[Sample]) -> None:
         if self.on_batch is None:
@@ -393,6 +453,12 @@ class Trainer:
         )
         self._dropped = 0
         self._skipped = 0
+
+
+def _validation_score(samples: Sequence[TrainSample], logprobs: Sequence[float]) -> float:
+    """How much likelier the rewarded answers are than the punished ones: ``sum (r - mean r) * logp / n``."""
+    mean = sum(t.reward for t in samples) / len(samples)
+    return sum((t.reward - mean) * lp for t, lp in zip(samples, logprobs)) / len(samples)
 
 
 def no_signal(samples: Sequence[TrainSample], advantage: str) -> str | None:

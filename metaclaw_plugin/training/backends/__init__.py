@@ -41,6 +41,7 @@ class Hyper:
     dtype: str = "auto"
     gradient_checkpointing: bool = False
     seed: int = 0
+    keep_adapters: int = 5  # local: published adapter folders kept (what train rollback can reach)
 
     @classmethod
     def from_settings(cls, t: Any) -> Hyper:

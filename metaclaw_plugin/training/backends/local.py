@@ -21,7 +21,6 @@ from ..models import load_base
 from ..samples import TrainSample
 from . import Hyper
 
-KEEP_ADAPTERS = 3  # older adapter folders are removed (a served policy loads the latest)
 KEEP_STATES = 2
 
 
@@ -154,6 +153,35 @@ class LocalBackend:
     def step_metrics(self) -> dict[str, float | None]:
         return dict(self.metrics)
 
+    # The validation gate -------------------------------------------------------------------------
+    def snapshot(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The LoRA weights and the optimiser state, copied: what :meth:`restore` puts back (an undone step)."""
+        import copy
+
+        weights = {n: p.detach().clone() for n, p in self.model.named_parameters() if p.requires_grad}
+        return weights, copy.deepcopy(self.optimizer.state_dict())
+
+    def restore(self, snap: tuple[dict[str, Any], dict[str, Any]]) -> None:
+        import torch
+
+        weights, state = snap
+        with torch.no_grad():
+            for n, p in self.model.named_parameters():
+                if n in weights:
+                    p.copy_(weights[n])
+        self.optimizer.load_state_dict(state)
+
+    def answer_logprobs(self, samples: Sequence[TrainSample]) -> list[float]:
+        """Each sample's mean logprob of its trained tokens under the current weights (no gradient)."""
+        import torch
+
+        out: list[float] = []
+        with torch.no_grad():
+            for s in samples:
+                logp, _, _, mask, _ = self.token_logprobs([s])
+                out.append(float((logp * mask).sum() / mask.sum().clamp(min=1)))
+        return out
+
     # Weights ---------------------------------------------------------------------------------------
     def _write(self, kind: str, step: int, with_state: bool) -> str:
         import torch
@@ -167,7 +195,7 @@ class LocalBackend:
             (tmp / "trainer.json").write_text(json.dumps({"step": step, "base_model": self.base_model}))
         shutil.rmtree(final, ignore_errors=True)
         os.replace(tmp, final)
-        keep = KEEP_STATES if with_state else KEEP_ADAPTERS
+        keep = KEEP_STATES if with_state else self.hyper.keep_adapters
         for old in sorted((self.out / kind).glob("step-*"))[:-keep]:
             shutil.rmtree(old, ignore_errors=True)
         return str(final)
