@@ -171,6 +171,21 @@ class Trainer:
         self.step = ref.step
         return ref.path
 
+    def follow_rollback(self) -> bool:
+        """``train rollback`` published an earlier step's weights: train on from them (the optimiser's moments of
+        the abandoned steps are dropped). True when it did."""
+        ref = latest(self.db)
+        load = getattr(self.backend, "load_weights", None)
+        if ref is None or ref.step >= self.step or load is None or ref.backend != self.backend.name:
+            return False
+        load(ref.path)
+        reset = getattr(self.backend, "reset_optimizer", None)
+        if reset is not None:
+            reset()
+        log.info("rolled back: training on from step %d (%s)", ref.step, ref.path)
+        self.step = ref.step
+        return True
+
     # The pause contract ------------------------------------------------------------------------------
     def ready(self) -> bool:
         return self.buffer.fresh_count() >= self.options.batch_size
@@ -178,6 +193,7 @@ class Trainer:
     def run(self, should_continue: Callable[[], bool], max_steps: int | None = None) -> RunReport:
         report = RunReport(step=self.step)
         while max_steps is None or report.steps < max_steps:
+            self.follow_rollback()
             if not should_continue():
                 report.paused, report.reason = True, "paused"
                 break

@@ -153,6 +153,10 @@ class LocalBackend:
     def step_metrics(self) -> dict[str, float | None]:
         return dict(self.metrics)
 
+    def reset_optimizer(self) -> None:
+        """Forget Adam's moments (after a rollback: they belong to the abandoned steps)."""
+        self.optimizer.state.clear()
+
     # The validation gate -------------------------------------------------------------------------
     def snapshot(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The LoRA weights and the optimiser state, copied: what :meth:`restore` puts back (an undone step)."""
