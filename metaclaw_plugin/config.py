@@ -300,11 +300,68 @@ class TrainingSettings(Section):
     )
     learning_rate: float = Field(1e-4, gt=0)
     lora_rank: int = Field(32, ge=1, le=1024)
-    loss_fn: Literal["importance_sampling", "ppo", "cispo"] = "importance_sampling"
+    loss_fn: Literal["importance_sampling", "ppo", "cispo"] = Field(
+        "ppo",
+        description="ppo (default): the clipped surrogate, so one step cannot move a token's probability ratio far "
+        "past [clip_low, clip_high]; cispo: clipped, detached weights; importance_sampling: unclipped ratios.",
+    )
+    clip_low: float = Field(0.8, gt=0.0, lt=1.0, description="ppo/cispo: the lower bound of the ratio.")
+    clip_high: float = Field(1.2, gt=1.0, description="ppo/cispo: the upper bound of the ratio.")
+    max_grad_norm: float = Field(
+        1.0, ge=0.0, description="Clip the gradient's global norm to this before each step (0: no clipping)."
+    )
+    kl_coef: float = Field(
+        0.01,
+        ge=0.0,
+        description="local: weight of a KL anchor to the base model (the LoRA disabled), per trained token "
+        "(the k3 estimator); 0 turns it off. The Tinker backend has no anchor yet (its losses are the service's).",
+    )
+    max_staleness: int = Field(
+        8,
+        ge=0,
+        description="Answers sampled by weights more than this many steps older than the trainer's are dropped "
+        "(their ratios would be clipped to nothing).",
+    )
+    lora_alpha: int | None = Field(None, ge=1, description="LoRA scaling alpha (default: lora_rank).")
+    lora_dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    target_modules: str | list[str] = Field(
+        "all-linear", description="The modules LoRA adapts: all-linear, or names such as [q_proj, v_proj]."
+    )
+    adam_beta1: float = Field(0.9, ge=0.0, lt=1.0, description="Adam's beta1, the same on both backends.")
+    adam_beta2: float = Field(
+        0.95, ge=0.0, lt=1.0, description="Adam's beta2, the same on both backends (Tinker's default)."
+    )
+    adam_eps: float = Field(1e-8, gt=0.0, description="Adam's epsilon, the same on both backends.")
+    weight_decay: float = Field(0.0, ge=0.0, description="Decoupled weight decay (AdamW), the same on both backends.")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", description="local: the base model's dtype while training (auto: as transformers loads it)."
+    )
+    gradient_checkpointing: bool = Field(False, description="local: recompute activations (less memory, slower).")
+    seed: int = Field(0, description="LoRA initialisation and dropout (local), the training client's seed (tinker).")
+    validation_size: int = Field(
+        0,
+        ge=0,
+        le=1000,
+        description="local: hold back up to this many of the user's rewarded turns (one per drained batch, never "
+        "trained on) as a validation set; a step that lowers its score (rewarded answers' likelihood against "
+        "punished ones) is undone and not published. 0: no gate.",
+    )
+    validation_tolerance: float = Field(
+        0.0, ge=0.0, description="How far the validation score may fall in one step before the step is held back."
+    )
+    keep_adapters: int = Field(
+        5, ge=1, le=1000, description="local: published adapters kept on disk (the steps train rollback can reach)."
+    )
     advantage: Literal["batch", "group"] = Field(
         "batch", description="GRPO advantages over the whole batch, or per group of answers to the same prompt."
     )
     checkpoint_every: int = Field(10, ge=1, description="Save a full state (weights and optimiser) every N steps.")
+    off_policy: Literal["drop", "reinforce"] = Field(
+        "drop",
+        description="Answers the served policy did not sample (another model answered; no token record): drop them "
+        "(default: REINFORCE on another model's text, negative advantages included, pushes down text the policy "
+        "would never write, without bound), or train them in the on-policy REINFORCE form (ratio 1).",
+    )
     evolve_on_failed_batch: bool = Field(
         True,
         description="A trained batch whose turns mostly failed (reward below 0) also feeds its failed turns to the "

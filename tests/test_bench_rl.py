@@ -23,6 +23,12 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 31: a day of this bench yields samples with one reward (one judged turn, or all scored alike), a "
+    "step without signal, now skipped and not published; `bench learning` (issue 31 part 1) replaces this arm's "
+    "single-sample day with several rewarded samples per day",
+)
 def test_skills_rl_trains_between_days_and_day_two_answers_from_the_new_adapter(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     res = wd.run(EXAMPLE, arms=["skills+rl"], retrieval="keyword", run_dir=run_dir, log=lambda m: None)

@@ -59,7 +59,13 @@ def test_real_scheduler_drives_a_real_step_and_a_request_during_the_next_is_not_
             {
                 "mode": "auto",
                 "retrieval": {"mode": "keyword"},
-                "training": {"base_model": str(tiny), "device": "cpu", "batch_size": 4, "micro_batch_size": 1},
+                "training": {
+                    "base_model": str(tiny),
+                    "device": "cpu",
+                    "batch_size": 4,
+                    "micro_batch_size": 1,
+                    "off_policy": "reinforce",  # captured answers the served policy did not write
+                },
                 "scheduler": {
                     "interval_seconds": 0.2,
                     "idle_sources": ["host"],

@@ -75,9 +75,11 @@ def build_signals(
 
 def _real_trainer(settings: Settings) -> Trainer:
     from ..learning.failed_batches import feed_evolver
+    from ..serving import publish_in_process
     from ..training.runtime import build_trainer  # loads the base model: in the scheduler's thread, on first use
 
-    trainer: Trainer = feed_evolver(build_trainer(settings), settings)
+    # this process's served policy (if any) swaps at once; others poll the home's database
+    trainer: Trainer = feed_evolver(build_trainer(settings, publish=publish_in_process(settings)), settings)
     return trainer
 
 
