@@ -149,6 +149,7 @@ class SlowLoop:
         return {
             "fresh_samples": fresh,
             "steps": report.steps,
+            "skipped_batches": report.skipped_batches,  # no signal (one reward for every sample): not applied
             "trainer_step": report.step,
             "samples_used": report.samples_used,
             "samples_dropped": report.samples_dropped,
