@@ -50,9 +50,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .turns import FailOpen
 from .types import DEFAULT_TENANT, TurnContext
 
 log = logging.getLogger("metaclaw_plugin.server")
+_fail = FailOpen(log, "metaclaw sidecar", what="the request")
 
 TOKEN_FILE = "server.token"
 DEFAULT_MAX_BODY = 4_000_000
@@ -405,7 +407,7 @@ def create_app(
         if body.prompt:
             msgs.append({"role": "user", "content": body.prompt})
         ctx = ctx_for(body.session_id, body.tenant, body.kind, user=body.user)
-        inj = plugin.skill_block(ctx, msgs)
+        inj = plugin.prepare_turn(ctx, msgs, record=False).block  # OpenClaw injects it; turns/input records
         return JSONResponse(
             {"block": inj.text or "", "skills": list(inj.names or []), "generation": int(inj.generation or 0)}
         )
@@ -416,10 +418,18 @@ def create_app(
         ctx = ctx_for(body.session_id, body.tenant, body.kind, body.run_id, body.model, body.user)
         if body.skill_generation is not None:
             ctx.skill_generation = body.skill_generation
-        plugin.record_request(
-            ctx, _dump_messages(body.messages), injected_skills=body.injected_skills or [], tools=body.tools
-        )
-        return JSONResponse({"ok": True})
+        ok = False
+        with _fail.guard("turns.input", plugin):  # kept until turns/output: HTTP has no per-call object
+            prepared = plugin.prepare_turn(
+                ctx,
+                _dump_messages(body.messages),
+                tools=body.tools,
+                inject=False,
+                injected_skills=body.injected_skills or [],
+            )
+            plugin.inflight.put(ctx.request_id, prepared)
+            ok = True
+        return JSONResponse({"ok": ok})
 
     @endpoint
     async def turn_output(request: Request) -> Response:
@@ -429,7 +439,10 @@ def create_app(
         kw: dict[str, Any] = {"usage": body.usage, "error": body.error}
         if body.latency_ms is not None:
             kw["latency_ms"] = body.latency_ms
-        turn = plugin.on_response(ctx, response, **kw)
+        turn = None
+        with _fail.guard("turns.output", plugin):
+            prepared = plugin.inflight.pop(ctx.request_id) or plugin.prepare_turn(ctx, [], inject=False, record=False)
+            turn = plugin.complete_turn(prepared, response, ctx=ctx, **kw)
         return JSONResponse({"ok": turn is not None, "turn_id": body.run_id})
 
     @endpoint

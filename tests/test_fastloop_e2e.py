@@ -236,7 +236,7 @@ def test_fail_open_when_the_evolver_is_down_slow_or_talks_garbage(home: Path):
             roles.evolver_reply = json.dumps({"skills": [SKILL]})  # back: the queued work completes
             wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
             assert {r["state"] for r in q()} == {"done"}
-            assert not any(k.startswith(("on_", "record_request")) for k in p.errors), p.errors
+            assert not any(k.startswith(("on_", "inject")) for k in p.errors), p.errors
         finally:
             p.stop()
 

@@ -93,11 +93,12 @@ def test_broken_skill_store_fails_open(home):
         p.skills.injection = boom  # type: ignore[method-assign]
         ctx = TurnContext("fo")
         assert p.on_request(ctx, TASK) == TASK
-        assert p.errors["on_request"] == 1
+        assert p.errors["inject"] == 1  # the request is still remembered, with nothing injected
         p.store.append_turn = boom  # type: ignore[method-assign]
         assert p.on_response(ctx, {"role": "assistant", "content": "x"}) is None
         assert p.errors["on_response"] == 1
         assert p.on_request(ctx, "not a list") == "not a list"  # type: ignore[arg-type]
+        assert p.errors["on_request"] == 1
         failing = []
         p.events.subscribe(SessionEnd, lambda e: (_ for _ in ()).throw(ValueError("listener bug")))
         p.events.subscribe(SessionEnd, failing.append)

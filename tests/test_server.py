@@ -331,7 +331,7 @@ def test_internal_error_is_json(plugin, token) -> None:
         settings = plugin.settings
         library = None  # the SQLite backend's (the dashboard asks which database to read)
 
-        def skill_block(self, *a, **k):
+        def prepare_turn(self, *a, **k):
             raise RuntimeError("boom")
 
     with TestClient(create_app(Broken(), token), base_url="http://127.0.0.1") as c:
