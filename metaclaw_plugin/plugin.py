@@ -26,13 +26,14 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import Settings
 from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
 from .feedback import normalise_feedback
 from .logfile import attach_log_file
 from .privacy import Redactor
+from .protocols import SchedulerPart
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .skillbank.render import inject as inject_block
 from .store.backend import postgres_of
@@ -42,6 +43,9 @@ from .store.trajectories import TrajectoryStore
 from .turns import FailOpen, InFlight, PreparedTurn
 from .types import Message, Session, Turn, TurnContext
 from .worker import BackgroundWorker
+
+if TYPE_CHECKING:  # attached lazily in start(); the request path never imports it
+    from .learning import LearningLoop
 
 log = logging.getLogger("metaclaw_plugin")
 _fail = FailOpen(log, "metaclaw", what="the host call")
@@ -74,13 +78,13 @@ class MetaClawPlugin:
         self._started = False
         # The learning side subscribes here (TurnRecorded, SessionEnd, Feedback); delivery runs in the worker.
         self.events = Events(self._deliver)
-        self.learning: Any = None  # metaclaw_plugin.learning.LearningLoop, attached in start() when configured
+        self.learning: LearningLoop | None = None  # attached in start() when configured
         # Host traffic for the scheduler (OMLS): the last request here, and a file whose mtime tells other
         # processes on the home (touched at most once a second). The scheduler only reads these.
         self.last_request_at = 0.0
         self._activity_file = s.activity_path
         self._activity_marked = 0.0
-        self.scheduler: Any = None  # metaclaw_plugin.scheduling.Omls, attached in start() when training can run
+        self.scheduler: SchedulerPart | None = None  # scheduling.Omls, attached in start() when training can run
         self.scheduler_note: str | None = None
 
     # Lifecycle ------------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .protocols import PluginLike
 from .turns import FailOpen
 from .types import DEFAULT_TENANT, TurnContext
 
@@ -317,7 +318,7 @@ class BearerAuth:
 # The app
 # ------------------------------------------------------------------------------------------------
 def create_app(
-    plugin: Any,
+    plugin: PluginLike,
     token: str,
     *,
     max_body_bytes: int | None = None,
@@ -572,7 +573,7 @@ def serve(
     host: str | None = None,
     port: int | None = None,
     allow_remote: bool = False,
-    plugin: Any = None,
+    plugin: PluginLike | None = None,
     log_level: str = "warning",
     sock: socket.socket | None = None,
 ) -> None:
