@@ -40,6 +40,7 @@ from uuid import UUID
 from .config import Settings
 from .plugin import MetaClawPlugin
 from .skillbank.render import OPEN as SKILL_BLOCK_OPEN
+from .text import content_text
 from .turns import FailOpen, InFlight, PreparedTurn
 from .types import DEFAULT_TENANT, Message, TurnContext, new_id
 
@@ -281,19 +282,6 @@ def clean_session_id(value: Any) -> str | None:
     return value
 
 
-def _text(content: Any, limit: int) -> str:
-    if isinstance(content, str):
-        return content[:limit]
-    if isinstance(content, list):
-        out = []
-        for p in content:
-            t = p.get("text") if isinstance(p, dict) else p if isinstance(p, str) else None
-            if isinstance(t, str):
-                out.append(t)
-        return "\n".join(out)[:limit]
-    return ""
-
-
 def conversation_fingerprint(messages: Any, limit: int = 65536) -> str | None:
     """A stable id for a chat whose client sends no session id: the system prompt plus the first user message of
     OpenAI-format messages, which stay the same while a stateless client resends the growing history."""
@@ -306,12 +294,12 @@ def conversation_fingerprint(messages: Any, limit: int = 65536) -> str | None:
             continue
         role = m.get("role")
         if role in ("system", "developer") and not system:
-            system = _text(m.get("content"), limit)
+            system = content_text(m.get("content"))[:limit]
             if SKILL_BLOCK_OPEN in system:  # already carries an injected block (a retry): ignore it
                 system = system.split(SKILL_BLOCK_OPEN, 1)[0]
             system = system.rstrip()
         elif role == "user":
-            first_user = _text(m.get("content"), limit)
+            first_user = content_text(m.get("content"))[:limit]
             break
     if first_user is None and not system:
         return None

@@ -35,7 +35,8 @@ class SchedulerPart(BackgroundPart, Protocol):
 
 
 class PluginLike(Protocol):
-    """What the scheduler's attach, the sidecar (``server.py``), its scheduler routes and the dashboard use."""
+    """What the scheduler's attach, the sidecar (``server.py``), its scheduler routes and the dashboard use (the
+    signatures restate :class:`~metaclaw_plugin.MetaClawPlugin`'s, down to the arguments these callers pass)."""
 
     # Written by scheduling.attach when it attaches the scheduler.
     scheduler: SchedulerPart | None
@@ -91,9 +92,7 @@ class PluginLike(Protocol):
         ctx: TurnContext | None = None,
         usage: dict[str, Any] | None = None,
         error: str | None = None,
-        messages: Sequence[Message] | None = None,
         latency_ms: float | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
     ) -> Turn: ...
 
     def on_session_end(

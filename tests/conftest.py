@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 
 import pytest
 
 from metaclaw_plugin import MetaClawPlugin, Settings
+from metaclaw_plugin.procs import free_port as free_port  # re-exported for the tests
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: LiteLLM must not fetch its price map
 
@@ -42,12 +42,6 @@ def plugin(settings: Settings):
     p = MetaClawPlugin(settings).start()
     yield p
     p.stop()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")

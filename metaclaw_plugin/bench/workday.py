@@ -37,6 +37,7 @@ from typing import Any
 
 import yaml
 
+from ..text import approx_tokens, message_text
 from . import _progress
 from ._proc import run_bounded
 from ._workspace import copy_workspace
@@ -485,7 +486,7 @@ def scripted_model(policy: str = "oracle") -> Any:
             )
 
         def _scripted(self, rnd: Round, messages: list, done: int) -> AIMessage:
-            guide = sp.guidance([(role(m), _text(m)) for m in messages])
+            guide = sp.guidance([(role(m), message_text(m)) for m in messages])
             if rnd.type == "multi_choice":
                 return AIMessage(content="\\bbox{" + ",".join(sp.choose_options(rnd.options, guide)) + "}")
             ws = Path(self.workspace or ".")
@@ -495,7 +496,7 @@ def scripted_model(policy: str = "oracle") -> Any:
             if done == 0 and inp is not None:
                 return self._call("read_file", {"path": inp}, rnd.id, done)
             if done <= (1 if inp is not None else 0):
-                tool = next((_text(m) for m in reversed(messages) if isinstance(m, ToolMessage)), "")
+                tool = next((message_text(m) for m in reversed(messages) if isinstance(m, ToolMessage)), "")
                 content = sp.output_text(rnd.question, tool if inp is not None else "", guide)
                 return self._call("write_file", {"path": out, "content": content}, rnd.id, done)
             return AIMessage(content=f"Wrote {out}.")
@@ -518,8 +519,8 @@ def scripted_model(policy: str = "oracle") -> Any:
                 msg = self._call(st["tool"], dict(st.get("args") or {}), rnd.id, done)
             else:
                 msg = AIMessage(content=str(answer))
-            prompt = sum(len(_text(m)) for m in messages) // 4 + 1
-            completion = (len(_text(msg)) + len(json.dumps(msg.tool_calls))) // 4 + 1
+            prompt = sum(approx_tokens(message_text(m)) for m in messages) + 1
+            completion = approx_tokens(message_text(msg) + json.dumps(msg.tool_calls)) + 1
             msg.usage_metadata = {
                 "input_tokens": prompt,
                 "output_tokens": completion,
@@ -641,13 +642,6 @@ class RoundResult:
         if not self.notes:
             del d["notes"]
         return d
-
-
-def _text(msg: Any) -> str:
-    c = getattr(msg, "content", "")
-    if isinstance(c, list):
-        return "\n".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in c)
-    return str(c or "")
 
 
 def drain_learning(plugin: Any, timeout: float = 300.0) -> dict[str, Any]:
@@ -886,7 +880,7 @@ class ArmRunner:
         t0 = time.perf_counter()
         state, tokens, err = self._invoke(agent, [*opening, HumanMessage(content=rnd.prompt())], thread)
         msgs = (state or {}).get("messages") or []
-        res.answer, res.error = (_text(msgs[-1]) if msgs else ""), err
+        res.answer, res.error = (message_text(msgs[-1]) if msgs else ""), err
         res.tool_calls = len(sandbox.calls) - n_calls
         talk = [{"role": "user", "content": rnd.prompt()}, {"role": "assistant", "content": res.answer}]
         if rnd.unscored is None:
@@ -914,7 +908,7 @@ class ArmRunner:
             fb_msgs = (fb_state or {}).get("messages") or []
             talk += [
                 {"role": "user", "content": feedback_message(res.feedback)},
-                {"role": "assistant", "content": _text(fb_msgs[-1]) if fb_msgs else ""},
+                {"role": "assistant", "content": message_text(fb_msgs[-1]) if fb_msgs else ""},
             ]
             if self.plugin is not None:
                 self._last_injected(thread)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..store import AnyDatabase
+from ..text import message_text
 from ..types import Message, Sample, Turn
 from . import chat, tokens
 
@@ -57,14 +58,6 @@ class TrainSample:
 
     def advantages(self) -> list[float]:
         return self.token_advantages if self.token_advantages is not None else [self.advantage] * len(self.mask)
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # OpenAI content parts: keep the text ones
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return "" if content is None else str(content)
 
 
 def _last_user(messages: Sequence[Message]) -> int:
@@ -128,7 +121,7 @@ def build_sample(turn: Turn, sample: Sample, tokenizer: Any, db: AnyDatabase | N
     if single_step and db is not None:
         rec = tokens.lookup(db, tokens.response_key(turn.response.get("content"), turn.response.get("tool_calls")))
     prompt_key = tokens.response_key(
-        repr([(m.get("role"), _text(m.get("content"))) for m in turn.messages])
+        repr([(m.get("role"), message_text(m)) for m in turn.messages])
         + (json.dumps(turn.tools, sort_keys=True, default=str) if turn.tools else "")
     )
     prompt_ids, completion_ids, mask = tokenize_turn(tokenizer, turn.messages, turn.response, turn.tools)
