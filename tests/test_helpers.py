@@ -92,3 +92,23 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0] != "Z"
     except OSError:
         return False
+
+
+def test_wait_for_ignores_stops_and_says_why() -> None:
+    calls = [0]
+
+    def flaky() -> str:
+        calls[0] += 1
+        if calls[0] < 3:
+            raise OSError("not yet")
+        return "ready"
+
+    assert wait_for(flaky, 5, "flaky", 0.001, ignore=OSError) == "ready" and calls[0] == 3
+    with pytest.raises(AssertionError, match="stopped waiting for the port: it died"):
+        wait_for(lambda: False, 5, "the port", stop=lambda: "it died")
+
+    def never() -> bool:
+        raise OSError("refused")
+
+    with pytest.raises(AssertionError, match=r"timed out after 0.05s waiting for state 7 \(OSError\('refused'\)\)"):
+        wait_for(never, 0.05, lambda: "state 7", 0.01, ignore=OSError)
