@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -44,6 +44,9 @@ from ._workspace import copy_workspace
 from .common import REPO_ROOT, provenance
 from .model import Bench, BenchFormatError, Day, Round, assign_folders, natural_key, option_letters
 from .scripted_policy import FEEDBACK_PREFIX
+
+if TYPE_CHECKING:
+    from ..plugin import MetaClawPlugin
 
 FORMAT = "metaclaw-bench/1"
 ROUND_TYPES = ("file_check", "multi_choice")
@@ -644,7 +647,7 @@ class RoundResult:
         return d
 
 
-def drain_learning(plugin: Any, timeout: float = 300.0) -> dict[str, Any]:
+def drain_learning(plugin: MetaClawPlugin, timeout: float = 300.0) -> dict[str, Any]:
     """Wait until the plugin's background work and learning jobs (judge, evolution) have nothing pending."""
     t0 = time.monotonic()
     plugin.flush(30)
@@ -735,7 +738,7 @@ class ArmRunner:
         self.model = model_factory()
         self.max_steps = max_steps
         self.log = log
-        self.plugin: Any = None
+        self.plugin: MetaClawPlugin | None = None
         self.middleware = None
         self.library: str | None = None
         self.slow: Any = None  # the skills+rl arm's served policy and trainer (rl_arm.SlowLoop)
@@ -932,21 +935,22 @@ class ArmRunner:
             "rounds": results,
             **({"notes": notes} if notes else {}),
         }
-        if self.plugin is not None:
+        plugin = self.plugin
+        if plugin is not None:
             from ..types import TurnContext
 
             outcome = {"success": all(r["passed"] is not False for r in results), "score": day_out["accuracy"]}
 
             def end() -> None:
-                self.plugin.on_session_end(TurnContext(thread, host="bench"), outcome, reason="bench day end")
+                plugin.on_session_end(TurnContext(thread, host="bench"), outcome, reason="bench day end")
 
             if self.slow is not None:
                 day_out["weights_answered"] = self.slow.take_weights()
                 day_out["slow_loop"] = self.slow.away(end)
             else:
                 end()
-            day_out["learning"] = drain_learning(self.plugin)
-            st = self.plugin.status()
+            day_out["learning"] = drain_learning(plugin)
+            st = plugin.status()
             day_out["skills_active"] = st["skills"]["active"]
             day_out["skills_quarantined"] = st["skills"].get("quarantined")
             day_out["skill_generation"] = st["skill_generation"]
@@ -955,10 +959,14 @@ class ArmRunner:
 
     def evolved_skills(self) -> dict[str, list[str]]:
         """The evolved skills in the library, by name: the sessions they were learned from."""
+        if self.plugin is None:
+            return {}
         loaded = self.plugin.skills.store.load().skills
         return {n: list(s.source_sessions) for n, s in sorted(loaded.items()) if s.origin == "evolved"}
 
     def _last_injected(self, thread: str) -> list[str]:
+        if self.plugin is None:
+            return []
         try:
             self.plugin.store.flush(5)
             sess = self.plugin.store.get_session(thread)
