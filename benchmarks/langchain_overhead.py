@@ -153,7 +153,7 @@ def main() -> int:
         plugin = MetaClawPlugin(Settings(home=Path(home))).start()  # seeds the full builtin library
         hook_ns: dict[str, list[int]] = {}
         if args.breakdown:
-            for hook in ("skill_block", "record_request", "on_response", "on_session_end"):
+            for hook in ("prepare_turn", "complete_turn", "on_session_end"):
                 hook_ns[hook] = timed(plugin, hook)
         try:
             with_mw = Setup(True, plugin, args.calls_per_run)

@@ -208,21 +208,6 @@ class MetaClawPlugin:
         """The block alone (``prepare_turn(..., record=False).block``), for tools that measure retrieval."""
         return self.prepare_turn(ctx, messages, record=False).block
 
-    def record_request(
-        self,
-        ctx: TurnContext,
-        messages: Sequence[Message],
-        injected_skills: Sequence[str] | None = None,
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-    ) -> None:
-        """Remember the messages as sent, without injecting, until :meth:`on_response` (capture only)."""
-        try:
-            prepared = self.prepare_turn(ctx, messages, tools=tools, inject=False, injected_skills=injected_skills)
-            self.inflight.put(ctx.request_id, prepared)
-        except Exception:
-            self._fail("record_request")
-
     def on_request(
         self, ctx: TurnContext, messages: Sequence[Message], *, tools: Sequence[dict[str, Any]] | None = None
     ) -> list[Message]:

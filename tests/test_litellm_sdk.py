@@ -247,8 +247,8 @@ def test_plugin_exceptions_never_reach_the_caller(loop, sdk, plugin, upstream, m
     def boom(*a: Any, **k: Any) -> Any:
         raise RuntimeError("deliberate")
 
-    monkeypatch.setattr(plugin, "on_request", boom)
-    monkeypatch.setattr(plugin, "on_response", boom)
+    monkeypatch.setattr(plugin, "prepare_turn", boom)
+    monkeypatch.setattr(plugin, "complete_turn", boom)
     tag = uuid.uuid4().hex[:8]
     msgs = [{"role": "user", "content": f"{MATCHING} [{tag}]"}]
 
@@ -309,7 +309,7 @@ def test_proxy_pre_call_hook_rules(loop, plugin):
     )
     d["metadata"].pop("session_id")
     run(cb.async_pre_call_hook(_Key(), None, d, "acompletion"))
-    assert cb._inflight[d["litellm_call_id"]].ctx.session_id.startswith("fp-")
+    assert cb._inflight.get(d["litellm_call_id"]).ctx.session_id.startswith("fp-")
     # header beats metadata; X-Turn-Type side; X-Session-Done
     d = _data(
         [{"role": "user", "content": MATCHING}],
@@ -318,7 +318,7 @@ def test_proxy_pre_call_hook_rules(loop, plugin):
         headers={"x-turn-type": "side", "x-session-done": "true"},
     )
     out = run(cb.async_pre_call_hook(_Key(team_id="t1"), None, d, "acompletion"))
-    inf = cb._inflight[d["litellm_call_id"]]
+    inf = cb._inflight.get(d["litellm_call_id"])
     assert (inf.ctx.session_id, inf.ctx.kind, inf.done, inf.ctx.tenant) == ("hdr", "side", True, "team:t1")
     assert OPEN not in json.dumps(out["messages"])
     # other call types and malformed bodies pass through untouched
@@ -349,7 +349,7 @@ def test_log_events_do_not_record_a_turn_twice(loop, plugin):
     loop.run_until_complete(cb.async_log_success_event(kwargs, resp, None, None))
     loop.run_until_complete(cb.async_log_failure_event({**kwargs, "exception": RuntimeError("late")}, None, None, None))
     assert [t.response for t in _session(plugin, "twice", 1).turns] == [{"role": "assistant", "content": "yo"}]
-    assert cb._inflight == {}
+    assert len(cb._inflight) == 0
 
 
 # Translation rules -----------------------------------------------------------------------------------------------
