@@ -1,8 +1,20 @@
 """MetaClawPlugin: the only object adapters touch.
 
-Three hooks, all synchronous and cheap (in-memory retrieval and one journal append; no network,
-no LLM, no lock on a database), plus async twins for async hosts. Every hook fails open: if the
-plugin breaks, the host's call goes on unchanged and the error is logged and counted.
+What every adapter calls (LiteLLM, LangChain's middleware, callback handler and ``with_skills``, the sidecar
+that OpenClaw talks to):
+
+* ``prepare_turn(ctx, messages, tools=...) -> PreparedTurn``: the block to inject (``.block``, skills today;
+  the adapter renders it into its host's own message type) and the record of the request (``.messages``, as
+  sent). The adapter keeps it on the host's per-call object, or in an ``InFlight`` table when the host has none.
+* ``complete_turn(prepared, response, ...)``: record the turn (on disk, in the journal, when it returns).
+* ``on_session_end(ctx, outcome)`` and ``on_feedback(ctx, score, text)``.
+
+``on_request``/``on_response`` (the public hooks, with async twins) are the same two calls for callers that keep
+no state: the prepared turn waits in :attr:`MetaClawPlugin.inflight`, keyed by ``ctx.request_id``.
+
+All of them are synchronous and cheap (in-memory retrieval and one journal append; no network, no LLM, no lock
+on a database). The hooks fail open: if the plugin breaks, the host's call goes on unchanged and the error is
+logged and counted. ``prepare_turn``/``complete_turn`` raise instead; adapters call them under ``FailOpen``.
 """
 
 from __future__ import annotations
@@ -14,8 +26,8 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from .config import Settings
 from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
@@ -24,29 +36,22 @@ from .logfile import attach_log_file
 from .memory.store import MemoryStore
 from .memory.view import MemoryView
 from .privacy import Redactor
+from .protocols import SchedulerPart
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
-from .skillbank.render import inject
+from .skillbank.render import inject as inject_block
 from .store.backend import postgres_of
 from .store.election import host_id
 from .store.skill_library import SharedSkillLibrary
 from .store.trajectories import TrajectoryStore
+from .turns import FailOpen, InFlight, PreparedTurn
 from .types import Message, Session, Turn, TurnContext
 from .worker import BackgroundWorker
 
+if TYPE_CHECKING:  # attached lazily in start(); the request path never imports it
+    from .learning import LearningLoop
+
 log = logging.getLogger("metaclaw_plugin")
-
-PENDING_TTL = 900.0  # a request with no response after this long is forgotten
-
-
-@dataclass
-class _Pending:
-    ctx: TurnContext
-    messages: list[Message]
-    injected: list[str]
-    generation: int
-    t0: float
-    block: str | None = None  # the skill block this plugin injected (stored without a second redaction)
-    tools: list[dict[str, Any]] | None = None  # the request's tool definitions, as sent
+_fail = FailOpen(log, "metaclaw", what="the host call")
 
 
 class MetaClawPlugin:
@@ -70,19 +75,19 @@ class MetaClawPlugin:
         self.worker = BackgroundWorker()
         self.errors: Counter[str] = Counter()
         self._sessions: dict[tuple[str, str], SessionState] = {}
-        self._pending: dict[str, _Pending] = {}
+        self.inflight: InFlight[str, PreparedTurn] = InFlight()  # on_request's turns, until on_response
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
         self._started = False
         # The learning side subscribes here (TurnRecorded, SessionEnd, Feedback); delivery runs in the worker.
         self.events = Events(self._deliver)
-        self.learning: Any = None  # metaclaw_plugin.learning.LearningLoop, attached in start() when configured
+        self.learning: LearningLoop | None = None  # attached in start() when configured
         # Host traffic for the scheduler (OMLS): the last request here, and a file whose mtime tells other
         # processes on the home (touched at most once a second). The scheduler only reads these.
         self.last_request_at = 0.0
         self._activity_file = s.activity_path
         self._activity_marked = 0.0
-        self.scheduler: Any = None  # metaclaw_plugin.scheduling.Omls, attached in start() when training can run
+        self.scheduler: SchedulerPart | None = None  # scheduling.Omls, attached in start() when training can run
         self.scheduler_note: str | None = None
         # Memory of each user: the request path reads the view; the worker refreshes it; the learner extracts.
         self.memory = MemoryView(s)
@@ -166,64 +171,70 @@ class MetaClawPlugin:
             self.start()
 
     # Hooks ------------------------------------------------------------------------------------------
-    def skill_block(self, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
-        """The rendered skills for this turn, without changing the messages (for hosts that inject
-        themselves, such as OpenClaw's prependSystemContext)."""
+    def prepare_turn(
+        self,
+        ctx: TurnContext,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        inject: bool = True,
+        injected_skills: Sequence[str] | None = None,
+        record: bool = True,
+    ) -> PreparedTurn:
+        """Prepare a turn: the block to inject and the record of the request (see :class:`PreparedTurn`).
+
+        ``inject=False``: the messages already carry their block (a retry, or a host that injected itself and
+        names the skills in ``injected_skills``); nothing is added. ``record=False``: the block alone, for a host
+        that asks for it ahead of its request (OpenClaw's prependSystemContext); the session is not touched.
+        Raises on a bug or on messages that are not a list: adapters call it under ``FailOpen``."""
+        if not isinstance(messages, (list, tuple)):
+            raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
         self._ensure_started()
-        self._host_activity(time.time())
-        inj = self.skills.injection(ctx, messages)
-        ctx.injected_skills = inj.names
-        ctx.skill_generation = inj.generation
-        return inj
+        now = time.time()
+        self._host_activity(now)
+        block = None
+        if inject:
+            try:
+                block = self.skills.injection(ctx, messages)
+            except Exception:
+                self._fail("inject")  # the turn is still recorded, with nothing injected
+            memory = self.memory_section(ctx, messages)  # its own section beside the skills; fails open by itself
+            if memory:
+                base = block if block is not None else Injection("", [], self.skills.generation)
+                block = replace(base, text="\n\n".join(t for t in (base.text, memory) if t))
+        if block is not None:
+            ctx.injected_skills = block.names
+            ctx.skill_generation = block.generation
+            sent = inject_block(messages, block.text)
+        else:
+            names = list(injected_skills) if injected_skills is not None else list(ctx.injected_skills)
+            gen = ctx.skill_generation if ctx.skill_generation is not None else self.skills.generation
+            block = Injection("", names, gen)
+            sent = list(messages)
+        prepared = PreparedTurn(ctx, block, sent, _tool_list(tools), rendered=bool(block.text))
+        if record:
+            with self._lock:
+                self._touch(ctx, now)
+        return prepared
+
+    def skill_block(self, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
+        """The block alone (``prepare_turn(..., record=False).block``), for tools that measure retrieval."""
+        return self.prepare_turn(ctx, messages, record=False).block
 
     def on_request(
         self, ctx: TurnContext, messages: Sequence[Message], *, tools: Sequence[dict[str, Any]] | None = None
     ) -> list[Message]:
         """Inject the relevant skills and remember the request (with its ``tools``, the OpenAI-format tool
-        definitions it carries: the policy's prompt renders them). Returns a new list."""
+        definitions it carries: the policy's prompt renders them) until :meth:`on_response`. Returns a new list."""
         try:
             if not isinstance(messages, (list, tuple)):
                 raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
-            inj = self.skill_block(ctx, messages)
-            block = "\n\n".join(b for b in (inj.text, self.memory_section(ctx, messages)) if b)
-            out = inject(messages, block)
-            self._remember_request(ctx, out, inj.names, block or None, tools)
-            return out
+            prepared = self.prepare_turn(ctx, messages, tools=tools)
+            self.inflight.put(ctx.request_id, prepared)
+            return prepared.messages
         except Exception:
             self._fail("on_request")
             return list(messages) if isinstance(messages, (list, tuple)) else messages  # type: ignore[return-value]
-
-    def record_request(
-        self,
-        ctx: TurnContext,
-        messages: Sequence[Message],
-        injected_skills: Sequence[str] | None = None,
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-    ) -> None:
-        """Remember the messages (and ``tools``) as sent, for adapters that cannot inject (capture only)."""
-        try:
-            self._ensure_started()
-            names = injected_skills if injected_skills is not None else ctx.injected_skills
-            self._remember_request(ctx, messages, names, None, tools)
-        except Exception:
-            self._fail("record_request")
-
-    def _remember_request(
-        self,
-        ctx: TurnContext,
-        messages: Sequence[Message],
-        names: Sequence[str],
-        block: str | None,
-        tools: Sequence[dict[str, Any]] | None,
-    ) -> None:
-        gen = ctx.skill_generation if ctx.skill_generation is not None else self.skills.generation
-        now = time.time()
-        pend = _Pending(ctx, list(messages), list(names), gen, time.monotonic(), block, _tool_list(tools))
-        with self._lock:
-            self._pending[ctx.request_id] = pend
-            self._touch(ctx, now)
-        self._host_activity(now)
 
     def _host_activity(self, now: float) -> None:
         """The user is here: the scheduler pauses training at its next check (an attribute write). Other processes
@@ -254,57 +265,79 @@ class MetaClawPlugin:
         latency_ms: float | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
     ) -> Turn | None:
-        """Record the turn. It is on disk (journal) when this returns. ``messages``/``tools``: the request as
-        sent, for a response whose request was not seen (or to replace what was)."""
+        """Record the turn that :meth:`on_request` started (``ctx.request_id``). It is on disk (journal) when this
+        returns. ``messages``/``tools``: the request as sent, for a response whose request was not seen (or to
+        replace what was)."""
         try:
             self._ensure_started()
-            with self._lock:
-                pend = self._pending.pop(ctx.request_id, None)
-            if pend is None:
-                pend = _Pending(
-                    ctx,
-                    list(messages or []),
-                    list(ctx.injected_skills),
-                    ctx.skill_generation if ctx.skill_generation is not None else self.skills.generation,
-                    time.monotonic(),
-                )
-            elif messages is not None:
-                pend.messages = list(messages)
-            if tools is not None:
-                pend.tools = _tool_list(tools)
-            if latency_ms is None:
-                latency_ms = (time.monotonic() - pend.t0) * 1000.0
-            tool_calls = list((response or {}).get("tool_calls") or []) if isinstance(response, dict) else []
-            turn = Turn(
-                turn_id=ctx.request_id,
-                session_id=ctx.session_id,
-                tenant=ctx.tenant,
-                kind=ctx.kind,
-                messages=pend.messages,
-                response=response if isinstance(response, dict) else None,
-                tool_calls=tool_calls,
-                model=ctx.model or pend.ctx.model,
+            prepared = self.inflight.pop(ctx.request_id)
+            if prepared is None:
+                prepared = self.prepare_turn(ctx, messages or [], inject=False, record=False)
+            return self.complete_turn(
+                prepared,
+                response,
+                ctx=ctx,
                 usage=usage,
-                latency_ms=round(latency_ms, 3),
-                injected_skills=pend.injected,
-                skill_generation=pend.generation,
                 error=error,
-                host=ctx.host,
-                user=ctx.user or pend.ctx.user,
-                tools=pend.tools,
+                messages=messages,
+                latency_ms=latency_ms,
+                tools=tools,
             )
-            self.store.append_turn(turn, skill_block=pend.block)
-            with self._lock:
-                state = self._touch(ctx, time.time())
-                state.turn_ids.append(turn.turn_id)
-                if ctx.kind == "main":
-                    state.main_turns += 1
-            if self.events.wanted(TurnRecorded):
-                self.events.publish(TurnRecorded(turn, state, pend.ctx))
-            return turn
         except Exception:
             self._fail("on_response")
             return None
+
+    def complete_turn(
+        self,
+        prepared: PreparedTurn,
+        response: Message | None,
+        *,
+        ctx: TurnContext | None = None,
+        usage: dict[str, Any] | None = None,
+        error: str | None = None,
+        messages: Sequence[Message] | None = None,
+        latency_ms: float | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+    ) -> Turn:
+        """Record a prepared turn with its response (None with ``error`` for a failed call). It is on disk
+        (journal) when this returns. ``ctx``: the response's context when the host built a new one (its model
+        and user fill in from the request's); ``messages``/``tools`` replace the request's as recorded. Raises
+        on a bug: adapters call it under ``FailOpen``."""
+        self._ensure_started()
+        pend = prepared
+        ctx = ctx if ctx is not None else pend.ctx
+        sent = list(messages) if messages is not None else pend.messages
+        kept_tools = _tool_list(tools) if tools is not None else pend.tools
+        if latency_ms is None:
+            latency_ms = (time.monotonic() - pend.t0) * 1000.0
+        tool_calls = list((response or {}).get("tool_calls") or []) if isinstance(response, dict) else []
+        turn = Turn(
+            turn_id=ctx.request_id,
+            session_id=ctx.session_id,
+            tenant=ctx.tenant,
+            kind=ctx.kind,
+            messages=sent,
+            response=response if isinstance(response, dict) else None,
+            tool_calls=tool_calls,
+            model=ctx.model or pend.ctx.model,
+            usage=usage,
+            latency_ms=round(latency_ms, 3),
+            injected_skills=list(pend.block.names),
+            skill_generation=pend.block.generation,
+            error=error,
+            host=ctx.host,
+            user=ctx.user or pend.ctx.user,
+            tools=kept_tools,
+        )
+        self.store.append_turn(turn, skill_block=pend.block.text if pend.rendered else None)
+        with self._lock:
+            state = self._touch(ctx, time.time())
+            state.turn_ids.append(turn.turn_id)
+            if ctx.kind == "main":
+                state.main_turns += 1
+        if self.events.wanted(TurnRecorded):
+            self.events.publish(TurnRecorded(turn, state, pend.ctx))
+        return turn
 
     def on_session_end(self, ctx: TurnContext, outcome: dict[str, Any] | None = None, *, reason: str = "host") -> None:
         """End a session: persist the outcome and hand it to the background loops."""
@@ -502,19 +535,16 @@ class MetaClawPlugin:
             self._fail(f"listener:{getattr(fn, '__qualname__', fn)}")
 
     def _fail(self, where: str) -> None:
-        self.errors[where] += 1
-        log.exception("metaclaw %s failed; the host call continues unchanged", where)
+        _fail(where, self)
 
     def sweep_sessions(self, now: float | None = None) -> int:
-        """End sessions idle longer than ``sessions.session_idle_timeout``; forget stale requests."""
+        """End sessions idle longer than ``sessions.session_idle_timeout``; forget requests never answered."""
         now = time.time() if now is None else now
         timeout = self.settings.sessions.session_idle_timeout
         with self._lock:
             idle = [k for k, s in self._sessions.items() if now - s.last_at >= timeout]
             states = [self._sessions.pop(k) for k in idle]
-            mono = time.monotonic()
-            for rid in [r for r, p in self._pending.items() if mono - p.t0 > PENDING_TTL]:
-                del self._pending[rid]
+        self.inflight.sweep()
         for st in states:
             self._end(st.tenant, st.session_id, st.host, st, None, "idle")
         return len(states)

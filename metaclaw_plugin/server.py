@@ -51,9 +51,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .protocols import PluginLike
+from .turns import FailOpen
 from .types import DEFAULT_TENANT, TurnContext
 
 log = logging.getLogger("metaclaw_plugin.server")
+_fail = FailOpen(log, "metaclaw sidecar", what="the request")
 
 TOKEN_FILE = "server.token"
 DEFAULT_MAX_BODY = 4_000_000
@@ -316,7 +319,7 @@ class BearerAuth:
 # The app
 # ------------------------------------------------------------------------------------------------
 def create_app(
-    plugin: Any,
+    plugin: PluginLike,
     token: str,
     *,
     max_body_bytes: int | None = None,
@@ -406,10 +409,10 @@ def create_app(
         if body.prompt:
             msgs.append({"role": "user", "content": body.prompt})
         ctx = ctx_for(body.session_id, body.tenant, body.kind, user=body.user)
-        inj = plugin.skill_block(ctx, msgs)
-        memory = plugin.memory_section(ctx, msgs) if hasattr(plugin, "memory_section") else ""  # the user's memories
-        block = "\n\n".join(b for b in (inj.text or "", memory) if b)
-        return JSONResponse({"block": block, "skills": list(inj.names or []), "generation": int(inj.generation or 0)})
+        inj = plugin.prepare_turn(ctx, msgs, record=False).block  # OpenClaw injects it; turns/input records
+        return JSONResponse(
+            {"block": inj.text or "", "skills": list(inj.names or []), "generation": int(inj.generation or 0)}
+        )
 
     @endpoint
     async def turn_input(request: Request) -> Response:
@@ -417,10 +420,18 @@ def create_app(
         ctx = ctx_for(body.session_id, body.tenant, body.kind, body.run_id, body.model, body.user)
         if body.skill_generation is not None:
             ctx.skill_generation = body.skill_generation
-        plugin.record_request(
-            ctx, _dump_messages(body.messages), injected_skills=body.injected_skills or [], tools=body.tools
-        )
-        return JSONResponse({"ok": True})
+        ok = False
+        with _fail.guard("turns.input", plugin):  # kept until turns/output: HTTP has no per-call object
+            prepared = plugin.prepare_turn(
+                ctx,
+                _dump_messages(body.messages),
+                tools=body.tools,
+                inject=False,
+                injected_skills=body.injected_skills or [],
+            )
+            plugin.inflight.put(ctx.request_id, prepared)
+            ok = True
+        return JSONResponse({"ok": ok})
 
     @endpoint
     async def turn_output(request: Request) -> Response:
@@ -430,7 +441,10 @@ def create_app(
         kw: dict[str, Any] = {"usage": body.usage, "error": body.error}
         if body.latency_ms is not None:
             kw["latency_ms"] = body.latency_ms
-        turn = plugin.on_response(ctx, response, **kw)
+        turn = None
+        with _fail.guard("turns.output", plugin):
+            prepared = plugin.inflight.pop(ctx.request_id) or plugin.prepare_turn(ctx, [], inject=False, record=False)
+            turn = plugin.complete_turn(prepared, response, ctx=ctx, **kw)
         return JSONResponse({"ok": turn is not None, "turn_id": body.run_id})
 
     @endpoint
@@ -563,7 +577,7 @@ def serve(
     host: str | None = None,
     port: int | None = None,
     allow_remote: bool = False,
-    plugin: Any = None,
+    plugin: PluginLike | None = None,
     log_level: str = "warning",
     sock: socket.socket | None = None,
 ) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from skip_policy import (  # noqa: F401  (pytest hooks: a skip for a missing par
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.cli import common as cli_common
+from metaclaw_plugin.procs import free_port as free_port  # re-exported for the tests
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: LiteLLM must not fetch its price map
 
@@ -58,12 +58,6 @@ def plugin(settings: Settings):
     p = MetaClawPlugin(settings).start()
     yield p
     p.stop()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")

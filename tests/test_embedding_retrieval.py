@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ pytest.importorskip("chromadb", reason="needs the embeddings extra")
 pytest.importorskip("sentence_transformers", reason="needs the embeddings extra")
 
 from conftest import free_port
+from waiting import exited, wait_for
 
 from metaclaw_plugin import Settings, TurnContext
 from metaclaw_plugin.skillbank import SkillBank, bundled_skills_dir
@@ -80,16 +80,18 @@ def chroma_server(tmp_path: Path):
     )
     import chromadb
 
-    deadline = time.time() + 60
-    while True:
-        try:
-            chromadb.HttpClient(host="127.0.0.1", port=port).heartbeat()
-            break
-        except Exception:
-            if time.time() > deadline or proc.poll() is not None:
-                proc.kill()
-                pytest.fail("chroma server did not start")
-            time.sleep(0.3)
+    try:
+        wait_for(
+            lambda: chromadb.HttpClient(host="127.0.0.1", port=port).heartbeat() or True,
+            60,
+            "the chroma server",
+            0.3,
+            ignore=Exception,
+            stop=exited(proc),
+        )
+    except AssertionError:
+        proc.kill()
+        raise
     yield port
     proc.terminate()
     proc.wait(timeout=20)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from postgres_support import PgServer, pg_server, pg_url, start_server  # noqa: F401  (fixtures)
 from test_trajectories import make_turn
+from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.store import SCHEMA_VERSION, Database
@@ -340,8 +341,7 @@ def test_the_learner_is_elected_once_and_fails_over_after_kill_9(pg_url: str):  
         assert json.loads(row["value"])["host"] == "child"
         child.kill()  # kill -9: no clean-up runs in the child
         t0 = time.monotonic()
-        while not (me.is_leader() or other.is_leader()) and time.monotonic() - t0 < 10:
-            time.sleep(0.01)
+        wait_for(lambda: me.is_leader() or other.is_leader(), 10, "a takeover", 0.01)
         failover = time.monotonic() - t0
         assert failover < 2.0, f"takeover took {failover:.2f}s"
         time.sleep(0.5)

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from training_support import ANSWER_A, ANSWER_B, PROMPT, FakeService, a_and_b, capture  # noqa: E402
+from waiting import wait_for  # noqa: E402
 
 from metaclaw_plugin import Settings  # noqa: E402
 from metaclaw_plugin.devtools.tinymodel import build_tiny_model  # noqa: E402
@@ -198,13 +198,13 @@ def test_checkpoint_survives_kill_9_and_resumes(home: Path, tiny: Path):
         [sys.executable, "-m", "metaclaw_plugin", "train"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     db = Database(home / "metaclaw.db")
-    deadline = time.time() + 120
-    saved = None
-    while time.time() < deadline and proc.poll() is None:
+
+    def four_steps() -> bool:
         rows = db.query("SELECT value FROM runtime_state WHERE key = 'training.checkpoint'")
-        if rows and json.loads(rows[0]["value"])["step"] >= 4:
-            break
-        time.sleep(0.05)
+        return bool(rows) and json.loads(rows[0]["value"])["step"] >= 4
+
+    stderr = lambda: proc.stderr.read() if proc.stderr else "(no stderr)"  # noqa: E731
+    wait_for(four_steps, 120, "a checkpoint at step 4", stop=lambda: proc.poll() is not None and (stderr() or "exited"))
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""

@@ -176,7 +176,7 @@ def _worker(spec: dict[str, Any]) -> dict[str, Any]:
     msgs = [request_messages(t) for t in texts]
     for m in msgs[: spec["warmup"]]:
         plugin.on_request(TurnContext(session_id="warm"), m)
-    plugin._pending.clear()  # requests with no response; irrelevant to what is measured
+    plugin.inflight.clear()  # requests with no response; irrelevant to what is measured
     times: list[float] = []
     clock = time.perf_counter_ns
     for i, m in enumerate(msgs[spec["warmup"] :]):
@@ -201,7 +201,7 @@ def _worker(spec: dict[str, Any]) -> dict[str, Any]:
         t = clock()
         plugin.on_request(ctx, step)
         steps.append((clock() - t) / 1000.0)
-    plugin._pending.clear()
+    plugin.inflight.clear()
     # Tokens and skill counts, outside the timed loop.
     toks: list[int] = []
     nskills: list[int] = []

@@ -11,6 +11,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
+from ..text import message_text
 from .data import SkillRow, windows
 
 NAV = [("/", "Skills"), ("/sessions", "Sessions"), ("/training", "Training"), ("/scheduler", "Scheduler")]
@@ -155,10 +156,7 @@ def sessions_page(total: int, rows: list[dict[str, Any]], offset: int, limit: in
 def _text(msg: dict[str, Any] | None, limit: int = 2000) -> str:
     if not msg:
         return ""
-    c = msg.get("content")
-    if isinstance(c, list):
-        c = " ".join(str(p.get("text", "")) for p in c if isinstance(p, dict))
-    s = str(c or "")
+    s = message_text(msg)
     return s if len(s) <= limit else s[:limit] + " …"
 
 

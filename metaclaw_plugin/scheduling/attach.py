@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import SchedulerSettings, Settings
+from ..protocols import PluginLike
 from ..store import connect, open_database
 from ..store.election import LearnerElection
 from ..store.postgres import PostgresDatabase
@@ -115,7 +116,7 @@ def build(
     return omls, notes
 
 
-def attach_scheduler(plugin: Any, trainer: Callable[[], Trainer] | None = None) -> Omls | None:
+def attach_scheduler(plugin: PluginLike, trainer: Callable[[], Trainer] | None = None) -> Omls | None:
     """Start the scheduler for ``plugin`` (a started :class:`~metaclaw_plugin.MetaClawPlugin`), or leave a note
     in ``plugin.scheduler_note`` saying why training cannot run. ``trainer`` overrides the slow loop's."""
     settings: Settings = plugin.settings

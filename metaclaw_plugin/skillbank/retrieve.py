@@ -20,6 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ..text import message_text
 from ..types import Message, Skill
 
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -256,21 +257,6 @@ def context_terms(text: str) -> frozenset[str]:
             _CONTEXT_TERMS.clear()
         _CONTEXT_TERMS[text] = terms
     return terms
-
-
-def message_text(msg: Message) -> str:
-    content = msg.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for p in content:
-            if isinstance(p, dict) and isinstance(p.get("text"), str):
-                parts.append(p["text"])
-            elif isinstance(p, str):
-                parts.append(p)
-        return "\n".join(parts)
-    return ""
 
 
 def task_parts(messages: Sequence[Message], context_messages: int = 2, max_chars: int = 2000) -> tuple[str, str]:

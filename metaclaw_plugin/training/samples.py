@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..store import AnyDatabase
+from ..text import message_text
 from ..types import Message, Sample, Turn
 from . import chat, tokens
 
@@ -60,14 +61,6 @@ class TrainSample:
         return self.token_advantages if self.token_advantages is not None else [self.advantage] * len(self.mask)
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # OpenAI content parts: keep the text ones
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return "" if content is None else str(content)
-
-
 def _last_user(messages: Sequence[Message]) -> int:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user":
@@ -82,7 +75,7 @@ def group_key(messages: Sequence[Message], tools: Sequence[dict[str, Any]] | Non
     Keyed by the whole prompt, no two turns ever grouped (the system prompt changes with the injected skills and
     the history with the session), so every group had one member and no advantage. The last user message is
     the request; digits are what varies between instances of one task ("convert 3 km", "convert 12 km")."""
-    text = _text(messages[_last_user(messages)].get("content")) if messages else ""
+    text = message_text(messages[_last_user(messages)]) if messages else ""
     norm = re.sub(r"\d+", "#", " ".join(text.lower().split()))
     names = sorted(str((t.get("function") or {}).get("name")) for t in tools or [] if isinstance(t, dict))
     return tokens.response_key(norm + ("\x00" + ",".join(names) if names else ""))

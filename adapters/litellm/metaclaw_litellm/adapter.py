@@ -1,4 +1,5 @@
-"""``MetaClawCallback``: LiteLLM events in, the core's three hooks out. Nothing else.
+"""``MetaClawCallback``: LiteLLM events in, the core's two turn calls out (``prepare_turn``, ``complete_turn``;
+plus ``on_session_end``). Nothing else.
 
 Which LiteLLM hook does what (LiteLLM 1.108; see the README for the table):
 
@@ -35,8 +36,10 @@ from metaclaw_plugin.integration import (
     DEFAULT_TENANT,
     RETRY_PLUGIN_AFTER,
     FailOpen,
+    InFlight,
     MetaClawPlugin,
     PluginHandle,
+    PreparedTurn,
     Settings,
     TurnContext,
     conversation_fingerprint,
@@ -63,7 +66,6 @@ log = logging.getLogger("metaclaw_litellm")
 _fail = FailOpen(log, "metaclaw_litellm", what="the request")
 
 TenantMode = Literal["key", "team", "none"]
-INFLIGHT_TTL = 900.0  # seconds; a request never answered is forgotten after this
 RECORDED_MAX = 50_000  # call ids remembered to keep the log events from recording a turn twice
 
 
@@ -74,6 +76,7 @@ class _Inflight:
     outcome: dict[str, Any] | None
     origin: str  # "proxy" or "sdk"
     t0: float
+    turn: PreparedTurn | None = None  # the prepared turn (the block injected, the request as sent)
 
 
 class MetaClawCallback(CustomLogger):
@@ -116,9 +119,8 @@ class MetaClawCallback(CustomLogger):
             retry_after=RETRY_PLUGIN_AFTER,
         )
         self._lock = threading.Lock()
-        self._inflight: dict[str, _Inflight] = {}
+        self._inflight: InFlight[str, _Inflight] = InFlight()  # the core's one expiry policy
         self._recorded: OrderedDict[str, None] = OrderedDict()
-        self._last_sweep = time.monotonic()
         if start:
             self.get_plugin()
 
@@ -229,13 +231,7 @@ class MetaClawCallback(CustomLogger):
         return _Inflight(ctx, done, outcome, "sdk", time.monotonic())
 
     def _remember(self, call_id: str, inf: _Inflight) -> None:
-        with self._lock:
-            self._inflight[call_id] = inf
-            now = time.monotonic()
-            if now - self._last_sweep > 60.0:
-                self._last_sweep = now
-                for k in [k for k, v in self._inflight.items() if now - v.t0 > INFLIGHT_TTL]:
-                    del self._inflight[k]
+        self._inflight.put(call_id, inf)
 
     def _claim(self, call_id: str) -> tuple[bool, _Inflight | None]:
         """Mark a call as recorded. Returns (first time?, its in-flight state)."""
@@ -245,7 +241,7 @@ class MetaClawCallback(CustomLogger):
             self._recorded[call_id] = None
             if len(self._recorded) > RECORDED_MAX:
                 self._recorded.popitem(last=False)
-            return True, self._inflight.pop(call_id, None)
+            return True, self._inflight.pop(call_id)
 
     def _finish(
         self,
@@ -261,7 +257,10 @@ class MetaClawCallback(CustomLogger):
         plugin = self._handle.get()
         if plugin is None:
             return
-        plugin.on_response(inf.ctx, response, usage=usage, error=error, messages=messages, tools=tools)
+        turn = inf.turn
+        if turn is None:  # capture only: the request was not seen by a pre-call hook
+            turn = plugin.prepare_turn(inf.ctx, messages or [], tools=tools, inject=False, record=False)
+        plugin.complete_turn(turn, response, usage=usage, error=error, messages=messages, tools=tools)
         if inf.done:
             plugin.on_session_end(inf.ctx, inf.outcome, reason="host")
 
@@ -302,13 +301,12 @@ class MetaClawCallback(CustomLogger):
             if plugin is None:
                 return data
             inf = self._proxy_context(data, user_api_key_dict, call_id)
-            if already_injected(messages):
-                plugin.record_request(inf.ctx, messages, tools=request_tools(data))
-                out = messages
-            else:
-                out = plugin.on_request(inf.ctx, messages, tools=request_tools(data))
+            # a retry that already carries its block is recorded as it is
+            inf.turn = plugin.prepare_turn(
+                inf.ctx, messages, tools=request_tools(data), inject=not already_injected(messages)
+            )
             self._remember(call_id, inf)
-            data["messages"] = out
+            data["messages"] = inf.turn.messages
         except Exception:
             _fail("async_pre_call_hook", self)
         return data
@@ -418,9 +416,9 @@ class MetaClawCallback(CustomLogger):
                 inf = self._sdk_context(details if isinstance(details, dict) else kwargs, call_id, messages)
             if already_injected(messages):
                 return None
-            out = plugin.on_request(inf.ctx, messages, tools=request_tools(kwargs))
+            inf.turn = plugin.prepare_turn(inf.ctx, messages, tools=request_tools(kwargs))
             self._remember(call_id, inf)
-            kwargs["messages"] = out
+            kwargs["messages"] = inf.turn.messages
             return kwargs
         except Exception:
             _fail("async_pre_call_deployment_hook", self)
