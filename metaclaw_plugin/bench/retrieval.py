@@ -341,6 +341,62 @@ def long_quality(bank: Any) -> dict[str, Any]:
     }
 
 
+def load_short_requests() -> tuple[list[dict[str, str]], list[str]]:
+    """tests/data/short_requests.yaml: (short governed requests with their skill, short ungoverned chat)."""
+    p = _data_file("short_requests.yaml")
+    data = (yaml.safe_load(p.read_text("utf-8")) or {}) if p.is_file() else {}
+    return data.get("governed") or [], data.get("ungoverned") or []
+
+
+def short_quality(bank: Any) -> dict[str, Any]:
+    """Short-request figures for one loaded :class:`SkillBank`: governed requests (this file's and
+    retrieval_queries.yaml) with their skill in the top 3, and ungoverned chat given any procedure. Each figure
+    also for the calibration half (even positions) and the held-out half (odd positions) apart."""
+    from ..types import TurnContext
+
+    governed, ungoverned = load_short_requests()
+    real, unrelated = load_queries()
+    governed = governed + real
+    ungoverned = ungoverned + unrelated
+    if not governed:
+        return {}
+    top_k = bank.settings.retrieval.top_k
+    hit: list[bool] = []
+    misses = []
+    try:
+        bank.settings.retrieval.top_k = 3
+        for q in governed:
+            names = [s.name for s, _ in bank.select(TurnContext(session_id="s"), q["query"])]
+            want = q["expected"] if isinstance(q["expected"], list) else [q["expected"]]
+            hit.append(bool(set(want) & set(names)))
+            if not hit[-1]:
+                misses.append({"query": q["query"], "expected": q["expected"], "got": names})
+    finally:
+        bank.settings.retrieval.top_k = top_k
+    got: list[bool] = []
+    leaks = []
+    for u in ungoverned:
+        names = [s.name for s, _ in bank.select(TurnContext(session_id="su"), u)]
+        got.append(bool(names))
+        if names:
+            leaks.append({"query": u, "got": names})
+
+    def rate(xs: list[bool], half: int | None = None) -> float:
+        sel = xs if half is None else xs[half::2]
+        return round(sum(sel) / len(sel), 3) if sel else 0.0
+
+    return {
+        "governed": len(governed),
+        "ungoverned": len(ungoverned),
+        "governed_top3_hit_rate": rate(hit),
+        "ungoverned_any_skill_rate": rate(got),
+        "calibration_half": {"governed_top3_hit_rate": rate(hit, 0), "ungoverned_any_skill_rate": rate(got, 0)},
+        "held_out_half": {"governed_top3_hit_rate": rate(hit, 1), "ungoverned_any_skill_rate": rate(got, 1)},
+        "misses": misses,
+        "ungoverned_given_skills": leaks,
+    }
+
+
 # Reference tokens -----------------------------------------------------------------------------------
 REF_SNIPPET = r"""
 import json, sys, logging
