@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._mlimport import ML_IMPORT_LOCK
 from ..types import Skill
-from .retrieve import KeywordIndex
+from .retrieve import KeywordIndex, tokenize
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -142,6 +142,8 @@ class StaticEncoder(_QueryCache):
         texts = list(texts)
         if len(texts) == 1:
             return self._one(texts[0])[None, :]
+        # Many texts (a library): wordllama's batches (its tokenizer runs them on several threads). Tokenizing
+        # dominates: ~600 skill documents a second on this 2-core machine, in the background, once per skill.
         return np.asarray(self.model.embed(texts, norm=True), dtype=np.float32)
 
     def _one(self, text: str) -> Any:
@@ -274,7 +276,7 @@ def calibration(settings: Settings) -> tuple[float, float, float]:
 
 SHORT_TERMS = 12  # requests with more distinct terms than this are "long" for the hybrid gate
 EXACT_MAX = 16_384  # above this many skills a search probes the nearest clusters instead of every vector
-PROBE_ROWS = 4_096  # about this many vectors compared per query in probe mode
+PROBE_ROWS = 8_192  # about this many vectors compared per query in probe mode
 
 
 class EmbeddingIndex:
@@ -305,6 +307,7 @@ class EmbeddingIndex:
         )
         self.centroids: Any = None
         self.bounds: Any = None  # cluster c holds rows bounds[c]:bounds[c+1] (rows are sorted by cluster)
+        self.labels: Any = None  # each row's cluster
         self._row = {s.name: j for j, s in enumerate(self.skills)}
         if len(self.skills) > EXACT_MAX:
             self._cluster()
@@ -318,7 +321,7 @@ class EmbeddingIndex:
         import numpy as np
 
         n = len(self.skills)
-        k = max(2, int(2 * n**0.5))
+        k = max(2, int(n**0.5 / 4))  # ~80 clusters of ~1.3k at 100k: a probe is a few contiguous slices
         rng = np.random.default_rng(0)
         sample = self.matrix[rng.choice(n, size=min(n, 40 * k), replace=False)]
         cent = sample[rng.choice(len(sample), size=k, replace=False)].copy()
@@ -334,29 +337,43 @@ class EmbeddingIndex:
         self.matrix = np.ascontiguousarray(self.matrix[order])
         self.skills = [self.skills[i] for i in order]
         self.centroids = cent
-        self.bounds = np.searchsorted(labels[order], np.arange(k + 1))
+        self.labels = labels[order]
+        self.bounds = np.searchsorted(self.labels, np.arange(k + 1))
+        self._bounds: list[int] = self.bounds.tolist()
         self._row = {s.name: j for j, s in enumerate(self.skills)}
 
     def similarities(self, query: str) -> tuple[Any, Any]:
-        """(rows, their similarities): every row in exact mode (rows is None), the probed rows otherwise."""
+        """(rows, their similarities): every row in exact mode (rows is None), the probed clusters' rows otherwise."""
         import numpy as np
 
         q = self.encoder.encode_query(query)
         if self.centroids is None:
             return None, self.matrix @ q
-        near = np.argsort(-(self.centroids @ q))
         rows: list[Any] = []
         parts: list[Any] = []
         total = 0
-        for c in near:  # rows are sorted by cluster: each cluster is one contiguous slice, no gather
-            a, b = int(self.bounds[c]), int(self.bounds[c + 1])
-            if b > a:
+        bounds = self._bounds
+        for c in np.argsort(-(self.centroids @ q)).tolist():
+            a, b = bounds[c], bounds[c + 1]
+            if b > a:  # rows are sorted by cluster: each cluster is one contiguous slice, no gather
                 rows.append(np.arange(a, b))
                 parts.append(self.matrix[a:b] @ q)
                 total += b - a
                 if total >= PROBE_ROWS:
                     break
         return np.concatenate(rows), np.concatenate(parts)
+
+    def probed(self, rows: Any, among: Any) -> Any:
+        """Which of the rows ``among`` are in the probed ``rows`` (whole clusters were probed)."""
+        import numpy as np
+
+        clusters = np.zeros(len(self.centroids), dtype=bool)
+        clusters[self.labels[rows[[0, *np.flatnonzero(np.diff(rows) != 1) + 1]]]] = True
+        return clusters[self.labels[among]]
+
+    def row_similarities(self, rows: Any, query: str) -> Any:
+        """Similarities of the given rows (the query's vector comes from the cache)."""
+        return self.matrix[rows] @ self.encoder.encode_query(query)
 
     def search(
         self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
@@ -412,6 +429,8 @@ class HybridIndex:
         import numpy as np
 
         self._kw_of_row = np.asarray([self._pos[s.name] for s in embedding.skills], dtype=np.intp)
+        self._row_of_kw = np.zeros(len(keyword.skills), dtype=np.intp)
+        self._row_of_kw[self._kw_of_row] = np.arange(len(self._kw_of_row))
 
     def search(
         self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
@@ -420,30 +439,36 @@ class HybridIndex:
 
         if k <= 0 or not self.keyword.skills or not query.strip():
             return []
-        kw, n_terms = self.keyword.score_vector(query, context)
+        raw = self.keyword.raw_scores(query, context)
         rows, sims = self.embedding.similarities(query)
+        want = min(k * 4 if allow else k, len(self.keyword.skills))
+        if rows is not None and raw is not None:
+            # Probe mode: the probed rows plus the best keyword matches, whose similarities are computed apart;
+            # the keyword scores are read for these rows only (a 100k-long vector op costs ~0.1-0.3 ms each).
+            scores = raw[0]
+            hit = np.flatnonzero(scores)
+            if len(hit) > want:
+                hit = hit[np.argpartition(scores[hit], -want)[-want:]]
+            more = self._row_of_kw[hit]
+            more = more[~self.embedding.probed(rows, more)]
+            if len(more):
+                rows = np.concatenate([rows, more])
+                sims = np.concatenate([sims, self.embedding.row_similarities(more, query)])
         kw_rows = self._kw_of_row if rows is None else self._kw_of_row[rows]
-        fused = self.weight * sims
-        if kw is not None:
-            fused = fused + kw[kw_rows]
-        best_sim = float(sims.max()) if len(sims) else -1.0
-        want = min(k * 4 if allow else k, len(fused))
-        if not want:
+        kw = None if raw is None else np.minimum(raw[0][kw_rows] / raw[1], 1.0)
+        n_terms = raw[2] if raw is not None else len(set(tokenize(query)))
+        fused = self.weight * sims if kw is None else kw + self.weight * sims
+        if not want or not len(fused):
             return []
+        want = min(want, len(fused))
         top = np.argpartition(-fused, want - 1)[:want] if want < len(fused) else np.arange(len(fused))
         top = top[np.argsort(-fused[top], kind="stable")]
-        passed = float(fused[top[0]]) >= self.min_fused or best_sim >= self.min_similarity
+        passed = float(fused[top[0]]) >= self.min_fused or float(sims.max()) >= self.min_similarity
         if not passed and n_terms > SHORT_TERMS and kw is not None:
             passed = float(kw.max()) >= self.min_score  # a long request: either signal (see the class docstring)
         if not passed:
             return []
-        # Skills the probe did not reach can still rank by their keyword share (probe mode only).
         ranked = [(float(fused[j]), int(kw_rows[j])) for j in top]
-        if rows is not None and kw is not None:
-            seen = {i for _, i in ranked}
-            extra = np.argpartition(-kw, min(want, len(kw)) - 1)[:want] if want < len(kw) else np.arange(len(kw))
-            ranked += [(float(kw[i]), int(i)) for i in extra if int(i) not in seen and kw[i] > 0]
-            ranked.sort(key=lambda p: -p[0])
         out = []
         scale = 1.0 + self.weight
         for sc, i in ranked:

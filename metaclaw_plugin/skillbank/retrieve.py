@@ -393,13 +393,12 @@ class KeywordIndex:
             scores = np.bincount(np.concatenate(ids), np.concatenate(ws), minlength=self.n)
         return scores, best, own_ids, own_info, len(terms)
 
-    def score_vector(self, query: str, context: str = "") -> tuple[np.ndarray | None, int]:
-        """Every skill's normalised score (0..1) for the request (the hybrid index fuses it), or None when no
-        term of the request or its context is in any skill; and the number of distinct terms of the request."""
+    def raw_scores(self, query: str, context: str = "") -> tuple[np.ndarray, float, int] | None:
+        """Every skill's raw score, the normaliser (score / normaliser = the share, capped at 1; the hybrid index
+        fuses it) and the request's number of distinct terms; None when no term of the request or its context is
+        in any skill."""
         raw = self._raw(query, context)
-        if raw is None:
-            return None, len(set(tokenize(query)))
-        return np.minimum(raw[0] / raw[1], 1.0), raw[4]
+        return None if raw is None else (raw[0], raw[1], raw[4])
 
     def search(
         self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
