@@ -103,10 +103,11 @@ def register(main: click.Group) -> None:
     @click.option("--paced-requests", type=int, default=None, help="Requests per sse-paced batch at c=1 (default 10).")
     @click.option(
         "--retrieval",
-        type=click.Choice(["keyword", "hybrid", "embedding"]),
-        default="keyword",
+        type=click.Choice(["default", "keyword", "hybrid", "embedding"]),
+        default="default",
         show_default=True,
-        help="The plugin target's retrieval mode (hybrid/embedding encode the library at start-up: minutes for 1k).",
+        help="The plugin target's retrieval mode; default: what `init`'s config gives (auto: hybrid with wordllama "
+        "where it is installed). `bench retrieval` compares the modes' on_request cost side by side.",
     )
     @click.option("--chunks", type=int, default=50, show_default=True, help="Content chunks of a paced stream.")
     @click.option(
