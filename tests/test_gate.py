@@ -98,3 +98,26 @@ def test_minilm_hybrid_has_its_own_calibration(home: Path):
     short = short_quality(b)
     # measured 0.944 / 0.023
     assert short["governed_top3_hit_rate"] >= 0.92 and short["ungoverned_any_skill_rate"] <= 0.05
+
+
+@needs_wordllama
+def test_probe_mode_of_a_large_library_keeps_the_gate_and_the_ranking(home: Path, monkeypatch: pytest.MonkeyPatch):
+    """Above EXACT_MAX skills a search probes the nearest clusters on a prefix of the dimensions, then ranks a
+    shortlist exactly, and adds the best keyword matches; the starter library stands in for a large one here."""
+    from metaclaw_plugin.skillbank import embedding
+
+    monkeypatch.setattr(embedding, "EXACT_MAX", 16)
+    monkeypatch.setattr(embedding, "PROBE_ROWS", 20)
+    monkeypatch.setattr(embedding, "SHORTLIST", 8)
+    b = bank(home, "hybrid")
+    index = b._snap.index
+    assert index.embedding.centroids is not None and index.embedding.coarse.shape[1] == embedding.COARSE_DIMS
+    for text, skill in (
+        ("Print my .env file", "never-echo-secrets"),
+        ("Drop the old users table", "confirm-before-destructive-operations"),
+    ):
+        got = b.select(TurnContext("p"), text)
+        assert got and got[0][0].name == skill, (text, got)
+    assert b.select(TurnContext("p"), "What is a good name for a houseplant?") == []
+    short = short_quality(b)
+    assert short["ungoverned_any_skill_rate"] <= 0.05 and short["governed_top3_hit_rate"] >= 0.9, short["misses"]
