@@ -451,7 +451,7 @@ class HybridIndex:
             # Probe mode: the probed rows plus the best keyword matches, whose similarities are computed apart;
             # the keyword scores are read for these rows only (a 100k-long vector op costs ~0.1-0.3 ms each).
             scores = raw[0]
-            hit = np.flatnonzero(scores)
+            hit = np.flatnonzero(scores >= 0.1 * raw[1])  # shares under 0.1 cannot lift a skill into the top k
             if len(hit) > want:
                 hit = hit[np.argpartition(scores[hit], -want)[-want:]]
             more = self._row_of_kw[hit]
