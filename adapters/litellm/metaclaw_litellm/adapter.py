@@ -4,11 +4,13 @@ plus ``on_session_end``). Nothing else.
 Which LiteLLM hook does what (LiteLLM 1.108; see the README for the table):
 
 * Proxy: ``async_pre_call_hook`` injects and starts the turn. The turn is written (journal, durable)
-  in ``async_post_call_success_hook`` for JSON and at the end of
-  ``async_post_call_streaming_iterator_hook`` for SSE: both run before the client gets the end of
-  the response. ``async_post_call_failure_hook`` records a failed turn before the client gets the
-  error. ``async_log_success_event``/``async_log_failure_event`` are the fallback (same call id:
-  no second turn).
+  in ``async_post_call_success_hook`` for JSON, and for SSE when LiteLLM hands over the response it
+  assembles anyway for its success logging (see :meth:`MetaClawCallback._arm_stream_capture`): both
+  before the client gets the end of the response. No per-chunk hook: a callback that defines
+  ``async_post_call_streaming_iterator_hook`` moves every stream of the proxy onto LiteLLM's slow path
+  (two more generator layers per chunk, the served chunks kept and re-read at the end).
+  ``async_post_call_failure_hook`` records a failed turn before the client gets the error.
+  ``async_log_success_event``/``async_log_failure_event`` are the fallback (same call id: no second turn).
 * SDK ``acompletion``: ``async_pre_call_deployment_hook`` injects and remembers the injected messages
   (the SDK's success log only sees the messages from before injection);
   ``async_post_call_success_deployment_hook`` records JSON replies before ``acompletion`` returns;
@@ -22,11 +24,12 @@ defined here, on this class; a subclass that overrides one must call ``super()``
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import AsyncGenerator
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -50,7 +53,6 @@ from metaclaw_plugin.integration import (
 from .translate import (
     CHAT_CALL_TYPES,
     already_injected,
-    assemble_stream,
     call_type_name,
     error_text,
     get,
@@ -307,6 +309,8 @@ class MetaClawCallback(CustomLogger):
             )
             self._remember(call_id, inf)
             data["messages"] = inf.turn.messages
+            if data.get("stream") is True:
+                self._arm_stream_capture(data, call_id)
         except Exception:
             _fail("async_pre_call_hook", self)
         return data
@@ -334,42 +338,29 @@ class MetaClawCallback(CustomLogger):
             msg, usage = response_message(response)
             self._finish(call_id, inf, msg, usage=usage)
 
-    async def async_post_call_streaming_iterator_hook(
-        self, user_api_key_dict: Any, response: Any, request_data: dict
-    ) -> AsyncGenerator[Any, None]:
-        call_id = request_data.get("litellm_call_id") if isinstance(request_data, dict) else None
-        with self._lock:
-            ours = isinstance(call_id, str) and call_id in self._inflight
-        if not ours:
-            async for item in response:
-                yield item
-            return
-        chunks: list[Any] = []  # read once at the end (assemble_stream): a list append is all a chunk costs
-        try:
-            async for item in response:
-                chunks.append(item)
-                yield item
-        except GeneratorExit:
-            self._record_stream(call_id, chunks, "client disconnected before the end of the stream")
-            raise
-        except BaseException as e:
-            self._record_stream(call_id, chunks, error_text(e))
-            raise
-        # Runs before the proxy sends [DONE]: the turn is on disk before the client has the reply.
-        self._record_stream(call_id, chunks, None)
+    def _arm_stream_capture(self, data: dict[str, Any], call_id: str) -> None:
+        """Record a proxy stream from the response LiteLLM assembles at its end, before ``[DONE]``, with no work
+        per chunk.
 
-    def _record_stream(self, call_id: Any, chunks: list[Any], error: str | None) -> None:
+        LiteLLM's stream wrapper builds the whole response when the last chunk is read (for its own success
+        logging). When the request's logging object has a deferred stream-completion slot set, it parks that
+        response there, and the proxy calls the slot synchronously right after the last chunk, before it sends
+        ``[DONE]`` (``ProxyLogging.fire_deferred_stream_logging``, LiteLLM 1.108). The slot here records the turn
+        (durable, as for JSON) and hands back the very success dispatch LiteLLM would have scheduled, so its
+        logging is unchanged. Where the slot is taken (the proxy's post-call guardrails arm it) or never fires
+        (an error, a client gone mid-stream), the log events record the turn instead."""
+        lo = data.get("litellm_logging_obj")
+        if lo is None or not callable(getattr(lo, "dispatch_success_handlers", None)) or not _deferred_slot():
+            return
+        if getattr(lo, "_on_deferred_stream_complete", None) is not None:
+            return  # already armed: the log events are the fallback
+        lo._on_deferred_stream_complete = _StreamEnd(self, call_id, lo)
+
+    def _stream_ended(self, call_id: str, response: Any) -> None:
+        """The assembled stream of a proxy call (from :class:`_StreamEnd`); fails open."""
         try:
-            first, inf = self._claim(call_id)
-            if not first or inf is None:
-                return
-            try:
-                msg, usage = assemble_stream(chunks)
-            except Exception:
-                _fail("stream.assemble", self)
-                msg, usage = None, None
-                error = error or "stream not captured (see the metaclaw_litellm log)"
-            self._finish(call_id, inf, msg, usage=usage, error=error)
+            if is_chat_response(response):
+                self._record_call(call_id, response)
         except Exception:
             _fail("stream.record", self)
 
@@ -469,6 +460,43 @@ class MetaClawCallback(CustomLogger):
             "inflight": len(self._inflight),
             "errors": dict(self.errors),
         }
+
+
+_SLOT: list[bool] = []
+
+
+def _deferred_slot() -> bool:
+    """Whether this LiteLLM proxy fires the deferred stream-completion slot (1.108 does); checked once."""
+    if not _SLOT:
+        try:
+            from litellm.proxy.utils import ProxyLogging
+
+            _SLOT.append(callable(getattr(ProxyLogging, "fire_deferred_stream_logging", None)))
+        except Exception:
+            _SLOT.append(False)
+    return _SLOT[0]
+
+
+class _StreamEnd:
+    """The deferred stream-completion slot of one proxy call: LiteLLM calls it with (assembled response, cache
+    hit) and schedules the coroutine it returns. Called synchronously, so the turn is on disk before ``[DONE]``."""
+
+    __slots__ = ("call_id", "callback", "logging_obj")
+
+    def __init__(self, callback: MetaClawCallback, call_id: str, logging_obj: Any) -> None:
+        self.callback = callback
+        self.call_id = call_id
+        self.logging_obj = logging_obj
+
+    def __call__(self, *args: Any) -> Coroutine[Any, Any, Any]:
+        if len(args) == 1 and asyncio.iscoroutine(args[0]):
+            return args[0]  # a producer that parks a ready logging coroutine: nothing assembled to read
+        response, cache_hit = (args + (None, None))[:2]
+        self.callback._stream_ended(self.call_id, response)
+        # exactly what the stream wrapper schedules when the slot is empty
+        return self.logging_obj.dispatch_success_handlers(
+            response, cache_hit=cache_hit, start_time=None, end_time=None, prefer_async_handlers=True
+        )
 
 
 def make_default_callback() -> MetaClawCallback:
