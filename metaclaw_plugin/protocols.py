@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from .config import Settings
+from .memory.store import MemoryStore
 from .skillbank.bank import SkillBank
 from .store.skill_library import SharedSkillLibrary
 from .store.trajectories import TrajectoryStore
@@ -72,6 +73,11 @@ class PluginLike(Protocol):
     def read_session(self, session_id: str, tenant: str | None = None) -> Session | None: ...
 
     def sync_library(self) -> str | None: ...
+
+    @property
+    def memory_store(self) -> MemoryStore | None: ...
+
+    def refresh_memory(self) -> bool: ...
 
     def prepare_turn(
         self,

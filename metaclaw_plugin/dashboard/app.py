@@ -23,7 +23,10 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from ..learning.approval import ApprovalRefused, approve
+from ..memory.ops import MemoryError_, MemoryOps
 from ..protocols import PluginLike
+from ..store import open_database
+from ..types import DEFAULT_TENANT
 from . import data, pages
 
 COOKIE = "metaclaw_dashboard"
@@ -170,6 +173,65 @@ def create_dashboard(plugin: PluginLike, token: str) -> Any:
         msg = await run_in_threadpool(act)
         return RedirectResponse("/?" + urlencode({"msg": msg}), status_code=303)
 
+    def with_memory(fn: Callable[[MemoryOps], Any]) -> Any:
+        """``fn`` on the memory tables: through the plugin's own connection (pool) when memory is on, else a short one."""
+        own = plugin.memory_store.db if plugin.memory_store is not None else None
+        mdb = own if own is not None else open_database(settings)
+        try:
+            return fn(MemoryOps(mdb, settings))
+        finally:
+            if own is None:
+                mdb.close()
+
+    @page
+    async def memory(request: Request) -> Response:
+        qp = request.query_params
+        tenant, user = qp.get("tenant") or DEFAULT_TENANT, qp.get("user") or None
+        query, status = (qp.get("q") or "").strip() or None, qp.get("status") or "active"
+        if status not in pages.MEMORY_STATUSES:
+            status = "active"
+
+        def read() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+            users = data.memory_users(db)
+            if query:
+                return users, with_memory(lambda o: o.search(query, tenant, user, 200))
+            return users, with_memory(lambda o: o.list_(tenant, user, None, status, 500))
+
+        users, rows = await run_in_threadpool(read)
+        return HTMLResponse(
+            pages.memory_page(
+                users, rows, tenant=tenant, user=user, query=query, status=status, csrf=csrf, notice=qp.get("msg")
+            )
+        )
+
+    @page
+    async def memory_detail(request: Request) -> Response:
+        mid, tenant = request.path_params["memory_id"], request.query_params.get("tenant") or DEFAULT_TENANT
+        try:
+            m = await run_in_threadpool(with_memory, lambda o: o.show(mid, tenant))
+        except MemoryError_ as err:
+            return HTMLResponse(pages.layout("No such memory", "/memory", f"<p>{pages.e(err)}.</p>"), 404)
+        return HTMLResponse(pages.memory_detail_page(m, csrf))
+
+    @page
+    async def memory_forget(request: Request) -> Response:
+        f = await form(request)
+        if not same_origin(request) or not hmac.compare_digest(f.get("csrf", "").encode(), csrf.encode()):
+            return HTMLResponse("<p>refused: the form is not from this dashboard (CSRF check)</p>", status_code=403)
+        mid, tenant, user = request.path_params["memory_id"], f.get("tenant") or DEFAULT_TENANT, f.get("user")
+
+        def act() -> str:
+            try:
+                gone = with_memory(lambda o: o.forget(tenant, mid))
+            except MemoryError_ as err:
+                return str(err)
+            plugin.refresh_memory()  # this process's view drops it now; other processes and hosts within a second
+            return f"{mid}: forgotten (its text erased)" if gone else f"{mid}: already forgotten"
+
+        msg = await run_in_threadpool(act)
+        back = {"tenant": tenant, **({"user": user} if user else {}), "msg": msg}
+        return RedirectResponse("/memory?" + urlencode(back), status_code=303)
+
     @page
     async def sessions(request: Request) -> Response:
         try:
@@ -229,6 +291,9 @@ def create_dashboard(plugin: PluginLike, token: str) -> Any:
         Route("/logout", logout, methods=["POST"]),
         Route("/", skills, methods=["GET"]),
         Route("/skills/{name}/{action:str}", skill_action, methods=["POST"]),
+        Route("/memory", memory, methods=["GET"]),
+        Route("/memory/{memory_id}", memory_detail, methods=["GET"]),
+        Route("/memory/{memory_id}/forget", memory_forget, methods=["POST"]),
         Route("/sessions", sessions, methods=["GET"]),
         Route("/sessions/{session_id:path}", session, methods=["GET"]),
         Route("/training", training, methods=["GET"]),

@@ -169,3 +169,17 @@ def windows(rows: list[dict[str, Any]], now: float | None = None) -> list[dict[s
         end = rows[i + 1]["at"] if i + 1 < len(rows) else now
         out.append({"state": r["to_state"], "start": r["at"], "end": max(end, r["at"]), "reason": r["reason"]})
     return out
+
+
+def memory_users(db: Source) -> list[dict[str, Any]]:
+    """Every (tenant, user) with memories, and how many per status: the memory page's index."""
+    with reading(db) as query:
+        rows = query(
+            "SELECT tenant, user_id, status, COUNT(*) AS n FROM memories GROUP BY tenant, user_id, status "
+            "ORDER BY tenant, user_id"
+        )
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        u = out.setdefault((r["tenant"], r["user_id"]), {"tenant": r["tenant"], "user": r["user_id"], "counts": {}})
+        u["counts"][r["status"]] = int(r["n"])
+    return list(out.values())

@@ -9,12 +9,19 @@ import json
 import time
 from html import escape
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from ..text import message_text
 from .data import SkillRow, windows
 
-NAV = [("/", "Skills"), ("/sessions", "Sessions"), ("/training", "Training"), ("/scheduler", "Scheduler")]
+NAV = [
+    ("/", "Skills"),
+    ("/memory", "Memory"),
+    ("/sessions", "Sessions"),
+    ("/training", "Training"),
+    ("/scheduler", "Scheduler"),
+]
+MEMORY_STATUSES = ("active", "quarantined", "superseded", "expired", "forgotten", "all")
 
 
 def e(v: Any) -> str:
@@ -287,6 +294,128 @@ def scheduler_page(rows: list[dict[str, Any]], have_plotly: bool) -> str:
         )
     body.append("</tbody></table>")
     return layout("Scheduler", "/scheduler", "".join(body), charts=have_plotly)
+
+
+def _memory_link(tenant: str, user: str | None = None, **more: str) -> str:
+    q = {"tenant": tenant, **({"user": user} if user else {}), **{k: v for k, v in more.items() if v}}
+    return "/memory?" + urlencode(q)
+
+
+def _memory_text(m: dict[str, Any]) -> str:
+    """A memory's text as stored (redacted before it was stored); a forgotten one's text is erased."""
+    return e(m["text"]) if m.get("text") else '<span class="erased">(erased: forgotten)</span>'
+
+
+def _screen(m: dict[str, Any]) -> str:
+    sc = m.get("screen") or {}
+    reasons = "; ".join(str(r) for r in sc.get("reasons", [])[:3])
+    return f'<div class="screen">quarantined, never injected: {e(reasons)}</div>' if sc else ""
+
+
+def _forget(m: dict[str, Any], csrf: str, back_user: str | None) -> str:
+    if m["status"] == "forgotten":
+        return ""
+    user = f'<input type="hidden" name="user" value="{e(back_user)}">' if back_user else ""
+    return (
+        f'<form method="post" action="/memory/{quote(m["id"], safe="")}/forget" class="inline">'
+        f'<input type="hidden" name="csrf" value="{e(csrf)}"><input type="hidden" name="tenant" value="{e(m["tenant"])}">'
+        f'{user}<button name="do" value="forget" data-memory="{e(m["id"])}">forget</button></form>'
+    )
+
+
+def memory_page(
+    users: list[dict[str, Any]],
+    rows: list[dict[str, Any]],
+    *,
+    tenant: str,
+    user: str | None,
+    query: str | None,
+    status: str,
+    csrf: str,
+    notice: str | None = None,
+) -> str:
+    """Memories of one tenant (one user, or all of its users), listed by status or searched."""
+    body = [
+        "<p>What each user told the agent in earlier sessions, kept across sessions. Text is redacted before it is "
+        "stored; a quarantined memory reads as an instruction to the agent and is never injected.</p>"
+    ]
+    if users:
+        body.append(
+            "<table id=memory-users><thead><tr><th>tenant</th><th>user</th><th>memories</th></tr></thead><tbody>"
+        )
+        for u in users:
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(u["counts"].items()))
+            on = " class=on" if u["tenant"] == tenant and u["user"] == user else ""
+            body.append(
+                f'<tr{on} data-tenant="{e(u["tenant"])}" data-user="{e(u["user"])}"><td>'
+                f'<a href="{e(_memory_link(u["tenant"]))}">{e(u["tenant"])}</a></td>'
+                f'<td><a href="{e(_memory_link(u["tenant"], u["user"]))}">{e(u["user"])}</a></td>'
+                f"<td>{e(counts)}</td></tr>"
+            )
+        body.append("</tbody></table>")
+    keep = f'<input type="hidden" name="tenant" value="{e(tenant)}">' + (
+        f'<input type="hidden" name="user" value="{e(user)}">' if user else ""
+    )
+    body.append(
+        f'<form method="get" action="/memory" id=memory-search>{keep}'
+        f'<input type="search" name="q" value="{e(query or "")}" placeholder="search active memories">'
+        "<button>search</button></form>"
+    )
+    filters = " · ".join(
+        f"<b>{s}</b>" if s == status and not query else f'<a href="{e(_memory_link(tenant, user, status=s))}">{s}</a>'
+        for s in MEMORY_STATUSES
+    )
+    body.append(f"<p class=filters>{filters}</p>")
+    who = f"tenant {e(tenant)}" + (f", user {e(user)}" if user else ", every user")
+    what = f"active memories matching {e(repr(query))}" if query else f"{e(status)} memories"
+    body.append(f"<p>{len(rows)} {what} of {who}.</p>")
+    if rows:
+        body.append(
+            "<table id=memories><thead><tr><th>kind</th><th>status</th><th>memory</th><th>user</th><th>said</th>"
+            "<th>source</th><th></th></tr></thead><tbody>"
+        )
+        for m in rows:
+            link = f"/memory/{quote(m['id'], safe='')}?tenant={quote(m['tenant'], safe='')}"
+            src = m.get("source") or {}
+            body.append(
+                f'<tr data-memory="{e(m["id"])}"><td>{e(m["kind"])}{" (standing)" if m.get("standing") else ""}</td>'
+                f'<td class="status st-{e(m["status"])}">{e(m["status"])}</td>'
+                f"<td class=text>{_memory_text(m)}{_screen(m)}</td><td>{e(m['user'])}</td>"
+                f"<td>{_when(m.get('valid_from'))}</td><td>{e(src.get('session_id') or src.get('extractor') or '')}</td>"
+                f'<td class=actions><a href="{e(link)}">history</a>{_forget(m, csrf, user)}</td></tr>'
+            )
+        body.append("</tbody></table>")
+    return layout("Memory", "/memory", "".join(body), notice=notice)
+
+
+def memory_detail_page(m: dict[str, Any], csrf: str) -> str:
+    src = m.get("source") or {}
+    facts = [
+        ("tenant", m["tenant"]),
+        ("user", m["user"]),
+        ("kind", m["kind"] + (" (standing: on every main turn)" if m.get("standing") else "")),
+        ("status", m["status"]),
+        ("subject", m["subject"]),
+        ("valid", f"{_when(m.get('valid_from'))} to {_when(m.get('valid_to')) if m.get('valid_to') else 'now'}"),
+        ("superseded by", m.get("superseded_by") or "-"),
+        ("from", f"session {src.get('session_id') or '-'}, extractor {src.get('extractor') or '-'}"),
+    ]
+    body = [
+        f'<p class=text id=memory-text data-status="{e(m["status"])}">{_memory_text(m)}</p>{_screen(m)}',
+        "<table id=memory-facts><tbody>"
+        + "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in facts)
+        + "</tbody></table>",
+        f'<p><a href="{e(_memory_link(m["tenant"], m["user"]))}">all memories of this user</a> '
+        f"{_forget(m, csrf, m['user'])}</p>",
+        "<h2>History</h2><table id=history><thead><tr><th>when</th><th>what</th><th>text</th><th>detail</th></tr>"
+        "</thead><tbody>",
+    ]
+    for h in m.get("history", []):
+        text = e(h["text"]) if h.get("text") else '<span class="erased">(erased)</span>'
+        detail = json.dumps(h["detail"], ensure_ascii=False) if h.get("detail") else ""
+        body.append(f"<tr><td>{_when(h['at'])}</td><td>{e(h['action'])}</td><td>{text}</td><td>{e(detail)}</td></tr>")
+    body.append("</tbody></table>")
+    return layout(f"Memory {m['id']}", "/memory", "".join(body))
 
 
 def _no_plotly() -> str:
