@@ -63,10 +63,28 @@ def test_demo_runs_every_stage_offline_and_the_store_shows_it(tmp_path: Path):
     probes = sorted(g for (g,) in conn.execute("SELECT generation FROM turns WHERE session_id LIKE 'demo-probe-%'"))
     conn.close()
     assert served == [1] * 6 and out["probes"] == len(probes) >= 1 and probes == [0] * (len(probes) - 1) + [1]
+    _assert_the_fact_came_back(home, out)
     # the proxy ran the plugin through the documented callback, in front of the scripted endpoint
     proxy_cfg = (home / "proxy.yaml").read_text()
     assert "metaclaw_litellm.callback" in proxy_cfg and "openai/scripted-agent" in proxy_cfg
     _assert_the_slow_loop_ran(home, out)
+
+
+def _assert_the_fact_came_back(home: Path, out: dict[str, Any]) -> None:
+    """The memory stage: the fact told in one session is a memory of that user, from that session, and a later
+    session of the same user was served with it."""
+    m = out["memory"]
+    assert m["kind"] == "fact" and m["extractor"] == "model" and m["tries"] >= 1
+    db = Database(home / "metaclaw.db")
+    row = dict(db.query("SELECT * FROM memories WHERE id = ?", (m["id"],))[0])
+    assert row["user_id"] == demo_mod.USER and row["status"] == "active" and demo_mod.FACT_VALUE in row["text"]
+    assert json.loads(row["source"])["session_id"] == "demo-memory-told"
+    colleague = [r["text"] for r in db.query("SELECT text FROM memories WHERE user_id = ?", (demo_mod.COLLEAGUE,))]
+    assert not any(demo_mod.FACT_VALUE in t for t in colleague)  # their session's summary at most
+    later = db.query("SELECT user FROM turns WHERE session_id = ?", (f"demo-memory-later-{m['tries']}",))
+    assert [r["user"] for r in later] == [demo_mod.USER]
+    stage = next(s for s in out["stages"] if s["key"] == "memory")
+    assert stage["ok"] and "Connect to pg-metrics-3" in stage["detail"] and stage["seconds"] < 15
 
 
 def _assert_the_slow_loop_ran(home: Path, out: dict[str, Any]) -> None:
@@ -134,6 +152,22 @@ def test_a_stage_that_does_not_happen_fails_the_demo(tmp_path: Path, monkeypatch
     assert not s["ok"]
     assert [r["key"] for r in s["stages"]][-1] == "evolve" and not s["stages"][-1]["ok"]
     assert "detect-csv-delimiter" not in SkillStore(tmp_path / "h" / "skills").load().skills
+
+
+@pytest.mark.slow
+def test_a_fact_that_is_not_remembered_fails_the_memory_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The scripted extractor keeps nothing: no later session can carry the fact, so the run stops at "memory".
+    monkeypatch.setattr(demo_mod, "_scripted_memory", lambda content: '{"operations": [], "summary": null}')
+    monkeypatch.setattr(demo_mod, "STAGES", [s for s in demo_mod.STAGES if s.key in ("setup", "memory")])
+    opts = demo_mod.DemoOptions(home=tmp_path / "h")
+
+    def short_wait_for_memory(key: str, result: object) -> None:
+        if key == "memory" and result is None:
+            opts.timeout = 8.0  # the proxy took its time to start; the fact would be there within seconds
+
+    s = demo_mod.summary(demo_mod.run_demo(opts, short_wait_for_memory))
+    assert not s["ok"] and s["stages"][-1]["key"] == "memory" and not s["stages"][-1]["ok"]
+    assert "timed out waiting for the fact to be remembered" in s["stages"][-1]["detail"]
 
 
 def test_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path):

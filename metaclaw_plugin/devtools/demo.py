@@ -57,6 +57,11 @@ CORRECTION = "no, that's wrong: the file uses ';' as delimiter and has quoted fi
 SIMILAR = ["split the csv export invoices-{n}.csv by its delimiter and count the rows"]
 WRONG = f"{SCRIPTED} I split each line on ',' and summed column 3."
 PROBE = "what is the capital of France?"  # the good round's question: no skill of the story matches it
+# The memory stage: a fact stated in one session, needed in a later one (and by the same user only).
+FACT = "remember that the metrics database moved to pg-metrics-3"
+FACT_VALUE = "pg-metrics-3"
+RECALL = "which host do I connect to for the metrics database?"
+USER, COLLEAGUE = "demo-user", "demo-colleague"
 RIGHT = f"{SCRIPTED} Sniffed the delimiter first: it is ';' with quoted fields, so I parsed with csv and summed."
 
 
@@ -69,11 +74,11 @@ class StageSkipped(RuntimeError):
 
 
 class ScriptedEndpoint:
-    """The local endpoint's script: the agent's model, the evolver, the judge and the skill reviewer. It
-    recognises each role by its system prompt, as a shared model server would see them."""
+    """The local endpoint's script: the agent's model, the evolver, the judge, the skill reviewer and the memory
+    extractor. It recognises each role by its system prompt, as a shared model server would see them."""
 
     def __init__(self) -> None:
-        self.calls: dict[str, int] = {"agent": 0, "evolver": 0, "judge": 0, "reviewer": 0}
+        self.calls: dict[str, int] = {"agent": 0, "evolver": 0, "judge": 0, "reviewer": 0, "memory": 0}
 
     def __call__(self, body: dict[str, Any]) -> str:
         msgs = body.get("messages") or [{}]
@@ -85,6 +90,9 @@ class ScriptedEndpoint:
         if "security reviewer" in system:
             self.calls["reviewer"] += 1
             return json.dumps({"verdict": "safe", "reasons": [f"{SCRIPTED} reviewer"]})
+        if "long-term memory about one user" in system:
+            self.calls["memory"] += 1
+            return _scripted_memory(msgs[-1].get("content"))
         if "strict reviewer" in system:
             self.calls["judge"] += 1
             if "Sniffed the delimiter" in text:
@@ -99,7 +107,24 @@ class ScriptedEndpoint:
                 "detect-csv-delimiter" in str(m.get("content", "")) for m in msgs if m.get("role") == "system"
             )
             return RIGHT if carried else WRONG
+        if "metrics database" in last:
+            told = any(FACT_VALUE in str(m.get("content", "")) for m in msgs if m.get("role") == "system")
+            return f"{SCRIPTED} Connect to {FACT_VALUE}." if told else f"{SCRIPTED} Which metrics database do you use?"
         return f"{SCRIPTED} Paris."
+
+
+def _scripted_memory(content: Any) -> str:
+    """The memory extractor's scripted answer (its JSON schema): the demo's fact, when a new turn states it."""
+    try:
+        turns = json.loads(str(content)).get("new_turns", [])
+    except (ValueError, AttributeError):
+        turns = []
+    ops = [
+        {"op": "add", "kind": "fact", "subject": "metrics database", "text": t["user"], "standing": False}
+        for t in turns
+        if isinstance(t, dict) and FACT_VALUE in str(t.get("user", ""))
+    ]
+    return json.dumps({"operations": ops, "summary": None, "note": f"{SCRIPTED} memory extractor"})
 
 
 @dataclass
@@ -195,14 +220,14 @@ class Demo:
         raise StageFailed(f"timed out waiting for {what} (see {log_file(self.home)} and {self.home / 'proxy.log'})")
 
     # Talking to the proxy as a client does -------------------------------------------------------
-    def chat(self, session: str, messages: list[dict[str, Any]], *, done: bool = False) -> str:
+    def chat(self, session: str, messages: list[dict[str, Any]], *, done: bool = False, user: str | None = None) -> str:
         assert self.proxy is not None
         headers = self.proxy.headers(**{"Content-Type": "application/json", "X-Session-Id": session})
         if done:
             headers["X-Session-Done"] = "true"
         req = urllib.request.Request(
             self.proxy.url + "/chat/completions",
-            data=json.dumps({"model": AGENT, "messages": messages}).encode(),
+            data=json.dumps({"model": AGENT, "messages": messages, **({"user": user} if user else {})}).encode(),
             headers=headers,
         )
         with urllib.request.urlopen(req, timeout=120) as r:
@@ -269,6 +294,65 @@ def stage_good_round(d: Demo) -> str:
     answer = d.chat("demo-good", [{"role": "user", "content": "what is the capital of France?"}], done=True)
     rows = d.wait("the good round on disk", lambda: d.session_turns("demo-good"))
     return f"1 turn recorded (generation {rows[0]['generation']}): {answer[:60]!r}"
+
+
+def stage_memory(d: Demo) -> str:
+    """A fact told in one session comes back in the next session of the same user, and not to another user."""
+    if "agent" not in d.scripted_roles or d.upstream is None:
+        raise StageSkipped("skipped: the agent is a real model, so what it received is not observable here")
+    d.chat("demo-memory-told", [{"role": "user", "content": FACT}], done=True, user=USER)
+    rows = d.wait(
+        "the fact to be remembered",
+        lambda: d.query(
+            "SELECT id, kind, text, source FROM memories WHERE user_id = ? AND status = 'active' AND text LIKE ?",
+            (USER, f"%{FACT_VALUE}%"),
+        ),
+    )
+    mem = rows[0]
+    source = json.loads(mem["source"] or "{}")
+    if source.get("session_id") != "demo-memory-told":
+        raise StageFailed(f"the memory {mem['id']} does not come from the session that told it: {source}")
+
+    # The proxy's view follows the memory tables within about a second: later sessions are asked until one is
+    # served from it (the first, usually), as a client coming back later would be.
+    deadline = time.monotonic() + d.options.timeout
+    tries = 0
+    while True:
+        tries += 1
+        sid = f"demo-memory-later-{tries}"
+        answer = d.chat(sid, [{"role": "user", "content": RECALL}], done=True, user=USER)
+        seen = _agent_request(d, RECALL, tries - 1)
+        if "<metaclaw-memory>" in seen and FACT_VALUE in seen:
+            break
+        if time.monotonic() > deadline:
+            raise StageFailed(f"no later session's request carried the memory {mem['id']} ({tries} sessions asked)")
+        time.sleep(0.2)
+    d.chat("demo-memory-colleague", [{"role": "user", "content": RECALL}], done=True, user=COLLEAGUE)
+    other = _agent_request(d, RECALL, tries)
+    if FACT_VALUE in other or "<metaclaw-memory>" in other:
+        raise StageFailed(f"{COLLEAGUE}'s request carried {USER}'s memory")
+    turns = d.wait("the later session on disk", lambda: d.session_turns(sid))
+    if turns[0]["user"] != USER:
+        raise StageFailed(f"the later turn was recorded for user {turns[0]['user']!r}, not {USER!r}")
+    d.facts["memory"] = {"id": mem["id"], "kind": mem["kind"], "extractor": source.get("extractor"), "tries": tries}
+    return (
+        f"{USER} said {FACT!r}; memory {mem['id']} ({mem['kind']}, {source.get('extractor')} extractor) came back in "
+        f"session {sid}: {answer[:50]!r}; {COLLEAGUE} asking the same got none"
+    )
+
+
+def _agent_request(d: Demo, text: str, index: int) -> str:
+    """The system text of the ``index``-th agent request (0-based) whose last message is ``text``, as the upstream
+    received it ("" when there is none)."""
+    assert d.upstream is not None
+    found = [
+        b["messages"]
+        for b in list(d.upstream.requests)
+        if b.get("messages") and b["messages"][-1].get("role") == "user" and b["messages"][-1].get("content") == text
+    ]
+    if index >= len(found):
+        return ""
+    return "\n".join(str(m.get("content", "")) for m in found[index] if m.get("role") == "system")
 
 
 def stage_failed_round(d: Demo) -> str:
@@ -416,6 +500,7 @@ def stage_train(d: Demo) -> str:
 STAGES: list[Stage] = [
     Stage("setup", "a temporary home, a scripted endpoint and a real LiteLLM proxy with the plugin", stage_setup),
     Stage("good round", "a round that goes well", stage_good_round),
+    Stage("memory", "a fact told in one session comes back in the next", stage_memory),
     Stage("failed round", "a round that fails, and the user's correction", stage_failed_round),
     Stage("evolve", "a skill is evolved from it, screened and put on trial", stage_evolve),
     Stage("similar rounds", "similar rounds carry the skill", stage_similar_rounds),
@@ -471,7 +556,8 @@ def summary(d: Demo) -> dict[str, Any]:
         "generation": [d.facts.get("generation_before"), d.facts.get("generation_after")],
         "rewards": d.facts.get("rewards"),
         "trial": d.facts.get("trial"),
-        "probes": d.facts.get("probes"),  # rounds sent until the proxy served the evolved skill's generation
+        "probes": d.facts.get("probes"),
+        "memory": d.facts.get("memory"),  # rounds sent until the proxy served the evolved skill's generation
         "samples": d.facts.get("buffer"),
         "training": d.facts.get("training"),
         "files": {
