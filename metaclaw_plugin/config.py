@@ -553,6 +553,10 @@ class MemorySettings(Section):
     enabled: bool = Field(True, description="Extract, keep and inject memories of each user.")
     extract_every: int = Field(5, ge=1, le=1000, description="Main turns of a session between two extractions.")
     model: str | None = Field(None, description="LiteLLM model string of the extractor (default: evolution.model).")
+    extractor: Literal["auto", "rules"] = Field(
+        "auto",
+        description="auto: the model when one is configured and callable, else the rules; rules: the rules only.",
+    )
     api_base: str | None = None
     api_key: str | None = None
     tokens: int = Field(300, ge=0, le=8000, description="Token budget of the memory section of a turn; 0 injects none.")

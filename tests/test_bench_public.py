@@ -324,3 +324,54 @@ def test_resume_after_the_process_is_killed(tmp_path: Path, full_run: dict[str, 
     assert done.returncode == 0, done.stderr[-2000:]
     doc = json.loads(done.stdout)
     assert doc["resumed"] == 1 and _outcomes(doc) == {"baseline": _outcomes(full_run)["baseline"]}
+
+
+# The reference's memory arms -------------------------------------------------------------------------------
+FACT = "Remember that every measurement must carry its unit, as a value and unit object"
+
+
+def _example_with_a_stated_fact(tmp_path: Path) -> Path:
+    """The example, with day 1's first feedback stating the lesson as a fact to remember. (As published, its
+    feedback states it as a correction, which the rule extractor leaves alone: a model extractor's job.)"""
+    import shutil
+
+    bench = tmp_path / "bench"
+    shutil.copytree(EXAMPLE, bench)
+    q = bench / "eval" / "day01" / "questions.json"
+    doc = json.loads(q.read_text())
+    fb = doc["rounds"][0]["feedback"]
+    fb["incorrect"] = f"Wrong. {FACT}: {fb['incorrect']}"
+    q.write_text(json.dumps(doc))
+    return bench
+
+
+@needs_langchain
+def test_memory_arms_carry_a_fact_from_day_one_feedback_into_day_two(tmp_path: Path) -> None:
+    res = wd.run(
+        _example_with_a_stated_fact(tmp_path),
+        arms=["skills", "memory", "skills+memory"],
+        retrieval="keyword",
+        log=lambda m: None,
+    )
+    assert set(res["arms"]) == {"skills", "memory", "skills+memory"} and res["arms_unavailable"] == {}
+    for arm in ("memory", "skills+memory"):
+        days = res["arms"][arm]["days"]
+        assert days[0]["rounds"][0].get("injected_memories") is None, arm  # nothing said before day 1's first round
+        assert days[0]["memories_active"].get("fact", 0) >= 1 and days[0]["memory_extractor"] == "rules", arm
+        for r in days[1]["rounds"]:  # day 2, a new session: the fact the user stated on day 1 reaches it
+            assert any("every measurement must carry its unit" in m for m in r["injected_memories"]), (arm, r)
+        assert res["arms"][arm]["memory_reach"] == {
+            "rounds_with_memory": 2,
+            "rounds": 2,
+            "rate": 1.0,
+            "extractor": "rules",
+        }
+    mem = res["arms"]["memory"]
+    assert all(r["injected_skills"] == [] for d in mem["days"] for r in d["rounds"])  # no skills in `memory`
+    assert mem["days"][-1]["evolved_skills"] == {} and "lesson_reach" not in mem
+    skills = res["arms"]["skills"]
+    assert "memory_reach" not in skills  # memory is off in the skills arm
+    assert all("injected_memories" not in r for d in skills["days"] for r in d["rounds"])
+    both = res["arms"]["skills+memory"]
+    assert any(r["injected_skills"] for r in both["days"][1]["rounds"])  # and its skills still evolve and reach
+    assert "Memory reach (memory, rules extractor): 2 of 2" in wd.markdown(res)

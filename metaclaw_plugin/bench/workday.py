@@ -10,9 +10,11 @@ left it, after the day's opening conversation (if the benchmark has one) is repl
 The agent is a minimal LangChain ``create_agent`` agent with four tools (read, write, list, shell)
 confined to the day's workspace. It runs in the arms of :data:`ARMS`: ``baseline`` (no plugin),
 ``skills`` (``MetaClawMiddleware`` in front of the model, a fresh plugin home with an empty library or
-``--skills DIR``, and an evolver), and ``skills+rl`` (the skills arm with the served trainable policy as
-the agent's model, trained between days: :mod:`metaclaw_plugin.bench.rl_arm`). The skills arm's fast loop
-is drained after each day, so skills learned on day *n* are in place on day *n+1*.
+``--skills DIR``, and an evolver), ``skills+rl`` (the skills arm with the served trainable policy as
+the agent's model, trained between days: :mod:`metaclaw_plugin.bench.rl_arm`), and the reference's memory arms:
+``memory`` (the user's memory across days, no skill injected or evolved) and ``skills+memory``; memory is off in
+the other arms, and extracted by the rules offline. The fast loop and extraction are drained after each day, so
+what was learned on day *n* is in place on day *n+1*.
 
 The model is any LiteLLM model string (``--model``). Without one, a scripted policy plays the agent
 (``scripted``: fixed rules, :mod:`metaclaw_plugin.bench.scripted_policy`; ``oracle``: our rounds'
@@ -634,6 +636,7 @@ class RoundResult:
     seconds: float = 0.0
     tokens: int = 0
     injected_skills: list[str] = field(default_factory=list)
+    injected_memories: list[str] = field(default_factory=list)  # the memory lines the model received (memory arms)
     unscored: str | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -644,6 +647,8 @@ class RoundResult:
             del d["unscored"]
         if not self.notes:
             del d["notes"]
+        if not self.injected_memories:
+            del d["injected_memories"]
         return d
 
 
@@ -683,6 +688,8 @@ class ArmSpec:
     plugin: bool
     description: str
     unavailable: Callable[[], str | None] = lambda: None
+    skills: bool = True  # a plugin arm that injects and evolves skills
+    memory: bool = False  # a plugin arm that remembers the user across days (metaclaw_plugin.memory)
 
 
 ARMS: dict[str, ArmSpec] = {
@@ -691,6 +698,8 @@ ARMS: dict[str, ArmSpec] = {
         ArmSpec("baseline", False, "no plugin"),
         ArmSpec("skills", True, "skill injection + evolution (the fast loop)"),
         ArmSpec("skills+rl", True, "skills + the slow loop (RL on the policy's weights)", _policy_missing),
+        ArmSpec("memory", True, "memory of the user across days, no skills", skills=False, memory=True),
+        ArmSpec("skills+memory", True, "skills + memory of the user across days", memory=True),
     )
 }
 ARM_ALIASES = {"plugin": "skills"}
@@ -899,7 +908,7 @@ class ArmRunner:
         else:
             res.feedback = rnd.feedback_correct if res.passed else rnd.feedback_incorrect
         if self.plugin is not None:
-            res.injected_skills = self._last_injected(thread)
+            res.injected_skills, res.injected_memories = self._last_injected(thread)
             if res.passed is not None:
                 from ..types import TurnContext
 
@@ -955,6 +964,10 @@ class ArmRunner:
             day_out["skills_quarantined"] = st["skills"].get("quarantined")
             day_out["skill_generation"] = st["skill_generation"]
             day_out["evolved_skills"] = self.evolved_skills()
+            if self.spec.memory:
+                mem = plugin.memory_status()
+                day_out["memories_active"] = (mem.get("counts") or {}).get("active", {})
+                day_out["memory_extractor"] = mem.get("extractor")
         return day_out
 
     def evolved_skills(self) -> dict[str, list[str]]:
@@ -964,28 +977,46 @@ class ArmRunner:
         loaded = self.plugin.skills.store.load().skills
         return {n: list(s.source_sessions) for n, s in sorted(loaded.items()) if s.origin == "evolved"}
 
-    def _last_injected(self, thread: str) -> list[str]:
+    def _last_injected(self, thread: str) -> tuple[list[str], list[str]]:
+        """The skills and the memory lines this round's model calls carried (read from the recorded turns, whose
+        messages are the ones the model received)."""
+        names: list[str] = []
+        memories: list[str] = []
         if self.plugin is None:
-            return []
+            return names, memories
         try:
             self.plugin.store.flush(5)
             sess = self.plugin.store.get_session(thread)
             if sess and sess.turns:
                 start = self._turns_seen.get(thread, 0)
                 self._turns_seen[thread] = len(sess.turns)
-                names: list[str] = []
                 for t in sess.turns[start:]:  # this round's model calls
                     names += [n for n in t.injected_skills if n not in names]
-                return names
+                    memories += [m for m in memory_lines(t.messages) if m not in memories]
         except Exception:
             pass
-        return []
+        return names, memories
 
     def close(self) -> None:
         if self.slow is not None:
             self.slow.close()
         if self.plugin is not None:
             self.plugin.stop()
+
+
+def memory_lines(messages: Sequence[Any]) -> list[str]:
+    """The memory lines of the ``<metaclaw-memory>`` section in ``messages`` (as a model received them)."""
+    from ..memory.view import CLOSE, OPEN
+
+    out: list[str] = []
+    for m in messages:
+        if not isinstance(m, dict) or m.get("role") != "system":
+            continue
+        text = message_text(m)
+        while OPEN in text:
+            body, _, text = text.partition(OPEN)[2].partition(CLOSE)
+            out += [line[2:] for line in body.splitlines() if line.startswith("- ")]
+    return out
 
 
 def summarise_rounds(results: Sequence[RoundResult] | Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -1185,7 +1216,8 @@ def run(
         plugin_settings = _plugin_settings(
             stack, evolver_model, judge_model, api_base, api_key, promotion, retrieval, offline_evolver
         )
-        arm_settings = {a: plugin_settings for a in run_arms if ARMS[a].plugin}
+        arm_settings = {a: arm_plugin_settings(plugin_settings, ARMS[a], offline_evolver) for a in run_arms}
+        arm_settings = {a: v for a, v in arm_settings.items() if ARMS[a].plugin}
         rl_summary: dict[str, Any] = {}
         if "skills+rl" in arm_settings:
             arm_settings["skills+rl"], rl_summary = _rl_settings(
@@ -1204,7 +1236,7 @@ def run(
                     factory,
                     max_steps=max_steps,
                     plugin_settings=arm_settings.get(arm),
-                    skills_dir=skills_dir,
+                    skills_dir=skills_dir if ARMS[arm].skills else None,
                     session_suffix=f"-resume{result['resumed']}" if resume else "",
                     policy_max_tokens=policy_max_tokens,
                     log=log,
@@ -1288,6 +1320,17 @@ def _plugin_settings(
     return out
 
 
+def arm_plugin_settings(base: dict[str, Any], spec: ArmSpec, offline: bool) -> dict[str, Any]:
+    """One plugin arm's settings: the skills arm's, with memory on only in the memory arms (the rule extractor
+    offline; the evolver's model otherwise) and, in ``memory``, no skill injected or evolved."""
+    out = dict(base)
+    out["memory"] = {"enabled": spec.memory, **({"extractor": "rules"} if offline else {})}
+    if not spec.skills:
+        out["evolution"] = {**(base.get("evolution") or {}), "enabled": False}
+        out["retrieval"] = {**(base.get("retrieval") or {}), "top_k": 0}
+    return out
+
+
 def _rl_settings(
     skills: dict[str, Any], policy_model: str | None, judge_model: str | None, work: Path
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -1328,9 +1371,18 @@ def _arm_summary(day_results: list[dict[str, Any]], runner: ArmRunner) -> dict[s
         "rounds_n": len(rows),
         "days": day_results,
     }
-    if runner.library is not None:
+    if runner.library is not None and runner.spec.skills:
         out["library"] = runner.library
         out["lesson_reach"] = lesson_reach({"days": day_results})
+    if runner.spec.memory:
+        asked = [r for d in day_results[1:] for r in d["rounds"] if r.get("score") is not None]
+        hit = sum(1 for r in asked if r.get("injected_memories"))
+        out["memory_reach"] = {
+            "rounds_with_memory": hit,
+            "rounds": len(asked),  # the scored rounds after day 1: what earlier days' memories could reach
+            "rate": round(hit / len(asked), 4) if asked else None,
+            "extractor": day_results[-1].get("memory_extractor") if day_results else None,
+        }
     return out
 
 
@@ -1381,6 +1433,14 @@ def markdown(result: dict[str, Any]) -> str:
         lr = result["arms"][a].get("lesson_reach")
         if lr and lr["overall"]["rounds"]:
             lines += ["", f"Lesson reach ({a}, retrieval {result.get('retrieval')}): " + _reach_line(lr)]
+    for a in arms:
+        mr = result["arms"][a].get("memory_reach")
+        if mr and mr["rounds"]:
+            lines += [
+                "",
+                f"Memory reach ({a}, {mr['extractor']} extractor): {mr['rounds_with_memory']} of {mr['rounds']} "
+                "scored rounds after day 1 carried a memory from an earlier session",
+            ]
     for a in arms:
         x = result["arms"][a]
         if x.get("note"):

@@ -280,10 +280,11 @@ def register(main: click.Group) -> None:
     @click.option(
         "--arm",
         "arms",
-        type=click.Choice(["baseline", "skills", "skills+rl", "plugin"]),
+        type=click.Choice(["baseline", "skills", "skills+rl", "memory", "skills+memory", "plugin"]),
         multiple=True,
         help="Arms to run (default baseline and skills; plugin = skills). skills+rl: the agent is the served "
-        "trainable policy, trained between days.",
+        "trainable policy, trained between days. memory / skills+memory: the user's memory across days (rules "
+        "offline), without / with skills.",
     )
     @click.option(
         "--policy-model",

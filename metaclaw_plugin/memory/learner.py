@@ -69,6 +69,8 @@ def extractor_choice(settings: Any, redactor: Redactor | None, budget: Budget | 
     """(client or None, "model" | "rules", why): the model when ``memory.model`` (else ``evolution.model``) is set
     and callable here, else the rules."""
     m, e = settings.memory, settings.evolution
+    if m.extractor == "rules":
+        return None, "rules", "memory.extractor is rules: the rule extractor reads explicit statements"
     cfg = m if m.model else e
     if not cfg.model:
         return (
