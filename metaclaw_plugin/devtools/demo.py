@@ -1,11 +1,12 @@
 """``metaclaw-plugin demo``: the whole fast loop, offline, in a temporary home, in a couple of minutes.
 
 A real LiteLLM proxy process runs the plugin (``litellm_settings.callbacks: ["metaclaw_litellm.callback"]``) in
-front of a local scripted endpoint (:mod:`.upstream`) that plays the agent's model, the evolver, the judge and
-the model reviewer of new skills, and says in every reply that it is scripted. A short workday goes through the
-proxy as a client would (``X-Session-Id``, ``X-Session-Done``): a good round, a failed round with a correction,
-then similar rounds. Every stage is checked against what the plugin wrote (skills folder, database), never
-against the script, and the run fails when a stage did not do what it claims.
+front of a local scripted endpoint (:mod:`.upstream`) that plays the agent's model, the evolver, the judge, the
+model reviewer of new skills and the memory extractor, and says in every reply that it is scripted. A short workday
+goes through the proxy as a client would (``X-Session-Id``, ``X-Session-Done``, the OpenAI ``user``): a good round,
+a fact told in one session that comes back in the user's next one, a failed round with a correction, then similar
+rounds. Every stage is checked against what the plugin wrote (skills folder, database) and what the upstream
+received, never against the script, and the run fails when a stage did not do what it claims.
 
 The stages are a list (:data:`STAGES`). The last, ``train``, is the slow loop's (:mod:`.demo_train`): a scripted
 idle window opens, the real scheduler runs a local LoRA step on a tiny model built in-process, and the served
