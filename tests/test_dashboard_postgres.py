@@ -187,3 +187,24 @@ def test_the_same_store_reads_the_same_on_either_backend(pg_url: str, tmp_path: 
     assert [r for r in sqlite["skills"] if r.uses] and [r for r in sqlite["skills"] if r.trial]
     for key in sqlite:
         assert postgres[key] == sqlite[key], key
+
+
+def test_the_memory_page_reads_and_forgets_in_postgresql(hosts: tuple[MetaClawPlugin, TestClient]):
+    from metaclaw_plugin.memory.ops import MemoryOps
+
+    writer, c = hosts
+    assert writer.memory_store is not None
+    ops = MemoryOps(writer.memory_store.db, writer.settings)
+    mid = ops.add("remember that the metrics database moved to pg-metrics-3", "default", "pg-alice")["id"]
+    other = ops.add("remember that the metrics database is pg-other-7", "acme", "pg-alice")["id"]
+    page = c.get("/memory", params={"tenant": "default", "user": "pg-alice"}).text
+    assert f'data-memory="{mid}"' in page and other not in page and 'data-tenant="acme"' in page
+    found = c.get("/memory", params={"q": "metrics database", "user": "pg-alice"}).text
+    assert f'data-memory="{mid}"' in found and "pg-other-7" not in found
+    detail = c.get(f"/memory/{mid}", params={"tenant": "default"}).text
+    assert ">added<" in detail
+    csrf = detail.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    r = c.post(f"/memory/{mid}/forget", data={"csrf": csrf, "tenant": "default"})
+    assert r.status_code == 303
+    gone = writer.memory_store.get(mid)  # the other host reads it from PostgreSQL
+    assert gone is not None and gone.status == "forgotten" and gone.text == ""
