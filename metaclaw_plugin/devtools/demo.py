@@ -62,6 +62,7 @@ PROBE = "what is the capital of France?"  # the good round's question: no skill 
 FACT = "remember that the metrics database moved to pg-metrics-3"
 FACT_VALUE = "pg-metrics-3"
 RECALL = "which host do I connect to for the metrics database?"
+RECALL_COLLEAGUE = "I am new on the team: which host do I connect to for the metrics database?"
 USER, COLLEAGUE = "demo-user", "demo-colleague"
 RIGHT = f"{SCRIPTED} Sniffed the delimiter first: it is ';' with quoted fields, so I parsed with csv and summed."
 
@@ -322,14 +323,16 @@ def stage_memory(d: Demo) -> str:
         tries += 1
         sid = f"demo-memory-later-{tries}"
         answer = d.chat(sid, [{"role": "user", "content": RECALL}], done=True, user=USER)
-        seen = _agent_request(d, RECALL, tries - 1)
+        seen = _agent_request(d, RECALL)
         if "<metaclaw-memory>" in seen and FACT_VALUE in seen:
             break
         if time.monotonic() > deadline:
             raise StageFailed(f"no later session's request carried the memory {mem['id']} ({tries} sessions asked)")
         time.sleep(0.2)
-    d.chat("demo-memory-colleague", [{"role": "user", "content": RECALL}], done=True, user=COLLEAGUE)
-    other = _agent_request(d, RECALL, tries)
+    d.chat("demo-memory-colleague", [{"role": "user", "content": RECALL_COLLEAGUE}], done=True, user=COLLEAGUE)
+    other = _agent_request(d, RECALL_COLLEAGUE)
+    if not other and not any(_last_user(b) == RECALL_COLLEAGUE for b in list(d.upstream.requests)):
+        raise StageFailed(f"the upstream never received {COLLEAGUE}'s request")
     if FACT_VALUE in other or "<metaclaw-memory>" in other:
         raise StageFailed(f"{COLLEAGUE}'s request carried {USER}'s memory")
     turns = d.wait("the later session on disk", lambda: d.session_turns(sid))
@@ -342,18 +345,17 @@ def stage_memory(d: Demo) -> str:
     )
 
 
-def _agent_request(d: Demo, text: str, index: int) -> str:
-    """The system text of the ``index``-th agent request (0-based) whose last message is ``text``, as the upstream
-    received it ("" when there is none)."""
+def _last_user(body: dict[str, Any]) -> str | None:
+    msgs = body.get("messages") or []
+    return msgs[-1].get("content") if msgs and msgs[-1].get("role") == "user" else None
+
+
+def _agent_request(d: Demo, text: str) -> str:
+    """The system text of the latest agent request whose last message is ``text``, as the upstream received it
+    ("" when there is none). The client asks one at a time, so the latest is the one just answered."""
     assert d.upstream is not None
-    found = [
-        b["messages"]
-        for b in list(d.upstream.requests)
-        if b.get("messages") and b["messages"][-1].get("role") == "user" and b["messages"][-1].get("content") == text
-    ]
-    if index >= len(found):
-        return ""
-    return "\n".join(str(m.get("content", "")) for m in found[index] if m.get("role") == "system")
+    found = [b["messages"] for b in list(d.upstream.requests) if _last_user(b) == text]
+    return "\n".join(str(m.get("content", "")) for m in found[-1] if m.get("role") == "system") if found else ""
 
 
 def stage_failed_round(d: Demo) -> str:
