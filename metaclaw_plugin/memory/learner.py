@@ -17,13 +17,14 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from ..events import Events, SessionEnd, TurnRecorded
-from ..learning.llm import Budget, LLMClient, LLMError
+from ..learning.llm import Budget, LLMError, client_for
 from ..privacy import Redactor
-from ..skillbank.retrieve import message_text
 from ..store import AnyDatabase, open_database
+from ..text import message_text
 from . import modelx, rules
 from .model import DEFAULT_USER, Candidate, Memory
 from .rules import Forget
@@ -76,18 +77,16 @@ def extractor_choice(settings: Any, redactor: Redactor | None, budget: Budget | 
             "rules",
             "no memory.model or evolution.model configured: the rule extractor reads explicit statements",
         )
-    client = LLMClient(
-        "memory",
+    # the endpoint of the chosen section, the call policy (timeout, retries, backoff) of the memory section
+    endpoint = SimpleNamespace(
         model=cfg.model,
         api_base=cfg.api_base,
         api_key=cfg.api_key,
         timeout=m.timeout,
         retries=m.retries,
         backoff=m.backoff,
-        budget=budget,
-        local_only=settings.privacy.local_only,
-        redactor=redactor,
     )
+    client = client_for("memory", endpoint, budget=budget, local_only=settings.privacy.local_only, redactor=redactor)
     reason = client.unavailable_reason()
     if reason:
         return None, "rules", f"{reason}: the rule extractor reads explicit statements"
