@@ -8,6 +8,7 @@ plugin breaks, the host's call goes on unchanged and the error is logged and cou
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import logging
 import os
 import threading
@@ -17,6 +18,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .bounds import (
+    GENERATION_MAX,
+    KEY_FILE,
+    LABEL_MAX,
+    LATENCY_MAX_MS,
+    REASON_MAX,
+    TEXT_MAX,
+    Identifiers,
+    Refused,
+    bounded_float,
+    bounded_int,
+    clean_text,
+    json_value,
+)
 from .config import Settings
 from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
 from .feedback import normalise_feedback
@@ -28,7 +43,7 @@ from .store.backend import postgres_of
 from .store.election import host_id
 from .store.skill_library import SharedSkillLibrary
 from .store.trajectories import TrajectoryStore
-from .types import Message, Session, Turn, TurnContext
+from .types import DEFAULT_TENANT, Message, Session, Turn, TurnContext, new_id
 from .worker import BackgroundWorker
 
 log = logging.getLogger("metaclaw_plugin")
@@ -63,6 +78,9 @@ class MetaClawPlugin:
             journal_fsync=s.storage.journal_fsync,
             database=pg,
         )
+        # Ids and labels as stored: bounded, and a keyed hash for one that holds a secret (see bounds.Identifiers).
+        self.ids = Identifiers(None if s.privacy.store_raw else self.redactor, s.home_dir / KEY_FILE)
+        self.input_problems: Counter[str] = Counter()  # "field: problem" -> inputs coerced or refused
         # postgres: the library lives in the database, this host's skills folder is its local copy
         self.library = SharedSkillLibrary(pg, self.skills.store, host_id()) if pg is not None else None
         self.worker = BackgroundWorker()
@@ -162,10 +180,14 @@ class MetaClawPlugin:
         """The rendered skills for this turn, without changing the messages (for hosts that inject
         themselves, such as OpenClaw's prependSystemContext)."""
         self._ensure_started()
+        return self._inject(self._checked(ctx), ctx, messages)
+
+    def _inject(self, c: TurnContext, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
+        """The skills for the checked context ``c``, noted on the host's ``ctx`` for the adapter's benefit."""
         self._host_activity(time.time())
-        inj = self.skills.injection(ctx, messages)
-        ctx.injected_skills = inj.names
-        ctx.skill_generation = inj.generation
+        inj = self.skills.injection(c, messages)
+        ctx.injected_skills = c.injected_skills = inj.names
+        ctx.skill_generation = c.skill_generation = inj.generation
         return inj
 
     def on_request(
@@ -175,13 +197,15 @@ class MetaClawPlugin:
         definitions it carries: the policy's prompt renders them). Returns a new list."""
         try:
             if not isinstance(messages, (list, tuple)):
-                raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
-            inj = self.skill_block(ctx, messages)
+                raise Refused("messages", f"must be a list of dicts, got {type(messages).__name__}")
+            self._ensure_started()
+            c = self._checked(ctx)
+            inj = self._inject(c, ctx, messages)
             out = inject(messages, inj.text)
-            self._remember_request(ctx, out, inj.names, inj.text or None, tools)
+            self._remember_request(c, out, inj.names, inj.text or None, tools)
             return out
-        except Exception:
-            self._fail("on_request")
+        except Exception as e:
+            self._fail("on_request", e)
             return list(messages) if isinstance(messages, (list, tuple)) else messages  # type: ignore[return-value]
 
     def record_request(
@@ -195,10 +219,11 @@ class MetaClawPlugin:
         """Remember the messages (and ``tools``) as sent, for adapters that cannot inject (capture only)."""
         try:
             self._ensure_started()
-            names = injected_skills if injected_skills is not None else ctx.injected_skills
-            self._remember_request(ctx, messages, names, None, tools)
-        except Exception:
-            self._fail("record_request")
+            c = self._checked(ctx)
+            names = self._names(injected_skills if injected_skills is not None else ctx.injected_skills)
+            self._remember_request(c, self._messages(messages), names, None, tools)
+        except Exception as e:
+            self._fail("record_request", e)
 
     def _remember_request(
         self,
@@ -249,68 +274,79 @@ class MetaClawPlugin:
         sent, for a response whose request was not seen (or to replace what was)."""
         try:
             self._ensure_started()
+            c = self._checked(ctx)
             with self._lock:
-                pend = self._pending.pop(ctx.request_id, None)
+                pend = self._pending.pop(c.request_id, None)
             if pend is None:
                 pend = _Pending(
-                    ctx,
-                    list(messages or []),
-                    list(ctx.injected_skills),
-                    ctx.skill_generation if ctx.skill_generation is not None else self.skills.generation,
+                    c,
+                    self._messages(messages),
+                    self._names(ctx.injected_skills),
+                    c.skill_generation if c.skill_generation is not None else self.skills.generation,
                     time.monotonic(),
                 )
             elif messages is not None:
-                pend.messages = list(messages)
+                pend.messages = self._messages(messages)
             if tools is not None:
                 pend.tools = _tool_list(tools)
+            if latency_ms is not None:
+                latency_ms = self._latency(latency_ms)
             if latency_ms is None:
                 latency_ms = (time.monotonic() - pend.t0) * 1000.0
-            tool_calls = list((response or {}).get("tool_calls") or []) if isinstance(response, dict) else []
+            if response is not None and not isinstance(response, dict):
+                self._note("response", "not a dict; recorded as none")
+                response = None
             turn = Turn(
-                turn_id=ctx.request_id,
-                session_id=ctx.session_id,
-                tenant=ctx.tenant,
-                kind=ctx.kind,
+                turn_id=c.request_id,
+                session_id=c.session_id,
+                tenant=c.tenant,
+                kind=c.kind,
                 messages=pend.messages,
-                response=response if isinstance(response, dict) else None,
-                tool_calls=tool_calls,
-                model=ctx.model or pend.ctx.model,
-                usage=usage,
+                response=response,
+                tool_calls=_tool_calls(response),
+                model=c.model or pend.ctx.model,
+                usage=self._usage(usage),
                 latency_ms=round(latency_ms, 3),
                 injected_skills=pend.injected,
                 skill_generation=pend.generation,
-                error=error,
-                host=ctx.host,
-                user=ctx.user or pend.ctx.user,
+                error=self._error(error),
+                host=c.host,
+                user=c.user or pend.ctx.user,
                 tools=pend.tools,
             )
             self.store.append_turn(turn, skill_block=pend.block)
             with self._lock:
-                state = self._touch(ctx, time.time())
+                state = self._touch(c, time.time())
                 state.turn_ids.append(turn.turn_id)
-                if ctx.kind == "main":
+                if c.kind == "main":
                     state.main_turns += 1
             if self.events.wanted(TurnRecorded):
                 self.events.publish(TurnRecorded(turn, state, pend.ctx))
             return turn
-        except Exception:
-            self._fail("on_response")
+        except Exception as e:
+            self._fail("on_response", e)
             return None
 
     def on_session_end(self, ctx: TurnContext, outcome: dict[str, Any] | None = None, *, reason: str = "host") -> None:
         """End a session: persist the outcome and hand it to the background loops."""
         try:
             self._ensure_started()
+            c = self._checked(ctx, session=False)
+            why = self.ids.label(reason, REASON_MAX)
+            if why is None:
+                self._note("reason", "not text; recorded as host")
+                why = "host"
             with self._lock:
-                state = self._sessions.pop((ctx.tenant, ctx.session_id), None)
-            self._end(ctx.tenant, ctx.session_id, ctx.host, state, outcome, reason)
-        except Exception:
-            self._fail("on_session_end")
+                state = self._sessions.pop((c.tenant, c.session_id), None)
+            self._end(c.tenant, c.session_id, c.host, state, outcome, why)
+        except Exception as e:
+            self._fail("on_session_end", e)
 
     def _end(
         self, tenant: str, session_id: str, host: str, state: SessionState | None, outcome: Any, reason: str
     ) -> None:
-        clean = outcome if isinstance(outcome, dict) else ({"value": outcome} if outcome is not None else None)
+        clean = json_value(outcome, self.ids.redactor)
+        clean = clean if isinstance(clean, dict) else ({"value": clean} if clean is not None else None)
         self.store.end_session(tenant, session_id, clean, reason)
         self.events.publish(SessionEnd(tenant, session_id, host, clean, reason, list(state.turn_ids) if state else []))
 
@@ -333,20 +369,25 @@ class MetaClawPlugin:
         Recorded with source ``explicit``; one journal append, like the other hooks."""
         try:
             self._ensure_started()
-            value = normalise_feedback(score, text)
+            c = self._checked(ctx, session=False)
+            if text is not None and not isinstance(text, str):
+                self._note("feedback text", "not text; dropped")
+                text = None
+            text = clean_text(text[:TEXT_MAX]) if text else None
+            value = normalise_feedback(score if isinstance(score, (bool, int, float)) else _short(score), text)
             with self._lock:
-                state = self._sessions.get((ctx.tenant, ctx.session_id))
+                state = self._sessions.get((c.tenant, c.session_id))
                 ids = list(state.turn_ids) if state else []
-            turn_id = ctx.request_id if ctx.request_id in ids or not ids else ids[-1]
-            event = Feedback(ctx.tenant, ctx.session_id, turn_id, value, text, bool(ids))
+            turn_id = c.request_id if c.request_id in ids or not ids else ids[-1]
+            event = Feedback(c.tenant, c.session_id, turn_id, value, text, bool(ids))
             if value is not None and ids:
                 self.store.record_reward(turn_id, "explicit", value, {"text": text} if text else None)
             elif value is not None:
                 # Not in memory (ended, or another process): resolve the turn in the background.
                 self.worker.submit("feedback.resolve", self._resolve_feedback, event)
             self.events.publish(event)
-        except Exception:
-            self._fail("on_feedback")
+        except Exception as e:
+            self._fail("on_feedback", e)
 
     async def aon_feedback(self, ctx: TurnContext, score: Any = None, text: str | None = None) -> None:
         self.on_feedback(ctx, score, text)
@@ -424,9 +465,109 @@ class MetaClawPlugin:
         except Exception:
             self._fail(f"listener:{getattr(fn, '__qualname__', fn)}")
 
-    def _fail(self, where: str) -> None:
+    def _fail(self, where: str, e: BaseException | None = None) -> None:
+        if isinstance(e, Refused):
+            self._note(e.field, f"{e.problem}; {where} refused")
+            return
         self.errors[where] += 1
         log.exception("metaclaw %s failed; the host call continues unchanged", where)
+
+    # Input at the boundary: what the host passes is coerced to the bounds (bounds.py) or refused, and counted.
+    def _note(self, field: str, problem: str) -> None:
+        key = f"{field}: {problem}"
+        self.input_problems[key] += 1
+        n = self.input_problems[key]
+        if n == 1 or n % 1000 == 0:
+            log.warning("metaclaw input %s (%d so far); the host call continues unchanged", key, n)
+
+    def _checked(self, ctx: TurnContext, *, session: bool = True) -> TurnContext:
+        """A copy of ``ctx`` with every field within bounds and every id as stored (a secret-bearing one hashed).
+        A missing request id is set on ``ctx`` too, so its response still finds its request; a missing session id
+        becomes the request's own (``session=False``: refused, for ends and feedback that name no session)."""
+        if not isinstance(ctx, TurnContext):
+            raise Refused("ctx", f"must be a TurnContext, got {type(ctx).__name__}")
+        ids = self.ids
+        rid = ids.joinable(ctx.request_id)
+        if rid is None:
+            self._note("request_id", "missing or not text; a new one was made")
+            rid = ctx.request_id = new_id()
+        raw_tenant: Any = ctx.tenant
+        blank = raw_tenant is None or (isinstance(raw_tenant, str) and not raw_tenant.strip())
+        tenant = DEFAULT_TENANT if blank else ids.joinable(raw_tenant)
+        if tenant is None:
+            raise Refused("tenant", f"must be text, got {type(raw_tenant).__name__}")
+        sid = ids.joinable(ctx.session_id)
+        if sid is None:
+            if not session:
+                raise Refused("session_id", "missing or not text")
+            self._note("session_id", "missing or not text; the turn is a session of its own")
+            sid = ids.joinable("request-" + rid) or rid
+        user = ids.joinable(ctx.user)
+        if user is None and ctx.user is not None:
+            self._note("user", f"not text ({type(ctx.user).__name__}); dropped")
+        model = ids.label(ctx.model)
+        if model is None and ctx.model is not None:
+            self._note("model", f"not text ({type(ctx.model).__name__}); dropped")
+        kind = ctx.kind
+        if kind not in ("main", "side"):
+            self._note("kind", "not main or side; taken as main")
+            kind = "main"
+        gen = ctx.skill_generation
+        if gen is not None:
+            gen = bounded_int(gen, 0, GENERATION_MAX)
+            if gen is None:
+                self._note("skill_generation", f"not an integer in [0, {GENERATION_MAX}]; the current one is used")
+        return dataclasses.replace(
+            ctx,
+            request_id=rid,
+            session_id=sid,
+            tenant=tenant,
+            user=user,
+            model=model,
+            kind=kind,
+            host=ids.label(ctx.host) or "unknown",
+            skill_generation=gen,
+        )
+
+    def _messages(self, messages: Any) -> list[Message]:
+        if messages is None:
+            return []
+        if not isinstance(messages, (list, tuple)):
+            self._note("messages", f"not a list ({type(messages).__name__}); recorded as none")
+            return []
+        return list(messages)
+
+    def _names(self, names: Any) -> list[str]:
+        """Skill names a host says it injected: text, bounded, at most 1000."""
+        if not isinstance(names, (list, tuple)):
+            return []
+        out = [self.ids.label(n, LABEL_MAX) for n in names[:1000] if isinstance(n, str)]
+        return [n for n in out if n]
+
+    def _latency(self, value: Any) -> float | None:
+        ms = bounded_float(value, 0.0, LATENCY_MAX_MS)
+        if ms is None:
+            self._note("latency_ms", "not a finite number; measured instead")
+        elif ms != value:
+            self._note("latency_ms", f"outside [0, {LATENCY_MAX_MS:.0f}]; clamped")
+        return ms
+
+    def _usage(self, usage: Any) -> dict[str, Any] | None:
+        if usage is None:
+            return None
+        if not isinstance(usage, dict):
+            self._note("usage", f"not a dict ({type(usage).__name__}); dropped")
+            return None
+        return json_value(usage, self.ids.redactor) or None
+
+    def _error(self, error: Any) -> str | None:
+        if error is None or isinstance(error, str):
+            return clean_text(error[:TEXT_MAX]) if error else None
+        try:
+            text = f"{type(error).__name__}: {error}" if isinstance(error, BaseException) else str(error)
+        except Exception:
+            text = type(error).__name__
+        return clean_text(text[:TEXT_MAX])
 
     def sweep_sessions(self, now: float | None = None) -> int:
         """End sessions idle longer than ``sessions.session_idle_timeout``; forget stale requests."""
@@ -454,8 +595,24 @@ class MetaClawPlugin:
     def read_session(self, session_id: str, tenant: str | None = None) -> Session | None:
         """A session with its turns, for people and tests (the API, the dashboard): waits up to 2 s for the
         write-behind queue first, so what was just captured shows. Never called on the request path."""
+        sid = self.ids.joinable(session_id)  # the id as the hooks stored it
+        if sid is None:
+            return None
         self.store.flush(2.0)
-        return self.store.get_session(session_id, tenant=tenant)
+        return self.store.get_session(sid, tenant=self.ids.joinable(tenant) if tenant else None)
+
+    def knows_session(self, session_id: str, tenant: str | None = None) -> bool:
+        """Whether a session is live here or stored (the sidecar ends only those). Reads the store: not for the
+        request path."""
+        sid = self.ids.joinable(session_id)
+        if sid is None:
+            return False
+        t = self.ids.joinable(tenant) if tenant else None
+        with self._lock:
+            if any(k[1] == sid and (t is None or k[0] == t) for k in self._sessions):
+                return True
+        self.store.flush(2.0)
+        return self.store.has_session(sid, t)
 
     def status(self) -> dict[str, Any]:
         skills = self.skills.skills
@@ -486,11 +643,22 @@ class MetaClawPlugin:
             },
             **({"skill_library": self.library.status()} if self.library is not None else {}),
             "errors": dict(self.errors),
+            "input_problems": dict(self.input_problems),
             "background_failures": dict(self.worker.failures),
             **({"learning": self.learning.status()} if self.learning is not None else {}),
             "scheduler": self.scheduler.status() if self.scheduler is not None else None,
             "scheduler_note": self.scheduler_note,
         }
+
+
+def _tool_calls(response: Message | None) -> list[dict[str, Any]]:
+    calls = response.get("tool_calls") if response else None
+    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, (list, tuple)) else []
+
+
+def _short(value: Any) -> Any:
+    """A feedback score that is not a number: short text is parsed, anything else counts as none."""
+    return value[:32] if isinstance(value, str) else None
 
 
 def _tool_list(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
