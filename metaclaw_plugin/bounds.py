@@ -15,6 +15,7 @@ import math
 import re
 import secrets
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -105,19 +106,31 @@ def bounded_float(value: Any, lo: float, hi: float) -> float | None:
     return min(max(value, lo), hi)
 
 
-def json_value(value: Any, redactor: Redactor | None = None, depth: int = DEPTH_MAX) -> Any:
-    """A JSON-safe copy of a host value (usage, an outcome): strings bounded, cleaned and redacted, integers
-    clamped to SQLite's range, non-finite floats as None, at most ``ITEMS_MAX`` items per level and ``depth``
-    levels; anything else (objects, bytes, what lies deeper) becomes None."""
-    if value is None or isinstance(value, bool):
+def json_value(value: Any, text: Callable[[str], str] | None = None, depth: int = DEPTH_MAX) -> Any:
+    """A JSON-safe copy of a host value (usage, an outcome): strings (keys too) bounded and cleaned
+    (:func:`clean_text`, or ``text``, which also redacts), integers clamped to SQLite's range, non-finite floats as
+    None, at most ``ITEMS_MAX`` items per level and ``depth`` levels; anything else (objects, bytes, what lies
+    deeper) becomes None."""
+    t = type(value)
+    if t is int:
+        return value if -INT_MAX <= value <= INT_MAX else (INT_MAX if value > 0 else -INT_MAX)
+    if t is str:
+        return text(value) if text is not None else clean_text(value[:TEXT_MAX])
+    if value is None or t is bool:
         return value
-    if isinstance(value, int):
-        return min(max(value, -INT_MAX), INT_MAX)
-    if isinstance(value, float):
+    if t is float:
         return value if math.isfinite(value) else None
-    if isinstance(value, str):
-        s = clean_text(value[:TEXT_MAX])
-        return redactor.redact(s) if redactor is not None else s
+    if isinstance(value, (bool, int, float, str)):  # subclasses (IntEnum, numpy scalars...): as their base type
+        base = (
+            bool
+            if isinstance(value, bool)
+            else int
+            if isinstance(value, int)
+            else float
+            if isinstance(value, float)
+            else str
+        )
+        return json_value(base(value), text, depth)
     if depth <= 0:
         return None
     if isinstance(value, dict):
@@ -125,13 +138,13 @@ def json_value(value: Any, redactor: Redactor | None = None, depth: int = DEPTH_
         for k, v in value.items():
             if len(out) >= ITEMS_MAX:
                 break
-            key = k if isinstance(k, str) else coerce_id(k)
+            key = k if type(k) is str else coerce_id(k)
             if key is not None:
-                key = clean_text(key[:LABEL_MAX])
-                out[redactor.redact(key) if redactor is not None else key] = json_value(v, redactor, depth - 1)
+                key = key[:LABEL_MAX]
+                out[text(key) if text is not None else clean_text(key)] = json_value(v, text, depth - 1)
         return out
     if isinstance(value, (list, tuple)):
-        return [json_value(v, redactor, depth - 1) for v in value[:ITEMS_MAX]]
+        return [json_value(v, text, depth - 1) for v in value[:ITEMS_MAX]]
     return None
 
 
@@ -173,12 +186,19 @@ class Identifiers:
 
     CACHE = 4096  # distinct raw ids remembered (a session's id repeats on every turn)
 
-    def __init__(self, redactor: Redactor | None, key_path: Path) -> None:
+    def __init__(
+        self, redactor: Redactor | None, key_path: Path, note: Callable[[str, str], None] | None = None
+    ) -> None:
+        """``note(field, problem)`` hears of each id whose text had to be cleaned (NUL, control characters, lone
+        surrogates replaced by U+FFFD)."""
         self.redactor = redactor
         self.key_path = Path(key_path)
+        self.note = note
         self._key: bytes | None = None
         self._lock = threading.Lock()
-        self._cache: dict[str, str] = {}
+        self._cache: dict[str, tuple[str, bool]] = {}  # raw id -> (stored id, whether its text was cleaned)
+        self._labels: dict[tuple[str, int], str] = {}
+        self._texts: dict[str, str] = {}
 
     def _hash(self, s: str) -> str:
         if self._key is None:
@@ -189,31 +209,59 @@ class Identifiers:
         digest = hmac.new(self._key, s.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
         return HASHED_PREFIX + digest[:24]
 
-    def joinable(self, value: Any) -> str | None:
+    def joinable(self, value: Any, field: str = "id") -> str | None:
         """The stored form of a session, tenant, user or request id; None when ``value`` holds none."""
-        s = coerce_id(value)
-        if s is None:
-            return None
-        hit = self._cache.get(s)
-        if hit is not None:
-            return hit
+        cacheable = type(value) is str and len(value) <= 4 * ID_MAX
+        hit = self._cache.get(value) if cacheable else None
+        if hit is None:
+            s = coerce_id(value)
+            if s is None:
+                return None
+            hit = self._joinable(s), isinstance(value, str) and _BAD.search(value) is not None
+            if cacheable:
+                if len(self._cache) >= self.CACHE:
+                    self._cache.clear()
+                self._cache[value] = hit
+        if hit[1] and self.note is not None:
+            self.note(field, "held NUL, control characters or lone surrogates; replaced")
+        return hit[0]
+
+    def _joinable(self, s: str) -> str:
         if _OURS.match(s):
-            out = s
-        elif self.redactor is None:
-            out = s if len(s) <= ID_MAX else "h-" + hashlib.blake2b(s.encode(), digest_size=12).hexdigest()
-        elif len(s) > ID_MAX or self.redactor.redact(s) != s:
-            out = self._hash(s)
-        else:
-            out = s
-        if len(self._cache) >= self.CACHE:
-            self._cache.clear()
-        self._cache[s] = out
+            return s
+        if self.redactor is None:
+            return s if len(s) <= ID_MAX else "h-" + hashlib.blake2b(s.encode(), digest_size=12).hexdigest()
+        return self._hash(s) if len(s) > ID_MAX or self.redactor.redact(s) != s else s
+
+    def text(self, s: str) -> str:
+        """``s`` cut to ``TEXT_MAX``, cleaned (:func:`clean_text`) and redacted; short texts (the keys and values of
+        usage, which repeat on every turn) from a cache."""
+        if len(s) > LABEL_MAX:
+            s = clean_text(s[:TEXT_MAX])
+            return self.redactor.redact(s) if self.redactor is not None else s
+        out = self._texts.get(s)
+        if out is None:
+            out = clean_text(s)
+            out = self.redactor.redact(out) if self.redactor is not None else out
+            if len(self._texts) >= self.CACHE:
+                self._texts.clear()
+            self._texts[s] = out
         return out
 
-    def label(self, value: Any, limit: int = LABEL_MAX) -> str | None:
-        """A model name, host or reason as stored: text cut to ``limit``, a secret in it replaced by its placeholder."""
+    def label(self, value: Any, limit: int = LABEL_MAX, field: str = "label") -> str | None:
+        """A model name, host or reason as stored: text cut to ``limit``, a secret in it replaced by its placeholder
+        (redacted before the cut, so a secret across the cut is still found)."""
         s = coerce_id(value)
         if s is None:
             return None
-        s = s[:limit]
-        return self.redactor.redact(s) if self.redactor is not None else s
+        if self.note is not None and isinstance(value, str) and _BAD.search(value):
+            self.note(field, "held NUL, control characters or lone surrogates; replaced")
+        key = (s, limit)
+        out = self._labels.get(key) if len(s) <= 4 * limit else None
+        if out is None:
+            s = s[: 4 * limit]
+            out = (self.redactor.redact(s) if self.redactor is not None else s)[:limit]
+            if len(self._labels) >= self.CACHE:
+                self._labels.clear()
+            self._labels[key] = out
+        return out

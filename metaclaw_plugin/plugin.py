@@ -79,8 +79,8 @@ class MetaClawPlugin:
             database=pg,
         )
         # Ids and labels as stored: bounded, and a keyed hash for one that holds a secret (see bounds.Identifiers).
-        self.ids = Identifiers(None if s.privacy.store_raw else self.redactor, s.home_dir / KEY_FILE)
         self.input_problems: Counter[str] = Counter()  # "field: problem" -> inputs coerced or refused
+        self.ids = Identifiers(None if s.privacy.store_raw else self.redactor, s.home_dir / KEY_FILE, self._note)
         # postgres: the library lives in the database, this host's skills folder is its local copy
         self.library = SharedSkillLibrary(pg, self.skills.store, host_id()) if pg is not None else None
         self.worker = BackgroundWorker()
@@ -303,7 +303,7 @@ class MetaClawPlugin:
                 kind=c.kind,
                 messages=pend.messages,
                 response=response,
-                tool_calls=_tool_calls(response),
+                tool_calls=self._tool_calls(response),
                 model=c.model or pend.ctx.model,
                 usage=self._usage(usage),
                 latency_ms=round(latency_ms, 3),
@@ -332,7 +332,7 @@ class MetaClawPlugin:
         try:
             self._ensure_started()
             c = self._checked(ctx, session=False)
-            why = self.ids.label(reason, REASON_MAX)
+            why = self.ids.label(reason, REASON_MAX, "reason")
             if why is None:
                 self._note("reason", "not text; recorded as host")
                 why = "host"
@@ -345,7 +345,9 @@ class MetaClawPlugin:
     def _end(
         self, tenant: str, session_id: str, host: str, state: SessionState | None, outcome: Any, reason: str
     ) -> None:
-        clean = json_value(outcome, self.ids.redactor)
+        clean = json_value(outcome, self.ids.text)
+        if clean != outcome:
+            self._note("outcome", "values out of bounds or holding a secret; coerced")
         clean = clean if isinstance(clean, dict) else ({"value": clean} if clean is not None else None)
         self.store.end_session(tenant, session_id, clean, reason)
         self.events.publish(SessionEnd(tenant, session_id, host, clean, reason, list(state.turn_ids) if state else []))
@@ -487,25 +489,25 @@ class MetaClawPlugin:
         if not isinstance(ctx, TurnContext):
             raise Refused("ctx", f"must be a TurnContext, got {type(ctx).__name__}")
         ids = self.ids
-        rid = ids.joinable(ctx.request_id)
+        rid = ids.joinable(ctx.request_id, "request_id")
         if rid is None:
             self._note("request_id", "missing or not text; a new one was made")
             rid = ctx.request_id = new_id()
         raw_tenant: Any = ctx.tenant
         blank = raw_tenant is None or (isinstance(raw_tenant, str) and not raw_tenant.strip())
-        tenant = DEFAULT_TENANT if blank else ids.joinable(raw_tenant)
+        tenant = DEFAULT_TENANT if blank else ids.joinable(raw_tenant, "tenant")
         if tenant is None:
             raise Refused("tenant", f"must be text, got {type(raw_tenant).__name__}")
-        sid = ids.joinable(ctx.session_id)
+        sid = ids.joinable(ctx.session_id, "session_id")
         if sid is None:
             if not session:
                 raise Refused("session_id", "missing or not text")
             self._note("session_id", "missing or not text; the turn is a session of its own")
             sid = ids.joinable("request-" + rid) or rid
-        user = ids.joinable(ctx.user)
+        user = ids.joinable(ctx.user, "user")
         if user is None and ctx.user is not None:
             self._note("user", f"not text ({type(ctx.user).__name__}); dropped")
-        model = ids.label(ctx.model)
+        model = ids.label(ctx.model, field="model")
         if model is None and ctx.model is not None:
             self._note("model", f"not text ({type(ctx.model).__name__}); dropped")
         kind = ctx.kind
@@ -525,7 +527,7 @@ class MetaClawPlugin:
             user=user,
             model=model,
             kind=kind,
-            host=ids.label(ctx.host) or "unknown",
+            host=ids.label(ctx.host, field="host") or "unknown",
             skill_generation=gen,
         )
 
@@ -541,8 +543,17 @@ class MetaClawPlugin:
         """Skill names a host says it injected: text, bounded, at most 1000."""
         if not isinstance(names, (list, tuple)):
             return []
-        out = [self.ids.label(n, LABEL_MAX) for n in names[:1000] if isinstance(n, str)]
+        out = [self.ids.label(n, LABEL_MAX, "injected_skills") for n in names[:1000] if isinstance(n, str)]
         return [n for n in out if n]
+
+    def _tool_calls(self, response: Message | None) -> list[dict[str, Any]]:
+        calls = response.get("tool_calls") if response else None
+        if not calls:
+            return []
+        kept = [c for c in calls if isinstance(c, dict)] if isinstance(calls, (list, tuple)) else []
+        if len(kept) != (len(calls) if isinstance(calls, (list, tuple)) else -1):
+            self._note("tool_calls", "not a list of dicts; what is not a dict was dropped")
+        return kept
 
     def _latency(self, value: Any) -> float | None:
         ms = bounded_float(value, 0.0, LATENCY_MAX_MS)
@@ -558,7 +569,10 @@ class MetaClawPlugin:
         if not isinstance(usage, dict):
             self._note("usage", f"not a dict ({type(usage).__name__}); dropped")
             return None
-        return json_value(usage, self.ids.redactor) or None
+        clean = json_value(usage, self.ids.text)
+        if clean != usage:
+            self._note("usage", "values out of bounds or holding a secret; coerced")
+        return clean or None
 
     def _error(self, error: Any) -> str | None:
         if error is None or isinstance(error, str):
@@ -649,11 +663,6 @@ class MetaClawPlugin:
             "scheduler": self.scheduler.status() if self.scheduler is not None else None,
             "scheduler_note": self.scheduler_note,
         }
-
-
-def _tool_calls(response: Message | None) -> list[dict[str, Any]]:
-    calls = response.get("tool_calls") if response else None
-    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, (list, tuple)) else []
 
 
 def _short(value: Any) -> Any:

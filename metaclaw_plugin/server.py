@@ -244,6 +244,9 @@ def _describe(e: ValidationError) -> tuple[str, list[dict[str, Any]]]:
     return "invalid request body: " + "; ".join(parts[:10]) + (" ..." if len(parts) > 10 else ""), details
 
 
+_BAD_TEXT = ("bad_text", "string_unicode")  # malformed text (NUL, control characters, lone surrogates): 400
+
+
 def _not_finite(text: str) -> Any:
     raise ValueError(f"the number {text[:40]} is not finite")
 
@@ -273,7 +276,7 @@ def decode(raw: bytes, model: type[BaseModel]) -> Any:
         return model.model_validate(data)
     except ValidationError as e:
         msg, details = _describe(e)
-        bad_text = all(err.get("type") == "bad_text" for err in e.errors(include_url=False, include_input=False))
+        bad_text = all(err.get("type") in _BAD_TEXT for err in e.errors(include_url=False, include_input=False))
         raise ApiError(400 if bad_text else 422, msg, details=details) from None
 
 
