@@ -39,6 +39,9 @@ HASHED_PREFIX = "redacted-"  # a secret-bearing id, as stored: HASHED_PREFIX + 2
 
 _BAD = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")  # control characters (NUL among them) and lone surrogates
 _OURS = re.compile(r"^(?:redacted|h)-[0-9a-f]{24}$")  # ids this module made: kept as they are
+# Hex, UUIDs and numbers, with a short word before them (``req-1f3a...``, ``run_42``): what generated ids look like,
+# and what the redactor calls identifiers, not secrets (commit hashes, UUIDs); kept without running it.
+_PLAIN = re.compile(r"^(?:[A-Za-z]{1,16}[-_:.])?[0-9a-fA-F-]{1,64}$")
 
 
 class Refused(ValueError):
@@ -187,17 +190,24 @@ class Identifiers:
     CACHE = 4096  # distinct raw ids remembered (a session's id repeats on every turn)
 
     def __init__(
-        self, redactor: Redactor | None, key_path: Path, note: Callable[[str, str], None] | None = None
+        self,
+        redactor: Redactor | None,
+        key_path: Path,
+        note: Callable[[str, str], None] | None = None,
+        *,
+        plain_ids: bool = True,
     ) -> None:
         """``note(field, problem)`` hears of each id whose text had to be cleaned (NUL, control characters, lone
-        surrogates replaced by U+FFFD)."""
+        surrogates replaced by U+FFFD). ``plain_ids``: take hex/UUID/number ids as they are, without the redactor
+        (off when extra patterns might match them)."""
         self.redactor = redactor
+        self.plain_ids = plain_ids
         self.key_path = Path(key_path)
         self.note = note
         self._key: bytes | None = None
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[str, bool]] = {}  # raw id -> (stored id, whether its text was cleaned)
-        self._labels: dict[tuple[str, int], str] = {}
+        self._labels: dict[tuple[str, int], tuple[str, bool]] = {}
         self._texts: dict[str, str] = {}
 
     def _hash(self, s: str) -> str:
@@ -227,7 +237,7 @@ class Identifiers:
         return hit[0]
 
     def _joinable(self, s: str) -> str:
-        if _OURS.match(s):
+        if _OURS.match(s) or (self.plain_ids and _PLAIN.match(s)):
             return s
         if self.redactor is None:
             return s if len(s) <= ID_MAX else "h-" + hashlib.blake2b(s.encode(), digest_size=12).hexdigest()
@@ -251,17 +261,21 @@ class Identifiers:
     def label(self, value: Any, limit: int = LABEL_MAX, field: str = "label") -> str | None:
         """A model name, host or reason as stored: text cut to ``limit``, a secret in it replaced by its placeholder
         (redacted before the cut, so a secret across the cut is still found)."""
-        s = coerce_id(value)
-        if s is None:
-            return None
-        if self.note is not None and isinstance(value, str) and _BAD.search(value):
-            self.note(field, "held NUL, control characters or lone surrogates; replaced")
-        key = (s, limit)
-        out = self._labels.get(key) if len(s) <= 4 * limit else None
-        if out is None:
+        cacheable = type(value) is str and len(value) <= 4 * limit
+        hit = self._labels.get((value, limit)) if cacheable else None
+        if hit is None:
+            s = coerce_id(value)
+            if s is None:
+                return None
             s = s[: 4 * limit]
-            out = (self.redactor.redact(s) if self.redactor is not None else s)[:limit]
-            if len(self._labels) >= self.CACHE:
-                self._labels.clear()
-            self._labels[key] = out
-        return out
+            hit = (
+                (self.redactor.redact(s) if self.redactor is not None else s)[:limit],
+                (isinstance(value, str) and _BAD.search(value) is not None),
+            )
+            if cacheable:
+                if len(self._labels) >= self.CACHE:
+                    self._labels.clear()
+                self._labels[(value, limit)] = hit
+        if hit[1] and self.note is not None:
+            self.note(field, "held NUL, control characters or lone surrogates; replaced")
+        return hit[0]

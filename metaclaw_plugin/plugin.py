@@ -80,7 +80,12 @@ class MetaClawPlugin:
         )
         # Ids and labels as stored: bounded, and a keyed hash for one that holds a secret (see bounds.Identifiers).
         self.input_problems: Counter[str] = Counter()  # "field: problem" -> inputs coerced or refused
-        self.ids = Identifiers(None if s.privacy.store_raw else self.redactor, s.home_dir / KEY_FILE, self._note)
+        self.ids = Identifiers(
+            None if s.privacy.store_raw else self.redactor,
+            s.home_dir / KEY_FILE,
+            self._note,
+            plain_ids=not s.privacy.extra_patterns,
+        )
         # postgres: the library lives in the database, this host's skills folder is its local copy
         self.library = SharedSkillLibrary(pg, self.skills.store, host_id()) if pg is not None else None
         self.worker = BackgroundWorker()
@@ -519,6 +524,19 @@ class MetaClawPlugin:
             gen = bounded_int(gen, 0, GENERATION_MAX)
             if gen is None:
                 self._note("skill_generation", f"not an integer in [0, {GENERATION_MAX}]; the current one is used")
+        host = ids.label(ctx.host, field="host") or "unknown"
+        if (
+            sid == ctx.session_id
+            and rid == ctx.request_id
+            and tenant == ctx.tenant
+            and user == ctx.user
+            and model == ctx.model
+            and host == ctx.host
+            and kind == ctx.kind
+            and type(gen) is type(ctx.skill_generation)
+            and gen == ctx.skill_generation
+        ):
+            return ctx  # all within bounds already (nearly every turn): no copy
         return dataclasses.replace(
             ctx,
             request_id=rid,
@@ -527,7 +545,7 @@ class MetaClawPlugin:
             user=user,
             model=model,
             kind=kind,
-            host=ids.label(ctx.host, field="host") or "unknown",
+            host=host,
             skill_generation=gen,
         )
 

@@ -28,6 +28,7 @@ from starlette.testclient import TestClient
 from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
+from metaclaw_plugin.bounds import finite_json
 from metaclaw_plugin.server import create_app, load_or_create_token
 from metaclaw_plugin.types import TurnContext
 
@@ -66,14 +67,22 @@ def text_leaks(text: str, secrets: dict[str, str]) -> list[str]:
     return [field for field, secret in secrets.items() if secret_corpus.leaked(secret, text)]
 
 
+CONTENT = ("messages", "response", "tools", "tool_calls")  # the host's own JSON, kept as sent (NaN and all)
+
+
 def restarts(home: Path) -> MetaClawPlugin:
-    """The home starts again (on main, a poisoned journal made start() raise) and every stored session reads back
-    as strict JSON (no Infinity)."""
+    """The home starts again (on main, a poisoned journal made start() raise), every stored session reads back,
+    and what this boundary bounds (ids, numbers, usage, outcome) is finite; the host's message content is kept as
+    sent, and the outputs (the API, ``--json``) write a non-finite number in it as null."""
     p = MetaClawPlugin(Settings(home=home)).start()
     for row in p.store.list_sessions(1000):
         s = p.store.get_session(row["session_id"], tenant=row["tenant"])
         assert s is not None
-        json.dumps(_strict(asdict(s)), allow_nan=False)
+        d = asdict(s)
+        _strict({k: v for k, v in d.items() if k != "turns"})
+        for t in d["turns"]:
+            _strict({k: v for k, v in t.items() if k not in CONTENT})
+        json.dumps(finite_json(d), allow_nan=False)
     return p
 
 
