@@ -28,7 +28,6 @@ from starlette.testclient import TestClient
 from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
-from metaclaw_plugin.bounds import finite_json
 from metaclaw_plugin.server import create_app, load_or_create_token
 from metaclaw_plugin.types import TurnContext
 
@@ -84,6 +83,17 @@ def restarts(home: Path) -> MetaClawPlugin:
             _strict({k: v for k, v in t.items() if k not in CONTENT})
         json.dumps(finite_json(d), allow_nan=False)
     return p
+
+
+def finite_json(v: Any) -> Any:
+    """What the outputs write (non-finite numbers as null); here, not imported, so this file runs on old code too."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: finite_json(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [finite_json(x) for x in v]
+    return v
 
 
 def _strict(v: Any) -> Any:
