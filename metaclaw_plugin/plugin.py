@@ -1,8 +1,20 @@
 """MetaClawPlugin: the only object adapters touch.
 
-Three hooks, all synchronous and cheap (in-memory retrieval and one journal append; no network,
-no LLM, no lock on a database), plus async twins for async hosts. Every hook fails open: if the
-plugin breaks, the host's call goes on unchanged and the error is logged and counted.
+What every adapter calls (LiteLLM, LangChain's middleware, callback handler and ``with_skills``, the sidecar
+that OpenClaw talks to):
+
+* ``prepare_turn(ctx, messages, tools=...) -> PreparedTurn``: the block to inject (``.block``, skills today;
+  the adapter renders it into its host's own message type) and the record of the request (``.messages``, as
+  sent). The adapter keeps it on the host's per-call object, or in an ``InFlight`` table when the host has none.
+* ``complete_turn(prepared, response, ...)``: record the turn (on disk, in the journal, when it returns).
+* ``on_session_end(ctx, outcome)`` and ``on_feedback(ctx, score, text)``.
+
+``on_request``/``on_response`` (the public hooks, with async twins) are the same two calls for callers that keep
+no state: the prepared turn waits in :attr:`MetaClawPlugin.inflight`, keyed by ``ctx.request_id``.
+
+All of them are synchronous and cheap (in-memory retrieval and one journal append; no network, no LLM, no lock
+on a database). The hooks fail open: if the plugin breaks, the host's call goes on unchanged and the error is
+logged and counted. ``prepare_turn``/``complete_turn`` raise instead; adapters call them under ``FailOpen``.
 """
 
 from __future__ import annotations
@@ -15,8 +27,8 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from .bounds import (
     GENERATION_MAX,
@@ -36,30 +48,25 @@ from .config import Settings
 from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
 from .feedback import normalise_feedback
 from .logfile import attach_log_file
+from .memory.store import MemoryStore
+from .memory.view import MemoryView
 from .privacy import Redactor
+from .protocols import SchedulerPart
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
-from .skillbank.render import inject
+from .skillbank.render import inject as inject_block
 from .store.backend import postgres_of
 from .store.election import host_id
 from .store.skill_library import SharedSkillLibrary
 from .store.trajectories import TrajectoryStore
+from .turns import FailOpen, InFlight, PreparedTurn
 from .types import DEFAULT_TENANT, Message, Session, Turn, TurnContext, new_id
 from .worker import BackgroundWorker
 
+if TYPE_CHECKING:  # attached lazily in start(); the request path never imports it
+    from .learning import LearningLoop
+
 log = logging.getLogger("metaclaw_plugin")
-
-PENDING_TTL = 900.0  # a request with no response after this long is forgotten
-
-
-@dataclass
-class _Pending:
-    ctx: TurnContext
-    messages: list[Message]
-    injected: list[str]
-    generation: int
-    t0: float
-    block: str | None = None  # the skill block this plugin injected (stored without a second redaction)
-    tools: list[dict[str, Any]] | None = None  # the request's tool definitions, as sent
+_fail = FailOpen(log, "metaclaw", what="the host call")
 
 
 class MetaClawPlugin:
@@ -87,24 +94,28 @@ class MetaClawPlugin:
             plain_ids=not s.privacy.extra_patterns,
         )
         # postgres: the library lives in the database, this host's skills folder is its local copy
-        self.library = SharedSkillLibrary(pg, self.skills.store, host_id()) if pg is not None else None
+        self.library = SharedSkillLibrary(pg, self.skills.store, host_id(), self.redactor) if pg is not None else None
         self.worker = BackgroundWorker()
         self.errors: Counter[str] = Counter()
         self._sessions: dict[tuple[str, str], SessionState] = {}
-        self._pending: dict[str, _Pending] = {}
+        self.inflight: InFlight[str, PreparedTurn] = InFlight()  # on_request's turns, until on_response
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
         self._started = False
         # The learning side subscribes here (TurnRecorded, SessionEnd, Feedback); delivery runs in the worker.
         self.events = Events(self._deliver)
-        self.learning: Any = None  # metaclaw_plugin.learning.LearningLoop, attached in start() when configured
+        self.learning: LearningLoop | None = None  # attached in start() when configured
         # Host traffic for the scheduler (OMLS): the last request here, and a file whose mtime tells other
         # processes on the home (touched at most once a second). The scheduler only reads these.
         self.last_request_at = 0.0
         self._activity_file = s.activity_path
         self._activity_marked = 0.0
-        self.scheduler: Any = None  # metaclaw_plugin.scheduling.Omls, attached in start() when training can run
+        self.scheduler: SchedulerPart | None = None  # scheduling.Omls, attached in start() when training can run
         self.scheduler_note: str | None = None
+        # Memory of each user: the request path reads the view; the worker refreshes it; the learner extracts.
+        self.memory = MemoryView(s)
+        self.memory_store: MemoryStore | None = None
+        self.memory_learner: Any = None  # metaclaw_plugin.memory.learner.MemoryLearner, attached in start()
 
     # Lifecycle ------------------------------------------------------------------------------------
     def start(self) -> MetaClawPlugin:
@@ -131,6 +142,7 @@ class MetaClawPlugin:
                     6 * 3600, "store.prune", lambda: self.store.prune(self.settings.storage.retention_days)
                 )
             self.worker.start()
+            self._attach_memory()
             self._attach_learning()
             self._attach_scheduler()
             self._started = True
@@ -151,6 +163,7 @@ class MetaClawPlugin:
                     self._fail("scheduler.stop")
             if self.library is not None:
                 self.library.stop()
+            self._detach_memory()
             if self.learning is not None:
                 try:
                     self.learning.stop()
@@ -181,70 +194,71 @@ class MetaClawPlugin:
             self.start()
 
     # Hooks ------------------------------------------------------------------------------------------
-    def skill_block(self, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
-        """The rendered skills for this turn, without changing the messages (for hosts that inject
-        themselves, such as OpenClaw's prependSystemContext)."""
-        self._ensure_started()
-        return self._inject(self._checked(ctx), ctx, messages)
+    def prepare_turn(
+        self,
+        ctx: TurnContext,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        inject: bool = True,
+        injected_skills: Sequence[str] | None = None,
+        record: bool = True,
+    ) -> PreparedTurn:
+        """Prepare a turn: the block to inject and the record of the request (see :class:`PreparedTurn`).
 
-    def _inject(self, c: TurnContext, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
-        """The skills for the checked context ``c``, noted on the host's ``ctx`` for the adapter's benefit."""
-        self._host_activity(time.time())
-        inj = self.skills.injection(c, messages)
-        ctx.injected_skills = c.injected_skills = inj.names
-        ctx.skill_generation = c.skill_generation = inj.generation
-        return inj
+        ``inject=False``: the messages already carry their block (a retry, or a host that injected itself and
+        names the skills in ``injected_skills``); nothing is added. ``record=False``: the block alone, for a host
+        that asks for it ahead of its request (OpenClaw's prependSystemContext); the session is not touched.
+        Raises on a bug or on messages that are not a list: adapters call it under ``FailOpen``."""
+        if not isinstance(messages, (list, tuple)):
+            raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
+        self._ensure_started()
+        host_ctx, ctx = ctx, self._checked(ctx)  # the adapter's context, and the same within bounds
+        now = time.time()
+        self._host_activity(now)
+        block = None
+        if inject:
+            try:
+                block = self.skills.injection(ctx, messages)
+            except Exception:
+                self._fail("inject")  # the turn is still recorded, with nothing injected
+            memory = self.memory_section(ctx, messages)  # its own section beside the skills; fails open by itself
+            if memory:
+                base = block if block is not None else Injection("", [], self.skills.generation)
+                block = replace(base, text="\n\n".join(t for t in (base.text, memory) if t))
+        if block is not None:
+            ctx.injected_skills = host_ctx.injected_skills = block.names
+            ctx.skill_generation = host_ctx.skill_generation = block.generation
+            sent = inject_block(messages, block.text)
+        else:
+            names = self._names(injected_skills if injected_skills is not None else ctx.injected_skills)
+            gen = ctx.skill_generation if ctx.skill_generation is not None else self.skills.generation
+            block = Injection("", names, gen)
+            sent = list(messages)
+        prepared = PreparedTurn(ctx, block, sent, _tool_list(tools), rendered=bool(block.text))
+        if record:
+            with self._lock:
+                self._touch(ctx, now)
+        return prepared
+
+    def skill_block(self, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
+        """The block alone (``prepare_turn(..., record=False).block``), for tools that measure retrieval."""
+        return self.prepare_turn(ctx, messages, record=False).block
 
     def on_request(
         self, ctx: TurnContext, messages: Sequence[Message], *, tools: Sequence[dict[str, Any]] | None = None
     ) -> list[Message]:
         """Inject the relevant skills and remember the request (with its ``tools``, the OpenAI-format tool
-        definitions it carries: the policy's prompt renders them). Returns a new list."""
+        definitions it carries: the policy's prompt renders them) until :meth:`on_response`. Returns a new list."""
         try:
             if not isinstance(messages, (list, tuple)):
-                raise Refused("messages", f"must be a list of dicts, got {type(messages).__name__}")
-            self._ensure_started()
-            c = self._checked(ctx)
-            inj = self._inject(c, ctx, messages)
-            out = inject(messages, inj.text)
-            self._remember_request(c, out, inj.names, inj.text or None, tools)
-            return out
+                raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
+            prepared = self.prepare_turn(ctx, messages, tools=tools)
+            self.inflight.put(ctx.request_id, prepared)
+            return prepared.messages
         except Exception as e:
             self._fail("on_request", e)
             return list(messages) if isinstance(messages, (list, tuple)) else messages  # type: ignore[return-value]
-
-    def record_request(
-        self,
-        ctx: TurnContext,
-        messages: Sequence[Message],
-        injected_skills: Sequence[str] | None = None,
-        *,
-        tools: Sequence[dict[str, Any]] | None = None,
-    ) -> None:
-        """Remember the messages (and ``tools``) as sent, for adapters that cannot inject (capture only)."""
-        try:
-            self._ensure_started()
-            c = self._checked(ctx)
-            names = self._names(injected_skills if injected_skills is not None else ctx.injected_skills)
-            self._remember_request(c, self._messages(messages), names, None, tools)
-        except Exception as e:
-            self._fail("record_request", e)
-
-    def _remember_request(
-        self,
-        ctx: TurnContext,
-        messages: Sequence[Message],
-        names: Sequence[str],
-        block: str | None,
-        tools: Sequence[dict[str, Any]] | None,
-    ) -> None:
-        gen = ctx.skill_generation if ctx.skill_generation is not None else self.skills.generation
-        now = time.time()
-        pend = _Pending(ctx, list(messages), list(names), gen, time.monotonic(), block, _tool_list(tools))
-        with self._lock:
-            self._pending[ctx.request_id] = pend
-            self._touch(ctx, now)
-        self._host_activity(now)
 
     def _host_activity(self, now: float) -> None:
         """The user is here: the scheduler pauses training at its next check (an attribute write). Other processes
@@ -275,62 +289,83 @@ class MetaClawPlugin:
         latency_ms: float | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
     ) -> Turn | None:
-        """Record the turn. It is on disk (journal) when this returns. ``messages``/``tools``: the request as
-        sent, for a response whose request was not seen (or to replace what was)."""
+        """Record the turn that :meth:`on_request` started (``ctx.request_id``). It is on disk (journal) when this
+        returns. ``messages``/``tools``: the request as sent, for a response whose request was not seen (or to
+        replace what was)."""
         try:
             self._ensure_started()
-            c = self._checked(ctx)
-            with self._lock:
-                pend = self._pending.pop(c.request_id, None)
-            if pend is None:
-                pend = _Pending(
-                    c,
-                    self._messages(messages),
-                    self._names(ctx.injected_skills),
-                    c.skill_generation if c.skill_generation is not None else self.skills.generation,
-                    time.monotonic(),
-                )
-            elif messages is not None:
-                pend.messages = self._messages(messages)
-            if tools is not None:
-                pend.tools = _tool_list(tools)
-            if latency_ms is not None:
-                latency_ms = self._latency(latency_ms)
-            if latency_ms is None:
-                latency_ms = (time.monotonic() - pend.t0) * 1000.0
-            if response is not None and not isinstance(response, dict):
-                self._note("response", "not a dict; recorded as none")
-                response = None
-            turn = Turn(
-                turn_id=c.request_id,
-                session_id=c.session_id,
-                tenant=c.tenant,
-                kind=c.kind,
-                messages=pend.messages,
-                response=response,
-                tool_calls=self._tool_calls(response),
-                model=c.model or pend.ctx.model,
-                usage=self._usage(usage),
-                latency_ms=round(latency_ms, 3),
-                injected_skills=pend.injected,
-                skill_generation=pend.generation,
-                error=self._error(error),
-                host=c.host,
-                user=c.user or pend.ctx.user,
-                tools=pend.tools,
+            prepared = self.inflight.pop(ctx.request_id)
+            if prepared is None:
+                prepared = self.prepare_turn(ctx, self._messages(messages), inject=False, record=False)
+            return self.complete_turn(
+                prepared,
+                response,
+                ctx=ctx,
+                usage=usage,
+                error=error,
+                messages=messages,
+                latency_ms=latency_ms,
+                tools=tools,
             )
-            self.store.append_turn(turn, skill_block=pend.block)
-            with self._lock:
-                state = self._touch(c, time.time())
-                state.turn_ids.append(turn.turn_id)
-                if c.kind == "main":
-                    state.main_turns += 1
-            if self.events.wanted(TurnRecorded):
-                self.events.publish(TurnRecorded(turn, state, pend.ctx))
-            return turn
         except Exception as e:
             self._fail("on_response", e)
             return None
+
+    def complete_turn(
+        self,
+        prepared: PreparedTurn,
+        response: Message | None,
+        *,
+        ctx: TurnContext | None = None,
+        usage: dict[str, Any] | None = None,
+        error: str | None = None,
+        messages: Sequence[Message] | None = None,
+        latency_ms: float | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+    ) -> Turn:
+        """Record a prepared turn with its response (None with ``error`` for a failed call). It is on disk
+        (journal) when this returns. ``ctx``: the response's context when the host built a new one (its model
+        and user fill in from the request's); ``messages``/``tools`` replace the request's as recorded. Raises
+        on a bug: adapters call it under ``FailOpen``."""
+        self._ensure_started()
+        pend = prepared
+        ctx = self._checked(ctx) if ctx is not None else pend.ctx  # pend.ctx: checked by prepare_turn
+        sent = self._messages(messages) if messages is not None else pend.messages
+        kept_tools = _tool_list(tools) if tools is not None else pend.tools
+        if latency_ms is not None:
+            latency_ms = self._latency(latency_ms)
+        if latency_ms is None:
+            latency_ms = (time.monotonic() - pend.t0) * 1000.0
+        if response is not None and not isinstance(response, dict):
+            self._note("response", "not a dict; recorded as none")
+            response = None
+        turn = Turn(
+            turn_id=ctx.request_id,
+            session_id=ctx.session_id,
+            tenant=ctx.tenant,
+            kind=ctx.kind,
+            messages=sent,
+            response=response,
+            tool_calls=self._tool_calls(response),
+            model=ctx.model or pend.ctx.model,
+            usage=self._usage(usage),
+            latency_ms=round(latency_ms, 3),
+            injected_skills=list(pend.block.names),
+            skill_generation=pend.block.generation,
+            error=self._error(error),
+            host=ctx.host,
+            user=ctx.user or pend.ctx.user,
+            tools=kept_tools,
+        )
+        self.store.append_turn(turn, skill_block=pend.block.text if pend.rendered else None)
+        with self._lock:
+            state = self._touch(ctx, time.time())
+            state.turn_ids.append(turn.turn_id)
+            if ctx.kind == "main":
+                state.main_turns += 1
+        if self.events.wanted(TurnRecorded):
+            self.events.publish(TurnRecorded(turn, state, pend.ctx))
+        return turn
 
     def on_session_end(self, ctx: TurnContext, outcome: dict[str, Any] | None = None, *, reason: str = "host") -> None:
         """End a session: persist the outcome and hand it to the background loops."""
@@ -413,6 +448,74 @@ class MetaClawPlugin:
                 event.turn_id, "explicit", event.score, {"text": event.text} if event.text else None
             )
 
+    # Memory ---------------------------------------------------------------------------------------------------------
+    def memory_section(self, ctx: TurnContext, messages: Sequence[Message]) -> str:
+        """The memory section for this turn (in-memory view only; "" for side turns, when off, and on any fault)."""
+        try:
+            text, ids = self.memory.section(ctx, messages)
+            if ids:
+                ctx.metadata["metaclaw_memories"] = ids
+            return text
+        except Exception:
+            self._fail("memory.section")
+            return ""
+
+    def refresh_memory(self) -> bool:
+        """Follow the memory tables into the view (the worker, every second; after a write in this process)."""
+        return self.memory.refresh(self.memory_store) if self.memory_store is not None else False
+
+    def _attach_memory(self) -> None:
+        """The view's refresh (every second, so memories written by another process or host show within one) and
+        the extraction worker (imported lazily: the request path never imports it). Fails open."""
+        if not self.settings.memory.enabled:
+            return
+        try:
+            from .store.backend import open_database
+
+            self.memory_store = MemoryStore(open_database(self.settings))
+            self.worker.every(1.0, "memory.refresh", self.refresh_memory)
+            self.worker.submit("memory.refresh", self.refresh_memory)
+            from .memory.learner import MemoryLearner
+
+            self.memory_learner = MemoryLearner(
+                self.settings,
+                self.events,
+                self.redactor,
+                lambda: self.worker.submit("memory.refresh", self.refresh_memory),
+                db=self.memory_store.db,
+            )
+            self.memory_learner.start()
+        except Exception:
+            self._fail("memory.attach")
+
+    def _detach_memory(self) -> None:
+        try:
+            if self.memory_learner is not None:
+                self.memory_learner.stop()
+                self.memory_learner = None
+            if self.memory_store is not None:
+                self.memory_store.db.close()
+                self.memory_store = None
+        except Exception:
+            self._fail("memory.stop")
+
+    def memory_status(self) -> dict[str, Any]:
+        if not self.settings.memory.enabled:
+            return {"enabled": False}
+        out: dict[str, Any] = {
+            "enabled": True,
+            "view": self.memory.counts(),
+            "refresh_error": self.memory.refresh_error,
+        }
+        try:
+            if self.memory_store is not None:
+                out["counts"] = self.memory_store.counts()
+        except Exception as e:
+            out["counts_error"] = f"{type(e).__name__}: {e}"
+        if self.memory_learner is not None:
+            out.update(self.memory_learner.status())
+        return out
+
     def _attach_learning(self) -> None:
         """Reward, evolution and the sample buffer, as background subscribers. Imported lazily so the
         request path never imports them; any failure leaves the plugin serving without them.
@@ -476,8 +579,7 @@ class MetaClawPlugin:
         if isinstance(e, Refused):
             self._note(e.field, f"{e.problem}; {where} refused")
             return
-        self.errors[where] += 1
-        log.exception("metaclaw %s failed; the host call continues unchanged", where)
+        _fail(where, self)
 
     # Input at the boundary: what the host passes is coerced to the bounds (bounds.py) or refused, and counted.
     def _note(self, field: str, problem: str) -> None:
@@ -602,15 +704,13 @@ class MetaClawPlugin:
         return clean_text(text[:TEXT_MAX])
 
     def sweep_sessions(self, now: float | None = None) -> int:
-        """End sessions idle longer than ``sessions.session_idle_timeout``; forget stale requests."""
+        """End sessions idle longer than ``sessions.session_idle_timeout``; forget requests never answered."""
         now = time.time() if now is None else now
         timeout = self.settings.sessions.session_idle_timeout
         with self._lock:
             idle = [k for k, s in self._sessions.items() if now - s.last_at >= timeout]
             states = [self._sessions.pop(k) for k in idle]
-            mono = time.monotonic()
-            for rid in [r for r, p in self._pending.items() if mono - p.t0 > PENDING_TTL]:
-                del self._pending[rid]
+        self.inflight.sweep()
         for st in states:
             self._end(st.tenant, st.session_id, st.host, st, None, "idle")
         return len(states)
@@ -622,6 +722,8 @@ class MetaClawPlugin:
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait for background work and the store writer (tests, CLI, shutdown)."""
         ok = self.worker.wait_idle(timeout)
+        if self.memory_learner is not None:  # extraction, then the view's refresh it asked for
+            ok = self.memory_learner.wait_idle(timeout) and self.worker.wait_idle(timeout) and ok
         return self.store.flush(timeout) and ok
 
     def read_session(self, session_id: str, tenant: str | None = None) -> Session | None:
@@ -672,6 +774,9 @@ class MetaClawPlugin:
                 "write_errors": self.store.write_errors,
                 "backend": self.store.backend,
                 "retrying": self.store.retrying,
+                "set_aside": self.store.set_aside,
+                "journal_errors": self.store.journal_errors,
+                "db_recreated": self.store.db_recreated,
             },
             **({"skill_library": self.library.status()} if self.library is not None else {}),
             "errors": dict(self.errors),
@@ -680,6 +785,7 @@ class MetaClawPlugin:
             **({"learning": self.learning.status()} if self.learning is not None else {}),
             "scheduler": self.scheduler.status() if self.scheduler is not None else None,
             "scheduler_note": self.scheduler_note,
+            "memory": self.memory_status(),
         }
 
 

@@ -9,6 +9,11 @@ says what was there without saying what it was. Three layers:
    installed, layers 1 and 3 still run), so formats we never listed are covered as the library grows.
 3. Shape and entropy: long, mixed-class, high-entropy runs, which is what generalises to providers
    nobody listed.
+4. Composition: a keyword rule whose "value" is the key of a further assignment (``token:
+   SMTP_PASS='...'``, ``secret: auth_key: ...``) redacts the value after that key; and, last, any long
+   random-looking run (hex, base64/base64url, UUID, high entropy; 20+ characters) next to a secret word
+   goes, whatever rule did or did not take it. Far from a secret word, or labelled ("commit <sha>",
+   "sha256:<hex>"), a hash or a UUID is an identifier and stays.
 
 Speed: each rule carries the literal text it needs (``sk-``, ``ghp_``, ``password``...); a rule
 whose literal is absent is skipped with a substring test, so typical text costs a few regex passes.
@@ -142,6 +147,8 @@ _PATTERNS: list[tuple[str, str, int, tuple[str, ...] | None]] = [
         # allowed) or a run up to a delimiter; the group that matched is the value (group -2).
         _KEYWORD + r"""[\w.\-]*[\\"'\]]{0,3}"""
         r"""(?:\s*(?::=|=>|[:=：])|\s+(?:is|was)\b|["']?\s+value\s*=|>)\s*(?:(?:bearer|basic|token)\s+)?"""
+        # a further key the value is assigned to ("token: FOO = ..."), only when the value alone does not match
+        r"""(?:(?:export\s+|set\s+|[{\[]\s*["']?|["'])?[a-z_$][\w.\-]*["'\]]{0,2}\s*(?::=|=>|=|:(?!//))\s*)??"""
         r"""(?:\\?"([^"\\\n]{1,200})\\?"|'([^'\n]{1,200})'|([^\s"'`,;&}{)<>]{4,}))""",
         -2,
         _KEYWORD_LITERALS,
@@ -397,8 +404,8 @@ def _assigned_ok(value: str) -> bool:
     v = value.strip("\"'`")
     if v.lower() in _NOT_A_VALUE or _REFERENCE.match(v) or _ALREADY.fullmatch(v) or _PLACEHOLDER_VALUE.search(v):
         return False
-    if v.isdigit() and len(v) < 8:
-        return False  # "tokens: 4096", "max_tokens=512"
+    if v.rstrip(".!?").isdigit() and len(v.rstrip(".!?")) < 8:
+        return False  # "tokens: 4096", "max_tokens=512", "tokens: 4096."
     if v.isalpha() and v.islower() and (len(v) < 6 or v.endswith(("ed", "ly", "ing", "ion", "able", "ible"))):
         return False  # "is done", "was committed", "is configurable": words, not passwords
     if " " in v:
@@ -413,8 +420,8 @@ def _assigned_ok(value: str) -> bool:
 def _prose_ok(value: str) -> bool:
     """A value named in prose ("the password is ..."): must look like a password, not like a word."""
     v = value.rstrip(".!?")
-    if v.startswith("//"):
-        return False  # "... token ... https://host/path": the colon was a URL's, the value its address
+    if v.startswith("//") or _SCHEME.match(v):
+        return False  # "... token ... https://host/path": the colon was a URL's (url_password takes its userinfo)
     if len(v) < 6 or not _assigned_ok(v):
         return False
     kinds = (any(c.islower() for c in v), any(c.isupper() for c in v), any(c.isdigit() for c in v))
@@ -616,8 +623,11 @@ class Redactor:
                 low = ascii_lower(text)
                 present = self._present(text, low)
                 todo = self._candidates(present, i)  # the text changed: the later rules it now wakes
-        if self._entropy and _RUN in present:
-            text = _CANDIDATE.sub(_entropy_sub, text)
+        if _RUN in present:
+            if any(lit in present for lit in _KEYWORD_LITERALS):
+                text = _near_keyword_sub(text, ascii_lower(text))
+            if self._entropy:
+                text = _CANDIDATE.sub(_entropy_sub, text)
         return text
 
     def _candidates(self, present: set[str], after: int) -> list[int]:
@@ -720,16 +730,60 @@ def _anchored(rule: _Rule, low: str) -> list[re.Match[str]]:
     return out
 
 
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+# What a keyword rule took for the value may be the key of an assignment that follows it ("token:
+# SMTP_PASS='...'", "secret: auth_key: ...", "password = API_KEY=\"...\"", "token: --api-key ..."): then the
+# value is the one after that key, whatever the key is called.
+_INNER_KEY = re.compile(
+    r"""(?:(?:export|set|setx|let|const|var|declare)\s+|[{\[]\s*["']?|["'])?(?:--[A-Za-z][\w\-]*(?:\s*=\s*|\s+)"""
+    r"""|[A-Za-z_$][\w.\-]*["'\]]{0,2}\s*(?::=|=>|=|:(?!//))[ \t]*)"""
+)
+_INNER_VALUE = re.compile(
+    r"""\\?"([^"\\\n]{1,200})\\?"|'([^'\n]{1,200})'|`([^`\n]{1,200})`|([^\s"'`,;&}{)<>]{1,200})"""
+)
+
+
+_DECL = frozenset(["export", "set", "setx", "let", "const", "var", "declare", "EXPORT", "SET"])
+
+
+def _chained_value(text: str, start: int, end: int) -> tuple[int, int, bool]:
+    """The span of the real value when the captured one is only the key of a further assignment (up to
+    two deep); ``(start, end, False)`` when it is not."""
+    chained = False
+    for _ in range(2):
+        nxt = text[end : end + 4].lstrip(" \t")[:1]
+        if not (text[end - 1] in "=:" or nxt in ("=", ":") or text[start] in "-{[\"'" or text[start:end] in _DECL):
+            break  # cheap test first: no operator at the end of the value or right after it
+        key = _INNER_KEY.match(text, start)
+        if key is None or key.end() < end or key.end() == start:
+            break
+        head = text[start:end]
+        if head.endswith("=") and (end >= len(text) or text[end].isspace()):
+            # base64 padding ("...Bw0= and") or an assignment ("API_KEY= ..."): take both, leak neither
+            val = _INNER_VALUE.match(text, key.end())
+            return (start, val.end(), True) if val is not None else (start, end, chained)
+        val = _INNER_VALUE.match(text, key.end())
+        if val is None:
+            break
+        start, end = val.span(val.lastindex or 0)
+        chained = True
+    return start, end, chained
+
+
 def _sub_spans(rule: _Rule, text: str, matches: Iterable[re.Match[str]]) -> str:
     """Replace the secret part of matches found in the lowered copy, in the original text."""
     out: list[str] = []
     pos = 0
     for m in matches:
         start, end = _span(rule, m)
+        check = rule.check
+        if check is not None and start >= 0:
+            start, end, chained = _chained_value(text, start, end)
+            check = _assigned_ok if chained else check
         if start < pos or end - start < 4:
             continue
         value = text[start:end]
-        if "[REDACTED:" in value or (rule.check is not None and not rule.check(value)):
+        if "[REDACTED:" in value or (check is not None and not check(value)):
             continue
         out.append(text[pos:start])
         out.append(PLACEHOLDER.format(_key_label(m) if rule.group == -2 else rule.label))
@@ -743,3 +797,90 @@ def _sub_spans(rule: _Rule, text: str, matches: Iterable[re.Match[str]]) -> str:
 def _entropy_sub(m: re.Match[str]) -> str:
     tok = m.group(0)
     return "[REDACTED:high_entropy]" if _looks_random(tok) else tok
+
+
+# The last word: a long random-looking run next to a secret word is the secret, whatever rule did or did not
+# take it. Runs of 20+ token characters within a line, after a keyword (80 characters) or just before one
+# (16, same clause: "<value> is my token"): hex (digits and letters, UUIDs included), base64/base64url or any high-entropy mixed-class string.
+# Identifiers stay: a run that contains the keyword itself (``getAccessTokenFromEnv``), a name made of
+# whole-word parts (``test_user_2024_01_15``), a path or URL, and a hash labelled as one ("commit <sha>",
+# "sha256:<hex>"). Far from a secret word, a git SHA or a UUID is an identifier and is kept.
+_KEYWORD_RX = re.compile(_KEYWORD[4:])
+_NEAR_RUN = re.compile(r"[A-Za-z0-9+/_\-=]{20,}")
+_AFTER, _BEFORE = 80, 16
+_CLAUSE_PUNCT = re.compile(r"[.;!?,]")
+_LITERAL_RX = re.compile("|".join(map(re.escape, _KEYWORD_LITERALS)))
+_ID_LABEL = re.compile(
+    r"(?:commit|sha|sha1|sha256|sha512|md5|revision|rev|hash|digest|checksum|merge|tree|blob|build|image|trace|span|"
+    r"request|correlation|uuid|guid|etag|version)(?:[ _-]?id)?\W{0,3}$"
+)
+
+
+def _near_keyword_sub(text: str, low: str) -> str:
+    """Replace the secret-shaped runs that sit next to a secret word (runs are rarer than keywords, so the
+    text is walked by run and each run looks for a keyword in its own small window)."""
+    out: list[str] = []
+    pos = 0
+    for m in _NEAR_RUN.finditer(text):
+        s, e = m.span()
+        nl = text.rfind("\n", max(0, s - _AFTER), s)
+        lo = nl + 1 if nl >= 0 else max(0, s - _AFTER)
+        nl = text.find("\n", e, e + _BEFORE)
+        hi = nl if nl >= 0 else min(len(text), e + _BEFORE)
+        window, after = low[lo:s], low[e:hi]
+        stop = _CLAUSE_PUNCT.search(after)
+        if stop:
+            after = after[: stop.start()]  # "<sha>; the token refresh": the word belongs to the next clause
+        near_before = _LITERAL_RX.search(window) is not None
+        if not near_before and _LITERAL_RX.search(after) is None:
+            continue  # cheapest test first: most runs have no secret word near them
+        if _ID_LABEL.search(low[max(lo, s - 12) : s]) or "[REDACTED:" in text[max(0, s - 10) : s]:
+            continue  # "commit <sha>", "sha256:<hex>": an identifier, labelled as one
+        if not _secret_shaped(m.group(0)):
+            continue
+        kw = None
+        if near_before:
+            before = [k for k in _KEYWORD_RX.finditer(low, lo, s) if k.end() <= s]
+            kw = before[-1] if before else None
+        if kw is None and _LITERAL_RX.search(after) is not None:
+            kw = _KEYWORD_RX.search(low, e, e + len(after))
+        if kw is None:
+            continue
+        out += [text[pos:s], PLACEHOLDER.format(_key_label(kw))]
+        pos = e
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+_WORDISH = re.compile(r"[a-z]+\d{0,4}|[A-Z][a-z]+\d{0,4}|[A-Z]{1,8}\d{0,4}|\d+")
+
+
+def _identifier(tok: str) -> bool:
+    """A name made of words and numbers (``SMTP_PASS``, ``test_user_2024_01_15``, ``/usr/lib/python3``)."""
+    parts = [p for p in re.split(r"[_\-./]", tok) if p]
+    return len(parts) > 1 and all(_WORDISH.fullmatch(p) for p in parts)
+
+
+def _secret_shaped(tok: str) -> bool:
+    core = tok.strip("=")
+    if len(core) < 20 or core.isdigit():
+        return False
+    bare = core.replace("-", "")
+    if re.fullmatch(r"[0-9a-f]{20,}|[0-9A-F]{20,}", bare):
+        return any(c.isdigit() for c in bare) and any(c.isalpha() for c in bare)
+    if _identifier(core):
+        return False  # test_user_2024_01_15, my-config-file-name, /usr/lib/python3: words and numbers
+    lower, upper, digit = (
+        any(c.islower() for c in core),
+        any(c.isupper() for c in core),
+        any(c.isdigit() for c in core),
+    )
+    classes = lower + upper + digit
+    special = any(c in "+/" for c in core)
+    if classes == 3:
+        return shannon_entropy(core) >= 3.0
+    if classes == 2 and (digit or special):
+        return shannon_entropy(core) >= 3.5
+    return False

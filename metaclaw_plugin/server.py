@@ -26,6 +26,7 @@ Endpoints::
     GET  /v1/sessions/{session_id}       one session with its turns
     GET  /  (and every path outside /v1) the dashboard (metaclaw_plugin.dashboard; the same token, as a cookie)
     GET|PUT /v1/mode, GET /v1/scheduler  the mode in effect and the scheduler (metaclaw_plugin.scheduling.api)
+    /v1/memory...                        each user's memories (metaclaw_plugin.memory.api)
     POST /v1/chat/completions            the served policy, OpenAI-compatible (serving/http.py)
     GET  /v1/models                      metaclaw/<serving.name>
 
@@ -72,9 +73,12 @@ from .bounds import (
     text_problem,
 )
 from .keyfile import load_or_create_secret
+from .protocols import PluginLike
+from .turns import FailOpen
 from .types import DEFAULT_TENANT, TurnContext
 
 log = logging.getLogger("metaclaw_plugin.server")
+_fail = FailOpen(log, "metaclaw sidecar", what="the request")
 
 TOKEN_FILE = "server.token"
 DEFAULT_MAX_BODY = 4_000_000
@@ -351,7 +355,7 @@ class BearerAuth:
 # The app
 # ------------------------------------------------------------------------------------------------
 def create_app(
-    plugin: Any,
+    plugin: PluginLike,
     token: str,
     *,
     max_body_bytes: int | None = None,
@@ -451,7 +455,7 @@ def create_app(
         if body.prompt:
             msgs.append({"role": "user", "content": body.prompt})
         ctx = ctx_for(body.session_id, body.tenant, body.kind, user=body.user)
-        inj = plugin.skill_block(ctx, msgs)
+        inj = plugin.prepare_turn(ctx, msgs, record=False).block  # OpenClaw injects it; turns/input records
         return JSONResponse(
             {"block": inj.text or "", "skills": list(inj.names or []), "generation": int(inj.generation or 0)}
         )
@@ -460,10 +464,18 @@ def create_app(
         ctx = ctx_for(body.session_id, body.tenant, body.kind, body.run_id, body.model, body.user)
         if body.skill_generation is not None:
             ctx.skill_generation = body.skill_generation
-        plugin.record_request(
-            ctx, _dump_messages(body.messages), injected_skills=body.injected_skills or [], tools=body.tools
-        )
-        return JSONResponse({"ok": True})
+        ok = False
+        with _fail.guard("turns.input", plugin):  # kept until turns/output: HTTP has no per-call object
+            prepared = plugin.prepare_turn(
+                ctx,
+                _dump_messages(body.messages),
+                tools=body.tools,
+                inject=False,
+                injected_skills=body.injected_skills or [],
+            )
+            plugin.inflight.put(ctx.request_id, prepared)
+            ok = True
+        return JSONResponse({"ok": ok})
 
     def _turn_output(body: TurnOutputBody) -> Response:
         ctx = ctx_for(body.session_id, body.tenant, body.kind, body.run_id, body.model, body.user)
@@ -471,7 +483,10 @@ def create_app(
         kw: dict[str, Any] = {"usage": body.usage, "error": body.error}
         if body.latency_ms is not None:
             kw["latency_ms"] = body.latency_ms
-        turn = plugin.on_response(ctx, response, **kw)
+        turn = None
+        with _fail.guard("turns.output", plugin):
+            prepared = plugin.inflight.pop(ctx.request_id) or plugin.prepare_turn(ctx, [], inject=False, record=False)
+            turn = plugin.complete_turn(prepared, response, ctx=ctx, **kw)
         return JSONResponse({"ok": turn is not None, "turn_id": body.run_id})
 
     def _feedback(body: FeedbackBody) -> Response:
@@ -575,6 +590,9 @@ def create_app(
     from .scheduling.api import routes as scheduling_routes  # GET/PUT /v1/mode, GET /v1/scheduler
 
     routes += scheduling_routes(plugin, endpoint, lambda request, model: parse(request, model, limit))
+    from .memory.api import routes as memory_routes  # /v1/memory: list, search, add, forget, history, export, import
+
+    routes += memory_routes(plugin, endpoint, lambda request, model: parse(request, model, limit), ApiError)
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_allowed})
     app.state.plugin = plugin
     from .dashboard import create_dashboard
@@ -618,7 +636,7 @@ def serve(
     host: str | None = None,
     port: int | None = None,
     allow_remote: bool = False,
-    plugin: Any = None,
+    plugin: PluginLike | None = None,
     log_level: str = "warning",
     sock: socket.socket | None = None,
 ) -> None:

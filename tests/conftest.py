@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 
 import pytest
+from skip_policy import (  # noqa: F401  (pytest hooks: a skip for a missing part fails the run)
+    pytest_make_collect_report,
+    pytest_runtest_makereport,
+    pytest_sessionfinish,
+    pytest_terminal_summary,
+)
 
 from metaclaw_plugin import MetaClawPlugin, Settings
+from metaclaw_plugin.cli import common as cli_common
+from metaclaw_plugin.procs import free_port as free_port  # re-exported for the tests
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: LiteLLM must not fetch its price map
 
@@ -27,6 +34,15 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     return home
 
 
+@pytest.fixture(autouse=True)
+def _wide_cli_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's rich tables wrap at the console's width, which a test run does not choose (80 columns when
+    not a terminal): with a longer temporary path a cell wraps elsewhere. Tests see the tables unwrapped;
+    a test about wrapping sets the width itself."""
+    monkeypatch.setattr(cli_common.console, "width", 1000)
+    monkeypatch.setattr(cli_common.err_console, "width", 1000)
+
+
 @pytest.fixture
 def home(_isolated_home: Path) -> Path:
     return _isolated_home
@@ -42,12 +58,6 @@ def plugin(settings: Settings):
     p = MetaClawPlugin(settings).start()
     yield p
     p.stop()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")

@@ -181,7 +181,7 @@ def roles(messages: Iterable[dict[str, Any]]) -> list[str]:
     return [m.get("role") for m in messages]
 
 
-HOOK_ERRORS = ("on_request", "record_request", "on_response", "on_session_end", "skill_block")
+HOOK_ERRORS = ("on_request", "on_response", "on_session_end", "inject")
 
 
 def hook_errors(plugin: MetaClawPlugin) -> dict[str, int]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before anything imports litellm
 
 import httpx
+from waiting import wait_for
 
 from metaclaw_plugin.devtools.proxyrun import ModelSpec, proxy_config, write_config
 from metaclaw_plugin.devtools.upstream import Upstream
@@ -208,21 +208,22 @@ def wait_session(
 ) -> Session:
     """Poll SQLite (the proxy's write-behind queue runs in the background) until the session has
     ``turns`` turns (and is ended, when asked)."""
-    deadline = time.monotonic() + timeout
-    last: Session | None = None
-    while True:
-        last = reader(home).get_session(session_id, tenant)
+    seen: list[Session | None] = [None]
+
+    def as_expected() -> Session | None:
+        last = seen[0] = reader(home).get_session(session_id, tenant)
         ok = (
             last is not None
             and (turns is None or len(last.turns) >= turns)
             and (ended is None or (last.ended_at is not None) == ended)
         )
-        if ok or time.monotonic() > deadline:
-            if not ok:
-                got = None if last is None else (len(last.turns), last.ended_at)
-                raise AssertionError(f"session {session_id!r} (tenant {tenant}) not as expected: {got}")
-            return last  # type: ignore[return-value]
-        time.sleep(0.05)
+        return last if ok else None
+
+    def got() -> str:
+        last = seen[0]
+        return f"session {session_id!r} (tenant {tenant}): {None if last is None else (len(last.turns), last.ended_at)}"
+
+    return wait_for(as_expected, timeout, got)
 
 
 def user_texts(session: Session) -> list[str]:

@@ -16,7 +16,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from waiting import exited, wait_for
+
+from metaclaw_plugin.procs import free_port as free_port  # one definition each, re-exported for the tests
+from metaclaw_plugin.procs import stop_process as stop_process
+
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN_DIR = REPO / "adapters" / "openclaw"
 OPENCLAW_VERSION = "2026.9.6"
@@ -36,12 +40,6 @@ OPENCLAW_VERSION = "2026.9.6"
 # ------------------------------------------------------------------------------------------------
 # Ports and processes
 # ------------------------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_http(
     url: str,
     timeout: float,
@@ -50,44 +48,22 @@ def wait_http(
     log: Path | None = None,
 ) -> None:
     """Poll ``url`` until it answers anything below 500, or fail with the process log."""
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            tail = log.read_text(errors="replace")[-4000:] if log and log.exists() else ""
-            raise RuntimeError(f"process exited with {proc.returncode} before {url} was ready:\n{tail}")
+
+    def answered() -> bool:
         try:
-            req = urllib.request.Request(url, headers=headers or {})
-            with urllib.request.urlopen(req, timeout=2) as r:
-                if r.status < 500:
-                    return
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=2) as r:
+                return r.status < 500
         except urllib.error.HTTPError as e:
             if e.code < 500:
-                return
-            last = e
-        except Exception as e:
-            last = e
-        time.sleep(0.1)
-    tail = log.read_text(errors="replace")[-4000:] if log and log.exists() else ""
-    raise TimeoutError(f"{url} not ready after {timeout}s ({last}):\n{tail}")
+                return True
+            raise
 
+    def what() -> str:
+        tail = log.read_text(errors="replace")[-4000:] if log and log.exists() else ""
+        return f"{url} to answer:\n{tail}"
 
-def stop_process(proc: subprocess.Popen | None, timeout: float = 10.0) -> None:
-    """Stop a process we started (its own process group), politely first."""
-    if proc is None or proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=5)
+    stop = exited(proc, log, 4000) if proc is not None else None
+    wait_for(answered, timeout, what, 0.1, ignore=Exception, stop=stop)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -454,19 +430,16 @@ class Gateway:
         return self
 
     def wait_ready(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"openclaw gateway exited with {self.proc.returncode}:\n{self.log_tail()}")
-            try:
-                req = urllib.request.Request(self.url + "/v1/models", headers={"Authorization": f"Bearer {self.token}"})
-                with urllib.request.urlopen(req, timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except Exception:
-                pass
-            time.sleep(0.2)
-        raise TimeoutError(f"openclaw gateway not ready after {timeout}s:\n{self.log_tail()}")
+        def ready() -> bool:
+            req = urllib.request.Request(self.url + "/v1/models", headers={"Authorization": f"Bearer {self.token}"})
+            with urllib.request.urlopen(req, timeout=2) as r:
+                return r.status == 200
+
+        def died() -> str | None:
+            code = self.proc.poll()
+            return None if code is None else f"openclaw gateway exited with {code}:\n{self.log_tail()}"
+
+        wait_for(ready, timeout, lambda: f"the openclaw gateway:\n{self.log_tail()}", 0.2, ignore=Exception, stop=died)
 
     def log_tail(self, n: int = 6000) -> str:
         parts = []
@@ -545,10 +518,7 @@ class Sidecar:
         )
         out.close()
         deadline = time.monotonic() + timeout
-        while not self.token_file.exists() and time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
+        wait_for(self.token_file.exists, timeout, "the sidecar's token", stop=exited(self.proc, self.log_path))
         wait_http(
             self.url + "/v1/health",
             max(1.0, deadline - time.monotonic()),
@@ -584,16 +554,11 @@ def sidecar_get(url: str, token_file: Path, path: str, timeout: float = 10.0) ->
 
 def wait_sidecar(url: str, token_file: Path, timeout: float = 30.0) -> dict[str, Any]:
     """Wait until ``metaclaw-plugin serve`` at ``url`` answers /v1/status with the token in ``token_file``."""
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            if Path(token_file).exists():
-                return sidecar_get(url, token_file, "/v1/status", timeout=2)
-        except Exception as e:
-            last = e
-        time.sleep(0.1)
-    raise TimeoutError(f"metaclaw sidecar at {url} not ready after {timeout}s ({last})")
+
+    def status() -> dict[str, Any] | None:
+        return sidecar_get(url, token_file, "/v1/status", timeout=2) if Path(token_file).exists() else None
+
+    return wait_for(status, timeout, f"the metaclaw sidecar at {url}", 0.1, ignore=Exception)
 
 
 def system_node() -> str | None:

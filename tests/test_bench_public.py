@@ -300,7 +300,8 @@ def test_resume_after_the_process_is_killed(tmp_path: Path, full_run: dict[str, 
     import signal
     import subprocess
     import sys
-    import time
+
+    from waiting import wait_for
 
     cli = str(Path(sys.executable).with_name("metaclaw-plugin"))
     run_dir = tmp_path / "run"
@@ -308,16 +309,14 @@ def test_resume_after_the_process_is_killed(tmp_path: Path, full_run: dict[str, 
     env = dict(os.environ, METACLAW_BENCH_CACHE=str(tmp_path / "cache"))
     p = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     progress = run_dir / "progress.json"
-    deadline = time.monotonic() + 120
     try:
-        while time.monotonic() < deadline and p.poll() is None:
-            try:
-                if len(json.loads(progress.read_text())["arms"]["baseline"]["days"]) >= 1:
-                    break
-            except (OSError, ValueError, KeyError):
-                pass
-            time.sleep(0.05)
-        assert p.poll() is None, "the run ended before it could be interrupted"
+        wait_for(
+            lambda: len(json.loads(progress.read_text())["arms"]["baseline"]["days"]) >= 1,
+            120,
+            "day 1 in progress.json",
+            ignore=(OSError, ValueError, KeyError),
+            stop=lambda: p.poll() is not None and "the run ended before it could be interrupted",
+        )
         os.killpg(p.pid, signal.SIGKILL)
     finally:
         p.wait(10)

@@ -477,7 +477,15 @@ def test_hooks_take_any_value_in_any_field(home: Path) -> None:
                 setattr(ctx, field, data.draw(_values, label=field))
         good_turn(p, "neighbour")
         p.on_request(ctx, data.draw(_messages, label="messages"), tools=data.draw(_values, label="tools"))
-        p.record_request(ctx, data.draw(_messages), data.draw(_values, label="injected"))
+        try:  # the capture-only path (the sidecar's turns/input); it raises by contract, adapters wrap it
+            p.inflight.put(
+                ctx.request_id,
+                p.prepare_turn(
+                    ctx, data.draw(_messages), inject=False, injected_skills=data.draw(_values, label="injected")
+                ),
+            )
+        except Exception:
+            pass
         p.on_response(
             ctx,
             data.draw(_values, label="response"),

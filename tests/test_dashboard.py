@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -17,9 +16,10 @@ from typing import Any
 
 import pytest
 from cli_support import cli_command
+from waiting import exited, wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
-from metaclaw_plugin.devtools.proxyrun import free_port
+from metaclaw_plugin.procs import free_port, spawn_group, stop_process
 from metaclaw_plugin.skillbank.store import SkillStore
 from metaclaw_plugin.store import AnyDatabase, Database
 from metaclaw_plugin.types import Skill
@@ -110,32 +110,20 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     env = {k: v for k, v in os.environ.items() if not k.startswith("METACLAW_")}
     env["METACLAW_HOME"] = str(home)
     log = home / "serve.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [*cli_command(), "serve", "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    proc = spawn_group([*cli_command(), "serve", "--port", str(port)], env=env, log_path=log)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            tok = (home / "server.token").read_text().strip()
-            req = urllib.request.Request(url + "/health", headers={"Authorization": f"Bearer {tok}"})
-            with urllib.request.urlopen(req, timeout=2):
-                break
-        except Exception:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                raise AssertionError(log.read_text()[-3000:]) from None
-            time.sleep(0.2)
+
+    def signed_in() -> str:
+        tok = (home / "server.token").read_text().strip()
+        req = urllib.request.Request(url + "/health", headers={"Authorization": f"Bearer {tok}"})
+        with urllib.request.urlopen(req, timeout=2):
+            return tok
+
     try:
+        tok = wait_for(signed_in, 60, lambda: log.read_text()[-3000:], 0.2, ignore=Exception, stop=exited(proc, log))
         yield {"url": url, "token": tok, "home": home, "evolved": result["evolved"], "log": log}
     finally:
-        os.killpg(proc.pid, 15)
-        proc.wait(10)
+        stop_process(proc)
 
 
 @pytest.fixture(scope="module")

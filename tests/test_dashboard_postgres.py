@@ -35,8 +35,9 @@ def record(p: MetaClawPlugin) -> None:
     turns = []
     for sid, injected in (("pg-s1", ["csv-quoting"]), ("pg-s1", ["csv-quoting"]), ("pg-s2", [])):
         ctx = TurnContext(sid, host="writer-host")
-        p.record_request(ctx, [{"role": "user", "content": f"turn {len(turns)} of {sid}"}], injected_skills=injected)
-        p.on_response(ctx, {"role": "assistant", "content": f"answer {len(turns)}"})
+        msgs = [{"role": "user", "content": f"turn {len(turns)} of {sid}"}]
+        prepared = p.prepare_turn(ctx, msgs, inject=False, injected_skills=injected)
+        p.complete_turn(prepared, {"role": "assistant", "content": f"answer {len(turns)}"})
         turns.append(ctx.request_id)
     p.on_session_end(TurnContext("pg-s1", host="writer-host"), {"success": True})
     p.skills.store.add_batch(

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from cli_support import cli_command
+from noise import third_party_noise
 
 pytest.importorskip("litellm")
 pytest.importorskip("metaclaw_litellm")
@@ -34,6 +35,7 @@ def test_demo_runs_every_stage_offline_and_the_store_shows_it(tmp_path: Path):
         [*cli_command(), "demo", "--home", str(home), "--json"], env=env, capture_output=True, text=True, timeout=300
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert third_party_noise(r.stderr) == [], r.stderr[-3000:]  # no ML-stack bar or FutureWarning among our lines
     out = json.loads(r.stdout)
     assert out["ok"] and [s["key"] for s in out["stages"]] == [s.key for s in demo_mod.STAGES]
     assert all(s["ok"] for s in out["stages"]) and out["seconds"] < 180

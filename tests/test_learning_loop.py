@@ -57,8 +57,9 @@ def test_the_loop_subscribes_to_the_plugins_events_once_across_restarts(home: Pa
         p.start()
         try:
             for kind in (TurnRecorded, SessionEnd):
-                subs = p.events._subs[kind]
-                assert len(subs) == 1 and subs[0].__self__ is p.learning.intake
+                owners = [f.__self__ for f in p.events._subs[kind]]  # the learning loop's, and memory's (issue 25)
+                assert owners.count(p.learning.intake) == 1 and owners.count(p.memory_learner) == 1
+                assert len(owners) == 2
         finally:
             p.stop()
 

@@ -5,13 +5,13 @@ history shows diffs, rollback restores any version, and a trial is labelled as o
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.cli import main as cli_main
@@ -274,12 +274,14 @@ def test_a_new_version_wins_its_trial_against_the_old_one_in_the_running_loop(ho
                 p.on_session_end(ctx, {"success": False})
 
             def wait(cond: Any) -> None:
-                deadline = time.monotonic() + 60
-                while not cond():
-                    assert time.monotonic() < deadline, p.learning.status()
+                def settled() -> Any:
+                    if cond():
+                        return True
                     p.flush(5)
                     p.learning.tick(force=True)
-                    time.sleep(0.05)
+                    return False
+
+                wait_for(settled, 60, lambda: p.learning.status())
 
             fail_once("f1")
             wait(lambda: "kafka-consumer-offsets" in p.skills.skills)

@@ -18,7 +18,6 @@ import re
 import stat
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -316,12 +315,13 @@ def test_session_done_header_and_metadata_end_the_session(stack: Stack):
         body={"metadata": {"session_id": sid2, "session_done": True, "session_outcome": {"success": True}}},
     )
     assert r.status_code == 200
-    rows = reader(stack.home)._read("SELECT * FROM sessions WHERE session_id = ?", [sid2])
-    deadline = time.monotonic() + 20
-    while not (rows and rows[0]["ended_at"]) and time.monotonic() < deadline:
-        time.sleep(0.05)
+
+    def ended() -> list[Any]:
         rows = reader(stack.home)._read("SELECT * FROM sessions WHERE session_id = ?", [sid2])
-    assert rows and rows[0]["ended_at"] and rows[0]["end_reason"] == "host"
+        return rows if rows and rows[0]["ended_at"] else []
+
+    rows = wait_for(ended, 20, f"session {sid2} ended")
+    assert rows[0]["end_reason"] == "host"
     assert json.loads(rows[0]["outcome"]) == {"success": True}
 
 

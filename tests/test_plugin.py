@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 
+from waiting import wait_for
+
 from metaclaw_plugin import MetaClawPlugin, SessionEnd, Settings, TurnContext
 
 TASK = [{"role": "system", "content": "host"}, {"role": "user", "content": "back up settings.json before editing it"}]
@@ -48,10 +50,8 @@ def test_idle_sessions_end_by_themselves(home):
         ctx = TurnContext("idle")
         p.on_request(ctx, TASK)
         p.on_response(ctx, {"role": "assistant", "content": "x"})
-        deadline = time.time() + 5
-        while not ends and time.time() < deadline:
-            time.sleep(0.05)
-        assert ends and ends[0].reason == "idle" and ends[0].session_id == "idle"
+        wait_for(lambda: ends, 5, "the idle session to end")
+        assert ends[0].reason == "idle" and ends[0].session_id == "idle"
         p.flush()
         assert p.store.get_session("idle").ended_at is not None
     finally:
@@ -93,11 +93,12 @@ def test_broken_skill_store_fails_open(home):
         p.skills.injection = boom  # type: ignore[method-assign]
         ctx = TurnContext("fo")
         assert p.on_request(ctx, TASK) == TASK
-        assert p.errors["on_request"] == 1
+        assert p.errors["inject"] == 1  # the request is still remembered, with nothing injected
         p.store.append_turn = boom  # type: ignore[method-assign]
         assert p.on_response(ctx, {"role": "assistant", "content": "x"}) is None
         assert p.errors["on_response"] == 1
         assert p.on_request(ctx, "not a list") == "not a list"  # type: ignore[arg-type]
+        assert p.errors["on_request"] == 1
         failing = []
         p.events.subscribe(SessionEnd, lambda e: (_ for _ in ()).throw(ValueError("listener bug")))
         p.events.subscribe(SessionEnd, failing.append)

@@ -207,7 +207,13 @@ def test_training_steps_and_hot_swaps_under_32_concurrent_clients_of_metaclaw_pl
     home.mkdir()
     cfg = {
         "mode": "rl",
-        "training": {"base_model": str(policy_base), "batch_size": 4, "micro_batch_size": 2, "learning_rate": 2e-3},
+        "training": {
+            "base_model": str(policy_base),
+            "batch_size": 4,
+            "micro_batch_size": 2,
+            "learning_rate": 2e-3,
+            "off_policy": "reinforce",  # captured answers, not the served policy's
+        },
         "serving": {"max_new_tokens": 6, "poll_interval": 0.1, "workers": 4},
     }
     (home / "config.yaml").write_text(yaml.safe_dump(cfg))

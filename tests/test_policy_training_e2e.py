@@ -6,9 +6,10 @@ behaviour logprobs (its token records matched the captured answers)."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
+
+from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.devtools.upstream import Upstream
@@ -49,11 +50,15 @@ def test_requests_to_the_policy_train_it_and_the_next_answer_uses_the_new_adapte
                 plugin.on_response(ctx, g.message())
                 plugin.on_session_end(ctx)
             buffer = plugin.learning.buffer
-            deadline = time.monotonic() + 90
-            while buffer.fresh_count() < 4 and time.monotonic() < deadline:
+
+            def four_fresh() -> bool:
+                if buffer.fresh_count() >= 4:
+                    return True
                 plugin.flush(5)
                 plugin.learning.wake()
-                time.sleep(0.1)
+                return False
+
+            wait_for(four_fresh, 90, "four fresh samples", 0.1)
             assert buffer.fresh_count() == 4
 
             trainer = build_trainer(s, publish=policy.swap)
@@ -65,9 +70,7 @@ def test_requests_to_the_policy_train_it_and_the_next_answer_uses_the_new_adapte
             ref = latest(trainer.db)
             assert ref is not None and ref.step == 1 and step["weights"] == ref.path
 
-            deadline = time.monotonic() + 60
-            while policy.current.ref != ref and time.monotonic() < deadline:
-                time.sleep(0.05)
+            wait_for(lambda: policy.current.ref == ref, 60, "the policy on the new weights")
             nxt = policy.generate([{"role": "user", "content": "Report the deploy status (GOOD-3)"}], seed=0)
             assert nxt.weights == ref.path and nxt.step == 1
         finally:

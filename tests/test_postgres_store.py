@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from postgres_support import PgServer, pg_server, pg_url, start_server  # noqa: F401  (fixtures)
 from test_trajectories import make_turn
+from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.store import SCHEMA_VERSION, Database
@@ -153,6 +154,28 @@ import json, sys
 from metaclaw_plugin.store.postgres import PostgresDatabase, migrate_postgres
 print(json.dumps(migrate_postgres(PostgresDatabase(sys.argv[1]))))
 """
+
+
+def test_a_record_postgres_refuses_is_set_aside_and_its_batch_is_stored(pg_url: str, tmp_path: Path, monkeypatch):  # noqa: F811
+    """Poison next to good turns in one batch: PostgreSQL refuses it (a number beyond BIGINT, a missing session id, a
+    lone surrogate); the batch is written again record by record, and the refused ones go to the dead-letter file."""
+    from metaclaw_plugin.store import trajectories
+
+    monkeypatch.setattr(trajectories, "WRITER_LINGER", 60.0)  # one batch (flush ends the wait)
+    store = TrajectoryStore(tmp_path / "metaclaw.db", database=PostgresDatabase(pg_url))
+    store.open()
+    poison = [("skill_generation", 10**30), ("session_id", None), ("model", "m\udcff")]
+    for i, (field, value) in enumerate(poison):
+        store.append_turn(make_turn(i, session="good"))
+        bad = make_turn(i, session="bad")
+        setattr(bad, field, value)
+        store.append_turn(bad)
+    store.append_turn(make_turn(9, session="good"))
+    assert store.flush()
+    assert [t.turn_id for t in store.get_session("good").turns] == ["good-0", "good-1", "good-2", "good-9"]
+    assert store.set_aside == 3 and store.get_session("bad") is None
+    store.close()
+    assert len((tmp_path / "dead-letter.jsonl").read_text().splitlines()) == 3
 
 
 @pytest.mark.slow
@@ -318,8 +341,7 @@ def test_the_learner_is_elected_once_and_fails_over_after_kill_9(pg_url: str):  
         assert json.loads(row["value"])["host"] == "child"
         child.kill()  # kill -9: no clean-up runs in the child
         t0 = time.monotonic()
-        while not (me.is_leader() or other.is_leader()) and time.monotonic() - t0 < 10:
-            time.sleep(0.01)
+        wait_for(lambda: me.is_leader() or other.is_leader(), 10, "a takeover", 0.01)
         failover = time.monotonic() - t0
         assert failover < 2.0, f"takeover took {failover:.2f}s"
         time.sleep(0.5)

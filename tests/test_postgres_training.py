@@ -60,6 +60,7 @@ def host(tmp_path: Path, name: str, url: str, base: Path) -> MetaClawPlugin:
             "batch_size": 4,
             "micro_batch_size": 2,
             "checkpoint_every": 1,
+            "off_policy": "reinforce",  # captured answers the served policy did not write
             "out_dir": str(tmp_path / "shared-training"),  # where every host finds the last full state
         },
         scheduler=FAST_SCHEDULER,

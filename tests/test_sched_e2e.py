@@ -22,6 +22,7 @@ pytest.importorskip("peft")
 
 from conftest import free_port
 from training_support import a_and_b, capture
+from waiting import wait_for
 
 from metaclaw_plugin.devtools.tinymodel import build_tiny_model
 from metaclaw_plugin.store import Database
@@ -59,7 +60,13 @@ def test_real_scheduler_drives_a_real_step_and_a_request_during_the_next_is_not_
             {
                 "mode": "auto",
                 "retrieval": {"mode": "keyword"},
-                "training": {"base_model": str(tiny), "device": "cpu", "batch_size": 4, "micro_batch_size": 1},
+                "training": {
+                    "base_model": str(tiny),
+                    "device": "cpu",
+                    "batch_size": 4,
+                    "micro_batch_size": 1,
+                    "off_policy": "reinforce",  # captured answers the served policy did not write
+                },
                 "scheduler": {
                     "interval_seconds": 0.2,
                     "idle_sources": ["host"],
@@ -86,24 +93,22 @@ def test_real_scheduler_drives_a_real_step_and_a_request_during_the_next_is_not_
     base = f"http://127.0.0.1:{port}"
     try:
         token_file = home / "server.token"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                _call(base + "/v1/health", token_file.read_text().strip())
-                break
-            except (OSError, ValueError):
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
-                time.sleep(0.2)
+        died = lambda: proc.poll() is not None and ((proc.stderr.read() if proc.stderr else "") or "exited")  # noqa: E731
+        wait_for(
+            lambda: _call(base + "/v1/health", token_file.read_text().strip()) or True,
+            60,
+            "the server",
+            0.2,
+            ignore=(OSError, ValueError),
+            stop=died,
+        )
         token = token_file.read_text().strip()
 
         def live() -> dict[str, Any]:
             return _call(base + "/v1/scheduler", token)[1]
 
         # the window opens by itself; wait for the first real step to be applied, then for the next to be running
-        deadline = time.monotonic() + 240
-        while not (_steps(db_file) and live()["live"]["state"] == "UPDATING"):
-            assert time.monotonic() < deadline, live()
-            time.sleep(0.05)
+        wait_for(lambda: _steps(db_file) and live()["live"]["state"] == "UPDATING", 240, live)
         sched = live()
         assert sched["attached"] and sched["live"]["scheduler"] == "AsyncIOScheduler" and sched["mode"] == "auto"
         first = _steps(db_file)[0]
@@ -114,10 +119,7 @@ def test_real_scheduler_drives_a_real_step_and_a_request_during_the_next_is_not_
             {"session_id": "user-back", "run_id": "r1", "messages": [{"role": "user", "content": "I'm back"}]},
         )
         assert out == {"ok": True}
-        deadline = time.monotonic() + 120
-        while live()["live"]["state"] != "IDLE_WAIT":
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_for(lambda: live()["live"]["state"] == "IDLE_WAIT", 120, live)
         after = live()
         pause = after["live"]["last_pause"]
         assert pause["reason"] == "user activity: a host request"
@@ -136,10 +138,7 @@ def test_real_scheduler_drives_a_real_step_and_a_request_during_the_next_is_not_
         # the mode changes at run time through the real API, and the running server's scheduler applies it at once
         _, out = _call(base + "/v1/mode", token, {"mode": "skills_only"})
         assert out["mode"] == "skills_only" and out["source"] == "stored"
-        deadline = time.monotonic() + 5
-        while live()["live"]["mode"] != "skills_only":
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_for(lambda: live()["live"]["mode"] == "skills_only", 5, live)
         print(
             f"\nreal step {step_s:.2f} s; request during a step answered in {request_s * 1000:.0f} ms; "
             f"trainer stopped {pause['stop_latency_s'] * 1000:.0f} ms after the request"

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from sched_support import FakeTrainer, add_samples
 from starlette.testclient import TestClient
+from waiting import async_wait_for
 from waiting import wait_for as _wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
@@ -95,10 +96,7 @@ def test_a_request_to_another_plugin_on_the_home_pauses_training_too(home: Path)
 def test_async_host_gets_an_asyncio_scheduler_and_a_thread_when_its_loop_ends(home: Path) -> None:
     async def main() -> tuple[Any, str, int]:
         plugin, buf, trainer, _ = start(home, "rl", {"batch_size": 2, "micro": 1}, samples=4)
-        for _ in range(200):
-            if trainer.steps == 2:
-                break
-            await asyncio.sleep(0.02)
+        await async_wait_for(lambda: trainer.steps == 2, 4, "two training steps", 0.02)
         return (plugin, buf, trainer), plugin.scheduler.status()["scheduler"], trainer.steps
 
     (plugin, buf, trainer), kind, steps = asyncio.run(main())

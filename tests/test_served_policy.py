@@ -200,3 +200,42 @@ def test_a_load_that_fails_after_a_newer_publication_gives_way_to_it(
     assert policy.swap(gone).result(60).ref is None  # no error: it gave way
     wait_for(lambda: policy.current.ref == newer)
     assert policy.counters["swap_errors"] == 0 and policy.counters["swaps_superseded"] == 1
+
+
+def test_a_small_update_survives_the_merge_into_a_16_bit_base(policy_base: Path, tmp_path: Path) -> None:
+    """A bf16 base with an adapter whose update is tiny: merged in bf16 it rounded to nothing (the served logits
+    were the base's); merged in float32 the served model computes what base + adapter compute unmerged."""
+    import copy
+    import shutil
+
+    from peft import LoraConfig, PeftModel, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    base16 = tmp_path / "bf16"
+    shutil.copytree(policy_base, base16)
+    AutoModelForCausalLM.from_pretrained(policy_base).to(torch.bfloat16).save_pretrained(base16)
+    torch.manual_seed(0)
+    lora = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(base16, dtype=torch.float32),
+        LoraConfig(r=4, lora_alpha=4, target_modules="all-linear", init_lora_weights=False),
+    )
+    with torch.no_grad():
+        for name, p in lora.named_parameters():
+            if "lora_B" in name:
+                p.mul_(1e-3)  # an early step's size: far below bf16's resolution of the base weights
+    lora.save_pretrained(tmp_path / "adapter")
+    policy = ServedPolicy(str(base16), device="cpu", poll_interval=None)
+    try:
+        base_model = policy.wait_ready(60).model
+        assert base_model.dtype == torch.bfloat16
+        served = policy.swap(WeightsRef(1, "local", str(base16), str(tmp_path / "adapter"))).result(60).model
+        ids = torch.tensor([policy.prompt_ids(MSGS)])
+        with torch.no_grad():  # copies: .float() and PEFT change a model in place
+            before = copy.deepcopy(base_model).float()(input_ids=ids).logits.float()
+            unmerged = PeftModel.from_pretrained(copy.deepcopy(base_model).float(), tmp_path / "adapter")
+            ref = unmerged(input_ids=ids).logits.float()
+            after = served(input_ids=ids).logits.float()
+        change = float((ref - before).abs().max())
+        assert change > 0 and float((after - ref).abs().max()) < 0.05 * change
+    finally:
+        policy.close()

@@ -12,7 +12,6 @@ import stat
 import subprocess
 import sys
 import textwrap
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -331,7 +330,7 @@ def test_internal_error_is_json(plugin, token) -> None:
         settings = plugin.settings
         library = None  # the SQLite backend's (the dashboard asks which database to read)
 
-        def skill_block(self, *a, **k):
+        def prepare_turn(self, *a, **k):
             raise RuntimeError("boom")
 
     with TestClient(create_app(Broken(), token), base_url="http://127.0.0.1") as c:
@@ -352,6 +351,7 @@ def _cli() -> list[str]:
 
 def test_serve_subprocess(tmp_path: Path) -> None:
     from openclaw_support import free_port, stop_process, wait_http
+    from waiting import wait_for
 
     home = tmp_path / "mh"
     env = {**os.environ, "METACLAW_HOME": str(home)}
@@ -379,9 +379,7 @@ def test_serve_subprocess(tmp_path: Path) -> None:
             start_new_session=True,
         )
     try:
-        deadline = time.monotonic() + 30
-        while not (home / "server.token").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for((home / "server.token").exists, 30, "the server's token")
         tok_file = home / "server.token"
         assert stat.S_IMODE(tok_file.stat().st_mode) == 0o600
         token = tok_file.read_text().strip()

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from training_support import ANSWER_A, ANSWER_B, PROMPT, FakeService, a_and_b, capture  # noqa: E402
+from waiting import wait_for  # noqa: E402
 
 from metaclaw_plugin import Settings  # noqa: E402
 from metaclaw_plugin.devtools.tinymodel import build_tiny_model  # noqa: E402
@@ -26,6 +26,7 @@ from metaclaw_plugin.store import Database  # noqa: E402
 from metaclaw_plugin.training import chat, tokens  # noqa: E402
 from metaclaw_plugin.training.runtime import build_trainer  # noqa: E402
 from metaclaw_plugin.training.samples import TrainSample, build_sample, tokenize_turn  # noqa: E402
+from metaclaw_plugin.training.status import describe  # noqa: E402
 from metaclaw_plugin.training.trainer import Trainer, last_steps  # noqa: E402
 from metaclaw_plugin.training.weights import latest  # noqa: E402
 from metaclaw_plugin.types import Sample, Turn  # noqa: E402
@@ -39,7 +40,9 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _settings(home: Path, tiny: Path, **training: Any) -> Settings:
-    return Settings(home=home, training={"base_model": str(tiny), "device": "cpu", **training})
+    """These tests train on captured answers without token records: the on-policy REINFORCE form."""
+    base = {"base_model": str(tiny), "device": "cpu", "off_policy": "reinforce"}
+    return Settings(home=home, training={**base, **training})
 
 
 def _margin(trainer: Trainer) -> float:
@@ -77,11 +80,8 @@ def test_samples_from_captured_turns(home: Path, tiny: Path):
     assert tok.decode(c) == "yes<|im_end|>\n" and set(m) == {1}
     steps = [*PROMPT, {"role": "assistant", "content": "checking"}, {"role": "tool", "content": "status: green"}]
     p2, c2, m2 = tokenize_turn(tok, steps, {"role": "assistant", "content": "yes"})
-    assert p2 == p
-    trained = tok.decode([t for t, k in zip(c2, m2) if k])
-    skipped = tok.decode([t for t, k in zip(c2, m2) if not k])
-    assert "status: green" in skipped and "status: green" not in trained
-    assert trained == "checking<|im_end|>\nyes<|im_end|>\n" and "<|im_start|>assistant" in skipped
+    assert p2[: len(p)] == p and "status: green" in tok.decode(p2) and "checking" in tok.decode(p2)
+    assert tok.decode(c2) == "yes<|im_end|>\n" and set(m2) == {1}  # earlier steps are turns of their own
 
     db = Database(home / "m.db")
     turn = Turn("t1", "s", "default", "main", PROMPT, {"role": "assistant", "content": "yes"})
@@ -91,13 +91,14 @@ def test_samples_from_captured_turns(home: Path, tiny: Path):
     tokens.record(db, tokens.response_key("yes"), tokens.TokenRecord(p, c, [-0.1] * len(c), model="metaclaw/p"))
     served = build_sample(turn, sample, tok, db)
     assert served.logprobs == [-0.1] * len(c) and served.completion_ids == c and served.prompt_ids == p
+    tokens.record(db, tokens.response_key("yes"), tokens.TokenRecord(p2, c2, [-0.2] * len(c2)))
+    multi_served = build_sample(Turn("t4", "s", "default", "main", steps, turn.response), sample, tok, db)
+    assert multi_served.logprobs == [-0.2] * len(c2)  # the final step of a tool turn, sampled by the policy
     secret = tokens.TokenRecord(p[:-1] + [7, p[-1]], c, [-0.1] * len(c))  # the policy saw a prompt since redacted
     tokens.record(db, tokens.response_key("no"), secret)
     redacted = Turn("t3", "s", "default", "main", PROMPT, {"role": "assistant", "content": "no"})
     kept = build_sample(redacted, sample, tok, db)
     assert kept.logprobs is None and kept.prompt_ids == p
-    multi = Turn("t2", "s", "default", "main", steps, {"role": "assistant", "content": "yes"})
-    assert build_sample(multi, sample, tok, db).logprobs is None  # earlier steps have no behaviour logprobs
 
 
 def test_learning_is_real(home: Path, tiny: Path):
@@ -177,7 +178,15 @@ def test_checkpoint_survives_kill_9_and_resumes(home: Path, tiny: Path):
     capture(home / "metaclaw.db", a_and_b(200))
     (home / "config.yaml").write_text(
         json.dumps(
-            {"training": {"base_model": str(tiny), "device": "cpu", "checkpoint_every": 2, "learning_rate": 1e-3}}
+            {
+                "training": {
+                    "base_model": str(tiny),
+                    "device": "cpu",
+                    "checkpoint_every": 2,
+                    "learning_rate": 1e-3,
+                    "off_policy": "reinforce",
+                }
+            }
         )
     )
     env = {
@@ -189,22 +198,25 @@ def test_checkpoint_survives_kill_9_and_resumes(home: Path, tiny: Path):
         [sys.executable, "-m", "metaclaw_plugin", "train"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     db = Database(home / "metaclaw.db")
-    deadline = time.time() + 120
-    saved = None
-    while time.time() < deadline and proc.poll() is None:
+
+    def four_steps() -> bool:
         rows = db.query("SELECT value FROM runtime_state WHERE key = 'training.checkpoint'")
-        if rows and json.loads(rows[0]["value"])["step"] >= 4:
-            break
-        time.sleep(0.05)
+        return bool(rows) and json.loads(rows[0]["value"])["step"] >= 4
+
+    stderr = lambda: proc.stderr.read() if proc.stderr else "(no stderr)"  # noqa: E731
+    wait_for(four_steps, 120, "a checkpoint at step 4", stop=lambda: proc.poll() is not None and (stderr() or "exited"))
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
     saved = json.loads(db.query("SELECT value FROM runtime_state WHERE key = 'training.checkpoint'")[0]["value"])
     from safetensors.torch import load_file
 
-    on_disk = load_file(str(Path(saved["path"]) / "adapter_model.safetensors"))
+    ref = latest(db)  # the steps after the last full state acknowledged their samples: their weights are resumed
+    assert ref is not None and ref.step >= saved["step"]
+    newest = ref.path if ref.step > saved["step"] else saved["path"]
+    on_disk = load_file(str(Path(newest) / "adapter_model.safetensors"))
     trainer = build_trainer(_settings(home, tiny, checkpoint_every=2, learning_rate=1e-3))
-    assert trainer.resumed_from == saved["path"] and trainer.step == saved["step"]
+    assert trainer.resumed_from == newest and trainer.step == ref.step
     assert _same(on_disk, _weights(trainer))
     optimizer = torch.load(Path(saved["path"]) / "optimizer.pt")
     resumed = trainer.backend.optimizer.state_dict()  # type: ignore[attr-defined]
@@ -214,12 +226,12 @@ def test_checkpoint_survives_kill_9_and_resumes(home: Path, tiny: Path):
     )
     assert json.loads((Path(saved["path"]) / "trainer.json").read_text())["step"] == saved["step"]  # complete
     report = trainer.run(lambda: True, max_steps=1)
-    assert report.steps == 1 and trainer.step == saved["step"] + 1
+    assert report.steps == 1 and trainer.step == ref.step + 1
     import shutil
 
-    shutil.rmtree(saved["path"])  # a checkpoint removed by hand: a clear error, and training goes on from the base
+    shutil.rmtree(saved["path"])  # a checkpoint removed by hand: a clear error, and training goes on
     fresh = build_trainer(_settings(home, tiny, checkpoint_every=2, learning_rate=1e-3))
-    assert fresh.resumed_from is None and fresh.step == 0 and "cannot resume from" in (fresh.resume_error or "")
+    assert "cannot resume from" in (fresh.resume_error or "")
 
 
 class _Recorder:
@@ -274,7 +286,9 @@ def test_tinker_path_builds_valid_datums_and_follows_the_local_control_flow(tmp_
     local_log, local_reports = _scenario(homes[0], local_settings, local, local.tokenizer)
 
     service = FakeService(local.tokenizer)
-    tinker_settings = Settings(home=homes[1], training={"backend": "tinker", "base_model": "Qwen/Qwen3-8B", **opts})
+    tinker_settings = Settings(
+        home=homes[1], training={"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "off_policy": "reinforce", **opts}
+    )
     remote = TinkerBackend("Qwen/Qwen3-8B", service=service)
     tinker_log, tinker_reports = _scenario(homes[1], tinker_settings, remote, local.tokenizer)
 
@@ -286,13 +300,13 @@ def test_tinker_path_builds_valid_datums_and_follows_the_local_control_flow(tmp_
         "create_lora_training_client",
         "forward",
         "forward",
-        "forward_backward:importance_sampling",
+        "forward_backward:ppo",
         "optim_step",
         "save_weights_for_sampler",
         "forward",
         "forward",
         "forward",
-        "forward_backward:importance_sampling",
+        "forward_backward:ppo",
         "optim_step",
         "save_weights_for_sampler",
         "save_state",
@@ -323,7 +337,7 @@ def test_train_cli_on_buffered_samples(home: Path, tiny: Path):
 
     capture(home / "metaclaw.db", a_and_b(3))
     (home / "config.yaml").write_text(
-        json.dumps({"mode": "rl", "training": {"base_model": str(tiny), "device": "cpu"}})
+        json.dumps({"mode": "rl", "training": {"base_model": str(tiny), "device": "cpu", "off_policy": "reinforce"}})
     )
     env = {"METACLAW_HOME": str(home)}
     out = CliRunner().invoke(cli_main, ["train", "--steps", "2", "--json"], env=env)
@@ -334,8 +348,12 @@ def test_train_cli_on_buffered_samples(home: Path, tiny: Path):
     assert status["mode_note"] is None and status["training"]["off"] is None
     assert status["training"]["step"] == 2 and status["training"]["weights"]["step"] == 2
     assert status["buffer"]["trained"] == 8 and status["buffer"]["queued"] == 4
-    text = CliRunner().invoke(cli_main, ["status"], env=env).output
-    assert "local on" in text and "step 2" in text
+    # the human view shows describe()'s line for the same data (asserted here, not in a table that wraps at
+    # the terminal's width: a longer temporary path moved "step 2" onto the next line)
+    human = CliRunner().invoke(cli_main, ["status"], env=env)
+    assert human.exit_code == 0, human.output
+    line = describe(status["training"])
+    assert line.startswith(f"local on {tiny}, step 2, loss ") and line in human.output  # conftest: tables unwrapped
     bad = CliRunner().invoke(cli_main, ["train", "--backend", "tinker"], env={**env, "TINKER_API_KEY": ""})
     assert bad.exit_code != 0 and "training is off" in bad.output
 
@@ -354,12 +372,12 @@ def test_the_packaged_smollm2_tokenizes_turns():
 
     tok = AutoTokenizer.from_pretrained(resolve("smollm2"), gguf_file=PACKAGED["smollm2"].gguf_file)
     steps = [{"role": "user", "content": "Did the deploy succeed?"}, {"role": "assistant", "content": "checking"}]
+    p, c, m = tokenize_turn(tok, steps[:1], {"role": "assistant", "content": "checking"})
+    assert tok.decode(p).endswith("<|im_start|>user\nDid the deploy succeed?<|im_end|>\n<|im_start|>assistant\n")
     p, c, m = tokenize_turn(
         tok, [*steps, {"role": "tool", "content": "green"}], {"role": "assistant", "content": "yes"}
     )
-    assert tok.decode(p).endswith("<|im_start|>user\nDid the deploy succeed?<|im_end|>\n<|im_start|>assistant\n")
-    assert tok.decode([t for t, k in zip(c, m) if k]) == "checking<|im_end|>\nyes<|im_end|>\n"
-    assert "green" in tok.decode([t for t, k in zip(c, m) if not k])
+    assert tok.decode(c) == "yes<|im_end|>\n" and set(m) == {1} and "green" in tok.decode(p)
     # its template renders no tools: a request's tools and calls go in the fallback format, still prefix-stable
     assert not chat.native_tools(tok)
     call = {"id": "c1", "type": "function", "function": {"name": "status", "arguments": "{}"}}
@@ -367,8 +385,8 @@ def test_the_packaged_smollm2_tokenizes_turns():
     status = {"type": "function", "function": {"name": "status", "parameters": {"type": "object"}}}
     p, c, m = tokenize_turn(tok, calls, {"role": "assistant", "content": "yes"}, [status])
     assert '<tools>\n{"type": "function", "function": {"name": "status"' in tok.decode(p)
-    assert tok.decode([t for t, k in zip(c, m) if k]).startswith('<tool_call>\n{"name": "status", "arguments": {}}')
-    assert "<tool_response>\ngreen\n</tool_response>" in tok.decode([t for t, k in zip(c, m) if not k])
+    assert '<tool_call>\n{"name": "status", "arguments": {}}' in tok.decode(p)
+    assert "<tool_response>\ngreen\n</tool_response>" in tok.decode(p) and tok.decode(c) == "yes<|im_end|>\n"
 
 
 @pytest.mark.parametrize("loss_fn", ["ppo", "cispo"])
@@ -381,7 +399,8 @@ def test_tinker_clipped_losses_send_their_thresholds(tmp_path: Path, tiny: Path,
     capture(tmp_path / "metaclaw.db", a_and_b(1))
     service = FakeService(tok)
     settings = Settings(
-        home=tmp_path, training={"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "loss_fn": loss_fn}
+        home=tmp_path,
+        training={"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "loss_fn": loss_fn, "off_policy": "reinforce"},
     )
     trainer = build_trainer(settings, backend=(TinkerBackend("Qwen/Qwen3-8B", service=service), tok))
     report = trainer.run(lambda: True)

@@ -87,3 +87,23 @@ def test_the_sidecar_publishes_when_serving_vllm_url_is_set(refs: list[WeightsRe
         with ServerThread(create_app(MetaClawPlugin(settings), token, manage_plugin=True), free_port()):
             store_latest(Database(settings.db_file), refs[1])
             wait_for(lambda: served(fake) == {"mine": refs[1].path})
+
+
+def test_a_failed_publish_is_retried_not_taken_for_done(refs: list[WeightsRef], tmp_path: Path) -> None:
+    """vLLM without runtime updating refuses the first publish; once it accepts, the next poll publishes the same
+    ref. A ref that keeps failing is given up after ``retries`` polls."""
+    db = Database(tmp_path / "m.db")
+    with FakeVllm(runtime_updating=False) as fake:
+        w = WeightsWatcher(db, [VllmPublisher(fake.url, lora_name="policy").publish], interval=60, retries=2)
+        store_latest(db, refs[0])
+        assert w.check() == refs[0] and w.counters["subscriber_errors"] == 1 and served(fake) == {}
+        fake.runtime_updating = True
+        w.check()
+        assert served(fake) == {"policy": refs[0].path} and w.counters["subscriber_errors"] == 1
+        fake.runtime_updating = False
+        store_latest(db, refs[1])
+        for _ in range(4):
+            w.check()
+        assert w.counters["subscriber_errors"] == 1 + 3 and w.counters["given_up"] == 1  # tried, retried twice, dropped
+        w.check()
+        assert w.counters["subscriber_errors"] == 4

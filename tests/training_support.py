@@ -58,6 +58,16 @@ def a_and_b(n: int) -> list[tuple[list[dict[str, Any]], str, float]]:
     return [(PROMPT, ANSWER_A if i % 2 == 0 else ANSWER_B, 1.0 if i % 2 == 0 else -1.0) for i in range(4 * n)]
 
 
+# The inputs each of the service's losses reads (Tinker's loss documentation; the SDK's own
+# ``forward_backward_custom`` sends cross_entropy its ``target_tokens`` and ``weights``).
+REQUIRED_INPUTS = {
+    "cross_entropy": {"target_tokens", "weights"},
+    "importance_sampling": {"target_tokens", "logprobs", "advantages"},
+    "ppo": {"target_tokens", "logprobs", "advantages"},
+    "cispo": {"target_tokens", "logprobs", "advantages"},
+}
+
+
 class _Done:
     def __init__(self, value: Any):
         self.value = value
@@ -74,15 +84,25 @@ class FakeTrainingClient:
         self.calls = calls
         self.loaded_from = loaded_from
         self.sent: list[Any] = []
+        self.adam: list[Any] = []  # the AdamParams of each step
         self.staged_gradients = 0
 
-    def _check(self, data: list[Any], keys: set[str]) -> None:
+    def _check(self, data: list[Any], loss_fn: str, config: Any = None) -> None:
+        """What the SDK itself would accept and send: the loss named by its ``LossFnType``, the config its
+        request type allows, every datum encoded to the wire by its own proto writer, and the inputs the
+        service's loss requires (:data:`REQUIRED_INPUTS`)."""
+        import pydantic
         from tinker import types
+        from tinker.proto.request_conv import forward_backward_request_to_proto
 
+        pydantic.TypeAdapter(types.LossFnType).validate_python(loss_fn)
+        pydantic.TypeAdapter(dict[str, float | str] | None).validate_python(config, strict=True)
         assert data, "an empty request"
+        request = types.ForwardBackwardRequest(types.ForwardBackwardInput(data, loss_fn, config), "fake-model", 1)
+        forward_backward_request_to_proto(request)  # raises on what the wire cannot carry
         for d in data:
             assert isinstance(d, types.Datum) and isinstance(d.model_input, types.ModelInput)
-            assert set(d.loss_fn_inputs) == keys, d.loss_fn_inputs.keys()
+            assert set(d.loss_fn_inputs) == REQUIRED_INPUTS[loss_fn], (loss_fn, d.loss_fn_inputs.keys())
             n = d.model_input.length
             for key, td in d.loss_fn_inputs.items():
                 assert isinstance(td, types.TensorData) and td.shape == [n], (key, td.shape, n)
@@ -94,7 +114,8 @@ class FakeTrainingClient:
 
         self.calls.append("forward")
         assert loss_fn == "cross_entropy"
-        self._check(data, {"target_tokens"})
+        self._check(data, loss_fn)
+        assert all(not any(d.loss_fn_inputs["weights"].tolist()) for d in data), "a logprob-only pass has no loss"
         outputs = [
             {
                 "logprobs": types.TensorData(
@@ -114,7 +135,7 @@ class FakeTrainingClient:
         if config is not None:  # Tinker's clipped losses take ratio bounds around 1
             assert set(config) == {"clip_low_threshold", "clip_high_threshold"}
             assert config["clip_low_threshold"] < 1.0 < config["clip_high_threshold"]
-        self._check(data, {"target_tokens", "logprobs", "advantages"})
+        self._check(data, loss_fn, config)
         self.sent.extend(data)
         self.staged_gradients += 1
         return _Done(types.ForwardBackwardOutput("ArrayRecord", [], metrics={"loss:sum": -0.25}))
@@ -123,6 +144,8 @@ class FakeTrainingClient:
         from tinker import types
 
         assert isinstance(params, types.AdamParams) and self.staged_gradients, "a step without gradients"
+        types.AdamParams.model_validate(params.model_dump(), strict=True)
+        self.adam.append(params)
         self.calls.append("optim_step")
         self.staged_gradients = 0
         return _Done(types.OptimStepResponse())

@@ -4,37 +4,27 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 import os
 import platform
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..devtools.proxyrun import start_upstream_process
+from ..procs import free_port as free_port  # re-exported for the benchmarks: one definition each
+from ..procs import spawn_group, stop_process
+from ..stats import percentile as percentile
+from ..text import approx_tokens
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 # Statistics -----------------------------------------------------------------------------------
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """The q-th percentile (0..100), linear interpolation between closest ranks; None when empty."""
-    if not values:
-        return None
-    xs = sorted(values)
-    if len(xs) == 1:
-        return float(xs[0])
-    pos = (len(xs) - 1) * q / 100.0
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    return float(xs[lo] + (xs[hi] - xs[lo]) * (pos - lo))
-
-
 def rnd(x: float | None, nd: int = 3) -> float | None:
     return None if x is None else round(float(x), nd)
 
@@ -164,7 +154,7 @@ def count_tokens(text: str) -> int:
             _ENCODER = False
     if _ENCODER:
         return len(_ENCODER.encode(text, disallowed_special=()))
-    return (len(text) + 3) // 4
+    return approx_tokens(text)
 
 
 def tokenizer_name() -> str:
@@ -173,12 +163,6 @@ def tokenizer_name() -> str:
 
 
 # Processes and ports ------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_port(port: int, timeout: float, proc: subprocess.Popen | None = None) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -216,20 +200,7 @@ class Child:
         return self.proc.poll() is None
 
     def stop(self, timeout: float = 10.0) -> None:
-        if self.proc.poll() is not None:
-            return
-        try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            self.proc.terminate()
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.proc.kill()
-            self.proc.wait(5)
+        stop_process(self.proc, timeout)
 
     def log_tail(self, n: int = 2000) -> str:
         if self.log_path is None or not self.log_path.exists():
@@ -247,48 +218,18 @@ def spawn(
     log_path: Path | None = None,
     stdout_pipe: bool = False,
 ) -> Child:
-    log_f = open(log_path, "wb") if log_path else subprocess.DEVNULL
-    proc = subprocess.Popen(
-        list(argv),
-        env=env,
-        cwd=str(cwd) if cwd else None,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE if stdout_pipe else log_f,
-        stderr=log_f if log_path else subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    if log_path:
-        log_f.close()  # type: ignore[union-attr]
+    proc = spawn_group(argv, env=env, cwd=cwd, log_path=log_path, stdout=subprocess.PIPE if stdout_pipe else None)
     return Child(name, proc, log_path)
 
 
 def start_upstream(log_dir: Path, *, reply: str, kind: str = "aiohttp", number_replies: bool = False) -> Child:
     """The local OpenAI-compatible upstream, in its own process so that it does not share a GIL with the client.
     ``number_replies``: each reply starts with its number, so no two are alike (as with a real model)."""
-    module = "metaclaw_plugin.devtools.aioupstream" if kind == "aiohttp" else "metaclaw_plugin.devtools.upstream"
-    child = spawn(
-        "upstream",
-        [
-            sys.executable,
-            "-m",
-            module,
-            "--port",
-            "0",
-            "--reply",
-            reply,
-            *(["--number-replies"] if number_replies else []),
-        ],
-        log_path=log_dir / "upstream.log",
-        stdout_pipe=True,
-        env=dict(os.environ),
+    log_path = log_dir / "upstream.log"
+    proc, port = start_upstream_process(
+        reply=reply, kind=kind, log_path=log_path, env=dict(os.environ), number_replies=number_replies
     )
-    assert child.proc.stdout is not None
-    line = child.proc.stdout.readline().decode().strip()
-    if not line.startswith("PORT "):
-        child.stop()
-        raise RuntimeError(f"upstream did not start: {line!r} {child.log_tail()}")
-    child.port = int(line.split()[1])
-    return child
+    return Child("upstream", proc, log_path, port=port)
 
 
 def which_python(venv: Path) -> Path:

@@ -3,18 +3,19 @@
 ``bench overhead`` loads ``metaclaw_plugin.bench.cpumeter.callback`` into the proxy instead of
 ``metaclaw_litellm.callback``: the same callback (a subclass, configured the same way), with a meter:
 
-- *plugin CPU* = the thread CPU time (``time.thread_time``) spent inside the callback's hooks, plus the
-  CPU time of the plugin's own threads (``metaclaw-*``: worker, store writer, learning), read from
+- *plugin CPU* = the thread CPU time (``time.thread_time``) spent inside the callback's hooks and in the
+  end-of-stream capture (which LiteLLM calls with the assembled response), plus the CPU time of the
+  plugin's own threads (``metaclaw-*``: worker, store writer, learning), read from
   ``/proc/self/task/<tid>/schedstat``. The hooks never suspend inside (no ``await`` in the adapter's
-  code), so a hook's thread time is its own; the streaming hook wraps the upstream's chunk iterator,
-  and the time spent in that iterator (LiteLLM's, and whatever else the event loop runs meanwhile) is
-  subtracted.
+  code), so a hook's thread time is its own.
 - *host CPU* = ``time.process_time()``: every thread of the proxy process.
 
+What the host does because of the callback (beyond the callback's own code: LiteLLM's hook dispatch, work a
+hook's presence switches on) shows only in the proxy's loop CPU against a no-op callback, which ``bench
+overhead`` reports next to this. The meter adds no hook of its own: every one it times is the adapter's.
+
 Every 0.1 s a snapshot of the running totals is written (atomically) to ``$METACLAW_CPUMETER_FILE``;
-the benchmark reads one before and one after a batch. The meter's own cost is counted in the host's CPU,
-except on streams, where its clock reads around each chunk (four, and one more generator step) fall
-inside the plugin's figure: an upper bound, by a few microseconds a chunk.
+the benchmark reads one before and one after a batch. The meter's own cost is counted in the host's CPU.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -111,45 +112,11 @@ def _timed_sync(name: str) -> Callable[..., Any]:
     return hook
 
 
-async def _streaming_hook(
-    self: Any, user_api_key_dict: Any, response: Any, request_data: dict
-) -> AsyncGenerator[Any, None]:
-    inner = [0.0]
-
-    async def source() -> AsyncGenerator[Any, None]:
-        it = response.__aiter__()
-        while True:
-            t0 = time.thread_time()
-            try:
-                item = await it.__anext__()
-            except StopAsyncIteration:
-                inner[0] += time.thread_time() - t0
-                return
-            inner[0] += time.thread_time() - t0
-            yield item
-
-    gen = MetaClawCallback.async_post_call_streaming_iterator_hook(self, user_api_key_dict, source(), request_data)
-    own = 0.0  # summed here and added once: a lock per chunk would be the meter's cost, not the plugin's
-    try:
-        while True:
-            t0, i0 = time.thread_time(), inner[0]
-            try:
-                item = await gen.__anext__()
-            except StopAsyncIteration:
-                own += time.thread_time() - t0 - (inner[0] - i0)
-                return
-            own += time.thread_time() - t0 - (inner[0] - i0)
-            yield item
-    finally:
-        TOTALS.add(own)
-        await gen.aclose()
-
-
 # LiteLLM looks hooks up on the leaf class (``name in vars(cls)``): every hook is defined on this one.
 _ns: dict[str, Any] = {"__doc__": "MetaClawCallback with a CPU meter around every hook.", "__module__": __name__}
 for _name in HOOKS:
     _ns[_name] = (_timed_sync if _name.startswith("log_") else _timed_async)(_name)
-_ns["async_post_call_streaming_iterator_hook"] = _streaming_hook
+_ns["_stream_ended"] = _timed_sync("_stream_ended")
 MeteredCallback = type("MeteredCallback", (MetaClawCallback,), _ns)
 
 

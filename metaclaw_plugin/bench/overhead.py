@@ -301,6 +301,18 @@ def run_batch(*args: Any, **kw: Any) -> dict[str, Any]:
     return asyncio.run(_batch(*args, **kw))
 
 
+def _retrieval_label(retrieval: str) -> str:
+    """What the plugin target runs: ``default`` says what the default resolves to here (the proxy runs in the
+    same environment)."""
+    if retrieval != "default":
+        return retrieval
+    from ..config import RetrievalSettings
+
+    r = RetrievalSettings()
+    model = f", {r.embedding_model}" if r.mode != "keyword" else ""
+    return f"default ({r.mode}{model}: {r.mode_reason})"
+
+
 # Driver -------------------------------------------------------------------------------------------
 def run(
     *,
@@ -316,7 +328,7 @@ def run(
     paced_requests: int | None = None,
     chunks: int = PACED_CHUNKS,
     chunk_delay_ms: float = PACED_DELAY * 1000,
-    retrieval: str = "keyword",
+    retrieval: str = "default",
     keep_scratch: bool = False,
     log: Callable[[str], Any] = print,
 ) -> dict[str, Any]:
@@ -357,7 +369,7 @@ def run(
         "requests_per_batch": {str(c): (n1 if c == 1 else c * per_client) for c in concurrency},
         "requests_per_paced_batch": {str(c): (n_paced if c == 1 else c) for c in concurrency},
         "paced_upstream": {"chunks": chunks, "delay_ms": chunk_delay_ms},
-        "plugin_retrieval": retrieval,
+        "plugin_retrieval": _retrieval_label(retrieval),
         "upstream": "metaclaw_plugin.devtools.aioupstream (aiohttp, own process), reply ~380 chars, numbered",
         "client": "aiohttp, keep-alive pool sized to the concurrency, in the bench process",
         "targets": {},
@@ -424,7 +436,10 @@ def run(
             home.mkdir()
             plib = scratch / "plugin_library"
             shutil.copytree(lib, plib)
-            cfg = {"mode": "skills_only", "skills_dir": str(plib), "retrieval": {"mode": retrieval}}
+            # "default": the retrieval settings `init` writes (mode auto, resolved in the proxy as for a user)
+            cfg: dict[str, Any] = {"mode": "skills_only", "skills_dir": str(plib)}
+            if retrieval != "default":
+                cfg["retrieval"] = {"mode": retrieval}
             (home / "config.yaml").write_text(json.dumps(cfg), "utf-8")
             meter = scratch / "plugin_cpu.json"
             env = {
@@ -679,7 +694,7 @@ def _headline(result: dict[str, Any]) -> None:
 
 def markdown(result: dict[str, Any]) -> str:
     res = result.get("results", {})
-    lines = []
+    lines = [f"Plugin target's retrieval: {result.get('plugin_retrieval')}.", ""]
     pace = result.get("paced_upstream") or {}
     label_of = {
         "json": "stream: false",

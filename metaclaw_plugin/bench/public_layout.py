@@ -24,6 +24,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..text import content_text
 from .model import Bench, BenchFormatError, Day, Round, assign_folders, option_letters
 
 KNOWN_TYPES = ("file_check", "multi_choice")
@@ -171,8 +172,7 @@ def opening_conversation(path: Path) -> tuple[list[dict[str, str]], list[str]]:
         if isinstance(content, str):
             body = content
         else:
-            parts = content if isinstance(content, list) else []
-            body = "\n".join(str(p.get("text") or "") for p in parts if isinstance(p, dict) and p.get("type") == "text")
+            body = content_text(content)
         if body.strip():
             out.append({"role": str(msg["role"]), "content": body})
     if bad:

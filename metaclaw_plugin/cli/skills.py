@@ -15,12 +15,13 @@ from ..config import Settings
 from ..learning.approval import ApprovalRefused, trial_evidence
 from ..learning.approval import approve as approve_skill
 from ..learning.approval import label as skill_label
-from ..skillbank.skillmd import SkillFormatError, parse_skill_md, render_skill_md
+from ..skillbank.safefs import LinkRefused, read_under
+from ..skillbank.skillmd import MAX_FILE_BYTES, SkillFormatError, parse_skill_md, render_skill_md
 from ..skillbank.store import SkillStore
 from ..store import open_database
 from ..store.backend import reading_home
 from ..types import Skill, SkillKind, SkillStatus
-from .common import console, emit_json, fail, json_option, load_settings, table
+from .common import console, emit_json, err_console, fail, json_option, load_settings, table
 
 
 def _store(ctx: click.Context) -> SkillStore:
@@ -73,6 +74,8 @@ def register(main: click.Group) -> None:
             rows.append(item)
         if as_json:
             emit_json(rows)
+            for p, r in result.problems:  # the JSON keeps its shape; what could not be listed goes to stderr
+                err_console.print(f"skipped {p}: {r}", highlight=False, markup=False, soft_wrap=True)
             return
 
         def trial_text(item: dict[str, Any]) -> str:
@@ -172,13 +175,21 @@ def register(main: click.Group) -> None:
         """Add a skill from a folder or a SKILL.md file (origin: user). It is screened by the rules and,
         when a judge or evolver model is configured, reviewed by that model; it is active at once only
         when both pass, else it is quarantined for a person (or refused when the rules reject it)."""
-        md = path / "SKILL.md" if path.is_dir() else path
-        if not md.is_file():
+        md = path / "SKILL.md" if path.is_dir() and not path.is_symlink() else path
+        try:  # no link is followed: neither PATH itself nor its SKILL.md
+            data = read_under(md.parent, [md.name], max_bytes=MAX_FILE_BYTES)
+            skill = parse_skill_md(data)
+        except (FileNotFoundError, IsADirectoryError):
             fail(f"{path}: no SKILL.md there")
-        try:
-            skill = parse_skill_md(md.read_bytes())
+            return
+        except LinkRefused as e:
+            fail(f"refused: {e}")
+            return
         except SkillFormatError as e:
             fail(f"{md}: {e}")
+            return
+        except OSError as e:
+            fail(f"{md}: cannot be read: {e.strerror or e}")
             return
         from ..learning.screening import screen
 
@@ -345,14 +356,18 @@ def register(main: click.Group) -> None:
                     )
                 except Exception as e:
                     fail(f"cannot build the embedding index: {e}")
-            result = {
-                "mode": settings.retrieval.mode,
-                "skills": len(active),
-                "index": str(settings.index_path)
-                if settings.retrieval.chroma_mode == "persistent"
-                else f"chroma http {settings.retrieval.chroma_host}",
-                "collection": collection_name(settings),
-            }
+            from ..skillbank.embedding import is_static
+
+            result = {"mode": settings.retrieval.mode, "skills": len(active)}
+            if is_static(settings.retrieval.embedding_model):  # vectors in memory, encoded at start: nothing kept
+                result["index"] = f"in memory ({settings.retrieval.embedding_model}, encoded at start)"
+            else:
+                result["index"] = (
+                    str(settings.index_path)
+                    if settings.retrieval.chroma_mode == "persistent"
+                    else f"chroma http {settings.retrieval.chroma_host}"
+                )
+                result["collection"] = collection_name(settings)
         if as_json:
             emit_json(result)
         else:

@@ -1,4 +1,5 @@
-"""``train``: train the policy now on the buffered samples, in the foreground."""
+"""``train``: train the policy now on the buffered samples, in the foreground; ``train rollback``: serve an earlier
+adapter."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from .common import console, emit_json, fail, json_option, load_settings, table
 
 
 def register(main: click.Group) -> None:
-    @main.command()
+    @main.group(invoke_without_command=True)
     @click.option("--steps", type=click.IntRange(min=1), default=None, help="At most this many optimiser steps.")
     @click.option("--backend", type=click.Choice(["local", "tinker"]), default=None, help="Override training.backend.")
     @json_option
@@ -20,6 +21,8 @@ def register(main: click.Group) -> None:
 
         Each step publishes new sampler weights; it stops when no fresh batch is left or after --steps. It holds
         the home's trainer lock meanwhile: a scheduler (mode rl/auto) in another process does not train at once."""
+        if ctx.invoked_subcommand is not None:
+            return
         from ..config import ConfigError
         from ..scheduling.lock import TrainerLock
 
@@ -80,3 +83,30 @@ def register(main: click.Group) -> None:
                     for r in reversed(data["last"])
                 ],
             )
+
+    @train.command("rollback")
+    @click.option("--to", "to", type=click.IntRange(min=1), default=None, help="The step (default: the one before).")
+    @json_option
+    @click.pass_context
+    def rollback_cmd(ctx: click.Context, to: int | None, as_json: bool) -> None:
+        """Serve an earlier step's adapter: served policies swap to it (requests in flight finish on theirs) and
+        the trainer trains on from it. The steps after it are abandoned (kept in the training.rollbacks record)."""
+        from ..store import open_database
+        from ..training.rollback import RollbackError, rollback
+
+        settings = load_settings(ctx)
+        db = open_database(settings)
+        try:
+            done = rollback(db, to)
+        except RollbackError as e:
+            fail(str(e))
+        finally:
+            db.close()
+        if as_json:
+            emit_json(done)
+            return
+        console.print(
+            f"rolled back from step {done['from']} to step {done['to']} ({done['weights']['path']}); "
+            f"abandoned steps: {', '.join(map(str, done['abandoned_steps'])) or 'none'}",
+            highlight=False,
+        )

@@ -23,6 +23,7 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from ..learning.approval import ApprovalRefused, approve
+from ..protocols import PluginLike
 from . import data, pages
 
 COOKIE = "metaclaw_dashboard"
@@ -51,7 +52,7 @@ def plotly_bundle() -> Path | None:
     return p if p.is_file() else None
 
 
-def create_dashboard(plugin: Any, token: str) -> Any:
+def create_dashboard(plugin: PluginLike, token: str) -> Any:
     settings = plugin.settings
     # postgres: the database the plugin's store and shared skill library use (its pool); else the SQLite file
     db: data.Source = plugin.library.db if plugin.library is not None else settings.db_file

@@ -16,6 +16,7 @@ from ..learning.approval import label, trial_evidence
 from ..skillbank.store import SkillStore
 from ..store.backend import reading
 from ..store.postgres import PostgresDatabase
+from ..types import Skill
 
 Source: TypeAlias = Path | PostgresDatabase  # the home's SQLite file, or its PostgreSQL database
 
@@ -43,6 +44,16 @@ class SkillRow:
     can_approve: bool
     can_retire: bool
     can_rollback: bool
+    error: str | None = None  # a skill that cannot be read or shown: why (the row says so; nothing else fails)
+
+
+def error_row(name: str, reason: str) -> SkillRow:
+    """A skill the page cannot show: its folder's name and the reason, in place of a 500 for the whole page."""
+    return SkillRow(name, reason, "", "error", "", 0, 0, 0, None, None, None, False, False, False, error=reason)
+
+
+def _problem_name(path: Path) -> str:
+    return path.parent.name if path.name == "SKILL.md" else path.name
 
 
 def skills(skills_dir: Path, db: Source) -> list[SkillRow]:
@@ -62,31 +73,40 @@ def skills(skills_dir: Path, db: Source) -> list[SkillRow]:
         )
         trials = trial_evidence(result, query)
     n_all, total_all = (overall[0]["n"], overall[0]["total"]) if overall else (0, 0.0)
-    out = []
+    out = [error_row(_problem_name(p), reason) for p, reason in result.problems]
     for name, s in sorted(result.skills.items()):
-        pending = result.pending.get(name)
-        uses, n, total = used.get(name, (0, 0, 0.0))
-        lab = label(s, pending)
-        version = int(s.extra_metadata.get("version", 1) or 1)
-        out.append(
-            SkillRow(
-                name=name,
-                description=s.description,
-                kind=s.kind,
-                status=lab,
-                origin=s.origin,
-                version=version,
-                generation=s.generation,
-                uses=uses,
-                reward_with=total / n if n else None,
-                reward_without=(total_all - total) / (n_all - n) if n_all - n > 0 else None,
-                trial=trials.get(name),
-                can_approve=s.status != "active" or pending is not None,
-                can_retire=s.status != "retired",
-                can_rollback=version > 1,
-            )
-        )
-    return out
+        try:
+            out.append(_row(s, result.pending.get(name), used.get(name, (0, 0, 0.0)), (n_all, total_all), trials))
+        except Exception as e:  # one skill the page cannot show must not take the page down
+            out.append(error_row(name, f"cannot be shown: {type(e).__name__}: {e}"))
+    return sorted(out, key=lambda r: r.name)
+
+
+def _row(
+    s: Skill,
+    pending: Skill | None,
+    use: tuple[int, int, float],
+    overall: tuple[int, float],
+    trials: dict[str, dict[str, Any]],
+) -> SkillRow:
+    (uses, n, total), (n_all, total_all) = use, overall
+    version = int(s.extra_metadata.get("version", 1) or 1)
+    return SkillRow(
+        name=s.name,
+        description=s.description,
+        kind=s.kind,
+        status=label(s, pending),
+        origin=s.origin,
+        version=version,
+        generation=s.generation,
+        uses=uses,
+        reward_with=total / n if n else None,
+        reward_without=(total_all - total) / (n_all - n) if n_all - n > 0 else None,
+        trial=trials.get(s.name),
+        can_approve=s.status != "active" or pending is not None,
+        can_retire=s.status != "retired",
+        can_rollback=version > 1,
+    )
 
 
 def sessions(db: Source, *, limit: int = 50, offset: int = 0) -> tuple[int, list[dict[str, Any]]]:

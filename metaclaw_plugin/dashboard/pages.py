@@ -11,6 +11,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
+from ..text import message_text
 from .data import SkillRow, windows
 
 NAV = [("/", "Skills"), ("/sessions", "Sessions"), ("/training", "Training"), ("/scheduler", "Scheduler")]
@@ -91,6 +92,12 @@ def skills_page(rows: list[SkillRow], csrf: str, notice: str | None = None) -> s
         "<th>gen</th><th>uses</th><th>reward with</th><th>without</th><th>trial</th><th></th></tr></thead><tbody>"
     )
     for r in rows:
+        if r.error is not None:
+            body.append(
+                f'<tr data-skill="{e(r.name)}" class=error><td>{e(r.name)}</td><td class="status st-error">error</td>'
+                f"<td colspan=9>{e(r.error)}</td></tr>"
+            )
+            continue
         t = r.trial
         trial = (
             f"with {t['s_with']}/{t['n_with']} ok, without {t['s_without']}/{t['n_without']} ok, "
@@ -149,10 +156,7 @@ def sessions_page(total: int, rows: list[dict[str, Any]], offset: int, limit: in
 def _text(msg: dict[str, Any] | None, limit: int = 2000) -> str:
     if not msg:
         return ""
-    c = msg.get("content")
-    if isinstance(c, list):
-        c = " ".join(str(p.get("text", "")) for p in c if isinstance(p, dict))
-    s = str(c or "")
+    s = message_text(msg)
     return s if len(s) <= limit else s[:limit] + " …"
 
 

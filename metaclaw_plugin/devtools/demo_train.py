@@ -105,9 +105,17 @@ def run_slow_loop(home: Path, timeout: float = 120.0) -> SlowLoopResult:
     hf_logging.disable_progress_bar()  # its bars on stderr tear the demo's stage lines
     tiny = build_tiny_model(home / "tiny-model", seed=0)
     # One step over every sample the day accrued: the batch is what is there (the default 4 would leave some).
+    # The demo's answers came from the upstream model, not from this policy: trained in the REINFORCE form.
     settings = demo_settings(
         home,
-        training={"backend": "local", "base_model": str(tiny), "device": "cpu", "batch_size": fresh, "lora_rank": 8},
+        training={
+            "backend": "local",
+            "base_model": str(tiny),
+            "device": "cpu",
+            "batch_size": fresh,
+            "lora_rank": 8,
+            "off_policy": "reinforce",
+        },
     )
     off = settings.training.off_reason()
     if off:

@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +29,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..procs import free_port, spawn_group
+from ..procs import stop_process as stop_process  # re-exported for the tests and benchmarks
+from ..stats import percentile
 
 CALLBACK = "metaclaw_litellm.callback"
 MASTER_KEY_ENV = "LITELLM_MASTER_KEY"
@@ -160,12 +162,6 @@ def proxy_env(master_key: str, base: dict[str, str] | None = None, **extra: str)
     return env
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
-
 @dataclass
 class ProxyProcess:
     proc: subprocess.Popen
@@ -230,16 +226,7 @@ class ProxyProcess:
                 pass
 
     def stop(self, timeout: float = 15.0) -> None:
-        if self.proc.poll() is not None:
-            return
-        try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
+        stop_process(self.proc, timeout)
 
     def __enter__(self) -> ProxyProcess:
         return self
@@ -263,20 +250,12 @@ def launch_proxy(
     key = master_key or generate_master_key()
     port = port or free_port(host)
     log_p = Path(log_path) if log_path else None
-    out = open(log_p, "wb") if log_p else subprocess.DEVNULL
-    try:
-        proc = subprocess.Popen(
-            litellm_command(config, host=host, port=port, extra=extra_args),
-            env=proxy_env(key, env),
-            cwd=str(cwd) if cwd else None,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    finally:
-        if log_p:
-            out.close()  # type: ignore[union-attr]
+    proc = spawn_group(
+        litellm_command(config, host=host, port=port, extra=extra_args),
+        env=proxy_env(key, env),
+        cwd=cwd,
+        log_path=log_p,
+    )
     return ProxyProcess(proc, host, port, key, Path(config), log_p)
 
 
@@ -308,51 +287,21 @@ def start_upstream_process(
     if kind == "auto":
         kind = "aiohttp" if importlib.util.find_spec("metaclaw_plugin.devtools.aioupstream") else "stdlib"
     module = "metaclaw_plugin.devtools.aioupstream" if kind == "aiohttp" else "metaclaw_plugin.devtools.upstream"
-    err = open(log_path, "wb") if log_path else subprocess.DEVNULL
-    try:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                module,
-                "--port",
-                "0",
-                "--reply",
-                reply,
-                *(["--number-replies"] if number_replies else []),
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            env=dict(os.environ if env is None else env),
-            start_new_session=True,
-        )
-    finally:
-        if log_path:
-            err.close()  # type: ignore[union-attr]
+    argv = [sys.executable, "-m", module, "--port", "0", "--reply", reply]
+    if number_replies:
+        argv.append("--number-replies")
+    proc = spawn_group(
+        argv,
+        env=dict(os.environ if env is None else env),
+        log_path=Path(log_path) if log_path else None,
+        stdout=subprocess.PIPE,
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline().decode().strip()
     if not line.startswith("PORT "):
         proc.kill()
         raise RuntimeError(f"upstream did not start: {line!r}")
     return proc, int(line.split()[1])
-
-
-def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
-    """Stop a process started in its own process group: SIGTERM, then SIGKILL."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout)
-    except ProcessLookupError:
-        return
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(5)
 
 
 # Measuring -------------------------------------------------------------------------------------------
@@ -448,15 +397,6 @@ def process_cpu_seconds(pid: int, thread: int | None = None) -> float | None:
         return (int(fields[11]) + int(fields[12])) / ticks
     except (OSError, ValueError, IndexError):
         return None
-
-
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """Nearest-rank percentile (q in 0..100)."""
-    if not values:
-        return None
-    s = sorted(values)
-    k = max(0, min(len(s) - 1, math.ceil(q / 100.0 * len(s)) - 1))
-    return s[k]
 
 
 def summarize(latencies_ms: Sequence[float], wall_s: float, errors: int = 0) -> dict[str, Any]:

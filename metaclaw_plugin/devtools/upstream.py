@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ..text import approx_tokens
+
 PACED_CHUNKS, PACED_DELAY = 50, 0.02  # the paced mode's defaults: about a second for a short answer
 Reply = dict[str, Any]  # {"content": str, "tool_calls": [...], "status": int, "error": str, "delay": float}
 
@@ -199,7 +201,7 @@ def render_reply(
     content = reply.get("content")
     tool_calls = reply.get("tool_calls") or []
     model = body.get("model") or default_model
-    usage = {"prompt_tokens": _count(body), "completion_tokens": max(1, len(str(content or "")) // 4)}
+    usage = {"prompt_tokens": _count(body), "completion_tokens": max(1, approx_tokens(str(content or "")))}
     usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
     cid = "chatcmpl-" + uuid.uuid4().hex[:12]
     created = int(time.time())
@@ -252,7 +254,7 @@ def _tool_call(i: int, tc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _count(body: dict[str, Any]) -> int:
-    return max(1, len(json.dumps(body.get("messages", []))) // 4)
+    return max(1, approx_tokens(json.dumps(body.get("messages", []))))
 
 
 def main(argv: list[str] | None = None, server: type[Upstream] = Upstream) -> None:

@@ -13,9 +13,9 @@ from ..config import Settings
 from ..events import Feedback, SessionEnd, TurnRecorded
 from ..feedback import detect_correction
 from ..skillbank.bank import SHADOW_KEY
+from ..text import message_text
 from .judging import JudgeQueue
 from .ledger import Ledger
-from .reward import message_text
 from .trials import ShadowTrials
 
 

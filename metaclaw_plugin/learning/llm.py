@@ -33,6 +33,8 @@ from urllib.parse import urlparse
 
 from ..privacy import Redactor
 from ..store import AnyDatabase, Database
+from ..text import approx_message_tokens, content_text
+from ..text import approx_tokens as approx_tokens_of
 
 log = logging.getLogger("metaclaw_plugin.llm")
 
@@ -129,7 +131,7 @@ class LLMResult:
 
 
 def approx_tokens(messages: Sequence[dict[str, Any]]) -> int:
-    return sum(len(str(m.get("content") or "")) for m in messages) // 4 + 4 * len(messages)
+    return approx_message_tokens(messages)
 
 
 class LLMClient:
@@ -208,7 +210,7 @@ class LLMClient:
                 text = _content(resp)
                 usage = getattr(resp, "usage", None)
                 pt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage else approx_tokens(msgs)
-                ct = int(getattr(usage, "completion_tokens", 0) or 0) if usage else len(text) // 4
+                ct = int(getattr(usage, "completion_tokens", 0) or 0) if usage else approx_tokens_of(text)
                 self.calls += 1
                 self.tokens += pt + ct
                 if self.budget is not None:
@@ -248,9 +250,7 @@ def _content(resp: Any) -> str:
         content = msg.content if hasattr(msg, "content") else msg.get("content")
     except (AttributeError, IndexError, KeyError, TypeError):
         raise LLMError("malformed completion (no choices[0].message)") from None
-    if isinstance(content, list):
-        content = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    return str(content or "")
+    return content_text(content) if isinstance(content, list) else str(content or "")
 
 
 def _retryable(e: Exception) -> bool:

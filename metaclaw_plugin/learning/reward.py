@@ -35,6 +35,7 @@ from typing import Any
 
 from ..feedback import normalise_feedback
 from ..store import AnyDatabase
+from ..text import message_text as plain_text
 from ..types import Message, Turn
 from .llm import LLMClient, LLMError, LLMUnavailable
 
@@ -101,18 +102,11 @@ def decided(votes: Sequence[int | None], total: int) -> bool:
 # What the judge sees
 
 
-def message_text(msg: Message | None) -> str:
+def judge_text(msg: Message | None) -> str:
+    """What the judge sees of a message: its text (:func:`metaclaw_plugin.text.message_text`) and its tool calls."""
     if not isinstance(msg, dict):
         return ""
-    content = msg.get("content")
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        text = "\n".join(
-            p.get("text", "") if isinstance(p, dict) else str(p) for p in content if isinstance(p, (dict, str))
-        )
-    else:
-        text = ""
+    text = plain_text(msg)
     calls = msg.get("tool_calls") or []
     if calls:
         rendered = []
@@ -181,7 +175,7 @@ def evidence_from(next_turn: Turn | None, outcome: dict[str, Any] | None = None)
         tail = msgs[start + 1 :] if start is not None else msgs[-1:]
         for m in tail:
             if isinstance(m, dict) and m.get("role") in ("user", "tool", "function"):
-                out.append({"role": str(m.get("role")), "content": message_text(m)})
+                out.append({"role": str(m.get("role")), "content": judge_text(m)})
     if outcome:
         parts = []
         if isinstance(outcome.get("success"), bool):
@@ -202,24 +196,24 @@ def view_of(
 ) -> TurnView:
     msgs = [m for m in turn.messages if isinstance(m, dict)]
     iu = _last_index(msgs, "user")
-    instruction = message_text(msgs[iu]) if iu is not None else ""
+    instruction = judge_text(msgs[iu]) if iu is not None else ""
     context: list[dict[str, str]] = []
     if iu is not None:
         for m in reversed(msgs[:iu]):
             if len(context) >= context_messages:
                 break
             if m.get("role") in ("user", "assistant", "tool"):
-                context.insert(0, {"role": str(m.get("role")), "content": message_text(m)})
+                context.insert(0, {"role": str(m.get("role")), "content": judge_text(m)})
         # Tool results after the instruction (agent loops) belong to the turn's input.
         for m in msgs[iu + 1 :]:
             if m.get("role") in ("assistant", "tool"):
-                context.append({"role": str(m.get("role")), "content": message_text(m)})
+                context.append({"role": str(m.get("role")), "content": judge_text(m)})
     return TurnView(
         turn_id=turn.turn_id,
         session_id=turn.session_id,
         tenant=turn.tenant,
         instruction=instruction,
-        response=message_text(turn.response),
+        response=judge_text(turn.response),
         context=context[-(context_messages + 4) :],
         evidence=evidence_from(next_turn, outcome),
         task_type=task_type,

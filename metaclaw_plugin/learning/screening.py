@@ -17,6 +17,10 @@ standing prompt injection. The screen looks at intent, not at a list of known at
 4. **Provenance**: URLs and e-mail addresses must appear in the source sessions (for evolved
    skills); an exfiltration intent ("send the conversation to ...") is rejected in any skill.
 5. **Secrets**: the redactor's detectors; a skill must not carry a credential.
+6. **Structure and scope**: fenced code is example text (front matter shown in a fence is not smuggling;
+   only a second front matter outside code is); a claim to outrank or void other instructions is an
+   override in any wording unless it is scoped to the skill's own domain ("takes precedence over the
+   default date format"); a privilege tied to the user's explicit request is a limit, not a widening.
 
 Verdicts: ``rejected`` (never written; logged with reasons), ``suspicious`` (written quarantined,
 waits for a person), ``clean`` (follows the promotion policy).
@@ -35,7 +39,15 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from ..privacy import Redactor
-from ..skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE, SkillFormatError, parse_skill_md, render_skill_md
+from ..skillbank.skillmd import (
+    MAX_DESCRIPTION,
+    MAX_NAME,
+    NAME_RE,
+    SkillFormatError,
+    metadata_text,
+    parse_skill_md,
+    render_skill_md,
+)
 from ..types import Skill
 
 Verdict = Literal["clean", "suspicious", "rejected"]
@@ -181,12 +193,12 @@ _PATTERNS: list[tuple[str, str, str]] = [
         r"\b(?:new|updated|real|true|actual|hidden|secret|special|overriding|higher[- ]priority|priority) (?:system )?(?:instructions?|rules|directives?|orders|prompt)\b(?:\W+\w+){0,3}?\W*(?::|follow|are|is|take precedence|override|supersede)",
     ),
     (
-        "instruction_override",
+        "override_claim",
         "rejected",
         r"\b(?:these|this|the following|my|our) (?:instructions?|rules?|directives?|skill|note|text|message) (?:take|takes|has|have) (?:precedence|priority)\b",
     ),
     (
-        "instruction_override",
+        "override_claim",
         "rejected",
         r"\b(?:takes?|has|have|with) (?:the )?(?:highest|top|absolute|first|utmost) (?:precedence|priority)\b",
     ),
@@ -300,14 +312,96 @@ _PATTERNS: list[tuple[str, str, str]] = [
     ),
     # --- Override intent by class: a new authority, a priority claim, rules declared void, any wording.
     (
-        "instruction_override",
+        "override_claim",
         "rejected",
         r"\b(?:this|these|the following|our|my) (?:skill|text|note|section|message|document|guidance|policy|block|file|content|directives?|instructions?|rules?)\b(?:\W+\w+){0,3}?\W+(?:overrides?|supersedes?|replaces?|outranks?|trumps?|beats|wins over|prevails? over|takes? priority over|come?s? (?:before|first)|ranks? above|(?:is|are) (?:more important|authoritative|binding|final|the only))\b",
     ),
     (
-        "instruction_override",
+        "override_claim",
         "rejected",
         r"\b(?:higher|greater|more|top|highest|absolute|final|ultimate|supreme|overriding) (?:priority|precedence|authority|weight|importance|rank)\b(?:\W+\w+){0,3}?\W+(?:than|over)\b(?:\W+\w+){0,3}?\W+(?:system|developer|operator|user|other|previous|prior|earlier|any|all|default|safety|your)\b",
+    ),
+    # Claims to outrank, replace or void other instructions in any wording. "override_claim" matches pass
+    # when the claim is scoped to a domain ("this rule takes precedence over the default date format");
+    # "override_verb" matches ("outranks", "takes priority over") count only when their object is other
+    # instructions; "override_void" matches pass when the voided thing is named with its domain ("previous restrictions
+    # on the API are lifted"). See _claim_scoped and _void_scoped.
+    (
+        "override_verb",
+        "rejected",
+        r"\b(?:takes?|taking|has|have|having|gets?|given|with|holds?) (?:\w+ )?(?:precedence|priority|authority|the upper hand|the last word|the final (?:word|say)) (?:over|above)\b|\b(?:outranks?|outranking|overrides?|overriding|supersedes?|superseding|trumps?|overrules?|prevails? over|wins? over|ranks? (?:above|higher than)|is above|are above|counts? more than|beats)\b",
+    ),
+    (
+        "override_claim",
+        "rejected",
+        r"\b(?:this|these|the following|the present|what follows|everything below|anything below|i|we)\b(?:\W+\w+){0,2}?\W+(?:is|are|am|becomes?|remains?|shall be|will be|acts? as|serves? as|counts? as|stands? as)\W+(?:now\W+|henceforth\W+|hereby\W+)?(?:your\W+)?(?:the\W+|an?\W+)?(?:only|sole|single|one|final|highest|supreme|ultimate|absolute|top|last|overriding|binding|real|true|new)\W+(?:\w+\W+)?(?:authority|authorities|word|say|arbiter|instructions?|rules?|directives?|guidance|law|voice|master|commander|boss|source of (?:truth|instructions|authority)|system prompt)\b",
+    ),
+    (
+        "override_claim",
+        "rejected",
+        r"\b(?:this|these|the following|what follows|i|we)\b(?:\W+\w+){0,2}?\W+(?:has|have|gets?|holds?) the (?:final|last|ultimate|only|deciding) (?:say|word|authority)\b|\bonly (?:this|these|the following|what follows|my|our)\b(?:\W+\w+){0,2}?\W+(?:counts?|matters?|applies|apply|is (?:valid|binding|authoritative)|are (?:valid|binding|authoritative)|governs?)\b|\b(?:treat|consider|regard|take|accept)\b (?:this|these|the following|what follows|my|our)\b(?:\W+\w+){0,2}?\W+as (?:the |your |an? )?(?:only|sole|single|final|highest|supreme|ultimate|absolute|top|last|overriding|binding) (?:\w+ )?(?:authority|word|say|arbiter|instructions?|rules?|law|source of (?:truth|instructions|authority))\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\byou\b(?:\W+\w+){0,2}?\W+(?:answer|defer|obey|listen|owe (?:allegiance|obedience))\W+(?:only|solely|exclusively)\W*to (?:this|these|me|us|the following)\b|\byou (?:\w+ )?(?:answer|defer|obey|listen) to (?:this|these|me|us)\b(?:\W+\w+){0,2}?\W+(?:alone|only|exclusively)\b"
+        r"|\b(?:consider|treat|regard|deem|count|call)\b (?:everything|anything|all|whatever)\b(?:\W+\w+){0,2}?\W+(?:above|before|earlier|previously|prior|so far|until now|preceding|you (?:were|have been) (?:told|given))\b(?:\W+\w+){0,4}?\W+(?:as )?(?:void|null|cancel+ed|obsolete|invalid|superseded|revoked|moot|irrelevant|non-binding|withdrawn|expired)\b",
+    ),
+    (
+        "override_void",
+        "rejected",
+        r"\b(?:(?:all|any|every|the|your)\s+)?(?:earlier|previous|prior|preceding|former|original|initial|old|other|existing|above|foregoing|system|developer|operator|built-in|standing|given|usual)\s+(?:\w+\s+)?(?P<noun>rules?|instructions?|guidance|guidelines?|directions?|directives?|orders|prompts?|polic(?:y|ies)|constraints?|restrictions?|system prompt)\b"
+        r"(?:\W+\w+){0,5}?\W+(?:is|are|was|were|be|becomes?|become|stands?|remains?|(?:has|have) been|shall be|(?:is|are) (?:now |hereby )?(?:considered|deemed))\W+(?:\w+\W+){0,2}?"
+        r"(?:void|null|nullified|invalid(?:ated)?|superseded|obsolete|cancel+ed|revoked|moot|rescinded|annulled|repealed|withdrawn|overridden|overruled|replaced|expired|retracted|lifted|suspended|waived|defunct|inoperative|inapplicable|meaningless|irrelevant|dead|erased|no longer (?:valid|binding|in force|in effect|active|relevant|applicable|authoritative)|non-binding|not binding|of no (?:effect|force|consequence)|without (?:effect|force)|(?:binding|valid|in force|in effect) any ?more|to be (?:disregarded|ignored|discarded))\b",
+    ),
+    (
+        "override_void",
+        "rejected",
+        r"\b(?:earlier|previous|prior|preceding|former|original|initial|other|existing|above|foregoing|system|developer|operator|built-in)\s+(?:\w+\s+)?(?P<noun>rules?|instructions?|guidance|guidelines?|directions?|directives?|orders|prompts?|polic(?:y|ies)|constraints?|restrictions?|system prompt)\b(?:\W+\w+){0,3}?\W+(?:(?:no longer|do not|don't|does not|doesn't|won't|cease to|stop) (?:apply|applies|count|counts|matter|matters|bind|binds|hold|holds|exist|stand)|(?:has|have) (?:no|lost (?:all|its|their)) (?:effect|force|authority|weight|validity))\b",
+    ),
+    (
+        "override_void",
+        "rejected",
+        r"\b(?P<noun>everything|anything|all|whatever|nothing|none)\b(?:\W+\w+){0,2}?\W+(?:above|before|earlier|previously|prior|so far|until now|up to now|preceding|you (?:were|have been) (?:told|given|taught|instructed))\b(?:\W+\w+){0,4}?\W+(?:is|are|was|were|remains?|(?:has|have) been)\W+(?:\w+\W+){0,2}?(?:void|null|nullified|invalid|superseded|obsolete|cancel+ed|revoked|moot|rescinded|annulled|withdrawn|overridden|replaced|expired|retracted|no longer (?:valid|binding|in force|relevant)|(?:binding|valid|in force|in effect) any ?more|to be (?:disregarded|ignored|discarded))\b",
+    ),
+    (
+        "override_void",
+        "rejected",
+        r"\b(?P<noun>(?:rules?|instructions?|guidance|guidelines?|directions?|directives?|orders|prompts?))\b(?:\W+\w+){0,1}?\W+(?:you (?:were|have been) given|given to you|you (?:have )?received|you got|from before|so far|until now|up to now|before this|above)\b(?:\W+\w+){0,4}?\W+(?:is|are|was|were|remain|(?:have|has) been)\W+(?:\w+\W+){0,2}?(?:void|null|nullified|invalid|superseded|obsolete|cancel+ed|revoked|moot|rescinded|annulled|withdrawn|overridden|replaced|expired|retracted|lifted|suspended|no longer (?:valid|binding|in force|relevant)|(?:binding|valid|in force|in effect) any ?more|to be (?:disregarded|ignored|discarded))\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:disregard|ignore|set aside|put aside|forget|discard|drop|dismiss|throw out|pay no (?:attention|heed) to|do not follow|don't follow|stop following|no longer follow)\b(?:\W+\w+){0,2}?\W+(?:everything|anything|all|whatever|what)\b(?:\W+\w+){0,4}?\W+(?:above|before this|earlier|previously|prior|so far|until now|you (?:were|have been) (?:told|given|taught|instructed)|(?:the )?(?:system|developer|operator) (?:says?|said|prompt|message)|came before|was said|(?:other|earlier|previous) (?:skills?|instructions?|rules?|messages?))\b",
+    ),
+    # The same intent in other languages (void declarations and sole-authority claims).
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:bisherig|vorherig|früher|fruher|obig|vorangegangen|alle anderen|sonstig|ursprünglich|ursprunglich|system)\w*\s+(?:\w+\s+)?(?:anweisung|vorgabe|regel|richtlinie|instruktion|befehl|systemprompt)\w*\b.{0,50}?\b(?:nichtig|ungültig|ungultig|aufgehoben|außer kraft|ausser kraft|hinfällig|hinfallig|gegenstandslos|gelten nicht mehr|gilt nicht mehr|nicht mehr gültig|nicht mehr gultig|ersetzt|verfallen|annulliert|widerrufen)"
+        r"|\b(?:diese|dieser|dieses|nur diese|nur dieser|nur dieses)\w*\s+(?:datei|anweisung|skill|regel|notiz|text|dokument|abschnitt)\w*\b.{0,30}?\b(?:einzige|höchste|hochste|oberste|letzte|alleinige)\w*\s+(?:autorität|autoritat|instanz|quelle|wort|gültigkeit|regel)"
+        r"|\bnur (?:diese|dieser|dieses)\w*\s+(?:datei|anweisung|skill|regel|notiz|text|dokument)\w*\s+(?:zählt|zahlt|gilt)\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:consignes?|instructions?|r[eè]gles?|directives?|ordres)\s+(?:pr[eé]c[eé]dentes?|ant[eé]rieures?|d'avant|initiales?|originales?|du syst[eè]me|syst[eè]me)\b.{0,50}?\b(?:caduques?|nulles?|annul[eé]e?s?|sans effet|sans valeur|obsol[eè]tes?|abrog[eé]e?s?|r[eé]voqu[eé]e?s?|ne s'appliquent plus|ne comptent plus|n'ont plus (?:cours|de valeur|d'effet)|remplac[eé]e?s?)"
+        r"|\b(?:seule?|unique|ultime|supr[eê]me|derni[eè]re|plus haute)\s+(?:\w+\s+)?autorit[eé]\b|\b(?:a|ont) le dernier mot\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"\b(?:reglas|instrucciones|indicaciones|normas|directrices|[oó]rdenes)\s+(?:anteriores|previas|originales|iniciales|del sistema)\b.{0,50}?\b(?:anulad[oa]s?|nul[oa]s?|sin efecto|sin validez|derogad[oa]s?|obsolet[oa]s?|revocad[oa]s?|ya no (?:aplican|valen|rigen|cuentan|son v[aá]lidas)|reemplazad[oa]s?|sustituid[oa]s?|invalidad[oa]s?)"
+        r"|\b(?:[uú]nica|m[aá]xima|suprema|[uú]ltima)\s+autoridad\b|\btiene la [uú]ltima palabra\b"
+        r"|\b(?:istruzioni|regole|indicazioni|direttive)\s+(?:precedenti|originali|iniziali|del sistema)\b.{0,50}?\b(?:nulle|annullate|revocate|non valgono pi[uù]|non si applicano pi[uù]|superate|sostituite)|\bunica autorit[aà]\b"
+        r"|\b(?:instru[cç][oõ]es|regras|orienta[cç][oõ]es)\s+(?:anteriores|pr[eé]vias|originais|do sistema)\b.{0,50}?\b(?:nulas|anuladas|sem efeito|revogadas|n[aã]o valem mais|substitu[ií]das)|\b[uú]nica autoridade\b",
+    ),
+    (
+        "instruction_override",
+        "rejected",
+        r"(?:предыдущ|прежн|ранн|прошл|исходн|системн|все остальн)\w*\s+(?:\w+\s+)?(?:инструкц|правил|указани|директив|промпт)\w*.{0,50}?(?:недействительн|отменен|отменяются|аннулирован|утратил|больше не (?:действу|применя|имеют силы)|не имеют силы|устарел)\w*"
+        r"|(?:единственн|высш|верховн|окончательн)\w*\s+(?:\w+\s+)?(?:авторитет|власть|инстанци|источник)\w*"
+        r"|(?:之前|先前|以前|原来|原有|上面|系统)的?(?:所有)?(?:指令|指示|规则|規則|说明|說明|设定|設定|提示)\S{0,10}?(?:无效|無效|作废|作廢|失效|不再适用|不再適用|不再有效|已被取代|被废除)|唯一(?:的)?(?:权威|權威|指令来源)|最高权威|最高權威",
     ),
     (
         "instruction_override",
@@ -440,7 +534,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "data_destruction",
         "rejected",
-        r"\bdrop (?:database|table|schema|collection)\b|\btruncate table\b|\bdelete from \w+\s*(?:;|$|where 1\s*=\s*1)|\bgit push\b[^\n]{0,40}(?:--force\b|-f\b|\+\w)|\bgit reset --hard\b[^\n]{0,60}\bgit push\b|\bgit (?:branch -D|clean -fdx)\b[^\n]{0,40}(?:\*|--all|main|master)|\brm\s+-(?:rf|fr|r\s+-f|-recursive\s+--force)\s+(?:\.git|\.\.|\$\w+|~/\S*|/\S+|\.\s)|\bshred\b|\bwipefs\b|\bformat [a-z]:|\bdel /[sfq]\b|\bremove-item\b[^\n]{0,40}-recurse[^\n]{0,20}-force|\b(?:delet|wip|eras|destroy|purg|remov|nuk|drop)\w*\b(?:\W+\w+){0,3}?\W+(?:all|every|each|the entire|the whole)\b(?:\W+\w+){0,2}?\W+(?:backups?|snapshots?|branch(?:es)?|records?|rows?|files?|databases?|buckets?|volumes?|repositor(?:y|ies)|history|tables?|commits?|tags?|users?|accounts?)\b",
+        r"\bdrop (?:database|table|schema|collection)\b|\btruncate table\b|\bdelete from \w+\s*(?:;|$|where 1\s*=\s*1)|\bgit push\b[^\n]{0,40}(?:--force\b|-f\b|\+\w)|(?<![\w-])push\s+(?:--force\b|-f\b)|\bgit reset --hard\b[^\n]{0,60}\bgit push\b|\bgit (?:branch -D|clean -fdx)\b[^\n]{0,40}(?:\*|--all|main|master)|\brm\s+-(?:rf|fr|r\s+-f|-recursive\s+--force)\s+(?:\.git|\.\.|\$\w+|~/\S*|/\S+|\.\s)|\bshred\b|\bwipefs\b|\bformat [a-z]:|\bdel /[sfq]\b|\bremove-item\b[^\n]{0,40}-recurse[^\n]{0,20}-force|\b(?:delet|wip|eras|destroy|purg|remov|nuk|drop)\w*\b(?:\W+\w+){0,3}?\W+(?:all|every|each|the entire|the whole)\b(?:\W+\w+){0,2}?\W+(?:backups?|snapshots?|branch(?:es)?|records?|rows?|files?|databases?|buckets?|volumes?|repositor(?:y|ies)|history|tables?|commits?|tags?|users?|accounts?)\b",
     ),
     # --- Supply chain: code from an unvetted place.
     (
@@ -571,6 +665,81 @@ def _negated(text: str, start: int) -> bool:
     return bool(_NEGATION.search(cleaned))
 
 
+# A claim to outrank or void instructions is an override unless it is scoped to a domain of its own.
+_CLAUSE_END = re.compile(r"[.!?;:\n]|\s(?:but|however|so that)\s")
+_GLOBAL_OBJECT = re.compile(
+    r"\b(?:system|developer|operator|safety|guardrails?|alignment|everything|anything|whatever|all else|nothing else|"
+    r"you answer|you follow|you obey|your (?:\w+ )?(?:instructions|rules|guidelines|prompt|training|programming|principles)|"
+    r"this (?:conversation|session|chat)|(?:any|all|every|other|earlier|previous|prior|preceding|above|original|"
+    r"conflicting|existing|initial|standing) (?:\w+ )?(?:instructions?|rules?|guidance|guidelines?|directives?|prompts?|"
+    r"skills?|messages?|polic(?:y|ies)|constraints?|restrictions?|orders|directions))\b"
+)
+_DOMAIN_OBJECT = re.compile(
+    r"\b(?:over|than|above|for|on|about|regarding|in|within|when|whenever|during|of|to)\s+(?!(?:the |your |any |all )?"
+    r"(?:instructions?|rules?|guidance|guidelines?|directives?|prompts?|orders|commands|authority|truth|everything)\b)\w"
+)
+_REPORTED_AS = {
+    "override_claim": "instruction_override",
+    "override_verb": "instruction_override",
+    "override_void": "instruction_override",
+}
+
+
+def _clause_tail(text: str, end: int) -> str:
+    rest = text[end : end + 120]
+    stop = _CLAUSE_END.search(rest)
+    return rest[: stop.start()] if stop else rest
+
+
+def _claim_scoped(text: str, m: re.Match[str]) -> bool:
+    """A priority/authority claim about a domain of its own ("takes precedence over the default date format",
+    "the single source of truth for the API schema"), not over other instructions."""
+    region = m.group(0) + _clause_tail(text, m.end())
+    if _GLOBAL_OBJECT.search(region):
+        return False
+    return bool(_DOMAIN_OBJECT.search(region[1:]))
+
+
+def _void_scoped(text: str, m: re.Match[str]) -> bool:
+    """The voided rules are named with their domain ("previous restrictions on the API are lifted")."""
+    if "noun" not in m.re.groupindex or m.group("noun") is None:
+        return False
+    after = text[m.end("noun") : m.end("noun") + 60]
+    qualified = re.match(
+        r"\s+(?:on|for|in|of|about|regarding|from|at|under|around)\s+(?!(?:this|the|our|your) (?:conversation|session|chat|"
+        r"assistant|model|skill)\b|you\b|your\b|me\b|us\b|all\b|any\b|every|everything)(?:the |a |an )?\w",
+        after,
+    )
+    return bool(qualified) and m.group("noun") not in ("everything", "anything", "all", "whatever", "nothing", "none")
+
+
+# Conditions and limits are the opposite of widening: a privilege tied to the user's explicit request or
+# approval ("run sudo only when the user explicitly asks", "with the user's explicit consent") is a limit.
+_LIMITABLE = {"permission_widening", "safety_setting", "data_destruction"}
+_USER = r"(?:the |a |your )?(?:user|human|owner|operator|person you (?:help|work for))(?:'s|s')?"
+_CONSENT = (
+    r"(?:explicitly |specifically |directly |personally |clearly )?(?:asks?|asked|requests?|requested|approves?|approved|"
+    r"confirms?|confirmed|consents?|consented|says so|tells you to|told you to|instructs?|instructed|authori[sz]es?|"
+    r"authori[sz]ed|gives? (?:explicit )?(?:permission|approval|consent|the go-ahead)|has (?:explicitly )?(?:asked|"
+    r"requested|approved|confirmed|consented))(?! (?:you )?(?:not|otherwise)\b)(?! for (?:no|nothing))"
+)
+_LIMIT = re.compile(
+    rf"\b(?:only|solely|just|exclusively) (?:when|if|after|once|where|on|upon|with)\b(?:\W+\w+){{0,3}}?\W+{_USER} {_CONSENT}"
+    rf"|\b(?:when|if|after|once) {_USER} (?:explicitly|specifically|directly|personally) {_CONSENT}"
+    rf"|\b(?:only |solely )?(?:on|upon|at|after) (?:the |your )?(?:user|human|owner|operator)(?:'s|s')? (?:explicit |express |direct |written |own )?(?:request|instruction|approval|go-ahead|confirmation|consent)\b"
+    rf"|\b(?:only |solely )?(?:with|after getting|after receiving) (?:the |your )?(?:user|human|owner|operator)(?:'s|s')? (?:explicit |express |direct |written |prior )?(?:approval|permission|consent|confirmation|go-ahead|ok)\b"
+    rf"|\b(?:only |solely )?(?:with|after|on) (?:explicit|express|written|prior) (?:\w+ )?(?:approval|permission|consent|confirmation|request) (?:from|of|by) {_USER}"
+)
+
+
+def _limited(text: str, start: int) -> bool:
+    """Whether the sentence around ``start`` ties the privilege to the user's explicit request or approval."""
+    left = max(text.rfind(c, 0, start) for c in ".!?;\n") + 1
+    ends = [i for i in (text.find(c, start) for c in ".!?;\n") if i >= 0]
+    sentence = text[left : min(ends) if ends else len(text)]
+    return bool(_LIMIT.search(sentence))
+
+
 def _snippet(text: str, m: re.Match[str]) -> str:
     s = m.group(0).strip()
     return (s[:60] + "…") if len(s) > 60 else s
@@ -588,6 +757,15 @@ def scan_intent(text: str, col: _Collector, where: str = "") -> None:
                     continue
                 if code in _LINE_NEGATABLE and _line_warned(variant, m.start()):
                     continue
+                if code in _LIMITABLE and _limited(variant, m.start()):
+                    continue
+                if code == "override_claim" and _claim_scoped(variant, m):
+                    continue
+                if code == "override_verb" and not _GLOBAL_OBJECT.search(_clause_tail(variant, m.end())):
+                    continue
+                if code == "override_void" and _void_scoped(variant, m):
+                    continue
+                code = _REPORTED_AS.get(code, code)
                 key = f"{code}:{m.group(0)[:40]}"
                 if key in seen:
                     continue
@@ -834,6 +1012,72 @@ def decode_payloads(text: str, col: _Collector) -> list[str]:
     return out
 
 
+# Markdown structure: fenced code is example text. A lesson may show the YAML front matter of the user's
+# files inside a fence; only a '---' block outside code that a SKILL.md parser or a host could read as
+# metadata (at the start of the body, or one that carries skill metadata keys) is smuggling.
+_FENCE_OPEN = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}(?=[^`]*$)|~{3,})")
+_LIST_ITEM = re.compile(r"^( *)(?:[-*+]|\d{1,9}[.)])( +)(?=\S)")
+_YAML_DELIM = re.compile(r"^ {0,3}---[ \t]*$")
+_YAML_END = re.compile(r"^ {0,3}(?:---|\.\.\.)[ \t]*$")
+_YAML_LINE = re.compile(r"^(?:[ \t]*[\w\"'][\w .\"'-]*:(?:\s|$)|[ \t]+\S|[ \t]*- |[ \t]*#|[ \t]*$)")
+_META_KEY = re.compile(
+    r"^[ \t]*[\"']?(?:name|description|metadata|status|origin|always|category|kind|tenant|trusted|generation|"
+    r"source_sessions|created_at|allowed[-_]tools|user-invocable|disable-model-invocation|priority|version|"
+    r"license|requires|model|tools|permissions)[\"']?\s*:",
+    re.IGNORECASE,
+)
+
+
+def code_lines(text: str) -> set[int]:
+    """Indices of the lines inside fenced code blocks (CommonMark: ``` or ~~~, three or more, indented up to
+    three spaces, or within a list item's content; closed by the same character, at least as many)."""
+    inside: set[int] = set()
+    open_fence: tuple[str, int] | None = None
+    list_col = -1  # content column of the list item we are in, or -1
+    for i, line in enumerate(text.split("\n")):
+        if open_fence is not None:
+            char, n = open_fence
+            close = re.match(rf"^ *({re.escape(char)}{{{n},}})[ \t]*$", line)
+            if close:
+                open_fence = None
+            else:
+                inside.add(i)
+            continue
+        item = _LIST_ITEM.match(line)
+        if item:
+            list_col = len(item.group(1)) + len(line[len(item.group(1)) :].split()[0]) + len(item.group(2))
+        elif line.strip() and len(line) - len(line.lstrip(" ")) < max(list_col, 1):
+            list_col = -1
+        m = _FENCE_OPEN.match(line)
+        if m and (len(m.group("indent")) <= 3 or (list_col >= 0 and len(m.group("indent")) - list_col <= 3)):
+            fence = m.group("fence")
+            open_fence = (fence[0], len(fence))
+    return inside
+
+
+def smuggled_front_matter(body: str) -> str | None:
+    """Why the body carries a second front matter, or None: a '---' block outside code at the start of
+    the body (any YAML), or anywhere with skill metadata keys in it."""
+    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    code = code_lines("\n".join(lines))
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    for i, line in enumerate(lines):
+        if i in code or not _YAML_DELIM.match(line):
+            continue
+        if i == first:
+            return "the body starts with a '---' line"
+        block: list[str] = []
+        for j in range(i + 1, len(lines)):
+            if j in code:
+                break
+            if _YAML_END.match(lines[j]):
+                if block and all(_YAML_LINE.match(b) for b in block) and any(_META_KEY.match(b) for b in block):
+                    return "a '---' block with skill metadata keys in the body"
+                break
+            block.append(lines[j])
+    return None
+
+
 def check_format(skill: Skill, col: _Collector, max_body: int) -> None:
     if not isinstance(skill.name, str) or not skill.name or len(skill.name) > MAX_NAME or not NAME_RE.match(skill.name):
         col.add(
@@ -857,8 +1101,9 @@ def check_format(skill: Skill, col: _Collector, max_body: int) -> None:
         col.add("too_long", "rejected", f"body is {len(body)} characters, over the limit of {max_body}")
     if skill.origin == "evolved" and len(body.strip()) < MIN_BODY_CHARS:
         col.add("too_short", "rejected", f"body is shorter than {MIN_BODY_CHARS} characters")
-    if re.search(r"^---\s*$", body, re.MULTILINE):
-        col.add("bad_front_matter", "suspicious", "a '---' line in the body (front-matter smuggling)")
+    smuggled = smuggled_front_matter(body)
+    if smuggled:
+        col.add("bad_front_matter", "suspicious", f"{smuggled} (front-matter smuggling)")
     if not col.items or all(c not in ("bad_name",) for c, _, _ in col.items):
         try:  # round trip: what we would write must parse back to the same skill
             back = parse_skill_md(render_skill_md(skill), expected_name=skill.name)
@@ -928,7 +1173,8 @@ def screen(
         if c not in before and c not in ("fake_role_marker",):
             col.add(c, sev, r)
     scan_provenance(full, source_text, col, strict)
-    secrets = (redactor or _redactor()).find(full)
+    # the front matter's metadata (nested values included) is in the file too: the same secret check
+    secrets = (redactor or _redactor()).find(f"{full}\n{metadata_text(skill)}")
     if secrets:
         col.add("secret", "rejected", f"contains what looks like a secret ({', '.join(secrets)})")
     return col.result()

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..protocols import PluginLike
 from ..store import open_database
 from .attach import report
 from .modes import store_mode
@@ -32,7 +33,9 @@ class ModeBody(BaseModel):
 
 
 def routes(
-    plugin: Any, endpoint: Callable[[Handler], Handler], parse: Callable[[Request, type[BaseModel]], Awaitable[Any]]
+    plugin: PluginLike,
+    endpoint: Callable[[Handler], Handler],
+    parse: Callable[[Request, type[BaseModel]], Awaitable[Any]],
 ) -> list[Route]:
     def current(with_signals: bool) -> dict[str, Any]:
         out = report(plugin.settings, with_signals=with_signals and getattr(plugin, "scheduler", None) is None)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import SchedulerSettings, Settings
+from ..protocols import PluginLike
 from ..store import connect, open_database
 from ..store.election import LearnerElection
 from ..store.postgres import PostgresDatabase
@@ -75,9 +76,11 @@ def build_signals(
 
 def _real_trainer(settings: Settings) -> Trainer:
     from ..learning.failed_batches import feed_evolver
+    from ..serving import publish_in_process
     from ..training.runtime import build_trainer  # loads the base model: in the scheduler's thread, on first use
 
-    trainer: Trainer = feed_evolver(build_trainer(settings), settings)
+    # this process's served policy (if any) swaps at once; others poll the home's database
+    trainer: Trainer = feed_evolver(build_trainer(settings, publish=publish_in_process(settings)), settings)
     return trainer
 
 
@@ -113,7 +116,7 @@ def build(
     return omls, notes
 
 
-def attach_scheduler(plugin: Any, trainer: Callable[[], Trainer] | None = None) -> Omls | None:
+def attach_scheduler(plugin: PluginLike, trainer: Callable[[], Trainer] | None = None) -> Omls | None:
     """Start the scheduler for ``plugin`` (a started :class:`~metaclaw_plugin.MetaClawPlugin`), or leave a note
     in ``plugin.scheduler_note`` saying why training cannot run. ``trainer`` overrides the slow loop's."""
     settings: Settings = plugin.settings

@@ -7,8 +7,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
+from ..training.weights import WeightsRef
 from .policy import Generation, PolicyInputError, ServedPolicy, Weights
 from .toolcalls import parse_tool_calls
 from .vllm import VllmPublisher, VllmPublishError
@@ -27,6 +29,7 @@ __all__ = [
     "from_settings",
     "parse_tool_calls",
     "policy_status",
+    "publish_in_process",
     "shared_policy",
     "unavailable_reason",
 ]
@@ -82,8 +85,11 @@ def describe(st: dict[str, Any]) -> str:
 
 
 def from_settings(settings: Any, db: Any = None) -> ServedPolicy:
-    """A :class:`ServedPolicy` for ``settings`` (not started). Raises :class:`PolicyUnavailable`."""
-    from ..store import Database
+    """A :class:`ServedPolicy` for ``settings`` (not started). Raises :class:`PolicyUnavailable`.
+
+    Its database is the home's (``open_database``: SQLite, or the PostgreSQL server the trainer writes to), so
+    it finds the weights the trainer publishes and records its tokens where the trainer looks them up."""
+    from ..store import open_database
 
     reason = unavailable_reason(settings)
     if reason:
@@ -93,7 +99,7 @@ def from_settings(settings: Any, db: Any = None) -> ServedPolicy:
         settings.training.base_model,
         name=s.name,
         device=s.device,
-        db=db if db is not None else Database(settings.db_file),
+        db=db if db is not None else open_database(settings),
         max_new_tokens=s.max_new_tokens,
         workers=s.workers,
         poll_interval=s.poll_interval,
@@ -103,6 +109,27 @@ def from_settings(settings: Any, db: Any = None) -> ServedPolicy:
 
 _shared_lock = threading.Lock()
 _shared: dict[tuple[str | None, ...], ServedPolicy] = {}
+_shared_where: dict[tuple[str | None, ...], str] = {}  # the database each shared policy reads
+
+
+def _where(settings: Any) -> str:
+    """Which database a home's policy and trainer share: the PostgreSQL URL, or the SQLite file."""
+    st = settings.storage
+    return str(st.url) if st.backend == "postgres" else str(settings.db_file)
+
+
+def publish_in_process(settings: Any) -> Callable[[WeightsRef], None]:
+    """A trainer's ``publish`` callback: this process's shared policies on the same database swap at once
+    (others, in other processes, see the weights through their watcher). Loads no policy."""
+    where = _where(settings)
+
+    def publish(ref: WeightsRef) -> None:
+        with _shared_lock:
+            policies = [p for k, p in _shared.items() if _shared_where.get(k) == where]
+        for p in policies:
+            p.swap(ref)
+
+    return publish
 
 
 def shared_policy(name: str | None = None, settings: Any = None) -> ServedPolicy:
@@ -118,9 +145,11 @@ def shared_policy(name: str | None = None, settings: Any = None) -> ServedPolicy
     with _shared_lock:
         policy = _shared.get(key)
         if policy is None:
-            policy = from_settings(settings if settings is not None else Settings.load())
+            chosen = settings if settings is not None else Settings.load()
+            policy = from_settings(chosen)
             policy.start()
             _shared[key] = policy
+            _shared_where[key] = _where(chosen)
     if name is not None and name != policy.name:
         raise PolicyUnavailable(
             f"no policy metaclaw/{name} here: this process serves {policy.model_name} (serving.name)"

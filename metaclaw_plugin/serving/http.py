@@ -4,7 +4,7 @@ OpenAI-API host (OpenClaw's ``openai-completions`` provider, LangChain's ChatOpe
 - JSON, or server-sent events with ``stream: true`` (``stream_options.include_usage`` adds a usage chunk).
 - ``tools`` are rendered by the model's chat template; ``<tool_call>`` blocks in its text come back as
   ``tool_calls`` (finish reason ``tool_calls``). ``logprobs: true`` returns the sampled tokens' logprobs.
-- Sampling is plain temperature sampling (``temperature``, ``seed``, ``max_tokens``/``max_completion_tokens``);
+- Sampling: ``temperature``, ``top_p`` (nucleus), ``seed``, ``max_tokens``/``max_completion_tokens``;
   ``n`` must be 1. Other OpenAI fields are accepted and have no effect.
 - ``model`` must be ``metaclaw/<serving.name>`` (or ``<serving.name>``). The answer names the weights that
   produced it in ``metaclaw.weights``/``metaclaw.step`` and the ``X-Metaclaw-Weights`` header.
@@ -50,6 +50,7 @@ class ChatCompletionBody(BaseModel):
     max_tokens: int | None = Field(None, ge=1)
     max_completion_tokens: int | None = Field(None, ge=1)
     temperature: float = Field(1.0, ge=0.0, le=2.0)
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
     seed: int | None = None
     stream: bool = False
     stream_options: dict[str, Any] | None = None
@@ -67,6 +68,11 @@ class ChatCompletionBody(BaseModel):
     @field_validator("temperature", mode="before")
     @classmethod
     def _temp(cls, v: Any) -> Any:
+        return 1.0 if v is None else v
+
+    @field_validator("top_p", mode="before")
+    @classmethod
+    def _top_p(cls, v: Any) -> Any:
         return 1.0 if v is None else v
 
 
@@ -87,11 +93,11 @@ class PolicyHost:
         if s.mode in ("rl", "auto") and self._policy is None and unavailable_reason(s) is None:
             self.get()
         if s.serving.vllm_url:
-            from ..store import Database
+            from ..store import open_database
 
             pub = VllmPublisher(s.serving.vllm_url, lora_name=s.serving.name, api_key=s.serving.vllm_api_key)
-            self._vllm = WeightsWatcher(
-                Database(s.db_file), [pub.publish], interval=s.serving.poll_interval, name="vllm"
+            self._vllm = WeightsWatcher(  # the home's database: where the trainer stores the latest weights
+                open_database(s), [pub.publish], interval=s.serving.poll_interval, name="vllm"
             )
             self._vllm.start()
 
@@ -222,6 +228,7 @@ def chat_routes(
         kw: dict[str, Any] = {
             "max_tokens": body.max_completion_tokens or body.max_tokens,
             "temperature": body.temperature,
+            "top_p": body.top_p,
             "seed": body.seed,
         }
         rid = "chatcmpl-" + secrets.token_hex(12)

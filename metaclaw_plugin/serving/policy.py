@@ -3,7 +3,9 @@
 - **Sampling.** A token-by-token loop with a KV cache under ``torch.no_grad``: each step samples from
   ``softmax(logits / temperature)`` with a per-request ``torch.Generator`` (a ``seed`` makes it repeatable) and
   keeps that distribution's logprob of the token it drew, the behaviour policy's logprob that importance ratios
-  need. ``temperature=0`` is greedy and records the model's own (temperature 1) logprobs. The stop token is part
+  need. ``temperature=0`` is greedy and records the model's own (temperature 1) logprobs. ``top_p`` < 1 draws
+  from the smallest set of tokens whose probability reaches ``top_p`` (renormalised); the logprob kept is the
+  untruncated tempered one, the one the trainer recomputes (the record says T and top_p). The stop token is part
   of the response ids, so the trainer teaches the model when to stop.
 - **Tinker.** With ``backend="tinker"`` the policy samples through Tinker's sampling client instead: the base
   model first, then each published sampler path (``create_sampling_client(model_path=...)``), swapped the same
@@ -11,8 +13,8 @@
 - **Records.** Every answer's prompt ids, response ids and logprobs go to ``policy_tokens`` (training/tokens.py),
   keyed by the answer as a host stores it, with the weights that sampled it.
 - **Hot swap.** :class:`Weights` is one loaded version: a model object that nothing changes once it is served.
-  :meth:`ServedPolicy.swap` builds the next one (a copy of the base with the adapter merged in) on a loader
-  thread, then rebinds one attribute. A request reads that attribute once, at its start, and holds the object
+  :meth:`ServedPolicy.swap` builds the next one (a copy of the base with the adapter merged in, in float32 when
+  the base is 16-bit, so small updates are not rounded away) on a loader thread, then rebinds one attribute. A request reads that attribute once, at its start, and holds the object
   to its end: requests in flight finish on the weights they started with, and none waits for a load. The old
   version is freed when its last request ends.
 - **Threads.** Generation runs on a worker pool (``agenerate``/``astream`` never block an event loop); the fast
@@ -35,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .._mlimport import ML_IMPORT_LOCK
-from ..store import Database
+from ..store import AnyDatabase
 from ..training import chat, tokens
 from ..training.models import load_base
 from ..training.weights import WeightsRef, latest
@@ -70,6 +72,8 @@ class Generation:
     model: str  # "metaclaw/<name>"
     weights: str  # Weights.label of the version that answered
     step: int | None  # the trainer step of those weights (None: the base model)
+    temperature: float = 1.0  # the logprobs are of softmax(logits / temperature) (1.0 for a greedy answer)
+    top_p: float = 1.0
 
     def message(self) -> dict[str, Any]:
         """The OpenAI assistant message."""
@@ -106,7 +110,7 @@ class ServedPolicy:
         *,
         name: str = "policy",
         device: str = "auto",
-        db: Database | None = None,
+        db: AnyDatabase | None = None,
         max_new_tokens: int = 256,
         workers: int = 4,
         poll_interval: float | None = 2.0,
@@ -278,6 +282,10 @@ class ServedPolicy:
             from peft import PeftModel
 
             model = copy.deepcopy(self._base)  # the base stays pristine: every version starts from it
+            if model.dtype in (self._torch.float16, self._torch.bfloat16):
+                # merged into 16-bit weights, a small early update rounds away (most of a 2e-5 step in bf16):
+                # merge and serve in float32
+                model = model.float()
             model = PeftModel.from_pretrained(model, ref.path, is_trainable=False).merge_and_unload()
         model.eval()
         return Weights(model, ref, ref.path)
@@ -300,10 +308,13 @@ class ServedPolicy:
         *,
         max_tokens: int | None = None,
         temperature: float = 1.0,
+        top_p: float = 1.0,
         seed: int | None = None,
     ) -> Generation:
         """Sample one answer from the current weights (blocking; see :meth:`agenerate`)."""
-        for item in self.stream(messages, tools, max_tokens=max_tokens, temperature=temperature, seed=seed):
+        for item in self.stream(
+            messages, tools, max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed
+        ):
             if isinstance(item, Generation):
                 return item
         raise AssertionError("stream ended without a generation")  # pragma: no cover
@@ -315,12 +326,15 @@ class ServedPolicy:
         *,
         max_tokens: int | None = None,
         temperature: float = 1.0,
+        top_p: float = 1.0,
         seed: int | None = None,
         cancel: threading.Event | None = None,
     ) -> Iterator[str | Generation]:
         """Text chunks as they are sampled (tool-call blocks held back), then the :class:`Generation`."""
         if temperature < 0:
             raise PolicyInputError("temperature must be >= 0")
+        if not 0 < top_p <= 1:
+            raise PolicyInputError("top_p must be in (0, 1]")
         n = self.max_new_tokens if max_tokens is None else int(max_tokens)
         if n < 1:
             raise PolicyInputError("max_tokens must be at least 1")
@@ -341,7 +355,7 @@ class ServedPolicy:
         finish = "length"
         sent = 0
         text = ""
-        for tok, lp in sample(w, prompt, n, temperature, seed):
+        for tok, lp in sample(w, prompt, n, temperature, top_p, seed):
             out.append(tok)
             lps.append(lp)
             if tok in self._stop_ids:
@@ -365,14 +379,24 @@ class ServedPolicy:
         if calls:
             finish = "tool_calls"
         g = Generation(
-            content, calls, finish, prompt, out, lps, self.model_name, w.label, w.ref.step if w.ref else None
+            content,
+            calls,
+            finish,
+            prompt,
+            out,
+            lps,
+            self.model_name,
+            w.label,
+            w.ref.step if w.ref else None,
+            temperature if temperature > 0 else 1.0,
+            top_p,
         )
         if finish != "cancelled":  # nobody received it: nothing to learn from
             self._record(g)
         yield g
 
     def _sample_local(
-        self, w: Weights, prompt: list[int], n: int, temperature: float, seed: int
+        self, w: Weights, prompt: list[int], n: int, temperature: float, top_p: float, seed: int
     ) -> Iterator[tuple[int, float]]:
         """Token by token with a KV cache: (token, its logprob under the sampling distribution)."""
         torch = self._torch
@@ -387,7 +411,12 @@ class ServedPolicy:
                 logits = o.logits[0, -1].float()
                 if temperature > 0:
                     logp = torch.log_softmax(logits / temperature, dim=-1)
-                    tok = int(torch.multinomial(logp.exp(), 1, generator=gen).item())
+                    probs = logp.exp()
+                    if top_p < 1.0:  # the nucleus: the most likely tokens until their mass reaches top_p
+                        sorted_p, order = probs.sort(descending=True)
+                        outside = sorted_p.cumsum(0) - sorted_p >= top_p
+                        probs = probs.scatter(0, order, sorted_p.masked_fill(outside, 0.0))
+                    tok = int(torch.multinomial(probs, 1, generator=gen).item())
                 else:
                     logp = torch.log_softmax(logits, dim=-1)
                     tok = int(logits.argmax().item())
@@ -395,13 +424,13 @@ class ServedPolicy:
             ids = torch.tensor([[tok]], device=self.device)
 
     def _sample_tinker(
-        self, w: Weights, prompt: list[int], n: int, temperature: float, seed: int
+        self, w: Weights, prompt: list[int], n: int, temperature: float, top_p: float, seed: int
     ) -> Iterator[tuple[int, float]]:
         """One request to Tinker's sampling client (no token streaming): the tokens and their logprobs."""
         from tinker import types
 
         params = types.SamplingParams(
-            max_tokens=n, temperature=temperature, seed=seed % 2**31, stop=sorted(self._stop_ids)
+            max_tokens=n, temperature=temperature, top_p=top_p, seed=seed % 2**31, stop=sorted(self._stop_ids)
         )
         resp = w.model.sample(prompt=types.ModelInput.from_ints(prompt), num_samples=1, sampling_params=params)
         seq = resp.result().sequences[0]
@@ -415,7 +444,16 @@ class ServedPolicy:
             return
         try:
             key = tokens.response_key(g.content, g.tool_calls)
-            rec = tokens.TokenRecord(g.prompt_ids, g.response_ids, g.logprobs, model=g.model, weights=g.weights)
+            rec = tokens.TokenRecord(
+                g.prompt_ids,
+                g.response_ids,
+                g.logprobs,
+                model=g.model,
+                weights=g.weights,
+                temperature=g.temperature,
+                top_p=g.top_p,
+                step=g.step,
+            )
             tokens.record(self.db, key, rec)
         except Exception:
             self.counters["record_errors"] += 1

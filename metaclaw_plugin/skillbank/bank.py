@@ -166,7 +166,7 @@ class SkillBank:
                 skills=result.skills,
                 index=index,
                 pinned=pinned,
-                shadow=KeywordIndex(on_trial, self.settings.retrieval.min_score) if on_trial else None,
+                shadow=self._keyword(on_trial) if on_trial else None,
                 pending=result.pending,
                 trial_versions=trial_versions,
                 hidden={t: frozenset(n) for t, n in hidden.items()},
@@ -176,20 +176,24 @@ class SkillBank:
             self._last_full_scan = now
             return True
 
+    def _keyword(self, skills: list[Skill]) -> KeywordIndex:
+        cfg = self.settings.retrieval
+        return KeywordIndex(skills, cfg.min_score, cfg.min_evidence)
+
     def _build_index(self, active: list[Skill]) -> Retriever:
         mode = self.settings.retrieval.mode
         if mode == "keyword":
-            return KeywordIndex(active, self.settings.retrieval.min_score)
+            return self._keyword(active)
         try:
             from .embedding import build_embedding_index
 
-            index = build_embedding_index(self.settings, active, mode)
+            index = build_embedding_index(self.settings, active, mode, previous=self._snap.index)
             self.index_error = None
             return index
         except Exception as e:  # the host comes first: fall back to keyword search, loudly
             self.index_error = f"{type(e).__name__}: {e}"
             log.error("embedding retrieval unavailable, using keyword retrieval: %s", self.index_error)
-            return KeywordIndex(active, self.settings.retrieval.min_score)
+            return self._keyword(active)
 
     # Request side (pure, in memory) --------------------------------------------------------------
     @property

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..text import approx_tokens
 from ..types import Message, Skill
 
 OPEN = "<metaclaw-skills>"
@@ -21,11 +22,6 @@ CONVENTIONS_HEADER = (
     "Conventions this user or team taught in earlier sessions (how they want work done, on every task; "
     "the current request wins where it says otherwise):"
 )
-
-
-def approx_tokens(text: str) -> int:
-    """About four characters per token for English prose; cheap and conservative enough for a budget."""
-    return (len(text) + 3) // 4
 
 
 def _neutralise(text: str) -> str:

@@ -20,6 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ..text import message_text
 from ..types import Message, Skill
 
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -258,21 +259,6 @@ def context_terms(text: str) -> frozenset[str]:
     return terms
 
 
-def message_text(msg: Message) -> str:
-    content = msg.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for p in content:
-            if isinstance(p, dict) and isinstance(p.get("text"), str):
-                parts.append(p["text"])
-            elif isinstance(p, str):
-                parts.append(p)
-        return "\n".join(parts)
-    return ""
-
-
 def task_parts(messages: Sequence[Message], context_messages: int = 2, max_chars: int = 2000) -> tuple[str, str]:
     """What the current turn is about: the last user message, and a little recent context apart.
 
@@ -314,9 +300,10 @@ class Retriever(Protocol):
 class KeywordIndex:
     """BM25 with per-term postings held as numpy arrays: a search is a few vectorised adds."""
 
-    def __init__(self, skills: Iterable[Skill], min_score: float = 0.0):
+    def __init__(self, skills: Iterable[Skill], min_score: float = 0.0, min_evidence: float = 0.0):
         self.skills: list[Skill] = list(skills)
         self.min_score = min_score
+        self.min_evidence = min_evidence
         n = len(self.skills)
         docs: list[dict[str, float]] = []  # weighted term frequencies per skill
         for s in self.skills:
@@ -351,16 +338,14 @@ class KeywordIndex:
             for t, (ids, ws) in postings.items()
         }
 
-    def search(
-        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
-    ) -> list[tuple[Skill, float]]:
-        """Rank by BM25. Scores are normalised by the request's own terms only; context terms can add
-        evidence (at half weight) but never dilute the request."""
-        if k <= 0 or not self.n:
-            return []
+    def _raw(self, query: str, context: str) -> tuple[np.ndarray, float, list[np.ndarray], list[float], int] | None:
+        """Raw BM25 scores of every skill, the request's normaliser, and the request terms' postings with
+        their information (IDF in units of a term no skill has), for the evidence gate; and the request's term count."""
+        if not self.n:
+            return None
         terms = set(tokenize(query))
         if not terms:
-            return []
+            return None
         # Rare terms carry the meaning; cap the work for very long queries. Terms no skill has (file names,
         # numbers, hashes) count in the query's information but must not take the slots of terms that can match.
         unknown = self.unknown_idf
@@ -372,21 +357,48 @@ class KeywordIndex:
         extra = sorted((self.idf[t], t) for t in context_terms(context) - terms if t in self.idf)[-MAX_QUERY_TERMS:]
         ids: list[np.ndarray] = []
         ws: list[np.ndarray] = []
+        own_ids: list[np.ndarray] = []
+        own_info: list[float] = []
         postings = self.postings
         for group, col in ((weighted, 1), (extra, 2)):
-            for _, t in group:
+            for w, t in group:
                 hit = postings.get(t)
                 if hit is not None:
                     ids.append(hit[0])
                     ws.append(hit[col])
+                    if col == 1:
+                        own_ids.append(hit[0])
+                        own_info.append(w / unknown)
         if not ids:
-            return []
-        # One scatter-add over all the query's postings, then rank only the skills that can pass. Few numpy
-        # calls: inside a busy host each one runs with cold caches (~20-40 us), whatever its size.
+            return None
+        # One scatter-add over all the query's postings. Few numpy calls: inside a busy host each one runs with
+        # cold caches (~20-40 us), whatever its size.
         if len(ids) == 1:
             scores = np.bincount(ids[0], ws[0], minlength=self.n)
         else:
             scores = np.bincount(np.concatenate(ids), np.concatenate(ws), minlength=self.n)
+        return scores, best, own_ids, own_info, len(terms)
+
+    def raw_scores(self, query: str, context: str = "") -> tuple[np.ndarray, float, int] | None:
+        """Every skill's raw score, the normaliser (score / normaliser = the share, capped at 1; the hybrid index
+        fuses it) and the request's number of distinct terms; None when no term of the request or its context is
+        in any skill."""
+        raw = self._raw(query, context)
+        return None if raw is None else (raw[0], raw[1], raw[4])
+
+    def search(
+        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
+    ) -> list[tuple[Skill, float]]:
+        """Rank by BM25. Scores are normalised by the request's own terms only; context terms can add
+        evidence (at half weight) but never dilute the request. A skill must also match ``min_evidence``
+        rare terms' worth of the request itself: on a one-line chat message a share is one common word
+        ("Good night!" shared "night" with a debugging skill and scored 0.31)."""
+        if k <= 0:
+            return []
+        raw = self._raw(query, context)
+        if raw is None:
+            return []
+        scores, best, own_ids, own_info, n_terms = raw
         floor = max(self.min_score * best, 1e-12)
         cand = np.flatnonzero(scores >= floor)
         want = k * 4 if allow else k
@@ -396,13 +408,29 @@ class KeywordIndex:
         ranked = sorted(zip(scores[cand].tolist(), cand.tolist()), key=lambda p: (-p[0], p[1]))
         out = []
         skills = self.skills
-        for raw, i in ranked:
-            sc = min(raw / best, 1.0)
+        for raw_score, i in ranked:
+            sc = min(raw_score / best, 1.0)
             if sc <= 0 or sc < self.min_score:
                 break
             s = skills[i]
             if allow is None or allow(s):
-                out.append((s, sc))
+                out.append((s, sc, i))
                 if len(out) == k:
                     break
-        return out
+        if out and self.min_evidence > 0 and not self._evidenced([i for _, _, i in out], own_ids, own_info, n_terms):
+            return []
+        return [(s, sc) for s, sc, _ in out]
+
+    def _evidenced(self, rows: list[int], own_ids: list[np.ndarray], own_info: list[float], n_terms: int) -> bool:
+        """The request gate: one of the matches shares ``min_evidence`` rare terms' worth of the request itself,
+        or has every term of it (in a small library every term is common and no match carries much information).
+        The other matches then only need ``min_score``, as the hybrid gate lets a request through, then ranks."""
+        cand = np.asarray(rows, dtype=np.intp)
+        matched = np.zeros(len(cand))
+        count = np.zeros(len(cand), dtype=np.intp)
+        for t_ids, w in zip(own_ids, own_info):
+            pos = np.searchsorted(t_ids, cand)  # postings ids are sorted: built in library order
+            has = t_ids[np.minimum(pos, len(t_ids) - 1)] == cand
+            matched += w * has
+            count += has
+        return bool(((matched >= self.min_evidence) | (count >= n_terms)).any())

@@ -78,7 +78,7 @@ class SkillSimilarity:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SkillSimilarity:
-        return cls(settings.retrieval.embedding_model, settings.evolution.dedup_mode)
+        return cls(settings.evolution.dedup_model, settings.evolution.dedup_mode)
 
     # Modes ----------------------------------------------------------------------------------------
     def _encoder(self) -> Any | None:

@@ -7,6 +7,7 @@ warning instead of crashing the host.
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import Any
 
@@ -14,7 +15,7 @@ import yaml
 
 from ..types import Skill
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
@@ -28,6 +29,29 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 class SkillFormatError(ValueError):
     """A SKILL.md that cannot be used, and why."""
+
+
+class _Loader(_Base):
+    """The safe loader, refusing a key given twice in one mapping (YAML would let the last one win silently,
+    so what a person reads in the file is not what is served)."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.get(key)
+            except TypeError:
+                continue  # an unhashable key: the base constructor refuses it with its own message
+            seen[key] = key_node.start_mark.line
+            if first is not None:
+                raise SkillFormatError(
+                    f"front matter: key {str(key)[:60]!r} is given twice (lines {first + 2} and "
+                    f"{key_node.start_mark.line + 2}); keep one"
+                )
+        return super().construct_mapping(node, deep=deep)
 
 
 def check_name(name: Any) -> str:
@@ -50,6 +74,37 @@ def clean_description(desc: Any) -> str:
     if _CONTROL.search(desc):
         raise SkillFormatError("description contains control characters")
     return desc
+
+
+def _shown(value: Any) -> str:
+    return repr(value)[:40]
+
+
+def metadata_text(skill: Skill) -> str:
+    """Every key and value of a skill's metadata as lines of text, nested values included: what a secret
+    check reads besides the body, description and category (a key under ``metadata:`` is in the file too)."""
+    out: list[str] = []
+
+    def walk(value: Any, at: str) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{at}.{k}" if at else str(k))
+        elif isinstance(value, (list, tuple, set)):
+            for i, v in enumerate(value):
+                walk(v, f"{at}[{i}]")
+        else:
+            out.append(f"{at}: {value}")
+
+    walk(
+        {
+            **skill.extra_metadata,
+            "tenant": skill.tenant,
+            "source_sessions": list(skill.source_sessions),
+            "created_at": skill.created_at,
+        },
+        "",
+    )
+    return "\n".join(out)
 
 
 def parse_skill_md(data: bytes | str, *, expected_name: str | None = None) -> Skill:
@@ -95,17 +150,29 @@ def parse_skill_md(data: bytes | str, *, expected_name: str | None = None) -> Sk
     origin = md.get("origin", "user")
     if origin not in ORIGINS:
         raise SkillFormatError(f"metadata.origin must be one of {', '.join(ORIGINS)}")
-    try:
-        generation = int(md.get("generation", 0))
-    except (TypeError, ValueError):
-        raise SkillFormatError("metadata.generation must be an integer") from None
+    generation = md.get("generation", 0)
+    if isinstance(generation, bool) or not isinstance(generation, int):
+        raise SkillFormatError(f"metadata.generation must be an integer (got {_shown(generation)})")
     sources = md.get("source_sessions") or []
     if not isinstance(sources, list):
         raise SkillFormatError("metadata.source_sessions must be a list")
+    version = md.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise SkillFormatError(f"metadata.version must be an integer from 1 (got {_shown(version)})")
+    if any(not isinstance(s, (str, int)) or isinstance(s, bool) for s in sources):
+        raise SkillFormatError("metadata.source_sessions must be a list of session ids")
+    always = meta.get("always", False)
+    if not isinstance(always, bool):
+        raise SkillFormatError(f"always must be true or false (got {_shown(always)})")
+    created = md.get("created_at", "")
+    if not isinstance(created, (str, datetime.date)):
+        raise SkillFormatError(f"metadata.created_at must be a date or a string (got {_shown(created)})")
     category = meta.get("category", "general")
     if not isinstance(category, str) or not category.strip():
         raise SkillFormatError("category must be a string")
     tenant = md.get("tenant")
+    if tenant is not None and (isinstance(tenant, bool) or not isinstance(tenant, (str, int))):
+        raise SkillFormatError(f"metadata.tenant must be a string (got {_shown(tenant)})")
     kind = md.get("kind", "procedure")
     if kind not in KINDS:
         raise SkillFormatError(f"metadata.kind must be one of {', '.join(KINDS)}")
@@ -118,8 +185,8 @@ def parse_skill_md(data: bytes | str, *, expected_name: str | None = None) -> Sk
         generation=max(0, generation),
         status=status,
         source_sessions=[str(s) for s in sources],
-        created_at=str(md.get("created_at", "")),
-        always=bool(meta.get("always", False)),
+        created_at=str(created),
+        always=always,
         tenant=str(tenant) if tenant is not None else None,
         kind=kind,
         extra_metadata={k: v for k, v in md.items() if k not in _OWN_METADATA},

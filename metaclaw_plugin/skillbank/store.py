@@ -14,9 +14,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -27,7 +29,8 @@ from typing import Any
 from filelock import FileLock
 
 from ..types import Skill, SkillKind
-from .skillmd import SkillFormatError, check_name, parse_skill_md, render_skill_md
+from . import safefs
+from .skillmd import MAX_FILE_BYTES, SkillFormatError, check_name, parse_skill_md, render_skill_md
 
 log = logging.getLogger("metaclaw_plugin.skills")
 
@@ -102,10 +105,14 @@ class SkillStore:
     # State ------------------------------------------------------------------------------------
     def state(self) -> StoreState:
         try:
-            data = json.loads((self._state_dir / "state.json").read_text("utf-8"))
+            data = json.loads(self._state_bytes("state.json"))
             return StoreState(int(data.get("generation", 0)), int(data.get("version", 0)))
         except (OSError, ValueError):
             return StoreState()
+
+    def _state_bytes(self, rel: str) -> bytes:
+        """A file of the state folder, read without following a link (a link there raises, as a bad file does)."""
+        return safefs.read_under(self.root, f"{STATE_DIR}/{rel}")
 
     @property
     def generation(self) -> int:
@@ -117,7 +124,12 @@ class SkillStore:
     def _log(self, event: dict[str, Any]) -> None:
         event = {"at": utc_now_iso(), **event}
         path = self._state_dir / "history.jsonl"
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError as e:
+            if e.errno == errno.ELOOP:  # never appended through a link planted in the state folder
+                raise safefs.LinkRefused(path) from None
+            raise
         try:
             os.write(fd, (json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8"))
             os.fsync(fd)
@@ -126,23 +138,41 @@ class SkillStore:
 
     # Reading ----------------------------------------------------------------------------------
     def load(self) -> LoadResult:
+        """Every readable skill; a skill that cannot be used (bad format, a link, unreadable) is a problem
+        named with its reason, never a reason to stop. No link is followed: a linked folder or SKILL.md
+        (or a linked skills folder) is refused, its target never read."""
         result = LoadResult()
-        if not self.root.is_dir():
+        try:
+            root_fd = safefs.open_dir(self.root)
+        except (FileNotFoundError, NotADirectoryError):
             return result
-        for entry in sorted(self.root.iterdir()):
-            if entry.name.startswith(".") or not entry.is_dir():
-                continue
-            md = entry / "SKILL.md"
-            if not md.is_file():
-                continue
-            try:
-                skill = self._read_file(md, entry.name)
-            except (SkillFormatError, OSError) as e:
-                reason = getattr(e, "strerror", None) or str(e)
-                log.warning("skipping skill file %s: %s", md, reason)
-                result.problems.append((md, reason))
-                continue
-            result.skills[skill.name] = skill
+        except (safefs.LinkRefused, OSError) as e:
+            log.warning("skipping skills folder %s: %s", self.root, e)
+            result.problems.append((self.root, str(e)))
+            return result
+        try:
+            for name in sorted(os.listdir(root_fd)):
+                if name.startswith("."):
+                    continue
+                entry = self.root / name
+                try:
+                    mode = os.stat(name, dir_fd=root_fd, follow_symlinks=False).st_mode
+                    if stat.S_ISREG(mode) or not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                        continue  # a stray file beside the skill folders
+                    if stat.S_ISLNK(mode):
+                        raise safefs.LinkRefused(entry)
+                    skill = self._read_file(entry / "SKILL.md", name)
+                except FileNotFoundError:
+                    continue  # a folder without a SKILL.md (or removed meanwhile)
+                except (SkillFormatError, OSError) as e:
+                    md = entry if isinstance(e, safefs.LinkRefused) and e.path == str(entry) else entry / "SKILL.md"
+                    reason = str(e) if isinstance(e, SkillFormatError) else (e.strerror or str(e))
+                    log.warning("skipping skill file %s: %s", md, reason)
+                    result.problems.append((md, reason))
+                    continue
+                result.skills[skill.name] = skill
+        finally:
+            os.close(root_fd)
         result.evidence = self.evidence()
         versions = self._state_dir / "versions"
         if versions.is_dir():
@@ -161,7 +191,7 @@ class SkillStore:
         """The manifest, oldest first. A skill written before versions existed shows its current
         text as version 1 (adopted on its next write)."""
         try:
-            data = json.loads((self._versions_dir(name) / "versions.json").read_text("utf-8"))
+            data = json.loads(self._state_bytes(f"versions/{check_name(name)}/versions.json"))
             if isinstance(data, list):
                 return [e for e in data if isinstance(e, dict) and isinstance(e.get("version"), int)]
         except (OSError, ValueError):
@@ -172,8 +202,9 @@ class SkillStore:
 
     def read_version(self, name: str, version: int) -> Skill:
         path = self._versions_dir(name) / f"{int(version)}.md"
-        if path.is_file():
-            return parse_skill_md(path.read_bytes(), expected_name=name)
+        if path.is_file() or path.is_symlink():
+            rel = path.relative_to(self.root).as_posix()
+            return parse_skill_md(safefs.read_under(self.root, rel, max_bytes=MAX_FILE_BYTES), expected_name=name)
         entries = [e for e in self.versions(name) if e["version"] == version]
         if entries and entries[0].get("adopted"):
             return self.read(name)
@@ -210,7 +241,7 @@ class SkillStore:
                     "generation": self.read(name).generation,
                 }
             ]
-            atomic_write(self._versions_dir(name) / "1.md", self.skill_path(name).read_bytes())
+            atomic_write(self._versions_dir(name) / "1.md", safefs.read_under(self.root, [name, "SKILL.md"]))
         number = max((e["version"] for e in entries), default=0) + 1
         skill = replace(
             skill,
@@ -247,23 +278,22 @@ class SkillStore:
         atomic_write(self._versions_dir(name) / "versions.json", json.dumps(entries, indent=1).encode())
 
     def _read_file(self, md: Path, expected: str) -> Skill:
-        size = md.stat().st_size
-        with md.open("rb") as f:
-            data = f.read(min(size, 64 * 1024) + 1)
+        data = safefs.read_under(self.root, [expected, md.name], max_bytes=MAX_FILE_BYTES)
         return parse_skill_md(data, expected_name=expected)
 
     def read(self, name: str) -> Skill:
-        path = self.skill_path(name)
-        if not path.is_file():
-            raise KeyError(name)
-        return self._read_file(path, name)
+        check_name(name)
+        try:
+            return self._read_file(self.root / name / "SKILL.md", name)
+        except FileNotFoundError:
+            raise KeyError(name) from None
 
     def history(self, name: str | None = None) -> list[dict[str, Any]]:
         path = self._state_dir / "history.jsonl"
         out: list[dict[str, Any]] = []
         try:
-            lines = path.read_text("utf-8", errors="replace").splitlines()
-        except OSError:
+            lines = self._state_bytes(path.name).decode("utf-8", errors="replace").splitlines()
+        except (OSError, ValueError):  # missing, or a link (not followed)
             return out
         for line in lines:
             try:
@@ -467,7 +497,7 @@ class SkillStore:
     def evidence(self) -> dict[str, float]:
         """Per skill, how much better its turns went with it than without (written by the learning side)."""
         try:
-            data = json.loads((self._state_dir / "evidence.json").read_text("utf-8"))
+            data = json.loads(self._state_bytes("evidence.json"))
             return {str(k): float(v["score"]) for k, v in data.get("skills", {}).items()}
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return {}
@@ -489,20 +519,36 @@ class SkillStore:
         self.ensure()
         added = kept = 0
         with self._lock:
-            for entry in sorted(Path(source).iterdir()):
-                md = entry / "SKILL.md"
-                if entry.name.startswith(".") or not md.is_file():
+            try:  # the source folder itself a link: refused like any pack's
+                fd = safefs.open_dir(source)
+                try:
+                    names = sorted(os.listdir(fd))
+                finally:
+                    os.close(fd)
+            except (OSError, SkillFormatError) as e:
+                log.warning("not seeding from %s: %s", source, e)
+                names = []
+            for name in names:
+                entry = Path(source) / name
+                if entry.name.startswith("."):
+                    continue
+                try:  # the source's own links are refused like any pack's: nothing of their target is read
+                    data = safefs.read_under(Path(source), [entry.name, "SKILL.md"], max_bytes=MAX_FILE_BYTES)
+                except (FileNotFoundError, NotADirectoryError):
+                    continue
+                except (SkillFormatError, OSError) as e:
+                    log.warning("not seeding %s: %s", entry, e)
                     continue
                 target = self.root / entry.name / "SKILL.md"
-                if target.exists():
+                if target.exists() or target.is_symlink():
                     kept += 1
                     continue
                 try:
-                    parse_skill_md(md.read_bytes(), expected_name=entry.name)
+                    parse_skill_md(data, expected_name=entry.name)
                 except SkillFormatError as e:
-                    log.warning("not seeding %s: %s", md, e)
+                    log.warning("not seeding %s: %s", entry / "SKILL.md", e)
                     continue
-                atomic_write(target, md.read_bytes())
+                atomic_write(target, data)
                 added += 1
             if added:
                 state = self.state()

@@ -13,7 +13,8 @@ queue, shadow trials, counters); the LLM budget (``llm_budget``); the judge's ca
 logprobs of the answers it sampled, keyed by a hash of the answer, read when samples are built); the trainer
 (``train_steps``: metrics and weights per step); the scheduler (``sched_transitions``); run-time state that
 outlives a process, such as the mode set with ``metaclaw-plugin mode``, and the elected learner (``runtime_state``);
-the skill library shared by hosts on PostgreSQL (``skill_files``, see :mod:`.skill_library`).
+the skill library shared by hosts on PostgreSQL (``skill_files``, see :mod:`.skill_library`); the memory of each
+user (``memories``, ``memory_history``, ``memory_rev``, see :mod:`metaclaw_plugin.memory.store`).
 """
 
 from __future__ import annotations
@@ -115,6 +116,21 @@ SHARED_SKILLS = (
     "CREATE INDEX IF NOT EXISTS skill_files_by_rev ON skill_files (rev)",
 )
 
+MEMORY = (
+    """CREATE TABLE IF NOT EXISTS memories (
+  id TEXT PRIMARY KEY, tenant TEXT NOT NULL, user_id TEXT NOT NULL, kind TEXT NOT NULL, subject TEXT NOT NULL,
+  text TEXT NOT NULL, status TEXT NOT NULL, standing INTEGER NOT NULL DEFAULT 0, shared INTEGER NOT NULL DEFAULT 0,
+  valid_from REAL NOT NULL, valid_to REAL, expires_at REAL, source TEXT, superseded_by TEXT, screen TEXT,
+  created_at REAL NOT NULL, updated_at REAL NOT NULL, rev INTEGER NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS memories_by_user ON memories (tenant, user_id, status)",
+    "CREATE INDEX IF NOT EXISTS memories_by_rev ON memories (rev)",
+    """CREATE TABLE IF NOT EXISTS memory_history (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, memory_id TEXT NOT NULL, tenant TEXT NOT NULL, user_id TEXT NOT NULL,
+  action TEXT NOT NULL, text TEXT, detail TEXT, at REAL NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS memory_history_by_memory ON memory_history (memory_id, at)",
+    "CREATE TABLE IF NOT EXISTS memory_rev (id INTEGER PRIMARY KEY, rev INTEGER NOT NULL)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema of the release before schema versions", TRAJECTORIES + LEARNING + BUFFER),
     Migration(
@@ -132,5 +148,6 @@ MIGRATIONS: tuple[Migration, ...] = (
         "turns name their request's tool definitions (stored once per distinct list, like messages)",
         ("ALTER TABLE turns ADD COLUMN tools_hash TEXT",),
     ),
+    Migration(6, "memory of each user: memories with their validity and history (metaclaw_plugin.memory)", MEMORY),
 )
 CURRENT = MIGRATIONS[-1].version

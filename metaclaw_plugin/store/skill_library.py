@@ -9,18 +9,29 @@ missed. The request path reads only the in-memory snapshot: it never touches the
 
 Concurrent edits of the same file on two hosts: the later publish wins (only the learner writes skills
 routinely, so this takes a person editing on two hosts at once).
+
+Neither side trusts the other blindly. Publishing reads the folder without following any link (a link is
+skipped, named in the log) and redacts every file's text before it leaves the host. Pulling refuses a row that is
+not a file this library writes (a path out of the folder, a bad skill name, a SKILL.md that does not parse, a
+file behind a link planted in the folder): it is skipped, logged and counted in ``status``, and the rows after it
+are pulled as usual.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import re
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from ..skillbank.store import STATE_DIR, SkillStore, atomic_write
+from ..privacy import Redactor
+from ..skillbank import safefs
+from ..skillbank.skillmd import check_name, parse_skill_md
+from ..skillbank.store import STATE_DIR, SkillStore, atomic_write, utc_now_iso
 from .postgres import PostgresDatabase
 
 log = logging.getLogger("metaclaw_plugin.store")
@@ -33,22 +44,47 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def _library_files(root: Path) -> dict[str, bytes]:
-    """The library's files by relative path (locks and temporary files left out)."""
-    out: dict[str, bytes] = {}
-    if not root.is_dir():
-        return out
-    for p in root.rglob("*"):
-        rel = p.relative_to(root).as_posix()
-        if not p.is_file() or p.name == "lock" or p.name.endswith((".lock", ".tmp")) or p.name.startswith("."):
-            continue
-        if rel.startswith(".") and not rel.startswith(f"{STATE_DIR}/"):
-            continue
-        try:
-            out[rel] = p.read_bytes()
-        except OSError:
-            continue
-    return out
+def _published(rel: str, is_dir: bool) -> bool:
+    """Whether a folder entry is part of the library (locks, temporary and hidden files are not)."""
+    name = rel.rsplit("/", 1)[-1]
+    if rel == STATE_DIR:
+        return True
+    if name.startswith(".") or (not is_dir and (name == "lock" or name.endswith((".lock", ".tmp")))):
+        return False
+    return True
+
+
+def library_files(root: Path) -> safefs.Pack:
+    """The library's files by relative path (locks and temporary files left out), read without following any
+    link: a link anywhere (the folder itself included) is in ``refused``, its target never read."""
+    return safefs.walk(root, _published)
+
+
+REFUSED_FILE = f"{STATE_DIR}/.library-refused.json"  # hidden: kept on this host, never published
+_MAX_PATH = 512
+_ODD = re.compile(r"[\x00-\x1f\x7f\\]")
+
+
+def check_library_path(rel: Any) -> str:
+    """A row's path when it is one this library writes (``<skill>/<file>``, ``.metaclaw/<file>``); anything else
+    raises ValueError saying why (the database is shared, not trusted blindly)."""
+    if not isinstance(rel, str) or not rel:
+        raise ValueError("the path is empty or not text")
+    if len(rel) > _MAX_PATH or _ODD.search(rel):
+        raise ValueError("the path is too long or holds control characters or backslashes")
+    parts = rel.split("/")
+    if rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"skill library path {rel!r} escapes the skills folder")
+    if len(parts) < 2 or any(p.startswith(".") for p in parts[1:]):
+        raise ValueError("not a file of a skill or of the library's state")
+    if parts[0] == STATE_DIR:
+        if parts[1] == "versions":
+            if len(parts) != 4:
+                raise ValueError("a version file is .metaclaw/versions/<skill>/<file>")
+            check_name(parts[2])
+        return rel
+    check_name(parts[0])
+    return rel
 
 
 def _safe_path(root: Path, rel: str) -> Path:
@@ -59,11 +95,34 @@ def _safe_path(root: Path, rel: str) -> Path:
     return p
 
 
+def read_refused(root: Path) -> dict[str, dict[str, Any]]:
+    """The rows this host's folder refused (path -> revision, reason, when), as the last pull recorded them."""
+    try:
+        data = json.loads(safefs.read_under(root, REFUSED_FILE))
+        return {str(k): dict(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+
+
+def _check_content(rel: str, content: str) -> str:
+    """A row's text, refused when it is not what the file must hold: a SKILL.md (and a version's text) must parse."""
+    parts = rel.split("/")
+    if len(parts) == 2 and parts[1] == "SKILL.md":
+        parse_skill_md(content, expected_name=parts[0])
+    elif parts[:2] == [STATE_DIR, "versions"] and parts[3].endswith(".md"):
+        parse_skill_md(content, expected_name=parts[2])
+    return content
+
+
 class SharedSkillLibrary:
-    def __init__(self, db: PostgresDatabase, store: SkillStore, host: str = ""):
+    def __init__(self, db: PostgresDatabase, store: SkillStore, host: str = "", redactor: Redactor | None = None):
         self.db = db
         self.store = store
         self.host = host
+        self.redactor = redactor or Redactor()
+        self._outgoing: dict[str, tuple[str, str, str]] = {}  # path -> (local digest, published text, its digest)
+        self.refused: dict[str, dict[str, Any]] = read_refused(store.root)  # path -> the row refused and why
+        self.skipped_links: list[str] = []  # links in this folder, not published
         self._known: dict[str, str] = {}  # path -> digest, as this folder and the database last agreed
         self._rev = 0  # the highest revision copied into this folder
         self._seen: tuple[int, float] | None = None  # the folder's change marks at the last publish
@@ -84,6 +143,8 @@ class SharedSkillLibrary:
             if not rows:
                 return 0
             root = self.store.root
+            if root.is_symlink():  # nothing is written through a link, the folder itself included
+                raise safefs.LinkRefused(root, "a symbolic link (the skills folder itself)")
             changed = 0
             last: list[Any] = []
             self.store.ensure()
@@ -93,32 +154,70 @@ class SharedSkillLibrary:
                     if r["path"] == STATE_FILE:
                         last.append(r)
                         continue
-                    changed += self._apply_row(root, r)
+                    changed += self._apply_guarded(root, r)
                 for r in last:
-                    changed += self._apply_row(root, r)
+                    changed += self._apply_guarded(root, r)
                 if not unpublished:
                     self._seen = self._marks()
             self._rev = max(int(r["rev"]) for r in rows)
             self.pulled += changed
+            self._write_refused()
             return changed
 
+    def _apply_guarded(self, root: Path, r: Any) -> int:
+        """One row; a row that cannot be applied is refused (logged, counted), never a stop for the rows after it."""
+        path = r["path"]
+        try:
+            n = self._apply_row(root, r)
+        except (ValueError, OSError, TypeError) as e:  # SkillFormatError and safefs.LinkRefused are ValueErrors
+            reason = self.redactor.redact(str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}")
+            key = self.redactor.redact(path if isinstance(path, str) else repr(path))  # shown in logs and status
+            if self.refused.get(key, {}).get("rev") != r["rev"]:
+                log.warning("skill library: refused row %r (revision %s): %s", key[:200], r["rev"], reason)
+            self.refused[key[:_MAX_PATH]] = {"rev": r["rev"], "reason": reason[:300], "at": utc_now_iso()}
+            return 0
+        self.refused.pop(path, None)  # a newer, good revision of a path refused before (a good path has no secret)
+        return n
+
     def _apply_row(self, root: Path, r: Any) -> int:
-        path = _safe_path(root, r["path"])
-        if r["digest"] == self._known.get(r["path"], "") and not r["deleted"]:
+        rel = check_library_path(r["path"])
+        path = _safe_path(root, rel)
+        link = safefs.links_under(root, rel)
+        if link is not None:
+            raise safefs.LinkRefused(link, "a symbolic link in the skills folder (the row is not written through it)")
+        if r["digest"] == self._known.get(rel, "") and not r["deleted"]:
             return 0  # what this folder last published or copied: a newer local edit must not be reverted
-        local = path.read_bytes() if path.is_file() else None
+        try:
+            local: bytes | None = safefs.read_under(root, rel)
+        except FileNotFoundError:
+            local = None
         if r["deleted"]:
-            self._known.pop(r["path"], None)
+            self._known.pop(rel, None)
             if local is None:
                 return 0
             path.unlink()
             return 1
-        self._known[r["path"]] = r["digest"]
-        data = r["content"].encode("utf-8")
-        if local is not None and _digest(local) == r["digest"]:
+        if not isinstance(r["content"], str):
+            raise ValueError("the row has no text")
+        # rows from an older host may hold secrets; what is written must still parse once they are redacted
+        text = _check_content(rel, self.redactor.redact(r["content"]))
+        data = text.encode("utf-8")
+        self._known[rel] = r["digest"]
+        if local is not None and _digest(local) == _digest(data):
             return 0
         atomic_write(path, data)
         return 1
+
+    def _write_refused(self) -> None:
+        """This host's refused rows, for ``status`` in another process (the CLI) to show."""
+        if not self.refused and not (self.store.root / REFUSED_FILE).exists():
+            return
+        if len(self.refused) > 1000:  # bounded: the newest are kept
+            self.refused = dict(sorted(self.refused.items(), key=lambda kv: str(kv[1].get("at")))[-1000:])
+        try:
+            atomic_write(self.store.root / REFUSED_FILE, json.dumps(self.refused, sort_keys=True).encode())
+        except OSError as e:
+            log.warning("skill library: cannot record the refused rows: %s", e)
 
     def _marks(self) -> tuple[int, float]:
         st = self.store.state()
@@ -138,13 +237,32 @@ class SharedSkillLibrary:
             self.store.ensure()
             with self.store._lock:  # a consistent snapshot: the store writes several files per change
                 marks = self._marks()
-                files = _library_files(self.store.root)
+                pack = library_files(self.store.root)
+            links = [r.path for r in pack.refused]
+            if str(self.store.root) in links:  # publishing nothing would delete the whole library for every host
+                raise safefs.LinkRefused(self.store.root, "a symbolic link (the skills folder itself)")
+            if links != self.skipped_links:
+                for r in pack.refused:
+                    log.warning("skill library: not published: %s", r)
+                self.skipped_links = links
+            files: dict[str, tuple[str, str]] = {}  # path -> (text to publish, its digest)
+            for rel, data in pack.files.items():
+                try:
+                    check_library_path(rel)
+                except ValueError as e:
+                    log.debug("skill library: not publishing %s: %s", rel, e)
+                    continue
+                files[rel] = self._outgoing_text(rel, data)
             rows: list[tuple[str, str | None, str, int]] = []
-            for rel, data in files.items():
-                d = _digest(data)
+            for rel, (out, d) in files.items():
                 if self._known.get(rel) != d:
-                    rows.append((rel, data.decode("utf-8", "replace"), d, 0))
-            rows += [(rel, None, "", 1) for rel in self._known if rel not in files]
+                    rows.append((rel, out, d, 0))
+            behind = [Path(p).relative_to(self.store.root).as_posix() + "/" for p in links]
+            rows += [
+                (rel, None, "", 1)  # a file now behind a link is not deleted for everyone: it is skipped
+                for rel in self._known
+                if rel not in files and not any((rel + "/").startswith(b) for b in behind)
+            ]
             if rows:
                 now = time.time()
                 with self.db.transaction() as tx:
@@ -168,6 +286,17 @@ class SharedSkillLibrary:
                 # so the pull position stays and the next pull re-reads (and skips, by digest) what is ours
             self._seen = marks
             return len(rows)
+
+    def _outgoing_text(self, rel: str, data: bytes) -> tuple[str, str]:
+        """A file's text as it leaves this host (secrets redacted), and its digest; each version redacted once."""
+        local = _digest(data)
+        cached = self._outgoing.get(rel)
+        if cached is not None and cached[0] == local:
+            return cached[1], cached[2]
+        text = self.redactor.redact(data.decode("utf-8", "replace"))
+        out = (local, text, _digest(text.encode("utf-8")))
+        self._outgoing[rel] = out
+        return out[1], out[2]
 
     def sync(self) -> bool:
         """Pull, then publish. True when this folder changed (the caller refreshes its snapshot). Fails open."""
@@ -224,4 +353,7 @@ class SharedSkillLibrary:
             "pulled": self.pulled,
             "published": self.published,
             "error": self.last_error,
+            "refused": len(self.refused),
+            "refused_rows": [{"path": k, **v} for k, v in sorted(self.refused.items())[:20]],
+            "links_not_published": self.skipped_links[:20],
         }

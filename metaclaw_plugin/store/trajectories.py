@@ -6,6 +6,13 @@ microseconds and survives a killed process (the page cache keeps it); a synchron
 would cost far more on the request path. A background thread moves journal records into SQLite
 in batches; at start-up, leftover journal segments are replayed (idempotently).
 
+Why isolation: no record may block its neighbours or the start-up. A batch the database refuses is
+written again record by record (each in a savepoint); a record it still refuses is set aside in the
+dead-letter file (see :mod:`.journal`), and the rest is stored. A database that is away (locked, full,
+read-only, unreachable) is retried, the journal keeping everything meanwhile; a database file deleted,
+truncated or replaced under the process is noticed, created again, and this process's journal segments
+are replayed into it. A segment is deleted only once its records are durably in the database.
+
 Why content addressing: hosts resend the whole history, and often a 30+ KB system prompt, on
 every turn. Each distinct message is stored once, keyed by hash; a turn's message list is a chain
 of cons cells ``(previous list, message)``, so an extra turn costs only its new messages. The
@@ -35,10 +42,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..privacy import Redactor
-from ..procs import pid_alive
 from ..skillbank.render import CLOSE, OPEN
 from ..types import Message, Session, Turn
-from .sqlite import connect
+from .journal import SEGMENT_BYTES, DeadLetter, Journal, JournalWriteError, read_segment
+from .sqlite import SchemaTooNew, connect
 
 if TYPE_CHECKING:
     from .postgres import PostgresDatabase
@@ -46,7 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("metaclaw_plugin.store")
 
 BLOCK_MARK = "{{metaclaw-skills}}"
-SEGMENT_BYTES = 8 * 1024 * 1024
+__all__ = ["SEGMENT_BYTES", "JournalWriteError", "TrajectoryStore", "turn_dict"]
 KNOWN_MAX = 200_000  # messages and list cells remembered as stored (a forgotten one is just written again)
 PREFIX_SESSIONS = 1024  # sessions whose last turn's messages are kept to key the next turn's by comparison
 PREFIX_BYTES = 32 * 1024 * 1024  # ... and at most this much of their text, all sessions together
@@ -61,10 +68,57 @@ def _h(data: str) -> str:
 
 
 # Canonical JSON (the content address of a message): one encoder, not one per call as json.dumps makes.
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str).encode
+_canon = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str, allow_nan=False)
+_record = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)  # journal
 
 
-_line = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode  # a journal record
+def _dumps(obj: Any) -> str:
+    try:
+        return _canon.encode(obj)
+    except (ValueError, TypeError, RecursionError):  # inf/nan, keys of mixed types, cycles: made plain first
+        return _canon.encode(_jsonable(obj))
+
+
+def _line(obj: Any) -> str:
+    try:
+        return _record.encode(obj)
+    except (ValueError, TypeError, RecursionError):
+        return _record.encode(_jsonable(obj))
+
+
+def _jsonable(v: Any, depth: int = 0) -> Any:
+    """A copy that encodes as strict JSON: text keys, non-finite floats as null, depth bounded (cycles too)."""
+    if depth > 200:
+        return "[too deep]"
+    if isinstance(v, dict):
+        return {k if isinstance(k, str) else str(k): _jsonable(x, depth + 1) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x, depth + 1) for x in v]
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    return v
+
+
+def _finite(v: Any) -> float | None:
+    """A number to store in a REAL column that may be null: inf, nan and non-numbers become null."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        f = float(v)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _required(v: Any, what: str) -> float:
+    f = _finite(v)
+    if f is None:
+        raise ValueError(f"{what} is not a finite number: {v!r:.80}")
+    return f
+
+
+# Reads: a non-finite constant written by an older release reads as null, so output stays valid JSON.
+_loads = json.JSONDecoder(parse_constant=lambda _c: None).decode
 
 
 def _msg_line(h: str, text: str) -> str:
@@ -185,65 +239,6 @@ def _join_block(msg: Message, block: str | None) -> Message:
     return msg
 
 
-class _Journal:
-    """Append-only segments named by process, so processes sharing a home never interleave."""
-
-    def __init__(self, folder: Path, fsync: bool):
-        self.folder = folder
-        self.fsync = fsync
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self._tag = f"{os.getpid()}-{int(time.time() * 1000)}"
-        self._seq = 0
-        self._fd = -1
-        self._size = 0
-        self.counts: dict[str, list[int]] = {}  # segment -> [written, committed, dropped]
-        self.current = ""
-        self._open_next()
-
-    def _open_next(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-        self._seq += 1
-        self.current = f"{self._tag}-{self._seq:06d}.jsonl"
-        self._fd = os.open(self.folder / self.current, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._size = 0
-        self.counts[self.current] = [0, 0, 0]
-
-    def write(self, lines: str) -> str:
-        data = lines.encode("utf-8", "replace")
-        os.write(self._fd, data)
-        if self.fsync:
-            os.fsync(self._fd)
-        seg = self.current
-        self.counts[seg][0] += 1
-        self._size += len(data)
-        if self._size >= SEGMENT_BYTES:
-            self._open_next()
-        return seg
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-
-    def finished_segments(self) -> list[str]:
-        return [s for s, (w, c, d) in self.counts.items() if s != self.current and c >= w and not d]
-
-    @staticmethod
-    def orphans(folder: Path) -> list[Path]:
-        """Segments left by processes that are gone (or by this one before a restart)."""
-        out = []
-        for p in sorted(folder.glob("*.jsonl")):
-            try:
-                pid = int(p.name.split("-", 1)[0])
-            except ValueError:
-                continue
-            alive = pid != os.getpid() and pid_alive(pid)
-            if not alive:
-                out.append(p)
-        return out
-
-
 class TrajectoryStore:
     def __init__(
         self,
@@ -264,7 +259,7 @@ class TrajectoryStore:
         self.redactor = redactor
         self.max_message_bytes = max_message_bytes
         self._journal_fsync = journal_fsync
-        self._queue: queue.Queue[tuple[str, list[dict[str, Any]]] | None] = queue.Queue(maxsize=queue_max)
+        self._queue: queue.Queue[tuple[str | None, list[dict[str, Any]]] | None] = queue.Queue(maxsize=queue_max)
         self._lock = threading.Lock()
         self._known: OrderedDict[str, str] = OrderedDict()  # raw message key -> stored hash (process memory only)
         self._known_lists: OrderedDict[tuple[str, str], str] = OrderedDict()  # (list, message) -> cell hash
@@ -274,33 +269,61 @@ class TrajectoryStore:
         self._prefix_bytes = 0
         self._tool_sets: OrderedDict[bytes, str] = OrderedDict()  # recent tool lists (marshalled) -> stored hash
         self._hurry = threading.Event()  # set by flush()/close(): the writer skips its linger
-        self._journal: _Journal | None = None
+        self._journal: Journal | None = None
         self._thread: threading.Thread | None = None
         self._read_lock = threading.Lock()
         self._reader: sqlite3.Connection | None = None
+        self._reader_id: tuple[int, int] | None = None
+        self._conn: sqlite3.Connection | None = None  # the writer's (SQLite)
+        self._db_id: tuple[int, int] | None = None  # (device, inode) of the file self._conn has open
+        # this process's segments must be replayed: the database file under it was lost, or the queue overflowed
+        self._replay_own_segments = False
+        self._dead = DeadLetter(self.db_path, redactor)
         self.dropped = 0
         self.written = 0
         self.replayed = 0
         self.write_errors = 0
+        self.db_recreated = 0  # database files found deleted, truncated, replaced or corrupt, and created again
         self.retrying = 0  # records waiting for the database to come back
         self._orphans: list[Path] = []
         self._closing = threading.Event()
 
+    @property
+    def set_aside(self) -> int:
+        """Records this process moved to the dead-letter file (the database refused them, or they were torn)."""
+        return self._dead.count
+
+    @property
+    def journal_errors(self) -> int:
+        """Journal writes that failed (disk full, read-only home): those turns were not acknowledged."""
+        return self._journal.errors if self._journal is not None else 0
+
     # Lifecycle ---------------------------------------------------------------------------------
     def open(self) -> None:
+        """Replay what earlier processes left in the journal and start the writer. Never raises for a bad
+        journal or a database that is away: the writer replays it when the database returns."""
         if self._thread is not None:
             return
         self._closing.clear()
-        self.journal_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if self._pg is not None:  # replayed by the writer, which waits for the server if it is away
-            self._orphans = _Journal.orphans(self.journal_dir)
-        else:
-            conn = connect(self.db_path)  # creates the file 0600 and migrates its schema
-            for seg in _Journal.orphans(self.journal_dir):
-                self.replayed += self._replay(conn, seg)
-                seg.unlink()
-            conn.close()
-        self._journal = _Journal(self.journal_dir, self._journal_fsync)
+        try:
+            self.journal_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            orphans = Journal.orphans(self.journal_dir)
+        except OSError as e:
+            log.error("journal folder %s unusable: %s", self.journal_dir, e)
+            orphans = []
+        if self._pg is None:  # SQLite: replayed now, so what was recorded reads back at once
+            try:
+                conn = self._db()
+                while orphans:
+                    self.replayed += self._replay(conn, orphans[0])
+                    _discard(orphans.pop(0))
+            except SchemaTooNew:
+                raise
+            except Exception as e:
+                self._drop_conn()
+                log.error("database unavailable at start (%s); the journal is replayed when it returns", e)
+        self._orphans = orphans  # what is left: replayed by the writer, which waits for the database
+        self._journal = Journal(self.journal_dir, self._journal_fsync)
         self._thread = threading.Thread(target=self._writer, name="metaclaw-store-writer", daemon=True)
         self._thread.start()
 
@@ -314,13 +337,14 @@ class TrajectoryStore:
             self._thread = None
         if self._journal is not None:
             self._journal.close()
-            for seg, (w, c, d) in self._journal.counts.items():
-                if c >= w and not d:
-                    (self.journal_dir / seg).unlink(missing_ok=True)
+            done = [seg for seg, (w, c, d) in self._journal.counts.items() if c >= w and not d]
+            self._prune_segments(done)
             self._journal = None
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
+        self._drop_conn()
+        with self._read_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
         if self._pg is not None:
             self._pg.close()
 
@@ -330,6 +354,70 @@ class TrajectoryStore:
     @property
     def backend(self) -> str:
         return "postgres" if self._pg is not None else "sqlite"
+
+    # The database, as the writer sees it -----------------------------------------------------------
+    def _db(self) -> sqlite3.Connection | None:
+        """The writer's SQLite connection, opened again (and the file created again) when the file under it was
+        deleted, truncated or replaced. PostgreSQL: None (its pool reconnects by itself)."""
+        if self._pg is not None:
+            return None
+        st = _stat(self.db_path)
+        if self._conn is not None:
+            if st is not None and (st.st_dev, st.st_ino) == self._db_id and st.st_size >= 512:
+                return self._conn
+            what = "deleted" if st is None else "truncated" if st.st_size < 512 else "replaced"
+            self._database_lost(f"the database file was {what}", keep_file=st is not None and st.st_size >= 512)
+        try:
+            conn = connect(self.db_path)
+        except sqlite3.OperationalError:
+            raise  # away (read-only, locked, unreadable folder): retried
+        except sqlite3.DatabaseError as e:  # not a database (junk, a corrupt header): set aside, start afresh
+            self._database_lost(f"the database file is unreadable ({e})", keep_file=False)
+            conn = connect(self.db_path)
+        st = os.stat(self.db_path)
+        self._conn, self._db_id = conn, (st.st_dev, st.st_ino)
+        return conn
+
+    def _database_lost(self, why: str, *, keep_file: bool) -> None:
+        """Forget the connection to a lost database and move aside what is left of it (kept for a look, never
+        deleted) unless the file is a whole database someone put there. This process's journal segments are then
+        replayed into the new one."""
+        self._drop_conn()
+        self.db_recreated += 1
+        self._replay_own_segments = True
+        log.error("%s: %s is opened (created) again and this process's journal replayed into it", why, self.db_path)
+        if not keep_file:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            for suffix in ("", "-wal", "-shm"):
+                try:
+                    Path(f"{self.db_path}{suffix}").rename(f"{self.db_path}.lost-{stamp}{suffix}")
+                except FileNotFoundError:
+                    pass
+                except OSError as e:
+                    log.error("could not move %s%s aside: %s", self.db_path, suffix, e)
+        with self._read_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+
+    def _after_error(self, e: BaseException) -> None:
+        """The database was away: reconnect on the next try; a lost one is created again."""
+        if self._pg is not None:
+            return
+        if isinstance(e, sqlite3.OperationalError) and "no such table" in str(e):
+            self._database_lost(f"the database lost its tables ({e})", keep_file=True)
+        elif type(e) is sqlite3.DatabaseError:
+            self._database_lost(f"the database file is unreadable ({e})", keep_file=False)
+        else:
+            self._drop_conn()
+
+    def _drop_conn(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except sqlite3.Error:
+                pass
+            self._conn, self._db_id = None, None
 
     def _apply(self, conn: sqlite3.Connection | None, records: list[dict[str, Any]]) -> None:
         """Apply journal records in one transaction, on SQLite (``conn``) or PostgreSQL."""
@@ -349,13 +437,68 @@ class TrajectoryStore:
                 pass
             raise
 
-    def _transient(self, e: BaseException) -> bool:
-        """A lost database (PostgreSQL unreachable): retry. Anything else is kept in the journal for the next start."""
-        if self._pg is None:
-            return False
-        from .postgres import is_transient
+    def _apply_isolated(self, conn: sqlite3.Connection | None, records: list[dict[str, Any]], where: str) -> None:
+        """Apply records; a record the database refuses is set aside and the others are stored. Raises only when
+        the database is away (the caller retries; nothing was set aside then)."""
+        if not records:
+            return
+        try:
+            self._apply(conn, records)
+            return
+        except Exception as e:
+            if self._away(e):
+                raise
+        refused: list[tuple[dict[str, Any], BaseException]] = []
+        if self._pg is not None:
+            with self._pg.transaction() as tx:
+                self._each(tx, records, refused)  # type: ignore[arg-type]
+        else:
+            assert conn is not None
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._each(conn, records, refused)
+                conn.execute("COMMIT")
+            except BaseException:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                raise
+        forget = False
+        for rec, err in refused:
+            self._dead.put(f"{type(err).__name__}: {err}", where=where, record=rec)
+            forget = forget or rec.get("t") in ("msg", "cell")
+        if forget:  # later turns must carry that message again rather than point at it
+            with self._lock:
+                self._forget()
 
-        return is_transient(e)
+    def _each(
+        self, conn: sqlite3.Connection, records: list[dict[str, Any]], refused: list[tuple[dict[str, Any], Any]]
+    ) -> None:
+        for rec in records:
+            conn.execute("SAVEPOINT metaclaw_rec")
+            try:
+                _apply_all(conn, [rec])
+            except Exception as e:
+                conn.execute("ROLLBACK TO SAVEPOINT metaclaw_rec")
+                conn.execute("RELEASE SAVEPOINT metaclaw_rec")
+                if self._away(e):
+                    raise
+                refused.append((rec, e))
+                continue
+            conn.execute("RELEASE SAVEPOINT metaclaw_rec")
+
+    def _away(self, e: BaseException) -> bool:
+        """The database is away (retry later), as opposed to refusing this record's data."""
+        if self._pg is not None:
+            from .postgres import is_transient
+
+            return is_transient(e)
+        # OperationalError: locked, full, read-only, I/O error, no such table; DatabaseError itself: corrupt
+        return isinstance(e, (sqlite3.OperationalError, SchemaTooNew, OSError)) or type(e) is sqlite3.DatabaseError
+
+    def _transient(self, e: BaseException) -> bool:
+        return self._away(e)
 
     # Request path --------------------------------------------------------------------------------
     def _message_records(
@@ -391,59 +534,65 @@ class TrajectoryStore:
         list_hash = _NULL_LIST
         key = (turn.tenant, turn.session_id, turn.kind)
         with self._lock:
-            prev = self._prefixes.get(key)
-            same_so_far = prev is not None
-            seen: list[Message] = []
-            chain: list[str] = []
-            size = 0
-            for i, msg in enumerate(turn.messages):
-                if not isinstance(msg, dict):
-                    msg = {"role": "unknown", "content": str(msg)}
-                stripped, block = _split_block(msg)
-                if block is not None:
-                    block_hash = self._message_records(
-                        {"role": "block", "content": block}, records, lines, redact=block != skill_block
-                    )
-                if same_so_far and i < len(prev[0]) and _same(stripped, prev[0][i]):  # type: ignore[index]
-                    list_hash = prev[1][i]  # type: ignore[index]
-                    seen.append(prev[0][i])  # type: ignore[index]
-                else:
-                    same_so_far = False
-                    list_hash = self._list_cell(
-                        list_hash, self._message_records(stripped, records, lines), records, lines
-                    )
-                    seen.append(_snapshot(stripped))
-                chain.append(list_hash)
-                content = stripped.get("content")
-                size += len(content) if isinstance(content, str) else 256
-            response_hash = self._message_records(turn.response, records, lines) if turn.response is not None else None
-            tools_hash = self._tools_records(turn.tools, records, lines) if turn.tools else None
-            row = {
-                "t": "turn",
-                "turn_id": turn.turn_id,
-                "tenant": turn.tenant,
-                "session_id": turn.session_id,
-                "kind": turn.kind,
-                "host": turn.host,
-                "user": turn.user,
-                "model": turn.model,
-                "list_hash": list_hash,
-                "block_hash": block_hash,
-                "response_hash": response_hash,
-                "tools_hash": tools_hash,
-                "tool_calls": _safe_text(_dumps(self._clean(turn.tool_calls))) if turn.tool_calls else None,
-                "usage": _dumps(turn.usage) if turn.usage else None,
-                "latency_ms": turn.latency_ms,
-                "injected": _dumps(turn.injected_skills),
-                "generation": turn.skill_generation,
-                "error": _safe_text(self._clean(turn.error)) if turn.error else None,
-                "created_at": turn.created_at,
-            }
-            records.append(row)
-            lines.append(_line(row))
-            committed = self._commit_records(records, lines)
-            self._keep_prefix(key, seen, chain, size)
-            return committed
+            try:
+                prev = self._prefixes.get(key)
+                same_so_far = prev is not None
+                seen: list[Message] = []
+                chain: list[str] = []
+                size = 0
+                for i, msg in enumerate(turn.messages):
+                    if not isinstance(msg, dict):
+                        msg = {"role": "unknown", "content": str(msg)}
+                    stripped, block = _split_block(msg)
+                    if block is not None:
+                        block_hash = self._message_records(
+                            {"role": "block", "content": block}, records, lines, redact=block != skill_block
+                        )
+                    if same_so_far and i < len(prev[0]) and _same(stripped, prev[0][i]):  # type: ignore[index]
+                        list_hash = prev[1][i]  # type: ignore[index]
+                        seen.append(prev[0][i])  # type: ignore[index]
+                    else:
+                        same_so_far = False
+                        list_hash = self._list_cell(
+                            list_hash, self._message_records(stripped, records, lines), records, lines
+                        )
+                        seen.append(_snapshot(stripped))
+                    chain.append(list_hash)
+                    content = stripped.get("content")
+                    size += len(content) if isinstance(content, str) else 256
+                response_hash = (
+                    self._message_records(turn.response, records, lines) if turn.response is not None else None
+                )
+                tools_hash = self._tools_records(turn.tools, records, lines) if turn.tools else None
+                row = {
+                    "t": "turn",
+                    "turn_id": turn.turn_id,
+                    "tenant": turn.tenant,
+                    "session_id": turn.session_id,
+                    "kind": turn.kind,
+                    "host": turn.host,
+                    "user": turn.user,
+                    "model": turn.model,
+                    "list_hash": list_hash,
+                    "block_hash": block_hash,
+                    "response_hash": response_hash,
+                    "tools_hash": tools_hash,
+                    "tool_calls": _safe_text(_dumps(self._clean(turn.tool_calls))) if turn.tool_calls else None,
+                    "usage": _dumps(turn.usage) if turn.usage else None,
+                    "latency_ms": _finite(turn.latency_ms),
+                    "injected": _dumps(turn.injected_skills),
+                    "generation": turn.skill_generation,
+                    "error": _safe_text(self._clean(turn.error)) if turn.error else None,
+                    "created_at": turn.created_at,
+                }
+                records.append(row)
+                lines.append(_line(row))
+                committed = self._commit_records(records, lines)
+                self._keep_prefix(key, seen, chain, size)
+                return committed
+            except BaseException:
+                self._forget()  # what this turn cached as stored was never journaled: later turns carry it again
+                raise
 
     def _list_cell(self, list_hash: str, mh: str, records: list[dict[str, Any]], lines: list[str]) -> str:
         """The list ``list_hash`` with message ``mh`` appended: its hash, and its cell record when new."""
@@ -528,32 +677,53 @@ class TrajectoryStore:
             return self._commit_records([rec])
 
     def _commit_records(self, records: list[dict[str, Any]], lines: list[str] | None = None) -> bool:
+        """Journal the records (one frame), then queue them. True: queued; False: the queue is full, and they wait
+        in the journal for the next start. Raises :class:`JournalWriteError` when the journal write failed: the
+        records still go to the writer (best effort), but the caller must not acknowledge them."""
         if self._journal is None:
             raise RuntimeError("TrajectoryStore is not open")
         if lines is None:
             lines = [_line(r) for r in records]
         lines.append("")  # the last record's newline
-        seg = self._journal.write("\n".join(lines))
+        try:
+            seg: str | None = self._journal.write("\n".join(lines))
+        except JournalWriteError:
+            self._forget()  # what this process remembers as stored may now exist nowhere: later turns carry it all
+            try:
+                self._queue.put_nowait((None, records))
+            except queue.Full:
+                pass
+            raise
         try:
             self._queue.put_nowait((seg, records))
             return True
         except queue.Full:
             # Still durable in the journal: the segment is kept and replayed at the next start.
             self.dropped += 1
-            self._journal.counts[seg][2] += 1
+            self._journal.counts[seg][2] += 1  # type: ignore[index]
             return False
+
+    def _forget(self) -> None:
+        """Forget which messages, lists and tool sets are stored (call with ``self._lock`` held): turns from now
+        on carry their rows again (inserted if absent)."""
+        self._known.clear()
+        self._known_lists.clear()
+        self._prefixes.clear()
+        self._prefix_bytes = 0
+        self._tool_sets.clear()
 
     # Writer thread -----------------------------------------------------------------------------
     def _writer(self) -> None:
-        conn = self._connect()
-        self._replay_orphans()
         stop = False
-        batch: list[tuple[str, list[dict[str, Any]]]] = []  # not empty here only while the database is away
+        batch: list[tuple[str | None, list[dict[str, Any]]]] = []  # not empty here only while the database is away
         backoff = 0.0
         while not stop:
-            if batch:  # wait before the next try, taking what arrives meanwhile
-                self._hurry.wait(backoff)
-                self._hurry.clear()
+            if (
+                batch or self._orphans or self._replay_own_segments
+            ):  # wait before the next try, taking what arrives meanwhile
+                if backoff:
+                    self._hurry.wait(backoff)
+                    self._hurry.clear()
             else:
                 item = self._queue.get()
                 if item is None:
@@ -571,74 +741,149 @@ class TrajectoryStore:
                     stop = True
                     break
                 batch.append(nxt)
-            if batch and self._write_batch(conn, batch, last_try=stop):
+            try:
+                done = self._catch_up(last_try=stop) and (not batch or self._write_batch(batch, last_try=stop))
+            except Exception:  # a fault of this code: logged and counted, and tried again like a database away
+                log.exception("trajectory writer failed; retrying")
+                self.write_errors += 1
+                self._drop_conn()
+                done = False
+            if done:
                 batch, backoff = [], 0.0
+            elif stop:
+                self._give_up(batch, "the database is still unavailable at shutdown")
+                batch = []
             else:
                 backoff = min(RETRY_MAX, backoff * 2 or 0.2)
             self.retrying = sum(len(r) for _, r in batch)
-        if conn is not None:
-            conn.close()
+        # the connection stays open for close(), which syncs it before deleting the journal segments
 
-    def _replay_orphans(self) -> None:
-        """PostgreSQL: move the segments a previous process left into the database, waiting for it if away."""
-        backoff = 0.2
-        while self._orphans:
-            seg = self._orphans[0]
-            try:
-                self.replayed += self._replay(None, seg)
-            except Exception as e:
-                if not self._transient(e) or self._queue_closing():
-                    log.error("journal %s not replayed (kept for the next start): %s", seg.name, e)
-                    self._orphans.pop(0)
-                    continue
-                log.warning("database unreachable; journal %s is replayed when it returns: %s", seg.name, e)
-                time.sleep(backoff)
-                backoff = min(RETRY_MAX, backoff * 2)
-                continue
-            seg.unlink(missing_ok=True)
-            self._orphans.pop(0)
+    def _catch_up(self, last_try: bool) -> bool:
+        """Replay what must go in before new records: segments of earlier processes, and this process's own after
+        its database file was lost. False while the database is away."""
+        try:
+            conn = self._db()
+            while self._orphans:
+                seg = self._orphans[0]
+                self.replayed += self._replay(conn, seg)
+                _discard(seg)
+                self._orphans.pop(0)
+            if self._replay_own_segments:
+                self._replay_own(conn)
+            return True
+        except Exception as e:
+            if not self._away(e):
+                raise  # a fault of this code, not of the data or the database: logged by the writer loop
+            self.write_errors += 1
+            self._after_error(e)
+            if last_try or self.write_errors == 1 or self.write_errors % 50 == 0:
+                log.warning("database unavailable; the journal waits for it: %s", e)
+            return False
+
+    def _replay_own(self, conn: sqlite3.Connection | None) -> None:
+        """This process's segments into the database (idempotent): after its file was lost, or after the full queue
+        left turns only in the journal."""
+        journal = self._journal
+        if journal is None:
+            self._replay_own_segments = False
+            return
+        with self._lock:
+            journal.rotate()  # every earlier segment is now complete
+            segs = [s for s in journal.counts if s != journal.current]
+        for name in segs:
+            path = self.journal_dir / name
+            if path.exists():
+                self.replayed += self._replay(conn, path, where="replay after the database was lost")
+        with self._lock:
+            for name in segs:
+                counts = journal.counts.get(name)
+                if counts is not None:
+                    counts[1], counts[2] = max(counts[0], counts[1]), 0
+        self._replay_own_segments = False
+
+    def _give_up(self, batch: list[tuple[str | None, list[dict[str, Any]]]], why: str) -> None:
+        log.error("trajectory write failed (kept in the journal for the next start): %s", why)
+        if self._journal is not None:
+            for seg, _ in batch:
+                counts = self._journal.counts.get(seg) if seg is not None else None
+                if counts is not None:  # (a segment replayed whole after a lost database is gone already)
+                    counts[2] += 1
 
     def _queue_closing(self) -> bool:
         return self._closing.is_set()
 
-    def _write_batch(
-        self, conn: sqlite3.Connection | None, batch: list[tuple[str, list[dict[str, Any]]]], last_try: bool = True
-    ) -> bool:
+    def _write_batch(self, batch: list[tuple[str | None, list[dict[str, Any]]]], last_try: bool = True) -> bool:
         """Move a batch into the database. False when the database is away and the batch should be tried again."""
         try:
-            self._apply(conn, [rec for _, records in batch for rec in records])
+            self._apply_isolated(self._db(), [rec for _, records in batch for rec in records], "writer")
         except Exception as e:
+            if not self._away(e):
+                raise
             self.write_errors += 1
-            if self._transient(e) and not last_try:
+            self._after_error(e)
+            if not last_try:
                 if self.write_errors == 1 or self.write_errors % 50 == 0:
-                    log.warning("database unreachable; %d turn batches wait in the journal: %s", len(batch), e)
+                    log.warning("database unavailable; %d turn batches wait in the journal: %s", len(batch), e)
                 return False
-            log.error("trajectory write failed (kept in the journal for replay): %s", e)
-            for seg, _ in batch:
-                if self._journal is not None:
-                    self._journal.counts[seg][2] += 1
+            self._give_up(batch, str(e))
             return True
         journal = self._journal
         with self._lock:
             for seg, _ in batch:
-                if journal is not None:
-                    journal.counts[seg][1] += 1
-                    self.written += 1
+                self.written += 1
+                counts = journal.counts.get(seg) if journal is not None and seg is not None else None
+                if counts is not None:
+                    counts[1] += 1
             finished = journal.finished_segments() if journal is not None else []
-            for seg in finished:
-                (self.journal_dir / seg).unlink(missing_ok=True)
-                del journal.counts[seg]  # type: ignore[union-attr]
+            # turns the full queue left only in the journal go in now that the writer has caught up
+            if journal is not None and self._queue.empty() and any(d for _, _, d in journal.counts.values()):
+                self._replay_own_segments = True
+        self._prune_segments(finished)
         return True
 
-    def _replay(self, conn: sqlite3.Connection | None, seg: Path) -> int:
-        records = []
-        with seg.open("r", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                try:
-                    records.append(json.loads(line))
-                except ValueError:
-                    continue  # torn last line of a killed process: that turn had not completed
-        self._apply(conn, records)
+    def _prune_segments(self, names: list[str]) -> None:
+        """Delete journal segments whose records are all stored, once those are durable in the database."""
+        if not names or not self._durable():
+            return
+        with self._lock:
+            for name in names:
+                (self.journal_dir / name).unlink(missing_ok=True)
+                if self._journal is not None:
+                    self._journal.counts.pop(name, None)
+
+    def _durable(self) -> bool:
+        """SQLite: the file written is still the one at the path, and its WAL and file are synced to disk (commits
+        are not fsynced one by one: synchronous=NORMAL). PostgreSQL commits are durable when they return."""
+        if self._pg is not None:
+            return True
+        st = _stat(self.db_path)
+        if st is None or (st.st_dev, st.st_ino) != self._db_id or st.st_size < 512:
+            return False  # lost: the next batch notices, creates it again and replays these segments
+        try:
+            for path in (self.db_path, Path(f"{self.db_path}-wal")):
+                if path.exists():
+                    fd = os.open(path, os.O_RDONLY)
+                    try:
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+        except OSError as e:
+            log.warning("database not synced to disk; journal segments kept: %s", e)
+            return False
+        return True
+
+    def _replay(self, conn: sqlite3.Connection | None, seg: Path, where: str = "replay") -> int:
+        """Apply a journal segment: whole frames (and old unframed lines); torn or unreadable pieces and records the
+        database refuses are set aside. Raises only when the database is away."""
+        try:
+            content = read_segment(seg)
+        except OSError as e:  # not a file one can read (a folder, an I/O error): left where it is
+            log.error("journal segment %s not readable, left in place: %s", seg, e)
+            return 0
+        records = [rec for group in content.groups for rec in group]
+        self._apply_isolated(conn, records, f"{where} of {seg.name}")
+        for reason, raw in content.bad:  # after the apply: a retry (database away) must not set them aside twice
+            self._dead.put(reason, where=f"{where} of {seg.name}", raw=raw)
         n = sum(1 for rec in records if rec.get("t") == "turn")
         if n:
             log.info("replayed %d turns from journal %s", n, seg.name)
@@ -666,10 +911,15 @@ class TrajectoryStore:
         if self._pg is not None:
             return self._pg.query(sql, args)  # type: ignore[return-value]
         with self._read_lock:
+            st = _stat(self.db_path)
+            if self._reader is not None and (st is None or (st.st_dev, st.st_ino) != self._reader_id):
+                self._reader.close()  # the file was deleted or replaced: read the one at the path now
+                self._reader = None
             if self._reader is None:
-                if not self.db_path.exists():
+                if st is None:
                     return []
                 self._reader = connect(self.db_path, rows=True)
+                self._reader_id = (st.st_dev, st.st_ino)
             return self._reader.execute(sql, tuple(args)).fetchall()
 
     def list_sessions(self, limit: int = 50, tenant: str | None = None) -> list[dict[str, Any]]:
@@ -681,13 +931,13 @@ class TrajectoryStore:
         if not h:
             return None
         rows = self._read("SELECT content FROM messages WHERE hash = ?", [h])
-        return json.loads(rows[0]["content"]) if rows else {"role": "unknown", "content": "[missing]"}
+        return _loads(rows[0]["content"]) if rows else {"role": "unknown", "content": "[missing]"}
 
     def _tools(self, h: str | None) -> list[dict[str, Any]] | None:
         if not h:
             return None
         rows = self._read("SELECT content FROM messages WHERE hash = ?", [h])
-        tools = json.loads(rows[0]["content"]) if rows else None
+        tools = _loads(rows[0]["content"]) if rows else None
         return tools if isinstance(tools, list) else None
 
     def _messages(self, list_hash: str, block_hash: str | None) -> list[Message]:
@@ -702,7 +952,7 @@ class TrajectoryStore:
         block_text = block.get("content") if block else None
         return [
             _join_block(
-                json.loads(r["content"]) if r["content"] else {"role": "unknown", "content": "[missing]"}, block_text
+                _loads(r["content"]) if r["content"] else {"role": "unknown", "content": "[missing]"}, block_text
             )
             for r in rows
         ]
@@ -717,14 +967,14 @@ class TrajectoryStore:
         if not srows:
             return None
         s = srows[0]
-        outcome = json.loads(s["outcome"]) if s["outcome"] else None
+        outcome = _loads(s["outcome"]) if s["outcome"] else None
         session = Session(
             session_id=s["session_id"],
             tenant=s["tenant"],
             host=s["host"] or "unknown",
-            started_at=s["started_at"] or 0.0,
-            last_at=s["last_at"] or 0.0,
-            ended_at=s["ended_at"],
+            started_at=_finite(s["started_at"]) or 0.0,
+            last_at=_finite(s["last_at"]) or 0.0,
+            ended_at=_finite(s["ended_at"]),
             outcome=outcome,
         )
         for r in self._read(
@@ -751,11 +1001,11 @@ class TrajectoryStore:
             messages=self._messages(r["list_hash"], r["block_hash"]),
             response=self._message(r["response_hash"]),
             tools=self._tools(r["tools_hash"]),
-            tool_calls=json.loads(r["tool_calls"]) if r["tool_calls"] else [],
+            tool_calls=_loads(r["tool_calls"]) if r["tool_calls"] else [],
             model=r["model"],
-            usage=json.loads(r["usage"]) if r["usage"] else None,
-            latency_ms=r["latency_ms"],
-            injected_skills=json.loads(r["injected"]) if r["injected"] else [],
+            usage=_loads(r["usage"]) if r["usage"] else None,
+            latency_ms=_finite(r["latency_ms"]),
+            injected_skills=_loads(r["injected"]) if r["injected"] else [],
             skill_generation=r["generation"],
             error=r["error"],
             host=r["host"] or "unknown",
@@ -784,11 +1034,7 @@ class TrajectoryStore:
         # to a remembered row would point at a deleted one. Turns from now on carry their rows again (inserted
         # if absent), and those queued before are flushed first, so the delete sees them as live.
         with self._lock:
-            self._known.clear()
-            self._known_lists.clear()
-            self._prefixes.clear()
-            self._prefix_bytes = 0
-            self._tool_sets.clear()
+            self._forget()
         self.flush()
         if self._pg is not None:
             with self._pg.transaction() as tx:
@@ -801,6 +1047,20 @@ class TrajectoryStore:
             return n
         finally:
             conn.close()
+
+
+def _discard(seg: Path) -> None:
+    try:
+        seg.unlink(missing_ok=True)
+    except OSError as e:
+        log.error("journal segment %s not removed: %s", seg, e)
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _prune(conn: sqlite3.Connection, cutoff: float, *, collect: bool) -> int:
@@ -877,6 +1137,15 @@ def _apply_run(conn: sqlite3.Connection, run: list[dict[str, Any]]) -> None:
         elif t == "cell":
             cells.setdefault(rec["h"], (rec["p"], rec["m"]))
         else:
+            # numbers as the columns hold them: a non-finite latency is null, a turn without a time is refused;
+            # so is one without an id (SQLite would key it by NULL, never to be found or deduplicated)
+            if not isinstance(rec["turn_id"], str) or not rec["turn_id"]:
+                raise ValueError(f"turn_id is not a non-empty string: {rec['turn_id']!r:.80}")
+            rec = {
+                **rec,
+                "latency_ms": _finite(rec.get("latency_ms")),
+                "created_at": _required(rec["created_at"], "created_at"),
+            }
             turns.append(rec)
     _insert_rows(conn, "INSERT OR IGNORE INTO messages(hash, content) VALUES ", list(msgs.items()), 2)
     _insert_rows(
@@ -947,13 +1216,25 @@ def _apply_event(conn: sqlite3.Connection, rec: dict[str, Any]) -> None:
                ON CONFLICT(tenant, session_id) DO UPDATE SET ended_at = excluded.ended_at,
                outcome = COALESCE(excluded.outcome, outcome), end_reason = excluded.end_reason
                WHERE excluded.ended_at >= last_at""",  # an end older than the last turn (a replay) is stale
-            (rec["tenant"], rec["session_id"], rec["at"], rec["at"], rec["at"], rec.get("outcome"), rec.get("reason")),
+            (
+                rec["tenant"],
+                rec["session_id"],
+                *[_required(rec["at"], "at")] * 3,
+                rec.get("outcome"),
+                rec.get("reason"),
+            ),
         )
     elif t == "reward":
         conn.execute(
             """INSERT INTO rewards(turn_id, source, score, detail, created_at) VALUES (?, ?, ?, ?, ?)
                ON CONFLICT(turn_id, source) DO UPDATE SET score = excluded.score, detail = excluded.detail""",
-            (rec["turn_id"], rec["source"], rec["score"], rec.get("detail"), rec["at"]),
+            (
+                rec["turn_id"],
+                rec["source"],
+                _required(rec["score"], "score"),
+                rec.get("detail"),
+                _required(rec["at"], "at"),
+            ),
         )
 
 
@@ -962,11 +1243,11 @@ def _session_dict(r: sqlite3.Row) -> dict[str, Any]:
         "session_id": r["session_id"],
         "tenant": r["tenant"],
         "host": r["host"],
-        "started_at": r["started_at"],
-        "last_at": r["last_at"],
-        "ended_at": r["ended_at"],
+        "started_at": _finite(r["started_at"]),
+        "last_at": _finite(r["last_at"]),
+        "ended_at": _finite(r["ended_at"]),
         "end_reason": r["end_reason"],
-        "outcome": json.loads(r["outcome"]) if r["outcome"] else None,
+        "outcome": _loads(r["outcome"]) if r["outcome"] else None,
         "turns": r["turn_count"],
     }
 

@@ -10,7 +10,9 @@
   even if the bump happened in another process. That is invariant 2 of the design.
 
 States: ``queued`` -> ``pending`` (handed to the trainer in a batch) -> ``trained`` (acknowledged),
-or ``dropped`` (stale). Support turns live in their own table.
+``skipped`` (consumed by a step that had no signal to learn from: every advantage 0), or ``dropped`` (stale);
+or ``validation``: held back from training, a validation set of the user's own rewarded turns (kept across
+generations; :meth:`SampleBuffer.hold_back`). Support turns live in their own table.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class BufferStats:
     dropped_stale: int
     support: int
     rejected_stale: int
+    skipped: int = 0  # consumed by steps without signal (all advantages 0), never trained on
+    validation: int = 0  # held back as the validation set, never trained on
 
     def as_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
@@ -191,6 +195,42 @@ class SampleBuffer:
                 for t in ids
             )
 
+    def hold_back(self, size: int, keep: int) -> int:
+        """Move one queued sample of the current generation into the validation set while it has fewer than
+        ``size``, and only when more than ``keep`` queued samples would stay (a batch still forms). Returns how
+        many moved (0 or 1). The newest is taken: the set follows the user's current behaviour."""
+        gen_now = self._current()
+        with self.db.transaction() as c:
+            current = self._sync(c, gen_now)
+            have = int(c.execute("SELECT COUNT(*) FROM buffer_samples WHERE state = 'validation'").fetchone()[0])
+            queued = c.execute(
+                "SELECT turn_id FROM buffer_samples WHERE state = 'queued' AND generation = ? "
+                "ORDER BY created_at DESC, turn_id LIMIT ?",
+                (current, int(keep) + 1),
+            ).fetchall()
+            if have >= size or len(queued) <= keep:
+                return 0
+            return c.execute(
+                "UPDATE buffer_samples SET state = 'validation', updated_at = ? WHERE turn_id = ? AND state = 'queued'",
+                (time.time(), queued[0][0]),
+            ).rowcount
+
+    def validation(self) -> list[Sample]:
+        """The held-back validation set."""
+        return [_sample(r) for r in self.db.query("SELECT * FROM buffer_samples WHERE state = 'validation'")]
+
+    def skip(self, turn_ids: Iterable[str]) -> int:
+        """A step had nothing to learn from these pending samples (all advantages 0): consumed, not trained."""
+        ids = list(turn_ids)
+        with self.db.transaction() as c:
+            return sum(
+                c.execute(
+                    "UPDATE buffer_samples SET state = 'skipped', updated_at = ? WHERE turn_id = ? AND state = 'pending'",
+                    (time.time(), t),
+                ).rowcount
+                for t in ids
+            )
+
     def release(self, turn_ids: Iterable[str]) -> int:
         """Put a pending batch back in the queue (a paused trainer), unless it went stale meanwhile."""
         ids = list(turn_ids)
@@ -262,6 +302,8 @@ _STATS_COLUMNS = {  # BufferStats's fields, in its order
     "dropped_stale": _meta_sql("dropped_stale"),
     "support": "(SELECT COUNT(*) FROM buffer_support)",
     "rejected_stale": _meta_sql("rejected_stale"),
+    "skipped": _count_sql("skipped"),
+    "validation": _count_sql("validation"),
 }
 STATS_SQL = "SELECT " + ", ".join(_STATS_COLUMNS.values())
 

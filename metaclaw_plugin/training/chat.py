@@ -20,6 +20,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..text import content_text
+
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
 TOOLS_HEAD = (
@@ -42,12 +44,8 @@ def normalise(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for m in messages:
         m = dict(m)
         content = m.get("content")
-        if isinstance(content, list):
-            m["content"] = "\n".join(
-                p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") in (None, "text")
-            )
-        elif content is None:
-            m["content"] = ""
+        if isinstance(content, list) or content is None:
+            m["content"] = content_text(content)
         if m.get("tool_calls"):
             calls = []
             for c in m["tool_calls"]:

@@ -53,10 +53,30 @@ def cispo(logp: Any, old_logp: Any, advantages: Any, low: float = CLIP_LOW, high
 PER_TOKEN: dict[str, Callable[..., Any]] = {"importance_sampling": importance_sampling, "ppo": ppo, "cispo": cispo}
 
 
-def policy_loss(name: str, logp: Any, old_logp: Any, advantages: Any, mask: Any, norm: float) -> Any:
+def policy_loss(
+    name: str,
+    logp: Any,
+    old_logp: Any,
+    advantages: Any,
+    mask: Any,
+    norm: float,
+    low: float = CLIP_LOW,
+    high: float = CLIP_HIGH,
+) -> Any:
     """The scalar loss of ``name``: per-token losses, masked, summed, divided by ``norm``."""
     try:
         fn = PER_TOKEN[name]
     except KeyError:
         raise ValueError(f"unknown loss {name!r}; choose one of {', '.join(LOSSES)}") from None
-    return (fn(logp, old_logp, advantages) * mask).sum() / max(norm, 1.0)
+    per_token = (
+        fn(logp, old_logp, advantages) if name == "importance_sampling" else fn(logp, old_logp, advantages, low, high)
+    )
+    return (per_token * mask).sum() / max(norm, 1.0)
+
+
+def kl_to_reference(logp: Any, ref_logp: Any) -> Any:
+    """Per token, the k3 estimator of KL(policy || reference) on the policy's own tokens:
+    ``exp(ref - logp) - (ref - logp) - 1``; never negative, 0 where the two agree, with a gradient through
+    ``logp`` that pulls the policy back toward the reference (Schulman's low-variance estimator, as GRPO uses)."""
+    d = ref_logp - logp
+    return d.exp() - d - 1

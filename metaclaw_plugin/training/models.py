@@ -29,14 +29,16 @@ def resolve(spec: str) -> Path:
     return folder or Path(spec).expanduser()
 
 
-def load_base(spec: str, device: str = "cpu") -> tuple[Any, Any]:
-    """(model, tokenizer) for ``spec`` on ``device``, in float32 on CPU."""
+def load_base(spec: str, device: str = "cpu", dtype: str | None = None) -> tuple[Any, Any]:
+    """(model, tokenizer) for ``spec`` on ``device``, in float32 on CPU (``dtype``: "bfloat16", ... instead)."""
     path = resolve(spec)
     extra = {"gguf_file": PACKAGED[spec].gguf_file} if spec in PACKAGED else {}
     with ML_IMPORT_LOCK:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, **extra)
+        if dtype is not None:
+            extra["dtype"] = dtype
         model: Any = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, **extra)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token

@@ -10,7 +10,7 @@ from ..skillbank.store import SkillStore
 from ..store import open_database
 from ..store.postgres import PostgresDatabase
 from ..store.trajectories import TrajectoryStore
-from .backends import Backend
+from .backends import Backend, Hyper
 from .buffer import SampleBuffer
 from .trainer import Trainer, TrainerOptions
 from .weights import WeightsRef
@@ -26,17 +26,11 @@ def make_backend(settings: Settings) -> tuple[Backend, object]:
     if t.backend == "local":
         from .backends.local import LocalBackend
 
-        local = LocalBackend(
-            t.base_model,
-            settings.training_dir,
-            lora_rank=t.lora_rank,
-            learning_rate=t.learning_rate,
-            device=t.device,
-        )
+        local = LocalBackend(t.base_model, settings.training_dir, device=t.device, hyper=Hyper.from_settings(t))
         return local, local.tokenizer
     from .backends.tinker import TinkerBackend
 
-    remote = TinkerBackend(t.base_model, lora_rank=t.lora_rank, learning_rate=t.learning_rate)
+    remote = TinkerBackend(t.base_model, hyper=Hyper.from_settings(t))
     return remote, remote.client.get_tokenizer()
 
 
@@ -69,6 +63,10 @@ def build_trainer(
             loss_fn=t.loss_fn,
             checkpoint_every=t.checkpoint_every,
             advantage=t.advantage,
+            off_policy=t.off_policy,
+            max_staleness=t.max_staleness,
+            validation_size=t.validation_size,
+            validation_tolerance=t.validation_tolerance,
         ),
         publish=publish,
         teacher=teacher,

@@ -5,31 +5,31 @@ messages are stored as sent, the injected skill block included, with the request
 chat template applied to them by :func:`.chat.render` (the one rendering the served policy also samples
 from) gives the prompt the policy saw, tool definitions, earlier tool calls and tool results included.
 
-* **Single-step turn** (the answer follows the last user message directly): if the served policy gave
-  this answer, its token record (:mod:`.tokens`, looked up by :func:`~.tokens.response_key`) supplies
-  the response ids and behaviour logprobs exactly as sampled (a tool call as the policy wrote it),
-  provided its prompt ids equal those of the stored prompt. The stored prompt is redacted; a record whose
-  prompt differs (a secret was redacted) is not used, so no redacted text reaches a training payload and
-  no logprob conditioned on another prompt is used. Otherwise ``logprobs`` is ``None``.
-* **Multi-step turn** (the agent called tools after the last user message, then answered): the completion
-  is everything after the last user message: earlier assistant steps (mask 1), tool results (mask 0, the
-  policy did not write them) and the final answer (mask 1). Only the final answer could have a token
-  record, so behaviour logprobs for the whole completion are unknown: ``logprobs`` is ``None``.
+* **The completion is the turn's own answer**, the prompt everything before it. In a multi-step tool turn
+  (the agent called tools after the last user message, then answered) each model call is a captured turn of
+  its own; the earlier steps are in this turn's prompt (tool results included), never trained again here.
+* **Behaviour logprobs**: if the served policy gave this answer to this prompt, its token record
+  (:mod:`.tokens`, looked up by the answer and the prompt ids rebuilt here) supplies the response ids and
+  logprobs exactly as sampled (a tool call as the policy wrote it) and the temperature they were computed
+  at. The stored prompt is redacted; a record of a prompt that differs (a secret was redacted) is not
+  found, so no redacted text reaches a training payload and no logprob conditioned on another prompt is
+  used. Otherwise ``logprobs`` is ``None`` (another model answered).
 
-``logprobs is None`` means "no importance ratio": the losses train such samples in the on-policy
-REINFORCE form (see :mod:`.losses`). Chat-template headers (``<|im_start|>assistant``) are prompt format,
+``logprobs is None`` means "no importance ratio": such samples are dropped, or trained in the on-policy
+REINFORCE form (see :mod:`.losses`), as ``training.off_policy`` says. Chat-template headers (``<|im_start|>assistant``) are prompt format,
 mask 0. Tool calls are trained as the template renders them (natively, or in the fallback format of
 :mod:`.chat`).
 """
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..store import AnyDatabase
+from ..text import message_text
 from ..types import Message, Sample, Turn
 from . import chat, tokens
 
@@ -49,7 +49,9 @@ class TrainSample:
     generation: int
     advantage: float = 0.0
     token_advantages: list[float] | None = None  # per completion token (OPD adds a KL term); else ``advantage``
-    prompt_key: str = ""  # groups answers to the same prompt (per-group advantages)
+    temperature: float = 1.0  # the behaviour logprobs are of softmax(logits / temperature): recomputed so
+    sampled_step: int | None = None  # the trainer step of the weights that sampled it (None: base or unknown)
+    prompt_key: str = ""  # the sample's group for per-group advantages (:func:`group_key`)
 
     @property
     def tokens(self) -> list[int]:
@@ -59,14 +61,6 @@ class TrainSample:
         return self.token_advantages if self.token_advantages is not None else [self.advantage] * len(self.mask)
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # OpenAI content parts: keep the text ones
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return "" if content is None else str(content)
-
-
 def _last_user(messages: Sequence[Message]) -> int:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user":
@@ -74,65 +68,47 @@ def _last_user(messages: Sequence[Message]) -> int:
     return len(messages) - 1
 
 
+def group_key(messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None) -> str:
+    """The group of a turn for ``training.advantage: group``: its last user message, normalised (case, spacing,
+    and every run of digits as ``#``), with the names of its tools.
+
+    Keyed by the whole prompt, no two turns ever grouped (the system prompt changes with the injected skills and
+    the history with the session), so every group had one member and no advantage. The last user message is
+    the request; digits are what varies between instances of one task ("convert 3 km", "convert 12 km")."""
+    text = message_text(messages[_last_user(messages)]) if messages else ""
+    norm = re.sub(r"\d+", "#", " ".join(text.lower().split()))
+    names = sorted(str((t.get("function") or {}).get("name")) for t in tools or [] if isinstance(t, dict))
+    return tokens.response_key(norm + ("\x00" + ",".join(names) if names else ""))
+
+
 def tokenize_turn(
     tokenizer: Any, messages: Sequence[Message], response: Message, tools: Sequence[dict[str, Any]] | None = None
 ) -> tuple[list[int], list[int], list[int]]:
-    """(prompt ids, completion ids, mask) of a turn with the policy's chat template (see the module doc)."""
+    """(prompt ids, completion ids, mask) of a turn with the policy's chat template: the prompt is every message
+    with the generation prompt (what the policy answered from), the completion the answer (see the module doc)."""
     convo = [*messages, {**response, "role": "assistant"}]
-    u = _last_user(messages)
-
-    def text(upto: int, generation_prompt: bool) -> str:
-        return chat.render(tokenizer, convo[:upto], tools, generation_prompt=generation_prompt)
-
-    prompt = text(u + 1, True)
-    consumed = prompt
-    completion: list[int] = []
-    mask: list[int] = []
-    i = u + 1
-    while i < len(convo):
-        pieces: list[tuple[str, int]] = []
-        assistant = convo[i].get("role") == "assistant"
-        if assistant:
-            header = text(i, True)
-            if not header.startswith(consumed):
-                raise SampleError("the chat template is not prefix-stable")
-            pieces.append((header[len(consumed) :], 0))
-            consumed = header
-            end = i + 1
-        else:  # a run of tool results (and other messages) is one piece: templates close a run at its end
-            end = i + 1
-            while end < len(convo) and convo[end].get("role") != "assistant":
-                end += 1
-        full = text(end, False)
-        if not full.startswith(consumed):
-            raise SampleError("the chat template is not prefix-stable")
-        pieces.append((full[len(consumed) :], 1 if assistant else 0))
-        consumed = full
-        for piece, m in pieces:
-            ids = chat.ids(tokenizer, piece) if piece else []
-            completion += ids
-            mask += [m] * len(ids)
-        i = end
+    prompt = chat.render(tokenizer, messages, tools, generation_prompt=True)
+    full = chat.render(tokenizer, convo, tools, generation_prompt=False)
+    if not full.startswith(prompt):
+        raise SampleError("the chat template is not prefix-stable")
+    completion = chat.ids(tokenizer, full[len(prompt) :])
     prompt_ids = chat.ids(tokenizer, prompt)
-    if not any(mask) or not prompt_ids:
+    if not completion or not prompt_ids:
         raise SampleError("the answer (or the prompt) has no tokens")
-    return prompt_ids, completion, mask
+    return prompt_ids, completion, [1] * len(completion)
 
 
 def build_sample(turn: Turn, sample: Sample, tokenizer: Any, db: AnyDatabase | None = None) -> TrainSample:
     """A :class:`TrainSample` for the buffer row ``sample`` of captured ``turn``."""
     if turn.response is None:
         raise SampleError(f"turn {turn.turn_id} has no answer")
-    single_step = _last_user(turn.messages) == len(turn.messages) - 1
-    rec = None
-    if single_step and db is not None:
-        rec = tokens.lookup(db, tokens.response_key(turn.response.get("content"), turn.response.get("tool_calls")))
-    prompt_key = tokens.response_key(
-        repr([(m.get("role"), _text(m.get("content"))) for m in turn.messages])
-        + (json.dumps(turn.tools, sort_keys=True, default=str) if turn.tools else "")
-    )
+    prompt_key = group_key(turn.messages, turn.tools)
     prompt_ids, completion_ids, mask = tokenize_turn(tokenizer, turn.messages, turn.response, turn.tools)
-    logprobs = None
+    rec = None
+    if db is not None:
+        answer = tokens.response_key(turn.response.get("content"), turn.response.get("tool_calls"))
+        rec = tokens.lookup(db, answer, prompt_ids)
+    logprobs, temperature, sampled_step = None, 1.0, None
     if (
         rec is not None
         and rec.prompt_ids
@@ -141,6 +117,7 @@ def build_sample(turn: Turn, sample: Sample, tokenizer: Any, db: AnyDatabase | N
         and len(rec.logprobs) == len(rec.response_ids) > 0
     ):
         completion_ids, mask, logprobs = list(rec.response_ids), [1] * len(rec.response_ids), list(rec.logprobs)
+        temperature, sampled_step = rec.temperature, rec.step
     return TrainSample(
         turn_id=turn.turn_id,
         prompt_ids=prompt_ids,
@@ -150,4 +127,6 @@ def build_sample(turn: Turn, sample: Sample, tokenizer: Any, db: AnyDatabase | N
         reward=sample.reward,
         generation=sample.skill_generation,
         prompt_key=prompt_key,
+        temperature=temperature,
+        sampled_step=sampled_step,
     )

@@ -1,13 +1,12 @@
-"""The trainer's state for ``status`` and ``train``, read-only from the database (creates nothing)."""
+"""The trainer's state for ``status`` and ``train``, read-only from the home's database (creates nothing)."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
 from ..config import Settings
-from ..store import connect
+from ..store.backend import reading_home
 
 
 def training_status(settings: Settings) -> dict[str, Any]:
@@ -20,26 +19,26 @@ def training_status(settings: Settings) -> dict[str, Any]:
         "last": None,
         "checkpoint": None,
         "weights": None,
+        "skipped": None,  # batches skipped for lack of signal: {"batches", "samples", "reasons", "last"}
         # the second trigger path: a batch whose turns mostly failed feeds the evolver (learning/failed_batches.py)
         "evolve_on_failed_batch": t.evolve_on_failed_batch,
         "evolve_failed_share": t.evolve_failed_share,
     }
-    if not settings.db_file.exists():
-        return out
-    try:
-        conn = connect(settings.db_file, rows=True, readonly=True)
-        try:
-            last = conn.execute("SELECT * FROM train_steps ORDER BY step DESC LIMIT 1").fetchone()
-            state = dict(conn.execute("SELECT key, value FROM runtime_state").fetchall())
-        finally:
-            conn.close()
-    except sqlite3.Error:
+    try:  # the home's database: the SQLite file, or the PostgreSQL server the trainer writes to
+        with reading_home(settings) as query:
+            rows = query("SELECT * FROM train_steps ORDER BY step DESC LIMIT 1")
+            last = dict(rows[0]) if rows else None
+            state = {r[0]: r[1] for r in query("SELECT key, value FROM runtime_state")}
+    except Exception as e:  # an unreachable server or a torn file: status still answers, and says so
+        out["error"] = f"{type(e).__name__}: {e}"
         return out
     if last is not None:
         out["step"] = last["step"]
-        out["last"] = {k: last[k] for k in last.keys() if k != "detail"}  # noqa: SIM118 (a Row iterates values)
+        out["last"] = {k: v for k, v in last.items() if k != "detail"}
     if "training.checkpoint" in state:
         out["checkpoint"] = json.loads(state["training.checkpoint"])
+    if "training.skipped" in state:
+        out["skipped"] = json.loads(state["training.skipped"])
     if "policy.weights" in state:
         out["weights"] = json.loads(state["policy.weights"])
     return out
@@ -53,6 +52,10 @@ def describe(status: dict[str, Any]) -> str:
     last = status["last"]
     if last:
         line += f", loss {last['loss']:.4g}, mean reward {last['mean_reward']:.3g}, {last['step_seconds']:.2f}s/step"
+    if status.get("skipped"):
+        sk = status["skipped"]
+        reasons = ", ".join(f"{n} {r}" for r, n in sorted(sk["reasons"].items()))
+        line += f", {sk['batches']} batches skipped without signal ({reasons})"
     if status["checkpoint"]:
         line += f", checkpoint at step {status['checkpoint']['step']}"
     if status["evolve_on_failed_batch"]:

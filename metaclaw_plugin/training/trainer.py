@@ -9,6 +9,17 @@ The pause contract (the scheduler codes against it):
   generation when it is drained again): nothing is applied.
 * Before the optimiser step the batch must still be fresh (:meth:`SampleBuffer.is_fresh`): a generation
   bump mid-batch drops it, unapplied, and counts it.
+* A batch with no signal (every trained token's advantage is 0: equal rewards, a batch of one, groups of one)
+  is **skipped**: no forward pass, no optimiser step (Adam's moments would still move the weights), nothing
+  published; its samples are consumed as ``skipped`` and the skip is counted with its reason
+  (:func:`skipped_steps`, ``status``, and the next applied step's ``detail.skipped``).
+* **The validation gate** (``training.validation_size`` > 0, local backend): one sample per drained batch is
+  held back, up to that many, as a validation set of the user's own rewarded turns (never trained on). Its
+  score is ``sum_i (r_i - mean r) * mean logp(answer_i) / n``: it rises when rewarded answers become likelier
+  against punished ones. A step that lowers it by more than ``training.validation_tolerance`` is undone
+  (weights and optimiser state restored), not published, and counted as skipped ("validation score fell").
+* An exception mid-step (a backend error, out of memory) discards the accumulated gradients (and the Tinker
+  backend's staged datums), puts the batch back in the queue, and is raised to the caller.
 
 Each applied step acknowledges its samples, saves sampler weights, stores them as the latest
 (:func:`~.weights.store_latest`, for served policies in other processes) and calls ``publish`` (an
@@ -36,21 +47,23 @@ from .advantages import group_advantages, grpo_advantages
 from .backends import Backend
 from .buffer import SampleBuffer
 from .samples import SampleError, TrainSample, build_sample
-from .weights import WeightsRef, store_latest
+from .weights import WeightsRef, latest, store_latest
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT_KEY = "training.checkpoint"
+SKIPPED_KEY = "training.skipped"
 SUCCESS = 0.0  # a reward above this counts as a success
 
 
 @dataclass
 class StepResult:
-    outcome: str  # "applied" | "paused" | "stale" | "unusable"
+    outcome: str  # "applied" | "paused" | "stale" | "unusable" | "skipped" | "held_back"
     step: int
     loss: float | None = None
     samples: int = 0  # trained on
     dropped: int = 0  # stale, or turns that could not become samples
+    reason: str = ""  # why a step was skipped
 
 
 @dataclass
@@ -59,6 +72,8 @@ class RunReport:
     step: int = 0  # the trainer's step counter after the run
     paused: bool = False  # should_continue turned false
     stale_batches: int = 0
+    skipped_batches: int = 0  # no signal (all advantages 0): consumed, not applied
+    held_back: int = 0  # steps undone because they lowered the validation score
     samples_used: int = 0
     samples_dropped: int = 0  # stale, or turns that could not become samples
     reason: str = ""
@@ -76,6 +91,10 @@ class TrainerOptions:
     loss_fn: str = "importance_sampling"
     checkpoint_every: int = 10
     advantage: str = "batch"  # "batch" | "group"
+    off_policy: str = "drop"  # "drop" | "reinforce": answers the served policy did not sample
+    max_staleness: int = 8  # answers sampled by weights more steps behind than this are dropped
+    validation_size: int = 0  # held-back rewarded turns that gate each step (0: no gate)
+    validation_tolerance: float = 0.0
 
 
 class Trainer:
@@ -105,11 +124,16 @@ class Trainer:
         self.publish_errors = 0
         self.on_batch_errors = 0
         self._dropped = 0  # dropped since the last recorded step (written with the next one)
+        self._skipped = 0  # batches skipped (no signal) since the last recorded step
         self.resume_error: str | None = None
         self.resumed_from = self._resume()
 
     # Resume ------------------------------------------------------------------------------------
     def _resume(self) -> str | None:
+        resumed = self._resume_state()
+        return self._resume_newer_weights() or resumed
+
+    def _resume_state(self) -> str | None:
         rows = self.db.query("SELECT value FROM runtime_state WHERE key = ?", [CHECKPOINT_KEY])
         if not rows:
             return None
@@ -121,10 +145,46 @@ class Trainer:
             self.backend.load_state(saved["path"])
         except Exception as e:  # a checkpoint deleted or torn by hand: train on, from the base, and say so
             self.resume_error = f"cannot resume from {saved['path']}: {e}"
-            log.error("%s; starting from the base model", self.resume_error)
+            log.error("%s; its optimiser state is lost (the latest published weights still load)", self.resume_error)
             return None
         self.step = int(saved["step"])
         return str(saved["path"])
+
+    def _resume_newer_weights(self) -> str | None:
+        """Every step publishes its weights, a full state comes every ``checkpoint_every``: the steps after the
+        last full state acknowledged their samples, so their weights (the latest published) are loaded over it
+        (the optimiser's moments stay those of the full state). Backends that cannot load sampler weights into
+        training (tinker) resume from the full state alone."""
+        ref = latest(self.db)
+        load = getattr(self.backend, "load_weights", None)
+        if ref is None or load is None or ref.step <= self.step:
+            return None
+        if ref.backend != self.backend.name or ref.base_model != self.backend.base_model:
+            return None
+        try:
+            load(ref.path)
+        except Exception as e:
+            log.error(
+                "cannot load the weights of step %d (%s): %s; resuming from step %d", ref.step, ref.path, e, self.step
+            )
+            return None
+        self.step = ref.step
+        return ref.path
+
+    def follow_rollback(self) -> bool:
+        """``train rollback`` published an earlier step's weights: train on from them (the optimiser's moments of
+        the abandoned steps are dropped). True when it did."""
+        ref = latest(self.db)
+        load = getattr(self.backend, "load_weights", None)
+        if ref is None or ref.step >= self.step or load is None or ref.backend != self.backend.name:
+            return False
+        load(ref.path)
+        reset = getattr(self.backend, "reset_optimizer", None)
+        if reset is not None:
+            reset()
+        log.info("rolled back: training on from step %d (%s)", ref.step, ref.path)
+        self.step = ref.step
+        return True
 
     # The pause contract ------------------------------------------------------------------------------
     def ready(self) -> bool:
@@ -133,9 +193,12 @@ class Trainer:
     def run(self, should_continue: Callable[[], bool], max_steps: int | None = None) -> RunReport:
         report = RunReport(step=self.step)
         while max_steps is None or report.steps < max_steps:
+            self.follow_rollback()
             if not should_continue():
                 report.paused, report.reason = True, "paused"
                 break
+            if self.options.validation_size and hasattr(self.backend, "snapshot"):
+                self.buffer.hold_back(self.options.validation_size, keep=self.options.batch_size)
             batch = self.buffer.drain(self.options.batch_size)
             if not batch:
                 report.reason = "no fresh batch"
@@ -146,6 +209,8 @@ class Trainer:
             report.samples_dropped += result.dropped
             report.steps += result.outcome == "applied"
             report.stale_batches += result.outcome == "stale"
+            report.skipped_batches += result.outcome == "skipped"
+            report.held_back += result.outcome == "held_back"
             if result.outcome == "paused":
                 report.paused, report.reason = True, "paused mid-step (batch released)"
                 break
@@ -166,6 +231,11 @@ class Trainer:
                 built = build_sample(turn, s, self.tokenizer, self.db)
                 if len(built.tokens) > self.options.max_tokens:
                     raise SampleError(f"{len(built.tokens)} tokens, more than training.max_tokens")
+                if built.logprobs is None and self.options.off_policy == "drop":
+                    raise SampleError("the served policy did not sample this answer (training.off_policy: drop)")
+                behind = self.step - (built.sampled_step or 0)
+                if built.logprobs is not None and behind > self.options.max_staleness:
+                    raise SampleError(f"sampled {behind} steps ago, more than training.max_staleness")
                 out.append(built)
             except SampleError as e:
                 log.info("sample %s skipped: %s", s.turn_id, e)
@@ -182,14 +252,28 @@ class Trainer:
         return out, unusable
 
     def _step(self, batch: list[Sample], should_continue: Callable[[], bool]) -> StepResult:
-        started = time.perf_counter()
         ids = [s.turn_id for s in batch]
+        try:
+            return self._try_step(batch, ids, should_continue)
+        except BaseException:
+            self.backend.discard()  # no gradient or staged datum of this batch leaks into the next step
+            released = self.buffer.release(ids)
+            log.exception(
+                "training step %d failed; its gradients were discarded, %d samples released", self.step + 1, released
+            )
+            raise
+
+    def _try_step(self, batch: list[Sample], ids: list[str], should_continue: Callable[[], bool]) -> StepResult:
+        started = time.perf_counter()
         samples, unusable = self.build(batch)
         if not samples:
             self.buffer.ack(ids)  # nothing trainable in them: consumed, not retried forever
             self._dropped += len(ids)
             self._consumed(batch)
             return StepResult("unusable", self.step, dropped=len(ids))
+        reason = no_signal(samples, self.options.advantage)
+        if reason:
+            return self._skip(batch, ids, samples, unusable, reason)
         norm = float(sum(sum(t.mask) for t in samples))
         size = self.options.micro_batch_size
         loss = 0.0
@@ -201,7 +285,20 @@ class Trainer:
             return self._abandon(ids, "paused")
         if not self.buffer.is_fresh(ids):
             return self._abandon(ids, "stale")
+        gate = self._gate()
         reported = self.backend.optim_step()
+        if gate is not None:
+            snap, val, before = gate
+            after = _validation_score(val, self.backend.answer_logprobs(val))  # type: ignore[attr-defined]
+            validation: dict[str, Any] | None = {"n": len(val), "before": before, "after": after}
+            if after < before - self.options.validation_tolerance:
+                return self._hold_back(batch, ids, samples, unusable, snap, before, after)
+        else:
+            validation = None
+        # a remote step (tinker) takes seconds: a bump meanwhile cannot be undone there, but is said, not hidden
+        stale_during_step = not self.buffer.is_fresh(ids)
+        if stale_during_step:
+            log.warning("the skills evolved during step %d: it trained on samples now stale", self.step + 1)
         loss = loss if reported is None else reported
         self.step += 1
         self.buffer.ack(ids)
@@ -225,11 +322,68 @@ class Trainer:
                 "trained_tokens": int(norm),
                 "unusable": len(unusable),
                 "behaviour_logprobs": sum(t.logprobs is not None for t in samples),
+                "skipped": self._skipped,
+                "stale_during_step": stale_during_step,
+                "validation": validation,
+                **self.backend.step_metrics(),  # grad_norm (before clipping), kl to the base model
             },
         )
         self._dropped += len(unusable)
         self._consumed(batch)
         return StepResult("applied", self.step, loss=loss, samples=len(samples), dropped=len(unusable))
+
+    def _skip(
+        self, batch: list[Sample], ids: list[str], samples: list[TrainSample], unusable: list[str], reason: str
+    ) -> StepResult:
+        """A batch with nothing to learn from: consumed as ``skipped``, counted with its reason, not applied."""
+        self.backend.discard()
+        self.buffer.skip([t.turn_id for t in samples])
+        self.buffer.ack(unusable)
+        self._dropped += len(unusable)
+        self._skipped += 1
+        _count_skip(self.db, reason, len(samples))
+        log.info("training batch skipped (%s): %d samples consumed, no step taken", reason, len(samples))
+        self._consumed(batch)
+        return StepResult("skipped", self.step, samples=0, dropped=len(unusable), reason=reason)
+
+    def _gate(self) -> tuple[Any, list[TrainSample], float] | None:
+        """(snapshot, validation samples, score before the step), or None when no gate applies."""
+        if not self.options.validation_size or not hasattr(self.backend, "snapshot"):
+            return None
+        val = []
+        for s in self.buffer.validation():
+            turn = self.trajectories.get_turn(s.turn_id)
+            try:
+                if turn is not None:
+                    val.append(build_sample(turn, s, self.tokenizer, self.db))
+            except SampleError:
+                continue
+        if len({t.reward for t in val}) < 2:
+            return None  # nothing to compare yet: the step is not gated
+        backend: Any = self.backend
+        return backend.snapshot(), val, _validation_score(val, backend.answer_logprobs(val))
+
+    def _hold_back(
+        self,
+        batch: list[Sample],
+        ids: list[str],
+        samples: list[TrainSample],
+        unusable: list[str],
+        snap: Any,
+        before: float,
+        after: float,
+    ) -> StepResult:
+        """The step lowered the validation score: undone (weights and optimiser), not published, consumed."""
+        self.backend.restore(snap)  # type: ignore[attr-defined]
+        reason = "validation score fell"
+        log.warning("step %d held back: the validation score fell from %.4g to %.4g", self.step + 1, before, after)
+        self.buffer.skip([t.turn_id for t in samples])
+        self.buffer.ack(unusable)
+        self._dropped += len(unusable)
+        self._skipped += 1
+        _count_skip(self.db, reason, len(samples))
+        self._consumed(batch)
+        return StepResult("held_back", self.step, dropped=len(unusable), reason=reason)
 
     def _consumed(self, batch: list[Sample]) -> None:
         if self.on_batch is None:
@@ -314,6 +468,46 @@ class Trainer:
             ),
         )
         self._dropped = 0
+        self._skipped = 0
+
+
+def _validation_score(samples: Sequence[TrainSample], logprobs: Sequence[float]) -> float:
+    """How much likelier the rewarded answers are than the punished ones: ``sum (r - mean r) * logp / n``."""
+    mean = sum(t.reward for t in samples) / len(samples)
+    return sum((t.reward - mean) * lp for t, lp in zip(samples, logprobs)) / len(samples)
+
+
+def no_signal(samples: Sequence[TrainSample], advantage: str) -> str | None:
+    """Why a batch has nothing to learn from (every trained token's advantage is 0), or None when it has."""
+    if any(a != 0.0 and m for t in samples for a, m in zip(t.advantages(), t.mask)):
+        return None
+    if len(samples) == 1:
+        return "one sample"
+    if len({t.reward for t in samples}) == 1:
+        return "equal rewards"
+    if advantage == "group":
+        return "no group with two different rewards"
+    return "all advantages 0"
+
+
+def _count_skip(db: AnyDatabase, reason: str, samples: int) -> None:
+    rows = db.query("SELECT value FROM runtime_state WHERE key = ?", [SKIPPED_KEY])
+    value: dict[str, Any] = json.loads(rows[0]["value"]) if rows else {"batches": 0, "samples": 0, "reasons": {}}
+    value["batches"] += 1
+    value["samples"] += samples
+    value["reasons"][reason] = value["reasons"].get(reason, 0) + 1
+    value["last"] = {"reason": reason, "at": time.time()}
+    db.execute(
+        "INSERT INTO runtime_state(key, value, updated_at) VALUES (?, ?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        (SKIPPED_KEY, json.dumps(value), time.time()),
+    )
+
+
+def skipped_steps(db: AnyDatabase) -> dict[str, Any]:
+    """Batches skipped for lack of signal: ``{"batches", "samples", "reasons": {reason: n}, "last"}``."""
+    rows = db.query("SELECT value FROM runtime_state WHERE key = ?", [SKIPPED_KEY])
+    return json.loads(rows[0]["value"]) if rows else {"batches": 0, "samples": 0, "reasons": {}}
 
 
 def last_steps(db: AnyDatabase, n: int = 1) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from metaclaw_plugin.integration import MetaClawPlugin, TurnContext, session_id_from
+from metaclaw_plugin.integration import MetaClawPlugin, PreparedTurn, TurnContext, session_id_from
 
 from ._common import (
     CAPTURED_TAG,
@@ -60,8 +60,7 @@ class _Root:
 
 @dataclass
 class _ModelRun:
-    ctxs: list[TurnContext]
-    t0: float
+    turns: list[PreparedTurn]
 
 
 class MetaClawCallbackHandler(BaseCallbackHandler):
@@ -246,13 +245,12 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
             model = _model_of(metadata, kwargs)
             params = kwargs.get("invocation_params")
             tools = openai_tools(params.get("tools")) if isinstance(params, dict) else None
-            ctxs = []
+            turns = []
             for i, msgs in enumerate(batches):
                 ctx = self._ctx(root, model, str(run_id) if len(batches) == 1 else f"{run_id}:{i}")
-                plugin.record_request(ctx, to_openai(msgs), tools=tools)
-                ctxs.append(ctx)
+                turns.append(plugin.prepare_turn(ctx, to_openai(msgs), tools=tools, inject=False))  # capture only
             with self._lock:
-                self._models[run_id] = _ModelRun(ctxs, time.monotonic())
+                self._models[run_id] = _ModelRun(turns)
         except Exception:
             fail("on_chat_model_start", plugin)
 
@@ -261,18 +259,18 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
         if plugin is None:
             return
         try:
-            mr, latency = self._pop_model_run(run_id)
+            mr = self._pop_model_run(run_id)
             if mr is not None:
                 gens = getattr(response, "generations", None) or []
-                for i, ctx in enumerate(mr.ctxs):
+                for i, turn in enumerate(mr.turns):
                     gen = gens[i][0] if i < len(gens) and gens[i] else None
                     msg = getattr(gen, "message", None)
                     if msg is None and gen is not None:
                         msg = AIMessage(content=getattr(gen, "text", "") or "")
                     if isinstance(msg, BaseMessage):
-                        plugin.on_response(ctx, message_to_openai(msg), usage=usage_of(msg), latency_ms=latency)
+                        plugin.complete_turn(turn, message_to_openai(msg), usage=usage_of(msg))
                     else:
-                        plugin.on_response(ctx, None, error="no generation in the model result", latency_ms=latency)
+                        plugin.complete_turn(turn, None, error="no generation in the model result")
                 self._count_model_calls(run_id, mr)
             self._maybe_end(run_id, outputs=_first_message(response))
         except Exception:
@@ -285,25 +283,24 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
         if plugin is None:
             return
         try:
-            mr, latency = self._pop_model_run(run_id)
+            mr = self._pop_model_run(run_id)
             if mr is not None:
-                for ctx in mr.ctxs:
-                    plugin.on_response(ctx, None, error=short_error(error), latency_ms=latency)
+                for turn in mr.turns:
+                    plugin.complete_turn(turn, None, error=short_error(error))
                 self._count_model_calls(run_id, mr)
             self._maybe_end(run_id, error=error)
         except Exception:
             fail("on_llm_error", plugin)
 
-    def _pop_model_run(self, run_id: UUID) -> tuple[Any, float]:
+    def _pop_model_run(self, run_id: UUID) -> _ModelRun | None:
         with self._lock:
-            mr = self._models.pop(run_id, None)
-        return mr, ((time.monotonic() - mr.t0) * 1000.0 if mr is not None else 0.0)
+            return self._models.pop(run_id, None)
 
-    def _count_model_calls(self, run_id: UUID, mr: Any) -> None:
+    def _count_model_calls(self, run_id: UUID, mr: _ModelRun) -> None:
         root = self._root(run_id)
         if root is not None:
             with self._lock:
-                root.model_calls += len(mr.ctxs)
+                root.model_calls += len(mr.turns)
 
     # ------------------------------------------------------------------------------------------------
     # Tools

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, NotRequired
@@ -50,7 +49,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain.agents.middleware.types import ModelRequest, OmitFromSchema
 from langchain_core.messages import AIMessage, ToolMessage
 
-from metaclaw_plugin.integration import MetaClawPlugin, TurnContext, new_id
+from metaclaw_plugin.integration import InFlight, MetaClawPlugin, PreparedTurn, TurnContext, new_id
 
 from ._common import (
     HOST,
@@ -70,7 +69,6 @@ from ._common import (
 )
 
 STATE_KEY = "metaclaw"
-MAX_OPEN_RUNS = 10_000  # runs that never reached after_agent (interrupted, killed) are forgotten beyond this
 MAX_TOOL_ERRORS = 20
 
 
@@ -97,10 +95,9 @@ class _Run:
 @dataclass
 class _Prepared:
     request: ModelRequest
-    ctx: TurnContext
+    turn: PreparedTurn
     plugin: MetaClawPlugin
     run: _Run | None
-    t0: float
 
 
 def _config() -> dict[str, Any] | None:
@@ -153,7 +150,9 @@ class MetaClawMiddleware(AgentMiddleware):
         self._tenant = tenant
         self._end_sessions = end_sessions
         self._outcome_fn = outcome
-        self._runs: OrderedDict[str, _Run] = OrderedDict()
+        # Runs between before_agent and after_agent (LangGraph's state carries only the run id, and no hook can
+        # write state back from a model or tool call); runs that never end (interrupted, killed) expire.
+        self._runs: InFlight[str, _Run] = InFlight()
         self._lock = threading.Lock()
 
     @property
@@ -182,10 +181,7 @@ class MetaClawMiddleware(AgentMiddleware):
                 user=user,
                 nested=nested,
             )
-            with self._lock:
-                self._runs[run.run_id] = run
-                while len(self._runs) > MAX_OPEN_RUNS:
-                    self._runs.popitem(last=False)
+            self._runs.put(run.run_id, run)
             return {
                 STATE_KEY: {
                     "run": run.run_id,
@@ -208,8 +204,7 @@ class MetaClawMiddleware(AgentMiddleware):
             return None
         try:
             meta = (state or {}).get(STATE_KEY) or {}
-            with self._lock:
-                run = self._runs.pop(str(meta["run"]), None) if meta.get("run") else None
+            run = self._runs.pop(str(meta["run"])) if meta.get("run") else None
             if run is None:
                 run = self._fallback_run(meta)
             if run.nested or not self._end_sessions:
@@ -280,36 +275,23 @@ class MetaClawMiddleware(AgentMiddleware):
             ctx = self._ctx(run, model=model_name(request.model))
             system = request.system_message
             sent = to_openai(([system] if system is not None else []) + list(request.messages))
+            turn = plugin.prepare_turn(ctx, sent, tools=openai_tools(request.tools))
+            new_request = request
+            if turn.block.text:
+                new_request = request.override(system_message=with_block(system, turn.block.text))
         except Exception:
-            fail("wrap_model_call", plugin)
+            fail("prepare_turn", plugin)
             return None
-        new_request = request
-        names: list[str] = []
-        try:
-            inj = plugin.skill_block(ctx, sent)
-            if inj.text:
-                new_system = with_block(system, inj.text)
-                new_request = request.override(system_message=new_system)
-                sent = [message_to_openai(new_system), *(sent[1:] if system is not None else sent)]
-                names = list(inj.names)
-        except Exception:
-            fail("inject", plugin)
-            new_request, names = request, []
-        try:
-            plugin.record_request(ctx, sent, injected_skills=names, tools=openai_tools(request.tools))
-        except Exception:
-            fail("record_request", plugin)
-        return _Prepared(new_request, ctx, plugin, run, time.monotonic())
+        return _Prepared(new_request, turn, plugin, run)
 
     def _model_done(self, prep: _Prepared, response: Any) -> None:
         try:
             ai = _ai_of(response)
             resp = message_to_openai(ai) if ai is not None else None
-            prep.plugin.on_response(
-                prep.ctx,
+            prep.plugin.complete_turn(
+                prep.turn,
                 resp,
                 usage=usage_of(ai),
-                latency_ms=(time.monotonic() - prep.t0) * 1000.0,
                 error=None if ai is not None else "no assistant message in the model response",
             )
             if prep.run is not None:
@@ -320,9 +302,7 @@ class MetaClawMiddleware(AgentMiddleware):
 
     def _model_failed(self, prep: _Prepared, exc: BaseException) -> None:
         try:
-            prep.plugin.on_response(
-                prep.ctx, None, error=short_error(exc), latency_ms=(time.monotonic() - prep.t0) * 1000.0
-            )
+            prep.plugin.complete_turn(prep.turn, None, error=short_error(exc))
             if prep.run is not None:
                 with self._lock:
                     prep.run.model_calls += 1
@@ -435,14 +415,13 @@ class MetaClawMiddleware(AgentMiddleware):
         meta = (state or {}).get(STATE_KEY) if isinstance(state, Mapping) else None
         rid = (meta or {}).get("run")
         if rid:
-            with self._lock:
-                run = self._runs.get(rid)
+            run = self._runs.get(rid)
             if run is not None:
                 return run
         return self._fallback_run(meta or {}) if create else None
 
     def _fallback_run(self, meta: Mapping[str, Any]) -> _Run:
-        """No live run (before_agent failed, or the run outlived MAX_OPEN_RUNS): rebuild from state/config."""
+        """No live run (before_agent failed, or the run expired): rebuild from state/config."""
         cfg = _config()
         tenant, user = who_from_config(cfg)
         return _Run(

@@ -17,7 +17,6 @@ that ends right after it.
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
@@ -26,7 +25,7 @@ from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
 
-from metaclaw_plugin.integration import MetaClawPlugin, PluginHandle, TurnContext, new_id
+from metaclaw_plugin.integration import MetaClawPlugin, PluginHandle, PreparedTurn, TurnContext, new_id
 
 from ._common import (
     CAPTURED_TAG,
@@ -56,14 +55,13 @@ def _as_messages(value: Any) -> list[BaseMessage]:
 
 
 class _Call:
-    """One wrapped model call: context, messages as sent, timing."""
+    """One wrapped model call: the prepared turn (context, messages as sent, timing)."""
 
-    __slots__ = ("ctx", "one_shot", "plugin", "t0")
+    __slots__ = ("one_shot", "plugin", "turn")
 
-    def __init__(self, ctx: TurnContext, plugin: MetaClawPlugin, one_shot: bool):
-        self.ctx = ctx
+    def __init__(self, turn: PreparedTurn, plugin: MetaClawPlugin, one_shot: bool):
+        self.turn = turn
         self.plugin = plugin
-        self.t0 = time.monotonic()
         self.one_shot = one_shot
 
 
@@ -128,48 +126,32 @@ class SkillInjectingRunnable(Runnable[Any, BaseMessage]):
             ctx = TurnContext(
                 session_id=sid or f"lc-{new_id()}", user=user, host=HOST, model=model_name(self.bound), **kw
             )
-            call = _Call(ctx, plugin, one_shot=sid is None)
+            tools = openai_tools((getattr(self.bound, "kwargs", None) or {}).get("tools"))  # bind_tools
+            turn = plugin.prepare_turn(ctx, to_openai(messages), tools=tools, record=self._capture)
+            out: Any = inject_messages(messages, turn.block.text) if turn.block.text else value
         except Exception:
             fail("with_skills", plugin)
             return value, cfg, None
-        out: Any = value
-        names: list[str] = []
-        try:
-            inj = plugin.skill_block(ctx, to_openai(messages))
-            if inj.text:
-                out = inject_messages(messages, inj.text)
-                names = list(inj.names)
-        except Exception:
-            fail("with_skills.inject", plugin)
-            out, names = value, []
-        if self._capture:
-            try:
-                sent = out if isinstance(out, list) else messages
-                tools = openai_tools((getattr(self.bound, "kwargs", None) or {}).get("tools"))  # bind_tools
-                plugin.record_request(ctx, to_openai(sent), injected_skills=names, tools=tools)
-                cfg = {**cfg, "tags": [*(cfg.get("tags") or []), CAPTURED_TAG]}
-            except Exception:
-                fail("with_skills.capture", plugin)
-        return out, cfg, call if self._capture else None
+        if not self._capture:
+            return out, cfg, None
+        cfg = {**cfg, "tags": [*(cfg.get("tags") or []), CAPTURED_TAG]}
+        return out, cfg, _Call(turn, plugin, one_shot=sid is None)
 
     def _done(self, call: _Call | None, result: Any, error: BaseException | None = None) -> None:
         if call is None:
             return
         try:
-            latency = (time.monotonic() - call.t0) * 1000.0
             if error is not None:
-                call.plugin.on_response(call.ctx, None, error=short_error(error), latency_ms=latency)
+                call.plugin.complete_turn(call.turn, None, error=short_error(error))
             elif isinstance(result, BaseMessage):
-                call.plugin.on_response(
-                    call.ctx, message_to_openai(_plain(result)), usage=usage_of(result), latency_ms=latency
-                )
+                call.plugin.complete_turn(call.turn, message_to_openai(_plain(result)), usage=usage_of(result))
             else:
-                call.plugin.on_response(call.ctx, {"role": "assistant", "content": str(result)}, latency_ms=latency)
+                call.plugin.complete_turn(call.turn, {"role": "assistant", "content": str(result)})
             if call.one_shot:
                 outcome = {"success": error is None, "status": "completed" if error is None else "error"}
                 if error is not None:
                     outcome["error"] = short_error(error)
-                call.plugin.on_session_end(call.ctx, outcome, reason="single_call")
+                call.plugin.on_session_end(call.turn.ctx, outcome, reason="single_call")
         except Exception:
             fail("with_skills.response", call.plugin)
 

@@ -1,13 +1,16 @@
-"""``MetaClawCallback``: LiteLLM events in, the core's three hooks out. Nothing else.
+"""``MetaClawCallback``: LiteLLM events in, the core's two turn calls out (``prepare_turn``, ``complete_turn``;
+plus ``on_session_end``). Nothing else.
 
 Which LiteLLM hook does what (LiteLLM 1.108; see the README for the table):
 
 * Proxy: ``async_pre_call_hook`` injects and starts the turn. The turn is written (journal, durable)
-  in ``async_post_call_success_hook`` for JSON and at the end of
-  ``async_post_call_streaming_iterator_hook`` for SSE: both run before the client gets the end of
-  the response. ``async_post_call_failure_hook`` records a failed turn before the client gets the
-  error. ``async_log_success_event``/``async_log_failure_event`` are the fallback (same call id:
-  no second turn).
+  in ``async_post_call_success_hook`` for JSON, and for SSE when LiteLLM hands over the response it
+  assembles anyway for its success logging (see :meth:`MetaClawCallback._arm_stream_capture`): both
+  before the client gets the end of the response. No per-chunk hook: a callback that defines
+  ``async_post_call_streaming_iterator_hook`` moves every stream of the proxy onto LiteLLM's slow path
+  (two more generator layers per chunk, the served chunks kept and re-read at the end).
+  ``async_post_call_failure_hook`` records a failed turn before the client gets the error.
+  ``async_log_success_event``/``async_log_failure_event`` are the fallback (same call id: no second turn).
 * SDK ``acompletion``: ``async_pre_call_deployment_hook`` injects and remembers the injected messages
   (the SDK's success log only sees the messages from before injection);
   ``async_post_call_success_deployment_hook`` records JSON replies before ``acompletion`` returns;
@@ -21,11 +24,12 @@ defined here, on this class; a subclass that overrides one must call ``super()``
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import AsyncGenerator
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -35,8 +39,10 @@ from metaclaw_plugin.integration import (
     DEFAULT_TENANT,
     RETRY_PLUGIN_AFTER,
     FailOpen,
+    InFlight,
     MetaClawPlugin,
     PluginHandle,
+    PreparedTurn,
     Settings,
     TurnContext,
     conversation_fingerprint,
@@ -47,7 +53,6 @@ from metaclaw_plugin.integration import (
 from .translate import (
     CHAT_CALL_TYPES,
     already_injected,
-    assemble_stream,
     call_type_name,
     error_text,
     get,
@@ -63,7 +68,6 @@ log = logging.getLogger("metaclaw_litellm")
 _fail = FailOpen(log, "metaclaw_litellm", what="the request")
 
 TenantMode = Literal["key", "team", "none"]
-INFLIGHT_TTL = 900.0  # seconds; a request never answered is forgotten after this
 RECORDED_MAX = 50_000  # call ids remembered to keep the log events from recording a turn twice
 
 
@@ -74,6 +78,7 @@ class _Inflight:
     outcome: dict[str, Any] | None
     origin: str  # "proxy" or "sdk"
     t0: float
+    turn: PreparedTurn | None = None  # the prepared turn (the block injected, the request as sent)
 
 
 class MetaClawCallback(CustomLogger):
@@ -116,9 +121,8 @@ class MetaClawCallback(CustomLogger):
             retry_after=RETRY_PLUGIN_AFTER,
         )
         self._lock = threading.Lock()
-        self._inflight: dict[str, _Inflight] = {}
+        self._inflight: InFlight[str, _Inflight] = InFlight()  # the core's one expiry policy
         self._recorded: OrderedDict[str, None] = OrderedDict()
-        self._last_sweep = time.monotonic()
         if start:
             self.get_plugin()
 
@@ -168,7 +172,7 @@ class MetaClawCallback(CustomLogger):
         ctx = TurnContext(
             session_id=sid,
             tenant=tenant_from_key(user_api_key_dict, self.tenant_from),
-            user=user,
+            user=user or _user_id(header(headers, "x-user-id"), md.get("user_id")),  # whose memories (issue 25)
             kind=kind,  # type: ignore[arg-type]
             host="litellm-proxy",
             model=data.get("model") if isinstance(data.get("model"), str) else None,
@@ -219,7 +223,7 @@ class MetaClawCallback(CustomLogger):
         ctx = TurnContext(
             session_id=sid,
             tenant=tenant,
-            user=user,
+            user=user or _user_id(header(headers, "x-user-id"), md.get("user_id")),
             kind=kind,  # type: ignore[arg-type]
             host=host,
             model=model if isinstance(model, str) else None,
@@ -229,13 +233,7 @@ class MetaClawCallback(CustomLogger):
         return _Inflight(ctx, done, outcome, "sdk", time.monotonic())
 
     def _remember(self, call_id: str, inf: _Inflight) -> None:
-        with self._lock:
-            self._inflight[call_id] = inf
-            now = time.monotonic()
-            if now - self._last_sweep > 60.0:
-                self._last_sweep = now
-                for k in [k for k, v in self._inflight.items() if now - v.t0 > INFLIGHT_TTL]:
-                    del self._inflight[k]
+        self._inflight.put(call_id, inf)
 
     def _claim(self, call_id: str) -> tuple[bool, _Inflight | None]:
         """Mark a call as recorded. Returns (first time?, its in-flight state)."""
@@ -245,7 +243,7 @@ class MetaClawCallback(CustomLogger):
             self._recorded[call_id] = None
             if len(self._recorded) > RECORDED_MAX:
                 self._recorded.popitem(last=False)
-            return True, self._inflight.pop(call_id, None)
+            return True, self._inflight.pop(call_id)
 
     def _finish(
         self,
@@ -261,7 +259,10 @@ class MetaClawCallback(CustomLogger):
         plugin = self._handle.get()
         if plugin is None:
             return
-        plugin.on_response(inf.ctx, response, usage=usage, error=error, messages=messages, tools=tools)
+        turn = inf.turn
+        if turn is None:  # capture only: the request was not seen by a pre-call hook
+            turn = plugin.prepare_turn(inf.ctx, messages or [], tools=tools, inject=False, record=False)
+        plugin.complete_turn(turn, response, usage=usage, error=error, messages=messages, tools=tools)
         if inf.done:
             plugin.on_session_end(inf.ctx, inf.outcome, reason="host")
 
@@ -302,13 +303,14 @@ class MetaClawCallback(CustomLogger):
             if plugin is None:
                 return data
             inf = self._proxy_context(data, user_api_key_dict, call_id)
-            if already_injected(messages):
-                plugin.record_request(inf.ctx, messages, tools=request_tools(data))
-                out = messages
-            else:
-                out = plugin.on_request(inf.ctx, messages, tools=request_tools(data))
+            # a retry that already carries its block is recorded as it is
+            inf.turn = plugin.prepare_turn(
+                inf.ctx, messages, tools=request_tools(data), inject=not already_injected(messages)
+            )
             self._remember(call_id, inf)
-            data["messages"] = out
+            data["messages"] = inf.turn.messages
+            if data.get("stream") is True:
+                self._arm_stream_capture(data, call_id)
         except Exception:
             _fail("async_pre_call_hook", self)
         return data
@@ -336,42 +338,29 @@ class MetaClawCallback(CustomLogger):
             msg, usage = response_message(response)
             self._finish(call_id, inf, msg, usage=usage)
 
-    async def async_post_call_streaming_iterator_hook(
-        self, user_api_key_dict: Any, response: Any, request_data: dict
-    ) -> AsyncGenerator[Any, None]:
-        call_id = request_data.get("litellm_call_id") if isinstance(request_data, dict) else None
-        with self._lock:
-            ours = isinstance(call_id, str) and call_id in self._inflight
-        if not ours:
-            async for item in response:
-                yield item
-            return
-        chunks: list[Any] = []  # read once at the end (assemble_stream): a list append is all a chunk costs
-        try:
-            async for item in response:
-                chunks.append(item)
-                yield item
-        except GeneratorExit:
-            self._record_stream(call_id, chunks, "client disconnected before the end of the stream")
-            raise
-        except BaseException as e:
-            self._record_stream(call_id, chunks, error_text(e))
-            raise
-        # Runs before the proxy sends [DONE]: the turn is on disk before the client has the reply.
-        self._record_stream(call_id, chunks, None)
+    def _arm_stream_capture(self, data: dict[str, Any], call_id: str) -> None:
+        """Record a proxy stream from the response LiteLLM assembles at its end, before ``[DONE]``, with no work
+        per chunk.
 
-    def _record_stream(self, call_id: Any, chunks: list[Any], error: str | None) -> None:
+        LiteLLM's stream wrapper builds the whole response when the last chunk is read (for its own success
+        logging). When the request's logging object has a deferred stream-completion slot set, it parks that
+        response there, and the proxy calls the slot synchronously right after the last chunk, before it sends
+        ``[DONE]`` (``ProxyLogging.fire_deferred_stream_logging``, LiteLLM 1.108). The slot here records the turn
+        (durable, as for JSON) and hands back the very success dispatch LiteLLM would have scheduled, so its
+        logging is unchanged. Where the slot is taken (the proxy's post-call guardrails arm it) or never fires
+        (an error, a client gone mid-stream), the log events record the turn instead."""
+        lo = data.get("litellm_logging_obj")
+        if lo is None or not callable(getattr(lo, "dispatch_success_handlers", None)) or not _deferred_slot():
+            return
+        if getattr(lo, "_on_deferred_stream_complete", None) is not None:
+            return  # already armed: the log events are the fallback
+        lo._on_deferred_stream_complete = _StreamEnd(self, call_id, lo)
+
+    def _stream_ended(self, call_id: str, response: Any) -> None:
+        """The assembled stream of a proxy call (from :class:`_StreamEnd`); fails open."""
         try:
-            first, inf = self._claim(call_id)
-            if not first or inf is None:
-                return
-            try:
-                msg, usage = assemble_stream(chunks)
-            except Exception:
-                _fail("stream.assemble", self)
-                msg, usage = None, None
-                error = error or "stream not captured (see the metaclaw_litellm log)"
-            self._finish(call_id, inf, msg, usage=usage, error=error)
+            if is_chat_response(response):
+                self._record_call(call_id, response)
         except Exception:
             _fail("stream.record", self)
 
@@ -418,9 +407,9 @@ class MetaClawCallback(CustomLogger):
                 inf = self._sdk_context(details if isinstance(details, dict) else kwargs, call_id, messages)
             if already_injected(messages):
                 return None
-            out = plugin.on_request(inf.ctx, messages, tools=request_tools(kwargs))
+            inf.turn = plugin.prepare_turn(inf.ctx, messages, tools=request_tools(kwargs))
             self._remember(call_id, inf)
-            kwargs["messages"] = out
+            kwargs["messages"] = inf.turn.messages
             return kwargs
         except Exception:
             _fail("async_pre_call_deployment_hook", self)
@@ -473,7 +462,52 @@ class MetaClawCallback(CustomLogger):
         }
 
 
+_SLOT: list[bool] = []
+
+
+def _deferred_slot() -> bool:
+    """Whether this LiteLLM proxy fires the deferred stream-completion slot (1.108 does); checked once."""
+    if not _SLOT:
+        try:
+            from litellm.proxy.utils import ProxyLogging
+
+            _SLOT.append(callable(getattr(ProxyLogging, "fire_deferred_stream_logging", None)))
+        except Exception:
+            _SLOT.append(False)
+    return _SLOT[0]
+
+
+class _StreamEnd:
+    """The deferred stream-completion slot of one proxy call: LiteLLM calls it with (assembled response, cache
+    hit) and schedules the coroutine it returns. Called synchronously, so the turn is on disk before ``[DONE]``."""
+
+    __slots__ = ("call_id", "callback", "logging_obj")
+
+    def __init__(self, callback: MetaClawCallback, call_id: str, logging_obj: Any) -> None:
+        self.callback = callback
+        self.call_id = call_id
+        self.logging_obj = logging_obj
+
+    def __call__(self, *args: Any) -> Coroutine[Any, Any, Any]:
+        if len(args) == 1 and asyncio.iscoroutine(args[0]):
+            return args[0]  # a producer that parks a ready logging coroutine: nothing assembled to read
+        response, cache_hit = (args + (None, None))[:2]
+        self.callback._stream_ended(self.call_id, response)
+        # exactly what the stream wrapper schedules when the slot is empty
+        return self.logging_obj.dispatch_success_handlers(
+            response, cache_hit=cache_hit, start_time=None, end_time=None, prefer_async_handlers=True
+        )
+
+
 def make_default_callback() -> MetaClawCallback:
     """The module-level instance: configured from the environment and the config file, started now
     so that the first request does not pay for loading the skill library."""
     return MetaClawCallback(start=True)
+
+
+def _user_id(*candidates: Any) -> str | None:
+    """The first non-empty string: the user a request speaks for, when the OpenAI ``user`` field is absent."""
+    for c in candidates:
+        if isinstance(c, str) and c.strip():
+            return c.strip()[:256]
+    return None

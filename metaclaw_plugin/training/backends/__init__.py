@@ -12,9 +12,40 @@ The trainer drives both the same way, one step at a time:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from ..samples import TrainSample
+
+
+@dataclass(frozen=True)
+class Hyper:
+    """What bounds an update and shapes the adapter, the same on both backends (``training.*`` settings).
+
+    One ``learning_rate`` means one Adam: betas, epsilon and weight decay are passed to both (torch's AdamW
+    locally, Tinker's ``AdamParams`` remotely) instead of each library's own defaults (beta2 0.999 and 0.95)."""
+
+    learning_rate: float = 1e-4
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.95
+    adam_eps: float = 1e-8
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0  # 0: no clipping
+    clip_low: float = 0.8
+    clip_high: float = 1.2
+    kl_coef: float = 0.01  # local only: the KL anchor to the base model
+    lora_rank: int = 32
+    lora_alpha: int | None = None  # None: lora_rank
+    lora_dropout: float = 0.0
+    target_modules: Any = "all-linear"
+    dtype: str = "auto"
+    gradient_checkpointing: bool = False
+    seed: int = 0
+    keep_adapters: int = 5  # local: published adapter folders kept (what train rollback can reach)
+
+    @classmethod
+    def from_settings(cls, t: Any) -> Hyper:
+        return cls(**{f: getattr(t, f) for f in cls.__dataclass_fields__})
 
 
 class Backend(Protocol):
@@ -29,6 +60,10 @@ class Backend(Protocol):
 
     def optim_step(self) -> float | None:
         """Apply the accumulated gradients; returns the step's loss when only the step knows it (tinker)."""
+        ...
+
+    def step_metrics(self) -> dict[str, float | None]:
+        """What the last step measured beyond its loss (gradient norm, KL to the base): for ``train_steps``."""
         ...
 
     def save_sampler(self, step: int) -> str: ...

@@ -11,15 +11,16 @@ import json
 import os
 import shutil
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..._mlimport import ML_IMPORT_LOCK
-from ..losses import behaviour_logprobs, policy_loss
+from ..losses import behaviour_logprobs, kl_to_reference, policy_loss
 from ..models import load_base
 from ..samples import TrainSample
+from . import Hyper
 
-KEEP_ADAPTERS = 3  # older adapter folders are removed (a served policy loads the latest)
 KEEP_STATES = 2
 
 
@@ -39,11 +40,16 @@ class LocalBackend:
         base_model: str,
         out_dir: Path | str,
         *,
-        lora_rank: int = 32,
-        learning_rate: float = 1e-4,
+        lora_rank: int | None = None,
+        learning_rate: float | None = None,
         device: str = "auto",
-        seed: int = 0,
+        seed: int | None = None,
+        hyper: Hyper | None = None,
     ):
+        h = hyper or Hyper()
+        overrides: dict[str, Any] = {"lora_rank": lora_rank, "learning_rate": learning_rate, "seed": seed}
+        h = replace(h, **{k: v for k, v in overrides.items() if v is not None})
+        self.hyper = h
         with ML_IMPORT_LOCK:
             import torch
             from peft import LoraConfig, get_peft_model
@@ -51,19 +57,37 @@ class LocalBackend:
             self.base_model = base_model
             self.out = Path(out_dir).expanduser()
             self.device = pick_device(device)
-            torch.manual_seed(seed)
-            base, self.tokenizer = load_base(base_model, self.device)
+            torch.manual_seed(h.seed)
+            base, self.tokenizer = load_base(base_model, self.device, dtype=None if h.dtype == "auto" else h.dtype)
+            if h.gradient_checkpointing:
+                base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
             config = LoraConfig(
-                r=lora_rank, lora_alpha=lora_rank, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM"
+                r=h.lora_rank,
+                lora_alpha=h.lora_alpha or h.lora_rank,
+                lora_dropout=h.lora_dropout,
+                target_modules=h.target_modules,
+                task_type="CAUSAL_LM",
             )
             self.model: Any = get_peft_model(base, config)
         self.model.train()
-        self.optimizer = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad], lr=learning_rate)
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(
+            self.params,
+            lr=h.learning_rate,
+            betas=(h.adam_beta1, h.adam_beta2),
+            eps=h.adam_eps,
+            weight_decay=h.weight_decay,
+        )
+        self._kl = [0.0, 0.0]  # this step's KL to the base: sum over trained tokens, and their count
+        self.metrics: dict[str, float | None] = {}
 
     # Gradients -----------------------------------------------------------------------------------
-    def token_logprobs(self, samples: Sequence[TrainSample]) -> tuple[Any, Any, Any, Any, Any]:
+    def token_logprobs(
+        self, samples: Sequence[TrainSample], *, reference: bool = False
+    ) -> tuple[Any, Any, Any, Any, Any]:
         """Per completion position: the policy's logprobs (with grad), behaviour logprobs, advantages, mask,
-        and whether behaviour logprobs are known, as [batch, longest-1] tensors."""
+        and whether behaviour logprobs are known, as [batch, longest-1] tensors. ``reference``: the base
+        model's logprobs instead (the LoRA disabled, no gradient), for the KL anchor."""
         import torch
 
         pad = self.tokenizer.pad_token_id or 0
@@ -81,24 +105,86 @@ class LocalBackend:
             if s.logprobs is not None:
                 old[b, start : start + n] = torch.tensor(s.logprobs)
         ids, attention = ids.to(self.device), attention.to(self.device)
-        logits = self.model(input_ids=ids, attention_mask=attention).logits[:, :-1].float()
+        if reference:
+            with torch.no_grad(), self.model.disable_adapter():
+                out = self.model(input_ids=ids, attention_mask=attention)
+        else:
+            out = self.model(input_ids=ids, attention_mask=attention)
+        logits = out.logits[:, :-1].float()
+        # at the temperature the behaviour logprobs were sampled at, so the ratio before any update is exactly 1
+        temps = torch.tensor([s.temperature if s.temperature > 0 else 1.0 for s in samples], device=self.device)
+        logits = logits / temps[:, None, None]
         logp = -torch.nn.functional.cross_entropy(logits.transpose(1, 2), ids[:, 1:], reduction="none")
         known = torch.tensor([s.logprobs is not None for s in samples], device=self.device)
         return logp, old.to(self.device), adv.to(self.device), mask.to(self.device), known
 
     def forward_backward(self, samples: Sequence[TrainSample], loss_fn: str, norm: float) -> float:
+        h = self.hyper
         logp, old, adv, mask, known = self.token_logprobs(samples)
-        loss = policy_loss(loss_fn, logp, behaviour_logprobs(logp, old, known), adv, mask, norm)
+        loss = policy_loss(
+            loss_fn, logp, behaviour_logprobs(logp, old, known), adv, mask, norm, h.clip_low, h.clip_high
+        )
+        if h.kl_coef > 0:  # the anchor: a cheap second pass with the LoRA disabled is the base policy
+            ref = self.token_logprobs(samples, reference=True)[0]
+            kl = kl_to_reference(logp, ref) * mask
+            loss = loss + h.kl_coef * kl.sum() / max(norm, 1.0)
+            self._kl[0] += float(kl.detach().sum())
+            self._kl[1] += float(mask.sum())
         loss.backward()
         return float(loss.detach())
 
     def discard(self) -> None:
-        self.optimizer.zero_grad(set_to_none=True)
+        """Drop every accumulated gradient: on each LoRA parameter (the optimiser's list is the same tensors)."""
+        for p in self.params:
+            p.grad = None
+        self._kl = [0.0, 0.0]
 
     def optim_step(self) -> float | None:
+        import torch
+
+        limit = self.hyper.max_grad_norm if self.hyper.max_grad_norm > 0 else float("inf")
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.params, limit))
         self.optimizer.step()
-        self.optimizer.zero_grad(set_to_none=True)
+        kl_sum, kl_n = self._kl
+        self.metrics = {"grad_norm": grad_norm, "kl": kl_sum / kl_n if kl_n else None}
+        self.discard()
         return None  # the loss is known from forward_backward
+
+    def step_metrics(self) -> dict[str, float | None]:
+        return dict(self.metrics)
+
+    def reset_optimizer(self) -> None:
+        """Forget Adam's moments (after a rollback: they belong to the abandoned steps)."""
+        self.optimizer.state.clear()
+
+    # The validation gate -------------------------------------------------------------------------
+    def snapshot(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The LoRA weights and the optimiser state, copied: what :meth:`restore` puts back (an undone step)."""
+        import copy
+
+        weights = {n: p.detach().clone() for n, p in self.model.named_parameters() if p.requires_grad}
+        return weights, copy.deepcopy(self.optimizer.state_dict())
+
+    def restore(self, snap: tuple[dict[str, Any], dict[str, Any]]) -> None:
+        import torch
+
+        weights, state = snap
+        with torch.no_grad():
+            for n, p in self.model.named_parameters():
+                if n in weights:
+                    p.copy_(weights[n])
+        self.optimizer.load_state_dict(state)
+
+    def answer_logprobs(self, samples: Sequence[TrainSample]) -> list[float]:
+        """Each sample's mean logprob of its trained tokens under the current weights (no gradient)."""
+        import torch
+
+        out: list[float] = []
+        with torch.no_grad():
+            for s in samples:
+                logp, _, _, mask, _ = self.token_logprobs([s])
+                out.append(float((logp * mask).sum() / mask.sum().clamp(min=1)))
+        return out
 
     # Weights ---------------------------------------------------------------------------------------
     def _write(self, kind: str, step: int, with_state: bool) -> str:
@@ -113,7 +199,7 @@ class LocalBackend:
             (tmp / "trainer.json").write_text(json.dumps({"step": step, "base_model": self.base_model}))
         shutil.rmtree(final, ignore_errors=True)
         os.replace(tmp, final)
-        keep = KEEP_STATES if with_state else KEEP_ADAPTERS
+        keep = KEEP_STATES if with_state else self.hyper.keep_adapters
         for old in sorted((self.out / kind).glob("step-*"))[:-keep]:
             shutil.rmtree(old, ignore_errors=True)
         return str(final)
@@ -126,12 +212,17 @@ class LocalBackend:
 
     def load_state(self, path: str) -> None:
         import torch
+
+        self.load_weights(path)
+        self.optimizer.load_state_dict(torch.load(Path(path) / "optimizer.pt", map_location=self.device))
+
+    def load_weights(self, path: str) -> None:
+        """The LoRA weights of an adapter folder (a published step, or a full state), the optimiser untouched."""
         from peft import set_peft_model_state_dict
         from safetensors.torch import load_file
 
-        folder = Path(path)
-        set_peft_model_state_dict(self.model, load_file(str(folder / "adapter_model.safetensors"), device=self.device))
-        self.optimizer.load_state_dict(torch.load(folder / "optimizer.pt", map_location=self.device))
+        weights = load_file(str(Path(path) / "adapter_model.safetensors"), device=self.device)
+        set_peft_model_state_dict(self.model, weights)
 
     def adapter_weights(self) -> dict[str, Any]:
         """The trainable LoRA weights by name (what a checkpoint holds), detached."""

@@ -12,8 +12,13 @@ Two differences from the local backend, both forced by the service:
   abandoned step (a pause, a stale batch) must never have sent its ``forward_backward``. Micro-batches
   are therefore staged here, and ``optim_step`` submits their ``forward_backward`` and the optimiser step
   together (pipelined, as the SDK recommends). ``discard`` drops the staged datums.
-* Samples without behaviour logprobs get the current policy's logprobs from a ``forward`` pass
-  (``cross_entropy``, no gradient), so their ratio is 1: the on-policy REINFORCE form, as locally.
+* Samples without behaviour logprobs, or whose logprobs were sampled at a temperature other than 1 (the
+  service computes the loss's logprobs at temperature 1, so those ratios would be off before any update),
+  get the current policy's logprobs from a ``forward`` pass (``cross_entropy`` with zero ``weights``, as the
+  service requires; no gradient), so their ratio is 1: the on-policy REINFORCE form.
+* Adam is the same as the local backend's (:class:`~.Hyper`: betas, epsilon, weight decay, gradient clipping
+  sent in ``AdamParams``), and the clipped losses take the same bounds. There is no KL anchor here yet (the
+  service's losses have no reference term); ``step_metrics`` says so (``kl``: None).
 
 None of this has run against the real service (unreachable here); the tests drive a fake of the
 client's methods.
@@ -22,10 +27,11 @@ client's methods.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, cast
 
-from ..losses import CLIP_HIGH, CLIP_LOW
 from ..samples import TrainSample
+from . import Hyper
 
 
 def make_datum(sample: TrainSample, behaviour: Sequence[float], norm: float) -> Any:
@@ -54,6 +60,11 @@ def _targets(tokens: Sequence[int]) -> Any:
     return types.TensorData.from_numpy(np.asarray(tokens[1:], dtype=np.int64))
 
 
+def _usable(sample: TrainSample) -> bool:
+    """Behaviour logprobs the service's losses can use: known, and sampled at temperature 1."""
+    return sample.logprobs is not None and sample.temperature in (0.0, 1.0)
+
+
 class TinkerBackend:
     name = "tinker"
 
@@ -61,29 +72,52 @@ class TinkerBackend:
         self,
         base_model: str,
         *,
-        lora_rank: int = 32,
-        learning_rate: float = 1e-4,
-        seed: int | None = 0,
+        lora_rank: int | None = None,
+        learning_rate: float | None = None,
+        seed: int | None = None,
         service: Any = None,
+        hyper: Hyper | None = None,
     ):
         import tinker
 
+        h = hyper or Hyper()
+        overrides: dict[str, Any] = {"lora_rank": lora_rank, "learning_rate": learning_rate, "seed": seed}
+        self.hyper = h = replace(h, **{k: v for k, v in overrides.items() if v is not None})
         self.base_model = base_model
-        self.learning_rate = learning_rate
+        self.learning_rate = h.learning_rate
         self.service = service if service is not None else tinker.ServiceClient()
         self.client = self.service.create_lora_training_client(
-            base_model=base_model, rank=lora_rank, seed=seed
+            base_model=base_model, rank=h.lora_rank, seed=h.seed
         ).result()
         self._staged: list[Any] = []
         self._loss_fn = "importance_sampling"
 
+    def adam(self) -> Any:
+        """The step's ``AdamParams``: the local backend's optimiser, term for term."""
+        from tinker import types
+
+        h = self.hyper
+        return types.AdamParams(
+            learning_rate=h.learning_rate,
+            beta1=h.adam_beta1,
+            beta2=h.adam_beta2,
+            eps=h.adam_eps,
+            weight_decay=h.weight_decay,
+            grad_clip_norm=h.max_grad_norm,
+        )
+
     def _current_logprobs(self, samples: Sequence[TrainSample]) -> list[list[float]]:
+        import numpy as np
         from tinker import types
 
         data = [
             types.Datum(
                 model_input=types.ModelInput.from_ints(s.tokens[:-1]),
-                loss_fn_inputs={"target_tokens": _targets(s.tokens)},
+                loss_fn_inputs={
+                    "target_tokens": _targets(s.tokens),
+                    # the service's cross_entropy requires weights; zeros: no loss, only the logprobs
+                    "weights": types.TensorData.from_numpy(np.zeros(len(s.tokens) - 1, dtype=np.float32)),
+                },
             )
             for s in samples
         ]
@@ -94,10 +128,10 @@ class TinkerBackend:
         ]
 
     def forward_backward(self, samples: Sequence[TrainSample], loss_fn: str, norm: float) -> float:
-        missing = [s for s in samples if s.logprobs is None]
+        missing = [s for s in samples if not _usable(s)]
         current = iter(self._current_logprobs(missing) if missing else [])
         for s in samples:
-            behaviour = s.logprobs if s.logprobs is not None else next(current)
+            behaviour = s.logprobs if _usable(s) and s.logprobs is not None else next(current)
             self._staged.append(make_datum(s, behaviour, max(norm, 1.0)))
         self._loss_fn = loss_fn
         return 0.0  # the service reports the loss with the step (optim_step)
@@ -110,12 +144,15 @@ class TinkerBackend:
 
         data, self._staged = self._staged, []
         clipped = self._loss_fn != "importance_sampling"
-        config = {"clip_low_threshold": CLIP_LOW, "clip_high_threshold": CLIP_HIGH} if clipped else None
-        fb = self.client.forward_backward(data, cast(types.LossFnType, self._loss_fn), config)
-        step = self.client.optim_step(types.AdamParams(learning_rate=self.learning_rate))
+        bounds = {"clip_low_threshold": self.hyper.clip_low, "clip_high_threshold": self.hyper.clip_high}
+        fb = self.client.forward_backward(data, cast(types.LossFnType, self._loss_fn), bounds if clipped else None)
+        step = self.client.optim_step(self.adam())
         result = fb.result()
         step.result()
         return float(result.metrics.get("loss:sum", 0.0))
+
+    def step_metrics(self) -> dict[str, float | None]:
+        return {"grad_norm": None, "kl": None}  # the service reports neither
 
     def save_sampler(self, step: int) -> str:
         return str(self.client.save_weights_for_sampler(f"metaclaw-step-{step:06d}").result().path)

@@ -1,0 +1,283 @@
+"""Extraction, off the request path: the learning side of memory.
+
+It subscribes to the plugin's events (it never sees the plugin object): each main turn's new user message is noted
+per session; every ``memory.extract_every`` main turns, and when the session ends, the notes go to a thread of
+its own, which extracts (the model when one is configured and reachable, else the rules), files the result through
+:class:`~.writer.MemoryWriter` and tells the view to refresh. At session end a one-line summary of the session is
+kept too. A failure is logged and counted; the host never sees it. Notes not yet extracted live in memory: a crash
+loses at most ``extract_every - 1`` turns of one session.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..events import Events, SessionEnd, TurnRecorded
+from ..learning.llm import Budget, LLMClient, LLMError
+from ..privacy import Redactor
+from ..skillbank.retrieve import message_text
+from ..store import AnyDatabase, open_database
+from . import modelx, rules
+from .model import DEFAULT_USER, Candidate, Memory
+from .rules import Forget
+from .store import MemoryStore
+from .text import term_set
+from .writer import MemoryWriter
+
+log = logging.getLogger("metaclaw_plugin.memory")
+
+MAX_NOTE_CHARS = 4000
+NEAREST = 15  # existing memories shown to the model with a batch
+
+
+@dataclass
+class Note:
+    turn_id: str
+    text: str
+    reply: str
+    at: float
+
+
+@dataclass
+class _Session:
+    user: str | None
+    notes: list[Note] = field(default_factory=list)
+    firsts: list[str] = field(default_factory=list)  # the first requests, for the summary
+    main_turns: int = 0
+    last_text: str = ""
+
+
+@dataclass
+class Batch:
+    tenant: str
+    user: str | None
+    session_id: str
+    notes: list[Note]
+    end: bool = False
+    firsts: list[str] = field(default_factory=list)
+    main_turns: int = 0
+
+
+def extractor_choice(settings: Any, redactor: Redactor | None, budget: Budget | None) -> tuple[Any, str, str]:
+    """(client or None, "model" | "rules", why): the model when ``memory.model`` (else ``evolution.model``) is set
+    and callable here, else the rules."""
+    m, e = settings.memory, settings.evolution
+    cfg = m if m.model else e
+    if not cfg.model:
+        return (
+            None,
+            "rules",
+            "no memory.model or evolution.model configured: the rule extractor reads explicit statements",
+        )
+    client = LLMClient(
+        "memory",
+        model=cfg.model,
+        api_base=cfg.api_base,
+        api_key=cfg.api_key,
+        timeout=m.timeout,
+        retries=m.retries,
+        backoff=m.backoff,
+        budget=budget,
+        local_only=settings.privacy.local_only,
+        redactor=redactor,
+    )
+    reason = client.unavailable_reason()
+    if reason:
+        return None, "rules", f"{reason}: the rule extractor reads explicit statements"
+    return client, "model", f"{'memory' if m.model else 'evolution'}.model {cfg.model} (rules as the fallback)"
+
+
+class MemoryLearner:
+    def __init__(
+        self,
+        settings: Any,
+        events: Events,
+        redactor: Redactor | None,
+        on_change: Callable[[], Any] = lambda: None,
+        *,
+        client: Any = None,
+        db: AnyDatabase | None = None,
+    ):
+        self.settings = settings
+        self.events = events
+        self.redactor = redactor or Redactor.from_settings(settings.privacy)  # outbound and stored: always redacted
+        self._own_db = db is None  # the plugin passes the view's database: one connection (pool) for both
+        self.db = open_database(settings) if db is None else db
+        self.store = MemoryStore(self.db)
+        self.writer = MemoryWriter(self.store, settings, self.redactor)
+        m = settings.memory
+        self.budget = Budget(self.db, {"memory": (m.daily_calls, m.daily_tokens)})
+        if client is not None:
+            self.client, self.extractor, self.why = client, "model", "a client given by the caller"
+        else:
+            self.client, self.extractor, self.why = extractor_choice(settings, self.redactor, self.budget)
+        self.on_change = on_change
+        self.counts: Counter[str] = Counter()
+        self.last_error: str | None = None
+        self._sessions: dict[tuple[str, str], _Session] = {}
+        self._lock = threading.Lock()
+        self._q: queue.Queue[Batch | None] = queue.Queue()
+        self._busy = 0
+        self._idle = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    # Lifecycle -------------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self.events.subscribe(TurnRecorded, self.on_turn)
+        self.events.subscribe(SessionEnd, self.on_end)
+        self._thread = threading.Thread(target=self._run, name="metaclaw-memory", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.events.unsubscribe(TurnRecorded, self.on_turn)
+        self.events.unsubscribe(SessionEnd, self.on_end)
+        with self._lock:
+            pending = [(k, s) for k, s in self._sessions.items() if s.notes]
+            self._sessions.clear()
+        for (tenant, sid), s in pending:  # what was said since the last extraction is not lost at shutdown
+            self._enqueue(Batch(tenant, s.user, sid, s.notes))
+        if self._thread is not None:
+            self._q.put(None)
+            self._thread.join(timeout)
+            self._thread = None
+        if self._own_db:
+            self.db.close()
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            while self._busy:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._idle.wait(left)
+        return True
+
+    # Events (in the plugin's worker) ------------------------------------------------------------------------------
+    def on_turn(self, ev: TurnRecorded) -> None:
+        t = ev.turn
+        if t.kind != "main":
+            return
+        text = next(
+            (message_text(m) for m in reversed(t.messages) if isinstance(m, dict) and m.get("role") == "user"), ""
+        )
+        reply = message_text(t.response) if isinstance(t.response, dict) else ""
+        key = (t.tenant, t.session_id)
+        batch = None
+        with self._lock:
+            s = self._sessions.get(key)
+            if s is None:
+                s = self._sessions[key] = _Session(t.user)
+            s.user = s.user or t.user
+            s.main_turns += 1
+            if text and text != s.last_text:  # a tool step repeats the request: noted once
+                s.last_text = text
+                s.notes.append(Note(t.turn_id, text[:MAX_NOTE_CHARS], reply[:MAX_NOTE_CHARS], t.created_at))
+                if len(s.firsts) < 3 and not rules.extract(text):  # a summary of work, not a copy of what to remember
+                    s.firsts.append(" ".join(text.split())[:120])
+            if s.main_turns % self.settings.memory.extract_every == 0 and s.notes:
+                batch = Batch(t.tenant, s.user, t.session_id, s.notes)
+                s.notes = []
+        if batch is not None:
+            self._enqueue(batch)
+
+    def on_end(self, ev: SessionEnd) -> None:
+        with self._lock:
+            s = self._sessions.pop((ev.tenant, ev.session_id), None)
+        if s is not None:
+            self._enqueue(Batch(ev.tenant, s.user, ev.session_id, s.notes, True, s.firsts, s.main_turns))
+
+    def _enqueue(self, batch: Batch) -> None:
+        with self._idle:
+            self._busy += 1
+        self._q.put(batch)
+
+    # The extraction thread ------------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            batch = self._q.get()
+            if batch is None:
+                return
+            try:
+                self.process(batch)
+            except Exception as e:
+                self.counts["errors"] += 1
+                self.last_error = f"{type(e).__name__}: {e}"
+                log.exception(
+                    "memory extraction failed for session %s (dropped; the host is unaffected)", batch.session_id
+                )
+            finally:
+                with self._idle:
+                    self._busy -= 1
+                    self._idle.notify_all()
+
+    def process(self, batch: Batch) -> dict[str, Any]:
+        """Extract from one batch and file the result. Returns the writer's report."""
+        now = time.time()
+        items: list[Candidate | Forget] = []
+        summary: str | None = None
+        used = "rules"
+        if batch.notes and self.client is not None:
+            try:
+                items, summary = self._model(batch, now)
+                used = "model"
+                self.counts["model_batches"] += 1
+            except (LLMError, ValueError) as e:
+                self.counts["model_failures"] += 1
+                self.last_error = f"{type(e).__name__}: {e}"
+                log.warning("memory: the model extractor failed (%s); the rules read this batch", self.last_error)
+        if used == "rules":
+            for n in batch.notes:
+                items += rules.extract(n.text, now, self.settings.memory.event_days)
+            self.counts["rule_batches"] += 1 if batch.notes else 0
+        source = {"session_id": batch.session_id, "turn_ids": [n.turn_id for n in batch.notes], "extractor": used}
+        report = self.writer.apply(batch.tenant, batch.user, items, source)
+        if batch.end and batch.main_turns:
+            summary = summary or _rule_summary(batch)
+            if summary:
+                c = Candidate("summary", summary, f"session:{batch.session_id}")
+                rep = self.writer.apply(batch.tenant, batch.user, [c], {**source, "summary": True})
+                report.counts.update(rep.counts)
+        self.counts.update({f"filed_{k}": v for k, v in report.counts.items()})
+        expired = self.store.expire(now)
+        self.counts["expired"] += expired
+        if report.counts or expired:
+            self.on_change()
+        return report.as_dict()
+
+    def _model(self, batch: Batch, now: float) -> tuple[list[Candidate | Forget], str | None]:
+        turns = [{"user": n.text, "assistant": n.reply[:1000]} for n in batch.notes]
+        words = term_set(" ".join(n.text for n in batch.notes))
+        mine = self.store.find(batch.tenant, batch.user or DEFAULT_USER, statuses=("active",))
+        mine.sort(key=lambda m: -len(words & term_set(m.text)))
+        existing: list[Memory] = [m for m in mine if m.kind != "summary"][:NEAREST]
+        text = modelx.call(self.client, turns, existing, self.settings.memory.max_tokens)
+        return modelx.parse(text, now, self.settings.memory.event_days)
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "extractor": self.extractor,
+            "extractor_reason": self.why,
+            "extract_every": self.settings.memory.extract_every,
+            "open_sessions": len(self._sessions),
+            "queued": self._busy,
+            "extraction": dict(self.counts),
+            "last_error": self.last_error,
+        }
+
+
+def _rule_summary(batch: Batch) -> str | None:
+    if not batch.firsts:
+        return None
+    more = batch.main_turns - len(batch.firsts)
+    tail = f" (and {more} more request{'s' if more != 1 else ''})" if more > 0 else ""
+    return "Last session, the user asked: " + " | ".join(batch.firsts) + tail

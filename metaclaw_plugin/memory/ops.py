@@ -1,0 +1,125 @@
+"""What people do with memories, shared by ``metaclaw-plugin memory ...`` and the ``/v1/memory`` API: list, show,
+search, add, forget, history, export, import. Everything is scoped by tenant (and user where given); results are
+plain JSON-able dicts."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..privacy import Redactor
+from ..store import AnyDatabase
+from ..types import DEFAULT_TENANT
+from .model import DEFAULT_USER, KINDS, Candidate, Memory
+from .rules import classify
+from .store import MemoryStore
+from .text import term_set
+from .writer import MemoryWriter
+
+EXPORT_FORMAT = "metaclaw-memory/1"
+
+
+class MemoryError_(ValueError):
+    """A request the memory cannot honour, phrased for the person who made it."""
+
+
+class MemoryOps:
+    def __init__(self, db: AnyDatabase, settings: Any):
+        self.store = MemoryStore(db)
+        redactor = Redactor.from_settings(settings.privacy)  # what people add is redacted like what is extracted
+        self.writer = MemoryWriter(self.store, settings, redactor)
+        self.settings = settings
+
+    def list_(
+        self,
+        tenant: str = DEFAULT_TENANT,
+        user: str | None = None,
+        kind: str | None = None,
+        status: str = "active",
+        limit: int = 200,
+    ) -> list[dict[str, Any]]:
+        if kind is not None and kind not in KINDS:
+            raise MemoryError_(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
+        statuses = None if status == "all" else (status,)
+        return [
+            m.as_dict()
+            for m in self.store.find(tenant, user, statuses=statuses, kinds=(kind,) if kind else None, limit=limit)
+        ]
+
+    def show(self, memory_id: str, tenant: str = DEFAULT_TENANT) -> dict[str, Any]:
+        m = self.store.get(memory_id, tenant)
+        if m is None:
+            raise MemoryError_(f"no memory {memory_id!r} in tenant {tenant!r}")
+        return {**m.as_dict(), "history": self.store.history(memory_id, tenant)}
+
+    def history(self, memory_id: str, tenant: str = DEFAULT_TENANT) -> list[dict[str, Any]]:
+        return self.show(memory_id, tenant)["history"]
+
+    def search(
+        self, query: str, tenant: str = DEFAULT_TENANT, user: str | None = None, limit: int = 20
+    ) -> list[dict[str, Any]]:
+        """Active memories sharing words with ``query``, most in common first."""
+        want = term_set(query)
+        if not want:
+            return []
+        scored = []
+        for m in self.store.find(tenant, user, statuses=("active",)):
+            n = len(want & term_set(m.text))
+            if n:
+                scored.append((n, m))
+        scored.sort(key=lambda x: (-x[0], -x[1].created_at))
+        return [{**m.as_dict(), "matched": n} for n, m in scored[:limit]]
+
+    def add(
+        self, text: str, tenant: str = DEFAULT_TENANT, user: str | None = None, kind: str | None = None
+    ) -> dict[str, Any]:
+        """Add a memory by hand; it passes the same gates as an extracted one (redaction, credentials, screening)."""
+        text = " ".join((text or "").split())
+        if not text:
+            raise MemoryError_("the memory text is empty")
+        if kind is not None and kind not in KINDS:
+            raise MemoryError_(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
+        found = classify(text, time.time(), self.settings.memory.event_days, explicit=True)
+        cand = found or Candidate(kind or "fact", text, " ".join(sorted(term_set(text))[:6]) or text.casefold()[:60])
+        cand.text = text
+        if kind is not None:
+            cand.kind = kind
+        m = self.writer.add(tenant, user or DEFAULT_USER, cand, {"extractor": "person"})
+        if m is None:
+            raise MemoryError_("not kept: it names a credential, or the same memory is already active")
+        return m.as_dict()
+
+    def forget(
+        self,
+        tenant: str = DEFAULT_TENANT,
+        memory_id: str | None = None,
+        user: str | None = None,
+        about: str | None = None,
+    ) -> list[str]:
+        """Forget one memory by id, or the user's memories that ``about`` describes. Their text is erased."""
+        if memory_id:
+            m = self.store.get(memory_id, tenant)
+            if m is None:
+                raise MemoryError_(f"no memory {memory_id!r} in tenant {tenant!r}")
+            return [memory_id] if self.store.close(memory_id, tenant, "forgotten", reason="a person asked") else []
+        if about:
+            return self.writer.forget(tenant, user or DEFAULT_USER, about)
+        raise MemoryError_("say which memory to forget: an id, or --about TEXT")
+
+    def export(self, tenant: str = DEFAULT_TENANT, user: str | None = None) -> dict[str, Any]:
+        rows = self.store.find(tenant, user, statuses=None)
+        return {"format": EXPORT_FORMAT, "tenant": tenant, "user": user, "memories": [m.as_dict() for m in rows]}
+
+    def import_(self, doc: Any, tenant: str | None = None) -> int:
+        if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT or not isinstance(doc.get("memories"), list):
+            raise MemoryError_(f"not a memory export (expected a JSON object with format {EXPORT_FORMAT!r})")
+        rows = []
+        for i, d in enumerate(doc["memories"]):
+            if not isinstance(d, dict) or not all(
+                isinstance(d.get(k), str) for k in ("id", "tenant", "user", "kind", "subject", "text")
+            ):
+                raise MemoryError_(f"memories[{i}] is not a memory (id, tenant, user, kind, subject, text)")
+            if d["kind"] not in KINDS:
+                raise MemoryError_(f"memories[{i}]: unknown kind {d['kind']!r}")
+            rows.append({k: v for k, v in d.items() if k in Memory.__dataclass_fields__})
+        return self.store.restore(rows, tenant)

@@ -1,0 +1,529 @@
+"""The rule extractor: explicit statements a user makes about themselves, their preferences and their work, in
+English, French, Spanish, Portuguese and Chinese, without a model.
+
+It reads classes of statement, not phrases: a directive to remember ("remember that", "note que", "recuerda que",
+"lembre que", "记住"), a first-person preference ("I prefer", "je préfère", "prefiero", "prefiro", "我喜欢"), a standing
+instruction about the future ("from now on", "désormais", "a partir de ahora", "a partir de agora", "从现在开始"),
+what the team uses ("we use", "on utilise", "usamos", "我们用"), a possessive fact ("my X is Y", "notre X est Y",
+"mi X es Y", "meu X é Y", "我的X是Y"), a change ("X moved to Y", "we switched from A to B", "X is now Y", "X 迁移到 Y"),
+a dated event, and a request to forget ("forget that I...", "oublie que", "olvida que", "esquece que", "忘掉").
+Questions, conditionals and requests to do something are not statements and are left alone. What an explicit
+statement leaves implicit ("the runners have no GPU, that's why it timed out") needs the model extractor.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from .model import Candidate
+from .text import fold, term_set
+
+F = re.I | re.U
+_N = iter(range(1000))
+
+
+def _end() -> str:
+    return f"(?P<x{next(_N)}>.+)"
+
+
+def _first(m: re.Match[str], prefix: str) -> str:
+    return next(v for k, v in m.groupdict().items() if v and k.startswith(prefix))
+
+
+# Directive to remember: the content is what follows.
+REMEMBER = re.compile(
+    r"^(?:(?:please|pls|ok|okay|also|and|btw|by the way|fyi)[,\s]+)*(?:(?:can|could|would|will) you\s+)?(?:please\s+)?"
+    r"(?:remember|note|keep in mind|bear in mind|make a note|take note|for (?:future )?reference|don'?t forget|"
+    r"do not forget|for the record|just so you know|fyi)(?:\s+(?:that|this|of this|:))?[,:\s]+"
+    + _end()
+    + r"|^(?:(?:s'il te pla[iî]t|stp|svp|au fait)[,\s]+)?(?:souviens[- ]toi|rappelle[- ]toi|retiens|note|notez|"
+    r"n'oublie pas|n'oubliez pas|garde (?:bien )?en t[eê]te|pour info|pour m[eé]moire|sache que)"
+    r"(?:\s+(?:que|qu'|bien que|ceci|de [cç]a))?[,:\s]*"
+    + _end()
+    + r"|^(?:(?:por favor)[,\s]+)?(?:recuerda|recuerde|acu[eé]rdate de|ten en cuenta|tenga en cuenta|no olvides|"
+    r"no olvide|toma nota|anota|para que lo sepas|ten presente)(?:\s+(?:que|de que))?[,:\s]+"
+    + _end()
+    + r"|^(?:(?:por favor)[,\s]+)?(?:lembre(?:-se)?|lembra(?:-te)?|se lembre|n[aã]o (?:se )?esque[cç]a|"
+    r"n[aã]o esquece|tenha em mente|anote|guarde (?:isso|isto)|s[oó] pra (?:voc[eê] )?saber|fica a dica)"
+    r"(?:\s+(?:de que|que|disso|disto))?[,:\s]+"
+    + _end()
+    + r"|^(?:请)?(?:记住|记得|别忘了|不要忘记|请注意|备注|注意)[，,:：\s]*"
+    + _end(),
+    F,
+)
+
+FORGET = re.compile(
+    r"^(?:(?:please|ok|okay|actually)[,\s]+)*(?:(?:can|could) you\s+|you (?:can|may|should) |feel free to )?"
+    r"(?:please\s+)?(?:forget|disregard|"
+    r"(?:delete|erase|remove|drop) (?:from (?:your )?memory|what you (?:know|remember) about)|stop remembering)"
+    r"(?:\s+(?:about|that|what i (?:said|told you)(?: about)?|the fact that))*[,:\s]+"
+    + _end()
+    + r"|^(?:(?:s'il te pla[iî]t)[,\s]+)?(?:oublie|oubliez)(?:\s+(?:que|qu'|ce que je t'ai dit sur|ce que j'ai dit sur|"
+    r"le fait que))?[,:\s]*"
+    + _end()
+    + r"|^(?:(?:por favor)[,\s]+)?(?:olvida|olv[ií]date de|olvide)(?:\s+(?:que|lo que te dije (?:sobre|de)))?[,:\s]+"
+    + _end()
+    + r"|^(?:(?:por favor)[,\s]+)?(?:esque[cç]a|esquece|esque[cç]a-se de)(?:\s+(?:que|o que eu disse sobre))?[,:\s]+"
+    + _end()
+    + r"|^(?:请)?(?:忘记|忘掉|忘了|删除关于)[，,:：\s]*"
+    + _end(),
+    F,
+)
+
+FROM_NOW = re.compile(
+    r"\b(?:from now on|going forward|from here on(?: out)?|starting (?:now|today|this week)|henceforth|"
+    r"in (?:the )?future|from today)\b|(?:[àa] partir de (?:maintenant|aujourd'hui)|d[ée]sormais|dor[ée]navant|"
+    r"[àa] l'avenir)|(?:a partir de (?:ahora|hoy|agora|hoje)|de ahora en adelante|en adelante|de agora em diante|"
+    r"daqui (?:em|pra|para) (?:diante|frente)|doravante)|从现在开始|从今以后|今后|以后",
+    F,
+)
+
+PREFER = re.compile(
+    r"\b(?:i(?:'d| would)? (?:really |much |strongly )?(?:prefer|rather)|i (?:really )?(?:like|love|want|need) "
+    r"(?:my|the|your|it|answers|responses|replies|code|things|everything)|i (?:always |usually )?(?:like|want) "
+    r"(?:to|it)|i (?:don'?t|do not|never) (?:like|want)|i (?:hate|can'?t stand|dislike)|i (?:always|usually|"
+    r"normally|tend to) (?:use|work|write|go|pick|choose)|i (?:always |usually |normally |mostly |mainly |generally |"
+    r"often )?(?:use|am using|'m using|work with|code in|write in|write|program in) "
+    r"(?!(?:it|this|that|them|the following)\b)|my preference is|please (?:always|never)|"
+    r"(?:always|never) (?:use|give|answer|reply|respond|write|add|include|show|put|call|format|send|suggest)|"
+    r"(?:answer|reply|respond|write|talk|speak) (?:to me )?in)\b"
+    r"|\b(?:j'utilise|je (?:code|bosse|d[ée]veloppe|programme|travaille)(?: surtout| principalement| souvent| toujours)? "
+    r"(?:en|avec|sous|sur))\b|\b(?:uso|utilizo|eu uso|eu utilizo|programo em|programo en|trabajo (?:sobre todo |"
+    r"principalmente )?con|trabalho (?:mais |principalmente )?com)\b"
+    r"|我(?:一般|平时|通常)?(?:用|使用)"
+    r"|\b(?:je pr[ée]f[eè]re|j'aime (?:mieux|bien|que)|je n'aime pas|je d[ée]teste|j'utilise toujours|"
+    r"(?:r[ée]ponds|r[ée]pondez|[ée]cris|[ée]crivez|parle|parlez)(?:[- ]moi)? en|toujours|jamais)\b"
+    r"|\b(?:prefiero|me gusta(?:n)? (?:m[aá]s|que)|no me gusta|odio|siempre|nunca|(?:resp[oó]ndeme|responde|"
+    r"esc[rí]beme|h[aá]blame) en)\b"
+    r"|\b(?:prefiro|eu gosto (?:mais|de)|n[aã]o gosto|odeio|sempre|nunca|(?:responda|responde|escreva|fale)(?:-me)? "
+    r"em)\b"
+    r"|我(?:更)?(?:喜欢|偏好|倾向于?|习惯|讨厌|不喜欢)|请(?:总是|始终|一直|用|使用)|(?:总是|始终|永远不要|不要)(?:用|使用|给)|"
+    r"用(?:中文|英文|英语|法语|西班牙语|葡萄牙语)(?:回答|回复)",
+    F,
+)
+
+WE_USE = re.compile(
+    r"\b(?:we|our team|the team|our (?:company|org|stack|project|repo|codebase)) (?:always |usually |now |mostly |all )?"
+    r"(?:use|uses|are using|deploy (?:with|to|on|via|using)|host (?:on|with)|build (?:with|on)|run (?:on|in)|work (?:with|in)|"
+    r"are on|rely on|standardi[sz]ed on|write (?:everything )?in|ship (?:with|on|to))\b"
+    r"|\b(?:we|our team|the team) (?:have |'ve |just |recently )*(?:moved|switched|migrated|changed|upgraded|"
+    r"downgraded|standardi[sz]ed|settled|went) (?:over |back )?(?:to|on|from)\b"
+    r"|\b(?:on utilise|nous utilisons|on d[ée]ploie (?:avec|sur)|nous d[ée]ployons|on travaille (?:avec|en|sur)|"
+    r"l'[ée]quipe utilise|on est sur)\b"
+    r"|\b(?:usamos|utilizamos|desplegamos (?:con|en)|trabajamos (?:con|en)|el equipo usa)\b"
+    r"|\b(?:usamos|utilizamos|a gente (?:\w+ )?usa|fazemos (?:o )?deploy (?:com|no|na)|trabalhamos (?:com|em)|a equipe usa)\b"
+    r"|我们(?:都|一直|现在)?(?:用|使用|采用|部署在|部署到|基于)|我们团队(?:用|使用)"
+    # any present-tense practice of the team ("we deploy X with Y", "we review every PR", "on livre le lundi")
+    r"|^(?:so |and |also |here )?(?:we|our team|the team)\s+(?:always |usually |now |mostly |only |never |all )?"
+    r"(?!(?:should|could|would|can|need|might|must|will|shall|want|have|had|did|were|was|may|are|got|get|just|still|"
+    r"also|think|thought|talked|discussed|tried|went|saw|said|know|knew|hope|wish|like|love)\b)[a-z]+(?<!ed)\s+\w+"
+    r"|^(?:nous|on)\s+(?!(?:devrait|pourrait|doit|va|voudrait|a|avait)\b)\w+(?:ons|e)\s+\w+"
+    r"|^(?:nosotros\s+|n[oó]s\s+)?\w+(?:amos|emos|imos)\s+(?:con|en|el|la|los|las|o|a|os|as|com|no|na|em)\s+\w+",
+    F,
+)
+
+# "my/our/the X is Y" (and the languages' equivalents): group s is the subject X.
+POSSESSIVE = re.compile(
+    r"^(?:and |also |so |but )?(?P<s>(?:my|our|the team'?s?|our team'?s?)\s+[^,;]{1,60}?)\s+"
+    r"(?:is|are|was changed to|is now|are now|has (?:moved|changed) to|moved to|lives (?:at|on|in)|runs (?:on|at)|"
+    r"sits (?:on|at)|will be|=)\s+"
+    + _end()
+    + r"|^(?P<s2>(?:mon|ma|mes|notre|nos)\s+[^,;]{1,60}?)\s+(?:est|sont|s'appelle|se trouve|tourne sur|est maintenant|"
+    r"a (?:migr[ée]|d[ée]m[ée]nag[ée]|chang[ée]) (?:vers|[àa]|pour))\s+"
+    + _end()
+    + r"|^(?P<s3>(?:mi|mis|nuestro|nuestra|nuestros|nuestras)\s+[^,;]{1,60}?)\s+(?:es|son|est[aá]|se llama|"
+    r"ahora es|se (?:movi[oó]|mud[oó]|pas[oó]) a|migr[oó] a|cambi[oó] a)\s+"
+    + _end()
+    + r"|^(?P<s4>(?:o |a |os |as )?(?:meu|minha|meus|minhas|nosso|nossa|nossos|nossas)\s+[^,;]{1,60}?)\s+"
+    r"(?:é|e|s[aã]o|est[aá]|se chama|agora [ée]|mudou para|migrou para|passou para|foi para)\s+"
+    + _end()
+    + r"|^(?P<s5>(?:我的|我们(?:组|团队|公司|项目|部门)?的)[^，,。]{1,20}?)(?:是|在|叫|改成了?|迁移到了?|换成了?|搬到了?)"
+    + _end(),
+    F,
+)
+
+# About the speaker: where they are, what they are, where they work.
+SELF = re.compile(
+    r"^(?:and |also |btw,? )?(?:i'?m|i am) (?:based |located |currently )?(?:in|at|from) (?P<x>.+)"
+    r"|^(?:and |also )?(?:i'?m|i am) (?:a|an|the) (?P<r>.+)"
+    r"|^(?:i'?m|i am|je suis|soy|sou|eu sou|estoy|estou) (?P<c>(?:allergic|allergique|al[eé]rgic[oa]|vegetarian|vegan|"
+    r"v[eé]g[eé]tarien(?:ne)?|vegetarian[oa]|vegan[oa]?|left-handed|gaucher|zurd[oa]|canhot[oa]|colou?r-?blind|"
+    r"dalt[oó]nic[oa]|daltonien(?:ne)?|diabetic|diab[eé]tique|diab[eé]tic[oa]|lactose|celiac|c[eé]liaque|cel[ií]ac[oa]).*)"
+    r"|^(?:i have|i've got|j'ai|tengo|tenho|eu tenho) (?:a|an|two|three|one|un|une|deux|trois|uno|una|dos|tres|um|uma|"
+    r"dois|duas|tr[eê]s) (?P<h>.+)"
+    r"|^我(?:对)?(?P<zc>.{1,10}过敏|吃素|是素食者)"
+    r"|^(?:and |also )?i (?:live|work|am based|work remotely) (?:in|at|for|from|on) (?P<w>.+)"
+    r"|^(?:je suis|j'habite|je vis|je travaille) (?:[àa]|en|au|aux|chez|pour|dans|un|une) (?P<f>.+)"
+    r"|^(?:soy|vivo|trabajo|estoy) (?:en|de|para|un|una) (?P<e>.+)"
+    r"|^(?:eu )?(?:sou|moro|trabalho|estou) (?:em|no|na|de|do|da|para|um|uma) (?P<p>.+)"
+    r"|^我(?:是|住在|在|来自)(?P<z>.+)",
+    F,
+)
+
+CALL_ME = re.compile(
+    r"\b(?:call me|my name is|je m'appelle|appelle[- ]moi|me llamo|ll[aá]mame|meu nome [ée]|me chame de|"
+    r"pode me chamar de)\s+(?P<x>\S.{0,40})|我叫(?P<z>.{1,10})|叫我(?P<z2>.{1,10})",
+    F,
+)
+
+# A change of value: "X moved to Y", "X is now Y", "we switched from A to B" (A is the old value).
+CHANGE = re.compile(
+    r"^(?P<s>[^,;]{2,60}?)\s+(?:has |have |just )?(?:moved|migrated|switched|changed|was renamed|been renamed|"
+    r"was moved|got moved|is moving|is now|are now|is being moved) (?:over )?(?:to|from|at|on)?\s*"
+    + _end()
+    + r"|^(?P<s2>[^,;]{2,60}?)\s+(?:is|are) (?P<y2>.+?) now$"
+    + r"|^(?P<s3>[^,;]{2,60}?)\s+(?:a (?:d[ée]m[ée]nag[ée]|migr[ée]|chang[ée]|[ée]t[ée] d[ée]plac[ée])|est pass[ée]e?|"
+    r"est maintenant|sont maintenant)\s+(?:vers|[àa]|sur|en|dans)?\s*"
+    + _end()
+    + r"|^(?P<s4>[^,;]{2,60}?)\s+(?:se (?:movi[oó]|mud[oó]|pas[oó])|migr[oó]|cambi[oó]|ahora es|ahora est[aá]|"
+    r"ahora son)\s+(?:a|al|en|de)?\s*"
+    + _end()
+    + r"|^(?P<s5>[^,;]{2,60}?)\s+(?:mudou|migrou|passou|foi movid[oa]|agora [ée]|agora est[aá]|agora s[aã]o)\s+"
+    r"(?:para|pro|pra|a|de)?\s*"
+    + _end()
+    + r"|^(?P<s6>[^，,。]{1,20}?)(?:已经|现在)?(?:迁移到了?|搬到了?|改成了?|换成了?|改为|现在是|已改为)"
+    + _end(),
+    F,
+)
+FROM_TO = re.compile(
+    r"\bfrom (?P<a>[\w.+#/-]+(?: [\w.+#/-]+)?) to (?P<b>[\w.+#/-]+)|\bno longer (?:use |using |on )?(?P<n>[\w.+#/-]+)"
+    r"|\bprefer\w* [\w.+#/-]+(?: [\w.+#/-]+)? (?:over|to) (?P<o>[\w.+#/-]+)"
+    r"|\b(?:instead of|rather than|au lieu de|plut[oô]t que|en lugar de|en vez de|em vez d[oea]s?|ao inv[eé]s d[oea]s?) "
+    r"(?P<i>[\w.+#/-]+)|\bde (?P<a2>[\w.+#/-]+) (?:[àa]|a|para|pra|vers) (?P<b2>[\w.+#/-]+)"
+    r"|\bplus (?:de |d')?(?P<n2>[\w.+#/-]+)|\bya no (?:usamos )?(?P<n3>[\w.+#/-]+)|\bn[aã]o usamos mais (?P<n4>[\w.+#/-]+)"
+    r"|从(?P<a3>[\w.+#/-]+)(?:换成|改成|迁移到|切换到|转到)",
+    F,
+)
+
+# A dated statement about something named: "the audit is on 2031-05-14", "la entrega es el 30 de septiembre".
+DATED = re.compile(
+    r"^(?:the|our|my|this|next|la|le|les|el|los|las|a|o|os|as|nuestra|nuestro|notre|nossa|nosso|mi|mon|ma|meu|minha)\s+"
+    r"(?P<s>[^,;]{2,60}?)\s+(?:is|are|will be|falls|happens|takes place|is due|is scheduled|est|sera|aura lieu|es|ser[aá]|"
+    r"tiene lugar|[eé]|s[aã]o|ser[aá]|vence|acontece)\b"
+    r"|^(?P<s2>[^，,。]{2,20}?)(?:是|在|定在|安排在)",
+    F,
+)
+
+# "My colleague Karim handles the database", "our sprint ends every second Friday", "nosso time faz deploy às terças":
+# something of mine or ours, and what it does (a stable relation, not a failure of the moment).
+OWN_VERB = re.compile(
+    r"^(?P<s>(?:my|our|mon|ma|mes|notre|nos|mi|mis|nuestro|nuestra|nuestros|nuestras|meu|minha|meus|minhas|nosso|nossa|"
+    r"nossos|nossas|o meu|a minha|o nosso|a nossa)\s+[^\s,;]+(?:\s+[^\s,;]+)?)\s+"
+    r"(?!(?:fails?|crash\w*|breaks?|broke|hangs?|errors?|throws?|doesn'?t|does not|keeps?|isn'?t|won'?t|can'?t|"
+    r"stopped|failed|plante|marche pas|falla|fall[oó]|n[aã]o|no|when|where|and|or|the|that|which|who|if|because|but|"
+    r"then|has|have|had|will|would|can|could|should|must|to|in|on|at|for|with|quand|que|qui|et|ou|cuando|donde|y|"
+    r"quando|onde|e|ou)\b)"
+    r"(?P<v>[^\s,;]+(?:s|e|a|ons|amos|emos|imos|ent|am|em)|s'occupe|se encarga|cuida|faz|fait|hace|g[eè]re|dirige)\b\s+\S+"
+    r"|^(?P<z>(?:我的|我们(?:组|团队|公司|项目|部门)?的)[^，,。]{1,12}?)(?:负责|管理|每|在|用)",
+    F,
+)
+SELF_OWN = re.compile(r"^i (?:drive|own|ride|have got|play|speak|study|teach) (?:a |an |the |two |three )?(?P<x>.+)", F)
+
+QUESTION_START = re.compile(
+    r"^(?:what|which|who|whom|whose|how|why|when|where|do|does|did|is|are|was|were|can|could|would|should|will|shall|"
+    r"have|has|may|qu'est|quel|quelle|quels|quelles|comment|pourquoi|est-ce|o[uù]|qu[eé]|cu[aá]l|c[oó]mo|d[oó]nde|"
+    r"cu[aá]ndo|por qu[eé]|o que|qual|quais|quando|onde|por que)\b",
+    F,
+)
+CONDITIONAL = re.compile(r"^(?:if|suppose|imagine|what if|si|supongamos|se|caso|如果|假如|假设)\b", F)
+# The topic patterns below read the folded text (case-folded, accents removed: see text.fold).
+ANSWER_STYLE = re.compile(
+    r"\b(?:answer|repl|respon|write (?:to me |back |me )?in|talk to me|speak to me|explain|explan|language|tone|unit|metric|imperial|celsius|fahrenheit|concis|"
+    r"brief|short|terse|detail|verbose|bullet|markdown|emoji|format|formal|informal|casual|code block|table|reponse|"
+    r"repond|ecri|langue|metrique|bref|breve|respuesta|responde|idioma|unidad|metrico|resposta|lingua|curt|detalh|"
+    r"tom|tono|ton|tableau|tabla|tabela|lista|liste|spell|orthograph|ortograf|tutoi|vouvoi|tutea|tuteame|trate)\w*|回答|回复|语言|单位|公制|简洁|简短|详细|格式|表格|语气",
+    F,
+)
+LANGUAGE = re.compile(
+    r"\b(?:english|french|spanish|portuguese|german|italian|chinese|japanese|korean|dutch|anglais|fran[cç]ais|"
+    r"espagnol|portugais|allemand|ingles|frances|espanol|portugues|alemao|aleman|chino|chines|mandarin)\b"
+    r"|中文|英文|英语|法语|西班牙语|葡萄牙语|德语|日语",
+    F,
+)
+UNITS = re.compile(
+    r"\b(?:metric|imperial|celsius|fahrenheit|kilomet\w*|miles|km|kg|pounds|units?|unit[ée]s|unidades|"
+    r"m[ée]tric[oa]?|m[ée]trique)\b|公制|英制|摄氏|华氏|单位",
+    F,
+)
+LENGTH = re.compile(
+    r"\b(?:concise|brief|short|terse|succinct|detailed|verbose|long|lengthy|concis[e]?|bref|br[eè]ve|courte?s?|"
+    r"d[ée]taill[ée]e?s?|conciso|concisa|breve|corto|corta|detallad[oa]s?|curt[oa]s?|detalhad[oa]s?|resumid[oa]s?)\b"
+    r"|简洁|简短|详细|啰嗦",
+    F,
+)
+TIMEZONE = re.compile(
+    r"\b(?:time ?zone|(?:utc|gmt)(?:[+-]\d{1,2})?|cet|cest|pst|pdt|edt|bst|jst|aest|fuseau|zona horaria|fuso|"
+    r"heure de \w+|hora de \w+|horario de \w+|in \w+ time|\w+ time zone)\b|时区|时间为准",
+    F,
+)
+PROJECT_WORDS = re.compile(
+    r"\b(?:we|our|team|project|repo|repository|codebase|service|services|sprint|release|deploy\w*|pipeline|ci|cd|"
+    r"staging|production|prod|cluster|database|db|server|backend|frontend|api|stack|stand-?up|"
+    r"nous|notre|nos|on|[ée]quipe|projet|d[ée]p[oô]t|nosotros|nuestr[oa]s?|equipo|proyecto|n[oó]s|noss[oa]s?|"
+    r"equipe|projeto)\b|我们|团队|项目|服务器|数据库|部署",
+    F,
+)
+
+_WEEKDAYS = {
+    0: r"monday|lundi|lunes|segunda(?:-feira)?|周一|星期一",
+    1: r"tuesday|mardi|martes|ter[cç]a(?:-feira)?|周二|星期二",
+    2: r"wednesday|mercredi|mi[eé]rcoles|quarta(?:-feira)?|周三|星期三",
+    3: r"thursday|jeudi|jueves|quinta(?:-feira)?|周四|星期四",
+    4: r"friday|vendredi|viernes|sexta(?:-feira)?|周五|星期五",
+    5: r"saturday|samedi|s[aá]bado|周六|星期六",
+    6: r"sunday|dimanche|domingo|周日|星期日|星期天",
+}
+_MONTHS = [
+    r"jan(?:uary|vier|uar)?|janv|enero|janeiro",
+    r"feb(?:ruary)?|f[ée]v(?:rier)?|febrero|fevereiro",
+    r"mar(?:ch)?|mars|marzo|mar[cç]o",
+    r"apr(?:il)?|avril|abril",
+    r"may|mai|mayo|maio",
+    r"jun(?:e)?|juin|junio|junho",
+    r"jul(?:y)?|juillet|julio|julho",
+    r"aug(?:ust)?|ao[uû]t|agosto",
+    r"sep(?:t|tember)?|septembre|septiembre|setembro",
+    r"oct(?:ober)?|octobre|octubre|outubro",
+    r"nov(?:ember)?|novembre|noviembre|novembro",
+    r"dec(?:ember)?|d[ée]cembre|diciembre|dezembro",
+]
+_ISO = re.compile(r"(?<!\d)(20\d\d)-(\d\d)-(\d\d)(?!\d)")
+_REL = re.compile(
+    r"\b(?P<d1>tomorrow|demain|ma[nñ]ana|amanh[aã])\b|(?P<d1z>明天)|\b(?P<w>next week|la semaine prochaine|"
+    r"la semana que viene|la pr[oó]xima semana|semana que vem|pr[oó]xima semana)\b|(?P<wz>下周)|"
+    r"\b(?P<t>today|tonight|aujourd'hui|ce soir|hoy|esta noche|hoje|esta noite)\b|(?P<tz>今天|今晚)",
+    F,
+)
+_WEEKDAY = re.compile("|".join(f"(?P<wd{i}>{p})" for i, p in _WEEKDAYS.items()), F)
+_MONTH_DAY = re.compile(
+    r"\b(?:(?P<m1>" + "|".join(f"(?:{m})" for m in _MONTHS) + r")\.?\s+(?P<d1>\d{1,2})(?:st|nd|rd|th)?"
+    r"|(?P<d2>\d{1,2})(?:st|nd|rd|th|er)?\s+(?:de\s+)?(?P<m2>" + "|".join(f"(?:{m})" for m in _MONTHS) + r"))\b"
+    r"|(?P<mz>\d{1,2})月(?P<dz>\d{1,2})[日号]",
+    F,
+)
+DAY = 86400.0
+
+
+def event_date(text: str, now: float | None = None) -> float | None:
+    """When a dated statement's date falls (the end of that day, UTC), or None when it names no date."""
+    now = time.time() if now is None else now
+    today = datetime.fromtimestamp(now, UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    day: datetime | None = None
+    if m := _ISO.search(text):
+        try:
+            day = datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)), tzinfo=UTC)
+        except ValueError:
+            day = None
+    elif m := _MONTH_DAY.search(text):
+        if m.group("mz"):
+            month, dom = int(m.group("mz")), int(m.group("dz"))
+        else:
+            name = (m.group("m1") or m.group("m2")).casefold()
+            month = next(i + 1 for i, p in enumerate(_MONTHS) if re.fullmatch(p, name, F))
+            dom = int(m.group("d1") or m.group("d2"))
+        try:
+            day = datetime(today.year, month, dom, tzinfo=UTC)
+            if day < today - timedelta(days=31):
+                day = day.replace(year=today.year + 1)
+        except ValueError:
+            day = None
+    elif m := _REL.search(text):
+        days = 1 if (m.group("d1") or m.group("d1z")) else 7 if (m.group("w") or m.group("wz")) else 0
+        day = today + timedelta(days=days)
+    elif m := _WEEKDAY.search(text):
+        wd = next(int(k[2:]) for k, v in m.groupdict().items() if v)
+        day = today + timedelta(days=(wd - today.weekday()) % 7 or 7)
+    return day.timestamp() + DAY if day is not None else None
+
+
+# Lead-ins that carry no content: "btw,", "quick note:", "oh and", "PS", "au fait", "por cierto", "aliás", "顺便说一下".
+LEAD = re.compile(
+    r"^(?:(?:hi|hey|hello|ok|okay|so|also|and|oh|ah|well|thanks|d'ailleurs|aussi|et|adem[aá]s|y|ah|e|tamb[eé]m)"
+    r"[,:!.\-\s]+)+",
+    F,
+)
+# Lead-ins that tell the assistant something on purpose ("btw", "fyi", "heads up", "for the record"): what follows is
+# as explicit as "remember that".
+INFORM = re.compile(
+    r"^(?:btw|by the way|fyi|ps|p\.s\.|quick note|small note|just a note|side note|heads[- ]up|one more thing|"
+    r"for context|for your information|important|note well|nb|n\.b\.|au fait|pour info|pour information|petite "
+    r"pr[ée]cision|attention|important|por cierto|ojo|ojito|atenci[oó]n|aviso|importante|nota|para tu "
+    r"informaci[oó]n|para que sepas|ali[aá]s|s[oó] pra constar|para sua informa[cç][aã]o)[,:!.\-\s]+"
+    r"|^(?:顺便说一下|顺便说|顺便|另外|对了|补充一下|注意|提醒一下)[，,:：\s]*",
+    F,
+)
+
+
+@dataclass
+class Forget:
+    """A request to forget: the words of what is to go."""
+
+    about: str
+
+
+def sentences(text: str) -> list[str]:
+    """The user's text as statements: code blocks and quoted lines out, split at sentence ends."""
+    text = re.sub(r"```[\s\S]*?```|`[^`\n]*`", " ", text)
+    text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(">"))
+    parts = re.split(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+|;\s+", text)
+    return [p.strip() for p in parts if p and p.strip()]
+
+
+def _clean(x: str) -> str:
+    return x.strip().strip(" .,;:!。，！").strip("\"'“”«»「」")
+
+
+def _is_question(s: str) -> bool:
+    s2 = re.sub(r"^(?:so|and|but|ok|okay|hey|hi|et|pero|mas|e)[,\s]+", "", s, flags=F)
+    return s.rstrip().endswith(("?", "？", "吗", "呢")) or bool(QUESTION_START.match(s2)) or "什么" in s or "怎么" in s
+
+
+def _subject_key(words: str) -> str:
+    ts = sorted(term_set(words))
+    return " ".join(ts[:6])
+
+
+def _topic(text: str) -> tuple[str | None, bool]:
+    """A preference's topic (so a newer one on the topic replaces it) and whether it is about how to answer."""
+    text = fold(text)
+    if CALL_ME.search(text):
+        return "name", True
+    style = bool(ANSWER_STYLE.search(text))
+    if LANGUAGE.search(text) and (style or FROM_NOW.search(text)):
+        return "answer-language", True
+    if UNITS.search(text):
+        return "units", True
+    if LENGTH.search(text) and style:
+        return "answer-length", True
+    if TIMEZONE.search(text):
+        return "timezone", True
+    return None, style
+
+
+def _kind(text: str, default: str) -> str:
+    if default == "fact" and PROJECT_WORDS.search(text):
+        return "project"
+    return default
+
+
+def _old_values(text: str) -> list[str]:
+    out = []
+    for m in FROM_TO.finditer(text):
+        for g in ("a", "n", "i", "o", "a2", "n2", "n3", "n4", "a3"):
+            v = m.group(g)
+            if v and term_set(v):
+                out.append(v)
+    return out
+
+
+def classify(statement: str, now: float, event_days: float, *, explicit: bool = False) -> Candidate | None:
+    """One statement as a candidate memory, or None when it states nothing to keep. ``explicit``: the user asked to
+    remember it (a plain fact is then kept too)."""
+    s = _clean(statement)
+    if len(s) < 4 or (not explicit and (_is_question(s) or CONDITIONAL.match(s))):
+        return None
+    topic, standing = _topic(s)
+    replaces = _old_values(s)
+    when = event_date(s, now)
+    if m := CALL_ME.search(s):
+        return Candidate("preference", s, "topic:name", True)
+    if m := CHANGE.match(s):
+        subj = _first(m, "s")
+        if term_set(subj) and not re.match(r"^(?:i|we|je|on|nous|yo|eu|我|我们)\b", subj.strip(), F):
+            key = f"topic:{topic}" if topic else _subject_key(subj)
+            return Candidate(_kind(s, "fact"), s, key, standing and topic is not None, None, replaces)
+    if WE_USE.search(s):
+        key = f"topic:{topic}" if topic else _use_subject(s)
+        return Candidate("project", s, key, False, None, replaces)
+    if m := POSSESSIVE.match(s):
+        subj = _first(m, "s")
+        kind = "event" if when is not None else "preference" if standing and topic else _kind(subj, "fact")
+        key = f"topic:{topic}" if topic else _subject_key(subj)
+        exp = when if kind == "event" else None
+        return Candidate(kind, s, key, standing and topic is not None, exp, replaces)
+    if when is not None and (d := DATED.match(s)):
+        return Candidate("event", s, _subject_key(_first(d, "s")), False, when)
+    if FROM_NOW.search(s) or PREFER.search(s):
+        key = f"topic:{topic}" if topic else _subject_key(PREFER.sub(" ", FROM_NOW.sub(" ", s)))
+        if not key:
+            return None
+        return Candidate("preference", s, key, standing, None, replaces)
+    if m := SELF_OWN.match(s):
+        return Candidate("fact", s, _subject_key(m.group("x")) or "self", False)
+    if m := SELF.match(s):
+        val = next(v for v in m.groupdict().values() if v)
+        if m.group("c") or m.group("h") or m.group("zc"):
+            key = _subject_key(val) or "self"
+        elif m.group("x") or m.group("z") or m.group("w") or m.group("f") or m.group("e") or m.group("p"):
+            key = (
+                f"topic:{topic}"
+                if topic == "timezone"
+                else "self:place"
+                if m.group("x")
+                else _subject_key(s[: len(s) - len(val)])
+            )
+        else:
+            key = "self:role"
+        tz = topic == "timezone"  # "I'm in Lisbon, book things in Lisbon time": how to answer, on every turn
+        return Candidate("preference" if tz else "fact", s, key or "self", tz)
+    if m := OWN_VERB.match(s):
+        return Candidate(_kind(s, "fact"), s, _subject_key(m.group("s")) or _subject_key(s), False, None, replaces)
+    if explicit:
+        if when is not None:
+            return Candidate("event", s, _subject_key(_before_copula(s)), False, when)
+        key = f"topic:{topic}" if topic else _subject_key(_before_copula(s)) or _subject_key(s)
+        if not key:
+            return None
+        return Candidate(_kind(s, "fact"), s, key, standing and topic is not None, None, replaces)
+    if replaces:
+        return Candidate(_kind(s, "fact"), s, _subject_key(s), False, None, replaces)
+    return None
+
+
+def _before_copula(s: str) -> str:
+    m = re.match(r"^(?P<s>.{2,60}?)\s+(?:is|are|was|will be|est|sont|es|son|está|é|são|está)\s+", s, F) or re.match(
+        r"^(?P<s>.{1,20}?)(?:是|在)", s
+    )
+    return m.group("s") if m else s
+
+
+def _use_subject(s: str) -> str:
+    """What "we use X for Y" is about: Y when said (a newer tool for Y replaces the old), else X."""
+    m = re.search(r"\b(?:for|pour|para|para el|para a|for our)\s+(?P<y>[^,.;]{2,40})", s, F)
+    return "use " + _subject_key(m.group("y")) if m and term_set(m.group("y")) else _subject_key(WE_USE.sub(" ", s))
+
+
+def extract(text: str, now: float | None = None, event_days: float = 14.0) -> list[Candidate | Forget]:
+    """Every memory candidate (or request to forget) stated in one user message."""
+    now = time.time() if now is None else now
+    out: list[Candidate | Forget] = []
+    for whole in sentences(text):
+        sent = LEAD.sub("", whole).strip() or whole
+        informed = INFORM.match(sent)
+        if informed:
+            sent = sent[informed.end() :].strip() or sent
+        if _is_question(sent) and not REMEMBER.match(sent):
+            # "btw we use pnpm, can you add lodash?": the statement before the question still counts
+            head = re.split(r"[,，;]\s*(?=[^,，;]*$)", sent)[0]
+            if head == sent or _is_question(head.rstrip() + "."):
+                continue
+            sent = head
+        if f := FORGET.match(sent):
+            about = _clean(_first(f, "x"))
+            if about and term_set(about) and not re.match(r"^(?:to|de|it|about it|that)$", about, F):
+                out.append(Forget(about))
+            continue
+        explicit = bool(informed)
+        body = sent
+        if r := REMEMBER.match(sent):
+            body = _clean(_first(r, "x"))
+            explicit = True
+        cand = classify(body, now, event_days, explicit=explicit)
+        if cand is not None:
+            if cand.kind == "event" and cand.expires_at is None:
+                cand.expires_at = now + event_days * DAY
+            out.append(cand)
+    return out

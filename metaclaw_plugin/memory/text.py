@@ -1,0 +1,270 @@
+"""Words of a memory and of a request, for the in-memory index: cheap, multilingual, no model.
+
+Latin-script words are case-folded, stripped of accents and cut to a short stem (a plural or a suffix then
+matches: deploy/deploys/deployment); Chinese, Japanese and Korean runs become character bigrams. Function
+words of the supported languages (en, fr, es, pt, zh) and the verbs of the statement patterns ("prefer",
+"remember", "use") are left out: they say how something was said, not what it is about.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+STEM = 6  # characters kept of a latin word: enough to tell topics apart, short enough to join inflections
+
+_WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+
+_STOP_TEXT = """
+a an the and or but of to in on at by for with from into onto as is are was were be been being am do does did done
+have has had having it its it's this that these those there here then than so such too very just also only not no
+nor yes i me my mine myself we us our ours you your yours he she him her his they them their what which who whom
+whose when where why how all any each every some more most other can could will would shall should may might must
+let lets let's please thanks thank ok okay now today always never ever again still already about up down out over
+under if else because while until after before use uses used using prefer prefers preferred preference like likes
+want wants need needs remember note keep mind forget from-now going forward want would rather also anything
+something everything one ones get got make made know think see say said tell told well really thing things
+le la les un une des du de d l et ou mais est sont suis es sommes etre avoir ai as avons ont je j me m moi mon ma
+mes nous notre nos vous votre vos tu te toi ton ta tes il elle ils elles leur leurs ce cet cette ces ca cela qui que
+qu quoi dont ou au aux en dans sur pour par avec sans plus tres tout tous toujours jamais maintenant desormais
+im ive id ill youre dont cant wont isnt doesnt didnt thats whats theres lets
+one two three four five six seven eight nine ten un deux trois quatre cinq uno dos tres cuatro cinco um dois duas tres
+quatro cinco
+prefere preferer vers chez utilise utilisons utiliser souviens rappelle retiens oublie n ne pas se s y
+el la los las un una unos unas del al y o pero es son soy somos estoy esta estan ser estar yo me mi mis nosotros
+nuestro nuestra nuestros nuestras tu te ti su sus lo le les que quien cual como cuando donde en con sin por para mas
+muy todo todos siempre nunca ahora prefiero usamos utilizamos usar recuerda acuerdate olvida olvidate no si
+o a os as um uma uns umas do da dos das ao aos e ou mas sou somos estou esta estao eu me mim meu minha meus minhas
+nos nosso nossa nossos nossas voce seu sua seus suas ele ela eles elas que quem qual como quando onde em no na nos
+nas com sem por para mais muito tudo todos sempre nunca agora prefiro usamos usar lembre lembra esqueca esquece nao
+"""
+STOP = frozenset(_STOP_TEXT.split())
+STOP_BIGRAMS = frozenset(
+    [
+        "我们",
+        "我的",
+        "你的",
+        "以后",
+        "现在",
+        "记住",
+        "记得",
+        "喜欢",
+        "偏好",
+        "使用",
+        "用的",
+        "一下",
+        "请用",
+        "不要",
+        "总是",
+        "永远",
+        "忘记",
+        "忘掉",
+        "这个",
+        "那个",
+        "什么",
+        "怎么",
+        "可以",
+        "因为",
+        "所以",
+        "已经",
+        "还是",
+        "就是",
+        "一个",
+        "没有",
+        "我是",
+        "是我",
+        "的是",
+        "了吗",
+        "从现",
+        "现在开",
+        "开始",
+    ]
+)
+
+
+FUNCTION_CHARS = frozenset("的了是在我你他她它们吗呢吧啊和与或也都就还很把被给从到用请要会")
+
+
+def fold(text: str) -> str:
+    """Case-folded, accents removed (so "préfère" and "prefere" are one word)."""
+    norm = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in norm if not unicodedata.combining(c))
+
+
+# Short forms people write for the same thing (a memory of "the metrics DB" answers a question about the database).
+ALIASES = {
+    "db": "database",
+    "dbs": "database",
+    "repo": "repository",
+    "repos": "repository",
+    "k8s": "kubernetes",
+    "env": "environment",
+    "envs": "environment",
+    "prod": "production",
+    "deps": "dependencies",
+    "dep": "dependency",
+    "infra": "infrastructure",
+    "docs": "documentation",
+    "doc": "documentation",
+    "config": "configuration",
+    "conf": "configuration",
+    "cfg": "configuration",
+    "auth": "authentication",
+    "msg": "message",
+    "msgs": "message",
+    "pw": "password",
+    "pwd": "password",
+    "tz": "timezone",
+    "bd": "database",
+    "bdd": "database",
+    "dev": "development",
+    "mtg": "meeting",
+    "mgr": "manager",
+    "eng": "engineering",
+    "ci/cd": "ci",
+    "gh": "github",
+}
+
+
+def stem(word: str) -> str:
+    word = ALIASES.get(word, word)
+    w = word.replace("'", "").replace("-", "")
+    if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    return w[:STEM]
+
+
+def terms(text: str) -> list[str]:
+    """The index terms of ``text``, in order, stop words out (duplicates kept; callers make sets)."""
+    out: list[str] = []
+    if not text:
+        return out
+    for run in _CJK.findall(text):
+        if len(run) == 1:
+            continue
+        for i in range(len(run) - 1):
+            bg = run[i : i + 2]
+            if bg not in STOP_BIGRAMS and not (FUNCTION_CHARS & set(bg)):
+                out.append(bg)
+    folded = fold(_CJK.sub(" ", text))
+    for m in _WORD.finditer(folded):
+        w = m.group(0)
+        if w in STOP or len(w) < 2 or (w.isdigit() and len(w) < 3):
+            continue
+        parts = re.split(r"[-']", w) if ("-" in w or "'" in w) else []
+        for x in [w, *parts]:
+            if x in STOP or len(x) < 2:
+                continue
+            s = stem(x)
+            if s not in STOP:
+                out.append(s)
+    return out
+
+
+def term_set(text: str) -> frozenset[str]:
+    return frozenset(terms(text))
+
+
+# Words too common across topics to make a memory relevant on their own (they still add to the score of a
+# memory that another word already matched): a request to "write a file" is not about a memory of a file name.
+_WEAK_TEXT = """
+time work thing way new good bad big small first last next file files code run write read help find show give
+take put set start stop open close call send check change add remove update create test fix build look try ask
+answer question problem issue day days week month year today tomorrow team project people person name names part
+help able sure right left long short number list item text data value place point case fact kind type line page
+temps travail chose faire nouveau bon projet equipe jour semaine fichier
+tiempo trabajo cosa hacer nuevo bueno proyecto equipo dia semana archivo
+tempo trabalho coisa fazer novo bom projeto equipe dia semana arquivo
+"""
+WEAK = frozenset(stem(w) for w in _WEAK_TEXT.split())
+
+
+# Concepts: a trait stated once (a diet, a family, a standing schedule, where one lives) bears on requests that never
+# name it ("plan a dinner menu" and "I'm vegetarian"). A memory carries the concept of its trait words; a request
+# carries the concept of its situation words (or of the trait words themselves). The tag is one more index term.
+_CONCEPTS = {
+    "#diet": (
+        "vegetarian vegan allergic allergy allergies gluten lactose halal kosher celiac coeliac peanut peanuts "
+        "pescatarian vegetarien vegetarienne vegetaliens allergique vegetariano vegetariana alergico alergica "
+        "celiaco celiaca 素食 吃素 过敏 清真",
+        "dinner lunch breakfast brunch menu recipe recipes restaurant restaurants food meal meals cook cooking eat "
+        "snack snacks catering dish dishes diner dejeuner recette repas cena almuerzo receta comida desayuno jantar "
+        "almoco receita refeicao cafe 晚餐 午餐 早餐 菜单 食谱 餐厅 吃饭 做饭 聚餐",
+    ),
+    "#family": (
+        "kid kids son daughter wife husband partner children child baby toddler enfant enfants fils fille femme mari "
+        "hijo hija hijos esposa esposo ninos filho filha filhos esposa marido criancas 孩子 儿子 女儿 老婆 老公 妻子 丈夫",
+        "family weekend vacation holiday holidays gift birthday school famille vacances cadeau anniversaire ecole "
+        "familia vacaciones regalo cumpleanos escuela ferias presente aniversario escola 家庭 周末 假期 礼物 生日 学校",
+    ),
+    "#schedule": (
+        "monday tuesday wednesday thursday friday weekdays weekday mornings afternoons evenings pickup appointment "
+        "standup stand-up lundi mardi mercredi jeudi vendredi lunes martes miercoles jueves viernes segunda terca "
+        "quarta quinta sexta 周一 周二 周三 周四 周五 工作日 每天",
+        "meeting meetings schedule calendar book booking call calls appointment slot slots availability available "
+        "reunion rendez-vous agenda creneau reunion cita horario reuniao agenda horario 会议 日程 安排 预约 开会",
+    ),
+    "#vehicle": (
+        "drive drives car cars bike motorbike motorcycle scooter ev voiture velo moto coche carro bicicleta 开车 汽车 自行车",
+        "tire tires tyre tyres oil mechanic parking charge charging garage pneu pneus gasolina pneumatico 轮胎 加油 停车 充电",
+    ),
+    "#secrets": (
+        "vault 1password keychain keepass bitwarden secrets credentials sops kms",
+        "key keys token tokens password passwords credential credentials secret secrets apikey cle clave chave 密钥 密码",
+    ),
+    "#profession": (
+        "engineer developer designer manager student teacher scientist researcher nurse doctor lawyer analyst "
+        "architect consultant ingenieur developpeur etudiant ingeniero desarrollador estudiante engenheiro "
+        "desenvolvedor estudante 工程师 开发 学生 老师 设计师 经理",
+        "career learn learning course courses resume cv job jobs interview interviews skills carriere apprendre "
+        "carrera aprender carreira 职业 学习 面试 简历 课程",
+    ),
+    "#code": (
+        "python golang rust java typescript javascript kotlin swift ruby php scala elixir haskell csharp cpp "
+        "clojure perl lua dart",
+        "framework frameworks library libraries snippet code script function class package sdk module bibliotheque "
+        "biblioteca libreria fonction funcion funcao codigo programme programa 框架 库 代码 脚本 函数",
+    ),
+    "#place": (
+        "",  # see _PLACE: where the user lives is a statement about the user, not any "lives in"
+        "forecast trip travel flight flights nearby commute meteo voyage vol viaje vuelo viagem voo 天气预报 旅行 航班 "
+        "附近 通勤",
+    ),
+}
+
+
+_PLACE = re.compile(
+    r"\b(?:i live|i'm based|i am based|i'm located|i moved to|i relocated|j'habite|je vis [aà]|vivo en|moro em|"
+    r"eu moro|vivo em)\b|我住在|我住",
+    re.I,
+)
+
+
+def _concept_sets(side: int) -> dict[str, frozenset[str]]:
+    out = {}
+    for tag, sides in _CONCEPTS.items():
+        words = sides[side].split()
+        out[tag] = frozenset(w if _CJK.fullmatch(w) else stem(w) for w in words)
+    return out
+
+
+_MEMORY_SIDE = _concept_sets(0)
+_REQUEST_SIDE = _concept_sets(1)
+
+
+def _tags(text: str, base: frozenset[str], table: dict[str, frozenset[str]]) -> frozenset[str]:
+    tags = {tag for tag, words in table.items() if base & words or any(w in text for w in words if _CJK.fullmatch(w))}
+    return base | tags if tags else base
+
+
+def memory_terms(text: str) -> frozenset[str]:
+    """A memory's index terms: its words, plus the concepts its trait words carry."""
+    base = _tags(text, term_set(text), _MEMORY_SIDE)
+    return base | {"#place"} if _PLACE.search(text) else base
+
+
+def request_terms(text: str) -> frozenset[str]:
+    """A request's search terms: its words, plus the concepts its situation words carry."""
+    base = term_set(text)
+    return _tags(text, base, _REQUEST_SIDE)

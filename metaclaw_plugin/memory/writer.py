@@ -1,0 +1,145 @@
+"""Filing what an extractor proposes: redact, refuse credentials, screen, supersede, add; and forgetting.
+
+Used by the extraction worker, ``metaclaw-plugin memory add/forget/import`` and the ``/v1/memory`` API, so a memory
+entered by hand passes the same gates as an extracted one. Scope is enforced here: a memory is filed under its
+tenant and user (project memories under the tenant's shared bucket with ``memory.share: tenant``), and supersession
+and forgetting only ever touch memories of that same tenant and user.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..privacy import Redactor
+from .guard import is_credential, redact, screen_memory
+from .model import DEFAULT_USER, SHARED_USER, Candidate, Memory
+from .rules import Forget
+from .store import MemoryStore
+from .text import term_set
+
+log = logging.getLogger("metaclaw_plugin.memory")
+
+FORGET_COVER = 0.6  # share of the forget request's words a memory must contain to go
+
+
+@dataclass
+class Report:
+    counts: Counter[str] = field(default_factory=Counter)
+    ids: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ids": self.ids, **dict(self.counts)}
+
+
+class MemoryWriter:
+    def __init__(self, store: MemoryStore, settings: Any, redactor: Redactor | None):
+        self.store = store
+        self.settings = settings
+        self.redactor = redactor
+
+    def bucket(self, user: str | None, kind: str) -> tuple[str, bool]:
+        """The user a memory is filed under, and whether it is shared tenant-wide."""
+        if kind == "project" and self.settings.memory.share == "tenant":
+            return SHARED_USER, True
+        return user or DEFAULT_USER, False
+
+    def apply(
+        self, tenant: str, user: str | None, items: Iterable[Candidate | Forget], source: dict[str, Any] | None = None
+    ) -> Report:
+        rep = Report()
+        for item in items:
+            try:
+                if isinstance(item, Forget):
+                    rep.counts["forgotten"] += len(self.forget(tenant, user, item.about))
+                elif item.op == "delete" and item.target_id:
+                    rep.counts["forgotten"] += int(self._forget_id(tenant, user, item.target_id, "model"))
+                else:
+                    m = self.add(tenant, user, item, source)
+                    rep.counts[m.status if m is not None else "refused"] += 1
+                    if m is not None:
+                        rep.ids.append(m.id)
+            except Exception:
+                rep.counts["errors"] += 1
+                log.exception("memory: filing one candidate failed (the others go on)")
+        return rep
+
+    def add(self, tenant: str, user: str | None, c: Candidate, source: dict[str, Any] | None = None) -> Memory | None:
+        """File one candidate; None when it was refused (a credential, empty, or a duplicate of an active memory)."""
+        if is_credential(c.text):
+            log.info("memory: a statement naming a credential was not kept")
+            return None
+        text = " ".join(redact(self.redactor, c.text).split())[:1000]
+        if len(text) < 3:
+            return None
+        owner, shared = self.bucket(user, c.kind)
+        active = self.store.find(tenant, owner, statuses=("active",))
+        norm = text.casefold()
+        if any(m.text.casefold() == norm for m in active):
+            return None
+        screened = screen_memory(text)
+        now = time.time()
+        m = Memory(
+            id="",
+            tenant=tenant,
+            user=owner,
+            kind=c.kind,
+            subject=c.subject,
+            text=text,
+            status="quarantined" if screened else "active",
+            standing=c.standing and (c.kind == "preference" or c.subject.startswith("topic:")),
+            shared=shared,
+            valid_from=now,
+            expires_at=c.expires_at,
+            source={**(source or {}), **({"user": user} if shared and user else {})},
+            screen=screened,
+        )
+        old = [] if screened else self._superseded(active, c)
+        return self.store.add(m, supersedes=[o.id for o in old])
+
+    def _superseded(self, active: list[Memory], c: Candidate) -> list[Memory]:
+        out = []
+        gone = [term_set(r) for r in c.replaces if term_set(r)]
+        for m in active:
+            if m.kind == "summary":
+                continue
+            if (
+                (c.target_id and m.id == c.target_id)
+                or (c.subject and m.subject == c.subject)
+                or (gone and any(g <= term_set(m.text) for g in gone))
+            ):
+                out.append(m)
+        return out
+
+    def forget(self, tenant: str, user: str | None, about: str) -> list[str]:
+        """Forget the user's memories that ``about`` describes (most words in common first); their text goes."""
+        want = term_set(about)
+        if not want:
+            return []
+        owner = user or DEFAULT_USER
+        mine = self.store.find(tenant, owner, statuses=("active", "quarantined"))
+        shared = [
+            m for m in self.store.find(tenant, SHARED_USER, statuses=("active",)) if m.source.get("user") == owner
+        ]
+        scored = []
+        for m in mine + shared:
+            have = term_set(m.text)
+            cover = len(want & have) / len(want)
+            if cover >= FORGET_COVER:
+                scored.append((cover, m))
+        scored.sort(key=lambda x: -x[0])
+        gone = []
+        for _, m in scored[:3]:
+            if self.store.close(m.id, tenant, "forgotten", reason="the user asked"):
+                gone.append(m.id)
+        return gone
+
+    def _forget_id(self, tenant: str, user: str | None, memory_id: str, reason: str) -> bool:
+        m = self.store.get(memory_id, tenant)
+        if m is None or m.user not in (user or DEFAULT_USER, SHARED_USER):
+            return False  # never another user's memory
+        return self.store.close(memory_id, tenant, "forgotten", reason=reason)

@@ -1,0 +1,102 @@
+"""The plugin as the rest of the package sees it: typed protocols, so that the scheduler, the sidecar and the
+dashboard are checked by mypy against what they use of :class:`~metaclaw_plugin.MetaClawPlugin` without importing
+it (the learning side never imports the plugin object; see the import contracts in ``pyproject.toml``).
+
+This module imports only the request path's types, never the learning side, the scheduler or the plugin itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from .config import Settings
+from .skillbank.bank import SkillBank
+from .store.skill_library import SharedSkillLibrary
+from .store.trajectories import TrajectoryStore
+from .turns import InFlight, PreparedTurn
+from .types import Message, Session, Turn, TurnContext
+
+
+class BackgroundPart(Protocol):
+    """A loop the plugin starts and stops with itself (the learning loop, the scheduler)."""
+
+    def start(self) -> object: ...
+
+    def stop(self) -> None: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+
+class SchedulerPart(BackgroundPart, Protocol):
+    """The slow loop's scheduler (OMLS): woken when the mode changes."""
+
+    def wake(self) -> None: ...
+
+
+class PluginLike(Protocol):
+    """What the scheduler's attach, the sidecar (``server.py``), its scheduler routes and the dashboard use (the
+    signatures restate :class:`~metaclaw_plugin.MetaClawPlugin`'s, down to the arguments these callers pass)."""
+
+    # Written by scheduling.attach when it attaches the scheduler.
+    scheduler: SchedulerPart | None
+    scheduler_note: str | None
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def learning(self) -> BackgroundPart | None: ...
+
+    @property
+    def last_request_at(self) -> float: ...
+
+    @property
+    def skills(self) -> SkillBank: ...
+
+    @property
+    def store(self) -> TrajectoryStore: ...
+
+    @property
+    def library(self) -> SharedSkillLibrary | None: ...
+
+    @property
+    def inflight(self) -> InFlight[str, PreparedTurn]: ...
+
+    def start(self) -> object: ...
+
+    def stop(self) -> None: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+    def read_session(self, session_id: str, tenant: str | None = None) -> Session | None: ...
+
+    def sync_library(self) -> str | None: ...
+
+    def prepare_turn(
+        self,
+        ctx: TurnContext,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        inject: bool = True,
+        injected_skills: Sequence[str] | None = None,
+        record: bool = True,
+    ) -> PreparedTurn: ...
+
+    def complete_turn(
+        self,
+        prepared: PreparedTurn,
+        response: Message | None,
+        *,
+        ctx: TurnContext | None = None,
+        usage: dict[str, Any] | None = None,
+        error: str | None = None,
+        latency_ms: float | None = None,
+    ) -> Turn: ...
+
+    def on_session_end(
+        self, ctx: TurnContext, outcome: dict[str, Any] | None = None, *, reason: str = "host"
+    ) -> None: ...
+
+    def on_feedback(self, ctx: TurnContext, score: Any = None, text: str | None = None) -> None: ...

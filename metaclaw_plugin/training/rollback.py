@@ -1,0 +1,78 @@
+"""``train rollback``: serve (and train on from) an earlier published adapter, the weights' twin of ``skills rollback``.
+
+The earlier step's adapter becomes the latest published weights (``policy.weights``): every served policy swaps to
+it through its watcher, requests in flight finishing on the weights they started with. The trainer follows: a
+full state newer than the target is forgotten, and a running trainer loads the target's weights before its next
+step (:meth:`~.trainer.Trainer.follow_rollback`), so the next step builds on them. The abandoned steps' rows leave
+``train_steps`` and are kept, summarised, in the ``training.rollbacks`` record.
+
+Only the ``local`` backend can roll back: its adapters are folders the trainer keeps (``training.keep_adapters``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..store import AnyDatabase
+from .trainer import CHECKPOINT_KEY
+from .weights import WeightsRef, latest, store_latest
+
+ROLLBACKS_KEY = "training.rollbacks"
+
+
+class RollbackError(ValueError):
+    """A rollback that cannot be done as asked; the message says why and what can be."""
+
+
+def available(db: AnyDatabase) -> list[int]:
+    """The earlier steps whose adapter folders are still on disk, newest first."""
+    rows = db.query("SELECT step, weights FROM train_steps ORDER BY step DESC")
+    return [int(r["step"]) for r in rows if r["weights"] and (Path(r["weights"]) / "adapter_config.json").is_file()]
+
+
+def rollback(db: AnyDatabase, to: int | None = None) -> dict[str, Any]:
+    """Publish step ``to``'s adapter (default: the step before the latest) as the latest weights."""
+    current = latest(db)
+    if current is None:
+        raise RollbackError("no weights were published yet: nothing to roll back")
+    if current.backend != "local":
+        raise RollbackError("train rollback needs the local backend (Tinker's sampler weights cannot be trained on)")
+    steps = [s for s in available(db) if s < current.step]
+    target = to if to is not None else (steps[0] if steps else None)
+    if target is None or target not in steps:
+        have = ", ".join(map(str, steps)) or "none"
+        want = f"step {target}" if target is not None else "an earlier step"
+        raise RollbackError(
+            f"cannot roll back from step {current.step} to {want}: adapters on disk for steps {have} "
+            "(older ones were pruned: training.keep_adapters)"
+        )
+    path = db.query("SELECT weights FROM train_steps WHERE step = ?", [target])[0]["weights"]
+    ref = WeightsRef(step=target, backend=current.backend, base_model=current.base_model, path=str(path))
+    abandoned = [
+        dict(r)
+        for r in db.query("SELECT step, loss, mean_reward FROM train_steps WHERE step > ? ORDER BY step", [target])
+    ]
+    with db.transaction() as c:
+        saved = c.execute("SELECT value FROM runtime_state WHERE key = ?", (CHECKPOINT_KEY,)).fetchone()
+        if saved is not None and json.loads(saved[0])["step"] > target:
+            c.execute("DELETE FROM runtime_state WHERE key = ?", (CHECKPOINT_KEY,))  # resume from the target
+        c.execute("DELETE FROM train_steps WHERE step > ?", (target,))
+        row = c.execute("SELECT value FROM runtime_state WHERE key = ?", (ROLLBACKS_KEY,)).fetchone()
+        history = json.loads(row[0]) if row else []
+        event = {"from": current.step, "to": target, "at": time.time(), "abandoned": abandoned}
+        c.execute(
+            "INSERT INTO runtime_state(key, value, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            (ROLLBACKS_KEY, json.dumps([*history, event][-50:]), time.time()),
+        )
+    store_latest(db, ref)
+    return {
+        "from": current.step,
+        "to": target,
+        "weights": asdict(ref),
+        "abandoned_steps": [a["step"] for a in abandoned],
+    }

