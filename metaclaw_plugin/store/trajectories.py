@@ -973,6 +973,10 @@ class TrajectoryStore:
             session.turns.append(self._turn(r))
         return session
 
+    def has_session(self, session_id: str, tenant: str | None = None) -> bool:
+        where, args = (" AND tenant = ?", [tenant]) if tenant else ("", [])
+        return bool(self._read(f"SELECT 1 FROM sessions WHERE session_id = ?{where} LIMIT 1", [session_id, *args]))
+
     def get_turn(self, turn_id: str) -> Turn | None:
         """One turn with its messages as sent (the injected skill block in place), for building samples."""
         rows = self._read("SELECT * FROM turns WHERE turn_id = ?", [turn_id])
