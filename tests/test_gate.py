@@ -40,10 +40,10 @@ def long_sample_hits(b: SkillBank) -> tuple[float, float]:
 
 
 # (mode, governed top-3 floor, ungoverned ceiling, long top-k floor); measured: keyword 0.944 / 0.045 / 0.735,
-# hybrid 0.963 / 0.034 / 0.882, embedding 0.796 / 0.0 / 0.588 (long: every other request, 34 of 67).
+# hybrid 0.963 / 0.0 / 0.882 (0.034 before the backing rule), embedding 0.796 / 0.0 / 0.588 (long: every other request, 34 of 67).
 FLOORS = {
     "keyword": (0.92, 0.05, 0.72),
-    "hybrid": (0.95, 0.05, 0.85),
+    "hybrid": (0.95, 0.02, 0.85),
     "embedding": (0.77, 0.05, 0.55),
 }
 
@@ -88,6 +88,30 @@ def test_a_governed_request_agreed_by_both_signals_passes_and_ranks_its_skill_fi
         ("Drop the old users table", "confirm-before-destructive-operations"),  # keyword alone: similarity 0.16
     ):
         got = b.select(TurnContext("g"), text)
+        assert got and got[0][0].name == skill, (text, got)
+
+
+@needs_wordllama
+def test_a_keyword_match_of_one_or_two_chance_words_needs_the_embeddings_backing(home: Path):
+    """The sum "17 times 23" shares "times" (read as time) and "17" with the time-zone skill; "minutes" and "week" meet the
+    meeting-notes skill; "best" and "learn" meet time-boxing. Each fused score cleared the bar, so the hybrid gate
+    let them through; a keyword match now needs a third agreeing word or the embedding's backing. The same words
+    in a governed request still find their skill."""
+    b = bank(home, "hybrid")
+    for text in (
+        "What is 17 times 23?",
+        "What is 12 times 12?",
+        "How many minutes are in a week?",
+        "What's the best way to learn to juggle?",
+    ):
+        assert b.select(TurnContext("c"), text) == [], text
+    for text, skill in (
+        ("Retry the request when the server times out", "retry-with-backoff"),
+        ("Convert 9am Tokyo time to New York", "timezone-conversions"),
+        ("Write the minutes of today's meeting", "meeting-notes-with-owners-and-dates"),
+        ("Drop the old users table", "confirm-before-destructive-operations"),  # 3 words agree, similarity 0.16
+    ):
+        got = b.select(TurnContext("c"), text)
         assert got and got[0][0].name == skill, (text, got)
 
 

@@ -274,6 +274,8 @@ def calibration(settings: Settings) -> tuple[float, float, float]:
     )
 
 
+BACKING = 0.9  # share of min_similarity at which the embedding backs a keyword match (HybridIndex._backed)
+AGREEING_TERMS = 3  # distinct request terms that back a keyword match without the embedding
 SHORT_TERMS = 12  # requests with more distinct terms than this are "long" for the hybrid gate
 EXACT_MAX = 16_384  # above this many skills a search probes the nearest clusters instead of every vector
 PROBE_ROWS = 8_192  # about this many vectors compared per query in probe mode (on COARSE_DIMS dimensions)
@@ -468,7 +470,10 @@ class HybridIndex:
         want = min(want, len(fused))
         top = np.argpartition(-fused, want - 1)[:want] if want < len(fused) else np.arange(len(fused))
         top = top[np.argsort(-fused[top], kind="stable")]
-        passed = float(fused[top[0]]) >= self.min_fused or float(sims.max()) >= self.min_similarity
+        best = int(top[0])
+        passed = float(sims.max()) >= self.min_similarity or (
+            float(fused[best]) >= self.min_fused and self._backed(query, float(sims[best]), int(kw_rows[best]))
+        )
         if not passed and n_terms > SHORT_TERMS and kw is not None:
             passed = float(kw.max()) >= self.min_score  # a long request: either signal (see the class docstring)
         if not passed:
@@ -483,6 +488,13 @@ class HybridIndex:
                 if len(out) == k:
                     break
         return out
+
+    def _backed(self, query: str, sim: float, row: int) -> bool:
+        """A keyword match passes the fused bar only if the embedding backs it (the skill's own similarity reaches
+        ``BACKING`` x min_similarity) or at least ``AGREEING_TERMS`` words of the request agree. One or two common
+        or sense-ambiguous words ("17 times 23" read as time, "minutes" of a meeting, "best"/"learn") share a
+        skill's body by chance; a governed request meets its skill's vocabulary more densely or in meaning."""
+        return sim >= BACKING * self.min_similarity or self.keyword.matched_terms(query, row) >= AGREEING_TERMS
 
 
 def static_vectors(
