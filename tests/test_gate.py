@@ -145,3 +145,26 @@ def test_probe_mode_of_a_large_library_keeps_the_gate_and_the_ranking(home: Path
     assert b.select(TurnContext("p"), "What is a good name for a houseplant?") == []
     short = short_quality(b)
     assert short["ungoverned_any_skill_rate"] <= 0.05 and short["governed_top3_hit_rate"] >= 0.9, short["misses"]
+
+
+@needs_wordllama
+def test_word_cached_query_vectors_equal_the_tokenizers(home: Path):
+    """A query's token ids come word by word from a cache (the tokenizer was most of a search's cost); they must be
+    the tokenizer's own ids for the whole text, on requests, skill documents, other scripts and odd spacing."""
+    import numpy as np
+
+    from metaclaw_plugin.bench.retrieval import load_long_requests, load_short_requests
+    from metaclaw_plugin.skillbank.embedding import get_encoder
+
+    enc = get_encoder("wordllama")
+    governed, ungoverned = load_short_requests()
+    related, unrelated = load_long_requests()
+    texts = [q["query"] for q in governed] + ungoverned + [r["request"] for r in related] + unrelated
+    texts += [p.read_text("utf-8") for p in sorted(bundled_skills_dir().rglob("SKILL.md"))]
+    texts += ["tab\tand\nnewline", "naïve café 🎉", "two  spaces", " lead", "trail ", "x", ""]
+    for text in texts:
+        full = sorted(enc.model.tokenizer.encode(text, add_special_tokens=False).ids)
+        assert sorted(enc._ids(text)) == full, text[:80]
+        assert sorted(enc._ids(text)) == full  # again, from the cache
+    direct = np.asarray(enc.model.embed([related[0]["request"]], norm=True), dtype=np.float32)[0]
+    assert np.allclose(enc._one(related[0]["request"]), direct, atol=1e-5)
