@@ -331,6 +331,7 @@ class Gateway:
         plugin_config: dict[str, Any] | None = None,
         port: int | None = None,
         lean: bool = True,
+        tools: dict[str, Any] | None = None,
     ) -> None:
         self.install = install
         self.root = Path(root)
@@ -338,6 +339,7 @@ class Gateway:
         self.plugin = plugin
         self.plugin_config = plugin_config or {}
         self.lean = lean
+        self.tools = tools  # openclaw.json's `tools` section, e.g. {"toolSearch": False} for direct tool schemas
         self.port = port or free_port()
         self.token = secrets.token_hex(24)
         self.proc: subprocess.Popen | None = None
@@ -398,11 +400,10 @@ class Gateway:
                     "config": self.plugin_config,
                 }
             }
-            # Direct tool schemas (not OpenClaw's default Tool Search bridge), so a scripted model can call the plugin's
-            # memory tools by name.
-            cfg["tools"] = {"toolSearch": False}
         if plugins:
             cfg["plugins"] = plugins
+        if self.tools is not None:
+            cfg["tools"] = self.tools
         return cfg
 
     def env(self) -> dict[str, str]:

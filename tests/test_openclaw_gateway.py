@@ -70,6 +70,7 @@ def env(tmp_path_factory):
             "autoStart": True,
             "timeoutMs": 2000,
         },
+        tools={"toolSearch": False},  # direct schemas: the scripted upstream calls the memory tools by name
     )
     gw.root.mkdir(parents=True, exist_ok=True)
     try:
