@@ -55,7 +55,8 @@ from .protocols import SchedulerPart
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .skillbank.render import inject as inject_block
 from .store.backend import postgres_of
-from .store.election import host_id
+from .store.election import LearnerElection, host_id
+from .store.postgres import PostgresDatabase
 from .store.skill_library import SharedSkillLibrary
 from .store.trajectories import TrajectoryStore
 from .turns import FailOpen, InFlight, PreparedTurn
@@ -116,6 +117,9 @@ class MetaClawPlugin:
         self.memory = MemoryView(s)
         self.memory_store: MemoryStore | None = None
         self.memory_learner: Any = None  # metaclaw_plugin.memory.learner.MemoryLearner, attached in start()
+        # On PostgreSQL shared by hosts: the one election of this host (memory extraction, the learning loop, the
+        # trainer all run on the elected learner only); None on SQLite and while memory is off (the loop keeps its own).
+        self.election: LearnerElection | None = None
 
     # Lifecycle ------------------------------------------------------------------------------------
     def start(self) -> MetaClawPlugin:
@@ -169,6 +173,9 @@ class MetaClawPlugin:
                     self.learning.stop()
                 except Exception:
                     self._fail("learning.stop")
+            if self.election is not None:  # after everything that asks it
+                self.election.stop()
+                self.election = None
             self.store.close()
             try:
                 atexit.unregister(self.stop)
@@ -473,6 +480,8 @@ class MetaClawPlugin:
             from .store.backend import open_database
 
             self.memory_store = MemoryStore(open_database(self.settings))
+            if isinstance(self.memory_store.db, PostgresDatabase):
+                self.election = LearnerElection(self.memory_store.db).start()
             self.worker.every(1.0, "memory.refresh", self.refresh_memory)
             self.worker.submit("memory.refresh", self.refresh_memory)
             from .memory.learner import MemoryLearner
@@ -483,6 +492,7 @@ class MetaClawPlugin:
                 self.redactor,
                 lambda: self.worker.submit("memory.refresh", self.refresh_memory),
                 db=self.memory_store.db,
+                election=self.election,
             )
             self.memory_learner.start()
         except Exception:
@@ -541,6 +551,7 @@ class MetaClawPlugin:
                         events=self.events,
                         redactor=self.redactor,
                         live_sessions=self.active_sessions,
+                        election=self.election,
                     )
                 )
             self.learning.start()
