@@ -1,5 +1,7 @@
 """metaclaw-plugin: make the agent you already run learn from its own use."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .config import ConfigError, Settings
@@ -18,6 +20,7 @@ __all__ = [
     "TurnContext",
     "TurnRecorded",
     "served_policy",
+    "user_memory",
 ]
 __version__ = "0.1.0"
 
@@ -30,3 +33,20 @@ def served_policy(name: str | None = None, settings: Settings | None = None) -> 
     from .serving import shared_policy
 
     return shared_policy(name, settings)
+
+
+@contextmanager
+def user_memory(plugin: MetaClawPlugin, tenant: str | None = None, user: str | None = None) -> Iterator[Any]:
+    """One user's memories (``metaclaw_plugin.memory.ops.UserMemory``: ``search``, ``store``, ``forget``), for
+    adapters whose agents manage memory themselves. A database connection is opened for the block and closed after;
+    the plugin's view follows a write at once. Raises ``ValueError`` with the reason for a request it cannot honour
+    (an empty text, a credential, an id that is not the user's)."""
+    from .memory.ops import MemoryOps, UserMemory
+    from .store import open_database
+
+    db = open_database(plugin.settings)
+    try:
+        yield UserMemory(MemoryOps(db, plugin.settings), tenant, user)
+    finally:
+        db.close()
+        plugin.refresh_memory()

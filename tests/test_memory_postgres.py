@@ -1,6 +1,6 @@
 """Memory on PostgreSQL (issue 25): two hosts share one database; a memory one host extracts reaches the other's
 requests within about a second (each host follows the change counter), supersession and forgetting hold there too,
-and tenants stay apart."""
+and tenants stay apart. Only the elected learner extracts: the other hosts hand their turns over."""
 
 from __future__ import annotations
 
@@ -14,13 +14,15 @@ from waiting import wait_for
 from metaclaw_plugin import MetaClawPlugin, Settings
 
 
+def start_host(home: Path, url: str) -> MetaClawPlugin:
+    return MetaClawPlugin(
+        Settings(home=home, storage={"backend": "postgres", "url": url}, retrieval={"mode": "keyword"})
+    ).start()
+
+
 def test_memories_live_in_postgres_and_reach_every_host(pg_url: str, tmp_path: Path) -> None:  # noqa: F811
     def host(name: str) -> MetaClawPlugin:
-        return MetaClawPlugin(
-            Settings(
-                home=tmp_path / name, storage={"backend": "postgres", "url": pg_url}, retrieval={"mode": "keyword"}
-            )
-        ).start()
+        return start_host(tmp_path / name, pg_url)
 
     a, b = host("a"), host("b")
     try:
@@ -53,6 +55,45 @@ def test_memories_live_in_postgres_and_reach_every_host(pg_url: str, tmp_path: P
             timeout=10,
         )
         assert a.status()["memory"]["counts"]["forgotten"]
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_only_the_elected_learner_extracts_and_the_other_host_sees_the_memory(
+    pg_url: str,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    a = start_host(tmp_path / "a", pg_url)  # first to start: it takes the learner lock
+    b = start_host(tmp_path / "b", pg_url)
+    ask = "Which database does the billing job write to?"
+    try:
+        assert a.election is not None and b.election is not None
+        assert a.election.is_leader() and not b.election.is_leader()
+        assert a.status()["memory"]["extracts_here"] and not b.status()["memory"]["extracts_here"]
+
+        say(b, "s1", "Remember that the billing database is pg-billing-7, and my password is hunter2-secret.")
+        say(b, "s1", "Remember that the billing database is pg-billing-7.")
+        end(b, "s1")  # b hands the batch over; a extracts it
+        wait_for(lambda: "pg-billing-7" in memory_part(say(b, "s2", ask)), timeout=10, what="b sees a's extraction")
+        assert "pg-billing-7" in memory_part(say(a, "s3", ask))
+        lb, la = b.memory_learner.counts, a.memory_learner.counts
+        assert lb["handed_off"] >= 1 and lb["rule_batches"] == 0 and lb["model_batches"] == 0
+        assert not [k for k in lb if k.startswith("filed_")]
+        assert la["taken_over"] >= 1 and la["filed_active"] >= 1
+        assert a.memory_store is not None
+        assert not a.memory_store.db.query("SELECT id FROM memory_pending")  # claimed once, then gone
+        assert all("hunter2" not in m.text for m in a.memory_store.find("acme", None, statuses=None))
+
+        a.stop()  # the learner goes: b takes over within a few seconds and extracts its own turns
+        wait_for(b.election.is_leader, timeout=20, what="b becomes the learner")
+        say(b, "s4", "Remember that the ledger queue is rabbit-ledger-3.")
+        end(b, "s4")
+        wait_for(
+            lambda: "rabbit-ledger-3" in memory_part(say(b, "s5", "Which queue does the ledger service read from?")),
+            timeout=10,
+        )
+        assert b.memory_learner.counts["rule_batches"] >= 1
     finally:
         a.stop()
         b.stop()

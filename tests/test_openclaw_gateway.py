@@ -70,6 +70,7 @@ def env(tmp_path_factory):
             "autoStart": True,
             "timeoutMs": 2000,
         },
+        tools={"toolSearch": False},  # direct schemas: the scripted upstream calls the memory tools by name
     )
     gw.root.mkdir(parents=True, exist_ok=True)
     try:
@@ -172,6 +173,66 @@ def test_unrelated_task_gets_no_block_and_turn_is_captured(env) -> None:
     assert turn["response"]["content"].startswith("stub reply")
     assert turn["messages"][0]["role"] == "system"
     assert (BLOCK_MARK in system_text(body)) == bool(turn["injected_skills"])
+
+
+def _tool_results(body: dict[str, Any]) -> list[str]:
+    out = []
+    for m in body.get("messages") or []:
+        if m.get("role") == "tool":
+            c = m.get("content")
+            out.append(c if isinstance(c, str) else json.dumps(c))
+    return out
+
+
+def test_memory_tools_store_for_the_sender_and_a_later_session_gets_it(env) -> None:
+    gw, up = env["gw"], env["up"]
+    fact = "The release train of Project Heron leaves on Thursdays at 14:00."
+
+    def script(body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]] | None:
+        if _tool_results(body):
+            return None  # the tool ran: answer with text
+        text = user_text(body)
+        if "m-mem-store" in text:
+            return [("memory_store", {"text": fact, "kind": "fact"})]
+        if "m-mem-search" in text:
+            return [("memory_search", {"query": "Project Heron release train"})]
+        return None
+
+    up.tool_calls = script
+    try:
+        gw.chat("Keep this for later, please (m-mem-store).", user="mem-ana", timeout=120)
+        body = _stub_request_for(up, "m-mem-store")  # the last request of that turn: it carries the tool result
+        stored = [r for r in _tool_results(body) if "Thursdays" in r]
+        assert stored, (_tool_results(body)[:2], " ".join(t["function"]["name"] for t in body.get("tools") or []))
+        memory_id = json.loads(stored[0])["id"]
+
+        get = _sidecar(env)
+        mine = get("/v1/memory?tenant=default&user=mem-ana")["memories"]
+        assert [m["id"] for m in mine if m["kind"] != "summary"] == [memory_id]  # filed under the sender
+
+        # A later session of the same sender (the first one deleted, as a user does with /new): the memory is in
+        # the block, and memory_search finds it.
+        delete = [str(env["install"].node_bin / "node"), str(env["install"].openclaw), "sessions", "delete"]
+        r = subprocess.run(
+            [*delete, "agent:main:openai-user:mem-ana", "--yes", "--json"],
+            env=gw.env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == 0, r.stdout + r.stderr
+        gw.chat("When does the Project Heron release train leave? (m-mem-search-1)", user="mem-ana", timeout=60)
+        body = _stub_request_for(up, "m-mem-search-1")
+        assert "Thursdays" in system_text(body)
+        assert any(memory_id in r for r in _tool_results(body))
+
+        # Another sender gets neither.
+        gw.chat("When does the Project Heron release train leave? (m-mem-search-2)", user="mem-bob", timeout=60)
+        body = _stub_request_for(up, "m-mem-search-2")
+        assert "Thursdays" not in system_text(body)
+        assert _tool_results(body) and not any("Thursdays" in r for r in _tool_results(body))
+    finally:
+        up.tool_calls = None
 
 
 def test_two_concurrent_sessions_stay_unmixed(env) -> None:

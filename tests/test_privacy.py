@@ -119,6 +119,24 @@ def test_redact_obj_walks_messages_and_tool_calls(r: Redactor):
     assert "Zx81Qw72" not in str(out) and "9aZk8Yx7" not in str(out) and out["role"] == "assistant"
 
 
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"metadata": {"sk-proj-Zx81Qw72Lm63Np54Ok45Ij36Uh27Yg18": "owner"}},
+        {"usage": {"ghp_Zx81Qw72Lm63Np54Ok45Ij36Uh27Yg18aB": 3}},
+        [{"parameters": {"properties": {"AKIAZX81QW72LM63NP54": {"type": "string"}}}}],
+    ],
+)
+def test_redact_obj_reads_dict_keys_too(r: Redactor, obj: object):
+    out = r.redact_obj(obj)
+    assert "Zx81Qw72" not in str(out) and "ZX81QW72" not in str(out), out
+
+
+def test_redact_obj_keeps_ordinary_keys(r: Redactor):
+    msg = {"role": "user", "content": "hi", "tool_call_id": "call_1", "prompt_tokens": 3, "completion_tokens": 4}
+    assert r.redact_obj(msg) == msg
+
+
 def test_detect_secrets_library_adds_its_detectors():
     pytest.importorskip("detect_secrets")
     with_lib = Redactor()

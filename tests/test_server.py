@@ -421,6 +421,7 @@ def test_openclaw_install_prints_and_applies_only_with_consent(tmp_path: Path) -
     assert m["enabled"] is True and m["hooks"]["allowConversationAccess"] is True
     assert m["config"]["tokenFile"] == str(home / "server.token")
     assert Path(entry["plugins"]["load"]["paths"][0], "openclaw.plugin.json").is_file()
+    assert entry["plugins"]["slots"] == {"memory": "metaclaw"}  # the plugin fills OpenClaw's memory slot
     assert json.loads(oc.read_text()) == original  # printing changes nothing
 
     r = subprocess.run(
@@ -444,6 +445,7 @@ def test_openclaw_install_prints_and_applies_only_with_consent(tmp_path: Path) -
     mc = new["plugins"]["entries"]["metaclaw"]
     assert mc["hooks"]["allowConversationAccess"] is True and mc["enabled"] is True
     assert mc["config"]["url"] == "http://127.0.0.1:9"  # the user's own setting is kept
+    assert new["plugins"]["slots"]["memory"] == "metaclaw"
     backups = list(oc.parent.glob("openclaw.json.bak-*"))
     assert len(backups) == 1 and json.loads(backups[0].read_text()) == original
 

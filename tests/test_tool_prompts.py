@@ -117,8 +117,9 @@ def test_a_template_without_tool_support_falls_back_alike_on_both_sides(
 def test_a_multi_step_turn_masks_tool_results_and_renders_as_served(
     policy_base: Path, tmp_path: Path, template: str
 ) -> None:
-    """The answer after tool calls: the completion holds the tool call (trained) and the results (mask 0), and
-    prompt + completion start with exactly what the served policy sampled that answer from."""
+    """The answer after tool calls: the earlier step (its tool calls) and the tool results are prompt, trained
+    with that step's own turn, never again here; the completion is this step's answer alone, every token trained;
+    and the prompt is exactly what the served policy sampled that answer from."""
     base = policy_base if template == "native" else _plain_chatml(policy_base, tmp_path / "plain")
     tok = AutoTokenizer.from_pretrained(base)
     second = {**CALL, "id": "call_2", "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'}}
@@ -131,15 +132,14 @@ def test_a_multi_step_turn_masks_tool_results_and_renders_as_served(
     ]
     answer = {"role": "assistant", "content": "Paris is fine; take an umbrella to Rome."}
     p, c, m = tokenize_turn(tok, steps, answer, [WEATHER_TOOL])
-    trained = tok.decode([t for t, k in zip(c, m) if k])
-    skipped = tok.decode([t for t, k in zip(c, m) if not k])
-    assert "<tool_response>\n22C clear\n</tool_response>\n<tool_response>\n14C showers\n</tool_response>" in skipped
-    assert "22C" not in trained and "14C" not in trained
-    assert trained.startswith('Checking both.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}')
-    assert trained.endswith("Paris is fine; take an umbrella to Rome.<|im_end|>\n")
+    prompt, trained = tok.decode(p), tok.decode(c)
+    assert all(m) and not any(x in trained for x in ("22C", "14C", "Checking both.", "<tool_call>"))
+    assert "<tool_response>\n22C clear\n</tool_response>\n<tool_response>\n14C showers\n</tool_response>" in prompt
+    assert '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}' in prompt
+    assert trained.startswith("Paris is fine; take an umbrella to Rome.")
     policy = ServedPolicy(str(base), max_new_tokens=4, poll_interval=None)
     try:
         served = policy.prompt_ids(steps, [WEATHER_TOOL])
     finally:
         policy.close()
-    assert tok.decode(p + c).startswith(tok.decode(served)) and p == served[: len(p)]
+    assert p == served

@@ -6,6 +6,8 @@
 // - llm_input / llm_output: capture the turn (messages as sent, response with tool calls, usage), keyed by
 //   the session id and correlated by the run id. agent_end marks a failed run. session_end ends the session.
 //   Capture calls are fire-and-forget: they never delay the reply.
+// - memory_search / memory_store / memory_forget tools (lib/memory.js) on the sender's memories in the sidecar; the
+//   turn hooks pass the sender as the user, so the memory section of the block and what is extracted are per sender.
 // - A service attaches to the sidecar at `url`, or starts `metaclaw-plugin serve` (autoStart) and stops it
 //   with the gateway.
 //
@@ -21,6 +23,7 @@ import os from "node:os";
 import path from "node:path";
 
 import { SidecarClient } from "./lib/client.js";
+import { MEMORY_TOOLS, memoryTools, senderOf } from "./lib/memory.js";
 import { lastAssistantOf, recentDialog, responseOf, toOpenAIList, usageOf } from "./lib/convert.js";
 
 const PLUGIN_ID = "metaclaw";
@@ -59,6 +62,7 @@ export function resolveConfig(raw) {
     timeoutMs: num(c.timeoutMs, 1500, 50, 14000),
     captureTimeoutMs: num(c.captureTimeoutMs, 5000, 100, 60000),
     contextMessages: num(c.contextMessages, 4, 0, 20),
+    memoryTools: c.memoryTools !== false,
   };
 }
 
@@ -134,7 +138,7 @@ export function createMetaclaw(api) {
     if (!r) {
       const now = Date.now();
       r = { sessionId, kind: sideTurn(ctx) ? "side" : "main", skills: [], generation: null, skillsCall: null,
-            input: null, outputSent: false, end: null, t0: now, failTimer: null, model: undefined, user: ctx?.senderId };
+            input: null, outputSent: false, end: null, t0: now, failTimer: null, model: undefined, user: senderOf(ctx) };
       runs.set(runId, r);
       sweep(now);
     }
@@ -187,6 +191,8 @@ export function createMetaclaw(api) {
       prompt,
       messages: recentDialog(event?.messages, cfg.contextMessages),
     };
+    const sender = senderOf(ctx);
+    if (sender) body.user = sender.slice(0, 256);
     // One retrieval per run: a prompt rebuild (or a second dispatch) of the same run reuses it.
     const r = runId ? runState(runId, sessionId, ctx) : null;
     let call = r?.skillsCall;
@@ -433,6 +439,10 @@ export default {
     api.on("llm_output", m.hooks.llmOutput);
     api.on("agent_end", m.hooks.agentEnd);
     api.on("session_end", m.hooks.sessionEnd, { timeoutMs: 1800 });
+    if (m.cfg.memoryTools && typeof api.registerTool === "function") {
+      const opts = { client: m._state.client, tenant: m.cfg.tenant, timeoutMs: m.cfg.captureTimeoutMs };
+      api.registerTool((toolContext) => memoryTools(opts, toolContext), { names: MEMORY_TOOLS });
+    }
     if (mode === undefined || mode === "full") api.registerService(m.service);
   },
 };

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from ..bounds import finite_json
 from ..config import ConfigError, Settings
 
 console = Console()
@@ -43,7 +44,7 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    click.echo(json.dumps(finite_json(data), indent=2, ensure_ascii=False, default=str))  # JSON has no Infinity
 
 
 def table(title: str, columns: Iterable[str], rows: Iterable[Iterable[Any]]) -> None:

@@ -87,7 +87,10 @@ def plugin_entry(
                     "hooks": {"allowConversationAccess": True},
                     "config": cfg,
                 }
-            }
+            },
+            # The plugin is a memory plugin (manifest kind "memory"): OpenClaw enables the one this slot names, and
+            # its memory_search / memory_store / memory_forget tools replace memory-core's.
+            "slots": {"memory": PLUGIN_ID},
         }
     }
     if plugin_dir is not None:
@@ -319,7 +322,9 @@ def register(main: click.Group) -> None:
         """Print (or, with --apply --yes, write) the openclaw.json entry for the metaclaw plugin.
 
         Nothing is written without --apply and --yes. The entry enables plugins.entries.metaclaw with
-        hooks.allowConversationAccess: true and loads the plugin from plugins.load.paths. Your model and
+        hooks.allowConversationAccess: true, loads the plugin from plugins.load.paths and gives it the memory slot
+        (plugins.slots.memory: metaclaw, in place of memory-core or any other memory plugin: OpenClaw loads only
+        the memory plugin that slot names, so metaclaw must hold it). Your model and
         sandbox settings are left alone; in rl/auto mode the metaclaw provider is added (the served policy at
         `metaclaw-plugin serve`'s /v1/chat/completions, its token read from the token file through an OpenClaw
         file secret) but your primary model is not switched (the command prints how).

@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from ..bounds import KEY_FILE, Identifiers
+from ..privacy import Redactor
 from ..store.backend import postgres_of
 from ..store.trajectories import TrajectoryStore, turn_dict
 from .common import console, emit_json, fail, json_option, load_settings, table
@@ -19,6 +21,15 @@ def _when(ts: float | None) -> str:
 def _store(ctx: click.Context) -> TrajectoryStore:
     s = load_settings(ctx)
     return TrajectoryStore(s.db_file, database=postgres_of(s))
+
+
+def _stored_id(ctx: click.Context, value: str | None) -> str | None:
+    """An id as the hooks stored it (one that holds a secret was stored as its keyed hash)."""
+    if not value:
+        return None
+    s = load_settings(ctx)
+    redactor = Redactor.from_settings(s.privacy) if s.privacy.redact and not s.privacy.store_raw else None
+    return Identifiers(redactor, s.home_dir / KEY_FILE).joinable(value) or value
 
 
 def register(main: click.Group) -> None:
@@ -35,7 +46,7 @@ def register(main: click.Group) -> None:
         """Most recent sessions first."""
         store = _store(ctx)
         try:
-            rows = store.list_sessions(limit, tenant)
+            rows = store.list_sessions(limit, _stored_id(ctx, tenant))
         finally:
             store.close()
         if as_json:
@@ -67,7 +78,7 @@ def register(main: click.Group) -> None:
         """One session with every turn: messages as sent, response, tool calls, skills, reward."""
         store = _store(ctx)
         try:
-            s = store.get_session(session_id, tenant)
+            s = store.get_session(_stored_id(ctx, session_id) or session_id, _stored_id(ctx, tenant))
             turns = [turn_dict(t, store.rewards(t.turn_id)) for t in s.turns] if s is not None else []
         finally:
             store.close()

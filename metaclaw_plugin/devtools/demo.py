@@ -65,6 +65,10 @@ RECALL = "which host do I connect to for the metrics database?"
 RECALL_COLLEAGUE = "I am new on the team: which host do I connect to for the metrics database?"
 USER, COLLEAGUE = "demo-user", "demo-colleague"
 RIGHT = f"{SCRIPTED} Sniffed the delimiter first: it is ';' with quoted fields, so I parsed with csv and summed."
+# A round the agent gets wrong for a reason no skill covers: whatever arms the trial drew, the day's query samples
+# then carry different rewards, so the slow loop's step has a signal (a step without one is skipped, not taken).
+MISS = "which planet is the largest in the solar system?"
+MISS_ANSWER = f"{SCRIPTED} Saturn."
 
 
 class StageFailed(RuntimeError):
@@ -101,6 +105,8 @@ class ScriptedEndpoint:
                 return f"{SCRIPTED} The answer detected the delimiter.\nScore: 1"
             if "split each line on ','" in text:
                 return f"{SCRIPTED} The answer split on the wrong delimiter.\nScore: -1"
+            if MISS_ANSWER in text:
+                return f"{SCRIPTED} Jupiter is the largest planet, not Saturn.\nScore: -1"
             return f"{SCRIPTED} The answer is right.\nScore: 1"
         self.calls["agent"] += 1
         last = str(msgs[-1].get("content", "")).lower()
@@ -112,6 +118,8 @@ class ScriptedEndpoint:
         if "metrics database" in last:
             told = any(FACT_VALUE in str(m.get("content", "")) for m in msgs if m.get("role") == "system")
             return f"{SCRIPTED} Connect to {FACT_VALUE}." if told else f"{SCRIPTED} Which metrics database do you use?"
+        if "planet" in last:
+            return MISS_ANSWER
         return f"{SCRIPTED} Paris."
 
 
@@ -431,9 +439,14 @@ def stage_similar_rounds(d: Demo) -> str:
     if not carried:
         raise StageFailed(f"none of {len(rows)} similar rounds carried {name}")
     d.facts["similar"] = sessions
+    d.chat("demo-miss", [{"role": "user", "content": MISS}], done=True)
+    d.wait("the off-story round on disk", functools.partial(d.session_turns, "demo-miss"))
     control = f" (the other {len(rows) - carried}: the trial's control arm)" if carried < len(rows) else ""
     served = f"; the proxy served generation {gen} from probe round {probes} on"
-    return f"{carried} of {len(rows)} similar rounds carried {name}{control}{served}"
+    return (
+        f"{carried} of {len(rows)} similar rounds carried {name}{control}{served}; one off-story round answered "
+        "wrong (the slow loop's contrast)"
+    )
 
 
 def stage_judged(d: Demo) -> str:

@@ -52,7 +52,8 @@ class LearningLoop:
         self.skills = parts.skills
         self.db = open_database(s)
         # Judging runs on every host; what changes the library runs on one elected host (always this one on SQLite).
-        self.election = LearnerElection(self.db if isinstance(self.db, PostgresDatabase) else None)
+        self._owns_election = parts.election is None  # the plugin's is started and stopped by the plugin
+        self.election = parts.election or LearnerElection(self.db if isinstance(self.db, PostgresDatabase) else None)
         self.redactor = parts.redactor or Redactor.from_settings(s.privacy)  # outbound is always redacted
         self.budget = Budget(
             self.db,
@@ -142,7 +143,8 @@ class LearningLoop:
             ev.subscribe(SessionEnd, self.intake.on_session_end)
             ev.subscribe(Feedback, self.intake.on_feedback)
             self._subscribed = True
-        self.election.start()
+        if self._owns_election:
+            self.election.start()
         if self._thread is None:
             self._stop.clear()
             self._thread = threading.Thread(target=self._run, name="metaclaw-learning", daemon=True)
@@ -155,7 +157,8 @@ class LearningLoop:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
-        self.election.stop()
+        if self._owns_election:
+            self.election.stop()
         self.db.close()
 
     def wake(self) -> None:

@@ -9,6 +9,7 @@ from ..config import Settings
 from ..events import Events, SessionState
 from ..privacy import Redactor
 from ..skillbank.bank import SkillBank
+from ..store.election import LearnerElection
 from ..store.trajectories import TrajectoryStore
 
 
@@ -20,3 +21,4 @@ class Parts:
     events: Events  # what the request path publishes
     redactor: Redactor | None = None  # outbound payloads are always redacted: built from settings when None
     live_sessions: Callable[[], Sequence[SessionState]] = tuple  # sessions the host still has open
+    election: LearnerElection | None = None  # the host's one election (shared with memory); else the loop's own

@@ -6,6 +6,11 @@ its own, which extracts (the model when one is configured and reachable, else th
 :class:`~.writer.MemoryWriter` and tells the view to refresh. At session end a one-line summary of the session is
 kept too. A failure is logged and counted; the host never sees it. Notes not yet extracted live in memory: a crash
 loses at most ``extract_every - 1`` turns of one session.
+
+Hosts sharing PostgreSQL: only the elected learner (:class:`~..store.election.LearnerElection`, the same one the
+learning loop uses) extracts. Every other host hands its batches over through the ``memory_pending`` table
+(redacted first), which the learner drains every second; the memories it files reach every host's view within about
+a second after that.
 """
 
 from __future__ import annotations
@@ -16,14 +21,17 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from types import SimpleNamespace
+from typing import Any, Protocol
 
 from ..events import Events, SessionEnd, TurnRecorded
-from ..learning.llm import Budget, LLMClient, LLMError
+from ..learning.llm import Budget, LLMError, client_for
 from ..privacy import Redactor
-from ..skillbank.retrieve import message_text
 from ..store import AnyDatabase, open_database
+from ..store.election import host_id
+from ..text import message_text
 from . import modelx, rules
 from .model import DEFAULT_USER, Candidate, Memory
 from .rules import Forget
@@ -35,6 +43,7 @@ log = logging.getLogger("metaclaw_plugin.memory")
 
 MAX_NOTE_CHARS = 4000
 NEAREST = 15  # existing memories shown to the model with a batch
+DRAIN_EVERY = 1.0  # seconds between the elected learner's looks at batches other hosts handed over
 
 
 @dataclass
@@ -64,6 +73,16 @@ class Batch:
     firsts: list[str] = field(default_factory=list)
     main_turns: int = 0
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Batch:
+        return cls(**{**d, "notes": [Note(**n) for n in d.get("notes") or []]})
+
+
+class Leader(Protocol):
+    """The election's one question (:class:`~..store.election.LearnerElection`); None means a single host."""
+
+    def is_leader(self) -> bool: ...
+
 
 def extractor_choice(settings: Any, redactor: Redactor | None, budget: Budget | None) -> tuple[Any, str, str]:
     """(client or None, "model" | "rules", why): the model when ``memory.model`` (else ``evolution.model``) is set
@@ -78,18 +97,16 @@ def extractor_choice(settings: Any, redactor: Redactor | None, budget: Budget | 
             "rules",
             "no memory.model or evolution.model configured: the rule extractor reads explicit statements",
         )
-    client = LLMClient(
-        "memory",
+    # the endpoint of the chosen section, the call policy (timeout, retries, backoff) of the memory section
+    endpoint = SimpleNamespace(
         model=cfg.model,
         api_base=cfg.api_base,
         api_key=cfg.api_key,
         timeout=m.timeout,
         retries=m.retries,
         backoff=m.backoff,
-        budget=budget,
-        local_only=settings.privacy.local_only,
-        redactor=redactor,
     )
+    client = client_for("memory", endpoint, budget=budget, local_only=settings.privacy.local_only, redactor=redactor)
     reason = client.unavailable_reason()
     if reason:
         return None, "rules", f"{reason}: the rule extractor reads explicit statements"
@@ -106,6 +123,7 @@ class MemoryLearner:
         *,
         client: Any = None,
         db: AnyDatabase | None = None,
+        election: Leader | None = None,
     ):
         self.settings = settings
         self.events = events
@@ -121,6 +139,8 @@ class MemoryLearner:
         else:
             self.client, self.extractor, self.why = extractor_choice(settings, self.redactor, self.budget)
         self.on_change = on_change
+        self.election = election
+        self.host = host_id()
         self.counts: Counter[str] = Counter()
         self.last_error: str | None = None
         self._sessions: dict[tuple[str, str], _Session] = {}
@@ -204,23 +224,56 @@ class MemoryLearner:
         self._q.put(batch)
 
     # The extraction thread ------------------------------------------------------------------------------------------
+    def is_leader(self) -> bool:
+        return self.election is None or self.election.is_leader()
+
     def _run(self) -> None:
+        next_drain = 0.0
         while True:
-            batch = self._q.get()
+            if self.election is not None and time.monotonic() >= next_drain:
+                next_drain = time.monotonic() + DRAIN_EVERY
+                self._guarded(self.drain)
+            try:
+                batch = self._q.get(timeout=DRAIN_EVERY if self.election is not None else None)
+            except queue.Empty:
+                continue
             if batch is None:
                 return
             try:
-                self.process(batch)
-            except Exception as e:
-                self.counts["errors"] += 1
-                self.last_error = f"{type(e).__name__}: {e}"
-                log.exception(
-                    "memory extraction failed for session %s (dropped; the host is unaffected)", batch.session_id
-                )
+                self._guarded(partial(self.process if self.is_leader() else self.hand_off, batch), batch)
             finally:
                 with self._idle:
                     self._busy -= 1
                     self._idle.notify_all()
+
+    def hand_off(self, batch: Batch) -> None:
+        """Not the elected learner: queue the batch (redacted) for the host that is."""
+        for n in batch.notes:
+            n.text, n.reply = self.redactor.redact(n.text), self.redactor.redact(n.reply)
+        batch.firsts = [self.redactor.redact(f) for f in batch.firsts]
+        self.store.hand_off(batch.tenant, asdict(batch), self.host)
+        self.counts["handed_off"] += 1
+
+    def drain(self) -> int:
+        """The elected learner: extract the batches other hosts handed over."""
+        if not self.is_leader():
+            return 0
+        taken = self.store.take_pending()
+        for d in taken:
+            self.counts["taken_over"] += 1
+            self._guarded(partial(self.process, Batch.from_dict(d)))
+        return len(taken)
+
+    def _guarded(self, fn: Callable[[], Any], batch: Batch | None = None) -> None:
+        try:
+            fn()
+        except Exception as e:
+            self.counts["errors"] += 1
+            self.last_error = f"{type(e).__name__}: {e}"
+            log.exception(
+                "memory extraction failed for session %s (dropped; the host is unaffected)",
+                batch.session_id if batch else "(handed over)",
+            )
 
     def process(self, batch: Batch) -> dict[str, Any]:
         """Extract from one batch and file the result. Returns the writer's report."""
@@ -273,6 +326,7 @@ class MemoryLearner:
             "open_sessions": len(self._sessions),
             "queued": self._busy,
             "extraction": dict(self.counts),
+            "extracts_here": self.is_leader(),
             "last_error": self.last_error,
         }
 

@@ -10,7 +10,7 @@ from typing import Any
 from ..privacy import Redactor
 from ..store import AnyDatabase
 from ..types import DEFAULT_TENANT
-from .model import DEFAULT_USER, KINDS, Candidate, Memory
+from .model import DEFAULT_USER, KINDS, SHARED_USER, Candidate, Memory
 from .rules import classify
 from .store import MemoryStore
 from .text import term_set
@@ -123,3 +123,37 @@ class MemoryOps:
                 raise MemoryError_(f"memories[{i}]: unknown kind {d['kind']!r}")
             rows.append({k: v for k, v in d.items() if k in Memory.__dataclass_fields__})
         return self.store.restore(rows, tenant)
+
+
+class UserMemory:
+    """One user's memories, for an agent that manages them itself (LangChain's ``memory_tools``, OpenClaw's
+    ``memory_*`` tools): every operation stays inside (tenant, user), plus the tenant's shared project memories
+    the user may read when ``memory.share`` is ``tenant``. Nothing reaches another user's memories, not even by id."""
+
+    def __init__(self, ops: MemoryOps, tenant: str | None, user: str | None):
+        self.ops = ops
+        self.tenant = tenant or DEFAULT_TENANT
+        self.user = user or DEFAULT_USER
+
+    def _owners(self) -> tuple[str, ...]:
+        return (self.user, SHARED_USER) if self.ops.settings.memory.share == "tenant" else (self.user,)
+
+    def search(self, query: str, limit: int = 8) -> list[dict[str, Any]]:
+        rows = [r for owner in self._owners() for r in self.ops.search(query, self.tenant, owner, limit)]
+        rows.sort(key=lambda r: (-r["matched"], -r["created_at"]))
+        return rows[:limit]
+
+    def store(self, text: str, kind: str | None = None) -> dict[str, Any]:
+        return self.ops.add(text, self.tenant, self.user, kind)
+
+    def forget(self, about: str | None = None, memory_id: str | None = None) -> list[str]:
+        if memory_id:
+            m = self.ops.store.get(memory_id, self.tenant)
+            if (
+                m is None
+                or m.user not in self._owners()
+                or (m.user == SHARED_USER and m.source.get("user") != self.user)
+            ):
+                raise MemoryError_(f"no memory {memory_id!r} of this user")
+            return self.ops.forget(self.tenant, memory_id)
+        return self.ops.forget(self.tenant, None, self.user, about)

@@ -159,6 +159,23 @@ class MemoryStore:
         )
         return sum(self.close(r[0], r[1], "expired", reason="its date passed") for r in rows)
 
+    # Batches for the elected learner (PostgreSQL shared by hosts) ---------------------------------------------
+    def hand_off(self, tenant: str, batch: dict[str, Any], host: str) -> None:
+        """Queue a batch of turns for the host that extracts (this one is not the elected learner)."""
+        self.db.execute(
+            "INSERT INTO memory_pending(tenant, batch, host, created_at) VALUES (?, ?, ?, ?)",
+            (tenant, json.dumps(batch), host, time.time()),
+        )
+
+    def take_pending(self, limit: int = 50) -> list[dict[str, Any]]:
+        """Claim the oldest handed-off batches: each row is deleted by the one host that gets it."""
+        out = []
+        for r in self.db.query("SELECT id, batch FROM memory_pending ORDER BY id LIMIT ?", (limit,)):
+            with self.db.transaction() as tx:
+                if tx.execute("DELETE FROM memory_pending WHERE id = ?", (r[0],)).rowcount == 1:
+                    out.append(json.loads(r[1]))
+        return out
+
     # Reads ------------------------------------------------------------------------------------------------
     def get(self, memory_id: str, tenant: str | None = None) -> Memory | None:
         sql = f"SELECT {_COLS} FROM memories WHERE id = ?" + (" AND tenant = ?" if tenant else "")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ..skillbank.retrieve import message_text
+from ..text import message_text
 from ..types import Message, TurnContext
 from .model import DEFAULT_USER, SHARED_USER, Memory
 from .store import MemoryStore

@@ -128,7 +128,7 @@ def attach_scheduler(plugin: PluginLike, trainer: Callable[[], Trainer] | None =
             return None
         trainer = lambda: _real_trainer(settings)  # noqa: E731
     from_file = file_activity(settings.activity_path)
-    election = getattr(plugin.learning, "election", None)
+    election = getattr(plugin.learning, "election", None) or getattr(plugin, "election", None)
     omls, notes = build(
         settings, trainer, last_activity=lambda: max(plugin.last_request_at, from_file()), election=election
     )

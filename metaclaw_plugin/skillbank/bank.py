@@ -166,7 +166,9 @@ class SkillBank:
                 skills=result.skills,
                 index=index,
                 pinned=pinned,
-                shadow=self._keyword(on_trial) if on_trial else None,
+                # skills on trial: their own small index, without the rare-term gate (in a library of a few
+                # skills every term is common, so the gate would starve every trial); min_score still applies
+                shadow=KeywordIndex(on_trial, self.settings.retrieval.min_score) if on_trial else None,
                 pending=result.pending,
                 trial_versions=trial_versions,
                 hidden={t: frozenset(n) for t, n in hidden.items()},

@@ -41,6 +41,7 @@ log = logging.getLogger("metaclaw_plugin.skills")
 _models: dict[str, Any] = {}
 _models_lock = threading.Lock()
 QUERY_CACHE = 4096
+WORD_CACHE = 100_000  # words whose token ids a static encoder remembers (cleared when full)
 
 
 STATIC_MODELS = frozenset({"wordllama"})  # request-path embedders: numpy only, weights inside the wheel
@@ -135,6 +136,7 @@ class StaticEncoder(_QueryCache):
 
         self.path = Path(wordllama.__file__).parent
         self.model = WordLlama.load(cache_dir=self.path, disable_download=True)
+        self._word_ids: dict[str, tuple[int, ...]] = {}
 
     def encode(self, texts: Sequence[str]) -> Any:
         import numpy as np
@@ -151,13 +153,32 @@ class StaticEncoder(_QueryCache):
         same vector as ``embed([text], norm=True)`` in half the time (~35 us here)."""
         import numpy as np
 
-        ids = self.model.tokenizer.encode(text, add_special_tokens=False).ids
+        ids = self._ids(text)
         table = self.model.embedding
         if not ids:
             return np.zeros(table.shape[1], dtype=np.float32)
         v = table[np.minimum(np.asarray(ids, dtype=np.intp), table.shape[0] - 1)].sum(axis=0)
         norm = float(np.linalg.norm(v))
         return (v / norm if norm > 0 else v).astype(np.float32, copy=False)
+
+    def _ids(self, text: str) -> list[int]:
+        """The text's token ids, word by word from a cache. The tokenizer (BPE, no pre-tokenizer, every space
+        turned into a word-leading "▁") costs ~100-200 us a request here, most of an embedding search; its merges
+        never join a word with the next one's "▁", so the ids of a text are those of its space-separated words
+        (checked on every request set and skill of the tests). Runs of spaces merge ("▁▁"): the whole text then."""
+        tokenizer = self.model.tokenizer
+        if not text or "  " in text or text[0] == " " or text[-1] == " ":
+            return list(tokenizer.encode(text, add_special_tokens=False).ids)
+        cache = self._word_ids
+        ids: list[int] = []
+        for word in text.split(" "):
+            known = cache.get(word)
+            if known is None:
+                if len(cache) >= WORD_CACHE:
+                    cache.clear()
+                known = cache[word] = tuple(tokenizer.encode(word, add_special_tokens=False).ids)
+            ids.extend(known)
+        return ids
 
 
 def get_encoder(name: str) -> Encoder | StaticEncoder:
@@ -274,6 +295,8 @@ def calibration(settings: Settings) -> tuple[float, float, float]:
     )
 
 
+BACKING = 0.9  # share of min_similarity at which the embedding backs a keyword match (HybridIndex._backed)
+AGREEING_TERMS = 3  # distinct request terms that back a keyword match without the embedding
 SHORT_TERMS = 12  # requests with more distinct terms than this are "long" for the hybrid gate
 EXACT_MAX = 16_384  # above this many skills a search probes the nearest clusters instead of every vector
 PROBE_ROWS = 8_192  # about this many vectors compared per query in probe mode (on COARSE_DIMS dimensions)
@@ -468,7 +491,10 @@ class HybridIndex:
         want = min(want, len(fused))
         top = np.argpartition(-fused, want - 1)[:want] if want < len(fused) else np.arange(len(fused))
         top = top[np.argsort(-fused[top], kind="stable")]
-        passed = float(fused[top[0]]) >= self.min_fused or float(sims.max()) >= self.min_similarity
+        best = int(top[0])
+        passed = float(sims.max()) >= self.min_similarity or (
+            float(fused[best]) >= self.min_fused and self._backed(query, float(sims[best]), int(kw_rows[best]))
+        )
         if not passed and n_terms > SHORT_TERMS and kw is not None:
             passed = float(kw.max()) >= self.min_score  # a long request: either signal (see the class docstring)
         if not passed:
@@ -483,6 +509,13 @@ class HybridIndex:
                 if len(out) == k:
                     break
         return out
+
+    def _backed(self, query: str, sim: float, row: int) -> bool:
+        """A keyword match passes the fused bar only if the embedding backs it (the skill's own similarity reaches
+        ``BACKING`` x min_similarity) or at least ``AGREEING_TERMS`` words of the request agree. One or two common
+        or sense-ambiguous words ("17 times 23" read as time, "minutes" of a meeting, "best"/"learn") share a
+        skill's body by chance; a governed request meets its skill's vocabulary more densely or in meaning."""
+        return sim >= BACKING * self.min_similarity or self.keyword.matched_terms(query, row) >= AGREEING_TERMS
 
 
 def static_vectors(

@@ -386,6 +386,18 @@ class KeywordIndex:
         raw = self._raw(query, context)
         return None if raw is None else (raw[0], raw[1], raw[4])
 
+    def matched_terms(self, query: str, row: int) -> int:
+        """How many distinct terms of ``query`` skill ``row`` has (the hybrid gate's "second term" check)."""
+        hits = 0
+        postings = self.postings
+        for t in set(tokenize(query)):
+            hit = postings.get(t)
+            if hit is not None:
+                ids = hit[0]
+                pos = int(np.searchsorted(ids, row))  # postings ids are sorted: built in library order
+                hits += pos < len(ids) and int(ids[pos]) == row
+        return hits
+
     def search(
         self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
     ) -> list[tuple[Skill, float]]:

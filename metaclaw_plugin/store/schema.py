@@ -14,7 +14,7 @@ logprobs of the answers it sampled, keyed by a hash of the answer, read when sam
 (``train_steps``: metrics and weights per step); the scheduler (``sched_transitions``); run-time state that
 outlives a process, such as the mode set with ``metaclaw-plugin mode``, and the elected learner (``runtime_state``);
 the skill library shared by hosts on PostgreSQL (``skill_files``, see :mod:`.skill_library`); the memory of each
-user (``memories``, ``memory_history``, ``memory_rev``, see :mod:`metaclaw_plugin.memory.store`).
+user (``memories``, ``memory_history``, ``memory_rev``, ``memory_pending``, see :mod:`metaclaw_plugin.memory.store`).
 """
 
 from __future__ import annotations
@@ -149,5 +149,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         ("ALTER TABLE turns ADD COLUMN tools_hash TEXT",),
     ),
     Migration(6, "memory of each user: memories with their validity and history (metaclaw_plugin.memory)", MEMORY),
+    Migration(
+        7,
+        "memory batches a host hands to the elected learner for extraction (PostgreSQL shared by hosts)",
+        (
+            """CREATE TABLE IF NOT EXISTS memory_pending (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, tenant TEXT NOT NULL, batch TEXT NOT NULL, host TEXT, created_at REAL NOT NULL)""",
+        ),
+    ),
 )
 CURRENT = MIGRATIONS[-1].version

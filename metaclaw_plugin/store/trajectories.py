@@ -36,7 +36,7 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -419,16 +419,16 @@ class TrajectoryStore:
                 pass
             self._conn, self._db_id = None, None
 
-    def _apply(self, conn: sqlite3.Connection | None, records: list[dict[str, Any]]) -> None:
-        """Apply journal records in one transaction, on SQLite (``conn``) or PostgreSQL."""
+    def _in_transaction(self, conn: sqlite3.Connection | None, fn: Callable[[Any], None]) -> None:
+        """Run ``fn(connection)`` in one transaction, on SQLite (``conn``) or PostgreSQL."""
         if self._pg is not None:
             with self._pg.transaction() as tx:
-                _apply_all(tx, records)  # type: ignore[arg-type]
+                fn(tx)
             return
         assert conn is not None
         conn.execute("BEGIN IMMEDIATE")
         try:
-            _apply_all(conn, records)
+            fn(conn)
             conn.execute("COMMIT")
         except BaseException:
             try:
@@ -436,6 +436,10 @@ class TrajectoryStore:
             except sqlite3.Error:
                 pass
             raise
+
+    def _apply(self, conn: sqlite3.Connection | None, records: list[dict[str, Any]]) -> None:
+        """Apply journal records in one transaction."""
+        self._in_transaction(conn, lambda c: _apply_all(c, records))
 
     def _apply_isolated(self, conn: sqlite3.Connection | None, records: list[dict[str, Any]], where: str) -> None:
         """Apply records; a record the database refuses is set aside and the others are stored. Raises only when
@@ -449,21 +453,7 @@ class TrajectoryStore:
             if self._away(e):
                 raise
         refused: list[tuple[dict[str, Any], BaseException]] = []
-        if self._pg is not None:
-            with self._pg.transaction() as tx:
-                self._each(tx, records, refused)  # type: ignore[arg-type]
-        else:
-            assert conn is not None
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._each(conn, records, refused)
-                conn.execute("COMMIT")
-            except BaseException:
-                try:
-                    conn.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
-                raise
+        self._in_transaction(conn, lambda c: self._each(c, records, refused))
         forget = False
         for rec, err in refused:
             self._dead.put(f"{type(err).__name__}: {err}", where=where, record=rec)
@@ -982,6 +972,10 @@ class TrajectoryStore:
         ):
             session.turns.append(self._turn(r))
         return session
+
+    def has_session(self, session_id: str, tenant: str | None = None) -> bool:
+        where, args = (" AND tenant = ?", [tenant]) if tenant else ("", [])
+        return bool(self._read(f"SELECT 1 FROM sessions WHERE session_id = ?{where} LIMIT 1", [session_id, *args]))
 
     def get_turn(self, turn_id: str) -> Turn | None:
         """One turn with its messages as sent (the injected skill block in place), for building samples."""

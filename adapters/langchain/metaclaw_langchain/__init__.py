@@ -3,6 +3,7 @@
 - :class:`MetaClawMiddleware`: for ``langchain.agents.create_agent`` (injects and captures).
 - :class:`MetaClawCallbackHandler`: capture only, for chains and agents that cannot take middleware.
 - :func:`with_skills`: wraps a chat model so that LCEL chains get the skills injected.
+- :func:`memory_tools`: ``memory_search`` / ``memory_store`` / ``memory_forget`` tools on the user's memory.
 - :func:`policy_chat_model`: the plugin-served trainable policy as a chat model, for rl/auto modes.
 
 Both classes work with no arguments (the default config: ``$METACLAW_CONFIG``,
@@ -37,6 +38,7 @@ LANGCHAIN_CORE_VERSION = require_host(
 )
 
 from .callbacks import MetaClawCallbackHandler  # noqa: E402 - after the host checks, which must come first
+from .memory import memory_tools  # noqa: E402
 from .middleware import MetaClawMiddleware, MetaClawState  # noqa: E402
 from .policy import PolicyChatModel, PolicyNotAvailableError, policy_chat_model  # noqa: E402
 from .runnable import SkillInjectingRunnable, with_skills  # noqa: E402
@@ -48,6 +50,7 @@ __all__ = [
     "PolicyChatModel",
     "PolicyNotAvailableError",
     "SkillInjectingRunnable",
+    "memory_tools",
     "policy_chat_model",
     "with_skills",
 ]
