@@ -213,6 +213,15 @@ def test_project_memories_shared_tenant_wide_when_configured(home: Path) -> None
         assert "Argo Rollouts" in other
         assert "coffee" not in memory_part(say(p, "s3", "Suggest a coffee for my morning.", user="ben"))
         assert memory_part(say(p, "s4", "How do we deploy the payments service?", tenant="globex")) == ""
+        p.flush()
+        # the API's search for a user reads the tenant's shared project memories too, never another's preferences
+        token = load_or_create_token(home)
+        with TestClient(create_app(p, token)) as tc:
+            auth = {"Authorization": f"Bearer {token}"}
+            found = tc.get("/v1/memory?tenant=acme&q=deploy%20payments&user=ben", headers=auth).json()["memories"]
+            assert any("Argo Rollouts" in m["text"] for m in found)
+            coffee = tc.get("/v1/memory?tenant=acme&q=coffee&user=ben", headers=auth).json()["memories"]
+            assert not any("coffee" in m["text"] for m in coffee)
     finally:
         p.stop()
 

@@ -15,7 +15,7 @@ Writes refresh this process's view at once; other processes and hosts follow wit
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
@@ -23,9 +23,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..config import Settings
 from ..store import open_database
 from ..types import DEFAULT_TENANT
-from .ops import MemoryError_, MemoryOps
+from .ops import MemoryError_, MemoryOps, UserMemory
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -51,8 +52,17 @@ class ImportBody(BaseModel):
     memories: list[dict[str, Any]]
 
 
+class MemoryHost(Protocol):
+    """What the routes need of the plugin (a protocol of their own: ``protocols.PluginLike`` imports this package)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    def refresh_memory(self) -> bool: ...
+
+
 def routes(
-    plugin: Any,
+    plugin: MemoryHost,
     endpoint: Callable[[Handler], Handler],
     parse: Callable[[Request, type[BaseModel]], Awaitable[Any]],
     api_error: Callable[[int, str], Exception],
@@ -65,7 +75,7 @@ def routes(
             raise api_error(404 if str(e).startswith("no memory") else 422, str(e)) from None
         finally:
             db.close()
-        if write and hasattr(plugin, "refresh_memory"):
+        if write:
             plugin.refresh_memory()
         return out
 
@@ -85,7 +95,12 @@ def routes(
         user, query = q(request, "user"), q(request, "q")
         n = limit(request)
         if query:
-            rows = await run_in_threadpool(run, lambda o: o.search(query, tenant, user, n))
+            # a user's search also reads the tenant's shared project memories (memory.share: tenant), as the
+            # agents' own memory tools do
+            rows = await run_in_threadpool(
+                run,
+                lambda o: UserMemory(o, tenant, user).search(query, n) if user else o.search(query, tenant, user, n),
+            )
         else:
             kind, status = q(request, "kind"), q(request, "status", "active") or "active"
             rows = await run_in_threadpool(run, lambda o: o.list_(tenant, user, kind, status, n))
