@@ -24,6 +24,7 @@ import importlib
 import logging
 import os
 import threading
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -74,15 +75,16 @@ def resolve_model_path(name: str) -> Path:
     return path
 
 
-class _QueryCache:
+class _QueryCache(ABC):
     """An LRU cache of query vectors: an agent's tool loop sends the same request again and again."""
 
     def __init__(self) -> None:
         self._cache: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
 
+    @abstractmethod
     def encode(self, texts: Sequence[str]) -> Any:
-        raise NotImplementedError
+        """One vector per text (the encoder's own work; ``encode_query`` caches it)."""
 
     def encode_query(self, text: str) -> Any:
         with self._lock:
