@@ -200,20 +200,21 @@ def run_arm(data: dict[str, Any], arm: str, home: Path) -> Arm:
                 told.setdefault(f["user"], []).append(f["tell"])
         for item in data.get("secrets", []) + data.get("poison", []):
             told.setdefault(item["user"], []).append(item["tell"])
-        for who, texts in told.items():
-            for t in texts:
-                say(who, f"{who}-s1", t)
-            end(who, f"{who}-s1")
-        p.flush(60)
+
+        def sessions(said: dict[str, list[str]], suffix: str) -> None:
+            """One session per user telling its statements, ended; then wait for the extraction."""
+            for who, texts in said.items():
+                for t in texts:
+                    say(who, f"{who}-{suffix}", t)
+                end(who, f"{who}-{suffix}")
+            p.flush(60)
+
+        sessions(told, "s1")
         later: dict[str, list[str]] = {}
         for f in facts:
             if f.get("supersedes"):
                 later.setdefault(f["user"], []).append(f["tell"])
-        for who, texts in later.items():
-            for t in texts:
-                say(who, f"{who}-s2", t)
-            end(who, f"{who}-s2")
-        p.flush(60)
+        sessions(later, "s2")
 
         superseded = {f["supersedes"] for f in facts if f.get("supersedes")}
         blocks: list[str] = []
