@@ -11,6 +11,7 @@ import socket
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -230,3 +231,29 @@ def test_serve_never_writes_the_token_into_a_log(home: Path):
         assert load_or_create_token(home) not in text
     finally:
         stop_process(proc)
+
+
+def test_doctor_says_when_openclaw_gives_the_memory_slot_to_another_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """OpenClaw loads only the memory plugin its memory slot names: an entry that enables metaclaw but leaves the
+    slot to memory-core loads nothing of ours, silently. `doctor` says so; after `openclaw install` it is fine."""
+    cfg = tmp_path / "openclaw.json"
+    monkeypatch.setenv("OPENCLAW_CONFIG_PATH", str(cfg))
+    run("init")
+
+    def state() -> dict[str, Any] | None:
+        checks = {c["check"]: c for c in json.loads(run("doctor", "--json").stdout)["checks"]}
+        return checks.get("openclaw config")
+
+    assert state() is None  # no OpenClaw config: nothing to say
+    cfg.write_text(
+        json.dumps({"plugins": {"entries": {"metaclaw": {"enabled": True}}, "slots": {"memory": "memory-core"}}})
+    )
+    bad = state()
+    assert bad is not None and not bad["ok"] and "memory-core" in bad["detail"] and "slots.memory" in bad["detail"]
+    cfg.write_text(json.dumps({"plugins": {"entries": {"metaclaw": {"enabled": True}}}}))
+    assert not state()["ok"]  # no slot set: memory-core is OpenClaw's default
+    run("openclaw", "install", "--apply", "--yes", "--openclaw-config", str(cfg))
+    good = state()
+    assert good is not None and good["ok"], good

@@ -10,8 +10,8 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 from postgres_support import PgServer, pg_server, pg_url, start_server  # noqa: F401  (fixtures)

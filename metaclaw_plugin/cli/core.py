@@ -423,6 +423,12 @@ def register(main: click.Group) -> None:
                 check(
                     "server port", True, f"{settings.server.host}:{port} is in use (a running `serve`?)", required=False
                 )
+        from .serve import default_openclaw_config, openclaw_config_state
+
+        oc_path = default_openclaw_config()
+        oc_state = openclaw_config_state(oc_path)
+        if oc_state is not None:
+            check("openclaw config", oc_state[0], oc_state[1], required=False)
         node = find_node()
         if node:
             major = _node_major(node)

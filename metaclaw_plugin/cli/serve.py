@@ -205,6 +205,31 @@ def read_openclaw_json(path: Path) -> dict[str, Any]:
     return data
 
 
+def openclaw_config_state(path: Path) -> tuple[bool, str] | None:
+    """What `doctor` says about an openclaw.json: None when it does not enable metaclaw; else whether metaclaw will
+    load and why. OpenClaw loads only the memory plugin that plugins.slots.memory names, and metaclaw is one
+    (manifest kind "memory"), so an entry left with memory-core (or nothing: memory-core is the default) in that
+    slot is silently not loaded: no skills, no capture."""
+    try:
+        data = read_openclaw_json(path)
+    except (click.ClickException, OSError, UnicodeDecodeError) as e:
+        msg = e.message if isinstance(e, click.ClickException) else str(e)
+        return False, f"{path}: cannot read it ({msg})"
+    plugins = data.get("plugins")
+    entry = plugins.get("entries", {}).get(PLUGIN_ID) if isinstance(plugins, dict) else None
+    if not isinstance(entry, dict) or entry.get("enabled") is False:
+        return None
+    slots = plugins.get("slots") if isinstance(plugins, dict) else None
+    holder = slots.get("memory") if isinstance(slots, dict) else None
+    if holder != PLUGIN_ID:
+        return False, (
+            f"{path} enables metaclaw but gives the memory slot to {holder or 'memory-core (the default)'}: "
+            "OpenClaw will not load metaclaw (no skills, no capture). Set plugins.slots.memory to metaclaw, "
+            "or run `metaclaw-plugin openclaw install --apply --yes`"
+        )
+    return True, f"{path}: metaclaw enabled and holds the memory slot"
+
+
 # ------------------------------------------------------------------------------------------------
 # Commands
 # ------------------------------------------------------------------------------------------------
