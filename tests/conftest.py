@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 from skip_policy import (  # noqa: F401  (pytest hooks: a skip for a missing part fails the run)
     pytest_make_collect_report,
     pytest_runtest_makereport,
@@ -18,6 +19,12 @@ from metaclaw_plugin.cli import common as cli_common
 from metaclaw_plugin.procs import free_port as free_port  # re-exported for the tests
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: LiteLLM must not fetch its price map
+
+# In CI the property tests draw the same examples every run (a red CI must be reproducible, not a draw of luck);
+# on a developer's machine they keep exploring new ones, and what they find becomes a fixed example.
+hypothesis_settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 
 REPO = Path(__file__).resolve().parents[1]
 

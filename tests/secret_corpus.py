@@ -51,6 +51,14 @@ class _Gen:
             if n < 8 or all(set(v) & set(c) for c in need):
                 return v
 
+    def card(self, sep: str) -> str:
+        """A 16-digit number starting 4 or 5 whose last digit makes the Luhn sum a multiple of 10."""
+        digits = [self.rng.choice((4, 5))] + [self.rng.randrange(10) for _ in range(14)]
+        total = sum(d if i % 2 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(reversed(digits)))
+        digits.append((10 - total % 10) % 10)
+        s = "".join(map(str, digits))
+        return sep.join(s[i : i + 4] for i in range(0, 16, 4))
+
     def pw(self, n: int = 14) -> str:
         return self.s(PASSWORD, n)
 
@@ -262,6 +270,14 @@ def build(seed: int = 1337) -> list[Case]:
     add("prose_fr", "prose", "Le mot de passe du compte : {} (à changer)", g.pw(12))
     add("prose_zh", "prose", "服务器的密码是 {} 请保密", g.pw(12))
     add("prose_token_hex", "prose", "here's my API token: {} thanks", g.s(HEX, 40))
+    add("prose_noun", "prose", "ssh in as root, password {} then restart nginx", g.pw(12))
+    add("prose_passphrase", "prose", "the key's passphrase '{}' is in the vault too", g.pw(16))
+
+    # -- payment data: a Luhn-valid card number however it is grouped, a PIN named as one ----------------
+    add("card_grouped", "payment", "charge card {} exp 12/29", g.card(" "))
+    add("card_dashed", "payment", "the customer's card is {} (visa)", g.card("-"))
+    add("card_plain", "payment", "refund to {} please", g.card(""))
+    add("pin_prose", "payment", "my bank PIN is {} don't share it", g.s(string.digits, 4))
     return cases
 
 
@@ -306,4 +322,8 @@ BENIGN = [
     "Keep the password and the api key out of the repository; the token is read from the environment.",
     "La contraseña es obligatoria.",
     "keyboard shortcut: Ctrl+K, the primary key is id",
+    "connect the LED to pin 13 of the board; GPIO pin: 7",
+    "the password field is empty and the password reset link expired",
+    "order 4111111111111112 shipped on 2026-12-01, invoice 5500 0000 0000 0005",
+    "call +1 555 0100 between 9 and 5, ticket 3456-7890-1234",
 ]

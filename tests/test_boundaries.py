@@ -48,6 +48,13 @@ MSGS = [{"role": "user", "content": "copy zebra.json before editing it"}]
 REPLY = {"role": "assistant", "content": "done"}
 
 
+def session_path(sid: str) -> str:
+    """The URL of a session: every byte quoted, and a "." or ".." id spelled %2E so that the client does not
+    read it as a dot segment (``/v1/sessions/./end`` is ``/v1/sessions/end``)."""
+    seg = quote(sid, safe="")
+    return "/v1/sessions/" + (seg.replace(".", "%2E") if seg in (".", "..") else seg)
+
+
 def leaks(home: Path, secrets: dict[str, str]) -> list[str]:
     """Every (file, field) under ``home`` holding a piece of a planted secret: the database, its WAL, the journal,
     the logs, anything else."""
@@ -356,7 +363,7 @@ def test_sidecar_reads_a_stored_non_finite_value_as_json(api: Api, plugin: MetaC
 @pytest.mark.parametrize("sid", ["team/alpha/7", "a/end", "x?y#50%", "sp ace/é"])
 def test_session_ids_with_slashes_can_be_read_and_ended(api: Api, plugin: MetaClawPlugin, sid: str) -> None:
     assert sidecar_turn(api, sid, "run-" + str(abs(hash(sid)))) == (200, 200)
-    path = "/v1/sessions/" + quote(sid, safe="")
+    path = session_path(sid)
     r = api.get(path)
     assert r.status_code == 200 and r.json()["session_id"] == sid
     r = api.post(path + "/end", {"reason": "done"})
@@ -394,9 +401,9 @@ def test_secrets_in_sidecar_ids_never_reach_disk_or_output(api: Api, plugin: Met
         )
         assert a.status_code == b.status_code == 200
     listed = api.get("/v1/sessions").text
-    shown = api.get("/v1/sessions/" + quote(sid, safe=""), params={"tenant": s["tenant"]})
+    shown = api.get(session_path(sid), params={"tenant": s["tenant"]})
     assert shown.status_code == 200 and len(shown.json()["turns"]) == 2
-    end = api.post("/v1/sessions/" + quote(sid, safe="") + "/end", {"tenant": s["tenant"], "reason": s["reason"]})
+    end = api.post(session_path(sid) + "/end", {"tenant": s["tenant"], "reason": s["reason"]})
     assert end.status_code == 200
     plugin.flush()
     assert not text_leaks(listed + shown.text + api.get("/v1/sessions").text, s)
@@ -562,7 +569,7 @@ def test_sidecar_takes_any_body(home: Path) -> None:
                 ok.append(r.status_code == 200)
             sid = body["session_id"]
             if isinstance(sid, str) and all(ok):
-                path = "/v1/sessions/" + quote(sid, safe="")
+                path = session_path(sid)
                 params = {"tenant": body["tenant"]} if isinstance(body.get("tenant"), str) else {}
                 assert api.get(path, params=params).status_code == 200
                 end = api.post(path + "/end", {"tenant": body.get("tenant", "default")})
