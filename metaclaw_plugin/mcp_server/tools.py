@@ -89,8 +89,8 @@ class McpTools:
         ids = plugin.ids
         self.tenant = ids.joinable(scope.tenant, "tenant") or DEFAULT_TENANT  # as the hooks store it
         self.user = ids.joinable(scope.user, "user") if scope.user else None
-        self.default_session = ids.joinable(scope.session, "session_id") if scope.session else None
-        self.default_session = self.default_session or f"mcp-{new_id()[:16]}"
+        given = ids.joinable(scope.session, "session_id") if scope.session else None
+        self.default_session: str = given or f"mcp-{new_id()[:16]}"
         idle = float(plugin.settings.sessions.session_idle_timeout)
         self._sessions: InFlight[str, _Session] = InFlight(ttl=max(idle, 60.0), max_items=SESSIONS_MAX)
         self._lock = threading.Lock()
@@ -242,7 +242,9 @@ class McpTools:
             self.plugin.on_session_end(self._ctx(sid), outcome, reason="mcp-feedback")
         return {"ok": True, "session_id": sid, "turn_id": st.main_turn, "ended": final}
 
-    def end(self, session: str | None = None, outcome: dict[str, Any] | None = None, reason: str = "mcp-closed") -> bool:
+    def end(
+        self, session: str | None = None, outcome: dict[str, Any] | None = None, reason: str = "mcp-closed"
+    ) -> bool:
         """End a session that recorded something (the stdio client went away, or ``feedback(final=True)``)."""
         sid = self.session_id(session)
         with self._lock:
