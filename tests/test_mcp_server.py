@@ -24,6 +24,7 @@ from openclaw_support import stop_process
 from waiting import exited, wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
+from metaclaw_plugin.mcp_server import McpTools, Scope, ToolRefused
 from metaclaw_plugin.procs import free_port
 from metaclaw_plugin.skillbank.store import SkillStore
 from metaclaw_plugin.types import Skill
@@ -347,5 +348,41 @@ def test_http_needs_the_token_on_every_request_and_serves_the_tools(library: Pat
         assert s.host == "mcp" and [t.turn_id for t in main] == [seen["fb"]["turn_id"]]
         rewards = wait_for(lambda: p.store.rewards(main[0].turn_id), 20, "the explicit reward")
         assert [(r["source"], r["score"]) for r in rewards] == [("explicit", -1.0)]
+    finally:
+        p.stop()
+
+
+def test_shared_learned_skills_reach_other_tenants_but_their_conventions_never(
+    library: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With sessions.share_learned_skills a tenant is served other tenants' learned procedures, as on the request
+    path, but never their conventions (how one team wants work done); skill_get follows the same rule."""
+    home = library
+    SkillStore(Settings(home=home).skills_path).add_batch(
+        [
+            Skill(
+                name="globex-french-commits",
+                description="Write commit messages in French",
+                body="Globex writes every commit message in French.",
+                origin="evolved",
+                tenant="globex",
+                kind="convention",
+            )
+        ],
+        actor="test",
+    )
+    monkeypatch.setenv("METACLAW_SESSIONS__SHARE_LEARNED_SKILLS", "true")
+    p = MetaClawPlugin(Settings(home=home)).start()
+    try:
+        acme = McpTools(p, Scope("acme"))
+        assert acme.skill_get("globex-deploy")["trusted"] is True
+        with pytest.raises(ToolRefused, match="no skill"):
+            acme.skill_get("globex-french-commits")
+        names = {s["name"] for s in acme.skills_search("Write the commit messages for this change")["skills"]}
+        assert "globex-french-commits" not in names
+        globex = McpTools(p, Scope("globex"))
+        assert "globex-french-commits" in {
+            s["name"] for s in globex.skills_search("Write the commit message")["skills"]
+        }
     finally:
         p.stop()

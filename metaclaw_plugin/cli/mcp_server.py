@@ -83,6 +83,6 @@ def register(main: click.Group) -> None:
                 err=True,
             )
             sys.stderr.flush()
-            run_http(tools, token, sock, log_level)
+            run_http(tools, token, sock, str(host), log_level)
         finally:
             plugin.stop()

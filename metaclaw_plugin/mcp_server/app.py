@@ -157,19 +157,20 @@ async def run_stdio(tools: McpTools) -> None:
         tools.end()
 
 
-def http_app(tools: McpTools, token: str, path: str = "/mcp") -> Any:
-    """The streamable HTTP app behind the sidecar's bearer check (every request, every path)."""
+def http_app(tools: McpTools, token: str, host: str = "127.0.0.1", path: str = "/mcp") -> Any:
+    """The streamable HTTP app behind the sidecar's bearer check (every request, every path). On a loopback
+    ``host`` the SDK also refuses other Host and Origin headers (DNS rebinding)."""
     from ..server import BearerAuth
 
-    app = build_server(tools).streamable_http_app(streamable_http_path=path)
+    app = build_server(tools).streamable_http_app(streamable_http_path=path, host=host)
     return BearerAuth(app, token)
 
 
-def run_http(tools: McpTools, token: str, sock: socket.socket, log_level: str = "warning") -> None:
-    """Serve streamable HTTP on ``sock`` (bound by ``server.bind_socket``) until interrupted."""
+def run_http(tools: McpTools, token: str, sock: socket.socket, host: str, log_level: str = "warning") -> None:
+    """Serve streamable HTTP on ``sock`` (bound by ``server.bind_socket`` on ``host``) until interrupted."""
     import uvicorn
 
     config = uvicorn.Config(
-        http_app(tools, token), log_level=log_level, access_log=False, lifespan="on", server_header=False
+        http_app(tools, token, host), log_level=log_level, access_log=False, lifespan="on", server_header=False
     )
     uvicorn.Server(config).run(sockets=[sock])

@@ -242,14 +242,13 @@ class McpTools:
             self.plugin.on_session_end(self._ctx(sid), outcome, reason="mcp-feedback")
         return {"ok": True, "session_id": sid, "turn_id": st.main_turn, "ended": final}
 
-    def end(
-        self, session: str | None = None, outcome: dict[str, Any] | None = None, reason: str = "mcp-closed"
-    ) -> bool:
-        """End a session that recorded something (the stdio client went away, or ``feedback(final=True)``)."""
+    def end(self, session: str | None = None) -> bool:
+        """End a session that recorded something and was not ended by ``feedback(final=True)`` (the stdio client
+        went away)."""
         sid = self.session_id(session)
         with self._lock:
             st = self._sessions.pop(sid)
         if st is None or not st.turns:
             return False
-        self.plugin.on_session_end(self._ctx(sid), outcome, reason=reason)
+        self.plugin.on_session_end(self._ctx(sid), None, reason="mcp-closed")
         return True
