@@ -24,6 +24,7 @@ _COMMAND_MODULES = [
     "mode",
     "scheduler",
     "memory",
+    "mcp_server",
 ]
 
 

@@ -112,6 +112,12 @@ def trials_running(skills: dict[str, Skill], pending: dict[str, Skill]) -> list[
     return out + [(n, c.generation, True) for n, c in versions_on_trial(skills, pending).items()]
 
 
+def _allowed(skill: Skill, tenant: str, share: bool, replaced: frozenset[str]) -> bool:
+    """A tenant sees the shared skills, its own, and (``share``) other tenants' learned ones; a tenant's variant
+    replaces the shared skill it was made from, for that tenant only."""
+    return (skill.tenant is None or share or skill.tenant == tenant) and skill.name not in replaced
+
+
 class SkillBank:
     def __init__(self, settings: Settings):
         self.settings = settings
@@ -211,6 +217,14 @@ class SkillBank:
         """Versions waiting for their trial or their review, by skill name."""
         return self._snap.pending
 
+    def visible(self, tenant: str, skill: Skill) -> bool:
+        """Whether ``tenant`` may be served ``skill`` (by status aside): the rule retrieval applies, and for a
+        convention the stricter one (never another tenant's, whatever ``share_learned_skills`` says)."""
+        snap = self._snap
+        replaced = snap.hidden.get(tenant, frozenset())
+        share = self.settings.sessions.share_learned_skills and skill.kind != "convention"
+        return _allowed(skill, tenant, share, replaced)
+
     def select(
         self, ctx: TurnContext, query: str, context: str = "", snap: Snapshot | None = None
     ) -> list[tuple[Skill, float]]:
@@ -221,8 +235,7 @@ class SkillBank:
         replaced = snap.hidden.get(ctx.tenant, frozenset()) if snap.hidden else frozenset()
 
         def allow(s: Skill) -> bool:
-            # a tenant's variant replaces the shared skill it was made from, for that tenant only
-            return (s.tenant is None or share or s.tenant == ctx.tenant) and s.name not in replaced
+            return _allowed(s, ctx.tenant, share, replaced)
 
         chosen: list[tuple[Skill, float]] = [(s, 1.0) for s in snap.pinned if allow(s)][: cfg.top_k]
         seen = {s.name for s, _ in chosen}
