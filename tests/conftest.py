@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,14 @@ from metaclaw_plugin.procs import free_port as free_port  # re-exported for the 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: LiteLLM must not fetch its price map
 
 REPO = Path(__file__).resolve().parents[1]
+# The benchmark harness (metaclaw_bench) lives beside the product in benchmarks/, not in the wheel: the tests, and
+# the processes they start (the CLI's ``bench``, proxies loading its CPU meter), import it from the checkout.
+BENCHMARKS = str(REPO / "benchmarks")
+if BENCHMARKS not in sys.path:
+    sys.path.insert(0, BENCHMARKS)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    dict.fromkeys([BENCHMARKS, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
+)
 
 
 @pytest.fixture(autouse=True)

@@ -23,9 +23,9 @@ from typing import Any
 
 import yaml
 
-from ..config import EvolutionSettings
-from ..skillbank.similarity import Mode, SkillSimilarity
-from ..types import Skill
+from metaclaw_plugin.config import EvolutionSettings
+from metaclaw_plugin.skillbank.similarity import Mode, SkillSimilarity
+from metaclaw_plugin.types import Skill
 
 
 @dataclass
@@ -123,8 +123,8 @@ def evaluate(
     pairs = load_pairs(path)
     cfg = settings or EvolutionSettings()
     if background is None:
-        from ..skillbank.bank import bundled_skills_dir
-        from ..skillbank.store import SkillStore
+        from metaclaw_plugin.skillbank.bank import bundled_skills_dir
+        from metaclaw_plugin.skillbank.store import SkillStore
 
         background = list(SkillStore(bundled_skills_dir()).load().skills.values())
     result: dict[str, Any] = {

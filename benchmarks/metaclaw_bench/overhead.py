@@ -12,7 +12,7 @@ JSON and SSE, in its own process), four targets in front of it:
   under the bench cache), ``skills_only`` mode, template retrieval.
 
 The plugin and the reference get copies of the same 1k-skill library (the starter skills plus
-synthetic ones, see :mod:`metaclaw_plugin.bench.synth`). Every request to every target carries
+synthetic ones, see :mod:`metaclaw_bench.synth`). Every request to every target carries
 ``X-Turn-Type: main`` and an ``X-Session-Id`` (one session per client per round), since the
 reference only injects on main turns. Before measuring, the upstream's ``/stats`` is used to check
 that the plugin and the reference really injected skills into what they forwarded.
@@ -20,7 +20,7 @@ that the plugin and the reference really injected skills into what they forwarde
 Response modes: ``json`` and ``sse`` against an upstream that answers at once, and ``sse-paced``, where
 the upstream streams like a model (``POST /pace`` on it: 50 content chunks 20 ms apart by default), so
 that the time to the first byte (what a user waits for) shows apart from the total time. The plugin
-target runs the callback with a CPU meter (:mod:`metaclaw_plugin.bench.cpumeter`): the plugin's own
+target runs the callback with a CPU meter (:mod:`metaclaw_bench.cpumeter`): the plugin's own
 CPU per request and the proxy process's, both measured inside the proxy, and their ratio (the share).
 
 Rounds are interleaved: in each round every concurrency level runs every target in turn, and the
@@ -43,10 +43,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..devtools.upstream import PACED_CHUNKS, PACED_DELAY
+from metaclaw_plugin.devtools.upstream import PACED_CHUNKS, PACED_DELAY
+
 from .common import (
     Child,
     cache_dir,
+    child_env,
     free_port,
     median,
     percentile,
@@ -61,7 +63,7 @@ from .reference import REFERENCE_PACKAGES, install_reference, reference_python, 
 
 TARGETS = ("direct", "bare", "noop", "plugin", "reference")
 MODES = ("json", "sse", "sse-paced")
-PLUGIN_CALLBACK = "metaclaw_plugin.bench.cpumeter.callback"  # metaclaw_litellm.callback with a CPU meter
+PLUGIN_CALLBACK = "metaclaw_bench.cpumeter.callback"  # metaclaw_litellm.callback with a CPU meter
 NOOP_CALLBACK = '''"""A callback that does nothing: what LiteLLM's callback machinery costs by itself."""
 from litellm.integrations.custom_logger import CustomLogger
 
@@ -136,7 +138,7 @@ def start_litellm(
     env_extra: dict[str, str] | None = None,
 ) -> Child:
     """A LiteLLM proxy, started with the project's own helpers (:mod:`metaclaw_plugin.devtools.proxyrun`)."""
-    from ..devtools.proxyrun import ModelSpec, launch_proxy, proxy_config, write_config
+    from metaclaw_plugin.devtools.proxyrun import ModelSpec, launch_proxy, proxy_config, write_config
 
     d = scratch / name
     d.mkdir(parents=True, exist_ok=True)
@@ -144,7 +146,9 @@ def start_litellm(
         model=f"openai/{MODEL}", name=MODEL, api_base=f"http://127.0.0.1:{upstream_port}/v1", api_key="sk-stub"
     )
     cfg = write_config(d / "config.yaml", proxy_config([spec], callbacks=list(callbacks)))
-    env = dict(os.environ, NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", **(env_extra or {}))
+    env = child_env(
+        dict(os.environ, NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", **(env_extra or {}))
+    )
     pp = launch_proxy(cfg, master_key=master_key, env=env, log_path=d / "proxy.log", cwd=d)
     child = Child(name, pp.proc, pp.log_path, pp.port)
     child.info["health"] = f"http://127.0.0.1:{pp.port}/health/liveliness"
@@ -306,7 +310,7 @@ def _retrieval_label(retrieval: str) -> str:
     same environment)."""
     if retrieval != "default":
         return retrieval
-    from ..config import RetrievalSettings
+    from metaclaw_plugin.config import RetrievalSettings
 
     r = RetrievalSettings()
     model = f", {r.embedding_model}" if r.mode != "keyword" else ""
@@ -418,7 +422,7 @@ def run(
         upstream = start_upstream(scratch, reply=REPLY, number_replies=True)
         uport = upstream.port
         assert uport is not None
-        from ..devtools.proxyrun import generate_master_key
+        from metaclaw_plugin.devtools.proxyrun import generate_master_key
 
         master_key = generate_master_key()
         urls: dict[str, str] = {"direct": f"http://127.0.0.1:{uport}/v1/chat/completions"}
@@ -582,7 +586,7 @@ def run(
 def _cpu(pid: int | None) -> tuple[float, float] | None:
     """(process, main thread) CPU seconds of a proxy. The main thread runs the proxy's event loop, which
     is what limits a single LiteLLM worker's throughput: the steadiest cost figure on a shared machine."""
-    from ..devtools.proxyrun import process_cpu_seconds
+    from metaclaw_plugin.devtools.proxyrun import process_cpu_seconds
 
     if pid is None:
         return None
@@ -602,7 +606,7 @@ def _plugin_cpu(plugin: list[float], host: list[float]) -> dict[str, Any]:
 
 def read_meter(path: Path, after: float, timeout: float = 5.0) -> dict[str, Any] | None:
     """The CPU meter's first snapshot written after ``after`` (a ``time.time()``), or None
-    (see :mod:`metaclaw_plugin.bench.cpumeter`)."""
+    (see :mod:`metaclaw_bench.cpumeter`)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

@@ -7,7 +7,7 @@ benchmark folder, whatever the prefix (:func:`resolve_in`). Its ``test`` list gi
 folder of ``questions.json``) and ``preference_tags``. Rounds are ``file_check`` (``eval.command`` and
 ``eval.expect_exit``; run in the day's workspace with ``scripts/`` being ``eval/scripts``) or
 ``multi_choice`` (``eval.options``, ``eval.answer``; the question already lists the options and asks for
-``\\bbox{...}``). The result is the same :class:`~metaclaw_plugin.bench.workday.Bench` our own variant
+``\\bbox{...}``). The result is the same :class:`~metaclaw_bench.workday.Bench` our own variant
 loads into, so one runner plays both.
 
 Folders we have never seen must still run to the end, so only an unreadable ``all_tests.json`` (or one
@@ -24,7 +24,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..text import content_text
+from metaclaw_plugin.text import content_text
+
 from .model import Bench, BenchFormatError, Day, Round, assign_folders, option_letters
 
 KNOWN_TYPES = ("file_check", "multi_choice")

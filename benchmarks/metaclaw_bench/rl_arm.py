@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from .scripted_evolver import ScriptedEvolver
 
 if TYPE_CHECKING:
-    from ..plugin import MetaClawPlugin
+    from metaclaw_plugin.plugin import MetaClawPlugin
 
 TINY = "tiny"
 TINY_CONTEXT = 8192  # tokens: the agent's prompt (tools, skills, the day's conversation) in the tiny BPE
@@ -69,7 +69,7 @@ def base_model(spec: str | None, work: Path) -> str:
         return str(spec)
     folder = work / "tiny-policy"
     if not (folder / "config.json").is_file():
-        from ..devtools.tinymodel import build_tiny_model
+        from metaclaw_plugin.devtools.tinymodel import build_tiny_model
 
         build_tiny_model(folder, seed=0, context=TINY_CONTEXT)
     return str(folder)
@@ -93,8 +93,7 @@ class SlowLoop:
 
     def __init__(self, plugin: MetaClawPlugin, *, max_tokens: int, seed: int = 0):
         from metaclaw_langchain import PolicyChatModel
-
-        from ..serving import from_settings
+        from metaclaw_plugin.serving import from_settings
 
         self.plugin = plugin
         self.policy = from_settings(plugin.settings)
@@ -129,8 +128,8 @@ class SlowLoop:
         """The user's away time after a day: end its session, judge and review its turns, train on the fresh
         samples, and wait for the policy to answer from the new adapter. No background tick runs meanwhile
         (it would evolve first and make the samples stale); evolution runs after, as the caller drains."""
-        from ..training.runtime import build_trainer
-        from ..training.trainer import last_steps
+        from metaclaw_plugin.training.runtime import build_trainer
+        from metaclaw_plugin.training.trainer import last_steps
 
         fl = self.plugin.learning
         assert fl is not None, "the skills+rl arm needs the plugin's learning loop"

@@ -15,13 +15,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..devtools.proxyrun import start_upstream_process
-from ..procs import free_port as free_port  # re-exported for the benchmarks: one definition each
-from ..procs import spawn_group, stop_process
-from ..stats import percentile as percentile
-from ..text import approx_tokens
+from metaclaw_plugin.devtools.proxyrun import start_upstream_process
+from metaclaw_plugin.procs import free_port as free_port  # re-exported for the benchmarks: one definition each
+from metaclaw_plugin.procs import spawn_group, stop_process
+from metaclaw_plugin.stats import percentile as percentile
+from metaclaw_plugin.text import approx_tokens
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+BENCH_ROOT = Path(__file__).resolve().parents[1]  # benchmarks/: the folder that holds this package
+
+
+def child_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: this process's) with ``benchmarks/`` first on PYTHONPATH, so that a child process (a
+    proxy loading :mod:`metaclaw_bench.cpumeter`, a worker) imports this package from the checkout too."""
+    out = dict(os.environ if env is None else env)
+    parts = [str(BENCH_ROOT), *[p for p in out.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    out["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))
+    return out
 
 
 # Statistics -----------------------------------------------------------------------------------
@@ -106,28 +116,21 @@ def provenance(kind: str, argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 def write_result(data: dict[str, Any], out_dir: Path | str, what: str) -> Path:
-    """Write ``<out_dir>/<date>-<what>.json`` (``-2``, ``-3``... when it exists) and return the path."""
+    """Write ``<out_dir>/<what>.json``, replacing the last run's: one result file per benchmark (its history is
+    in git; the document carries its date and commit). Returns the path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    date = data.get("date") or _dt.date.today().isoformat()
-    path = out / f"{date}-{what}.json"
-    n = 2
-    while path.exists():
-        path = out / f"{date}-{what}-{n}.json"
-        n += 1
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    path = out / f"{what}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    os.replace(tmp, path)
     return path
 
 
 def cache_dir() -> Path:
-    """``benchmarks/.cache`` in a checkout (git-ignored), else ``$XDG_CACHE_HOME/metaclaw-plugin/bench``."""
+    """``benchmarks/.cache`` (git-ignored), or ``$METACLAW_BENCH_CACHE``."""
     env = os.environ.get("METACLAW_BENCH_CACHE")
-    if env:
-        return Path(env).expanduser()
-    if (REPO_ROOT / "benchmarks").is_dir():
-        return REPO_ROOT / "benchmarks" / ".cache"
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "metaclaw-plugin" / "bench"
+    return Path(env).expanduser() if env else BENCH_ROOT / ".cache"
 
 
 # Tokens -----------------------------------------------------------------------------------------

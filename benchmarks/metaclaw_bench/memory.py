@@ -22,12 +22,13 @@ from typing import Any
 
 import yaml
 
-from ..config import Settings
-from ..memory.model import Memory
-from ..memory.view import OPEN, approx_tokens
-from ..plugin import MetaClawPlugin
-from ..types import TurnContext
-from .common import REPO_ROOT
+from metaclaw_plugin.config import Settings
+from metaclaw_plugin.memory.model import Memory
+from metaclaw_plugin.memory.view import OPEN, approx_tokens
+from metaclaw_plugin.plugin import MetaClawPlugin
+from metaclaw_plugin.types import TurnContext
+
+from .common import BENCH_ROOT
 
 SCRIPTED_NOTE = (
     "scripted model extractor: a stand-in that answers the extractor's JSON schema from the scenario's annotation "
@@ -36,13 +37,10 @@ SCRIPTED_NOTE = (
 
 
 def scenario_dir() -> Path:
-    for p in (
-        REPO_ROOT / "benchmarks" / "scenarios" / "memory",
-        Path(__file__).resolve().parent / "scenarios" / "memory",
-    ):
-        if p.is_dir():
-            return p
-    raise FileNotFoundError("benchmarks/scenarios/memory not found")
+    p = BENCH_ROOT / "scenarios" / "memory"
+    if not p.is_dir():
+        raise FileNotFoundError(f"{p} not found")
+    return p
 
 
 def load(path: Path | None = None) -> dict[str, Any]:

@@ -42,8 +42,9 @@ from typing import Any
 
 import yaml
 
-from ..skillbank.embedding import is_static
-from .common import REPO_ROOT, cache_dir, count_tokens, percentile, provenance, rnd, rss_mb, tokenizer_name
+from metaclaw_plugin.skillbank.embedding import is_static
+
+from .common import REPO_ROOT, cache_dir, child_env, count_tokens, percentile, provenance, rnd, rss_mb, tokenizer_name
 
 FULL_SIZES = [100, 1_000, 10_000, 100_000]
 QUICK_SIZES = [100, 1_000]
@@ -58,13 +59,12 @@ HOST_SYSTEM_PROMPT = (
 
 
 def _data_file(name: str) -> Path:
-    """tests/data in a checkout; the copy shipped inside the wheel otherwise."""
-    p = REPO_ROOT / "tests" / "data" / name
-    return p if p.is_file() else Path(__file__).resolve().parent / "querydata" / name
+    """The labelled request sets in tests/data (the tests' gates read the same files)."""
+    return REPO_ROOT / "tests" / "data" / name
 
 
 def load_queries() -> tuple[list[dict[str, str]], list[str]]:
-    """The labelled tasks from tests/data (a checkout); empty lists where they are not shipped (a wheel)."""
+    """The labelled tasks from tests/data; empty lists where that folder is absent."""
 
     def read(name: str) -> list:
         p = _data_file(name)
@@ -142,9 +142,9 @@ def workload(n: int, seed: int = 11) -> list[str]:
 
 # Child process: one (size, mode) measurement -----------------------------------------------------
 def _worker(spec: dict[str, Any]) -> dict[str, Any]:
-    from ..config import Settings
-    from ..plugin import MetaClawPlugin
-    from ..types import TurnContext
+    from metaclaw_plugin.config import Settings
+    from metaclaw_plugin.plugin import MetaClawPlugin
+    from metaclaw_plugin.types import TurnContext
 
     mode, model = split_mode(spec["mode"])
     home = Path(spec["home"])
@@ -154,7 +154,7 @@ def _worker(spec: dict[str, Any]) -> dict[str, Any]:
     if mode != "keyword":
         # Load the model first, so its weights are reported apart from the index.
         try:
-            from ..skillbank.embedding import get_encoder
+            from metaclaw_plugin.skillbank.embedding import get_encoder
 
             get_encoder(model)
             model_rss = rss_mb()
@@ -240,10 +240,10 @@ def _worker(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_worker(spec: dict[str, Any], timeout: float) -> dict[str, Any]:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    env = child_env(dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false"))
     try:
         p = subprocess.run(
-            [sys.executable, "-m", "metaclaw_plugin.bench.retrieval", "--worker", json.dumps(spec)],
+            [sys.executable, "-m", "metaclaw_bench.retrieval", "--worker", json.dumps(spec)],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -263,9 +263,9 @@ def quality(
 ) -> dict[str, Any]:
     """Hit rates on the starter skills, or (``library``) on a bigger library that contains them.
     ``homes`` reuses a plugin home per mode, so that an embedding index already built is not rebuilt."""
-    from ..config import Settings
-    from ..skillbank.bank import SkillBank, bundled_skills_dir
-    from ..types import TurnContext
+    from metaclaw_plugin.config import Settings
+    from metaclaw_plugin.skillbank.bank import SkillBank, bundled_skills_dir
+    from metaclaw_plugin.types import TurnContext
 
     real, unrelated = load_queries()
     out: dict[str, Any] = {"queries": len(real), "unrelated_queries": len(unrelated)}
@@ -318,7 +318,7 @@ def load_long_requests() -> tuple[list[dict[str, Any]], list[str]]:
 
 def long_quality(bank: Any) -> dict[str, Any]:
     """Long-request figures for one loaded :class:`SkillBank`, with its own settings (top_k, thresholds, budget)."""
-    from ..types import TurnContext
+    from metaclaw_plugin.types import TurnContext
 
     related, unrelated = load_long_requests()
     if not related:
@@ -362,7 +362,7 @@ def short_quality(bank: Any) -> dict[str, Any]:
     """Short-request figures for one loaded :class:`SkillBank`: governed requests (this file's and
     retrieval_queries.yaml) with their skill in the top 3, and ungoverned chat given any procedure. Each figure
     also for the calibration half (even positions) and the held-out half (odd positions) apart."""
-    from ..types import TurnContext
+    from metaclaw_plugin.types import TurnContext
 
     governed, ungoverned = load_short_requests()
     real, unrelated = load_queries()
@@ -448,7 +448,7 @@ def reference_tokens(lib: Path, texts: list[str]) -> dict[str, Any] | None:
 
 # Driver ---------------------------------------------------------------------------------------------
 def default_model() -> str:
-    from ..config import RetrievalSettings
+    from metaclaw_plugin.config import RetrievalSettings
 
     return str(RetrievalSettings.model_fields["embedding_model"].default)
 
@@ -461,7 +461,7 @@ def split_mode(label: str) -> tuple[str, str]:
 
 def default_config_mode() -> str:
     """The mode label that ``init``'s config gives here (``retrieval.mode: auto``, resolved)."""
-    from ..config import RetrievalSettings
+    from metaclaw_plugin.config import RetrievalSettings
 
     r = RetrievalSettings()
     return r.mode if r.embedding_model == default_model() or r.mode == "keyword" else f"{r.mode}:{r.embedding_model}"
@@ -469,7 +469,7 @@ def default_config_mode() -> str:
 
 def embedding_available(model: str | None = None) -> str | None:
     """None when embedding retrieval with ``model`` (default: the default model) can be used here, else why not."""
-    from ..config import embeddings_missing
+    from metaclaw_plugin.config import embeddings_missing
 
     return embeddings_missing(model or default_model())
 

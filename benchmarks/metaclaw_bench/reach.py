@@ -47,7 +47,7 @@ from typing import Any, Literal
 
 import yaml
 
-from .common import REPO_ROOT
+from .common import BENCH_ROOT
 from .public_layout import load_public, resolve_in
 from .scripted_evolver import (
     EVOLVER_NOTE,
@@ -198,14 +198,9 @@ def load_reach_yaml(path: Path | str) -> Scenario:
 
 
 def default_reach_dir() -> Path | None:
-    """benchmarks/scenarios/reach in a checkout; the copy shipped inside the wheel otherwise."""
-    for p in (
-        REPO_ROOT / "benchmarks" / "scenarios" / "reach",
-        Path(__file__).resolve().parent / "scenarios" / "reach",
-    ):
-        if p.is_dir():
-            return p
-    return None
+    """benchmarks/scenarios/reach."""
+    p = BENCH_ROOT / "scenarios" / "reach"
+    return p if p.is_dir() else None
 
 
 def load_reach_scenarios(folder: Path | str | None = None) -> list[Scenario]:
@@ -295,9 +290,9 @@ def run_scenario(
                 settings_extra=settings_extra,
                 use_annotations=use_annotations,
             )
-    from ..devtools.upstream import Upstream
-    from ..plugin import MetaClawPlugin
-    from ..types import TurnContext
+    from metaclaw_plugin.devtools.upstream import Upstream
+    from metaclaw_plugin.plugin import MetaClawPlugin
+    from metaclaw_plugin.types import TurnContext
 
     t0 = time.perf_counter()
     kinds = {le.correction: le.kind for le in scenario.lessons.values() if le.kind} if use_annotations else {}
@@ -413,7 +408,7 @@ def run_scenario(
 
 def _side_turn(p: Any, sid: str, tenant: str, question: str) -> int:
     """A side call of the host (a title for the request): 1 when it was given skills (it must not be)."""
-    from ..types import TurnContext
+    from metaclaw_plugin.types import TurnContext
 
     ctx = TurnContext(sid, tenant=tenant, host="reach", kind="side")
     p.on_request(ctx, [{"role": "user", "content": f"Write a five-word title for this request: {question[:300]}"}])
@@ -422,7 +417,7 @@ def _side_turn(p: Any, sid: str, tenant: str, question: str) -> int:
 
 
 def _settings(home: Path, url: str, mode: str, extra: dict[str, Any] | None) -> Any:
-    from ..config import Settings
+    from metaclaw_plugin.config import Settings
 
     extra = dict(extra or {})
     evo = {**scripted_evolution(url), **extra.pop("evolution", {})}

@@ -1,7 +1,7 @@
 """``metaclaw-plugin bench workday``: a runner for benchmarks in the MetaClaw-Bench format.
 
 A benchmark is a folder of simulated workdays, in the public MetaClaw-Bench layout (read unchanged by
-:mod:`metaclaw_plugin.bench.public_layout`) or in our own variant (validated by :func:`load_bench`; see
+:mod:`metaclaw_bench.public_layout`) or in our own variant (validated by :func:`load_bench`; see
 ``benchmarks/README.md``). Each day is one session of rounds; each round is a user request, scored by a
 checker command (``file_check``) or against an answer key (``multi_choice``), and followed by its
 feedback as the next user message. Each day works in a fresh copy of the workspace as the day before
@@ -11,13 +11,13 @@ The agent is a minimal LangChain ``create_agent`` agent with four tools (read, w
 confined to the day's workspace. It runs in the arms of :data:`ARMS`: ``baseline`` (no plugin),
 ``skills`` (``MetaClawMiddleware`` in front of the model, a fresh plugin home with an empty library or
 ``--skills DIR``, and an evolver), ``skills+rl`` (the skills arm with the served trainable policy as
-the agent's model, trained between days: :mod:`metaclaw_plugin.bench.rl_arm`), and the reference's memory arms:
+the agent's model, trained between days: :mod:`metaclaw_bench.rl_arm`), and the reference's memory arms:
 ``memory`` (the user's memory across days, no skill injected or evolved) and ``skills+memory``; memory is off in
 the other arms, and extracted by the rules offline. The fast loop and extraction are drained after each day, so
 what was learned on day *n* is in place on day *n+1*.
 
 The model is any LiteLLM model string (``--model``). Without one, a scripted policy plays the agent
-(``scripted``: fixed rules, :mod:`metaclaw_plugin.bench.scripted_policy`; ``oracle``: our rounds'
+(``scripted``: fixed rules, :mod:`metaclaw_bench.scripted_policy`; ``oracle``: our rounds'
 reference solutions; ``naive``) and a scripted evolver writes the skills: such a run exercises the
 plumbing only, says ``plumbing_run: true`` and is not a model's score.
 """
@@ -39,16 +39,17 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ..text import approx_tokens, message_text
+from metaclaw_plugin.text import approx_tokens, message_text
+
 from . import _progress
 from ._proc import run_bounded
 from ._workspace import copy_workspace
-from .common import REPO_ROOT, provenance
+from .common import BENCH_ROOT, provenance
 from .model import Bench, BenchFormatError, Day, Round, assign_folders, natural_key, option_letters
 from .scripted_policy import FEEDBACK_PREFIX
 
 if TYPE_CHECKING:
-    from ..plugin import MetaClawPlugin
+    from metaclaw_plugin.plugin import MetaClawPlugin
 
 FORMAT = "metaclaw-bench/1"
 ROUND_TYPES = ("file_check", "multi_choice")
@@ -190,11 +191,9 @@ def _questions_file(d: Path) -> Path | None:
 
 
 def default_scenarios() -> Path | None:
-    """benchmarks/scenarios in a checkout; the copy shipped inside the wheel otherwise."""
-    for p in (REPO_ROOT / "benchmarks" / "scenarios", Path(__file__).resolve().parent / "scenarios"):
-        if p.is_dir():
-            return p
-    return None
+    """benchmarks/scenarios."""
+    p = BENCH_ROOT / "scenarios"
+    return p if p.is_dir() else None
 
 
 # Scoring ------------------------------------------------------------------------------------------
@@ -459,7 +458,7 @@ def scripted_model(policy: str = "oracle") -> Any:
 
     ``oracle``: one tool call per step of the round's ``solution``, then its ``answer``. ``naive``: no
     tool calls, a non-answer (a multi-choice round gets ``\\bbox{A}``). ``scripted``: the fixed rules of
-    :mod:`metaclaw_plugin.bench.scripted_policy` (for rounds without a solution, e.g. the public
+    :mod:`metaclaw_bench.scripted_policy` (for rounds without a solution, e.g. the public
     layout). The runner sets ``.round`` and ``.workspace`` before each round. Every call's messages
     are kept in ``.seen`` (tests read them); usage is estimated at four characters a token.
     """
@@ -708,8 +707,8 @@ ARM_ALIASES = {"plugin": "skills"}
 def prepare_library(skills: Path, seed: Path | None) -> str:
     """The skills arm's starting library: ``seed`` copied in, or empty (the starter skills retired, so
     that a hand-written skill cannot stand in for a learned one). Returns what it is, in words."""
-    from ..skillbank.bank import bundled_skills_dir
-    from ..skillbank.store import SkillStore
+    from metaclaw_plugin.skillbank.bank import bundled_skills_dir
+    from metaclaw_plugin.skillbank.store import SkillStore
 
     if seed is not None:
         shutil.copytree(seed, skills, ignore=shutil.ignore_patterns(".metaclaw"))
@@ -754,8 +753,8 @@ class ArmRunner:
         self._turns_seen: dict[str, int] = {}
         work.mkdir(parents=True, exist_ok=True)
         if self.spec.plugin:
-            from ..config import Settings
-            from ..plugin import MetaClawPlugin
+            from metaclaw_plugin.config import Settings
+            from metaclaw_plugin.plugin import MetaClawPlugin
 
             home = work / "home"
             marker = home / "library.txt"
@@ -910,7 +909,7 @@ class ArmRunner:
         if self.plugin is not None:
             res.injected_skills, res.injected_memories = self._last_injected(thread)
             if res.passed is not None:
-                from ..types import TurnContext
+                from metaclaw_plugin.types import TurnContext
 
                 self.plugin.on_feedback(TurnContext(thread, host="bench"), 1.0 if res.passed else -1.0)
         if res.feedback:  # the round's feedback is the next user message of the day
@@ -946,7 +945,7 @@ class ArmRunner:
         }
         plugin = self.plugin
         if plugin is not None:
-            from ..types import TurnContext
+            from metaclaw_plugin.types import TurnContext
 
             outcome = {"success": all(r["passed"] is not False for r in results), "score": day_out["accuracy"]}
 
@@ -1006,7 +1005,7 @@ class ArmRunner:
 
 def memory_lines(messages: Sequence[Any]) -> list[str]:
     """The memory lines of the ``<metaclaw-memory>`` section in ``messages`` (as a model received them)."""
-    from ..memory.view import CLOSE, OPEN
+    from metaclaw_plugin.memory.view import CLOSE, OPEN
 
     out: list[str] = []
     for m in messages:
@@ -1305,7 +1304,8 @@ def _plugin_settings(
     out: dict[str, Any] = {"mode": "skills_only", "evolution": {"promotion": promotion}}
     conn = {**({"api_base": api_base} if api_base else {}), **({"api_key": api_key} if api_key else {})}
     if offline_evolver:
-        from ..devtools.upstream import Upstream
+        from metaclaw_plugin.devtools.upstream import Upstream
+
         from .rl_arm import ScriptedLearners
 
         up = stack.enter_context(Upstream(script=ScriptedLearners()))  # the judge is for the skills+rl arm

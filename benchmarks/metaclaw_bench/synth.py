@@ -19,8 +19,8 @@ import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ..skillbank.skillmd import render_skill_md
-from ..types import Skill
+from metaclaw_plugin.skillbank.skillmd import render_skill_md
+from metaclaw_plugin.types import Skill
 
 CATEGORIES = [
     "general",
@@ -470,7 +470,7 @@ def write_library(
     dest.mkdir(parents=True, exist_ok=True)
     written = builtin = 0
     if include_builtin:
-        from ..skillbank.bank import bundled_skills_dir
+        from metaclaw_plugin.skillbank.bank import bundled_skills_dir
 
         src = builtin_dir or bundled_skills_dir()
         for d in sorted(Path(src).iterdir()):

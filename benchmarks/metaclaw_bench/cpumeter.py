@@ -1,6 +1,6 @@
 """The plugin's own CPU inside a LiteLLM proxy, next to the whole proxy's, both measured in the proxy process.
 
-``bench overhead`` loads ``metaclaw_plugin.bench.cpumeter.callback`` into the proxy instead of
+``bench overhead`` loads ``metaclaw_bench.cpumeter.callback`` into the proxy instead of
 ``metaclaw_litellm.callback``: the same callback (a subclass, configured the same way), with a meter:
 
 - *plugin CPU* = the thread CPU time (``time.thread_time``) spent inside the callback's hooks and in the
@@ -116,7 +116,7 @@ def _timed_sync(name: str) -> Callable[..., Any]:
 _ns: dict[str, Any] = {"__doc__": "MetaClawCallback with a CPU meter around every hook.", "__module__": __name__}
 for _name in HOOKS:
     _ns[_name] = (_timed_sync if _name.startswith("log_") else _timed_async)(_name)
-_ns["_stream_ended"] = _timed_sync("_stream_ended")
+_ns["stream_ended"] = _timed_sync("stream_ended")
 MeteredCallback = type("MeteredCallback", (MetaClawCallback,), _ns)
 
 
