@@ -1,16 +1,15 @@
-"""The local API's mode and scheduler routes, mounted by ``metaclaw_plugin.server``::
+"""The sidecar's mode and scheduler routes (listed in ``metaclaw_plugin.sidecar.app``'s route table)::
 
     GET  /v1/mode        the mode in effect, where it came from, whether training can run
     PUT  /v1/mode        {"mode": "skills_only" | "rl" | "auto"} -> stored; this process's scheduler ticks at once
     GET  /v1/scheduler   state, window, signals, recent transitions (the live scheduler's view when attached)
 
-The server passes its ``endpoint`` wrapper (errors as JSON) and body ``parse`` (size cap, JSON, pydantic), so
-these routes behave like the others; the bearer-token check wraps the whole app.
+They go through the sidecar's :class:`~metaclaw_plugin.sidecar.http.Api` (errors as JSON; body size cap, JSON,
+pydantic) like every route; the token gate wraps the whole app.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -20,11 +19,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..protocols import PluginLike
+from ..scheduling.attach import report
+from ..scheduling.modes import store_mode
 from ..store import open_database
-from .attach import report
-from .modes import store_mode
-
-Handler = Callable[[Request], Awaitable[Response]]
+from .http import Api
 
 
 class ModeBody(BaseModel):
@@ -32,11 +30,9 @@ class ModeBody(BaseModel):
     mode: Literal["skills_only", "rl", "auto"]
 
 
-def routes(
-    plugin: PluginLike,
-    endpoint: Callable[[Handler], Handler],
-    parse: Callable[[Request, type[BaseModel]], Awaitable[Any]],
-) -> list[Route]:
+def routes(plugin: PluginLike, api: Api) -> list[Route]:
+    endpoint = api.endpoint
+
     def current(with_signals: bool) -> dict[str, Any]:
         out = report(plugin.settings, with_signals=with_signals and getattr(plugin, "scheduler", None) is None)
         sched = getattr(plugin, "scheduler", None)
@@ -52,7 +48,7 @@ def routes(
 
     @endpoint
     async def put_mode(request: Request) -> Response:
-        body: ModeBody = await parse(request, ModeBody)
+        body: ModeBody = await api.parse(request, ModeBody)
 
         def write() -> dict[str, Any]:
             db = open_database(plugin.settings)

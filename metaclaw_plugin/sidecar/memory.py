@@ -1,5 +1,5 @@
-"""The local API's memory routes, mounted by ``metaclaw_plugin.server`` (the bearer token guards them like every
-route)::
+"""The sidecar's memory routes (listed in ``metaclaw_plugin.sidecar.app``'s route table; the token gate guards
+them like every route)::
 
     GET    /v1/memory                 ?tenant&user&kind&status&limit, or ?q= to search -> {"memories": [...]}
     POST   /v1/memory                 {text, tenant?, user?, kind?} -> the memory (screened; 422 when not kept)
@@ -14,8 +14,8 @@ Writes refresh this process's view at once; other processes and hosts follow wit
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
@@ -23,12 +23,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..config import Settings
+from ..memory.ops import MemoryError_, MemoryOps, UserMemory
+from ..protocols import PluginLike
 from ..store import open_database
 from ..types import DEFAULT_TENANT
-from .ops import MemoryError_, MemoryOps, UserMemory
-
-Handler = Callable[[Request], Awaitable[Response]]
+from .http import Api, ApiError
 
 
 class AddBody(BaseModel):
@@ -52,21 +51,9 @@ class ImportBody(BaseModel):
     memories: list[dict[str, Any]]
 
 
-class MemoryHost(Protocol):
-    """What the routes need of the plugin (a protocol of their own: ``protocols.PluginLike`` imports this package)."""
+def routes(plugin: PluginLike, api: Api) -> list[Route]:
+    endpoint, parse, api_error = api.endpoint, api.parse, ApiError
 
-    @property
-    def settings(self) -> Settings: ...
-
-    def refresh_memory(self) -> bool: ...
-
-
-def routes(
-    plugin: MemoryHost,
-    endpoint: Callable[[Handler], Handler],
-    parse: Callable[[Request, type[BaseModel]], Awaitable[Any]],
-    api_error: Callable[[int, str], Exception],
-) -> list[Route]:
     def run(fn: Callable[[MemoryOps], Any], write: bool = False) -> Any:
         db = open_database(plugin.settings)
         try:

@@ -1,5 +1,5 @@
-"""``POST /v1/chat/completions`` and ``GET /v1/models`` on ``metaclaw-plugin serve``: the served policy for any
-OpenAI-API host (OpenClaw's ``openai-completions`` provider, LangChain's ChatOpenAI, the openai SDK).
+"""``POST /v1/chat/completions`` and ``GET /v1/models`` on the sidecar (``metaclaw-plugin serve``; listed in
+``metaclaw_plugin.sidecar.app``'s route table): the served policy for any OpenAI-API host (OpenClaw's ``openai-completions`` provider, LangChain's ChatOpenAI, the openai SDK).
 
 - JSON, or server-sent events with ``stream: true`` (``stream_options.include_usage`` adds a usage chunk).
 - ``tools`` are rendered by the model's chat template; ``<tool_call>`` blocks in its text come back as
@@ -24,7 +24,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -32,10 +32,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from . import PolicyUnavailable, from_settings, unavailable_reason
-from .policy import Generation, PolicyInputError, ServedPolicy
-from .vllm import VllmPublisher
-from .watch import WeightsWatcher
+from ..serving import PolicyUnavailable, from_settings, unavailable_reason
+from ..serving.policy import Generation, PolicyInputError, ServedPolicy
+from ..serving.vllm import VllmPublisher
+from ..serving.watch import WeightsWatcher
+from .http import Api
 
 log = logging.getLogger("metaclaw_plugin.serving")
 
@@ -205,13 +206,10 @@ async def _events(
     yield b"data: [DONE]\n\n"
 
 
-def chat_routes(
-    host: PolicyHost,
-    parse: Callable[[Request, type[BaseModel]], Awaitable[Any]],
-    wrap: Callable[[Any], Any],
-) -> list[Route]:
-    """The routes, for the sidecar's app: ``parse`` reads and validates a body (its errors are the sidecar's),
-    ``wrap`` is the sidecar's endpoint wrapper (counters, error handling)."""
+def routes(host: PolicyHost, api: Api) -> list[Route]:
+    """The routes, through the sidecar's :class:`~metaclaw_plugin.sidecar.http.Api` (body reading and errors,
+    counters) like every other."""
+    parse, wrap = api.parse, api.endpoint
 
     async def chat_completions(request: Request) -> Response:
         body: ChatCompletionBody = await parse(request, ChatCompletionBody)
