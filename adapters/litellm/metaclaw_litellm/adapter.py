@@ -356,8 +356,9 @@ class MetaClawCallback(CustomLogger):
             return  # already armed: the log events are the fallback
         lo._on_deferred_stream_complete = _StreamEnd(self, call_id, lo)
 
-    def _stream_ended(self, call_id: str, response: Any) -> None:
-        """The assembled stream of a proxy call (from :class:`_StreamEnd`); fails open."""
+    def stream_ended(self, call_id: str, response: Any) -> None:
+        """The assembled stream of a proxy call (from :class:`_StreamEnd`); fails open. Public: a meter (the overhead
+        benchmark's) wraps it like the hooks."""
         try:
             if is_chat_response(response):
                 self._record_call(call_id, response)
@@ -492,7 +493,7 @@ class _StreamEnd:
         if len(args) == 1 and asyncio.iscoroutine(args[0]):
             return args[0]  # a producer that parks a ready logging coroutine: nothing assembled to read
         response, cache_hit = (args + (None, None))[:2]
-        self.callback._stream_ended(self.call_id, response)
+        self.callback.stream_ended(self.call_id, response)
         # exactly what the stream wrapper schedules when the slot is empty
         return self.logging_obj.dispatch_success_handlers(
             response, cache_hit=cache_hit, start_time=None, end_time=None, prefer_async_handlers=True
