@@ -44,6 +44,7 @@ REPEAT_MAX = 4096  # paragraphs remembered; the table is cleared when full
 # word (``system-reminder``, ``environment_context``, ``permissions instructions``): they are the client's.
 _BLOCK = re.compile(r"(?ms)^[ \t]*<([A-Za-z][\w.:-]*)(?:[ \t][^<>\n]*)?>.*?</\1>[ \t]*$")
 _HEADING = re.compile(r"(?m)^#{1,6}[ \t]+\S")
+_FENCED = re.compile(r"(?ms)^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\1[ \t]*$")
 _PARA = re.compile(r"\n[ \t]*\n")
 
 
@@ -75,9 +76,11 @@ class Repeats:
         return [p for i, p in enumerate(paras) if i not in drop], [paras[i] for i in sorted(drop)]
 
     def constant(self, text: str, beside: str) -> bool:
-        """Whether ``text`` (a message before the task) has now been seen beside this many different tasks: a
-        client's fixed preamble exchange (aider's "files added to the chat" message and its "Ok" reply)."""
-        d, b = _digest(text), _digest(beside)
+        """Whether ``text`` (a message before the task, known by its opening paragraph outside fenced code) has
+        now been seen beside this many different tasks: a client's fixed preamble exchange (aider's "files added
+        to the chat" and its "Ok", the repository map): framing that varies only in what it attaches."""
+        framing = _PARA.split(_FENCED.sub("", text).strip(), 1)[0]  # its opening, whatever it attaches
+        d, b = _digest(framing), _digest(beside)
         with self._lock:
             if len(self._seen) >= self.cap:
                 self._seen.clear()
