@@ -112,23 +112,26 @@ def test_help_documents_wildcards_upstreams_and_each_clients_headers():
 
 
 def test_one_proxy_serves_several_upstreams_and_names_the_mapped_models(tmp_path: Path):
-    with Upstream(default_reply="from A") as a, Upstream(default_reply="from B") as b:
-        with cli_proxy(
+    with (
+        Upstream(default_reply="from A") as a,
+        Upstream(default_reply="from B") as b,
+        cli_proxy(
             tmp_path / "home", "--model", f"fast=openai/small@{a.url}", "--model", f"claude-*=openai/claude-*@{b.url}"
-        ) as proxy:
+        ) as proxy,
+    ):
 
-            def ask(model: str) -> httpx.Response:
-                body = {"model": model, "messages": [{"role": "user", "content": "hello"}]}
-                return httpx.post(f"{proxy.url}/chat/completions", json=body, headers=proxy.headers(), timeout=60)
+        def ask(model: str) -> httpx.Response:
+            body = {"model": model, "messages": [{"role": "user", "content": "hello"}]}
+            return httpx.post(f"{proxy.url}/chat/completions", json=body, headers=proxy.headers(), timeout=60)
 
-            r = ask("fast")
-            assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] == "from A"
-            r = ask("claude-sonnet-4-5")
-            assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] == "from B"
-            assert [q["model"] for q in a.requests] == ["small"]
-            assert [q["model"] for q in b.requests] == ["claude-sonnet-4-5"]  # the wildcard's match, passed on
-            r = ask("gpt-4o")
-            assert r.status_code == 400, r.text
-            msg = r.text
-            assert "'gpt-4o' is not mapped" in msg and "fast, claude-*" in msg and "--model gpt-4o=" in msg
-            assert len(a.requests) == 1 and len(b.requests) == 1  # nothing went upstream
+        r = ask("fast")
+        assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] == "from A"
+        r = ask("claude-sonnet-4-5")
+        assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] == "from B"
+        assert [q["model"] for q in a.requests] == ["small"]
+        assert [q["model"] for q in b.requests] == ["claude-sonnet-4-5"]  # the wildcard's match, passed on
+        r = ask("gpt-4o")
+        assert r.status_code == 400, r.text
+        msg = r.text
+        assert "'gpt-4o' is not mapped" in msg and "fast, claude-*" in msg and "--model gpt-4o=" in msg
+        assert len(a.requests) == 1 and len(b.requests) == 1  # nothing went upstream
