@@ -99,11 +99,17 @@ def test_aider_learns_through_the_proxy(stack, tmp_path: Path):
     up, proxy, home = stack
     marker = uuid.uuid4().hex[:8]
     cwd = project(tmp_path / "repo")
+    settings = tmp_path / "aider-models.yml"  # aider's way to send headers: one session id for the run
+    settings.write_text(
+        f"- name: aider/extra_params\n  extra_params:\n    extra_headers:\n      X-Session-Id: aider-{marker}\n"
+    )
     run = run_cli(
         "aider",
         [
             "--model",
             "openai/gpt-4o",
+            "--model-settings-file",
+            str(settings),
             "--openai-api-base",
             proxy.url,
             "--openai-api-key",
@@ -125,6 +131,7 @@ def test_aider_learns_through_the_proxy(stack, tmp_path: Path):
     assert run.code == 0, run
     assert "fromisoformat" in (cwd / "dates.py").read_text(), run  # the scripted edit came back through the proxy
     assert_learned(up, home, marker, main_calls=1)
+    assert {t.session_id for t in turns_with(reader(home), marker)} == {f"aider-{marker}"}
 
 
 def test_qwen_code_learns_through_the_proxy(stack, tmp_path: Path):
