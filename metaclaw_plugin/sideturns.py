@@ -37,14 +37,15 @@ OPENING_CHARS = 400
 PROSE_WORDS = 8  # a system part of fewer words is a header, not the prompt
 
 _JOB = (
-    r"titles?|summar(?:y|ies|i[sz]e\w*)|recap|compact\w*|commit messages?|classif\w*|categori[sz]\w*|labels?|"
-    r"tags?|topics?|sub-?agents?|memory extract\w*|extract\w* (?:durable )?memor\w*|keywords?|one-line"
+    r"titles?|summar(?:y|ies|i[sz]e\w*)|recap|compact\w*|commit messages?|classif\w*|categori[sz]\w*|"
+    r"sub-?agents?|memory extract\w*|extract\w* (?:durable )?memor\w*"
 )
 _ROLE = re.compile(rf"\b(?:{_JOB})\b", re.IGNORECASE)
 _COUNT = r"(?:\d+|one|two|three|four|five|six|seven|eight|ten|twelve|a few)"
+# the output narrowed to an artifact (not "be concise", which any assistant prompt may say)
 _NARROW = re.compile(
-    rf"\b(?:one[- ]line|only|concise|short|brief|json|single|just|at most|no more than|sub-?agent|"
-    rf"{_COUNT}(?: (?:to|or) {_COUNT})? (?:words|characters|chars|sentences|lines))\b",
+    rf"\b(?:one[- ]line|(?:with|return|output) only|only (?:the|a|one|with)|nothing else|no other text|json|"
+    rf"sub-?agent|{_COUNT}(?: (?:to|or) {_COUNT})? (?:words|characters|chars|sentences|lines))\b",
     re.IGNORECASE,
 )
 _ASK = re.compile(

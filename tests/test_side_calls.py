@@ -107,6 +107,11 @@ def test_a_prompt_that_gives_the_model_a_narrow_side_job(plugin: MetaClawPlugin)
         assert turn(plugin, system, msgs)[1].kind == "side", system
     assistant = [{"role": "system", "content": "You are a helpful assistant for a travel agency."}]
     assert turn(plugin, "t", [*assistant, {"role": "user", "content": "Summarize my bookings"}])[1].kind == "main"
+    # an app whose main job is summaries: its role alone, in an assistant's form, is not a side call
+    app = [{"role": "system", "content": "You summarize long reports for busy readers. Be concise and clear."}]
+    assert turn(plugin, "u", [*app, {"role": "user", "content": "the quarterly report"}])[1].kind == "main"
+    topics = [{"role": "system", "content": "You are a support bot. Only answer questions on these topics: billing."}]
+    assert turn(plugin, "v", [*topics, {"role": "user", "content": "why was I charged twice"}])[1].kind == "main"
 
 
 def test_another_app_on_the_proxy_without_tools_is_not_taken_for_side_calls(plugin: MetaClawPlugin):
