@@ -17,7 +17,7 @@ and memory read :func:`task_text`, which drops that text by its structure, not b
 * a message before the task seen beside different tasks is the client's fixed preamble, not context.
 
 When stripping leaves nothing, the raw text of the last user message is the answer (a message that is all XML is
-still the user's). Cheap and linear: a few passes over the task message only (about 25 us of CPU a request on the
+still the user's). Cheap and linear: a few passes over the task message only (about 20 to 30 us of CPU a request on the
 recorded requests of four agent CLIs, tests/data/client_requests).
 """
 
