@@ -177,7 +177,7 @@ class MetaClawCallback(CustomLogger):
             host="litellm-proxy",
             model=data.get("model") if isinstance(data.get("model"), str) else None,
             request_id=call_id,
-            metadata={"session_source": source},
+            metadata={"session_source": source, "max_tokens": _max_tokens(data)},  # the side-call judge reads it
         )
         return _Inflight(ctx, done, outcome, "proxy", time.monotonic())
 
@@ -228,7 +228,7 @@ class MetaClawCallback(CustomLogger):
             host=host,
             model=model if isinstance(model, str) else None,
             request_id=call_id,
-            metadata={"session_source": source},
+            metadata={"session_source": source, "max_tokens": _max_tokens(details.get("optional_params"))},
         )
         return _Inflight(ctx, done, outcome, "sdk", time.monotonic())
 
@@ -511,4 +511,14 @@ def _user_id(*candidates: Any) -> str | None:
     for c in candidates:
         if isinstance(c, str) and c.strip():
             return c.strip()[:256]
+    return None
+
+
+def _max_tokens(params: Any) -> Any:
+    """The request's output limit under any of its names (chat completions, o-series, Responses), or None."""
+    if not isinstance(params, dict):
+        return None
+    for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
+        if params.get(key) is not None:
+            return params[key]
     return None
