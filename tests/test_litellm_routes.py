@@ -21,7 +21,7 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from litellm_support import close_readers, only_callback, seed_home, wait_session
+from litellm_support import close_readers, durable_turn, only_callback, seed_home, wait_session
 from waiting import async_wait_for
 
 from metaclaw_plugin.devtools.proxyrun import ModelSpec, launch_proxy, proxy_config, write_config
@@ -186,6 +186,12 @@ def test_proxy_every_route_injects_in_its_system_field_and_stores_reply_and_usag
     headers = {"Authorization": f"Bearer {stack.key}", "X-Session-Id": sid}
     resp = httpx.post(stack.url + path, json=body, headers=headers, timeout=60)
     assert resp.status_code == 200, resp.text[:2000]
+    # durable the moment the client has the whole response (JSON, or the stream's last event): no waiting
+    call_id = resp.headers.get("x-litellm-call-id")
+    assert call_id, dict(resp.headers)
+    rec = durable_turn(stack.home, call_id)
+    assert rec is not None and rec.get("response_hash"), rec
+    assert json.loads(rec["usage"]).get("completion_tokens", 0) > 0, rec
     if not tool:
         assert client_text(route, resp, stream) == _reply_text(marker)
 

@@ -25,6 +25,7 @@ defined here, on this class; a subclass that overrides one must call ``super()``
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import threading
 import time
@@ -50,7 +51,7 @@ from metaclaw_plugin.integration import (
     session_id_from,
 )
 
-from .routes import BY_CALL_TYPE, CHAT, Route, any_reply
+from .routes import BY_CALL_TYPE, CHAT, Route, anthropic_stream_reply, any_reply
 from .translate import (
     already_injected,
     call_type_name,
@@ -340,8 +341,10 @@ class MetaClawCallback(CustomLogger):
         """Record a known in-flight call with its complete reply, in any route's format (anything else, such as
         a stream wrapper, is left to a later event)."""
         reply = any_reply(response)
-        if reply is None:
-            return
+        if reply is not None:
+            self._record_reply(call_id, reply)
+
+    def _record_reply(self, call_id: str, reply: tuple[dict[str, Any] | None, dict[str, Any] | None]) -> None:
         with self._lock:
             if call_id in self._recorded or call_id not in self._inflight:
                 return
@@ -371,6 +374,24 @@ class MetaClawCallback(CustomLogger):
         """The assembled stream of a proxy call (from :class:`_StreamEnd`); fails open."""
         try:
             self._record_call(call_id, response)
+        except Exception:
+            _fail("stream.record", self)
+
+    def _native_stream_ended(self, call_id: str, logging_coroutine: Any) -> None:
+        """A native Anthropic stream's end: its SSE bytes, from the arguments of LiteLLM's pass-through logging
+        coroutine (``route_streaming_logging_to_handler(..., endpoint_type, ..., raw_bytes, ...)``, not started
+        yet); fails open."""
+        try:
+            if call_id in self._recorded:
+                return
+            args = inspect.getcoroutinelocals(logging_coroutine)
+            raw = args.get("raw_bytes")
+            kind = args.get("endpoint_type")
+            if str(getattr(kind, "value", kind)) != "anthropic" or not isinstance(raw, (list, tuple)):
+                return
+            reply = anthropic_stream_reply([b for b in raw if isinstance(b, bytes)])
+            if reply is not None:
+                self._record_reply(call_id, reply)
         except Exception:
             _fail("stream.record", self)
 
@@ -503,7 +524,12 @@ class _StreamEnd:
 
     def __call__(self, *args: Any) -> Coroutine[Any, Any, Any]:
         if len(args) == 1 and asyncio.iscoroutine(args[0]):
-            return args[0]  # a producer that parks a ready logging coroutine: nothing assembled to read
+            # A native /v1/messages or /v1/responses stream parks its ready logging coroutine, nothing assembled.
+            # Responses streams were recorded by the deployment success hook at their terminal event; a native
+            # Anthropic stream's coroutine holds the stream's raw SSE bytes, read here once (else the log events
+            # record it).
+            self.callback._native_stream_ended(self.call_id, args[0])
+            return args[0]
         response, cache_hit = (args + (None, None))[:2]
         self.callback._stream_ended(self.call_id, response)
         # exactly what the stream wrapper schedules when the slot is empty

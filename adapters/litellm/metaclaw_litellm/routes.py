@@ -123,6 +123,49 @@ def is_anthropic_reply(response: Any) -> bool:
     return get(response, "type") == "message" and isinstance(get(response, "content"), list)
 
 
+def anthropic_stream_reply(raw: list[bytes]) -> Reply | None:
+    """The message and usage of a whole Anthropic SSE stream (its raw bytes, as sent to the client), or None when
+    it did not end with ``message_stop``. Read once, at the end of the stream."""
+    message: dict[str, Any] = {}
+    blocks: dict[int, dict[str, Any]] = {}
+    usage: dict[str, Any] = {}
+    done = False
+    for line in b"".join(raw).decode("utf-8", "replace").splitlines():
+        if not line.startswith("data:"):
+            continue
+        try:
+            event = json.loads(line[5:])
+        except ValueError:
+            continue
+        kind = event.get("type") if isinstance(event, dict) else None
+        if kind == "message_start":
+            message = event.get("message") or {}
+            usage.update(message.get("usage") or {})
+        elif kind == "content_block_start":
+            block = dict(event.get("content_block") or {})
+            block["partial_json"] = ""
+            blocks[event.get("index", len(blocks))] = block
+        elif kind == "content_block_delta":
+            block = blocks.setdefault(event.get("index", 0), {"type": "text", "text": "", "partial_json": ""})
+            delta = event.get("delta") or {}
+            if delta.get("type") == "text_delta":
+                block["text"] = block.get("text", "") + delta.get("text", "")
+            elif delta.get("type") == "input_json_delta":
+                block["partial_json"] += delta.get("partial_json", "")
+        elif kind == "message_delta":
+            usage.update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
+        elif kind == "message_stop":
+            done = True
+    if not done:
+        return None
+    content = []
+    for _, block in sorted(blocks.items()):
+        if block.get("type") == "tool_use" and block["partial_json"]:
+            block["input"] = block["partial_json"]  # the arguments as streamed (a JSON string)
+        content.append(block)
+    return anthropic_reply({**message, "content": content, "usage": usage})
+
+
 # ------------------------------------------------------------------------------------------------
 # OpenAI Responses
 # ------------------------------------------------------------------------------------------------
