@@ -156,6 +156,7 @@ def _assert_every_turn_captured(turns: list[Any]) -> None:
         assert usage.get("prompt_tokens", 0) > 0 and usage.get("completion_tokens", 0) > 0, usage
         assert t.injected_skills, t.turn_id
         assert OPEN in json.dumps(t.messages[0]), "the record shows the block in the system message"
+    assert len({t.session_id for t in turns}) == 1, "one client session is one stored session"
     assert any(t.tool_calls for t in turns), "the tool-calling turn kept its tool call"
     assert any(t.response.get("content") == ANSWER for t in turns), "the final answer is stored"
 
