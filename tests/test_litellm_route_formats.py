@@ -161,3 +161,20 @@ def test_every_llm_call_type_of_the_three_routes_is_mapped():
         "responses": "responses",
         "aresponses": "responses",
     }
+
+
+def test_a_route_that_is_not_hooked_is_said_once_per_model_and_counted(plugin, caplog):
+    import asyncio
+    import logging
+
+    from metaclaw_litellm import MetaClawCallback
+
+    cb = MetaClawCallback(plugin)
+    data = {"model": "legacy-model", "prompt": "complete this"}
+    with caplog.at_level(logging.WARNING, logger="metaclaw_litellm"):
+        for _ in range(3):
+            out = asyncio.run(cb.async_pre_call_hook(None, None, dict(data), "atext_completion"))
+            assert out == data  # passed through unchanged
+    said = [r.getMessage() for r in caplog.records if "not hooked" in r.getMessage()]
+    assert len(said) == 1 and "legacy-model" in said[0] and "/v1/chat/completions" in said[0], said
+    assert cb.status()["unhooked"] == {"/v1/completions (legacy text completion) [legacy-model]": 3}

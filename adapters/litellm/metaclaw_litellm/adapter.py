@@ -51,7 +51,7 @@ from metaclaw_plugin.integration import (
     session_id_from,
 )
 
-from .routes import BY_CALL_TYPE, CHAT, Route, anthropic_stream_reply, any_reply
+from .routes import BY_CALL_TYPE, CHAT, LEARNS, UNHOOKED, UNHOOKED_FIX, Route, anthropic_stream_reply, any_reply
 from .translate import (
     already_injected,
     call_type_name,
@@ -109,6 +109,7 @@ class MetaClawCallback(CustomLogger):
         self.tenant = tenant
         self.tenant_from = tenant_from
         self.errors: Counter[str] = Counter()
+        self.unhooked: Counter[str] = Counter()  # calls on routes this adapter does not hook, by route and model
         self._handle = PluginHandle(
             plugin,
             settings=settings,
@@ -297,8 +298,11 @@ class MetaClawCallback(CustomLogger):
     # Proxy hooks -----------------------------------------------------------------------------------------
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any, data: dict, call_type: Any) -> Any:
         try:
-            route = BY_CALL_TYPE.get(call_type_name(call_type))
+            ct = call_type_name(call_type)
+            route = BY_CALL_TYPE.get(ct)
             if route is None or not isinstance(data, dict):
+                if ct in UNHOOKED:
+                    self._unhooked_call(ct, data)
                 return data
             messages = route.messages(data)
             if messages is None:
@@ -336,6 +340,22 @@ class MetaClawCallback(CustomLogger):
                 self._record_call(call_id, response)
         except Exception:
             _fail(where, self)
+
+    def _unhooked_call(self, call_type: str, data: Any) -> None:
+        """A call on a route this adapter does not hook: counted, and said once per route and model."""
+        model = get(data, "model")
+        key = f"{UNHOOKED[call_type]} [{model if isinstance(model, str) else '?'}]"
+        with self._lock:
+            self.unhooked[key] += 1
+            first = self.unhooked[key] == 1
+        if first:
+            log.warning(
+                "metaclaw: calls to %s for model %r are passed through without skills and are not recorded "
+                "(this route is not hooked); to learn from them, %s",
+                UNHOOKED[call_type],
+                model,
+                UNHOOKED_FIX,
+            )
 
     def _record_call(self, call_id: str, response: Any) -> None:
         """Record a known in-flight call with its complete reply, in any route's format (anything else, such as
@@ -493,6 +513,7 @@ class MetaClawCallback(CustomLogger):
             "plugin_error": self.plugin_error,
             "inflight": len(self._inflight),
             "errors": dict(self.errors),
+            "unhooked": dict(self.unhooked),
         }
 
 
@@ -540,7 +561,12 @@ class _StreamEnd:
 
 def make_default_callback() -> MetaClawCallback:
     """The module-level instance: configured from the environment and the config file, started now
-    so that the first request does not pay for loading the skill library."""
+    so that the first request does not pay for loading the skill library. Says once what learns and what not."""
+    log.info(
+        "metaclaw: learning from %s; not hooked (passed through, not recorded): %s",
+        LEARNS,
+        ", ".join(sorted(set(UNHOOKED.values()))),
+    )
     return MetaClawCallback(start=True)
 
 

@@ -340,3 +340,21 @@ def any_reply(response: Any) -> Reply | None:
         if route.is_reply(response):
             return route.reply(response)
     return None
+
+
+# LiteLLM call types that carry a conversation but that this adapter does not hook -> what the client called.
+# Each is said once per model in the log (and counted in ``MetaClawCallback.status()["unhooked"]``).
+UNHOOKED: dict[str, str] = {
+    "text_completion": "/v1/completions (legacy text completion)",
+    "atext_completion": "/v1/completions (legacy text completion)",
+    "_aresponses_websocket": "/v1/responses over WebSocket",
+    "_arealtime": "the Realtime API",
+    "agenerate_content": "Gemini generateContent",
+    "agenerate_content_stream": "Gemini streamGenerateContent",
+    "allm_passthrough_route": "a pass-through endpoint (raw bytes to the provider)",
+}
+UNHOOKED_FIX = (
+    "send the client to /v1/chat/completions, /v1/messages or /v1/responses over HTTP (streamed or not), "
+    "with the model mapped in model_list"
+)
+LEARNS = "/v1/chat/completions, /v1/messages and /v1/responses (native and bridged models, streamed and not)"
