@@ -178,3 +178,40 @@ def test_a_route_that_is_not_hooked_is_said_once_per_model_and_counted(plugin, c
     said = [r.getMessage() for r in caplog.records if "not hooked" in r.getMessage()]
     assert len(said) == 1 and "legacy-model" in said[0] and "/v1/chat/completions" in said[0], said
     assert cb.status()["unhooked"] == {"/v1/completions (legacy text completion) [legacy-model]": 3}
+
+
+def test_doctor_says_what_a_proxy_config_learns_and_what_is_not_hooked(home, tmp_path, monkeypatch):
+    import yaml
+    from click.testing import CliRunner
+
+    from metaclaw_plugin.cli import main
+
+    def doctor() -> dict:
+        res = CliRunner().invoke(main, ["doctor", "--json"], catch_exceptions=False)
+        return {c["check"]: c for c in json.loads(res.stdout)["checks"] if c["check"].startswith("proxy routes")}
+
+    assert doctor() == {}  # no proxy config: nothing to say
+    monkeypatch.setenv("LITELLM_MASTER_KEY", "sk-" + "0a1b2c3d4e5f" * 3)
+    res = CliRunner().invoke(
+        main, ["proxy", "--model", "claude-*=anthropic/claude-x", "--api-base", "http://127.0.0.1:9", "--dry-run"]
+    )
+    assert res.exit_code == 0, res.output
+    row = doctor()["proxy routes (litellm-proxy.yaml)"]
+    assert row["ok"] and "claude-* (anthropic/claude-x)" in row["detail"] and "/v1/messages" in row["detail"]
+
+    own = tmp_path / "litellm.yaml"
+    cfg = {
+        "model_list": [{"model_name": "gpt", "litellm_params": {"model": "openai/gpt-x"}}],
+        "litellm_settings": {"callbacks": ["metaclaw_litellm.callback"]},
+        "general_settings": {"pass_through_endpoints": [{"path": "/vendor", "target": "http://127.0.0.1:9"}]},
+    }
+    own.write_text(yaml.safe_dump(cfg))
+    monkeypatch.setenv("CONFIG_FILE_PATH", str(own))
+    row = doctor()["proxy routes (litellm.yaml)"]
+    assert not row["ok"] and "NOT hooked" in row["detail"] and "/vendor" in row["detail"]
+    assert "/v1/responses" in row["detail"]
+
+    cfg["litellm_settings"] = {}
+    own.write_text(yaml.safe_dump(cfg))
+    row = doctor()["proxy routes (litellm.yaml)"]
+    assert not row["ok"] and "nothing learns" in row["detail"]
