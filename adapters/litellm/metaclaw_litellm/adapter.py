@@ -17,6 +17,12 @@ Which LiteLLM hook does what (LiteLLM 1.108; see the README for the table):
   streams and failures are recorded by the log events.
 * SDK sync ``completion``: LiteLLM has no hook that may change its request, so it is capture only.
 
+The same hooks serve Anthropic ``/v1/messages`` (``anthropic_messages``) and OpenAI ``/v1/responses``
+(``aresponses``/``responses``), native or bridged to chat completions: :mod:`.routes` reads each format as neutral
+messages and puts the block into the route's own system field. Native stream ends differ: a native Responses
+stream is recorded by ``async_post_call_success_deployment_hook`` on its ``response.completed`` event; a native
+Anthropic stream parks a logging coroutine in the deferred slot, whose arguments hold the stream's SSE bytes.
+
 Every hook fails open: an exception is logged and counted, and the request goes on unchanged.
 LiteLLM looks hooks up on the leaf class (``"async_pre_call_hook" in vars(cls)``), so all of them are
 defined here, on this class; a subclass that overrides one must call ``super()``.
