@@ -47,6 +47,8 @@ PROXY_MODELS: dict[str, tuple[str, str, str, str]] = {
 def _script(body: dict[str, Any]) -> dict[str, Any] | str:
     text = json.dumps(body, ensure_ascii=False)
     marker = text.split("MARK-", 1)[1][:8] if "MARK-" in text else "none"
+    if "FAIL-500" in text:
+        return {"status": 500, "error": f"upstream exploded for {marker}"}
     if "CALL-A-TOOL" in text:
         return {"content": None, "tool_calls": [{"name": "read_file", "arguments": {"path": f"{marker}.txt"}}]}
     return f"reply for {marker}: done, with a sentence long enough to span several stream chunks."
@@ -206,6 +208,23 @@ def test_proxy_every_route_injects_in_its_system_field_and_stores_reply_and_usag
     assert len(session.turns) == 1
     assert_turn(session.turns[0], marker=marker, tool=tool)
     assert session.turns[0].tools and session.turns[0].tools[0]["function"]["name"] == "read_file"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+@pytest.mark.parametrize("model", ["claude-native", "codex-native"])
+def test_proxy_an_upstream_failure_is_a_failed_turn_and_the_client_gets_the_error(
+    stack: Stack, model: str, stream: bool
+):
+    route = PROXY_MODELS[model][0]
+    marker = uuid.uuid4().hex[:8]
+    sid = f"routes-fail-{model}-{marker}"
+    path, body = request_body(route, model, f"{MATCHING} MARK-{marker} FAIL-500", stream)
+    resp = httpx.post(
+        stack.url + path, json=body, headers={"Authorization": f"Bearer {stack.key}", "X-Session-Id": sid}, timeout=60
+    )
+    assert resp.status_code >= 500 or "error" in resp.text, resp.text[:1000]
+    turn = wait_session(stack.home, sid, turns=1).turns[0]
+    assert turn.response is None and turn.error and "upstream exploded" in turn.error, turn
 
 
 def test_proxy_a_retry_that_carries_its_block_is_not_injected_twice(stack: Stack):
