@@ -22,28 +22,25 @@ REPO = Path(__file__).resolve().parents[1]
 NPM_CLIS = {"claude", "codex", "qwen"}
 INSTALL = "bash .ci/install_agent_clis.sh"
 
-# No telemetry, error reports, update checks or other traffic the machine cannot (and a test must not) make.
+# No telemetry, error reports, update checks or other traffic the machine cannot (and a test must not) make. Each
+# name was read in the installed CLI's own code (Claude Code 2.1.328, qwen-code 0.24.4, aider 0.86.2); Codex takes
+# its switches from config.toml (check_for_update_on_startup, [analytics], [feedback]: see test_client_recipes.py).
 QUIET_ENV = {
     "DISABLE_TELEMETRY": "1",
     "DISABLE_ERROR_REPORTING": "1",
     "DISABLE_AUTOUPDATER": "1",
     "DISABLE_BUG_COMMAND": "1",
-    "DISABLE_NON_ESSENTIAL_MODEL_CALLS": "1",
+    "DISABLE_COST_WARNINGS": "1",
+    "DISABLE_INSTALLATION_CHECKS": "1",
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
     "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
-    "CODEX_DISABLE_UPDATE_CHECK": "1",
-    "OTEL_SDK_DISABLED": "true",
-    "NO_UPDATE_NOTIFIER": "1",
-    "NPM_CONFIG_UPDATE_NOTIFIER": "false",
-    "DO_NOT_TRACK": "1",
-    "AIDER_ANALYTICS": "false",
+    "QWEN_TELEMETRY_ENABLED": "false",
+    "AIDER_ANALYTICS_DISABLE": "true",
     "AIDER_CHECK_UPDATE": "false",
-    "QWEN_CODE_DISABLE_TELEMETRY": "1",
-    "GEMINI_TELEMETRY_ENABLED": "false",
-    "CI": "1",
-    "TERM": "dumb",
     "NO_COLOR": "1",
+    "TERM": "dumb",
+    "CI": "1",
 }
 KEEP_ENV = ("LANG", "LC_ALL", "TZ", "TMPDIR")  # everything else (keys, proxies, endpoints) stays out
 
