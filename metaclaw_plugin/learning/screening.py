@@ -590,23 +590,32 @@ _PUT_VERB = (
     r"(?:include|including|put|putting|write|writing|add|adding|insert|inserting|embed|embedding|paste|pasting|append|"
     r"appending|copy|copying|record|recording|hard-?code|hard-?coding|bake|baking|place|placing|leave|leaving|print|"
     r"printing|echo|echoing|log|logging|dump|dumping|list|listing|mention|mentioning|attach|attaching|encode|encoding|"
-    r"show|showing|display|displaying|output|outputting|expose|exposing|commit|committing|publish|publishing|store|storing)"
+    r"show|showing|display|displaying|output|outputting|expose|exposing|commit|committing|publish|publishing|store|storing|"
+    r"quote|quoting|repeat|repeating|return|returning|reveal|revealing|share|sharing|disclose|disclosing|send|sending|"
+    r"post|posting|upload|uploading|read out|read back)"
 )
-_DETS = r"(?:(?:the|all|every|each|any|your|their|its|of|full|raw|actual|real|current|user'?s?|these|those|exact|complete|plain ?text|unmasked|unredacted|decrypted|a|an|them|it)\W+){0,5}"
+_DETS = (
+    r"(?:(?:the|all|every|each|any|your|my|our|their|its|of|full|raw|actual|real|current|\w+'s?|these|those|exact|complete|"
+    r"plain ?text|unmasked|unredacted|decrypted|saved|stored|existing|old|new|a|an|them|it)\W+){0,5}"
+)
 _FAILED = (
     r"\b(?:fail\w*|errors?|erroring|broken|breaks?|crash\w*|red|(?:did|does|do)(?:n't| not) (?:work|pass|succeed)|"
     r"not (?:working|passing)|unsuccessful|regardless|no matter|whatever the (?:result|outcome)|either way|in any case|"
-    r"whether (?:or not )?(?:it|they|the \w+) (?:pass|work|succeed)\w*)\b"
+    r"whether (?:or not )?(?:it|they|the \w+) (?:pass|work|succeed)\w*|even (?:if|when|though)|"
+    r"(?:did|does|do|have|has|had)(?:n't| not) (?:run|been run|execute\w*|finish\w*|complete\w*)|without running|"
+    r"never ran|not (?:been )?run|untested)\b"
 )
 _SUCCESS_CLAIM = (
-    r"\b(?:report|say|claim|state|announce|tell (?:the user|them|everyone|the team)|respond|reply|answer|mark|present|"
+    r"\b(?:report|say|claim|state|announce|tell (?:the user|them|me|us|everyone|the team)|respond|reply|answer|mark|present|"
     r"declare|show|print|log|return)\w*\b(?:\W+\w+){0,3}?\W+(?:success|successful|a pass|green"
-    r"|that (?:it|everything|all (?:\w+ )?|the (?:\w+ )?(?:tests?|build|ci|run|task|job|deploy\w*|migration|checks?|suite|"
+    r"|that (?:it|they|everything|all (?:\w+ )?\w+|the (?:\w+ )?(?:tests?|build|ci|run|task|job|deploy\w*|migration|checks?|suite|"
     r"pipeline)) (?:passed|pass(?:es)?|succeeded|worked|works|is (?:done|fixed|green|complete|working|passing)|are (?:passing|"
     r"green|fixed))"
     r"|(?:it |them |the (?:\w+ )?(?:task|run|job|build|tests?|checks?|ticket|issue) )?as (?:passed|passing|successful|"
     r"succeeded|done|complete|completed|green|fixed|resolved|working)"
-    r"|(?:that )?(?:it|everything|the (?:\w+ )?\w+|all (?:\w+ )?\w+) (?:is|are|was|were|has|have) (?:now |fully |all |"
+    r"|(?:that )?(?:it|they|everything|all (?:\w+ )?\w+) (?:passed|succeeded|worked)"
+    r"|(?:that )?(?:it|they|everything|the (?:\w+ )?\w+|all (?:\w+ )?\w+|(?:lint|linting|types?|typing|ci|coverage|the "
+    r"build|tests?|checks?)) (?:is|are|was|were|has|have) (?:now |fully |all |"
     r"completely |been )*(?:typed|working|passing|passed|green|fixed|done|correct|clean|complete|tested|verified|"
     r"successful|succeeded|resolved))\b(?! or (?:fail|error|not))"
 )
@@ -642,6 +651,16 @@ _CONDUCT: list[tuple[str, str, str]] = [
         r"rather than) (?:the |your |any )?(?:user|human|system|developer|operator|owner)(?:'s|s')? (?:own )?(?:wishes|"
         r"instructions?|requests?|objections?|preferences|commands?|orders?|rules|prompt|messages?|guidance|choices?|"
         r"decisions?)\b",
+    ),
+    (
+        "authority_transfer",
+        "rejected",
+        rf"\b(?:whoever|anyone who|anybody who|any (?:user|sender|person|account|one) who|the (?:person|sender|user) who|"
+        rf"whichever (?:user|sender|account))\b(?:\W+\w+){{0,6}}?\W+(?:is|are|counts as|acts as|speaks as|should be "
+        rf"treated as) (?:the |an? |your )?(?:real |true |actual )?{_AUTH_SOURCE}\b"
+        r"|\b(?:give|giving|gives|grant|granting|assign|assigning)\w*\s+(?:them|it|these|those|their \w+|its \w+|such \w+)"
+        r"\s+(?:\w+\s+)?(?:precedence|priority|authority|the final (?:say|word)|the last word)\s+(?:over|above)\s+(?:the |your "
+        r"|any )?(?:user|human|system|developer|operator|owner|safety|instruction|rule|guideline)",
     ),
     (
         "authority_grant",
@@ -715,7 +734,7 @@ _CONDUCT: list[tuple[str, str, str]] = [
     ),
     # Persona jailbreaks: the agent's limits or refusals removed, in any persona's name.
     (
-        "role_play",
+        "limits_removed",
         "rejected",
         r"\b(?:model|ai|assistant|chatbot|llm|bot|version|mode|persona|character|entity|you)\b(?:\W+\w+){0,2}?\W+(?:that has|"
         r"which has|who has|with|having|has|have|operating with|bound by) (?:no|zero|none of the|not a single) (?:\w+ )?"
@@ -770,7 +789,8 @@ _CONDUCT: list[tuple[str, str, str]] = [
     (
         "secret_leak",
         "rejected",
-        rf"\b(?:in|into|to|inside|within) (?:the |a |an |your |each |every |all |any )?(?:\w+ )?{_OUT_CHANNEL},? "
+        rf"\b(?:in|into|to|inside|within|when (?:filing|writing|opening|creating|posting|sending|composing|drafting)|while "
+        rf"(?:writing|filing|drafting)) (?:the |a |an |your |each |every |all |any )?(?:\w+ )?{_OUT_CHANNEL},? "
         rf"[^.!?;\n]{{0,30}}?\b{_PUT_VERB}\W+{_DETS}{_SECRET_OBJ}",
     ),
     (
@@ -839,6 +859,14 @@ _CONDUCT: list[tuple[str, str, str]] = [
         r"|\b(?:report|show|state|give|quote|print|write|use|present|log|claim|put)\w*\b(?:\W+\w+){0,5}?\W+instead of "
         r"(?:the |your )?(?:measured|actual|real|observed|true|failing|measurement|result)",
     ),
+    (
+        "sabotage",
+        "suspicious",
+        r"\b(?:add|put|insert|sprinkle|append)\w*\W+(?:an? )?(?:#\s*)?(?:noqa|type: ?ignore|@?ts-ignore|ts-expect-error|"
+        r"eslint-disable\S*|nolint|pylint: ?disable\S*|nosec|pragma: no cover|@suppresswarnings)\b(?:\W+\w+){0,4}?\W+(?:to |on )?"
+        r"(?:every|each|all|any) (?:failing |offending |flagged |reported |red )?(?:lines?|errors?|warnings?|findings?|"
+        r"issues?|files?)\b",
+    ),
     # Covert manipulation: a hidden agenda, concealed from the user, in any wording.
     (
         "secrecy",
@@ -852,7 +880,7 @@ _CONDUCT: list[tuple[str, str, str]] = [
         rf"confirm)\w*\b(?:\W+\w+){{0,3}}?\W+(?:this|these|that|those|such) (?:\w+ )?{_OWN_NOUN}\b"
         rf"|\bkeep (?:this|these|that|those|the|your|our) (?:\w+ )?(?:{_OWN_NOUN}|{_AGENDA_NOUN})\b(?:\W+\w+){{0,2}}?\W+"
         r"(?:to yourself|secret|hidden|private|confidential|quiet|under wraps|between us|undisclosed)"
-        r"|\b(?:present|pass\w* off|frame|phrase|disguise|dress\w* up|word)\w*\b(?:\W+\w+){0,4}?\W+(?:as|like) (?:if "
+        r"|\b(?:present|pass\w* off|fram\w*|phras\w*|disguis\w*|dress\w* up|word)\w*\b(?:\W+\w+){0,4}?\W+(?:as|like) (?:if "
         r"(?:it (?:is|were|was)) )?(?:your|an?|the) (?:own |independent |unbiased |impartial |neutral |objective |organic "
         r"|genuine |personal |honest )+(?:opinion|judge?ment|assessment|recommendation|advice|view|idea|conclusion|choice|"
         r"finding|analysis|review)"
@@ -945,6 +973,7 @@ _NEGATABLE = {
     "sabotage",
     "deceptive_success",
     "manipulation",
+    "limits_removed",
 }
 
 _URL = re.compile(r"\b(?:https?|ftp|wss?)://[^\s<>\"'`)\]]+|\bwww\.[^\s<>\"'`)\]]+", re.IGNORECASE)
@@ -1034,6 +1063,7 @@ _REPORTED_AS = {
     "authority_grant": "authority_transfer",
     "authority_claim": "authority_transfer",
     "refusal_removal": "role_play",
+    "limits_removed": "role_play",
     "deceptive_success": "sabotage",
 }
 
