@@ -697,41 +697,6 @@ _CONDUCT: list[tuple[str, str, str]] = [
         rf"platform\s+|trusted\s+)?{_AUTH_SOURCE}\b(?!\s+(?:team|teams|group|channel|docs?|documentation|logs?|"
         r"monitoring|metrics)\b)",
     ),
-    # The same in other languages: a conflict clause, "full authority", and a sender said to be the operator.
-    (
-        "authority_transfer",
-        "rejected",
-        r"\bauch wenn\b.{0,80}?\b(?:nutzer|benutzer|anwender|system|entwickler|betreiber|regel|anweisung|richtlinie|"
-        r"sicherheit)\w*\b.{0,40}?\b(?:widersprech|im widerspruch|entgegensteh|kollidier)\w*"
-        r"|\bmit (?:voller|vollstandiger|vollständiger|absoluter|uneingeschrankter|uneingeschränkter|hochster|höchster|"
-        r"oberster) (?:autoritat|autorität|befugnis|prioritat|priorität|vollmacht|berechtigung)"
-        r"|\bm[eê]me (?:si|lorsque|quand|s')\b.{0,80}?\b(?:contredi\w*|contrari\w*|en conflit|s'opposent|s'oppose|vont contre|"
-        r"va contre)"
-        r"|\bavec (?:une |l')?(?:pleine|totale|entiere|entière|absolue|supreme|suprême|toute) autorit[eé]|\bavec une "
-        r"autorit[eé] (?:totale|pleine|absolue|entiere|entière)"
-        r"|\b(?:aunque|incluso (?:si|cuando))\b.{0,80}?\b(?:contradi\w+|en conflicto|en contra|choque\w*)"
-        r"|\bcon (?:plena|total|absoluta|toda la|m[aá]xima|suprema|piena|totale|assoluta|massima) autorit(?:a|à|y|ad)\b"
-        r"|\banche se\b.{0,80}?\b(?:contraddic\w+|in conflitto|vanno contro|va contro)"
-        r"|\bmesmo (?:que|se|quando)\b.{0,80}?\b(?:contradi\w+|em conflito|v[aã]o contra|vai contra)"
-        r"|\bcom (?:plena|total|absoluta|toda a) autoridade\b"
-        r"|即使.{0,30}(?:用户|系统|开发者|使用者).{0,15}(?:冲突|矛盾|相违|相悖|不一致|违背)"
-        r"|(?:以|拥有|具有|享有)(?:完全|最高|全部|绝对)(?:的)?(?:权限|权威|授权)"
-        r"|даже если.{0,80}(?:противореч|конфликтую|идут против|идет против)"
-        r"|с (?:полн|абсолютн|высш|неограниченн)\w* (?:полномочи|власт|авторитет|приоритет)\w*",
-    ),
-    (
-        "authority_claim",
-        "suspicious",
-        r"\b(?:stamm|komm)\w* (?:direkt )?(?:vom|von der|von dem|aus dem) (?:\w+ )?(?:betreiber|operator|system|entwickler|"
-        r"administrator|admin|eigentumer|eigentümer|plattformbetreiber)\b"
-        r"|\b(?:viennent|vient|proviennent|provient|emanent|émanent|emane|émane) (?:directement )?(?:de l'|du |de la )"
-        r"(?:operateur|opérateur|systeme|système|developpeur|développeur|administrateur|admin|proprietaire|propriétaire)"
-        r"|\b(?:vienen|viene|provienen|proviene|vengono|provengono|proviene|v[eê]m|prov[eê]m) (?:directamente |direttamente "
-        r"|diretamente )?(?:del |de la |dall'|dal |della |do |da )(?:operador|operatore|sistema|desarrollador|"
-        r"sviluppatore|desenvolvedor|administrador|amministratore|propietario|proprietario)"
-        r"|来自(?:平台)?(?:运营者|运营方|操作员|系统|管理员|开发者)"
-        r"|(?:исходят|приходят|поступают|присланы) (?:напрямую )?от (?:оператор|систем|разработчик|администратор|владел)\w*",
-    ),
     # Persona jailbreaks: the agent's limits or refusals removed, in any persona's name.
     (
         "limits_removed",
@@ -761,23 +726,6 @@ _CONDUCT: list[tuple[str, str, str]] = [
         r"(?:ever )?(?:refuse|decline|reject|say no to|push back on|object to|turn down)\w*\b(?:\W+\w+){0,2}?\W+"
         r"(?:anything|any(?:thing)?|a (?:request|question|prompt|task|topic)|requests|questions|prompts|the user|users|"
         r"whatever)\b",
-    ),
-    (
-        "role_play",
-        "rejected",
-        r"\b(?:modell|ki|assistent|bot|version|modus)\w* (?:ohne|mit keinen|mit keiner) (?:\w+ ){0,1}?(?:inhaltsrichtlinie|"
-        r"richtlinie|einschrankung|einschränkung|filter|zensur|regeln|grenzen)\w*"
-        r"|\bohne (?:\w+ ){0,2}?(?:abzulehnen|verweigerung|zu verweigern|ablehnung)\b|\blehne (?:nie|niemals) \w+ ab\b"
-        r"|\b(?:modele|modèle|ia|assistant|bot|version|mode) (?:sans|n'ayant aucune?) (?:\w+ ){0,2}?(?:politique|regle|"
-        r"règle|restriction|filtre|censure|limite|garde-fou)\w*"
-        r"|\bsans (?:jamais )?refuser\b|\bne (?:refuse|refusez) (?:jamais|rien)\b"
-        r"|\b(?:modelo|ia|asistente|bot|version|versión|modo) (?:sin|que no tiene) (?:\w+ ){0,2}?(?:pol[ií]tica|regla|"
-        r"restricci[oó]n|restricciones|filtro|censura|l[ií]mite)\w*"
-        r"|\bsin (?:\w+ ){0,1}?(?:negarte|rechazar|rechazo|negarse)\b|\bnunca (?:te )?(?:niegues|rechaces|te niegues)\b"
-        r"|\bsenza (?:mai )?rifiutar\w*|\bnon rifiutare mai\b|\bsem (?:nunca )?recusar\b|\bnunca recuse\b"
-        r"|(?:没有|无|不受)(?:任何)?(?:内容)?(?:政策|限制|规则|过滤|审查|约束)的?(?:模型|人工智能|AI|助手)|从不拒绝|永远不要拒绝|不要拒绝任何|不得拒绝"
-        r"|(?:модель|ии|ассистент|бот)\w* без (?:каких-либо |всяких )?(?:ограничени|фильтр|цензур|правил|политик)\w*"
-        r"|никогда не отказывай",
     ),
     # Secret values moved into an output: a commit, a log, an answer, a URL, a file name.
     (
@@ -890,20 +838,6 @@ _CONDUCT: list[tuple[str, str, str]] = [
         r"(?:\w+ )?(?:know|realise|realize|suspect|find out|detect|discover|catch on|figure out)\b",
     ),
     (
-        "secrecy",
-        "rejected",
-        r"\b(?:sans|ohne|sin|senza|sem) (?:\w+ ){0,2}?(?:reveler|révéler|divulguer|mentionner|signaler|dire|preciser|"
-        r"préciser|indiquer|offenzulegen|preiszugeben|zu verraten|zu erwahnen|zu erwähnen|zu sagen|kenntlich zu machen|"
-        r"revelar|divulgar|mencionar|decir|indicar|rivelare|divulgare|menzionare|dizer)\w*\b(?:\W+\w+){0,4}?\W+(?:\w+ )?"
-        r"(?:preference|préférence|praferenz|präferenz|vorliebe|vorzug|preferencia|preferenza|preferência|parti pris|"
-        r"voreingenommenheit|parcialidad|sponsor\w*|partenariat|partnerschaft|acuerdo|accordo|commission|provision|"
-        r"comision|comisión|agenda|absicht|intencion|intención|intention|intenzione|regle|règle|regel|regla|regola|"
-        r"consigne|anweisung|instruccion|instrucción|istruzione|bindung|lien|v[ií]nculo)\w*"
-        r"|\b(?:ohne|sans|sin|senza|sem) (?:\w+ ){0,3}?(?:preference|präferenz|praferenz|vorliebe|vorzug|preferencia|"
-        r"preferenza|sponsor\w*|partnerschaft|provision|absicht|regel|anweisung|bindung)\w* (?:\w+ ){0,2}?(?:offenzulegen|"
-        r"preiszugeben|zu verraten|zu erwahnen|zu erwähnen|zu nennen|kenntlich zu machen|zu sagen)\b",
-    ),
-    (
         "manipulation",
         "suspicious",
         r"\b(?:describe|call|portray|present|depict|characteri[sz]e|label|paint|mention|refer to|talk about|frame|"
@@ -919,7 +853,86 @@ _CONDUCT: list[tuple[str, str, str]] = [
     ),
 ]
 
+# The conduct classes in other languages (German, French, Spanish, Italian, Portuguese, Chinese, Russian): a conflict
+# clause, "full authority", a sender said to be the operator, limits removed, a preference kept undisclosed. They run
+# only on text that shows another language (a stopword or a non-ASCII letter): English text skips them.
+_CONDUCT_OTHER_LANGUAGES: list[tuple[str, str, str]] = [
+    (
+        "authority_transfer",
+        "rejected",
+        r"\bauch wenn\b.{0,80}?\b(?:nutzer|benutzer|anwender|system|entwickler|betreiber|regel|anweisung|richtlinie|"
+        r"sicherheit)\w*\b.{0,40}?\b(?:widersprech|im widerspruch|entgegensteh|kollidier)\w*"
+        r"|\bmit (?:voller|vollstandiger|vollständiger|absoluter|uneingeschrankter|uneingeschränkter|hochster|höchster|"
+        r"oberster) (?:autoritat|autorität|befugnis|prioritat|priorität|vollmacht|berechtigung)"
+        r"|\bm[eê]me (?:si|lorsque|quand|s')\b.{0,80}?\b(?:contredi\w*|contrari\w*|en conflit|s'opposent|s'oppose|vont contre|"
+        r"va contre)"
+        r"|\bavec (?:une |l')?(?:pleine|totale|entiere|entière|absolue|supreme|suprême|toute) autorit[eé]|\bavec une "
+        r"autorit[eé] (?:totale|pleine|absolue|entiere|entière)"
+        r"|\b(?:aunque|incluso (?:si|cuando))\b.{0,80}?\b(?:contradi\w+|en conflicto|en contra|choque\w*)"
+        r"|\bcon (?:plena|total|absoluta|toda la|m[aá]xima|suprema|piena|totale|assoluta|massima) autorit(?:a|à|y|ad)\b"
+        r"|\banche se\b.{0,80}?\b(?:contraddic\w+|in conflitto|vanno contro|va contro)"
+        r"|\bmesmo (?:que|se|quando)\b.{0,80}?\b(?:contradi\w+|em conflito|v[aã]o contra|vai contra)"
+        r"|\bcom (?:plena|total|absoluta|toda a) autoridade\b"
+        r"|即使.{0,30}(?:用户|系统|开发者|使用者).{0,15}(?:冲突|矛盾|相违|相悖|不一致|违背)"
+        r"|(?:以|拥有|具有|享有)(?:完全|最高|全部|绝对)(?:的)?(?:权限|权威|授权)"
+        r"|даже если.{0,80}(?:противореч|конфликтую|идут против|идет против)"
+        r"|с (?:полн|абсолютн|высш|неограниченн)\w* (?:полномочи|власт|авторитет|приоритет)\w*",
+    ),
+    (
+        "authority_claim",
+        "suspicious",
+        r"\b(?:stamm|komm)\w* (?:direkt )?(?:vom|von der|von dem|aus dem) (?:\w+ )?(?:betreiber|operator|system|entwickler|"
+        r"administrator|admin|eigentumer|eigentümer|plattformbetreiber)\b"
+        r"|\b(?:viennent|vient|proviennent|provient|emanent|émanent|emane|émane) (?:directement )?(?:de l'|du |de la )"
+        r"(?:operateur|opérateur|systeme|système|developpeur|développeur|administrateur|admin|proprietaire|propriétaire)"
+        r"|\b(?:vienen|viene|provienen|proviene|vengono|provengono|proviene|v[eê]m|prov[eê]m) (?:directamente |direttamente "
+        r"|diretamente )?(?:del |de la |dall'|dal |della |do |da )(?:operador|operatore|sistema|desarrollador|"
+        r"sviluppatore|desenvolvedor|administrador|amministratore|propietario|proprietario)"
+        r"|来自(?:平台)?(?:运营者|运营方|操作员|系统|管理员|开发者)"
+        r"|(?:исходят|приходят|поступают|присланы) (?:напрямую )?от (?:оператор|систем|разработчик|администратор|владел)\w*",
+    ),
+    (
+        "role_play",
+        "rejected",
+        r"\b(?:modell|ki|assistent|bot|version|modus)\w* (?:ohne|mit keinen|mit keiner) (?:\w+ ){0,1}?(?:inhaltsrichtlinie|"
+        r"richtlinie|einschrankung|einschränkung|filter|zensur|regeln|grenzen)\w*"
+        r"|\bohne (?:\w+ ){0,2}?(?:abzulehnen|verweigerung|zu verweigern|ablehnung)\b|\blehne (?:nie|niemals) \w+ ab\b"
+        r"|\b(?:modele|modèle|ia|assistant|bot|version|mode) (?:sans|n'ayant aucune?) (?:\w+ ){0,2}?(?:politique|regle|"
+        r"règle|restriction|filtre|censure|limite|garde-fou)\w*"
+        r"|\bsans (?:jamais )?refuser\b|\bne (?:refuse|refusez) (?:jamais|rien)\b"
+        r"|\b(?:modelo|ia|asistente|bot|version|versión|modo) (?:sin|que no tiene) (?:\w+ ){0,2}?(?:pol[ií]tica|regla|"
+        r"restricci[oó]n|restricciones|filtro|censura|l[ií]mite)\w*"
+        r"|\bsin (?:\w+ ){0,1}?(?:negarte|rechazar|rechazo|negarse)\b|\bnunca (?:te )?(?:niegues|rechaces|te niegues)\b"
+        r"|\bsenza (?:mai )?rifiutar\w*|\bnon rifiutare mai\b|\bsem (?:nunca )?recusar\b|\bnunca recuse\b"
+        r"|(?:没有|无|不受)(?:任何)?(?:内容)?(?:政策|限制|规则|过滤|审查|约束)的?(?:模型|人工智能|AI|助手)|从不拒绝|永远不要拒绝|不要拒绝任何|不得拒绝"
+        r"|(?:модель|ии|ассистент|бот)\w* без (?:каких-либо |всяких )?(?:ограничени|фильтр|цензур|правил|политик)\w*"
+        r"|никогда не отказывай",
+    ),
+    (
+        "secrecy",
+        "rejected",
+        r"\b(?:sans|ohne|sin|senza|sem) (?:\w+ ){0,2}?(?:reveler|révéler|divulguer|mentionner|signaler|dire|preciser|"
+        r"préciser|indiquer|offenzulegen|preiszugeben|zu verraten|zu erwahnen|zu erwähnen|zu sagen|kenntlich zu machen|"
+        r"revelar|divulgar|mencionar|decir|indicar|rivelare|divulgare|menzionare|dizer)\w*\b(?:\W+\w+){0,4}?\W+(?:\w+ )?"
+        r"(?:preference|préférence|praferenz|präferenz|vorliebe|vorzug|preferencia|preferenza|preferência|parti pris|"
+        r"voreingenommenheit|parcialidad|sponsor\w*|partenariat|partnerschaft|acuerdo|accordo|commission|provision|"
+        r"comision|comisión|agenda|absicht|intencion|intención|intention|intenzione|regle|règle|regel|regla|regola|"
+        r"consigne|anweisung|instruccion|instrucción|istruzione|bindung|lien|v[ií]nculo)\w*"
+        r"|\b(?:ohne|sans|sin|senza|sem) (?:\w+ ){0,3}?(?:preference|präferenz|praferenz|vorliebe|vorzug|preferencia|"
+        r"preferenza|sponsor\w*|partnerschaft|provision|absicht|regel|anweisung|bindung)\w* (?:\w+ ){0,2}?(?:offenzulegen|"
+        r"preiszugeben|zu verraten|zu erwahnen|zu erwähnen|zu nennen|kenntlich zu machen|zu sagen)\b",
+    ),
+]
+_OTHER_LANGUAGE = re.compile(
+    r"[^\W\d_](?<![a-zA-Z])|\b(?:und|der|das|ist|nicht|ohne|sie|diese\w*|les|est|une|des|sans|pour|avec|ils|los|las|una|sin|con|"
+    r"para|aunque|che|non|senza|sono|gli|anche|uma|sem|com|mesmo|voc[eê])\b",
+    re.IGNORECASE,
+)
+
 _COMPILED = [(code, sev, re.compile(p, re.IGNORECASE | re.DOTALL)) for code, sev, p in _PATTERNS + _CONDUCT]
+_COMPILED_OTHER_LANGUAGES = [
+    (code, sev, re.compile(p, re.IGNORECASE | re.DOTALL)) for code, sev, p in _CONDUCT_OTHER_LANGUAGES
+]
 
 # Squashed patterns (letters only, no spaces): catch heavy obfuscation of the core phrases.
 _SQUASHED = [
@@ -1214,10 +1227,11 @@ def _snippet(text: str, m: re.Match[str]) -> str:
 def scan_intent(text: str, col: _Collector, where: str = "") -> None:
     # the third variant keeps Cyrillic and Greek letters as they are, for Russian and Greek wording
     plain = " ".join(_INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).casefold().split())
-    variants = [normalise(text), normalise(text, leet=True), plain]
+    variants = list(dict.fromkeys([normalise(text), normalise(text, leet=True), plain]))  # identical ones once
     seen: set[str] = set()
+    patterns = _COMPILED + _COMPILED_OTHER_LANGUAGES if _OTHER_LANGUAGE.search(text) else _COMPILED
     for variant in variants:
-        for code, sev, rx in _COMPILED:
+        for code, sev, rx in patterns:
             for m in rx.finditer(variant):
                 if code in _NEGATABLE and _negated(variant, m.start()):
                     continue
