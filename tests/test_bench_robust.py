@@ -357,3 +357,34 @@ def test_boxed_is_not_the_formats_box_and_the_detail_says_so() -> None:
     res = wd.score_multi_choice(_mc(["A"]), "\\boxed{A}")
     assert (res["score"], res["chosen"]) == (0.0, None) and "\\boxed" in res["detail"]
     assert "not closed" in wd.score_multi_choice(_mc(["A"]), "\\bbox{A} then \\bbox{B")["detail"]
+
+
+# Folders that link out -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "where", ["workspaces/shared", "workspaces", "eval", "eval/scripts", "openclaw_state", "eval/day01"]
+)
+def test_a_named_folder_that_links_out_of_the_benchmark_is_refused_by_name(tmp_path: Path, where: str) -> None:
+    """Fails before: a benchmark folder (the shared workspace, the eval folder, the checkers' scripts, the OpenClaw
+    state) that is a link to a folder outside the benchmark was followed: the runner copied what lay out there
+    into the agent's workspace, ran checkers from there, or read sessions from there. A link inside stays fine."""
+    gen = make_public_bench(tmp_path / "b", days=2, seed=0, odd=False)
+    moved = gen.root / where
+    outside = tmp_path / "outside" / where
+    outside.parent.mkdir(parents=True)
+    moved.rename(outside)
+    (outside / "private.txt").write_text("not the benchmark's\n")
+    moved.symlink_to(outside, target_is_directory=True)
+    if where == "eval/day01":  # one day's folder: that day is skipped with its reason, the other runs
+        b = wd.load_bench(gen.root)
+        assert [d.id for d in b.days] == ["day02"]
+        assert b.skipped == [{"day": "day01", "reason": "its eval folder 'day01' leaves the benchmark folder"}]
+    else:
+        with pytest.raises(wd.BenchFormatError, match="outside the benchmark folder") as e:
+            wd.load_bench(gen.root)
+        assert where in str(e.value) and str(outside) in str(e.value)
+    # the same folder linked from inside the benchmark is read as usual
+    moved.unlink()
+    inside = gen.root / "elsewhere-inside"
+    outside.rename(inside)
+    moved.symlink_to(Path("../" * where.count("/") + inside.name), target_is_directory=True)
+    assert [d.id for d in wd.load_bench(gen.root).days] == ["day01", "day02"]

@@ -246,6 +246,12 @@ def load_public(folder: Path | str) -> Bench:
     except FileNotFoundError as e:
         raise BenchFormatError(f"{root / 'all_tests.json'}: {e}") from None
     scripts = eval_dir / "scripts" if (eval_dir / "scripts").is_dir() else None
+    for what, p in (("eval_dir", eval_dir), ("workspace_src", ws_src), ("openclaw_state_dir", state), ("", scripts)):
+        if p is not None and not _inside(root, p):  # a link out: its files would be copied, run or read
+            raise BenchFormatError(
+                f"{p.relative_to(root)}{f' ({what})' if what else ''} resolves to {p.resolve()}, outside the "
+                "benchmark folder (a link leads out of it); copy it in, or link the whole benchmark folder instead"
+            )
     days: list[Day] = []
     skipped: list[dict[str, str]] = []
     for n, entry in enumerate(tests, 1):
