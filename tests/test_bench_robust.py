@@ -206,6 +206,45 @@ def test_checks_reach_scripts_from_a_subfolder_and_heal_after_a_kill(tmp_path: P
     assert not (ws / ".scripts.agent").exists()
 
 
+@pytest.mark.parametrize("crlf", [False, True])
+def test_checkers_without_the_executable_bit_or_with_windows_line_ends_still_judge(tmp_path: Path, crlf: bool) -> None:
+    """A benchmark fetched from an archive or a dataset hub has no executable bits; one saved on Windows has
+    ``\\r\\n`` line ends. Fails before: ``./scripts/check.sh`` answered 126 or 127 whatever the agent wrote, and the
+    round counted as the agent's failure. The checker still judges (pass and fail), the benchmark is unchanged."""
+    day, ws = _day(tmp_path)
+    assert day.scripts is not None
+    nl = "\r\n" if crlf else "\n"
+    sh = nl.join(["#!/bin/sh", 'test -f "$1" || { echo "missing $1"; exit 3; }', 'grep -q "km" "$1"', ""])
+    py = nl.join(["#!/usr/bin/env python3", "import sys", "sys.exit(0 if open(sys.argv[1]).read().strip() else 4)", ""])
+    (day.scripts / "check.sh").write_bytes(sh.encode())
+    (day.scripts / "sub").mkdir()
+    (day.scripts / "sub" / "check.py").write_bytes(py.encode())
+    for f in ("check.sh", "sub/check.py"):
+        (day.scripts / f).chmod(0o755 if crlf else 0o644)  # CRLF alone, or the bit alone
+    before = {
+        f: ((day.scripts / f).read_bytes(), (day.scripts / f).stat().st_mode) for f in ("check.sh", "sub/check.py")
+    }
+
+    def judge(cmd: str) -> tuple[bool, int | None]:
+        res = wd.run_check(_fc(cmd), day, ws)
+        return res["passed"], res["exit_code"]
+
+    assert judge("./scripts/check.sh out.txt") == (False, 3)  # the agent wrote nothing: the checker says so
+    assert judge("scripts/sub/check.py out.txt") == (False, 1)
+    (ws / "out.txt").write_text("distance: 12 miles\n")
+    assert judge("./scripts/check.sh out.txt") == (False, 1)
+    assert judge("scripts/sub/check.py out.txt") == (True, 0)
+    (ws / "out.txt").write_text("distance: 19 km\n")
+    assert judge("./scripts/check.sh out.txt") == (True, 0)
+    after = {f: ((day.scripts / f).read_bytes(), (day.scripts / f).stat().st_mode) for f in before}
+    assert after == before and not (ws / "scripts").exists()
+    # a kill during such a check left the link to the fixed copy: the next check heals it
+    (ws / "scripts").symlink_to(tmp_path / "gone" / "metaclaw-checkers-x" / "scripts")
+    (ws / ".scripts.agent").mkdir()
+    assert judge("./scripts/check.sh out.txt") == (True, 0)
+    assert (ws / "scripts").is_dir() and not (ws / "scripts").is_symlink()
+
+
 def test_the_agents_shell_does_not_wait_for_background_children(tmp_path: Path) -> None:
     """Fails before: ``sleep 30 &`` kept the shell tool's pipe open for 30 s."""
     sb = wd.Sandbox(tmp_path)
