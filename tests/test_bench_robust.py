@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -427,3 +428,18 @@ def test_a_named_folder_that_links_out_of_the_benchmark_is_refused_by_name(tmp_p
     outside.rename(inside)
     moved.symlink_to(Path("../" * where.count("/") + inside.name), target_is_directory=True)
     assert [d.id for d in wd.load_bench(gen.root).days] == ["day01", "day02"]
+
+
+def test_a_session_named_with_its_file_suffix_and_an_eval_folder_named_by_its_path_are_found(tmp_path: Path) -> None:
+    """Fails before: ``session`` written as the file's name (``<id>.jsonl``) lost the day's opening conversation,
+    and ``eval`` written as a path with the checkout's prefix (as the manifest's own folders are) skipped the day."""
+    root = tmp_path / "example-bench"
+    shutil.copytree(EXAMPLE, root)
+    m = json.loads((root / "all_tests.json").read_text())
+    m["test"][0]["session"] += ".jsonl"
+    m["test"][1]["eval"] = f"./benchmark/data/{root.name}/eval/{m['test'][1]['eval']}"
+    (root / "all_tests.json").write_text(json.dumps(m))
+    b = wd.load_bench(root)
+    assert b.skipped == [] and [d.id for d in b.days] == ["day01", "day02"]
+    assert all(d.history and not d.notes for d in b.days), [(d.id, d.notes) for d in b.days]
+    assert b.days[1].path == root / "eval" / "day02"

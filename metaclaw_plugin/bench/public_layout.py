@@ -20,6 +20,7 @@ not UTF-8 are notes on the day. Unknown fields are ignored everywhere.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -188,7 +189,7 @@ def _session_history(state: Path | None, entry: dict[str, Any]) -> tuple[list[di
         return [], []
     if state is None or not agent:
         return [], [f"session {session!r}: no openclaw_state_dir or agent to find it in"]
-    sf = state / "agents" / agent / "sessions" / f"{session}.jsonl"
+    sf = state / "agents" / agent / "sessions" / (session if session.endswith(".jsonl") else f"{session}.jsonl")
     if not _inside(state, sf):
         return [], [f"session {session!r}: its path leaves openclaw_state_dir (ignored)"]
     if not sf.is_file():
@@ -209,9 +210,15 @@ def _load_day(root: Path, eval_dir: Path, state: Path | None, scripts: Path | No
     did = str(entry.get("id") or "").strip()
     if not did:
         raise BenchFormatError(f"test entry {n} has no id")
-    qf = eval_dir / str(entry.get("eval") or did) / "questions.json"
+    ev = str(entry.get("eval") or did)
+    qf = eval_dir / ev / "questions.json"
     if not _inside(root, qf):
         raise BenchFormatError(f"its eval folder {entry.get('eval')!r} leaves the benchmark folder")
+    if not qf.is_file():  # ``eval`` written as a path with a checkout prefix, like the manifest's folders
+        with contextlib.suppress(FileNotFoundError):
+            alt = resolve_in(eval_dir, ev) / "questions.json"
+            if alt.is_file() and _inside(root, alt):
+                qf = alt
     if not qf.is_file():
         raise BenchFormatError(f"{qf.relative_to(root)} is missing")
     q, notes = _json(qf)
