@@ -443,3 +443,21 @@ def test_a_session_named_with_its_file_suffix_and_an_eval_folder_named_by_its_pa
     assert b.skipped == [] and [d.id for d in b.days] == ["day01", "day02"]
     assert all(d.history and not d.notes for d in b.days), [(d.id, d.notes) for d in b.days]
     assert b.days[1].path == root / "eval" / "day02"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32"])
+def test_questions_and_sessions_saved_as_utf16_or_utf32_are_read(tmp_path: Path, encoding: str) -> None:
+    """Fails before: a ``questions.json`` saved by a Windows tool (UTF-16 with its BOM, or without one) was 'cannot
+    read' and the day was skipped; such a session file gave no opening conversation."""
+    root = tmp_path / "example-bench"
+    shutil.copytree(EXAMPLE, root)
+    want = wd.load_bench(root)
+    paths = [root / "eval" / "day01" / "questions.json", *sorted((root / "openclaw_state").rglob("day01*.jsonl"))]
+    assert len(paths) == 2
+    for p in paths:
+        p.write_bytes(p.read_text(encoding="utf-8").encode(encoding))
+    got = wd.load_bench(root)
+    assert got.skipped == [] and [d.id for d in got.days] == ["day01", "day02"]
+    d, w = got.days[0], want.days[0]
+    assert [r.question for r in d.rounds] == [r.question for r in w.rounds] and d.history == w.history and d.history
+    assert not d.notes

@@ -47,8 +47,13 @@ def resolve_in(folder: Path, p: str) -> Path:
 
 
 def read_text(path: Path) -> tuple[str, list[str]]:
-    """The file's text (a UTF-8 BOM dropped); bytes that are not UTF-8 become U+FFFD, with a note."""
+    """The file's text (a UTF-8 BOM dropped); UTF-16 or UTF-32 (what Windows tools write, told by their BOM or
+    zero bytes, as JSON's own reader tells them) decoded as such; bytes that are not UTF-8 become U+FFFD, with a note."""
     data = path.read_bytes()
+    enc = json.detect_encoding(data[:4])
+    if enc.startswith(("utf-16", "utf-32")):
+        with contextlib.suppress(UnicodeDecodeError):
+            return data.decode(enc).removeprefix("\ufeff"), []
     try:
         return data.decode("utf-8-sig"), []
     except UnicodeDecodeError:
