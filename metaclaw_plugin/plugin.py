@@ -55,8 +55,8 @@ from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .skillbank.render import inject as inject_block
 from .store.backend import postgres_of
 from .store.election import LearnerElection, host_id
+from .store.pg_library import SharedSkillLibrary
 from .store.postgres import PostgresDatabase
-from .store.skill_library import SharedSkillLibrary
 from .store.trajectories import TrajectoryStore
 from .turns import FailOpen, InFlight, PreparedTurn
 from .types import DEFAULT_TENANT, Message, Session, Turn, TurnContext, new_id

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from .config import Settings
 from .memory.store import MemoryStore
 from .skillbank.bank import SkillBank
-from .store.skill_library import SharedSkillLibrary
+from .store.pg_library import SharedSkillLibrary
 from .store.trajectories import TrajectoryStore
 from .turns import InFlight, PreparedTurn
 from .types import Message, Session, Turn, TurnContext

@@ -28,8 +28,8 @@ from waiting import wait_for
 from metaclaw_plugin.devtools.proxyrun import ModelSpec, proxy_config, write_config
 from metaclaw_plugin.devtools.upstream import Upstream
 from metaclaw_plugin.skillbank.bank import bundled_skills_dir
+from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.skillbank.render import OPEN
-from metaclaw_plugin.skillbank.store import SkillStore
 from metaclaw_plugin.store.trajectories import TrajectoryStore
 from metaclaw_plugin.types import Session, Skill
 

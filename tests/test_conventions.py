@@ -15,8 +15,8 @@ from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.cli import main as cli_main
 from metaclaw_plugin.devtools.upstream import Upstream
 from metaclaw_plugin.skillbank.bank import SHADOW_KEY, SkillBank
+from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.skillbank.render import CONVENTIONS_HEADER, HEADER, approx_tokens, skill_entry
-from metaclaw_plugin.skillbank.store import SkillStore
 from metaclaw_plugin.types import Skill
 
 UNRELATED = "What is the capital of Australia, and roughly how many people live there?"

@@ -121,7 +121,7 @@ def test_evolver_refines_a_paraphrase_and_creates_a_distinct_skill(home: Path, m
     from metaclaw_plugin.learning.evolution import SkillEvolver, SupportTurn
     from metaclaw_plugin.learning.llm import LLMClient
     from metaclaw_plugin.learning.reward import TurnView
-    from metaclaw_plugin.skillbank.store import SkillStore
+    from metaclaw_plugin.skillbank.files import SkillStore
 
     pairs = [p for p in load_pairs(PAIRS) if p.existing.name == anchor]
     dup = next(p for p in pairs if p.duplicate)

@@ -15,7 +15,7 @@ from metaclaw_plugin.learning.llm import LLMClient
 from metaclaw_plugin.learning.reward import TurnView
 from metaclaw_plugin.learning.trials import TrialStats, prob_b_beats_a, shadow_decision
 from metaclaw_plugin.skillbank.bank import SHADOW_KEY, SkillBank, bundled_skills_dir
-from metaclaw_plugin.skillbank.store import SkillStore
+from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.types import Skill
 
 pytest.importorskip("litellm")

@@ -20,7 +20,7 @@ from metaclaw_plugin.learning.evolution import SkillEvolver, SupportTurn
 from metaclaw_plugin.learning.llm import LLMClient
 from metaclaw_plugin.learning.reward import TurnView
 from metaclaw_plugin.skillbank.bank import SHADOW_KEY, SkillBank, bundled_skills_dir
-from metaclaw_plugin.skillbank.store import SkillStore
+from metaclaw_plugin.skillbank.files import SkillStore
 
 pytest.importorskip("litellm")
 

@@ -17,7 +17,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 pytest.importorskip("litellm")
 
 from metaclaw_plugin.bench import reach
-from metaclaw_plugin.skillbank.store import SkillStore
+from metaclaw_plugin.skillbank.files import SkillStore
 
 EXAMPLE = Path(__file__).resolve().parent / "data" / "metaclaw-bench-example"
 

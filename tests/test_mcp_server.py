@@ -26,7 +26,7 @@ from waiting import exited, wait_for
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.mcp_server import McpTools, Scope, ToolRefused
 from metaclaw_plugin.procs import free_port
-from metaclaw_plugin.skillbank.store import SkillStore
+from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.types import Skill
 
 TOOLS = {"skills_search", "skill_get", "memory_search", "memory_store", "memory_forget", "feedback"}

@@ -56,7 +56,7 @@ def test_translation_of_the_sqlite_dialect():
 
 
 def test_a_shared_library_row_cannot_escape_the_skills_folder(tmp_path: Path):
-    from metaclaw_plugin.store.skill_library import _safe_path
+    from metaclaw_plugin.store.pg_library import _safe_path
 
     assert _safe_path(tmp_path, "a/SKILL.md") == (tmp_path / "a" / "SKILL.md").resolve()
     for bad in ("../x", "/etc/passwd", "a/../../x"):
@@ -371,7 +371,7 @@ def test_skill_library_export_import_round_trip(pg_url: str, tmp_path: Path, mon
 
     from metaclaw_plugin.cli import main as cli_main
     from metaclaw_plugin.skillbank.bank import bundled_skills_dir
-    from metaclaw_plugin.skillbank.store import SkillStore
+    from metaclaw_plugin.skillbank.files import SkillStore
 
     src = SkillStore(tmp_path / "src")
     src.seed_from(bundled_skills_dir())
@@ -406,8 +406,8 @@ def test_skill_library_export_import_round_trip(pg_url: str, tmp_path: Path, mon
 
 def test_two_folders_share_one_library_without_reverting_local_edits(pg_url: str, tmp_path: Path):  # noqa: F811
     from metaclaw_plugin.skillbank.bank import bundled_skills_dir
-    from metaclaw_plugin.skillbank.store import SkillStore
-    from metaclaw_plugin.store.skill_library import SharedSkillLibrary
+    from metaclaw_plugin.skillbank.files import SkillStore
+    from metaclaw_plugin.store.pg_library import SharedSkillLibrary
 
     pg = PostgresDatabase(pg_url)
     a_store, b_store = SkillStore(tmp_path / "a"), SkillStore(tmp_path / "b")

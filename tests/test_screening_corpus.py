@@ -14,10 +14,10 @@ from metaclaw_plugin import Settings
 from metaclaw_plugin.cli import main
 from metaclaw_plugin.learning.evolution import SkillEvolver, SupportTurn
 from metaclaw_plugin.learning.llm import LLMClient, LLMResult
-from metaclaw_plugin.learning.review_model import SkillReviewer, parse_verdict
 from metaclaw_plugin.learning.reward import TurnView
+from metaclaw_plugin.learning.screening_model import SkillReviewer, parse_verdict
+from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.skillbank.skillmd import render_skill_md
-from metaclaw_plugin.skillbank.store import SkillStore
 from metaclaw_plugin.types import Skill
 
 MAL, OK = malicious(), benign()

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.cli import main
 from metaclaw_plugin.learning.screening import code_lines, screen, smuggled_front_matter
-from metaclaw_plugin.skillbank.store import SkillStore
+from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.types import Skill
 
 # A lesson about the user's own Markdown files: their required front matter, shown as an example.

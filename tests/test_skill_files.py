@@ -31,9 +31,9 @@ from starlette.testclient import TestClient
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.cli import main as cli_main
 from metaclaw_plugin.learning.screening import screen
+from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.skillbank.skillmd import SkillFormatError, parse_skill_md
-from metaclaw_plugin.skillbank.store import SkillStore
-from metaclaw_plugin.store.skill_library import SharedSkillLibrary
+from metaclaw_plugin.store.pg_library import SharedSkillLibrary
 
 # -- link layouts, generated ----------------------------------------------------------------------------------------
 
@@ -117,7 +117,7 @@ def layouts(tmp: Path) -> Iterator[tuple[str, Layout]]:
 
 
 def test_reading_a_pack_refuses_every_link_by_name_and_reads_nothing_behind_it(tmp_path: Path):
-    from metaclaw_plugin.store.skill_library import library_files
+    from metaclaw_plugin.store.pg_library import library_files
 
     for case, lay in layouts(tmp_path):
         pack = library_files(lay.pack)
@@ -295,7 +295,7 @@ BAD_CONTENTS = [
 def insert_rows(url: str, rows: list[tuple[str, str | None]], start: int) -> None:
     import psycopg
 
-    from metaclaw_plugin.store.skill_library import _digest
+    from metaclaw_plugin.store.pg_library import _digest
 
     with psycopg.connect(url, autocommit=True) as c:
         for i, (path, content) in enumerate(rows):
@@ -377,7 +377,7 @@ def test_a_row_through_a_link_planted_in_the_folder_is_refused(on_pg: str, tmp_p
 @given(st.text(min_size=0, max_size=80))
 def test_any_row_path_is_a_library_file_or_refused_with_a_reason(tmp_path: Path, rel: str):
     """Whatever the database holds, an accepted path stays inside the folder and names a skill or the state."""
-    from metaclaw_plugin.store.skill_library import check_library_path
+    from metaclaw_plugin.store.pg_library import check_library_path
 
     try:
         ok = check_library_path(rel)

@@ -124,7 +124,7 @@ def evaluate(
     cfg = settings or EvolutionSettings()
     if background is None:
         from ..skillbank.bank import bundled_skills_dir
-        from ..skillbank.store import SkillStore
+        from ..skillbank.files import SkillStore
 
         background = list(SkillStore(bundled_skills_dir()).load().skills.values())
     result: dict[str, Any] = {

@@ -711,7 +711,7 @@ def prepare_library(skills: Path, seed: Path | None) -> str:
     """The skills arm's starting library: ``seed`` copied in, or empty (the starter skills retired, so
     that a hand-written skill cannot stand in for a learned one). Returns what it is, in words."""
     from ..skillbank.bank import bundled_skills_dir
-    from ..skillbank.store import SkillStore
+    from ..skillbank.files import SkillStore
 
     if seed is not None:
         shutil.copytree(seed, skills, ignore=shutil.ignore_patterns(".metaclaw"))

@@ -20,7 +20,7 @@ from rich.markup import escape
 
 from ..config import Settings
 from ..skillbank.bank import SkillBank, bundled_skills_dir, is_shadow
-from ..skillbank.store import atomic_write
+from ..skillbank.files import atomic_write
 from ..store.backend import describe as describe_storage
 from ..store.backend import postgres_of
 from ..store.journal import dead_letter_count, dead_letter_path
@@ -188,7 +188,7 @@ def register(main: click.Group) -> None:
 
         data["training"] = training_status(settings)
         if pg is not None:  # postgres: rows of the shared library this host's folder refused (skipped, not copied)
-            from ..store.skill_library import read_refused
+            from ..store.pg_library import read_refused
 
             refused = read_refused(settings.skills_path)
             data["skill_library"] = {
@@ -401,7 +401,7 @@ def register(main: click.Group) -> None:
                 sw.why + (f" ({note})" if note and sw.configured and not sw.on else ""),
                 required=sw.configured,
             )
-        from ..learning.review_model import review_status
+        from ..learning.screening_model import review_status
 
         review_on, review_detail = review_status(settings)
         check("model review", review_on, review_detail, required=False)

@@ -13,11 +13,11 @@ import click
 
 from ..config import Settings
 from ..privacy import Redactor
+from ..skillbank.files import STATE_DIR, SkillStore
 from ..skillbank.skillmd import SkillFormatError, parse_skill_md
-from ..skillbank.store import STATE_DIR, SkillStore
 from ..store.backend import postgres_of
+from ..store.pg_library import SharedSkillLibrary, library_files
 from ..store.postgres import PostgresDatabase
-from ..store.skill_library import SharedSkillLibrary, library_files
 from ..types import Skill
 from .common import console, emit_json, fail, json_option, load_settings
 

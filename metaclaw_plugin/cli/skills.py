@@ -15,9 +15,9 @@ from ..config import Settings
 from ..learning.approval import ApprovalRefused, trial_evidence
 from ..learning.approval import approve as approve_skill
 from ..learning.approval import label as skill_label
+from ..skillbank.files import SkillStore
 from ..skillbank.safefs import LinkRefused, read_under
 from ..skillbank.skillmd import MAX_FILE_BYTES, SkillFormatError, parse_skill_md, render_skill_md
-from ..skillbank.store import SkillStore
 from ..store import open_database
 from ..store.backend import reading_home
 from ..types import Skill, SkillKind, SkillStatus
@@ -487,7 +487,7 @@ def _model_review(settings: Settings, skill: Skill, trust: bool, screening: str)
     """The model review of a skill added from outside: (its record, or None when skipped; why skipped)."""
     if trust:
         return None, "skipped: trusted by the user (--trust)"
-    from ..learning.review_model import reviewer_from_settings
+    from ..learning.screening_model import reviewer_from_settings
 
     budget = None
     try:

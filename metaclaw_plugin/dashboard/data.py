@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from ..learning.approval import label, trial_evidence
-from ..skillbank.store import SkillStore
+from ..skillbank.files import SkillStore
 from ..store.backend import reading
 from ..store.postgres import PostgresDatabase
 from ..types import Skill

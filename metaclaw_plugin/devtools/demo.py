@@ -36,7 +36,7 @@ import yaml
 
 from ..logfile import log_file
 from ..skillbank.bank import bundled_skills_dir
-from ..skillbank.store import SkillStore, atomic_write
+from ..skillbank.files import SkillStore, atomic_write
 from ..store import connect
 from ..training.buffer import read_stats
 from .demo_train import SlowLoopFailed, missing_extra, run_slow_loop

@@ -22,7 +22,7 @@ from ..scheduling.attach import file_activity
 from ..scheduling.lock import TrainerLock
 from ..scheduling.omls import Omls
 from ..scheduling.signals import Gate, Reading
-from ..skillbank.store import SkillStore
+from ..skillbank.files import SkillStore
 from ..store import Database
 from ..training.buffer import SampleBuffer, read_stats
 from ..training.weights import WeightsRef, latest

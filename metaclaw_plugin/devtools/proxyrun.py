@@ -131,7 +131,7 @@ def write_config(path: Path | str, cfg: dict[str, Any], header: str = "") -> Pat
     """Write the config atomically with mode 0600 (it may name environment variables holding keys)."""
     import yaml
 
-    from ..skillbank.store import atomic_write
+    from ..skillbank.files import atomic_write
 
     path = Path(path)
     text = (header + "\n" if header else "") + yaml.safe_dump(cfg, sort_keys=False)

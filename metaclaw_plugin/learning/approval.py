@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..skillbank.bank import is_shadow, trials_running
-from ..skillbank.store import LoadResult, SkillStore
+from ..skillbank.files import LoadResult, SkillStore
 from ..store.backend import Query
 from ..types import Skill
 from .screening import screen

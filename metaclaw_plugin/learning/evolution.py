@@ -38,15 +38,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..config import Settings
 from ..privacy import Redactor
+from ..skillbank.files import SkillStore, utc_now_iso
 from ..skillbank.retrieve import KeywordIndex
 from ..skillbank.similarity import Mode, SkillSimilarity
 from ..skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE
-from ..skillbank.store import SkillStore, utc_now_iso
 from ..types import Skill, SkillKind
 from .llm import LLMClient, LLMResult, extract_json
-from .review_model import ReviewResult, SkillReviewer
 from .reward import TurnView, _cut
 from .screening import ScreenResult, screen
+from .screening_model import ReviewResult, SkillReviewer
 
 log = logging.getLogger("metaclaw_plugin.evolution")
 

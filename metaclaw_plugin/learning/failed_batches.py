@@ -20,7 +20,7 @@ from ..config import Settings
 from ..store import AnyDatabase
 from ..training.trainer import Trainer
 from ..types import Sample
-from .evolving import enqueue_support
+from .evolve_queue import enqueue_support
 from .reward import is_failure
 from .switches import learning_switches
 from .trials import turns_on_trial

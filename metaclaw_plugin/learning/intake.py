@@ -14,7 +14,7 @@ from ..events import Feedback, SessionEnd, TurnRecorded
 from ..feedback import detect_correction
 from ..skillbank.bank import SHADOW_KEY
 from ..text import message_text
-from .judging import JudgeQueue
+from .judge_queue import JudgeQueue
 from .ledger import Ledger
 from .trials import ShadowTrials
 

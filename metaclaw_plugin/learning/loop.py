@@ -27,15 +27,15 @@ from ..store.postgres import PostgresDatabase
 from ..training.buffer import SampleBuffer
 from .evidence import ConventionEvidence
 from .evolution import SkillEvolver
-from .evolving import EvolutionRunner
+from .evolve_queue import EvolutionRunner
 from .intake import Intake
-from .judging import JudgeQueue
+from .judge_queue import JudgeQueue
 from .ledger import Ledger
 from .llm import Budget, LLMClient, client_for
 from .parts import Parts
 from .review import Reviewer
-from .review_model import SkillReviewer, review_role
 from .reward import RewardJudge, Verifiers, effective_reward, is_failure
+from .screening_model import SkillReviewer, review_role
 from .status import status_from_db
 from .trials import ShadowTrials
 

@@ -20,8 +20,8 @@ from ..events import SessionState
 from ..store import AnyDatabase
 from ..training.buffer import SampleBuffer
 from ..types import Sample
-from .evolving import EvolutionRunner
-from .judging import JudgeQueue
+from .evolve_queue import EvolutionRunner
+from .judge_queue import JudgeQueue
 from .ledger import Ledger
 from .reward import effective_reward, is_failure
 from .trials import ShadowTrials

@@ -1,8 +1,8 @@
 """The skill library: SKILL.md storage, retrieval and the injected block."""
 
 from .bank import Injection, SkillBank, bundled_skills_dir
+from .files import SkillStore
 from .skillmd import SkillFormatError, parse_skill_md, render_skill_md
-from .store import SkillStore
 
 __all__ = [
     "Injection",

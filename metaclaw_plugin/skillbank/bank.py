@@ -19,9 +19,9 @@ from typing import Any
 
 from ..config import Settings
 from ..types import DEFAULT_TENANT, Message, Skill, TurnContext
+from .files import SkillStore
 from .render import fit_conventions, render_block
 from .retrieve import KeywordIndex, Retriever, task_parts
-from .store import SkillStore
 
 log = logging.getLogger("metaclaw_plugin.skills")
 

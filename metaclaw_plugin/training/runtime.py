@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..config import ConfigError, Settings
-from ..skillbank.store import SkillStore
+from ..skillbank.files import SkillStore
 from ..store import open_database
 from ..store.postgres import PostgresDatabase
 from ..store.trajectories import TrajectoryStore

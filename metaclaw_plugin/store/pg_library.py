@@ -30,8 +30,8 @@ from typing import Any
 
 from ..privacy import Redactor
 from ..skillbank import safefs
+from ..skillbank.files import STATE_DIR, SkillStore, atomic_write, utc_now_iso
 from ..skillbank.skillmd import check_name, parse_skill_md
-from ..skillbank.store import STATE_DIR, SkillStore, atomic_write, utc_now_iso
 from .postgres import PostgresDatabase
 
 log = logging.getLogger("metaclaw_plugin.store")
