@@ -33,8 +33,8 @@ from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.cli import main as cli_main
 from metaclaw_plugin.devtools.proxyrun import ModelSpec, percentile, unsafe_key_reason
 from metaclaw_plugin.devtools.upstream import Upstream
+from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.skillbank.render import OPEN
-from metaclaw_plugin.skillbank.store import SkillStore
 from metaclaw_plugin.types import Session, Skill, TurnContext
 
 MATCHING = "I need to edit and overwrite the existing settings.json config file; update two keys in it."
