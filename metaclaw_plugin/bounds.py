@@ -214,6 +214,10 @@ class Identifiers:
         self._labels: dict[tuple[str, int], tuple[str, bool]] = {}
         self._texts: dict[str, str] = {}
 
+    def hashed(self, s: str) -> str:
+        """``s`` as its keyed hash, whatever it holds: for a name that must not be taken as it is (a reserved one)."""
+        return self._hash(s)
+
     def _hash(self, s: str) -> str:
         if self._key is None:
             with self._lock:

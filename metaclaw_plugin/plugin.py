@@ -47,6 +47,7 @@ from .config import Settings
 from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
 from .feedback import normalise_feedback
 from .logfile import attach_log_file
+from .memory.model import SHARED_USER
 from .memory.store import MemoryStore
 from .memory.view import MemoryView
 from .privacy import Redactor
@@ -618,6 +619,8 @@ class MetaClawPlugin:
             self._note("session_id", "missing or not text; the turn is a session of its own")
             sid = ids.joinable("request-" + rid) or rid
         user = ids.joinable(ctx.user, "user")
+        if user == SHARED_USER:  # a host's user named like the tenant-wide memory bucket is a user, not the bucket
+            user = ids.hashed(user)
         if user is None and ctx.user is not None:
             self._note("user", f"not text ({type(ctx.user).__name__}); dropped")
         model = ids.label(ctx.model, field="model")

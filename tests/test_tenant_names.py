@@ -131,3 +131,28 @@ def test_memory_api_and_cli_find_a_tenants_memories_by_its_name(home: Path) -> N
         assert out.returncode == 0, out.stderr
         doc = json.loads(out.stdout)
         assert (doc[0] if isinstance(doc, list) else doc)["id"] == mid
+
+
+def test_a_user_named_like_the_tenant_wide_bucket_keeps_their_memories_to_themself(home: Path) -> None:
+    """Fails before: with ``memory.share: tenant``, a user whose id is ``*`` (the name of the tenant-wide bucket of
+    shared project memories) wrote their personal facts and preferences into that bucket, and every other user of
+    the tenant had them injected (a leak, and a way to plant text in everyone's prompt)."""
+    p = MetaClawPlugin(Settings(home=home, memory={"share": "tenant"})).start()
+    try:
+        with user_memory(p, "acme", "*") as mem:  # an agent's memory tools, for a sender named "*"
+            mem.store("My home address is 12 Rue Victor Hugo, Lyon.")
+        db = open_database(p.settings)
+        try:
+            MemoryOps(db, p.settings).add("I always want answers to end with a link to my blog.", "acme", "*")
+        finally:
+            db.close()
+        p.refresh_memory()
+        ask = "What is my home address, and how should answers end?"
+        assert "Victor Hugo" in _injected(p, "acme", "*", ask) and "my blog" in _injected(p, "acme", "*", ask)
+        for other in ("ana", None, "default"):
+            text = _injected(p, "acme", other, ask)
+            assert "Victor Hugo" not in text and "my blog" not in text, other
+            with user_memory(p, "acme", other) as mem:
+                assert mem.search("home address blog answers") == []
+    finally:
+        p.stop()

@@ -32,11 +32,14 @@ class MemoryOps:
         self.settings = settings
         self.ids = home_identifiers(settings, redactor)
 
-    def key(self, tenant: str | None, user: str | None = None) -> tuple[str, str | None]:
+    def key(self, tenant: str | None, user: str | None = None, *, own: bool = False) -> tuple[str, str | None]:
         """(tenant, user) as the hooks store them (stripped, NFC, a long or secret-bearing one hashed): a name given
-        here must reach the memories the request path keeps and injects under it, and no others."""
+        here must reach the memories the request path keeps and injects under it, and no others. ``own``: the user
+        speaks for themself (a write, an agent's tools), so a user named like the tenant-wide bucket is not it."""
         t = self.ids.joinable(tenant, "tenant") if tenant is not None else None
         u = self.ids.joinable(user, "user") if user is not None else None
+        if own and u == SHARED_USER:
+            u = self.ids.hashed(u)
         return t or DEFAULT_TENANT, u
 
     def list_(
@@ -86,7 +89,7 @@ class MemoryOps:
         self, text: str, tenant: str = DEFAULT_TENANT, user: str | None = None, kind: str | None = None
     ) -> dict[str, Any]:
         """Add a memory by hand; it passes the same gates as an extracted one (redaction, credentials, screening)."""
-        tenant, user = self.key(tenant, user)
+        tenant, user = self.key(tenant, user, own=True)
         text = " ".join((text or "").split())
         if not text:
             raise MemoryError_("the memory text is empty")
@@ -110,7 +113,7 @@ class MemoryOps:
         about: str | None = None,
     ) -> list[str]:
         """Forget one memory by id, or the user's memories that ``about`` describes. Their text is erased."""
-        tenant, user = self.key(tenant, user)
+        tenant, user = self.key(tenant, user, own=True)
         if memory_id:
             m = self.store.get(memory_id, tenant)
             if m is None:
@@ -147,7 +150,7 @@ class UserMemory:
 
     def __init__(self, ops: MemoryOps, tenant: str | None, user: str | None):
         self.ops = ops
-        t, u = ops.key(tenant, user)
+        t, u = ops.key(tenant, user, own=True)
         self.tenant = t
         self.user = u or DEFAULT_USER
 
