@@ -29,7 +29,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from metaclaw_plugin.bench.dedup import evaluate, table
+    from metaclaw_bench.dedup import evaluate, table
 
     result = evaluate(args.pairs, model=args.model)
     if args.json:

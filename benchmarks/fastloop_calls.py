@@ -227,8 +227,9 @@ def main() -> None:
         "reference": {**ref, "per_failed_session": {"calls": per(ref["calls"]), "tokens": per(ref["tokens"])}},
     }
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / f"{time.strftime('%Y-%m-%d')}-fastloop-calls.json").write_text(json.dumps(result, indent=2))
+        from metaclaw_bench.common import write_result  # one file per benchmark, replaced by each run
+
+        write_result(result, args.out, "fastloop-calls")
     if args.json:
         print(json.dumps(result, indent=2))
         return

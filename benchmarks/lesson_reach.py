@@ -3,7 +3,7 @@
 
 Plays our multi-day scenarios (benchmarks/scenarios/reach/*.yaml) and, when given or present beside the
 checkout, a benchmark in the public MetaClaw-Bench layout, through a fresh plugin home each; see
-metaclaw_plugin/bench/reach.py for the flow, the governance rules and what the scripted evolver does.
+benchmarks/metaclaw_bench/reach.py for the flow, the governance rules and what the scripted evolver does.
 
     python benchmarks/lesson_reach.py                          # keyword, and hybrid if the embeddings extra imports
     python benchmarks/lesson_reach.py --modes keyword,keyword:0.05,embedding,hybrid
@@ -35,7 +35,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     logging.basicConfig(level=logging.ERROR)
-    from metaclaw_plugin.bench import reach
+    from metaclaw_bench import reach
 
     benches = args.bench if args.bench is not None else ([str(EXAMPLE)] if EXAMPLE.is_dir() else [])
     results = reach.run_all(

@@ -30,9 +30,9 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from metaclaw_plugin.bench.overhead import MODEL, REPLY
-from metaclaw_plugin.bench.retrieval import request_messages, workload
-from metaclaw_plugin.bench.synth import write_library
+from metaclaw_bench.overhead import MODEL, REPLY
+from metaclaw_bench.retrieval import request_messages, workload
+from metaclaw_bench.synth import write_library
 from metaclaw_plugin.devtools.proxyrun import (
     ModelSpec,
     launch_proxy,
@@ -48,7 +48,7 @@ from metaclaw_plugin.devtools.proxyrun import (
 TIMED_CALLBACK = '''
 import gc, json, os, threading, time
 from collections import defaultdict
-from metaclaw_litellm.adapter import MetaClawCallback
+from metaclaw_litellm import MetaClawCallback
 
 CPU = defaultdict(float)
 CALLS = defaultdict(int)

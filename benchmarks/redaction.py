@@ -245,8 +245,9 @@ def main() -> None:
     except OSError:
         pass
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / f"{time.strftime('%Y-%m-%d')}-redaction.json").write_text(json.dumps(result, indent=2))
+        from metaclaw_bench.common import write_result  # one file per benchmark, replaced by each run
+
+        write_result(result, args.out, "redaction")
     if args.json:
         print(json.dumps(result, indent=2))
         return

@@ -147,6 +147,11 @@ class SessionSettings(Section):
     share_learned_skills: bool = Field(
         False, description="Let tenants use each other's evolved skills (builtin and user skills are always shared)."
     )
+    detect_side_calls: bool = Field(
+        True,
+        description="Tell a client's side calls (titles, summaries, commit messages, sub-agents) from its main turns "
+        "by their shape, besides the X-Turn-Type header: they get no skills and are not the session's work.",
+    )
 
 
 def check_url(url: str) -> str | None:

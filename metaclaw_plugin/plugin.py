@@ -52,6 +52,7 @@ from .memory.store import MemoryStore
 from .memory.view import MemoryView
 from .privacy import Redactor
 from .protocols import SchedulerPart
+from .sideturns import SideCalls
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .skillbank.render import inject as inject_block
 from .store.backend import postgres_of
@@ -81,6 +82,7 @@ class MetaClawPlugin:
         self.ids = home_identifiers(s, self.redactor, self._note)
         # a skill's tenant is keyed like a request's, so a rule scoped to a tenant by name reaches that tenant
         self.skills = SkillBank(s, tenant_key=lambda t: self.ids.joinable(t, "skill tenant"))
+        self.side_calls = SideCalls()  # side calls told by their shape (sessions.detect_side_calls)
         pg = postgres_of(s)  # postgres: sessions, turns and rewards go there (through the local journal)
         self.store = TrajectoryStore(
             s.db_file,
@@ -217,6 +219,11 @@ class MetaClawPlugin:
             raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
         self._ensure_started()
         host_ctx, ctx = ctx, self._checked(ctx)  # the adapter's context, and the same within bounds
+        if ctx.kind == "main" and self.settings.sessions.detect_side_calls:
+            why = self.side_calls.judge(ctx, messages, bool(tools), note=record)
+            if why is not None:  # a title, summary or sub-agent call: no skills, not the session's work
+                ctx.kind = host_ctx.kind = "side"
+                ctx.metadata["side_reason"] = host_ctx.metadata["side_reason"] = why
         now = time.time()
         self._host_activity(now)
         block = None
@@ -342,6 +349,8 @@ class MetaClawPlugin:
         if response is not None and not isinstance(response, dict):
             self._note("response", "not a dict; recorded as none")
             response = None
+        if pend.ctx.kind == "side" and ctx.kind != "side":  # judged side at the request; the response's ctx is new
+            ctx = dataclasses.replace(ctx, kind="side")
         turn = Turn(
             turn_id=ctx.request_id,
             session_id=ctx.session_id,

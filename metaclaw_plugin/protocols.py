@@ -36,7 +36,7 @@ class SchedulerPart(BackgroundPart, Protocol):
 
 
 class PluginLike(Protocol):
-    """What the scheduler's attach, the sidecar (``server.py``), its scheduler routes and the dashboard use (the
+    """What the scheduler's attach, the sidecar (its app and its scheduler routes) and the dashboard use (the
     signatures restate :class:`~metaclaw_plugin.MetaClawPlugin`'s, down to the arguments these callers pass)."""
 
     # Written by scheduling.attach when it attaches the scheduler.

@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
-from metaclaw_plugin.bench.retrieval import HOST_SYSTEM_PROMPT
 from metaclaw_plugin.skillbank import bundled_skills_dir
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the harness lives beside the product
+from metaclaw_bench.retrieval import HOST_SYSTEM_PROMPT
 
 WORDS = "fix the failing test in parser module then update docs and run the migration script for the users table"
 SYSTEM = (HOST_SYSTEM_PROMPT * 20)[:38_000]

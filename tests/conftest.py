@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,14 @@ if os.environ.get("CI"):
     hypothesis_settings.load_profile("ci")
 
 REPO = Path(__file__).resolve().parents[1]
+# The benchmark harness (metaclaw_bench) lives beside the product in benchmarks/, not in the wheel: the tests, and
+# the processes they start (the CLI's ``bench``, proxies loading its CPU meter), import it from the checkout.
+BENCHMARKS = str(REPO / "benchmarks")
+if BENCHMARKS not in sys.path:
+    sys.path.insert(0, BENCHMARKS)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    dict.fromkeys([BENCHMARKS, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
+)
 
 
 @pytest.fixture(autouse=True)

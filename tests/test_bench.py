@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from metaclaw_plugin.bench import workday as wd
+from metaclaw_bench import workday as wd
 
 CLI = str(Path(sys.executable).with_name("metaclaw-plugin"))
 HAS_LANGCHAIN = importlib.util.find_spec("langchain") is not None and importlib.util.find_spec("langgraph") is not None
@@ -449,3 +449,22 @@ def test_a_litellm_model_string_drives_the_agent(tmp_path: Path, monkeypatch: py
         "run_shell",
     }
     assert sent[1]["messages"][-1]["role"] == "tool"  # the tool result went back to the model
+
+
+# Where the harness is not there ------------------------------------------------------------------------------
+def test_bench_without_the_harness_says_how_to_get_it(tmp_path: Path) -> None:
+    """An installed package (here: a copy of the core alone, as the wheel holds it) has no harness: ``bench`` says
+    where it lives and how to get it, and exits non-zero; the rest of the CLI is unaffected."""
+    import shutil
+
+    repo = Path(__file__).resolve().parents[1]
+    site = tmp_path / "site"
+    shutil.copytree(repo / "metaclaw_plugin", site / "metaclaw_plugin", ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, PYTHONPATH=str(site), METACLAW_HOME=str(tmp_path / "home"))
+    run = [sys.executable, "-m", "metaclaw_plugin"]
+    for args in (["bench", "retrieval", "--quick"], ["bench", "workday"]):
+        p = subprocess.run([*run, *args], capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+        assert p.returncode != 0 and p.stdout == ""
+        assert "not part of the installed package" in p.stderr and "pip install -e ." in p.stderr, p.stderr
+        assert "Traceback" not in p.stderr
+    assert subprocess.run([*run, "--help"], capture_output=True, env=env, timeout=120, cwd=tmp_path).returncode == 0

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from metaclaw_plugin.bench import workday as wd
+from metaclaw_bench import workday as wd
 
 EXAMPLE = Path(__file__).resolve().parent / "data" / "metaclaw-bench-example"
 HAS_LANGCHAIN = all(importlib.util.find_spec(m) for m in ("langchain", "langgraph", "metaclaw_langchain", "litellm"))

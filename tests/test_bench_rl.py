@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from metaclaw_bench import workday as wd
 from metaclaw_plugin import Settings
-from metaclaw_plugin.bench import workday as wd
 from metaclaw_plugin.store import Database
 from metaclaw_plugin.store.trajectories import TrajectoryStore
 from metaclaw_plugin.training import tokens

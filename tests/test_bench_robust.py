@@ -19,7 +19,7 @@ import pytest
 from bench_support import GenBench, make_public_bench
 from waiting import wait_for
 
-from metaclaw_plugin.bench import workday as wd
+from metaclaw_bench import workday as wd
 
 HAS_LANGCHAIN = all(importlib.util.find_spec(m) for m in ("langchain", "langgraph", "metaclaw_langchain"))
 needs_langchain = pytest.mark.skipif(not HAS_LANGCHAIN, reason="needs the langchain extra")
@@ -175,7 +175,7 @@ def test_a_flooding_checker_is_read_in_bounded_memory(tmp_path: Path) -> None:
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from metaclaw_plugin.bench import workday as wd\n"
+        "from metaclaw_bench import workday as wd\n"
         "ws = Path(sys.argv[1])\n"
         "cmd = 'python -c \"import sys\\nb = bytes(1 << 20)\\nfor _ in range(400): sys.stdout.buffer.write(b)\"'\n"
         "r = wd.Round(id='r', type='file_check', question='?', check=cmd, variant='public')\n"
@@ -258,7 +258,7 @@ def test_the_agents_shell_does_not_wait_for_background_children(tmp_path: Path) 
 def test_workspace_copies_keep_inside_links_and_drop_the_rest(tmp_path: Path) -> None:
     """Fails before (copytree): a link out of the workspace was copied as is, an absolute link into the
     source still wrote into the benchmark, and a named pipe stopped the copy."""
-    from metaclaw_plugin.bench._workspace import copy_workspace
+    from metaclaw_bench._workspace import copy_workspace
 
     src = tmp_path / "src"
     (src / "d").mkdir(parents=True)

@@ -28,7 +28,7 @@ from starlette.testclient import TestClient
 from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
-from metaclaw_plugin.server import create_app, load_or_create_token
+from metaclaw_plugin.sidecar import create_app, load_or_create_token
 from metaclaw_plugin.types import TurnContext
 
 CORPUS = {c.kind: c.secrets[0] for c in secret_corpus.build()}

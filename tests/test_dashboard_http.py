@@ -12,8 +12,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
-from metaclaw_plugin.dashboard.app import COOKIE
-from metaclaw_plugin.server import create_app, load_or_create_token
+from metaclaw_plugin.sidecar import create_app, load_or_create_token
+from metaclaw_plugin.sidecar.gate import COOKIE
 
 
 @pytest.fixture()

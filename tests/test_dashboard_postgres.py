@@ -21,7 +21,7 @@ from test_dashboard import seed_slow_loop_rows
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.dashboard import data
-from metaclaw_plugin.server import create_app, load_or_create_token
+from metaclaw_plugin.sidecar import create_app, load_or_create_token
 from metaclaw_plugin.store import open_database
 from metaclaw_plugin.store.backend import postgres_of
 from metaclaw_plugin.types import Skill

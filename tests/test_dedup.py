@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from metaclaw_bench.dedup import accuracy, evaluate, load_pairs, scores
 from metaclaw_plugin import Settings
-from metaclaw_plugin.bench.dedup import accuracy, evaluate, load_pairs, scores
 from metaclaw_plugin.config import ConfigError
 from metaclaw_plugin.skillbank import similarity
 from metaclaw_plugin.skillbank.similarity import SkillSimilarity

@@ -151,7 +151,7 @@ def test_the_sidecar_starts_on_a_home_whose_journal_holds_poison(home: Path):
     """``serve``'s app starts the plugin in its lifespan: it answered "Application startup failed" on such a home."""
     from starlette.testclient import TestClient
 
-    from metaclaw_plugin.server import create_app, load_or_create_token
+    from metaclaw_plugin.sidecar import create_app, load_or_create_token
 
     store = TrajectoryStore(home / "metaclaw.db")
     store.open()

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from metaclaw_bench.retrieval import load_long_requests, short_quality
 from metaclaw_plugin import Settings, TurnContext
-from metaclaw_plugin.bench.retrieval import load_long_requests, short_quality
 from metaclaw_plugin.config import embeddings_missing
 from metaclaw_plugin.skillbank import SkillBank, bundled_skills_dir
 
@@ -153,7 +153,7 @@ def test_word_cached_query_vectors_equal_the_tokenizers(home: Path):
     the tokenizer's own ids for the whole text, on requests, skill documents, other scripts and odd spacing."""
     import numpy as np
 
-    from metaclaw_plugin.bench.retrieval import load_long_requests, load_short_requests
+    from metaclaw_bench.retrieval import load_long_requests, load_short_requests
     from metaclaw_plugin.skillbank.embedding import get_encoder
 
     enc = get_encoder("wordllama")

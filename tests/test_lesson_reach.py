@@ -1,4 +1,4 @@
-"""Lesson reach through the real evolution path (metaclaw_plugin/bench/reach.py): a correction on one
+"""Lesson reach through the real evolution path (benchmarks/metaclaw_bench/reach.py): a correction on one
 day becomes a skill through the learning loop and a scripted evolver, and we count how often that skill
 reaches the later rounds it governs. The figures pinned here are floors at what the default settings
 reach (conventions tier, calibrated keyword retrieval): raise them when retrieval or injection improves,
@@ -16,7 +16,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 pytest.importorskip("litellm")
 
-from metaclaw_plugin.bench import reach
+from metaclaw_bench import reach
 from metaclaw_plugin.skillbank.files import SkillStore
 
 EXAMPLE = Path(__file__).resolve().parent / "data" / "metaclaw-bench-example"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from metaclaw_bench.retrieval import load_long_requests, long_quality
 from metaclaw_plugin import Settings
-from metaclaw_plugin.bench.retrieval import load_long_requests, long_quality
 from metaclaw_plugin.config import embeddings_missing
 from metaclaw_plugin.skillbank import SkillBank, bundled_skills_dir
 

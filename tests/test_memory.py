@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.memory.rules import Forget, extract
-from metaclaw_plugin.server import create_app, load_or_create_token
+from metaclaw_plugin.sidecar import create_app, load_or_create_token
 from metaclaw_plugin.types import TurnContext
 
 SYSTEM = {"role": "system", "content": "You are a helpful assistant."}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from metaclaw_plugin.bench import memory as bench
+from metaclaw_bench import memory as bench
 
 pytestmark = pytest.mark.slow
 

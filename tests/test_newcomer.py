@@ -21,7 +21,7 @@ from metaclaw_plugin import ConfigError, MetaClawPlugin, Settings
 from metaclaw_plugin.cli import common, core
 from metaclaw_plugin.cli import main as cli_main
 from metaclaw_plugin.logfile import log_file
-from metaclaw_plugin.server import create_app, load_or_create_token
+from metaclaw_plugin.sidecar import create_app, load_or_create_token
 
 
 def run(*args: str, env: dict[str, str] | None = None, code: int = 0):

@@ -1,4 +1,4 @@
-"""``POST /v1/chat/completions`` on the sidecar (serving/http.py), through a real uvicorn server and the openai
+"""``POST /v1/chat/completions`` on the sidecar (sidecar/policy.py), through a real uvicorn server and the openai
 SDK: JSON, SSE, tool calls (with a forced output), logprobs, the bearer token, clear errors; and, with
 ``metaclaw-plugin serve`` as a real process, hot swaps under 32 concurrent clients."""
 
@@ -22,8 +22,8 @@ from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.scheduling.lock import TrainerLock
-from metaclaw_plugin.server import create_app, load_or_create_token
 from metaclaw_plugin.serving import ServedPolicy
+from metaclaw_plugin.sidecar import create_app, load_or_create_token
 from metaclaw_plugin.store import Database
 from metaclaw_plugin.store.trajectories import TrajectoryStore
 from metaclaw_plugin.training import tokens

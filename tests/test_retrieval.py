@@ -222,7 +222,7 @@ def naive_bm25(skills: list[Skill], query: str, context: str) -> dict[str, float
 
 
 def test_vectorised_search_matches_bm25_written_out():
-    from metaclaw_plugin.bench.synth import generate_skills, synthetic_queries
+    from metaclaw_bench.synth import generate_skills, synthetic_queries
     from metaclaw_plugin.skillbank.retrieve import KeywordIndex
 
     skills = list(generate_skills(300, seed=3))

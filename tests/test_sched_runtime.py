@@ -25,7 +25,7 @@ from waiting import wait_for as _wait_for
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.scheduling.attach import attach_scheduler
 from metaclaw_plugin.scheduling.omls import Omls, State
-from metaclaw_plugin.server import create_app, load_or_create_token
+from metaclaw_plugin.sidecar import create_app, load_or_create_token
 from metaclaw_plugin.store import Database
 from metaclaw_plugin.training import SampleBuffer
 from metaclaw_plugin.types import TurnContext

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from metaclaw_plugin import MetaClawPlugin, Settings
-from metaclaw_plugin.server import RemoteBindRefused, check_bind, create_app, is_loopback, load_or_create_token
+from metaclaw_plugin.sidecar import RemoteBindRefused, check_bind, create_app, is_loopback, load_or_create_token
 
 SKILL = textwrap.dedent(
     """\
@@ -134,6 +135,26 @@ def test_no_token_is_refused_everywhere(client: TestClient, method: str, path: s
     assert r.status_code == 401
     assert "Authorization" in r.json()["error"]
     assert r.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_every_route_of_the_one_table_is_behind_the_token_gate(plugin, token: str) -> None:
+    """Read from the app itself, so a route added to any group (OpenClaw API, policy, scheduler, memory) is
+    covered: no method of any route answers without the token, or with a wrong one."""
+    app = create_app(plugin, token, max_body_bytes=64 * 1024)
+    table = [(m, r.path) for r in app.app.routes for m in sorted(r.methods or ()) if m != "HEAD"]
+    paths = {p for _, p in table}
+    for expected in ("/v1/skills", "/v1/chat/completions", "/v1/mode", "/v1/scheduler", "/v1/memory", "/health"):
+        assert expected in paths, f"{expected} is not in the sidecar's route table"
+    with TestClient(app, base_url="http://127.0.0.1") as c:
+        for method, template in table:
+            path = re.sub(r"\{[^}]+\}", "x", template)
+            for headers in ({}, {"Authorization": "Bearer " + token[::-1]}, {"Cookie": "metaclaw_dashboard=" + token}):
+                r = c.request(method, path, headers=headers, json={})
+                assert r.status_code == 401, (method, path, headers, r.status_code)
+    with TestClient(app, base_url="http://127.0.0.1") as c:  # the dashboard: the same gate, no page without it
+        r = c.get("/", follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"].startswith("/login")
+        assert c.get("/", headers={"Authorization": f"Bearer {token}"}).status_code == 200
 
 
 @pytest.mark.parametrize("value", ["Bearer wrong", "Bearer ", "Basic abc", "bearer", "Token x"])

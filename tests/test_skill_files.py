@@ -444,7 +444,7 @@ def _write_home_skill(home: Path, name: str, text: str) -> None:
 
 def test_the_dashboard_and_skills_list_show_a_badly_typed_skill_as_an_error_row(home: Path):
     p = MetaClawPlugin(Settings(home=home)).start()
-    from metaclaw_plugin.server import create_app, load_or_create_token
+    from metaclaw_plugin.sidecar import create_app, load_or_create_token
 
     token = load_or_create_token(home)
     cases = BAD_TYPED + [front.replace("name: a\n", "") for front, _, _ in DUPLICATES[1:]]

@@ -15,8 +15,8 @@ from vllm_fake import FakeVllm
 from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
-from metaclaw_plugin.server import create_app, load_or_create_token
 from metaclaw_plugin.serving import VllmPublisher, VllmPublishError, WeightsWatcher
+from metaclaw_plugin.sidecar import create_app, load_or_create_token
 from metaclaw_plugin.store import Database
 from metaclaw_plugin.training.weights import WeightsRef, store_latest
 

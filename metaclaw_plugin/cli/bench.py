@@ -1,18 +1,52 @@
-"""``bench overhead|retrieval|workday``: reproducible numbers, one command each.
+"""``bench overhead|retrieval|workday|reach|memory``: reproducible numbers, one command each.
 
-Each writes its result document to ``benchmarks/results/<date>-<what>.json`` when ``--out`` names a
-folder (the default in a checkout is not to write; pass ``--out benchmarks/results``), prints a
-Markdown table (or, with ``--json``, the one JSON document on stdout; progress goes to stderr).
+The harnesses are not part of the installed package: they live beside it, in the repository's
+``benchmarks/metaclaw_bench`` (with the scenarios and the standalone scripts), and these commands run them from a
+source checkout. Each writes its result document to ``<out>/<what>.json`` when ``--out`` names a folder (pass
+``--out benchmarks/results``: one file per benchmark, its history in git), prints a Markdown table (or, with
+``--json``, the one JSON document on stdout; progress goes to stderr).
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from .common import emit_json, fail, json_option
+
+NOT_INSTALLED = (
+    "the benchmark harness (metaclaw_bench) is not part of the installed package; it runs from a source checkout: "
+    "git clone the repository and run `pip install -e .` there, or put the checkout's benchmarks/ folder on "
+    "PYTHONPATH (PYTHONPATH=benchmarks metaclaw-plugin bench ...)"
+)
+
+
+def checkout_benchmarks() -> list[Path]:
+    """Where the harness may sit: the ``benchmarks/`` folder beside this package when it runs from a checkout
+    (an editable install, or the checkout on PYTHONPATH). Never the working directory: no code from wherever the
+    command happens to run."""
+    return [Path(__file__).resolve().parents[2] / "benchmarks"]
+
+
+def need_harness() -> None:
+    """Make ``metaclaw_bench`` importable, or stop with a message that says how to get it (exit code 1)."""
+    try:
+        importlib.import_module("metaclaw_bench")
+        return
+    except ModuleNotFoundError as e:
+        if e.name != "metaclaw_bench":
+            raise
+    for folder in checkout_benchmarks():
+        if (folder / "metaclaw_bench" / "__init__.py").is_file():
+            sys.path.insert(0, str(folder))
+            importlib.import_module("metaclaw_bench")
+            return
+    fail(NOT_INSTALLED)
+
 
 quick_option = click.option("--quick", is_flag=True, help="A short run for CI (well under a minute for overhead).")
 out_option = click.option(
@@ -33,7 +67,7 @@ def _progress(as_json: bool):
 
 def _finish(result: dict[str, Any], as_json: bool, out_dir: str | None, what: str, table: str) -> None:
     if out_dir:
-        from ..bench.common import write_result
+        from metaclaw_bench.common import write_result
 
         path = write_result(result, Path(out_dir), what)
         click.echo(f"wrote {path}", err=True)
@@ -52,7 +86,8 @@ def _finish(result: dict[str, Any], as_json: bool, out_dir: str | None, what: st
 def register(main: click.Group) -> None:
     @main.group()
     def bench() -> None:
-        """Benchmarks: proxy overhead, retrieval scaling, workday evaluation, lesson reach."""
+        """Benchmarks: proxy overhead, retrieval scaling, workday evaluation, lesson reach (from a source checkout)."""
+        need_harness()
 
     @bench.command("memory")
     @json_option
@@ -65,8 +100,8 @@ def register(main: click.Group) -> None:
         """Memory: reach of what users said in later sessions, precision on unrelated requests, supersession, leaks
         across tenants and users, secrets, poisoning, injected tokens, and on_request's memory cost at 10k memories
         per user; with the rule extractor and with a scripted (not a model) model extractor."""
-        from ..bench import memory as memory_bench
-        from ..bench.common import provenance
+        from metaclaw_bench import memory as memory_bench
+        from metaclaw_bench.common import provenance
 
         result = memory_bench.run(Path(scenario) if scenario else None, n_memories=memories, log=_progress(as_json))
         result.update(provenance("memory"))
@@ -88,7 +123,7 @@ def register(main: click.Group) -> None:
     def reach(modes: tuple[str, ...], benches: tuple[str, ...], no_ours: bool, as_json: bool) -> None:
         """Lesson reach: a correction becomes a skill through the learning loop (a scripted evolver), then
         count the later rounds it governs that got it, per lesson, per kind (convention, procedure), overall."""
-        from ..bench import reach as reach_mod
+        from metaclaw_bench import reach as reach_mod
 
         results = reach_mod.run_all(modes or None, benches, ours=not no_ours)
         if not results:
@@ -172,7 +207,7 @@ def register(main: click.Group) -> None:
         keep_scratch: bool,
     ) -> None:
         """Latency and throughput: upstream direct, bare LiteLLM proxy, proxy + metaclaw, reference proxy."""
-        from ..bench import overhead as ov
+        from metaclaw_bench import overhead as ov
 
         ref = (
             "install"
@@ -234,7 +269,7 @@ def register(main: click.Group) -> None:
         embedding_max: int | None,
     ) -> None:
         """on_request cost and memory vs library size; tokens per turn; top-3 hit rate."""
-        from ..bench import retrieval as rv
+        from metaclaw_bench import retrieval as rv
 
         size_list = [int(x) for x in sizes.split(",")] if sizes else None
         for m in modes:
@@ -359,7 +394,7 @@ def register(main: click.Group) -> None:
     ) -> None:
         """Run a benchmark folder: the public MetaClaw-Bench layout (all_tests.json) or ours (default: the
         shipped benchmarks/scenarios)."""
-        from ..bench import workday as wd
+        from metaclaw_bench import workday as wd
 
         path = Path(bench_dir) if bench_dir else wd.default_scenarios()
         if path is None or not path.is_dir():

@@ -56,7 +56,7 @@ def register(main: click.Group) -> None:
         from ..mcp_server.app import run_http, run_stdio
         from ..mcp_server.tools import McpTools, Scope
         from ..plugin import MetaClawPlugin
-        from ..server import RemoteBindRefused, bind_socket, check_bind, load_or_create_token
+        from ..sidecar import RemoteBindRefused, bind_socket, check_bind, load_or_create_token
 
         settings = load_settings(ctx)
         sock = None

@@ -2,28 +2,84 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sys
 from pathlib import Path
 
 import click
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .common import err_console, fail, load_settings
 
 CONFIG_NAME = "litellm-proxy.yaml"
 
 
+MODELS_ENV = "METACLAW_PROXY_MODELS"  # the names clients may ask for, read by metaclaw_litellm.models
+MODEL_CHECK = "metaclaw_litellm.models.check"
+
+HEADERS_HELP = """\b
+Sessions and users: send X-Session-Id (X-Session-Done: true at the end) and X-User-Id, or X-Turn-Type: side for a
+call that is not the user's task. Clients that send no session id are grouped by their conversation (system prompt
+and first user message). What each client can send:
+  Claude Code   ANTHROPIC_CUSTOM_HEADERS="X-Session-Id: ...": one fixed value per run
+  Codex         http_headers / env_http_headers of its model provider in ~/.codex/config.toml
+  qwen-code     model.generationConfig.customHeaders in settings.json; "${session_id}" is its own session id
+                when outboundCorrelation.allowDynamicHeaderValues is true
+  aider         extra_params: {extra_headers: {...}} in --model-settings-file: fixed values per run
+  OpenAI SDKs   default_headers / extra_headers
+"""
+
+
+class ModelEntry(BaseModel):
+    """One upstream in a ``--models-file``."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = Field(None, min_length=1, description="what clients ask for; may be a wildcard: claude-*")
+    model: str = Field(min_length=1, description="the LiteLLM model string")
+    api_base: str | None = Field(None, min_length=1)
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class ModelsFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    models: list[ModelEntry] = Field(min_length=1)
+
+
+def _read_models_file(path: Path) -> ModelsFile:
+    import yaml
+
+    try:
+        return ModelsFile.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    except OSError as e:
+        fail(f"cannot read --models-file {path}: {e.strerror}", code=2)
+    except yaml.YAMLError as e:
+        fail(f"--models-file {path} is not YAML: {e}", code=2)
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors())
+        fail(f"--models-file {path}: {problems}", code=2)
+    raise AssertionError("unreachable")
+
+
 def register(main: click.Group) -> None:
-    @main.command(context_settings={"show_default": True})
+    @main.command(context_settings={"show_default": True}, epilog=HEADERS_HELP)
     @click.option(
         "--model",
         "models",
         multiple=True,
-        required=True,
-        metavar="[NAME=]MODEL",
-        help="Any LiteLLM model string, e.g. openai/gpt-4o-mini or ollama/llama3; repeat for more. "
-        "Clients ask for NAME (default: the model string).",
+        metavar="[NAME=]MODEL[@BASE]",
+        help="Any LiteLLM model string, e.g. openai/gpt-4o-mini or ollama/llama3; repeat for more. Clients ask "
+        "for NAME (default: the model string). NAME may be a wildcard: 'claude-*=openai/claude-*' serves every "
+        "name that starts with claude- (the * of MODEL takes what the * of NAME matched). @BASE: this model's "
+        "upstream URL (default: --api-base), so one proxy serves several upstreams. A client that asks for a "
+        "name no model maps gets an error that lists the mapped names.",
+    )
+    @click.option(
+        "--models-file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="A YAML file of upstreams, beside any --model: models: [{name, model, api_base, api_key_env}].",
     )
     @click.option("--api-base", default=None, help="Base URL of the upstream API (vLLM, Ollama, a gateway...).")
     @click.option(
@@ -51,6 +107,7 @@ def register(main: click.Group) -> None:
     def proxy(
         ctx: click.Context,
         models: tuple[str, ...],
+        models_file: Path | None,
         api_base: str | None,
         api_key_env: str | None,
         host: str,
@@ -61,10 +118,11 @@ def register(main: click.Group) -> None:
     ) -> None:
         """Start a LiteLLM proxy that injects skills and records every turn.
 
-        Point any OpenAI-compatible client at http://HOST:PORT/v1 with the master key. Send
-        X-Session-Id (and X-Session-Done: true at the end) to group turns into sessions.
+        Point any OpenAI-compatible client at http://HOST:PORT/v1 with the master key (Anthropic clients:
+        http://HOST:PORT). Recipes for agent clients: docs/clients/.
         """
         from ..devtools.proxyrun import (
+            CALLBACK,
             MASTER_KEY_ENV,
             ModelSpec,
             generate_master_key,
@@ -97,23 +155,37 @@ def register(main: click.Group) -> None:
         else:
             key, generated = generate_master_key(), True
 
-        api_key = None
-        if api_key_env:
-            if not api_key_env.replace("_", "").isalnum():
-                fail(f"--api-key-env {api_key_env!r} is not an environment variable name", code=2)
-            if api_key_env not in os.environ:
-                err_console.print(f"[yellow]warning:[/] ${api_key_env} is not set", highlight=False)
-            api_key = f"os.environ/{api_key_env}"
-        elif api_base and not os.environ.get("OPENAI_API_KEY"):
-            api_key = "not-needed"  # local OpenAI-compatible servers ignore it, but the client needs one
+        if not models and models_file is None:
+            fail("give at least one --model (or a --models-file)", code=2)
+
+        def key_for(env: str | None, base: str | None, flag: str) -> str | None:
+            if env:
+                if not env.replace("_", "").isalnum():
+                    fail(f"{flag} {env!r} is not an environment variable name", code=2)
+                if env not in os.environ:
+                    err_console.print(f"[yellow]warning:[/] ${env} is not set", highlight=False)
+                return f"os.environ/{env}"
+            if base and not os.environ.get("OPENAI_API_KEY"):
+                return "not-needed"  # local OpenAI-compatible servers ignore it, but the client needs one
+            return None
+
+        specs: list[ModelSpec] = []
         try:
-            specs = [ModelSpec.parse(m, api_base=api_base, api_key=api_key) for m in models]
+            for m in models:
+                spec = ModelSpec.parse(m, api_base=api_base)
+                spec.api_key = key_for(api_key_env, spec.api_base, "--api-key-env")
+                specs.append(spec)
+            for e in _read_models_file(models_file).models if models_file is not None else []:
+                spec = ModelSpec.parse(e.model, api_base=e.api_base or api_base)
+                spec.name = e.name
+                spec.api_key = key_for(e.api_key_env or api_key_env, spec.api_base, "api_key_env")
+                specs.append(spec)
         except ValueError as e:
             fail(str(e), code=2)
             return
-        names = [s.name or s.model for s in specs]
+        names = [s.client_name for s in specs]
         if len(set(names)) != len(names):
-            fail(f"two --model options use the same name: {names}", code=2)
+            fail(f"two models use the same name: {sorted(n for n in set(names) if names.count(n) > 1)}", code=2)
 
         home = settings.home_dir
         home.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -122,12 +194,12 @@ def register(main: click.Group) -> None:
             ls["custom_provider_map"] = [{"provider": "metaclaw", "custom_handler": "metaclaw_litellm.policy.handler"}]
         cfg_path = write_config(
             home / CONFIG_NAME,
-            proxy_config(specs, litellm_settings=ls or None),
+            proxy_config(specs, callbacks=(MODEL_CHECK, CALLBACK), litellm_settings=ls or None),
             header="# Generated by `metaclaw-plugin proxy`; rewritten at every start. The master key is read from\n"
             f"# ${MASTER_KEY_ENV} and is not stored here.",
         )
         cmd = litellm_command(cfg_path, host=host, port=port)
-        extra: dict[str, str] = {"METACLAW_HOME": str(home)}
+        extra: dict[str, str] = {"METACLAW_HOME": str(home), MODELS_ENV: json.dumps(names)}
         root_config = (ctx.find_root().obj or {}).get("config")
         if root_config:
             extra["METACLAW_CONFIG"] = str(Path(root_config).expanduser().resolve())

@@ -255,8 +255,8 @@ def register(main: click.Group) -> None:
         (created with mode 0600 on first start). The dashboard takes the same token: open the link printed at
         start-up (it becomes an HttpOnly cookie), or paste the token into its login form.
         """
-        from ..server import RemoteBindRefused, bind_socket, check_bind, load_or_create_token
-        from ..server import serve as run
+        from ..sidecar import RemoteBindRefused, bind_socket, check_bind, load_or_create_token
+        from ..sidecar import serve as run
 
         if config:
             ctx.find_root().obj["config"] = config
@@ -373,7 +373,7 @@ def register(main: click.Group) -> None:
             else:
                 if name != served:
                     fail(f"metaclaw-plugin serve answers as {served} (serving.name), not {name}", code=2)
-                from ..server import load_or_create_token
+                from ..sidecar import load_or_create_token
 
                 token_file = settings.home_dir / "server.token"
                 load_or_create_token(settings.home_dir)  # the secret must exist before the gateway resolves it

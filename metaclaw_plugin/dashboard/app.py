@@ -1,19 +1,19 @@
-"""The dashboard app, mounted by ``metaclaw-plugin serve`` at ``/`` behind the API's token.
+"""The dashboard app, mounted by the sidecar (``metaclaw-plugin serve``) at ``/`` behind its one token gate.
 
 Sign-in: the token link that ``serve`` prints (``/?token=...``) or the login form sets a cookie (HttpOnly,
-SameSite=Strict) holding an HMAC of the token, never the token; the API's bearer header works too. Actions are
+SameSite=Strict) holding an HMAC of the token, never the token; the API's bearer header works too. Every check
+against the token is the gate's (``metaclaw_plugin.sidecar.gate.TokenGate``); the dashboard only asks it. Actions are
 POST forms carrying a CSRF token (an HMAC of the token as well) and are refused from another origin. Every
 response forbids framing, caching and cross-site referrers (the token link must not leak), and the content security policy
 allows scripts from this server only (no inline script, no CDN)."""
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import importlib.util
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from starlette.applications import Starlette
@@ -29,7 +29,6 @@ from ..store import open_database
 from ..types import DEFAULT_TENANT
 from . import data, pages
 
-COOKIE = "metaclaw_dashboard"
 STATIC = Path(__file__).with_name("static")
 MAX_FORM = 16_384
 HEADERS = {
@@ -42,8 +41,14 @@ HEADERS = {
 }
 
 
-def _mac(token: str, purpose: bytes) -> str:
-    return hmac.new(token.encode(), b"metaclaw-dashboard:" + purpose, hashlib.sha256).hexdigest()
+class SignIn(Protocol):
+    """What the dashboard needs of the sidecar's token gate (a protocol: the sidecar sits above the dashboard)."""
+
+    def mac(self, purpose: bytes) -> str: ...
+    def matches(self, given: str) -> bool: ...
+    def signed_in(self, request: Request) -> bool: ...
+    def sign_in(self, resp: Response) -> Response: ...
+    def sign_out(self, resp: Response) -> Response: ...
 
 
 def plotly_bundle() -> Path | None:
@@ -55,28 +60,18 @@ def plotly_bundle() -> Path | None:
     return p if p.is_file() else None
 
 
-def create_dashboard(plugin: PluginLike, token: str) -> Any:
+def create_dashboard(plugin: PluginLike, gate: SignIn) -> Any:
     settings = plugin.settings
     # postgres: the database the plugin's store and shared skill library use (its pool); else the SQLite file
     db: data.Source = plugin.library.db if plugin.library is not None else settings.db_file
-    session_cookie = _mac(token, b"session")
-    csrf = _mac(token, b"csrf")
+    csrf = gate.mac(b"csrf")
+    signed_in = gate.signed_in
+    sign_in = gate.sign_in
     bundle = plotly_bundle()
-
-    def signed_in(request: Request) -> bool:
-        c = request.cookies.get(COOKIE, "")
-        if c and hmac.compare_digest(c.encode(), session_cookie.encode()):
-            return True
-        scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
 
     def secure(resp: Response) -> Response:
         for k, v in HEADERS.items():
             resp.headers.setdefault(k, v)
-        return resp
-
-    def sign_in(resp: Response) -> Response:
-        resp.set_cookie(COOKIE, session_cookie, httponly=True, samesite="strict", path="/")
         return resp
 
     def same_origin(request: Request) -> bool:
@@ -100,7 +95,7 @@ def create_dashboard(plugin: PluginLike, token: str) -> Any:
             if signed_in(request):
                 return secure(await fn(request))
             given = request.query_params.get("token")
-            if request.method == "GET" and given and hmac.compare_digest(given.encode(), token.encode()):
+            if request.method == "GET" and given and gate.matches(given):
                 rest = {k: v for k, v in request.query_params.items() if k != "token"}
                 target = request.url.path + ("?" + urlencode(rest) if rest else "")
                 return secure(sign_in(RedirectResponse(target, status_code=303)))
@@ -118,14 +113,13 @@ def create_dashboard(plugin: PluginLike, token: str) -> Any:
 
     async def login(request: Request) -> Response:
         f = await form(request)
-        if not same_origin(request) or not hmac.compare_digest(f.get("token", "").strip().encode(), token.encode()):
+        if not same_origin(request) or not gate.matches(f.get("token", "")):
             return secure(HTMLResponse(pages.login("wrong token", _local(f.get("next"))), status_code=401))
         return secure(sign_in(RedirectResponse(_local(f.get("next")), status_code=303)))
 
     async def logout(request: Request) -> Response:
         resp = RedirectResponse("/login", status_code=303)
-        resp.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
-        return secure(resp)
+        return secure(gate.sign_out(resp))
 
     def skill_rows() -> list[data.SkillRow]:
         plugin.sync_library()  # postgres: this host's copy of the library as the database holds it now

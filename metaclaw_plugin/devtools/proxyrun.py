@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..procs import free_port, spawn_group
 from ..procs import stop_process as stop_process  # re-exported for the tests and benchmarks
@@ -68,14 +69,25 @@ class ModelSpec:
 
     @classmethod
     def parse(cls, text: str, *, api_base: str | None = None, api_key: str | None = None) -> ModelSpec:
-        """``"openai/gpt-4o"`` or ``"alias=openai/gpt-4o"``."""
+        """``"openai/gpt-4o"``, ``"alias=openai/gpt-4o"`` or ``"alias=openai/gpt-4o@http://host:8000/v1"`` (the
+        upstream's base URL after the last ``@``, when it is an http(s) URL: a model string may hold an ``@``)."""
         name, sep, model = text.partition("=")
         if not sep:
             name, model = "", text
         name, model = name.strip(), model.strip()
+        head, at, base = model.rpartition("@")
+        if at and base.startswith(("http://", "https://")):
+            model, api_base = head.strip(), base.strip()
+            if not urlsplit(api_base).hostname:
+                raise ValueError(f"--model {text!r}: {api_base!r} is not a URL with a host")
         if not model:
             raise ValueError(f"--model {text!r}: empty model string")
         return cls(model=model, name=name or None, api_base=api_base, api_key=api_key)
+
+    @property
+    def client_name(self) -> str:
+        """The name clients ask for (may be a wildcard such as ``claude-*``)."""
+        return self.name or self.model
 
     def entry(self) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.model}

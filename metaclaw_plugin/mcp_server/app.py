@@ -7,7 +7,7 @@ Sessions: over stdio the process is one client, so one plugin session (``--sessi
 when the client goes away. Over HTTP a call's session is its ``X-Session-Id`` header (the proxy's: a client that
 also sends its model calls through ``metaclaw-plugin proxy`` can put both in one session), else its MCP session
 (``Mcp-Session-Id``, legacy handshake), else the server's own; those end after ``sessions.session_idle_timeout``.
-HTTP binds 127.0.0.1 and every request needs the sidecar's bearer token (``server.BearerAuth``).
+HTTP binds 127.0.0.1 and every request needs the sidecar's bearer token (``sidecar.gate.Gate``).
 """
 
 # No ``from __future__ import annotations``: the SDK reads the tools' signatures (Context, the bounds) at runtime.
@@ -160,14 +160,14 @@ async def run_stdio(tools: McpTools) -> None:
 def http_app(tools: McpTools, token: str, host: str = "127.0.0.1", path: str = "/mcp") -> Any:
     """The streamable HTTP app behind the sidecar's bearer check (every request, every path). On a loopback
     ``host`` the SDK also refuses other Host and Origin headers (DNS rebinding)."""
-    from ..server import BearerAuth
+    from ..sidecar.gate import Gate, TokenGate
 
     app = build_server(tools).streamable_http_app(streamable_http_path=path, host=host)
-    return BearerAuth(app, token)
+    return Gate(app, TokenGate(token))
 
 
 def run_http(tools: McpTools, token: str, sock: socket.socket, host: str, log_level: str = "warning") -> None:
-    """Serve streamable HTTP on ``sock`` (bound by ``server.bind_socket`` on ``host``) until interrupted."""
+    """Serve streamable HTTP on ``sock`` (bound by ``sidecar.bind_socket`` on ``host``) until interrupted."""
     import uvicorn
 
     config = uvicorn.Config(

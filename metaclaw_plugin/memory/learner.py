@@ -31,6 +31,7 @@ from ..learning.llm import Budget, LLMError, client_for
 from ..privacy import Redactor
 from ..store import AnyDatabase, open_database
 from ..store.election import host_id
+from ..tasktext import task_text
 from ..text import message_text
 from . import modelx, rules
 from .model import DEFAULT_USER, Candidate, Memory
@@ -189,9 +190,7 @@ class MemoryLearner:
         t = ev.turn
         if t.kind != "main":
             return
-        text = next(
-            (message_text(m) for m in reversed(t.messages) if isinstance(m, dict) and m.get("role") == "user"), ""
-        )
+        text = task_text(t.messages, max_chars=1 << 20)[0]  # the user's words, not the client's wrappers
         reply = message_text(t.response) if isinstance(t.response, dict) else ""
         key = (t.tenant, t.session_id)
         batch = None

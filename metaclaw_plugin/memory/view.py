@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ..text import message_text
+from ..tasktext import task_text
 from ..types import Message, TurnContext
 from .model import DEFAULT_USER, SHARED_USER, Memory
 from .store import MemoryStore
@@ -254,7 +254,5 @@ def _relevant(b: Bucket, q: frozenset[str], now: float) -> list[tuple[float, Ent
 
 
 def _last_user_text(messages: Sequence[Message]) -> str:
-    for m in reversed(messages):
-        if isinstance(m, dict) and m.get("role") == "user":
-            return message_text(m)
-    return ""
+    """The user's words of this turn (:func:`~metaclaw_plugin.tasktext.task_text`), not the client's wrappers."""
+    return task_text(messages, MAX_QUERY_CHARS)[0]

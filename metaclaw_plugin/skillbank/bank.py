@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
+from ..tasktext import Repeats
 from ..types import DEFAULT_TENANT, Message, Skill, TurnContext
 from .files import SkillStore
 from .render import fit_conventions, render_block
@@ -132,6 +133,7 @@ class SkillBank:
         self.problems: list[tuple[Path, str]] = []
         self.index_error: str | None = None
         self.conventions_left_out = 0  # main turns that had a convention left out for its budget
+        self.repeats = Repeats()  # clients' per-turn preambles, learned from the requests (not the client's words)
 
     # Background side ---------------------------------------------------------------------------
     def refresh(self, force: bool = False) -> bool:
@@ -391,7 +393,7 @@ class SkillBank:
         if not self.settings.injection.enabled or ctx.kind != "main":
             return Injection("", [], snap.generation)
         cfg = self.settings.retrieval
-        query, context = task_parts(messages, cfg.context_messages, cfg.max_query_chars)
+        query, context = task_parts(messages, cfg.context_messages, cfg.max_query_chars, self.repeats)
         # Shadow trials pick per request (the arm hangs on the request id): those turns are not cached.
         # The settings read live below are part of the key, so a changed budget is honoured at once.
         budget = self.settings.injection.max_injected_tokens

@@ -20,6 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ..tasktext import Repeats, task_text, user_words
 from ..text import message_text
 from ..types import Message, Skill
 
@@ -259,31 +260,30 @@ def context_terms(text: str) -> frozenset[str]:
     return terms
 
 
-def task_parts(messages: Sequence[Message], context_messages: int = 2, max_chars: int = 2000) -> tuple[str, str]:
-    """What the current turn is about: the last user message, and a little recent context apart.
+def task_parts(
+    messages: Sequence[Message], context_messages: int = 2, max_chars: int = 2000, repeats: Repeats | None = None
+) -> tuple[str, str]:
+    """What the current turn is about: the user's words (:func:`~metaclaw_plugin.tasktext.task_text`: the task
+    message without the client's wrappers), and a little recent context apart. With ``repeats`` (the bank's),
+    preambles a client sends beside every task are learned and left out of both.
 
     They are kept apart because they weigh differently: small talk in the context must not dilute the
     request. System messages (host boilerplate, often tens of KB) and tool output are left out.
     """
-    last_user = None
-    for i in range(len(messages) - 1, -1, -1):
-        m = messages[i]
-        if isinstance(m, dict) and m.get("role") == "user":
-            last_user = i
-            break
-    if last_user is None:
+    query, at = task_text(messages, max_chars, repeats)
+    if at < 0:
         return "", ""
-    query = message_text(messages[last_user])[:max_chars]
     budget = max_chars - len(query)
     pieces: list[str] = []
-    for j in range(last_user - 1, -1, -1):
+    for j in range(at - 1, -1, -1):
         if len(pieces) >= context_messages or budget <= 0:
             break
         m = messages[j]
-        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role not in ("user", "assistant"):
             continue
-        t = message_text(m)[: min(budget, 500)]
-        if t:
+        t = (user_words(m) if role == "user" else message_text(m))[: min(budget, 500)]
+        if t and not (repeats is not None and repeats.constant(t, query)):
             pieces.append(t)
             budget -= len(t)
     return query, "\n".join(pieces)

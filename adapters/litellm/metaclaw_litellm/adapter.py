@@ -177,7 +177,7 @@ class MetaClawCallback(CustomLogger):
             host="litellm-proxy",
             model=data.get("model") if isinstance(data.get("model"), str) else None,
             request_id=call_id,
-            metadata={"session_source": source},
+            metadata={"session_source": source, "max_tokens": _max_tokens(data)},  # the side-call judge reads it
         )
         return _Inflight(ctx, done, outcome, "proxy", time.monotonic())
 
@@ -228,7 +228,7 @@ class MetaClawCallback(CustomLogger):
             host=host,
             model=model if isinstance(model, str) else None,
             request_id=call_id,
-            metadata={"session_source": source},
+            metadata={"session_source": source, "max_tokens": _max_tokens(details.get("optional_params"))},
         )
         return _Inflight(ctx, done, outcome, "sdk", time.monotonic())
 
@@ -356,8 +356,9 @@ class MetaClawCallback(CustomLogger):
             return  # already armed: the log events are the fallback
         lo._on_deferred_stream_complete = _StreamEnd(self, call_id, lo)
 
-    def _stream_ended(self, call_id: str, response: Any) -> None:
-        """The assembled stream of a proxy call (from :class:`_StreamEnd`); fails open."""
+    def stream_ended(self, call_id: str, response: Any) -> None:
+        """The assembled stream of a proxy call (from :class:`_StreamEnd`); fails open. Public: a meter (the overhead
+        benchmark's) wraps it like the hooks."""
         try:
             if is_chat_response(response):
                 self._record_call(call_id, response)
@@ -492,7 +493,7 @@ class _StreamEnd:
         if len(args) == 1 and asyncio.iscoroutine(args[0]):
             return args[0]  # a producer that parks a ready logging coroutine: nothing assembled to read
         response, cache_hit = (args + (None, None))[:2]
-        self.callback._stream_ended(self.call_id, response)
+        self.callback.stream_ended(self.call_id, response)
         # exactly what the stream wrapper schedules when the slot is empty
         return self.logging_obj.dispatch_success_handlers(
             response, cache_hit=cache_hit, start_time=None, end_time=None, prefer_async_handlers=True
@@ -510,4 +511,14 @@ def _user_id(*candidates: Any) -> str | None:
     for c in candidates:
         if isinstance(c, str) and c.strip():
             return c.strip()  # whole: the core keys a long id by its hash
+    return None
+
+
+def _max_tokens(params: Any) -> Any:
+    """The request's output limit under any of its names (chat completions, o-series, Responses), or None."""
+    if not isinstance(params, dict):
+        return None
+    for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
+        if params.get(key) is not None:
+            return params[key]
     return None

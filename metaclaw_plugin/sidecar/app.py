@@ -1,0 +1,105 @@
+"""The sidecar's one app: every route in one table, behind the one token gate (:mod:`.gate`).
+
+``create_app`` builds it around a plugin; ``metaclaw_plugin.sidecar.run.serve`` runs it with uvicorn
+(``metaclaw-plugin serve``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..dashboard import create_dashboard
+from ..protocols import PluginLike
+from . import memory, openclaw, scheduler
+from .gate import Gate, TokenGate
+from .http import DEFAULT_MAX_BODY, Api, error_response
+from .policy import PolicyHost
+from .policy import routes as policy_routes
+
+
+def create_app(
+    plugin: PluginLike,
+    token: str,
+    *,
+    max_body_bytes: int | None = None,
+    host_name: str = openclaw.HOST_NAME,
+    manage_plugin: bool = False,
+    info: dict[str, Any] | None = None,
+    policy: Any = None,
+) -> Any:
+    """Build the ASGI app around ``plugin`` (a :class:`MetaClawPlugin`).
+
+    With ``manage_plugin=True`` the app starts the plugin on start-up and stops it on shutdown.
+    ``policy`` is a :class:`~metaclaw_plugin.serving.ServedPolicy` for ``/v1/chat/completions`` (default: built
+    from the plugin's settings). Returns the app behind the token gate.
+    """
+    gate = TokenGate(token)  # refuses an empty token
+    if max_body_bytes is None:
+        server_settings = getattr(getattr(plugin, "settings", None), "server", None)
+        max_body_bytes = getattr(server_settings, "max_body_bytes", None) or DEFAULT_MAX_BODY
+    api = Api(int(max_body_bytes))
+    server_info = dict(info or {})
+    policy_host = PolicyHost(getattr(plugin, "settings", None), policy)
+
+    @api.endpoint
+    async def health(request: Request) -> Response:
+        return JSONResponse({"ok": True, "pid": os.getpid(), "uptime_s": round(time.time() - api.started_at, 3)})
+
+    @api.endpoint
+    async def status(request: Request) -> Response:
+        st = dict(plugin.status() if hasattr(plugin, "status") else {})
+        st["server"] = {
+            **server_info,
+            "pid": os.getpid(),
+            "uptime_s": round(time.time() - api.started_at, 3),
+            "max_body_bytes": api.limit,
+            **api.counters,
+        }
+        st["feedback_supported"] = hasattr(plugin, "on_feedback")
+        st["policy"] = policy_host.status()
+        return JSONResponse(st)
+
+    # The route table: every path the sidecar answers (the dashboard takes every path outside /v1, see Gate).
+    routes = [
+        Route("/v1/health", health, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
+        Route("/v1/status", status, methods=["GET"]),
+        # /v1/skills, /v1/turns/input|output, /v1/sessions[/{id}[/end]], /v1/feedback: the OpenClaw plugin's API
+        *openclaw.routes(plugin, api, host_name),
+        # POST /v1/chat/completions, GET /v1/models: the served policy
+        *policy_routes(policy_host, api),
+        # GET|PUT /v1/mode, GET /v1/scheduler: the mode and the training scheduler
+        *scheduler.routes(plugin, api),
+        # /v1/memory: list, search, add, show, forget, history, export, import
+        *memory.routes(plugin, api),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any):
+        if manage_plugin:
+            plugin.start()
+        policy_host.start()
+        try:
+            yield
+        finally:
+            policy_host.stop()
+            if manage_plugin:
+                plugin.stop()
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return error_response(404, f"no endpoint {request.method} {request.url.path}")
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return error_response(405, f"method {request.method} is not allowed on {request.url.path}")
+
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_allowed})
+    app.state.plugin = plugin
+    return Gate(app, gate, create_dashboard(plugin, gate))

@@ -1,0 +1,74 @@
+"""The sidecar's mode and scheduler routes (listed in ``metaclaw_plugin.sidecar.app``'s route table)::
+
+    GET  /v1/mode        the mode in effect, where it came from, whether training can run
+    PUT  /v1/mode        {"mode": "skills_only" | "rl" | "auto"} -> stored; this process's scheduler ticks at once
+    GET  /v1/scheduler   state, window, signals, recent transitions (the live scheduler's view when attached)
+
+They go through the sidecar's :class:`~metaclaw_plugin.sidecar.http.Api` (errors as JSON; body size cap, JSON,
+pydantic) like every route; the token gate wraps the whole app.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..protocols import PluginLike
+from ..scheduling.attach import report
+from ..scheduling.modes import store_mode
+from ..store import open_database
+from .http import Api
+
+
+class ModeBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    mode: Literal["skills_only", "rl", "auto"]
+
+
+def routes(plugin: PluginLike, api: Api) -> list[Route]:
+    endpoint = api.endpoint
+
+    def current(with_signals: bool) -> dict[str, Any]:
+        out = report(plugin.settings, with_signals=with_signals and getattr(plugin, "scheduler", None) is None)
+        sched = getattr(plugin, "scheduler", None)
+        out["attached"] = sched is not None
+        out["note"] = getattr(plugin, "scheduler_note", None)
+        if sched is not None and with_signals:
+            out["live"] = sched.status()
+        return out
+
+    @endpoint
+    async def get_mode(request: Request) -> Response:
+        return JSONResponse(await run_in_threadpool(current, False))
+
+    @endpoint
+    async def put_mode(request: Request) -> Response:
+        body: ModeBody = await api.parse(request, ModeBody)
+
+        def write() -> dict[str, Any]:
+            db = open_database(plugin.settings)
+            try:
+                store_mode(db, body.mode)
+            finally:
+                db.close()
+            sched = getattr(plugin, "scheduler", None)
+            if sched is not None:
+                sched.wake()
+            return current(False)
+
+        return JSONResponse(await run_in_threadpool(write))
+
+    @endpoint
+    async def get_scheduler(request: Request) -> Response:
+        return JSONResponse(await run_in_threadpool(current, True))
+
+    return [
+        Route("/v1/mode", get_mode, methods=["GET"]),
+        Route("/v1/mode", put_mode, methods=["PUT", "POST"]),
+        Route("/v1/scheduler", get_scheduler, methods=["GET"]),
+    ]
