@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext, user_memory
 from metaclaw_plugin.memory.ops import MemoryOps
-from metaclaw_plugin.server import create_app, load_or_create_token
+from metaclaw_plugin.sidecar import create_app, load_or_create_token
 from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.store import open_database
 from metaclaw_plugin.types import Skill
