@@ -59,6 +59,7 @@ __all__ = [
     "Settings",
     "TurnContext",
     "clean_session_id",
+    "content_text",
     "conversation_fingerprint",
     "default_plugin",
     "new_id",

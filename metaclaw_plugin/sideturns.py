@@ -12,7 +12,8 @@ client's side call shows, each with a weight; two points make a side call:
   recent main turns have: another app may share the proxy without a user or session id);
 * **short output** (1): ``max_tokens`` at most :data:`SHORT_OUTPUT`; 2 when the session's main turns allow four
   times more;
-* **other model** (1): a model other than the one of the client's main turns, within :data:`RECENT` seconds;
+* **other model** (1): a model other than the one of the session's main turns (of the client's recent main turns,
+  within :data:`RECENT` seconds, only for a request without tools);
 * **ask** (1): the user's words open by asking for such an artifact ("Summarize this conversation", "Generate a
   title"): alone, a user who asks for a summary is still doing their own task.
 
@@ -111,7 +112,10 @@ def side_reason(
         big = same_session and main is not None and (main.max_tokens is None or main.max_tokens >= 4 * max_tokens)
         score += 2 if big else 1
         why.append("short-output")
-    if main is not None and model and main.model and model != main.model:
+    # Another model is a side call's mark within a session; across sessions (the client's recent main turns: any app
+    # on the proxy) it is one only for a request without tools: a new session of another app or model with tools
+    # and a modest max_tokens is somebody's main turn.
+    if main is not None and model and main.model and model != main.model and (same_session or not tools):
         score += 1
         why.append("other-model")
     if score < 2 and score + 1 >= 2:  # only then can the ask decide: skip the scan otherwise

@@ -13,10 +13,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ MODEL = "stub-model"
 CUSTOM_AUTH = '''\
 """Test-only auth for the LiteLLM proxy: keys from $MC_TEST_KEYS (key -> team id or null)."""
 import hashlib
+import contextlib
 import json
 import os
 
@@ -57,6 +59,32 @@ async def user_api_key_auth(request, api_key: str) -> UserAPIKeyAuth:
         return UserAPIKeyAuth(api_key=key, token=hashlib.sha256(key.encode()).hexdigest(), team_id=KEYS[key])
     raise HTTPException(status_code=401, detail="unknown key")
 '''
+
+
+_CALLBACK_LISTS = (
+    "callbacks",
+    "success_callback",
+    "failure_callback",
+    "_async_success_callback",
+    "_async_failure_callback",
+    "input_callback",
+    "service_callback",
+)
+
+
+@contextlib.contextmanager
+def only_callback(cb: Any) -> Iterator[Any]:
+    """Install ``cb`` as the only LiteLLM callback (SDK tests), and put every callback list back afterwards
+    (LiteLLM copies ``litellm.callbacks`` into its other lists on the first call)."""
+    import litellm
+
+    saved = {name: list(getattr(litellm, name, []) or []) for name in _CALLBACK_LISTS}
+    litellm.callbacks = [cb]
+    try:
+        yield cb
+    finally:
+        for name, items in saved.items():
+            setattr(litellm, name, items)
 
 
 def random_key(label: str = "") -> str:

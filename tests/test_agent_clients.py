@@ -125,11 +125,12 @@ def test_aider_learns_through_the_proxy(stack, tmp_path: Path):
             f"{TASK} [{marker}]",
             "dates.py",
         ],
-        home=tmp_path / "home",
-        cwd=cwd,
+        workdir=cwd,
     )
-    assert run.code == 0, run
-    assert "fromisoformat" in (cwd / "dates.py").read_text(), run  # the scripted edit came back through the proxy
+    assert run.returncode == 0, run.tail()
+    assert "fromisoformat" in (cwd / "dates.py").read_text(), (
+        run.tail()
+    )  # the scripted edit came back through the proxy
     assert_learned(up, home, marker, main_calls=1)
     assert {t.session_id for t in turns_with(reader(home), marker)} == {f"aider-{marker}"}
 
@@ -138,7 +139,7 @@ def test_qwen_code_learns_through_the_proxy(stack, tmp_path: Path):
     up, proxy, home = stack
     marker = uuid.uuid4().hex[:8]
     cwd = project(tmp_path / "repo")
-    qhome = tmp_path / "home"
+    qhome = cwd / ".home"  # run_cli's HOME for this workdir
     (qhome / ".qwen").mkdir(parents=True)
     (qhome / ".qwen" / "settings.json").write_text(
         json.dumps(
@@ -153,12 +154,11 @@ def test_qwen_code_learns_through_the_proxy(stack, tmp_path: Path):
     run = run_cli(
         "qwen",
         ["-p", f"{TASK} [{marker}]", "--auth-type", "openai"],
-        home=qhome,
-        cwd=cwd,
+        workdir=cwd,
         env={"OPENAI_BASE_URL": proxy.url, "OPENAI_API_KEY": proxy.master_key, "OPENAI_MODEL": "qwen3-coder-plus"},
     )
-    assert run.code == 0, run
-    assert "fromisoformat" in run.out, run
+    assert run.returncode == 0, run.tail()
+    assert "fromisoformat" in run.stdout, run.tail()
     assert_learned(up, home, marker, main_calls=2)  # the read_file call, then the answer
     sessions = {t.session_id for t in turns_with(reader(home), marker)}
     assert len(sessions) == 1 and next(iter(sessions)).startswith("qwen-"), sessions  # its header arrived

@@ -5,7 +5,6 @@ proxy process."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import stat
@@ -19,6 +18,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import litellm
 from click.testing import CliRunner
+from litellm_support import only_callback as _callbacks
 from waiting import async_wait_for, wait_for
 
 from metaclaw_litellm import MetaClawCallback
@@ -70,36 +70,12 @@ def upstream():
     up.stop()
 
 
-_CALLBACK_LISTS = (
-    "callbacks",
-    "success_callback",
-    "failure_callback",
-    "_async_success_callback",
-    "_async_failure_callback",
-    "input_callback",
-    "service_callback",
-)
-
-
 @pytest.fixture
 def sdk(plugin: MetaClawPlugin, upstream: Upstream):
     cb = MetaClawCallback(plugin)
     with _callbacks(cb):
         upstream.clear()
         yield cb
-
-
-@contextlib.contextmanager
-def _callbacks(cb: MetaClawCallback):
-    """Install ``cb`` as the only LiteLLM callback, and put every callback list back afterwards
-    (LiteLLM copies ``litellm.callbacks`` into its other lists on the first call)."""
-    saved = {name: list(getattr(litellm, name, []) or []) for name in _CALLBACK_LISTS}
-    litellm.callbacks = [cb]
-    try:
-        yield cb
-    finally:
-        for name, items in saved.items():
-            setattr(litellm, name, items)
 
 
 def _kw(upstream: Upstream, **extra: Any) -> dict[str, Any]:

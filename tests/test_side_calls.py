@@ -120,6 +120,17 @@ def test_another_app_on_the_proxy_without_tools_is_not_taken_for_side_calls(plug
     assert turn(plugin, "chat", [{"role": "user", "content": "Plan a trip to Lisbon"}])[1].kind == "main"
 
 
+def test_a_new_session_of_another_model_with_tools_and_a_modest_limit_is_main(plugin: MetaClawPlugin):
+    """Two apps (or two models) on one proxy with no user id: the second app's first turn, with tools and a modest
+    max_tokens, is its own main turn, not a side call of the first app's session."""
+    turn(plugin, "app-a", [{"role": "user", "content": TASK}], tools=TOOLS, model="model-a", max_tokens=256)
+    for i in range(3):
+        _, t = turn(
+            plugin, f"app-b-{i}", [{"role": "user", "content": TASK}], tools=TOOLS, model="model-b", max_tokens=256
+        )
+        assert t.kind == "main", i
+
+
 def test_the_judgement_can_be_turned_off(home: Path):
     p = MetaClawPlugin(Settings(home=home, sessions={"detect_side_calls": False})).start()
     try:

@@ -429,6 +429,7 @@ def register(main: click.Group) -> None:
         oc_state = openclaw_config_state(oc_path)
         if oc_state is not None:
             check("openclaw config", oc_state[0], oc_state[1], required=False)
+        _proxy_routes(check, settings)
         node = find_node()
         if node:
             major = _node_major(node)
@@ -440,6 +441,28 @@ def register(main: click.Group) -> None:
                 required=False,
             )
         _report(checks, as_json)
+
+
+def _proxy_routes(check: Any, settings: Settings) -> None:
+    """What the LiteLLM proxy's config learns from: the one `metaclaw-plugin proxy` wrote, and $CONFIG_FILE_PATH
+    (LiteLLM's own), where present. Reads the YAML only: no LiteLLM import, no network."""
+    import yaml
+
+    from ..devtools.proxyrun import route_report
+    from .proxy import CONFIG_NAME
+
+    paths = [settings.home_dir / CONFIG_NAME]
+    if os.environ.get("CONFIG_FILE_PATH"):
+        paths.append(Path(os.environ["CONFIG_FILE_PATH"]).expanduser())
+    for path in paths:
+        if not path.is_file():
+            continue
+        try:
+            cfg = yaml.safe_load(path.read_text("utf-8"))
+            ok, detail = route_report(cfg if isinstance(cfg, dict) else {})
+        except (OSError, yaml.YAMLError) as e:
+            ok, detail = False, f"cannot read it: {e}"
+        check(f"proxy routes ({path.name})", ok, f"{path}: {detail}", required=False)
 
 
 def find_node() -> str | None:

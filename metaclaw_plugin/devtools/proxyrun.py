@@ -98,6 +98,34 @@ class ModelSpec:
         return {"model_name": self.name or self.model, "litellm_params": params}
 
 
+LEARNING_ROUTES = "/v1/chat/completions, /v1/messages and /v1/responses, native and bridged, streamed and not"
+
+
+def route_report(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """What of a LiteLLM proxy config learns, for ``doctor``: (no unhooked route?, one line). Every mapped model
+    learns on the three HTTP routes; a pass-through endpoint forwards raw bytes that no callback sees."""
+    models = [
+        f"{e.get('model_name')} ({(e.get('litellm_params') or {}).get('model')})"
+        for e in cfg.get("model_list") or []
+        if isinstance(e, dict)
+    ]
+    callbacks = (cfg.get("litellm_settings") or {}).get("callbacks") or []
+    if CALLBACK not in callbacks:
+        return False, f"the plugin's callback is not in litellm_settings.callbacks (add {CALLBACK!r}): nothing learns"
+    line = f"{', '.join(models) or 'no models'}: learn on {LEARNING_ROUTES}"
+    passthrough = [
+        str(p.get("path"))
+        for p in (cfg.get("general_settings") or {}).get("pass_through_endpoints") or []
+        if isinstance(p, dict)
+    ]
+    if passthrough:
+        line += (
+            f"; NOT hooked: pass-through endpoints {', '.join(passthrough)} (raw bytes, no callback sees them): "
+            "map those models in model_list and call /v1/chat/completions, /v1/messages or /v1/responses instead"
+        )
+    return not passthrough, line
+
+
 def generate_master_key() -> str:
     return "sk-" + secrets.token_urlsafe(32)
 

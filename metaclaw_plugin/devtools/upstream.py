@@ -1,8 +1,9 @@
 """A local OpenAI-compatible upstream for tests, benchmarks and the demo.
 
-It stands in for the remote LLM (the one part the project may replace): ``POST /v1/chat/completions``
-answers JSON or SSE (``stream: true``), ``GET /v1/models`` lists its model, and every request is
-recorded. Replies come from a script (a list of canned replies, or a function of the request), so
+It stands in for the remote LLM (the one part the project may replace): ``POST /v1/chat/completions``,
+Anthropic's ``POST /v1/messages`` and OpenAI's ``POST /v1/responses`` answer JSON or SSE (``stream: true``) in
+their own wire formats (:mod:`.wire`), ``GET /v1/models`` lists its model, and every request is recorded (its
+path in ``paths``). Replies come from a script (a list of canned replies, or a function of the request), so
 tests can play an evolver or a judge.
 
 Streams are instant by default (every event written at once). With ``stream_chunks`` > 0 the upstream
@@ -28,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ..text import approx_tokens
+from .wire import count_tokens, render_messages, render_responses
 
 PACED_CHUNKS, PACED_DELAY = 50, 0.02  # the paced mode's defaults: about a second for a short answer
 Reply = dict[str, Any]  # {"content": str, "tool_calls": [...], "status": int, "error": str, "delay": float}
@@ -53,6 +55,7 @@ class Upstream:
     replies: list[Reply | str] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)  # the route of each recorded request: chat, messages, responses
     record: bool = True
     number_replies: bool = False  # "[n] " before each default reply: no two replies alike, as with a real model
     stream_chunks: int = 0  # 0: instant streams; N: N content chunks, chunk_delay apart (a model's pace)
@@ -97,6 +100,7 @@ class Upstream:
         with self._lock:
             self.requests.clear()
             self.headers.clear()
+            self.paths.clear()
 
     def next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:
@@ -152,7 +156,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        path = self.path.split("?", 1)[0].rstrip("/")
+        route = next((name for suffix, name in ROUTES if path.endswith(suffix)), None)
+        if route is None:
             self._send(404, b'{"error":{"message":"not found"}}')
             return
         try:
@@ -160,15 +166,19 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send(400, b'{"error":{"message":"bad json","type":"invalid_request_error"}}')
             return
+        if route == "count_tokens":  # Anthropic's token counter: answered, not a turn
+            self._send(200, count_tokens(body))
+            return
         if self.owner.record:
             with self.owner._lock:
                 self.owner.headers.append({k.lower(): v for k, v in self.headers.items()})
+                self.owner.paths.append(route)
         reply = self.owner.next_reply(body)
         delay = reply.get("delay", self.owner.delay)
         if delay:
             time.sleep(delay)
         pace = self.owner.stream_chunks
-        status, payload = render_reply(body, reply, self.owner.model, chunks=pace)
+        status, payload = RENDER[route](body, reply, self.owner.model, chunks=pace)
         if isinstance(payload, bytes):
             if status == 200:
                 time.sleep(generation_time(pace, self.owner.chunk_delay))
@@ -185,6 +195,15 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(self.owner.chunk_delay)
             self.wfile.write(event)
             self.wfile.flush()
+
+
+# path suffix -> route; the longest suffixes first
+ROUTES = (
+    ("/messages/count_tokens", "count_tokens"),
+    ("/chat/completions", "chat"),
+    ("/messages", "messages"),
+    ("/responses", "responses"),
+)
 
 
 def render_reply(
@@ -242,6 +261,9 @@ def render_reply(
     events += [chunk({"tool_calls": [{**c, "index": i}]}) for i, c in enumerate(calls)]
     events += [chunk({}, finish, usage=usage), b"data: [DONE]\n\n"]
     return 200, events
+
+
+RENDER = {"chat": render_reply, "messages": render_messages, "responses": render_responses}
 
 
 def _tool_call(i: int, tc: dict[str, Any]) -> dict[str, Any]:

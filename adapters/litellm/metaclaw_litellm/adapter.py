@@ -17,6 +17,12 @@ Which LiteLLM hook does what (LiteLLM 1.108; see the README for the table):
   streams and failures are recorded by the log events.
 * SDK sync ``completion``: LiteLLM has no hook that may change its request, so it is capture only.
 
+The same hooks serve Anthropic ``/v1/messages`` (``anthropic_messages``) and OpenAI ``/v1/responses``
+(``aresponses``/``responses``), native or bridged to chat completions: :mod:`.routes` reads each format as neutral
+messages and puts the block into the route's own system field. Native stream ends differ: a native Responses
+stream is recorded by ``async_post_call_success_deployment_hook`` on its ``response.completed`` event; a native
+Anthropic stream parks a logging coroutine in the deferred slot, whose arguments hold the stream's SSE bytes.
+
 Every hook fails open: an exception is logged and counted, and the request goes on unchanged.
 LiteLLM looks hooks up on the leaf class (``"async_pre_call_hook" in vars(cls)``), so all of them are
 defined here, on this class; a subclass that overrides one must call ``super()``.
@@ -25,6 +31,7 @@ defined here, on this class; a subclass that overrides one must call ``super()``
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import threading
 import time
@@ -50,16 +57,14 @@ from metaclaw_plugin.integration import (
     session_id_from,
 )
 
+from .routes import BY_CALL_TYPE, CHAT, LEARNS, UNHOOKED, UNHOOKED_FIX, Route, anthropic_stream_reply, any_reply
 from .translate import (
-    CHAT_CALL_TYPES,
     already_injected,
     call_type_name,
     error_text,
     get,
     header,
-    is_chat_response,
     request_tools,
-    response_message,
     tenant_from_key,
     truthy,
 )
@@ -110,6 +115,7 @@ class MetaClawCallback(CustomLogger):
         self.tenant = tenant
         self.tenant_from = tenant_from
         self.errors: Counter[str] = Counter()
+        self.unhooked: Counter[str] = Counter()  # calls on routes this adapter does not hook, by route and model
         self._handle = PluginHandle(
             plugin,
             settings=settings,
@@ -145,12 +151,13 @@ class MetaClawCallback(CustomLogger):
         return self._handle.get()
 
     # Request context -----------------------------------------------------------------------------------
-    def _proxy_context(self, data: dict[str, Any], user_api_key_dict: Any, call_id: str) -> _Inflight:
-        md = data.get("metadata")
+    def _proxy_context(
+        self, data: dict[str, Any], user_api_key_dict: Any, call_id: str, messages: list[Any], route: Route = CHAT
+    ) -> _Inflight:
+        md = data.get(route.metadata_key)
         md = md if isinstance(md, dict) else {}
         psr = data.get("proxy_server_request")
         headers = get(psr, "headers") or md.get("headers")
-        messages = data.get("messages")
         user = data.get("user") if isinstance(data.get("user"), str) else None
         sid, source = session_id_from(
             # generated ids (the proxy's missing_session_id: generate policy) are not the caller's; LiteLLM maps
@@ -185,7 +192,14 @@ class MetaClawCallback(CustomLogger):
         """From LiteLLM's call details (``logging_obj.model_call_details``, or a log event's kwargs)."""
         lp = details.get("litellm_params")
         lp = lp if isinstance(lp, dict) else {}
-        md = lp.get("metadata") if isinstance(lp.get("metadata"), dict) else details.get("metadata")
+        md = next(
+            (
+                m
+                for m in (lp.get("metadata"), lp.get("litellm_metadata"), details.get("litellm_metadata"))
+                if isinstance(m, dict) and m
+            ),
+            details.get("metadata"),
+        )
         md = md if isinstance(md, dict) else {}
         headers = md.get("headers")
         user = details.get("user")
@@ -271,29 +285,33 @@ class MetaClawCallback(CustomLogger):
         call_id = kwargs.get("litellm_call_id")
         if not isinstance(call_id, str) or not call_id:
             return
-        if call_type_name(kwargs.get("call_type")) not in CHAT_CALL_TYPES:
+        route = BY_CALL_TYPE.get(call_type_name(kwargs.get("call_type")))
+        if route is None:
             return
         first, inf = self._claim(call_id)
         if not first:
             return
         messages = tools = None
         if inf is None:  # never seen by a pre-call hook (sync completion, another path): capture only
-            messages = kwargs.get("messages")
+            messages = route.messages(kwargs)  # the request as the core's neutral messages
             inf = self._sdk_context(kwargs, call_id, messages)
-            messages = messages if isinstance(messages, list) else []
-            tools = request_tools(kwargs)
-        msg, usage = (None, None)
-        if response is not None:
-            msg, usage = response_message(response)
+            messages = messages or []
+            tools = _request_tools(route, kwargs)
+        reply = any_reply(response) if response is not None else None
+        msg, usage = reply if reply is not None else (None, None)
         self._finish(call_id, inf, msg, usage=usage, error=error, messages=messages, tools=tools)
 
     # Proxy hooks -----------------------------------------------------------------------------------------
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any, data: dict, call_type: Any) -> Any:
         try:
-            if call_type_name(call_type) not in CHAT_CALL_TYPES or not isinstance(data, dict):
+            ct = call_type_name(call_type)
+            route = BY_CALL_TYPE.get(ct)
+            if route is None or not isinstance(data, dict):
+                if ct in UNHOOKED:
+                    self._unhooked_call(ct, data)
                 return data
-            messages = data.get("messages")
-            if not isinstance(messages, list):
+            messages = route.messages(data)
+            if messages is None:
                 return data  # LiteLLM answers the malformed request itself
             call_id = data.get("litellm_call_id")
             if not isinstance(call_id, str) or not call_id:
@@ -302,13 +320,13 @@ class MetaClawCallback(CustomLogger):
             plugin = self._handle.get()
             if plugin is None:
                 return data
-            inf = self._proxy_context(data, user_api_key_dict, call_id)
+            inf = self._proxy_context(data, user_api_key_dict, call_id, messages, route)
             # a retry that already carries its block is recorded as it is
             inf.turn = plugin.prepare_turn(
-                inf.ctx, messages, tools=request_tools(data), inject=not already_injected(messages)
+                inf.ctx, messages, tools=_request_tools(route, data), inject=not _injected(route, data, messages)
             )
             self._remember(call_id, inf)
-            data["messages"] = inf.turn.messages
+            _render(route, data, inf.turn)
             if data.get("stream") is True:
                 self._arm_stream_capture(data, call_id)
         except Exception:
@@ -324,19 +342,41 @@ class MetaClawCallback(CustomLogger):
         try:
             call_id = data.get("litellm_call_id") if isinstance(data, dict) else None
             # The proxy runs this hook twice per call (deployment, then proxy): the second finds it done.
-            if isinstance(call_id, str) and call_id not in self._recorded and is_chat_response(response):
+            if isinstance(call_id, str) and call_id not in self._recorded:
                 self._record_call(call_id, response)
         except Exception:
             _fail(where, self)
 
+    def _unhooked_call(self, call_type: str, data: Any) -> None:
+        """A call on a route this adapter does not hook: counted, and said once per route and model."""
+        model = get(data, "model")
+        key = f"{UNHOOKED[call_type]} [{model if isinstance(model, str) else '?'}]"
+        with self._lock:
+            self.unhooked[key] += 1
+            first = self.unhooked[key] == 1
+        if first:
+            log.warning(
+                "metaclaw: calls to %s for model %r are passed through without skills and are not recorded "
+                "(this route is not hooked); to learn from them, %s",
+                UNHOOKED[call_type],
+                model,
+                UNHOOKED_FIX,
+            )
+
     def _record_call(self, call_id: str, response: Any) -> None:
+        """Record a known in-flight call with its complete reply, in any route's format (anything else, such as
+        a stream wrapper, is left to a later event)."""
+        reply = any_reply(response)
+        if reply is not None:
+            self._record_reply(call_id, reply)
+
+    def _record_reply(self, call_id: str, reply: tuple[dict[str, Any] | None, dict[str, Any] | None]) -> None:
         with self._lock:
             if call_id in self._recorded or call_id not in self._inflight:
                 return
         first, inf = self._claim(call_id)
         if first and inf is not None:
-            msg, usage = response_message(response)
-            self._finish(call_id, inf, msg, usage=usage)
+            self._finish(call_id, inf, reply[0], usage=reply[1])
 
     def _arm_stream_capture(self, data: dict[str, Any], call_id: str) -> None:
         """Record a proxy stream from the response LiteLLM assembles at its end, before ``[DONE]``, with no work
@@ -360,8 +400,25 @@ class MetaClawCallback(CustomLogger):
         """The assembled stream of a proxy call (from :class:`_StreamEnd`); fails open. Public: a meter (the overhead
         benchmark's) wraps it like the hooks."""
         try:
-            if is_chat_response(response):
-                self._record_call(call_id, response)
+            self._record_call(call_id, response)
+        except Exception:
+            _fail("stream.record", self)
+
+    def _native_stream_ended(self, call_id: str, logging_coroutine: Any) -> None:
+        """A native Anthropic stream's end: its SSE bytes, from the arguments of LiteLLM's pass-through logging
+        coroutine (``route_streaming_logging_to_handler(..., endpoint_type, ..., raw_bytes, ...)``, not started
+        yet); fails open."""
+        try:
+            if call_id in self._recorded:
+                return
+            args = inspect.getcoroutinelocals(logging_coroutine)
+            raw = args.get("raw_bytes")
+            kind = args.get("endpoint_type")
+            if str(getattr(kind, "value", kind)) != "anthropic" or not isinstance(raw, (list, tuple)):
+                return
+            reply = anthropic_stream_reply([b for b in raw if isinstance(b, bytes)])
+            if reply is not None:
+                self._record_reply(call_id, reply)
         except Exception:
             _fail("stream.record", self)
 
@@ -388,29 +445,32 @@ class MetaClawCallback(CustomLogger):
     # SDK hooks (they also run inside the proxy, for each deployment call) ----------------------------------
     async def async_pre_call_deployment_hook(self, kwargs: dict[str, Any], call_type: Any) -> dict[str, Any] | None:
         try:
-            if call_type_name(call_type) not in CHAT_CALL_TYPES or not isinstance(kwargs, dict):
+            route = BY_CALL_TYPE.get(call_type_name(call_type))
+            if route is None or not isinstance(kwargs, dict):
                 return None
-            messages = kwargs.get("messages")
-            if not isinstance(messages, list):
+            messages = route.messages(kwargs)
+            if messages is None:
                 return None
             lo = kwargs.get("litellm_logging_obj")
             call_id = kwargs.get("litellm_call_id") or getattr(lo, "litellm_call_id", None)
             if not isinstance(call_id, str) or not call_id:
                 return None
             inf = self._inflight.get(call_id)  # single reads need no lock
-            if call_id in self._recorded or (inf is not None and inf.origin == "proxy"):
-                return None  # the proxy hook injected already
+            if call_id in self._recorded or (inf is not None and (inf.origin == "proxy" or inf.turn is not None)):
+                # the proxy hook injected already, or this is the chat call inside a bridged /v1/messages or
+                # /v1/responses call (same call id) that this hook prepared a moment ago
+                return None
             plugin = self._handle.get()
             if plugin is None:
                 return None
             if inf is None:
                 details = getattr(lo, "model_call_details", None)
                 inf = self._sdk_context(details if isinstance(details, dict) else kwargs, call_id, messages)
-            if already_injected(messages):
+            if _injected(route, kwargs, messages):
                 return None
-            inf.turn = plugin.prepare_turn(inf.ctx, messages, tools=request_tools(kwargs))
+            inf.turn = plugin.prepare_turn(inf.ctx, messages, tools=_request_tools(route, kwargs))
             self._remember(call_id, inf)
-            kwargs["messages"] = inf.turn.messages
+            _render(route, kwargs, inf.turn)
             return kwargs
         except Exception:
             _fail("async_pre_call_deployment_hook", self)
@@ -435,8 +495,8 @@ class MetaClawCallback(CustomLogger):
             if isinstance(cid, str) and cid in self._recorded:
                 return  # recorded before the client had the reply (the usual case in the proxy)
             resp = kwargs.get("async_complete_streaming_response") or kwargs.get("complete_streaming_response")
-            if resp is None or not is_chat_response(resp):
-                resp = response_obj if is_chat_response(response_obj) else None
+            if resp is None or any_reply(resp) is None:
+                resp = response_obj if any_reply(response_obj) is not None else None
             self._record_from_details(kwargs, resp, None)
         except Exception:
             _fail("log_success_event", self)
@@ -460,6 +520,7 @@ class MetaClawCallback(CustomLogger):
             "plugin_error": self.plugin_error,
             "inflight": len(self._inflight),
             "errors": dict(self.errors),
+            "unhooked": dict(self.unhooked),
         }
 
 
@@ -491,7 +552,12 @@ class _StreamEnd:
 
     def __call__(self, *args: Any) -> Coroutine[Any, Any, Any]:
         if len(args) == 1 and asyncio.iscoroutine(args[0]):
-            return args[0]  # a producer that parks a ready logging coroutine: nothing assembled to read
+            # A native /v1/messages or /v1/responses stream parks its ready logging coroutine, nothing assembled.
+            # Responses streams were recorded by the deployment success hook at their terminal event; a native
+            # Anthropic stream's coroutine holds the stream's raw SSE bytes, read here once (else the log events
+            # record it).
+            self.callback._native_stream_ended(self.call_id, args[0])
+            return args[0]
         response, cache_hit = (args + (None, None))[:2]
         self.callback.stream_ended(self.call_id, response)
         # exactly what the stream wrapper schedules when the slot is empty
@@ -502,7 +568,12 @@ class _StreamEnd:
 
 def make_default_callback() -> MetaClawCallback:
     """The module-level instance: configured from the environment and the config file, started now
-    so that the first request does not pay for loading the skill library."""
+    so that the first request does not pay for loading the skill library. Says once what learns and what not."""
+    log.info(
+        "metaclaw: learning from %s; not hooked (passed through, not recorded): %s",
+        LEARNS,
+        ", ".join(sorted(set(UNHOOKED.values()))),
+    )
     return MetaClawCallback(start=True)
 
 
@@ -522,3 +593,24 @@ def _max_tokens(params: Any) -> Any:
         if params.get(key) is not None:
             return params[key]
     return None
+
+
+# Routes: chat completions, Anthropic /v1/messages, OpenAI /v1/responses (see routes.py) --------------------
+def _request_tools(route: Route, request: Any) -> list[dict[str, Any]] | None:
+    if route.tools is None:
+        return request_tools(request)
+    return route.tools(request) or route.tools(get(request, "optional_params"))
+
+
+def _injected(route: Route, request: Any, messages: list[Any]) -> bool:
+    """Whether the request already carries a skill block (a retry, or a second hook on one call)."""
+    return already_injected(messages) if route.injected is None else route.injected(request)
+
+
+def _render(route: Route, request: dict[str, Any], turn: PreparedTurn) -> None:
+    """Put the prepared turn's block into the request: the chat route sends the prepared messages; the others
+    get the block in their own system field (``system``, ``instructions``) and keep their own messages."""
+    if route.inject is None:
+        request["messages"] = turn.messages
+    elif turn.block.text and turn.rendered:
+        route.inject(request, turn.block.text)
