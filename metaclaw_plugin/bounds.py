@@ -15,6 +15,7 @@ import math
 import re
 import secrets
 import threading
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,8 +74,9 @@ def clean_text(s: str) -> str:
 
 
 def coerce_id(value: Any) -> str | None:
-    """An id from a host value, unbounded in length: text stripped (bad characters replaced), integers and UUIDs as
-    text; None for nothing usable (None, empty, booleans, floats, other types)."""
+    """An id from a host value, unbounded in length: text stripped (bad characters replaced) and in Unicode NFC (one
+    name typed on two systems is one id), integers and UUIDs as text; None for nothing usable (None, empty, booleans,
+    floats, other types)."""
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -84,6 +86,8 @@ def coerce_id(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
     value = clean_text(value).strip()
+    if not value.isascii():
+        value = unicodedata.normalize("NFC", value)
     return value or None
 
 
@@ -210,6 +214,10 @@ class Identifiers:
         self._labels: dict[tuple[str, int], tuple[str, bool]] = {}
         self._texts: dict[str, str] = {}
 
+    def hashed(self, s: str) -> str:
+        """``s`` as its keyed hash, whatever it holds: for a name that must not be taken as it is (a reserved one)."""
+        return self._hash(s)
+
     def _hash(self, s: str) -> str:
         if self._key is None:
             with self._lock:
@@ -279,3 +287,19 @@ class Identifiers:
         if hit[1] and self.note is not None:
             self.note(field, "held NUL, control characters or lone surrogates; replaced")
         return hit[0]
+
+
+def home_identifiers(
+    settings: Any, redactor: Redactor | None = None, note: Callable[[str, str], None] | None = None
+) -> Identifiers:
+    """The ids of ``settings``' home as the hooks store them, for every other surface that takes a tenant, user or
+    session id (memory tools and API, CLI, MCP): a name given there must key the same rows as on the request path.
+    ``redactor``: one already built from ``settings.privacy`` (else one is built when redaction is on)."""
+    p = settings.privacy
+    if not p.redact or p.store_raw:
+        redactor = None
+    elif redactor is None:
+        from .privacy import Redactor
+
+        redactor = Redactor.from_settings(p)
+    return Identifiers(redactor, Path(settings.home_dir) / KEY_FILE, note, plain_ids=not p.extra_patterns)

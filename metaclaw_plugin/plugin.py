@@ -32,22 +32,22 @@ from typing import TYPE_CHECKING, Any
 
 from .bounds import (
     GENERATION_MAX,
-    KEY_FILE,
     LABEL_MAX,
     LATENCY_MAX_MS,
     REASON_MAX,
     TEXT_MAX,
-    Identifiers,
     Refused,
     bounded_float,
     bounded_int,
     clean_text,
+    home_identifiers,
     json_value,
 )
 from .config import Settings
 from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
 from .feedback import normalise_feedback
 from .logfile import attach_log_file
+from .memory.model import SHARED_USER
 from .memory.store import MemoryStore
 from .memory.view import MemoryView
 from .privacy import Redactor
@@ -77,7 +77,11 @@ class MetaClawPlugin:
         s = self.settings
         logging.getLogger("metaclaw_plugin").setLevel(s.log_level)
         self.redactor = Redactor.from_settings(s.privacy) if s.privacy.redact else None
-        self.skills = SkillBank(s)
+        # Ids and labels as stored: bounded, and a keyed hash for one that holds a secret (see bounds.Identifiers).
+        self.input_problems: Counter[str] = Counter()  # "field: problem" -> inputs coerced or refused
+        self.ids = home_identifiers(s, self.redactor, self._note)
+        # a skill's tenant is keyed like a request's, so a rule scoped to a tenant by name reaches that tenant
+        self.skills = SkillBank(s, tenant_key=lambda t: self.ids.joinable(t, "skill tenant"))
         self.side_calls = SideCalls()  # side calls told by their shape (sessions.detect_side_calls)
         pg = postgres_of(s)  # postgres: sessions, turns and rewards go there (through the local journal)
         self.store = TrajectoryStore(
@@ -87,14 +91,6 @@ class MetaClawPlugin:
             max_message_bytes=s.storage.max_message_bytes,
             journal_fsync=s.storage.journal_fsync,
             database=pg,
-        )
-        # Ids and labels as stored: bounded, and a keyed hash for one that holds a secret (see bounds.Identifiers).
-        self.input_problems: Counter[str] = Counter()  # "field: problem" -> inputs coerced or refused
-        self.ids = Identifiers(
-            None if s.privacy.store_raw else self.redactor,
-            s.home_dir / KEY_FILE,
-            self._note,
-            plain_ids=not s.privacy.extra_patterns,
         )
         # postgres: the library lives in the database, this host's skills folder is its local copy
         self.library = SharedSkillLibrary(pg, self.skills.store, host_id(), self.redactor) if pg is not None else None
@@ -632,6 +628,8 @@ class MetaClawPlugin:
             self._note("session_id", "missing or not text; the turn is a session of its own")
             sid = ids.joinable("request-" + rid) or rid
         user = ids.joinable(ctx.user, "user")
+        if user == SHARED_USER:  # a host's user named like the tenant-wide memory bucket is a user, not the bucket
+            user = ids.hashed(user)
         if user is None and ctx.user is not None:
             self._note("user", f"not text ({type(ctx.user).__name__}); dropped")
         model = ids.label(ctx.model, field="model")

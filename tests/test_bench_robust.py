@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -206,6 +207,45 @@ def test_checks_reach_scripts_from_a_subfolder_and_heal_after_a_kill(tmp_path: P
     assert not (ws / ".scripts.agent").exists()
 
 
+@pytest.mark.parametrize("crlf", [False, True])
+def test_checkers_without_the_executable_bit_or_with_windows_line_ends_still_judge(tmp_path: Path, crlf: bool) -> None:
+    """A benchmark fetched from an archive or a dataset hub has no executable bits; one saved on Windows has
+    ``\\r\\n`` line ends. Fails before: ``./scripts/check.sh`` answered 126 or 127 whatever the agent wrote, and the
+    round counted as the agent's failure. The checker still judges (pass and fail), the benchmark is unchanged."""
+    day, ws = _day(tmp_path)
+    assert day.scripts is not None
+    nl = "\r\n" if crlf else "\n"
+    sh = nl.join(["#!/bin/sh", 'test -f "$1" || { echo "missing $1"; exit 3; }', 'grep -q "km" "$1"', ""])
+    py = nl.join(["#!/usr/bin/env python3", "import sys", "sys.exit(0 if open(sys.argv[1]).read().strip() else 4)", ""])
+    (day.scripts / "check.sh").write_bytes(sh.encode())
+    (day.scripts / "sub").mkdir()
+    (day.scripts / "sub" / "check.py").write_bytes(py.encode())
+    for f in ("check.sh", "sub/check.py"):
+        (day.scripts / f).chmod(0o755 if crlf else 0o644)  # CRLF alone, or the bit alone
+    before = {
+        f: ((day.scripts / f).read_bytes(), (day.scripts / f).stat().st_mode) for f in ("check.sh", "sub/check.py")
+    }
+
+    def judge(cmd: str) -> tuple[bool, int | None]:
+        res = wd.run_check(_fc(cmd), day, ws)
+        return res["passed"], res["exit_code"]
+
+    assert judge("./scripts/check.sh out.txt") == (False, 3)  # the agent wrote nothing: the checker says so
+    assert judge("scripts/sub/check.py out.txt") == (False, 1)
+    (ws / "out.txt").write_text("distance: 12 miles\n")
+    assert judge("./scripts/check.sh out.txt") == (False, 1)
+    assert judge("scripts/sub/check.py out.txt") == (True, 0)
+    (ws / "out.txt").write_text("distance: 19 km\n")
+    assert judge("./scripts/check.sh out.txt") == (True, 0)
+    after = {f: ((day.scripts / f).read_bytes(), (day.scripts / f).stat().st_mode) for f in before}
+    assert after == before and not (ws / "scripts").exists()
+    # a kill during such a check left the link to the fixed copy: the next check heals it
+    (ws / "scripts").symlink_to(tmp_path / "gone" / "metaclaw-checkers-x" / "scripts")
+    (ws / ".scripts.agent").mkdir()
+    assert judge("./scripts/check.sh out.txt") == (True, 0)
+    assert (ws / "scripts").is_dir() and not (ws / "scripts").is_symlink()
+
+
 def test_the_agents_shell_does_not_wait_for_background_children(tmp_path: Path) -> None:
     """Fails before: ``sleep 30 &`` kept the shell tool's pipe open for 30 s."""
     sb = wd.Sandbox(tmp_path)
@@ -357,3 +397,67 @@ def test_boxed_is_not_the_formats_box_and_the_detail_says_so() -> None:
     res = wd.score_multi_choice(_mc(["A"]), "\\boxed{A}")
     assert (res["score"], res["chosen"]) == (0.0, None) and "\\boxed" in res["detail"]
     assert "not closed" in wd.score_multi_choice(_mc(["A"]), "\\bbox{A} then \\bbox{B")["detail"]
+
+
+# Folders that link out -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "where", ["workspaces/shared", "workspaces", "eval", "eval/scripts", "openclaw_state", "eval/day01"]
+)
+def test_a_named_folder_that_links_out_of_the_benchmark_is_refused_by_name(tmp_path: Path, where: str) -> None:
+    """Fails before: a benchmark folder (the shared workspace, the eval folder, the checkers' scripts, the OpenClaw
+    state) that is a link to a folder outside the benchmark was followed: the runner copied what lay out there
+    into the agent's workspace, ran checkers from there, or read sessions from there. A link inside stays fine."""
+    gen = make_public_bench(tmp_path / "b", days=2, seed=0, odd=False)
+    moved = gen.root / where
+    outside = tmp_path / "outside" / where
+    outside.parent.mkdir(parents=True)
+    moved.rename(outside)
+    (outside / "private.txt").write_text("not the benchmark's\n")
+    moved.symlink_to(outside, target_is_directory=True)
+    if where == "eval/day01":  # one day's folder: that day is skipped with its reason, the other runs
+        b = wd.load_bench(gen.root)
+        assert [d.id for d in b.days] == ["day02"]
+        assert b.skipped == [{"day": "day01", "reason": "its eval folder 'day01' leaves the benchmark folder"}]
+    else:
+        with pytest.raises(wd.BenchFormatError, match="outside the benchmark folder") as e:
+            wd.load_bench(gen.root)
+        assert where in str(e.value) and str(outside) in str(e.value)
+    # the same folder linked from inside the benchmark is read as usual
+    moved.unlink()
+    inside = gen.root / "elsewhere-inside"
+    outside.rename(inside)
+    moved.symlink_to(Path("../" * where.count("/") + inside.name), target_is_directory=True)
+    assert [d.id for d in wd.load_bench(gen.root).days] == ["day01", "day02"]
+
+
+def test_a_session_named_with_its_file_suffix_and_an_eval_folder_named_by_its_path_are_found(tmp_path: Path) -> None:
+    """Fails before: ``session`` written as the file's name (``<id>.jsonl``) lost the day's opening conversation,
+    and ``eval`` written as a path with the checkout's prefix (as the manifest's own folders are) skipped the day."""
+    root = tmp_path / "example-bench"
+    shutil.copytree(EXAMPLE, root)
+    m = json.loads((root / "all_tests.json").read_text())
+    m["test"][0]["session"] += ".jsonl"
+    m["test"][1]["eval"] = f"./benchmark/data/{root.name}/eval/{m['test'][1]['eval']}"
+    (root / "all_tests.json").write_text(json.dumps(m))
+    b = wd.load_bench(root)
+    assert b.skipped == [] and [d.id for d in b.days] == ["day01", "day02"]
+    assert all(d.history and not d.notes for d in b.days), [(d.id, d.notes) for d in b.days]
+    assert b.days[1].path == root / "eval" / "day02"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32"])
+def test_questions_and_sessions_saved_as_utf16_or_utf32_are_read(tmp_path: Path, encoding: str) -> None:
+    """Fails before: a ``questions.json`` saved by a Windows tool (UTF-16 with its BOM, or without one) was 'cannot
+    read' and the day was skipped; such a session file gave no opening conversation."""
+    root = tmp_path / "example-bench"
+    shutil.copytree(EXAMPLE, root)
+    want = wd.load_bench(root)
+    paths = [root / "eval" / "day01" / "questions.json", *sorted((root / "openclaw_state").rglob("day01*.jsonl"))]
+    assert len(paths) == 2
+    for p in paths:
+        p.write_bytes(p.read_text(encoding="utf-8").encode(encoding))
+    got = wd.load_bench(root)
+    assert got.skipped == [] and [d.id for d in got.days] == ["day01", "day02"]
+    d, w = got.days[0], want.days[0]
+    assert [r.question for r in d.rounds] == [r.question for r in w.rounds] and d.history == w.history and d.history
+    assert not d.notes

@@ -365,6 +365,26 @@ def test_cli_evolve_session_dry_run_then_real(home: Path):
         assert_no_secret_left(home, up)
 
 
+def test_cli_evolve_finds_a_session_by_the_ids_the_host_used(home: Path):
+    """Fails before: a session whose id (or tenant) the hooks stored as its keyed hash (longer than the id bound,
+    or holding a secret) was "no session" for ``evolve --session``, which looked the raw id up."""
+    sid = "run-" + "checkout-service-" * 20  # past the id bound
+    roles = Roles()
+    with Upstream(script=roles) as up:
+        (home / "config.yaml").write_text(
+            f"evolution:\n  model: openai/evolver\n  api_base: {up.url}\n  api_key: x\n  enabled: true\n"
+            f"  dedup_mode: lexical\nreward:\n  model: openai/judge\n  api_base: {up.url}\n  api_key: x\n"
+        )
+        p = MetaClawPlugin(Settings.load(evolution={"enabled": False}, reward={"enabled": False})).start()
+        failing_session(p, sid)
+        p.flush()
+        p.stop()
+        for args in (["--session", sid], ["--session", sid, "--tenant", " default "]):
+            dry = CliRunner().invoke(cli_main, ["evolve", *args, "--dry-run", "--json"], catch_exceptions=False)
+            assert dry.exit_code == 0, dry.output
+            assert json.loads(dry.stdout)["reports"][0]["decisions"][0]["name"] == "detect-csv-delimiter"
+
+
 SDK_SCRIPT = r"""
 import asyncio, json, os, sys, time
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

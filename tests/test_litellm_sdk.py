@@ -33,8 +33,9 @@ from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.cli import main as cli_main
 from metaclaw_plugin.devtools.proxyrun import ModelSpec, percentile, unsafe_key_reason
 from metaclaw_plugin.devtools.upstream import Upstream
+from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.skillbank.render import OPEN
-from metaclaw_plugin.types import Session
+from metaclaw_plugin.types import Session, Skill, TurnContext
 
 MATCHING = "I need to edit and overwrite the existing settings.json config file; update two keys in it."
 MODEL = "openai/stub-model"
@@ -339,6 +340,42 @@ def test_tenant_never_contains_the_raw_key():
     assert tenant_from_key(_Key(api_key=raw, key_alias="x"), mode="team") == "default"
     assert tenant_from_key(_Key(team_id="blue"), mode="none") == "default"
     assert tenant_from_key(None) == "default"
+
+
+def test_long_tenants_and_users_that_share_a_prefix_stay_apart(home: Path):
+    """Fails before: team ids, key aliases, SDK ``metadata.tenant`` and user ids were cut to 128/256 characters, so
+    two long names with a common start were one tenant (one user): each saw the other's rules and memories. The core
+    keys a long id by its keyed hash, whole."""
+    a, b = "customer-portal-" * 16 + "alpha", "customer-portal-" * 16 + "beta"
+    for make in (lambda n: _Key(team_id=n), lambda n: _Key(key_alias=n)):
+        assert tenant_from_key(make(a)) != tenant_from_key(make(b))
+    cb = MetaClawCallback()
+
+    def sdk(md: dict[str, Any]) -> Any:
+        return cb._sdk_context({"litellm_params": {"metadata": md}}, "call-1", []).ctx
+
+    assert sdk({"tenant": a}).tenant != sdk({"tenant": b}).tenant
+    assert sdk({"user_id": a}).user != sdk({"user_id": b}).user
+    rule = Skill(
+        name="metric-units",
+        description="Standing rule: always answer in metric units",
+        body="- Always answer in metric units.",
+        origin="evolved",
+        tenant=tenant_from_key(_Key(team_id=a)),
+        kind="convention",
+    )
+    SkillStore(home / "skills").add_batch([rule], actor="test")
+    p = MetaClawPlugin(Settings(home=home)).start()
+    try:
+        p.skills.refresh(force=True)
+        for team, want in ((a, ["metric-units"]), (b, [])):
+            for ctx in (
+                TurnContext("s", tenant=tenant_from_key(_Key(team_id=team))),
+                sdk({"tenant": tenant_from_key(_Key(team_id=team))}),
+            ):
+                assert p.prepare_turn(ctx, [], record=False).block.names == want, team[-5:]
+    finally:
+        p.stop()
 
 
 def test_fingerprint_follows_the_conversation():

@@ -20,6 +20,7 @@ not UTF-8 are notes on the day. Unknown fields are ignored everywhere.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -47,8 +48,13 @@ def resolve_in(folder: Path, p: str) -> Path:
 
 
 def read_text(path: Path) -> tuple[str, list[str]]:
-    """The file's text (a UTF-8 BOM dropped); bytes that are not UTF-8 become U+FFFD, with a note."""
+    """The file's text (a UTF-8 BOM dropped); UTF-16 or UTF-32 (what Windows tools write, told by their BOM or
+    zero bytes, as JSON's own reader tells them) decoded as such; bytes that are not UTF-8 become U+FFFD, with a note."""
     data = path.read_bytes()
+    enc = json.detect_encoding(data[:4])
+    if enc.startswith(("utf-16", "utf-32")):
+        with contextlib.suppress(UnicodeDecodeError):
+            return data.decode(enc).removeprefix("\ufeff"), []
     try:
         return data.decode("utf-8-sig"), []
     except UnicodeDecodeError:
@@ -189,7 +195,7 @@ def _session_history(state: Path | None, entry: dict[str, Any]) -> tuple[list[di
         return [], []
     if state is None or not agent:
         return [], [f"session {session!r}: no openclaw_state_dir or agent to find it in"]
-    sf = state / "agents" / agent / "sessions" / f"{session}.jsonl"
+    sf = state / "agents" / agent / "sessions" / (session if session.endswith(".jsonl") else f"{session}.jsonl")
     if not _inside(state, sf):
         return [], [f"session {session!r}: its path leaves openclaw_state_dir (ignored)"]
     if not sf.is_file():
@@ -210,9 +216,15 @@ def _load_day(root: Path, eval_dir: Path, state: Path | None, scripts: Path | No
     did = str(entry.get("id") or "").strip()
     if not did:
         raise BenchFormatError(f"test entry {n} has no id")
-    qf = eval_dir / str(entry.get("eval") or did) / "questions.json"
+    ev = str(entry.get("eval") or did)
+    qf = eval_dir / ev / "questions.json"
     if not _inside(root, qf):
         raise BenchFormatError(f"its eval folder {entry.get('eval')!r} leaves the benchmark folder")
+    if not qf.is_file():  # ``eval`` written as a path with a checkout prefix, like the manifest's folders
+        with contextlib.suppress(FileNotFoundError):
+            alt = resolve_in(eval_dir, ev) / "questions.json"
+            if alt.is_file() and _inside(root, alt):
+                qf = alt
     if not qf.is_file():
         raise BenchFormatError(f"{qf.relative_to(root)} is missing")
     q, notes = _json(qf)
@@ -247,6 +259,12 @@ def load_public(folder: Path | str) -> Bench:
     except FileNotFoundError as e:
         raise BenchFormatError(f"{root / 'all_tests.json'}: {e}") from None
     scripts = eval_dir / "scripts" if (eval_dir / "scripts").is_dir() else None
+    for what, p in (("eval_dir", eval_dir), ("workspace_src", ws_src), ("openclaw_state_dir", state), ("", scripts)):
+        if p is not None and not _inside(root, p):  # a link out: its files would be copied, run or read
+            raise BenchFormatError(
+                f"{p.relative_to(root)}{f' ({what})' if what else ''} resolves to {p.resolve()}, outside the "
+                "benchmark folder (a link leads out of it); copy it in, or link the whole benchmark folder instead"
+            )
     days: list[Day] = []
     skipped: list[dict[str, str]] = []
     for n, entry in enumerate(tests, 1):

@@ -43,6 +43,7 @@ from metaclaw_plugin.text import approx_tokens, message_text
 
 from . import _progress
 from ._proc import run_bounded
+from ._scripts import is_checker_link, runnable_scripts
 from ._workspace import copy_workspace
 from .common import BENCH_ROOT, provenance
 from .model import Bench, BenchFormatError, Day, Round, assign_folders, natural_key, option_letters
@@ -301,7 +302,8 @@ def _tail(output: str, n_bytes: int, keep: int = 500) -> str:
 @contextlib.contextmanager
 def _scripts_linked(workspace: Path, scripts: Path | None) -> Iterator[None]:
     """``scripts/`` in the workspace is the benchmark's checker scripts while a check runs (an agent's own
-    ``scripts/`` is set aside meanwhile), so the agent never sees or edits them."""
+    ``scripts/`` is set aside meanwhile), so the agent never sees or edits them. Scripts that could not start as
+    shipped (no executable bit, ``\\r\\n`` line ends) are run from a fixed copy (``_scripts``)."""
     if scripts is None:
         yield
         return
@@ -310,7 +312,7 @@ def _scripts_linked(workspace: Path, scripts: Path | None) -> Iterator[None]:
     moved = link.exists() or link.is_symlink()
     if moved:
         link.rename(aside)
-    link.symlink_to(scripts.resolve(), target_is_directory=True)
+    link.symlink_to(runnable_scripts(scripts).resolve(), target_is_directory=True)
     try:
         yield
     finally:
@@ -323,7 +325,7 @@ def heal_scripts(workspace: Path, scripts: Path | None) -> None:
     """Undo what a check interrupted by a kill left behind: the link to the checker scripts removed, the
     agent's own ``scripts/`` put back."""
     link, aside = workspace / "scripts", workspace / ".scripts.agent"
-    if scripts is not None and link.is_symlink() and link.resolve() == scripts.resolve():
+    if scripts is not None and is_checker_link(link, scripts):
         link.unlink()
     if (aside.exists() or aside.is_symlink()) and not (link.exists() or link.is_symlink()):
         aside.rename(link)

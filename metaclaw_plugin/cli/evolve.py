@@ -38,7 +38,10 @@ def register(main: click.Group) -> None:
             if reason:
                 fail(f"cannot evolve: {reason}. Set evolution.model (and api_base/api_key) in the config.")
             try:
-                return loop.evolve_now(session_id, tenant=tenant, dry_run=dry_run)
+                # the ids as the hooks stored them (a long or secret-bearing one as its keyed hash)
+                sid = plugin.ids.joinable(session_id, "session_id") if session_id else None
+                t = plugin.ids.joinable(tenant, "tenant") if tenant else None
+                return loop.evolve_now(sid, tenant=t, dry_run=dry_run)
             except KeyError:
                 fail(f"no session {session_id!r}")
                 return []

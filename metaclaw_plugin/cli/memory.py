@@ -53,6 +53,7 @@ def _out(as_json: bool, data: Any, human: Callable[[], None]) -> None:
 
 def _full_id(ops: MemoryOps, tenant: str, memory_id: str) -> str:
     """An id as printed (its first 12 characters) or whole."""
+    tenant = ops.key(tenant)[0]
     if ops.store.get(memory_id, tenant) is not None:
         return memory_id
     hits = [m.id for m in ops.store.find(tenant, statuses=None) if m.id.startswith(memory_id)]

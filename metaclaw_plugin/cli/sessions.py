@@ -7,8 +7,7 @@ from typing import Any
 
 import click
 
-from ..bounds import KEY_FILE, Identifiers
-from ..privacy import Redactor
+from ..bounds import home_identifiers
 from ..store.backend import postgres_of
 from ..store.trajectories import TrajectoryStore, turn_dict
 from .common import console, emit_json, fail, json_option, load_settings, table
@@ -27,9 +26,7 @@ def _stored_id(ctx: click.Context, value: str | None) -> str | None:
     """An id as the hooks stored it (one that holds a secret was stored as its keyed hash)."""
     if not value:
         return None
-    s = load_settings(ctx)
-    redactor = Redactor.from_settings(s.privacy) if s.privacy.redact and not s.privacy.store_raw else None
-    return Identifiers(redactor, s.home_dir / KEY_FILE).joinable(value) or value
+    return home_identifiers(load_settings(ctx)).joinable(value) or value
 
 
 def register(main: click.Group) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..bounds import home_identifiers
 from ..privacy import Redactor
 from ..store import AnyDatabase
 from ..types import DEFAULT_TENANT
@@ -29,6 +30,17 @@ class MemoryOps:
         redactor = Redactor.from_settings(settings.privacy)  # what people add is redacted like what is extracted
         self.writer = MemoryWriter(self.store, settings, redactor)
         self.settings = settings
+        self.ids = home_identifiers(settings, redactor)
+
+    def key(self, tenant: str | None, user: str | None = None, *, own: bool = False) -> tuple[str, str | None]:
+        """(tenant, user) as the hooks store them (stripped, NFC, a long or secret-bearing one hashed): a name given
+        here must reach the memories the request path keeps and injects under it, and no others. ``own``: the user
+        speaks for themself (a write, an agent's tools), so a user named like the tenant-wide bucket is not it."""
+        t = self.ids.joinable(tenant, "tenant") if tenant is not None else None
+        u = self.ids.joinable(user, "user") if user is not None else None
+        if own and u == SHARED_USER:
+            u = self.ids.hashed(u)
+        return t or DEFAULT_TENANT, u
 
     def list_(
         self,
@@ -38,6 +50,7 @@ class MemoryOps:
         status: str = "active",
         limit: int = 200,
     ) -> list[dict[str, Any]]:
+        tenant, user = self.key(tenant, user)
         if kind is not None and kind not in KINDS:
             raise MemoryError_(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
         statuses = None if status == "all" else (status,)
@@ -47,6 +60,7 @@ class MemoryOps:
         ]
 
     def show(self, memory_id: str, tenant: str = DEFAULT_TENANT) -> dict[str, Any]:
+        tenant, _ = self.key(tenant)
         m = self.store.get(memory_id, tenant)
         if m is None:
             raise MemoryError_(f"no memory {memory_id!r} in tenant {tenant!r}")
@@ -59,6 +73,7 @@ class MemoryOps:
         self, query: str, tenant: str = DEFAULT_TENANT, user: str | None = None, limit: int = 20
     ) -> list[dict[str, Any]]:
         """Active memories sharing words with ``query``, most in common first."""
+        tenant, user = self.key(tenant, user)
         want = term_set(query)
         if not want:
             return []
@@ -74,6 +89,7 @@ class MemoryOps:
         self, text: str, tenant: str = DEFAULT_TENANT, user: str | None = None, kind: str | None = None
     ) -> dict[str, Any]:
         """Add a memory by hand; it passes the same gates as an extracted one (redaction, credentials, screening)."""
+        tenant, user = self.key(tenant, user, own=True)
         text = " ".join((text or "").split())
         if not text:
             raise MemoryError_("the memory text is empty")
@@ -97,6 +113,7 @@ class MemoryOps:
         about: str | None = None,
     ) -> list[str]:
         """Forget one memory by id, or the user's memories that ``about`` describes. Their text is erased."""
+        tenant, user = self.key(tenant, user, own=True)
         if memory_id:
             m = self.store.get(memory_id, tenant)
             if m is None:
@@ -107,6 +124,7 @@ class MemoryOps:
         raise MemoryError_("say which memory to forget: an id, or --about TEXT")
 
     def export(self, tenant: str = DEFAULT_TENANT, user: str | None = None) -> dict[str, Any]:
+        tenant, user = self.key(tenant, user)
         rows = self.store.find(tenant, user, statuses=None)
         return {"format": EXPORT_FORMAT, "tenant": tenant, "user": user, "memories": [m.as_dict() for m in rows]}
 
@@ -122,7 +140,7 @@ class MemoryOps:
             if d["kind"] not in KINDS:
                 raise MemoryError_(f"memories[{i}]: unknown kind {d['kind']!r}")
             rows.append({k: v for k, v in d.items() if k in Memory.__dataclass_fields__})
-        return self.store.restore(rows, tenant)
+        return self.store.restore(rows, self.key(tenant)[0] if tenant else None)
 
 
 class UserMemory:
@@ -132,8 +150,9 @@ class UserMemory:
 
     def __init__(self, ops: MemoryOps, tenant: str | None, user: str | None):
         self.ops = ops
-        self.tenant = tenant or DEFAULT_TENANT
-        self.user = user or DEFAULT_USER
+        t, u = ops.key(tenant, user, own=True)
+        self.tenant = t
+        self.user = u or DEFAULT_USER
 
     def _owners(self) -> tuple[str, ...]:
         return (self.user, SHARED_USER) if self.ops.settings.memory.share == "tenant" else (self.user,)

@@ -12,8 +12,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -120,8 +120,12 @@ def _allowed(skill: Skill, tenant: str, share: bool, replaced: frozenset[str]) -
 
 
 class SkillBank:
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, tenant_key: Callable[[str], str | None] | None = None):
+        """``tenant_key``: a tenant name as the hooks store it (the plugin's ``ids.joinable``), applied to each skill's
+        ``metadata.tenant`` when the library loads, so that a rule written for a tenant by name (long, with spaces
+        around it, in another Unicode form) is compared with the request's tenant in the same form."""
         self.settings = settings
+        self.tenant_key = tenant_key
         self.store = SkillStore(settings.skills_path)
         self._snap = Snapshot()
         self._refresh_lock = threading.Lock()
@@ -147,6 +151,9 @@ class SkillBank:
                     return False
             result = self.store.load()
             self.problems = result.problems
+            if self.tenant_key is not None:
+                result.skills = self._keyed(result.skills)
+                result.pending = self._keyed(result.pending)
             live = [s for s in result.skills.values() if s.status == "active"]
             active = [s for s in live if s.kind != "convention"]  # procedures: retrieved by relevance
             evidence = result.evidence
@@ -185,6 +192,17 @@ class SkillBank:
             )
             self._last_full_scan = now
             return True
+
+    def _keyed(self, skills: dict[str, Skill]) -> dict[str, Skill]:
+        key = self.tenant_key
+        assert key is not None
+        out = dict(skills)
+        for name, s in skills.items():
+            if s.tenant is not None:
+                t = key(s.tenant) or s.tenant
+                if t != s.tenant:
+                    out[name] = replace(s, tenant=t)
+        return out
 
     def _keyword(self, skills: list[Skill]) -> KeywordIndex:
         cfg = self.settings.retrieval

@@ -227,7 +227,7 @@ class MetaClawCallback(CustomLogger):
             host = "litellm-proxy"
         else:
             t = md.get("tenant")
-            tenant = t.strip()[:128] if isinstance(t, str) and t.strip() else self.tenant
+            tenant = t.strip() if isinstance(t, str) and t.strip() else self.tenant  # whole (see tenant_from_key)
             host = "litellm-sdk"
         side = header(headers, "x-turn-type") or md.get("turn_type") or "main"
         kind = "side" if isinstance(side, str) and side.strip().lower() == "side" else "main"
@@ -581,7 +581,7 @@ def _user_id(*candidates: Any) -> str | None:
     """The first non-empty string: the user a request speaks for, when the OpenAI ``user`` field is absent."""
     for c in candidates:
         if isinstance(c, str) and c.strip():
-            return c.strip()[:256]
+            return c.strip()  # whole: the core keys a long id by its hash
     return None
 
 

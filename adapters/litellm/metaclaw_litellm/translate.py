@@ -136,12 +136,12 @@ def tenant_from_key(user_api_key_dict: Any, mode: str = "key") -> str:
         return DEFAULT_TENANT
     team = get(user_api_key_dict, "team_id")
     if isinstance(team, str) and team.strip():
-        return "team:" + team.strip()[:128]
+        return "team:" + team.strip()  # whole: the core keys a long id by its hash (a cut would merge tenants)
     if mode == "team":
         return DEFAULT_TENANT
     alias = get(user_api_key_dict, "key_alias")
     if isinstance(alias, str) and alias.strip():
-        return "key:" + alias.strip()[:128]
+        return "key:" + alias.strip()
     if get(user_api_key_dict, "api_key") == MASTER_KEY_TOKEN:
         return DEFAULT_TENANT
     token = get(user_api_key_dict, "token")
