@@ -11,78 +11,82 @@ import click
 from .common import console, emit_json, fail, json_option, table
 
 
-def register(main: click.Group) -> None:
-    @main.command()
-    @click.option("--model", default=None, help="The agent's model, any LiteLLM model (default: scripted).")
-    @click.option("--evolver-model", default=None, help="The evolver, any LiteLLM model (default: scripted).")
-    @click.option("--judge-model", default=None, help="The judge, any LiteLLM model (default: scripted).")
-    @click.option("--keep", is_flag=True, help="Keep the demo's home (for `serve` and its dashboard).")
-    @click.option(
-        "--home",
-        type=click.Path(file_okay=False, path_type=Path),
-        default=None,
-        help="Run in this folder instead of a new temporary one (kept).",
-    )
-    @json_option
-    def demo(
-        model: str | None,
-        evolver_model: str | None,
-        judge_model: str | None,
-        keep: bool,
-        home: Path | None,
-        as_json: bool,
-    ) -> None:
-        """Watch the loop work in a couple of minutes, offline: a real LiteLLM proxy with the plugin in front of
-        a scripted local endpoint; a failed round becomes a skill on trial that the next similar round carries.
+@click.command()
+@click.option("--model", default=None, help="The agent's model, any LiteLLM model (default: scripted).")
+@click.option("--evolver-model", default=None, help="The evolver, any LiteLLM model (default: scripted).")
+@click.option("--judge-model", default=None, help="The judge, any LiteLLM model (default: scripted).")
+@click.option("--keep", is_flag=True, help="Keep the demo's home (for `serve` and its dashboard).")
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run in this folder instead of a new temporary one (kept).",
+)
+@json_option
+def demo(
+    model: str | None,
+    evolver_model: str | None,
+    judge_model: str | None,
+    keep: bool,
+    home: Path | None,
+    as_json: bool,
+) -> None:
+    """Watch the loop work in a couple of minutes, offline: a real LiteLLM proxy with the plugin in front of
+    a scripted local endpoint; a failed round becomes a skill on trial that the next similar round carries.
 
-        Then the slow loop: a scripted idle window opens, the real scheduler runs a local LoRA step on a tiny model
-        and the served policy hot-swaps to the new adapter (skipped, saying why, without the train-local extra).
+    Then the slow loop: a scripted idle window opens, the real scheduler runs a local LoRA step on a tiny model
+    and the served policy hot-swaps to the new adapter (skipped, saying why, without the train-local extra).
 
-        Exits 0 only when every stage did what it claims, as read back from the skills folder and the database; a
-        skipped stage does not count against it.
-        """
-        import importlib.util
+    Exits 0 only when every stage did what it claims, as read back from the skills folder and the database; a
+    skipped stage does not count against it.
+    """
+    import importlib.util
 
-        if importlib.util.find_spec("litellm") is None or importlib.util.find_spec("metaclaw_litellm") is None:
-            fail("the demo runs a LiteLLM proxy: pip install 'metaclaw-plugin[litellm]'")
-        if home is not None and home.exists() and any(home.iterdir()):
-            fail(f"{home} is not empty: the demo checks what it wrote, so give it a new or empty folder")
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        from ..devtools.demo import STAGES, DemoOptions, StageResult, run_demo, summary
+    if importlib.util.find_spec("litellm") is None or importlib.util.find_spec("metaclaw_litellm") is None:
+        fail("the demo runs a LiteLLM proxy: pip install 'metaclaw-plugin[litellm]'")
+    if home is not None and home.exists() and any(home.iterdir()):
+        fail(f"{home} is not empty: the demo checks what it wrote, so give it a new or empty folder")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from ..devtools.demo import STAGES, DemoOptions, StageResult, run_demo, summary
 
-        titles = {s.key: s.title for s in STAGES}
-        status: Any = None
+    titles = {s.key: s.title for s in STAGES}
+    status: Any = None
 
-        def on_stage(key: str, res: StageResult | None) -> None:
-            nonlocal status
-            if as_json:
-                return
-            if res is None:
-                status = console.status(f"[bold]{key}[/]: {titles[key]} ...")
-                status.start()
-                return
-            status.stop()
-            mark = "[yellow]skipped[/]" if res.skipped else "[green]ok[/]" if res.ok else "[bold red]FAILED[/]"
-            console.print(f"{mark} [bold]{key}[/] ({res.seconds:.1f}s): ", end="")
-            console.print(res.detail, markup=False, highlight=False)
-
-        opts = DemoOptions(model=model, evolver_model=evolver_model, judge_model=judge_model, keep=keep, home=home)
-        if not as_json:
-            scripted = [r for r, m in (("agent", model), ("evolver", evolver_model), ("judge", judge_model)) if not m]
-            if scripted:
-                console.print(
-                    f"[yellow]scripted[/]: the {', '.join(scripted)} are played by a local scripted endpoint (no model"
-                    " is called; its replies start with '(scripted)'). --model/--evolver-model/--judge-model use real"
-                    " ones.",
-                    highlight=False,
-                )
-        result = summary(run_demo(opts, on_stage))
+    def on_stage(key: str, res: StageResult | None) -> None:
+        nonlocal status
         if as_json:
-            emit_json(result)
-        else:
-            _print_summary(result)
-        if not result["ok"]:
-            raise SystemExit(1)
+            return
+        if res is None:
+            status = console.status(f"[bold]{key}[/]: {titles[key]} ...")
+            status.start()
+            return
+        status.stop()
+        mark = "[yellow]skipped[/]" if res.skipped else "[green]ok[/]" if res.ok else "[bold red]FAILED[/]"
+        console.print(f"{mark} [bold]{key}[/] ({res.seconds:.1f}s): ", end="")
+        console.print(res.detail, markup=False, highlight=False)
+
+    opts = DemoOptions(model=model, evolver_model=evolver_model, judge_model=judge_model, keep=keep, home=home)
+    if not as_json:
+        scripted = [r for r, m in (("agent", model), ("evolver", evolver_model), ("judge", judge_model)) if not m]
+        if scripted:
+            console.print(
+                f"[yellow]scripted[/]: the {', '.join(scripted)} are played by a local scripted endpoint (no model"
+                " is called; its replies start with '(scripted)'). --model/--evolver-model/--judge-model use real"
+                " ones.",
+                highlight=False,
+            )
+    result = summary(run_demo(opts, on_stage))
+    if as_json:
+        emit_json(result)
+    else:
+        _print_summary(result)
+    if not result["ok"]:
+        raise SystemExit(1)
+
+
+def register(main: click.Group) -> None:
+    for command in (demo,):
+        main.add_command(command)
 
 
 def _print_summary(r: dict[str, Any]) -> None:

@@ -62,132 +62,144 @@ def _full_id(ops: MemoryOps, tenant: str, memory_id: str) -> str:
     raise MemoryError_(f"no memory {memory_id!r} in tenant {tenant!r}" if not hits else f"{memory_id!r} is ambiguous")
 
 
-def register(main: click.Group) -> None:
-    @main.group()
-    def memory() -> None:
-        """What the agent remembers of each user: list, search, add, forget, history, export, import."""
+@click.group()
+def memory() -> None:
+    """What the agent remembers of each user: list, search, add, forget, history, export, import."""
 
-    @memory.command("list")
-    @tenant_option
-    @user_option
-    @click.option("--kind", default=None, help="preference, fact, project, event or summary.")
-    @click.option(
-        "--status",
-        default="active",
-        show_default=True,
-        help="active, superseded, forgotten, quarantined, expired, or all.",
+
+@memory.command("list")
+@tenant_option
+@user_option
+@click.option("--kind", default=None, help="preference, fact, project, event or summary.")
+@click.option(
+    "--status",
+    default="active",
+    show_default=True,
+    help="active, superseded, forgotten, quarantined, expired, or all.",
+)
+@click.option("--limit", default=200, show_default=True)
+@json_option
+@click.pass_context
+def list_(
+    ctx: click.Context, tenant: str, user: str | None, kind: str | None, status: str, limit: int, as_json: bool
+) -> None:
+    with _ops(ctx) as ops:
+        rows = ops.list_(tenant, user, kind, status, limit)
+    _out(as_json, rows, lambda: _rows(rows, f"memories of tenant {tenant} ({status})"))
+
+
+@memory.command()
+@click.argument("memory_id")
+@tenant_option
+@json_option
+@click.pass_context
+def show(ctx: click.Context, memory_id: str, tenant: str, as_json: bool) -> None:
+    with _ops(ctx) as ops:
+        d = ops.show(_full_id(ops, tenant, memory_id), tenant)
+
+    def human() -> None:
+        console.print(f"[bold]{d['id']}[/]  {d['kind']}  {d['status']}  user {d['user']}", highlight=False)
+        console.print(d["text"] or "(erased)", markup=False)
+        if d.get("screen"):
+            console.print("quarantined: " + "; ".join(d["screen"].get("reasons", [])), markup=False)
+        for h in d["history"]:
+            console.print(f"  {_when(h['at'])}  {h['action']}  {h['detail'] or ''}", markup=False)
+
+    _out(as_json, d, human)
+
+
+@memory.command()
+@click.argument("query")
+@tenant_option
+@user_option
+@click.option("--limit", default=20, show_default=True)
+@json_option
+@click.pass_context
+def search(ctx: click.Context, query: str, tenant: str, user: str | None, limit: int, as_json: bool) -> None:
+    with _ops(ctx) as ops:
+        rows = ops.search(query, tenant, user, limit)
+    _out(as_json, rows, lambda: _rows(rows, f"memories matching {query!r}"))
+
+
+@memory.command()
+@click.argument("text")
+@tenant_option
+@user_option
+@click.option("--kind", default=None, help="preference, fact, project, event (default: as the rules read it).")
+@json_option
+@click.pass_context
+def add(ctx: click.Context, text: str, tenant: str, user: str | None, kind: str | None, as_json: bool) -> None:
+    with _ops(ctx) as ops:
+        m = ops.add(text, tenant, user, kind)
+    _out(as_json, m, lambda: console.print(f"{m['status']}: {m['id']} ({m['kind']})", highlight=False))
+
+
+@memory.command()
+@click.argument("memory_id", required=False)
+@click.option("--about", default=None, help="Forget the user's memories this text describes.")
+@tenant_option
+@user_option
+@json_option
+@click.pass_context
+def forget(
+    ctx: click.Context, memory_id: str | None, about: str | None, tenant: str, user: str | None, as_json: bool
+) -> None:
+    with _ops(ctx) as ops:
+        gone = ops.forget(tenant, _full_id(ops, tenant, memory_id) if memory_id else None, user, about)
+    _out(as_json, {"forgotten": gone}, lambda: console.print(f"forgotten: {len(gone)}", highlight=False))
+
+
+@memory.command()
+@click.argument("memory_id")
+@tenant_option
+@json_option
+@click.pass_context
+def history(ctx: click.Context, memory_id: str, tenant: str, as_json: bool) -> None:
+    with _ops(ctx) as ops:
+        rows = ops.history(_full_id(ops, tenant, memory_id), tenant)
+    _out(
+        as_json,
+        rows,
+        lambda: table(
+            "history",
+            ["at", "action", "text", "detail"],
+            [[_when(h["at"]), h["action"], h["text"], h["detail"]] for h in rows],
+        ),
     )
-    @click.option("--limit", default=200, show_default=True)
-    @json_option
-    @click.pass_context
-    def list_(
-        ctx: click.Context, tenant: str, user: str | None, kind: str | None, status: str, limit: int, as_json: bool
-    ) -> None:
-        with _ops(ctx) as ops:
-            rows = ops.list_(tenant, user, kind, status, limit)
-        _out(as_json, rows, lambda: _rows(rows, f"memories of tenant {tenant} ({status})"))
 
-    @memory.command()
-    @click.argument("memory_id")
-    @tenant_option
-    @json_option
-    @click.pass_context
-    def show(ctx: click.Context, memory_id: str, tenant: str, as_json: bool) -> None:
-        with _ops(ctx) as ops:
-            d = ops.show(_full_id(ops, tenant, memory_id), tenant)
 
-        def human() -> None:
-            console.print(f"[bold]{d['id']}[/]  {d['kind']}  {d['status']}  user {d['user']}", highlight=False)
-            console.print(d["text"] or "(erased)", markup=False)
-            if d.get("screen"):
-                console.print("quarantined: " + "; ".join(d["screen"].get("reasons", [])), markup=False)
-            for h in d["history"]:
-                console.print(f"  {_when(h['at'])}  {h['action']}  {h['detail'] or ''}", markup=False)
+@memory.command()
+@tenant_option
+@user_option
+@click.option("--out", "out", type=click.Path(dir_okay=False), default=None, help="File (default: stdout).")
+@click.pass_context
+def export(ctx: click.Context, tenant: str, user: str | None, out: str | None) -> None:
+    with _ops(ctx) as ops:
+        doc = ops.export(tenant, user)
+    if out:
+        p = Path(out)
+        p.touch(mode=0o600)
+        p.write_text(json.dumps(doc, ensure_ascii=False, indent=2), encoding="utf-8")
+        console.print(f"exported {len(doc['memories'])} memories to {p}", highlight=False)
+    else:
+        emit_json(doc)
 
-        _out(as_json, d, human)
 
-    @memory.command()
-    @click.argument("query")
-    @tenant_option
-    @user_option
-    @click.option("--limit", default=20, show_default=True)
-    @json_option
-    @click.pass_context
-    def search(ctx: click.Context, query: str, tenant: str, user: str | None, limit: int, as_json: bool) -> None:
-        with _ops(ctx) as ops:
-            rows = ops.search(query, tenant, user, limit)
-        _out(as_json, rows, lambda: _rows(rows, f"memories matching {query!r}"))
+@memory.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--tenant", default=None, help="File them under this tenant (default: theirs).")
+@json_option
+@click.pass_context
+def import_(ctx: click.Context, path: str, tenant: str | None, as_json: bool) -> None:
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        fail(f"{path}: not a JSON file: {e}")
+    with _ops(ctx) as ops:
+        n = ops.import_(doc, tenant)
+    _out(as_json, {"imported": n}, lambda: console.print(f"imported {n} memories", highlight=False))
 
-    @memory.command()
-    @click.argument("text")
-    @tenant_option
-    @user_option
-    @click.option("--kind", default=None, help="preference, fact, project, event (default: as the rules read it).")
-    @json_option
-    @click.pass_context
-    def add(ctx: click.Context, text: str, tenant: str, user: str | None, kind: str | None, as_json: bool) -> None:
-        with _ops(ctx) as ops:
-            m = ops.add(text, tenant, user, kind)
-        _out(as_json, m, lambda: console.print(f"{m['status']}: {m['id']} ({m['kind']})", highlight=False))
 
-    @memory.command()
-    @click.argument("memory_id", required=False)
-    @click.option("--about", default=None, help="Forget the user's memories this text describes.")
-    @tenant_option
-    @user_option
-    @json_option
-    @click.pass_context
-    def forget(
-        ctx: click.Context, memory_id: str | None, about: str | None, tenant: str, user: str | None, as_json: bool
-    ) -> None:
-        with _ops(ctx) as ops:
-            gone = ops.forget(tenant, _full_id(ops, tenant, memory_id) if memory_id else None, user, about)
-        _out(as_json, {"forgotten": gone}, lambda: console.print(f"forgotten: {len(gone)}", highlight=False))
-
-    @memory.command()
-    @click.argument("memory_id")
-    @tenant_option
-    @json_option
-    @click.pass_context
-    def history(ctx: click.Context, memory_id: str, tenant: str, as_json: bool) -> None:
-        with _ops(ctx) as ops:
-            rows = ops.history(_full_id(ops, tenant, memory_id), tenant)
-        _out(
-            as_json,
-            rows,
-            lambda: table(
-                "history",
-                ["at", "action", "text", "detail"],
-                [[_when(h["at"]), h["action"], h["text"], h["detail"]] for h in rows],
-            ),
-        )
-
-    @memory.command()
-    @tenant_option
-    @user_option
-    @click.option("--out", "out", type=click.Path(dir_okay=False), default=None, help="File (default: stdout).")
-    @click.pass_context
-    def export(ctx: click.Context, tenant: str, user: str | None, out: str | None) -> None:
-        with _ops(ctx) as ops:
-            doc = ops.export(tenant, user)
-        if out:
-            p = Path(out)
-            p.touch(mode=0o600)
-            p.write_text(json.dumps(doc, ensure_ascii=False, indent=2), encoding="utf-8")
-            console.print(f"exported {len(doc['memories'])} memories to {p}", highlight=False)
-        else:
-            emit_json(doc)
-
-    @memory.command("import")
-    @click.argument("path", type=click.Path(exists=True, dir_okay=False))
-    @click.option("--tenant", default=None, help="File them under this tenant (default: theirs).")
-    @json_option
-    @click.pass_context
-    def import_(ctx: click.Context, path: str, tenant: str | None, as_json: bool) -> None:
-        try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            fail(f"{path}: not a JSON file: {e}")
-        with _ops(ctx) as ops:
-            n = ops.import_(doc, tenant)
-        _out(as_json, {"imported": n}, lambda: console.print(f"imported {n} memories", highlight=False))
+def register(main: click.Group) -> None:
+    for command in (memory,):
+        main.add_command(command)

@@ -233,186 +233,188 @@ def openclaw_config_state(path: Path) -> tuple[bool, str] | None:
 # ------------------------------------------------------------------------------------------------
 # Commands
 # ------------------------------------------------------------------------------------------------
-def register(main: click.Group) -> None:
-    @main.command()
-    @click.option("--host", default=None, help="Address to bind (default: server.host, 127.0.0.1).")
-    @click.option("--port", type=int, default=None, help="Port (default: server.port, 8765).")
-    @click.option("--allow-remote", is_flag=True, help="Allow a non-loopback --host. The token is still required.")
-    @click.option("--config", "config", type=click.Path(dir_okay=False), default=None, help="Config file.")
-    @click.option(
-        "--log-level",
-        default="warning",
-        show_default=True,
-        type=click.Choice(["critical", "error", "warning", "info", "debug"]),
-    )
-    @click.pass_context
-    def serve(
-        ctx: click.Context, host: str | None, port: int | None, allow_remote: bool, config: str | None, log_level: str
-    ) -> None:
-        """Run the local HTTP API (for the OpenClaw plugin) and the dashboard at `/`.
+@click.command()
+@click.option("--host", default=None, help="Address to bind (default: server.host, 127.0.0.1).")
+@click.option("--port", type=int, default=None, help="Port (default: server.port, 8765).")
+@click.option("--allow-remote", is_flag=True, help="Allow a non-loopback --host. The token is still required.")
+@click.option("--config", "config", type=click.Path(dir_okay=False), default=None, help="Config file.")
+@click.option(
+    "--log-level",
+    default="warning",
+    show_default=True,
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+)
+@click.pass_context
+def serve(
+    ctx: click.Context, host: str | None, port: int | None, allow_remote: bool, config: str | None, log_level: str
+) -> None:
+    """Run the local HTTP API (for the OpenClaw plugin) and the dashboard at `/`.
 
-        Every API endpoint needs `Authorization: Bearer <token>`; the token is in $METACLAW_HOME/server.token
-        (created with mode 0600 on first start). The dashboard takes the same token: open the link printed at
-        start-up (it becomes an HttpOnly cookie), or paste the token into its login form.
-        """
-        from ..sidecar import RemoteBindRefused, bind_socket, check_bind, load_or_create_token
-        from ..sidecar import serve as run
+    Every API endpoint needs `Authorization: Bearer <token>`; the token is in $METACLAW_HOME/server.token
+    (created with mode 0600 on first start). The dashboard takes the same token: open the link printed at
+    start-up (it becomes an HttpOnly cookie), or paste the token into its login form.
+    """
+    from ..sidecar import RemoteBindRefused, bind_socket, check_bind, load_or_create_token
+    from ..sidecar import serve as run
 
-        if config:
-            ctx.find_root().obj["config"] = config
-        settings = load_settings(ctx)
-        host = host or settings.server.host
-        port = port if port is not None else settings.server.port
-        try:
-            check_bind(host, allow_remote)
-        except RemoteBindRefused as e:
-            fail(str(e), code=2)
-        token = load_or_create_token(settings.home_dir)
-        try:
-            sock = bind_socket(host, port)
-        except OSError as e:
-            fail(f"cannot serve on {host}:{port}: {e.strerror or e} (is another `metaclaw-plugin serve` running?)")
-        port = sock.getsockname()[1]
-        # the sign-in link holds the token: only on a terminal, never into a log file (OpenClaw's autoStart logs this)
-        link = f"/?token={token}" if sys.stderr.isatty() else "/ (sign in with the token from the token file)"
-        click.echo(
-            f"metaclaw-plugin API on {_host_url(host, port)} (token in {settings.home_dir / 'server.token'})\n"
-            f"dashboard: {_host_url(host, port)}{link}",
-            err=True,
-        )
-        run(settings, host=host, port=port, allow_remote=allow_remote, log_level=log_level, sock=sock)
+    if config:
+        ctx.find_root().obj["config"] = config
+    settings = load_settings(ctx)
+    host = host or settings.server.host
+    port = port if port is not None else settings.server.port
+    try:
+        check_bind(host, allow_remote)
+    except RemoteBindRefused as e:
+        fail(str(e), code=2)
+    token = load_or_create_token(settings.home_dir)
+    try:
+        sock = bind_socket(host, port)
+    except OSError as e:
+        fail(f"cannot serve on {host}:{port}: {e.strerror or e} (is another `metaclaw-plugin serve` running?)")
+    port = sock.getsockname()[1]
+    # the sign-in link holds the token: only on a terminal, never into a log file (OpenClaw's autoStart logs this)
+    link = f"/?token={token}" if sys.stderr.isatty() else "/ (sign in with the token from the token file)"
+    click.echo(
+        f"metaclaw-plugin API on {_host_url(host, port)} (token in {settings.home_dir / 'server.token'})\n"
+        f"dashboard: {_host_url(host, port)}{link}",
+        err=True,
+    )
+    run(settings, host=host, port=port, allow_remote=allow_remote, log_level=log_level, sock=sock)
 
-    @main.group()
-    def openclaw() -> None:
-        """OpenClaw integration."""
 
-    @openclaw.command("install")
-    @click.option("--apply", is_flag=True, help="Write the entry into openclaw.json (needs --yes).")
-    @click.option("--yes", is_flag=True, help="Consent to changing openclaw.json (a backup is written first).")
-    @click.option(
-        "--openclaw-config",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="openclaw.json to change (default: $OPENCLAW_CONFIG_PATH, $OPENCLAW_STATE_DIR/openclaw.json, "
-        "~/.openclaw/openclaw.json).",
-    )
-    @click.option(
-        "--plugin-dir",
-        type=click.Path(file_okay=False),
-        default=None,
-        help="The OpenClaw plugin folder (default: the one shipped with metaclaw-plugin).",
-    )
-    @click.option("--url", default=None, help="URL of `metaclaw-plugin serve` (default from server.host/port).")
-    @click.option("--no-auto-start", is_flag=True, help="Do not let the plugin start `metaclaw-plugin serve` itself.")
-    @click.option(
-        "--mode",
-        type=click.Choice(["skills_only", "rl", "auto"]),
-        default=None,
-        help="Mode (default: the config's). rl/auto also add the served policy as an OpenClaw provider.",
-    )
-    @click.option(
-        "--proxy-url",
-        default=None,
-        help="rl/auto: send the model calls to a LiteLLM proxy serving metaclaw/<name> at this base URL "
-        "(`metaclaw-plugin proxy --model metaclaw/policy`) instead of straight to `metaclaw-plugin serve`.",
-    )
-    @click.option(
-        "--model",
-        "policy_model",
-        default=None,
-        help="rl/auto: the served policy, metaclaw/<name> (default: metaclaw/<serving.name>).",
-    )
-    @click.option(
-        "--proxy-key",
-        default="${LITELLM_MASTER_KEY}",
-        show_default=True,
-        help="rl/auto with --proxy-url: API key OpenClaw sends to the proxy.",
-    )
-    @click.option("--json", "as_json", is_flag=True, help="Print only the JSON entry.")
-    @click.pass_context
-    def install(
-        ctx: click.Context,
-        apply: bool,
-        yes: bool,
-        openclaw_config: str | None,
-        plugin_dir: str | None,
-        url: str | None,
-        no_auto_start: bool,
-        mode: str | None,
-        proxy_url: str | None,
-        policy_model: str | None,
-        proxy_key: str,
-        as_json: bool,
-    ) -> None:
-        """Print (or, with --apply --yes, write) the openclaw.json entry for the metaclaw plugin.
+@click.group()
+def openclaw() -> None:
+    """OpenClaw integration."""
 
-        Nothing is written without --apply and --yes. The entry enables plugins.entries.metaclaw with
-        hooks.allowConversationAccess: true, loads the plugin from plugins.load.paths and gives it the memory slot
-        (plugins.slots.memory: metaclaw, in place of memory-core or any other memory plugin: OpenClaw loads only
-        the memory plugin that slot names, so metaclaw must hold it). Your model and
-        sandbox settings are left alone; in rl/auto mode the metaclaw provider is added (the served policy at
-        `metaclaw-plugin serve`'s /v1/chat/completions, its token read from the token file through an OpenClaw
-        file secret) but your primary model is not switched (the command prints how).
-        """
-        settings = load_settings(ctx)
-        pdir = Path(plugin_dir).expanduser().resolve() if plugin_dir else openclaw_plugin_dir()
-        if pdir is None:
-            fail("cannot find the OpenClaw plugin folder (openclaw.plugin.json); pass --plugin-dir")
-        elif not (pdir / "openclaw.plugin.json").is_file():
-            fail(f"{pdir} has no openclaw.plugin.json")
-        mode = mode or settings.mode
-        entry = plugin_entry(
-            settings, pdir, url=url, mode=mode if mode != "skills_only" else None, auto_start=not no_auto_start
-        )
-        primary = None
-        if mode in ("rl", "auto"):
-            served = f"metaclaw/{settings.serving.name}"
-            name = policy_model or served
-            if proxy_url:
-                entry = merge_entry(entry, provider_entry(proxy_url, name, proxy_key, 32768, 4096))
-            else:
-                if name != served:
-                    fail(f"metaclaw-plugin serve answers as {served} (serving.name), not {name}", code=2)
-                from ..sidecar import load_or_create_token
 
-                token_file = settings.home_dir / "server.token"
-                load_or_create_token(settings.home_dir)  # the secret must exist before the gateway resolves it
-                base = (url or _host_url(settings.server.host, settings.server.port)).rstrip("/") + "/v1"
-                entry = merge_entry(entry, provider_entry(base, name, dict(TOKEN_REF), 32768, 4096))
-                entry = merge_entry(entry, token_secret_entry(token_file))
-            primary = f"{PLUGIN_ID}/{name}"
-        target = Path(openclaw_config).expanduser() if openclaw_config else default_openclaw_config()
+@openclaw.command("install")
+@click.option("--apply", is_flag=True, help="Write the entry into openclaw.json (needs --yes).")
+@click.option("--yes", is_flag=True, help="Consent to changing openclaw.json (a backup is written first).")
+@click.option(
+    "--openclaw-config",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="openclaw.json to change (default: $OPENCLAW_CONFIG_PATH, $OPENCLAW_STATE_DIR/openclaw.json, "
+    "~/.openclaw/openclaw.json).",
+)
+@click.option(
+    "--plugin-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="The OpenClaw plugin folder (default: the one shipped with metaclaw-plugin).",
+)
+@click.option("--url", default=None, help="URL of `metaclaw-plugin serve` (default from server.host/port).")
+@click.option("--no-auto-start", is_flag=True, help="Do not let the plugin start `metaclaw-plugin serve` itself.")
+@click.option(
+    "--mode",
+    type=click.Choice(["skills_only", "rl", "auto"]),
+    default=None,
+    help="Mode (default: the config's). rl/auto also add the served policy as an OpenClaw provider.",
+)
+@click.option(
+    "--proxy-url",
+    default=None,
+    help="rl/auto: send the model calls to a LiteLLM proxy serving metaclaw/<name> at this base URL "
+    "(`metaclaw-plugin proxy --model metaclaw/policy`) instead of straight to `metaclaw-plugin serve`.",
+)
+@click.option(
+    "--model",
+    "policy_model",
+    default=None,
+    help="rl/auto: the served policy, metaclaw/<name> (default: metaclaw/<serving.name>).",
+)
+@click.option(
+    "--proxy-key",
+    default="${LITELLM_MASTER_KEY}",
+    show_default=True,
+    help="rl/auto with --proxy-url: API key OpenClaw sends to the proxy.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print only the JSON entry.")
+@click.pass_context
+def install(
+    ctx: click.Context,
+    apply: bool,
+    yes: bool,
+    openclaw_config: str | None,
+    plugin_dir: str | None,
+    url: str | None,
+    no_auto_start: bool,
+    mode: str | None,
+    proxy_url: str | None,
+    policy_model: str | None,
+    proxy_key: str,
+    as_json: bool,
+) -> None:
+    """Print (or, with --apply --yes, write) the openclaw.json entry for the metaclaw plugin.
 
-        if as_json and not apply:
-            emit_json(entry)
-            return
-        if not apply:
-            click.echo(f"# Add this to {target} (merge with what is there):")
-            click.echo(json.dumps(entry, indent=2))
-            if primary:
-                click.echo(
-                    f'# Then point your agent at the trainable policy: agents.defaults.model.primary = "{primary}"'
-                )
-            click.echo("# Or let this command do it (a backup is written first):")
-            click.echo("#   metaclaw-plugin openclaw install --apply --yes")
-            return
-        if not yes:
-            if sys.stdin.isatty():
-                yes = click.confirm(f"Change {target} (a backup is written first)?", default=False)
-            if not yes:
-                fail(f"not changing {target} without consent: add --yes", code=2)
-        current = read_openclaw_json(target)
-        new = merge_entry(current, entry)
-        if new == current:
-            click.echo(f"{target} already has the metaclaw entry; nothing to do.")
-            return
-        backup = write_with_backup(target, new)
-        if as_json:
-            emit_json({"config": str(target), "backup": str(backup) if backup else None, "entry": entry})
-            return
-        click.echo(f"Wrote the metaclaw entry to {target}" + (f" (backup: {backup})" if backup else ""))
+    Nothing is written without --apply and --yes. The entry enables plugins.entries.metaclaw with
+    hooks.allowConversationAccess: true, loads the plugin from plugins.load.paths and gives it the memory slot
+    (plugins.slots.memory: metaclaw, in place of memory-core or any other memory plugin: OpenClaw loads only
+    the memory plugin that slot names, so metaclaw must hold it). Your model and
+    sandbox settings are left alone; in rl/auto mode the metaclaw provider is added (the served policy at
+    `metaclaw-plugin serve`'s /v1/chat/completions, its token read from the token file through an OpenClaw
+    file secret) but your primary model is not switched (the command prints how).
+    """
+    settings = load_settings(ctx)
+    pdir = Path(plugin_dir).expanduser().resolve() if plugin_dir else openclaw_plugin_dir()
+    if pdir is None:
+        fail("cannot find the OpenClaw plugin folder (openclaw.plugin.json); pass --plugin-dir")
+    elif not (pdir / "openclaw.plugin.json").is_file():
+        fail(f"{pdir} has no openclaw.plugin.json")
+    mode = mode or settings.mode
+    entry = plugin_entry(
+        settings, pdir, url=url, mode=mode if mode != "skills_only" else None, auto_start=not no_auto_start
+    )
+    primary = None
+    if mode in ("rl", "auto"):
+        served = f"metaclaw/{settings.serving.name}"
+        name = policy_model or served
+        if proxy_url:
+            entry = merge_entry(entry, provider_entry(proxy_url, name, proxy_key, 32768, 4096))
+        else:
+            if name != served:
+                fail(f"metaclaw-plugin serve answers as {served} (serving.name), not {name}", code=2)
+            from ..sidecar import load_or_create_token
+
+            token_file = settings.home_dir / "server.token"
+            load_or_create_token(settings.home_dir)  # the secret must exist before the gateway resolves it
+            base = (url or _host_url(settings.server.host, settings.server.port)).rstrip("/") + "/v1"
+            entry = merge_entry(entry, provider_entry(base, name, dict(TOKEN_REF), 32768, 4096))
+            entry = merge_entry(entry, token_secret_entry(token_file))
+        primary = f"{PLUGIN_ID}/{name}"
+    target = Path(openclaw_config).expanduser() if openclaw_config else default_openclaw_config()
+
+    if as_json and not apply:
+        emit_json(entry)
+        return
+    if not apply:
+        click.echo(f"# Add this to {target} (merge with what is there):")
+        click.echo(json.dumps(entry, indent=2))
         if primary:
-            click.echo(
-                f'To train on your own use, set agents.defaults.model.primary = "{primary}" (not changed for you).'
-            )
-        click.echo("OpenClaw applies plugin config changes on its own (hybrid reload); otherwise restart the gateway.")
+            click.echo(f'# Then point your agent at the trainable policy: agents.defaults.model.primary = "{primary}"')
+        click.echo("# Or let this command do it (a backup is written first):")
+        click.echo("#   metaclaw-plugin openclaw install --apply --yes")
+        return
+    if not yes:
+        if sys.stdin.isatty():
+            yes = click.confirm(f"Change {target} (a backup is written first)?", default=False)
+        if not yes:
+            fail(f"not changing {target} without consent: add --yes", code=2)
+    current = read_openclaw_json(target)
+    new = merge_entry(current, entry)
+    if new == current:
+        click.echo(f"{target} already has the metaclaw entry; nothing to do.")
+        return
+    backup = write_with_backup(target, new)
+    if as_json:
+        emit_json({"config": str(target), "backup": str(backup) if backup else None, "entry": entry})
+        return
+    click.echo(f"Wrote the metaclaw entry to {target}" + (f" (backup: {backup})" if backup else ""))
+    if primary:
+        click.echo(f'To train on your own use, set agents.defaults.model.primary = "{primary}" (not changed for you).')
+    click.echo("OpenClaw applies plugin config changes on its own (hybrid reload); otherwise restart the gateway.")
+
+
+def register(main: click.Group) -> None:
+    for command in (serve, openclaw):
+        main.add_command(command)

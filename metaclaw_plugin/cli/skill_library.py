@@ -61,60 +61,64 @@ def screen_pack(files: dict[str, bytes], settings: Settings) -> list[str]:
     return out
 
 
+@click.command("export")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@json_option
+@click.pass_context
+def export(ctx: click.Context, folder: Path, as_json: bool) -> None:
+    """Write the database's skill library into FOLDER (SKILL.md folders, versions and history)."""
+    pg = _database(ctx)
+    settings = load_settings(ctx)
+    if folder.is_symlink():
+        pg.close()
+        fail(f"{folder} is a symbolic link: not written through (links are never followed); give the folder itself")
+    try:
+        library = SharedSkillLibrary(pg, SkillStore(folder), "cli-export", Redactor.from_settings(settings.privacy))
+        written = library.pull()
+    finally:
+        pg.close()
+    loaded = SkillStore(folder).load()
+    refused = [{"path": k, **v} for k, v in sorted(library.refused.items())]
+    out = {"folder": str(folder), "files": written, "skills": len(loaded.skills), "refused": refused}
+    if as_json:
+        emit_json(out)
+        return
+    console.print(f"exported {len(loaded.skills)} skills ({written} files) to {folder}", highlight=False)
+    for r in refused:
+        console.print(f"[yellow]refused[/] {r['path']!r}: {r['reason']}", highlight=False)
+
+
+@click.command("import")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Write over a library the database already holds.")
+@json_option
+@click.pass_context
+def import_(ctx: click.Context, folder: Path, force: bool, as_json: bool) -> None:
+    """Put the skill library in FOLDER into the database; every host picks it up within seconds."""
+    pack = library_files(folder)
+    if pack.refused:
+        fail(f"{folder} is not imported: " + pack.refusal())
+    loaded = SkillStore(folder).load()
+    if not loaded.skills:
+        fail(f"{folder} holds no readable skill (<name>/SKILL.md)")
+    rejected = screen_pack(pack.files, load_settings(ctx))
+    if rejected:
+        fail(f"{folder} is not imported: screening rejects\n  - " + "\n  - ".join(rejected))
+    pg = _database(ctx)
+    try:
+        held = int(pg.query("SELECT COUNT(*) FROM skill_files WHERE deleted = 0")[0][0])
+        if held and not force:
+            fail(f"the database already holds a skill library ({held} files); --force writes over it")
+        redactor = Redactor.from_settings(load_settings(ctx).privacy)
+        n = SharedSkillLibrary(pg, SkillStore(folder), "cli-import", redactor).publish(force=True)
+    finally:
+        pg.close()
+    out = {"folder": str(folder), "files": n, "skills": len(loaded.skills), "problems": len(loaded.problems)}
+    emit_json(out) if as_json else console.print(f"imported {len(loaded.skills)} skills ({n} files) from {folder}")
+
+
 def register(main: click.Group) -> None:
-    skills = main.commands["skills"]
-    assert isinstance(skills, click.Group)
-
-    @skills.command("export")
-    @click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
-    @json_option
-    @click.pass_context
-    def export(ctx: click.Context, folder: Path, as_json: bool) -> None:
-        """Write the database's skill library into FOLDER (SKILL.md folders, versions and history)."""
-        pg = _database(ctx)
-        settings = load_settings(ctx)
-        if folder.is_symlink():
-            pg.close()
-            fail(f"{folder} is a symbolic link: not written through (links are never followed); give the folder itself")
-        try:
-            library = SharedSkillLibrary(pg, SkillStore(folder), "cli-export", Redactor.from_settings(settings.privacy))
-            written = library.pull()
-        finally:
-            pg.close()
-        loaded = SkillStore(folder).load()
-        refused = [{"path": k, **v} for k, v in sorted(library.refused.items())]
-        out = {"folder": str(folder), "files": written, "skills": len(loaded.skills), "refused": refused}
-        if as_json:
-            emit_json(out)
-            return
-        console.print(f"exported {len(loaded.skills)} skills ({written} files) to {folder}", highlight=False)
-        for r in refused:
-            console.print(f"[yellow]refused[/] {r['path']!r}: {r['reason']}", highlight=False)
-
-    @skills.command("import")
-    @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
-    @click.option("--force", is_flag=True, help="Write over a library the database already holds.")
-    @json_option
-    @click.pass_context
-    def import_(ctx: click.Context, folder: Path, force: bool, as_json: bool) -> None:
-        """Put the skill library in FOLDER into the database; every host picks it up within seconds."""
-        pack = library_files(folder)
-        if pack.refused:
-            fail(f"{folder} is not imported: " + pack.refusal())
-        loaded = SkillStore(folder).load()
-        if not loaded.skills:
-            fail(f"{folder} holds no readable skill (<name>/SKILL.md)")
-        rejected = screen_pack(pack.files, load_settings(ctx))
-        if rejected:
-            fail(f"{folder} is not imported: screening rejects\n  - " + "\n  - ".join(rejected))
-        pg = _database(ctx)
-        try:
-            held = int(pg.query("SELECT COUNT(*) FROM skill_files WHERE deleted = 0")[0][0])
-            if held and not force:
-                fail(f"the database already holds a skill library ({held} files); --force writes over it")
-            redactor = Redactor.from_settings(load_settings(ctx).privacy)
-            n = SharedSkillLibrary(pg, SkillStore(folder), "cli-import", redactor).publish(force=True)
-        finally:
-            pg.close()
-        out = {"folder": str(folder), "files": n, "skills": len(loaded.skills), "problems": len(loaded.problems)}
-        emit_json(out) if as_json else console.print(f"imported {len(loaded.skills)} skills ({n} files) from {folder}")
+    group = main.commands["skills"]
+    assert isinstance(group, click.Group)
+    for command in (export, import_):
+        group.add_command(command)
