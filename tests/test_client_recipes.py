@@ -12,10 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import re
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,9 +19,10 @@ from typing import Any
 import pytest
 from agent_cli import run_cli
 from litellm_support import close_readers, reader, seed_home
+from plugin_proxy import cli_proxy
 from waiting import wait_for
 
-from metaclaw_plugin.devtools.proxyrun import ProxyProcess, free_port
+from metaclaw_plugin.devtools.proxyrun import ProxyProcess
 from metaclaw_plugin.devtools.upstream import Upstream
 from metaclaw_plugin.skillbank.render import OPEN
 
@@ -85,38 +82,11 @@ def proxy_cli(root: Path, upstream: Upstream, models: list[str], api_base: str) 
     workdir.mkdir()
     (workdir / "notes.txt").write_text(f"{NOTE}\n")
     upstream.script = task_script(workdir)
-    env = {k: v for k, v in os.environ.items() if k not in ("METACLAW_CONFIG", "LITELLM_MASTER_KEY")}
-    env.update(METACLAW_HOME=str(home), PYTHONUNBUFFERED="1")
-    port = free_port()
-    log = root / "proxy.log"
-    cli = Path(sys.executable).with_name("metaclaw-plugin")
-    argv = [
-        str(cli),
-        "proxy",
-        *(a for m in models for a in ("--model", m)),
-        "--api-base",
-        api_base,
-        "--port",
-        str(port),
-    ]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [*argv, "--num-retries", "0"],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    proxy = ProxyProcess(proc, "127.0.0.1", port, "", home / "litellm-proxy.yaml", log)
+    args = [*(a for m in models for a in ("--model", m)), "--api-base", api_base]
     try:
-        proxy.wait_ready(READY_TIMEOUT)
-        m = re.search(r"master key \(shown once, not stored\): (\S+)", log.read_text("utf-8", "replace"))
-        assert m, log.read_text("utf-8", "replace")[-3000:]
-        proxy.master_key = m.group(1)
-        yield Stack(upstream, proxy, home, workdir)
+        with cli_proxy(home, *args) as proxy:
+            yield Stack(upstream, proxy, home, workdir)
     finally:
-        proxy.stop()
         close_readers()
 
 

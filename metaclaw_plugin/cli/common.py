@@ -27,6 +27,13 @@ config_option = click.option(
     help="Config file (default: $METACLAW_CONFIG, then $METACLAW_HOME/config.yaml).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+# The HTTP servers' (serve, mcp --http) uvicorn log level.
+log_level_option = click.option(
+    "--log-level",
+    default="warning",
+    show_default=True,
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+)
 
 
 def load_settings(ctx: click.Context, **overrides: Any) -> Settings:

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .common import fail, load_settings
+from .common import fail, load_settings, log_level_option
 from .serve import _host_url
 
 
@@ -18,12 +18,7 @@ from .serve import _host_url
 @click.option("--tenant", default=None, help="Whose skills and memories (default: the default tenant).")
 @click.option("--user", default=None, help="Whose memories within the tenant (default: the tenant's default).")
 @click.option("--session", default=None, help="Record the calls in this session (default: mcp-<random>, one per run).")
-@click.option(
-    "--log-level",
-    default="warning",
-    show_default=True,
-    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
-)
+@log_level_option
 @click.pass_context
 def mcp_command(
     ctx: click.Context,

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from .common import emit_json, fail, load_settings
+from .common import emit_json, fail, load_settings, log_level_option
 
 PLUGIN_ID = "metaclaw"
 TOKEN_SECRET = "metaclaw-token"  # an OpenClaw file secret provider that reads $METACLAW_HOME/server.token
@@ -238,12 +238,7 @@ def openclaw_config_state(path: Path) -> tuple[bool, str] | None:
 @click.option("--port", type=int, default=None, help="Port (default: server.port, 8765).")
 @click.option("--allow-remote", is_flag=True, help="Allow a non-loopback --host. The token is still required.")
 @click.option("--config", "config", type=click.Path(dir_okay=False), default=None, help="Config file.")
-@click.option(
-    "--log-level",
-    default="warning",
-    show_default=True,
-    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
-)
+@log_level_option
 @click.pass_context
 def serve(
     ctx: click.Context, host: str | None, port: int | None, allow_remote: bool, config: str | None, log_level: str
