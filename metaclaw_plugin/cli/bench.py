@@ -407,3 +407,7 @@ def register(main: click.Group) -> None:
             "workday" + ("-plumbing" if result.get("plumbing_run") else ""),
             wd.markdown(result),
         )
+
+    from .bench_learning import add_learning
+
+    add_learning(bench, _finish, out_option)
