@@ -360,27 +360,34 @@ class ArmRun:
             for fam in self.opts.families:
                 self.plugin.on_session_end(TurnContext(f"day{n}-{fam}", host="bench-learning"))
             samples = self._judged(len(reqs))
-            window = self._window() if self.omls is not None else None
+            # the last day's answers are the last measurement: a window after it would train for nothing
+            window = self._window() if self.omls is not None and n < self.opts.days else None
         evolved = self._evolve() if self.arm.startswith("skills") else []
         return self._day_doc(n, results, weights, samples, window, evolved, answered_s)
 
     def _judged(self, expected: int, timeout: float = 600.0) -> dict[str, int]:
-        """Judge (verifiers) and review the day's turns; the buffer's counts after."""
+        """Judge (the verifier commands) every one of the day's turns, then review them into samples. The review
+        waits for the judge: a forced review of a turn whose score is still coming makes no sample of it."""
         fl = self.plugin.learning
         assert fl is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self.plugin.flush(10)
             fl.tick(force=True, only=("judge",))
-            fl.tick(force=True, only=("reviews",))
-            if _rows(fl.buffer) >= self._seen + expected:
+            q = fl.status()["queues"]["judge"]
+            if sum(q.values()) >= self._judged_turns + expected and not q.get("pending"):
                 break
             time.sleep(0.2)
+        else:
+            raise RuntimeError(f"the day's {expected} turns were not judged within {timeout:.0f}s")
+        self._judged_turns += expected
+        fl.tick(force=True, only=("reviews",))
         total = _rows(fl.buffer)
         got, self._seen = total - self._seen, total
         return {"samples": got, "fresh": fl.buffer.fresh_count()}
 
     _seen = 0
+    _judged_turns = 0
 
     def _window(self, timeout: float = 3600.0) -> dict[str, Any]:
         """The user's away time: the scheduler opens a window (scripted idle signal), its trainer steps on the
@@ -423,7 +430,7 @@ class ArmRun:
             "loss": _mean([s["loss"] for s in steps]),
             "mean_reward": _mean([s["mean_reward"] for s in steps]),
             "kl_to_base": _mean([(s["detail"] or {}).get("kl") for s in steps]),
-            "seconds_per_step": _mean([s["seconds"] for s in steps]),
+            "seconds_per_step": _mean([s["step_seconds"] for s in steps]),
             "window_seconds": round(seconds, 2),
             "weights_after": self.policy.current.label if self.policy.current else None,
         }
@@ -543,6 +550,7 @@ def _arm_doc(arm: str, days: list[dict[str, Any]], seconds: float) -> dict[str, 
         "last": days[-1]["success"],
         "gain": rnd(days[-1]["success"] - days[0]["success"], 4),
         "worse_days": worse,  # days whose interval lies wholly below the previous day's
+        "lower_days": [d["day"] for prev, d in itertools.pairwise(days) if d["success"] < prev["success"]],
         "seconds": round(seconds, 1),
         **({"note": EVOLVER_NOTE} if arm.startswith("skills") else {}),
     }
@@ -598,7 +606,8 @@ def markdown(doc: dict[str, Any]) -> str:
             )
     lines.append("")
     for arm, a in doc["arms"].items():
-        worse = f"worse days {a['worse_days']}" if a["worse_days"] else "no day worse"
+        worse = f"worse days {a['worse_days']}" if a["worse_days"] else "no day significantly worse"
+        worse += f", lower days {a['lower_days']}" if a["lower_days"] else ", no day lower"
         lines.append(f"- {arm}: day 1 {a['first']:.3f} -> day {len(a['days'])} {a['last']:.3f}; {worse}")
     for arm, c in doc.get("comparison", {}).items():
         lines.append(
