@@ -390,8 +390,11 @@ class TrainingSettings(Section):
     keep_adapters: int = Field(
         5, ge=1, le=1000, description="local: published adapters kept on disk (the steps train rollback can reach)."
     )
-    advantage: Literal["batch", "group"] = Field(
-        "batch", description="GRPO advantages over the whole batch, or per group of answers to the same prompt."
+    advantage: Literal["batch", "group", "task"] = Field(
+        "batch",
+        description="GRPO advantages over the whole batch, per group of answers to the same request (group), or "
+        "per task type (task: the host's metadata.task_type, else the request), so one family's easy successes "
+        "do not set the baseline of another's.",
     )
     checkpoint_every: int = Field(10, ge=1, description="Save a full state (weights and optimiser) every N steps.")
     off_policy: Literal["drop", "reinforce"] = Field(

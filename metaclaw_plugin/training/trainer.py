@@ -90,7 +90,7 @@ class TrainerOptions:
     max_tokens: int = 4096
     loss_fn: str = "importance_sampling"
     checkpoint_every: int = 10
-    advantage: str = "batch"  # "batch" | "group"
+    advantage: str = "batch"  # "batch" | "group" | "task"
     off_policy: str = "drop"  # "drop" | "reinforce": answers the served policy did not sample
     max_staleness: int = 8  # answers sampled by weights more steps behind than this are dropped
     validation_size: int = 0  # held-back rewarded turns that gate each step (0: no gate)
@@ -243,6 +243,9 @@ class Trainer:
         rewards = [t.reward for t in out]
         if self.options.advantage == "group":
             advantages = group_advantages(rewards, [t.prompt_key for t in out])
+        elif self.options.advantage == "task":
+            kinds = _task_types(self.db, [t.turn_id for t in out])
+            advantages = group_advantages(rewards, [kinds.get(t.turn_id) or t.prompt_key for t in out])
         else:
             advantages = grpo_advantages(rewards)
         for t, a in zip(out, advantages):
@@ -485,9 +488,22 @@ def no_signal(samples: Sequence[TrainSample], advantage: str) -> str | None:
         return "one sample"
     if len({t.reward for t in samples}) == 1:
         return "equal rewards"
-    if advantage == "group":
+    if advantage in ("group", "task"):
         return "no group with two different rewards"
     return "all advantages 0"
+
+
+def _task_types(db: AnyDatabase, turn_ids: Sequence[str]) -> dict[str, str]:
+    """The host's task type of each turn (``metadata.task_type``, as the learning loop stored it)."""
+    if not turn_ids:
+        return {}
+    marks = ",".join("?" * len(turn_ids))
+    try:
+        rows = db.query(f"SELECT turn_id, task_type FROM fl_turns WHERE turn_id IN ({marks})", list(turn_ids))
+    except Exception:  # no learning loop on this home yet: no task types
+        log.info("no task types for advantage: task (fl_turns unreadable); grouping by request")
+        return {}
+    return {r["turn_id"]: "task:" + str(r["task_type"]) for r in rows if r["task_type"]}
 
 
 def _count_skip(db: AnyDatabase, reason: str, samples: int) -> None:
