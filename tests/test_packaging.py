@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -32,8 +33,21 @@ def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     """Build the wheel from this checkout (as a user's ``pip install .`` does) and read every file in it."""
     pytest.importorskip("setuptools", reason="setuptools is needed to build without isolation")
     out = tmp_path_factory.mktemp("wheel")
+    # From a copy of the files git knows (as a fresh clone has them): setuptools keeps what an earlier build put in
+    # the checkout's build/ folder, and a stale file there would be in this wheel without being in the tree.
+    src = tmp_path_factory.mktemp("src")
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for rel in filter(None, listed.split("\0")):
+        if (REPO / rel).is_file():
+            (src / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / rel, src / rel)
     r = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(REPO)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(src)],
         capture_output=True,
         text=True,
         timeout=300,
