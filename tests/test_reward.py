@@ -241,3 +241,47 @@ def test_on_feedback_records_an_explicit_reward(home: Path):
         assert p.store.rewards(ctx.request_id)[0]["score"] == -1.0
     finally:
         p.stop()
+
+
+def test_the_users_opening_rule_reaches_the_judge_and_the_evolver_however_far_the_session_went():
+    """A rule stated once at the start ("answer in French from now on") is in the view of every later turn, so a
+    reply that breaks it can be judged so and a lesson can name it; earlier turns' text is not repeated."""
+    from metaclaw_plugin.learning.reward import view_of
+    from metaclaw_plugin.types import Turn
+
+    rule = "From now on, always answer in French."
+    msgs = [{"role": "system", "content": "You are helpful."}, {"role": "user", "content": rule}]
+    for i in range(6):
+        msgs += [{"role": "assistant", "content": f"D'accord {i}."}, {"role": "user", "content": f"Question {i}?"}]
+    turn = Turn(
+        turn_id="t",
+        session_id="s",
+        tenant="default",
+        kind="main",
+        messages=msgs,
+        response={"role": "assistant", "content": "Sure, here it is in English."},
+    )
+    view = view_of(turn)
+    assert view.instruction == "Question 5?"
+    assert [c["content"] for c in view.context] == [rule, "D'accord 5."]
+    # the opening is the context already: not twice
+    short = Turn(
+        turn_id="u",
+        session_id="s",
+        tenant="default",
+        kind="main",
+        messages=[*msgs[:2], {"role": "user", "content": "Question?"}],
+        response={"role": "assistant", "content": "ok"},
+    )
+    assert [c["content"] for c in view_of(short).context] == [rule]
+    # however many tool results follow the instruction
+    loop = [*msgs, *({"role": "tool", "content": f"result {k}"} for k in range(9))]
+    many = Turn(
+        turn_id="v",
+        session_id="s",
+        tenant="default",
+        kind="main",
+        messages=loop,
+        response={"role": "assistant", "content": "done"},
+    )
+    assert view_of(many).context[0]["content"] == rule

@@ -198,23 +198,35 @@ def view_of(
     iu = _last_index(msgs, "user")
     instruction = judge_text(msgs[iu]) if iu is not None else ""
     context: list[dict[str, str]] = []
+    # The conversation's first user message: where a user states their standing rules ("answer in French from now
+    # on"). The judge and the evolver see it however far the conversation has moved on, or a turn that breaks the
+    # rule looks fine and no lesson can name it.
+    iu0 = next((i for i, m in enumerate(msgs) if m.get("role") == "user"), None)
+    first_seen = False
     if iu is not None:
-        for m in reversed(msgs[:iu]):
+        for i in range(iu - 1, -1, -1):
+            m = msgs[i]
             if len(context) >= context_messages:
                 break
             if m.get("role") in ("user", "assistant", "tool"):
                 context.insert(0, {"role": str(m.get("role")), "content": judge_text(m)})
+                first_seen = first_seen or i == iu0
         # Tool results after the instruction (agent loops) belong to the turn's input.
         for m in msgs[iu + 1 :]:
             if m.get("role") in ("assistant", "tool"):
                 context.append({"role": str(m.get("role")), "content": judge_text(m)})
+    if len(context) > context_messages + 4:
+        context = context[-(context_messages + 4) :]
+        first_seen = False  # it was the earliest, so the cut took it
+    if iu is not None and iu0 is not None and iu0 < iu and not first_seen:
+        context.insert(0, {"role": "user", "content": judge_text(msgs[iu0])})
     return TurnView(
         turn_id=turn.turn_id,
         session_id=turn.session_id,
         tenant=turn.tenant,
         instruction=instruction,
         response=judge_text(turn.response),
-        context=context[-(context_messages + 4) :],
+        context=context,
         evidence=evidence_from(next_turn, outcome),
         task_type=task_type,
         generation=turn.skill_generation,
