@@ -11,7 +11,7 @@ import os
 import re
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
@@ -321,6 +321,17 @@ class OPDSettings(Section):
     timeout: float = Field(60.0, gt=0)
 
 
+def _local_only(why: str) -> dict[str, Any]:
+    """``json_schema_extra`` of a ``training.*`` setting only the local backend honours; ``why`` says why the
+    others ignore it. The one source :meth:`TrainingSettings.ignored_settings` (status, doctor) reads."""
+    return {"backends": ["local"], "ignored_because": why}
+
+
+_SERVICE_RUNS = "the service decides how the model runs (hardware, precision, memory)"
+_SERVICE_LORA = "the service's LoRA takes a rank and a seed only"
+_NO_UNDO = "the validation gate undoes a step by restoring weights and optimiser here; the service cannot undo one"
+
+
 class TrainingSettings(Section):
     backend: Literal["auto", "local", "tinker"] = Field(
         "auto",
@@ -330,7 +341,11 @@ class TrainingSettings(Section):
     base_model: str | None = Field(
         None, description="local: a model folder or a packaged model (smollm2); tinker: the service's model name."
     )
-    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="local: cuda when available, else cpu.")
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto",
+        description="local: cuda when available, else cpu.",
+        json_schema_extra=_local_only(_SERVICE_RUNS),
+    )
     batch_size: int = Field(4, ge=1, description="Fresh samples per optimiser step.")
     micro_batch_size: int = Field(1, ge=1, description="Samples per forward-backward; a pause can land between them.")
     max_tokens: int = Field(
@@ -353,6 +368,7 @@ class TrainingSettings(Section):
         ge=0.0,
         description="local: weight of a KL anchor to the base model (the LoRA disabled), per trained token "
         "(the k3 estimator); 0 turns it off. The Tinker backend has no anchor yet (its losses are the service's).",
+        json_schema_extra=_local_only("the service's losses have no reference term (no KL anchor yet)"),
     )
     max_staleness: int = Field(
         8,
@@ -360,10 +376,21 @@ class TrainingSettings(Section):
         description="Answers sampled by weights more than this many steps older than the trainer's are dropped "
         "(their ratios would be clipped to nothing).",
     )
-    lora_alpha: int | None = Field(None, ge=1, description="LoRA scaling alpha (default: lora_rank).")
-    lora_dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    lora_alpha: int | None = Field(
+        None,
+        ge=1,
+        description="local: LoRA scaling alpha (default: lora_rank).",
+        json_schema_extra=_local_only(_SERVICE_LORA),
+    )
+    lora_dropout: float = Field(
+        0.0, ge=0.0, lt=1.0, description="local: LoRA dropout.", json_schema_extra=_local_only(_SERVICE_LORA)
+    )
     target_modules: str | list[str] = Field(
-        "all-linear", description="The modules LoRA adapts: all-linear, or names such as [q_proj, v_proj]."
+        "all-linear",
+        description="local: the modules LoRA adapts: all-linear, or names such as [q_proj, v_proj].",
+        json_schema_extra=_local_only(
+            "the service picks the adapted modules itself (its client takes train_mlp/attn/unembed flags, not names)"
+        ),
     )
     adam_beta1: float = Field(0.9, ge=0.0, lt=1.0, description="Adam's beta1, the same on both backends.")
     adam_beta2: float = Field(
@@ -372,9 +399,15 @@ class TrainingSettings(Section):
     adam_eps: float = Field(1e-8, gt=0.0, description="Adam's epsilon, the same on both backends.")
     weight_decay: float = Field(0.0, ge=0.0, description="Decoupled weight decay (AdamW), the same on both backends.")
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
-        "auto", description="local: the base model's dtype while training (auto: as transformers loads it)."
+        "auto",
+        description="local: the base model's dtype while training (auto: as transformers loads it).",
+        json_schema_extra=_local_only(_SERVICE_RUNS),
     )
-    gradient_checkpointing: bool = Field(False, description="local: recompute activations (less memory, slower).")
+    gradient_checkpointing: bool = Field(
+        False,
+        description="local: recompute activations (less memory, slower).",
+        json_schema_extra=_local_only(_SERVICE_RUNS),
+    )
     seed: int = Field(0, description="LoRA initialisation and dropout (local), the training client's seed (tinker).")
     validation_size: int = Field(
         0,
@@ -383,12 +416,22 @@ class TrainingSettings(Section):
         description="local: hold back up to this many of the user's rewarded turns (one per drained batch, never "
         "trained on) as a validation set; a step that lowers its score (rewarded answers' likelihood against "
         "punished ones) is undone and not published. 0: no gate.",
+        json_schema_extra=_local_only(_NO_UNDO),
     )
     validation_tolerance: float = Field(
-        0.0, ge=0.0, description="How far the validation score may fall in one step before the step is held back."
+        0.0,
+        ge=0.0,
+        description="local: how far the validation score may fall in one step before the step is held back.",
+        json_schema_extra=_local_only(_NO_UNDO),
     )
     keep_adapters: int = Field(
-        5, ge=1, le=1000, description="local: published adapters kept on disk (the steps train rollback can reach)."
+        5,
+        ge=1,
+        le=1000,
+        description="local: published adapters kept on disk (the steps train rollback can reach).",
+        json_schema_extra=_local_only(
+            "the service keeps the sampler weights: no adapter folders here, and train rollback is local-only"
+        ),
     )
     advantage: Literal["batch", "group", "task"] = Field(
         "batch",
@@ -415,7 +458,11 @@ class TrainingSettings(Section):
         description="evolve_on_failed_batch: a tenant's turns in the batch feed the evolver when more than this "
         "share of them failed.",
     )
-    out_dir: Path | None = Field(None, description="local: adapters and checkpoints; default <home>/training.")
+    out_dir: Path | None = Field(
+        None,
+        description="local: adapters and checkpoints; default <home>/training.",
+        json_schema_extra=_local_only("adapters and checkpoints are kept by the service"),
+    )
 
     @model_validator(mode="after")
     def _resolve_auto(self) -> TrainingSettings:
@@ -428,6 +475,23 @@ class TrainingSettings(Section):
             local = spec is None or base_model_missing(spec) is None or spec.startswith(("/", "~", "."))
             self.__dict__["backend"] = "local" if local else "tinker"
         return self
+
+    def ignored_settings(self) -> list[dict[str, Any]]:
+        """The settings set away from their default that this backend ignores (marked by :func:`_local_only`),
+        each with why: a setting that validates but does nothing must be said, not silent."""
+        out = []
+        for name, field in type(self).model_fields.items():
+            extra = field.json_schema_extra
+            if not isinstance(extra, dict) or "backends" not in extra:
+                continue
+            value = getattr(self, name)
+            if self.backend in cast(list[str], extra["backends"]) or value == field.get_default(
+                call_default_factory=True
+            ):
+                continue
+            shown = str(value) if isinstance(value, Path) else value
+            out.append({"setting": f"training.{name}", "value": shown, "why": extra["ignored_because"]})
+        return out
 
     def off_reason(self) -> str | None:
         """None when this backend can train here; else why not, for status, doctor and the scheduler. Cheap:

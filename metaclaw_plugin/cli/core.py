@@ -301,6 +301,15 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
             f"training is off: {off}" if off else f"{settings.training.backend} on {settings.training.base_model}",
             required=False,
         )
+        from ..training.status import ignored_note
+
+        note = ignored_note(settings.training.backend, settings.training.ignored_settings())
+        check(
+            "training settings",
+            note is None,
+            note or f"every training.* setting set here applies to the {settings.training.backend} backend",
+            required=False,
+        )
         from ..scheduling.attach import report as scheduler_report
 
         sched = scheduler_report(settings)  # reads each scheduler signal once (the idle detectors' commands)

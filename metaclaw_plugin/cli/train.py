@@ -92,9 +92,13 @@ def rollback_cmd(ctx: click.Context, to: int | None, as_json: bool) -> None:
     """Serve an earlier step's adapter: served policies swap to it (requests in flight finish on theirs) and
     the trainer trains on from it. The steps after it are abandoned (kept in the training.rollbacks record)."""
     from ..store import open_database
-    from ..training.rollback import RollbackError, rollback
+    from ..training.rollback import RollbackError, check_backend, rollback
 
     settings = load_settings(ctx)
+    try:
+        check_backend(settings.training.backend)
+    except RollbackError as e:
+        fail(str(e))
     db = open_database(settings)
     try:
         done = rollback(db, to)

@@ -28,6 +28,15 @@ class RollbackError(ValueError):
     """A rollback that cannot be done as asked; the message says why and what can be."""
 
 
+def check_backend(backend: str) -> None:
+    """Refuse before touching anything on a home whose settings train elsewhere than locally."""
+    if backend != "local":
+        raise RollbackError(
+            f"train rollback needs the local backend; this home trains on {backend} (training.backend), whose "
+            "sampler weights the service keeps: there are no adapter folders here to go back to"
+        )
+
+
 def available(db: AnyDatabase) -> list[int]:
     """The earlier steps whose adapter folders are still on disk, newest first."""
     rows = db.query("SELECT step, weights FROM train_steps ORDER BY step DESC")

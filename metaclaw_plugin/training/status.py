@@ -20,6 +20,8 @@ def training_status(settings: Settings) -> dict[str, Any]:
         "checkpoint": None,
         "weights": None,
         "skipped": None,  # batches skipped for lack of signal: {"batches", "samples", "reasons", "last"}
+        # settings set on this home that its backend ignores: [{"setting", "value", "why"}] (config._local_only)
+        "ignored_settings": t.ignored_settings(),
         # the second trigger path: a batch whose turns mostly failed feeds the evolver (learning/failed_batches.py)
         "evolve_on_failed_batch": t.evolve_on_failed_batch,
         "evolve_failed_share": t.evolve_failed_share,
@@ -44,10 +46,19 @@ def training_status(settings: Settings) -> dict[str, Any]:
     return out
 
 
+def ignored_note(backend: str, ignored: list[dict[str, Any]]) -> str | None:
+    """What ``status`` and ``doctor`` say of settings this backend ignores, each named with why; None if none."""
+    if not ignored:
+        return None
+    each = "; ".join(f"{i['setting']}={i['value']} ({i['why']})" for i in ignored)
+    return f"off on the {backend} backend (local backend only): {each}"
+
+
 def describe(status: dict[str, Any]) -> str:
     """One line for the status table."""
+    note = ignored_note(status["backend"], status.get("ignored_settings") or [])
     if status["off"]:
-        return f"off: {status['off']}"
+        return f"off: {status['off']}" + (f"; {note}" if note else "")
     line = f"{status['backend']} on {status['base_model']}, step {status['step']}"
     last = status["last"]
     if last:
@@ -62,4 +73,4 @@ def describe(status: dict[str, Any]) -> str:
         line += f"; a batch with more than {status['evolve_failed_share']:.0%} failed turns feeds the evolver"
     else:
         line += "; failed batches do not feed the evolver (training.evolve_on_failed_batch)"
-    return line
+    return line + (f"; {note}" if note else "")

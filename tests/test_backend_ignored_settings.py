@@ -1,0 +1,85 @@
+"""A ``training.*`` setting only the local backend honours must not be silent on Tinker: ``status``, ``doctor``
+and ``train rollback`` say it is off there and why (the list comes from the settings' own metadata)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from metaclaw_plugin import Settings
+from metaclaw_plugin.cli import main
+from metaclaw_plugin.config import TrainingSettings
+
+# a non-default value for each local-only setting; the metadata, not this dict, decides which are flagged
+LOCAL_ONLY = {
+    "kl_coef": 0.5,
+    "validation_size": 8,
+    "validation_tolerance": 0.1,
+    "keep_adapters": 9,
+    "lora_alpha": 64,
+    "lora_dropout": 0.05,
+    "target_modules": ["q_proj", "v_proj"],
+    "dtype": "bfloat16",
+    "gradient_checkpointing": True,
+    "device": "cpu",
+}
+
+
+def _invoke(*args: str, ok: bool = True):
+    res = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert (res.exit_code == 0) == ok, res.output
+    return res
+
+
+def _doctor_check(name: str) -> dict:
+    """One check of ``doctor --json`` (its exit status is about the required checks of a bare home)."""
+    doc = json.loads(CliRunner().invoke(main, ["doctor", "--json"]).stdout)
+    return next(c for c in doc["checks"] if c["check"] == name)
+
+
+def _write(home: Path, training: dict) -> None:
+    (home / "config.yaml").write_text(json.dumps({"training": training}))
+
+
+def test_the_marked_settings_are_the_ones_described_as_local_and_tinker_ignores():
+    marked = {n for n, f in TrainingSettings.model_fields.items() if isinstance(f.json_schema_extra, dict)}
+    described = {n for n, f in TrainingSettings.model_fields.items() if (f.description or "").startswith("local:")}
+    assert marked == described - {"base_model"}  # base_model says what it is on both backends
+    assert set(LOCAL_ONLY) | {"out_dir"} == marked
+    t = TrainingSettings(backend="tinker", base_model="Qwen/Qwen3-8B", **LOCAL_ONLY, out_dir="/tmp/x")
+    flagged = {i["setting"]: i for i in t.ignored_settings()}
+    assert set(flagged) == {f"training.{n}" for n in marked}
+    assert all(i["why"] for i in flagged.values()) and flagged["training.validation_size"]["value"] == 8
+    assert TrainingSettings(backend="local", base_model="/m", **LOCAL_ONLY).ignored_settings() == []
+    # the defaults say nothing: only a value the user chose can be silently ignored
+    assert TrainingSettings(backend="tinker", base_model="Qwen/Qwen3-8B", kl_coef=0.01).ignored_settings() == []
+
+
+def test_status_and_doctor_name_each_setting_tinker_ignores(home: Path):
+    _write(home, {"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "validation_size": 8, "kl_coef": 0.5})
+    st = json.loads(_invoke("status", "--json").stdout)["training"]
+    assert {i["setting"] for i in st["ignored_settings"]} == {"training.validation_size", "training.kl_coef"}
+    line = next(ln for ln in _invoke("status").stdout.splitlines() if ln.strip("│ ").startswith("training "))
+    assert "off on the tinker backend" in line and "training.validation_size=8" in line
+    assert "training.kl_coef=0.5" in line and "cannot undo" in line and "KL anchor" in line
+    check = _doctor_check("training settings")
+    assert not check["ok"] and not check["required"]
+    assert "training.validation_size" in check["detail"] and "training.kl_coef" in check["detail"]
+
+
+def test_status_and_doctor_stay_quiet_when_every_setting_applies(home: Path):
+    _write(home, {"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "learning_rate": 3e-5})
+    assert json.loads(_invoke("status", "--json").stdout)["training"]["ignored_settings"] == []
+    assert _doctor_check("training settings")["ok"]
+    settings = Settings(home=home, training={"backend": "local", "base_model": "/m", "validation_size": 8})
+    assert settings.training.ignored_settings() == []
+
+
+def test_train_rollback_on_a_tinker_home_refuses_and_says_why(home: Path):
+    _write(home, {"backend": "tinker", "base_model": "Qwen/Qwen3-8B"})
+    res = CliRunner().invoke(main, ["train", "rollback"])
+    assert res.exit_code != 0
+    assert "needs the local backend" in res.output and "trains on tinker" in res.output
+    assert not (home / "metaclaw.db").exists()  # refused before opening anything
