@@ -187,3 +187,57 @@ def test_memory_history_and_forget_need_the_csrf_token_and_erase_the_text(app):
     # another tenant's memory of the same id space cannot be forgotten from this tenant
     r = c.post(f"/memory/{ids['other']}/forget", data={"csrf": _csrf(detail.text), "tenant": "default"})
     assert r.status_code == 303 and p.memory_store.get(ids["other"]).status == "active"
+
+
+def _judged_turn(conn: sqlite3.Connection, turn_id: str, at: float, rewards: dict[str, float], kind: str = "main"):
+    conn.execute(
+        "INSERT INTO turns (turn_id, tenant, session_id, seq, kind, list_hash, created_at) "
+        "VALUES (?, 'default', 's', 0, ?, 'h', ?)",
+        (turn_id, kind, at),
+    )
+    for source, score in rewards.items():
+        conn.execute(
+            "INSERT INTO rewards (turn_id, source, score, created_at) VALUES (?, ?, ?, ?)", (turn_id, source, score, at)
+        )
+
+
+def test_success_per_day_beside_the_training_curve_and_as_json(app, home: Path):
+    c, token, _p = app
+    h = {"Authorization": f"Bearer {token}"}
+    assert c.get("/v1/training/daily").status_code == 401  # behind the token like every /v1 route
+    assert c.get("/v1/training/daily", headers=h).json()["days"] == []
+    assert "no judged main turns yet" in c.get("/training", headers=h).text.lower()
+    now = time.time()
+    before, today = now - 2 * 86_400, now
+    conn = sqlite3.connect(home / "metaclaw.db")
+    with conn:
+        # two days ago: 1 of 3 judged main turns positive; the person's word beats the judge (priority)
+        _judged_turn(conn, "a1", before, {"judge": 1.0})
+        _judged_turn(conn, "a2", before, {"judge": 1.0, "explicit": -1.0})
+        _judged_turn(conn, "a3", before, {"judge": 0.0})  # 0 is no success
+        _judged_turn(conn, "a4", before, {"judge": 1.0}, kind="side")  # not a main turn: not counted
+        _judged_turn(conn, "a5", before, {})  # never judged: not counted
+        # today: 3 of 4, after two training steps
+        for i, score in enumerate([1.0, 1.0, -1.0, 1.0]):
+            _judged_turn(conn, f"b{i}", today, {"verifier": score})
+        for step in (1, 2):
+            conn.execute(
+                "INSERT INTO train_steps (step, backend, loss, mean_reward, success_rate, samples_used, "
+                "samples_dropped, created_at) VALUES (?, 'local', 0.5, 0.1, 0.5, 4, 0, ?)",
+                (step, today),
+            )
+    conn.close()
+    day = [time.strftime("%Y-%m-%d", time.localtime(t)) for t in (before, today)]
+    got = c.get("/v1/training/daily", headers=h).json()["days"]
+    assert [(d["day"], d["judged"], d["positive"], d["steps"], d["last_step"]) for d in got] == [
+        (day[0], 3, 1, 0, None),
+        (day[1], 4, 3, 2, 2),
+    ]
+    assert got[0]["success"] == pytest.approx(1 / 3) and got[1]["success"] == pytest.approx(0.75)
+    assert c.get("/v1/training/daily?days=1", headers=h).json()["days"][0]["day"] == day[1]  # the window applies
+    assert c.get("/v1/training/daily?days=nope", headers=h).status_code == 400
+    page = c.get("/training", headers=h).text
+    assert 'data-chart="chart-loss"' in page and 'data-chart="chart-daily"' in page  # beside the training curve
+    assert f"<td>{day[1]}</td><td>75%</td><td>4</td><td>2</td>" in page
+    assert f"<td>{day[0]}</td><td>33%</td><td>3</td><td>0</td>" in page
+    assert "cdn" not in page.lower() and '<script src="/static/plotly.min.js">' in page  # served locally

@@ -135,6 +135,7 @@ def test_every_page_shows_what_the_hosts_put_in_postgresql(hosts: tuple[MetaClaw
 
     training = c.get("/training").text
     assert "3 steps" in training and rows_of(training, "steps") == 3
+    assert rows_of(training, "daily") >= 1 and 'data-chart="chart-daily"' in training  # success per day
     scheduler = c.get("/scheduler").text
     assert "4 transitions" in scheduler and rows_of(scheduler, "transitions") == 4
 
@@ -169,6 +170,7 @@ def test_the_same_store_reads_the_same_on_either_backend(pg_url: str, tmp_path: 
             "rewards": list(data.session_rewards(source, turns).values()),
             "steps": [{k: v for k, v in r.items() if k not in times} for r in data.train_steps(source)],
             "transitions": [{k: v for k, v in r.items() if k not in times} for r in data.transitions(source)],
+            "daily": data.daily_success(source),
         }
 
     got = {}
@@ -185,6 +187,7 @@ def test_the_same_store_reads_the_same_on_either_backend(pg_url: str, tmp_path: 
     sqlite, postgres = got["sqlite"], got["postgres"]
     assert sqlite["sessions"][0] == 2 and len(sqlite["steps"]) == 3 and len(sqlite["transitions"]) == 4
     assert [r for r in sqlite["skills"] if r.uses] and [r for r in sqlite["skills"] if r.trial]
+    assert sum(d["judged"] for d in sqlite["daily"]) >= 2 and sum(d["steps"] for d in sqlite["daily"]) == 3
     for key in sqlite:
         assert postgres[key] == sqlite[key], key
 

@@ -249,7 +249,8 @@ def create_dashboard(plugin: PluginLike, gate: SignIn) -> Any:
     @page
     async def training(request: Request) -> Response:
         steps = await run_in_threadpool(data.train_steps, db)
-        return HTMLResponse(pages.training_page(steps, bundle is not None))
+        daily = await run_in_threadpool(data.daily_success, db)
+        return HTMLResponse(pages.training_page(steps, bundle is not None, daily))
 
     @page
     async def scheduler(request: Request) -> Response:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from ..learning.approval import label, trial_evidence
+from ..learning.reward import effective_reward
 from ..skillbank.files import SkillStore
 from ..store.backend import reading
 from ..store.postgres import PostgresDatabase
@@ -154,6 +155,49 @@ def session_rewards(db: Source, turn_ids: list[str]) -> dict[str, list[dict[str,
 def train_steps(db: Source) -> list[dict[str, Any]]:
     with reading(db) as query:
         return [dict(r) for r in query("SELECT * FROM train_steps ORDER BY step")]
+
+
+DAILY_DAYS = 90  # how far back the success-per-day figure reaches
+
+
+def _day(ts: float) -> str:
+    return time.strftime("%Y-%m-%d", time.localtime(ts))  # the user's day, as the pages show times
+
+
+def daily_success(db: Source, *, days: int = DAILY_DAYS, now: float | None = None) -> list[dict[str, Any]]:
+    """Per local day, oldest first: the judged main turns (any reward), the share whose effective reward (the
+    reward ledger's priority: a person's word over a checker over the judge) is positive, and the training steps
+    taken. The figure a user reads beside the training curve: do my turns succeed more often as steps are taken?"""
+    since = (time.time() if now is None else now) - days * 86_400
+    with reading(db) as query:
+        rows = query(
+            "SELECT t.turn_id, t.created_at, r.source, r.score FROM turns t JOIN rewards r ON r.turn_id = t.turn_id "
+            "WHERE t.kind = 'main' AND t.created_at >= ?",
+            (since,),
+        )
+        steps = query("SELECT step, created_at FROM train_steps WHERE created_at >= ?", (since,))
+    turns: dict[str, tuple[float, list[dict[str, Any]]]] = {}
+    for r in rows:
+        turns.setdefault(r["turn_id"], (r["created_at"], []))[1].append({"source": r["source"], "score": r["score"]})
+    out: dict[str, dict[str, Any]] = {}
+
+    def day(d: str) -> dict[str, Any]:
+        return out.setdefault(d, {"day": d, "judged": 0, "positive": 0, "success": None, "steps": 0, "last_step": None})
+
+    for at, rewards in turns.values():
+        eff = effective_reward(rewards)
+        if eff is None:
+            continue
+        d = day(_day(at))
+        d["judged"] += 1
+        d["positive"] += eff[0] > 0
+    for s in steps:
+        d = day(_day(s["created_at"]))
+        d["steps"] += 1
+        d["last_step"] = max(d["last_step"] or 0, int(s["step"]))
+    for d in out.values():
+        d["success"] = d["positive"] / d["judged"] if d["judged"] else None
+    return [out[k] for k in sorted(out)]
 
 
 def transitions(db: Source) -> list[dict[str, Any]]:

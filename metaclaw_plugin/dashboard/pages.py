@@ -208,13 +208,68 @@ def _line(title: str, steps: list[dict[str, Any]], key: str, color: str) -> dict
     }
 
 
-def training_page(steps: list[dict[str, Any]], have_plotly: bool) -> str:
+def _daily_chart(daily: list[dict[str, Any]]) -> dict[str, Any]:
+    """Success per day (share of judged main turns rewarded above 0) as bars, the steps taken that day beside."""
+    days = [d["day"] for d in daily]
+    return {
+        "data": [
+            {
+                "type": "bar",
+                "x": days,
+                "y": [d["success"] for d in daily],
+                "name": "success (judged main turns)",
+                "marker": {"color": "#1e8449"},
+                "customdata": [[d["positive"], d["judged"]] for d in daily],
+                "hovertemplate": "%{x}: %{y:.0%} (%{customdata[0]} of %{customdata[1]})<extra></extra>",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "x": days,
+                "y": [d["steps"] for d in daily],
+                "name": "training steps",
+                "yaxis": "y2",
+                "line": {"color": "#7d3c98"},
+            },
+        ],
+        "layout": {
+            "title": {"text": "success per day"},
+            "height": 260,
+            "margin": {"l": 50, "r": 50, "t": 40, "b": 40},
+            "xaxis": {"title": {"text": "day"}, "type": "category"},
+            "yaxis": {"range": [0, 1], "tickformat": ".0%"},
+            "yaxis2": {"overlaying": "y", "side": "right", "rangemode": "tozero", "title": {"text": "steps"}},
+            "legend": {"orientation": "h"},
+        },
+    }
+
+
+def _daily_section(daily: list[dict[str, Any]], have_plotly: bool) -> list[str]:
+    if not any(d["judged"] for d in daily):
+        return ["<p id=daily-none>No judged main turns yet: success per day appears once turns get rewards.</p>"]
+    out = [chart("chart-daily", _daily_chart(daily))] if have_plotly else []
+    out.append(
+        "<table id=daily><thead><tr><th>day</th><th>success</th><th>judged turns</th><th>steps</th></tr></thead><tbody>"
+    )
+    for d in reversed(daily[-14:]):
+        out.append(
+            f"<tr><td>{e(d['day'])}</td><td>{_num(d['success'], '{:.0%}')}</td><td>{d['judged']}</td>"
+            f"<td>{d['steps']}</td></tr>"
+        )
+    out.append("</tbody></table>")
+    return out
+
+
+def training_page(steps: list[dict[str, Any]], have_plotly: bool, daily: list[dict[str, Any]] | None = None) -> str:
+    """The training curves and, beside them, success per day (``daily``: :func:`.data.daily_success`)."""
+    day_part = _daily_section(daily or [], have_plotly)
     if not steps:
         return layout(
             "Training",
             "/training",
             "<p>No training steps yet. The slow loop writes one row per step (loss, reward, success, samples) "
-            "when a trainer runs in an idle window.</p>",
+            "when a trainer runs in an idle window.</p>" + "".join(day_part),
+            charts=have_plotly and "chart-daily" in day_part[0],
         )
     last = steps[-1]
     body = [
@@ -230,6 +285,7 @@ def training_page(steps: list[dict[str, Any]], have_plotly: bool) -> str:
         ]
     else:
         body.append(_no_plotly())
+    body += day_part
     body.append(
         "<table id=steps><thead><tr><th>step</th><th>backend</th><th>loss</th><th>mean reward</th><th>success</th>"
         "<th>samples used</th><th>dropped</th><th>seconds</th><th>tokens/s</th><th>weights</th></tr></thead><tbody>"

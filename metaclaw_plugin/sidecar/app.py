@@ -18,7 +18,7 @@ from starlette.routing import Route
 
 from ..dashboard import create_dashboard
 from ..protocols import PluginLike
-from . import memory, openclaw, scheduler
+from . import memory, openclaw, scheduler, training
 from .gate import Gate, TokenGate
 from .http import DEFAULT_MAX_BODY, Api, error_response
 from .policy import PolicyHost
@@ -78,6 +78,8 @@ def create_app(
         *policy_routes(policy_host, api),
         # GET|PUT /v1/mode, GET /v1/scheduler: the mode and the training scheduler
         *scheduler.routes(plugin, api),
+        # GET /v1/training/daily: success per day beside the training steps (the dashboard's chart, as JSON)
+        *training.routes(plugin, api),
         # /v1/memory: list, search, add, show, forget, history, export, import
         *memory.routes(plugin, api),
     ]
