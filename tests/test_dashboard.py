@@ -196,6 +196,10 @@ def test_dashboard_pages_charts_and_approving_a_skill_on_trial(served: dict[str,
     for chart in ("chart-loss", "chart-reward", "chart-success"):
         assert page.locator(f"#{chart} .scatterlayer .point").count() == 12, chart
     assert page.locator("#steps tbody tr").count() == 12
+    # beside them, success per day: one bar per day with judged main turns (the demo's, today)
+    page.wait_for_selector("#chart-daily[data-drawn=true]")
+    days = page.locator("#daily tbody tr").count()
+    assert days >= 1 and page.locator("#chart-daily .barlayer .point").count() == days
     page.screenshot(path=str(ARTIFACTS / "training.png"), full_page=True)
 
     # scheduler: one bar per window on the timeline, reasons escaped
