@@ -286,16 +286,16 @@ class ArmRun:
     """One arm's plugin home, served policy, scheduler and (skills arms) scripted evolver upstream."""
 
     def __init__(self, arm: str, opts: Options, home: Path, log: Callable[[str], None]):
-        from ..config import Settings
-        from ..devtools.demo_train import ScriptedIdle
-        from ..devtools.upstream import Upstream
-        from ..plugin import MetaClawPlugin
-        from ..scheduling.attach import _real_trainer, file_activity
-        from ..scheduling.lock import TrainerLock
-        from ..scheduling.omls import Omls
-        from ..scheduling.signals import Gate
-        from ..serving import shared_policy
-        from ..store import open_database
+        from metaclaw_plugin.config import Settings
+        from metaclaw_plugin.devtools.demo_train import ScriptedIdle
+        from metaclaw_plugin.devtools.upstream import Upstream
+        from metaclaw_plugin.plugin import MetaClawPlugin
+        from metaclaw_plugin.scheduling.attach import _real_trainer, file_activity
+        from metaclaw_plugin.scheduling.lock import TrainerLock
+        from metaclaw_plugin.scheduling.omls import Omls
+        from metaclaw_plugin.scheduling.signals import Gate
+        from metaclaw_plugin.serving import shared_policy
+        from metaclaw_plugin.store import open_database
 
         self.arm, self.opts, self.log = arm, opts, log
         self.upstream = Upstream(script=RuleEvolver().script).__enter__() if arm.startswith("skills") else None
@@ -329,7 +329,7 @@ class ArmRun:
 
     # the day: answer, judge, train, evolve
     def day(self, n: int) -> dict[str, Any]:
-        from ..types import TurnContext
+        from metaclaw_plugin.types import TurnContext
 
         fl = self.plugin.learning
         assert fl is not None
@@ -392,9 +392,9 @@ class ArmRun:
     def _window(self, timeout: float = 3600.0) -> dict[str, Any]:
         """The user's away time: the scheduler opens a window (scripted idle signal), its trainer steps on the
         fresh batches and publishes; the window closes when they are done; the policy swaps."""
-        from ..scheduling.signals import Reading
-        from ..training.trainer import last_steps
-        from ..training.weights import latest
+        from metaclaw_plugin.scheduling.signals import Reading
+        from metaclaw_plugin.training.trainer import last_steps
+        from metaclaw_plugin.training.weights import latest
 
         omls = self.omls
         assert omls is not None
@@ -497,7 +497,7 @@ def run(opts: Options, work: Path, log: Callable[[str], None] = lambda m: None) 
     """Every arm of ``opts`` for ``opts.days`` days under ``work``; the result document."""
     opts.check()
     if opts.threads > 0:
-        from .._mlimport import ML_IMPORT_LOCK
+        from metaclaw_plugin._mlimport import ML_IMPORT_LOCK
 
         with ML_IMPORT_LOCK:
             import torch
