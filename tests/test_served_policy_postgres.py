@@ -53,7 +53,7 @@ def test_the_policy_on_postgresql_records_its_tokens_and_hot_swaps(
     policy_base: Path,
     policies: list[Any],
 ) -> None:
-    from metaclaw_plugin.scheduling.attach import _real_trainer
+    from metaclaw_plugin.scheduling.attach import scheduler_trainer
 
     home = tmp_path / "home"
     watched = serving_mod.from_settings(_settings(home, pg_url, policy_base, poll=0.1))  # "another process"
@@ -81,7 +81,7 @@ def test_the_policy_on_postgresql_records_its_tokens_and_hot_swaps(
     for t, reward in zip(turns, (1.0, -1.0)):
         assert buffer.add(Sample(t.turn_id, "s-1", "default", 0, reward))
 
-    trainer = _real_trainer(settings)  # the scheduler's trainer, with its publish callback
+    trainer = scheduler_trainer(settings)  # the scheduler's trainer, with its publish callback
     report = trainer.run(lambda: True)
     assert report.steps == 1, report
     (row,) = last_steps(trainer.db)

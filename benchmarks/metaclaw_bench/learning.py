@@ -14,7 +14,7 @@ Everything else is the plugin's own path:
 * **samples**: the served policy's token records (its own ids and behaviour logprobs);
 * **training**: the real scheduler (:class:`~metaclaw_plugin.scheduling.omls.Omls`) opens an idle window after
   the day (only the idle signal is scripted, as in the demo) and runs the plugin's own trainer
-  (``scheduling.attach._real_trainer``), which publishes;
+  (``scheduling.attach.scheduler_trainer``), which publishes;
 * **weights**: the served policy hot-swaps to what the trainer published, so day *n+1* (new requests of the same
   families, held apart by seed) is answered by the new adapter. Nothing here calls the trainer.
 
@@ -290,7 +290,7 @@ class ArmRun:
         from metaclaw_plugin.devtools.demo_train import ScriptedIdle
         from metaclaw_plugin.devtools.upstream import Upstream
         from metaclaw_plugin.plugin import MetaClawPlugin
-        from metaclaw_plugin.scheduling.attach import _real_trainer, file_activity
+        from metaclaw_plugin.scheduling.attach import file_activity, scheduler_trainer
         from metaclaw_plugin.scheduling.lock import TrainerLock
         from metaclaw_plugin.scheduling.omls import Omls
         from metaclaw_plugin.scheduling.signals import Gate
@@ -312,7 +312,7 @@ class ArmRun:
             self.omls = Omls(
                 self.db,
                 Gate([self.idle], s.scheduler.min_window_minutes * 60),
-                lambda: _real_trainer(s),
+                lambda: scheduler_trainer(s),
                 mode=lambda: "auto",
                 lock=TrainerLock(s.home_dir),
                 last_activity=file_activity(s.activity_path),
@@ -497,10 +497,7 @@ def run(opts: Options, work: Path, log: Callable[[str], None] = lambda m: None) 
     """Every arm of ``opts`` for ``opts.days`` days under ``work``; the result document."""
     opts.check()
     if opts.threads > 0:
-        from metaclaw_plugin._mlimport import ML_IMPORT_LOCK
-
-        with ML_IMPORT_LOCK:
-            import torch
+        import torch  # before any arm starts a thread that loads a model: no import race to guard against
 
         torch.set_num_threads(opts.threads)
     t_run = time.perf_counter()

@@ -74,7 +74,7 @@ def build_signals(
     return signals, notes
 
 
-def _real_trainer(settings: Settings) -> Trainer:
+def scheduler_trainer(settings: Settings) -> Trainer:
     from ..learning.failed_batches import feed_evolver
     from ..serving import publish_in_process
     from ..training.runtime import build_trainer  # loads the base model: in the scheduler's thread, on first use
@@ -126,7 +126,7 @@ def attach_scheduler(plugin: PluginLike, trainer: Callable[[], Trainer] | None =
             plugin.scheduler_note = blocker
             log.info("scheduler off: %s", blocker)
             return None
-        trainer = lambda: _real_trainer(settings)  # noqa: E731
+        trainer = lambda: scheduler_trainer(settings)  # noqa: E731
     from_file = file_activity(settings.activity_path)
     election = getattr(plugin.learning, "election", None) or getattr(plugin, "election", None)
     omls, notes = build(
