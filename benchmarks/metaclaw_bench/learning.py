@@ -70,13 +70,51 @@ _MONTHS = [
     "December",
 ]
 _TOPICS = ["budget", "meeting notes", "invoice", "travel plan", "report", "contract", "photos", "slides"]
+# 8 questions about 32 countries: 256 requests, so four days of 48 never repeat one
 _QUESTIONS = [
     "What is the capital of {c}?",
     "Which continent is {c} in?",
     "What language is spoken in {c}?",
     "What currency does {c} use?",
+    "What is the largest city in {c}?",
+    "What is {c} famous for?",
+    "Which countries border {c}?",
+    "What is a traditional dish from {c}?",
 ]
-_COUNTRIES = ["France", "Japan", "Brazil", "Kenya", "Canada", "Italy", "Egypt", "Peru", "Norway", "India"]
+_COUNTRIES = [
+    "France",
+    "Japan",
+    "Brazil",
+    "Kenya",
+    "Canada",
+    "Italy",
+    "Egypt",
+    "Peru",
+    "Norway",
+    "India",
+    "Mexico",
+    "Spain",
+    "Germany",
+    "Chile",
+    "Vietnam",
+    "Morocco",
+    "Greece",
+    "Sweden",
+    "Turkey",
+    "Argentina",
+    "Ghana",
+    "Poland",
+    "Thailand",
+    "Portugal",
+    "Australia",
+    "Nigeria",
+    "Ireland",
+    "Colombia",
+    "Indonesia",
+    "Finland",
+    "Austria",
+    "Cuba",
+]
 
 
 def _arith(r: random.Random) -> str:
@@ -201,6 +239,7 @@ class Options:
     kl_coef: float = 0.01
     threads: int = 1  # torch's CPU threads: on a shared machine more threads spin against each other (an answer
     # took 67 s with torch's default 2 threads under a load of 9 on 2 cores, 5 s with one)
+    jobs: int = 1  # arms run at once, each in a process of its own (its own model copies, freed when it ends)
     training: dict[str, Any] = field(default_factory=dict)  # any other training.* setting
 
     def check(self) -> None:
@@ -501,25 +540,18 @@ def run(opts: Options, work: Path, log: Callable[[str], None] = lambda m: None) 
 
         torch.set_num_threads(opts.threads)
     t_run = time.perf_counter()
-    arms: dict[str, Any] = {}
-    for arm in opts.arms:
-        t_arm = time.perf_counter()
-        log(f"arm {arm}: loading {opts.base_model} on {opts.device}")
-        ar = ArmRun(arm, opts, work / arm.replace("+", "-") / "home", log)
-        days: list[dict[str, Any]] = []
-        try:
-            for n in range(1, opts.days + 1):
-                d = ar.day(n)
-                days.append(d)
-                tr = d["training"] or {}
-                log(
-                    f"arm {arm} day {n}: success {d['success']:.3f} {d['ci95']} "
-                    f"steps {tr.get('steps', '-')} loss {tr.get('loss')} kl {tr.get('kl_to_base')} "
-                    f"skills {d['evolved_skills']}"
-                )
-        finally:
-            ar.close()
-        arms[arm] = _arm_doc(arm, days, time.perf_counter() - t_arm)
+    if opts.jobs > 1 and len(opts.arms) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # spawn, one arm per process: a fresh interpreter for each (no torch state or threads forked from this
+        # one, and an arm's memory is the system's again when it ends)
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(min(opts.jobs, len(opts.arms)), mp_context=ctx, max_tasks_per_child=1) as ex:
+            futures = {arm: ex.submit(run_arm, arm, opts, work, _print_log) for arm in opts.arms}
+            arms = {arm: f.result() for arm, f in futures.items()}
+    else:
+        arms = {arm: run_arm(arm, opts, work, log) for arm in opts.arms}
     doc = {
         **provenance("bench learning"),
         "what": "bench learning",
@@ -537,6 +569,36 @@ def run(opts: Options, work: Path, log: Callable[[str], None] = lambda m: None) 
     }
     doc["comparison"] = compare(doc)
     return doc
+
+
+def run_arm(arm: str, opts: Options, work: Path, log: Callable[[str], None]) -> dict[str, Any]:
+    """One arm's days, start to end, in its own home under ``work``: its document."""
+    if opts.threads > 0:
+        import torch
+
+        torch.set_num_threads(opts.threads)
+    t_arm = time.perf_counter()
+    log(f"arm {arm}: loading {opts.base_model} on {opts.device}")
+    ar = ArmRun(arm, opts, work / arm.replace("+", "-") / "home", log)
+    days: list[dict[str, Any]] = []
+    try:
+        for n in range(1, opts.days + 1):
+            d = ar.day(n)
+            days.append(d)
+            tr = d["training"] or {}
+            log(
+                f"arm {arm} day {n}: success {d['success']:.3f} {d['ci95']} "
+                f"steps {tr.get('steps', '-')} loss {tr.get('loss')} kl {tr.get('kl_to_base')} "
+                f"skills {d['evolved_skills']}"
+            )
+    finally:
+        ar.close()
+    return _arm_doc(arm, days, time.perf_counter() - t_arm)
+
+
+def _print_log(message: str) -> None:
+    """The log of an arm in a process of its own: stderr, as the CLI's."""
+    print(message, file=sys.stderr, flush=True)
 
 
 def _arm_doc(arm: str, days: list[dict[str, Any]], seconds: float) -> dict[str, Any]:

@@ -452,6 +452,7 @@ def workday(
 @click.option("--advantage", type=click.Choice(["batch", "group", "task"]), default="task", show_default=True)
 @click.option("--kl-coef", type=float, default=0.01, show_default=True)
 @click.option("--threads", type=int, default=1, show_default=True, help="torch CPU threads (0: torch's default).")
+@click.option("--jobs", type=int, default=1, show_default=True, help="Arms at once, each in a process of its own.")
 @click.option("--temperature", type=float, default=1.0, show_default=True, help="The policy's sampling.")
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None, help="Keep the arms' homes here.")
 def learning(

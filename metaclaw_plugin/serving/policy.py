@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import heap
 from .._mlimport import ML_IMPORT_LOCK
 from ..store import AnyDatabase
 from ..training import chat, tokens
@@ -261,6 +262,8 @@ class ServedPolicy:
             log.exception("hot swap to %s failed; still serving %s", ref.path, cur.label)
             raise
         self._current = new  # the switch: one reference, atomic under the GIL
+        del cur
+        heap.trim()  # the replaced model's memory, once its last request has finished with it
         self.counters["swaps"] += 1
         log.info("served policy %s now answers with step %d (%s)", self.model_name, ref.step, ref.path)
         return new

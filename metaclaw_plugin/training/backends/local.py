@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ... import heap
 from ..._mlimport import ML_IMPORT_LOCK
 from ..losses import behaviour_logprobs, kl_to_reference, policy_loss
 from ..models import load_base
@@ -148,6 +149,7 @@ class LocalBackend:
         kl_sum, kl_n = self._kl
         self.metrics = {"grad_norm": grad_norm, "kl": kl_sum / kl_n if kl_n else None}
         self.discard()
+        heap.trim()  # the step's activations: freed, but kept by the allocator unless given back
         return None  # the loss is known from forward_backward
 
     def step_metrics(self) -> dict[str, float | None]:
