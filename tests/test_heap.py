@@ -25,5 +25,5 @@ def test_trim_returns_the_free_pages_of_a_fragmented_heap() -> None:
     before = _rss_mb()
     assert heap.trim() is True
     after = _rss_mb()
+    del kept
     assert before - after > 150, (before, after)
-    assert len(kept) == 4688

@@ -535,10 +535,6 @@ def _mean(xs: list[Any]) -> float | None:
 def run(opts: Options, work: Path, log: Callable[[str], None] = lambda m: None) -> dict[str, Any]:
     """Every arm of ``opts`` for ``opts.days`` days under ``work``; the result document."""
     opts.check()
-    if opts.threads > 0:
-        import torch  # before any arm starts a thread that loads a model: no import race to guard against
-
-        torch.set_num_threads(opts.threads)
     t_run = time.perf_counter()
     if opts.jobs > 1 and len(opts.arms) > 1:
         import multiprocessing
@@ -574,7 +570,7 @@ def run(opts: Options, work: Path, log: Callable[[str], None] = lambda m: None) 
 def run_arm(arm: str, opts: Options, work: Path, log: Callable[[str], None]) -> dict[str, Any]:
     """One arm's days, start to end, in its own home under ``work``: its document."""
     if opts.threads > 0:
-        import torch
+        import torch  # before the arm starts a thread that loads a model: no import race to guard against
 
         torch.set_num_threads(opts.threads)
     t_arm = time.perf_counter()

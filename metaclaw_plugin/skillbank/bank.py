@@ -22,7 +22,7 @@ from ..tasktext import Repeats
 from ..types import DEFAULT_TENANT, Message, Skill, TurnContext
 from .files import SkillStore
 from .render import fit_conventions, render_block
-from .retrieve import KeywordIndex, Retriever, task_parts
+from .retrieve import KeywordIndex, Retriever, task_parts, without_ids
 
 log = logging.getLogger("metaclaw_plugin.skills")
 
@@ -251,6 +251,7 @@ class SkillBank:
         snap = snap or self._snap
         cfg = self.settings.retrieval
         share = self.settings.sessions.share_learned_skills
+        query, context = without_ids(query), without_ids(context)  # ids name no topic (retrieve._OPAQUE)
 
         replaced = snap.hidden.get(ctx.tenant, frozenset()) if snap.hidden else frozenset()
 
