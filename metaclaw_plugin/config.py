@@ -348,6 +348,12 @@ class TrainingSettings(Section):
     )
     batch_size: int = Field(4, ge=1, description="Fresh samples per optimiser step.")
     micro_batch_size: int = Field(1, ge=1, description="Samples per forward-backward; a pause can land between them.")
+    micro_batch_tokens: int = Field(
+        2048,
+        ge=16,
+        description="At most this many padded tokens (samples x the longest) per forward-backward: samples are "
+        "grouped by length, and a longer one goes alone. Bounds a step's memory (activations grow with it).",
+    )
     max_tokens: int = Field(
         4096, ge=16, description="Longer samples (prompt + answer) are skipped, not truncated, and counted as dropped."
     )

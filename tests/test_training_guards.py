@@ -172,7 +172,7 @@ def test_the_default_loss_clips_the_ratio(home: Path, tiny: Path):
     p, c, m = tokenize_turn(trainer.tokenizer, PROMPT, {"role": "assistant", "content": "yes"})
     probe = TrainSample("x", p, c, m, None, 1.0, 0)
     with torch.no_grad():
-        logp = backend.token_logprobs([probe])[0][0, len(p) - 1 : len(p) - 1 + len(c)]
+        logp = backend.token_logprobs([probe])[0][0, : len(c)]
     sample = TrainSample("x", p, c, m, [float(x) - 1.0 for x in logp], 1.0, 0, advantage=1.0)
     assert trainer.options.loss_fn == "ppo"
     backend.forward_backward([sample], trainer.options.loss_fn, float(len(c)))

@@ -59,6 +59,7 @@ def build_trainer(
         options=TrainerOptions(
             batch_size=t.batch_size,
             micro_batch_size=t.micro_batch_size,
+            micro_batch_tokens=t.micro_batch_tokens,
             max_tokens=t.max_tokens,
             loss_fn=t.loss_fn,
             checkpoint_every=t.checkpoint_every,

@@ -87,6 +87,7 @@ class RunReport:
 class TrainerOptions:
     batch_size: int = 4
     micro_batch_size: int = 1
+    micro_batch_tokens: int = 2048  # padded tokens per forward-backward (see :func:`micro_batches`)
     max_tokens: int = 4096
     loss_fn: str = "importance_sampling"
     checkpoint_every: int = 10
@@ -278,12 +279,11 @@ class Trainer:
         if reason:
             return self._skip(batch, ids, samples, unusable, reason)
         norm = float(sum(sum(t.mask) for t in samples))
-        size = self.options.micro_batch_size
         loss = 0.0
-        for i in range(0, len(samples), size):
+        for micro in micro_batches(samples, self.options.micro_batch_size, self.options.micro_batch_tokens):
             if not should_continue():
                 return self._abandon(ids, "paused")
-            loss += self.backend.forward_backward(samples[i : i + size], self.options.loss_fn, norm)
+            loss += self.backend.forward_backward(micro, self.options.loss_fn, norm)
         if not should_continue():
             return self._abandon(ids, "paused")
         if not self.buffer.is_fresh(ids):
@@ -472,6 +472,25 @@ class Trainer:
         )
         self._dropped = 0
         self._skipped = 0
+
+
+def micro_batches(samples: Sequence[TrainSample], size: int, tokens: int) -> list[list[TrainSample]]:
+    """The step's forward-backward passes: samples by length, each pass at most ``size`` samples and ``tokens``
+    padded tokens (samples x the longest); a sample longer than ``tokens`` goes alone.
+
+    A step's memory is its largest pass's activations, which grow with samples x width. Four samples taken in
+    arrival order, one of them with an 821-token prompt (a skill block) beside three of ~100, were padded to
+    4 x 853 tokens: SmolLM2's forward-backward peaked at 9.8 GB of resident memory and took 93 s on one core. By
+    length and within 2,048 tokens, the long one goes alone: 3.3 GB (the model's 1.5 included) and 19 s. The
+    gradient is the same: every pass's loss is normalised by the whole batch's token count."""
+    out: list[list[TrainSample]] = []
+    for s in sorted(samples, key=lambda t: len(t.tokens)):
+        group = out[-1] if out else None
+        if group is not None and len(group) < size and (len(group) + 1) * len(s.tokens) <= tokens:
+            group.append(s)
+        else:
+            out.append([s])
+    return out
 
 
 def _validation_score(samples: Sequence[TrainSample], logprobs: Sequence[float]) -> float:

@@ -86,36 +86,48 @@ class LocalBackend:
     def token_logprobs(
         self, samples: Sequence[TrainSample], *, reference: bool = False
     ) -> tuple[Any, Any, Any, Any, Any]:
-        """Per completion position: the policy's logprobs (with grad), behaviour logprobs, advantages, mask,
-        and whether behaviour logprobs are known, as [batch, longest-1] tensors. ``reference``: the base
-        model's logprobs instead (the LoRA disabled, no gradient), for the KL anchor."""
+        """Per completion token: the policy's logprobs (with grad), behaviour logprobs, advantages, mask, and
+        whether behaviour logprobs are known, as [batch, longest completion] tensors (column j is completion
+        token j). ``reference``: the base model's logprobs instead (the LoRA disabled, no gradient), for the KL
+        anchor.
+
+        The output head runs on the completion positions only. Over the whole sequence its float logits are
+        [batch, width, vocab]: for four samples padded to 853 tokens (one prompt held a skill block) and SmolLM2's
+        49,152 columns, 671 MB a copy, where their 32-token answers need 25 MB. That pass went past 11.3 GB of
+        resident memory with them and peaked at 9.8 GB without (the rest is the padded activations: see
+        :func:`~metaclaw_plugin.training.trainer.micro_batches`)."""
         import torch
 
         pad = self.tokenizer.pad_token_id or 0
         width = max(len(s.tokens) for s in samples)
-        shape = (len(samples), width - 1)
+        shape = (len(samples), max(len(s.completion_ids) for s in samples))
         ids = torch.full((len(samples), width), pad, dtype=torch.long)
         attention = torch.zeros((len(samples), width), dtype=torch.long)
+        at = torch.zeros(shape, dtype=torch.long)  # the position whose output predicts completion token j
         old, adv, mask = torch.zeros(shape), torch.zeros(shape), torch.zeros(shape)
         for b, s in enumerate(samples):
             ids[b, : len(s.tokens)] = torch.tensor(s.tokens)
             attention[b, : len(s.tokens)] = 1
-            start, n = len(s.prompt_ids) - 1, len(s.completion_ids)  # logits at p-1 predict token p
-            mask[b, start : start + n] = torch.tensor(s.mask, dtype=torch.float)
-            adv[b, start : start + n] = torch.tensor(s.advantages())
+            start, n = len(s.prompt_ids) - 1, len(s.completion_ids)  # the output at p-1 predicts token p
+            at[b, :n] = torch.arange(start, start + n)
+            at[b, n:] = start  # padding columns: any real position, masked out
+            mask[b, :n] = torch.tensor(s.mask, dtype=torch.float)
+            adv[b, :n] = torch.tensor(s.advantages())
             if s.logprobs is not None:
-                old[b, start : start + n] = torch.tensor(s.logprobs)
-        ids, attention = ids.to(self.device), attention.to(self.device)
+                old[b, :n] = torch.tensor(s.logprobs)
+        ids, attention, at = ids.to(self.device), attention.to(self.device), at.to(self.device)
+        model = self.model.get_base_model()  # LoRA layers sit inside it; disable_adapter reaches them there
         if reference:
             with torch.no_grad(), self.model.disable_adapter():
-                out = self.model(input_ids=ids, attention_mask=attention)
+                hidden = model.get_decoder()(input_ids=ids, attention_mask=attention).last_hidden_state
         else:
-            out = self.model(input_ids=ids, attention_mask=attention)
-        logits = out.logits[:, :-1].float()
+            hidden = model.get_decoder()(input_ids=ids, attention_mask=attention).last_hidden_state
+        hidden = hidden.gather(1, at[:, :, None].expand(-1, -1, hidden.size(-1)))
+        logits = model.get_output_embeddings()(hidden).float()
         # at the temperature the behaviour logprobs were sampled at, so the ratio before any update is exactly 1
         temps = torch.tensor([s.temperature if s.temperature > 0 else 1.0 for s in samples], device=self.device)
         logits = logits / temps[:, None, None]
-        logp = -torch.nn.functional.cross_entropy(logits.transpose(1, 2), ids[:, 1:], reduction="none")
+        logp = -torch.nn.functional.cross_entropy(logits.transpose(1, 2), ids.gather(1, at + 1), reduction="none")
         known = torch.tensor([s.logprobs is not None for s in samples], device=self.device)
         return logp, old.to(self.device), adv.to(self.device), mask.to(self.device), known
 
