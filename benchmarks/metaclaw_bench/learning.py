@@ -223,10 +223,12 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 # Options ------------------------------------------------------------------------------------------------------
 @dataclass
 class Options:
-    families: list[str] = field(default_factory=lambda: ["boxed", "json", "iso_date"])
+    families: list[str] = field(
+        default_factory=lambda: ["short", "french", "file_name"]
+    )  # SmolLM2 follows each now and then: a signal for rl
     arms: list[str] = field(default_factory=lambda: list(ARMS))
     days: int = 4
-    per_family: int = 12  # requests per family per day
+    per_family: int = 16  # requests per family per day
     steps_per_day: int = 2  # the day's samples are split into this many batches (one optimiser step each)
     seed: int = 0
     base_model: str = "smollm2"

@@ -439,9 +439,14 @@ def workday(
 @json_option
 @out_option
 @click.option("--arm", "arms", multiple=True, help="base, skills, rl, skills+rl (repeatable; default: all four).")
-@click.option("--family", "families", multiple=True, help="boxed, json, iso_date, file_name, french (repeatable).")
+@click.option(
+    "--family",
+    "families",
+    multiple=True,
+    help="short, french, file_name, boxed, json, iso_date (repeatable; default: the first three).",
+)
 @click.option("--days", type=int, default=4, show_default=True)
-@click.option("--per-family", type=int, default=12, show_default=True, help="Requests per family per day.")
+@click.option("--per-family", type=int, default=16, show_default=True, help="Requests per family per day.")
 @click.option("--steps-per-day", type=int, default=2, show_default=True, help="Optimiser steps per window.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--model", "base_model", default="smollm2", show_default=True, help="training.base_model.")
