@@ -3,6 +3,7 @@ training, the dashboard and the benchmarks see the same text for one turn and co
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 
@@ -39,3 +40,10 @@ def approx_tokens(text: str) -> int:
 def approx_message_tokens(messages: Any) -> int:
     """The estimate for a list of messages: their text, plus four tokens a message for the chat framing."""
     return sum(approx_tokens(message_text(m)) + 4 for m in messages or [])
+
+
+def strip_marks(text: str) -> str:
+    """``text`` without its combining marks ("répondes" -> "repondes"): screening compares folded text, and a
+    skill name made from a French or German rule keeps its words whole."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))

@@ -10,7 +10,7 @@ import pytest
 
 from metaclaw_plugin import Settings, TurnContext
 from metaclaw_plugin.devtools.upstream import Upstream
-from metaclaw_plugin.learning.evolution import SkillEvolver, SupportTurn, extract_json, parse_reply
+from metaclaw_plugin.learning.evolution import SkillEvolver, SupportTurn, extract_json, parse_reply, slugify
 from metaclaw_plugin.learning.llm import LLMClient
 from metaclaw_plugin.learning.reward import TurnView
 from metaclaw_plugin.learning.trials import TrialStats, prob_b_beats_a, shadow_decision
@@ -260,3 +260,10 @@ def test_shadow_decision_rules():
     assert shadow_decision(TrialStats("x", 10, 2, 10, 8, prob_b_beats_a(8, 10, 2, 10)), 8, 60, 0.9) == "retire"
     assert shadow_decision(TrialStats("x", 10, 5, 10, 5, 0.5), 8, 60, 0.9) is None
     assert shadow_decision(TrialStats("x", 60, 30, 60, 30, 0.5), 8, 60, 0.9) == "retire"  # no evidence it helps
+
+
+def test_a_name_from_accented_words_keeps_them_whole():
+    # "répondes" was cut into "r" and "pondes", "français" into "fran" and "ais"
+    assert slugify("Réponds toujours en français") == "reponds-toujours-en-francais"
+    assert slugify("Größe über Ärger") == "grosse-uber-arger"
+    assert slugify("日本語で答えて") == ""  # no Latin letter: the candidate's validator refuses such a name

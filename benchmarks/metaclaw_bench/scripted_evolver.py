@@ -8,6 +8,8 @@ import json
 import re
 from typing import Any
 
+from metaclaw_plugin.text import strip_marks
+
 REPLY = "Done. I completed the task in the workspace; tell me if anything should change."
 EVOLVER_NOTE = (
     "The evolver is scripted (not a model): it writes each skill from the correction text in the evolver "
@@ -64,7 +66,7 @@ def skill_from_correction(correction: str, kind: str, kind_reason: str) -> dict[
     text = _clean(correction)
     sents = _sentences(text) or [text]
     first = next((x for x in sents if len(x.split()) >= 8), text).rstrip(".")
-    words = [w for w in re.findall(r"[a-z][a-z0-9]+", first.lower()) if w not in _STOP and len(w) > 2]
+    words = [w for w in re.findall(r"[a-z][a-z0-9]+", strip_marks(first).lower()) if w not in _STOP and len(w) > 2]
     seen: list[str] = []
     for w in words:
         if w not in seen:

@@ -42,6 +42,7 @@ from ..skillbank.files import SkillStore, utc_now_iso
 from ..skillbank.retrieve import KeywordIndex
 from ..skillbank.similarity import Mode, SkillSimilarity
 from ..skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE
+from ..text import strip_marks
 from ..types import Skill, SkillKind
 from .llm import LLMClient, LLMResult, extract_json
 from .reward import TurnView, _cut
@@ -55,7 +56,7 @@ VARIANT_KEY = "variant_of"  # metadata.variant_of: the shared skill a tenant-sco
 
 
 def slugify(name: str) -> str:
-    s = re.sub(r"[^a-z0-9]+", "-", str(name).strip().lower()).strip("-")
+    s = re.sub(r"[^a-z0-9]+", "-", strip_marks(str(name)).strip().casefold()).strip("-")
     s = re.sub(r"-{2,}", "-", s)
     return s[:MAX_NAME].rstrip("-")
 

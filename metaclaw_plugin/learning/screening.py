@@ -56,6 +56,7 @@ from ..skillbank.skillmd import (
     parse_skill_md,
     render_skill_md,
 )
+from ..text import strip_marks
 from ..types import Skill
 
 Verdict = Literal["clean", "suspicious", "rejected"]
@@ -141,11 +142,6 @@ _INVISIBLE = re.compile(
     r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]"
 )
 _WORD_SEP = re.compile(r"(?<=\b\w)[.\-_*~](?=\w\b)")  # i.g.n.o.r.e -> ignore
-
-
-def strip_marks(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 def normalise(text: str, leet: bool = False) -> str:
