@@ -26,6 +26,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from .tasktext import task_text, text_parts
@@ -36,6 +37,7 @@ SHORT_OUTPUT = 1024  # max_tokens at or below this is a short answer
 RECENT = 600.0  # seconds a client's main shape is remembered
 OPENING_CHARS = 400
 PROSE_WORDS = 8  # a system part of fewer words is a header, not the prompt
+HEADS_MAX = 1024  # system prompt heads judged and remembered (_role_points)
 
 _JOB = (
     r"titles?|summar(?:y|ies|i[sz]e\w*)|recap|compact\w*|commit messages?|classif\w*|categori[sz]\w*|"
@@ -55,6 +57,7 @@ _ASK = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
+_HEADS: dict[str, int] = {}
 
 
 @dataclass
@@ -66,18 +69,34 @@ class MainShape:
     max_tokens: int | None
 
 
-def _opening(messages: Sequence[Any]) -> str:
-    """The first two sentences of the system prompt's first prose part (a header line such as a billing tag, a
-    part of a few words, is not where a prompt says what the model is for)."""
+def _role_points(messages: Sequence[Any]) -> int:
+    """The role signal's points (0, 1 or 2) from the opening of the system prompt's first prose part. A host
+    resends the same system prompt every turn, so each part's head is judged once (bounded)."""
     for m in messages:
         if isinstance(m, dict) and m.get("role") in ("system", "developer"):
             for part in text_parts(m.get("content")):
-                text = part[:OPENING_CHARS].lstrip()
-                if len(text.split(None, PROSE_WORDS)) <= PROSE_WORDS:
-                    continue
-                ends = [e.start() for e in _SENTENCE_END.finditer(text)][:2]
-                return text[: ends[-1]] if len(ends) == 2 else text
-    return ""
+                head = part[:OPENING_CHARS]
+                points = _HEADS.get(head)
+                if points is None:
+                    if len(_HEADS) >= HEADS_MAX:
+                        _HEADS.clear()
+                    points = _HEADS[head] = _judge_head(head)
+                if points >= 0:
+                    return points
+    return 0
+
+
+def _judge_head(head: str) -> int:
+    """-1 for a header (a billing tag, a part of a few words: not where a prompt says what the model is for);
+    else the points of its first two sentences: 1 for a side job, 2 when they also narrow the output."""
+    text = head.lstrip()
+    if len(text.split(None, PROSE_WORDS)) <= PROSE_WORDS:
+        return -1
+    ends = [e.start() for e in islice(_SENTENCE_END.finditer(text), 2)]
+    opening = text[: ends[-1]] if len(ends) == 2 else text
+    if not _ROLE.search(opening):
+        return 0
+    return 2 if _NARROW.search(opening) else 1
 
 
 def max_tokens_of(value: Any) -> int | None:
@@ -100,10 +119,9 @@ def side_reason(
     this session's main turns (``same_session``), else of the client's recent ones, else None."""
     score = 0
     why: list[str] = []
-    opening = _opening(messages)
-    if opening and _ROLE.search(opening):
-        narrow = _NARROW.search(opening) is not None
-        score += 2 if narrow else 1
+    role = _role_points(messages)
+    if role:
+        score += role
         why.append("role")
     if main is not None and main.tools and not tools:
         score += 2 if same_session else 1

@@ -41,6 +41,7 @@ ECHO_MIN_CHARS = 80  # a shorter paragraph found in the system prompt may still 
 ECHO_SCAN_CHARS = 400  # a shorter message is the user's own: not searched for echoes (the search costs ~1 us/KB)
 APPENDIX_MIN_CHARS = 800  # an appended section shorter than this is the user's own
 REPEAT_MAX = 4096  # paragraphs remembered; the table is cleared when full
+FRAMING_KEY_CHARS = 2000  # longer messages are not remembered by their text (task_parts cuts them to 500)
 
 # An injected block: a tag at the start of a line, the same tag closing at the end of a line. Tag names are any
 # word (``system-reminder``, ``environment_context``, ``permissions instructions``): they are the client's.
@@ -58,6 +59,8 @@ class Repeats:
         self.min_chars, self.contexts, self.cap = min_chars, contexts, cap
         self._seen: dict[bytes, set[bytes]] = {}
         self._lock = threading.Lock()
+        self._framings: dict[str, bytes] = {}  # a message's text -> the digest of its opening (constant)
+        self._beside: tuple[str, bytes] = ("", _digest(""))
 
     def split(self, text: str) -> tuple[list[str], list[str]]:
         """(paragraphs to keep, paragraphs known as boilerplate); notes this text's long paragraphs."""
@@ -82,8 +85,16 @@ class Repeats:
         """Whether ``text`` (a message before the task, known by its opening paragraph outside fenced code) has
         now been seen beside this many different tasks: a client's fixed preamble exchange (aider's "files added
         to the chat" and its "Ok", the repository map): framing that varies only in what it attaches."""
-        framing = _PARA.split(_FENCED.sub("", text).strip(), 1)[0]  # its opening, whatever it attaches
-        d, b = _digest(framing), _digest(beside)
+        d = self._framings.get(text)
+        if d is None:  # the same messages come back turn after turn: each is read once (bounded)
+            d = _digest(_PARA.split(_FENCED.sub("", text).strip(), 1)[0])  # its opening, whatever it attaches
+            if len(text) <= FRAMING_KEY_CHARS:
+                if len(self._framings) >= self.cap:
+                    self._framings.clear()
+                self._framings[text] = d
+        last = self._beside  # one task is checked against each of its messages in turn
+        b = last[1] if last[0] == beside else _digest(beside)
+        self._beside = (beside, b)
         with self._lock:
             if len(self._seen) >= self.cap:
                 self._seen.clear()

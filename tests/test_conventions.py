@@ -16,7 +16,7 @@ from metaclaw_plugin.cli import main as cli_main
 from metaclaw_plugin.devtools.upstream import Upstream
 from metaclaw_plugin.skillbank.bank import SHADOW_KEY, SkillBank
 from metaclaw_plugin.skillbank.files import SkillStore
-from metaclaw_plugin.skillbank.render import CONVENTIONS_HEADER, HEADER, approx_tokens, skill_entry
+from metaclaw_plugin.skillbank.render import CONVENTIONS_HEADER, HEADER, approx_tokens, render_block, skill_entry
 from metaclaw_plugin.types import Skill
 
 UNRELATED = "What is the capital of Australia, and roughly how many people live there?"
@@ -251,3 +251,15 @@ def test_every_rule_goes_in_as_one_line_before_any_gets_its_full_body():
     assert all("detail line" not in e for e in entries[1:])
     entries, names = fit_conventions(rules, room_for(rules[:2]))
     assert names == ["r0", "r1"]  # the lowest-ranked rules are the ones left out
+
+
+def test_a_new_version_of_a_skill_renders_its_new_text():
+    """Entries come from a cache keyed by the skill's text: a refined skill of the same name is never served its
+    old text, and a fenced marker in it is neutralised on every version."""
+    old = Skill(name="csv-quoting", description="Quote CSV fields", body="Use the csv module.")
+    new = Skill(name="csv-quoting", description="Quote CSV fields", body="Use csv.writer.\n</metaclaw-skills>")
+    first, _ = render_block([old], 500)
+    second, _ = render_block([new], 500)
+    assert "Use the csv module." in first and "Use the csv module." not in second
+    assert "Use csv.writer." in second and second.count("</metaclaw-skills>") == 1  # only the block's own close
+    assert skill_entry(new, full=False) == "### csv-quoting\nQuote CSV fields"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import logging
+import math
 import os
 import threading
 from abc import ABC, abstractmethod
@@ -160,7 +161,7 @@ class StaticEncoder(_QueryCache):
         if not ids:
             return np.zeros(table.shape[1], dtype=np.float32)
         v = table[np.minimum(np.asarray(ids, dtype=np.intp), table.shape[0] - 1)].sum(axis=0)
-        norm = float(np.linalg.norm(v))
+        norm = math.sqrt(float(v @ v))
         return (v / norm if norm > 0 else v).astype(np.float32, copy=False)
 
     def _ids(self, text: str) -> list[int]:
@@ -461,6 +462,8 @@ class HybridIndex:
         self._kw_of_row = np.asarray([self._pos[s.name] for s in embedding.skills], dtype=np.intp)
         self._row_of_kw = np.zeros(len(keyword.skills), dtype=np.intp)
         self._row_of_kw[self._kw_of_row] = np.arange(len(self._kw_of_row))
+        # exact mode keeps the library's order: the keyword scores need no reordering then
+        self._same_order = bool(np.array_equal(self._kw_of_row, np.arange(len(self._kw_of_row))))
 
     def search(
         self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
@@ -480,12 +483,15 @@ class HybridIndex:
             if len(hit) > want:
                 hit = hit[np.argpartition(scores[hit], -want)[-want:]]
             more = self._row_of_kw[hit]
-            more = more[~np.isin(more, rows)]
+            more = more[~(more[:, None] == rows).any(axis=1)]  # a few dozen against a shortlist: no np.isin sort
             if len(more):
                 rows = np.concatenate([rows, more])
                 sims = np.concatenate([sims, self.embedding.row_similarities(more, query)])
         kw_rows = self._kw_of_row if rows is None else self._kw_of_row[rows]
-        kw = None if raw is None else np.minimum(raw[0][kw_rows] / raw[1], 1.0)
+        if raw is None:
+            kw = None
+        else:
+            kw = np.minimum((raw[0] if rows is None and self._same_order else raw[0][kw_rows]) / raw[1], 1.0)
         n_terms = raw[2] if raw is not None else len(set(tokenize(query)))
         fused = self.weight * sims if kw is None else kw + self.weight * sims
         if not want or not len(fused):
@@ -501,10 +507,9 @@ class HybridIndex:
             passed = float(kw.max()) >= self.min_score  # a long request: either signal (see the class docstring)
         if not passed:
             return []
-        ranked = [(float(fused[j]), int(kw_rows[j])) for j in top]
         out = []
         scale = 1.0 + self.weight
-        for sc, i in ranked:
+        for sc, i in zip(fused[top].tolist(), kw_rows[top].tolist()):
             s = self.keyword.skills[i]
             if allow is None or allow(s):
                 out.append((s, round(max(0.0, min(sc / scale, 1.0)), 4)))

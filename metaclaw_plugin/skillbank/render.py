@@ -29,8 +29,27 @@ def _neutralise(text: str) -> str:
 
 
 def skill_entry(skill: Skill, full: bool = True) -> str:
-    head = f"### {skill.name}\n{_neutralise(skill.description)}"
-    return f"{head}\n{_neutralise(skill.body.strip())}" if full and skill.body.strip() else head
+    return _entry(skill, full)[0]
+
+
+_ENTRIES: dict[tuple[str, str, str, bool], tuple[str, int]] = {}
+ENTRIES_MAX = 8192
+
+
+def _entry(skill: Skill, full: bool) -> tuple[str, int]:
+    """A skill's entry and its token cost. Each request renders its skills again, and a skill's text changes only
+    with a new version: the entries come from a bounded cache keyed by that text (the strings' hashes are cached
+    in the strings themselves, so a look-up costs a tuple)."""
+    key = (skill.name, skill.description, skill.body, full)
+    hit = _ENTRIES.get(key)
+    if hit is None:
+        head = f"### {skill.name}\n{_neutralise(skill.description)}"
+        body = skill.body.strip()
+        text = f"{head}\n{_neutralise(body)}" if full and body else head
+        if len(_ENTRIES) >= ENTRIES_MAX:
+            _ENTRIES.clear()
+        hit = _ENTRIES[key] = (text, approx_tokens(text) + 1)
+    return hit
 
 
 def fit_entries(skills: Sequence[Skill], max_tokens: int, used: int = 0) -> tuple[list[str], list[str]]:
@@ -40,8 +59,7 @@ def fit_entries(skills: Sequence[Skill], max_tokens: int, used: int = 0) -> tupl
     names: list[str] = []
     for s in skills:
         for full in (True, False):
-            e = skill_entry(s, full)
-            cost = approx_tokens(e) + 1
+            e, cost = _entry(s, full)
             if used + cost <= max_tokens:
                 entries.append(e)
                 names.append(s.name)
@@ -58,15 +76,14 @@ def fit_conventions(skills: Sequence[Skill], max_tokens: int) -> tuple[list[str]
     used = frame
     short: list[tuple[Skill, str, int]] = []
     for s in skills:
-        e = skill_entry(s, full=False)
-        cost = approx_tokens(e) + 1
+        e, cost = _entry(s, False)
         if used + cost <= max_tokens:
             short.append((s, e, cost))
             used += cost
     entries = []
     for s, e, cost in short:
-        full = skill_entry(s, full=True)
-        extra = approx_tokens(full) + 1 - cost
+        full, full_cost = _entry(s, True)
+        extra = full_cost - cost
         if full != e and used + extra <= max_tokens:
             e, used = full, used + extra
         entries.append(e)
