@@ -53,11 +53,34 @@ def is_static(name: str) -> bool:
     return name in STATIC_MODELS
 
 
+def import_wordllama() -> Any:
+    """The ``wordllama`` package, imported without its side effect on the host's logging. Its modules call
+    ``logging.basicConfig(level=INFO)`` when imported: a host whose root logger has no handler (the LiteLLM proxy)
+    then gets a stderr handler at INFO, and every library's info lines are formatted and written. In the proxy
+    that was LiteLLM's two lines a request: 12,216 log lines where a proxy without the plugin wrote 25, and
+    about 1 ms of the proxy loop's CPU a request. The root logger's handlers and level are put back."""
+    import sys
+
+    mod = sys.modules.get("wordllama")
+    if mod is not None:
+        return mod
+    with ML_IMPORT_LOCK:
+        root = logging.getLogger()
+        handlers, level = list(root.handlers), root.level
+        try:
+            import wordllama
+            import wordllama.inference  # the second module that configures logging
+        finally:
+            for h in [h for h in root.handlers if h not in handlers]:
+                root.removeHandler(h)
+                h.close()
+            root.setLevel(level)
+    return wordllama
+
+
 def resolve_model_path(name: str) -> Path:
     if is_static(name):
-        import wordllama
-
-        return Path(wordllama.__file__).parent / "weights"
+        return Path(import_wordllama().__file__).parent / "weights"
     p = Path(name).expanduser()
     if p.is_dir():
         return p
@@ -134,11 +157,9 @@ class StaticEncoder(_QueryCache):
 
     def __init__(self, name: str):
         super().__init__()
-        import wordllama
-        from wordllama import WordLlama
-
+        wordllama = import_wordllama()
         self.path = Path(wordllama.__file__).parent
-        self.model = WordLlama.load(cache_dir=self.path, disable_download=True)
+        self.model = wordllama.WordLlama.load(cache_dir=self.path, disable_download=True)
         self._word_ids: dict[str, tuple[int, ...]] = {}
 
     def encode(self, texts: Sequence[str]) -> Any:
