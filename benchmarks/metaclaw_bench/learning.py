@@ -223,9 +223,8 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 # Options ------------------------------------------------------------------------------------------------------
 @dataclass
 class Options:
-    families: list[str] = field(
-        default_factory=lambda: ["short", "french", "file_name"]
-    )  # SmolLM2 follows each now and then: a signal for rl
+    # SmolLM2 follows each of these now and then, so rl has a signal (docs/bench-learning.md, "Families")
+    families: list[str] = field(default_factory=lambda: ["short", "french", "file_name"])
     arms: list[str] = field(default_factory=lambda: list(ARMS))
     days: int = 4
     per_family: int = 16  # requests per family per day
