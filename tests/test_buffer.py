@@ -120,6 +120,29 @@ def test_support_turns_are_never_queued_and_buffer_survives_restart(tmp_path: Pa
     assert again.stats().trained == 1
 
 
+def test_a_turn_reserved_for_the_evolver_is_a_query_sample_until_a_call_reads_it(tmp_path: Path):
+    """A trigger reserves failures for the evolver; a window that opens before the evolver runs (a spent budget,
+    a held learning loop) still trains them, and once a call read them they are support: out of the queue and
+    refused later. A second trigger cannot send a reserved turn again."""
+    buf = SampleBuffer(tmp_path / "m.db", generation_fn=lambda: 0)
+    for i in range(4):
+        buf.add(_sample(i, 0, reward=-1.0))
+    refs = [(f"t{i}", "s", "default", 0) for i in range(4)]
+    with buf.db.transaction() as c:
+        assert SampleBuffer.reserve_support(c, refs[:3], "review") == ["t0", "t1", "t2"]
+    with buf.db.transaction() as c:
+        assert SampleBuffer.reserve_support(c, refs, "train_batch") == ["t3"]  # each turn is sent once
+    assert buf.is_support("t0") and (buf.stats().queued, buf.stats().support) == (4, 0)
+    batch = buf.drain(2)  # the trainer reaches t0 and t1 first
+    buf.ack([x.turn_id for x in batch])
+    with buf.db.transaction() as c:  # a call read t0-t2: t2 leaves the queue, t0 and t1 stay trained
+        assert SampleBuffer.take_support(c, ["t0", "t1", "t2"]) == 1
+    st_ = buf.stats()
+    assert (st_.trained, st_.queued, st_.support) == (2, 1, 3)
+    assert [x.turn_id for x in buf.drain(4, partial=True)] == ["t3"]
+    assert not buf.add(_sample(2, 0)) and buf.add(_sample(9, 0))  # read: refused; a new turn is welcome
+
+
 def test_grpo_advantages():
     adv = grpo_advantages([1.0, -1.0, 1.0, -1.0])
     assert adv == pytest.approx([1.0, -1.0, 1.0, -1.0], abs=1e-6)

@@ -33,13 +33,14 @@ REPORTS_KEPT = 20
 def enqueue_support(
     db: AnyDatabase, tenant: str, reason: str, turns: Sequence[tuple[str, str, str, int]], per_job: int
 ) -> list[str]:
-    """The one way into ``fl_evolve_queue``, for every trigger: claim the turns (turn_id, session_id, tenant,
-    generation) of one tenant as support and queue them in jobs of at most ``per_job``, counted as
-    ``evolution_trigger_<reason>``. One transaction: a turn that any trigger (or process) claimed before is
-    left out, so no turn reaches the evolver twice. Returns the turn ids queued."""
+    """The one way into ``fl_evolve_queue``, for every trigger: reserve the turns (turn_id, session_id, tenant,
+    generation) of one tenant for the evolver and queue them in jobs of at most ``per_job``, counted as
+    ``evolution_trigger_<reason>``. One transaction: a turn that any trigger (or process) reserved before is
+    left out, so no turn reaches the evolver twice. The turns stay query samples until a call reads them
+    (:meth:`SampleBuffer.take_support`). Returns the turn ids queued."""
     now = time.time()
     with db.transaction() as c:
-        claimed, _ = SampleBuffer.claim_support(c, turns, reason)
+        claimed = SampleBuffer.reserve_support(c, turns, reason)
         for i in range(0, len(claimed), per_job):
             c.execute(
                 "INSERT INTO fl_evolve_queue(tenant, reason, turn_ids, next_at, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -162,10 +163,12 @@ class EvolutionRunner:
         if dry_run:
             return report
         doc = json.dumps(self.redactor.redact_obj(report.as_dict()), ensure_ascii=False)
-        self.db.execute(
-            f"UPDATE fl_evolve_queue SET state = 'done', report = ?, done_at = ? WHERE id IN ({marks})",
-            [doc, time.time(), *ids],
-        )
+        with self.db.transaction() as c:  # the call read these turns: support from now on, out of training
+            c.execute(
+                f"UPDATE fl_evolve_queue SET state = 'done', report = ?, done_at = ? WHERE id IN ({marks})",
+                [doc, time.time(), *ids],
+            )
+            SampleBuffer.take_support(c, turn_ids)
         self.record(report)
         log.info(
             "evolution for tenant %s: %s",

@@ -6,8 +6,8 @@ an evolver call. A turn failed when its reward is below 0 (:func:`~.reward.is_fa
 its support set). Per tenant (a support set never mixes tenants): when more than
 ``training.evolve_failed_share`` of the tenant's turns in the batch failed, its failed turns, less those that are
 a shadow trial's evidence, go to the evolver as one ``train_batch`` job if there are at least
-``evolution.min_failures`` of them. Queueing claims them as support (:func:`~.evolving.enqueue_support`), so a
-turn the success-rate trigger already sent is not sent again, nor the other way round.
+``evolution.min_failures`` of them. Queueing reserves them for the evolver (:func:`~.evolve_queue.enqueue_support`),
+so a turn the success-rate trigger already sent is not sent again, nor the other way round.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Reviews: scored turns are split into the support set (failures, sent to evolution) and the query
-set (everything else, into the sample buffer stamped with its generation). Owns the review marks of
+"""Reviews: scored turns go into the sample buffer stamped with their generation (the query set), and
+failures are also queued for evolution (the support set, once an evolver call reads them). Owns the review marks of
 ``fl_sessions`` and ``fl_window``.
 
 A review happens at session end, every ``evolution.every_n_turns`` main turns of a long session, and
@@ -95,11 +95,10 @@ class Reviewer:
         for t, sc, src in scored:
             self.db.execute("UPDATE fl_turns SET score = ?, source = ? WHERE turn_id = ?", [sc, src, t["turn_id"]])
             self.trials.score(t["turn_id"], sc)
-            if t["turn_id"] in support_ids:
-                continue
+            # a failure queued for the evolver is a query sample until a call reads it (training/buffer.py)
             self.buffer.add(Sample(t["turn_id"], sid, tenant, int(t["generation"]), float(sc)), source=src)
-            if t["turn_id"] in on_trial:
-                continue  # a trial's own evidence does not trigger evolution either
+            if t["turn_id"] in support_ids or t["turn_id"] in on_trial:
+                continue  # already sent; a trial's own evidence does not trigger evolution either
             self.db.execute(
                 "INSERT OR IGNORE INTO fl_window(tenant, turn_id, success, created_at) VALUES (?, ?, ?, ?)",
                 [tenant, t["turn_id"], int(sc > 0), time.time()],

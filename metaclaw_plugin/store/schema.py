@@ -157,5 +157,13 @@ MIGRATIONS: tuple[Migration, ...] = (
   id INTEGER PRIMARY KEY AUTOINCREMENT, tenant TEXT NOT NULL, batch TEXT NOT NULL, host TEXT, created_at REAL NOT NULL)""",
         ),
     ),
+    Migration(
+        8,
+        "a turn queued for the evolver stays a query sample until an evolver call reads it (buffer_support.read_at)",
+        (
+            "ALTER TABLE buffer_support ADD COLUMN read_at REAL",
+            "UPDATE buffer_support SET read_at = created_at",  # every earlier claim was taken out at once
+        ),
+    ),
 )
 CURRENT = MIGRATIONS[-1].version

@@ -1,8 +1,12 @@
 """The support/query sample buffer, in SQLite (survives restarts, shared by processes on one home).
 
-* Turns that triggered an evolution are **support** data: they taught the skills and are never
-  queued for training (:meth:`SampleBuffer.mark_support`; a support turn that was already queued is
-  taken out).
+* Turns an evolver call read are **support** data: they taught the skills and are never trained on after
+  that (:meth:`SampleBuffer.take_support`; a support turn that was still queued is taken out). A trigger
+  only *reserves* the turns it queues for the evolver (:meth:`SampleBuffer.reserve_support`: no turn
+  reaches the evolver twice); until a call reads them they stay query samples of their generation. A
+  sample trained before the skill it teaches exists was trained under the skills it was answered with,
+  which is what the separation protects; once the skill is written the generation bumps and what is left
+  of that generation goes stale.
 * Later turns are **query** samples, stamped with the skill generation they were produced under.
 * When the generation bumps, the pending batch and every older sample are dropped and counted.
 * :meth:`SampleBuffer.drain` reads the current generation (from the skill store) before it takes a
@@ -97,39 +101,54 @@ class SampleBuffer:
 
     # Support ---------------------------------------------------------------------------------------
     def mark_support(self, turns: Iterable[tuple[str, str, str, int]], reason: str = "evolution") -> int:
-        """Record turns (turn_id, session_id, tenant, generation) as support data; unqueue them."""
+        """Record turns (turn_id, session_id, tenant, generation) that an evolver call read as support data;
+        unqueue them. Returns how many were unqueued."""
+        items = list(turns)
         with self.db.transaction() as c:
-            return self.claim_support(c, turns, reason)[1]
+            self.reserve_support(c, items, reason)
+            return self.take_support(c, [t[0] for t in items])
 
     @staticmethod
-    def claim_support(c: Any, turns: Iterable[tuple[str, str, str, int]], reason: str) -> tuple[list[str], int]:
-        """:meth:`mark_support` inside the caller's transaction ``c``: the turn ids that were not support
-        before (a caller that queues them for the evolver sends each turn once), and how many were unqueued."""
+    def reserve_support(c: Any, turns: Iterable[tuple[str, str, str, int]], reason: str) -> list[str]:
+        """Reserve turns for the evolver inside the caller's transaction ``c``: the turn ids that no trigger
+        reserved before (a caller that queues them sends each turn once). They stay query samples until
+        :meth:`take_support`."""
         now = time.time()
-        claimed: list[str] = []
-        n = 0
-        for turn_id, session_id, tenant, gen in turns:
+        return [
+            turn_id
+            for turn_id, session_id, tenant, gen in turns
             if c.execute(
                 "INSERT OR IGNORE INTO buffer_support(turn_id, session_id, tenant, generation, reason, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (turn_id, session_id, tenant, gen, reason, now),
-            ).rowcount:
-                claimed.append(turn_id)
+            ).rowcount
+        ]
+
+    @staticmethod
+    def take_support(c: Any, turn_ids: Iterable[str]) -> int:
+        """An evolver call read these reserved turns: they are support from now on, and those still queued or
+        pending are taken out of training. Returns how many were taken out."""
+        now, n = time.time(), 0
+        for turn_id in turn_ids:
+            c.execute("UPDATE buffer_support SET read_at = ? WHERE turn_id = ? AND read_at IS NULL", (now, turn_id))
             n += c.execute(
                 "DELETE FROM buffer_samples WHERE turn_id = ? AND state IN ('queued', 'pending')", (turn_id,)
             ).rowcount
-        return claimed, n
+        return n
 
     def is_support(self, turn_id: str) -> bool:
+        """Reserved for the evolver, or read by it: no trigger sends it again."""
         return bool(self.db.query("SELECT 1 FROM buffer_support WHERE turn_id = ?", [turn_id]))
 
     # Query samples -----------------------------------------------------------------------------------
     def add(self, sample: Sample, source: str | None = None) -> bool:
-        """Queue a query sample. Refused (False) if it is support data, already known, or stale."""
+        """Queue a query sample. Refused (False) if an evolver call read it (support), already known, or stale."""
         now = time.time()
         with self.db.transaction() as c:
             current = self._sync(c, self._current())
-            if c.execute("SELECT 1 FROM buffer_support WHERE turn_id = ?", (sample.turn_id,)).fetchone():
+            if c.execute(
+                "SELECT 1 FROM buffer_support WHERE turn_id = ? AND read_at IS NOT NULL", (sample.turn_id,)
+            ).fetchone():
                 return False
             if sample.skill_generation < current:
                 self._set_meta(c, "rejected_stale", self._meta(c, "rejected_stale") + 1)
@@ -300,7 +319,7 @@ _STATS_COLUMNS = {  # BufferStats's fields, in its order
     "pending": _count_sql("pending"),
     "trained": _count_sql("trained"),
     "dropped_stale": _meta_sql("dropped_stale"),
-    "support": "(SELECT COUNT(*) FROM buffer_support)",
+    "support": "(SELECT COUNT(*) FROM buffer_support WHERE read_at IS NOT NULL)",  # reserved ones are still samples
     "rejected_stale": _meta_sql("rejected_stale"),
     "skipped": _count_sql("skipped"),
     "validation": _count_sql("validation"),
