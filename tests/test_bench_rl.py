@@ -23,10 +23,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def test_skills_rl_skips_a_day_without_signal_and_day_two_answers_from_the_same_weights(tmp_path: Path) -> None:
-    """A day of this example yields query samples with one reward (the failed rounds are the evolver's support
-    data), so the away time's step has no signal: it is skipped and counted, nothing is published, and day 2 is
-    answered by the weights that answered day 1. (`bench learning` is the run with several rewards a day.)"""
+def test_skills_rl_trains_between_days_and_day_two_answers_from_the_new_adapter(tmp_path: Path) -> None:
+    """Day 1's failed rounds are reserved for the evolver, which runs after the away time: until it reads them
+    they are query samples, so the day has more than one reward, the step applies and is served, and day 2 is
+    answered by the new adapter. (A batch with one reward is skipped: ``tests/test_training_guards.py``.)"""
     run_dir = tmp_path / "run"
     res = wd.run(EXAMPLE, arms=["skills+rl"], retrieval="keyword", run_dir=run_dir, log=lambda m: None)
     assert res["arms_unavailable"] == {} and res["models"]["policy"] == "tiny"
@@ -35,23 +35,30 @@ def test_skills_rl_skips_a_day_without_signal_and_day_two_answers_from_the_same_
     assert arm["judge"].startswith("scripted")
     d1, d2 = arm["days"]
 
-    # Day 1 is answered by the base weights; its fresh samples are consumed by a skipped step, not applied.
+    # Day 1 is answered by the base weights; in the away time one step trains on all its fresh samples.
     assert d1["weights_answered"] == ["base"]
     away1 = d1["slow_loop"]
-    assert away1["fresh_samples"] >= 1 and away1["samples_left"] == 0
-    assert (away1["steps"], away1["skipped_batches"], away1["trainer_step"]) == (0, 1, 0)
-    assert away1["loss"] is None and away1["mean_reward"] is None
+    assert (away1["steps"], away1["skipped_batches"], away1["trainer_step"]) == (1, 0, 1)
+    assert away1["samples_used"] == away1["fresh_samples"] >= 2 and away1["samples_left"] == 0
+    assert away1["mean_reward"] is not None and -1.0 < away1["mean_reward"] < 1.0  # failures and successes
+    adapter1 = Path(away1["weights_after"])
+    assert adapter1.name == "step-000001" and (adapter1 / "adapter_config.json").is_file()
 
-    # Nothing was published, so day 2 is answered by the same base weights, and no train_steps row exists.
-    assert d2["weights_answered"] == ["base"]
+    # Day 2 is answered by that adapter and nothing else; its own away time makes step 2.
+    assert d2["weights_answered"] == [str(adapter1)]
+    assert d2["slow_loop"]["trainer_step"] == 2 and Path(d2["slow_loop"]["weights_after"]).name == "step-000002"
+
+    # The store agrees: step 1 used day 1's samples, and day 2's captured answers carry the token records of the
+    # adapter that sampled them.
     s = Settings(home=run_dir / "skills+rl" / "home")
     db = Database(s.db_file)
-    assert last_steps(db, 5) == []
+    steps = {r["step"]: r for r in last_steps(db, 5)}
+    assert set(steps) == {1, 2} and steps[1]["samples_used"] == away1["samples_used"]
     day2 = TrajectoryStore(s.db_file).get_session(d2["session"])
     assert day2 is not None
     answered = [t.response for t in day2.turns if t.response is not None]
     recs = [tokens.lookup(db, tokens.response_key(r.get("content"), r.get("tool_calls"))) for r in answered]
-    assert len(recs) == len(day2.turns) >= 4 and all(r is not None and r.weights == "base" for r in recs)
+    assert len(recs) == len(day2.turns) >= 4 and all(r is not None and r.weights == str(adapter1) for r in recs)
 
     # The usual scoring ran on every round, and the fast loop alongside: day 1's lesson is injected on day 2.
     for d in (d1, d2):
@@ -61,7 +68,8 @@ def test_skills_rl_skips_a_day_without_signal_and_day_two_answers_from_the_same_
         assert "exit_code" in fc["detail"] and mc["score"] >= 0.0
     (learned,) = d1["evolved_skills"]
     assert all(learned in r["injected_skills"] for r in d2["rounds"])
-    assert "NOT A MODEL'S SCORE" in wd.markdown(res)
+    md = wd.markdown(res)
+    assert "answered by step-000001" in md and "NOT A MODEL'S SCORE" in md
 
 
 def test_a_policy_model_without_the_rl_arm_is_refused() -> None:
