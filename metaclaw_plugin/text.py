@@ -47,3 +47,9 @@ def strip_marks(text: str) -> str:
     skill name made from a French or German rule keeps its words whole."""
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def folded_words(text: str) -> str:
+    """``text`` case-folded, its whitespace collapsed to single spaces: how "the request already says this" is
+    compared (a rule retyped with other line breaks or capitals is the same rule)."""
+    return " ".join(text.casefold().split())

@@ -263,3 +263,26 @@ def test_a_new_version_of_a_skill_renders_its_new_text():
     assert "Use the csv module." in first and "Use the csv module." not in second
     assert "Use csv.writer." in second and second.count("</metaclaw-skills>") == 1  # only the block's own close
     assert skill_entry(new, full=False) == "### csv-quoting\nQuote CSV fields"
+
+
+def test_a_convention_the_conversation_states_again_is_not_repeated(home: Path):
+    """The user restated the rule in this conversation (any case or line breaks): the block leaves it out and keeps
+    the others; a rule too short to tell from a passing phrase is kept; the next conversation gets the rule."""
+    french = Skill(
+        name="answer-in-french",
+        description="Always answer me in French, whatever language I write in.",
+        body="- Always answer me in French, whatever language I write in.",
+        kind="convention",
+    )
+    iso = conv("iso-timestamps", "write timestamps as ISO 8601 in UTC, e.g. 2026-11-30T09:00:00Z")
+    tabs = Skill(name="tabs", description="Indent with tabs.", body="- Indent with tabs.", kind="convention")
+    bank = bank_with(home, [french, iso, tabs])
+    convo = [
+        {"role": "user", "content": "ALWAYS answer me in French,\nwhatever language I write in!"},
+        {"role": "assistant", "content": "D'accord."},
+        {"role": "user", "content": "Should I indent with tabs? And what is the capital of Peru?"},
+    ]
+    inj = bank.injection(TurnContext("s"), convo)
+    assert inj.names == ["iso-timestamps", "tabs"] and "in French" not in inj.text
+    names, text = injected(bank, "default", "What is the capital of Peru?")
+    assert set(names) == {"answer-in-french", "iso-timestamps", "tabs"} and "in French" in text

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..config import Settings
 from ..tasktext import Repeats
+from ..text import folded_words
 from ..types import DEFAULT_TENANT, Message, Skill, TurnContext
 from .files import SkillStore
 from .render import fit_conventions, render_block
@@ -49,6 +50,7 @@ class Snapshot:
     # Conventions (metadata.kind: convention): on every main turn of their tenant, best evidence first.
     conventions: tuple[Skill, ...] = ()
     trial_conventions: tuple[Skill, ...] = ()  # new conventions on shadow trial (a share of the tenant's turns)
+    rules: dict[str, str] = field(default_factory=dict)  # convention name -> its stated_key ("" when too short)
     # Per (tenant, budget): the conventions' rendered entries, their names, and the names left out for the budget.
     plans: dict[tuple[str, int], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(
         default_factory=dict, compare=False, repr=False
@@ -59,6 +61,32 @@ class Snapshot:
     blocks: dict[tuple[Any, ...], tuple[str, tuple[str, ...], dict[str, float]]] = field(
         default_factory=dict, compare=False, repr=False
     )
+
+
+STATED_MIN_WORDS = 5  # a shorter rule is too close to a passing phrase ("use tabs") to count as stated
+
+
+def stated_key(rule: str) -> str:
+    """A convention's rule as it would read in a request (:func:`folded_words`, the end punctuation off), or ""
+    when it has fewer than :data:`STATED_MIN_WORDS` words."""
+    key = folded_words(rule).rstrip(" .!?;:")
+    return key if len(key.split()) >= STATED_MIN_WORDS else ""
+
+
+def _unsaid(entries: list[str], names: list[str], rules: dict[str, str], said: str) -> tuple[list[str], list[str]]:
+    """The conventions less those the request or its recent context already states word for word (the user
+    said the rule again in this conversation): the block would only repeat it. Repeating it is not free: with
+    SmolLM2-135M, a block that restated each conversation's own rule lowered its success on the rules from 14
+    to 9 of 48 requests, where a block of the other conversations' rules left it at 14 (docs/bench-learning.md).
+    The budget is not refilled: the rule is in the prompt already."""
+    keys = [rules.get(n, "") for n in names]
+    if not any(keys):
+        return entries, names
+    heard = folded_words(said)
+    keep = [i for i, k in enumerate(keys) if not (k and k in heard)]
+    if len(keep) == len(names):
+        return entries, names
+    return [entries[i] for i in keep], [names[i] for i in keep]
 
 
 @dataclass
@@ -189,6 +217,7 @@ class SkillBank:
                 hidden={t: frozenset(n) for t, n in hidden.items()},
                 conventions=conventions,
                 trial_conventions=trial_conventions,
+                rules={s.name: stated_key(s.description) for s in conventions},
             )
             self._last_full_scan = now
             return True
@@ -363,14 +392,16 @@ class SkillBank:
         replaced = snap.hidden.get(tenant, frozenset())
         return [s for s in pool if (s.tenant is None or s.tenant == tenant) and s.name not in replaced]
 
-    def _convention_entries(self, ctx: TurnContext, snap: Snapshot, budget: int) -> tuple[list[str], list[str]]:
+    def _convention_entries(
+        self, ctx: TurnContext, snap: Snapshot, budget: int, said: str
+    ) -> tuple[list[str], list[str]]:
         if not snap.conventions and not snap.trial_conventions:
             return [], []
         if not snap.trial_conventions and not any(s.name in snap.trial_versions for s in snap.conventions):
             entries, names, dropped = self._plan(ctx.tenant, snap, budget)
             if dropped:
                 self.conventions_left_out += 1
-            return list(entries), list(names)
+            return _unsaid(list(entries), list(names), snap.rules, said)
         # A trial is running: arms per request (a new convention in a share of the turns; a new version of one
         # against the served version), then the same budget and order.
         mine = self._tenant_conventions(ctx.tenant, snap, snap.conventions)
@@ -387,7 +418,7 @@ class SkillBank:
         fitted, fitted_names = fit_conventions([s for s, _ in pairs], budget)
         if len(fitted_names) < len(pairs):
             self.conventions_left_out += 1
-        return fitted, fitted_names
+        return _unsaid(fitted, fitted_names, {s.name: stated_key(s.description) for s, _ in pairs}, said)
 
     def injection(self, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
         snap = self._snap  # one snapshot for the whole turn, even if the worker swaps it meanwhile
@@ -413,7 +444,7 @@ class SkillBank:
         hit = snap.blocks.get(key) if key is not None else None
         if hit is not None:
             return Injection(hit[0], list(hit[1]), snap.generation, dict(hit[2]))
-        conv_entries, conv_names = self._convention_entries(ctx, snap, conv_budget)
+        conv_entries, conv_names = self._convention_entries(ctx, snap, conv_budget, f"{query}\n{context}")
         chosen = self.select(ctx, query, context, snap)
         if snap.trial_versions:
             chosen = self._version_arms(ctx, chosen, snap.trial_versions)
