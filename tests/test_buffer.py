@@ -132,7 +132,7 @@ def test_a_turn_reserved_for_the_evolver_is_a_query_sample_until_a_call_reads_it
         assert SampleBuffer.reserve_support(c, refs[:3], "review") == ["t0", "t1", "t2"]
     with buf.db.transaction() as c:
         assert SampleBuffer.reserve_support(c, refs, "train_batch") == ["t3"]  # each turn is sent once
-    assert buf.is_support("t0") and (buf.stats().queued, buf.stats().support) == (4, 0)
+    assert buf.sent_to_evolver("t0") and (buf.stats().queued, buf.stats().support) == (4, 0)
     batch = buf.drain(2)  # the trainer reaches t0 and t1 first
     buf.ack([x.turn_id for x in batch])
     with buf.db.transaction() as c:  # a call read t0-t2: t2 leaves the queue, t0 and t1 stay trained

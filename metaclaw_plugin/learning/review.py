@@ -129,7 +129,7 @@ class Reviewer:
         rate = sum(r["success"] for r in rows) / len(rows)
         if rate >= cfg.success_rate_threshold or not self.evolution.on():
             return
-        losers = [r["turn_id"] for r in rows if not r["success"] and not self.buffer.is_support(r["turn_id"])]
+        losers = [r["turn_id"] for r in rows if not r["success"] and not self.buffer.sent_to_evolver(r["turn_id"])]
         if not losers:
             return
         turns = self.ledger.turn_rows(losers)

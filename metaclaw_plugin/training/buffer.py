@@ -136,8 +136,9 @@ class SampleBuffer:
             ).rowcount
         return n
 
-    def is_support(self, turn_id: str) -> bool:
-        """Reserved for the evolver, or read by it: no trigger sends it again."""
+    def sent_to_evolver(self, turn_id: str) -> bool:
+        """Whether a trigger already sent this turn to the evolver (reserved, or read by a call): no trigger sends
+        it again. A reserved turn still trains; only a read one is support (:meth:`take_support`)."""
         return bool(self.db.query("SELECT 1 FROM buffer_support WHERE turn_id = ?", [turn_id]))
 
     # Query samples -----------------------------------------------------------------------------------
