@@ -137,6 +137,13 @@ class InjectionSettings(Section):
         le=32_000,
         description="Token budget for conventions (a tenant's standing rules, on every main turn); 0 turns them off.",
     )
+    convention_scope: Literal["task_type", "tenant"] = Field(
+        "task_type",
+        description="Which main turns a convention reaches. task_type: a convention learned from turns the host "
+        "labelled (metadata.task_type) reaches turns of those types only, and one learned from unlabelled turns (or "
+        "a SKILL.md without metadata.task_types) every turn; tenant: every convention reaches every main turn of "
+        "its tenant.",
+    )
     pinned_categories: list[str] = Field(
         default_factory=list, description="Categories always injected (skills with always: true are too)."
     )

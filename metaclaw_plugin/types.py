@@ -48,6 +48,16 @@ class TurnContext:
     started_at: float = field(default_factory=time.time)
 
 
+MAX_TASK_TYPE = 100  # characters of a host's metadata.task_type that are kept
+
+
+def task_type_of(ctx: TurnContext | None) -> str | None:
+    """The host's label for the kind of work of a turn (``metadata.task_type``, cut to :data:`MAX_TASK_TYPE`):
+    it picks the turn's verifier, its training group and the conventions that reach it. None: unlabelled."""
+    tt = ctx.metadata.get("task_type") if ctx is not None and isinstance(ctx.metadata, dict) else None
+    return str(tt)[:MAX_TASK_TYPE] if tt is not None and str(tt) else None
+
+
 @dataclass
 class Skill:
     """One SKILL.md: front matter fields plus the Markdown body."""

@@ -286,3 +286,79 @@ def test_a_convention_the_conversation_states_again_is_not_repeated(home: Path):
     assert inj.names == ["iso-timestamps", "tabs"] and "in French" not in inj.text
     names, text = injected(bank, "default", "What is the capital of Peru?")
     assert set(names) == {"answer-in-french", "iso-timestamps", "tabs"} and "in French" in text
+
+
+def test_a_convention_learned_in_one_kind_of_work_reaches_turns_of_that_kind_only(home: Path):
+    """``metadata.task_types``: a rule learned from turns the host labelled (``metadata.task_type``) reaches
+    turns of those types; a rule without it, every turn; ``convention_scope: tenant`` lifts the scope."""
+    iso = conv("iso-timestamps", "write timestamps as ISO 8601 in UTC, e.g. 2026-11-30T09:00:00Z")
+    files = conv("file-names", "name every file YYYY-MM-DD_topic.ext", extra_metadata={"task_types": ["files"]})
+    french = conv("answer-in-french", "answer in French", extra_metadata={"task_types": ["chat-fr", "7"]})
+    bank = bank_with(home, [iso, files, french])
+    assert bank.store.read("file-names").extra_metadata["task_types"] == ["files"]  # kept in the SKILL.md
+
+    def reach(task: Any, text: str = UNRELATED) -> set[str]:
+        ctx = TurnContext("s", metadata={} if task is None else {"task_type": task})
+        return set(bank.injection(ctx, [{"role": "user", "content": text}]).names)
+
+    # the same request in each kind of work (a block cached for one task type is not served to another)
+    assert reach("files") == {"iso-timestamps", "file-names"}
+    assert reach("chat-fr") == {"iso-timestamps", "answer-in-french"}
+    assert reach(7) == {"iso-timestamps", "answer-in-french"}  # the host's label as text, like the turn store
+    assert reach("reports") == reach(None) == reach("") == {"iso-timestamps"}
+    status = bank.conventions_status()
+    assert status["scope"] == "task_type"
+    assert status["task_types"] == {"file-names": ["files"], "answer-in-french": ["7", "chat-fr"]}
+    assert set(status["by_tenant"]["default"]["injected"]) == {"iso-timestamps", "file-names", "answer-in-french"}
+    bank.settings.injection.convention_scope = "tenant"
+    assert reach(None) == reach("reports") == {"iso-timestamps", "file-names", "answer-in-french"}
+
+
+@pytest.mark.parametrize("value", ["files", "[true]", "['']", "[{a: 1}]", "['" + "x" * 101 + "']"])
+def test_bad_task_types_in_a_skill_md_are_refused_with_the_reason(value: str):
+    from metaclaw_plugin.skillbank.skillmd import SkillFormatError, parse_skill_md
+
+    text = (
+        f"---\nname: rule\ndescription: A rule.\nmetadata:\n  kind: convention\n  task_types: {value}\n---\n- A rule.\n"
+    )
+    with pytest.raises(SkillFormatError, match=r"metadata\.task_types must be a list of task type names"):
+        parse_skill_md(text)
+
+
+def test_the_evolver_scopes_a_convention_to_the_task_types_it_was_learned_from(home: Path):
+    """All failures labelled: the new convention reaches their task types; a refinement from another type widens
+    it; a refinement from an unlabelled failure lifts the scope; procedures are never scoped."""
+    pytest.importorskip("litellm")
+    from metaclaw_plugin.learning.evolution import SkillEvolver, SupportTurn
+    from metaclaw_plugin.learning.llm import LLMClient
+    from metaclaw_plugin.learning.reward import TurnView
+
+    rule = {
+        "action": "create",
+        "name": "dated-file-names",
+        "description": "Name every file as YYYY-MM-DD_topic.ext in lowercase.",
+        "body": "# File names\n\n- 2024-03-01_budget.xlsx, never Budget March.xlsx.",
+        "kind": "convention",
+        "kind_reason": "how this user wants every file named",
+    }
+    refined = {**rule, "action": "refine", "target": "dated-file-names", "kind": None}
+    procedure = {**rule, "name": "spreadsheet-budgets", "description": "How to lay out a budget sheet.", "kind": None}
+
+    def failure(task: str | None) -> SupportTurn:
+        view = TurnView("t1", "s1", "default", "name my budget file", "Budget.xlsx", task_type=task)
+        return SupportTurn(view, -1.0, "verifier")
+
+    replies = [{"skills": [rule, procedure]}, {"skills": [refined]}, {"skills": [refined]}]
+    with Upstream(replies=[json.dumps(r) for r in replies]) as up:
+        s = Settings(
+            home=home, evolution={"model": "openai/evolver", "api_base": up.url, "api_key": "x", "promotion": "auto"}
+        )
+        store = SkillStore(home / "skills")
+        evolver = SkillEvolver(LLMClient("evolver", model="openai/evolver", api_base=up.url, api_key="x"), store, s)
+        evolver.evolve([failure("files"), failure("files")])
+        assert store.read("dated-file-names").extra_metadata["task_types"] == ["files"]
+        assert "task_types" not in store.read("spreadsheet-budgets").extra_metadata
+        evolver.evolve([failure("reports")])
+        assert store.read("dated-file-names").extra_metadata["task_types"] == ["files", "reports"]
+        evolver.evolve([failure("files"), failure(None)])
+        assert "task_types" not in store.read("dated-file-names").extra_metadata

@@ -454,3 +454,59 @@ def test_end_to_end_through_the_litellm_sdk_adapter(home: Path):
         # the plugin's own judge/evolver calls were not captured as turns of any session
         assert out["sessions"] == ["sdk-fail", "sdk-next"]
     assert_no_secret_left(home, up)
+
+
+def test_failures_of_two_kinds_of_work_evolve_apart_and_each_convention_stays_in_its_kind(home: Path):
+    """One batch of failed turns that the host labelled with two task types: the evolver is called once per
+    type, never with a mix, and each convention it writes reaches that type's turns only (an unlabelled turn
+    gets neither)."""
+    roles = Roles()
+    seen: list[set[str]] = []
+
+    def evolver(body: dict[str, Any]) -> Any:
+        user = body["messages"][1]["content"]
+        doc = json.loads(user.split("```json\n", 1)[1].rsplit("\n```", 1)[0])
+        kinds = {"csv" if "csv" in t["instruction"] else "invoice" for t in doc["failed_turns"]}
+        seen.append(kinds)
+        (kind,) = kinds
+        text = {  # two unrelated rules: near-duplicates would be merged into one
+            "csv": "Every answer about a CSV file names the file it read and gives its row count.",
+            "invoice": "Invoice totals are given in euros with two decimals, VAT shown on its own line.",
+        }[kind]
+        rule = {
+            "action": "create",
+            "name": f"{kind}-house-rule",
+            "description": text,
+            "body": f"# {kind}\n\n- {text}",
+            "kind": "convention",
+            "kind_reason": "a standing rule of this user",
+        }
+        return json.dumps({"skills": [rule]})
+
+    def script(body: dict[str, Any]) -> Any:
+        return evolver(body) if "skill engineer" in body["messages"][0]["content"] else roles(body)
+
+    with Upstream(script=script) as up:
+        s = settings_for(home, up, evolution={"batch_turns": 4, "success_rate_threshold": 0.5, "promotion": "auto"})
+        p = MetaClawPlugin(s).start()
+        try:
+            for i, kind in enumerate(["csv", "invoice", "csv", "invoice"]):
+                ctx = TurnContext(f"k-{i}", metadata={"task_type": kind})
+                text = f"{TASK} (file {i})" if kind == "csv" else f"total the invoice number {i} for March"
+                p.on_request(ctx, [{"role": "user", "content": text}])
+                p.on_response(ctx, {"role": "assistant", "content": "here is a guess"})
+                p.on_session_end(ctx)
+            wait_for(p, lambda: {"csv-house-rule", "invoice-house-rule"} <= set(p.skills.skills))
+            assert sorted(map(sorted, seen)) == [["csv"], ["invoice"]]  # one call per kind, no mix
+            assert p.skills.skills["csv-house-rule"].extra_metadata["task_types"] == ["csv"]
+
+            def reach(task: str | None) -> set[str]:
+                ctx = TurnContext("next", metadata={"task_type": task} if task else {})
+                p.on_request(ctx, [{"role": "user", "content": "what is the capital of Peru?"}])
+                return {n for n in ctx.injected_skills if n.endswith("house-rule")}
+
+            assert reach("csv") == {"csv-house-rule"}
+            assert reach("invoice") == {"invoice-house-rule"}
+            assert reach(None) == set()
+        finally:
+            p.stop()

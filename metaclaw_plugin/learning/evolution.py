@@ -41,7 +41,7 @@ from ..privacy import Redactor
 from ..skillbank.files import SkillStore, utc_now_iso
 from ..skillbank.retrieve import KeywordIndex
 from ..skillbank.similarity import Mode, SkillSimilarity
-from ..skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE
+from ..skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE, TASK_TYPES_KEY, task_scope
 from ..text import strip_marks
 from ..types import Skill, SkillKind
 from .llm import LLMClient, LLMResult, extract_json
@@ -383,6 +383,9 @@ class SkillEvolver:
             )
         )
         sessions = sorted({t.view.session_id for t in support})
+        # the host's task types of the failures; one unlabelled failure and nothing says where the lesson stops
+        labelled = all(t.view.task_type for t in support)
+        tasks = frozenset(str(t.view.task_type) for t in support) if labelled else frozenset()
         to_write: list[Skill] = []
         details: dict[str, dict[str, Any]] = {}
         taken: dict[str, Skill] = {}
@@ -394,6 +397,7 @@ class SkillEvolver:
             d, skill = self._decide(cand, loaded, taken, sessions, tenant, src)
             report.decisions.append(d)
             if skill is not None:
+                skill = scoped(skill, tasks, loaded.get(skill.name))
                 taken[skill.name] = skill
                 to_write.append(skill)
                 if d.decision in ("trial", "review"):
@@ -539,6 +543,21 @@ class SkillEvolver:
         return Decision(
             new.name, action, result.verdict, decision, reasons, dedup, review.as_dict() if review else None
         ), skill
+
+
+def scoped(skill: Skill, tasks: frozenset[str], prior: Skill | None) -> Skill:
+    """A learned convention's ``metadata.task_types``: the host task types of the failures it was learned from
+    (all of them labelled), widened by each refinement; a convention that already reaches every turn (learned
+    from an unlabelled turn, or written without task types) keeps doing so. Procedures are not scoped: they
+    are retrieved by relevance."""
+    if skill.kind != "convention":
+        return skill
+    before = task_scope(prior) if prior is not None and prior.kind == "convention" else None
+    reach = frozenset() if not tasks or (before is not None and not before) else tasks | (before or frozenset())
+    meta = {k: v for k, v in skill.extra_metadata.items() if k != TASK_TYPES_KEY}
+    if reach:
+        meta[TASK_TYPES_KEY] = sorted(reach)
+    return replace(skill, extra_metadata=meta)
 
 
 def compose_variant(shared: Skill, lesson: Skill) -> Skill:

@@ -1,8 +1,9 @@
-"""The evolution runner: queued support sets go to the skill evolver, one call per tenant per run.
+"""The evolution runner: queued support sets go to the skill evolver, one call per tenant and host task type
+per run.
 Owns ``fl_evolve_queue``: every trigger (reviews, the success-rate window, failed training batches) queues
 through :func:`enqueue_support`.
 
-Pending jobs of a tenant are coalesced up to ``evolution.max_support_turns`` failures. A failed call
+Pending jobs of a tenant and task type are coalesced up to ``evolution.max_support_turns`` failures. A failed call
 retries with backoff up to ``evolution.max_attempts``; a garbage answer counts as an attempt; a spent
 daily budget waits for the next UTC day; an unusable evolver (not configured, ``local_only``) skips.
 """
@@ -34,21 +35,37 @@ def enqueue_support(
     db: AnyDatabase, tenant: str, reason: str, turns: Sequence[tuple[str, str, str, int]], per_job: int
 ) -> list[str]:
     """The one way into ``fl_evolve_queue``, for every trigger: reserve the turns (turn_id, session_id, tenant,
-    generation) of one tenant for the evolver and queue them in jobs of at most ``per_job``, counted as
-    ``evolution_trigger_<reason>``. One transaction: a turn that any trigger (or process) reserved before is
-    left out, so no turn reaches the evolver twice. The turns stay query samples until a call reads them
-    (:meth:`SampleBuffer.take_support`). Returns the turn ids queued."""
+    generation) of one tenant for the evolver and queue them in jobs of at most ``per_job``, one host task type
+    per job, counted as ``evolution_trigger_<reason>``. One transaction: a turn that any trigger (or process)
+    reserved before is left out, so no turn reaches the evolver twice. The turns stay query samples until a call
+    reads them (:meth:`SampleBuffer.take_support`). Returns the turn ids queued."""
     now = time.time()
     with db.transaction() as c:
         claimed = SampleBuffer.reserve_support(c, turns, reason)
-        for i in range(0, len(claimed), per_job):
-            c.execute(
-                "INSERT INTO fl_evolve_queue(tenant, reason, turn_ids, next_at, created_at) VALUES (?, ?, ?, ?, ?)",
-                [tenant, reason, json.dumps(claimed[i : i + per_job]), now, now],
-            )
+        kinds = _task_types(lambda q, a: c.execute(q, a).fetchall(), claimed)
+        groups: dict[str | None, list[str]] = defaultdict(list)
+        for tid in claimed:
+            groups[kinds.get(tid)].append(tid)
+        for ids in groups.values():
+            for i in range(0, len(ids), per_job):
+                c.execute(
+                    "INSERT INTO fl_evolve_queue(tenant, reason, turn_ids, next_at, created_at) VALUES (?, ?, ?, ?, ?)",
+                    [tenant, reason, json.dumps(ids[i : i + per_job]), now, now],
+                )
         if claimed:
             bump(c, f"evolution_trigger_{reason}")
     return claimed
+
+
+def _task_types(query: Callable[[str, list[str]], Sequence[Any]], turn_ids: Sequence[str]) -> dict[str, str]:
+    """The host task type of each labelled turn (``fl_turns.task_type``). A support set keeps to one kind of
+    work, so a convention learned from it reaches the task types it was learned in (:func:`.evolution.scoped`)."""
+    out: dict[str, str] = {}
+    for i in range(0, len(turn_ids), 500):
+        part = list(turn_ids[i : i + 500])
+        rows = query(f"SELECT turn_id, task_type FROM fl_turns WHERE turn_id IN ({','.join('?' * len(part))})", part)
+        out.update({r["turn_id"]: r["task_type"] for r in rows if r["task_type"]})
+    return out
 
 
 class EvolutionRunner:
@@ -86,10 +103,13 @@ class EvolutionRunner:
             "SELECT * FROM fl_evolve_queue WHERE state = 'pending' AND next_at <= ? ORDER BY id",
             [float("inf") if force else time.time()],
         )
-        by_tenant: dict[str, list[Any]] = defaultdict(list)
+        # a job's kind of work is its first turn's (enqueue_support keeps a job to one)
+        firsts = {r["id"]: (json.loads(r["turn_ids"]) or [""])[0] for r in rows}
+        kinds = _task_types(self.db.query, [f for f in firsts.values() if f])
+        by_group: dict[tuple[str, str | None], list[Any]] = defaultdict(list)
         for r in rows:
-            by_tenant[r["tenant"]].append(r)
-        for tenant, jobs in by_tenant.items():
+            by_group[(r["tenant"], kinds.get(firsts[r["id"]]))].append(r)
+        for (tenant, _), jobs in by_group.items():
             group: list[Any] = []
             ids: list[str] = []
             for j in jobs:

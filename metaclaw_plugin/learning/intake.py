@@ -14,6 +14,7 @@ from ..events import Feedback, SessionEnd, TurnRecorded
 from ..feedback import detect_correction
 from ..skillbank.bank import SHADOW_KEY
 from ..text import message_text
+from ..types import task_type_of
 from .judge_queue import JudgeQueue
 from .ledger import Ledger
 from .trials import ShadowTrials
@@ -33,11 +34,9 @@ class Intake:
     def on_turn(self, ev: TurnRecorded) -> None:
         turn, ctx = ev.turn, ev.ctx
         now = time.time()
-        task_type = None
+        task_type = task_type_of(ctx)
         arms: dict[str, str] = {}
         if ctx is not None and isinstance(ctx.metadata, dict):
-            tt = ctx.metadata.get("task_type")
-            task_type = str(tt)[:100] if tt is not None else None
             arms = dict(ctx.metadata.get(SHADOW_KEY) or {})
         with self.db.transaction() as c:
             seq = c.execute(

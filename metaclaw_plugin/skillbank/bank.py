@@ -20,10 +20,11 @@ from typing import Any
 from ..config import Settings
 from ..tasktext import Repeats
 from ..text import folded_words
-from ..types import DEFAULT_TENANT, Message, Skill, TurnContext
+from ..types import DEFAULT_TENANT, Message, Skill, TurnContext, task_type_of
 from .files import SkillStore
 from .render import fit_conventions, render_block
 from .retrieve import KeywordIndex, Retriever, task_parts, without_ids
+from .skillmd import task_scope
 
 log = logging.getLogger("metaclaw_plugin.skills")
 
@@ -51,8 +52,9 @@ class Snapshot:
     conventions: tuple[Skill, ...] = ()
     trial_conventions: tuple[Skill, ...] = ()  # new conventions on shadow trial (a share of the tenant's turns)
     rules: dict[str, str] = field(default_factory=dict)  # convention name -> its stated_key ("" when too short)
-    # Per (tenant, budget): the conventions' rendered entries, their names, and the names left out for the budget.
-    plans: dict[tuple[str, int], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(
+    # Per (tenant, task type, budget): the conventions' rendered entries, their names, and the names left out for
+    # the budget (task type None: every convention of the tenant, as status shows them).
+    plans: dict[tuple[str, str | None, int], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(
         default_factory=dict, compare=False, repr=False
     )
     # Rendered blocks by (tenant, query, context, live settings). An agent's tool loop sends the same user message and
@@ -350,13 +352,14 @@ class SkillBank:
         """The tenant's conventions, best evidence first, split into those that fit
         ``injection.convention_tokens`` and those left out (for ``status``)."""
         snap = snap or self._snap
-        _, names, dropped = self._plan(tenant, snap, self.settings.injection.convention_tokens)
+        _, names, dropped = self._plan(tenant, None, snap, self.settings.injection.convention_tokens)
         by_name = {s.name: s for s in snap.conventions}
         return [by_name[n] for n in names], [by_name[n] for n in dropped]
 
     def conventions_status(self) -> dict[str, Any]:
-        """For ``status``: each tenant's conventions that fit the budget, those left out (lowest evidence
-        first), and how many main turns had one left out in this process."""
+        """For ``status``: each tenant's conventions that fit the budget (over every task type), those left out
+        (lowest evidence first), how many main turns had one left out in this process, and which conventions
+        reach only some of the host's task types."""
         snap = self._snap
         tenants = sorted({s.tenant for s in snap.conventions if s.tenant is not None} | {DEFAULT_TENANT})
         by_tenant = {}
@@ -370,45 +373,65 @@ class SkillBank:
             "budget_tokens": self.settings.injection.convention_tokens,
             "by_tenant": by_tenant,
             "turns_with_left_out": self.conventions_left_out,
+            # which turns they reach: with task_type, the ones listed here only turns of those host task types
+            "scope": self.settings.injection.convention_scope,
+            "task_types": {s.name: sorted(task_scope(s)) for s in snap.conventions if task_scope(s)},
         }
 
     def _plan(
-        self, tenant: str, snap: Snapshot, budget: int
+        self, tenant: str, task: str | None, snap: Snapshot, budget: int
     ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-        plan = snap.plans.get((tenant, budget))
+        plan = snap.plans.get((tenant, task, budget))
         if plan is None:
-            mine = self._tenant_conventions(tenant, snap, snap.conventions)
+            mine = self._tenant_conventions(tenant, task, snap, snap.conventions)
             entries, names = fit_conventions(mine, budget)
             plan = (tuple(entries), tuple(names), tuple(s.name for s in mine if s.name not in names))
             if len(snap.plans) >= BLOCKS_MAX:
                 snap.plans.clear()
-            snap.plans[(tenant, budget)] = plan
+            snap.plans[(tenant, task, budget)] = plan
         return plan
 
+    def _task_of(self, ctx: TurnContext) -> str | None:
+        """The turn's task type as conventions are scoped by it (``injection.convention_scope``): "" for a turn
+        the host did not label, None when conventions are not scoped (every one reaches every turn)."""
+        if self.settings.injection.convention_scope != "task_type":
+            return None
+        return task_type_of(ctx) or ""
+
     @staticmethod
-    def _tenant_conventions(tenant: str, snap: Snapshot, pool: Sequence[Skill]) -> list[Skill]:
+    def _tenant_conventions(tenant: str, task: str | None, snap: Snapshot, pool: Sequence[Skill]) -> list[Skill]:
         """A tenant's standing rules: its own and the shared ones, never another tenant's (even with
-        ``share_learned_skills``: a convention is how one user or team wants work done)."""
+        ``share_learned_skills``: a convention is how one user or team wants work done). With a task type, only
+        the conventions that reach it: a rule learned in one kind of the host's work (its ``metadata.task_types``)
+        stays there, the way the user stated it there; SmolLM2 answered a French conversation in English when
+        the block carried the rules of the user's other conversations (docs/bench-learning.md)."""
         replaced = snap.hidden.get(tenant, frozenset())
-        return [s for s in pool if (s.tenant is None or s.tenant == tenant) and s.name not in replaced]
+        return [
+            s
+            for s in pool
+            if (s.tenant is None or s.tenant == tenant)
+            and s.name not in replaced
+            and (task is None or not (scope := task_scope(s)) or task in scope)
+        ]
 
     def _convention_entries(
         self, ctx: TurnContext, snap: Snapshot, budget: int, said: str
     ) -> tuple[list[str], list[str]]:
         if not snap.conventions and not snap.trial_conventions:
             return [], []
+        task = self._task_of(ctx)
         if not snap.trial_conventions and not any(s.name in snap.trial_versions for s in snap.conventions):
-            entries, names, dropped = self._plan(ctx.tenant, snap, budget)
+            entries, names, dropped = self._plan(ctx.tenant, task, snap, budget)
             if dropped:
                 self.conventions_left_out += 1
             return _unsaid(list(entries), list(names), snap.rules, said)
         # A trial is running: arms per request (a new convention in a share of the turns; a new version of one
         # against the served version), then the same budget and order.
-        mine = self._tenant_conventions(ctx.tenant, snap, snap.conventions)
+        mine = self._tenant_conventions(ctx.tenant, task, snap, snap.conventions)
         pairs = self._version_arms(ctx, [(s, 1.0) for s in mine], snap.trial_versions)
         fraction = self.settings.evolution.shadow_fraction
         arms = ctx.metadata.get(SHADOW_KEY) or {}
-        for s in self._tenant_conventions(ctx.tenant, snap, snap.trial_conventions):
+        for s in self._tenant_conventions(ctx.tenant, task, snap, snap.trial_conventions):
             digest = hashlib.blake2b(f"{ctx.request_id}:{s.name}".encode(), digest_size=8).digest()
             arms[s.name] = "with" if int.from_bytes(digest, "big") / 2**64 < fraction else "without"
             if arms[s.name] == "with":
@@ -434,6 +457,7 @@ class SkillBank:
         if snap.shadow is None and not snap.trial_versions and not snap.trial_conventions:
             key = (
                 ctx.tenant,
+                self._task_of(ctx),
                 query,
                 context,
                 cfg.top_k,

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from ..types import Skill
+from ..types import MAX_TASK_TYPE, Skill
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -25,6 +25,7 @@ ORIGINS = ("builtin", "user", "evolved")
 KINDS = ("convention", "procedure")
 _OWN_METADATA = ("origin", "generation", "status", "source_sessions", "created_at", "tenant", "kind")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+TASK_TYPES_KEY = "task_types"  # metadata: the host task types a convention was learned from (empty: every turn)
 
 
 class SkillFormatError(ValueError):
@@ -176,6 +177,16 @@ def parse_skill_md(data: bytes | str, *, expected_name: str | None = None) -> Sk
     kind = md.get("kind", "procedure")
     if kind not in KINDS:
         raise SkillFormatError(f"metadata.kind must be one of {', '.join(KINDS)}")
+    scope = md.get(TASK_TYPES_KEY)
+    if scope is not None and (
+        not isinstance(scope, list)
+        or any(isinstance(t, bool) or not isinstance(t, (str, int)) or not str(t).strip() for t in scope)
+        or any(len(str(t)) > MAX_TASK_TYPE for t in scope)
+    ):
+        raise SkillFormatError(
+            f"metadata.{TASK_TYPES_KEY} must be a list of task type names of 1 to {MAX_TASK_TYPE} characters "
+            f"(got {_shown(scope)})"
+        )
     return Skill(
         name=name,
         description=description,
@@ -189,8 +200,15 @@ def parse_skill_md(data: bytes | str, *, expected_name: str | None = None) -> Sk
         always=always,
         tenant=str(tenant) if tenant is not None else None,
         kind=kind,
-        extra_metadata={k: v for k, v in md.items() if k not in _OWN_METADATA},
+        extra_metadata={
+            k: ([str(t) for t in v] if k == TASK_TYPES_KEY else v) for k, v in md.items() if k not in _OWN_METADATA
+        },
     )
+
+
+def task_scope(skill: Skill) -> frozenset[str]:
+    """The task types a convention reaches (``metadata.task_types``); empty: every turn of its tenant."""
+    return frozenset(skill.extra_metadata.get(TASK_TYPES_KEY) or ())
 
 
 def render_skill_md(skill: Skill) -> str:
