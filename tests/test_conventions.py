@@ -17,6 +17,7 @@ from metaclaw_plugin.devtools.upstream import Upstream
 from metaclaw_plugin.skillbank.bank import SHADOW_KEY, SkillBank
 from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.skillbank.render import CONVENTIONS_HEADER, HEADER, approx_tokens, render_block, skill_entry
+from metaclaw_plugin.skillbank.retrieve import task_parts
 from metaclaw_plugin.types import Skill
 
 UNRELATED = "What is the capital of Australia, and roughly how many people live there?"
@@ -286,6 +287,28 @@ def test_a_convention_the_conversation_states_again_is_not_repeated(home: Path):
     assert inj.names == ["iso-timestamps", "tabs"] and "in French" not in inj.text
     names, text = injected(bank, "default", "What is the capital of Peru?")
     assert set(names) == {"answer-in-french", "iso-timestamps", "tabs"} and "in French" in text
+
+
+def test_a_rule_every_request_of_a_conversation_opens_with_stays_said_when_retrieval_leaves_it_out(home: Path):
+    """A conversation whose every request opens with the user's rule: after a few requests the bank learns the
+    opening as a constant preamble and leaves it out of the retrieval context, but the model still reads it, so
+    the convention that says the same stays out of the block on every request, the first and the twentieth."""
+    rule = "Keep your answers short, please: one sentence of at most 12 words."
+    short = Skill(name="keep-answers-short", description=rule.rstrip("."), body=f"- {rule}", kind="convention")
+    iso = conv("iso-timestamps", "write timestamps as ISO 8601 in UTC, e.g. 2026-11-30T09:00:00Z")
+    bank = bank_with(home, [short, iso])
+    questions = [f"What is the capital of country number {i}?" for i in range(20)]
+    for i, q in enumerate(questions):
+        convo = [
+            {"role": "user", "content": rule},
+            {"role": "assistant", "content": "Understood."},
+            {"role": "user", "content": q},
+        ]
+        inj = bank.injection(TurnContext(f"s{i}"), convo)
+        assert inj.names == ["iso-timestamps"], (i, inj.names)
+    assert task_parts(convo, repeats=bank.repeats).repeated  # the opening is retrieval's constant by now
+    names, _ = injected(bank, "default", "What is the capital of Peru?")
+    assert "keep-answers-short" in names  # a conversation that did not say it gets it
 
 
 def test_a_convention_learned_in_one_kind_of_work_reaches_turns_of_that_kind_only(home: Path):

@@ -83,10 +83,10 @@ def test_task_text_skips_system_boilerplate_and_tool_output():
         {"role": "tool", "content": "T" * 5000},
         {"role": "user", "content": [{"type": "text", "text": "the real task"}]},
     ]
-    query, context = task_parts(msgs, context_messages=2, max_chars=2000)
+    query, context, _ = task_parts(msgs, context_messages=2, max_chars=2000)
     assert query == "the real task" and "first question" in context and "an answer" in context
     assert "S" not in context and "TTT" not in context
-    assert task_parts([{"role": "system", "content": "x"}]) == ("", "")
+    assert task_parts([{"role": "system", "content": "x"}]) == ("", "", "")
 
 
 def test_small_talk_in_the_context_does_not_hide_the_right_skill(home: Path):

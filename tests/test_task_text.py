@@ -152,4 +152,4 @@ def test_task_parts_context_leaves_wrappers_out():
         {"role": "assistant", "content": "earlier answer"},
         {"role": "user", "content": TASK},
     ]
-    assert task_parts(msgs) == (TASK, "earlier answer\nearlier ask")
+    assert task_parts(msgs) == (TASK, "earlier answer\nearlier ask", "")

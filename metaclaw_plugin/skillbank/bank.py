@@ -448,7 +448,7 @@ class SkillBank:
         if not self.settings.injection.enabled or ctx.kind != "main":
             return Injection("", [], snap.generation)
         cfg = self.settings.retrieval
-        query, context = task_parts(messages, cfg.context_messages, cfg.max_query_chars, self.repeats)
+        query, context, repeated = task_parts(messages, cfg.context_messages, cfg.max_query_chars, self.repeats)
         # Shadow trials pick per request (the arm hangs on the request id): those turns are not cached.
         # The settings read live below are part of the key, so a changed budget is honoured at once.
         budget = self.settings.injection.max_injected_tokens
@@ -460,6 +460,7 @@ class SkillBank:
                 self._task_of(ctx),
                 query,
                 context,
+                repeated,
                 cfg.top_k,
                 budget,
                 conv_budget,
@@ -468,7 +469,7 @@ class SkillBank:
         hit = snap.blocks.get(key) if key is not None else None
         if hit is not None:
             return Injection(hit[0], list(hit[1]), snap.generation, dict(hit[2]))
-        conv_entries, conv_names = self._convention_entries(ctx, snap, conv_budget, f"{query}\n{context}")
+        conv_entries, conv_names = self._convention_entries(ctx, snap, conv_budget, f"{query}\n{context}\n{repeated}")
         chosen = self.select(ctx, query, context, snap)
         if snap.trial_versions:
             chosen = self._version_arms(ctx, chosen, snap.trial_versions)

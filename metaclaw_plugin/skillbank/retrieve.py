@@ -16,7 +16,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -284,21 +284,30 @@ def without_ids(text: str) -> str:
     return _SPACES.sub(" ", _EMPTY_PAIR.sub("", out)).strip()
 
 
+class TaskParts(NamedTuple):
+    query: str  # the user's words of the current turn
+    context: str  # recent user and assistant messages, newest first, without the client's constant preambles
+    repeated: str  # the recent messages left out of ``context`` as constant: not retrieval's signal, but said
+
+
 def task_parts(
     messages: Sequence[Message], context_messages: int = 2, max_chars: int = 2000, repeats: Repeats | None = None
-) -> tuple[str, str]:
+) -> TaskParts:
     """What the current turn is about: the user's words (:func:`~metaclaw_plugin.tasktext.task_text`: the task
     message without the client's wrappers), and a little recent context apart. With ``repeats`` (the bank's),
-    preambles a client sends beside every task are learned and left out of both.
+    preambles a client sends beside every task are learned and left out of both; ``repeated`` keeps the ones
+    left out of the context, since they are still in the prompt (a rule the user opened the conversation with
+    comes back in every request of it).
 
     They are kept apart because they weigh differently: small talk in the context must not dilute the
     request. System messages (host boilerplate, often tens of KB) and tool output are left out.
     """
     query, at = task_text(messages, max_chars, repeats)
     if at < 0:
-        return "", ""
+        return TaskParts("", "", "")
     budget = max_chars - len(query)
     pieces: list[str] = []
+    constant: list[str] = []
     for j in range(at - 1, -1, -1):
         if len(pieces) >= context_messages or budget <= 0:
             break
@@ -307,10 +316,15 @@ def task_parts(
         if role not in ("user", "assistant"):
             continue
         t = (user_words(m) if role == "user" else message_text(m))[: min(budget, 500)]
-        if t and not (repeats is not None and repeats.constant(t, query)):
+        if not t:
+            continue
+        if repeats is not None and repeats.constant(t, query):
+            if len(constant) < context_messages:
+                constant.append(t)
+        else:
             pieces.append(t)
             budget -= len(t)
-    return query, "\n".join(pieces)
+    return TaskParts(query, "\n".join(pieces), "\n".join(constant))
 
 
 class Retriever(Protocol):
