@@ -40,6 +40,24 @@ def test_days_draw_new_requests_of_the_same_families() -> None:
     assert lo < 0.5 < hi
 
 
+def test_the_rule_opens_every_days_conversation_or_only_the_first_days() -> None:
+    fam = lb.FAMILIES["short"]
+    every = [lb.conversation(fam, "Why is the sky blue?", day, None) for day in (1, 4)]
+    assert (
+        every[0]
+        == every[1]
+        == [
+            {"role": "user", "content": fam.rule},
+            {"role": "assistant", "content": lb.ACK},
+            {"role": "user", "content": "Why is the sky blue?"},
+        ]
+    )
+    assert lb.conversation(fam, "Why?", 1, 1)[0]["content"] == fam.rule
+    assert lb.conversation(fam, "Why?", 2, 1) == [{"role": "user", "content": "Why?"}]  # a new conversation
+    with pytest.raises(ValueError, match="rule_days"):
+        lb.Options(rule_days=0).check()
+
+
 @pytest.mark.skipif(
     not all(importlib.util.find_spec(m) for m in NEEDS), reason="needs the train-local extra (torch, peft)"
 )

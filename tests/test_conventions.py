@@ -333,7 +333,14 @@ def test_a_convention_learned_in_one_kind_of_work_reaches_turns_of_that_kind_onl
     assert status["scope"] == "task_type"
     assert status["task_types"] == {"file-names": ["files"], "answer-in-french": ["7", "chat-fr"]}
     assert set(status["by_tenant"]["default"]["injected"]) == {"iso-timestamps", "file-names", "answer-in-french"}
+    from metaclaw_plugin.cli.core import _conventions_line
+
+    line = _conventions_line(status)  # the status command's conventions row
+    assert "by task type: answer-in-french (7, chat-fr), file-names (files)" in line
     bank.settings.injection.convention_scope = "tenant"
+    assert "task types set on 2, not applied (injection.convention_scope: tenant)" in _conventions_line(
+        bank.conventions_status()
+    )
     assert reach(None) == reach("reports") == {"iso-timestamps", "file-names", "answer-in-french"}
 
 

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import random
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -240,6 +242,7 @@ class Options:
     kl_coef: float = 0.01
     threads: int = 1  # torch's CPU threads: on a shared machine more threads spin against each other (an answer
     # took 67 s with torch's default 2 threads under a load of 9 on 2 cores, 5 s with one)
+    rule_days: int | None = None  # the rule opens the conversations of the first N days only (None: every day)
     jobs: int = 1  # arms run at once, each in a process of its own (its own model copies, freed when it ends)
     training: dict[str, Any] = field(default_factory=dict)  # any other training.* setting
 
@@ -252,6 +255,8 @@ class Options:
             raise ValueError(f"unknown arms {bad}; known: {list(ARMS)}")
         if self.days < 2 or self.per_family < 2 or self.steps_per_day < 1:
             raise ValueError("days and per_family must be at least 2, steps_per_day at least 1")
+        if self.rule_days is not None and self.rule_days < 1:
+            raise ValueError("rule_days must be at least 1 (the rule is stated on day 1)")
 
     @property
     def batch_size(self) -> int:
@@ -321,6 +326,14 @@ class RuleEvolver:
         self.script = _Evolver(kinds={f.rule: "convention" for f in FAMILIES.values()})
 
 
+def conversation(family: Family, request: str, day: int, rule_days: int | None) -> list[dict[str, str]]:
+    """What the host sends for one request of day ``day``: the opening exchange (the user's rule and the
+    assistant's :data:`ACK`) and the request; after ``rule_days`` days, the request alone (a new conversation in
+    which the user does not say the rule again)."""
+    opening = [{"role": "user", "content": family.rule}, {"role": "assistant", "content": ACK}]
+    return [*(opening if rule_days is None or day <= rule_days else []), {"role": "user", "content": request}]
+
+
 # One arm ------------------------------------------------------------------------------------------------------
 class ArmRun:
     """One arm's plugin home, served policy, scheduler and (skills arms) scripted evolver upstream."""
@@ -380,11 +393,7 @@ class ArmRun:
         with fl.held():  # no evolution before the day's samples are trained (a new skill makes them stale)
             for i, (fam, q) in enumerate(reqs):
                 family = FAMILIES[fam]
-                convo = [
-                    {"role": "user", "content": family.rule},
-                    {"role": "assistant", "content": ACK},
-                    {"role": "user", "content": q},
-                ]
+                convo = conversation(family, q, n, self.opts.rule_days)
                 ctx = TurnContext(f"day{n}-{fam}", host="bench-learning", metadata={"task_type": fam})
                 messages = self.plugin.on_request(ctx, convo)
                 g = self.policy.generate(
@@ -533,6 +542,18 @@ def _mean(xs: list[Any]) -> float | None:
 
 
 # The run ------------------------------------------------------------------------------------------------------
+def _exit_with_parent(parent: int) -> None:
+    """An arm's process ends when the run's process does: a run killed with SIGTERM left its arms training on,
+    competing for the cores with the next run."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(2.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="bench-parent-watch").start()
+
+
 def run(opts: Options, work: Path, log: Callable[[str], None] = lambda m: None) -> dict[str, Any]:
     """Every arm of ``opts`` for ``opts.days`` days under ``work``; the result document."""
     opts.check()
@@ -544,7 +565,13 @@ def run(opts: Options, work: Path, log: Callable[[str], None] = lambda m: None) 
         # spawn, one arm per process: a fresh interpreter for each (no torch state or threads forked from this
         # one, and an arm's memory is the system's again when it ends)
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(min(opts.jobs, len(opts.arms)), mp_context=ctx, max_tasks_per_child=1) as ex:
+        with ProcessPoolExecutor(
+            min(opts.jobs, len(opts.arms)),
+            mp_context=ctx,
+            max_tasks_per_child=1,
+            initializer=_exit_with_parent,
+            initargs=(os.getpid(),),
+        ) as ex:
             futures = {arm: ex.submit(run_arm, arm, opts, work, _print_log) for arm in opts.arms}
             arms = {arm: f.result() for arm, f in futures.items()}
     else:
@@ -556,7 +583,8 @@ def run(opts: Options, work: Path, log: Callable[[str], None] = lambda m: None) 
         "setup": {
             "families": {f: FAMILIES[f].rule for f in opts.families},
             "requests": "per day and family, new requests (seeded by day, never an earlier day's); the user's "
-            "rule opens each day's conversation once; each request is sent as that opening exchange and itself",
+            "rule opens each day's conversation once; each request is sent as that opening exchange and itself"
+            + ("" if opts.rule_days is None else f"; from day {opts.rule_days + 1} the requests come alone"),
             "success": "the family's checker (benchmarks/metaclaw_bench/learning_checks.py) on the served answer",
             "reward": "the same checker as the plugin's verifier command (reward.verifiers): +1 / -1",
             "evolver": EVOLVER_NOTE,

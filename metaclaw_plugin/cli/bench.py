@@ -459,6 +459,13 @@ def workday(
 @click.option("--threads", type=int, default=1, show_default=True, help="torch CPU threads (0: torch's default).")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Arms at once, each in a process of its own.")
 @click.option("--temperature", type=float, default=1.0, show_default=True, help="The policy's sampling.")
+@click.option(
+    "--rule-days",
+    type=int,
+    default=None,
+    help="The user states each rule in the conversations of the first N days only; later days' requests come "
+    "alone, as in a new conversation (default: every day).",
+)
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None, help="Keep the arms' homes here.")
 def learning(
     as_json: bool,

@@ -520,6 +520,11 @@ def _conventions_line(c: dict[str, Any]) -> str:
     out = {t: v["left_out"] for t, v in c["by_tenant"].items() if v["left_out"]}
     if out:
         line += "; left out: " + "; ".join(f"{t}: {', '.join(n)}" for t, n in out.items())
+    scoped = c.get("task_types") or {}
+    if scoped and c.get("scope") == "task_type":
+        line += "; by task type: " + ", ".join(f"{n} ({', '.join(t)})" for n, t in sorted(scoped.items()))
+    elif scoped:
+        line += f"; task types set on {len(scoped)}, not applied (injection.convention_scope: {c.get('scope')})"
     return line
 
 
