@@ -20,7 +20,7 @@ from typing import Any
 from ..config import Settings
 from ..privacy import Redactor
 from ..store import AnyDatabase
-from ..training.buffer import SampleBuffer
+from ..training.buffer import SampleBuffer, task_types
 from .evolution import EvolutionReport, SkillEvolver, SupportTurn
 from .ledger import Ledger, bump
 from .llm import BudgetExhausted, LLMError, LLMUnavailable, day_start
@@ -42,7 +42,7 @@ def enqueue_support(
     now = time.time()
     with db.transaction() as c:
         claimed = SampleBuffer.reserve_support(c, turns, reason)
-        kinds = _task_types(lambda q, a: c.execute(q, a).fetchall(), claimed)
+        kinds = task_types(lambda q, a: c.execute(q, a).fetchall(), claimed)
         groups: dict[str | None, list[str]] = defaultdict(list)
         for tid in claimed:
             groups[kinds.get(tid)].append(tid)
@@ -55,17 +55,6 @@ def enqueue_support(
         if claimed:
             bump(c, f"evolution_trigger_{reason}")
     return claimed
-
-
-def _task_types(query: Callable[[str, list[str]], Sequence[Any]], turn_ids: Sequence[str]) -> dict[str, str]:
-    """The host task type of each labelled turn (``fl_turns.task_type``). A support set keeps to one kind of
-    work, so a convention learned from it reaches the task types it was learned in (:func:`.evolution.scoped`)."""
-    out: dict[str, str] = {}
-    for i in range(0, len(turn_ids), 500):
-        part = list(turn_ids[i : i + 500])
-        rows = query(f"SELECT turn_id, task_type FROM fl_turns WHERE turn_id IN ({','.join('?' * len(part))})", part)
-        out.update({r["turn_id"]: r["task_type"] for r in rows if r["task_type"]})
-    return out
 
 
 class EvolutionRunner:
@@ -105,7 +94,7 @@ class EvolutionRunner:
         )
         # a job's kind of work is its first turn's (enqueue_support keeps a job to one)
         firsts = {r["id"]: (json.loads(r["turn_ids"]) or [""])[0] for r in rows}
-        kinds = _task_types(self.db.query, [f for f in firsts.values() if f])
+        kinds = task_types(self.db.query, [f for f in firsts.values() if f])
         by_group: dict[tuple[str, str | None], list[Any]] = defaultdict(list)
         for r in rows:
             by_group[(r["tenant"], kinds.get(firsts[r["id"]]))].append(r)

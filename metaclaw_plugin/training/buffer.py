@@ -22,7 +22,7 @@ generations; :meth:`SampleBuffer.hold_back`). Support turns live in their own ta
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -304,6 +304,18 @@ class SampleBuffer:
 
     def close(self) -> None:
         self.db.close()
+
+
+def task_types(query: Callable[[str, list[str]], Sequence[Any]], turn_ids: Sequence[str]) -> dict[str, str]:
+    """The host's task type of each labelled turn (``fl_turns.task_type``: ``metadata.task_type`` as the learning
+    loop stored it), read with ``query`` (a database's or a transaction's) in chunks of 500 ids. The trainer
+    groups advantages by it; the evolution queue keeps a support set to one."""
+    out: dict[str, str] = {}
+    for i in range(0, len(turn_ids), 500):
+        part = list(turn_ids[i : i + 500])
+        rows = query(f"SELECT turn_id, task_type FROM fl_turns WHERE turn_id IN ({','.join('?' * len(part))})", part)
+        out.update({r["turn_id"]: str(r["task_type"]) for r in rows if r["task_type"]})
+    return out
 
 
 def _meta_sql(key: str) -> str:

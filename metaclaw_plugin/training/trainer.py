@@ -45,7 +45,7 @@ from ..store.trajectories import TrajectoryStore
 from ..types import Sample
 from .advantages import group_advantages, grpo_advantages
 from .backends import Backend
-from .buffer import SampleBuffer
+from .buffer import SampleBuffer, task_types
 from .samples import SampleError, TrainSample, build_sample
 from .weights import WeightsRef, latest, store_latest
 
@@ -513,16 +513,13 @@ def no_signal(samples: Sequence[TrainSample], advantage: str) -> str | None:
 
 
 def _task_types(db: AnyDatabase, turn_ids: Sequence[str]) -> dict[str, str]:
-    """The host's task type of each turn (``metadata.task_type``, as the learning loop stored it)."""
-    if not turn_ids:
-        return {}
-    marks = ",".join("?" * len(turn_ids))
+    """Each turn's advantage group under ``advantage: task``: its host task type (:func:`.buffer.task_types`)."""
     try:
-        rows = db.query(f"SELECT turn_id, task_type FROM fl_turns WHERE turn_id IN ({marks})", list(turn_ids))
+        kinds = task_types(db.query, turn_ids)
     except Exception:  # no learning loop on this home yet: no task types
         log.info("no task types for advantage: task (fl_turns unreadable); grouping by request")
         return {}
-    return {r["turn_id"]: "task:" + str(r["task_type"]) for r in rows if r["task_type"]}
+    return {t: "task:" + k for t, k in kinds.items()}
 
 
 def _count_skip(db: AnyDatabase, reason: str, samples: int) -> None:
