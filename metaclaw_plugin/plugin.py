@@ -583,7 +583,7 @@ class MetaClawPlugin:
         return state
 
     def _deliver(self, name: str, fn: Callable[[Any], Any], event: Any) -> None:
-        self.worker.submit(name, self._call_listener, fn, event)
+        self.worker.post(name, self._call_listener, fn, event)  # at the worker's next pass: no wake-up per turn
 
     def _call_listener(self, fn: Callable[[Any], Any], event: Any) -> None:
         try:

@@ -45,6 +45,8 @@ def approx_message_tokens(messages: Any) -> int:
 def strip_marks(text: str) -> str:
     """``text`` without its combining marks ("répondes" -> "repondes"): screening compares folded text, and a
     skill name made from a French or German rule keeps its words whole."""
+    if text.isascii():  # ASCII decomposes to itself and has no marks: most text, at no per-character cost
+        return text
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 

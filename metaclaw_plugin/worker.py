@@ -9,7 +9,7 @@ import logging
 import queue
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +33,10 @@ class BackgroundWorker:
         self._tick = tick
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        # Jobs that may wait for the worker's next pass (posted): appended without waking the thread.
+        self._later: deque[tuple[str, Callable[..., Any], tuple[Any, ...]]] = deque()
+        self._later_max = queue_max
+        self._later_running = 0
         self.failures: Counter[str] = Counter()
         self.dropped = 0
         self.done = 0
@@ -48,6 +52,17 @@ class BackgroundWorker:
             self.dropped += 1
             log.warning("background queue full; dropped job %s", name)
             return False
+
+    def post(self, name: str, fn: Callable[..., Any], *args: Any) -> bool:
+        """Queue a job that can wait for the worker's next pass (at most one tick, ``tick`` seconds), in order with
+        the other posted jobs, without waking the thread: the per-turn event deliveries. Woken on every turn, the
+        thread cost the host's process more CPU in the wake-up (the GIL handed over and back) than in the job."""
+        if len(self._later) >= self._later_max:
+            self.dropped += 1
+            log.warning("background queue full; dropped job %s", name)
+            return False
+        self._later.append((name, fn, args))
+        return True
 
     def start(self) -> None:
         if self._thread is not None:
@@ -65,10 +80,13 @@ class BackgroundWorker:
         self._thread = None
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
-        """Block until queued jobs are done (tests and the CLI use this)."""
+        """Block until queued and posted jobs are done (tests and the CLI use this); posted ones are run now."""
         deadline = time.monotonic() + timeout
+        nudged = False
         while time.monotonic() < deadline:
-            if self._jobs.unfinished_tasks == 0:
+            if self._later and not nudged:
+                nudged = self.submit("worker.posted", _nothing)  # wakes the thread, which runs them next
+            if self._jobs.unfinished_tasks == 0 and not self._later and not self._later_running:
                 return True
             time.sleep(0.005)
         return False
@@ -91,6 +109,7 @@ class BackgroundWorker:
                 self._jobs.task_done()
                 # Finish what was queued before the stop, then leave.
                 while True:
+                    self._run_posted()
                     try:
                         rest = self._jobs.get_nowait()
                     except queue.Empty:
@@ -98,6 +117,7 @@ class BackgroundWorker:
                     if rest:
                         self._call(*rest)
                     self._jobs.task_done()
+            self._run_posted()
             if item:
                 self._call(*item)
                 self.done += 1
@@ -107,3 +127,21 @@ class BackgroundWorker:
                 if now >= p.next_at:
                     p.next_at = now + p.every
                     self._call(p.name, p.fn, ())
+
+    def _run_posted(self) -> None:
+        """The posted jobs, oldest first (what is posted meanwhile waits for the next pass)."""
+        for _ in range(len(self._later)):
+            self._later_running = 1
+            try:
+                job = self._later.popleft()
+            except IndexError:
+                break
+            try:
+                self._call(*job)
+                self.done += 1
+            finally:
+                self._later_running = 0
+
+
+def _nothing() -> None:
+    """A job that only wakes the worker."""

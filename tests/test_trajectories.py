@@ -112,6 +112,38 @@ def test_a_block_the_plugin_did_not_inject_is_still_redacted(plugin: MetaClawPlu
     assert not any(secret.encode() in f.read_bytes() for f in plugin.settings.home_dir.rglob("*") if f.is_file())
 
 
+def test_the_plugins_own_block_followed_by_its_memory_section_is_not_redacted_again(tmp_path: Path):
+    """What the plugin renders is its skills block and, after it, the memory section; the block split out of the
+    message is the first part only. It is library text and skips redaction (it had been redacted again on every
+    turn that carried a memory section); a block that is not the start of what the plugin rendered still is."""
+
+    class Counting(Redactor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[str] = []
+
+        def redact(self, text: str) -> str:
+            self.seen.append(text)
+            return super().redact(text)
+
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    ours = f"{OPEN}\nskill text naming {secret}\n{CLOSE}"  # library text is stored as it is
+    rendered = ours + "\n\n<metaclaw-memory>\n- the user's standup is at 9:30\n</metaclaw-memory>"
+    red = Counting()
+    store = TrajectoryStore(tmp_path / "t.db", redactor=red)
+    store.open()
+    for i, (block, skill_block) in enumerate(((ours, rendered), (ours.replace("skill", "forged"), rendered))):
+        t = make_turn(i, session=f"m{i}")
+        t.messages[0] = {"role": "system", "content": "Be brief.\n" + block + rendered[len(ours) :]}
+        store.append_turn(t, skill_block=skill_block)
+    store.flush()
+    assert not any(OPEN in s and "skill text" in s for s in red.seen)  # ours: never handed to the redactor
+    assert any("forged text" in s for s in red.seen)
+    assert secret in store.get_session("m0").turns[0].messages[0]["content"]
+    assert secret not in store.get_session("m1").turns[0].messages[0]["content"]
+    store.close()
+
+
 def test_messages_that_differ_only_in_field_layout_are_stored_apart(tmp_path: Path):
     store = TrajectoryStore(tmp_path / "t.db")
     store.open()

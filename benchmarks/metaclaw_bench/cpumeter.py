@@ -50,6 +50,7 @@ class _Totals:
         self.hooks = 0.0
         self.calls = 0
         self.threads: dict[int, float] = {}
+        self.names: dict[int, str] = {}
 
     def add(self, seconds: float) -> None:
         with self.lock:
@@ -62,6 +63,7 @@ class _Totals:
                 cpu = _thread_cpu(t.native_id)
                 if cpu is not None:
                     self.threads[t.native_id] = max(cpu, self.threads.get(t.native_id, 0.0))
+                    self.names[t.native_id] = t.name
         with self.lock:
             return {
                 "t": time.time(),
@@ -70,7 +72,16 @@ class _Totals:
                 "hook_calls": self.calls,
                 "threads_cpu_s": sum(self.threads.values()),
                 "threads": len(self.threads),
+                "threads_cpu_s_by_name": _by_name(self.threads, self.names),
             }
+
+
+def _by_name(cpu: dict[int, float], names: dict[int, str]) -> dict[str, float]:
+    """CPU seconds per thread name (the worker, the store writer, the memory learner, ...): where the threads' share goes."""
+    out: dict[str, float] = {}
+    for tid, s in cpu.items():
+        out[names.get(tid, "?")] = out.get(names.get(tid, "?"), 0.0) + s
+    return out
 
 
 def _thread_cpu(tid: int) -> float | None:

@@ -45,6 +45,8 @@ log = logging.getLogger("metaclaw_plugin.memory")
 MAX_NOTE_CHARS = 4000
 NEAREST = 15  # existing memories shown to the model with a batch
 DRAIN_EVERY = 1.0  # seconds between the elected learner's looks at batches other hosts handed over
+EXPIRE_EVERY = 60.0  # seconds between looks for dated memories whose date passed, when batches file nothing (a
+# query on every batch cost more than the rest of a chat batch; the view already skips a passed date)
 
 
 @dataclass
@@ -148,6 +150,7 @@ class MemoryLearner:
         self._lock = threading.Lock()
         self._q: queue.Queue[Batch | None] = queue.Queue()
         self._busy = 0
+        self._expire_at = 0.0  # the next time a batch that filed nothing looks for dated memories that passed
         self._idle = threading.Condition()
         self._thread: threading.Thread | None = None
 
@@ -301,10 +304,15 @@ class MemoryLearner:
                 c = Candidate("summary", summary, f"session:{batch.session_id}")
                 rep = self.writer.apply(batch.tenant, batch.user, [c], {**source, "summary": True})
                 report.counts.update(rep.counts)
+                report.ids += rep.ids
         self.counts.update({f"filed_{k}": v for k, v in report.counts.items()})
-        expired = self.store.expire(now)
+        changed = bool(report.ids or report.counts["forgotten"])  # a refused duplicate changes nothing
+        expired = 0
+        if report.ids or now >= self._expire_at:  # what was just filed may be dated in the past already
+            self._expire_at = now + EXPIRE_EVERY
+            expired = self.store.expire(now)
         self.counts["expired"] += expired
-        if report.counts or expired:
+        if changed or expired:
             self.on_change()
         return report.as_dict()
 

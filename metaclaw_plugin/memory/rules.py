@@ -17,6 +17,7 @@ import re
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 
 from .model import Candidate
 from .text import fold, term_set
@@ -419,38 +420,67 @@ def _old_values(text: str) -> list[str]:
     return out
 
 
+class _Reading:
+    """What :func:`classify` reads of a statement besides its patterns (the topic, the old values it replaces, its
+    date), each read once and only when a pattern that needs it matched: most statements of a chat match none, and
+    reading all three first was most of the rule extractor's time."""
+
+    def __init__(self, s: str, now: float) -> None:
+        self.s = s
+        self.now = now
+
+    @cached_property
+    def topic_standing(self) -> tuple[str | None, bool]:
+        return _topic(self.s)
+
+    @property
+    def topic(self) -> str | None:
+        return self.topic_standing[0]
+
+    @property
+    def standing(self) -> bool:
+        return self.topic_standing[1]
+
+    @cached_property
+    def replaces(self) -> list[str]:
+        return _old_values(self.s)
+
+    @cached_property
+    def when(self) -> float | None:
+        return event_date(self.s, self.now)
+
+
 def classify(statement: str, now: float, event_days: float, *, explicit: bool = False) -> Candidate | None:
     """One statement as a candidate memory, or None when it states nothing to keep. ``explicit``: the user asked to
     remember it (a plain fact is then kept too)."""
     s = _clean(statement)
     if len(s) < 4 or (not explicit and (_is_question(s) or CONDITIONAL.match(s))):
         return None
-    topic, standing = _topic(s)
-    replaces = _old_values(s)
-    when = event_date(s, now)
+    r = _Reading(s, now)
     if m := CALL_ME.search(s):
         return Candidate("preference", s, "topic:name", True)
     if m := CHANGE.match(s):
         subj = _first(m, "s")
         if term_set(subj) and not re.match(r"^(?:i|we|je|on|nous|yo|eu|我|我们)\b", subj.strip(), F):
-            key = f"topic:{topic}" if topic else _subject_key(subj)
-            return Candidate(_kind(s, "fact"), s, key, standing and topic is not None, None, replaces)
+            key = f"topic:{r.topic}" if r.topic else _subject_key(subj)
+            return Candidate(_kind(s, "fact"), s, key, r.standing and r.topic is not None, None, r.replaces)
     if WE_USE.search(s):
-        key = f"topic:{topic}" if topic else _use_subject(s)
-        return Candidate("project", s, key, False, None, replaces)
+        key = f"topic:{r.topic}" if r.topic else _use_subject(s)
+        return Candidate("project", s, key, False, None, r.replaces)
     if m := POSSESSIVE.match(s):
         subj = _first(m, "s")
-        kind = "event" if when is not None else "preference" if standing and topic else _kind(subj, "fact")
-        key = f"topic:{topic}" if topic else _subject_key(subj)
+        when = r.when
+        kind = "event" if when is not None else "preference" if r.standing and r.topic else _kind(subj, "fact")
+        key = f"topic:{r.topic}" if r.topic else _subject_key(subj)
         exp = when if kind == "event" else None
-        return Candidate(kind, s, key, standing and topic is not None, exp, replaces)
-    if when is not None and (d := DATED.match(s)):
-        return Candidate("event", s, _subject_key(_first(d, "s")), False, when)
+        return Candidate(kind, s, key, r.standing and r.topic is not None, exp, r.replaces)
+    if (d := DATED.match(s)) and r.when is not None:
+        return Candidate("event", s, _subject_key(_first(d, "s")), False, r.when)
     if FROM_NOW.search(s) or PREFER.search(s):
-        key = f"topic:{topic}" if topic else _subject_key(PREFER.sub(" ", FROM_NOW.sub(" ", s)))
+        key = f"topic:{r.topic}" if r.topic else _subject_key(PREFER.sub(" ", FROM_NOW.sub(" ", s)))
         if not key:
             return None
-        return Candidate("preference", s, key, standing, None, replaces)
+        return Candidate("preference", s, key, r.standing, None, r.replaces)
     if m := SELF_OWN.match(s):
         return Candidate("fact", s, _subject_key(m.group("x")) or "self", False)
     if m := SELF.match(s):
@@ -459,27 +489,27 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
             key = _subject_key(val) or "self"
         elif m.group("x") or m.group("z") or m.group("w") or m.group("f") or m.group("e") or m.group("p"):
             key = (
-                f"topic:{topic}"
-                if topic == "timezone"
+                f"topic:{r.topic}"
+                if r.topic == "timezone"
                 else "self:place"
                 if m.group("x")
                 else _subject_key(s[: len(s) - len(val)])
             )
         else:
             key = "self:role"
-        tz = topic == "timezone"  # "I'm in Lisbon, book things in Lisbon time": how to answer, on every turn
+        tz = r.topic == "timezone"  # "I'm in Lisbon, book things in Lisbon time": how to answer, on every turn
         return Candidate("preference" if tz else "fact", s, key or "self", tz)
     if m := OWN_VERB.match(s):
-        return Candidate(_kind(s, "fact"), s, _subject_key(m.group("s")) or _subject_key(s), False, None, replaces)
+        return Candidate(_kind(s, "fact"), s, _subject_key(m.group("s")) or _subject_key(s), False, None, r.replaces)
     if explicit:
-        if when is not None:
-            return Candidate("event", s, _subject_key(_before_copula(s)), False, when)
-        key = f"topic:{topic}" if topic else _subject_key(_before_copula(s)) or _subject_key(s)
+        if r.when is not None:
+            return Candidate("event", s, _subject_key(_before_copula(s)), False, r.when)
+        key = f"topic:{r.topic}" if r.topic else _subject_key(_before_copula(s)) or _subject_key(s)
         if not key:
             return None
-        return Candidate(_kind(s, "fact"), s, key, standing and topic is not None, None, replaces)
-    if replaces:
-        return Candidate(_kind(s, "fact"), s, _subject_key(s), False, None, replaces)
+        return Candidate(_kind(s, "fact"), s, key, r.standing and r.topic is not None, None, r.replaces)
+    if r.replaces:
+        return Candidate(_kind(s, "fact"), s, _subject_key(s), False, None, r.replaces)
     return None
 
 

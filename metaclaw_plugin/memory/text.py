@@ -9,7 +9,8 @@ words of the supported languages (en, fr, es, pt, zh) and the verbs of the state
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from ..text import strip_marks
 
 STEM = 6  # characters kept of a latin word: enough to tell topics apart, short enough to join inflections
 
@@ -88,8 +89,7 @@ FUNCTION_CHARS = frozenset("的了是在我你他她它们吗呢吧啊和与或�
 
 def fold(text: str) -> str:
     """Case-folded, accents removed (so "préfère" and "prefere" are one word)."""
-    norm = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in norm if not unicodedata.combining(c))
+    return strip_marks(text.casefold())
 
 
 # Short forms people write for the same thing (a memory of "the metrics DB" answers a question about the database).
@@ -241,11 +241,19 @@ _PLACE = re.compile(
 )
 
 
-def _concept_sets(side: int) -> dict[str, frozenset[str]]:
-    out = {}
+def _concept_sets(side: int) -> list[tuple[str, frozenset[str], tuple[str, ...]]]:
+    """Per concept: its words (stemmed) and, apart, its CJK words, which are found in the text itself (CJK text
+    has no word boundaries); sorted out once here rather than on every request."""
+    out = []
     for tag, sides in _CONCEPTS.items():
         words = sides[side].split()
-        out[tag] = frozenset(w if _CJK.fullmatch(w) else stem(w) for w in words)
+        out.append(
+            (
+                tag,
+                frozenset(w if _CJK.fullmatch(w) else stem(w) for w in words),
+                tuple(w for w in words if _CJK.fullmatch(w)),
+            )
+        )
     return out
 
 
@@ -253,8 +261,9 @@ _MEMORY_SIDE = _concept_sets(0)
 _REQUEST_SIDE = _concept_sets(1)
 
 
-def _tags(text: str, base: frozenset[str], table: dict[str, frozenset[str]]) -> frozenset[str]:
-    tags = {tag for tag, words in table.items() if base & words or any(w in text for w in words if _CJK.fullmatch(w))}
+def _tags(text: str, base: frozenset[str], table: list[tuple[str, frozenset[str], tuple[str, ...]]]) -> frozenset[str]:
+    cjk = _CJK.search(text) is not None
+    tags = {tag for tag, words, cjk_words in table if base & words or (cjk and any(w in text for w in cjk_words))}
     return base | tags if tags else base
 
 

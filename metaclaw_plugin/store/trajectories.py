@@ -222,6 +222,14 @@ def _split_block(msg: Message) -> tuple[Message, str | None]:
     return msg, None
 
 
+def _rendered(block: str, skill_block: str | None) -> bool:
+    """Whether the block split out of a message is the one the plugin rendered into this turn. What the plugin
+    renders may go on past the skills' closing tag (the memory section follows it), and the split takes the first
+    complete block only, so the plugin's is a prefix of what it rendered: comparing whole texts redacted the
+    ~3 KB library block again on every turn that carried a memory section (~0.3 ms on the host's thread)."""
+    return skill_block is not None and skill_block.startswith(block)
+
+
 def _join_block(msg: Message, block: str | None) -> Message:
     if block is None:
         return msg
@@ -515,7 +523,7 @@ class TrajectoryStore:
     def append_turn(self, turn: Turn, *, skill_block: str | None = None) -> bool:
         """Make a turn durable (journal) and queue it for SQLite. Never blocks on the database.
 
-        ``skill_block``: the block the plugin itself injected into this turn. It is library text (already
+        ``skill_block``: the text the plugin itself injected into this turn (its skills block first). The block is library text (already
         on disk, and screened before a learned skill is promoted), so it is stored without another
         redaction pass, which would cost more than the rest of the turn; any other block is redacted."""
         records: list[dict[str, Any]] = []
@@ -536,7 +544,10 @@ class TrajectoryStore:
                     stripped, block = _split_block(msg)
                     if block is not None:
                         block_hash = self._message_records(
-                            {"role": "block", "content": block}, records, lines, redact=block != skill_block
+                            {"role": "block", "content": block},
+                            records,
+                            lines,
+                            redact=not _rendered(block, skill_block),
                         )
                     if same_so_far and i < len(prev[0]) and _same(stripped, prev[0][i]):  # type: ignore[index]
                         list_hash = prev[1][i]  # type: ignore[index]
