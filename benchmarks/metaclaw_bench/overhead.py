@@ -496,7 +496,7 @@ def run(
             )
 
         # Measurement ------------------------------------------------------------------------------
-        samples: dict[tuple[str, int, str], dict[str, list[float]]] = {}
+        samples: dict[tuple[str, int, str], dict[str, list[Any]]] = {}
         meter = scratch / "plugin_cpu.json"
         for rnd_i in range(rounds):
             for mode in modes:
@@ -526,6 +526,7 @@ def run(
                                 "loop_cpu": [],
                                 "plugin_cpu": [],
                                 "host_cpu": [],
+                                "threads": [],
                             },
                         )
                         if cpu0 and cpu1 and r["lat"]:
@@ -536,6 +537,8 @@ def run(
                             own = (m1["hooks_cpu_s"] - m0["hooks_cpu_s"]) + (m1["threads_cpu_s"] - m0["threads_cpu_s"])
                             s["plugin_cpu"].append(own * 1000.0 / len(r["lat"]))
                             s["host_cpu"].append((m1["process_cpu_s"] - m0["process_cpu_s"]) * 1000.0 / len(r["lat"]))
+                            b0, b1 = m0.get("threads_cpu_s_by_name", {}), m1.get("threads_cpu_s_by_name", {})
+                            s["threads"].append({n: (b1[n] - b0.get(n, 0.0)) * 1000.0 / len(r["lat"]) for n in b1})
                         s["lat"] += r["lat"]
                         s["ttfb"] += r["ttfb"]
                         s["errors"] += r["errors"]
@@ -564,7 +567,7 @@ def run(
                 "rps": rnd(median(s["rps"]), 1),
                 "cpu_ms_per_request": rnd(median(s["cpu"])) if s["cpu"] else None,
                 "loop_cpu_ms_per_request": rnd(median(s["loop_cpu"])) if s["loop_cpu"] else None,
-                **(_plugin_cpu(s["plugin_cpu"], s["host_cpu"]) if s["plugin_cpu"] else {}),
+                **(_plugin_cpu(s["plugin_cpu"], s["host_cpu"], s["threads"]) if s["plugin_cpu"] else {}),
                 "round_p50s_ms": [rnd(x, 2) for x in s["p50"]],
                 **({"error_sample": s["errors"][:3]} if s["errors"] else {}),
             }
@@ -594,13 +597,16 @@ def _cpu(pid: int | None) -> tuple[float, float] | None:
     return (total, loop) if total is not None and loop is not None else None
 
 
-def _plugin_cpu(plugin: list[float], host: list[float]) -> dict[str, Any]:
-    """The plugin's CPU per request, the proxy process's, and the share: totals over the batches."""
+def _plugin_cpu(plugin: list[float], host: list[float], threads: list[dict[str, float]]) -> dict[str, Any]:
+    """The plugin's CPU per request, the proxy process's, and the share: totals over the batches; and each of the
+    plugin's threads' CPU per request (median over the batches), which says where the threads' part goes."""
     p, h = sum(plugin), sum(host)
+    names = sorted({n for t in threads for n in t})
     return {
         "plugin_cpu_ms_per_request": rnd(median(plugin)),
         "host_cpu_ms_per_request": rnd(median(host)),
         "plugin_cpu_share": rnd(p / h, 4) if h > 0 else None,
+        "plugin_threads_ms_per_request": {n: rnd(median([t.get(n, 0.0) for t in threads])) for n in names},
     }
 
 
@@ -666,6 +672,19 @@ def _headline(result: dict[str, Any]) -> None:
                 result[f"{key}_p99_ms{suffix}"] = r.get("p99_ms")
                 result[f"{key}_rps{suffix}"] = r.get("rps")
                 result[f"{key}_loop_cpu_ms{suffix}"] = r.get("loop_cpu_ms_per_request")
+            # What the plugin costs the host, counted as issue 28 counts it: the proxy loop's CPU with the plugin minus
+            # with a no-op callback (LiteLLM's work because of the hooks included), over the plugin proxy's CPU.
+            lp, ln, cp = (
+                result.get(f"plugin_loop_cpu_ms{suffix}"),
+                result.get(f"noop_loop_cpu_ms{suffix}"),
+                (point.get("plugin") or {}).get("cpu_ms_per_request"),
+            )
+            result[f"plugin_over_noop_loop_share{suffix}"] = (
+                rnd((lp - ln) / cp, 4) if lp is not None and ln is not None and cp else None
+            )
+            result[f"ratio_plugin_noop_rps{suffix}"] = ratio(
+                result.get(f"plugin_rps{suffix}"), result.get(f"noop_rps{suffix}")
+            )
             for t in ("noop", "plugin", "reference"):
                 result[f"ratio_{t}_bare_p50{suffix}"] = ratio(
                     result.get(f"{t}_p50_ms{suffix}"), result.get(f"bare_p50_ms{suffix}")
@@ -803,16 +822,22 @@ def _plugin_cpu_table(result: dict[str, Any]) -> list[str]:
             r = targets.get("plugin") or {}
             if r.get("plugin_cpu_share") is None:
                 continue
+            suffix = ("" if c == "1" else f"_c{c}") + ("" if mode == "json" else "_" + mode.replace("-", "_"))
+            over = result.get(f"plugin_over_noop_loop_share{suffix}")
+            rps = result.get(f"ratio_plugin_noop_rps{suffix}")
+            threads = ", ".join(f"{n} {v:.3f}" for n, v in (r.get("plugin_threads_ms_per_request") or {}).items())
             rows.append(
                 f"| {mode} | c={c} | {r['plugin_cpu_ms_per_request']:.3f} ms | {r['host_cpu_ms_per_request']:.3f} ms "
-                f"| {100 * r['plugin_cpu_share']:.1f}% |"
+                f"| {100 * r['plugin_cpu_share']:.1f}% | {'—' if over is None else f'{100 * over:.1f}%'} "
+                f"| {_fmt(rps)} | {threads or '—'} |"
             )
     if not rows:
         return []
     return [
         "| plugin CPU (in the proxy process) | concurrency | plugin's own CPU per request "
-        "| proxy process CPU per request | plugin share |",
-        "|---|---|---:|---:|---:|",
+        "| proxy process CPU per request | plugin share | loop CPU over the no-op's, share of the proxy's "
+        "| throughput vs no-op | the plugin's threads (ms per request) |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
         *rows,
         "",
     ]
