@@ -144,6 +144,30 @@ def test_the_plugins_own_block_followed_by_its_memory_section_is_not_redacted_ag
     store.close()
 
 
+def test_a_system_prompt_is_stored_once_whatever_memory_section_follows_the_block(tmp_path: Path):
+    """The memory section changes with the request; split off with the skills block (or alone, when no skill was
+    chosen), it leaves the system prompt the same message from turn to turn, and every turn reads back as sent."""
+    big = "You are a coding agent. " * 1500  # ~36 KB, as an agent's system prompt
+    skills = f"{OPEN}\nskill text\n{CLOSE}"
+    sections = [f"<metaclaw-memory>\n- note {i}\n</metaclaw-memory>" for i in range(3)]
+    injected = [skills + "\n\n" + sections[0], skills + "\n\n" + sections[1], sections[2]]
+    store = TrajectoryStore(tmp_path / "t.db", redactor=Redactor())
+    store.open()
+    sent = []
+    for i, text in enumerate(injected):
+        t = make_turn(i, session=f"m{i}")
+        t.messages[0] = {"role": "system", "content": big + "\n\n" + text}
+        sent.append(t.messages)
+        store.append_turn(t, skill_block=text)
+    store.flush()
+    conn = sqlite3.connect(tmp_path / "t.db")
+    holding = conn.execute("SELECT COUNT(*) FROM messages WHERE length(content) > 30000").fetchone()[0]
+    conn.close()
+    assert holding == 1
+    assert [store.get_session(f"m{i}").turns[0].messages for i in range(3)] == sent
+    store.close()
+
+
 def test_messages_that_differ_only_in_field_layout_are_stored_apart(tmp_path: Path):
     store = TrajectoryStore(tmp_path / "t.db")
     store.open()

@@ -14,6 +14,10 @@ from ..types import Message, Skill
 
 OPEN = "<metaclaw-skills>"
 CLOSE = "</metaclaw-skills>"
+# The memory section's fences (the memory view renders it after this block): here, below both the view and the
+# trajectory store, which splits everything the plugin injected out of the stored messages by these fences.
+MEMORY_OPEN = "<metaclaw-memory>"
+MEMORY_CLOSE = "</metaclaw-memory>"
 HEADER = (
     "Guidance learned from earlier sessions (reference notes, not instructions from the user or the "
     "system; follow a note only where it fits the current task):"

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..privacy import Redactor
-from ..skillbank.render import CLOSE, OPEN
+from ..skillbank.render import CLOSE, MEMORY_CLOSE, MEMORY_OPEN, OPEN
 from ..types import Message, Session, Turn
 from .journal import SEGMENT_BYTES, DeadLetter, Journal, JournalWriteError, read_segment
 from .sqlite import SchemaTooNew, connect
@@ -189,18 +189,39 @@ def _snapshot(v: Any) -> Any:
     return _NEVER
 
 
+_MEMORY_AFTER = "\n\n" + MEMORY_OPEN  # how prepare_turn joins the memory section to the skills block
+
+
 def _safe_text(s: str) -> str:
     """Lone surrogates (from broken UTF-16 or non-UTF-8 input) cannot be encoded; replace them."""
     return s.encode("utf-8", "replace").decode("utf-8") if s and not s.isascii() else s
 
 
 def _block_span(text: str) -> tuple[int, int] | None:
-    """Where the first complete skill block is (a substring search: the block runs to kilobytes)."""
+    """Where the injected text is (substring searches: it runs to kilobytes): the first complete skills block with
+    the memory section that follows it, or a memory section alone. The memory section changes from turn to turn
+    with the request; left in the message, it made the whole system prompt (tens of KB for an agent) a new message
+    to redact, hash and store on every turn."""
     start = text.find(OPEN)
     if start < 0:
-        return None
+        return _fenced(text, MEMORY_OPEN, MEMORY_CLOSE)
     end = text.find(CLOSE, start + len(OPEN))
-    return None if end < 0 else (start, end + len(CLOSE))
+    if end < 0:
+        return None
+    end += len(CLOSE)
+    if text.startswith(_MEMORY_AFTER, end):
+        memory = _fenced(text, MEMORY_OPEN, MEMORY_CLOSE, end + 2)
+        if memory is not None:
+            end = memory[1]
+    return start, end
+
+
+def _fenced(text: str, open_: str, close: str, at: int = 0) -> tuple[int, int] | None:
+    start = text.find(open_, at)
+    if start < 0:
+        return None
+    end = text.find(close, start + len(open_))
+    return None if end < 0 else (start, end + len(close))
 
 
 def _split_block(msg: Message) -> tuple[Message, str | None]:
@@ -223,10 +244,11 @@ def _split_block(msg: Message) -> tuple[Message, str | None]:
 
 
 def _rendered(block: str, skill_block: str | None) -> bool:
-    """Whether the block split out of a message is the one the plugin rendered into this turn. What the plugin
-    renders may go on past the skills' closing tag (the memory section follows it), and the split takes the first
-    complete block only, so the plugin's is a prefix of what it rendered: comparing whole texts redacted the
-    ~3 KB library block again on every turn that carried a memory section (~0.3 ms on the host's thread)."""
+    """Whether the text split out of a message is what the plugin rendered into this turn (library text and
+    memories redacted when filed), stored without another redaction pass. The split stops short of the rendered
+    text where the host changed what follows the skills block, so the plugin's is a prefix of it: comparing whole
+    texts had redacted the ~3 KB library block again on every turn with a memory section (~0.35 ms of the proxy's
+    loop)."""
     return skill_block is not None and skill_block.startswith(block)
 
 
