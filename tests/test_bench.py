@@ -378,6 +378,18 @@ def test_numbered_replies_are_all_different() -> None:
         assert ask(up.url) == ask(up.url) == "same words"
 
 
+def test_the_plugins_loop_share_pairs_each_round_with_its_no_op_batch() -> None:
+    """Issue 28's share is taken round by round (the two batches of a round ran back to back), not as a
+    difference of two medians, whose drift between rounds moved it by ±15 points between runs of one build."""
+    from metaclaw_bench.overhead import _paired_shares
+
+    plugin = {"round_loop_cpu_ms": [10.0, 12.0, 9.0], "round_cpu_ms": [20.0, 20.0, 0.0]}
+    noop = {"round_loop_cpu_ms": [9.0, 11.5, 8.0, 7.0]}
+    # the third round has no process CPU and the no-op's fourth no plugin round: neither makes a share
+    assert _paired_shares(plugin, noop) == pytest.approx([0.05, 0.025])
+    assert _paired_shares(plugin, {}) == []
+
+
 @pytest.mark.slow
 def test_bench_overhead_quick_json_without_the_reference(tmp_path: Path) -> None:
     if importlib.util.find_spec("litellm") is None:

@@ -567,6 +567,8 @@ def run(
                 "rps": rnd(median(s["rps"]), 1),
                 "cpu_ms_per_request": rnd(median(s["cpu"])) if s["cpu"] else None,
                 "loop_cpu_ms_per_request": rnd(median(s["loop_cpu"])) if s["loop_cpu"] else None,
+                "round_cpu_ms": [rnd(x, 3) for x in s["cpu"]],
+                "round_loop_cpu_ms": [rnd(x, 3) for x in s["loop_cpu"]],
                 **(_plugin_cpu(s["plugin_cpu"], s["host_cpu"], s["threads"]) if s["plugin_cpu"] else {}),
                 "round_p50s_ms": [rnd(x, 2) for x in s["p50"]],
                 **({"error_sample": s["errors"][:3]} if s["errors"] else {}),
@@ -674,14 +676,9 @@ def _headline(result: dict[str, Any]) -> None:
                 result[f"{key}_loop_cpu_ms{suffix}"] = r.get("loop_cpu_ms_per_request")
             # What the plugin costs the host, counted as issue 28 counts it: the proxy loop's CPU with the plugin minus
             # with a no-op callback (LiteLLM's work because of the hooks included), over the plugin proxy's CPU.
-            lp, ln, cp = (
-                result.get(f"plugin_loop_cpu_ms{suffix}"),
-                result.get(f"noop_loop_cpu_ms{suffix}"),
-                (point.get("plugin") or {}).get("cpu_ms_per_request"),
-            )
-            result[f"plugin_over_noop_loop_share{suffix}"] = (
-                rnd((lp - ln) / cp, 4) if lp is not None and ln is not None and cp else None
-            )
+            shares = _paired_shares(point.get("plugin") or {}, point.get("noop") or {})
+            result[f"plugin_over_noop_loop_share{suffix}"] = rnd(median(shares), 4) if shares else None
+            result[f"plugin_over_noop_loop_share_rounds{suffix}"] = [rnd(x, 4) for x in shares]
             result[f"ratio_plugin_noop_rps{suffix}"] = ratio(
                 result.get(f"plugin_rps{suffix}"), result.get(f"noop_rps{suffix}")
             )
@@ -713,6 +710,19 @@ def _headline(result: dict[str, Any]) -> None:
         "ratio_reference_bare_p50",
     ):
         result.setdefault(k, None)
+
+
+def _paired_shares(plugin: dict[str, Any], noop: dict[str, Any]) -> list[float]:
+    """Issue 28's share, round by round: each round ran the plugin's batch and the no-op's back to back, so their
+    difference leaves out what drifts between rounds (the machine's other load); the median of these is the
+    figure, their spread says how far one run can be trusted. A difference of two medians moved by ±15 points
+    between runs of one build."""
+    lp, ln, cp = (
+        plugin.get("round_loop_cpu_ms") or [],
+        noop.get("round_loop_cpu_ms") or [],
+        plugin.get("round_cpu_ms") or [],
+    )
+    return [(a - b) / c for a, b, c in zip(lp, ln, cp) if c]
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -824,11 +834,15 @@ def _plugin_cpu_table(result: dict[str, Any]) -> list[str]:
                 continue
             suffix = ("" if c == "1" else f"_c{c}") + ("" if mode == "json" else "_" + mode.replace("-", "_"))
             over = result.get(f"plugin_over_noop_loop_share{suffix}")
+            spread = result.get(f"plugin_over_noop_loop_share_rounds{suffix}") or []
+            over_text = "—" if over is None else f"{100 * over:.1f}%"
+            if len(spread) > 1:
+                over_text += f" ({100 * min(spread):.1f} to {100 * max(spread):.1f}%)"
             rps = result.get(f"ratio_plugin_noop_rps{suffix}")
             threads = ", ".join(f"{n} {v:.3f}" for n, v in (r.get("plugin_threads_ms_per_request") or {}).items())
             rows.append(
                 f"| {mode} | c={c} | {r['plugin_cpu_ms_per_request']:.3f} ms | {r['host_cpu_ms_per_request']:.3f} ms "
-                f"| {100 * r['plugin_cpu_share']:.1f}% | {'—' if over is None else f'{100 * over:.1f}%'} "
+                f"| {100 * r['plugin_cpu_share']:.1f}% | {over_text} "
                 f"| {_fmt(rps)} | {threads or '—'} |"
             )
     if not rows:
@@ -836,6 +850,7 @@ def _plugin_cpu_table(result: dict[str, Any]) -> list[str]:
     return [
         "| plugin CPU (in the proxy process) | concurrency | plugin's own CPU per request "
         "| proxy process CPU per request | plugin share | loop CPU over the no-op's, share of the proxy's "
+        "(median of the rounds' paired differences; their range) "
         "| throughput vs no-op | the plugin's threads (ms per request) |",
         "|---|---|---:|---:|---:|---:|---:|---|",
         *rows,
