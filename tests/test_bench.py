@@ -383,10 +383,14 @@ def test_the_plugins_loop_share_pairs_each_round_with_its_no_op_batch() -> None:
     difference of two medians, whose drift between rounds moved it by ±15 points between runs of one build."""
     from metaclaw_bench.overhead import _paired_shares
 
-    plugin = {"round_loop_cpu_ms": [10.0, 12.0, 9.0], "round_cpu_ms": [20.0, 20.0, 0.0]}
-    noop = {"round_loop_cpu_ms": [9.0, 11.5, 8.0, 7.0]}
-    # the third round has no process CPU and the no-op's fourth no plugin round: neither makes a share
-    assert _paired_shares(plugin, noop) == pytest.approx([0.05, 0.025])
+    plugin = {
+        "round_loop_cpu_ms": {"0": 10.0, "1": 12.0, "2": 9.0, "4": 9.5},
+        "round_cpu_ms": {"0": 20.0, "1": 20.0, "2": 0.0, "4": 20.0},
+    }
+    noop = {"round_loop_cpu_ms": {"0": 9.0, "2": 8.0, "1": 11.5, "3": 7.0, "4": 9.0}}
+    # the third round has no process CPU, and rounds the other target lacks (the no-op's "3") make no share; a
+    # missing reading does not shift the later rounds onto other rounds' batches
+    assert _paired_shares(plugin, noop) == pytest.approx([0.05, 0.025, 0.025])
     assert _paired_shares(plugin, {}) == []
 
 

@@ -527,12 +527,14 @@ def run(
                                 "plugin_cpu": [],
                                 "host_cpu": [],
                                 "threads": [],
+                                "cpu_rounds": [],
                             },
                         )
                         if cpu0 and cpu1 and r["lat"]:
                             s["cpu"].append((cpu1[0] - cpu0[0]) * 1000.0 / len(r["lat"]))
                             if t != "reference":  # its server loop is not its main thread
                                 s["loop_cpu"].append((cpu1[1] - cpu0[1]) * 1000.0 / len(r["lat"]))
+                                s["cpu_rounds"].append(rnd_i)
                         if m0 and m1 and r["lat"]:
                             own = (m1["hooks_cpu_s"] - m0["hooks_cpu_s"]) + (m1["threads_cpu_s"] - m0["threads_cpu_s"])
                             s["plugin_cpu"].append(own * 1000.0 / len(r["lat"]))
@@ -567,8 +569,9 @@ def run(
                 "rps": rnd(median(s["rps"]), 1),
                 "cpu_ms_per_request": rnd(median(s["cpu"])) if s["cpu"] else None,
                 "loop_cpu_ms_per_request": rnd(median(s["loop_cpu"])) if s["loop_cpu"] else None,
-                "round_cpu_ms": [rnd(x, 3) for x in s["cpu"]],
-                "round_loop_cpu_ms": [rnd(x, 3) for x in s["loop_cpu"]],
+                # by round, for pairing with the other targets' batches of the same round (a round may lack a reading)
+                "round_cpu_ms": {str(i): rnd(x, 3) for i, x in zip(s["cpu_rounds"], s["cpu"])},
+                "round_loop_cpu_ms": {str(i): rnd(x, 3) for i, x in zip(s["cpu_rounds"], s["loop_cpu"])},
                 **(_plugin_cpu(s["plugin_cpu"], s["host_cpu"], s["threads"]) if s["plugin_cpu"] else {}),
                 "round_p50s_ms": [rnd(x, 2) for x in s["p50"]],
                 **({"error_sample": s["errors"][:3]} if s["errors"] else {}),
@@ -718,11 +721,11 @@ def _paired_shares(plugin: dict[str, Any], noop: dict[str, Any]) -> list[float]:
     figure, their spread says how far one run can be trusted. A difference of two medians moved by ±15 points
     between runs of one build."""
     lp, ln, cp = (
-        plugin.get("round_loop_cpu_ms") or [],
-        noop.get("round_loop_cpu_ms") or [],
-        plugin.get("round_cpu_ms") or [],
+        plugin.get("round_loop_cpu_ms") or {},
+        noop.get("round_loop_cpu_ms") or {},
+        plugin.get("round_cpu_ms") or {},
     )
-    return [(a - b) / c for a, b, c in zip(lp, ln, cp) if c]
+    return [(lp[i] - ln[i]) / cp[i] for i in lp if i in ln and cp.get(i)]
 
 
 def markdown(result: dict[str, Any]) -> str:
