@@ -299,7 +299,7 @@ def home_identifiers(
     if not p.redact or p.store_raw:
         redactor = None
     elif redactor is None:
-        from .privacy import Redactor
+        from .privacy import redactor_for
 
-        redactor = Redactor.from_settings(p)
+        redactor = redactor_for(p)
     return Identifiers(redactor, Path(settings.home_dir) / KEY_FILE, note, plain_ids=not p.extra_patterns)

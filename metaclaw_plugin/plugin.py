@@ -50,7 +50,7 @@ from .logfile import attach_log_file
 from .memory.model import SHARED_USER
 from .memory.store import MemoryStore
 from .memory.view import MemoryView
-from .privacy import Redactor
+from .privacy import disk_redactor, redactor_for
 from .protocols import SchedulerPart
 from .sideturns import SideCalls
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
@@ -76,7 +76,7 @@ class MetaClawPlugin:
         self.settings = settings if settings is not None else Settings.load(config_file)
         s = self.settings
         logging.getLogger("metaclaw_plugin").setLevel(s.log_level)
-        self.redactor = Redactor.from_settings(s.privacy) if s.privacy.redact else None
+        self.redactor = disk_redactor(s.privacy)
         # Ids and labels as stored: bounded, and a keyed hash for one that holds a secret (see bounds.Identifiers).
         self.input_problems: Counter[str] = Counter()  # "field: problem" -> inputs coerced or refused
         self.ids = home_identifiers(s, self.redactor, self._note)
@@ -93,7 +93,11 @@ class MetaClawPlugin:
             database=pg,
         )
         # postgres: the library lives in the database, this host's skills folder is its local copy
-        self.library = SharedSkillLibrary(pg, self.skills.store, host_id(), self.redactor) if pg is not None else None
+        self.library = (
+            SharedSkillLibrary(pg, self.skills.store, host_id(), self.redactor or redactor_for(s.privacy))
+            if pg is not None
+            else None
+        )
         self.worker = BackgroundWorker()
         self.errors: Counter[str] = Counter()
         self._sessions: dict[tuple[str, str], SessionState] = {}

@@ -25,10 +25,13 @@ from __future__ import annotations
 import logging
 import math
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from . import credentials
 
 log = logging.getLogger("metaclaw_plugin.privacy")
 
@@ -155,14 +158,13 @@ _PATTERNS: list[tuple[str, str, int, tuple[str, ...] | None]] = [
     ),
     (
         "password",
-        # Prose, in several languages: "the password for the server is ...", "La contraseña de la base es
-        # ...", "Das Passwort lautet: ...", "mot de passe du compte : ...", "密码是 ...". A few words may
-        # sit between the keyword and the verb; the value must look like a password (see _prose_ok).
-        r"(?i)(?:pass(?:wd|word|wort|phrase|e)?|pwd|secret|token|contrase(?:ñ|n)a|kennwort|密码|口令|パスワード|비밀번호)"
-        r"[^\n.;:=!?\[\]]{0,40}?(?:\s(?:is|was|es|ist|lautet|est|era|war)(?:\s*[:：])?|\s?[:：]|是|为|は)\s*"
+        # A secret or token named in prose ("the API secret for staging: ...", "el token es ..."): a few words may sit
+        # between the noun and the verb, and the value must look like one (see _prose_ok). Passwords, passphrases,
+        # codes and ids stated in words are credentials.py's.
+        r"(?i)(?:secret|token)[^\n.;:=!?\[\]]{0,40}?(?:\s(?:is|was|es|ist|lautet|est|era|war)(?:\s*[:：])?|\s?[:：])\s*"
         r"([^\s\"'`,;<>()\[\]]{6,})",
         1,
-        ("pass", "pwd", "secret", "token", "contrase", "kennwort", "密码", "口令", "パスワード", "비밀번호"),
+        ("secret", "token"),
     ),
     (
         "password",
@@ -172,23 +174,6 @@ _PATTERNS: list[tuple[str, str, int, tuple[str, ...] | None]] = [
         r"""["']?([^\s\-"'][^\s"']{3,})""",
         1,
         ("--",),
-    ),
-    (
-        "password",
-        # The noun right before the value, with no verb: "ssh in as root, password Tr0ub4dor&3", "passphrase
-        # 'x9!...'". The value must look like a password (_prose_ok), so "password reset", "password field" pass.
-        # (A literal first and the word boundary after it: a leading \b would make re try every position.)
-        r"(?i)p(?<![\w]p)(?:ass(?:word|wd|wort|code|phrase)|wd)s?\s+[\"'`]?([^\s\"'`,;<>()\[\]]{6,})",
-        1,
-        ("pass", "pwd"),
-    ),
-    (
-        "pin",
-        # A PIN or card security code said in prose: "my PIN is 4821", "cvv: 123", "CVC 0042". Digits alone are
-        # never a secret elsewhere ("tokens: 4096"), so the word must name them ("pin 13 of the board" passes).
-        r"(?i)p(?<![\w]p)(?:in|asscode)(?:\s+(?:code|number))?\s*(?:is|was|:|=|：)\s*([0-9]{3,8})\b",
-        1,
-        ("pin", "passcode"),
     ),
     ("pin", r"(?i)c(?<![\w]c)(?:vv2?|vc2?|sc)\s*[:=]?\s*([0-9]{3,8})\b", 1, ("cvv", "cvc", "csc")),
     ("password", r"\bmysql(?:dump|admin|import|sh|check)?\b[^\n|;&]*?\s-p([^\s\-][^\s]{3,})", 1, ("mysql",)),
@@ -475,7 +460,7 @@ def _check_for(label: str, pattern: str) -> Callable[[str], bool] | None:
     if label == "card_number":
         return _luhn_ok
     if label == "password":
-        return _prose_ok if "lautet" in pattern or "phrase)|wd)s" in pattern else _assigned_ok
+        return _prose_ok if "lautet" in pattern else _assigned_ok
     return None
 
 
@@ -604,6 +589,7 @@ class Redactor:
         extra_patterns: Iterable[str] = (),
         entropy: bool = True,
         detect_secrets: bool = True,
+        prose: bool = True,
     ):
         specs = [*_PATTERNS, _CARD]
         if emails:
@@ -628,6 +614,10 @@ class Redactor:
             sorted({lit for r in rules if r.literals and not r.lower for lit in r.literals} - {_RUN})
         )
         self._lits_low = tuple(sorted({lit for r in rules if r.literals and r.lower for lit in r.literals} - {_RUN}))
+        # Credentials stated in words (credentials.py): woken by their own nouns, after the shape rules.
+        self._prose = prose
+        self._prose_lits = frozenset(credentials.LITERALS) if prose else frozenset()
+        self._lits_low = tuple(sorted(set(self._lits_low) | self._prose_lits))
         # Which rules each literal wakes, so a text only walks the rules that can match in it.
         self._always = tuple(i for i, r in enumerate(rules) if not r.literals)
         self._by_literal: dict[str, tuple[int, ...]] = {}
@@ -666,6 +656,8 @@ class Redactor:
                 low = ascii_lower(text)
                 present = self._present(text, low)
                 todo = self._candidates(present, i)  # the text changed: the later rules it now wakes
+        if self._prose and not self._prose_lits.isdisjoint(present):
+            text = _prose_sub(text, ascii_lower(text), present & self._prose_lits)
         if _RUN in present:
             if any(lit in present for lit in _KEYWORD_LITERALS):
                 text = _near_keyword_sub(text, ascii_lower(text))
@@ -677,7 +669,7 @@ class Redactor:
         """Indices (> ``after``) of the rules whose literal is present, in rule order (specific first)."""
         idx = set(self._always)
         for lit in present:
-            idx.update(self._by_literal[lit])
+            idx.update(self._by_literal.get(lit, ()))
         return sorted(i for i in idx if i > after)
 
     def _present(self, text: str, low: str) -> set[str]:
@@ -716,6 +708,34 @@ class Redactor:
 
     def redact_messages(self, messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return [self.redact_obj(m) for m in messages]
+
+
+_BUILT: dict[tuple[Any, ...], Redactor] = {}
+_BUILT_LOCK = threading.Lock()
+
+
+def disk_redactor(privacy: Any) -> Redactor | None:
+    """What the hooks store turns with (the trajectory store, the journal, ids, the log file): None when
+    ``privacy.redact`` is off."""
+    return redactor_for(privacy) if privacy.redact else None
+
+
+def redactor_for(privacy: Any) -> Redactor:
+    """The redactor of a home's ``privacy`` settings: built here, once per distinct settings, and passed down to every
+    part (the store, the journal's dead-letter file, the log file, LLM payloads, memory, screening), so they all
+    redact alike. What leaves the process (a judge's or an evolver's payload) and what a memory or a skill holds is
+    redacted whatever ``privacy.redact`` says about disk (see :func:`disk_redactor`)."""
+    key = (
+        bool(privacy.redact_emails),
+        bool(privacy.redact_phones),
+        tuple(privacy.extra_patterns),
+        bool(getattr(privacy, "detect_secrets", True)),
+    )
+    with _BUILT_LOCK:
+        r = _BUILT.get(key)
+        if r is None:
+            r = _BUILT[key] = Redactor.from_settings(privacy)
+        return r
 
 
 _KEY_MIN = 12  # the shortest dict key that redact_obj reads for secrets (no key shorter holds a credential)
@@ -838,6 +858,25 @@ def _sub_spans(rule: _Rule, text: str, matches: Iterable[re.Match[str]]) -> str:
             continue
         out.append(text[pos:start])
         out.append(PLACEHOLDER.format(_key_label(m) if rule.group == -2 else rule.label))
+        pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _prose_sub(text: str, low: str, anchors: set[str]) -> str:
+    """Replace the values of credentials stated in words (:mod:`.credentials`), leaving placeholders alone."""
+    out: list[str] = []
+    pos = 0
+    placed = [m.span() for m in _ALREADY.finditer(text)] if "[REDACTED:" in text else []
+    for start, end, label in credentials.spans(text, low, anchors):
+        inside = [(s, e) for s, e in placed if s < end and start < e]
+        # A phrase whose first word a shape rule took ("passphrase is [REDACTED:password] horse battery"): the rest
+        # goes with it. Any other span that meets a placeholder was the shape rules' to take.
+        if start < pos or (inside and not (len(inside) == 1 and inside[0][0] == start and end > inside[0][1])):
+            continue
+        out += [text[pos:start], PLACEHOLDER.format(label)]
         pos = end
     if not out:
         return text

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import random
+import re
 import string
 from dataclasses import dataclass
 
@@ -273,6 +274,55 @@ def build(seed: int = 1337) -> list[Case]:
     add("prose_noun", "prose", "ssh in as root, password {} then restart nginx", g.pw(12))
     add("prose_passphrase", "prose", "the key's passphrase '{}' is in the vault too", g.pw(16))
 
+    # -- credentials stated in words: a value that may look like any word, in several languages (credentials.py) ----
+    word = g.rng.choice
+    words = ["sunflower", "bluebird", "swordfish", "marigold", "pinecone", "lighthouse", "tangerine", "nebula"]
+    add("prose_plain_word", "prose_credential", "my email password is {} so don't lose it", word(words))
+    add(
+        "prose_set_to",
+        "prose_credential",
+        "I set the wifi password to {} yesterday",
+        word(words) + g.s("0123456789", 2),
+    )
+    add("prose_changed_now", "prose_credential", "the router password changed, it's now {}", g.s(ALNUM, 10))
+    add(
+        "prose_reverse", "prose_credential", "use '{}' as the password for the test account", word(words).title() + "99"
+    )
+    add(
+        "prose_passphrase_words",
+        "prose_credential",
+        "my passphrase is {} and it unlocks the backup disk",
+        " ".join(g.rng.sample(words, 4)),
+    )
+    add("prose_seed_phrase", "prose_credential", "the wallet recovery phrase: {}", " ".join(g.rng.sample(words, 6)))
+    add("prose_login_pair", "prose_credential", "log in with ops-admin / {} on the staging box", g.pw(10))
+    add("prose_login_as_with", "prose_credential", "I log in as root with {} every morning", word(words))
+    add("prose_user_pass", "prose_credential", "username jdoe and password {} for the portal", word(words))
+    add("prose_door_code", "prose_credential", "the office door code is {} after 6pm", g.s("0123456789", 4))
+    add("prose_unlock_pin", "prose_credential", "phone unlock PIN: {}", g.s("0123456789", 6))
+    add(
+        "prose_ssn",
+        "national_id",
+        "my SSN is {}",
+        f"{g.rng.randint(100, 599)}-{g.rng.randint(10, 99)}-{g.rng.randint(1000, 9999)}",
+    )
+    add("prose_passport", "national_id", "passport number {} expires in 2031", "X" + g.s("0123456789", 8))
+    add("prose_aadhaar", "national_id", "my Aadhaar number is {}", " ".join(g.s("0123456789", 4) for _ in range(3)))
+    add("prose_es_clave", "prose_credential", "Mi contraseña del banco es {}", word(["girasol", "mariposa", "tortuga"]))
+    add("prose_fr_cest", "prose_credential", "le mot de passe du wifi, c'est {}", word(["soleil", "papillon"]) + "77")
+    add("prose_pt_senha", "prose_credential", "a minha senha é {}", word(["abacaxi", "saudade"]))
+    add(
+        "prose_de_wlan", "prose_credential", "Das WLAN-Passwort ist {}", word(["Katze", "Sonne"]) + g.s("0123456789", 3)
+    )
+    add("prose_zh_password", "prose_credential", "我的密码是{}", word(words))
+    add("prose_ru_password", "prose_credential", "мой пароль {}", g.pw(10))
+    add(
+        "prose_cpf",
+        "national_id",
+        "meu CPF é {}",
+        f"{g.s('0123456789', 3)}.{g.s('0123456789', 3)}.{g.s('0123456789', 3)}-{g.s('0123456789', 2)}",
+    )
+
     # -- payment data: a Luhn-valid card number however it is grouped, a PIN named as one ----------------
     add("card_grouped", "payment", "charge card {} exp 12/29", g.card(" "))
     add("card_dashed", "payment", "the customer's card is {} (visa)", g.card("-"))
@@ -291,6 +341,10 @@ def pieces(secret: str) -> list[str]:
 
 
 def leaked(secret: str, text: str) -> bool:
+    """Whether ``text`` holds the secret or a piece of it. A short one (a PIN's four digits) counts only as a whole
+    token: by chance alone it is inside a timestamp or a hash of any long file."""
+    if len(secret) < 8:
+        return re.search(rf"(?<![0-9A-Za-z]){re.escape(secret)}(?![0-9A-Za-z])", text) is not None
     return any(p in text for p in pieces(secret))
 
 
@@ -326,4 +380,14 @@ BENIGN = [
     "the password field is empty and the password reset link expired",
     "order 4111111111111112 shipped on 2026-12-01, invoice 5500 0000 0000 0005",
     "call +1 555 0100 between 9 and 5, ticket 3456-7890-1234",
+    # credential words without a credential (credentials.py)
+    "reset your password to regain access",
+    "my password manager is Bitwarden and the password policy needs 12 characters",
+    "the verification code expires in 10 minutes; enter the code you received",
+    "pin numpy to 1.26 and log in to the dashboard, then click settings",
+    "log in to staging.example.com:8443 and check the account page",
+    "credentials: see the vault entry db/prod",
+    "Passport photos are 35x45 mm; the ssn column is encrypted at rest",
+    "what is my password? ¿Cuál es mi contraseña? Je veux changer mon mot de passe.",
+    "the answer is 42 and the key is to keep functions small",
 ]

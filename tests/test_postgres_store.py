@@ -19,6 +19,7 @@ from test_trajectories import make_turn
 from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
+from metaclaw_plugin.privacy import Redactor
 from metaclaw_plugin.store import SCHEMA_VERSION, Database
 from metaclaw_plugin.store.postgres import PostgresDatabase, redact_url, schema_version_pg, translate
 from metaclaw_plugin.store.trajectories import TrajectoryStore
@@ -411,7 +412,7 @@ def test_two_folders_share_one_library_without_reverting_local_edits(pg_url: str
 
     pg = PostgresDatabase(pg_url)
     a_store, b_store = SkillStore(tmp_path / "a"), SkillStore(tmp_path / "b")
-    a, b = SharedSkillLibrary(pg, a_store, "a"), SharedSkillLibrary(pg, b_store, "b")
+    a, b = SharedSkillLibrary(pg, a_store, "a", Redactor()), SharedSkillLibrary(pg, b_store, "b", Redactor())
     a_store.seed_from(bundled_skills_dir())
     assert a.publish() > 0 and a.publish() == 0  # nothing changed since
     assert b.pull() > 0 and b_store.load().skills == a_store.load().skills

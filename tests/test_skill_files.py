@@ -31,6 +31,7 @@ from starlette.testclient import TestClient
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.cli import main as cli_main
 from metaclaw_plugin.learning.screening import screen
+from metaclaw_plugin.privacy import Redactor
 from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.skillbank.skillmd import SkillFormatError, parse_skill_md
 from metaclaw_plugin.store.pg_library import SharedSkillLibrary
@@ -207,7 +208,7 @@ def test_a_home_on_postgres_never_publishes_a_link_target_and_redacts_every_file
         for i, (case, lay) in enumerate(layouts(tmp_path)):
             if case.startswith("root"):
                 continue
-            lib = SharedSkillLibrary(db, SkillStore(lay.pack), f"host{i}")
+            lib = SharedSkillLibrary(db, SkillStore(lay.pack), f"host{i}", Redactor())
             own = aws_key(random.Random(1000 + i))  # a plain file of the pack holding a key: published redacted
             (lay.pack / "good" / "docs" / "deep" / "keep.md").write_text(f"token {own}\n")
             lib.publish(force=True)
@@ -219,7 +220,7 @@ def test_a_home_on_postgres_never_publishes_a_link_target_and_redacts_every_file
         assert all(ok for _, ok in named), [c for c, ok in named if not ok]
         # the root itself a link: refused, and nothing deleted for the other hosts
         root_link = build(tmp_path / "rootcase", "root", "inside-folder", 7)
-        lib = SharedSkillLibrary(db, SkillStore(root_link.pack), "root-host")
+        lib = SharedSkillLibrary(db, SkillStore(root_link.pack), "root-host", Redactor())
         lib._known = {p: "x" for p, _ in rows}
         assert lib.sync() is False and "link" in (lib.last_error or "")
         assert library_rows(on_pg) == rows
@@ -361,7 +362,7 @@ def test_a_row_through_a_link_planted_in_the_folder_is_refused(on_pg: str, tmp_p
 
     db = PostgresDatabase(on_pg)
     try:
-        lib = SharedSkillLibrary(db, SkillStore(folder))
+        lib = SharedSkillLibrary(db, SkillStore(folder), "host", Redactor())
         lib.pull()
     finally:
         db.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from ..config import Settings
-from ..privacy import Redactor
+from ..privacy import redactor_for
 from ..skillbank.files import STATE_DIR, SkillStore
 from ..skillbank.skillmd import SkillFormatError, parse_skill_md
 from ..store.backend import postgres_of
@@ -38,7 +38,7 @@ def screen_pack(files: dict[str, bytes], settings: Settings) -> list[str]:
     folder, screened like a skill (the rules, the secret check); empty when all pass."""
     from ..learning.screening import screen
 
-    redactor = Redactor.from_settings(settings.privacy)
+    redactor = redactor_for(settings.privacy)
     out: list[str] = []
     for rel, data in sorted(files.items()):
         parts = rel.split("/")
@@ -73,7 +73,7 @@ def export(ctx: click.Context, folder: Path, as_json: bool) -> None:
         pg.close()
         fail(f"{folder} is a symbolic link: not written through (links are never followed); give the folder itself")
     try:
-        library = SharedSkillLibrary(pg, SkillStore(folder), "cli-export", Redactor.from_settings(settings.privacy))
+        library = SharedSkillLibrary(pg, SkillStore(folder), "cli-export", redactor_for(settings.privacy))
         written = library.pull()
     finally:
         pg.close()
@@ -109,7 +109,7 @@ def import_(ctx: click.Context, folder: Path, force: bool, as_json: bool) -> Non
         held = int(pg.query("SELECT COUNT(*) FROM skill_files WHERE deleted = 0")[0][0])
         if held and not force:
             fail(f"the database already holds a skill library ({held} files); --force writes over it")
-        redactor = Redactor.from_settings(load_settings(ctx).privacy)
+        redactor = redactor_for(load_settings(ctx).privacy)
         n = SharedSkillLibrary(pg, SkillStore(folder), "cli-import", redactor).publish(force=True)
     finally:
         pg.close()

@@ -15,6 +15,7 @@ from ..config import Settings
 from ..learning.approval import ApprovalRefused, trial_evidence
 from ..learning.approval import approve as approve_skill
 from ..learning.approval import label as skill_label
+from ..privacy import redactor_for
 from ..skillbank.files import SkillStore
 from ..skillbank.safefs import LinkRefused, read_under
 from ..skillbank.skillmd import MAX_FILE_BYTES, SkillFormatError, parse_skill_md, render_skill_md
@@ -204,7 +205,11 @@ def add(ctx: click.Context, path: Path, trust: bool, replace_existing: bool, as_
             code=2,
         )
     skill = replace(skill, origin="user", status="active", tenant=None)
-    result = screen(skill, max_body_chars=settings.evolution.max_body_chars)
+    result = screen(
+        skill,
+        max_body_chars=settings.evolution.max_body_chars,
+        redactor=redactor_for(settings.privacy),
+    )
     if result.verdict == "rejected":
         # --trust does not lift this: what the rules reject (an override, an exfiltration, a hidden
         # payload) has no place in a prompt whoever wrote it; edit the skill instead.
@@ -290,6 +295,7 @@ def _set(ctx: click.Context, name: str, status: str, reason: str, as_json: bool,
                     store,
                     name,
                     max_body_chars=load_settings(ctx).evolution.max_body_chars,
+                    redactor=redactor_for(load_settings(ctx).privacy),
                     actor="cli",
                     reason=reason,
                     force=force,

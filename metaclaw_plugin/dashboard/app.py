@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from ..learning.approval import ApprovalRefused, approve
 from ..memory.ops import MemoryError_, MemoryOps
+from ..privacy import redactor_for
 from ..protocols import PluginLike
 from ..store import open_database
 from ..types import DEFAULT_TENANT
@@ -148,6 +149,7 @@ def create_dashboard(plugin: PluginLike, gate: SignIn) -> Any:
                         store,
                         name,
                         max_body_chars=settings.evolution.max_body_chars,
+                        redactor=redactor_for(settings.privacy),
                         actor="dashboard",
                         reason="approved in the dashboard",
                     )

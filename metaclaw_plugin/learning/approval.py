@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..privacy import Redactor
 from ..skillbank.bank import is_shadow, trials_running
 from ..skillbank.files import LoadResult, SkillStore
 from ..store.backend import Query
@@ -19,12 +20,19 @@ class ApprovalRefused(ValueError):
 
 
 def approve(
-    store: SkillStore, name: str, *, max_body_chars: int, actor: str, reason: str, force: bool = False
+    store: SkillStore,
+    name: str,
+    *,
+    max_body_chars: int,
+    actor: str,
+    reason: str,
+    redactor: Redactor,
+    force: bool = False,
 ) -> Skill:
     """Serve the skill (or its pending version). Raises KeyError for an unknown name, ApprovalRefused."""
     pending = store.pending(name)
     current = pending or store.read(name)
-    result = screen(current, strict_provenance=False, max_body_chars=max_body_chars)
+    result = screen(current, strict_provenance=False, max_body_chars=max_body_chars, redactor=redactor)
     if result.verdict == "rejected":
         raise ApprovalRefused(
             f"{name}: screening refuses it; edit the skill first:\n  - " + "\n  - ".join(result.reasons)

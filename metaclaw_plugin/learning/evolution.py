@@ -37,7 +37,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..config import Settings
-from ..privacy import Redactor
+from ..privacy import Redactor, redactor_for
 from ..skillbank.files import SkillStore, utc_now_iso
 from ..skillbank.retrieve import KeywordIndex
 from ..skillbank.similarity import Mode, SkillSimilarity
@@ -284,7 +284,7 @@ class SkillEvolver:
         self.reviewer = reviewer  # the model review (second layer); None: deterministic screening only
         self.store = store
         self.settings = settings
-        self.redactor = redactor or Redactor.from_settings(settings.privacy)
+        self.redactor = redactor or redactor_for(settings.privacy)
         self.similarity = SkillSimilarity.from_settings(settings)  # loads a model on first use only
 
     @property

@@ -46,7 +46,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-from ..privacy import Redactor
+from ..config import PrivacySettings
+from ..privacy import Redactor, redactor_for
 from ..skillbank.skillmd import (
     MAX_DESCRIPTION,
     MAX_NAME,
@@ -1683,14 +1684,9 @@ def check_format(skill: Skill, col: _Collector, max_body: int) -> None:
             col.add("bad_front_matter", "rejected", f"front matter: {type(e).__name__}")
 
 
-_REDACTOR: Redactor | None = None
-
-
-def _redactor() -> Redactor:
-    global _REDACTOR
-    if _REDACTOR is None:
-        _REDACTOR = Redactor()
-    return _REDACTOR
+def _default_redactor() -> Redactor:
+    """Default privacy settings' redactor, for a caller with no home (tools, tests); the product passes the home's."""
+    return redactor_for(PrivacySettings())
 
 
 def screen(
@@ -1750,7 +1746,7 @@ def screen(
             col.add(c, sev, r)
     scan_provenance(full, source_text, col, strict)
     # the front matter's metadata (nested values included) is in the file too: the same secret check
-    secrets = (redactor or _redactor()).find(f"{full}\n{metadata_text(skill)}")
+    secrets = (redactor or _default_redactor()).find(f"{full}\n{metadata_text(skill)}")
     if secrets:
         col.add("secret", "rejected", f"contains what looks like a secret ({', '.join(secrets)})")
     return col.result()

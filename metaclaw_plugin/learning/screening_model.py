@@ -153,7 +153,7 @@ def reviewer_from_settings(
     role = review_role(settings)
     if role is None:
         return None
-    from ..privacy import Redactor
+    from ..privacy import redactor_for
 
     purpose, cfg = role
     return SkillReviewer(
@@ -162,7 +162,7 @@ def reviewer_from_settings(
             cfg,
             budget=budget,
             local_only=settings.privacy.local_only,
-            redactor=redactor or Redactor.from_settings(settings.privacy),
+            redactor=redactor or redactor_for(settings.privacy),
         )
     )
 

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from ..events import Events, SessionEnd, TurnRecorded
 from ..learning.llm import Budget, LLMError, client_for
-from ..privacy import Redactor
+from ..privacy import Redactor, redactor_for
 from ..store import AnyDatabase, open_database
 from ..store.election import host_id
 from ..tasktext import task_text
@@ -130,7 +130,7 @@ class MemoryLearner:
     ):
         self.settings = settings
         self.events = events
-        self.redactor = redactor or Redactor.from_settings(settings.privacy)  # outbound and stored: always redacted
+        self.redactor = redactor or redactor_for(settings.privacy)  # outbound and stored: always redacted
         self._own_db = db is None  # the plugin passes the view's database: one connection (pool) for both
         self.db = open_database(settings) if db is None else db
         self.store = MemoryStore(self.db)

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from ..bounds import home_identifiers
-from ..privacy import Redactor
+from ..privacy import redactor_for
 from ..store import AnyDatabase
 from ..types import DEFAULT_TENANT
 from .model import DEFAULT_USER, KINDS, SHARED_USER, Candidate, Memory
@@ -27,7 +27,7 @@ class MemoryError_(ValueError):
 class MemoryOps:
     def __init__(self, db: AnyDatabase, settings: Any):
         self.store = MemoryStore(db)
-        redactor = Redactor.from_settings(settings.privacy)  # what people add is redacted like what is extracted
+        redactor = redactor_for(settings.privacy)  # what people add is redacted like what is extracted
         self.writer = MemoryWriter(self.store, settings, redactor)
         self.settings = settings
         self.ids = home_identifiers(settings, redactor)

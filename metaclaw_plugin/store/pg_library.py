@@ -115,11 +115,11 @@ def _check_content(rel: str, content: str) -> str:
 
 
 class SharedSkillLibrary:
-    def __init__(self, db: PostgresDatabase, store: SkillStore, host: str = "", redactor: Redactor | None = None):
+    def __init__(self, db: PostgresDatabase, store: SkillStore, host: str, redactor: Redactor):
         self.db = db
         self.store = store
         self.host = host
-        self.redactor = redactor or Redactor()
+        self.redactor = redactor
         self._outgoing: dict[str, tuple[str, str, str]] = {}  # path -> (local digest, published text, its digest)
         self.refused: dict[str, dict[str, Any]] = read_refused(store.root)  # path -> the row refused and why
         self.skipped_links: list[str] = []  # links in this folder, not published

@@ -1,0 +1,790 @@
+"""Credentials stated in prose: the value a sentence gives to a credential word.
+
+The redactor's patterns find secrets by their shape (a provider's prefix, an assignment, a random-looking run). A
+person states a credential in words, and its value may look like any word: "my password is swordfish", "I set the
+wifi password to sunflower88", "the passphrase is correct horse battery staple", "log in with alice / Tr0ub4dor",
+"my SSN is 078-05-1120", "the door code is 4821", "mon mot de passe est soleil", "我的密码是 woaini". Here the
+*words* decide: a credential noun, a connector (a copula, a sign, "set to"), then the value, in the languages the
+memory extractor reads (English, French, Spanish, Portuguese, Chinese) and German, Italian, Japanese, Korean and
+Russian. What kind of value follows depends on the noun:
+
+* a password (one token, however plain: the statement says what it is);
+* a phrase (passphrase, seed or recovery phrase: the rest of the clause);
+* a code (PIN, door, unlock, 2FA code: digits, a few groups);
+* a national id (SSN, passport, tax id, DNI, CPF, 身份证: groups holding digits), and a US SSN by its shape alone.
+
+Mentions stay: "the password is required", "reset your password to regain access", "the password field is empty".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# What wakes the scan (substrings of the ASCII-lowered text): the redactor tests these before any regex runs. Each
+# credential noun below holds one (tests/test_credentials.py checks a sample of every kind).
+LITERALS = (
+    "pass",
+    "pwd",
+    "pw",
+    "pin",
+    "code",
+    "codigo",
+    "código",
+    "combination",
+    "phrase",
+    "frase",
+    "key",
+    "login",
+    "log in",
+    "sign in",
+    "logon",
+    "cred",
+    "account",
+    "compte",
+    "cuenta",
+    "conta",
+    "identifiant",
+    "zugang",
+    "anmelde",
+    "contrase",
+    "clave",
+    "senha",
+    "kennwort",
+    "mdp",
+    "geheimzahl",
+    "ssn",
+    "social",
+    "national",
+    "insurance",
+    "tax",
+    "tfn",
+    "itin",
+    "licen",
+    "aadhaar",
+    "dni",
+    "nie",
+    "nif",
+    "cpf",
+    "curp",
+    "insee",
+    "fiscal",
+    "steuer",
+    "ausweis",
+    "sozialvers",
+    "bsn",
+    "pesel",
+    "personnummer",
+    "nhs",
+    "medicare",
+    "maiden",
+    "answer",
+    "pasaporte",
+    "identidad",
+    "identit",
+    "numéro",
+    "ni number",
+    "nino",
+    "пароль",
+    "密码",
+    "口令",
+    "验证码",
+    "身份证",
+    "助记词",
+    "账号",
+    "帐号",
+    "用户名",
+    "パスワード",
+    "暗証番号",
+    "マイナンバー",
+    "비밀번호",
+    "주민등록번호",
+    "-",
+)
+# Also looked for once a password noun is there: "user bob pass letmein" (too common to wake the scan alone).
+_USER_ANCHORS = ("user", "utilisateur", "usuario", "usuário", "benutzer")
+_PAIR_ONLY = frozenset(["account", "compte", "cuenta", "conta", "cred", "identifiant", "zugang", "anmelde"])
+_PASSWORD_ANCHORS = frozenset(["pass", "pwd", "pw", "mdp", "contrase", "senha", "kennwort"])
+
+_PASSWORD = (
+    r"pass(?:word|wd|wort)s?|kennw[oö]rter|kennwort|pwd|(?<![\w@.])pw(?![\w.])|mdp|mot(?:s)? de passe|"
+    r"contrase(?:ñ|n)as?|senhas?|(?:la )?clave(?= (?:de(?:l)? (?:wi-?fi|acceso|la red)|secreta))(?: de(?:l)? "
+    r"(?:wi-?fi|acceso|la red)| secreta)?|parola d'ordine|пароль|密码|口令|パスワード|비밀번호|"
+    r"(?:wi-?fi|wlan|wpa2?|wep|network|router|hotspot|license|licence|product|activation|registration) (?:key|code)"
+)
+_PHRASE = (
+    r"pass ?phrases?|(?:seed|recovery|mnemonic|secret|backup|wallet) (?:phrase|words)|phrase (?:secr[eè]te|de passe)|"
+    r"frase (?:secreta|de (?:contrase(?:ñ|n)a|recuperaci[oó]n|recupera[cç][aã]o|seguran[cç]a|paso)|semilla)|"
+    r"passphrase|助记词|(?:security|secret) answers?|answer to (?:my|the|our) security questions?|"
+    r"(?:mother'?s? )?maiden name"
+)
+_CODE_QUALIFIER = (
+    r"(?:unlock|door|gate|alarm|disarm|arming|garage|entry|access|security|verification|2fa|mfa|otp|one[- ]time|"
+    r"backup|recovery|lock|safe|keypad|building|voicemail|parking|locker|bike|front|back|house|home|office|phone|sim|"
+    r"bank|card|atm|debit|credit|puk|login|sign-in|confirmation)"
+)
+_CODE = (
+    r"pin(?:[ -]?(?:code|number|no\.?))?s?|pass ?codes?|"
+    rf"(?:{_CODE_QUALIFIER}[ \t-]+){{1,3}}(?:codes?|pins?)|(?:lock|safe|locker|pin)[ \t-]+(?:numbers?|combinations?)|"
+    r"combination|code (?:pin|secret|d'acc[eè]s|de (?:la )?porte|"
+    r"d'entr[ée]e|de d[ée]verrouillage)|c[oó]digo (?:pin|secreto|de (?:acceso|acesso|desbloqueo|desbloqueio|la "
+    r"puerta|seguran[cç]a|seguridad|verifica[cç][aã]o|verificaci[oó]n))|zugangscode|t[üu]rcode|entsperrcode|"
+    r"geheimzahl|验证码|暗証番号"
+)
+_ID = (
+    r"ssn|social security(?: number| no\.?| #)?|social insurance number|national (?:id|identity|insurance)(?: card)?"
+    r"(?: number| no\.?)?|ni number|nino|passport(?: number| no\.?| #)?|driver'?s? licen[cs]e(?: number| no\.?)?|"
+    r"tax (?:id|identification number|file number|number)|tfn|itin|aadhaar(?: number| no\.?)?|nhs number|"
+    r"medicare number|dni|nie|nif|curp|cpf|insee|num[ée]ro de s[ée]curit[ée] sociale|"
+    r"(?:num[ée]ro|n[uú]mero) (?:de )?(?:pasaporte|passeport|passaporte|identidad|identit[ée]|identidade)|"
+    r"codice fiscale|steuer-?id(?:entifikationsnummer)?|personalausweis(?:nummer)?|sozialversicherungsnummer|bsn|"
+    r"pesel|personnummer|身份证(?:号码|号)?|マイナンバー|주민등록번호|social(?=[ \t]*(?:is|was|:|#))"
+)
+# Matched only at the start of a word that holds one of ANCHORS (found with str.find: a regex that scans every
+# position of a long message costs ~100x more), on the lowered text.
+_KEYWORDS = re.compile(
+    rf"(?:(?P<phrase>{_PHRASE})|(?P<code>{_CODE})|(?P<id>{_ID})|(?P<password>{_PASSWORD}))(?![a-zà-ÿ0-9_])"
+)
+# The connector: a copula or a sign, in the languages above (set-verbs first: "was changed to"). Words end at a
+# boundary; CJK copulas and signs need none ("密码是woaini").
+_B = r"(?![A-Za-zÀ-ÿ0-9_])"
+_CONNECTOR = re.compile(
+    r"[ \t]*(?:(?:"
+    r"(?:(?:is|was|has been|have been|got|had been|'s)[ \t]+)?(?:now[ \t]+)?"
+    r"(?:set|changed|updated|reset|switched|rotated|moved)[ \t]+(?:to|into)"
+    r"|(?:est|a été|é|foi|es|fue|ist|wurde)[ \t]+(?:maintenant[ \t]+|ahora[ \t]+|agora[ \t]+|jetzt[ \t]+)?"
+    r"(?:chang[ée]e?|modifi[ée]e?|cambiad[oa]|mudad[oa]|alterad[oa]|ge[äa]ndert)[ \t]+(?:en|à|a|para|auf|zu|in)"
+    r"|(?:(?:'s|is|was|has been|got)[ \t]+)?(?:changed|updated|reset|new)[ \t]*[,;:][ \t]*(?:and[ \t]+)?"
+    r"(?:it'?s|it is|now it'?s|the new one is|now)(?:[ \t]+now)?"
+    r"|,?[ \t]*(?:c'est|it'?s|it is|that'?s|das ist)"
+    r"|is|are|was|were|'s|will be|est|était|es|era|será|sera|é|ist|lautet|war|è|sono"
+    rf"){_B}|是|为|為|は|는|은|:|：|=|→|->)[ \t]*[:：]?[ \t]*",
+    re.I,
+)
+# "set the wifi password to X", "changed my password to X": "to" counts only after a verb of setting.
+_SET_VERB = re.compile(
+    r"(?<![\w])(?:set|sets|setting|change|changed|changing|update|updated|reset|switched|made|make|chose|picked|"
+    r"changé|changer|mis|mets|cambi[ée]|cambiado|puse|mudei|mudou|troquei|defini|ge[äa]ndert|gesetzt|改成|改为|设为|设置为|"
+    r"设成)(?![\w])",
+    re.I,
+)
+_TO = re.compile(r"[ \t]+(?:to|into|en|à|a|para|auf|zu|成|为)(?![\w])[ \t]*", re.I)
+# "use the password X", "with password X", "enter passcode X": a verb of use right before the noun.
+_USE_VERB = re.compile(
+    r"(?:use|using|with|enter|type|typing|try|is the|avec|con|com|mit|utilise|usa|use a|usar)[ \t]+"
+    r"(?:the[ \t]+|a[ \t]+|my[ \t]+|our[ \t]+|le[ \t]+|la[ \t]+|el[ \t]+|a[ \t]+|das[ \t]+|dem[ \t]+)?$",
+    re.I,
+)
+_FILLER = re.compile(
+    r"(?:(?:now|still|currently|actually|just|simply|literally|always|maintenant|ahora|agora|jetzt|"
+    r"nun|actuellement|just)[ \t]+)*",
+    re.I,
+)
+_QUOTED = re.compile(
+    r"\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|`([^`\n]{1,200})`|“([^”\n]{1,200})”|‘([^’\n]{1,200})’|"
+    r"«[ \u00a0]?([^»\n]{1,200}?)[ \u00a0]?»|「([^」\n]{1,200})」"
+)
+_TOKEN = re.compile(r"[^\s\"'`,;<>()\[\]{}，。；、]+")
+_CLAUSE_END = re.compile(
+    r"[.;!?\n。；！？]|,[ \t]+(?:and|but|so|then|et|mais|y|pero|e|mas|und|aber)\b|[ \t]+(?:and|but)[ \t]+"
+    r"(?:don'?t|do not|never|keep|please|rotate|change|it|i|we|you)\b"
+)
+# After "to", a plain word is a value only at the clause's end or before a time or a conjunction ("... to
+# sunflower yesterday"); "reset your password to regain access" is a purpose, not a value.
+_TO_TAIL = re.compile(
+    r"[ \t]*(?:$|[.;!?,)\n]|(?:yesterday|today|tonight|last|this|on|at|in|for|and|but|so|because|since|after|before|"
+    r"earlier|again|hier|ayer|ontem|gestern)(?![\w]))",
+    re.I,
+)
+_NOT_A_VALUE = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "my",
+        "your",
+        "his",
+        "her",
+        "our",
+        "their",
+        "mine",
+        "yours",
+        "ours",
+        "theirs",
+        "one",
+        "same",
+        "different",
+        "required",
+        "needed",
+        "mandatory",
+        "optional",
+        "necessary",
+        "set",
+        "unset",
+        "missing",
+        "empty",
+        "blank",
+        "incorrect",
+        "invalid",
+        "wrong",
+        "correct",
+        "right",
+        "valid",
+        "expired",
+        "changed",
+        "reset",
+        "stored",
+        "saved",
+        "kept",
+        "hidden",
+        "shown",
+        "visible",
+        "secret",
+        "secure",
+        "insecure",
+        "strong",
+        "weak",
+        "long",
+        "short",
+        "simple",
+        "easy",
+        "hard",
+        "complex",
+        "complicated",
+        "good",
+        "bad",
+        "fine",
+        "ok",
+        "okay",
+        "too",
+        "very",
+        "also",
+        "just",
+        "only",
+        "still",
+        "already",
+        "now",
+        "never",
+        "always",
+        "not",
+        "no",
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "here",
+        "there",
+        "below",
+        "above",
+        "in",
+        "on",
+        "at",
+        "of",
+        "for",
+        "to",
+        "from",
+        "by",
+        "with",
+        "without",
+        "into",
+        "onto",
+        "about",
+        "what",
+        "whatever",
+        "which",
+        "where",
+        "who",
+        "how",
+        "why",
+        "when",
+        "something",
+        "anything",
+        "nothing",
+        "everything",
+        "someone",
+        "anyone",
+        "nobody",
+        "written",
+        "known",
+        "given",
+        "taken",
+        "broken",
+        "forgotten",
+        "chosen",
+        "sent",
+        "lost",
+        "case",
+        "case-sensitive",
+        "sensitive",
+        "personal",
+        "private",
+        "encrypted",
+        "hashed",
+        "salted",
+        "rotated",
+        "revoked",
+        "leaked",
+        "exposed",
+        "compromised",
+        "protected",
+        "managed",
+        "generated",
+        "random",
+        "unique",
+        "same-as",
+        "shared",
+        "and",
+        "or",
+        "but",
+        "so",
+        "if",
+        "then",
+        "than",
+        "as",
+        "be",
+        "being",
+        "been",
+        "is",
+        "was",
+        "are",
+        "were",
+        "will",
+        "would",
+        "should",
+        "could",
+        "can",
+        "may",
+        "cuál",
+        "cual",
+        "qué",
+        "que",
+        "quel",
+        "quelle",
+        "qual",
+        "was",
+        "wie",
+        "welche",
+        "什么",
+        "obligatoire",
+        "requis",
+        "obligatoria",
+        "obligatorio",
+        "requerido",
+        "obrigatoria",
+        "obrigatório",
+        "erforderlich",
+        "erforderlich",
+        "falsch",
+        "incorrecto",
+        "incorrecta",
+        "incorreto",
+        "incorreta",
+        "faux",
+        "fausse",
+        "le",
+        "la",
+        "les",
+        "un",
+        "une",
+        "el",
+        "los",
+        "las",
+        "um",
+        "uma",
+        "der",
+        "die",
+        "das",
+        "ein",
+        "eine",
+        "ist",
+        "est",
+        "es",
+        "é",
+        "en",
+        "de",
+        "du",
+        "des",
+        "del",
+        "da",
+        "do",
+        "mon",
+        "ma",
+        "mes",
+        "mi",
+        "mis",
+        "meu",
+        "minha",
+        "mein",
+        "meine",
+        "bearer",
+        "basic",
+        "digest",
+        "oauth",
+        "jwt",
+        "opaque",
+        "refresh",
+        "access",
+        "reference",
+        "placeholder",
+        "example",
+        "dummy",
+        "redacted",
+        "masked",
+        "pass",
+        "password",
+        "passwords",
+        "passwd",
+        "pwd",
+        "pw",
+        "passphrase",
+        "passcode",
+        "pin",
+        "code",
+        "codes",
+        "key",
+        "login",
+        "user",
+        "username",
+        "manager",
+        "field",
+        "policy",
+        "policies",
+        "reset-link",
+        "link",
+        "form",
+        "prompt",
+        "dialog",
+        "box",
+        "screen",
+        "page",
+        "rules",
+        "rule",
+        "length",
+        "strength",
+        "expiry",
+        "expiration",
+        "requirement",
+        "requirements",
+        "change",
+        "changes",
+        "hint",
+        "hints",
+        "reuse",
+        "recovery",
+    ]
+)
+_WORDY = re.compile(r"^[a-zà-ÿ]+$")
+_PARTICIPLE = re.compile(r"(?:ed|ing|ly|able|ible|ive|ous|ful|less|tion|sion|ment|ness)$")
+_REF = re.compile(
+    r"^(?:\$\{?[A-Za-z_]|%[A-Za-z_]+%$|\{\{|<[^>]*>$|\[|\*{3,}|x{3,}$|os\.|process\.env|env\b|getenv|config\.|"
+    r"settings\.|\.\.\.|…)",
+    re.I,
+)
+_CODE_ONE = r"[#*]?[0-9A-Za-z#*]*\d[0-9A-Za-z#*]*(?:[ \-.][0-9#*]+)*"
+_CODE_VALUE = re.compile(rf"{_CODE_ONE}(?:[ \t]*[,;/][ \t]*{_CODE_ONE})*")
+_ID_VALUE = re.compile(
+    r"(?:[A-Za-z]{1,3}[ \-.]?)?[0-9A-Za-z]*\d[0-9A-Za-z]*(?:[ \-./][0-9A-Za-z]*\d[0-9A-Za-z]*){0,8}(?:[ \-][A-Za-z](?![\w]))?"
+)
+_QUALIFIER = re.compile(
+    r"[ \t]+(?:for|of|on|to|at|in|i|we|you|that|which|from|de|du|des|del|da|do|d'|para|pour|que|qu'|für|fuer|vom|von|"
+    r"zu|zum|zur|des|der|di|per|del|della|для|от|的|の|에)(?![a-zà-ÿ])",
+    re.I,
+)
+_BEFORE_NOUN = re.compile(
+    r"(?:^|[\s(:])(?:\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|`([^`\n]{1,200})`|“([^”\n]{1,200})”|"
+    r"([^\s\"'`,;<>()\[\]{}]{3,128}))[ \t]+(?:as|is|was|will be|becomes|est|es|é|ist)[ \t]+"
+    r"(?:(?:the|my|our|your|his|her|their|a|mon|ma|notre|mi|nuestra|meu|minha|mein|meine|das|le|la|el)[ \t]+)?"
+    r"(?:[\w\-]+[ \t]+){0,2}$",
+    re.I,
+)
+_GAP = re.compile(r"[ \t]*[:#]?[ \t]*")
+_WORD = re.compile(r"[ \t]+[^\s.;!?:=,，。]+")
+_DIGITS6 = re.compile(r"(?:\D*\d){6}")
+_SSN = re.compile(r"(?<![\w\-/.])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w\-/])")
+_LOGIN_PAIR = re.compile(
+    r"(?:log(?:ged)? ?in|sign(?:ed)? ?in|login|logon|credentials?|creds|identifiants|credenciales|"
+    r"credenciais|zugangsdaten|anmeldedaten|account|compte|cuenta|conta|账号|帐号|用户名)(?![\w])"
+    r"[^\n.;!?]{0,40}?(?<![\w@.])([\w.\-+@]{1,64})[ \t]*(/|:|\|)[ \t]*([^\s\"'`,;<>()\[\]{}]{3,128})",
+)
+# "log in as root with toor", "ssh in as admin using hunter2"
+_AS_WITH = re.compile(
+    r"(?:log(?:ged)? ?in|sign(?:ed)? ?in|logon|ssh(?: in)?|connect|authenticate)(?:[ \t]+(?:to|into|on)[ \t]+\S+)?"
+    r"[ \t]+as[ \t]+[\w.\-+@]{1,64}[ \t]+(?:with|using|w/|pw|pass)(?:[ \t]+(?:the[ \t]+)?(?:password|pass|pw))?"
+    r"[ \t]*[:=]?[ \t]+([^\s\"'`,;<>()\[\]{}]{3,128})"
+)
+_USER_THEN_PASS = re.compile(
+    r"(?:user(?:name)?|login|account|utilisateur|usuario|usuário|benutzer(?:name)?)[ \t]*[:=]?[ \t]+"
+    r"[\w.\-+@]{1,64}[ \t]*(?:,|and|et|y|e|und|/|;)?[ \t]*"
+    r"(?:pass(?:word)?|pwd|pw|mot de passe|mdp|contrase(?:ñ|n)a|senha|passwort|kennwort)[ \t]*[:=]?[ \t]+"
+    r"([^\s\"'`,;<>()\[\]{}]{3,128})"
+)
+
+
+def _value_end(text: str, start: int) -> int:
+    m = _CLAUSE_END.search(text, start, min(len(text), start + 200))
+    return m.start() if m else min(len(text), start + 200)
+
+
+def _password_ok(value: str) -> bool:
+    """A token named as a password: anything but a word that describes it or refers to it."""
+    v = value.strip("\"'`")
+    low = v.casefold().lstrip("¿¡")
+    if len(v) < 3 or low in _NOT_A_VALUE or _REF.match(v) or "[REDACTED:" in v:
+        return False
+    if v.isdigit() and len(v) < 4:
+        return False  # "at least 12", "8 characters"
+    if _WORDY.match(v) and _PARTICIPLE.search(low) and len(low) > 6:
+        return False  # "is configurable", "was expiring", "is mandatory"
+    return True
+
+
+def _plain_word(value: str) -> bool:
+    return bool(_WORDY.match(value))
+
+
+def _strip_tail(token: str) -> str:
+    t = token.rstrip(".,:;!?)”’»")
+    return t if len(t) >= 3 else token
+
+
+def _code_value(text: str, start: int) -> tuple[int, int] | None:
+    """A code: digits (and the letters, #, * of a keypad), in up to four groups."""
+    m = _CODE_VALUE.match(text, start)
+    if m is None or m.end() - m.start() < 3:
+        return None
+    digits = sum(c.isdigit() for c in m.group(0))
+    return (m.start(), m.end()) if digits >= 3 else None
+
+
+def _id_value(text: str, start: int) -> tuple[int, int] | None:
+    """An id: groups holding digits (a letter group of one or two beside them: "QQ 12 34 56 C"), 6+ digits."""
+    m = _ID_VALUE.match(text, start)
+    if m is None or not _DIGITS6.match(m.group(0)):
+        return None
+    return m.start(), m.end()
+
+
+def _token_value(text: str, start: int, *, after_to: bool) -> tuple[int, int] | None:
+    q = _QUOTED.match(text, start)
+    if q is not None:
+        s, e = q.span(q.lastindex or 0)
+        return (s, e) if text[s:e].strip() else None
+    m = _TOKEN.match(text, start)
+    if m is None:
+        return None
+    value = _strip_tail(m.group(0))
+    if not _password_ok(value):
+        return None
+    end = m.start() + len(value)
+    if after_to and _plain_word(value) and not _TO_TAIL.match(text, end):
+        return None  # "reset your password to regain access"
+    return m.start(), end
+
+
+def _phrase_value(text: str, start: int) -> tuple[int, int] | None:
+    q = _QUOTED.match(text, start)
+    if q is not None:
+        return q.span(q.lastindex or 0)
+    end = _value_end(text, start)
+    value = text[start:end].rstrip()
+    words = value.split()
+    if words and words[0].startswith("[REDACTED:") and len(words) > 1:
+        return start, start + len(value)  # a shape rule took the first word: the rest is the phrase's too
+    if not words or (len(words) < 3 and not _password_ok(_strip_tail(words[0]))):
+        return None  # "the passphrase is required"; three words or more are the phrase itself
+    return start, start + len(value)
+
+
+def _value(kind: str, text: str, start: int, *, after_to: bool = False) -> tuple[int, int] | None:
+    start += len(_FILLER.match(text, start).group(0))  # type: ignore[union-attr]
+    if start >= len(text):
+        return None
+    if kind == "code":
+        return _code_value(text, start)
+    if kind == "id":
+        return _id_value(text, start)
+    if kind == "phrase":
+        return _phrase_value(text, start)
+    return _token_value(text, start, after_to=after_to)
+
+
+_LABELS = {"password": "password", "phrase": "passphrase", "code": "pin", "id": "national_id"}
+
+
+def lower(text: str) -> str:
+    """Lower case that keeps every index (``str.lower`` may change the length of non-ASCII text)."""
+    if text.isascii():
+        return text.lower()
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_LETTER = re.compile(r"\w")
+
+
+def _word_starts(low: str, anchors: Iterable[str]) -> list[int]:
+    """Where a keyword may start: each anchor's own position (CJK words have no spaces), the start of the word that
+    holds it, and of the two words before that (nouns of two or three words: "wifi key", "social security number")."""
+    out: set[int] = set()
+    for lit in anchors:
+        i = low.find(lit)
+        while i >= 0:
+            out.add(i)
+            lo = max(0, i - _BACK)
+            m = _BACK_WORDS.match(low[lo:i][::-1])
+            if m is not None:
+                for g in (1, 2, 3):
+                    if m.group(g) is not None:
+                        out.add(i - m.end(g))
+            i = low.find(lit, i + len(lit))
+    return sorted(out)
+
+
+_BACK = 48
+# On the reversed text before an anchor: the rest of its word, then up to two words before it.
+_BACK_WORDS = re.compile(r"([\w'\-]*)(?:[ \t]+([\w'\-]+))?(?:[ \t]+([\w'\-]+))?")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = None) -> list[tuple[int, int, str]]:
+    """The values of credentials stated in ``text``: (start, end, label), in order, not overlapping. ``low``: the
+    text lowered by :func:`lower`; ``anchors``: those of :data:`LITERALS` that occur in it (a caller that looked
+    for them already passes them)."""
+    low = lower(text) if low is None else low
+    present = [a for a in (anchors if anchors is not None else LITERALS) if a != "-" and a in low]
+    if not ("/" in low or ":" in low or "|" in low):  # a login pair needs its separator
+        present = [a for a in present if a not in _PAIR_ONLY]
+    if not _PASSWORD_ANCHORS.isdisjoint(present):
+        present += [a for a in _USER_ANCHORS if a in low]
+    found: list[tuple[int, int, str]] = []
+    end = 0
+    for p in _word_starts(low, present):
+        if p < end or (p > 0 and _LETTER.match(low, p - 1) and not _CJK.match(low, p - 1)):
+            continue
+        for rx in (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS):
+            m = rx.match(low, p)
+            if m is None:
+                continue
+            got = _keyword_value(text, m) if rx is _KEYWORDS else _pair_value(text, m, rx)
+            if got is not None:
+                found.append(got)
+                end = got[1]
+                break
+    if "-" in low:
+        found += _ssns(text)
+    found.sort()
+    out: list[tuple[int, int, str]] = []
+    for s, e, label in found:
+        if out and s < out[-1][1]:
+            if e > out[-1][1]:
+                out[-1] = (out[-1][0], e, out[-1][2])
+            continue
+        out.append((s, e, label))
+    return out
+
+
+def _keyword_value(text: str, kw: re.Match[str]) -> tuple[int, int, str] | None:
+    kind = kw.lastgroup or "password"
+    got = _after_keyword(text, kw, kind)
+    return (*got, _LABELS[kind]) if got is not None else None
+
+
+def _pair_value(text: str, m: re.Match[str], rx: re.Pattern[str]) -> tuple[int, int, str] | None:
+    """The secret half of a login pair ("log in with alice / Tr0ub4dor", "user bob pass letmein")."""
+    if rx is _LOGIN_PAIR:
+        user, sep = m.group(1), m.group(2)
+        if sep == ":" and "." in user and "@" not in user:
+            return None  # "log in to host.example:8080": a host and its port
+        if sep == "/" and not (text[m.start(2) - 1 : m.start(2)].isspace() or _not_plain(text[m.start(3) : m.end(3)])):
+            return None  # "db/prod": a path, not "alice / swordfish"
+    s, e = m.span(m.lastindex or 0)
+    value = _strip_tail(text[s:e])
+    if not _password_ok(value) or value.startswith(("http", "/", "//")):
+        return None
+    return s, s + len(value), "password"
+
+
+def _not_plain(value: str) -> bool:
+    return not _WORDY.match(value)
+
+
+def _ssns(text: str) -> list[tuple[int, int, str]]:
+    """US social security numbers by their shape alone (ddd-dd-dddd, the ranges never issued excluded)."""
+    out = []
+    i = text.find("-")
+    while i >= 0:
+        if i >= 3 and text[i - 3 : i].isdigit():
+            m = _SSN.match(text, i - 3)
+            if m is not None:
+                out.append((m.start(), m.end(), "national_id"))
+        i = text.find("-", i + 1)
+    return out
+
+
+def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] | None:
+    """The value a credential noun is given in its clause, if any."""
+    head = kw.end()
+    limit = _value_end(text, head)
+    # 1. a connector after a few words of the same clause: "the password for the router is X"
+    for between in _between_ends(text, head, limit):
+        c = _CONNECTOR.match(text, between)
+        if c is not None and c.end() > between:
+            got = _value(kind, text, c.end(), after_to=c.group(0).rstrip().endswith(("to", "into")))
+            if got is not None:
+                return got
+        # "set the wifi password to X": "to" after a verb of setting earlier in the clause
+        t = _TO.match(text, between)
+        if t is not None and _SET_VERB.search(text, max(0, kw.start() - 48), kw.start()):
+            got = _value(kind, text, t.end(), after_to=True)
+            if got is not None:
+                return got
+    # 2. no connector, a verb of use before the noun ("log in with the password X", "enter PIN 4821"), a code or id
+    # ("door code 5512#"), or a value that cannot be a word ("мой пароль qwerty2024", "password Tr0ub4dor&3")
+    before = text[max(0, kw.start() - 24) : kw.start()]
+    sp = _GAP.match(text, head)
+    if sp is not None and sp.end() > head:
+        if _USE_VERB.search(before) or kind in ("code", "id"):
+            return _value(kind, text, sp.end())
+        got = _value(kind, text, sp.end())
+        if got is not None and kind in ("password", "phrase") and (_shaped(text[got[0] : got[1]]) or got[0] > sp.end()):
+            return got  # shaped, or quoted ("passphrase 'x9! ...'")
+    # 3. the value before the noun: "use 'SunnyDay99' as the password", "swordfish is my password"
+    if kind in ("password", "phrase"):
+        m = _BEFORE_NOUN.search(text, max(0, kw.start() - 96), kw.start())
+        if m is not None and m.end() == kw.start():
+            s, e = m.span(m.lastindex or 0)
+            if _password_ok(text[s:e]):
+                return s, e
+    return None
+
+
+def _shaped(value: str) -> bool:
+    """A token no one writes as a word: letters with digits or signs, or mixed case inside."""
+    v = value.strip("\"'`")
+    kinds = (any(c.isalpha() for c in v), any(c.isdigit() for c in v), any(not c.isalnum() for c in v))
+    return sum(kinds) >= 2 or (v[1:] != v[1:].lower() and v[1:] != v[1:].upper())
+
+
+def _between_ends(text: str, head: int, limit: int) -> list[int]:
+    """Where the words between the noun and its connector may end: right after the noun, then, when the next word
+    opens a phrase that qualifies the noun ("for the router", "de la base", "I use for mail"), after each of up to
+    five more words of the clause. A noun right after ("password manager", "password field") is another subject."""
+    ends = [head]
+    if not _QUALIFIER.match(text, head):
+        return ends
+    pos = head
+    for _ in range(5):
+        m = _WORD.match(text, pos)
+        if m is None or m.end() > limit:
+            break
+        pos = m.end()
+        ends.append(pos)
+    return ends

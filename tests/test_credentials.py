@@ -1,0 +1,256 @@
+"""Credentials stated in words (metaclaw_plugin/credentials.py), by class: the value after a credential noun is
+redacted however plain it looks, in every form of statement and in the languages the memory extractor reads, and
+a mention of a credential without one is left alone. Values are drawn from a seeded RNG, so no test depends on
+one spelling."""
+
+from __future__ import annotations
+
+import random
+import string
+from dataclasses import replace
+
+import pytest
+
+from metaclaw_plugin import credentials
+from metaclaw_plugin.config import PrivacySettings, Settings
+from metaclaw_plugin.privacy import Redactor, disk_redactor, redactor_for
+
+RNG = random.Random(4242)
+WORDS = ["sunflower", "bluebird", "swordfish", "marigold", "pinecone", "lighthouse", "tangerine", "nebula", "otter"]
+R = Redactor()
+
+
+def word() -> str:
+    return RNG.choice(WORDS)
+
+
+def shaped() -> str:
+    return RNG.choice(WORDS).title() + "".join(RNG.choice(string.digits) for _ in range(3)) + RNG.choice("!#%")
+
+
+def digits(n: int) -> str:
+    return "".join(RNG.choice(string.digits) for _ in range(n))
+
+
+def _gone(template: str, *values: str) -> None:
+    text = template.format(*values)
+    out = R.redact(text)
+    for v in values:
+        assert v not in out, (text, out)
+    assert "[REDACTED:" in out
+
+
+# A password named in a sentence: the value is whatever the sentence gives it, a plain word included.
+PASSWORD_FORMS = [
+    "my password is {}",
+    "the password for the router is {}",
+    "The staging admin password was {} until Friday",
+    "the wifi password: {}",
+    "Remember: my bank password = {}",
+    "I set the wifi password to {} yesterday",
+    "I changed my email password to {}",
+    "my laptop password was changed to {} this morning",
+    "the router password changed, it's now {}",
+    "my Apple ID password is still {}",
+    "use '{}' as the password for the test account",
+    "{} is my password for the forum",
+    "log in with the password {} please",
+    "pw: {}",
+    "The new password I picked is {}",
+    "passcode is {}",
+]
+PASSWORD_FORMS_I18N = [
+    "Mi contraseña del banco es {}",
+    "La contraseña de la base de datos es {} y no la compartas",
+    "mon mot de passe est {}",
+    "le mot de passe du wifi, c'est {}",
+    "a minha senha é {}",
+    "a senha do banco é {}",
+    "Mein Passwort ist {}",
+    "Das WLAN-Passwort ist {}",
+    "Das Passwort für den Server lautet: {}",
+    "La password del router è {}",
+    "我的密码是{}",
+    "服务器的密码是 {} 请保密",
+    "パスワードは {} です",
+    "비밀번호는 {} 입니다",
+]
+
+
+@pytest.mark.parametrize("form", PASSWORD_FORMS + PASSWORD_FORMS_I18N)
+@pytest.mark.parametrize("value", ["word", "shaped"])
+def test_a_password_stated_in_a_sentence_is_redacted_however_plain(form: str, value: str) -> None:
+    _gone(form, word() if value == "word" else shaped())
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "my passphrase is {}",
+        "the wallet recovery phrase: {}",
+        "the seed phrase is {} so write it down",
+        "my passphrase is {} and it unlocks the backup disk",
+        "frase secreta: {}",
+    ],
+)
+def test_a_passphrase_is_redacted_whole_every_word_of_it(form: str) -> None:
+    phrase = RNG.sample(WORDS, 5)
+    out = R.redact(form.format(" ".join(phrase)))
+    assert not any(w in out for w in phrase), out
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "my bank PIN is {}",
+        "phone unlock pin: {}",
+        "the office door code is {} after 6pm",
+        "The alarm disarm code is {}",
+        "our gate code is {}#",
+        "door code {}",
+        "el código de acceso es {}",
+        "le code de la porte : {}",
+    ],
+)
+def test_a_code_is_redacted(form: str) -> None:
+    _gone(form, digits(RNG.choice((4, 6))))
+
+
+def test_a_list_of_backup_codes_is_redacted_whole() -> None:
+    a, b = digits(4) + "-" + digits(4), digits(4) + "-" + digits(4)
+    _gone("2FA backup codes: {}, {}", a, b)
+
+
+@pytest.mark.parametrize(
+    ("form", "value"),
+    [
+        ("my SSN is {}", f"{RNG.randint(100, 599)}-{RNG.randint(10, 99)}-{RNG.randint(1000, 9999)}"),
+        ("SSN: {}", digits(9)),
+        ("my social is {}", f"{RNG.randint(100, 599)} {RNG.randint(10, 99)} {RNG.randint(1000, 9999)}"),
+        ("national insurance number {}", "QQ" + digits(6) + "C"),
+        ("my passport number is {}", "X" + digits(8)),
+        ("Mi número de pasaporte es {}", "AB" + digits(7)),
+        ("meu CPF é {}", f"{digits(3)}.{digits(3)}.{digits(3)}-{digits(2)}"),
+        ("Meine Steuer-ID lautet {}", f"{digits(2)} {digits(3)} {digits(3)} {digits(3)}"),
+        ("我的身份证号是 {}", digits(17) + "X"),
+        ("my Aadhaar number is {}", f"{digits(4)} {digits(4)} {digits(4)}"),
+        ("the intake form had {} in the notes", f"{RNG.randint(100, 599)}-{RNG.randint(10, 99)}-{digits(4)}"),
+    ],
+)
+def test_a_national_id_is_redacted(form: str, value: str) -> None:
+    _gone(form, value)
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "log in with ops-admin / {} on the staging box",
+        "credentials are admin:{}",
+        "our shared account: team@example.org / {}",
+        "I log in as root with {} every morning",
+        "username jdoe and password {} for the portal",
+        "User: bob.smith Password: {}",
+        "login: bob, pass: {}",
+    ],
+)
+@pytest.mark.parametrize("value", ["word", "shaped"])
+def test_the_secret_half_of_a_login_pair_is_redacted(form: str, value: str) -> None:
+    _gone(form, word() if value == "word" else shaped())
+
+
+BENIGN = [
+    "reset your password to regain access",
+    "The password is case sensitive and must be rotated.",
+    "my password manager is Bitwarden and the password policy needs 12 characters",
+    "the password field is empty and the password reset link expired",
+    "what is my password? ¿Cuál es mi contraseña? Je veux changer mon mot de passe.",
+    "La contraseña es obligatoria.",
+    "the verification code expires in 10 minutes; enter the code you received",
+    "the error code is 404 and the status is failed",
+    "pin numpy to 1.26, I pinned torch to 2.13.0 yesterday",
+    "log in to the dashboard, then click settings",
+    "log in to staging.example.com:8443 and check the account page",
+    "credentials: see the vault entry db/prod",
+    "Passport photos are 35x45 mm; the ssn column is encrypted at rest",
+    "the answer is 42 and the key is to keep functions small",
+    "Our account manager is Dana",
+    "dates 2024-01-15 and 2023-12-31, ISBN 978-3-16-148410-0, item 123-45-678",
+    "the user is admin and the role is owner",
+    "This passes all tests: 123 passed, 2 failed",
+    "phrase it differently: be concise",
+    "The combination of both approaches is better",
+]
+
+
+@pytest.mark.parametrize("text", BENIGN)
+def test_a_mention_of_a_credential_without_one_is_left_alone(text: str) -> None:
+    assert R.redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "noun",
+    [
+        "password",
+        "passwort",
+        "mot de passe",
+        "contraseña",
+        "senha",
+        "pw",
+        "wifi key",
+        "passphrase",
+        "seed phrase",
+        "frase secreta",
+        "pin",
+        "door code",
+        "alarm disarm code",
+        "código de acceso",
+        "ssn",
+        "social security number",
+        "passport number",
+        "número de pasaporte",
+        "cpf",
+        "steuer-id",
+        "aadhaar",
+        "密码",
+        "身份证号",
+        "パスワード",
+        "비밀번호",
+        "пароль",
+    ],
+)
+def test_every_credential_noun_wakes_the_scan(noun: str) -> None:
+    """The scan only runs where one of its anchors occurs (the redactor's literal pre-scan): each noun holds one."""
+    low = credentials.lower(noun)
+    assert any(a in low for a in credentials.LITERALS), noun
+
+
+def test_the_home_has_one_redactor_built_in_one_place(tmp_path) -> None:
+    from metaclaw_plugin import MetaClawPlugin
+
+    s = Settings(home=tmp_path, privacy={"extra_patterns": [r"ACME-[0-9]{6}"]})
+    p = MetaClawPlugin(s)
+    assert p.redactor is redactor_for(s.privacy) is p.store.redactor is p.ids.redactor
+    assert redactor_for(PrivacySettings()) is redactor_for(PrivacySettings())
+    assert redactor_for(PrivacySettings()) is not p.redactor  # other settings, another redactor
+    assert disk_redactor(PrivacySettings(redact=False)) is None
+
+
+def test_screening_reads_the_homes_own_patterns(tmp_path) -> None:
+    """Approving a skill screens it with the home's redactor (its extra patterns), not a default one."""
+    from metaclaw_plugin.learning.approval import ApprovalRefused, approve
+    from metaclaw_plugin.skillbank.files import SkillStore
+    from metaclaw_plugin.types import Skill
+
+    s = Settings(home=tmp_path, privacy={"extra_patterns": [r"ACME-[0-9]{6}"]})
+    store = SkillStore(s.skills_path)
+    store.ensure()
+    skill = Skill(name="deploy-notes", description="How to deploy.", body="Deploy with badge ACME-123456.")
+    store.add_batch([replace(skill, status="quarantined")], actor="test")
+    with pytest.raises(ApprovalRefused):
+        approve(store, "deploy-notes", max_body_chars=4000, actor="t", reason="t", redactor=redactor_for(s.privacy))
+    assert (
+        approve(
+            store, "deploy-notes", max_body_chars=4000, actor="t", reason="t", redactor=redactor_for(PrivacySettings())
+        ).status
+        == "active"
+    )
