@@ -182,6 +182,51 @@ def json_depth_exceeds(value: Any, limit: int = DEPTH_MAX) -> bool:
     return False
 
 
+FLATTENED = "[metaclaw: nested deeper than {} levels; flattened to its text] "
+
+
+def within_depth(value: Any, limit: int = DEPTH_MAX) -> tuple[Any, bool]:
+    """``value`` (a message, a response) with whatever lies deeper than ``limit`` levels replaced by the text it holds,
+    after a note (:data:`FLATTENED`), and whether anything was. A recorder that walks a value recursively (redaction,
+    hashing, snapshots) meets only bounded depth, so no input shape can make a turn go unrecorded; the text inside the
+    deep part is kept (and redacted like any other text), only its structure is not."""
+    if not json_depth_exceeds(value, limit):
+        return value, False
+    return _cut_deep(value, limit), True
+
+
+def _cut_deep(v: Any, depth: int) -> Any:
+    if not isinstance(v, (dict, list, tuple)):
+        return v
+    if depth <= 1:
+        return FLATTENED.format(DEPTH_MAX) + " ".join(_texts(v))[:TEXT_MAX]
+    if isinstance(v, dict):
+        return {k: _cut_deep(x, depth - 1) for k, x in v.items()}
+    return [_cut_deep(x, depth - 1) for x in v]
+
+
+def _texts(value: Any) -> list[str]:
+    """The strings inside ``value``, keys included, in order (walked without recursion), up to ``TEXT_MAX`` characters."""
+    out: list[str] = []
+    size = 0
+    stack = [value]
+    budget = 100_000  # nodes walked at most (a cycle, or a wide tree of empty lists, ends here)
+    while stack and size < TEXT_MAX and budget > 0:
+        budget -= 1
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+            size += len(v) + 1
+        elif isinstance(v, dict):
+            for k, x in reversed(list(v.items())):
+                stack.append(x)
+                if isinstance(k, str) and k not in ("type", "text", "content", "role"):
+                    stack.append(k)
+        elif isinstance(v, (list, tuple)):
+            stack.extend(reversed(v))
+    return out
+
+
 class Identifiers:
     """Ids and labels as stored and shown.
 

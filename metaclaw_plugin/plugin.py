@@ -31,6 +31,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .bounds import (
+    DEPTH_MAX,
     GENERATION_MAX,
     LABEL_MAX,
     LATENCY_MAX_MS,
@@ -42,6 +43,7 @@ from .bounds import (
     clean_text,
     home_identifiers,
     json_value,
+    within_depth,
 )
 from .config import Settings
 from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
@@ -353,6 +355,9 @@ class MetaClawPlugin:
         if response is not None and not isinstance(response, dict):
             self._note("response", "not a dict; recorded as none")
             response = None
+        sent = self._within_depth(sent, "messages")
+        if response is not None:
+            response = self._within_depth([response], "response")[0]
         if pend.ctx.kind == "side" and ctx.kind != "side":  # judged side at the request; the response's ctx is new
             ctx = dataclasses.replace(ctx, kind="side")
         turn = Turn(
@@ -680,6 +685,21 @@ class MetaClawPlugin:
             self._note("messages", f"not a list ({type(messages).__name__}); recorded as none")
             return []
         return list(messages)
+
+    def _within_depth(self, messages: list[Message], field: str) -> list[Message]:
+        """The messages with structure past ``DEPTH_MAX`` levels flattened to its text (bounds.within_depth), so the
+        recorder's walks are bounded and the turn is recorded whatever its shape; counted as an input problem."""
+        out = messages
+        for i, m in enumerate(messages):
+            if type(m) is dict and all(type(v) is str for v in m.values()):
+                continue  # nearly every message: role and text
+            kept, cut = within_depth(m)
+            if cut:
+                if out is messages:
+                    out = list(messages)
+                out[i] = kept
+                self._note(field, f"nested deeper than {DEPTH_MAX} levels; flattened to its text")
+        return out
 
     def _names(self, names: Any) -> list[str]:
         """Skill names a host says it injected: text, bounded, at most 1000."""

@@ -596,3 +596,56 @@ def test_generated_journal_damage_never_stops_the_replay(tmp_path: Path, garbage
     assert set(ids) <= {"j-0", "j-1", "j-2"}
     # a frame is read whole unless garbage just before it ran into its header
     assert set(ids) >= {f"j-{i}" for i in range(3) if i == 0 or i > len(garbage) or not garbage[i - 1]}
+
+
+# Depth ------------------------------------------------------------------------------------------------------------
+def _nested(depth: int, leaf: Any, key: str | None = "a") -> Any:
+    v = leaf
+    for _ in range(depth):
+        v = {key: v} if key is not None else [v]
+    return v
+
+
+@pytest.mark.parametrize("depth", [65, 500, 900, 5000])
+@pytest.mark.parametrize("where", ["message dict", "content parts", "response", "tool calls"])
+def test_no_nesting_depth_makes_a_turn_disappear(home: Path, depth: int, where: str) -> None:
+    """A turn is recorded whatever its shape: structure past 64 levels is flattened to its text, which is redacted
+    like any text; the turn is counted as an input problem, not an error."""
+    p = MetaClawPlugin(Settings(home=home)).start()
+    try:
+        inner = f"deep text {where} {depth}; my password is {SECRET}"
+        msg: dict[str, Any] = {"role": "user", "content": "back up the file first"}
+        resp: dict[str, Any] = {"role": "assistant", "content": "done"}
+        if where == "message dict":
+            msg["x"] = _nested(depth, inner)
+        elif where == "content parts":
+            msg["content"] = [{"type": "text", "text": "back up the file first"}, _nested(depth, inner, None)]
+        elif where == "response":
+            resp["extra"] = _nested(depth, inner)
+        else:
+            resp["tool_calls"] = [{"id": "c1", "type": "function", "function": _nested(depth, inner)}]
+        ctx = TurnContext("deep-" + uuid.uuid4().hex[:8], host="test")
+        p.on_request(ctx, [msg])
+        turn = p.on_response(ctx, resp)
+        assert turn is not None and p.errors == {}
+        assert any("flattened" in k for k in p.input_problems)
+        s = p.read_session(ctx.session_id)
+        assert s is not None and len(s.turns) == 1
+        stored = json.dumps([s.turns[0].messages, s.turns[0].response, s.turns[0].tool_calls])
+        assert f"deep text {where} {depth}" in stored and SECRET not in stored
+    finally:
+        p.stop()
+
+
+def test_a_cycle_inside_a_message_is_recorded_too(home: Path) -> None:
+    p = MetaClawPlugin(Settings(home=home)).start()
+    try:
+        loop: dict[str, Any] = {"text": "round and round"}
+        loop["self"] = loop
+        ctx = TurnContext("cycle-" + uuid.uuid4().hex[:8], host="test")
+        p.on_request(ctx, [{"role": "user", "content": "hello", "meta": loop}])
+        assert p.on_response(ctx, {"role": "assistant", "content": "hi"}) is not None
+        s = p.read_session(ctx.session_id)
+        assert s is not None and len(s.turns) == 1 and "round and round" in json.dumps(s.turns[0].messages)
+    finally:
+        p.stop()

@@ -413,6 +413,26 @@ def test_huge_message_passes_through(stack: Stack):
     _healthy(stack)
 
 
+@pytest.mark.parametrize("depth", [600, 900])
+def test_a_deeply_nested_request_is_answered_and_recorded(stack: Stack, depth: int):
+    """A client cannot choose not to be recorded by nesting a message part deeply: the turn is stored, the deep
+    part flattened to its text (redacted like any text) after a note."""
+    sid, tag = _sid(f"deep{depth}"), uuid.uuid4().hex[:8]
+    deep: Any = {"note": f"innermost [{tag}] password is {tag}Hunter2"}
+    for _ in range(depth):
+        deep = {"a": deep}
+    msg = {"role": "user", "content": [{"type": "text", "text": f"please back up the file first [{tag}]"}], "x": deep}
+    r = chat(stack.url, stack.key, [msg], headers={"X-Session-Id": sid}, timeout=60)
+    assert r.status_code == 200, r.text[:500]
+    (turn,) = wait_session(stack.home, sid, turns=1).turns
+    stored = json.dumps(turn.messages)
+    assert f"please back up the file first [{tag}]" in stored
+    assert "flattened to its text" in stored and f"innermost [{tag}]" in stored
+    assert f"{tag}Hunter2" not in stored  # the deep text is redacted like any other
+    assert turn.response is not None
+    _healthy(stack)
+
+
 def test_non_utf8_and_malformed_payloads_get_a_clear_error(stack: Stack):
     cases = {
         "latin-1 bytes inside JSON": b'{"model": "stub-model", "messages": [{"role": "user", "content": "caf\xe9 \xff"}]}',
