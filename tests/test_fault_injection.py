@@ -649,3 +649,24 @@ def test_a_cycle_inside_a_message_is_recorded_too(home: Path) -> None:
         assert s is not None and len(s.turns) == 1 and "round and round" in json.dumps(s.turns[0].messages)
     finally:
         p.stop()
+
+
+@pytest.mark.parametrize("offset", [-30, -12, -1])
+def test_a_secret_across_the_dead_letter_cut_is_not_written_raw(home: Path, offset: int) -> None:
+    """The dead-letter file keeps the first 64 KiB of a piece it cannot read: redacted first, then cut, so a token
+    that straddles the cut is a placeholder, not its first half."""
+    dead = journal.DeadLetter(home / "metaclaw.db", Redactor())
+    start = journal.DEAD_RAW_MAX + offset  # where the token begins: its first characters fall before the cut
+    text = ("lorem ipsum " * (start // 12 + 1))[: start - len("token: ")] + "token: " + SECRET + " and more text"
+    dead.put("torn frame", where="test", raw=text.encode())
+    (letter,) = dead_letters(home)
+    kept = letter["raw"]
+    assert len(kept) <= journal.DEAD_RAW_MAX
+    assert SECRET[:8] not in kept, kept[-60:]
+
+
+def test_the_dead_letter_cut_falls_between_characters(home: Path) -> None:
+    dead = journal.DeadLetter(home / "metaclaw.db", Redactor())
+    dead.put("torn frame", where="test", raw=("é" * journal.DEAD_RAW_MAX).encode())  # two bytes each
+    (letter,) = dead_letters(home)
+    assert letter["raw"] == "é" * journal.DEAD_RAW_MAX  # whole characters, no U+FFFD from half of one

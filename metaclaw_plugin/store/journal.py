@@ -34,7 +34,8 @@ log = logging.getLogger("metaclaw_plugin.store")
 SEGMENT_BYTES = 8 * 1024 * 1024
 DEAD_LETTER = "dead-letter.jsonl"
 DEAD_LETTER_MAX = 64 * 1024 * 1024  # beyond this the file stops growing; what is set aside is still counted
-DEAD_RAW_MAX = 64 * 1024  # at most this much of an unreadable piece is kept
+DEAD_RAW_MAX = 64 * 1024  # at most this many characters of an unreadable piece are kept
+DEAD_REDACT_MAX = 4 * 1024 * 1024  # this much of it is read (and redacted) to find what to keep
 
 
 class JournalWriteError(OSError):
@@ -271,8 +272,11 @@ class DeadLetter:
         what: dict[str, Any] = {}
         try:
             if raw is not None:
-                text = raw[:DEAD_RAW_MAX].decode("utf-8", "replace")
-                what = {"raw": self.redactor.redact(text) if self.redactor else text, "raw_bytes": len(raw)}
+                # Redact, then cut (a secret across the cut is whole when the redactor reads it), on a character
+                # boundary (the cut is of the decoded text).
+                text = raw[:DEAD_REDACT_MAX].decode("utf-8", "replace")
+                text = (self.redactor.redact(text) if self.redactor else text)[:DEAD_RAW_MAX]
+                what = {"raw": text, "raw_bytes": len(raw)}
             else:
                 plain = self.redactor.redact_obj(_plain(record)) if self.redactor else _plain(record)
                 text = json.dumps(plain, default=repr)
