@@ -48,7 +48,7 @@ from .bounds import (
 from .config import Settings
 from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
 from .feedback import normalise_feedback
-from .logfile import attach_log_file
+from .logfile import attach_log_file, held_back
 from .memory.model import SHARED_USER
 from .memory.store import MemoryStore
 from .memory.view import MemoryView
@@ -822,6 +822,7 @@ class MetaClawPlugin:
             },
             **({"skill_library": self.library.status()} if self.library is not None else {}),
             "errors": dict(self.errors),
+            "logging": held_back(),
             "input_problems": dict(self.input_problems),
             "background_failures": dict(self.worker.failures),
             **({"learning": self.learning.status()} if self.learning is not None else {}),

@@ -59,6 +59,14 @@ def _wide_cli_console(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cli_common.err_console, "width", 1000)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_log_throttle() -> None:
+    """Each test sees its own log records: the throttle (logfile.THROTTLE) forgets what earlier tests logged."""
+    from metaclaw_plugin.logfile import THROTTLE
+
+    THROTTLE.reset()
+
+
 @pytest.fixture
 def home(_isolated_home: Path) -> Path:
     return _isolated_home

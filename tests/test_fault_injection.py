@@ -670,3 +670,46 @@ def test_the_dead_letter_cut_falls_between_characters(home: Path) -> None:
     dead.put("torn frame", where="test", raw=("é" * journal.DEAD_RAW_MAX).encode())  # two bytes each
     (letter,) = dead_letters(home)
     assert letter["raw"] == "é" * journal.DEAD_RAW_MAX  # whole characters, no U+FFFD from half of one
+
+
+_FLOOD_HOST = r"""
+import contextlib, json, logging, sys
+logging.basicConfig(level=logging.INFO, stream=sys.stderr)  # the host logs to its stderr
+from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
+home = sys.argv[1]
+p = MetaClawPlugin(Settings(home=home)).start()
+ctx = TurnContext("warm")
+p.on_request(ctx, [{"role": "user", "content": "warm up"}])
+p.on_response(ctx, {"role": "assistant", "content": "ok"})
+p.flush()
+with open(home + "/filler", "wb", buffering=0) as f:  # the disk fills up
+    for chunk in (1 << 20, 1 << 12, 1 << 8, 1):
+        with contextlib.suppress(OSError):
+            while True:
+                f.write(b"\0" * chunk)
+print("---full---", file=sys.stderr, flush=True)
+refused = 0
+for i in range(400):
+    ctx = TurnContext(f"s{i % 7}")
+    p.on_request(ctx, [{"role": "user", "content": f"question {i} " + "x" * 500}])
+    refused += p.on_response(ctx, {"role": "assistant", "content": f"answer {i}"}) is None
+    logging.getLogger("metaclaw_plugin.memory").warning("a background fault that repeats")
+status = p.status()
+print(json.dumps({"refused": refused, "logging": status["logging"], "journal_errors": status["store"]["journal_errors"]}))
+"""
+
+
+def test_a_full_disk_does_not_flood_the_hosts_stderr(tmp_path: Path) -> None:
+    """400 turns on a full disk, each refused by the journal and failing its log write: the host's stderr gets a few
+    lines, not a traceback each; what was held back is counted in status."""
+    with tmpfs(tmp_path / "mnt", "8m") as home:
+        r = subprocess.run([sys.executable, "-c", _FLOOD_HOST, str(home)], capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr[-3000:]
+    after = r.stderr.split("---full---", 1)[1]
+    lines = [line for line in after.splitlines() if line.strip()]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["refused"] >= 350 and out["journal_errors"] >= out["refused"]  # a freed byte lets a few through
+    assert "--- Logging error ---" not in after
+    assert len(lines) <= 30, "\n".join(lines[:60])  # each kind once (tracebacks of a few lines), not per turn
+    assert out["logging"]["log_records_held_back"] >= 700  # the turns' failures and the repeated warning
+    assert out["logging"]["log_file_errors"] >= 1
