@@ -665,6 +665,12 @@ class ServerSettings(Section):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
     max_body_bytes: int = Field(4_000_000, ge=1024)
+    read_deadline: float = Field(
+        10.0, gt=0, le=600, description="Seconds a request may take to arrive whole (headers and body); then 408."
+    )
+    connections_per_client: int = Field(
+        64, ge=1, le=100_000, description="Connections one address may hold open at once; the next gets 503."
+    )
 
 
 class _YamlSource(PydanticBaseSettingsSource):

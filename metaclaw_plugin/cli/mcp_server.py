@@ -75,7 +75,15 @@ def mcp_command(
             err=True,
         )
         sys.stderr.flush()
-        run_http(tools, token, sock, str(host), log_level)
+        run_http(
+            tools,
+            token,
+            sock,
+            str(host),
+            log_level,
+            read_deadline=settings.server.read_deadline,
+            per_client=settings.server.connections_per_client,
+        )
     finally:
         plugin.stop()
 

@@ -166,11 +166,28 @@ def http_app(tools: McpTools, token: str, host: str = "127.0.0.1", path: str = "
     return Gate(app, TokenGate(token))
 
 
-def run_http(tools: McpTools, token: str, sock: socket.socket, host: str, log_level: str = "warning") -> None:
-    """Serve streamable HTTP on ``sock`` (bound by ``sidecar.bind_socket`` on ``host``) until interrupted."""
+def run_http(
+    tools: McpTools,
+    token: str,
+    sock: socket.socket,
+    host: str,
+    log_level: str = "warning",
+    *,
+    read_deadline: float = 10.0,
+    per_client: int = 64,
+) -> None:
+    """Serve streamable HTTP on ``sock`` (bound by ``sidecar.bind_socket`` on ``host``) until interrupted; a request
+    must arrive whole within ``read_deadline`` seconds, and one address holds ``per_client`` connections at most."""
     import uvicorn
 
+    from ..sidecar.conn import guarded_protocol
+
     config = uvicorn.Config(
-        http_app(tools, token, host), log_level=log_level, access_log=False, lifespan="on", server_header=False
+        http_app(tools, token, host),
+        http=guarded_protocol(deadline=read_deadline, per_client=per_client),  # sidecar.conn
+        log_level=log_level,
+        access_log=False,
+        lifespan="on",
+        server_header=False,
     )
     uvicorn.Server(config).run(sockets=[sock])

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..protocols import PluginLike
 from .app import create_app
+from .conn import guarded_protocol
 from .gate import is_loopback, load_or_create_token
 
 
@@ -67,13 +68,12 @@ def serve(
         manage_plugin=True,
         info={"host": host, "port": port},
     )
-    kw: dict[str, Any] = {}
-    try:
-        import httptools  # noqa: F401
-
-        kw["http"] = "httptools"
-    except ImportError:
-        pass
+    # httptools when installed, with a read deadline and a cap per client (conn.py)
+    kw: dict[str, Any] = {
+        "http": guarded_protocol(
+            deadline=settings.server.read_deadline, per_client=settings.server.connections_per_client
+        )
+    }
     try:
         import uvloop  # noqa: F401
 
