@@ -29,6 +29,7 @@ Templates, names and vocabulary are drawn from wide pools so that no small set o
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -632,7 +633,7 @@ class Conversation:
 
     def say(self, owner: int, session: int, body: str, lead: bool = True) -> Item:
         opener = self.rng.choice(OPENERS) if lead else ""
-        text = (opener + body).strip()
+        text = _articles((opener + body).strip())
         text = text[0].upper() + text[1:]
         if not text.endswith((".", "!", "?")):
             text += self.rng.choice([".", ".", "!"])
@@ -873,6 +874,14 @@ class Conversation:
                 d["adversarial_answer"] = one.adversarial_answer
             qa.append(d)
         return {"sample_id": self.sample_id, "conversation": conv, "qa": qa}
+
+
+_AN = re.compile(r"\b([Aa]) (?=[aeioAEIO]|u(?!ni|s[eu])|U(?![A-Z]))")
+
+
+def _articles(text: str) -> str:
+    """ "a Akita" -> "an Akita" (not "a UX researcher", "a university")."""
+    return _AN.sub(lambda m: m.group(1) + "n ", text)
 
 
 def _base(kind: str) -> str:
