@@ -222,8 +222,11 @@ def test_score_aggregates_per_category() -> None:
     assert r["answerable"]["evidence_recall"] == 0.5  # (1 + 0 + 0.5) / 3
     assert r["answerable"]["evidence_turns_covered"] == 0.5  # 2 of 4 evidence turns
     assert r["unanswerable_block_rate"] == 0.0 and cats["adversarial"]["n"] == 1
-    blocks["s1"][3] = ms.pack([t[3].line], 300)
-    assert ms.score([s], blocks)["unanswerable_block_rate"] == 1.0
+    blocks["s1"][3] = ms.pack([t[2].line], 300)  # "Ana: Weather has been awful.": only the name is shared
+    r = ms.score([s], blocks)
+    assert r["unanswerable_block_rate"] == 1.0 and r["unanswerable_block_rate_beyond_names"] == 0.0
+    blocks["s1"][3] = ms.pack([t[3].line], 300)  # "named" shares a word with "name"
+    assert ms.score([s], blocks)["unanswerable_block_rate_beyond_names"] == 1.0
 
 
 # Baselines --------------------------------------------------------------------------------------------------------------------
@@ -313,6 +316,19 @@ def test_locomo_layout_quirks(tmp_path: Path) -> None:
     assert r["categories"]["multi-hop"]["answer_in_block"] == 1.0  # the caption counts as the turn's words
     assert r["categories"]["multi-hop"]["evidence_recall"] == 0.5  # D2:1 shares no word with the question
     assert r["evidence_ids_not_found"] == 0
+    # the same file through the real plugin (what --locomo PATH runs)
+    doc = ms.run(locomo=path, quick=True, n_memories=200, n_passages=0, requests=20)
+    assert doc["source"] == f"locomo file {path}"
+    assert doc["counts"] == {
+        "conversations": 1,
+        "sessions": 2,
+        "turns": 3,
+        "questions": {"multi-hop": 1, "temporal": 1, "single-hop": 1, "adversarial": 1},
+        "answerable": 3,
+        "undated_sessions": 0,
+    }
+    assert set(doc["arms"]) == {"plugin", "bm25", "recency"}
+    assert doc["arms"]["bm25"]["categories"]["temporal"]["answer_in_block"] == 1.0
 
 
 # End to end ---------------------------------------------------------------------------------------------------------------------

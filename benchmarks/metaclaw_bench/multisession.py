@@ -633,6 +633,7 @@ class Tally:
     ev_covered: int = 0
     with_block: int = 0
     beyond_preferences: int = 0  # blocks with a line other than a "(preference)" one (those go on every turn)
+    beyond_names: int = 0  # blocks with a line sharing a content word with the question, the speakers' names aside
     tokens: list[int] = field(default_factory=list)
 
     def summary(self, answerable: bool) -> dict[str, Any]:
@@ -646,6 +647,7 @@ class Tally:
             out["evidence_turns_covered"] = r(self.ev_covered / self.ev_total) if self.ev_total else None
         out["block_rate"] = r(self.with_block / self.n) if self.n else None
         out["block_rate_beyond_preferences"] = r(self.beyond_preferences / self.n) if self.n else None
+        out["block_rate_beyond_names"] = r(self.beyond_names / self.n) if self.n else None
         out["tokens_mean"] = round(statistics.mean(self.tokens), 1) if self.tokens else 0.0
         given = [t for t in self.tokens if t]
         out["tokens_mean_when_given"] = round(statistics.mean(given), 1) if given else 0.0
@@ -660,6 +662,7 @@ def score(samples: Sequence[Sample], blocks: dict[str, list[str]], keep_misses: 
     missing_ids = 0
     for sample in samples:
         by_id = {t.dia_id: t for t in sample.turns}
+        names = {stem(w) for sp in sample.speakers for w in words(sp)}
         for q, text in zip(sample.questions, blocks[sample.sample_id]):
             b = Block.of(text)
             tally = per.setdefault(q.category, Tally())
@@ -668,6 +671,7 @@ def score(samples: Sequence[Sample], blocks: dict[str, list[str]], keep_misses: 
                 t.n += 1
                 t.with_block += 0 if b.empty else 1
                 t.beyond_preferences += any(_gated(ln) for ln in text.splitlines())
+                t.beyond_names += _topical(q.question, text, names)
                 t.tokens.append(approx_tokens(text) if text else 0)
             if len(tallies) == 1:
                 continue
@@ -697,10 +701,18 @@ def score(samples: Sequence[Sample], blocks: dict[str, list[str]], keep_misses: 
     out["unanswerable_block_rate_beyond_preferences"] = (
         adv.summary(False)["block_rate_beyond_preferences"] if adv else None
     )
+    out["unanswerable_block_rate_beyond_names"] = adv.summary(False)["block_rate_beyond_names"] if adv else None
     out["evidence_ids_not_found"] = missing_ids
     if keep_misses:
         out["answer_misses"] = misses
     return out
+
+
+def _topical(question: str, block: str, names: set[str]) -> bool:
+    """Whether a line of the block shares a content word with the question other than the speakers' names (the
+    feed puts a speaker's name on every turn: a gate that counts it answers every question about that person)."""
+    want = set(content(question)) - names
+    return bool(want) and any(want & set(content(ln)) for ln in block.splitlines() if ln.startswith("- ("))
 
 
 def _gated(line: str) -> bool:
@@ -914,6 +926,11 @@ def table(result: dict[str, Any]) -> str:
     lines.append(
         "| unanswerable given a block beyond preferences | "
         + " | ".join(str(x.get("block_rate_beyond_preferences")) for x in adv)
+        + " |"
+    )
+    lines.append(
+        "| unanswerable given a block with a line sharing a word with the question, speakers' names aside | "
+        + " | ".join(str(x.get("block_rate_beyond_names")) for x in adv)
         + " |"
     )
     lines.append(
