@@ -371,6 +371,7 @@ def test_quick_run_through_the_real_plugin(tmp_path: Path) -> None:
         doc["arms"]["bm25"]["answerable"]["evidence_recall"] > doc["arms"]["recency"]["answerable"]["evidence_recall"]
     )
     assert doc["plugin"]["extractor"].startswith("rules")
+    assert doc["plugin"]["learner_flushed"] is True
     lat = doc["latency"]
     assert lat["memories_per_user"] == 500 and lat["memory_section_p50_us"] > 0 and lat["memory_section_p99_us"] > 0
     assert "plugin against the targets" in (tmp_path / "memory-multisession.md").read_text()

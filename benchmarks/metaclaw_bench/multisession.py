@@ -579,7 +579,7 @@ def settings_for(home: Path) -> Settings:
 def plugin_blocks(samples: Sequence[Sample], home: Path, log: Callable[[str], None] = lambda m: None) -> dict[str, Any]:
     """Feed every sample through a fresh plugin and ask its questions; the injected memory sections, per sample."""
     p = MetaClawPlugin(settings_for(home)).start()
-    out: dict[str, Any] = {"blocks": {}, "memories": {}, "feed_s": 0.0, "ask_s": 0.0}
+    out: dict[str, Any] = {"blocks": {}, "memories": {}, "feed_s": 0.0, "ask_s": 0.0, "flushed": True}
     try:
         learner = p.memory_learner
         out["extractor"] = f"{learner.extractor}: {learner.why}" if learner is not None else "memory off"
@@ -597,9 +597,9 @@ def plugin_blocks(samples: Sequence[Sample], home: Path, log: Callable[[str], No
                     p.on_response(ctx, {"role": "assistant", "content": ACKS[k % len(ACKS)]})
                     k += 1
                 p.on_session_end(TurnContext(session_id=sid, tenant=TENANT, user=user, host="bench"))
-            p.flush(300)
+            out["flushed"] = p.flush(300) and out["flushed"]  # extraction done and in the view before questions
             log(f"multisession: fed {sample.sample_id} ({n + 1}/{len(samples)}, {k} turns)")
-        p.flush(300)
+        out["flushed"] = p.flush(300) and out["flushed"]
         p.refresh_memory()
         out["feed_s"] = round(time.perf_counter() - t0, 2)
         t0 = time.perf_counter()
@@ -865,6 +865,7 @@ def run(
         "extractor": fed.get("extractor"),
         "memories": fed.get("memories"),
         "feed_s": fed["feed_s"],
+        "learner_flushed": fed["flushed"],
         "ask_s": fed["ask_s"],
         "started_at": STARTED_AT_NOTE,
     }
