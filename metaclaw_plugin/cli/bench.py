@@ -93,18 +93,88 @@ def bench() -> None:
 @bench.command("memory")
 @json_option
 @out_option
+@quick_option
+@click.option(
+    "--preset",
+    type=click.Choice(["workplace", "multisession"]),
+    default=None,
+    help="workplace (default): our scenario set of facts, supersessions, leaks, secrets and poisoning. "
+    "multisession: long multi-session conversations in LoCoMo's layout (generated, or --locomo), memory block vs "
+    "BM25 and recency over the raw turns in the same budget.",
+)
 @click.option(
     "--scenario", type=click.Path(exists=True, dir_okay=False), default=None, help="A memory scenario YAML file."
 )
-@click.option("--memories", type=int, default=10_000, show_default=True, help="Memories per user for the latency.")
-def memory_(as_json: bool, out_dir: str | None, scenario: str | None, memories: int) -> None:
-    """Memory: reach of what users said in later sessions, precision on unrelated requests, supersession, leaks
-    across tenants and users, secrets, poisoning, injected tokens, and on_request's memory cost at 10k memories
-    per user; with the rule extractor and with a scripted (not a model) model extractor."""
-    from metaclaw_bench import memory as memory_bench
+@click.option("--conversations", type=int, default=None, help="multisession: conversations (default 10; quick 2).")
+@click.option("--seed", default="0", show_default=True, help="multisession: the generator's seed.")
+@click.option(
+    "--locomo",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="multisession: read this file in LoCoMo's layout (e.g. the public locomo10.json) instead of generating.",
+)
+@click.option(
+    "--memories", type=int, default=None, help="Memories per user for the latency (default 10000; quick 2000)."
+)
+@click.option(
+    "--passages",
+    type=int,
+    default=None,
+    help="multisession: raw-turn passages per user for the latency, once the plugin keeps them (default 50000).",
+)
+def memory_(
+    as_json: bool,
+    out_dir: str | None,
+    quick: bool,
+    preset: str | None,
+    scenario: str | None,
+    conversations: int | None,
+    seed: str,
+    locomo: str | None,
+    memories: int | None,
+    passages: int | None,
+) -> None:
+    """Memory. workplace: reach of what users said in later sessions, precision on unrelated requests,
+    supersession, leaks across tenants and users, secrets, poisoning, injected tokens, and on_request's memory cost
+    at 10k memories per user; with the rule extractor and with a scripted (not a model) model extractor.
+    multisession: answer in the injected block, evidence recall and unanswerable questions given a block, per
+    LoCoMo category, against BM25 and recency baselines; memory_section latency."""
     from metaclaw_bench.common import provenance
 
-    result = memory_bench.run(Path(scenario) if scenario else None, n_memories=memories, log=_progress(as_json))
+    if preset is None:
+        preset = "multisession" if locomo or conversations is not None else "workplace"
+    if preset == "multisession":
+        from metaclaw_bench import multisession
+
+        argv = ["--preset", "multisession", *(["--quick"] if quick else [])]
+        for flag, value in (
+            ("--conversations", conversations),
+            ("--seed", None if seed == "0" else seed),
+            ("--locomo", locomo),
+            ("--memories", memories),
+            ("--passages", passages),
+        ):
+            if value is not None:
+                argv += [flag, str(value)]
+        result = multisession.run(
+            conversations=conversations,
+            seed=int(seed) if seed.isdigit() else seed,
+            locomo=Path(locomo) if locomo else None,
+            quick=quick,
+            n_memories=memories,
+            n_passages=passages,
+            log=_progress(as_json),
+        )
+        result.update(provenance("memory", argv))
+        _finish(result, as_json, out_dir, "memory-multisession", multisession.table(result))
+        return
+    if locomo or quick:
+        fail("--locomo and --quick belong to --preset multisession")
+    from metaclaw_bench import memory as memory_bench
+
+    result = memory_bench.run(
+        Path(scenario) if scenario else None, n_memories=memories or 10_000, log=_progress(as_json)
+    )
     result.update(provenance("memory"))
     _finish(result, as_json, out_dir, "memory", memory_bench.table(result))
 
