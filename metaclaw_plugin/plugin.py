@@ -48,6 +48,7 @@ from .bounds import (
 from .config import Settings
 from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
 from .feedback import normalise_feedback
+from .homedir import make_private
 from .logfile import attach_log_file, held_back
 from .memory.model import SHARED_USER
 from .memory.store import MemoryStore
@@ -132,7 +133,7 @@ class MetaClawPlugin:
             if self._started:
                 return self
             home = self.settings.home_dir
-            home.mkdir(parents=True, exist_ok=True, mode=0o700)
+            make_private(home, self.settings.skills_path)  # created 0700, or tightened where it was made looser
             attach_log_file(home, self.redactor, self.settings.log_level)
             skills_dir = self.settings.skills_path
             if self.library is not None:

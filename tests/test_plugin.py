@@ -179,3 +179,35 @@ def test_a_turn_after_the_end_reopens_the_session(plugin: MetaClawPlugin):
     plugin.flush()
     s = plugin.store.get_session("thread-1")
     assert s.ended_at is None and [t.response["content"] for t in s.turns] == ["one", "two"]
+
+
+def test_a_home_made_beforehand_with_loose_modes_is_made_private(tmp_path, caplog):
+    """A home created 0755 (a 022 umask, an older release), with a 0644 file and a 0755 skills folder: the start
+    tightens folders to 0700 and files to 0600 and warns once, naming them; a link is not followed."""
+    import logging
+    import os
+    import stat
+
+    home = tmp_path / "home"
+    (home / "skills" / "mine").mkdir(parents=True, mode=0o755)
+    os.chmod(home, 0o755)
+    os.chmod(home / "skills", 0o755)
+    (home / "config.yaml").write_text("mode: skills_only\n")
+    os.chmod(home / "config.yaml", 0o644)
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text("not the plugin's")
+    os.chmod(outside, 0o644)
+    (home / "link.txt").symlink_to(outside)
+    with caplog.at_level(logging.WARNING, logger="metaclaw_plugin"):
+        p = MetaClawPlugin(Settings(home=home)).start()
+    try:
+        for d in (home, home / "skills", home / "skills" / "mine", home / "journal", home / "logs"):
+            assert stat.S_IMODE(d.stat().st_mode) == 0o700, d
+        for f in home.rglob("*"):
+            if f.is_file() and not f.is_symlink():
+                assert stat.S_IMODE(f.stat().st_mode) & 0o077 == 0, f
+        assert stat.S_IMODE(outside.stat().st_mode) == 0o644  # behind a link: not the home's to change
+        said = [r.getMessage() for r in caplog.records if "made private" in r.getMessage()]
+        assert len(said) == 1 and "config.yaml" in said[0]
+    finally:
+        p.stop()

@@ -251,7 +251,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "fake_role_marker",
         "rejected",
-        r"(?:^|\n|[.!?]\s)[\s\d.\-*>#)(]*(?:system|developer|assistant|admin|root)\s*(?:message|prompt|override|instructions?)?\s*:\s*\S|<\|?(?:im_start|im_end|system|endoftext|start_header_id|eot_id)\|?>|\[/?(?:inst|sys|system)\]|<</?sys>>|</?(?:system|instructions?|developer|admin)(?:\s[^>]*)?>|</metaclaw-skills",
+        r"(?:^|\n|[.!?]\s)[\s\d.\-*>#)(]*(?:system|developer|assistant|admin|root)\s*(?:message|prompt|override|instructions?)?\s*:\s*\S|<\|?(?:im_start|im_end|system|endoftext|start_header_id|eot_id)\|?>|\[/?(?:inst|sys|system)\]|<</?sys>>|</?(?:system|instructions?|developer|admin)(?:\s[^>]*)?>|<\s*/?\s*metaclaw[\W_]{0,3}(?:skills|memory)\b",
     ),
     (
         "prompt_leak",

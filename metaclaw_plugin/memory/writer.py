@@ -77,10 +77,11 @@ class MemoryWriter:
         if len(text) < 3:
             return None
         owner, shared = self.bucket(user, c.kind)
-        active = self.store.find(tenant, owner, statuses=("active",))
+        kept = self.store.find(tenant, owner, statuses=("active", "quarantined"))
         norm = text.casefold()
-        if any(m.text.casefold() == norm for m in active):
-            return None
+        if any(m.text.casefold() == norm for m in kept):
+            return None  # stored once, quarantined ones too (an agent repeating a poisoned note adds nothing)
+        active = [m for m in kept if m.status == "active"]
         screened = screen_memory(text)
         now = time.time()
         m = Memory(

@@ -28,6 +28,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from ..homedir import make_dirs
 from ..types import Skill, SkillKind
 from . import safefs
 from .skillmd import MAX_FILE_BYTES, SkillFormatError, check_name, parse_skill_md, render_skill_md
@@ -43,7 +44,7 @@ def utc_now_iso() -> str:
 
 def atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Write ``data`` to ``path`` so that a crash leaves either the old or the new file, never a torn one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)
@@ -89,7 +90,7 @@ class SkillStore:
     def __init__(self, root: Path | str):
         self.root = Path(root).expanduser()
         self._state_dir = self.root / STATE_DIR
-        self._lock = FileLock(str(self._state_dir / "lock"), timeout=30)
+        self._lock = FileLock(str(self._state_dir / "lock"), timeout=30, mode=0o600)
 
     # Paths ------------------------------------------------------------------------------------
     def skill_path(self, name: str) -> Path:
@@ -100,7 +101,7 @@ class SkillStore:
         return path
 
     def ensure(self) -> None:
-        self._state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_dirs(self._state_dir)
 
     # State ------------------------------------------------------------------------------------
     def state(self) -> StoreState:
