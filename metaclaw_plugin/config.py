@@ -653,6 +653,13 @@ class MemorySettings(Section):
     )
     event_days: float = Field(14.0, gt=0, description="Days an undated event memory stays before it decays.")
     max_items: int = Field(8, ge=0, le=50, description="Most memories injected in one turn.")
+    passages_max: int = Field(
+        50_000,
+        ge=100,
+        le=10_000_000,
+        description="What each user said is kept as passages, at most this many per user: past it, the oldest "
+        "sessions are compacted to one digest each.",
+    )
     timeout: float = Field(60.0, gt=0, description="Seconds before one extractor call is abandoned.")
     retries: int = Field(1, ge=0, le=10)
     backoff: float = Field(2.0, ge=0)

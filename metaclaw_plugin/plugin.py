@@ -60,6 +60,7 @@ from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .skillbank.render import inject as inject_block
 from .store.backend import postgres_of
 from .store.election import LearnerElection, host_id
+from .store.passages import PassageStore
 from .store.pg_library import SharedSkillLibrary
 from .store.postgres import PostgresDatabase
 from .store.trajectories import TrajectoryStore
@@ -121,6 +122,7 @@ class MetaClawPlugin:
         # Memory of each user: the request path reads the view; the worker refreshes it; the learner extracts.
         self.memory = MemoryView(s)
         self.memory_store: MemoryStore | None = None
+        self.passages: PassageStore | None = None  # what each user said (store.passages), beside the memories
         self.memory_learner: Any = None  # metaclaw_plugin.memory.learner.MemoryLearner, attached in start()
         # On PostgreSQL shared by hosts: the one election of this host (memory extraction, the learning loop, the
         # trainer all run on the elected learner only); None on SQLite and while memory is off (the loop keeps its own).
@@ -378,6 +380,7 @@ class MetaClawPlugin:
             host=ctx.host,
             user=ctx.user or pend.ctx.user,
             tools=kept_tools,
+            created_at=self._turn_time(pend.ctx.started_at),  # when it happened (a replay or an import says when)
         )
         self.store.append_turn(turn, skill_block=pend.block.text if pend.rendered else None)
         with self._lock:
@@ -484,7 +487,9 @@ class MetaClawPlugin:
 
     def refresh_memory(self) -> bool:
         """Follow the memory tables into the view (the worker, every second; after a write in this process)."""
-        return self.memory.refresh(self.memory_store) if self.memory_store is not None else False
+        if self.memory_store is None:
+            return False
+        return self.memory.refresh(self.memory_store, self.passages)
 
     def _attach_memory(self) -> None:
         """The view's refresh (every second, so memories written by another process or host show within one) and
@@ -495,6 +500,7 @@ class MetaClawPlugin:
             from .store.backend import open_database
 
             self.memory_store = MemoryStore(open_database(self.settings))
+            self.passages = PassageStore(self.memory_store.db)
             if isinstance(self.memory_store.db, PostgresDatabase):
                 self.election = LearnerElection(self.memory_store.db).start()
             self.worker.every(1.0, "memory.refresh", self.refresh_memory)
@@ -520,7 +526,7 @@ class MetaClawPlugin:
                 self.memory_learner = None
             if self.memory_store is not None:
                 self.memory_store.db.close()
-                self.memory_store = None
+                self.memory_store = self.passages = None
         except Exception:
             self._fail("memory.stop")
 
@@ -535,6 +541,8 @@ class MetaClawPlugin:
         try:
             if self.memory_store is not None:
                 out["counts"] = self.memory_store.counts()
+            if self.passages is not None:
+                out["passages"] = self.passages.counts()
         except Exception as e:
             out["counts_error"] = f"{type(e).__name__}: {e}"
         if self.memory_learner is not None:
@@ -717,6 +725,15 @@ class MetaClawPlugin:
         if len(kept) != (len(calls) if isinstance(calls, (list, tuple)) else -1):
             self._note("tool_calls", "not a list of dicts; what is not a dict was dropped")
         return kept
+
+    def _turn_time(self, value: Any) -> float:
+        """A turn's time (``TurnContext.started_at``): a finite time no later than a day from now, else now."""
+        now = time.time()
+        at = bounded_float(value, 0.0, now + 86_400.0)
+        if at is None or at != value or at <= 0.0:
+            self._note("started_at", "not a time up to a day from now; now is used")
+            return now
+        return at
 
     def _latency(self, value: Any) -> float | None:
         ms = bounded_float(value, 0.0, LATENCY_MAX_MS)

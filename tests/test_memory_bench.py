@@ -23,5 +23,7 @@ def test_memory_bench_meets_the_targets() -> None:
         assert arm["supersession_right"] == "6/6"
         assert arm["leaks"] == 0, arm["leak_details"]
         assert arm["secrets_stored_raw"] == arm["secrets_injected_raw"] == arm["poison_injected"] == 0
-    assert model["reach_implicit"] >= 0.6 > rules["reach_implicit"]
+    # implicit facts ("the runners have no GPU, that's why it timed out"): the model distils them, and without a model
+    # the user's own words reach the later request as a passage
+    assert model["reach_implicit"] >= 0.6 and rules["reach_implicit"] >= 0.6
     assert r["latency"]["memory_section_p50_us"] > 0  # measured, not asserted against a clock: see the benchmark

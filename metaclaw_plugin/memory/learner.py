@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import re
 import threading
 import time
 from collections import Counter
@@ -31,9 +32,11 @@ from ..learning.llm import Budget, LLMError, client_for
 from ..privacy import Redactor, redactor_for
 from ..store import AnyDatabase, open_database
 from ..store.election import host_id
+from ..store.passages import Passage, PassageStore
 from ..tasktext import task_text
 from ..text import message_text
 from . import modelx, rules
+from .guard import is_credential, screen_memory
 from .model import DEFAULT_USER, Candidate, Memory
 from .rules import Forget
 from .store import MemoryStore
@@ -43,6 +46,9 @@ from .writer import MemoryWriter
 log = logging.getLogger("metaclaw_plugin.memory")
 
 MAX_NOTE_CHARS = 4000
+PASSAGE_CHARS = 4000  # of a user's turn kept as a passage
+BOUND_EVERY = 500  # passages written for a user between two looks at the per-user bound (memory.passages_max)
+DIGEST_CHARS = 600  # of a compacted session
 NEAREST = 15  # existing memories shown to the model with a batch
 DRAIN_EVERY = 1.0  # seconds between the elected learner's looks at batches other hosts handed over
 EXPIRE_EVERY = 60.0  # seconds between looks for dated memories whose date passed, when batches file nothing (a
@@ -61,9 +67,20 @@ class Note:
 class _Session:
     user: str | None
     notes: list[Note] = field(default_factory=list)
-    firsts: list[str] = field(default_factory=list)  # the first requests, for the summary
     main_turns: int = 0
     last_text: str = ""
+
+
+@dataclass
+class Said:
+    """One main user turn, to keep as a passage of its user."""
+
+    tenant: str
+    user: str | None
+    session_id: str
+    turn_id: str
+    text: str
+    at: float
 
 
 @dataclass
@@ -73,12 +90,14 @@ class Batch:
     session_id: str
     notes: list[Note]
     end: bool = False
-    firsts: list[str] = field(default_factory=list)
     main_turns: int = 0
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Batch:
-        return cls(**{**d, "notes": [Note(**n) for n in d.get("notes") or []]})
+        """A batch another host handed over (an older release's fields that are gone, such as ``firsts``, are
+        left out)."""
+        known = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        return cls(**{**known, "notes": [Note(**n) for n in d.get("notes") or []]})
 
 
 class Leader(Protocol):
@@ -148,7 +167,9 @@ class MemoryLearner:
         self.last_error: str | None = None
         self._sessions: dict[tuple[str, str], _Session] = {}
         self._lock = threading.Lock()
-        self._q: queue.Queue[Batch | None] = queue.Queue()
+        self.passages = PassageStore(self.db)
+        self._written: Counter[tuple[str, str]] = Counter()  # passages written per user since the last bound check
+        self._q: queue.Queue[Batch | Said | None] = queue.Queue()
         self._busy = 0
         self._expire_at = 0.0  # the next time a batch that filed nothing looks for dated memories that passed
         self._idle = threading.Condition()
@@ -197,6 +218,9 @@ class MemoryLearner:
         reply = message_text(t.response) if isinstance(t.response, dict) else ""
         key = (t.tenant, t.session_id)
         batch = None
+        if text:  # what the user said, kept whole (off the request path: the learner's thread writes it)
+            at = ev.ctx.started_at if ev.ctx is not None else t.created_at
+            self._enqueue(Said(t.tenant, t.user, t.session_id, t.turn_id, text[:PASSAGE_CHARS], at))
         with self._lock:
             s = self._sessions.get(key)
             if s is None:
@@ -206,8 +230,6 @@ class MemoryLearner:
             if text and text != s.last_text:  # a tool step repeats the request: noted once
                 s.last_text = text
                 s.notes.append(Note(t.turn_id, text[:MAX_NOTE_CHARS], reply[:MAX_NOTE_CHARS], t.created_at))
-                if len(s.firsts) < 3 and not rules.extract(text):  # a summary of work, not a copy of what to remember
-                    s.firsts.append(" ".join(text.split())[:120])
             if s.main_turns % self.settings.memory.extract_every == 0 and s.notes:
                 batch = Batch(t.tenant, s.user, t.session_id, s.notes)
                 s.notes = []
@@ -218,9 +240,9 @@ class MemoryLearner:
         with self._lock:
             s = self._sessions.pop((ev.tenant, ev.session_id), None)
         if s is not None:
-            self._enqueue(Batch(ev.tenant, s.user, ev.session_id, s.notes, True, s.firsts, s.main_turns))
+            self._enqueue(Batch(ev.tenant, s.user, ev.session_id, s.notes, True, s.main_turns))
 
-    def _enqueue(self, batch: Batch) -> None:
+    def _enqueue(self, batch: Batch | Said) -> None:
         with self._idle:
             self._busy += 1
         self._q.put(batch)
@@ -241,6 +263,24 @@ class MemoryLearner:
                 continue
             if batch is None:
                 return
+            if isinstance(batch, Said):
+                said = [batch]
+                while len(said) < 256:  # the turns waiting now, in one transaction
+                    try:
+                        nxt = self._q.get_nowait()
+                    except queue.Empty:
+                        break
+                    if not isinstance(nxt, Said):
+                        self._q.put(nxt)  # order across kinds does not matter: a batch reads its own notes
+                        break
+                    said.append(nxt)
+                try:
+                    self._guarded(partial(self.keep_said, said))
+                finally:
+                    with self._idle:
+                        self._busy -= len(said)
+                        self._idle.notify_all()
+                continue
             try:
                 self._guarded(partial(self.process if self.is_leader() else self.hand_off, batch), batch)
             finally:
@@ -248,11 +288,48 @@ class MemoryLearner:
                     self._busy -= 1
                     self._idle.notify_all()
 
+    def keep_said(self, said: list[Said]) -> list[Passage]:
+        """Keep each turn as a passage of its user: its credential statements removed, redacted, screened (one
+        that directs the agent is kept quarantined: never recalled). Any host writes its own (no election: a turn
+        is one passage, by its id, whoever writes it)."""
+        rows = []
+        for s in said:
+            text = keep_text(s.text, self.redactor)
+            if len(text) < 3:
+                continue
+            screened = screen_memory(text)
+            rows.append(
+                Passage(
+                    id=f"p-{s.turn_id}",
+                    tenant=s.tenant,
+                    user=s.user or DEFAULT_USER,
+                    session_id=s.session_id,
+                    turn_id=s.turn_id,
+                    text=text,
+                    at=s.at,
+                    status="quarantined" if screened else "active",
+                    screen=screened,
+                )
+            )
+        added = self.passages.add(rows)
+        self.counts["passages"] += len(added)
+        self.counts["passages_quarantined"] += sum(p.status == "quarantined" for p in added)
+        for p in added:
+            self._written[(p.tenant, p.user)] += 1
+        for key, n in list(self._written.items()):
+            if n >= BOUND_EVERY:  # the per-user bound, looked at every so many passages
+                del self._written[key]
+                self.counts["passages_folded"] += self.passages.compact(
+                    *key, self.settings.memory.passages_max, digest_of
+                )
+        if added:
+            self.on_change()
+        return added
+
     def hand_off(self, batch: Batch) -> None:
         """Not the elected learner: queue the batch (redacted) for the host that is."""
         for n in batch.notes:
             n.text, n.reply = self.redactor.redact(n.text), self.redactor.redact(n.reply)
-        batch.firsts = [self.redactor.redact(f) for f in batch.firsts]
         self.store.hand_off(batch.tenant, asdict(batch), self.host)
         self.counts["handed_off"] += 1
 
@@ -296,11 +373,15 @@ class MemoryLearner:
             for n in batch.notes:
                 items += rules.extract(n.text, now, self.settings.memory.event_days)
             self.counts["rule_batches"] += 1 if batch.notes else 0
-        source = {"session_id": batch.session_id, "turn_ids": [n.turn_id for n in batch.notes], "extractor": used}
+        source = {
+            "session_id": batch.session_id,
+            "turn_ids": [n.turn_id for n in batch.notes],
+            "extractor": used,
+            "at": min((n.at for n in batch.notes), default=now),  # when it was said: the memory is dated by it
+        }
         report = self.writer.apply(batch.tenant, batch.user, items, source)
         if batch.end and batch.main_turns:
-            summary = summary or _rule_summary(batch)
-            if summary:
+            if summary:  # the model's account of what was done and decided (the rules keep the passages only)
                 c = Candidate("summary", summary, f"session:{batch.session_id}")
                 rep = self.writer.apply(batch.tenant, batch.user, [c], {**source, "summary": True})
                 report.counts.update(rep.counts)
@@ -338,9 +419,25 @@ class MemoryLearner:
         }
 
 
-def _rule_summary(batch: Batch) -> str | None:
-    if not batch.firsts:
-        return None
-    more = batch.main_turns - len(batch.firsts)
-    tail = f" (and {more} more request{'s' if more != 1 else ''})" if more > 0 else ""
-    return "Last session, the user asked: " + " | ".join(batch.firsts) + tail
+def keep_text(text: str, redactor: Redactor) -> str:
+    """What of a user's turn may be kept: not its questions (what the user asked is not what they told), nor its
+    sentences that state a credential (left out whole, not even redacted: "my password is [REDACTED]" helps no
+    one); the rest redacted."""
+    parts = [
+        s
+        for s in _SENTENCES.split(text)
+        if s.strip() and not _QUESTION.search(s) and not is_credential(s) and not redactor.find(s)
+    ]
+    return redactor.redact("\n".join(parts).strip()) if parts else ""
+
+
+_SENTENCES = re.compile(r"(?<=[.!?。！？])[ \t]+|\n+")
+_QUESTION = re.compile(r"[?？]\s*[\"'”’)]*\s*$")
+
+
+def digest_of(session_id: str, passages: list[Passage]) -> str:
+    """A compacted session: its first sentences, in order, within a few hundred characters."""
+    firsts = [_SENTENCES.split(p.text.strip(), maxsplit=1)[0][:160] for p in passages if p.text.strip()]
+    text = " | ".join(firsts)
+    more = f" (and {len(passages) - len(firsts)} more)" if len(firsts) < len(passages) else ""
+    return (text[:DIGEST_CHARS] + more) or f"a session of {len(passages)} turns"

@@ -90,7 +90,9 @@ PREFER = re.compile(
     r"often )?(?:use|am using|'m using|work with|code in|write in|write|program in) "
     r"(?!(?:it|this|that|them|the following)\b)|my preference is|please (?:always|never)|"
     r"(?:always|never) (?:use|give|answer|reply|respond|write|add|include|show|put|call|format|send|suggest)|"
-    r"(?:answer|reply|respond|write|talk|speak) (?:to me )?in)\b"
+    r"(?:answer|reply|respond|write|talk|speak) (?:to me )?in|keep (?:your|the|all) (?:answers|replies|responses|"
+    r"explanations)|i (?:like|love|want|prefer|need) (?:\w+ ){0,2}(?:answers|replies|responses|explanations|"
+    r"examples|summaries))\b"
     r"|\b(?:j'utilise|je (?:code|bosse|d[ée]veloppe|programme|travaille)(?: surtout| principalement| souvent| toujours)? "
     r"(?:en|avec|sous|sur))\b|\b(?:uso|utilizo|eu uso|eu utilizo|programo em|programo en|trabajo (?:sobre todo |"
     r"principalmente )?con|trabalho (?:mais |principalmente )?com)\b"
@@ -260,6 +262,19 @@ TIMEZONE = re.compile(
     r"heure de \w+|hora de \w+|horario de \w+|in \w+ time|\w+ time zone)\b|时区|时间为准",
     F,
 )
+# A directive about how to answer: it addresses the assistant's output (answers, replies, explanations, "write to
+# me", "talk to me") or instructs it ("always", "never", "please", "from now on"). A remark that only mentions a style
+# word ("I prefer short walks", "I love the tone of that song", "I'm learning Spanish") is not one: it never becomes a
+# standing preference injected on every turn.
+ADDRESSED = re.compile(
+    r"\b(?:answers?|repl(?:y|ies)|respond|responses?|explain|explanations?|summar(?:y|ies)|write (?:to me|back|me|your)|"
+    r"talk to me|speak to me|address me|your (?:answers|replies|responses|output|code|examples|messages)|"
+    r"(?:give|show|send|tell) me|(?:please|always|never|don'?t|do not)\b|"
+    r"r[ée]pon(?:ds|dez|se|ses)|[ée]cris[- ]moi|parle[- ]moi|explique|toujours|jamais|s'il te pla[iî]t|"
+    r"resp[oó]nde(?:me)?|respuestas?|h[aá]blame|escr[ií]beme|explica|siempre|nunca|por favor|"
+    r"responda|respostas?|fale comigo|escreva|sempre)\b|回答|回复|答复|请|总是|始终|永远不要|不要",
+    F,
+)
 PROJECT_WORDS = re.compile(
     r"\b(?:we|our|team|project|repo|repository|codebase|service|services|sprint|release|deploy\w*|pipeline|ci|cd|"
     r"staging|production|prod|cluster|database|db|server|backend|frontend|api|stack|stand-?up|"
@@ -388,20 +403,34 @@ def _subject_key(words: str) -> str:
 
 
 def _topic(text: str) -> tuple[str | None, bool]:
-    """A preference's topic (so a newer one on the topic replaces it) and whether it is about how to answer."""
+    """A preference's topic (so a newer one on the topic replaces it) and whether it is a standing directive about
+    how to answer (only then is it injected on every turn; see :data:`ADDRESSED`)."""
     text = fold(text)
     if CALL_ME.search(text):
-        return "name", True
+        return "name", _names_me(text)
+    directed = bool(ADDRESSED.search(text) or FROM_NOW.search(text))
     style = bool(ANSWER_STYLE.search(text))
     if LANGUAGE.search(text) and (style or FROM_NOW.search(text)):
-        return "answer-language", True
+        return "answer-language", directed
     if UNITS.search(text):
-        return "units", True
+        return "units", directed
     if LENGTH.search(text) and style:
-        return "answer-length", True
+        return "answer-length", directed
     if TIMEZONE.search(text):
         return "timezone", True
-    return None, style
+    return None, style and directed
+
+
+_NAME_ONLY = re.compile(
+    r"(?:^|[.!,]\s*)(?:please\s+|you can\s+|just\s+)?(?:call me|my name is|je m'appelle|appelle[- ]moi|me llamo|"
+    r"ll[aá]mame|meu nome [ée]|me chame de|pode me chamar de)\s+[\w.'-]+(?:\s+[\w.'-]+)?\s*[.!]?\s*$|我叫|叫我",
+    F,
+)
+
+
+def _names_me(text: str) -> bool:
+    """ "Call me Sam" (a name to use), not a passing "call me when you're free" or "call me crazy"."""
+    return bool(_NAME_ONLY.search(text)) and not re.search(r"\bcall me (?:when|if|back|later|crazy|old|a)\b", text, F)
 
 
 def _kind(text: str, default: str) -> str:
@@ -457,7 +486,7 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
     if len(s) < 4 or (not explicit and (_is_question(s) or CONDITIONAL.match(s))):
         return None
     r = _Reading(s, now)
-    if m := CALL_ME.search(s):
+    if CALL_ME.search(s) and _names_me(s):
         return Candidate("preference", s, "topic:name", True)
     if m := CHANGE.match(s):
         subj = _first(m, "s")

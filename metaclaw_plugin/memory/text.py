@@ -132,6 +132,12 @@ def stem(word: str) -> str:
     w = word.replace("'", "").replace("-", "")
     if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
         w = w[:-1]
+    if w.isascii() and ((len(w) > 5 and w.endswith("ing")) or (len(w) > 4 and w.endswith("ed"))):
+        w = w[: -3 if w.endswith("ing") else -2]  # shipping/shipped -> ship, hiking/hiked -> hik
+        if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+            w = w[:-1]
+    if len(w) > 3 and w.endswith("e") and w.isascii():  # hike -> hik, like its inflections
+        w = w[:-1]
     return w[:STEM]
 
 
@@ -271,6 +277,15 @@ def memory_terms(text: str) -> frozenset[str]:
     """A memory's index terms: its words, plus the concepts its trait words carry."""
     base = _tags(text, term_set(text), _MEMORY_SIDE)
     return base | {"#place"} if _PLACE.search(text) else base
+
+
+def memory_terms_list(text: str) -> list[str]:
+    """:func:`memory_terms` with repeats, in order (the index counts how often a word occurs)."""
+    words = terms(text)
+    tags = _tags(text, frozenset(words), _MEMORY_SIDE) - frozenset(words)
+    if _PLACE.search(text):
+        tags |= {"#place"}
+    return words + sorted(tags)
 
 
 def request_terms(text: str) -> frozenset[str]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..privacy import Redactor
+from ..store.passages import PassageStore
 from .guard import is_credential, redact, screen_memory
 from .model import DEFAULT_USER, SHARED_USER, Candidate, Memory
 from .rules import Forget
@@ -25,6 +26,7 @@ from .text import term_set
 log = logging.getLogger("metaclaw_plugin.memory")
 
 FORGET_COVER = 0.6  # share of the forget request's words a memory must contain to go
+PASSAGES_LOOKED_AT = 5000  # the user's latest passages searched for the words of a superseded or forgotten statement
 
 
 @dataclass
@@ -41,6 +43,9 @@ class MemoryWriter:
         self.store = store
         self.settings = settings
         self.redactor = redactor
+        # What the user said stays recallable beside what was distilled from it: a memory superseded or forgotten
+        # takes the words it came from out of recall too (the same database as the memories).
+        self.passages = PassageStore(store.db)
 
     def bucket(self, user: str | None, kind: str) -> tuple[str, bool]:
         """The user a memory is filed under, and whether it is shared tenant-wide."""
@@ -94,13 +99,18 @@ class MemoryWriter:
             status="quarantined" if screened else "active",
             standing=c.standing and (c.kind == "preference" or c.subject.startswith("topic:")),
             shared=shared,
-            valid_from=now,
+            valid_from=_said_at(source, now),
             expires_at=c.expires_at,
             source={**(source or {}), **({"user": user} if shared and user else {})},
             screen=screened,
         )
         old = [] if screened else self._superseded(active, c)
-        return self.store.add(m, supersedes=[o.id for o in old])
+        added = self.store.add(m, supersedes=[o.id for o in old])
+        if old:  # the words said before the old statement was filed, not the new statement's own
+            self._close_words(
+                tenant, owner, [o.text for o in old], "superseded", said_by=max(o.created_at for o in old)
+            )
+        return added
 
     def _superseded(self, active: list[Memory], c: Candidate) -> list[Memory]:
         out = []
@@ -137,10 +147,32 @@ class MemoryWriter:
         for _, m in scored[:3]:
             if self.store.close(m.id, tenant, "forgotten", reason="the user asked"):
                 gone.append(m.id)
+        self._close_words(tenant, owner, [about, *(m.text for _, m in scored[:3])], "forgotten")
         return gone
+
+    def _close_words(self, tenant: str, user: str, texts: list[str], status: str, said_by: float | None = None) -> int:
+        """Take out of recall the user's passages (said by ``said_by``, when given) that say what ``texts`` say (most
+        of a text's words in one passage): the raw words of a superseded or forgotten statement must not bring it
+        back."""
+        wants = [w for w in (term_set(t) for t in texts) if w]
+        if not wants:
+            return 0
+        hit = [
+            p.id
+            for p in self.passages.find(tenant, user, statuses=("active",), limit=PASSAGES_LOOKED_AT)
+            if (said_by is None or p.at <= said_by)
+            and any(len(w & term_set(p.text)) / len(w) >= FORGET_COVER for w in wants)
+        ]
+        return self.passages.close(tenant, user, hit, status)
 
     def _forget_id(self, tenant: str, user: str | None, memory_id: str, reason: str) -> bool:
         m = self.store.get(memory_id, tenant)
         if m is None or m.user not in (user or DEFAULT_USER, SHARED_USER):
             return False  # never another user's memory
         return self.store.close(memory_id, tenant, "forgotten", reason=reason)
+
+
+def _said_at(source: dict[str, Any] | None, now: float) -> float:
+    """When the statement was made (its turn's time, ``source["at"]``), else now."""
+    at = (source or {}).get("at")
+    return float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) and 0 < at <= now + 86_400 else now

@@ -14,7 +14,9 @@ logprobs of the answers it sampled, keyed by a hash of the answer, read when sam
 (``train_steps``: metrics and weights per step); the scheduler (``sched_transitions``); run-time state that
 outlives a process, such as the mode set with ``metaclaw-plugin mode``, and the elected learner (``runtime_state``);
 the skill library shared by hosts on PostgreSQL (``skill_files``, see :mod:`.skill_library`); the memory of each
-user (``memories``, ``memory_history``, ``memory_rev``, ``memory_pending``, see :mod:`metaclaw_plugin.memory.store`).
+user (``memories``, ``memory_history``, ``memory_rev``, ``memory_pending``, see :mod:`metaclaw_plugin.memory.store`)
+and what each user said (``passages``, see :mod:`.passages`; its changes take ``memory_rev`` numbers too, so the
+request path's view follows both with one counter).
 """
 
 from __future__ import annotations
@@ -131,6 +133,15 @@ MEMORY = (
     "CREATE TABLE IF NOT EXISTS memory_rev (id INTEGER PRIMARY KEY, rev INTEGER NOT NULL)",
 )
 
+PASSAGES = (
+    """CREATE TABLE IF NOT EXISTS passages (
+  id TEXT PRIMARY KEY, tenant TEXT NOT NULL, user_id TEXT NOT NULL, session_id TEXT NOT NULL, turn_id TEXT,
+  kind TEXT NOT NULL, text TEXT NOT NULL, at REAL NOT NULL, status TEXT NOT NULL, screen TEXT,
+  created_at REAL NOT NULL, rev INTEGER NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS passages_by_user ON passages (tenant, user_id, status, at)",
+    "CREATE INDEX IF NOT EXISTS passages_by_rev ON passages (rev)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema of the release before schema versions", TRAJECTORIES + LEARNING + BUFFER),
     Migration(
@@ -164,6 +175,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE buffer_support ADD COLUMN read_at REAL",
             "UPDATE buffer_support SET read_at = created_at",  # every earlier claim was taken out at once
         ),
+    ),
+    Migration(
+        9,
+        "what each user said, kept as recallable passages beside the distilled memories (metaclaw_plugin.store.passages)",
+        PASSAGES,
     ),
 )
 CURRENT = MIGRATIONS[-1].version
