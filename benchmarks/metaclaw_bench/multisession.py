@@ -12,8 +12,8 @@ model): each sample is one (tenant, user); each of its sessions a plugin session
 main user turn of that user (``"Caroline: I went ..."``: both speakers' facts are the user's own past turns) with a
 short neutral acknowledgement as the reply; the session ends; the learner is flushed. Then each question is a request
 of the same user in a new session dated after the last one, and the ``<metaclaw-memory>`` section injected into it is
-what is scored. ``TurnContext.started_at`` carries each turn's session date; the plugin does not read it yet (its
-memories are dated by the clock), which the result says.
+what is scored. ``TurnContext.started_at`` carries each turn's session date: the plugin dates every passage and
+memory by it, and resolves relative dates ("yesterday") against it.
 
 Scoring (the same scorer for the plugin and both baselines), per category and overall:
 
@@ -56,6 +56,7 @@ from metaclaw_plugin.config import Settings
 from metaclaw_plugin.memory.model import Memory
 from metaclaw_plugin.memory.view import CLOSE, HEADER, OPEN, approx_tokens
 from metaclaw_plugin.plugin import MetaClawPlugin
+from metaclaw_plugin.store.passages import Passage
 from metaclaw_plugin.types import TurnContext
 
 from . import convgen
@@ -78,10 +79,6 @@ LOCOMO_NOTE = (
     "LoCoMo's layout and categories as in snap-research/locomo (data/locomo10.json; task_eval/evaluation.py scores "
     "category 1 as multi-answer, cuts category 3 answers at ';', and treats 5 as adversarial; evaluation_stats.py "
     "reports them in the order 4, 1, 2, 3, 5): 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial"
-)
-STARTED_AT_NOTE = (
-    "TurnContext.started_at is set to each turn's session date; the plugin does not read it (memories are dated by "
-    "the clock at extraction), so relative dates in memories resolve against the run's date"
 )
 
 
@@ -745,22 +742,6 @@ def corpus(n_turns: int, seed: int | str = "latency") -> tuple[list[str], list[s
     return texts[:n_turns], questions
 
 
-def passages_api(plugin: MetaClawPlugin) -> Callable[[str, str, list[str]], Any] | None:
-    """HOOK(passages): the plugin's bulk load of one user's raw-turn passages, when it keeps such a store.
-
-    The plugin has no passages store yet (another change adds one to ``metaclaw_plugin.memory``). When it lands,
-    point this at its bulk-load call (the way :meth:`MemoryView.put` loads memories: ``(tenant, user, texts)``);
-    until then it returns None and the latency is measured with the memories alone (the result says so)."""
-    for owner in (plugin.memory, plugin):
-        fn = getattr(owner, "put_passages", None)
-        if callable(fn):
-            return fn
-    return None
-
-
-NO_PASSAGES = "no passages store in the plugin yet (looked for MemoryView.put_passages): measured with memories only"
-
-
 def latency(
     n_memories: int = 10_000, n_passages: int = 50_000, requests: int = 3000, home: Path | None = None
 ) -> dict[str, Any]:
@@ -770,8 +751,7 @@ def latency(
     with tempfile.TemporaryDirectory() as tmp:
         p = MetaClawPlugin(settings_for(home or Path(tmp))).start()
         try:
-            put_passages = passages_api(p) if n_passages else None
-            texts, questions = corpus(max(n_memories, n_passages if put_passages else 0))
+            texts, questions = corpus(max(n_memories, n_passages))
             now = time.time()
             kinds = ["fact", "event", "fact", "project"]
             mems = [
@@ -787,12 +767,13 @@ def latency(
                 )
                 for i, text in enumerate(texts[:n_memories])
             ]
+            said = [
+                Passage(f"p{i}", TENANT, "lat", f"s{i // 40}", text, now - 60.0 * (n_passages - i))
+                for i, text in enumerate(texts[:n_passages])
+            ]
             t0 = time.perf_counter()
-            p.memory.put(TENANT, "lat", mems)
+            p.memory.put(TENANT, "lat", mems, said)
             build_s = time.perf_counter() - t0
-            note = None if put_passages else (NO_PASSAGES if n_passages else "not asked")
-            if put_passages:
-                put_passages(TENANT, "lat", texts[:n_passages])
             ctx = TurnContext(session_id="lat", tenant=TENANT, user="lat", host="bench")
             asks = [questions[i % len(questions)] for i in range(requests + 50)]
             xs: list[float] = []
@@ -809,8 +790,7 @@ def latency(
             xs.sort()
             return {
                 "memories_per_user": n_memories,
-                "passages_per_user": n_passages if put_passages else 0,
-                "passages_note": note,
+                "passages_per_user": n_passages,
                 "requests": requests,
                 "view_build_s": round(build_s, 3),
                 "memory_section_p50_us": round(statistics.median(xs), 1),
@@ -867,7 +847,6 @@ def run(
         "feed_s": fed["feed_s"],
         "learner_flushed": fed["flushed"],
         "ask_s": fed["ask_s"],
-        "started_at": STARTED_AT_NOTE,
     }
     n_mem = n_memories if n_memories is not None else (2000 if quick else 10_000)
     n_pas = n_passages if n_passages is not None else (5000 if quick else 50_000)
@@ -952,7 +931,7 @@ def table(result: dict[str, Any]) -> str:
         f"memory_section at {lat['memories_per_user']} memories"
         + (f" + {lat['passages_per_user']} passages" if lat["passages_per_user"] else "")
         + f" for one user: p50 {p50:.3f} ms, p90 {lat['memory_section_p90_us'] / 1000:.3f} ms, p99 {p99:.3f} ms "
-        f"({lat['requests']} requests){'; ' + lat['passages_note'] if lat['passages_note'] else ''}"
+        f"({lat['requests']} requests; view built in {lat['view_build_s']} s)"
     )
     plug = arms["plugin"]
     checks = [
@@ -973,5 +952,4 @@ def table(result: dict[str, Any]) -> str:
         f"{c['answerable']} answerable questions, {c['questions'].get('adversarial', 0)} adversarial; budget "
         f"{result['budget_tokens']} tokens; plugin extractor: {result['plugin']['extractor']}"
     )
-    lines.append(f"note: {result['plugin']['started_at']}")
     return "\n".join(lines)

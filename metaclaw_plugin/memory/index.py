@@ -30,6 +30,7 @@ B = 0.75
 # prior fades.
 PRIOR_DOCS = 50
 TAIL_MAX = 2048  # documents in the tail before it is merged into the base
+DENSE_MIN = 64  # a word in more than a third of a segment's notes (and in more than this many) is not scored in it
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Doc:
     session: str | None = None
     expires_at: float | None = None
     boost: float = 1.0
+    speaker: str | None = None  # the stem of the name that labels who said it ("Caroline: ..."), in a transcript
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,8 @@ class Segment:
     postings: dict[str, tuple[np.ndarray, np.ndarray]]  # term -> (doc indices int32, term frequencies float32)
     lengths: np.ndarray  # words per document (float32)
     total: float  # sum of lengths
+    speaker_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # per document: -1, or its speaker
+    speaker_ids: dict[str, int] = field(default_factory=dict)  # speaker label -> its number in speaker_of
 
     @property
     def n(self) -> int:
@@ -71,7 +75,11 @@ def build_segment(docs: Sequence[Doc], terms: Sequence[Sequence[str]]) -> Segmen
             post_docs.setdefault(t, []).append(i)
             post_tf.setdefault(t, []).append(float(c))
     postings = {t: (np.asarray(ids, np.int32), np.asarray(post_tf[t], np.float32)) for t, ids in post_docs.items()}
-    return Segment(tuple(docs), postings, lengths, float(lengths.sum()))
+    speaker_ids: dict[str, int] = {}
+    speaker_of = np.asarray(
+        [speaker_ids.setdefault(d.speaker, len(speaker_ids)) if d.speaker else -1 for d in docs], np.int32
+    )
+    return Segment(tuple(docs), postings, lengths, float(lengths.sum()), speaker_of, speaker_ids)
 
 
 @dataclass
@@ -117,9 +125,16 @@ class Recall:
             return Recall(self.memories, build_segment(base_docs, base_terms), EMPTY, (), base_terms)
         return Recall(self.memories, self.base, build_segment(tail_docs, tail_terms), tail_terms, self.base_terms)
 
-    def search(self, words: Sequence[str], limit: int, now: float) -> tuple[list[Hit], float]:
+    def speakers(self) -> set[str]:
+        return {s for seg in (self.memories, self.base, self.tail) for s in seg.speaker_ids}
+
+    def search(
+        self, words: Sequence[str], limit: int, now: float, names: Sequence[str] = ()
+    ) -> tuple[list[Hit], float]:
         """The ``limit`` best documents for the request's ``words`` (stems, :func:`~.text.memory_terms_list`), and the
-        request's total word weight (the denominator of coverage)."""
+        request's total word weight (the denominator of coverage). ``names``: speakers of this index the request
+        names ("what did Caroline say about..."): a line another speaker said is left out unless it names one of them
+        too (a transcript's "Melanie: I ran a charity race" does not answer a question about Caroline's race)."""
         segments = [s for s in (self.memories, self.base, self.tail) if s.n]
         n = sum(s.n for s in segments)
         if not n or not words:
@@ -136,35 +151,77 @@ class Recall:
                 total += w  # a word never said weighs the most: a request about it is not answered by the rest
         hits: list[Hit] = []
         for seg in segments:
-            scores = np.zeros(seg.n, np.float32)
-            cover = np.zeros(seg.n, np.float32)
-            strong = np.zeros(seg.n, np.int16)
-            tagged = np.zeros(seg.n, np.int16)
-            norm = K1 * (1.0 - B + B * seg.lengths / avgdl)
-            for t in query:
-                p = seg.postings.get(t)
-                if p is None:
-                    continue
-                ids, tf = p
-                scores[ids] += idf[t] * tf * (K1 + 1.0) / (tf + norm[ids])
-                cover[ids] += idf[t]
-                if t.startswith("#"):
-                    tagged[ids] += 1
-                elif t not in WEAK:
-                    strong[ids] += 1
-            cand = np.flatnonzero(scores)
-            if not len(cand):
-                continue
-            if len(cand) > limit:
-                cand = cand[np.argpartition(-scores[cand], limit - 1)[:limit]]
-            for i in cand:
-                d = seg.docs[int(i)]
-                if d.expires_at is not None and d.expires_at < now:
-                    continue
-                coverage = min(1.0, float(cover[i]) / total) if total else 0.0
-                hits.append(Hit(d, float(scores[i]) * d.boost, coverage, int(strong[i]), int(tagged[i])))
+            hits += _score(seg, query, idf, total, avgdl, limit, now, names)
         hits.sort(key=lambda h: (-h.score, -h.doc.at))
         return hits[:limit], total
+
+
+def _score(
+    seg: Segment,
+    query: list[str],
+    idf: dict[str, float],
+    total: float,
+    avgdl: float,
+    limit: int,
+    now: float,
+    names: Sequence[str],
+) -> list[Hit]:
+    """The ``limit`` best hits of one segment. Only the documents the request's words reach are touched (their
+    postings, gathered and summed by document), never the whole segment: a request costs the length of its words'
+    postings, not the number of notes."""
+    ids_parts: list[np.ndarray] = []
+    score_parts: list[np.ndarray] = []
+    weights: list[float] = []
+    strong_of: list[bool] = []
+    tag_of: list[bool] = []
+    dense = max(DENSE_MIN, seg.n // 3)
+    for t in query:
+        p = seg.postings.get(t)
+        if p is None or len(p[0]) > dense:
+            continue  # a word in a third of the notes ranks none of them (its weight is near nothing anyway)
+        ids, tf = p
+        norm = K1 * (1.0 - B + B * seg.lengths[ids] / avgdl)
+        ids_parts.append(ids)
+        score_parts.append(idf[t] * tf * (K1 + 1.0) / (tf + norm))
+        tag = t.startswith("#")
+        weights.append(idf[t])
+        strong_of.append(not tag and t not in WEAK)
+        tag_of.append(tag)
+    if not ids_parts:
+        return []
+    sizes = [len(ids) for ids in ids_parts]
+    docs, at = np.unique(np.concatenate(ids_parts), return_inverse=True)
+    scores = np.bincount(at, np.concatenate(score_parts), len(docs))
+    if names and seg.speaker_ids:
+        who = seg.speaker_of[docs]
+        blocked = who >= 0
+        for n in names:
+            if n in seg.speaker_ids:
+                blocked &= who != seg.speaker_ids[n]
+        for name in names:  # another speaker's line that names them is about them
+            p = seg.postings.get(name)
+            if p is not None and blocked.any():
+                post = p[0]  # ascending: documents are numbered in the order they were added
+                maybe = docs[blocked]
+                at_ = np.minimum(np.searchsorted(post, maybe), len(post) - 1)
+                blocked[np.flatnonzero(blocked)[post[at_] == maybe]] = False
+        scores[blocked] = 0.0
+    pick = np.flatnonzero(scores)
+    if len(pick) > limit:
+        pick = pick[np.argpartition(-scores[pick], limit - 1)[:limit]]
+    if not len(pick):
+        return []
+    cover = np.bincount(at, np.repeat(np.asarray(weights, np.float64), sizes), len(docs))[pick]
+    strong = np.bincount(at, np.repeat(np.asarray(strong_of, np.float64), sizes), len(docs))[pick]
+    tagged = np.bincount(at, np.repeat(np.asarray(tag_of, np.float64), sizes), len(docs))[pick]
+    out = []
+    for j, k in enumerate(pick):
+        d = seg.docs[int(docs[k])]
+        if d.expires_at is not None and d.expires_at < now:
+            continue
+        coverage = min(1.0, float(cover[j]) / total) if total else 0.0
+        out.append(Hit(d, float(scores[k]) * d.boost, coverage, int(strong[j]), int(tagged[j])))
+    return out
 
 
 def _body(line: str) -> str:

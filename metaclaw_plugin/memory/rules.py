@@ -270,6 +270,7 @@ ADDRESSED = re.compile(
     r"\b(?:answers?|repl(?:y|ies)|respond|responses?|explain|explanations?|summar(?:y|ies)|write (?:to me|back|me|your)|"
     r"talk to me|speak to me|address me|your (?:answers|replies|responses|output|code|examples|messages)|"
     r"(?:give|show|send|tell) me|(?:please|always|never|don'?t|do not)\b|"
+    r"(?:every|each|all|any)\b[^.]{0,40}\b(?:must|should|has to|have to|needs? to)\b|"
     r"r[ée]pon(?:ds|dez|se|ses)|[ée]cris[- ]moi|parle[- ]moi|explique|toujours|jamais|s'il te pla[iî]t|"
     r"resp[oó]nde(?:me)?|respuestas?|h[aá]blame|escr[ií]beme|explica|siempre|nunca|por favor|"
     r"responda|respostas?|fale comigo|escreva|sempre)\b|回答|回复|答复|请|总是|始终|永远不要|不要",

@@ -18,6 +18,7 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -31,7 +32,7 @@ from .dates import resolve, say_ts
 from .index import Doc, Hit, Recall
 from .model import DEFAULT_USER, SHARED_USER, Memory
 from .store import MemoryStore
-from .text import request_terms
+from .text import fold, request_terms, stem
 
 log = logging.getLogger("metaclaw_plugin.memory")
 
@@ -44,7 +45,7 @@ HEADER = (
 MAX_SUMMARIES = 20  # session summaries kept in the view per user (the latest)
 MAX_QUERY_CHARS = 2000
 CHUNK_CHARS = 320  # a passage is indexed and shown in pieces of about this many characters (whole sentences)
-CANDIDATES = 40  # best documents looked at per request, before the gate and the budget
+CANDIDATES = 24  # best documents of each part of the index looked at per request, before the gate and the budget
 # A passage (the user's raw words, many) is shown when it holds two of the request's topical words and 15% of its
 # word weight, or one and a quarter (a short request: "which release branch?"). A distilled memory (a statement
 # about the user, few) needs one word and a tenth ("my manager is Priya" for an email to the manager), or its concept
@@ -83,9 +84,37 @@ def _doc(key: str, source: str, kind: str, text: str, at: float, **kw: Any) -> D
     return Doc(key, source, kind, line, approx_tokens(line) + 1, at, **kw)
 
 
+# Who said it, where the text is a transcript line ("Caroline: I went to a support group yesterday"): one or two
+# capitalised words, a colon, a space.
+_SPEAKER = re.compile(r"^([A-Z][\w'’-]{1,30}(?: [A-Z][\w'’-]{1,30})?):\s+(?=\S)")
+_NOT_SPEAKERS = frozenset(
+    ["note", "notes", "update", "reminder", "todo", "ps", "question", "answer", "edit", "fyi", "summary", "context"]
+    + ["error", "warning", "info", "task", "step", "tip", "example", "important", "btw", "nb", "re", "subject"]
+)
+# Names a request mentions: capitalised words not opening a sentence ("When did Caroline go...", "Caroline's dog").
+_NAME = re.compile(r"(?<![.!?:\n]\s)(?<!^)(?<=\s)([A-Z][a-z][\w-]*)(?:['’]s)?\b")
+
+
+def speaker_of(text: str) -> tuple[str | None, str]:
+    """The stem of the name labelling a transcript line, and the label as written ("" when none)."""
+    m = _SPEAKER.match(text)
+    if m is None or fold(m.group(1)) in _NOT_SPEAKERS:
+        return None, ""
+    first = fold(m.group(1).split()[0])
+    return stem(first), m.group(0)
+
+
+def request_names(query: str, known: AbstractSet[str]) -> list[str]:
+    """Speakers of the user's index that the request names."""
+    if not known:
+        return []
+    return [n for n in dict.fromkeys(stem(fold(m.group(1))) for m in _NAME.finditer(query)) if n in known]
+
+
 def memory_doc(m: Memory) -> Doc:
     text = resolve(" ".join(neutralise(m.text).split()), m.valid_from)
-    return _doc(m.id, m.id, m.kind, text, m.valid_from, expires_at=m.expires_at, boost=MEMORY_BOOST)
+    who, _ = speaker_of(text)
+    return _doc(m.id, m.id, m.kind, text, m.valid_from, expires_at=m.expires_at, boost=MEMORY_BOOST, speaker=who)
 
 
 def chunks(text: str, limit: int = CHUNK_CHARS) -> list[str]:
@@ -117,7 +146,12 @@ def chunks(text: str, limit: int = CHUNK_CHARS) -> list[str]:
 def passage_docs(p: Passage) -> list[Doc]:
     text = resolve(neutralise(p.text), p.at)
     kind = "digest" if p.kind == "digest" else "passage"
-    return [_doc(f"{p.id}#{i}", p.id, kind, c, p.at, session=p.session_id) for i, c in enumerate(chunks(text))]
+    who, label = speaker_of(text)
+    out = []
+    for i, c in enumerate(chunks(text)):
+        c = c if i == 0 or not label else f"{label}… {c}"  # every piece of a transcript line says who said it
+        out.append(_doc(f"{p.id}#{i}", p.id, kind, c, p.at, session=p.session_id, speaker=who))
+    return out
 
 
 @dataclass(frozen=True)
@@ -128,9 +162,9 @@ class Bucket:
     standing: tuple[Doc, ...] = ()
     summaries: tuple[Doc, ...] = ()  # the latest first
     summary_index: Recall = field(default_factory=Recall)
-    recent: tuple[
-        tuple[str, tuple[Doc, ...]], ...
-    ] = ()  # the latest sessions' passages (for "last time"), latest first
+    # the latest sessions' passages (for "where were we last time?"), latest first
+    recent: tuple[tuple[str, tuple[Doc, ...]], ...] = ()
+    speakers: frozenset[str] = frozenset()  # the speaker labels of its transcript lines
 
     def with_memories(self, memories: Iterable[Memory]) -> Bucket:
         docs, standing, summaries = [], [], []
@@ -147,8 +181,9 @@ class Bucket:
         summaries.sort(key=lambda d: -d.at)
         standing.sort(key=lambda d: -d.at)
         latest = tuple(summaries[:MAX_SUMMARIES])
+        recall = self.recall.with_memories(docs)
         return Bucket(
-            self.recall.with_memories(docs), tuple(standing), latest, Recall().with_memories(latest), self.recent
+            recall, tuple(standing), latest, Recall().with_memories(latest), self.recent, frozenset(recall.speakers())
         )
 
     def with_passages(self, passages: Iterable[Passage], *, rebuild: bool) -> Bucket:
@@ -166,7 +201,8 @@ class Bucket:
             order.insert(0, d.session)
             sessions.setdefault(d.session, []).append(d)
         recent = tuple((s, tuple(sessions[s][:RECENT_DOCS])) for s in order[:RECENT_SESSIONS])
-        return replace(self, recall=recall.appended(docs) if docs else recall, recent=recent)
+        recall = recall.appended(docs) if docs else recall
+        return replace(self, recall=recall, recent=recent, speakers=frozenset(recall.speakers()))
 
 
 def build_bucket(memories: Iterable[Memory], passages: Iterable[Passage] = ()) -> Bucket:
@@ -273,7 +309,7 @@ class MemoryView:
         hits: list[Hit] = []
         recall = RECALL.search(query) is not None
         for b in buckets:
-            found, _ = b.recall.search(words, CANDIDATES, now)
+            found, _ = b.recall.search(words, CANDIDATES, now, request_names(query, b.speakers))
             hits += [h for h in found if _relevant(h)]
             if recall:  # "where were we last time?": the last session's summary, or what the user said in it
                 if b.summaries:
