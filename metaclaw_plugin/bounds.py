@@ -215,7 +215,6 @@ class Identifiers:
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[str, bool]] = {}  # raw id -> (stored id, whether its text was cleaned)
         self._session_cache: dict[str, tuple[str, bool]] = {}  # the same, for session and request ids
-        self._tags: dict[tuple[str, ...], str] = {}  # a user's tag repeats on every turn of theirs
         self._labels: dict[tuple[str, int], tuple[str, bool]] = {}
         self._texts: dict[str, str] = {}
 
@@ -223,16 +222,13 @@ class Identifiers:
         """``s`` as its keyed hash, whatever it holds: for a name that must not be taken as it is (a reserved one)."""
         return self._hash(s)
 
-    def _secret(self) -> bytes:
+    def _hash(self, s: str) -> str:
         if self._key is None:
             with self._lock:
                 if self._key is None:
                     self.key_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                     self._key = load_or_create_secret(self.key_path, lambda: secrets.token_hex(32)).encode()
-        return self._key
-
-    def _hash(self, s: str) -> str:
-        digest = hmac.new(self._secret(), s.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+        digest = hmac.new(self._key, s.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
         return HASHED_PREFIX + digest[:24]
 
     def joinable(self, value: Any, field: str = "id") -> str | None:
@@ -273,19 +269,6 @@ class Identifiers:
         if random_ok:
             return self._hash(s) if set(self.redactor.find(s)) - RANDOM_ONLY else s
         return self._hash(s) if self.redactor.redact(s) != s else s
-
-    def tag(self, *parts: str) -> str:
-        """16 hex digits keyed with the home's key over ``parts``: a short name for a value (a user, a conversation)
-        that nobody without the key can compute or test a guess against."""
-        hit = self._tags.get(parts)
-        if hit is None:
-            msg = "\x00".join(parts).encode("utf-8", "surrogatepass")
-            hit = hmac.new(self._secret(), b"tag\x00" + msg, hashlib.sha256).hexdigest()[:16]
-            if sum(map(len, parts)) <= 2 * ID_MAX:  # names, not texts
-                if len(self._tags) >= self.CACHE:
-                    self._tags.clear()
-                self._tags[parts] = hit
-        return hit
 
     def text(self, s: str) -> str:
         """``s`` cut to ``TEXT_MAX``, cleaned (:func:`clean_text`) and redacted; short texts (the keys and values of

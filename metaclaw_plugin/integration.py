@@ -287,11 +287,12 @@ def clean_session_id(value: Any) -> str | None:
 def conversation_fingerprint(
     plugin: MetaClawPlugin | None, messages: Any, tenant: Any = None, user: Any = None
 ) -> str | None:
-    """The session of a conversation whose client sends no session id (``fp-<hex>``): keyed with the home's key
-    from the tenant, the user and the conversation's opening (the user's words of its first user message, not the
-    system prompt or the client's wrappers); a request that continues a conversation the plugin has seen keeps its
-    id, and a new conversation that opens like an earlier one of the same user gets its own (see
-    ``metaclaw_plugin.sessions``). None without a plugin (nothing to key with: the adapter uses a per-call id) or
+    """The session of a conversation whose client sends no session id (``fp-<hex>``): from the tenant, the user and
+    the conversation's opening (the user's words of its first user message, not the system prompt or the client's
+    wrappers); a request that continues a conversation the plugin has seen keeps its id, and a new conversation that
+    opens like an earlier one of the same user gets its own (see ``metaclaw_plugin.sessions``). The adapter marks
+    the turn ``metadata["session_source"] = "fingerprint"`` (an id of this form a client names is not taken as it
+    is). None without a plugin (the table of conversations is the plugin's: the adapter uses a per-call id) or
     without a user message with words."""
     if plugin is None:
         return None

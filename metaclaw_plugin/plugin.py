@@ -108,7 +108,7 @@ class MetaClawPlugin:
         self._by_given: dict[tuple[str, str], set[str]] = {}
         self._by_user: dict[tuple[str, str, str], set[str]] = {}
         self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()  # sessions opened here (bounded)
-        self.conversations = Conversations(self.ids)  # the sessions of clients that name none
+        self.conversations = Conversations()  # the sessions of clients that name none
         self.inflight: InFlight[str, PreparedTurn] = InFlight()  # on_request's turns, until on_response
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
@@ -728,7 +728,8 @@ class MetaClawPlugin:
             user = ids.hashed(user)
         if user is None and ctx.user is not None:
             self._note("user", f"not text ({type(ctx.user).__name__}); dropped")
-        sid = stored_session(ids, sid, user, turn=session)  # a session belongs to one (tenant, user)
+        made = isinstance(ctx.metadata, dict) and ctx.metadata.get("session_source") == "fingerprint"
+        sid = stored_session(ids, sid, user, turn=session, fingerprint=made)  # a session belongs to one (tenant, user)
         model = ids.label(ctx.model, field="model")
         if model is None and ctx.model is not None:
             self._note("model", f"not text ({type(ctx.model).__name__}); dropped")
@@ -859,8 +860,9 @@ class MetaClawPlugin:
 
     def conversation_session(self, messages: Any, tenant: Any = None, user: Any = None) -> str | None:
         """The session of a conversation whose client names none (see :class:`.sessions.Conversations`): an id
-        keyed with the home's key from the tenant, the user and the conversation's opening; a continuation of a
-        conversation seen here keeps its id. None when no user message has words. In memory, cheap; fails open."""
+        from the tenant, the user and the conversation's opening; a continuation of a conversation seen here keeps
+        its id. None when no user message has words. In memory, cheap; fails open. The turn's context says
+        ``metadata["session_source"] = "fingerprint"``: a client that names an id of this form gets another."""
         try:
             ids = self.ids
             t = (

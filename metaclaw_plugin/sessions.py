@@ -1,35 +1,37 @@
 """Whose session a turn belongs to, and the session of a conversation whose client names none.
 
 **A session belongs to one (tenant, user).** Sessions are stored by (tenant, session id), and the session id a turn
-is stored under is the id the host gave, namespaced by the turn's user: ``<given>~u<16 hex>``, where the hex is a
-tag of the user keyed with the home's key (``ids.key``). A turn with no user keeps the given id as it is. So:
+is stored under is the id the host gave, namespaced by the turn's user: ``<given>~u<16 hex>``, the hex a hash of the
+user. A turn with no user keeps the given id as it is. So:
 
 * two users who name the same id (by chance, or because one of them read it somewhere) get two sessions: neither
-  user's turns, outcome or memories move to the other, whoever came first, in any process of the home;
-* the mapping is a pure function, the same in every process and host of one home, with no table to load or keep;
+  user's turns, outcome or memories move to the other, whoever came first;
+* the mapping is a pure function, the same in every process and every host on one database, with no table of owners
+  to load or keep (the alternative, "the first user owns the id", needs one, on the request path, in every process);
 * the id a host knows still finds its sessions: reads of a given id look for ``<given>`` and ``<given>~u...``
   (:meth:`MetaClawPlugin.read_session`), and an end or feedback that names no user applies to every user's part of
   the session (an end from OpenClaw's ``session_end``, the sidecar's ``/v1/sessions/<id>/end``);
-* an id that already carries the turn's own suffix is kept (an adapter may pass a stored id back), and a turn with
-  no user that names an id shaped like a namespaced one is stored under its keyed hash: no one without the home's
-  key can name another user's session.
+* an id that already carries the turn's own suffix is kept (an adapter may pass a stored id back), and a turn that
+  names an id in a form only the plugin makes (a namespaced id without its user, a conversation's ``fp-`` id) is
+  stored under that id's keyed hash (the home's ``ids.key``): no client can name another user's session or another
+  conversation's.
 
 **Conversations without an id** (:class:`Conversations`): a client that sends no session id is grouped by its
 conversation. A conversation is known by its opening, the user's words of its first user message that has any
 (system prompts, and the tags and wrappers a client puts around the user's words, are not part of it: clients send
-the same ones in every conversation), together with the tenant and the user, keyed with the home's key into an id
-(``fp-<16 hex>``) that no client can compute. In each process a table follows the conversations it has seen: a
-request that continues one (its messages extend that conversation's last request) stays in it, and a new
-conversation whose opening another conversation of the same user already has (aider opens every run in a
-repository with the same repository map; a user may open two chats with "hi") gets an id of its own, from its first
-request. Ids in use by earlier processes are loaded from the store at start, so a new conversation is never filed
-into a session stored before a restart. What this cannot tell apart: two processes (LiteLLM ``--num_workers``) that
-each see a different new conversation with one repeated opening for the first time give both the same id; a client
-that names its session (``X-Session-Id``) never depends on any of this.
+the same ones in every conversation), hashed with the tenant and the user into ``fp-<16 hex>``. In each process a
+table follows the conversations it has seen: a request that continues one (its messages extend that conversation's
+last request) stays in it, and a new conversation whose opening another conversation of the same user already has
+(aider opens every run in a repository with the same repository map; a user may open two chats with "hi") gets an id
+of its own, from its first request. Ids in use by earlier processes are loaded from the store at start, so a new
+conversation is never filed into a session stored before a restart. What this cannot tell apart: two processes
+(LiteLLM ``--num_workers``, hosts on one database) that each see, for the first time, a new conversation whose
+opening the same user already used give both one id; a client that names its session never depends on any of this.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
@@ -46,24 +48,38 @@ from .types import new_id
 USER_MARK = "~u"  # <given>~u<tag>: the session id of a user's turns
 _TAG = re.compile(r"~u[0-9a-f]{16}$")
 FINGERPRINT_PREFIX = "fp-"
+_FINGERPRINT = re.compile(r"^fp-[0-9a-f]{16}$")
 CONVERSATIONS_MAX = 20_000  # conversations a process follows (least recently seen forgotten first)
 TAKEN_MAX = 200_000  # fingerprinted ids remembered as in use (the table's and the store's)
 OPENING_CHARS = 4000  # the opening is read this far
 PER_OPENING_MAX = 64  # conversations followed per (tenant, user, opening): a request is checked against each
 
 
-def user_suffix(ids: Identifiers, user: str) -> str:
-    return USER_MARK + ids.tag("user", user)
+def tag(*parts: str) -> str:
+    """16 hex digits of a hash of ``parts``: the same in every process and host that shares a database."""
+    data = "\x00".join(parts).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=8, person=b"metaclaw-sess").hexdigest()
 
 
-def stored_session(ids: Identifiers, given: str, user: str | None, *, turn: bool = True) -> str:
+@functools.lru_cache(maxsize=4096)
+def user_suffix(user: str) -> str:
+    return USER_MARK + tag("user", user)
+
+
+def stored_session(
+    ids: Identifiers, given: str, user: str | None, *, turn: bool = True, fingerprint: bool = False
+) -> str:
     """The session id a turn of ``user`` that names ``given`` is stored under (``given`` and ``user`` already in
-    their stored forms). ``turn=False`` (an end, a feedback): an id in the namespaced form is taken as it is."""
+    their stored forms). ``turn=False`` (an end, a feedback): an id in the namespaced form is taken as it is.
+    ``fingerprint``: ``given`` is the conversation's id the plugin made; an id of that form that a client named is
+    not one (it is stored under its keyed hash), so no client can name another conversation's session."""
+    if turn and not fingerprint and _FINGERPRINT.match(given):
+        given = ids.hashed(given)
     if user is None:
         if turn and _TAG.search(given):
-            return ids.hashed(given)  # only the home's key makes these: not a name a turn may take
+            return ids.hashed(given)  # the plugin makes these for users' turns: not a name a turn may take
         return given
-    suffix = user_suffix(ids, user)
+    suffix = user_suffix(user)
     if given.endswith(suffix):
         return given
     if len(given) + len(suffix) > ID_MAX:
@@ -138,8 +154,7 @@ class _Conversation:
 class Conversations:
     """The conversations a process has seen, per (tenant, user, opening); bounded, thread-safe, in memory."""
 
-    def __init__(self, ids: Identifiers, cap: int = CONVERSATIONS_MAX, taken_cap: int = TAKEN_MAX) -> None:
-        self.ids = ids
+    def __init__(self, cap: int = CONVERSATIONS_MAX, taken_cap: int = TAKEN_MAX) -> None:
         self.cap = cap
         self.taken_cap = taken_cap
         self._by_opening: OrderedDict[tuple[str, str, str], list[_Conversation]] = OrderedDict()
@@ -184,7 +199,7 @@ class Conversations:
             return sid
 
     def _fingerprint(self, key: tuple[str, str, str], *extra: str) -> str:
-        return FINGERPRINT_PREFIX + self.ids.tag("conversation", *key, *extra)
+        return FINGERPRINT_PREFIX + tag("conversation", *key, *extra)
 
     def _take(self, sid: str) -> None:
         self._taken[sid] = None

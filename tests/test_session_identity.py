@@ -39,9 +39,10 @@ def turn(
     tenant: str = "acme",
     kind: str = "main",
     messages: list[dict[str, Any]] | None = None,
+    source: str = "header",
 ) -> tuple[TurnContext, str]:
     """One turn through the hooks; returns its context and the system text the model saw."""
-    ctx = TurnContext(session_id=session, user=user, tenant=tenant, kind=kind)  # type: ignore[arg-type]
+    ctx = TurnContext(session_id=session, user=user, tenant=tenant, kind=kind, metadata={"session_source": source})  # type: ignore[arg-type]
     out = p.on_request(ctx, messages or [SYSTEM, {"role": "user", "content": text}])
     p.on_response(ctx, REPLY)
     return ctx, str(out[0]["content"])
@@ -121,7 +122,7 @@ def test_a_user_field_alone_is_not_a_session_id() -> None:
         session_id_from(user="ann")  # type: ignore[call-arg]
 
 
-def test_fingerprints_are_keyed_per_tenant_and_user_and_skip_the_system_prompt(plugin: MetaClawPlugin) -> None:
+def test_fingerprints_are_per_tenant_and_user_and_skip_the_system_prompt(plugin: MetaClawPlugin) -> None:
     opening = [SYSTEM, {"role": "user", "content": "Hi, I need help with something personal."}]
     ana = conversation_fingerprint(plugin, opening, "acme", "ana")
     ben = conversation_fingerprint(plugin, opening, "acme", "ben")
@@ -135,9 +136,21 @@ def test_fingerprints_are_keyed_per_tenant_and_user_and_skip_the_system_prompt(p
         {"role": "user", "content": "It is about my health."},
     ]
     assert conversation_fingerprint(plugin, later, "acme", "ana") == ana
-    # keyed with the home's key: another home makes another id from the same conversation
+    # another process (a proxy worker, another host on the database) follows the same conversation to the same id
     other = MetaClawPlugin(Settings(home=plugin.settings.home_dir.parent / "other-home"))
-    assert conversation_fingerprint(other, opening, "acme", "ana") != ana
+    assert conversation_fingerprint(other, later, "acme", "ana") == ana
+
+
+def test_a_conversations_id_named_by_a_client_is_not_that_conversation(plugin: MetaClawPlugin) -> None:
+    """An anonymous client that computes an anonymous conversation's ``fp-`` id and names it gets its own session."""
+    opening = [SYSTEM, {"role": "user", "content": "Hi, I need help with something personal."}]
+    fp = conversation_fingerprint(plugin, opening, "acme", None)
+    assert fp is not None
+    turn(plugin, fp, "Hi, I need help with something personal.", None, messages=opening, source="fingerprint")
+    turn(plugin, fp, "tell me what they said", None, source="header")  # named, not made by the plugin
+    found = sessions(plugin)
+    assert len(found) == 2 and sorted(len(s.turns) for s in found) == [1, 1]
+    assert {s.session_id for s in found} >= {fp}
 
 
 def test_a_preamble_every_run_repeats_does_not_join_the_runs(plugin: MetaClawPlugin) -> None:
@@ -163,7 +176,7 @@ def test_a_new_conversation_is_never_filed_into_a_session_stored_before_a_restar
     try:
         sid = conversation_fingerprint(p, opening, "acme", "ana")
         assert sid is not None
-        turn(p, sid, "hi", "ana", messages=opening)
+        turn(p, sid, "hi", "ana", messages=opening, source="fingerprint")
         assert p.flush(30)
     finally:
         p.stop()
