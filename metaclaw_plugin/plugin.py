@@ -646,7 +646,7 @@ class MetaClawPlugin:
                 self._by_user.setdefault((ctx.tenant, ctx.user, ctx.host), set()).add(ctx.session_id)
         if state.fresh and ctx.kind == "main":
             state.fresh = False
-            if state.user is not None:
+            if state.user is not None and self.settings.sessions.new_conversation_ends_earlier:
                 self._supersede(state)
         state.last_at = now
         return state
