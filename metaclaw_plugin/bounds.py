@@ -43,6 +43,9 @@ _OURS = re.compile(r"^(?:redacted|h)-[0-9a-f]{24}$")  # ids this module made: ke
 # Hex, UUIDs and numbers, with a short word before them (``req-1f3a...``, ``run_42``): what generated ids look like,
 # and what the redactor calls identifiers, not secrets (commit hashes, UUIDs); kept without running it.
 _PLAIN = re.compile(r"^(?:[A-Za-z]{1,16}[-_:.])?[0-9a-fA-F-]{1,64}$")
+# What the redactor calls a secret only because it looks random: a session or request id is random by design (an
+# opencode ``ses_01JH...``, an MCP session id), so these labels alone never make one a secret.
+RANDOM_ONLY = frozenset({"high_entropy"})
 
 
 class Refused(ValueError):
@@ -256,6 +259,7 @@ class Identifiers:
         self._key: bytes | None = None
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[str, bool]] = {}  # raw id -> (stored id, whether its text was cleaned)
+        self._session_cache: dict[str, tuple[str, bool]] = {}  # the same, for session and request ids
         self._labels: dict[tuple[str, int], tuple[str, bool]] = {}
         self._texts: dict[str, str] = {}
 
@@ -273,28 +277,43 @@ class Identifiers:
         return HASHED_PREFIX + digest[:24]
 
     def joinable(self, value: Any, field: str = "id") -> str | None:
-        """The stored form of a session, tenant, user or request id; None when ``value`` holds none."""
+        """The stored form of a tenant or user id (and of any id a caller names without saying which kind it is);
+        None when ``value`` holds none."""
+        return self._stored(value, field, self._cache, False)
+
+    def session(self, value: Any, field: str = "session_id") -> str | None:
+        """The stored form of a session or request id: like :meth:`joinable`, but an id is hashed only when it holds
+        a secret of a known kind (a provider key, a token with its prefix, a password assignment), never because it
+        merely looks random: session and request ids are random by design (opencode's ``ses_01JH...``, an MCP
+        session id), and hashing them would hide what the host knows them by."""
+        return self._stored(value, field, self._session_cache, True)
+
+    def _stored(self, value: Any, field: str, cache: dict[str, tuple[str, bool]], random_ok: bool) -> str | None:
         cacheable = type(value) is str and len(value) <= 4 * ID_MAX
-        hit = self._cache.get(value) if cacheable else None
+        hit = cache.get(value) if cacheable else None
         if hit is None:
             s = coerce_id(value)
             if s is None:
                 return None
-            hit = self._joinable(s), isinstance(value, str) and _BAD.search(value) is not None
+            hit = self._joinable(s, random_ok), isinstance(value, str) and _BAD.search(value) is not None
             if cacheable:
-                if len(self._cache) >= self.CACHE:
-                    self._cache.clear()
-                self._cache[value] = hit
+                if len(cache) >= self.CACHE:
+                    cache.clear()
+                cache[value] = hit
         if hit[1] and self.note is not None:
             self.note(field, "held NUL, control characters or lone surrogates; replaced")
         return hit[0]
 
-    def _joinable(self, s: str) -> str:
+    def _joinable(self, s: str, random_ok: bool = False) -> str:
         if _OURS.match(s) or (self.plain_ids and _PLAIN.match(s)):
             return s
         if self.redactor is None:
             return s if len(s) <= ID_MAX else "h-" + hashlib.blake2b(s.encode(), digest_size=12).hexdigest()
-        return self._hash(s) if len(s) > ID_MAX or self.redactor.redact(s) != s else s
+        if len(s) > ID_MAX:
+            return self._hash(s)
+        if random_ok:
+            return self._hash(s) if set(self.redactor.find(s)) - RANDOM_ONLY else s
+        return self._hash(s) if self.redactor.redact(s) != s else s
 
     def text(self, s: str) -> str:
         """``s`` cut to ``TEXT_MAX``, cleaned (:func:`clean_text`) and redacted; short texts (the keys and values of

@@ -159,6 +159,11 @@ class SessionSettings(Section):
         description="Tell a client's side calls (titles, summaries, commit messages, sub-agents) from its main turns "
         "by their shape, besides the X-Turn-Type header: they get no skills and are not the session's work.",
     )
+    new_conversation_ends_earlier: bool = Field(
+        True,
+        description="A user's new session on a host ends that user's other open sessions there (reason superseded): "
+        "set false for hosts where one user runs several sessions at once.",
+    )
 
 
 def check_url(url: str) -> str | None:

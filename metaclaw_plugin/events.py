@@ -26,6 +26,10 @@ class SessionState:
     last_at: float
     turn_ids: list[str] = field(default_factory=list)
     main_turns: int = 0
+    user: str | None = None  # whose session it is (a session belongs to one tenant and user)
+    given: str = ""  # the id the host gave (``session_id`` is it, namespaced by the user: see sessions.py)
+    last_main: str | None = None  # the latest main turn: what feedback that names no turn scores
+    fresh: bool = False  # first seen in this process: its first main turn ends the user's earlier sessions
 
 
 @dataclass
@@ -43,6 +47,9 @@ class SessionEnd:
     outcome: dict[str, Any] | None
     reason: str
     turn_ids: list[str]
+    # A session an earlier process left open, ended by the idle sweep: its stored turns (this process never saw
+    # them; memory extraction reads what the earlier process had not extracted yet).
+    stored_turns: list[Turn] | None = None
 
 
 @dataclass

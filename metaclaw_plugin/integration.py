@@ -14,8 +14,9 @@ In the style of Sentry's SDK integrations and OpenTelemetry's instrumentors:
   the host's per-call object, else in an :class:`InFlight` table (one expiry policy), and handed back to
   ``plugin.complete_turn(prepared, response, ...)``. ``on_session_end``/``on_feedback`` end and score sessions.
 * :class:`FailOpen`: the one way a hook handles its own failure: log it, count it, never raise into the host.
-* :func:`session_id_from`: the session-id fallback chain (header, metadata, user, fingerprint), with
-  :func:`clean_session_id` and :func:`conversation_fingerprint`.
+* :func:`session_id_from`: the session-id fallback chain (header, metadata, fingerprint), with
+  :func:`clean_session_id` and :func:`conversation_fingerprint`. The core files each session under its user
+  (``metaclaw_plugin.sessions``).
 
 Adapters import the core through this module and the package's top-level names only; the names of the core that
 they need (``MetaClawPlugin``, ``Settings``, ``TurnContext``, ...) are re-exported here for that reason.
@@ -283,32 +284,19 @@ def clean_session_id(value: Any) -> str | None:
     return value
 
 
-def conversation_fingerprint(messages: Any, limit: int = 65536) -> str | None:
-    """A stable id for a chat whose client sends no session id: the system prompt plus the first user message of
-    OpenAI-format messages, which stay the same while a stateless client resends the growing history."""
-    if not isinstance(messages, list) or not messages:
+def conversation_fingerprint(
+    plugin: MetaClawPlugin | None, messages: Any, tenant: Any = None, user: Any = None
+) -> str | None:
+    """The session of a conversation whose client sends no session id (``fp-<hex>``): from the tenant, the user and
+    the conversation's opening (the user's words of its first user message, not the system prompt or the client's
+    wrappers); a request that continues a conversation the plugin has seen keeps its id, and a new conversation that
+    opens like an earlier one of the same user gets its own (see ``metaclaw_plugin.sessions``). The adapter marks
+    the turn ``metadata["session_source"] = "fingerprint"`` (an id of this form a client names is not taken as it
+    is). None without a plugin (the table of conversations is the plugin's: the adapter uses a per-call id) or
+    without a user message with words."""
+    if plugin is None:
         return None
-    system = ""
-    first_user = None
-    for m in messages:
-        if not isinstance(m, dict):
-            continue
-        role = m.get("role")
-        if role in ("system", "developer") and not system:
-            system = content_text(m.get("content"))[:limit]
-            if SKILL_BLOCK_OPEN in system:  # already carries an injected block (a retry): ignore it
-                system = system.split(SKILL_BLOCK_OPEN, 1)[0]
-            system = system.rstrip()
-        elif role == "user":
-            first_user = content_text(m.get("content"))[:limit]
-            break
-    if first_user is None and not system:
-        return None
-    h = hashlib.blake2b(digest_size=10)
-    h.update(system.encode("utf-8", "replace"))
-    h.update(b"\x00")
-    h.update((first_user or "").encode("utf-8", "replace"))
-    return "fp-" + h.hexdigest()
+    return plugin.conversation_session(messages, tenant, user)
 
 
 def _first(candidates: Any) -> str | None:
@@ -326,17 +314,20 @@ def session_id_from(
     *,
     header: Any = None,
     metadata: Any = None,
-    user: Any = None,
     fingerprint: Any = None,
 ) -> tuple[str | None, str]:
     """The session id of a turn and where it came from, trying in order: ``header`` (an id the caller gave
-    explicitly: a transport header, an adapter argument), ``metadata``, ``user`` (as ``"user:<name>"``, so one
-    user's calls group together), ``fingerprint`` (of the conversation, for clients that send nothing).
+    explicitly: a transport header, an adapter argument), ``metadata``, ``fingerprint`` (of the conversation, for
+    clients that send nothing: :func:`conversation_fingerprint`).
 
-    Returns ``(id, source)`` with source ``"header"``, ``"metadata"``, ``"user"`` or ``"fingerprint"``, or
-    ``(None, "none")``: the adapter then picks its own last resort (a per-call or per-run id). Each step may be a
-    value, a zero-argument callable (called only when the steps before it gave nothing: pass costly ones such as
-    a fingerprint that way), or a tuple of those, tried in order. Values go through :func:`clean_session_id`.
+    Returns ``(id, source)`` with source ``"header"``, ``"metadata"`` or ``"fingerprint"``, or ``(None, "none")``:
+    the adapter then picks its own last resort (a per-call or per-run id). Each step may be a value, a zero-argument
+    callable (called only when the steps before it gave nothing: pass costly ones such as a fingerprint that way),
+    or a tuple of those, tried in order. Values go through :func:`clean_session_id`.
+
+    The user is not a step: a user's id named as a session (the old ``user:<name>``) was a name anyone could
+    claim first. The core files every session under its user (``metaclaw_plugin.sessions``), so one id named by
+    two users is two sessions.
     """
     # Steps that were not given cost nothing: this runs on every request of every adapter.
     if header is not None:
@@ -347,12 +338,6 @@ def session_id_from(
         sid = _first(metadata)
         if sid is not None:
             return sid, "metadata"
-    if user:
-        u = user() if callable(user) else user
-        if isinstance(u, str) and u:
-            sid = clean_session_id("user:" + u)
-            if sid is not None:
-                return sid, "user"
     if fingerprint is not None:
         sid = _first(fingerprint)
         if sid is not None:

@@ -25,7 +25,7 @@ import logging
 import os
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -55,6 +55,7 @@ from .memory.store import MemoryStore
 from .memory.view import MemoryView
 from .privacy import disk_redactor, redactor_for
 from .protocols import SchedulerPart
+from .sessions import Conversations, given_of, namespaced, stored_session
 from .sideturns import SideCalls
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .skillbank.render import inject as inject_block
@@ -73,6 +74,11 @@ if TYPE_CHECKING:  # attached lazily in start(); the request path never imports 
 
 log = logging.getLogger("metaclaw_plugin")
 _fail = FailOpen(log, "metaclaw", what="the host call")
+
+SEEN_MAX = 100_000  # sessions remembered as opened in this process (a return to one ends nothing)
+STORED_SWEEP_EVERY = 60.0  # seconds between looks for sessions an earlier process left open
+STORED_SWEEP_GRACE = 60.0  # beyond the idle timeout: a live owner in another process has ended it by then
+STORED_SWEEP_BATCH = 500
 
 
 class MetaClawPlugin:
@@ -105,6 +111,12 @@ class MetaClawPlugin:
         self.worker = BackgroundWorker()
         self.errors: Counter[str] = Counter()
         self._sessions: dict[tuple[str, str], SessionState] = {}
+        # the live sessions by the id the host gave (an end or feedback that names no user reaches each user's part)
+        # and by user and host (a user's new conversation ends that user's earlier ones): see sessions.py
+        self._by_given: dict[tuple[str, str], set[str]] = {}
+        self._by_user: dict[tuple[str, str, str], set[str]] = {}
+        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()  # sessions opened here (bounded)
+        self.conversations = Conversations()  # the sessions of clients that name none
         self.inflight: InFlight[str, PreparedTurn] = InFlight()  # on_request's turns, until on_response
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
@@ -148,6 +160,10 @@ class MetaClawPlugin:
             if self.library is not None:  # on NOTIFY and every second, in a thread of its own
                 self.library.listen(self.sync_library)
             self.worker.every(1.0, "sessions.sweep", self.sweep_sessions)
+            # sessions earlier processes left open, and the conversation ids they used: at start and every minute
+            self.worker.submit("sessions.taken", self._load_taken)
+            self.worker.submit("sessions.sweep_stored", self.sweep_stored_sessions)
+            self.worker.every(STORED_SWEEP_EVERY, "sessions.sweep_stored", self.sweep_stored_sessions)
             if self.settings.storage.retention_days > 0:
                 self.worker.every(
                     6 * 3600, "store.prune", lambda: self.store.prune(self.settings.storage.retention_days)
@@ -388,12 +404,20 @@ class MetaClawPlugin:
             state.turn_ids.append(turn.turn_id)
             if ctx.kind == "main":
                 state.main_turns += 1
+                state.last_main = turn.turn_id
         if self.events.wanted(TurnRecorded):
             self.events.publish(TurnRecorded(turn, state, pend.ctx))
         return turn
 
-    def on_session_end(self, ctx: TurnContext, outcome: dict[str, Any] | None = None, *, reason: str = "host") -> None:
-        """End a session: persist the outcome and hand it to the background loops."""
+    def on_session_end(
+        self, ctx: TurnContext, outcome: dict[str, Any] | None = None, *, reason: str = "host", every_user: bool = True
+    ) -> None:
+        """End a session: persist the outcome and hand it to the background loops.
+
+        A session belongs to one user (see :mod:`.sessions`). With ``ctx.user`` set, that user's session ends. With
+        none, the session the host knows by ``ctx.session_id`` ends, each user's part of it that is live here
+        (``every_user=False``: only the part of turns that named no user, as a proxy request without a user
+        ends only its own)."""
         try:
             self._ensure_started()
             c = self._checked(ctx, session=False)
@@ -402,8 +426,15 @@ class MetaClawPlugin:
                 self._note("reason", "not text; recorded as host")
                 why = "host"
             with self._lock:
-                state = self._sessions.pop((c.tenant, c.session_id), None)
-            self._end(c.tenant, c.session_id, c.host, state, outcome, why)
+                if c.user is None and every_user and not namespaced(c.session_id):
+                    sids = sorted(self._by_given.get((c.tenant, c.session_id), ()))
+                    ended = [(sid, self._pop_state((c.tenant, sid))) for sid in sids]
+                else:
+                    ended = []
+                if not ended:
+                    ended = [(c.session_id, self._pop_state((c.tenant, c.session_id)))]
+            for sid, state in ended:
+                self._end(c.tenant, sid, state.host if state else c.host, state, outcome, why)
         except Exception as e:
             self._fail("on_session_end", e)
 
@@ -443,14 +474,24 @@ class MetaClawPlugin:
             text = clean_text(text[:TEXT_MAX]) if text else None
             value = normalise_feedback(score if isinstance(score, (bool, int, float)) else _short(score), text)
             with self._lock:
-                state = self._sessions.get((c.tenant, c.session_id))
-                ids = list(state.turn_ids) if state else []
-            turn_id = c.request_id if c.request_id in ids or not ids else ids[-1]
-            event = Feedback(c.tenant, c.session_id, turn_id, value, text, bool(ids))
-            if value is not None and ids:
+                if c.user is None and not namespaced(c.session_id):  # the host's id: any user's part of it
+                    live = [self._sessions[(c.tenant, s)] for s in self._by_given.get((c.tenant, c.session_id), ())]
+                else:
+                    one = self._sessions.get((c.tenant, c.session_id))
+                    live = [one] if one is not None else []
+                state = next((st for st in live if c.request_id in st.turn_ids), None)
+                if state is None and live:
+                    state = max(live, key=lambda st: st.last_at)
+                named = state is not None and c.request_id in state.turn_ids
+                main = state.last_main if state is not None else None
+            sid = state.session_id if state is not None else c.session_id
+            # the turn it names, else the session's latest main turn; never a side turn by accident
+            turn_id = c.request_id if named else main
+            event = Feedback(c.tenant, sid, turn_id or c.request_id, value, text, turn_id is not None)
+            if value is not None and turn_id is not None:
                 self.store.record_reward(turn_id, "explicit", value, {"text": text} if text else None)
             elif value is not None:
-                # Not in memory (ended, or another process): resolve the turn in the background.
+                # Not in memory (ended, another process, no main turn yet): resolve the turn in the background.
                 self.worker.submit("feedback.resolve", self._resolve_feedback, event)
             self.events.publish(event)
         except Exception as e:
@@ -460,13 +501,23 @@ class MetaClawPlugin:
         self.on_feedback(ctx, score, text)
 
     def _resolve_feedback(self, event: Feedback) -> None:
+        """The turn a feedback scores, from the store: the turn it names when that is a turn of the session (any
+        user's part of it, for an id that names no user), else the session's latest main turn; else it is dropped
+        (a side turn is never scored for want of a main one)."""
         self.store.flush(5.0)
-        session = self.store.get_session(event.session_id, tenant=event.tenant)
-        ids = [t.turn_id for t in session.turns] if session else []
-        if not ids:
-            log.warning("feedback for unknown session %s dropped", event.session_id)
+        sessions = [
+            self.store.get_session(sid, tenant=event.tenant) for sid in self._stored_ids(event.session_id, event.tenant)
+        ]
+        turns = [t for s in sessions if s is not None for t in s.turns]
+        named = next((t for t in turns if t.turn_id == event.turn_id), None)
+        if named is None:
+            mains = sorted((t for t in turns if t.kind == "main"), key=lambda t: (t.created_at, t.seq))
+            named = mains[-1] if mains else None
+        if named is None:
+            log.warning("feedback for session %s dropped: no main turn of it is stored", event.session_id)
             return
-        event.turn_id = event.turn_id if event.turn_id in ids else ids[-1]
+        event.session_id = named.session_id
+        event.turn_id = named.turn_id
         event.resolved = True
         if event.score is not None:
             self.store.record_reward(
@@ -593,11 +644,56 @@ class MetaClawPlugin:
 
     # Internals ---------------------------------------------------------------------------------------
     def _touch(self, ctx: TurnContext, now: float) -> SessionState:
+        """The live session of a turn (made on its first turn); under ``self._lock``. A session seen here for the
+        first time ends, at its first main turn, the same user's earlier sessions on this host: a user who starts a
+        new conversation has left the old one, whatever the client said (the ends run in the worker)."""
         key = (ctx.tenant, ctx.session_id)
         state = self._sessions.get(key)
         if state is None:
-            state = self._sessions[key] = SessionState(ctx.tenant, ctx.session_id, ctx.host, now, now)
+            fresh = key not in self._seen
+            if fresh:
+                self._seen[key] = None
+                if len(self._seen) > SEEN_MAX:
+                    self._seen.popitem(last=False)
+            state = self._sessions[key] = SessionState(
+                ctx.tenant, ctx.session_id, ctx.host, now, now, user=ctx.user, given=given_of(ctx.session_id)
+            )
+            state.fresh = fresh
+            self._by_given.setdefault((ctx.tenant, state.given), set()).add(ctx.session_id)
+            if ctx.user is not None:
+                self._by_user.setdefault((ctx.tenant, ctx.user, ctx.host), set()).add(ctx.session_id)
+        if state.fresh and ctx.kind == "main":
+            state.fresh = False
+            if state.user is not None and self.settings.sessions.new_conversation_ends_earlier:
+                self._supersede(state)
         state.last_at = now
+        return state
+
+    def _supersede(self, state: SessionState) -> None:
+        """End the other live sessions of ``state``'s user on its host (under ``self._lock``; ended by the worker)."""
+        others = self._by_user.get((state.tenant, state.user or "", state.host), set()) - {state.session_id}
+        for sid in sorted(others):
+            old = self._pop_state((state.tenant, sid))
+            if old is not None:
+                self.worker.submit(
+                    "sessions.supersede", self._end, old.tenant, old.session_id, old.host, old, None, "superseded"
+                )
+
+    def _pop_state(self, key: tuple[str, str]) -> SessionState | None:
+        """Forget a live session (under ``self._lock``)."""
+        state = self._sessions.pop(key, None)
+        if state is not None:
+            given = self._by_given.get((state.tenant, state.given))
+            if given is not None:
+                given.discard(state.session_id)
+                if not given:
+                    del self._by_given[(state.tenant, state.given)]
+            ukey = (state.tenant, state.user or "", state.host)
+            mine = self._by_user.get(ukey)
+            if mine is not None:
+                mine.discard(state.session_id)
+                if not mine:
+                    del self._by_user[ukey]
         return state
 
     def _deliver(self, name: str, fn: Callable[[Any], Any], event: Any) -> None:
@@ -630,7 +726,7 @@ class MetaClawPlugin:
         if not isinstance(ctx, TurnContext):
             raise Refused("ctx", f"must be a TurnContext, got {type(ctx).__name__}")
         ids = self.ids
-        rid = ids.joinable(ctx.request_id, "request_id")
+        rid = ids.session(ctx.request_id, "request_id")
         if rid is None:
             self._note("request_id", "missing or not text; a new one was made")
             rid = ctx.request_id = new_id()
@@ -639,17 +735,19 @@ class MetaClawPlugin:
         tenant = DEFAULT_TENANT if blank else ids.joinable(raw_tenant, "tenant")
         if tenant is None:
             raise Refused("tenant", f"must be text, got {type(raw_tenant).__name__}")
-        sid = ids.joinable(ctx.session_id, "session_id")
+        sid = ids.session(ctx.session_id, "session_id")
         if sid is None:
             if not session:
                 raise Refused("session_id", "missing or not text")
             self._note("session_id", "missing or not text; the turn is a session of its own")
-            sid = ids.joinable("request-" + rid) or rid
+            sid = ids.session("request-" + rid) or rid
         user = ids.joinable(ctx.user, "user")
         if user == SHARED_USER:  # a host's user named like the tenant-wide memory bucket is a user, not the bucket
             user = ids.hashed(user)
         if user is None and ctx.user is not None:
             self._note("user", f"not text ({type(ctx.user).__name__}); dropped")
+        made = isinstance(ctx.metadata, dict) and ctx.metadata.get("session_source") == "fingerprint"
+        sid = stored_session(ids, sid, user, turn=session, fingerprint=made)  # a session belongs to one (tenant, user)
         model = ids.label(ctx.model, field="model")
         if model is None and ctx.model is not None:
             self._note("model", f"not text ({type(ctx.model).__name__}); dropped")
@@ -769,11 +867,67 @@ class MetaClawPlugin:
         timeout = self.settings.sessions.session_idle_timeout
         with self._lock:
             idle = [k for k, s in self._sessions.items() if now - s.last_at >= timeout]
-            states = [self._sessions.pop(k) for k in idle]
+            states = [st for st in (self._pop_state(k) for k in idle) if st is not None]
         self.inflight.sweep()
         for st in states:
             self._end(st.tenant, st.session_id, st.host, st, None, "idle")
         return len(states)
+
+    def sweep_stored_sessions(self, now: float | None = None) -> int:
+        """End the stored sessions that no process ended (one that stopped or crashed with them open): no end, no
+        turn for longer than the idle timeout (and a minute's grace, so that a live owner elsewhere ends its own),
+        not live here. Run by the worker at start and every minute, never on the request path. The memory learner
+        reads what their turns said that was not extracted yet (``SessionEnd.stored_turns``)."""
+        if self.election is not None and not self.election.is_leader():
+            return 0  # hosts sharing PostgreSQL: the elected learner sweeps, once for all of them
+        now = time.time() if now is None else now
+        cutoff = now - self.settings.sessions.session_idle_timeout - STORED_SWEEP_GRACE
+        self.store.flush(5.0)
+        rows = self.store.open_sessions(cutoff, STORED_SWEEP_BATCH)
+        with self._lock:
+            rows = [r for r in rows if (r["tenant"], r["session_id"]) not in self._sessions]
+        for r in rows:
+            tenant, sid = r["tenant"], r["session_id"]
+            stored = self.store.get_session(sid, tenant=tenant) if self.events.wanted(SessionEnd) else None
+            turns = stored.turns if stored is not None else None
+            self.store.end_session(tenant, sid, None, "idle")
+            ids = [t.turn_id for t in turns or ()]
+            self.events.publish(SessionEnd(tenant, sid, r["host"] or "unknown", None, "idle", ids, turns))
+        return len(rows)
+
+    def _load_taken(self) -> None:
+        """The conversation ids earlier processes stored: a new conversation here never takes one (the worker)."""
+        self.store.flush(5.0)
+        self.conversations.taken(self.store.fingerprinted_sessions())
+
+    def conversation_session(self, messages: Any, tenant: Any = None, user: Any = None) -> str | None:
+        """The session of a conversation whose client names none (see :class:`.sessions.Conversations`): an id
+        from the tenant, the user and the conversation's opening; a continuation of a conversation seen here keeps
+        its id. None when no user message has words. In memory, cheap; fails open. The turn's context says
+        ``metadata["session_source"] = "fingerprint"``: a client that names an id of this form gets another."""
+        try:
+            ids = self.ids
+            t = (
+                DEFAULT_TENANT
+                if tenant is None or (isinstance(tenant, str) and not tenant.strip())
+                else ids.joinable(tenant)
+            )
+            if t is None:
+                return None
+            u = ids.joinable(user) if user is not None else None
+            return self.conversations.session_of(messages, t, u)
+        except Exception:
+            self._fail("conversation_session")
+            return None
+
+    def _stored_ids(self, session_id: str, tenant: str | None) -> list[str]:
+        """The stored sessions a session id names: itself when it is a user's (namespaced), else itself and every
+        user's part of it, most recent first. Reads the store: not for the request path."""
+        if namespaced(session_id):
+            return [session_id]
+        rows = self.store.sessions_named(session_id, tenant)
+        found = [r["session_id"] for r in rows]
+        return found or [session_id]
 
     def active_sessions(self) -> list[SessionState]:
         with self._lock:
@@ -786,27 +940,92 @@ class MetaClawPlugin:
             ok = self.memory_learner.wait_idle(timeout) and self.worker.wait_idle(timeout) and ok
         return self.store.flush(timeout) and ok
 
-    def read_session(self, session_id: str, tenant: str | None = None) -> Session | None:
+    def _session_key(self, session_id: Any, user: Any) -> str | None:
+        sid = self.ids.session(session_id)
+        if sid is None or user is None:
+            return sid
+        u = self.ids.joinable(user)
+        return stored_session(self.ids, sid, u, turn=False) if u is not None else sid
+
+    def read_session(self, session_id: str, tenant: str | None = None, user: str | None = None) -> Session | None:
         """A session with its turns, for people and tests (the API, the dashboard): waits up to 2 s for the
-        write-behind queue first, so what was just captured shows. Never called on the request path."""
-        sid = self.ids.joinable(session_id)  # the id as the hooks stored it
+        write-behind queue first, so what was just captured shows. Never called on the request path.
+
+        ``session_id`` as the host knows it or as stored; with ``user``, that user's session of that id; without,
+        the session of turns that named no user, else the most recent user's session of that id."""
+        sid = self._session_key(session_id, user)  # the id as the hooks stored it
         if sid is None:
             return None
         self.store.flush(2.0)
-        return self.store.get_session(sid, tenant=self.ids.joinable(tenant) if tenant else None)
+        t = self.ids.joinable(tenant) if tenant else None
+        found = self.store.get_session(sid, tenant=t)
+        if found is None and user is None and not namespaced(sid):
+            rows = self.store.sessions_named(sid, t)
+            if rows:
+                found = self.store.get_session(rows[0]["session_id"], tenant=rows[0]["tenant"])
+        return found
 
-    def knows_session(self, session_id: str, tenant: str | None = None) -> bool:
-        """Whether a session is live here or stored (the sidecar ends only those). Reads the store: not for the
-        request path."""
-        sid = self.ids.joinable(session_id)
+    def knows_session(self, session_id: str, tenant: str | None = None, user: str | None = None) -> bool:
+        """Whether a session is live here or stored (the sidecar ends only those); without ``user``, any user's
+        session of that id. Reads the store: not for the request path."""
+        sid = self._session_key(session_id, user)
         if sid is None:
             return False
         t = self.ids.joinable(tenant) if tenant else None
+        any_user = user is None and not namespaced(sid)
         with self._lock:
             if any(k[1] == sid and (t is None or k[0] == t) for k in self._sessions):
                 return True
+            if any_user and any(k[1] == sid and (t is None or k[0] == t) for k in self._by_given):
+                return True
         self.store.flush(2.0)
-        return self.store.has_session(sid, t)
+        if self.store.has_session(sid, t):
+            return True
+        return any_user and bool(self.store.sessions_named(sid, t))
+
+    def latest_main_turn(self, session_id: str, tenant: str | None = None, user: str | None = None) -> str | None:
+        """The latest main turn of a session (live here, else stored), or None: what feedback that names no turn
+        scores. Reads the store when the session is not live here: not for the request path."""
+        sid = self._session_key(session_id, user)
+        if sid is None:
+            return None
+        t = (self.ids.joinable(tenant) if tenant else None) or DEFAULT_TENANT
+        with self._lock:
+            state = self._sessions.get((t, sid))
+            if state is not None and state.last_main is not None:
+                return state.last_main
+        self.store.flush(2.0)
+        stored = self.store.get_session(sid, tenant=t)
+        mains = [x for x in stored.turns if x.kind == "main"] if stored is not None else []
+        return mains[-1].turn_id if mains else None
+
+    def end_named_session(
+        self, session_id: str, tenant: str | None = None, outcome: dict[str, Any] | None = None, reason: str = "host"
+    ) -> list[str]:
+        """End a session as the host knows it, each user's part of it, live or stored (the sidecar's
+        ``/v1/sessions/<id>/end``: OpenClaw's ``session_end`` names no user). Reads the store: not for the request
+        path. Returns the stored ids ended."""
+        sid = self.ids.session(session_id)
+        if sid is None:
+            return []
+        t = self.ids.joinable(tenant) if tenant else DEFAULT_TENANT
+        with self._lock:
+            live = set() if namespaced(sid) else set(self._by_given.get((t or DEFAULT_TENANT, sid), ()))
+        self.store.flush(2.0)
+        stored = (
+            {r["session_id"] for r in self.store.sessions_named(sid, t) if r["ended_at"] is None}
+            if not namespaced(sid)
+            else set()
+        )
+        targets = sorted(live | stored) or [sid]
+        for target in targets:
+            self.on_session_end(
+                TurnContext(session_id=target, tenant=tenant or DEFAULT_TENANT),
+                outcome,
+                reason=reason,
+                every_user=False,
+            )
+        return targets
 
     def status(self) -> dict[str, Any]:
         skills = self.skills.skills

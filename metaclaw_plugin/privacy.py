@@ -199,6 +199,18 @@ _RUN = "\0run"
 _RUN_MIN = 20
 _RUN_ASCII = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+/=.-")
 _HEX_OR_UUID = re.compile(r"^[0-9a-fA-F\-]+$")
+# Session ids that agent clients and this plugin make: a short word, a separator, then a UUID, hex, a ULID or
+# opencode's time-ordered id (12 hex digits of time, 14 random characters): ``mcp-<hex>``, ``ses_01JH...``. Named as a
+# session id (``"session_id": "mcp-..."``) such a value is an identifier, not a credential; a browser's session
+# cookie has no such prefix and stays redacted. An MCP session id (``Mcp-Session-Id``) is an identifier in any of
+# these forms, bare too (the protocol routes by it and never authenticates with it). A prefixed ULID or opencode id
+# is an identifier wherever it stands: it starts with a timestamp.
+_TIMED_ID = r"[0-7][0-9A-HJKMNP-TV-Z]{25}|[0-9a-f]{12}[0-9A-Za-z]{14}"
+_ID_BODY = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-f]{16,64}|" + _TIMED_ID
+_AGENT_SESSION_ID = re.compile(r"[\"']?[A-Za-z]{2,16}[-_](?:" + _ID_BODY + r")[\"']?")
+_MCP_SESSION_ID = re.compile(r"[\"']?(?:[A-Za-z]{2,16}[-_])?(?:" + _ID_BODY + r")[\"']?")
+_TIMED_PREFIXED = re.compile(r"^[a-z]{2,16}_(?:" + _TIMED_ID + r")$")
+_SESSION_ID_KEY = ("session_id", "session-id", "sessionid")
 _ALREADY = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 # detect-secrets detectors we skip: a public IP address is not a credential, and the keyword-assignment
 # detectors (``cloudant_password = ...``) are covered by our ``assigned_secret`` rule at a tenth of the cost.
@@ -379,8 +391,10 @@ def shannon_entropy(s: str) -> float:
 
 def _looks_random(tok: str) -> bool:
     tok = tok.strip("=.")
-    if len(tok) < 24 or _HEX_OR_UUID.match(tok):
-        return False  # commit hashes and UUIDs are identifiers, not credentials
+    if len(tok) < 24 or _HEX_OR_UUID.match(tok) or _TIMED_PREFIXED.match(tok.rsplit("=", 1)[-1]):
+        # commit hashes, UUIDs and prefixed time-ordered ids (``session_id=ses_01JH...`` reads as one run) are
+        # identifiers, not credentials; a keyword's value was judged by the keyword rules before this pass
+        return False
     if tok.count(".") >= 2 or tok.startswith(("http", "/", "./")):
         return False  # dotted names, paths
     classes = sum(bool(re.search(p, tok)) for p in ("[a-z]", "[A-Z]", "[0-9]"))
@@ -856,6 +870,8 @@ def _sub_spans(rule: _Rule, text: str, matches: Iterable[re.Match[str]]) -> str:
         value = text[start:end]
         if "[REDACTED:" in value or (check is not None and not check(value)):
             continue
+        if rule.group == -2 and _agent_session_id(m, value):
+            continue
         out.append(text[pos:start])
         out.append(PLACEHOLDER.format(_key_label(m) if rule.group == -2 else rule.label))
         pos = end
@@ -882,6 +898,19 @@ def _prose_sub(text: str, low: str, anchors: set[str]) -> str:
         return text
     out.append(text[pos:])
     return "".join(out)
+
+
+def _agent_session_id(m: re.Match[str] | None, value: str, before: str = "") -> bool:
+    """Whether ``value`` is an agent's session id named as a session id (the keyword that starts ``m``, or the last
+    one in ``before``, both in the lowered text)."""
+    if m is not None:
+        at, low = m.start(), m.string
+    else:
+        at, low = before.rfind("session"), before
+    if at < 0 or not low.startswith(_SESSION_ID_KEY, at):
+        return False
+    shape = _MCP_SESSION_ID if low[max(0, at - 4) : at] in ("mcp-", "mcp_") else _AGENT_SESSION_ID
+    return shape.fullmatch(value.strip()) is not None
 
 
 def _entropy_sub(m: re.Match[str]) -> str:
@@ -928,6 +957,8 @@ def _near_keyword_sub(text: str, low: str) -> str:
             continue  # "commit <sha>", "sha256:<hex>": an identifier, labelled as one
         if not _secret_shaped(m.group(0)):
             continue
+        if _SESSION_ID_KEY[0][:7] in window and _agent_session_id(None, m.group(0), window):
+            continue  # "session_id": "mcp-..." kept by the assignment rule: not a token for being near the word
         kw = None
         if near_before:
             before = [k for k in _KEYWORD_RX.finditer(low, lo, s) if k.end() <= s]

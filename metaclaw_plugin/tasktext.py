@@ -14,6 +14,7 @@ and memory read :func:`task_text`, which drops that text by its structure, not b
 * a long paragraph seen beside different texts in earlier requests is a preamble that is the same every turn
   (:class:`Repeats`: bounded; the skill bank keeps one per plugin);
 * of the user messages that end the request, the first with words is the task: later ones are appended text;
+* a prompt wrapped whole in quotes (opencode sends ``"..."``) is read inside them;
 * a message before the task seen beside different tasks is the client's fixed preamble, not context.
 
 When stripping leaves nothing, the raw text of the last user message is the answer (a message that is all XML is
@@ -174,6 +175,34 @@ def strip_blocks(text: str) -> str:
     return "".join(out)
 
 
+# Quotes a client may wrap a whole prompt in (opencode sends the prompt as ``"..."``): opening -> closing.
+QUOTE_PAIRS = {
+    '"': '"',
+    "'": "'",
+    "\u201c": "\u201d",
+    "\u2018": "\u2019",
+    "\u00ab": "\u00bb",
+    "\u201e": "\u201c",
+    "\u300c": "\u300d",
+    "\u300e": "\u300f",
+}
+
+
+def unquote(text: str) -> str:
+    """``text`` without one pair of quotes that wraps all of it (``"fix the bug"`` -> ``fix the bug``); a text
+    whose quotes do not wrap the whole (``"a" and "b"``, ``"x" is the flag``) is left as it is."""
+    t = text.strip()
+    if len(t) < 3:
+        return text
+    close = QUOTE_PAIRS.get(t[0])
+    if close is None or t[-1] != close:
+        return text
+    inner = t[1:-1]
+    if close in inner and (close == t[0] or inner.count(close) != inner.count(t[0])):
+        return text  # the opening quote closes before the end: a quoted phrase, not a quoted prompt
+    return inner.strip() or text
+
+
 def strip_wrappers(text: str, instructions: Sequence[str] = (), repeats: Repeats | None = None) -> str:
     """``text`` without injected tag blocks, paragraphs echoing ``instructions`` (the request's system texts), an
     appended instruction section, and (with ``repeats``) known preambles."""
@@ -193,7 +222,7 @@ def strip_wrappers(text: str, instructions: Sequence[str] = (), repeats: Repeats
         keep, dropped = repeats.split(text)
         if dropped:
             text = "\n\n".join(keep).strip()
-    return text
+    return unquote(text) if text[:1] in QUOTE_PAIRS else text
 
 
 def _echoes(paragraph: str, instructions: Sequence[str]) -> bool:

@@ -21,6 +21,7 @@ from metaclaw_plugin.integration import (
     ALLOW_UNSUPPORTED_ENV,
     DidNotEnable,
     FailOpen,
+    MetaClawPlugin,
     PluginHandle,
     Settings,
     clean_session_id,
@@ -335,14 +336,14 @@ def test_default_plugin_that_fails_to_start_is_rebuilt_on_retry(
 MSGS = [{"role": "system", "content": "sys"}, {"role": "user", "content": "first"}]
 
 
-def test_session_chain_order() -> None:
-    fp = conversation_fingerprint(MSGS)
+def test_session_chain_order(home: Path) -> None:
+    assert conversation_fingerprint(None, MSGS) is None  # nothing to key it with
+    fp = conversation_fingerprint(MetaClawPlugin(Settings(home=home)), MSGS, "acme", "ann")
     assert fp is not None and fp.startswith("fp-")
-    full = {"header": "h-1", "metadata": "m-1", "user": "ann", "fingerprint": fp}
+    full = {"header": "h-1", "metadata": "m-1", "fingerprint": fp}
     assert session_id_from(**full) == ("h-1", "header")
     assert session_id_from(**{**full, "header": None}) == ("m-1", "metadata")
-    assert session_id_from(**{**full, "header": "  ", "metadata": ""}) == ("user:ann", "user")
-    assert session_id_from(**{**full, "header": None, "metadata": None, "user": ""}) == (fp, "fingerprint")
+    assert session_id_from(**{**full, "header": "  ", "metadata": ""}) == (fp, "fingerprint")
     assert session_id_from() == (None, "none")
 
 

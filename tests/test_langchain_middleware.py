@@ -210,8 +210,17 @@ def test_tenant_and_user_from_metadata(plugin: MetaClawPlugin) -> None:
     agent = create_agent(model("ok"), [], middleware=[MetaClawMiddleware(plugin)])
     agent.invoke(user("hi"), config={"metadata": {"session_id": "ten", "tenant": "acme", "user_id": "u7"}})
     assert plugin.flush(10)
-    s = plugin.store.get_session("ten", tenant="acme")
+    s = plugin.read_session("ten", tenant="acme", user="u7")  # each user's turns are a session of their own
     assert s is not None and s.turns[0].user == "u7"
+
+
+def test_user_from_langgraph_auth(plugin: MetaClawPlugin) -> None:
+    """LangGraph's server names the caller in ``configurable.langgraph_auth_user_id``."""
+    agent = create_agent(model("ok"), [], middleware=[MetaClawMiddleware(plugin)])
+    agent.invoke(user("hi"), config={"configurable": {"thread_id": "t-lg", "langgraph_auth_user_id": "lg-user"}})
+    assert plugin.flush(10)
+    s = plugin.read_session("t-lg", user="lg-user")
+    assert s is not None and s.turns[0].user == "lg-user"
 
 
 def test_a_thread_spans_several_invokes_each_one_an_episode(plugin: MetaClawPlugin) -> None:

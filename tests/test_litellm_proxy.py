@@ -325,11 +325,14 @@ def test_session_done_header_and_metadata_end_the_session(stack: Stack):
     assert json.loads(rows[0]["outcome"]) == {"success": True}
 
 
-def test_sessions_without_an_id_use_user_then_a_conversation_fingerprint(stack: Stack):
+def test_sessions_without_an_id_are_grouped_by_conversation_per_user(stack: Stack):
     tag = uuid.uuid4().hex[:8]
     r = chat(stack.url, stack.key, [{"role": "user", "content": f"hi [{tag}]"}], body={"user": f"alice-{tag}"})
     assert r.status_code == 200
-    wait_session(stack.home, f"user:alice-{tag}", turns=1)
+    alone = wait_for(lambda: durable_turn(stack.home, _call_id(r)), 20)
+    # a user field alone names no session (``user:<name>`` could be named first by anyone): her conversation's,
+    # keyed, namespaced by her
+    assert alone["session_id"].startswith("fp-") and "~u" in alone["session_id"] and alone["user"] == f"alice-{tag}"
 
     first = {"role": "user", "content": f"Plan a trip to Lisbon [{tag}]"}
     conv = [{"role": "system", "content": "You are a travel agent."}, first]
@@ -523,8 +526,9 @@ def test_secrets_in_session_ids_and_users_never_reach_the_home(stack: Stack):
     assert all(r.status_code == 200 for r in [*hdr, md, usr])
     recs = [wait_for(lambda r=r: durable_turn(stack.home, _call_id(r)), 20) for r in [*hdr, md, usr]]
     assert recs[0]["session_id"] == recs[1]["session_id"] and recs[0]["session_id"].startswith("redacted-")
-    assert recs[2]["session_id"].startswith("redacted-") and recs[3]["session_id"].startswith("redacted-")
-    assert recs[3]["user"].startswith("redacted-")
+    assert recs[2]["session_id"].startswith("redacted-")
+    # a user alone names no session: the conversation's (keyed), namespaced by the user's keyed hash
+    assert recs[3]["session_id"].startswith("fp-") and recs[3]["user"].startswith("redacted-")
     wait_session(stack.home, recs[0]["session_id"], turns=2)
     for path in stack.home.rglob("*"):
         if path.is_file():

@@ -25,7 +25,6 @@ from metaclaw_litellm import MetaClawCallback
 from metaclaw_litellm.translate import (
     already_injected,
     assemble_stream,
-    conversation_fingerprint,
     response_message,
     tenant_from_key,
 )
@@ -33,6 +32,7 @@ from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.cli import main as cli_main
 from metaclaw_plugin.devtools.proxyrun import ModelSpec, percentile, unsafe_key_reason
 from metaclaw_plugin.devtools.upstream import Upstream
+from metaclaw_plugin.integration import conversation_fingerprint
 from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.skillbank.render import OPEN
 from metaclaw_plugin.types import Session, Skill, TurnContext
@@ -378,14 +378,21 @@ def test_long_tenants_and_users_that_share_a_prefix_stay_apart(home: Path):
         p.stop()
 
 
-def test_fingerprint_follows_the_conversation():
+def test_fingerprint_follows_the_conversation(home):
+    p = MetaClawPlugin(Settings(home=home))
+
+    def fp(messages):
+        return conversation_fingerprint(p, messages, "acme", "ana")
+
     a = [{"role": "system", "content": "S"}, {"role": "user", "content": "first"}]
     grown = a + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "second"}]
     injected = [{"role": "system", "content": f"S\n\n{OPEN}\nx\n</metaclaw-skills>"}] + a[1:]
-    assert conversation_fingerprint(a) == conversation_fingerprint(grown) == conversation_fingerprint(injected)
-    assert conversation_fingerprint(a) != conversation_fingerprint([{"role": "user", "content": "first"}])
-    assert conversation_fingerprint([]) is None and conversation_fingerprint("x") is None
-    assert conversation_fingerprint([{"role": "user", "content": None}]).startswith("fp-")
+    first = fp(a)
+    assert first is not None and fp(injected) == first  # a retry that carries its block
+    assert fp(grown) == first  # the next request: the history resent
+    assert conversation_fingerprint(p, a, "acme", "ben") != fp(a)  # another user's conversation
+    assert fp([]) is None and fp("x") is None
+    assert fp([{"role": "user", "content": None}]) is None  # no words: the adapter's per-call id
     assert already_injected(injected) and not already_injected(a)
 
 

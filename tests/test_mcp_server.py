@@ -386,3 +386,31 @@ def test_shared_learned_skills_reach_other_tenants_but_their_conventions_never(
         }
     finally:
         p.stop()
+
+
+def test_feedback_scores_the_sessions_main_turn_even_when_this_server_saw_none(library: Path) -> None:
+    """Issue 42: a server process that has seen no skills_search of the session (another process did it: a
+    restarted HTTP server, the proxy in the same session) scores the session's latest main turn, never the side turn
+    a memory call made; a session with only side turns is refused, with the reason."""
+    p = MetaClawPlugin(Settings(home=library)).start()
+    try:
+        McpTools(p, Scope("acme", "ana", "task-7")).skills_search(TASK)
+        later = McpTools(p, Scope("acme", "ana", "task-7"))  # its own state, as another process has
+        later.memory_store("I prefer blue-green deploys for billing")
+        got = later.feedback(-1, "it drained the wrong pool")
+        assert p.flush(30)
+        [row] = p.store.list_sessions(10, "acme")
+        s = p.store.get_session(row["session_id"], "acme")
+        assert s is not None
+        main = [t.turn_id for t in s.turns if t.kind == "main"]
+        side = [t.turn_id for t in s.turns if t.kind == "side"]
+        assert len(main) == 1 and len(side) == 1 and got["turn_id"] == main[0]
+        assert [r["score"] for r in p.store.rewards(main[0])] == [-1.0]
+        assert p.store.rewards(side[0]) == []
+
+        only_side = McpTools(p, Scope("acme", "ana", "task-8"))
+        only_side.memory_search("billing deploys")
+        with pytest.raises(ToolRefused, match="skills_search"):
+            only_side.feedback(1)
+    finally:
+        p.stop()

@@ -313,3 +313,31 @@ def test_every_keyword_of_detect_secrets_is_covered(r: Redactor):
         for name in {kw.replace("_?", "_"), kw.replace("_?", "")}:
             out = r.redact(f"{name} = '{value}'")
             assert value not in out, (kw, out)
+
+
+# Issue 42: agents' session ids are identifiers, not secrets; a browser's session cookie still is one.
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"session_id": "mcp-3f2a9c1d4b5e6f708192a3b4c5d6e7f8", "skills": []}',  # the MCP server's own reply
+        "session_id=ses_01JH8ZK3QWNAB4XT7R2CDE5FGH",  # opencode (a ULID)
+        "session_id: ses_5c3d1f2e9a0bXyZ12abCDefGh3",  # opencode (time, then random)
+        "Mcp-Session-Id: 6f1c2e0b9a8d4c7e8f1a2b3c4d5e6f7a",
+        "Your session is ses_01JH8ZK3QWNAB4XT7R2CDE5FGH.",
+    ],
+)
+def test_agent_session_ids_are_not_redacted(r: Redactor, text: str):
+    assert r.redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("Cookie: theme=dark; sessionid=aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY; csrftoken=abc", "token"),
+        ("_session_id=6f1c2e0b9a8d4c7e8f1a2b3c4d5e6f7a", "token"),  # a bare hex session cookie
+        ("session_token=mcp-3f2a9c1d4b5e6f708192a3b4c5d6e7f8", "token"),  # a token, whatever its shape
+        ("my password is ses_01JH8ZK3QWNAB4XT7R2CDE5FGH", "password"),
+    ],
+)
+def test_session_secrets_stay_redacted(r: Redactor, text: str, label: str):
+    assert f"[REDACTED:{label}]" in r.redact(text)

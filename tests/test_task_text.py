@@ -153,3 +153,25 @@ def test_task_parts_context_leaves_wrappers_out():
         {"role": "user", "content": TASK},
     ]
     assert task_parts(msgs) == (TASK, "earlier answer\nearlier ask", "")
+
+
+@pytest.mark.parametrize(
+    ("sent", "read"),
+    [
+        ('"Fix the flaky login test"', "Fix the flaky login test"),  # opencode's prompt, as it sends it
+        ("\u201cFix the flaky login test\u201d", "Fix the flaky login test"),
+        ("'Fix the flaky login test'", "Fix the flaky login test"),
+        ('"strict" is the flag to set', '"strict" is the flag to set'),  # quotes that do not wrap the whole
+        ('"a" and "b"', '"a" and "b"'),
+        ('Use "strict" mode', 'Use "strict" mode'),
+    ],
+)
+def test_a_prompt_wrapped_whole_in_quotes_is_read_inside_them(sent: str, read: str) -> None:
+    assert task_text([{"role": "user", "content": sent}])[0] == read
+
+
+def test_the_rule_extractor_reads_a_quoted_statement() -> None:
+    from metaclaw_plugin.memory.rules import Forget, extract
+
+    found = extract('"remember that my allergy is penicillin"')
+    assert len(found) == 1 and not isinstance(found[0], Forget) and found[0].text == "my allergy is penicillin"

@@ -20,15 +20,16 @@ MODELS_ENV = "METACLAW_PROXY_MODELS"  # the names clients may ask for, read by m
 MODEL_CHECK = "metaclaw_litellm.models.check"
 
 HEADERS_HELP = """\b
-Sessions and users: send X-Session-Id (X-Session-Done: true at the end) and X-User-Id, or X-Turn-Type: side for a
-call that is not the user's task. Clients that send no session id are grouped by their conversation (system prompt
-and first user message). What each client can send:
-  Claude Code   ANTHROPIC_CUSTOM_HEADERS="X-Session-Id: ...": one fixed value per run
+Sessions and users: send X-User-Id (whose memories; each user's turns are sessions of their own), X-Session-Id if
+the client names no session itself (X-Session-Done: true at the end), X-Turn-Type: side for a call that is not the
+user's task. Clients that send no session id are grouped by their conversation (the user's first message, per
+user). What each client can send:
+  Claude Code   its own session id and metadata.user_id; ANTHROPIC_CUSTOM_HEADERS="X-User-Id: ..."
   Codex         http_headers / env_http_headers of its model provider in ~/.codex/config.toml
   qwen-code     model.generationConfig.customHeaders in settings.json; "${session_id}" is its own session id
                 when outboundCorrelation.allowDynamicHeaderValues is true
-  aider         extra_params: {extra_headers: {...}} in --model-settings-file: fixed values per run
-  OpenAI SDKs   default_headers / extra_headers
+  aider         extra_params: {extra_headers: {X-User-Id: ...}} in --model-settings-file (no fixed session id)
+  OpenAI SDKs   default_headers / extra_headers, or the user field
 """
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..bounds import home_identifiers
+from ..sessions import stored_session
 from ..store.backend import postgres_of
 from ..store.trajectories import TrajectoryStore, turn_dict
 from .common import console, emit_json, fail, json_option, load_settings, table
@@ -27,6 +28,15 @@ def _stored_id(ctx: click.Context, value: str | None) -> str | None:
     if not value:
         return None
     return home_identifiers(load_settings(ctx)).joinable(value) or value
+
+
+def _stored_session(ctx: click.Context, value: str, user: str | None) -> str:
+    """A session id as the hooks stored it: with ``user``, that user's session of the id (see
+    ``metaclaw_plugin.sessions``)."""
+    ids = home_identifiers(load_settings(ctx))
+    sid = ids.session(value) or value
+    u = ids.joinable(user) if user else None
+    return stored_session(ids, sid, u, turn=False) if u else sid
 
 
 @click.group()
@@ -70,13 +80,20 @@ def list_(ctx: click.Context, limit: int, tenant: str | None, as_json: bool) -> 
 @sessions.command()
 @click.argument("session_id")
 @click.option("--tenant", default=None)
+@click.option("--user", default=None, help="That user's session of the id (each user's turns are a session).")
 @json_option
 @click.pass_context
-def show(ctx: click.Context, session_id: str, tenant: str | None, as_json: bool) -> None:
-    """One session with every turn: messages as sent, response, tool calls, skills, reward."""
+def show(ctx: click.Context, session_id: str, tenant: str | None, user: str | None, as_json: bool) -> None:
+    """One session with every turn: messages as sent, response, tool calls, skills, reward. SESSION_ID as stored,
+    or as the host gave it: then the session of turns that named no user, else the latest user's session of it
+    (``--user`` picks one)."""
     store = _store(ctx)
     try:
-        s = store.get_session(_stored_id(ctx, session_id) or session_id, _stored_id(ctx, tenant))
+        sid, stored_tenant = _stored_session(ctx, session_id, user), _stored_id(ctx, tenant)
+        s = store.get_session(sid, stored_tenant)
+        if s is None and user is None:
+            named = store.sessions_named(sid, stored_tenant)
+            s = store.get_session(named[0]["session_id"], named[0]["tenant"]) if named else None
         turns = [turn_dict(t, store.rewards(t.turn_id)) for t in s.turns] if s is not None else []
     finally:
         store.close()

@@ -35,6 +35,7 @@ from typing import Any
 import yaml
 
 from ..logfile import log_file
+from ..sessions import USER_MARK, given_of
 from ..skillbank.bank import bundled_skills_dir
 from ..skillbank.files import SkillStore, atomic_write
 from ..store import connect
@@ -245,7 +246,12 @@ class Demo:
         return str(body["choices"][0]["message"].get("content") or "")
 
     def session_turns(self, session: str) -> list[sqlite3.Row]:
-        return self.query("SELECT * FROM turns WHERE session_id = ? ORDER BY seq", (session,))
+        """The turns of a session as the demo named it: its own, or a user's part of it (``<id>~u<tag>``)."""
+        return self.query(
+            "SELECT * FROM turns WHERE session_id = ? OR (length(session_id) = ? AND substr(session_id, 1, ?) = ?) "
+            "ORDER BY seq",
+            (session, len(session) + 18, len(session) + 2, session + USER_MARK),
+        )
 
     def close(self) -> None:
         if self.proxy is not None:
@@ -320,7 +326,7 @@ def stage_memory(d: Demo) -> str:
     )
     mem = rows[0]
     source = json.loads(mem["source"] or "{}")
-    if source.get("session_id") != "demo-memory-told":
+    if given_of(str(source.get("session_id"))) != "demo-memory-told":
         raise StageFailed(f"the memory {mem['id']} does not come from the session that told it: {source}")
 
     # The proxy's view follows the memory tables within about a second: later sessions are asked until one is

@@ -8,7 +8,8 @@ through the same ``prepare_turn``/``complete_turn`` as a host's model call, so `
 the idle sweep and the learning side see it like any host's. ``skills_search`` is a main turn: it carries the
 task and the skills served for it (names and generation), which is what rewards are credited to. The other tools
 are side turns (bookkeeping, not the session's work). ``feedback`` scores the session's latest ``skills_search``
-turn, as an explicit reward (``on_feedback``), and can end the session with its outcome.
+turn (else the latest main turn the plugin recorded for the session), as an explicit reward (``on_feedback``), never
+a side turn, and can end the session with its outcome.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ class McpTools:
         ids = plugin.ids
         self.tenant = ids.joinable(scope.tenant, "tenant") or DEFAULT_TENANT  # as the hooks store it
         self.user = ids.joinable(scope.user, "user") if scope.user else None
-        given = ids.joinable(scope.session, "session_id") if scope.session else None
+        given = ids.session(scope.session, "session_id") if scope.session else None
         self.default_session: str = given or f"mcp-{new_id()[:16]}"
         idle = float(plugin.settings.sessions.session_idle_timeout)
         self._sessions: InFlight[str, _Session] = InFlight(ttl=max(idle, 60.0), max_items=SESSIONS_MAX)
@@ -98,7 +99,7 @@ class McpTools:
     # Sessions ---------------------------------------------------------------------------------------------------
     def session_id(self, hint: str | None = None) -> str:
         """The plugin session of a call: the transport's session (``hint``) or the server's own."""
-        return (self.plugin.ids.joinable(hint, "session_id") if hint else None) or self.default_session
+        return (self.plugin.ids.session(hint, "session_id") if hint else None) or self.default_session
 
     def _state(self, sid: str) -> _Session:
         with self._lock:
@@ -225,13 +226,19 @@ class McpTools:
     def feedback(
         self, score: float, text: str | None = None, final: bool = False, session: str | None = None
     ) -> dict[str, Any]:
-        """Score this session: an explicit reward on its latest skills_search turn (else its latest turn), like a
-        host's thumbs. ``final``: the task is over; the session ends with the outcome."""
+        """Score this session: an explicit reward on its latest skills_search turn (else the latest main turn the
+        plugin recorded for the session: a model call through the proxy, a skills_search this process did not
+        see), like a host's thumbs; refused when the session has no main turn (a side turn, such as a memory
+        call, is never scored). ``final``: the task is over; the session ends with the outcome."""
         sid = self.session_id(session)
         st = self._state(sid)
-        if not st.turns and not self.plugin.knows_session(sid, self.tenant):
-            raise ToolRefused("nothing to score yet in this session: call skills_search for the task first")
-        ctx = self._ctx(sid, request_id=st.main_turn or new_id())
+        turn = st.main_turn or self.plugin.latest_main_turn(sid, self.tenant, self.user)
+        if turn is None:
+            raise ToolRefused(
+                "nothing to score in this session: it has no skills_search call (or model call) recorded; "
+                "call skills_search with the task first"
+            )
+        ctx = self._ctx(sid, request_id=turn)
         self.plugin.on_feedback(ctx, score, text)
         if final:
             outcome: dict[str, Any] = {"success": score > 0, "score": score}
@@ -240,7 +247,7 @@ class McpTools:
             with self._lock:
                 self._sessions.pop(sid)
             self.plugin.on_session_end(self._ctx(sid), outcome, reason="mcp-feedback")
-        return {"ok": True, "session_id": sid, "turn_id": st.main_turn, "ended": final}
+        return {"ok": True, "session_id": sid, "turn_id": turn, "ended": final}
 
     def end(self, session: str | None = None) -> bool:
         """End a session that recorded something and was not ended by ``feedback(final=True)`` (the stdio client

@@ -239,8 +239,32 @@ class MemoryLearner:
     def on_end(self, ev: SessionEnd) -> None:
         with self._lock:
             s = self._sessions.pop((ev.tenant, ev.session_id), None)
+        if s is None and ev.stored_turns:
+            s = self._from_stored(ev.stored_turns)
         if s is not None:
             self._enqueue(Batch(ev.tenant, s.user, ev.session_id, s.notes, True, s.main_turns))
+
+    def _from_stored(self, turns: list[Any]) -> _Session | None:
+        """A session an earlier process left open (the idle sweep): its main turns as this learner would have noted
+        them; only the ones after its last extraction (every ``extract_every`` main turns) are notes still to
+        extract, the rest were extracted by that process. Each is kept as a passage too (once: a passage is its
+        turn's; one that process wrote already is not written again)."""
+        main = [t for t in turns if t.kind == "main"]
+        if not main:
+            return None
+        s = _Session(next((t.user for t in main if t.user), None))
+        pending = len(main) % self.settings.memory.extract_every
+        for i, t in enumerate(main):
+            text = task_text(t.messages, max_chars=1 << 20)[0]
+            s.main_turns += 1
+            if not text or text == s.last_text:
+                continue
+            s.last_text = text
+            self._enqueue(Said(t.tenant, t.user, t.session_id, t.turn_id, text[:PASSAGE_CHARS], t.created_at))
+            if i >= len(main) - pending:
+                reply = message_text(t.response) if isinstance(t.response, dict) else ""
+                s.notes.append(Note(t.turn_id, text[:MAX_NOTE_CHARS], reply[:MAX_NOTE_CHARS], t.created_at))
+        return s
 
     def _enqueue(self, batch: Batch | Said) -> None:
         with self._idle:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 
+from ..tasktext import unquote
 from .model import Candidate
 from .text import fold, term_set
 
@@ -560,7 +561,7 @@ def extract(text: str, now: float | None = None, event_days: float = 14.0) -> li
     """Every memory candidate (or request to forget) stated in one user message."""
     now = time.time() if now is None else now
     out: list[Candidate | Forget] = []
-    for whole in sentences(text):
+    for whole in sentences(unquote(text)):  # a prompt wrapped whole in quotes is the user's own statement
         sent = LEAD.sub("", whole).strip() or whole
         informed = INFORM.match(sent)
         if informed:

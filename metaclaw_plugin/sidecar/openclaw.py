@@ -251,8 +251,11 @@ def routes(plugin: PluginLike, api: Api, host_name: str = HOST_NAME) -> list[Rou
         if knows is not None and not await run_in_threadpool(knows, sid, body.tenant):
             raise ApiError(404, f"no session {sid!r} in tenant {body.tenant!r}; nothing was ended")
         outcome = body.outcome.model_dump(exclude_none=True) if body.outcome is not None else None
-        ctx = ctx_for(sid, body.tenant, "main")
-        plugin.on_session_end(ctx, outcome or None, reason=body.reason or "host")
+        end_named = getattr(plugin, "end_named_session", None)
+        if end_named is not None:  # the session as the host knows it: every user's part of it (no user named)
+            await run_in_threadpool(lambda: end_named(sid, body.tenant, outcome or None, body.reason or "host"))
+        else:
+            plugin.on_session_end(ctx_for(sid, body.tenant, "main"), outcome or None, reason=body.reason or "host")
         return JSONResponse({"ok": True, "session_id": sid})
 
     @endpoint
@@ -276,8 +279,9 @@ def routes(plugin: PluginLike, api: Api, host_name: str = HOST_NAME) -> list[Rou
     async def session_show(request: Request) -> Response:
         sid = path_id(request)
         tenant = request.query_params.get("tenant") or None
+        user = request.query_params.get("user") or None  # that user's session of the id (else the latest one's)
 
-        s = await run_in_threadpool(plugin.read_session, sid, tenant)
+        s = await run_in_threadpool(plugin.read_session, sid, tenant, user)
         if s is None:
             raise ApiError(404, f"no session {sid!r}")
         return JSONResponse(finite_json(_jsonable(s)))

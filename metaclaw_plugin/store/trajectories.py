@@ -1009,6 +1009,34 @@ class TrajectoryStore:
             session.turns.append(self._turn(r))
         return session
 
+    def sessions_named(self, given: str, tenant: str | None = None) -> list[dict[str, Any]]:
+        """The sessions stored under an id as a host gave it: the id itself and each user's session of it
+        (``<given>~u<16 hex>``, see ``metaclaw_plugin.sessions``), most recent first."""
+        where, args = (" AND tenant = ?", [tenant]) if tenant else ("", [])
+        rows = self._read(
+            f"SELECT * FROM sessions WHERE (session_id = ? OR (length(session_id) = ? AND substr(session_id, 1, ?) = ?))"
+            f"{where} ORDER BY last_at DESC LIMIT 1000",
+            [given, len(given) + 18, len(given) + 2, given + "~u", *args],
+        )
+        return [_session_dict(r) for r in rows]
+
+    def open_sessions(self, before: float, limit: int = 500) -> list[dict[str, Any]]:
+        """Sessions with no end whose last turn is older than ``before``, oldest first (the idle sweep of sessions
+        an earlier process left open)."""
+        rows = self._read(
+            "SELECT * FROM sessions WHERE ended_at IS NULL AND last_at < ? ORDER BY last_at LIMIT ?",
+            [before, int(limit)],
+        )
+        return [_session_dict(r) for r in rows]
+
+    def fingerprinted_sessions(self, limit: int = 200_000) -> list[str]:
+        """The most recent session ids made for conversations that named none (``fp-...``), newest first."""
+        rows = self._read(
+            "SELECT session_id FROM sessions WHERE substr(session_id, 1, 3) = 'fp-' ORDER BY last_at DESC LIMIT ?",
+            [int(limit)],
+        )
+        return [r["session_id"] for r in rows]
+
     def has_session(self, session_id: str, tenant: str | None = None) -> bool:
         where, args = (" AND tenant = ?", [tenant]) if tenant else ("", [])
         return bool(self._read(f"SELECT 1 FROM sessions WHERE session_id = ?{where} LIMIT 1", [session_id, *args]))

@@ -62,8 +62,12 @@ def session_from_config(config: Mapping[str, Any] | None, explicit: Any = None) 
     )[0]
 
 
+USER_KEYS = ("user_id", "user", "langgraph_auth_user_id")  # LangGraph's server puts the caller in the last
+
+
 def who_from_config(config: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
-    """(tenant, user) from ``metadata`` or ``configurable`` (``tenant``/``metaclaw_tenant``, ``user_id``/``user``)."""
+    """(tenant, user) from ``metadata`` or ``configurable`` (``tenant``/``metaclaw_tenant``; ``user_id``/``user``/
+    ``langgraph_auth_user_id``)."""
     if not config:
         return None, None
     meta = config.get("metadata") or {}
@@ -77,7 +81,7 @@ def who_from_config(config: Mapping[str, Any] | None) -> tuple[str | None, str |
                     return str(v)
         return None
 
-    return pick("metaclaw_tenant", "tenant"), pick("user_id", "user")
+    return pick("metaclaw_tenant", "tenant"), pick(*USER_KEYS)
 
 
 def to_openai(messages: Iterable[BaseMessage | Mapping[str, Any]]) -> list[Message]:

@@ -26,6 +26,7 @@ from metaclaw_plugin.integration import MetaClawPlugin, PreparedTurn, TurnContex
 from ._common import (
     CAPTURED_TAG,
     HOST,
+    USER_KEYS,
     fail,
     is_interrupt,
     message_to_openai,
@@ -129,7 +130,7 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
                     run_id=run_id,
                     session_id=sid,
                     tenant=self._tenant or _str(meta.get("metaclaw_tenant")) or _str(meta.get("tenant")),
-                    user=self._user or _str(meta.get("user_id")) or _str(meta.get("user")),
+                    user=self._user or next((u for u in map(_str, (meta.get(k) for k in USER_KEYS)) if u), None),
                 )
                 self._roots[run_id] = root
                 if len(self._root_of) > MAX_TRACKED_RUNS or len(self._roots) > MAX_OPEN_ROOTS:

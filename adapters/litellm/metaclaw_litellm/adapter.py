@@ -60,11 +60,13 @@ from metaclaw_plugin.integration import (
 from .routes import BY_CALL_TYPE, CHAT, LEARNS, UNHOOKED, UNHOOKED_FIX, Route, anthropic_stream_reply, any_reply
 from .translate import (
     already_injected,
+    anthropic_session,
     call_type_name,
     error_text,
     get,
     header,
     request_tools,
+    request_user,
     tenant_from_key,
     truthy,
 )
@@ -156,19 +158,24 @@ class MetaClawCallback(CustomLogger):
     ) -> _Inflight:
         md = data.get(route.metadata_key)
         md = md if isinstance(md, dict) else {}
+        cmd = data.get("metadata")
+        client_md: dict[str, Any] = cmd if isinstance(cmd, dict) else {}
         psr = data.get("proxy_server_request")
         headers = get(psr, "headers") or md.get("headers")
-        user = data.get("user") if isinstance(data.get("user"), str) else None
+        tenant = tenant_from_key(user_api_key_dict, self.tenant_from)
+        litellm_sid = None if md.get("litellm_session_id_generated") else data.get("litellm_session_id")
+        user = request_user(headers, data, md, client_md, session=litellm_sid)  # whose memories and session
         sid, source = session_id_from(
-            # generated ids (the proxy's missing_session_id: generate policy) are not the caller's; LiteLLM maps
-            # X-Session-Id only when it is 8+ characters long, so the raw header comes next
-            header=(
-                None if md.get("litellm_session_id_generated") else data.get("litellm_session_id"),
-                lambda: header(headers, "x-session-id"),
+            # X-Session-Id, as the user configured it, before LiteLLM's pick (which prefers a client's own header,
+            # x-claude-code-session-id, over it); generated ids (the proxy's missing_session_id: generate policy)
+            # are not the caller's
+            header=(lambda: header(headers, "x-session-id"), litellm_sid),
+            metadata=(
+                md.get("session_id"),
+                client_md.get("session_id"),
+                lambda: anthropic_session(client_md.get("user_id")),
             ),
-            metadata=md.get("session_id"),
-            user=user,
-            fingerprint=lambda: conversation_fingerprint(messages),
+            fingerprint=lambda: conversation_fingerprint(self._handle.plugin, messages, tenant, user),
         )
         if sid is None:
             sid, source = "call-" + call_id, "call"
@@ -178,8 +185,8 @@ class MetaClawCallback(CustomLogger):
         outcome = md.get("session_outcome") if isinstance(md.get("session_outcome"), dict) else None
         ctx = TurnContext(
             session_id=sid,
-            tenant=tenant_from_key(user_api_key_dict, self.tenant_from),
-            user=user or _user_id(header(headers, "x-user-id"), md.get("user_id")),  # whose memories (issue 25)
+            tenant=tenant,
+            user=user,
             kind=kind,  # type: ignore[arg-type]
             host="litellm-proxy",
             model=data.get("model") if isinstance(data.get("model"), str) else None,
@@ -201,19 +208,10 @@ class MetaClawCallback(CustomLogger):
             details.get("metadata"),
         )
         md = md if isinstance(md, dict) else {}
+        op = details.get("optional_params")
+        client_md = get(op, "metadata")
+        client_md = client_md if isinstance(client_md, dict) else {}
         headers = md.get("headers")
-        user = details.get("user")
-        if not isinstance(user, str) or not user:
-            user = get(details.get("optional_params"), "user")
-            user = user if isinstance(user, str) and user else None
-        sid, source = session_id_from(
-            header=lp.get("litellm_session_id") or details.get("litellm_session_id"),
-            metadata=md.get("session_id"),
-            user=user,
-            fingerprint=lambda: conversation_fingerprint(messages),
-        )
-        if sid is None:
-            sid, source = "call-" + call_id, "call"
         if "user_api_key_hash" in md or "user_api_key_team_id" in md:
             # A proxy request seen only by the log events: the tenant still comes from the key.
             tenant = tenant_from_key(
@@ -229,6 +227,20 @@ class MetaClawCallback(CustomLogger):
             t = md.get("tenant")
             tenant = t.strip() if isinstance(t, str) and t.strip() else self.tenant  # whole (see tenant_from_key)
             host = "litellm-sdk"
+        litellm_sid = lp.get("litellm_session_id") or details.get("litellm_session_id")
+        body = details if isinstance(details.get("user"), str) and details.get("user") else op
+        user = request_user(headers, body, md, client_md, session=litellm_sid)
+        sid, source = session_id_from(
+            header=(lambda: header(headers, "x-session-id"), litellm_sid),
+            metadata=(
+                md.get("session_id"),
+                client_md.get("session_id"),
+                lambda: anthropic_session(client_md.get("user_id")),
+            ),
+            fingerprint=lambda: conversation_fingerprint(self._handle.plugin, messages, tenant, user),
+        )
+        if sid is None:
+            sid, source = "call-" + call_id, "call"
         side = header(headers, "x-turn-type") or md.get("turn_type") or "main"
         kind = "side" if isinstance(side, str) and side.strip().lower() == "side" else "main"
         done = truthy(header(headers, "x-session-done")) or truthy(md.get("session_done"))
@@ -237,12 +249,12 @@ class MetaClawCallback(CustomLogger):
         ctx = TurnContext(
             session_id=sid,
             tenant=tenant,
-            user=user or _user_id(header(headers, "x-user-id"), md.get("user_id")),
+            user=user,
             kind=kind,  # type: ignore[arg-type]
             host=host,
             model=model if isinstance(model, str) else None,
             request_id=call_id,
-            metadata={"session_source": source, "max_tokens": _max_tokens(details.get("optional_params"))},
+            metadata={"session_source": source, "max_tokens": _max_tokens(op)},
         )
         return _Inflight(ctx, done, outcome, "sdk", time.monotonic())
 
@@ -277,8 +289,8 @@ class MetaClawCallback(CustomLogger):
         if turn is None:  # capture only: the request was not seen by a pre-call hook
             turn = plugin.prepare_turn(inf.ctx, messages or [], tools=tools, inject=False, record=False)
         plugin.complete_turn(turn, response, usage=usage, error=error, messages=messages, tools=tools)
-        if inf.done:
-            plugin.on_session_end(inf.ctx, inf.outcome, reason="host")
+        if inf.done:  # the session of this request's user (one without a user ends no one else's)
+            plugin.on_session_end(inf.ctx, inf.outcome, reason="host", every_user=False)
 
     def _record_from_details(self, kwargs: dict[str, Any], response: Any, error: str | None) -> None:
         """Log-event path: record the turn unless a hook before the client already did."""
@@ -575,14 +587,6 @@ def make_default_callback() -> MetaClawCallback:
         ", ".join(sorted(set(UNHOOKED.values()))),
     )
     return MetaClawCallback(start=True)
-
-
-def _user_id(*candidates: Any) -> str | None:
-    """The first non-empty string: the user a request speaks for, when the OpenAI ``user`` field is absent."""
-    for c in candidates:
-        if isinstance(c, str) and c.strip():
-            return c.strip()  # whole: the core keys a long id by its hash
-    return None
 
 
 def _max_tokens(params: Any) -> Any:

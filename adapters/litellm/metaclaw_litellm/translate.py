@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,7 +19,6 @@ from metaclaw_plugin.integration import SKILL_BLOCK_OPEN as OPEN
 
 # The session-id helpers live in the core now (one fallback chain for every adapter); re-exported for old imports.
 from metaclaw_plugin.integration import clean_session_id as clean_session_id
-from metaclaw_plugin.integration import conversation_fingerprint as conversation_fingerprint
 
 TRUE_STRINGS = frozenset({"1", "true", "yes", "on", "y", "t"})
 CHAT_CALL_TYPES = frozenset({"completion", "acompletion"})
@@ -332,3 +333,75 @@ def error_text(exc: Any, fallback: str | None = None) -> str:
     name = type(exc).__name__
     head = f"{name} {status}: " if isinstance(status, int) else f"{name}: "
     return (head + str(msg))[:MAX_ERROR_CHARS]
+
+
+# Who a request speaks for, and the session it names ------------------------------------------------------------
+USER_HEADERS = ("x-user-id", "x-litellm-end-user-id", "x-litellm-customer-id")
+_LEGACY_CLAUDE = re.compile(r"^(?P<user>.+?)_session_[0-9A-Za-z-]{8,}$")
+
+
+def _claude_fields(value: Any) -> dict[str, Any] | None:
+    """Anthropic ``metadata.user_id`` as Claude Code sends it: a JSON object (``{"device_id", "account_uuid",
+    "session_id"}``, as a string or a dict), else None."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            d = json.loads(value)
+        except ValueError:
+            return None
+        return d if isinstance(d, dict) else None
+    return None
+
+
+def anthropic_user(value: Any) -> str | None:
+    """The user in Anthropic's ``metadata.user_id``: the value as sent, except Claude Code's, which carries its
+    session too (a JSON object with ``account_uuid``/``device_id``, or ``user_<hash>_account_<uuid>_session_<uuid>``):
+    its account (else its device), so that every session of one person is one user."""
+    fields = _claude_fields(value)
+    if fields is not None:
+        for k in ("account_uuid", "device_id", "user_id"):
+            v = fields.get(k)
+            if isinstance(v, str) and v.strip():
+                return v.strip()
+        return None
+    if not isinstance(value, str) or not value.strip():
+        return None
+    v = value.strip()
+    m = _LEGACY_CLAUDE.match(v)
+    return m.group("user") if m else v
+
+
+def anthropic_session(value: Any) -> str | None:
+    """The session Claude Code puts in ``metadata.user_id`` (its JSON object's ``session_id``, or the legacy
+    ``..._session_<uuid>`` tail), or None."""
+    fields = _claude_fields(value)
+    if fields is not None:
+        sid = fields.get("session_id")
+        return sid if isinstance(sid, str) and sid.strip() else None
+    if isinstance(value, str):
+        i = value.rfind("_session_")
+        if i > 0 and _LEGACY_CLAUDE.match(value.strip()):
+            return value.strip()[i + len("_session_") :] or None
+    return None
+
+
+def request_user(headers: Any, body: Any, *metadata: Any, session: Any = None) -> str | None:
+    """The user a request speaks for, first match wins: the ``X-User-Id`` header (LiteLLM's
+    ``x-litellm-end-user-id``/``x-litellm-customer-id`` too), the OpenAI ``user`` field, ``metadata.user_id`` of
+    each metadata given (Anthropic's, as :func:`anthropic_user` reads it), the Responses ``safety_identifier``.
+    ``session``: LiteLLM's session id of the request (it writes that over an Anthropic ``user_id`` object it read
+    the session from; that value is not a user)."""
+    for name in USER_HEADERS:
+        v = header(headers, name)
+        if v and v.strip():
+            return v.strip()  # whole: the core keys a long id by its hash
+    v = get(body, "user")
+    if isinstance(v, str) and v.strip():
+        return v.strip()
+    for md in metadata:
+        u = anthropic_user(get(md, "user_id")) if isinstance(md, dict) else None
+        if u and u != session:
+            return u
+    v = get(body, "safety_identifier")
+    return v.strip() if isinstance(v, str) and v.strip() else None
