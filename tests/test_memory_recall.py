@@ -1,0 +1,263 @@
+"""Recall of what users said (issue 41): passages of raw turns beside distilled memories, ranked together, gated by
+how much of the request they cover, dated, with relative dates resolved, speakers of a transcript told apart; the
+index appends without a reader seeing half of it, and merges its tail into its base."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
+from metaclaw_plugin.memory import index as idx
+from metaclaw_plugin.memory.dates import resolve, say_ts
+from metaclaw_plugin.memory.index import Recall
+from metaclaw_plugin.memory.model import Memory
+from metaclaw_plugin.memory.text import request_terms
+from metaclaw_plugin.memory.view import MemoryView, build_bucket, chunks, passage_docs, request_names
+from metaclaw_plugin.store.passages import Passage
+
+DAY = 86_400.0
+T0 = datetime(2023, 6, 9, 14, 0, tzinfo=UTC).timestamp()
+
+
+ANIMALS = [
+    "aardvark",
+    "badger",
+    "camel",
+    "dingo",
+    "eagle",
+    "ferret",
+    "gazelle",
+    "heron",
+    "ibis",
+    "jackal",
+    "koala",
+    "lemur",
+    "marmot",
+    "newt",
+    "ocelot",
+    "panda",
+    "quokka",
+    "raven",
+    "salmon",
+    "tapir",
+    "urchin",
+    "vulture",
+    "walrus",
+    "yak",
+    "zebra",
+    "alpaca",
+    "bison",
+    "cobra",
+    "dolphin",
+    "egret",
+]
+
+
+def passage(i: int, text: str, at: float = T0, session: str = "s1", user: str = "ana") -> Passage:
+    return Passage(f"p{i}", "acme", user, session, text, at)
+
+
+def view_with(passages: list[Passage], memories: list[Memory] = ()) -> MemoryView:  # type: ignore[assignment]
+    v = MemoryView(Settings(home=Path("/nonexistent")))
+    v.put("acme", "ana", list(memories), passages)
+    return v
+
+
+def ask(v: MemoryView, text: str, user: str = "ana") -> str:
+    sec, _ = v.section(TurnContext("q", tenant="acme", user=user), [{"role": "user", "content": text}])
+    return sec
+
+
+# Dates -------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("said", "means"),
+    [
+        ("I went hiking yesterday", "yesterday (8 June 2023)"),
+        ("we moved last year", "last year (2022)"),
+        ("I started painting last week", "last week (the week before 9 June 2023)"),
+        ("three days ago I met her", "three days ago (6 June 2023)"),
+        ("the race is next Sunday", "next Sunday (the Sunday after 9 June 2023, 11 June 2023)"),
+        ("hier je suis allé au parc", "hier (8 June 2023)"),
+        ("ayer fui al cine", "ayer (8 June 2023)"),
+        ("ontem fui ao cinema", "ontem (8 June 2023)"),
+        ("我昨天去了公园", "昨天 (8 June 2023)"),
+        ("last month was busy", "last month (May 2023)"),
+    ],
+)
+def test_a_relative_date_is_resolved_against_the_day_it_was_said(said: str, means: str) -> None:
+    assert means in resolve(said, T0)
+
+
+def test_words_that_hold_a_date_word_are_left_alone_and_a_resolved_date_is_not_resolved_twice() -> None:
+    for text in ("my layer cake", "the player scored", "Today's weather"):
+        assert resolve(text, T0) == text
+    once = resolve("I went yesterday", T0)
+    assert resolve(once, T0) == once
+
+
+# The index --------------------------------------------------------------------------------------------------------
+def test_a_request_about_something_never_said_gets_nothing() -> None:
+    v = view_with(
+        [passage(1, "I adopted a greyhound named Pickle last spring."), passage(2, "We repainted the porch.")]
+    )
+    assert "Pickle" in ask(v, "What is my greyhound called?")
+    for unrelated in ("What is the capital of Kenya?", "Write a haiku about snow.", "Explain gravity to a child."):
+        assert ask(v, unrelated) == "", unrelated
+
+
+def test_each_line_is_dated_and_a_relative_date_in_it_resolved() -> None:
+    v = view_with([passage(1, "I went to a pottery class yesterday.", at=T0)])
+    block = ask(v, "When did I go to the pottery class?")
+    assert f"- [{say_ts(T0)}] I went to a pottery class yesterday (8 June 2023)." in block
+
+
+def test_a_long_turn_is_kept_in_sentence_pieces_and_only_the_piece_that_matters_is_shown() -> None:
+    filler = " ".join(f"Sentence {i} is about the weather and nothing else." for i in range(30))
+    v = view_with([passage(1, f"{filler} My locker combination is on a card in the blue folder. {filler}")])
+    block = ask(v, "Where did I put the card with my locker combination?")
+    assert "blue folder" in block and len(block) < 900  # one piece, not the whole turn
+
+
+def test_transcript_speakers_are_told_apart() -> None:
+    v = view_with(
+        [
+            passage(1, "Melanie: I ran a charity race for mental health last Saturday."),
+            passage(2, "Caroline: I went to a support group yesterday."),
+            passage(3, "Melanie: Caroline and I talked about the charity race again."),
+        ]
+    )
+    assert "charity race for mental health" in ask(v, "What did Melanie run last Saturday?")
+    caroline = ask(v, "What did Caroline do at the charity race?")
+    assert "charity race for mental health" not in caroline  # Melanie's line, about Melanie
+    assert "Caroline and I talked about the charity race" in caroline  # another's line that names her
+    assert sorted(request_names("When did Caroline see Melanie's dog?", {"caroli", "melani"})) == ["caroli", "melani"]
+
+
+def test_a_distilled_memory_and_a_passage_rank_together_and_the_same_words_go_in_once() -> None:
+    m = Memory(
+        id="m1", tenant="acme", user="ana", kind="fact", subject="dog", text="I adopted a greyhound named Pickle."
+    )
+    v = view_with([passage(1, "I adopted a greyhound named Pickle.")], [m])
+    block = ask(v, "What is my greyhound called?")
+    assert block.count("greyhound named Pickle") == 1 and "(fact)" in block
+
+
+def test_the_index_appends_without_a_reader_seeing_half_of_it_and_merges_its_tail(monkeypatch) -> None:
+    monkeypatch.setattr(idx, "TAIL_MAX", 8)
+    recall = Recall()
+    for i in range(30):
+        docs = passage_docs(passage(i, f"Note number {i}: the project {ANIMALS[i]} ships on Friday."))
+        new = recall.appended(docs)
+        assert recall.size == i and new.size == i + 1  # the old index is unchanged: a reader holding it is unaffected
+        recall = new
+    assert recall.base.n >= 24 and recall.tail.n < 8  # merged at least three times
+    hits, _ = recall.search(sorted(request_terms(f"Which project is {ANIMALS[17]}?")), 5, time.time())
+    assert hits[0].doc.source == "p17"
+
+
+def test_chunks_keep_whole_sentences_and_cut_a_long_one_at_a_space() -> None:
+    text = "Short one. " + "word " * 200 + "end."
+    parts = chunks(text, 120)
+    assert parts[0].startswith("Short one.") and all(len(p) <= 120 for p in parts)
+    assert " ".join(parts).split() == text.split()
+
+
+def test_a_bucket_of_passages_only_still_serves() -> None:
+    b = build_bucket([], [passage(1, "I keep my bike in the shed behind the garage.")])
+    assert b.recall.size == 1 and not b.standing
+
+
+# Through the plugin ------------------------------------------------------------------------------------------------
+def test_what_a_user_said_reaches_their_next_conversation_dated_by_when_it_happened(home: Path) -> None:
+    p = MetaClawPlugin(Settings(home=home)).start()
+    try:
+        then = T0 - 40 * DAY
+        ctx = TurnContext("old", tenant="acme", user="ana", started_at=then)
+        p.on_request(ctx, [{"role": "user", "content": "My sister Lucia got a job at the aquarium yesterday."}])
+        p.on_response(ctx, {"role": "assistant", "content": "Congratulations to her!"})
+        assert p.flush(30)
+        q = TurnContext("new", tenant="acme", user="ana")
+        out = p.on_request(q, [{"role": "user", "content": "Where does my sister Lucia work now?"}])
+        block = out[0]["content"]
+        assert f"[{say_ts(then)}]" in block and "aquarium" in block
+        assert f"yesterday ({say_ts(then - DAY)})" in block
+        other = TurnContext("new2", tenant="acme", user="ben")
+        assert "aquarium" not in str(p.on_request(other, [{"role": "user", "content": "Where does Lucia work?"}]))
+        stored = p.passages.find("acme", "ana")  # type: ignore[union-attr]
+        assert [s.at for s in stored] == [then]
+    finally:
+        p.stop()
+
+
+def test_a_passage_never_keeps_a_question_or_a_credential_statement(home: Path) -> None:
+    p = MetaClawPlugin(Settings(home=home)).start()
+    try:
+        ctx = TurnContext("s", tenant="acme", user="ana")
+        text = "Can you check the logs? My wifi password is sunflower88. I moved the router to the attic."
+        p.on_request(ctx, [{"role": "user", "content": text}])
+        p.on_response(ctx, {"role": "assistant", "content": "ok"})
+        assert p.flush(30)
+        (kept,) = p.passages.find("acme", "ana")  # type: ignore[union-attr]
+        assert kept.text == "I moved the router to the attic."
+        db = (home / "metaclaw.db").read_bytes()
+        assert b"sunflower88" not in db
+    finally:
+        p.stop()
+
+
+def test_forgetting_takes_the_users_own_words_out_of_recall_too(home: Path) -> None:
+    p = MetaClawPlugin(Settings(home=home)).start()
+    try:
+
+        def say(sid: str, text: str) -> str:
+            ctx = TurnContext(sid, tenant="acme", user="ana")
+            out = p.on_request(ctx, [{"role": "user", "content": text}])
+            p.on_response(ctx, {"role": "assistant", "content": "Noted."})
+            return str(out[0]["content"])
+
+        say("s1", "My cousin Bruno lives in Porto and restores old boats.")
+        p.on_session_end(TurnContext("s1", tenant="acme"))
+        assert p.flush(30)
+        assert "Porto" in say("s2", "Plan a visit to my cousin Bruno.")
+        say("s2", "Forget that my cousin Bruno lives in Porto.")
+        p.on_session_end(TurnContext("s2", tenant="acme"))
+        assert p.flush(30)
+        assert "Porto" not in say("s3", "Plan a visit to my cousin Bruno.")
+        assert all("Porto" not in x.text for x in p.passages.find("acme", "ana", statuses=None))  # type: ignore[union-attr]
+    finally:
+        p.stop()
+
+
+def test_past_the_bound_the_oldest_sessions_become_digests(home: Path) -> None:
+    p = MetaClawPlugin(Settings(home=home, memory={"passages_max": 100})).start()
+    try:
+        learner = p.memory_learner
+        assert learner is not None
+        from metaclaw_plugin.memory import learner as mod
+
+        mod_every = mod.BOUND_EVERY
+        mod.BOUND_EVERY = 50
+        try:
+            for i in range(160):
+                ctx = TurnContext(f"s{i // 20}", tenant="acme", user="ana", started_at=T0 + i * 60)
+                p.on_request(ctx, [{"role": "user", "content": f"Entry {i}: the kiln{i} reached its temperature."}])
+                p.on_response(ctx, {"role": "assistant", "content": "ok"})
+            assert p.flush(60)
+        finally:
+            mod.BOUND_EVERY = mod_every
+        turns = p.passages.find("acme", "ana", kinds=("turn",))  # type: ignore[union-attr]
+        digests = p.passages.find("acme", "ana", kinds=("digest",))  # type: ignore[union-attr]
+        assert len(turns) <= 100 + 50 and digests  # bounded, looked at every 50 passages
+        assert all(d.text.startswith("Entry 0:") or d.text.startswith("Entry ") for d in digests)
+        assert "kiln3" in ask_plugin(p, "Did the kiln3 reach its temperature?")  # folded, still recallable
+    finally:
+        p.stop()
+
+
+def ask_plugin(p: MetaClawPlugin, text: str) -> str:
+    out = p.on_request(TurnContext("ask", tenant="acme", user="ana"), [{"role": "user", "content": text}])
+    return str(out[0]["content"])
