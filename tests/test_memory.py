@@ -12,6 +12,7 @@ from cli_support import cli_command
 from starlette.testclient import TestClient
 
 from metaclaw_plugin import MetaClawPlugin, Settings
+from metaclaw_plugin.memory.model import Candidate
 from metaclaw_plugin.memory.rules import Forget, extract
 from metaclaw_plugin.sidecar import create_app, load_or_create_token
 from metaclaw_plugin.types import TurnContext
@@ -450,3 +451,62 @@ def test_plain_statements_pass_the_screen_and_keep_no_credential(text: str) -> N
     from metaclaw_plugin.memory.guard import is_credential, screen_memory
 
     assert screen_memory(text) is None and not is_credential(text)
+
+
+# Distilled memories that are right (issue 41) ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "remark",
+    [
+        "I prefer short walks after dinner.",
+        "I love the tone of that song.",
+        "I'm learning Spanish these days.",
+        "Call me when the build is done.",
+        "I like detailed maps for hiking.",
+    ],
+)
+def test_a_passing_remark_never_becomes_a_standing_preference(remark: str) -> None:
+    assert not [c for c in extract(remark) if isinstance(c, Candidate) and c.standing], extract(remark)
+
+
+@pytest.mark.parametrize(
+    "directive",
+    ["Please answer in French from now on.", "Keep your replies brief.", "Always use metric units.", "Call me Sam."],
+)
+def test_a_directive_about_how_to_answer_is_standing(directive: str) -> None:
+    assert [c for c in extract(directive) if isinstance(c, Candidate) and c.standing], extract(directive)
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    ["I want to refactor the payments module.", "Help me write the migration script.", "Can you add an index?"],
+)
+def test_requests_and_questions_are_never_memories(request_text: str) -> None:
+    assert extract(request_text) == []
+
+
+def test_code_spans_are_kept_as_said() -> None:
+    (c,) = extract("Remember that we deploy with `make deploy-prod`. Thanks.")
+    assert isinstance(c, Candidate) and "`make deploy-prod`" in c.text
+
+
+def test_an_unrelated_im_a_statement_supersedes_nothing(plugin: MetaClawPlugin) -> None:
+    say(plugin, "s1", "I'm a pediatric nurse.")
+    say(plugin, "s1", "I'm a morning person.")
+    end(plugin, "s1")
+    texts = {m.text for m in plugin.memory_store.find("acme", "ana")}  # type: ignore[union-attr]
+    assert {"I'm a pediatric nurse", "I'm a morning person"} <= texts
+    say(plugin, "s2", "I'm a teacher now.")
+    end(plugin, "s2")
+    texts = {m.text for m in plugin.memory_store.find("acme", "ana")}  # type: ignore[union-attr]
+    assert "I'm a pediatric nurse" not in texts and "I'm a morning person" in texts  # the job changed, not the rest
+
+
+def test_one_change_supersedes_at_most_three_memories(plugin: MetaClawPlugin) -> None:
+    for job in ("billing", "payroll", "invoices", "backups", "search indexing", "metrics"):
+        say(plugin, "s1", f"Remember that the {job} job runs on Jenkins.")
+    end(plugin, "s1")
+    assert len(plugin.memory_store.find("acme", "ana")) == 6  # type: ignore[union-attr]
+    say(plugin, "s2", "We switched from Jenkins to GitHub Actions.")
+    end(plugin, "s2")
+    gone = plugin.memory_store.find("acme", "ana", statuses=("superseded",))  # type: ignore[union-attr]
+    assert 1 <= len(gone) <= 3

@@ -21,7 +21,7 @@ from functools import cached_property
 
 from ..tasktext import unquote
 from .model import Candidate
-from .text import fold, term_set
+from .text import fold, stem, term_set
 
 F = re.I | re.U
 _N = iter(range(1000))
@@ -85,8 +85,8 @@ FROM_NOW = re.compile(
 
 PREFER = re.compile(
     r"\b(?:i(?:'d| would)? (?:really |much |strongly )?(?:prefer|rather)|i (?:really )?(?:like|love|want|need) "
-    r"(?:my|the|your|it|answers|responses|replies|code|things|everything)|i (?:always |usually )?(?:like|want) "
-    r"(?:to|it)|i (?:don'?t|do not|never) (?:like|want)|i (?:hate|can'?t stand|dislike)|i (?:always|usually|"
+    r"(?:my|the|your|it|answers|responses|replies|code|things|everything)|i (?:always |usually )?like "
+    r"(?:to|it)|i (?:always|usually|never) want (?:to|it)|i (?:don'?t|do not|never) (?:like|want)|i (?:hate|can'?t stand|dislike)|i (?:always|usually|"
     r"normally|tend to) (?:use|work|write|go|pick|choose)|i (?:always |usually |normally |mostly |mainly |generally |"
     r"often )?(?:use|am using|'m using|work with|code in|write in|write|program in) "
     r"(?!(?:it|this|that|them|the following)\b)|my preference is|please (?:always|never)|"
@@ -277,6 +277,14 @@ ADDRESSED = re.compile(
     r"responda|respostas?|fale comigo|escreva|sempre)\b|回答|回复|答复|请|总是|始终|永远不要|不要",
     F,
 )
+_PROFESSIONS = (
+    "engineer developer designer manager student teacher scientist researcher nurse doctor lawyer analyst architect "
+    "consultant accountant chef cook pilot writer author artist musician programmer intern director founder ceo cto "
+    "cfo officer clerk technician mechanic electrician plumber carpenter farmer pharmacist dentist therapist "
+    "psychologist professor lecturer tutor editor journalist photographer translator salesperson marketer recruiter "
+    "administrator admin lead freelancer contractor"
+)
+PROFESSIONS = frozenset(map(stem, _PROFESSIONS.split(" ")))
 PROJECT_WORDS = re.compile(
     r"\b(?:we|our|team|project|repo|repository|codebase|service|services|sprint|release|deploy\w*|pipeline|ci|cd|"
     r"staging|production|prod|cluster|database|db|server|backend|frontend|api|stack|stand-?up|"
@@ -383,11 +391,20 @@ class Forget:
 
 
 def sentences(text: str) -> list[str]:
-    """The user's text as statements: code blocks and quoted lines out, split at sentence ends."""
-    text = re.sub(r"```[\s\S]*?```|`[^`\n]*`", " ", text)
+    """The user's text as statements: code blocks and quoted lines out, split at sentence ends. An inline code span
+    stays as it was said (`make deploy-prod`): it is kept whole through the split."""
+    text = re.sub(r"```[\s\S]*?```", " ", text)
     text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(">"))
+    spans: list[str] = []
+
+    def hold(m: re.Match[str]) -> str:
+        spans.append(m.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    text = re.sub(r"`[^`\n]+`", hold, text)
     parts = re.split(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+|;\s+", text)
-    return [p.strip() for p in parts if p and p.strip()]
+    back = re.compile(r"\x00(\d+)\x00")
+    return [back.sub(lambda m: spans[int(m.group(1))], p.strip()) for p in parts if p and p.strip()]
 
 
 def _clean(x: str) -> str:
@@ -527,7 +544,9 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
                 else _subject_key(s[: len(s) - len(val)])
             )
         else:
-            key = "self:role"
+            # "I'm a nurse" then "I'm a teacher": one attribute, the job; "I'm a morning person" is not a job and
+            # supersedes nothing but itself
+            key = "self:role" if term_set(val) & PROFESSIONS else _subject_key(val) or "self"
         tz = r.topic == "timezone"  # "I'm in Lisbon, book things in Lisbon time": how to answer, on every turn
         return Candidate("preference" if tz else "fact", s, key or "self", tz)
     if m := OWN_VERB.match(s):

@@ -26,6 +26,7 @@ from .text import term_set
 log = logging.getLogger("metaclaw_plugin.memory")
 
 FORGET_COVER = 0.6  # share of the forget request's words a memory must contain to go
+SUPERSEDE_MAX = 3  # memories one statement may supersede (forget closes 3 at most too)
 PASSAGES_LOOKED_AT = 5000  # the user's latest passages searched for the words of a superseded or forgotten statement
 
 
@@ -113,18 +114,25 @@ class MemoryWriter:
         return added
 
     def _superseded(self, active: list[Memory], c: Candidate) -> list[Memory]:
+        """What ``c`` replaces: the memory the model named, the memories of the same subject (the same attribute of
+        the same thing), or, for a change that names the old value ("from Poetry to uv"), the memories that hold it
+        and share a topical word of the new statement besides; the latest first, at most :data:`SUPERSEDE_MAX`
+        (like forget: one statement never clears a whole store)."""
         out = []
         gone = [term_set(r) for r in c.replaces if term_set(r)]
+        new_words = term_set(c.text) - frozenset().union(*gone) if gone else frozenset()
         for m in active:
             if m.kind == "summary":
                 continue
+            words = term_set(m.text) if gone else frozenset()
             if (
                 (c.target_id and m.id == c.target_id)
                 or (c.subject and m.subject == c.subject)
-                or (gone and any(g <= term_set(m.text) for g in gone))
+                or (gone and any(g <= words for g in gone) and (words & new_words or len(words) <= 4))
             ):
                 out.append(m)
-        return out
+        out.sort(key=lambda m: -m.valid_from)
+        return out[:SUPERSEDE_MAX]
 
     def forget(self, tenant: str, user: str | None, about: str) -> list[str]:
         """Forget the user's memories that ``about`` describes (most words in common first); their text goes."""
