@@ -43,6 +43,14 @@ class _Throttle(logging.Filter):
             self._seen.clear()
 
     def filter(self, record: logging.LogRecord) -> bool:
+        """Decided once per record: the file's handler and the host's see the same records."""
+        shown = getattr(record, "_metaclaw_shown", None)
+        if shown is None:
+            shown = self._decide(record)
+            record._metaclaw_shown = shown
+        return bool(shown)
+
+    def _decide(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[0].__name__ if record.exc_info and record.exc_info[0] else None
         kind = (record.name, record.levelno, str(record.msg)[:200], exc)
         now = time.monotonic()

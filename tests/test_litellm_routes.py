@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,8 @@ PROXY_MODELS: dict[str, tuple[str, str, str, str]] = {
 
 
 def _script(body: dict[str, Any]) -> dict[str, Any] | str:
-    text = json.dumps(body, ensure_ascii=False)
+    # the request's own words: the memory section may recall an earlier request's words (its marker, its CALL-A-TOOL)
+    text = re.sub(r"<metaclaw-memory>.*?</metaclaw-memory>", "", json.dumps(body, ensure_ascii=False))
     marker = text.split("MARK-", 1)[1][:8] if "MARK-" in text else "none"
     if "FAIL-500" in text:
         return {"status": 500, "error": f"upstream exploded for {marker}"}

@@ -280,7 +280,7 @@ class MemoryLearner:
         while True:
             if self.election is not None and time.monotonic() >= next_drain:
                 next_drain = time.monotonic() + DRAIN_EVERY
-                self._guarded(self.drain)
+                self._guarded(self.drain, "the batches other hosts handed over")
             try:
                 batch = self._q.get(timeout=DRAIN_EVERY if self.election is not None else None)
             except queue.Empty:
@@ -299,14 +299,15 @@ class MemoryLearner:
                         break
                     said.append(nxt)
                 try:
-                    self._guarded(partial(self.keep_said, said))
+                    self._guarded(partial(self.keep_said, said), f"keeping {len(said)} turns as passages")
                 finally:
                     with self._idle:
                         self._busy -= len(said)
                         self._idle.notify_all()
                 continue
             try:
-                self._guarded(partial(self.process if self.is_leader() else self.hand_off, batch), batch)
+                what = f"session {batch.session_id}"
+                self._guarded(partial(self.process if self.is_leader() else self.hand_off, batch), what)
             finally:
                 with self._idle:
                     self._busy -= 1
@@ -364,19 +365,16 @@ class MemoryLearner:
         taken = self.store.take_pending()
         for d in taken:
             self.counts["taken_over"] += 1
-            self._guarded(partial(self.process, Batch.from_dict(d)))
+            self._guarded(partial(self.process, Batch.from_dict(d)), "a batch another host handed over")
         return len(taken)
 
-    def _guarded(self, fn: Callable[[], Any], batch: Batch | None = None) -> None:
+    def _guarded(self, fn: Callable[[], Any], what: str) -> None:
         try:
             fn()
         except Exception as e:
             self.counts["errors"] += 1
             self.last_error = f"{type(e).__name__}: {e}"
-            log.exception(
-                "memory extraction failed for session %s (dropped; the host is unaffected)",
-                batch.session_id if batch else "(handed over)",
-            )
+            log.exception("memory: %s failed (dropped; the host is unaffected)", what)
 
     def process(self, batch: Batch) -> dict[str, Any]:
         """Extract from one batch and file the result. Returns the writer's report."""
