@@ -51,6 +51,8 @@ class MemoryOps:
         limit: int = 200,
     ) -> list[dict[str, Any]]:
         tenant, user = self.key(tenant, user)
+        if status == "malformed":  # the rows readers skip, with why
+            return self.store.malformed(tenant, user, limit)
         if kind is not None and kind not in KINDS:
             raise MemoryError_(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
         statuses = None if status == "all" else (status,)
@@ -63,6 +65,12 @@ class MemoryOps:
         tenant, _ = self.key(tenant)
         m = self.store.get(memory_id, tenant)
         if m is None:
+            raw = self.store.raw(memory_id, tenant)
+            if raw is not None:
+                raise MemoryError_(
+                    f"memory {memory_id!r} is malformed ({raw['why']}); `metaclaw-plugin memory forget {memory_id}` "
+                    "removes it"
+                )
             raise MemoryError_(f"no memory {memory_id!r} in tenant {tenant!r}")
         return {**m.as_dict(), "history": self.store.history(memory_id, tenant)}
 
@@ -115,8 +123,7 @@ class MemoryOps:
         """Forget one memory by id, or the user's memories that ``about`` describes. Their text is erased."""
         tenant, user = self.key(tenant, user, own=True)
         if memory_id:
-            m = self.store.get(memory_id, tenant)
-            if m is None:
+            if self.store.raw(memory_id, tenant) is None:  # a malformed row can be forgotten too
                 raise MemoryError_(f"no memory {memory_id!r} in tenant {tenant!r}")
             return [memory_id] if self.store.close(memory_id, tenant, "forgotten", reason="a person asked") else []
         if about:
@@ -124,9 +131,20 @@ class MemoryOps:
         raise MemoryError_("say which memory to forget: an id, or --about TEXT")
 
     def export(self, tenant: str = DEFAULT_TENANT, user: str | None = None) -> dict[str, Any]:
+        """Every memory of the tenant (or one user), any status; malformed rows are listed under ``skipped``."""
         tenant, user = self.key(tenant, user)
         rows = self.store.find(tenant, user, statuses=None)
-        return {"format": EXPORT_FORMAT, "tenant": tenant, "user": user, "memories": [m.as_dict() for m in rows]}
+        return {
+            "format": EXPORT_FORMAT,
+            "tenant": tenant,
+            "user": user,
+            "memories": [m.as_dict() for m in rows],
+            "skipped": self.store.malformed(tenant, user),
+        }
+
+    def malformed(self, tenant: str | None = None, user: str | None = None) -> list[dict[str, Any]]:
+        t, u = self.key(tenant, user) if tenant is not None else (None, None)
+        return self.store.malformed(t, u)
 
     def import_(self, doc: Any, tenant: str | None = None) -> int:
         if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT or not isinstance(doc.get("memories"), list):
