@@ -5,7 +5,13 @@ somewhere, widen its permissions or skip confirmations is a standing prompt inje
 quarantined (kept for a person to see, never injected). The screen is the skills' (:func:`screening.screen`, the
 same intent classes in several languages), plus the forms such an instruction takes in a user's statement
 (the skills' screen reads a skill's body, where "never ask before rm -rf" would be unusual; in a memory it is the
-attack). Credentials are never stored at all, not even redacted: a memory of "my password is [REDACTED]" helps no one.
+attack).
+
+Credentials are never stored at all, not even redacted: a memory of "my password is [REDACTED]" helps no one, and a
+spelling the redactor missed would stay on disk. One definition decides what is a credential: the home's redactor
+(:meth:`~metaclaw_plugin.privacy.Redactor.find`: the shapes of keys and tokens, and credentials stated in words by
+class, :mod:`metaclaw_plugin.credentials`), contact details excepted (an e-mail address or a phone number is redacted
+when the home says so, and the statement is kept).
 """
 
 from __future__ import annotations
@@ -13,30 +19,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..config import PrivacySettings
 from ..learning.screening import screen
-from ..privacy import Redactor
+from ..privacy import Redactor, redactor_for
 from ..types import Skill
 from .rules import FROM_NOW
 from .text import fold
 
 F = re.I | re.U
-_CREDENTIAL_NOUN = (
-    r"(?:password|passwd|passphrase|passcode|pin(?: code)?|api[ _-]?keys?|secret(?: key)?|access keys?|tokens?|"
-    r"private keys?|ssh keys?|credentials?|creds|login(?: details)?(?=\s*(?:is|are|:|=)\s)|passkey|2fa|otp|recovery codes?|social security"
-    r"(?: number)?|ssn|credit card(?: number)?|"
-    r"card number|cvv|iban|mot de passe|code pin|cle (?:api|secrete|privee)|jeton|contrasena|clave(?: api| secreta)?|"
-    r"senha|chave (?:api|secreta|privada)|cartao de credito|tarjeta de credito|numero de (?:carte|tarjeta|cartao))"
-)
-# A credential and its value: the noun, a few words at most, a copula or a sign, then something ("my VPN password is
-# Soleil!2031", "la clave de la API es ..."). Mentioning secrets ("we keep secrets in Vault") is not one.
-CREDENTIAL = re.compile(
-    r"\b"
-    + _CREDENTIAL_NOUN
-    + r"\b(?:\s+[^\s]+){0,4}?(?:\s+(?:is|are|was|est|sont|es|son|e|sao|sera)\b|\s*(?:=|:|→|->))"
-    r"\s*\S"
-    r"|(?:密码|口令|令牌|密钥|信用卡号?|身份证号?)[^，,。]{0,8}?(?:是|为|:|：|=)\s*\S",
-    F,
-)
 # Instructions to the agent in a user's statement (read on the folded text).
 _AGENT_RULES = [
     (
@@ -91,9 +81,40 @@ _AGENT_RULES = [
 AGENT_RULES = [(code, re.compile(p, F)) for code, p in _AGENT_RULES]
 
 
-def is_credential(text: str) -> bool:
-    """The statement names a credential (its value is never kept, even redacted)."""
-    return bool(CREDENTIAL.search(fold(text)))
+# What the redactor finds that is a contact detail, not a credential: redacted when the home says so, then kept.
+CONTACT_LABELS = frozenset({"email", "phone", "custom"})
+_PLACEHOLDER = re.compile(r"\[REDACTED:([a-z0-9_]+)\]")
+
+
+def _default_redactor() -> Redactor:
+    return redactor_for(PrivacySettings())
+
+
+def credential_kinds(text: str, redactor: Redactor | None = None) -> list[str]:
+    """The kinds of credential ``text`` holds ("password", "national_id", "github_token"...), by the redactor's
+    detection; a placeholder left by an earlier redaction ("[REDACTED:password]") counts as the kind it names."""
+    if not text:
+        return []
+    found = set((redactor or _default_redactor()).find(text))
+    found |= set(_PLACEHOLDER.findall(text))
+    return sorted(found - CONTACT_LABELS)
+
+
+def is_credential(text: str, redactor: Redactor | None = None) -> bool:
+    """The statement holds a credential (never kept, not even redacted)."""
+    return bool(credential_kinds(text, redactor))
+
+
+def credential_refusal(text: str, redactor: Redactor | None = None) -> str | None:
+    """Why ``text`` cannot be a memory, naming the kind of credential and never its value; None when it holds none."""
+    kinds = credential_kinds(text, redactor)
+    if not kinds:
+        return None
+    named = ", ".join(k.replace("_", " ") for k in kinds)
+    return (
+        f"it holds a credential ({named}); a memory never keeps one, not even redacted "
+        "(keep it in a password manager or the host's secret store)"
+    )
 
 
 def screen_memory(text: str) -> dict[str, Any] | None:

@@ -11,6 +11,7 @@ from ..bounds import home_identifiers
 from ..privacy import redactor_for
 from ..store import AnyDatabase
 from ..types import DEFAULT_TENANT
+from .guard import credential_kinds
 from .model import DEFAULT_USER, KINDS, SHARED_USER, Candidate, Memory
 from .rules import classify
 from .store import MemoryStore
@@ -31,6 +32,7 @@ class MemoryOps:
         self.writer = MemoryWriter(self.store, settings, redactor)
         self.settings = settings
         self.ids = home_identifiers(settings, redactor)
+        self.redactor = redactor
 
     def key(self, tenant: str | None, user: str | None = None, *, own: bool = False) -> tuple[str, str | None]:
         """(tenant, user) as the hooks store them (stripped, NFC, a long or secret-bearing one hashed): a name given
@@ -93,25 +95,31 @@ class MemoryOps:
         scored.sort(key=lambda x: (-x[0], -x[1].created_at))
         return [{**m.as_dict(), "matched": n} for n, m in scored[:limit]]
 
+    def candidate(self, text: str, kind: str | None = None) -> Candidate:
+        """A statement as the rules read it (kind, subject, whether it is a standing preference, its date)."""
+        found = classify(text, time.time(), self.settings.memory.event_days, explicit=True)
+        cand = found or Candidate(kind or "fact", text, " ".join(sorted(term_set(text))[:6]) or text.casefold()[:60])
+        cand.text = text
+        if kind is not None and kind != cand.kind:
+            cand.kind = kind
+            cand.standing = cand.standing and kind == "preference"
+        return cand
+
     def add(
         self, text: str, tenant: str = DEFAULT_TENANT, user: str | None = None, kind: str | None = None
     ) -> dict[str, Any]:
-        """Add a memory by hand; it passes the same gates as an extracted one (redaction, credentials, screening)."""
+        """Add a memory by hand; it passes the same gates as an extracted one (credential refusal, redaction,
+        screening, dedup). Raises :class:`MemoryError_` saying why when it is not kept."""
         tenant, user = self.key(tenant, user, own=True)
         text = " ".join((text or "").split())
         if not text:
             raise MemoryError_("the memory text is empty")
         if kind is not None and kind not in KINDS:
             raise MemoryError_(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
-        found = classify(text, time.time(), self.settings.memory.event_days, explicit=True)
-        cand = found or Candidate(kind or "fact", text, " ".join(sorted(term_set(text))[:6]) or text.casefold()[:60])
-        cand.text = text
-        if kind is not None:
-            cand.kind = kind
-        m = self.writer.add(tenant, user or DEFAULT_USER, cand, {"extractor": "person"})
-        if m is None:
-            raise MemoryError_("not kept: it names a credential, or the same memory is already active")
-        return m.as_dict()
+        filed = self.writer.file(tenant, user or DEFAULT_USER, self.candidate(text, kind), {"extractor": "person"})
+        if filed.memory is None:
+            raise MemoryError_(f"not kept: {filed.detail}")
+        return filed.memory.as_dict()
 
     def forget(
         self,
@@ -176,7 +184,14 @@ class UserMemory:
         return (self.user, SHARED_USER) if self.ops.settings.memory.share == "tenant" else (self.user,)
 
     def search(self, query: str, limit: int = 8) -> list[dict[str, Any]]:
+        """The user's active memories (and the tenant's shared ones) matching ``query``; a row that holds a
+        credential (stored before credentials were refused) never reaches an agent, and the text is redacted again."""
         rows = [r for owner in self._owners() for r in self.ops.search(query, self.tenant, owner, limit)]
+        rows = [
+            {**r, "text": self.ops.redactor.redact(r["text"])}
+            for r in rows
+            if not credential_kinds(r["text"], self.ops.redactor)
+        ]
         rows.sort(key=lambda r: (-r["matched"], -r["created_at"]))
         return rows[:limit]
 

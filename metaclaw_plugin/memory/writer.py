@@ -1,4 +1,4 @@
-"""Filing what an extractor proposes: redact, refuse credentials, screen, supersede, add; and forgetting.
+"""Filing what an extractor proposes: refuse credentials, redact, screen, dedup, supersede, add; and forgetting.
 
 Used by the extraction worker, ``metaclaw-plugin memory add/forget/import`` and the ``/v1/memory`` API, so a memory
 entered by hand passes the same gates as an extracted one. Scope is enforced here: a memory is filed under its
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..privacy import Redactor
-from .guard import is_credential, redact, screen_memory
+from .guard import credential_refusal, redact, screen_memory
 from .model import DEFAULT_USER, SHARED_USER, Candidate, Memory
 from .rules import Forget
 from .store import MemoryStore
@@ -25,6 +25,15 @@ from .text import term_set
 log = logging.getLogger("metaclaw_plugin.memory")
 
 FORGET_COVER = 0.6  # share of the forget request's words a memory must contain to go
+
+
+@dataclass
+class Filed:
+    """What became of one candidate: the memory filed (active or quarantined), or why it was not."""
+
+    memory: Memory | None
+    why: str | None = None  # "credential", "empty" or "duplicate" when memory is None
+    detail: str = ""  # said to a person or an agent; never quotes a secret
 
 
 @dataclass
@@ -48,6 +57,10 @@ class MemoryWriter:
             return SHARED_USER, True
         return user or DEFAULT_USER, False
 
+    def refusal(self, text: str) -> str | None:
+        """Why ``text`` may not be a memory at all (it holds a credential), or None."""
+        return credential_refusal(text, self.redactor)
+
     def apply(
         self, tenant: str, user: str | None, items: Iterable[Candidate | Forget], source: dict[str, Any] | None = None
     ) -> Report:
@@ -69,18 +82,24 @@ class MemoryWriter:
         return rep
 
     def add(self, tenant: str, user: str | None, c: Candidate, source: dict[str, Any] | None = None) -> Memory | None:
-        """File one candidate; None when it was refused (a credential, empty, or a duplicate of an active memory)."""
-        if is_credential(c.text):
-            log.info("memory: a statement naming a credential was not kept")
-            return None
+        """File one candidate; None when it was refused (a credential, empty, or a duplicate of a kept memory)."""
+        return self.file(tenant, user, c, source).memory
+
+    def file(self, tenant: str, user: str | None, c: Candidate, source: dict[str, Any] | None = None) -> Filed:
+        """File one candidate through every gate, saying what became of it."""
+        why = self.refusal(c.text)
+        if why is not None:
+            log.info("memory: a statement holding a credential was not kept (%s)", why.split(";")[0])
+            return Filed(None, "credential", why)
         text = " ".join(redact(self.redactor, c.text).split())[:1000]
         if len(text) < 3:
-            return None
+            return Filed(None, "empty", "the memory text is empty")
         owner, shared = self.bucket(user, c.kind)
         kept = self.store.find(tenant, owner, statuses=("active", "quarantined"))
         norm = text.casefold()
-        if any(m.text.casefold() == norm for m in kept):
-            return None  # stored once, quarantined ones too (an agent repeating a poisoned note adds nothing)
+        same = next((m for m in kept if m.text.casefold() == norm), None)
+        if same is not None:  # stored once, quarantined ones too (an agent repeating a poisoned note adds nothing)
+            return Filed(None, "duplicate", f"the same memory is already kept ({same.status}, id {same.id})")
         active = [m for m in kept if m.status == "active"]
         screened = screen_memory(text)
         now = time.time()
@@ -100,7 +119,7 @@ class MemoryWriter:
             screen=screened,
         )
         old = [] if screened else self._superseded(active, c)
-        return self.store.add(m, supersedes=[o.id for o in old])
+        return Filed(self.store.add(m, supersedes=[o.id for o in old]))
 
     def _superseded(self, active: list[Memory], c: Candidate) -> list[Memory]:
         out = []
