@@ -1,7 +1,8 @@
 """Filing what an extractor proposes: refuse credentials, redact, screen, dedup, supersede, add; and forgetting.
 
-Used by the extraction worker, ``metaclaw-plugin memory add/forget/import`` and the ``/v1/memory`` API, so a memory
-entered by hand passes the same gates as an extracted one. Scope is enforced here: a memory is filed under its
+Used by the extraction worker (rules and model), ``metaclaw-plugin memory add/forget/import``, the ``/v1/memory`` API
+and the agents' memory tools (MCP, LangChain, OpenClaw), so a memory entered by hand or by an agent passes the same
+gates as an extracted one. Scope is enforced here: a memory is filed under its
 tenant and user (project memories under the tenant's shared bucket with ``memory.share: tenant``), and supersession
 and forgetting only ever touch memories of that same tenant and user.
 """
@@ -25,6 +26,7 @@ from .text import term_set
 log = logging.getLogger("metaclaw_plugin.memory")
 
 FORGET_COVER = 0.6  # share of the forget request's words a memory must contain to go
+SCREEN_CHARS = 1000  # of the statement as said, screened besides the stored text (the stored text is at most this)
 
 
 @dataclass
@@ -101,7 +103,9 @@ class MemoryWriter:
         if same is not None:  # stored once, quarantined ones too (an agent repeating a poisoned note adds nothing)
             return Filed(None, "duplicate", f"the same memory is already kept ({same.status}, id {same.id})")
         active = [m for m in kept if m.status == "active"]
-        screened = screen_memory(text)
+        # the stored text is screened, then the statement as said (a redacted address is still an address)
+        said = c.text[:SCREEN_CHARS]
+        screened = screen_memory(text, self.redactor) or (screen_memory(said, self.redactor) if said != text else None)
         now = time.time()
         m = Memory(
             id="",
@@ -111,7 +115,7 @@ class MemoryWriter:
             subject=c.subject,
             text=text,
             status="quarantined" if screened else "active",
-            standing=c.standing and (c.kind == "preference" or c.subject.startswith("topic:")),
+            standing=not screened and c.standing and (c.kind == "preference" or c.subject.startswith("topic:")),
             shared=shared,
             valid_from=now,
             expires_at=c.expires_at,
