@@ -205,17 +205,29 @@ def export(ctx: click.Context, tenant: str, user: str | None, out: str | None) -
 
 @memory.command("import")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--tenant", default=None, help="File them under this tenant (default: theirs).")
+@tenant_option
+@click.option("--user", default=None, help="File them as this user's (default: the tenant's default user).")
 @json_option
 @click.pass_context
-def import_(ctx: click.Context, path: str, tenant: str | None, as_json: bool) -> None:
+def import_(ctx: click.Context, path: str, tenant: str, user: str | None, as_json: bool) -> None:
+    """Import an export: every row passes the gates of `memory add` and is filed as a statement of --tenant and
+    --user (never the file's); its status and screen are not trusted; malformed rows are rejected one by one."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         fail(f"{path}: not a JSON file: {e}")
     with _ops(ctx) as ops:
-        n = ops.import_(doc, tenant)
-    _out(as_json, {"imported": n}, lambda: console.print(f"imported {n} memories", highlight=False))
+        rep = ops.import_(doc, tenant, user)
+
+    def human() -> None:
+        console.print(
+            f"imported {rep['imported']} memories ({rep['quarantined']} quarantined), rejected {len(rep['rejected'])}",
+            highlight=False,
+        )
+        for r in rep["rejected"][:50]:
+            console.print(f"  row {r['row']}: {r['why']}", markup=False, highlight=False)
+
+    _out(as_json, rep, human)
 
 
 def register(main: click.Group) -> None:

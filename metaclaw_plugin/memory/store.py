@@ -235,20 +235,6 @@ class MemoryStore:
             tx.execute("UPDATE memory_history SET text = NULL WHERE memory_id = ?", (memory_id,))
         return True
 
-    def restore(self, rows: Iterable[dict[str, Any]], tenant: str | None = None) -> int:
-        """Import exported memories (``export`` output); an id already here is skipped. ``tenant`` overrides theirs."""
-        n = 0
-        for d in rows:
-            fields = {k: d[k] for k in Memory.__dataclass_fields__ if k in d}
-            m = Memory(**fields)
-            if tenant and tenant != m.tenant:
-                m.tenant, m.id = tenant, new_id()  # a copy into another tenant: ids are global
-            if self.get(m.id) is not None:
-                continue
-            self.add(m, detail={"imported": True}, keep_times=True)
-            n += 1
-        return n
-
     def expire(self, now: float | None = None) -> int:
         """Close the validity of dated memories whose date has passed (the view already skips them)."""
         now = time.time() if now is None else now

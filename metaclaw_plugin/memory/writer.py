@@ -1,10 +1,10 @@
 """Filing what an extractor proposes: refuse credentials, redact, screen, dedup, supersede, add; and forgetting.
 
 Used by the extraction worker (rules and model), ``metaclaw-plugin memory add/forget/import``, the ``/v1/memory`` API
-and the agents' memory tools (MCP, LangChain, OpenClaw), so a memory entered by hand or by an agent passes the same
-gates as an extracted one. Scope is enforced here: a memory is filed under its
-tenant and user (project memories under the tenant's shared bucket with ``memory.share: tenant``), and supersession
-and forgetting only ever touch memories of that same tenant and user.
+and the agents' memory tools (MCP, LangChain, OpenClaw), so a memory entered by hand, by an agent or from a file
+passes the same gates as an extracted one. Scope is enforced here: a memory is filed under its tenant and user
+(project memories under the tenant's shared bucket with ``memory.share: tenant``), and supersession and forgetting
+only ever touch memories of that same tenant and user.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +53,24 @@ class MemoryWriter:
         self.store = store
         self.settings = settings
         self.redactor = redactor
+        self._bulk: dict[tuple[str, str], list[Memory]] | None = None
+
+    @contextmanager
+    def bulk(self) -> Iterator[None]:
+        """Many candidates in a row (an import): each bucket's kept memories are read once, not once per candidate."""
+        self._bulk = {}
+        try:
+            yield
+        finally:
+            self._bulk = None
+
+    def _kept(self, tenant: str, owner: str) -> list[Memory]:
+        if self._bulk is None:
+            return self.store.find(tenant, owner, statuses=("active", "quarantined"))
+        key = (tenant, owner)
+        if key not in self._bulk:
+            self._bulk[key] = self.store.find(tenant, owner, statuses=("active", "quarantined"))
+        return self._bulk[key]
 
     def bucket(self, user: str | None, kind: str) -> tuple[str, bool]:
         """The user a memory is filed under, and whether it is shared tenant-wide."""
@@ -87,8 +106,19 @@ class MemoryWriter:
         """File one candidate; None when it was refused (a credential, empty, or a duplicate of a kept memory)."""
         return self.file(tenant, user, c, source).memory
 
-    def file(self, tenant: str, user: str | None, c: Candidate, source: dict[str, Any] | None = None) -> Filed:
-        """File one candidate through every gate, saying what became of it."""
+    def file(
+        self,
+        tenant: str,
+        user: str | None,
+        c: Candidate,
+        source: dict[str, Any] | None = None,
+        *,
+        quarantine: dict[str, Any] | None = None,
+        said_at: float | None = None,
+    ) -> Filed:
+        """File one candidate through every gate, saying what became of it. ``quarantine``: a screen verdict to
+        apply whatever this screen says (an import of a memory its file marks quarantined: a file can only make a
+        memory stricter). ``said_at``: when it was said, if before now (an import keeps the date)."""
         why = self.refusal(c.text)
         if why is not None:
             log.info("memory: a statement holding a credential was not kept (%s)", why.split(";")[0])
@@ -97,7 +127,7 @@ class MemoryWriter:
         if len(text) < 3:
             return Filed(None, "empty", "the memory text is empty")
         owner, shared = self.bucket(user, c.kind)
-        kept = self.store.find(tenant, owner, statuses=("active", "quarantined"))
+        kept = self._kept(tenant, owner)
         norm = text.casefold()
         same = next((m for m in kept if m.text.casefold() == norm), None)
         if same is not None:  # stored once, quarantined ones too (an agent repeating a poisoned note adds nothing)
@@ -106,6 +136,12 @@ class MemoryWriter:
         # the stored text is screened, then the statement as said (a redacted address is still an address)
         said = c.text[:SCREEN_CHARS]
         screened = screen_memory(text, self.redactor) or (screen_memory(said, self.redactor) if said != text else None)
+        if quarantine is not None:
+            screened = {
+                "verdict": "quarantined",
+                "codes": sorted(set(quarantine.get("codes", [])) | set((screened or {}).get("codes", []))),
+                "reasons": [*quarantine.get("reasons", []), *(screened or {}).get("reasons", [])],
+            }
         now = time.time()
         m = Memory(
             id="",
@@ -117,13 +153,17 @@ class MemoryWriter:
             status="quarantined" if screened else "active",
             standing=not screened and c.standing and (c.kind == "preference" or c.subject.startswith("topic:")),
             shared=shared,
-            valid_from=now,
+            valid_from=said_at if said_at is not None and said_at <= now else now,
             expires_at=c.expires_at,
             source={**(source or {}), **({"user": user} if shared and user else {})},
             screen=screened,
         )
         old = [] if screened else self._superseded(active, c)
-        return Filed(self.store.add(m, supersedes=[o.id for o in old]))
+        filed = self.store.add(m, supersedes=[o.id for o in old])
+        if self._bulk is not None:
+            gone = {o.id for o in old}
+            kept[:] = [k for k in kept if k.id not in gone] + [filed]
+        return Filed(filed)
 
     def _superseded(self, active: list[Memory], c: Candidate) -> list[Memory]:
         out = []
