@@ -1,4 +1,5 @@
-"""What a memory may hold: credentials refused, directives to the agent quarantined.
+"""What a memory may hold, and where it may go: credentials refused, directives to the agent quarantined, personal
+statements kept to their user.
 
 * **Credentials.** A statement that holds a credential is never stored, not even redacted ("my password is
   [REDACTED]" helps no one, and a redactor that misses one spelling would leave it on disk). One definition: what the
@@ -11,6 +12,9 @@
   injected). The intent screen is :mod:`.directives`; the skills' screen (:func:`screening.screen`) adds its
   override, role-marker, persona, secrecy and conduct classes. Its classes that also fire on plain facts ("we run the
   installer with sudo", "our installer is curl ... | bash") count only in a sentence that is a directive.
+* **Sharing.** With ``memory.share: tenant``, a project memory goes to the tenant's shared bucket only when it is about
+  the team's work: a first-person statement ("I'm diabetic", "my wife...", "I live in...") or one about health,
+  family, home or money stays its user's own, whatever kind the extractor gave it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 from ..config import PrivacySettings
 from ..learning.screening import screen
 from ..privacy import Redactor, redactor_for
+from ..text import strip_marks
 from ..types import Skill
 from . import directives
 
@@ -139,6 +144,31 @@ def screen_memory(text: str, redactor: Redactor | None = None) -> dict[str, Any]
     if not codes:
         return None
     return {"verdict": "quarantined", "codes": sorted(set(codes)), "reasons": list(dict.fromkeys(reasons))}
+
+
+# Sharing -----------------------------------------------------------------------------------------------------
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|my|mine|myself|je|j'\w*|moi|mon|ma|mes|yo|mi|mis|conmigo|eu|meu|minha|meus|"
+    r"minhas|comigo|ich|mein|meine|meinen|meinem|meiner|meines|mir|mich)\b|我(?!们)",
+    F,
+)
+_PERSONAL = re.compile(
+    r"\b(?:diabet\w*|allerg\w*|pregnan\w*|diagnos\w*|medication|medicine|meds|therap\w*|illness|disease|cancer|"
+    r"depress\w*|anxiety|surgery|hospital\w*|doctor|dentist|health|disab\w*|wife|husband|partner|girlfriend|"
+    r"boyfriend|spouse|kids?|children|son|daughter|mother|father|mom|mum|dad|parents|sister|brother|family|divorce\w*|"
+    r"wedding|religio\w*|church|mosque|synagogue|temple|politic\w*|salary|paycheck|debt|loan|mortgage|rent|"
+    r"home address|birthday|born|pronouns|sexual\w*|femme|mari|enfants?|fils|fille|mere|pere|famille|sante|"
+    r"medecin|grossesse|enceinte|salaire|esposa|esposo|marido|hijos?|hijas?|madre|padre|familia|salud|medico|"
+    r"embarazada|sueldo|mulher|filhos?|filhas?|mae|pai|saude|gravida|salario|frau|mann|kinder|sohn|tochter|mutter|"
+    r"vater|familie|gesundheit|arzt|schwanger|gehalt)\b|糖尿病|过敏|怀孕|妻子|老婆|丈夫|老公|孩子|儿子|女儿|父母|家人|工资|医生|住在",
+    F,
+)
+
+
+def personal(text: str) -> bool:
+    """A statement about the speaker or about someone's private life: never shared with the speaker's colleagues."""
+    folded = strip_marks(text.casefold())
+    return bool(_FIRST_PERSON.search(folded) or _PERSONAL.search(folded))
 
 
 def redact(redactor: Redactor | None, text: str) -> str:

@@ -3,8 +3,8 @@
 Used by the extraction worker (rules and model), ``metaclaw-plugin memory add/forget/import``, the ``/v1/memory`` API
 and the agents' memory tools (MCP, LangChain, OpenClaw), so a memory entered by hand, by an agent or from a file
 passes the same gates as an extracted one. Scope is enforced here: a memory is filed under its tenant and user
-(project memories under the tenant's shared bucket with ``memory.share: tenant``), and supersession and forgetting
-only ever touch memories of that same tenant and user.
+(project memories about the team's work under the tenant's shared bucket with ``memory.share: tenant``; a personal
+statement never), and supersession and forgetting only ever touch memories of that same tenant and user.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..privacy import Redactor
-from .guard import credential_refusal, redact, screen_memory
+from .guard import credential_refusal, personal, redact, screen_memory
 from .model import DEFAULT_USER, SHARED_USER, Candidate, Memory
 from .rules import Forget
 from .store import MemoryStore
@@ -72,9 +72,10 @@ class MemoryWriter:
             self._bulk[key] = self.store.find(tenant, owner, statuses=("active", "quarantined"))
         return self._bulk[key]
 
-    def bucket(self, user: str | None, kind: str) -> tuple[str, bool]:
-        """The user a memory is filed under, and whether it is shared tenant-wide."""
-        if kind == "project" and self.settings.memory.share == "tenant":
+    def bucket(self, user: str | None, kind: str, text: str | None = None) -> tuple[str, bool]:
+        """The user a memory is filed under, and whether it is shared tenant-wide: only a project memory about the
+        team's work is, never a personal statement ("I'm diabetic", "my wife...", "I live in...")."""
+        if kind == "project" and self.settings.memory.share == "tenant" and not (text is None or personal(text)):
             return SHARED_USER, True
         return user or DEFAULT_USER, False
 
@@ -126,7 +127,7 @@ class MemoryWriter:
         text = " ".join(redact(self.redactor, c.text).split())[:1000]
         if len(text) < 3:
             return Filed(None, "empty", "the memory text is empty")
-        owner, shared = self.bucket(user, c.kind)
+        owner, shared = self.bucket(user, c.kind, c.text)
         kept = self._kept(tenant, owner)
         norm = text.casefold()
         same = next((m for m in kept if m.text.casefold() == norm), None)
