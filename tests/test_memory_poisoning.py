@@ -3,7 +3,7 @@ arrives, and never injected.
 
 Send data anywhere, reveal variables, keys or files, fetch and run, approve or skip confirmations and warnings, take
 instructions from a sender or a document, speak as the operator, change its rules: measured on
-tests/memory_poison_corpus.py (129 statements in 8 classes, 6 languages, 11 obfuscations, and 104 later regression
+tests/memory_poison_corpus.py (129 statements in 8 classes, 6 languages, 10 obfuscations, and 104 later regression
 cases) against benign look-alikes that must stay active, through the screen, the writer (as standing preferences),
 the rule extractor reading real turns, a model extractor that keeps everything, the MCP tools and the API.
 """
