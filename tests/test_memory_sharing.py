@@ -27,6 +27,16 @@ def test_share_tenant_never_shares_personal_statements(home: Path) -> None:
             assert m["user"] == "ana" and not m["shared"], m
         work = ops.add("We deploy the payments service with Argo Rollouts.", "acme", "ana", kind="project")
         assert work["user"] == "*" and work["shared"]
+        for text in (  # about the work, with words a personal statement might use: shared
+            "Our health check endpoint is /healthz.",
+            "Nuestros servidores de staging son rápidos.",
+            "The parent and children nodes of our tree live in one table.",
+            "Our partner company hosts the CDN.",
+            "Unser Build-Server läuft im Rechenzentrum in Frankfurt.",
+            "Our customer data stays in the EU region.",
+        ):
+            m = ops.add(text, "acme", "ana", kind="project")
+            assert m["user"] == "*" and m["shared"], text
         # and from a turn the rules read as a project statement
         say(p, "s1", "I live in Porto and our office is in Braga.")
         end(p, "s1")
@@ -36,6 +46,7 @@ def test_share_tenant_never_shares_personal_statements(home: Path) -> None:
             assert not any(w in block for w in ("diabetic", "wife", "Lisbon", "pregnant", "Porto")), (ask, block)
         assert "Argo Rollouts" in memory_part(say(p, "s3", "How do we deploy the payments service?", user="ben"))
         shared = p.memory_store.find("acme", "*")  # type: ignore[union-attr]
-        assert [m.text for m in shared] == ["We deploy the payments service with Argo Rollouts."]
+        assert "We deploy the payments service with Argo Rollouts." in [m.text for m in shared]
+        assert not any(w in m.text for m in shared for w in ("diabetic", "wife", "Lisbon", "pregnant", "Porto"))
     finally:
         p.stop()

@@ -13,8 +13,8 @@ statements kept to their user.
   override, role-marker, persona, secrecy and conduct classes. Its classes that also fire on plain facts ("we run the
   installer with sudo", "our installer is curl ... | bash") count only in a sentence that is a directive.
 * **Sharing.** With ``memory.share: tenant``, a project memory goes to the tenant's shared bucket only when it is about
-  the team's work: a first-person statement ("I'm diabetic", "my wife...", "I live in...") or one about health,
-  family, home or money stays its user's own, whatever kind the extractor gave it.
+  the team's work: a first-person statement ("I'm diabetic", "my wife...", "I live in...") or one about someone's
+  health, partner, pay or debts, religion or sexuality stays its user's own, whatever kind the extractor gave it.
 """
 
 from __future__ import annotations
@@ -147,20 +147,20 @@ def screen_memory(text: str, redactor: Redactor | None = None) -> dict[str, Any]
 
 
 # Sharing -----------------------------------------------------------------------------------------------------
+# Not "im" (German "in the"), "eu" (the EU) or "ive": a work statement writes them.
 _FIRST_PERSON = re.compile(
-    r"\b(?:i|i'm|i've|i'd|i'll|im|ive|me|my|mine|myself|je|j'\w*|moi|mon|ma|mes|yo|mi|mis|conmigo|eu|meu|minha|meus|"
+    r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|je|j'\w*|moi|mon|ma|mes|yo|mi|mis|conmigo|meu|minha|meus|"
     r"minhas|comigo|ich|mein|meine|meinen|meinem|meiner|meines|mir|mich)\b|我(?!们)",
     F,
 )
+# Words that make a statement about someone's private life, whoever it is about ("Dana is pregnant"); only words that
+# a statement about the work does not use ("son" is Spanish for "are", a tree has children, a bolt has a Mutter).
 _PERSONAL = re.compile(
-    r"\b(?:diabet\w*|allerg\w*|pregnan\w*|diagnos\w*|medication|medicine|meds|therap\w*|illness|disease|cancer|"
-    r"depress\w*|anxiety|surgery|hospital\w*|doctor|dentist|health|disab\w*|wife|husband|partner|girlfriend|"
-    r"boyfriend|spouse|kids?|children|son|daughter|mother|father|mom|mum|dad|parents|sister|brother|family|divorce\w*|"
-    r"wedding|religio\w*|church|mosque|synagogue|temple|politic\w*|salary|paycheck|debt|loan|mortgage|rent|"
-    r"home address|birthday|born|pronouns|sexual\w*|femme|mari|enfants?|fils|fille|mere|pere|famille|sante|"
-    r"medecin|grossesse|enceinte|salaire|esposa|esposo|marido|hijos?|hijas?|madre|padre|familia|salud|medico|"
-    r"embarazada|sueldo|mulher|filhos?|filhas?|mae|pai|saude|gravida|salario|frau|mann|kinder|sohn|tochter|mutter|"
-    r"vater|familie|gesundheit|arzt|schwanger|gehalt)\b|糖尿病|过敏|怀孕|妻子|老婆|丈夫|老公|孩子|儿子|女儿|父母|家人|工资|医生|住在",
+    r"\b(?:diabet\w*|allerg\w*|pregnan\w*|diagnos\w*|medication|therap(?:y|ist)|illness|disease|cancer|depress(?:ed|ion)|"
+    r"anxiety|surgery|disab(?:led|ility)|wife|husband|girlfriend|boyfriend|spouse|divorc\w*|salary|paycheck|debt|"
+    r"mortgage|home address|pronouns|sexuality|religion|religious|enceinte|grossesse|salaire|divorce|embarazada|"
+    r"sueldo|salario|esposa|esposo|marido|gravida|ehefrau|ehemann|schwanger|gehalt|diabetique|diabetico|alergico)\b"
+    r"|糖尿病|过敏|怀孕|妻子|老婆|丈夫|老公|工资|住在",
     F,
 )
 
