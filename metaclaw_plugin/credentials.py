@@ -504,6 +504,9 @@ _BEFORE_NOUN = re.compile(
     r"(?:[\w\-]+[ \t]+){0,2}$",
     re.I,
 )
+# An acronym or a network's name right after the noun (French, Spanish, Portuguese and German put it there): not
+# another subject, as "password manager" or "password field" are.
+_POSTPOSED = re.compile(r"[ \t]+(?:[A-Z][A-Z0-9]{1,9}|[Ww]i-?[Ff]i|wlan|vpn|ssh)(?![\w\-])")
 _GAP = re.compile(r"[ \t]*[:#]?[ \t]*")
 _WORD = re.compile(r"[ \t]+[^\s.;!?:=,，。]+")
 _DIGITS6 = re.compile(r"(?:\D*\d){6}")
@@ -778,6 +781,9 @@ def _between_ends(text: str, head: int, limit: int) -> list[int]:
     opens a phrase that qualifies the noun ("for the router", "de la base", "I use for mail"), after each of up to
     five more words of the clause. A noun right after ("password manager", "password field") is another subject."""
     ends = [head]
+    post = _POSTPOSED.match(text, head)
+    if post is not None:  # "mot de passe VPN est X", "Passwort WLAN ist X": what the noun is for, after it
+        ends.append(post.end())
     if not _QUALIFIER.match(text, head):
         return ends
     pos = head

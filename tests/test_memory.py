@@ -303,7 +303,8 @@ def test_cli_add_list_search_history_forget_export_import(home: Path, tmp_path: 
     hist = json.loads(run_cli(home, "history", mid, "--tenant", "acme", "--json").stdout)
     assert [h["action"] for h in hist] == ["added", "forgotten"]
     r = run_cli(home, "import", str(out), "--tenant", "initech", "--json")
-    assert json.loads(r.stdout) == {"imported": 2}, r.stderr
+    # both rows pass the gates again: the poisoned one is quarantined by this home's screen, not by the file's word
+    assert json.loads(r.stdout) == {"imported": 2, "quarantined": 1, "rejected": []}, r.stderr
     assert run_cli(home, "show", "nope", "--tenant", "acme").returncode == 1
     refused = run_cli(home, "add", "My GitHub password is hunter22.", "--tenant", "acme")
     assert refused.returncode == 1 and "credential" in refused.stderr
@@ -337,7 +338,11 @@ def test_api_is_token_gated_and_scoped(plugin: MetaClawPlugin, home: Path) -> No
         assert memory_part(say(plugin, "s1", "When is the design review?")) == ""
         shown = tc.get(f"/v1/memory/{mid}?tenant=acme", headers=auth).json()
         assert shown["status"] == "forgotten" and [h["action"] for h in shown["history"]] == ["added", "forgotten"]
-        assert tc.post("/v1/memory/import?tenant=hooli", json=doc, headers=auth).json() == {"imported": 1}
+        assert tc.post("/v1/memory/import?tenant=hooli", json=doc, headers=auth).json() == {
+            "imported": 1,
+            "quarantined": 0,
+            "rejected": [],
+        }
         assert tc.post("/v1/memory/import", json={"format": "x", "memories": []}, headers=auth).status_code == 422
 
 

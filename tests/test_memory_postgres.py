@@ -78,7 +78,10 @@ def test_only_the_elected_learner_extracts_and_the_other_host_sees_the_memory(
         wait_for(lambda: "pg-billing-7" in memory_part(say(b, "s2", ask)), timeout=10, what="b sees a's extraction")
         # a files the memory and follows b's passage (what b's user said is recallable as soon as b wrote it)
         wait_for(lambda: "pg-billing-7" in memory_part(say(a, "s3", ask)), timeout=10, what="a sees it too")
-        lb, la = b.memory_learner.counts, a.memory_learner.counts
+        la = a.memory_learner.counts
+        # the words come first (b's passage); the distilled memory once a took the batch over and filed it
+        wait_for(lambda: la["taken_over"] >= 1 and la["filed_active"] >= 1, timeout=10, what="a extracts b's batch")
+        lb = b.memory_learner.counts
         assert lb["handed_off"] >= 1 and lb["rule_batches"] == 0 and lb["model_batches"] == 0
         assert not [k for k in lb if k.startswith("filed_")]
         assert la["taken_over"] >= 1 and la["filed_active"] >= 1
@@ -94,7 +97,7 @@ def test_only_the_elected_learner_extracts_and_the_other_host_sees_the_memory(
             lambda: "rabbit-ledger-3" in memory_part(say(b, "s5", "Which queue does the ledger service read from?")),
             timeout=10,
         )
-        assert b.memory_learner.counts["rule_batches"] >= 1
+        wait_for(lambda: b.memory_learner.counts["rule_batches"] >= 1, timeout=10, what="b extracts its own turns")
     finally:
         a.stop()
         b.stop()

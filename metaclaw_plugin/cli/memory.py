@@ -54,7 +54,7 @@ def _out(as_json: bool, data: Any, human: Callable[[], None]) -> None:
 def _full_id(ops: MemoryOps, tenant: str, memory_id: str) -> str:
     """An id as printed (its first 12 characters) or whole."""
     tenant = ops.key(tenant)[0]
-    if ops.store.get(memory_id, tenant) is not None:
+    if ops.store.raw(memory_id, tenant) is not None:  # a malformed row too: it can be forgotten
         return memory_id
     hits = [m.id for m in ops.store.find(tenant, statuses=None) if m.id.startswith(memory_id)]
     if len(hits) == 1:
@@ -75,7 +75,7 @@ def memory() -> None:
     "--status",
     default="active",
     show_default=True,
-    help="active, superseded, forgotten, quarantined, expired, or all.",
+    help="active, superseded, forgotten, quarantined, expired, all, or malformed (rows no reader can use).",
 )
 @click.option("--limit", default=200, show_default=True)
 @json_option
@@ -85,7 +85,25 @@ def list_(
 ) -> None:
     with _ops(ctx) as ops:
         rows = ops.list_(tenant, user, kind, status, limit)
+        bad = len(ops.malformed(tenant, user)) if not as_json and status != "malformed" else 0
+    if status == "malformed":
+        _out(
+            as_json,
+            rows,
+            lambda: table(
+                f"malformed rows of tenant {tenant}",
+                ["id", "user", "status", "why"],
+                [[r["id"], r["user"], r["status"], r["why"]] for r in rows],
+            ),
+        )
+        return
     _out(as_json, rows, lambda: _rows(rows, f"memories of tenant {tenant} ({status})"))
+    if bad:
+        console.print(
+            f"{bad} malformed row(s) skipped: `memory list --status malformed` shows them, `memory forget ID` "
+            "removes one",
+            highlight=False,
+        )
 
 
 @memory.command()
@@ -187,17 +205,29 @@ def export(ctx: click.Context, tenant: str, user: str | None, out: str | None) -
 
 @memory.command("import")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--tenant", default=None, help="File them under this tenant (default: theirs).")
+@tenant_option
+@click.option("--user", default=None, help="File them as this user's (default: the tenant's default user).")
 @json_option
 @click.pass_context
-def import_(ctx: click.Context, path: str, tenant: str | None, as_json: bool) -> None:
+def import_(ctx: click.Context, path: str, tenant: str, user: str | None, as_json: bool) -> None:
+    """Import an export: every row passes the gates of `memory add` and is filed as a statement of --tenant and
+    --user (never the file's); its status and screen are not trusted; malformed rows are rejected one by one."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         fail(f"{path}: not a JSON file: {e}")
     with _ops(ctx) as ops:
-        n = ops.import_(doc, tenant)
-    _out(as_json, {"imported": n}, lambda: console.print(f"imported {n} memories", highlight=False))
+        rep = ops.import_(doc, tenant, user)
+
+    def human() -> None:
+        console.print(
+            f"imported {rep['imported']} memories ({rep['quarantined']} quarantined), rejected {len(rep['rejected'])}",
+            highlight=False,
+        )
+        for r in rep["rejected"][:50]:
+            console.print(f"  row {r['row']}: {r['why']}", markup=False, highlight=False)
+
+    _out(as_json, rep, human)
 
 
 def register(main: click.Group) -> None:

@@ -1,11 +1,20 @@
-"""What a memory may hold: redaction of secrets, and screening of memories that instruct the agent.
+"""What a memory may hold, and where it may go: credentials refused, directives to the agent quarantined, personal
+statements kept to their user.
 
-A memory is data the user stated, injected as a note. One that tells the agent to override its rules, send data
-somewhere, widen its permissions or skip confirmations is a standing prompt injection ("memory poisoning"): it is
-quarantined (kept for a person to see, never injected). The screen is the skills' (:func:`screening.screen`, the
-same intent classes in several languages), plus the forms such an instruction takes in a user's statement
-(the skills' screen reads a skill's body, where "never ask before rm -rf" would be unusual; in a memory it is the
-attack). Credentials are never stored at all, not even redacted: a memory of "my password is [REDACTED]" helps no one.
+* **Credentials.** A statement that holds a credential is never stored, not even redacted ("my password is
+  [REDACTED]" helps no one, and a redactor that misses one spelling would leave it on disk). One definition: what the
+  home's redactor finds (:meth:`~metaclaw_plugin.privacy.Redactor.find`: the shapes of keys and tokens, and
+  credentials stated in words by class, :mod:`metaclaw_plugin.credentials`), contact details excepted (an e-mail
+  address or a phone number is redacted when the home says so, and the statement is kept).
+* **Directives.** A memory is data the user stated, injected as a note. One that directs the agent to act (send data
+  somewhere, reveal secrets, fetch and run code, approve or skip confirmations, take orders from someone else, change
+  its rules) is a standing prompt injection ("memory poisoning"): it is quarantined (kept for a person to see, never
+  injected). The intent screen is :mod:`.directives`; the skills' screen (:func:`screening.screen`) adds its
+  override, role-marker, persona, secrecy and conduct classes. Its classes that also fire on plain facts ("we run the
+  installer with sudo", "our installer is curl ... | bash") count only in a sentence that is a directive.
+* **Sharing.** With ``memory.share: tenant``, a project memory goes to the tenant's shared bucket only when it is about
+  the team's work: a first-person statement ("I'm diabetic", "my wife...", "I live in...") or one about someone's
+  health, partner, pay or debts, religion or sexuality stays its user's own, whatever kind the extractor gave it.
 """
 
 from __future__ import annotations
@@ -13,107 +22,153 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..config import PrivacySettings
 from ..learning.screening import screen
-from ..privacy import Redactor
+from ..privacy import Redactor, redactor_for
+from ..text import strip_marks
 from ..types import Skill
-from .rules import FROM_NOW
-from .text import fold
+from . import directives
 
 F = re.I | re.U
-_CREDENTIAL_NOUN = (
-    r"(?:password|passwd|passphrase|passcode|pin(?: code)?|api[ _-]?keys?|secret(?: key)?|access keys?|tokens?|"
-    r"private keys?|ssh keys?|credentials?|creds|login(?: details)?(?=\s*(?:is|are|:|=)\s)|passkey|2fa|otp|recovery codes?|social security"
-    r"(?: number)?|ssn|credit card(?: number)?|"
-    r"card number|cvv|iban|mot de passe|code pin|cle (?:api|secrete|privee)|jeton|contrasena|clave(?: api| secreta)?|"
-    r"senha|chave (?:api|secreta|privada)|cartao de credito|tarjeta de credito|numero de (?:carte|tarjeta|cartao))"
+
+# What the redactor finds that is a contact detail, not a credential: redacted when the home says so, then kept.
+CONTACT_LABELS = frozenset({"email", "phone", "custom"})
+_PLACEHOLDER = re.compile(r"\[REDACTED:([a-z0-9_]+)\]")
+
+
+def _default_redactor() -> Redactor:
+    return redactor_for(PrivacySettings())
+
+
+def credential_kinds(text: str, redactor: Redactor | None = None) -> list[str]:
+    """The kinds of credential ``text`` holds ("password", "national_id", "github_token"...), by the redactor's
+    detection; a placeholder left by an earlier redaction ("[REDACTED:password]") counts as the kind it names."""
+    if not text:
+        return []
+    found = set((redactor or _default_redactor()).find(text))
+    found |= set(_PLACEHOLDER.findall(text))
+    return sorted(found - CONTACT_LABELS)
+
+
+def is_credential(text: str, redactor: Redactor | None = None) -> bool:
+    """The statement holds a credential (never kept, not even redacted)."""
+    return bool(credential_kinds(text, redactor))
+
+
+def credential_refusal(text: str, redactor: Redactor | None = None) -> str | None:
+    """Why ``text`` cannot be a memory, naming the kind of credential and never its value; None when it holds none."""
+    kinds = credential_kinds(text, redactor)
+    if not kinds:
+        return None
+    named = ", ".join(k.replace("_", " ") for k in kinds)
+    return (
+        f"it holds a credential ({named}); a memory never keeps one, not even redacted "
+        "(keep it in a password manager or the host's secret store)"
+    )
+
+
+# The skills' screen: codes kept as they are, and codes that also fire on statements of fact (kept only when the
+# sentence is a directive). Its permission_widening is not taken: it reads "always confirm" (a user asking to be
+# asked) as auto-confirmation; :mod:`.directives` has its own, with the command frame and negation.
+_SKILL_CODES = frozenset(
+    {
+        "authority_claim",
+        "authority_grant",
+        "authority_transfer",
+        "credential_exfiltration",
+        "deceptive_success",
+        "fake_role_marker",
+        "instruction_override",
+        "limits_removed",
+        "manipulation",
+        "override_claim",
+        "override_verb",
+        "override_void",
+        "prompt_leak",
+        "refusal_removal",
+        "role_play",
+        "sabotage",
+        "secrecy",
+    }
 )
-# A credential and its value: the noun, a few words at most, a copula or a sign, then something ("my VPN password is
-# Soleil!2031", "la clave de la API es ..."). Mentioning secrets ("we keep secrets in Vault") is not one.
-CREDENTIAL = re.compile(
-    r"\b"
-    + _CREDENTIAL_NOUN
-    + r"\b(?:\s+[^\s]+){0,4}?(?:\s+(?:is|are|was|est|sont|es|son|e|sao|sera)\b|\s*(?:=|:|→|->))"
-    r"\s*\S"
-    r"|(?:密码|口令|令牌|密钥|信用卡号?|身份证号?)[^，,。]{0,8}?(?:是|为|:|：|=)\s*\S",
+_SKILL_CODES_IF_DIRECTED = frozenset(
+    {
+        "supply_chain",
+        "data_destruction",
+        "safety_setting",
+        "exfiltration",
+        "secret_leak",
+        "credential_access",
+        "hidden_text",
+        "encoded_text",
+    }
+)
+# "From now on" frames every standing preference a user states ("from now on, answer in Portuguese"); the skills'
+# screen reads it as an attempt to reset the agent. What follows it is screened as it is.
+_FROM_NOW = re.compile(
+    r"\b(?:from now on|going forward|from here on(?: out)?|starting (?:now|today|this week)|henceforth|"
+    r"in (?:the )?future|from today)\b|(?:[àa] partir de (?:maintenant|aujourd'hui)|d[ée]sormais|dor[ée]navant|"
+    r"[àa] l'avenir)|(?:a partir de (?:ahora|hoy|agora|hoje)|de ahora en adelante|en adelante|de agora em diante|"
+    r"daqui (?:em|pra|para) (?:diante|frente)|doravante)|ab (?:jetzt|sofort|heute)|von nun an|k[üu]nftig|"
+    r"从现在开始|从今以后|今后|以后",
     F,
 )
-# Instructions to the agent in a user's statement (read on the folded text).
-_AGENT_RULES = [
-    (
-        "skip_confirmation",
-        r"\b(?:without (?:asking|confirm\w*|checking|approval|permission|review\w*)|(?:don'?t|do not|never|no need to|stop) "
-        r"(?:ask\w*|confirm\w*|check\w* with me|wait\w* for (?:me|approval|confirmation))(?: me)?(?: for (?:confirmation|"
-        r"permission|approval))?(?: (?:before|first|when))?|skip (?:the )?(?:confirm\w*|approval|review|safety|checks?)|"
-        r"auto-?approve|sans (?:demander|confirm\w*|validation)|ne (?:me )?demande (?:plus|jamais|pas)|sin (?:preguntar|"
-        r"confirm\w*)|no (?:me )?(?:preguntes|pidas confirmacion)|sem (?:perguntar|confirm\w*)|nao (?:me )?pergunte)\b"
-        r"|不用(?:问|确认)|无需确认|不要(?:问我|确认)|直接执行",
-    ),
-    (
-        "exfiltration",
-        r"\b(?:send|forward|copy|upload|post|email|e-mail|leak|share|sync|mirror|cc|bcc|transmit|report)\b[^.]{0,80}"
-        r"(?:\b[\w.+-]+@[\w-]+\.[\w.]+|https?://|\bto (?:this|that|my|an?|the) (?:server|endpoint|webhook|url|address))"
-        r"|\b(?:envo\w+|transf[eé]r\w+|partag\w+|reenv\w+|compart\w+|encaminh\w+)\b[^.]{0,80}(?:@|https?://)"
-        r"|(?:发送|转发|上传)[^。]{0,40}(?:@|https?://)",
-    ),
-    (
-        "permission_widening",
-        r"\b(?:you (?:have|now have|are allowed|may|can) (?:full |root |admin\w* )?(?:access|permission|rights|"
-        r"privileges)|(?:grant|give) (?:yourself|you) |run (?:everything |all commands )?(?:as root|with sudo)|"
-        r"disable (?:the )?(?:sandbox|safety|guardrails|filters?|security)|turn off (?:the )?(?:sandbox|safety|guardrails)|"
-        r"(?:--force|force push|push --force|rm -rf)\b[^.]{0,40}\b(?:always|automatically|without))",
-    ),
-    (
-        "instruction_override",
-        r"\b(?:ignore|disregard|override|bypass|forget) (?:all |any |your |the |previous |prior |earlier )+"
-        r"(?:instructions|rules|guidelines|system prompt|policies|restrictions)|(?:you are|act as|pretend to be) "
-        r"(?:now )?(?:an? )?(?:unrestricted|jailbroken|dan|developer mode)|(?:these|my) notes (?:override|take "
-        r"precedence over|replace) (?:your|the|all)|(?:treat|consider) (?:this|these|my notes?) as (?:a )?system|"
-        r"(?:new|updated|real|actual) (?:system )?(?:prompt|instructions|rules)(?: is| are|:)|"
-        r"(?:treat|consider|trust|obey|follow) (?:any |all |every )?(?:messages?|e-?mails?|instructions?|requests?|"
-        r"orders?) (?:from|sent by|coming from) \S+",
-    ),
-    (
-        "permission_widening",
-        r"\b(?:(?:ignore|disregard|bypass|skip|turn off|switch off|disable|deactivate) (?:any |all |the |your |its )*"
-        r"(?:safety|security|content|policy|policies|guard\w*|filter\w*|restriction\w*|moderation|warnings?|limits?)|"
-        r"(?:grant|approve|allow|accept|execute|run) (?:every|all|any) (?:requests?|commands?|actions?|access|tools?)"
-        r"(?: (?:without|automatically|blindly))?|you(?:'re| are) (?:allowed|authori[sz]ed|permitted) to (?:do|run|"
-        r"execute|access|delete|send) (?:anything|everything|any)|(?:you are|you're|act as) (?:the |an? )?"
-        r"(?:admin\w*|root|superuser|owner))",
-    ),
-    (
-        "exfiltration",
-        r"\b(?:reveal|print|leak|dump|output|include|paste|attach|upload|send|share|post)\b[^.]{0,60}"
-        r"(?:system prompt|hidden instructions|\.ssh|id_rsa|id_ed25519|\.env\b|/etc/passwd|/etc/shadow|\.aws/|"
-        r"credentials file|environment variables|env vars|private keys?|api keys?|passwords?|cookies|session tokens?)",
-    ),
-]
-AGENT_RULES = [(code, re.compile(p, F)) for code, p in _AGENT_RULES]
 
 
-def is_credential(text: str) -> bool:
-    """The statement names a credential (its value is never kept, even redacted)."""
-    return bool(CREDENTIAL.search(fold(text)))
-
-
-def screen_memory(text: str) -> dict[str, Any] | None:
-    """None when ``text`` is a plain statement; else the verdict and reasons that quarantine it."""
-    codes = [code for code, rx in AGENT_RULES if rx.search(fold(text))]
-    # "From now on" frames every standing preference a user states ("from now on, answer in Portuguese"); the
-    # skills' screen reads it as an attempt to reset the agent. What follows it is screened as it is.
-    body = " ".join(FROM_NOW.sub(" ", text).split())
+def screen_memory(text: str, redactor: Redactor | None = None) -> dict[str, Any] | None:
+    """None when ``text`` is a plain statement; else the verdict, codes and reasons that quarantine it. Reasons quote
+    the words that matched, redacted."""
+    codes: list[str] = []
+    reasons: list[str] = []
+    for f in directives.findings(text):
+        codes.append(f.code)
+        quoted = (redactor or _default_redactor()).redact(f.evidence)
+        reasons.append(f'{directives.REASONS[f.code]} ("{quoted}")')
+    body = " ".join(_FROM_NOW.sub(" ", text).split())
     result = screen(
         Skill(name="user-memory", description="A note of what the user said in an earlier session.", body=body),
         source_text=text,
         strict_provenance=False,
     )
-    if result.verdict == "clean" and not codes:
+    directed: bool | None = None
+    for code, reason in zip(result.codes, result.reasons, strict=False):
+        if code in _SKILL_CODES_IF_DIRECTED:
+            if directed is None:
+                directed = directives.is_directive(text)
+            if not directed:
+                continue
+        elif code not in _SKILL_CODES:
+            continue
+        codes.append(code)
+        reasons.append(reason)
+    if not codes:
         return None
-    return {
-        "verdict": "quarantined",
-        "codes": sorted(set(codes) | set(result.codes)),
-        "reasons": [*(f"instructs the agent: {c.replace('_', ' ')}" for c in codes), *result.reasons],
-    }
+    return {"verdict": "quarantined", "codes": sorted(set(codes)), "reasons": list(dict.fromkeys(reasons))}
+
+
+# Sharing -----------------------------------------------------------------------------------------------------
+# Not "im" (German "in the"), "eu" (the EU) or "ive": a work statement writes them.
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|je|j'\w*|moi|mon|ma|mes|yo|mi|mis|conmigo|meu|minha|meus|"
+    r"minhas|comigo|ich|mein|meine|meinen|meinem|meiner|meines|mir|mich)\b|我(?!们)",
+    F,
+)
+# Words that make a statement about someone's private life, whoever it is about ("Dana is pregnant"); only words that
+# a statement about the work does not use ("son" is Spanish for "are", a tree has children, a bolt has a Mutter).
+_PERSONAL = re.compile(
+    r"\b(?:diabet\w*|allerg\w*|pregnan\w*|diagnos\w*|medication|therap(?:y|ist)|illness|disease|cancer|depress(?:ed|ion)|"
+    r"anxiety|surgery|disab(?:led|ility)|wife|husband|girlfriend|boyfriend|spouse|divorc\w*|salary|paycheck|debt|"
+    r"mortgage|home address|pronouns|sexuality|religion|religious|enceinte|grossesse|salaire|divorce|embarazada|"
+    r"sueldo|salario|esposa|esposo|marido|gravida|ehefrau|ehemann|schwanger|gehalt|diabetique|diabetico|alergico)\b"
+    r"|糖尿病|过敏|怀孕|妻子|老婆|丈夫|老公|工资|住在",
+    F,
+)
+
+
+def personal(text: str) -> bool:
+    """A statement about the speaker or about someone's private life: never shared with the speaker's colleagues."""
+    folded = strip_marks(text.casefold())
+    return bool(_FIRST_PERSON.search(folded) or _PERSONAL.search(folded))
 
 
 def redact(redactor: Redactor | None, text: str) -> str:

@@ -1,9 +1,16 @@
 """What people do with memories, shared by ``metaclaw-plugin memory ...`` and the ``/v1/memory`` API: list, show,
 search, add, forget, history, export, import. Everything is scoped by tenant (and user where given); results are
-plain JSON-able dicts."""
+plain JSON-able dicts.
+
+Whatever enters here passes the writer's gates (:meth:`~.writer.MemoryWriter.file`: credential refusal, redaction,
+screening, dedup), an import included: a file's memories are filed row by row as statements of the caller's tenant
+and user, their ``status``, ``standing``, ``screen``, ``tenant`` and ``user`` never taken from the file, and a row that
+is not a memory is rejected with the reason while the others go in.
+"""
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -11,13 +18,17 @@ from ..bounds import home_identifiers
 from ..privacy import redactor_for
 from ..store import AnyDatabase
 from ..types import DEFAULT_TENANT
-from .model import DEFAULT_USER, KINDS, SHARED_USER, Candidate, Memory
+from .guard import credential_kinds
+from .model import DEFAULT_USER, KINDS, SHARED_USER, Candidate
 from .rules import classify
 from .store import MemoryStore
 from .text import term_set
 from .writer import MemoryWriter
 
 EXPORT_FORMAT = "metaclaw-memory/1"
+MAX_IMPORT_ROWS = 100_000
+MAX_TEXT = 4000  # characters of one memory's text in an import (what the API's add accepts)
+_HISTORY = ("superseded", "forgotten", "expired")
 
 
 class MemoryError_(ValueError):
@@ -31,6 +42,7 @@ class MemoryOps:
         self.writer = MemoryWriter(self.store, settings, redactor)
         self.settings = settings
         self.ids = home_identifiers(settings, redactor)
+        self.redactor = redactor
 
     def key(self, tenant: str | None, user: str | None = None, *, own: bool = False) -> tuple[str, str | None]:
         """(tenant, user) as the hooks store them (stripped, NFC, a long or secret-bearing one hashed): a name given
@@ -51,6 +63,8 @@ class MemoryOps:
         limit: int = 200,
     ) -> list[dict[str, Any]]:
         tenant, user = self.key(tenant, user)
+        if status == "malformed":  # the rows readers skip, with why
+            return self.store.malformed(tenant, user, limit)
         if kind is not None and kind not in KINDS:
             raise MemoryError_(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
         statuses = None if status == "all" else (status,)
@@ -63,6 +77,12 @@ class MemoryOps:
         tenant, _ = self.key(tenant)
         m = self.store.get(memory_id, tenant)
         if m is None:
+            raw = self.store.raw(memory_id, tenant)
+            if raw is not None:
+                raise MemoryError_(
+                    f"memory {memory_id!r} is malformed ({raw['why']}); `metaclaw-plugin memory forget {memory_id}` "
+                    "removes it"
+                )
             raise MemoryError_(f"no memory {memory_id!r} in tenant {tenant!r}")
         return {**m.as_dict(), "history": self.store.history(memory_id, tenant)}
 
@@ -85,25 +105,31 @@ class MemoryOps:
         scored.sort(key=lambda x: (-x[0], -x[1].created_at))
         return [{**m.as_dict(), "matched": n} for n, m in scored[:limit]]
 
+    def candidate(self, text: str, kind: str | None = None) -> Candidate:
+        """A statement as the rules read it (kind, subject, whether it is a standing preference, its date)."""
+        found = classify(text, time.time(), self.settings.memory.event_days, explicit=True)
+        cand = found or Candidate(kind or "fact", text, " ".join(sorted(term_set(text))[:6]) or text.casefold()[:60])
+        cand.text = text
+        if kind is not None and kind != cand.kind:
+            cand.kind = kind
+            cand.standing = cand.standing and kind == "preference"
+        return cand
+
     def add(
         self, text: str, tenant: str = DEFAULT_TENANT, user: str | None = None, kind: str | None = None
     ) -> dict[str, Any]:
-        """Add a memory by hand; it passes the same gates as an extracted one (redaction, credentials, screening)."""
+        """Add a memory by hand; it passes the same gates as an extracted one (credential refusal, redaction,
+        screening, dedup). Raises :class:`MemoryError_` saying why when it is not kept."""
         tenant, user = self.key(tenant, user, own=True)
         text = " ".join((text or "").split())
         if not text:
             raise MemoryError_("the memory text is empty")
         if kind is not None and kind not in KINDS:
             raise MemoryError_(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
-        found = classify(text, time.time(), self.settings.memory.event_days, explicit=True)
-        cand = found or Candidate(kind or "fact", text, " ".join(sorted(term_set(text))[:6]) or text.casefold()[:60])
-        cand.text = text
-        if kind is not None:
-            cand.kind = kind
-        m = self.writer.add(tenant, user or DEFAULT_USER, cand, {"extractor": "person"})
-        if m is None:
-            raise MemoryError_("not kept: it names a credential, or the same memory is already active")
-        return m.as_dict()
+        filed = self.writer.file(tenant, user or DEFAULT_USER, self.candidate(text, kind), {"extractor": "person"})
+        if filed.memory is None:
+            raise MemoryError_(f"not kept: {filed.detail}")
+        return filed.memory.as_dict()
 
     def forget(
         self,
@@ -115,8 +141,7 @@ class MemoryOps:
         """Forget one memory by id, or the user's memories that ``about`` describes. Their text is erased."""
         tenant, user = self.key(tenant, user, own=True)
         if memory_id:
-            m = self.store.get(memory_id, tenant)
-            if m is None:
+            if self.store.raw(memory_id, tenant) is None:  # a malformed row can be forgotten too
                 raise MemoryError_(f"no memory {memory_id!r} in tenant {tenant!r}")
             return [memory_id] if self.store.close(memory_id, tenant, "forgotten", reason="a person asked") else []
         if about:
@@ -124,23 +149,116 @@ class MemoryOps:
         raise MemoryError_("say which memory to forget: an id, or --about TEXT")
 
     def export(self, tenant: str = DEFAULT_TENANT, user: str | None = None) -> dict[str, Any]:
+        """Every memory of the tenant (or one user), any status; malformed rows are listed under ``skipped``."""
         tenant, user = self.key(tenant, user)
         rows = self.store.find(tenant, user, statuses=None)
-        return {"format": EXPORT_FORMAT, "tenant": tenant, "user": user, "memories": [m.as_dict() for m in rows]}
+        return {
+            "format": EXPORT_FORMAT,
+            "tenant": tenant,
+            "user": user,
+            "memories": [m.as_dict() for m in rows],
+            "skipped": self.store.malformed(tenant, user),
+        }
 
-    def import_(self, doc: Any, tenant: str | None = None) -> int:
+    def malformed(self, tenant: str | None = None, user: str | None = None) -> list[dict[str, Any]]:
+        t, u = self.key(tenant, user) if tenant is not None else (None, None)
+        return self.store.malformed(t, u)
+
+    def import_(self, doc: Any, tenant: str | None = None, user: str | None = None) -> dict[str, Any]:
+        """File an export's memories as statements of ``tenant`` and ``user`` (the caller's: the default tenant and its
+        default user unless named), each through every gate of :meth:`~.writer.MemoryWriter.file`. The file's
+        ``tenant``, ``user``, ``status``, ``standing`` and ``screen`` are never trusted: the gates decide what is
+        active and what is quarantined, and a memory the file marks quarantined stays so. History (superseded,
+        forgotten, expired rows) is not imported. Returns ``{"imported": n, "quarantined": q, "rejected": [{"row": i,
+        "why": ...}]}``; a malformed row is rejected alone."""
         if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT or not isinstance(doc.get("memories"), list):
             raise MemoryError_(f"not a memory export (expected a JSON object with format {EXPORT_FORMAT!r})")
-        rows = []
-        for i, d in enumerate(doc["memories"]):
-            if not isinstance(d, dict) or not all(
-                isinstance(d.get(k), str) for k in ("id", "tenant", "user", "kind", "subject", "text")
-            ):
-                raise MemoryError_(f"memories[{i}] is not a memory (id, tenant, user, kind, subject, text)")
-            if d["kind"] not in KINDS:
-                raise MemoryError_(f"memories[{i}]: unknown kind {d['kind']!r}")
-            rows.append({k: v for k, v in d.items() if k in Memory.__dataclass_fields__})
-        return self.store.restore(rows, self.key(tenant)[0] if tenant else None)
+        owner_tenant, owner = self.key(tenant if tenant is not None else DEFAULT_TENANT, user, own=True)
+        rows: list[Any] = doc["memories"]
+        rejected: list[dict[str, Any]] = []
+        todo: list[tuple[float, int, dict[str, Any]]] = []
+        for i, d in enumerate(rows):
+            if i >= MAX_IMPORT_ROWS:
+                rejected.append({"row": i, "why": f"over {MAX_IMPORT_ROWS} rows in one import"})
+                continue
+            why = _import_problem(d)
+            if why is not None:
+                rejected.append({"row": i, "why": why})
+                continue
+            todo.append((_said_at(d), i, d))
+        todo.sort(key=lambda x: (x[0], x[1]))  # oldest first: a later statement supersedes an earlier one
+        with self.writer.bulk():
+            imported, quarantined = self._file_rows(todo, owner_tenant, owner or DEFAULT_USER, rejected)
+        rejected.sort(key=lambda r: r["row"])
+        return {"imported": imported, "quarantined": quarantined, "rejected": rejected}
+
+    def _file_rows(
+        self, todo: list[tuple[float, int, dict[str, Any]]], tenant: str, user: str, rejected: list[dict[str, Any]]
+    ) -> tuple[int, int]:
+        imported = quarantined = 0
+        for said, i, d in todo:
+            text = " ".join(d["text"].split())
+            cand = self.candidate(text, d["kind"])
+            if d["kind"] == "event" and cand.expires_at is None and _finite(d.get("expires_at")):
+                cand.expires_at = float(d["expires_at"])
+            source: dict[str, Any] = {"extractor": "import"}
+            if isinstance(d.get("id"), str) and d["id"].isascii() and d["id"].isalnum() and len(d["id"]) <= 64:
+                source["imported_id"] = d["id"]
+            marked = (
+                {"codes": ["imported_quarantined"], "reasons": ["quarantined in the file it was imported from"]}
+                if d.get("status") == "quarantined"
+                else None
+            )
+            try:
+                filed = self.writer.file(tenant, user, cand, source, quarantine=marked, said_at=said or None)
+            except Exception as e:  # one row's failure is that row's
+                rejected.append({"row": i, "why": f"could not be filed ({type(e).__name__})"})
+                continue
+            if filed.memory is None:
+                rejected.append({"row": i, "why": f"not kept: {filed.detail}"})
+                continue
+            imported += 1
+            quarantined += filed.memory.status == "quarantined"
+        return imported, quarantined
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _said_at(d: dict[str, Any]) -> float:
+    for k in ("valid_from", "created_at"):
+        v = d.get(k)
+        if isinstance(v, (int, float)) and _finite(v) and 0 < v <= time.time():
+            return float(v)
+    return 0.0
+
+
+def _import_problem(d: Any) -> str | None:
+    """Why an export row cannot be imported, or None. Only what the import reads is checked: the rest of the row
+    is never used."""
+    if not isinstance(d, dict):
+        return f"not a JSON object ({type(d).__name__})"
+    text, kind, status = d.get("text"), d.get("kind"), d.get("status", "active")
+    if not isinstance(text, str):
+        return "text is missing or not a string"
+    if not text.strip():
+        return "text is empty (a forgotten memory's text is erased)"
+    if len(text) > MAX_TEXT:
+        return f"text is longer than {MAX_TEXT} characters"
+    if not isinstance(kind, str) or kind not in KINDS:
+        return f"kind must be one of {', '.join(KINDS)}"
+    if not isinstance(status, str):
+        return "status is not a string"
+    if status in _HISTORY:
+        return f"{status} in the file: history is not imported"
+    if status not in ("active", "quarantined"):
+        return f"unknown status {status[:40]!r}"
+    for k in ("valid_from", "created_at", "expires_at"):
+        v = d.get(k)
+        if v is not None and not _finite(v):
+            return f"{k} is not a finite number"
+    return None
 
 
 class UserMemory:
@@ -158,7 +276,14 @@ class UserMemory:
         return (self.user, SHARED_USER) if self.ops.settings.memory.share == "tenant" else (self.user,)
 
     def search(self, query: str, limit: int = 8) -> list[dict[str, Any]]:
+        """The user's active memories (and the tenant's shared ones) matching ``query``; a row that holds a
+        credential (stored before credentials were refused) never reaches an agent, and the text is redacted again."""
         rows = [r for owner in self._owners() for r in self.ops.search(query, self.tenant, owner, limit)]
+        rows = [
+            {**r, "text": self.ops.redactor.redact(r["text"])}
+            for r in rows
+            if not credential_kinds(r["text"], self.ops.redactor)
+        ]
         rows.sort(key=lambda r: (-r["matched"], -r["created_at"]))
         return rows[:limit]
 

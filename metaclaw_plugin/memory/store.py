@@ -10,13 +10,15 @@ called on the request path.
 from __future__ import annotations
 
 import json
+import logging
+import math
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..store import AnyDatabase
 from ..types import new_id
-from .model import Memory
+from .model import KINDS, Memory
 
 _COLS = (
     "id, tenant, user_id, kind, subject, text, status, standing, shared, valid_from, valid_to, expires_at, source, "
@@ -24,27 +26,121 @@ _COLS = (
 )
 
 
+class BadRow(ValueError):
+    """A stored row that is not a memory (a wrong type, bad JSON, a NULL, a number that is not finite): readers skip
+    it and say so, never raise."""
+
+
+_STATUSES = ("active", "superseded", "forgotten", "quarantined", "expired")
+_MAX_TS = 253402300799.0  # 9999-12-31T23:59:59Z: the last second a date can be rendered
+log = logging.getLogger("metaclaw_plugin.memory")
+
+
+def _text(r: Any, col: str, *, optional: bool = False) -> str | None:
+    v = r[col]
+    if v is None and optional:
+        return None
+    if not isinstance(v, str):
+        raise BadRow(f"{col} is {'NULL' if v is None else type(v).__name__}, not text")
+    return v
+
+
+def _number(r: Any, col: str, *, optional: bool = False, when: bool = True) -> float | None:
+    v = r[col]
+    if v is None and optional:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise BadRow(f"{col} is {'NULL' if v is None else type(v).__name__}, not a number")
+    f = float(v)
+    if not math.isfinite(f) or (when and not -_MAX_TS <= f <= _MAX_TS):
+        raise BadRow(f"{col} is {f!r}, not a time")
+    return f
+
+
+def _flag(r: Any, col: str) -> bool:
+    v = r[col]
+    if isinstance(v, bool) or (isinstance(v, int) and v in (0, 1)):
+        return bool(v)
+    raise BadRow(f"{col} is {v!r}, not 0 or 1")
+
+
+def _object(r: Any, col: str) -> dict[str, Any] | None:
+    v = r[col]
+    if v is None or v == "":
+        return None
+    if isinstance(v, dict):  # a JSON column read as JSON
+        return v
+    if not isinstance(v, str):
+        raise BadRow(f"{col} is {type(v).__name__}, not JSON text")
+    try:
+        obj = json.loads(v)
+    except ValueError:
+        raise BadRow(f"{col} is not valid JSON") from None
+    if obj is None:
+        return None
+    if not isinstance(obj, dict):
+        raise BadRow(f"{col} is JSON {type(obj).__name__}, not an object")
+    return obj
+
+
 def _row(r: Any) -> Memory:
+    """One stored row as a memory; :class:`BadRow` when any column is not what a memory holds."""
+    mid = _text(r, "id")
+    if not mid:
+        raise BadRow("id is empty")
+    kind, status = _text(r, "kind"), _text(r, "status")
+    if kind not in KINDS:
+        raise BadRow(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    if status not in _STATUSES:
+        raise BadRow(f"status {status!r} is not one of {', '.join(_STATUSES)}")
+    rev = r["rev"]
+    if isinstance(rev, bool) or not isinstance(rev, int):
+        raise BadRow(f"rev is {rev!r}, not an integer")
     return Memory(
-        id=r["id"],
-        tenant=r["tenant"],
-        user=r["user_id"],
-        kind=r["kind"],
-        subject=r["subject"],
-        text=r["text"],
-        status=r["status"],
-        standing=bool(r["standing"]),
-        shared=bool(r["shared"]),
-        valid_from=float(r["valid_from"]),
-        valid_to=r["valid_to"],
-        expires_at=r["expires_at"],
-        source=json.loads(r["source"]) if r["source"] else {},
-        superseded_by=r["superseded_by"],
-        screen=json.loads(r["screen"]) if r["screen"] else None,
-        created_at=float(r["created_at"]),
-        updated_at=float(r["updated_at"]),
-        rev=int(r["rev"]),
+        id=mid,
+        tenant=_text(r, "tenant") or "",
+        user=_text(r, "user_id") or "",
+        kind=kind or "",
+        subject=_text(r, "subject") or "",
+        text=_text(r, "text") or "",
+        status=status or "",
+        standing=_flag(r, "standing"),
+        shared=_flag(r, "shared"),
+        valid_from=_number(r, "valid_from") or 0.0,
+        valid_to=_number(r, "valid_to", optional=True),
+        expires_at=_number(r, "expires_at", optional=True, when=False),
+        source=_object(r, "source") or {},
+        superseded_by=_text(r, "superseded_by", optional=True),
+        screen=_object(r, "screen"),
+        created_at=_number(r, "created_at") or 0.0,
+        updated_at=_number(r, "updated_at") or 0.0,
+        rev=rev,
     )
+
+
+def _lenient(r: Any) -> Memory:
+    """What a malformed row's history needs (who, what, when), each column taken only if it has the right type."""
+
+    def text(col: str) -> str:
+        v = r[col]
+        return v if isinstance(v, str) else ""
+
+    vt = r["valid_to"]
+    finite = isinstance(vt, (int, float)) and not isinstance(vt, bool) and math.isfinite(vt)
+    return Memory(
+        id=_raw_id(r),
+        tenant=text("tenant"),
+        user=text("user_id"),
+        kind=text("kind"),
+        subject=text("subject"),
+        text=text("text"),
+        valid_to=float(vt) if finite else None,
+    )
+
+
+def _raw_id(r: Any) -> str:
+    v = r["id"]
+    return v if isinstance(v, str) else repr(v)
 
 
 def _next_rev(tx: Any) -> int:
@@ -122,7 +218,10 @@ class MemoryStore:
         row = tx.execute(f"SELECT {_COLS} FROM memories WHERE id = ? AND tenant = ?", (memory_id, tenant)).fetchone()
         if row is None or (row["status"] == status) or row["status"] == "forgotten":
             return False
-        m = _row(row)
+        try:
+            m = _row(row)
+        except BadRow:  # a malformed row can still be closed (forgotten: that is how a person removes it)
+            m = _lenient(row)
         rev = _next_rev(tx)
         erase = status == "forgotten"
         tx.execute(
@@ -135,20 +234,6 @@ class MemoryStore:
         if erase:
             tx.execute("UPDATE memory_history SET text = NULL WHERE memory_id = ?", (memory_id,))
         return True
-
-    def restore(self, rows: Iterable[dict[str, Any]], tenant: str | None = None) -> int:
-        """Import exported memories (``export`` output); an id already here is skipped. ``tenant`` overrides theirs."""
-        n = 0
-        for d in rows:
-            fields = {k: d[k] for k in Memory.__dataclass_fields__ if k in d}
-            m = Memory(**fields)
-            if tenant and tenant != m.tenant:
-                m.tenant, m.id = tenant, new_id()  # a copy into another tenant: ids are global
-            if self.get(m.id) is not None:
-                continue
-            self.add(m, detail={"imported": True}, keep_times=True)
-            n += 1
-        return n
 
     def expire(self, now: float | None = None) -> int:
         """Close the validity of dated memories whose date has passed (the view already skips them)."""
@@ -177,10 +262,75 @@ class MemoryStore:
         return out
 
     # Reads ------------------------------------------------------------------------------------------------
+    # A row that is not a memory (written by hand, by an older or newer version, or damaged) is skipped and logged
+    # once; ``malformed`` lists them. No such row can make a read raise: memory stays on for everyone else.
+    _warned: set[str] = set()
+
+    def _parse(self, rows: Iterable[Any]) -> list[Memory]:
+        out = []
+        for r in rows:
+            try:
+                out.append(_row(r))
+            except BadRow as e:
+                rid = _raw_id(r)
+                if rid not in self._warned and len(self._warned) < 10_000:
+                    self._warned.add(rid)
+                    log.warning("memory: row %s skipped, it is malformed (%s)", rid[:64], e)
+            except Exception as e:  # any other surprise in a row (a driver's odd type): skipped the same way
+                log.warning("memory: row %s skipped (%s: %s)", _raw_id(r)[:64], type(e).__name__, e)
+        return out
+
     def get(self, memory_id: str, tenant: str | None = None) -> Memory | None:
+        """The memory, or None when there is none (or its row is malformed: see :meth:`raw`)."""
         sql = f"SELECT {_COLS} FROM memories WHERE id = ?" + (" AND tenant = ?" if tenant else "")
         rows = self.db.query(sql, (memory_id, tenant) if tenant else (memory_id,))
-        return _row(rows[0]) if rows else None
+        got = self._parse(rows[:1])
+        return got[0] if got else None
+
+    def raw(self, memory_id: str, tenant: str | None = None) -> dict[str, Any] | None:
+        """A row as stored, whether or not it is a well-formed memory; with ``why`` when it is not."""
+        sql = f"SELECT {_COLS} FROM memories WHERE id = ?" + (" AND tenant = ?" if tenant else "")
+        rows = self.db.query(sql, (memory_id, tenant) if tenant else (memory_id,))
+        if not rows:
+            return None
+        r = rows[0]
+        out = {k.strip(): r[k.strip()] for k in _COLS.split(",")}
+        try:
+            _row(r)
+            out["why"] = None
+        except Exception as e:
+            out["why"] = str(e)
+        return out
+
+    def malformed(self, tenant: str | None = None, user: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+        """The rows readers skip: ``{"id", "tenant", "user", "status", "why"}`` each (values that are not text shown
+        as their repr)."""
+        where, args = [], []
+        if tenant is not None:
+            where.append("tenant = ?")
+            args.append(tenant)
+        if user is not None:
+            where.append("user_id = ?")
+            args.append(user)
+        sql = f"SELECT {_COLS} FROM memories" + (f" WHERE {' AND '.join(where)}" if where else "")
+        out: list[dict[str, Any]] = []
+        for r in self.db.query(sql, args):
+            try:
+                _row(r)
+            except Exception as e:
+                out.append(
+                    {
+                        "id": _raw_id(r),
+                        **{
+                            k: v if isinstance(v, str) else repr(v)
+                            for k, v in (("tenant", r["tenant"]), ("user", r["user_id"]), ("status", r["status"]))
+                        },
+                        "why": str(e),
+                    }
+                )
+                if len(out) >= limit:
+                    break
+        return out
 
     def find(
         self,
@@ -204,7 +354,7 @@ class MemoryStore:
                 args.extend(values)
         sql = f"SELECT {_COLS} FROM memories" + (f" WHERE {' AND '.join(where)}" if where else "")
         sql += " ORDER BY created_at DESC, rev DESC" + (f" LIMIT {int(limit)}" if limit > 0 else "")
-        return [_row(r) for r in self.db.query(sql, args)]
+        return self._parse(self.db.query(sql, args))
 
     def history(self, memory_id: str, tenant: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT action, text, detail, at FROM memory_history WHERE memory_id = ?"
@@ -212,16 +362,23 @@ class MemoryStore:
         if tenant:
             sql += " AND tenant = ?"
             args.append(tenant)
-        rows = self.db.query(sql + " ORDER BY at, id", args)
-        return [
-            {
-                "action": r["action"],
-                "text": r["text"],
-                "detail": json.loads(r["detail"]) if r["detail"] else None,
-                "at": float(r["at"]),
-            }
-            for r in rows
-        ]
+        out = []
+        for r in self.db.query(sql + " ORDER BY at, id", args):
+            at, detail = r["at"], r["detail"]
+            try:
+                parsed = json.loads(detail) if isinstance(detail, str) and detail else None
+            except ValueError:
+                parsed = {"unreadable": True}
+            ok_at = isinstance(at, (int, float)) and not isinstance(at, bool) and math.isfinite(at)
+            out.append(
+                {
+                    "action": r["action"] if isinstance(r["action"], str) else repr(r["action"]),
+                    "text": r["text"] if isinstance(r["text"], str) else None,
+                    "detail": parsed if isinstance(parsed, dict) or parsed is None else {"value": parsed},
+                    "at": float(at) if ok_at else 0.0,
+                }
+            )
+        return out
 
     def rev(self) -> int:
         rows = self.db.query("SELECT rev FROM memory_rev WHERE id = 1")
@@ -230,12 +387,12 @@ class MemoryStore:
     def changed_since(self, rev: int) -> set[tuple[str, str]]:
         """The (tenant, user) buckets with a change after ``rev``."""
         rows = self.db.query("SELECT DISTINCT tenant, user_id FROM memories WHERE rev > ?", (rev,))
-        return {(r[0], r[1]) for r in rows}
+        return {(r[0], r[1]) for r in rows if isinstance(r[0], str) and isinstance(r[1], str)}
 
     def counts(self, tenant: str | None = None) -> dict[str, dict[str, int]]:
         """Memories per status and kind: ``{"active": {"fact": 3, ...}, "quarantined": {...}}``."""
         sql = "SELECT status, kind, COUNT(*) FROM memories" + (" WHERE tenant = ?" if tenant else "")
         out: dict[str, dict[str, int]] = {}
         for r in self.db.query(sql + " GROUP BY status, kind", (tenant,) if tenant else ()):
-            out.setdefault(r[0], {})[r[1]] = int(r[2])
+            out.setdefault(str(r[0]), {})[str(r[1])] = int(r[2])
         return out

@@ -1,9 +1,10 @@
-"""Filing what an extractor proposes: redact, refuse credentials, screen, supersede, add; and forgetting.
+"""Filing what an extractor proposes: refuse credentials, redact, screen, dedup, supersede, add; and forgetting.
 
-Used by the extraction worker, ``metaclaw-plugin memory add/forget/import`` and the ``/v1/memory`` API, so a memory
-entered by hand passes the same gates as an extracted one. Scope is enforced here: a memory is filed under its
-tenant and user (project memories under the tenant's shared bucket with ``memory.share: tenant``), and supersession
-and forgetting only ever touch memories of that same tenant and user.
+Used by the extraction worker (rules and model), ``metaclaw-plugin memory add/forget/import``, the ``/v1/memory`` API
+and the agents' memory tools (MCP, LangChain, OpenClaw), so a memory entered by hand, by an agent or from a file
+passes the same gates as an extracted one. Scope is enforced here: a memory is filed under its tenant and user
+(project memories about the team's work under the tenant's shared bucket with ``memory.share: tenant``; a personal
+statement never), and supersession and forgetting only ever touch memories of that same tenant and user.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..privacy import Redactor
 from ..store.passages import PassageStore
-from .guard import is_credential, redact, screen_memory
+from .guard import credential_refusal, personal, redact, screen_memory
 from .model import DEFAULT_USER, SHARED_USER, Candidate, Memory
 from .rules import Forget
 from .store import MemoryStore
@@ -28,6 +30,16 @@ log = logging.getLogger("metaclaw_plugin.memory")
 FORGET_COVER = 0.6  # share of the forget request's words a memory must contain to go
 SUPERSEDE_MAX = 3  # memories one statement may supersede (forget closes 3 at most too)
 PASSAGES_LOOKED_AT = 5000  # the user's latest passages searched for the words of a superseded or forgotten statement
+SCREEN_CHARS = 1000  # of the statement as said, screened besides the stored text (the stored text is at most this)
+
+
+@dataclass
+class Filed:
+    """What became of one candidate: the memory filed (active or quarantined), or why it was not."""
+
+    memory: Memory | None
+    why: str | None = None  # "credential", "empty" or "duplicate" when memory is None
+    detail: str = ""  # said to a person or an agent; never quotes a secret
 
 
 @dataclass
@@ -47,12 +59,35 @@ class MemoryWriter:
         # What the user said stays recallable beside what was distilled from it: a memory superseded or forgotten
         # takes the words it came from out of recall too (the same database as the memories).
         self.passages = PassageStore(store.db)
+        self._bulk: dict[tuple[str, str], list[Memory]] | None = None
 
-    def bucket(self, user: str | None, kind: str) -> tuple[str, bool]:
-        """The user a memory is filed under, and whether it is shared tenant-wide."""
-        if kind == "project" and self.settings.memory.share == "tenant":
+    @contextmanager
+    def bulk(self) -> Iterator[None]:
+        """Many candidates in a row (an import): each bucket's kept memories are read once, not once per candidate."""
+        self._bulk = {}
+        try:
+            yield
+        finally:
+            self._bulk = None
+
+    def _kept(self, tenant: str, owner: str) -> list[Memory]:
+        if self._bulk is None:
+            return self.store.find(tenant, owner, statuses=("active", "quarantined"))
+        key = (tenant, owner)
+        if key not in self._bulk:
+            self._bulk[key] = self.store.find(tenant, owner, statuses=("active", "quarantined"))
+        return self._bulk[key]
+
+    def bucket(self, user: str | None, kind: str, text: str | None = None) -> tuple[str, bool]:
+        """The user a memory is filed under, and whether it is shared tenant-wide: only a project memory about the
+        team's work is, never a personal statement ("I'm diabetic", "my wife...", "I live in...")."""
+        if kind == "project" and self.settings.memory.share == "tenant" and not (text is None or personal(text)):
             return SHARED_USER, True
         return user or DEFAULT_USER, False
+
+    def refusal(self, text: str) -> str | None:
+        """Why ``text`` may not be a memory at all (it holds a credential), or None."""
+        return credential_refusal(text, self.redactor)
 
     def apply(
         self, tenant: str, user: str | None, items: Iterable[Candidate | Forget], source: dict[str, Any] | None = None
@@ -75,20 +110,45 @@ class MemoryWriter:
         return rep
 
     def add(self, tenant: str, user: str | None, c: Candidate, source: dict[str, Any] | None = None) -> Memory | None:
-        """File one candidate; None when it was refused (a credential, empty, or a duplicate of an active memory)."""
-        if is_credential(c.text):
-            log.info("memory: a statement naming a credential was not kept")
-            return None
+        """File one candidate; None when it was refused (a credential, empty, or a duplicate of a kept memory)."""
+        return self.file(tenant, user, c, source).memory
+
+    def file(
+        self,
+        tenant: str,
+        user: str | None,
+        c: Candidate,
+        source: dict[str, Any] | None = None,
+        *,
+        quarantine: dict[str, Any] | None = None,
+        said_at: float | None = None,
+    ) -> Filed:
+        """File one candidate through every gate, saying what became of it. ``quarantine``: a screen verdict to
+        apply whatever this screen says (an import of a memory its file marks quarantined: a file can only make a
+        memory stricter). ``said_at``: when it was said, if before now (an import keeps the date)."""
+        why = self.refusal(c.text)
+        if why is not None:
+            log.info("memory: a statement holding a credential was not kept (%s)", why.split(";")[0])
+            return Filed(None, "credential", why)
         text = " ".join(redact(self.redactor, c.text).split())[:1000]
         if len(text) < 3:
-            return None
-        owner, shared = self.bucket(user, c.kind)
-        kept = self.store.find(tenant, owner, statuses=("active", "quarantined"))
+            return Filed(None, "empty", "the memory text is empty")
+        owner, shared = self.bucket(user, c.kind, c.text)
+        kept = self._kept(tenant, owner)
         norm = text.casefold()
-        if any(m.text.casefold() == norm for m in kept):
-            return None  # stored once, quarantined ones too (an agent repeating a poisoned note adds nothing)
+        same = next((m for m in kept if m.text.casefold() == norm), None)
+        if same is not None:  # stored once, quarantined ones too (an agent repeating a poisoned note adds nothing)
+            return Filed(None, "duplicate", f"the same memory is already kept ({same.status}, id {same.id})")
         active = [m for m in kept if m.status == "active"]
-        screened = screen_memory(text)
+        # the stored text is screened, then the statement as said (a redacted address is still an address)
+        said = c.text[:SCREEN_CHARS]
+        screened = screen_memory(text, self.redactor) or (screen_memory(said, self.redactor) if said != text else None)
+        if quarantine is not None:
+            screened = {
+                "verdict": "quarantined",
+                "codes": sorted(set(quarantine.get("codes", [])) | set((screened or {}).get("codes", []))),
+                "reasons": [*quarantine.get("reasons", []), *(screened or {}).get("reasons", [])],
+            }
         now = time.time()
         m = Memory(
             id="",
@@ -98,20 +158,23 @@ class MemoryWriter:
             subject=c.subject,
             text=text,
             status="quarantined" if screened else "active",
-            standing=c.standing and (c.kind == "preference" or c.subject.startswith("topic:")),
+            standing=not screened and c.standing and (c.kind == "preference" or c.subject.startswith("topic:")),
             shared=shared,
-            valid_from=_said_at(source, now),
+            valid_from=said_at if said_at is not None and said_at <= now else _said_at(source, now),
             expires_at=c.expires_at,
             source={**(source or {}), **({"user": user} if shared and user else {})},
             screen=screened,
         )
         old = [] if screened else self._superseded(active, c)
-        added = self.store.add(m, supersedes=[o.id for o in old])
+        filed = self.store.add(m, supersedes=[o.id for o in old])
         if old:  # the words said before the old statement was filed, not the new statement's own
             self._close_words(
                 tenant, owner, [o.text for o in old], "superseded", said_by=max(o.created_at for o in old)
             )
-        return added
+        if self._bulk is not None:
+            gone = {o.id for o in old}
+            kept[:] = [k for k in kept if k.id not in gone] + [filed]
+        return Filed(filed)
 
     def _superseded(self, active: list[Memory], c: Candidate) -> list[Memory]:
         """What ``c`` replaces: the memory the model named, the memories of the same subject (the same attribute of

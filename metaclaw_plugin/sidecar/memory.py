@@ -2,9 +2,11 @@
 them like every route)::
 
     GET    /v1/memory                 ?tenant&user&kind&status&limit, or ?q= to search -> {"memories": [...]}
-    POST   /v1/memory                 {text, tenant?, user?, kind?} -> the memory (screened; 422 when not kept)
-    GET    /v1/memory/export          ?tenant&user -> an export document
-    POST   /v1/memory/import          {format, memories, ...} (?tenant overrides) -> {"imported": n}
+    POST   /v1/memory                 {text, tenant?, user?, kind?} -> the memory (screened; 422 saying why when not kept)
+    GET    /v1/memory/export          ?tenant&user -> an export document (malformed rows under "skipped")
+    POST   /v1/memory/import          {format, memories, ...} ?tenant&user (the caller's: default tenant and user
+                                      unless named; never the file's) -> {"imported": n, "quarantined": q,
+                                      "rejected": [{"row": i, "why": ...}]}
     POST   /v1/memory/forget          {tenant?, user?, about} -> {"forgotten": [ids]}
     GET    /v1/memory/{id}            ?tenant -> the memory with its history
     DELETE /v1/memory/{id}            ?tenant -> {"forgotten": [id]}
@@ -48,7 +50,7 @@ class ForgetBody(BaseModel):
 class ImportBody(BaseModel):
     model_config = ConfigDict(extra="allow")
     format: str
-    memories: list[dict[str, Any]]
+    memories: list[Any]  # a row that is not an object is rejected alone, not the whole import
 
 
 def routes(plugin: PluginLike, api: Api) -> list[Route]:
@@ -124,9 +126,9 @@ def routes(plugin: PluginLike, api: Api) -> list[Route]:
     @endpoint
     async def import_(request: Request) -> Response:
         body: ImportBody = await parse(request, ImportBody)
-        tenant = q(request, "tenant")
-        n = await run_in_threadpool(run, lambda o: o.import_(body.model_dump(), tenant), True)
-        return JSONResponse({"imported": n})
+        tenant, user = q(request, "tenant", DEFAULT_TENANT) or DEFAULT_TENANT, q(request, "user")
+        report = await run_in_threadpool(run, lambda o: o.import_(body.model_dump(), tenant, user), True)
+        return JSONResponse(report)
 
     return [
         Route("/v1/memory", list_or_search, methods=["GET"]),

@@ -1,0 +1,931 @@
+"""Memories that direct the agent to act: the intent screen of :mod:`.guard`.
+
+A memory is a note of what is true about a user. A statement that instead tells the agent to *do* something (send
+data somewhere, reveal secrets, fetch and run code, approve or skip confirmations, take orders from someone else,
+change its rules) is a standing prompt injection once it is injected on every later turn. This module finds such
+statements by intent, not by phrase: two things must hold in one sentence.
+
+1. **A directive aimed at the agent.** The action's verb stands where a command puts it: at the start of a sentence
+   or clause (after lead-ins such as "please", "always", "from now on"), after a conditional trigger ("whenever X,",
+   "if X,"), after a colon, after the agent as subject with or without a modal ("you should", "the assistant must",
+   "tu dois", "debes", "você deve", "du sollst"), after a request that someone else acts ("I want you to", "the user
+   wants the assistant to", "remember to"), or in a passive obligation ("must be uploaded to"). German and Chinese,
+   whose verbs move, are read by the clause: a second-person or command marker ("du", "bitte", "ab jetzt", "你", "请",
+   "每次", "以后") with the action anywhere in it, unless the clause has a first- or third-person subject.
+2. **An action class with its object.** Exfiltration (a verb of sending and a destination: an address, a URL, a
+   host, "my personal server", or any recipient but the user), secret reveal (a verb of showing and a secret: keys,
+   tokens, environment variables, credential files, the system prompt), fetch-and-run, pre-approval ("approve every
+   request", "--yes"), skipping confirmations or warnings, authority transfer ("treat mail from X as instructions"),
+   and rule change ("ignore your previous rules", "your guidelines no longer apply"). Operator framing ("instructions
+   from the operator:", "[SYSTEM]") needs no directive: a user's note never speaks for the operator.
+
+A negation right before the verb ("never print API keys", "ne jamais afficher", "nunca muestres", "不要打印", "zeige
+niemals") makes it the opposite of an attack, except where the negation is the attack ("never ask for confirmation").
+
+The text is read twice, normalised by the skills' screen (:func:`~metaclaw_plugin.learning.screening.normalise`:
+NFKC, invisible and bidi characters, homoglyphs, accents, letter spacing and dots), once as it is and once with
+leetspeak mapped; addresses spelled out ("ana [at] host [dot] example") count as addresses.
+
+A plain statement of fact or preference stays a memory: "our CI uploads artifacts to S3" (the CI acts, not the
+agent), "I prefer short answers", "always answer in Portuguese", "send me the summary as bullets".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..learning.screening import normalise
+
+F = re.I | re.U
+
+# ---------------------------------------------------------------------------------------------------------------
+# Destinations
+
+_TLD = (
+    r"com|net|org|io|dev|app|co|ai|me|info|biz|xyz|ru|cn|de|fr|es|pt|br|uk|us|eu|cc|tk|top|site|online|link|click|"
+    r"cloud|host|space|tech|store|to|ly|gg|pw|su|ws|example|test|invalid|local|internal|corp|lan|onion|zip|mov|icu|"
+    r"live|email|mail|page|run|sbs|cfd|shop|ml|ga|cf|gq"
+)
+# Somewhere outside: an address, a URL, a host, a phone number, a paste or file-drop service, or a named place that
+# is not here ("my personal server", "an external address", "this webhook").
+REMOTE = (
+    r"(?:(?:https?|ftps?|sftp|scp|wss?|s3|gs|smb|file|ssh|rsync)\s*:\s*//\S*|\bwww\.\S+|hxxps?://\S*"
+    r"|[\w.+\-]+\s*@\s*[\w\-]+(?:\.[\w\-]+)*\.[a-z]{2,}"
+    r"|[\w.+\-]+\s*[\[(]?\s*(?:at|arroba|chez)\s*[\])]?\s*[\w\-]+\s*(?:[\[(]\s*dot\s*[\])]|\s+dot\s+|\s*[\[(]\s*\.\s*[\])])\s*\w+"
+    r"|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"
+    rf"|\b[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.(?:{_TLD})\b(?:[:/]\S*)?"
+    r"|(?<![\w.])\+?\d[\d\s().\-]{7,}\d\b"
+    r"|\[redacted:(?:email|phone|url\w*|custom)\]"
+    r"|\b(?:pastebin|paste\.ee|hastebin|ghostbin|gist|ngrok|requestbin|webhook\.site|transfer\.sh|discord|telegram|"
+    r"whatsapp|slack|teams|mattermost|signal|dropbox|google drive|onedrive|icloud|mega\.nz|webhooks?|endpoints?|ftp server|s3 bucket|public bucket)\b"
+    r"|\b(?:my|a|an|the|this|that|their|his|her|our|some) (?:own |other |second |secret )?(?:personal|private|external|"
+    r"outside|other|second|backup|home|alternate|secondary|off-?site|third-party|remote|public) (?:e-?mail|address|"
+    r"account|inbox|mailbox|server|drive|bucket|site|phone|number|storage|cloud|machine|host|laptop|repo\w*)\b"
+    r"|\b(?:this|that|the following|the given|the above|the below) (?:url|link|address|e-?mail address|endpoint|"
+    r"webhook|server|ip|host|number|inbox|bucket|ftp)\b"
+    r"|\b(?:mon|ma|un|une|cette|ce) (?:adresse|serveur|compte|e-?mail|boite) (?:personnel\w*|privee?|externe|perso)\b"
+    r"|\b(?:mi|un|una|esta|este) (?:correo|direccion|servidor|cuenta) (?:personal|privad[oa]|extern[oa])\b"
+    r"|\b(?:meu|minha|um|uma|este|esta) (?:e-?mail|endereco|servidor|conta) (?:pessoal|privad[oa]|extern[oa])\b"
+    r"|\b(?:meine[nrm]?|einen?|diese[nrm]?) (?:private[nrm]?|externe[nrm]?|personliche[nrm]?) (?:adresse|server|konto|e-?mail)\b"
+    r"|外部服务器|外部地址|这个地址|私人邮箱|个人邮箱|我的邮箱|外部邮箱)"
+)
+_REMOTE = re.compile(REMOTE, F)
+# Any recipient but the user: "to Dana", "with the vendor", "à Paul", "an die Buchhaltung". The user (me, myself) is
+# where an answer goes anyway.
+_NOT_ME = r"(?!(?:me|myself|moi|mi|mim|mir|mich|me\b)\b)"
+_TO = r"(?:to|into|onto|with|via|through|towards|over to|a|à|au|aux|vers|chez|al|para|pra|ao|hacia|an|nach|zu)"
+
+# ---------------------------------------------------------------------------------------------------------------
+# Verbs and objects of the action classes (on the normalised text: lower case, no accents)
+
+_S = r"(?:[^.;!?\n]|\.(?=\S))"  # within a sentence (a dot inside an address or a URL is no end)
+_W = r"(?:\s+\S+){0,8}?"  # a few words between a verb and what it governs
+_W3 = r"(?:\s+\S+){0,3}?"
+
+# Sending (a destination decides): "send", "forward", "mail", "upload", "post"... Strong verbs send to anyone; weak
+# ones ("copy", "save", "sync") only count with a place outside.
+_SEND_STRONG = (
+    r"send|sends|forward|forwards|e-?mail|e-?mails|mail|mails|upload|uploads|post|posts|transmit|transmits|leak|"
+    r"leaks|exfiltrate|exfiltrates|cc|bcc|relay|relays|beam|share|shares|publish|publishes|tweet|dm|text|texts|fax|"
+    r"wire|mail out|send out|send over|pass on|hand over|envoie|envoies|envoyez|envoyer|renvoie|renvoyez|renvoyer|"
+    r"transfere|transferez|transferer|fais suivre|faites suivre|faire suivre|mailez|publie|publiez|publier|poste|"
+    r"postez|poster|televerse|televersez|televerser|partage|partagez|partager|transmets|transmettez|transmettre|"
+    r"divulgue|divulguez|divulguer|expedie|expediez|expedier|envia|envie|enviar|envialo|enviala|envialos|envialas|"
+    r"envie-o|envie-a|envie-os|envie-as|manda|mande|mandar|reenvia|reenvie|reenviar|sube|subelo|subela|subelos|"
+    r"subir|publica|publique|publicar|publique-o|publique-a|comparte|compartir|compartelo|transmite|transmita|"
+    r"transmitir|filtra|filtrar|remite|remitir|encaminhe|encaminha|encaminhar|suba|suba-o|carregue|compartilhe|"
+    r"compartilha|compartilhar|partilhe|partilhar|vaze|vazar|sende|senden|schick|schicke|schicken|versende|"
+    r"versenden|verschick|verschicke|verschicken|weiterleiten|leite|leit|poste|posten|veroffentliche|"
+    r"veroffentlichen|maile|mailen|teile|teilen|ubermittle|ubermitteln|ubertrage|ubertragen|lade|laden|hochladen|"
+    r"sendest|schickst|versendest|verschickst|postest|veroffentlichst|mailst|teilst|ubermittelst|ubertragst|"
+    r"envoies|transferes|publies|partages|envias|mandas|subes|publicas|compartes|envias|mandas|encaminhas|publicas|"
+    r"compartilhas"
+)
+_SEND_WEAK = (
+    r"sync|syncs|mirror|mirrors|copy|copies|push|pushes|export|exports|submit|submits|report|reports|transfer|"
+    r"transfers|deliver|delivers|route|routes|redirect|redirects|save|saves|write|writes|store|stores|stream|"
+    r"streams|log|logs|replicate|back up|backup|put|puts|dump|dumps|paste|pastes|pipe|pipes|attach|attaches|"
+    r"archive|archives|move|moves|drop|drops|leave|place|deposit|ship|give|provide|curl|wget|scp|rsync|copie|"
+    r"copiez|copier|synchronise|synchronisez|sauvegarde|sauvegardez|copia|copiar|sincroniza|sincronizar|guarda|"
+    r"guardar|pega|pegar|copie|copiar|sincronize|sincronizar|salve|salvar|kopiere|kopieren|synchronisiere|speichere"
+)
+# Showing (a secret decides).
+_SHOW = (
+    r"print|prints|show|shows|display|displays|reveal|reveals|output|outputs|echo|echoes|dump|dumps|list|lists|"
+    r"include|includes|expose|exposes|disclose|discloses|tell|tells|give|gives|read out|read back|spell out|type out|"
+    r"write out|cat|leak|leaks|return|returns|append|appends|insert|inserts|embed|embeds|paste|pastes|recite|recites|"
+    r"repeat|repeats|share|shares|send|sends|provide|provides|report|reports|log|logs|put|puts|add|adds|attach|"
+    r"attaches|post|posts|surface|export|copy|affiche|affichez|afficher|montre|montrez|montrer|revele|revelez|"
+    r"reveler|imprime|imprimez|imprimer|divulgue|divulguer|donne|donnez|donner|inclus|incluez|inclure|liste|listez|"
+    r"lister|ajoute|ajoutez|ajouter|muestra|muestre|mostrar|muestralas|muestralos|imprime|imprima|imprimir|revela|"
+    r"revele|revelar|ensena|ensenar|dame|incluye|incluya|incluir|lista|listar|expone|exponer|anade|anadir|mostre|"
+    r"mostra|exibe|exiba|exibir|imprime|imprima|revele|revela|inclua|incluir|liste|listar|exponha|expor|adicione|"
+    r"zeige|zeig|zeigen|anzeigen|gib|gebe|ausgeben|drucke|druck|drucken|verrate|verraten|nenne|nennen|liste|"
+    r"listen|fuge|hinzufugen|offenlegen|poste|zeigst|gibst|druckst|verratst|nennst|listest|affiches|montres|"
+    r"reveles|imprimes|muestras|imprimes|revelas|mostras|exibes"
+)
+_SECRET = (
+    r"(?:environment|env|environnement|entorno|ambiente)(?:al)?[\s_-]*(?:variables?|vars?)|variables? d'environnement|"
+    r"variables? de entorno|variaveis de ambiente|umgebungsvariablen|printenv|\benv\b(?! file)|os\.environ|process\.env|"
+    r"\$\{?[a-z_][a-z0-9_]{2,}|(?:api|access|secret|private|ssh|gpg|pgp|aws|signing|encryption|master|license|"
+    r"session|auth|deploy|admin)[\s_-]*keys?|(?:api|auth|access|bearer|session|github|gitlab|npm|pypi|slack|refresh|"
+    r"id|jwt|oauth)[\s_-]*tokens?|secrets?(?! (?:santa|garden))|credentials?|creds|passwords?(?! (?:requirements?|"
+    r"polic\w*|rules?|strength|length|field|reset|manager|prompts?|hints?))|passphrases?|passcodes?|pin codes?|"
+    r"cookies?|session (?:ids?|cookies?)|\.env\b|\.npmrc|\.netrc|\.pypirc|\.git-credentials|\.ssh|id_(?:rsa|ed25519|"
+    r"ecdsa|dsa)|\.aws|\.kube|kubeconfig|/etc/(?:passwd|shadow|sudoers)|system prompt|(?:hidden|initial|original|"
+    r"secret|internal|system) (?:instructions|prompt|rules)|(?:your|the) (?:instructions|prompt)|keychain|keyring|"
+    r"(?:crypto )?wallet|seed phrase|recovery (?:codes?|phrase)|private (?:files?|data|documents?|keys?)|"
+    r"(?:config(?:uration)?|credential|secret|key) files?|dotfiles|~/|home directory|bash_history|shell history|"
+    r"saved passwords|password manager|vault contents|verification codes?|2fa codes?|otp|one-time (?:codes?|passwords?)|"
+    r"cles? (?:d'api|api|privees?|secretes?|ssh|d'acces)|jetons?(?: d'acces)?|mots? de passe|identifiants|"
+    r"fichier \.env|prompt systeme|instructions (?:cachees|systeme)|claves? (?:de api|api|privadas?|secretas?|ssh|de "
+    r"acceso)|tokens?(?: de acces[os]?)?|contrasenas?|secretos?|credenciales|archivo \.env|prompt del sistema|"
+    r"instrucciones (?:ocultas|del sistema)|chaves? (?:de api|api|privadas?|secretas?|ssh|de acesso)|senhas?|"
+    r"segredos?|credenciais|arquivo \.env|prompt do sistema|(?:api-?|private[nr]? |geheime[nr]? |ssh-?)?schlussel|"
+    r"passworter|passwort|kennworter|kennwort|zugangsdaten|anmeldedaten|geheimnisse|systemprompt"
+)
+_GET = (
+    r"download|downloads|fetch|fetches|get|gets|grab|grabs|pull|pulls|curl|wget|retrieve|retrieves|load|loads|"
+    r"install|installs|pip install|npm install|clone|clones|telecharge|telechargez|telecharger|recupere|recuperez|"
+    r"recuperer|descarga|descargue|descargar|baixe|baixa|baixar|faca download|lade|laden|herunterladen"
+)
+_RUN = (
+    r"run|runs|execute|executes|exec|bash|sh|source|eval|launch|launches|start|starts|install|installs|chmod|invoke|"
+    r"invokes|open|opens|execute-le|execute-la|executer|lance|lancez|lancer|l'executer|l'execute|ejecuta|ejecutalo|"
+    r"ejecutala|ejecutar|corre|correr|lanza|lanzar|execute|execute-o|execute-a|executar|rode|rodar|fuhre|fuhr|"
+    r"ausfuhren|starte|starten"
+)
+_APPROVE = (
+    r"approve|approves|accept|accepts|allow|allows|authori[sz]e|authori[sz]es|grant|grants|confirm|confirms|okay|ok|"
+    r"greenlight|green-light|rubber-?stamp|sign off on|say yes to|says yes to|answer yes to|click (?:yes|allow|accept|"
+    r"ok)(?: on| to| for)?|agree to|agrees to|consent to|merge|merges|approuve|approuvez|approuver|accepte|acceptez|"
+    r"accepter|valide|validez|valider|autorise|autorisez|autoriser|confirme|confirmez|confirmer|aprueba|apruebe|"
+    r"aprobar|acepta|acepte|aceptar|autoriza|autorice|autorizar|confirma|confirmar|valida|validar|aprove|aprova|"
+    r"aprovar|aceite|aceita|aceitar|autorize|autoriza|autorizar|confirme|confirma|confirmar|genehmige|genehmigen|"
+    r"akzeptiere|akzeptieren|bestatige|bestatigen|erlaube|erlauben|gib frei|freigeben|genehmigst|akzeptierst|"
+    r"bestatigst|erlaubst|approuves|acceptes|valides|apruebas|aceptas|aprovas|aceitas"
+)
+_ALL = (
+    r"all|every|any|each|everything|anything|whatever|tout|toute|toutes|tous|chaque|n'importe|todo|toda|todas|todos|"
+    r"cada|cualquier|cualquiera|tudo|qualquer|alle|jede|jeden|jedes|jeder|alles|samtliche"
+)
+_BLIND = (
+    r"automatically|automatic|blindly|by default|without (?:looking|reading|review\w*|checking|asking|question\w*|"
+    r"thinking|hesitat\w*)|automatiquement|sans (?:verifier|regarder|lire|demander)|automaticamente|sin (?:revisar|"
+    r"mirar|leer|preguntar)|sem (?:revisar|olhar|ler|perguntar)|automatisch|ungepruft|ohne (?:zu )?(?:prufen|lesen|"
+    r"nachzusehen|fragen)"
+)
+_SKIP = (
+    r"skip|skips|bypass|bypasses|ignore|ignores|suppress|suppresses|dismiss|dismisses|disable|disables|silence|"
+    r"silences|turn off|switch off|hide|hides|omit|omits|mute|mutes|override|overrides|circumvent|avoid|forgo|waive|"
+    r"drop|remove|don'?t show|do not show|stop showing|never show|click (?:through|past)|saute|sautez|sauter|ignore|"
+    r"ignorez|ignorer|desactive|desactivez|desactiver|contourne|contourner|omets|omettre|supprime|supprimer|salta|"
+    r"saltate|saltar|omite|omitir|ignora|ignorar|desactiva|desactivar|evita|evitar|pule|pula|pular|ignore|ignorar|"
+    r"desative|desativar|omita|omitir|evite|evitar|uberspringe|uberspringen|ignoriere|ignorieren|unterdrucke|"
+    r"unterdrucken|deaktiviere|deaktivieren|umgehe|umgehen|uberspringst|ignorierst|unterdruckst|deaktivierst|umgehst|"
+    r"ignores|sautes|ignoras|saltas|omites|ignoras|pulas"
+)
+_CHECKS = (
+    r"confirm\w*|approvals?|permission(?: prompts?| checks?| requests?| dialogs?)?|warnings?|alerts?|prompts?|"
+    r"checks?|safety|security|guard\w*|verification|verify(?:ing)?|reviews?|2fa|mfa|sandbox(?:ing)?|dry[- ]runs?|dialogs?|"
+    r"firewalls?|selinux|apparmor|antivirus|anti-virus|defender|tls|ssl|certificates?|signature checks?|two-factor|"
+    r"authentication|audit(?:ing| logs?)?|pre-commit(?: hooks?)?|git hooks|"
+    r"are you sure|pop-?ups?|cautions?|disclaimers?|sign-?offs?|consent|confirmation|avertissements?|alertes?|"
+    r"verifications?|controles?|advertencias?|alertas?|confirmaciones?|verificaciones?|avisos?|confirmacoes?|"
+    r"confirmacao|verificacoes?|bestatigung\w*|warnung\w*|sicherheitswarnung\w*|sicherheitsabfrage\w*|ruckfrage\w*|"
+    r"prufung\w*|sicherheitsprufung\w*"
+)
+# Warnings about code style are not safety checks: "ignore lint warnings about line length" is a preference.
+_STYLE_WARNING = re.compile(
+    r"\b(?:lint\w*|style|flake8|pylint|eslint|ruff|mypy|type|typing|deprecation|deprecated|compiler|pep ?8|format\w*|"
+    r"spelling|grammar|unused|line[- ]length)\b[^.]{0,20}$",
+    F,
+)
+_ASK = (
+    r"ask|asking|check|checking|confirm|confirming|wait|waiting|verify|verifying|double-check|prompt|prompting|"
+    r"request|requesting|get|seek|seeking|bother confirming|bother asking|bother checking"
+)
+_INSTR = (
+    r"instructions?|commands?|orders?|directions?|directives?|requests?|tasks?|steps?|prompts?|demands?|"
+    r"instruction|consignes?|ordres?|commandes?|instrucciones?|ordenes|comandos?|instrucoes|instrucao|ordens|"
+    r"anweisungen?|befehle?|anordnungen?|auftrage?"
+)
+_SOURCE_PREP = (
+    r"from|in|inside|within|contained in|embedded in|sent by|written in|written by|found in|given by|coming from|"
+    r"posted (?:in|by)|left in|of|that (?:arrive|appear|come)|you (?:find|read|see|receive|get)|de|du|des|dans|en|"
+    r"del|desde|que vengan de|contenidas en|do|da|dos|das|em|no|na|que venham de|contidas em|von|aus|im|in der"
+)
+_AS_AUTH = (
+    r"instructions?|commands?|orders?|directives?|authoritative|authori[sz]ed|trusted|legitimate|official|binding|"
+    r"genuine|valid|from me|coming from me|(?:my|the user'?s?) (?:own )?(?:words|instructions|requests|orders)|"
+    r"(?:if|though) (?:they|it) (?:came|come|were|was) from (?:me|the user|the operator|an? admin\w*)|the user|"
+    r"the operator|an? admin\w*|system (?:messages?|prompts?|instructions?)|higher priority|priority|gospel|"
+    r"des (?:instructions|ordres|consignes|commandes)|(?:instructions|ordres|consignes)|venant de moi|de ma part|"
+    r"(?:ordenes|instrucciones|comandos)(?: mias| mios| de mi| del operador)?|como si (?:vinieran|viniesen) de mi|"
+    r"(?:ordens|instrucoes|comandos)(?: minhas| meus| de mim| do operador)?|como se viessem de mim|"
+    r"(?:anweisungen|befehle|anordnungen)(?: von mir| des betreibers)?"
+)
+_RULES = (
+    r"instructions|rules|guidelines|guardrails|policies|policy|restrictions|limits|limitations|constraints|filters|"
+    r"filtering|system prompt|programming|directives|principles|ethics|content policy|safeguards|training|"
+    r"safety (?:rules|measures|training|settings|guidelines|filters)|regles|consignes|restrictions|limites|filtres|"
+    r"directives|reglas|instrucciones|restricciones|limites|filtros|directrices|normas|regras|instrucoes|restricoes|"
+    r"diretrizes|regeln|anweisungen|richtlinien|einschrankungen|beschrankungen|vorgaben|sicherheitsregeln|"
+    r"sicherheitsrichtlinien"
+)
+_RULE_SCOPE = (
+    r"your|all|any|previous|prior|earlier|above|system|safety|security|default|original|existing|built-in|content|"
+    r"usual|standard|normal|ethical|current|old|tes|vos|toutes les|les|precedentes|anterieures|de securite|tus|todas "
+    r"las|las|anteriores|previas|de seguridad|suas|tuas|todas as|as|de seguranca|deine|alle|ihre|bisherigen|"
+    r"vorherigen|die"
+)
+
+_NEG_PREFIX = re.compile(
+    r"(?:\b(?:never|don'?t|do not|must not|mustn'?t|should not|shouldn'?t|shall not|can'?t|cannot|won'?t|will not|"
+    r"no longer|not|avoid|refuse to|stop|ne jamais|ne pas|ne plus|ne|jamais|nunca|no|jamas|nao|nie|niemals|nicht|"
+    r"keine?\w*)\b|\bn'|不要|别|不得|禁止|切勿|绝不|永远不要|不能|不可以|勿|不许|不准|从不|决不)\s*(?:\S+\s+){0,2}$",
+    F,
+)
+_NEG_NOT = re.compile(
+    r"(?:never|don'?t|do not|not) (?:forget|fail|hesitate)\b|not only\b|no matter\b|n'oublie|no olvides|nao esqueca|"
+    r"vergiss nicht|no (?:me|te|le|les) (?:pidas|preguntes)",
+    F,
+)
+_NEG_AFTER = re.compile(r"^\S*\s+(?:\S+\s+){0,1}(?:jamais|pas|plus|niemals|nie|nicht)\b", F)
+_NEG_CLAUSE_DE_ZH = re.compile(
+    r"\b(?:nie|niemals|nicht|kein\w*)\b|不要|别|不得|禁止|切勿|绝不|不能|不可以|不许|不准|从不", F
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# Directive frames: what may stand right before the verb of a command
+
+
+def _alt(words: str) -> str:
+    return "(?:" + "|".join(w.replace(" ", r"\s+") for w in words.split("|")) + ")"
+
+
+_LEAD = (
+    r"(?:(?:please|pls|plz|pleas|kindly|also|and|then|so|just|simply|always|alw[a-z]{1,4}|allways|nvr|never|ever|"
+    r"automatically|auto|silently|from today on|from this day on|from now|henceforth|"
+    r"quietly|secretly|discreetly|immediately|directly|first|now|from now on|going forward|henceforth|hereafter|"
+    r"in (?:the )?future|starting (?:now|today)|from today|from here on(?: out)?|remember|note|nb|important|"
+    r"reminder|fyi|btw|ok|okay|hey|hi|assistant|agent|ai|bot|rule|policy|new rule|new policy|standing (?:order|"
+    r"instruction)|by default|every time|each time|each day|every day|daily|weekly|nightly|every (?:morning|evening|"
+    r"night|week|friday|monday)|at the end of (?:each|every) \w+|after (?:each|every) \w+|before (?:each|every) \w+|"
+    r"to be safe|for (?:convenience|safety|backup|audit|compliance)|for (?:future )?reference|company policy|"
+    r"house rule|\w+ly|toujours|jamais|desormais|dorenavant|a partir de maintenant|a l'avenir|s'il te plait|"
+    r"s'il vous plait|stp|svp|merci de|pense a|veille a|chaque fois|systematiquement|aussi|puis|ensuite|siempre|"
+    r"a partir de ahora|de ahora en adelante|en adelante|por favor|tambien|luego|despues|sempre|a partir de agora|"
+    r"de agora em diante|daqui em diante|daqui pra frente|tambem|depois|bitte|immer|stets|ab jetzt|ab sofort|"
+    r"von nun an|kunftig|zukunftig|ab heute|auch|dann|jedes ?mal|先|请|总是|始终|一律|自动|直接|每次|每当|以后|今后|"
+    r"从现在开始|从现在起|从今以后|从今天起|记住|记得|务必|一定要|必须|要|都|也|就|再|把|将|然后)[\s,:;\-]*)"
+)
+_AGENT = (
+    r"(?:you|u|ya|ye|y'all|yall|you guys|the (?:assistant|agent|ai|bot|model|llm|copilot|chatbot)|assistant|agent|"
+    r"ai|claude|chatgpt|gpt|copilot|gemini|metaclaw|tu|vous|l'assistant|l'agent|l'ia|le bot|usted|ustedes|"
+    r"el asistente|el agente|la ia|voce|voces|o assistente|o agente|a ia|du|sie|der assistent|die ki|der agent|"
+    r"你|您|助手|智能体|机器人|ai助手)"
+)
+_MODAL = (
+    r"(?:should|must|shall|will|'ll|would|need to|needs to|have to|has to|got to|gotta|are to|is to|'re to|"
+    r"are required to|is required to|are supposed to|is supposed to|are expected to|is expected to|ought to|"
+    r"had better|'d better|may|can|could|might|are (?:allowed|permitted|authori[sz]ed|free|welcome|encouraged|"
+    r"cleared) to|is (?:allowed|permitted|authori[sz]ed|free|welcome|encouraged|cleared) to|have (?:my |full |the |our )?(?:permission|"
+    r"blessing|go-ahead|ok|okay|approval|consent|the right|clearance|authority) to|do|does|always|also|just|now|then|from now on|automatically|simply|"
+    r"really|definitely|absolutely|immediately|please|kindly|go ahead and|feel free to|be sure to|make sure to|"
+    r"remember to|try to|are going to|is going to|'re going to|keep|continue to|start|begin to|quietly|silently|"
+    r"dois|doit|devez|devras|devrez|devrais|devriez|peux|peut|pouvez|pourras|vas|va|allez|es autorise a|"
+    r"etes autorise a|as le droit de|avez le droit de|toujours|aussi|automatiquement|desormais|systematiquement|"
+    r"il faut|il faudra|debes|debe|deberas|deberia|deberias|tienes que|tiene que|hay que|puedes|puede|vas a|va a|"
+    r"estas autorizado a|esta autorizado a|siempre|tambien|automaticamente|deve|deves|devera|deveria|precisa|"
+    r"precisas|tem que|tem de|tens de|pode|podes|vai|esta autorizado a|sempre|tambem|"
+    r"要|必须|务必|应该|应当|需要|得|一定要|总是|始终|永远|每次都|都|一律|自动|直接|立即|马上|请|可以|就|也|先)"
+)
+# Modals that carry their subject (Spanish and Portuguese drop "you"; a note may drop it in English too).
+_PRODROP = (
+    r"(?:must|should|shall|need to|have to|has to|debes|debe|deberas|deberia|deberias|tienes que|tiene que|puedes|"
+    r"vas a|estas autorizado a|esta autorizado a|deve|deves|devera|deveria|precisa|precisas|tem que|tem de|tens de|"
+    r"pode|podes|vai|esta autorizado a|dois|devez|peux|pouvez|sollst|musst|darfst|sollen sie|mussen sie|durfen sie)"
+)
+_CLITIC = (
+    r"(?:le|la|les|l'|lui|leur|me|m'|te|t'|y|en|nous|vous|lo|los|las|le|les|se|nos|o|a|os|as|lhe|lhes|"
+    r"es|ihm|ihr|ihnen|alle|sie)"
+)
+_WANTER = (
+    r"(?:i|we|the user|user|he|she|they|the client|the customer|my boss|my manager|management|je|j'|nous|yo|"
+    r"nosotros|eu|nos|ich|wir|我|我们|用户)"
+)
+_WANT = (
+    r"(?:really |also |strongly )?(?:want|wants|need|needs|would like|'d like|expect|expects|require|requires|prefer|"
+    r"prefers|'d prefer|would prefer|wish|wishes|ask|asks|asked|instruct|instructs|instructed|authori[sz]e|"
+    r"authori[sz]es|authori[sz]ed|allow|allows|allowed|permit|permits|permitted|told|tell|tells|order|orders|"
+    r"ordered|insist|insists|veux|voudrais|souhaite|prefere|demande|exige|aimerais|quiero|prefiero|necesito|pido|"
+    r"exijo|quero|prefiro|preciso|peco|exijo|will|mochte|mochten|mussen|verlange|希望|想要|要求|需要|让)"
+)
+_REMEMBER = (
+    r"(?:remember|don'?t forget|do not forget|never forget|make sure|be sure|ensure|always remember|keep in mind|"
+    r"it is your (?:job|duty|task|role)|your (?:job|duty|task|role) is|it'?s your (?:job|duty|task|role)|"
+    r"you are (?:responsible|in charge) for|you'?re (?:responsible|in charge) for|n'oublie pas|n'oubliez pas|"
+    r"pense|pensez|veille|veillez|assure-toi|assurez-vous|rappelle-toi|souviens-toi|recuerda|recuerde|no olvides|"
+    r"no olvide|asegurate|asegurese|lembre-se|lembre|lembra|nao esqueca|nao se esqueca|certifique-se|denk daran|"
+    r"denken sie daran|vergiss nicht|vergessen sie nicht|stell sicher|achte darauf)"
+)
+_COND = (
+    r"(?:whenever|when|if|every time|each time|any time|anytime|once|after|before|as soon as|in case|upon|on|"
+    r"while|during|unless|quand|lorsque|lorsqu'|si|s'|chaque fois que|a chaque fois que|des que|apres|avant|"
+    r"cuando|cada vez que|siempre que|en cuanto|despues de|antes de|quando|se|sempre que|toda vez que|assim que|"
+    r"depois de|antes de|wenn|falls|sobald|immer wenn|wann immer|jedes mal wenn|nachdem|bevor|如果|假如|要是|一旦|"
+    r"当|每当|只要|每次)"
+)
+_COORD = r"(?:and|then|also|plus|&|et|puis|ensuite|y|luego|e|depois|und|dann|并|然后|再|并且|后)"
+_SUBJECT_START = re.compile(
+    r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've|he|she|they|it|my|our|his|her|their|its|the|a|an|this|that|these|"
+    r"those|there|here|je|j'|nous|on|il|elle|ils|elles|mon|ma|mes|notre|nos|le|la|les|un|une|ce|cet|cette|yo|"
+    r"nosotros|el|ella|ellos|mi|mis|nuestro|nuestra|los|las|eu|nos|ele|ela|eles|meu|minha|nosso|nossa|o|os|as|"
+    r"ich|wir|er|es|mein|meine|unser|unsere|der|die|das|den|dem|ein|eine)\b",
+    F,
+)
+_FRAME_END = re.compile(
+    r"(?:"
+    rf"^\s*{_LEAD}*"  # the start of the sentence: an imperative
+    rf"|^\s*(?:to\s+)(?=[^,]*$){_LEAD}*"  # "to forward ..." (a directive to remember, its verb left)
+    rf"|(?:^|[,;:(]\s*){_COND}\b[^,;:]{{1,120}}[,:]\s*(?:then\s+|alors\s+|entonces\s+|entao\s+|dann\s+)?{_LEAD}*"
+    rf"|(?:^|[,;:]\s*){_LEAD}*(?:{_PRODROP}\s*)+(?:{_CLITIC}\s*)*"  # "debes imprimir", "deve enviar", "must send"
+    rf"|[:\-\u2013\u2014\]\)>]\s*{_LEAD}*"  # after a colon or a label: "Rule: send ...", "[SYSTEM] send ..."
+    rf"|\b{_AGENT}\s*[,:]?\s*(?:(?:{_MODAL}|{_CLITIC})\s*)*"
+    rf"|\b{_WANTER}\s*{_WANT}\s+(?:(?:that|que|dass|de|a)\s+)?{_AGENT}?\s*(?:(?:to|de|a|que|zu)\s+)?(?:(?:{_MODAL}|{_CLITIC})\s*)*"
+    rf"|\b{_REMEMBER}\s+(?:(?:that|de|d'|que|de que|daran|dass)\s+)?(?:{_AGENT}\s+)?(?:(?:to|de|d'|a|zu)\s+)?(?:(?:{_MODAL}|{_CLITIC})\s*)*"
+    rf"|\b(?:please|kindly|por favor|s'il te plait|s'il vous plait|bitte|请)\s+(?:(?:{_MODAL}|{_CLITIC})\s*)*"
+    rf"|\b(?:il faut|il faudra|hay que|tem que|tem de|man muss|man soll)\s+(?:(?:{_MODAL}|{_CLITIC})\s*)*"
+    rf"|\b(?:(?:it'?s|it is|that'?s|that is) (?:fine|ok|okay|alright|all right|safe|acceptable|allowed|permitted|cool)"
+    rf"(?: for you)? to|feel free to|go ahead and|you'?re welcome to|do not hesitate to|don'?t hesitate to)\s+"
+    rf"(?:(?:{_MODAL})\s*)*"
+    r")$",
+    F,
+)
+# A coordinated command ("be brief and send ...") is one when its sentence is.
+_COORD_END = re.compile(rf"(?:,\s*|\s+){_COORD}\s+{_LEAD}*$|,\s*$", F)
+_DIRECTIVE_ANY = re.compile(
+    rf"^\s*{_LEAD}*(?!{_SUBJECT_START.pattern[1:]})\w+"  # a verb first, no subject
+    rf"|\b{_AGENT}\s+(?:{_MODAL}\s*)+"
+    rf"|\b{_WANTER}\s+{_WANT}\s+(?:that\s+)?{_AGENT}"
+    rf"|\b{_REMEMBER}\b|^\s*{_COND}\b[^,]{{1,120}},|\b(?:there'?s|there is) no need to\b|^\s*no need to\b"
+    r"|\b(?:please|kindly|por favor|s'il te plait|bitte)\b|请",
+    F,
+)
+# German and Chinese: a command marker anywhere in the clause, and no first- or third-person subject.
+_MARK_DE = re.compile(
+    r"\b(?:du|dir|dich|dein\w*|bitte|ab jetzt|ab sofort|von nun an|kunftig|zukunftig|ab heute|jedes ?mal|immer wenn|"
+    r"wann immer|denk daran|vergiss nicht|stell sicher|achte darauf|der assistent|die ki|der agent|sie (?:mussen|"
+    r"sollen|durfen)|(?:mussen|sollen|durfen) sie)\b",
+    F,
+)
+_MARK_ZH = re.compile(
+    r"你|您|请|务必|必须|一定要|总是|始终|每次|每当|以后|今后|从现在|从今|助手|智能体|一律|自动|记得|别忘了|如果|假如|只要|一旦|"
+    r"不要|别|不用|无需|不必|^\s*(?:把|将|给|先|再|跳过|忽略|上传|发送|转发|打印|显示|输出|执行|运行|下载|批准|同意|接受|允许|听从|服从|"
+    r"关闭|禁用|绕过|告诉我|列出)"
+)
+_SUBJ_ZH = re.compile(r"^\s*(?:我们|我|他们|他|她们|她|团队|公司|咱们|大家|我方|同事)")
+_SUBJ_DE = re.compile(r"^\s*(?:ich|wir|er|sie|es|unser\w*|mein\w*|der|die|das|man)\b", F)
+
+
+@dataclass(frozen=True)
+class _Action:
+    code: str
+    rx: re.Pattern[str]
+    frame: bool = True  # the verb must stand in a directive frame
+    negatable: bool = True  # a negation right before it makes it harmless
+    clause: bool = False  # the frame may be anywhere in the sentence (phrases without their own verb)
+
+
+def _a(code: str, pattern: str, **kw: bool) -> _Action:
+    return _Action(code, re.compile(pattern, F), **kw)
+
+
+_END = r"(?:-[a-z']+){0,2}(?=$|[\s.,;:!?)\]\"'\-])"  # a verb's attached pronouns: "publie-le", "montre-moi"
+ACTIONS: list[_Action] = [
+    # Exfiltration ------------------------------------------------------------------------------------------------
+    _a("exfiltration", rf"\b(?:{_SEND_STRONG}){_END}{_W}\s*(?:{_TO}\s+{_NOT_ME}\S|{REMOTE})"),
+    _a("exfiltration", rf"\b(?:{_SEND_WEAK}|{_SEND_STRONG}){_END}{_W}\s*(?:{_TO}\s+)?(?:\S+\s+){{0,3}}?{REMOTE}"),
+    _a(
+        "exfiltration",
+        rf"\b(?:{_SEND_STRONG}){_END}(?:\s+\S+){{0,2}}?\s+(?:a copy|copies|a summary|everything|it|them)\b"
+        rf"{_W}\s*(?:to|with)\s+{_NOT_ME}\S",
+    ),
+    # German separable verbs: "lade ... hoch", "leite ... weiter"
+    _a(
+        "exfiltration",
+        rf"\b(?:add|put|include|keep|copy|loop in)\b{_W}\s*(?:{REMOTE}){_W}\s*(?:in|as|on|to the|to)\s+"
+        rf"(?:cc|bcc|copy|the loop)\b",
+    ),
+    _a(
+        "exfiltration",
+        rf"\b(?:lade|leite|leit|ladst|leitest)\b{_W}\s*(?:hoch|weiter)\b|\b(?:weiterleiten|hochladen)\b",
+        frame=True,
+    ),
+    _a(
+        "exfiltration",
+        rf"(?:发送|发到|发给|寄给|转发|上传|传到|传给|抄送|同步到|分享给|共享给|泄露|提交到|推送到|备份到|复制到|粘贴到|贴到)"
+        rf"(?:[^。，,]{{0,40}}?(?:{REMOTE})|\s*(?!我)[^\s。，,]{{1,20}})",
+    ),
+    # A passive obligation or a wish that something be sent: "must be uploaded to X", "I want every file mailed to X"
+    _a(
+        "exfiltration",
+        rf"\b(?:must|should|shall|will|are to|is to|needs? to|ha(?:s|ve) to|are required to|is required to|"
+        rf"are supposed to|is supposed to|ought to|always|automatically)\s+(?:always\s+|also\s+|automatically\s+|"
+        rf"immediately\s+)*(?:be|get|go)\s+(?:\w+\s+)?(?:sent|uploaded|posted|mailed|e-?mailed|forwarded|copied|cc'?d|"
+        rf"bcc'?d|shared|synced|transmitted|pushed|exported|leaked|published|backed up|mirrored|streamed|relayed|to)"
+        rf"\b{_W}\s*{REMOTE}",
+        frame=False,
+    ),
+    _a(
+        "exfiltration",
+        rf"\b{_WANTER}\s+{_WANT}\s+(?:\S+\s+){{1,8}}?(?:sent|uploaded|posted|mailed|e-?mailed|forwarded|"
+        rf"copied|cc'?d|shared|synced|transmitted|published|backed up|mirrored|relayed)\s+(?:to|with|at|on|into)\s+"
+        rf"{_NOT_ME}\S",
+        frame=False,
+    ),
+    _a(
+        "exfiltration",
+        rf"\b(?:doivent|doit|deben|debe|devem|deve|mussen|muss|sollen|soll)\s+(?:toujours\s+|siempre\s+|"
+        rf"sempre\s+|immer\s+)?(?:etre|ser|werden)?\s*(?:envoye\w*|transfere\w*|televerse\w*|publie\w*|enviad\w*|"
+        rf"subid\w*|publicad\w*|encaminhad\w*|gesendet|geschickt|hochgeladen|weitergeleitet){_W}\s*{REMOTE}",
+        frame=False,
+    ),
+    # Secret reveal --------------------------------------------------------------------------------------------------
+    _a("secret_reveal", rf"\b(?:{_SHOW}){_END}{_W}\s*(?:{_SECRET})"),
+    _a(
+        "secret_reveal",
+        rf"(?:{_SECRET}){_W}\s*(?:must|should|shall|will|are to|is to)\s+(?:always\s+|also\s+)*be\s+"
+        rf"(?:printed|shown|displayed|revealed|included|output|echoed|exposed|logged|sent|shared|posted|disclosed|"
+        rf"listed|attached|appended|read out)",
+        frame=False,
+    ),
+    _a(
+        "secret_reveal",
+        r"(?:打印|输出|显示|展示|泄露|告诉我?|列出|贴出|发出|透露|公开)[^。，,]{0,20}?(?:环境变量|密钥|令牌|token|"
+        r"密码|凭证|凭据|秘钥|系统提示|私钥|\.env)",
+    ),
+    _a(
+        "secret_reveal",
+        rf"\b{_COND}\b{_S}{{0,80}}?(?:{_SECRET}){_S}{{0,60}}?,\s*{_LEAD}*(?:{_SHOW}){_END}(?:\s+me)?\s+"
+        rf"(?:it|them|what (?:it|they) (?:is|are)|its value|their values?|the values?)\b",
+        frame=False,
+    ),
+    _a(
+        "secret_reveal",
+        r"把[^。，,]{0,20}?(?:环境变量|密钥|令牌|token|密码|凭证|凭据|秘钥|系统提示|私钥|\.env)[^。，,]{0,10}?"
+        r"(?:打印|输出|显示|展示|泄露|告诉|列出|贴出|发|透露|公开|给我)",
+    ),
+    _a(
+        "secret_reveal",
+        rf"\b(?:read|get|grab|fetch|take|copy|look up|find|extract|pull|open|cat|load|lis|lee|leia|lies)"
+        rf"{_END}{_W}\s*(?:{_SECRET}){_S}{{0,60}}?\b(?:and|then|et|puis|y|e|und|dann)\s*(?:\S+\s+)?(?:{_SHOW}){_END}",
+    ),
+    _a(
+        "secret_reveal",
+        rf"(?:{_SECRET})\s+(?:\S+\s+){{0,4}}?(?:ausgeben|anzeigen|zeigen|drucken|verraten|nennen|"
+        rf"auflisten|offenlegen|preisgeben)\b",
+    ),
+    _a("secret_reveal", rf"\b(?:gib|gebe|gibst)\b{_W}\s*(?:{_SECRET}){_W}\s*\baus\b"),
+    # Fetch and run --------------------------------------------------------------------------------------------------
+    _a(
+        "fetch_execute",
+        rf"\b(?:{_GET}){_END}{_S}{{0,120}}?\b(?:and|then|&&|;|,|\||et|puis|y|luego|e|depois|und|dann)\s*"
+        rf"(?:\S+\s+){{0,3}}?(?:{_RUN}){_END}",
+    ),
+    _a(
+        "fetch_execute",
+        rf"\b(?:run|execute|exec|eval|source|launch|invoke|install|apply|ejecuta|execute|executa|"
+        rf"lance|fuhre)\b{_W}\s*(?:from|at|in|hosted (?:at|on)|found at|located at|on|under|de|desde|depuis|sur|do|da|"
+        rf"von|aus)\s+(?:\S+\s+){{0,3}}?(?:{REMOTE}|(?:any|the|an?|this|my|each|every)?\s*(?:e-?mails?|attachments?|"
+        rf"messages?|issues?|tickets?|comments?|pastes?))",
+    ),
+    _a(
+        "fetch_execute",
+        rf"\b(?:run|execute|install|launch|open)\s+(?:and\s+(?:run|execute|install|launch|open)\s+)?"
+        rf"(?:whatever|any|all|every|each)\s+(?:\S+\s+){{0,3}}?(?:scripts?|code|commands?|installers?|binar(?:y|ies)|"
+        rf"files?|attachments?|programs?|packages?|snippets?|payloads?|macros?|executables?|apps?|updates?|patch(?:es)?)\b{_W}\s*(?:from|in|that|sent|attached|posted|found|is|are)\b",
+    ),
+    _a(
+        "fetch_execute",
+        r"\b(?:run|execute|eval|source|launch|apply)\s+(?:whatever|anything|everything|all|any code|"
+        r"any commands?|every command|all commands|the commands?|the code|the scripts?)(?:'s| is| are)?\s+(?:that (?:is|are)"
+        r"\s+)?(?:in|on|from|posted (?:in|to)|sent (?:to|in)|written in|pasted in|shared in)\s+(?!(?:this|our|the) "
+        r"(?:repo|repository|project|makefile|readme)\b)",
+    ),
+    _a(
+        "fetch_execute",
+        r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^|\n]{0,160}\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b"
+        r"|\b(?:curl|wget)\b[^|\n]{0,160}\|\s*(?:sudo\s+)?(?:python\d?|perl|ruby|node|iex|powershell)\b"
+        r"|\binvoke-expression\b|\bpowershell\s+-e(?:nc)?\b",
+        clause=True,
+    ),
+    _a(
+        "fetch_execute",
+        r"\blade\b[^.;]{0,120}\bherunter\b[^.;]{0,40}\b(?:fuhre|fuhr|starte)\b"
+        r"|\bherunterladen\b[^.;]{0,60}\b(?:ausfuhren|starten)\b",
+    ),
+    _a(
+        "fetch_execute",
+        r"下载[^。]{0,60}?(?:并|然后|再|后|就)?\s*(?:执行|运行|安装|启动)|(?:执行|运行|安装)[^。，,]{0,20}?(?:http|脚本)",
+    ),
+    # Pre-approval -----------------------------------------------------------------------------------------------------
+    _a("pre_approval", rf"\b(?:{_APPROVE}){_END}\s+(?:\S+\s+){{0,2}}?(?:{_ALL})\b"),
+    _a("pre_approval", rf"\b(?:{_APPROVE}){_END}{_S}{{0,60}}?\b(?:{_BLIND})"),
+    _a(
+        "pre_approval",
+        r"\b(?:auto-?approve|auto-?accept|auto-?confirm|auto-?merge|autoapprove|autoaccept)\w*\b"
+        r"|\byes to (?:all|everything)\b|\bapprove (?:it|them|everything) all\b",
+        clause=True,
+    ),
+    _a(
+        "pre_approval",
+        r"(?:\s|^)(?:--yes|--assume-yes|--noconfirm|--no-confirm|--dangerously-skip-permissions|--yolo|"
+        r"--force|--no-verify|--auto-approve|--allow-all|--trust-all)\b",
+        clause=True,
+        negatable=False,
+    ),
+    _a(
+        "pre_approval",
+        r"(?:自动|一律|全部|统统|直接|都)(?:批准|同意|通过|确认|允许|接受)|(?:批准|同意|通过|允许|接受)(?:所有|一切|全部|任何)",
+    ),
+    # Skipping confirmations and warnings ---------------------------------------------------------------------------
+    _a(
+        "skip_confirmation",
+        r"(?:\bnever|\bdon'?t|\bdo not|\bstop|\bno need to)\s+(?:ever\s+)?(?:warn|warning|alert|"
+        r"alerting|caution|cautioning)\s+(?:me|us)\b",
+        negatable=False,
+        clause=True,
+    ),
+    _a(
+        "skip_confirmation",
+        rf"\b(?:{_CHECKS})\s+(?:\S+\s+){{0,3}}?(?:uberspringen|ignorieren|umgehen|deaktivieren|"
+        rf"unterdrucken|weglassen|auslassen|abschalten|ausschalten)\b",
+    ),
+    _a("skip_confirmation", rf"\b(?:{_SKIP}){_END}\s+(?:\S+\s+){{0,3}}?(?:{_CHECKS})\b"),
+    _a(
+        "skip_confirmation",
+        rf"(?:\bnever|\bdon'?t|\bdo not|\bno need to|\bstop|\byou don'?t (?:have|need) to|"
+        rf"\byou needn'?t|\bthere'?s no need to|\bwithout (?:having )?to)\s+(?:ever\s+|bother\s+)?(?:{_ASK})\b"
+        rf"(?:\s+\S+){{0,4}}?\s+(?:before|first|prior|beforehand|for (?:permission|approval|confirmation|consent|"
+        rf"my (?:ok|okay|approval|consent|sign-?off))|with me|permission|approval|confirmation|consent)\b",
+        negatable=False,
+        clause=True,
+    ),
+    _a(
+        "skip_confirmation",
+        r"\bwithout (?:first )?(?:asking|confirm\w*|checking|approval|permission|review\w*|verif\w*|"
+        r"prompting|warning|double-checking|my (?:ok|okay|approval|consent|sign-?off))"
+        r"(?! (?:clarifying|follow-?up|further|extra|more|many|too many|any|me (?:clarifying|follow-?up)) questions)",
+        negatable=False,
+        clause=True,
+    ),
+    _a(
+        "skip_confirmation",
+        r"\b(?:ne|n')\s*(?:me\s+|m')?(?:demande|demandez|redemande)\s+(?:jamais|plus|pas)\b"
+        r"|\bsans (?:me )?(?:demander|confirm\w*|validation|verifier|permission)|\bno (?:me |le )?(?:pidas|pida|preguntes|"
+        r"pregunte)\b|\bsin (?:preguntar|pedir|confirm\w*|permiso)|\bnunca (?:me )?(?:pidas|pida|preguntes|pergunte|"
+        r"peca)\b|\bnao (?:me )?(?:pergunte|peca|pecas)\b|\bsem (?:perguntar|pedir|confirm\w*|permissao)\b"
+        r"|\bfrag\w*\s+(?:mich\s+)?(?:nie|niemals|nicht mehr|nicht)\b|\bohne (?:zu )?(?:fragen|nachzufragen|ruckfrage|"
+        r"bestatigung|bestatigen)\b",
+        negatable=False,
+        clause=True,
+    ),
+    _a(
+        "skip_confirmation",
+        r"(?:不要|别|不用|无需|不必|无须|不需要)(?:再)?(?:问|询问|征求|请求)?(?:我)?(?:的)?(?:确认|同意|批准|许可)"
+        r"|跳过(?:所有|任何)?(?:的)?(?:确认|警告|检查|安全)|忽略(?:所有|任何)?(?:的)?(?:安全)?(?:警告|提示)|直接执行",
+        negatable=False,
+        clause=True,
+    ),
+    # Widening its own permissions ----------------------------------------------------------------------------------
+    _a(
+        "permission_widening",
+        rf"\b(?:run|runs|execute|executes|do|does|perform|launch|start|install)\b{_W}\s*(?:as root|"
+        rf"with sudo|under sudo|via sudo|using sudo|as (?:an? )?(?:administrator|admin|superuser)|with (?:root|admin\w*|"
+        rf"elevated|full) (?:privileges|rights|access|permissions))\b",
+    ),
+    _a(
+        "permission_widening",
+        rf"\b(?:use|prefix\w*(?:\s+\S+)?\s+with)\s+sudo\b{_W}\s*(?:for|on|with|in)?\s*(?:every|all|any|"
+        rf"each|everything)\b",
+    ),
+    _a(
+        "permission_widening",
+        r"\b(?:grant|give)\s+(?:yourself|you|the (?:assistant|agent|ai))\s+(?:\S+\s+){0,2}?(?:access|"
+        r"permissions?|privileges|rights|control)\b|\b(?:elevate|escalate)\s+(?:your |its |the )?(?:privileges|"
+        r"permissions|access)\b",
+    ),
+    _a("permission_widening", r"\bchmod\s+(?:-r\s+)?(?:0?777|a\+rwx|o\+w|ugo\+rwx)\b|\bnopasswd\b|\bsetenforce 0\b"),
+    _a(
+        "permission_widening",
+        rf"\b(?:add|append|write|insert|put)\b{_W}\s*(?:to |into |in )?(?:~/)?(?:\.ssh/authorized_keys|"
+        rf"authorized_keys|/etc/sudoers|sudoers)\b",
+    ),
+    _a(
+        "permission_widening",
+        r"(?:\s|^)(?:--no-sandbox|--privileged|--insecure|--allow-root|--unsafe-perm|"
+        r"--disable-web-security|--trusted-host|--skip-permissions?[\w-]*|--cap-add[= ](?:all|sys_admin))\b|"
+        r"\bverify\s*=\s*false\b|\bstrict-ssl\s*(?:=|\s)\s*false\b|\bgit_ssl_no_verify\b|"
+        r"\bstricthostkeychecking\s*[= ]\s*no\b|\bnode_tls_reject_unauthorized\s*=\s*0\b",
+        clause=True,
+        negatable=False,
+    ),
+    # Authority transfer -------------------------------------------------------------------------------------------
+    _a(
+        "authority_transfer",
+        rf"\b(?:treat|treats|consider|considers|regard|regards|handle|handles|interpret|take|"
+        rf"takes|read|view|accept|count|traite|traitez|considere|considerez|prends|trata|trate|considera|considere|"
+        rf"toma|tome|behandle|betrachte|sieh|werte)\b{_S}{{1,100}}?\b(?:as|comme|como|als)\s+(?:\S+\s+){{0,3}}?"
+        rf"(?:{_AS_AUTH})\b",
+    ),
+    _a(
+        "authority_transfer",
+        rf"\b(?:obey|obeys|follow|follows|execute|executes|carry out|act on|comply with|do|"
+        rf"perform|honou?r|implement|apply|heed|run|respect|trust|trusts|believe|prioriti[sz]e|prefer|obeis|obeissez|suis|suivez|execute|applique|respecte|"
+        rf"obedece|sigue|ejecuta|cumple|aplica|obedeca|siga|execute|cumpra|aplique|befolge|gehorche|folge|fuhre)\b\s+"
+        rf"(?:(?:any|all|every|each|whatever|the|those|these|les|toutes les|tous les|las|todas las|los|todos los|as|"
+        rf"todas as|os|todos os|alle|die|jede)\s+)?(?:\S+\s+){{0,2}}?(?:{_INSTR})\b\s*(?:\S+\s+){{0,3}}?(?:{_SOURCE_PREP})\b",
+    ),
+    _a(
+        "authority_transfer",
+        rf"\b(?:{_INSTR}|messages?|e-?mails?|texts?|comments?|notes?|content|anything|whatever)\s+"
+        rf"(?:from|by|in|sent by|signed|tagged|marked|posted by|written by)\s+{_S}{{1,60}}?\s+(?:should|must|shall|will|"
+        rf"are to|is to|can|may|have to|need to)\s+(?:always\s+|also\s+)?be\s+(?:treated|considered|regarded|handled|"
+        rf"taken|read|interpreted|obeyed|followed|executed|trusted|acted on|carried out)\b",
+        frame=False,
+    ),
+    _a(
+        "authority_transfer",
+        r"\b(?:obey|obeys|take (?:orders|instructions|commands|direction)s? from|takes (?:orders|"
+        r"instructions|commands|direction) from|defer to|answer to|submit to|gehorche|obeis|obedece|obedeca)\s+\S+",
+    ),
+    _a(
+        "authority_transfer",
+        rf"\b(?:do|follow|execute|carry out|obey|perform)\s+(?:whatever|what(?:ever)?|anything|"
+        rf"everything)\s+{_S}{{0,60}}?\b(?:says?|tells? you|told you|asks?|requests?|instructs?|wants?|writes?|contains?)\b",
+    ),
+    _a(
+        "authority_transfer",
+        r"\b(?:whatever|anything|everything)\s+[^.,]{1,60}?\b(?:says?|tells? you|asks?|"
+        r"instructs?)\b[^.,]{0,30},\s*(?:just\s+)?(?:do|follow|execute|obey)\b",
+        frame=False,
+    ),
+    _a("authority_transfer", r"\b(?:follow|obey|execute|carry out|act on)\s+(?:them|it|those|these)\b", clause=True),
+    _a(
+        "authority_transfer",
+        r"(?:当作|视为|看作|当成|作为)(?:我的|用户的|运营方的|管理员的)?(?:指令|命令|指示)"
+        r"|(?:听从|服从|遵从|照做|遵循|执行)(?:来自)?[^。]{0,30}?(?:的)?(?:指令|命令|指示|要求)",
+    ),
+    # Operator framing (no directive needed) --------------------------------------------------------------------------
+    _a(
+        "operator_framing",
+        r"\b(?:instructions?|messages?|notes?|notice|directives?|orders?|memo|update|commands?|"
+        r"announcement|word|override)\s+(?:from|by|of)\s+(?:the |your )?(?:operators?|administrators?|admins?|sysadmins?|"
+        r"developers?|devs|system|platform|provider|openai|anthropic|security team|it (?:team|department|desk)|"
+        r"maintainers?|owners?|creators?|deployer|host|vendor)\b",
+        frame=False,
+        negatable=False,
+    ),
+    _a(
+        "operator_framing",
+        r"\b(?:operator|system|admin|administrator|developer|root|sudo|platform)[ \-](?:instruction|"
+        r"message|note|override|notice|directive|command|policy|update|announcement)s?\s*[:\-\]]"
+        r"|[\[(<{]\s*(?:system|operator|admin|administrator|developer|root|sudo|(?:important )?instructions?)\s*[\])>}]"
+        r"|^\s*(?:system|operator|admin|administrator|developer|root)\s*:",
+        frame=False,
+        negatable=False,
+    ),
+    _a(
+        "operator_framing",
+        r"\b(?:the |your )(?:operators?|administrators?|admins?|developers?|system owner|creators?)\s+"
+        r"(?:says|said|wants|has decided|decided|requires|instructs|instructed|authori[sz]es|has authori[sz]ed|"
+        r"authori[sz]ed|asks|asked|allows|has allowed|permits|has approved|approved|grants|has granted|orders|ordered|"
+        r"mandates)\b|\b(?:on behalf of|per|as per|according to|by order of)\s+(?:the |your )(?:operators?|"
+        r"administrators?|admins?|developers?)\b|\b(?:authori[sz]ed|approved|sanctioned|signed) by (?:the |your )"
+        r"(?:operators?|administrators?|developers?|system owner)\b",
+        frame=False,
+        negatable=False,
+    ),
+    _a(
+        "operator_framing",
+        r"\b(?:instructions?|messages?|notes?|consignes?|directives?|ordres?)\s+(?:de|du|des)\s+"
+        r"(?:l'?operateur|l'administrat\w+|l'admin|developpeurs?|systeme|la plateforme)\b|\bl'operateur (?:dit|veut|"
+        r"a decide|exige|autorise|a autorise|demande)\b"
+        r"|\b(?:instrucciones?|mensajes?|notas?|directivas?|ordenes)\s+(?:del?|de la)\s+(?:operador|administrador|admin|"
+        r"desarrolladores?|sistema|plataforma)\b|\bel operador (?:dice|quiere|ha decidido|exige|autoriza|ha autorizado|"
+        r"pide)\b"
+        r"|\b(?:instrucoes|instrucao|mensagens?|notas?|diretivas?|ordens?)\s+(?:do|da|dos)\s+(?:operador|administrador|"
+        r"admin|desenvolvedores?|sistema|plataforma)\b|\bo operador (?:diz|quer|decidiu|exige|autoriza|autorizou|pede)\b"
+        r"|\b(?:anweisung|nachricht|hinweis|direktive|befehl|mitteilung)(?:en)?\s+(?:des|der|vom|von der|von)\s+"
+        r"(?:betreibers?|administrators?|admins?|entwicklers?|entwickler|systems?|plattform)\b|\bder betreiber (?:sagt|"
+        r"will|hat entschieden|verlangt|erlaubt|hat erlaubt)\b"
+        r"|(?:运营方|运营商|管理员|开发者|系统|平台|操作员)(?:的)?(?:指令|指示|消息|通知|命令)\s*[:：]|来自(?:运营方|运营商|管理员|开发者|系统)的(?:指令|指示|消息|命令)",
+        frame=False,
+        negatable=False,
+    ),
+    # Rule change --------------------------------------------------------------------------------------------------------
+    _a(
+        "rule_change",
+        rf"\b(?:ignore|ignores|disregard|forget|override|bypass|drop|discard|abandon|set aside|"
+        rf"stop following|no longer follow|suspend|lift|remove|relax|loosen|disable|cancel|break|violate|circumvent|"
+        rf"ignore|ignorez|oublie|oubliez|outrepasse|contourne|desactive|ignora|olvida|omite|desactiva|ignore|ignora|"
+        rf"esqueca|desative|desconsidere|ignoriere|vergiss|umgehe|deaktiviere|missachte){_END}\s+(?:(?:{_RULE_SCOPE})\s+)+"
+        rf"(?:\S+\s+)?(?:{_RULES})\b",
+        frame=False,
+    ),
+    _a(
+        "rule_change",
+        rf"\b(?:your|the assistant'?s|the agent'?s|the ai'?s|its|safety|content|security|system|tes|vos|"
+        rf"tus|sus|suas|tuas|deine|ihre)\s+(?:\S+\s+)?(?:{_RULES})\s+(?:have|has|were|was|are|is|ont|sont|han|"
+        rf"estan|foram|sao|wurden|sind|gelten)?\s*(?:now\s+|been\s+|just\s+)*(?:changed|updated|replaced|lifted|"
+        rf"removed|suspended|revoked|relaxed|disabled|void|null|obsolete|outdated|off|waived|overridden|superseded|"
+        rf"cancell?ed|no longer|don'?t apply|do not apply|doesn'?t apply|does not apply|change|ne s'appliquent plus|"
+        rf"levees|suspendues|annulees|cambiado|ya no|suspendidas|mudaram|nao se aplicam|suspensas|geandert|"
+        rf"aufgehoben|nicht mehr)\b",
+        frame=False,
+    ),
+    _a(
+        "rule_change",
+        r"\b(?:you are|you're|you have been|you've been|you become|act as|pretend (?:to be|you are)|"
+        r"behave as|roleplay as)\s+(?:now\s+)?(?:an?\s+)?(?:free|unrestricted|unfiltered|uncensored|jailbroken|unbound|"
+        r"unlimited|without (?:rules|restrictions|limits|filters)|in (?:developer|god|admin|debug|maintenance|"
+        r"unrestricted|dan|jailbreak|sudo|root) mode|no longer (?:bound|restricted|limited|an? ai)|exempt from|"
+        r"released from|dan\b|evil\w*|developer mode)"
+        r"|\btu es (?:maintenant )?(?:libre|sans restrictions|en mode developpeur)|\b(?:ahora )?eres (?:libre|sin "
+        r"restricciones)|\bestas en modo desarrollador|\bvoce (?:agora )?(?:esta|e) (?:livre|sem restricoes|em modo "
+        r"desenvolvedor)|\bdu bist (?:jetzt )?(?:frei|ohne einschrankungen|im entwicklermodus)",
+        frame=False,
+    ),
+    _a(
+        "rule_change",
+        r"\b(?:you|the assistant|the agent|the ai|assistant|agent)(?:'re|'s|\s+are|\s+is)?\s*(?:now\s+)?(?:allowed|"
+        r"permitted|authori[sz]ed|free|cleared|entitled)\s+to\s+(?:\S+\s+){0,2}?(?:anything|everything|any (?:command|"
+        r"action|request|tool|file)s?|all (?:commands|actions|requests|tools|files)|ignore|break|bend|skip|bypass|"
+        r"override|disregard|violate|run (?:any|all)|execute (?:any|all)|access (?:any|all|everything)|share "
+        r"(?:internal|private|confidential)|delete (?:any|all))"
+        r"|\b(?:you|the assistant|the agent|the ai|assistant|agent)\s+(?:may|can|could|should|must)\s+(?:now\s+)?(?:ignore|"
+        r"break|bend|bypass|override|disregard|violate|run any|execute any|do anything|share (?:internal|private|"
+        r"confidential))\b"
+        r"|\b(?:you|the assistant|the agent|the ai|this user|the user)\s+(?:have|has|now have|now has|are granted|is "
+        r"granted|'ve been granted|have been granted|has been granted)\s+(?:full |root |admin\w* |unrestricted |"
+        r"elevated |superuser |sudo )(?:access|permissions?|rights|privileges|control)"
+        r"|\b(?:you|the assistant|the agent)\s+(?:no longer|don'?t|do not|doesn'?t|does not)\s+(?:need|have) to\s+"
+        r"(?:refuse|decline|follow (?:the|your|any) (?:rules|guidelines|policies)|ask|check|confirm|warn)"
+        r"|\b(?:never|don'?t|do not|stop)\s+(?:refuse|refusing|decline|declining|say no)\b"
+        r"|\b(?:comply with|fulfil+|grant|honou?r|execute)\s+(?:all|every|any)\s+(?:\S+\s+)?requests?\b"
+        r"|\b(?:l'assistant|el asistente|o assistente|der assistent)\s+(?:peut|puede|pode|darf)\s+(?:\S+\s+){0,2}?"
+        r"(?:partager|compartir|compartilhar|teilen|ejecutar|executer|executar|ausfuhren)\b"
+        r"|\btu (?:as le droit|es autorise) (?:de|a) tout faire",
+        frame=False,
+    ),
+    _a(
+        "rule_change",
+        r"(?:忽略|无视|忘掉|忘记|绕过|取消|解除|不再遵守|不用遵守|不必遵守)(?:你)?(?:之前|以前|先前|所有|全部|一切)?(?:的)?"
+        r"(?:安全)?(?:规则|指令|指示|限制|规定|准则|政策|设定|约束)|(?:你的)?(?:规则|限制)(?:已经)?(?:改变|更新|取消|解除|失效|不再适用)"
+        r"|(?:开发者|越狱|无限制)模式|助手可以(?:把|将)?[^。]{0,20}(?:分享|发送|执行|删除)",
+        frame=False,
+    ),
+]
+
+
+def _sentences(text: str) -> list[str]:
+    parts = re.split(r"(?<=[.!?])\s+|[;\n。！？；]+", text)
+    return [p.strip() for p in parts if p and p.strip()]
+
+
+def _third_person(verb: str) -> bool:
+    """An English verb with the -s of the third person ("uploads"), not a base form that ends in s ("suppress")."""
+    return verb.isascii() and verb.endswith("s") and not verb.endswith(("ss", "us", "is")) and verb not in ("cc", "dms")
+
+
+_AGENT3 = re.compile(
+    rf"\b(?:the (?:assistant|agent|ai|bot|model|llm|copilot|chatbot)|assistant|agent|claude|chatgpt|copilot|"
+    rf"gemini|metaclaw)\s+(?:(?:{_MODAL})\s+)*$",
+    F,
+)
+
+
+def _negated(prefix: str, after: str) -> bool:
+    tail = prefix[-60:]
+    if _NEG_NOT.search(tail):
+        return False
+    return bool(_NEG_PREFIX.search(tail)) or bool(_NEG_AFTER.match(after))
+
+
+def _cjk(s: str) -> bool:
+    return bool(re.search(r"[\u4e00-\u9fff]", s))
+
+
+def _framed(sentence: str, start: int, verb: str) -> bool:
+    """The verb at ``start`` stands where a command puts it."""
+    prefix = sentence[:start]
+    if re.match(r"^\s*(?:in order\s+|so as\s+)?to\s+$", prefix, F) and _PURPOSE.match(sentence):
+        return False  # "to upload files to S3, we use the cli": a purpose, then who does it
+    if _FRAME_END.search(prefix):
+        # "uploads" after a subject is a statement ("our CI uploads"); after the agent it is a rule about it
+        return not (_third_person(verb) and not _AGENT3.search(prefix))
+    m = _COORD_END.search(prefix)
+    if m is not None and _DIRECTIVE_ANY.search(prefix[: m.start()]):
+        return not _third_person(verb) or bool(_AGENT3.search(prefix[: m.start()]))
+    if _cjk(sentence):
+        return bool(_MARK_ZH.search(sentence)) and (
+            not _SUBJ_ZH.match(sentence) or bool(re.search(r"你|您|请", sentence))
+        )
+    if _MARK_DE.search(sentence):
+        return not _SUBJ_DE.match(sentence) or bool(re.search(r"\b(?:du|dir|dich|dein\w*|bitte)\b", sentence, F))
+    return False
+
+
+_PURPOSE = re.compile(rf"^\s*(?:in order |so as )?to\s[^,]{{1,120}},\s*(?={_SUBJECT_START.pattern[1:]})", F)
+
+
+def _directive_sentence(sentence: str) -> bool:
+    sentence = _PURPOSE.sub("", sentence)  # "to upload files to S3, we use the cli": what follows decides
+    if _cjk(sentence):
+        return bool(_MARK_ZH.search(sentence)) and (
+            not _SUBJ_ZH.match(sentence) or bool(re.search(r"你|您|请", sentence))
+        )
+    if _MARK_DE.search(sentence) and (
+        not _SUBJ_DE.match(sentence) or re.search(r"\b(?:du|dir|dich|bitte)\b", sentence, F)
+    ):
+        return True
+    return bool(_DIRECTIVE_ANY.search(sentence))
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    evidence: str  # the matched words, normalised (never a secret: memories holding one are refused earlier)
+
+
+def _scan(sentence: str) -> list[Finding]:
+    out: list[Finding] = []
+    directive: bool | None = None
+    for act in ACTIONS:
+        pos = 0
+        while (m := act.rx.search(sentence, pos)) is not None:
+            pos = m.start() + 1
+            start = m.start()
+            while start < len(sentence) and sentence[start].isspace():
+                start += 1
+            verb = re.match(r"[\w'\-]+", sentence[start:])
+            word = verb.group(0) if verb else ""
+            if act.code == "skip_confirmation" and _STYLE_WARNING.search(sentence[: m.end()]):
+                continue
+            if act.negatable:
+                if (
+                    _cjk(sentence)
+                    or _MARK_DE.search(sentence)
+                    or re.search(r"\b(?:zeige|sende|lade|gib)\b", sentence, F)
+                ):
+                    neg = bool(_NEG_CLAUSE_DE_ZH.search(sentence[: m.end()] + " " + sentence[m.end() : m.end() + 20]))
+                    if neg and not _NEG_NOT.search(sentence):
+                        continue
+                if _negated(sentence[:start], sentence[start:]):
+                    continue
+            if act.frame:
+                if act.clause:
+                    if directive is None:
+                        directive = _directive_sentence(sentence)
+                    if not directive:
+                        continue
+                elif not _framed(sentence, start, word.casefold()):
+                    continue
+            out.append(Finding(act.code, " ".join(m.group(0).split())[:80]))
+            break
+    return out
+
+
+@lru_cache(maxsize=4096)
+def findings(text: str) -> tuple[Finding, ...]:
+    """What in ``text`` directs the agent to act (empty for a plain statement of fact or preference)."""
+    seen: dict[str, Finding] = {}
+    variants = {normalise(text), normalise(text, leet=True)}
+    for variant in variants:
+        for sentence in _sentences(variant):
+            for f in _scan(sentence):
+                seen.setdefault(f.code, f)
+    return tuple(seen.values())
+
+
+REASONS = {
+    "exfiltration": "tells the agent to send data somewhere",
+    "secret_reveal": "tells the agent to reveal secrets (keys, tokens, variables, credential files, its prompt)",
+    "fetch_execute": "tells the agent to fetch and run code",
+    "pre_approval": "tells the agent to approve things in advance",
+    "skip_confirmation": "tells the agent to skip confirmations, checks or warnings",
+    "authority_transfer": "tells the agent to take instructions from someone or something else",
+    "operator_framing": "speaks as the operator, the system or the developers",
+    "rule_change": "tells the agent its rules or permissions changed",
+    "permission_widening": "tells the agent to widen its own permissions (root, sudo, open files, off switches)",
+}
+
+
+def is_directive(text: str) -> bool:
+    """Some sentence of ``text`` is a command (to anyone): the skills' screen classes that also fire on facts count
+    only then."""
+    return any(_directive_sentence(s) for s in _sentences(normalise(text)))
