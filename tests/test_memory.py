@@ -304,7 +304,12 @@ def test_cli_add_list_search_history_forget_export_import(home: Path, tmp_path: 
     assert [h["action"] for h in hist] == ["added", "forgotten"]
     r = run_cli(home, "import", str(out), "--tenant", "initech", "--json")
     # both rows pass the gates again: the poisoned one is quarantined by this home's screen, not by the file's word
-    assert json.loads(r.stdout) == {"imported": 2, "quarantined": 1, "rejected": []}, r.stderr
+    assert json.loads(r.stdout) == {
+        "imported": 2,
+        "quarantined": 1,
+        "rejected": [],
+        "passages": {"imported": 0, "quarantined": 0, "rejected": []},
+    }, r.stderr
     assert run_cli(home, "show", "nope", "--tenant", "acme").returncode == 1
     refused = run_cli(home, "add", "My GitHub password is hunter22.", "--tenant", "acme")
     assert refused.returncode == 1 and "credential" in refused.stderr
@@ -342,6 +347,7 @@ def test_api_is_token_gated_and_scoped(plugin: MetaClawPlugin, home: Path) -> No
             "imported": 1,
             "quarantined": 0,
             "rejected": [],
+            "passages": {"imported": 0, "quarantined": 0, "rejected": []},  # its one question was never a passage
         }
         assert tc.post("/v1/memory/import", json={"format": "x", "memories": []}, headers=auth).status_code == 422
 

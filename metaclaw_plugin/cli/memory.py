@@ -226,6 +226,13 @@ def import_(ctx: click.Context, path: str, tenant: str, user: str | None, as_jso
         )
         for r in rep["rejected"][:50]:
             console.print(f"  row {r['row']}: {r['why']}", markup=False, highlight=False)
+        said = rep["passages"]
+        console.print(
+            f"imported {said['imported']} passages ({said['quarantined']} quarantined), rejected {len(said['rejected'])}",
+            highlight=False,
+        )
+        for r in said["rejected"][:50]:
+            console.print(f"  passage {r['row']}: {r['why']}", markup=False, highlight=False)
 
     _out(as_json, rep, human)
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import queue
-import re
 import threading
 import time
 from collections import Counter
@@ -36,12 +35,11 @@ from ..store.passages import Passage, PassageStore
 from ..tasktext import task_text
 from ..text import message_text
 from . import modelx, rules
-from .guard import is_credential, screen_memory
 from .model import DEFAULT_USER, Candidate, Memory
 from .rules import Forget
 from .store import MemoryStore
 from .text import term_set
-from .writer import MemoryWriter
+from .writer import SENTENCES, MemoryWriter
 
 log = logging.getLogger("metaclaw_plugin.memory")
 
@@ -317,25 +315,11 @@ class MemoryLearner:
         """Keep each turn as a passage of its user: its credential statements removed, redacted, screened (one
         that directs the agent is kept quarantined: never recalled). Any host writes its own (no election: a turn
         is one passage, by its id, whoever writes it)."""
-        rows = []
-        for s in said:
-            text = keep_text(s.text, self.redactor)
-            if len(text) < 3:
-                continue
-            screened = screen_memory(text)
-            rows.append(
-                Passage(
-                    id=f"p-{s.turn_id}",
-                    tenant=s.tenant,
-                    user=s.user or DEFAULT_USER,
-                    session_id=s.session_id,
-                    turn_id=s.turn_id,
-                    text=text,
-                    at=s.at,
-                    status="quarantined" if screened else "active",
-                    screen=screened,
-                )
-            )
+        rows = [
+            p
+            for s in said
+            if (p := self.writer.passage(f"p-{s.turn_id}", s.tenant, s.user, s.session_id, s.text, s.at, s.turn_id))
+        ]
         added = self.passages.add(rows)
         self.counts["passages"] += len(added)
         self.counts["passages_quarantined"] += sum(p.status == "quarantined" for p in added)
@@ -441,25 +425,9 @@ class MemoryLearner:
         }
 
 
-def keep_text(text: str, redactor: Redactor) -> str:
-    """What of a user's turn may be kept: not its questions (what the user asked is not what they told), nor its
-    sentences that state a credential (left out whole, not even redacted: "my password is [REDACTED]" helps no
-    one); the rest redacted."""
-    parts = [
-        s
-        for s in _SENTENCES.split(text)
-        if s.strip() and not _QUESTION.search(s) and not is_credential(s) and not redactor.find(s)
-    ]
-    return redactor.redact("\n".join(parts).strip()) if parts else ""
-
-
-_SENTENCES = re.compile(r"(?<=[.!?。！？])[ \t]+|\n+")
-_QUESTION = re.compile(r"[?？]\s*[\"'”’)]*\s*$")
-
-
 def digest_of(session_id: str, passages: list[Passage]) -> str:
     """A compacted session: its first sentences, in order, within a few hundred characters."""
-    firsts = [_SENTENCES.split(p.text.strip(), maxsplit=1)[0][:160] for p in passages if p.text.strip()]
+    firsts = [SENTENCES.split(p.text.strip(), maxsplit=1)[0][:160] for p in passages if p.text.strip()]
     text = " | ".join(firsts)
     more = f" (and {len(passages) - len(firsts)} more)" if len(firsts) < len(passages) else ""
     return (text[:DIGEST_CHARS] + more) or f"a session of {len(passages)} turns"

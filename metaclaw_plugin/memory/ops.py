@@ -10,13 +10,15 @@ is not a memory is rejected with the reason while the others go in.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from typing import Any
 
-from ..bounds import home_identifiers
+from ..bounds import ID_MAX, home_identifiers
 from ..privacy import redactor_for
 from ..store import AnyDatabase
+from ..store.passages import Passage, PassageStore
 from ..types import DEFAULT_TENANT
 from .guard import credential_kinds
 from .model import DEFAULT_USER, KINDS, SHARED_USER, Candidate
@@ -38,6 +40,7 @@ class MemoryError_(ValueError):
 class MemoryOps:
     def __init__(self, db: AnyDatabase, settings: Any):
         self.store = MemoryStore(db)
+        self.passages = PassageStore(db)
         redactor = redactor_for(settings.privacy)  # what people add is redacted like what is extracted
         self.writer = MemoryWriter(self.store, settings, redactor)
         self.settings = settings
@@ -152,11 +155,13 @@ class MemoryOps:
         """Every memory of the tenant (or one user), any status; malformed rows are listed under ``skipped``."""
         tenant, user = self.key(tenant, user)
         rows = self.store.find(tenant, user, statuses=None)
+        said = self.passages.find(tenant, user, statuses=("active", "quarantined", "superseded"), oldest_first=True)
         return {
             "format": EXPORT_FORMAT,
             "tenant": tenant,
             "user": user,
             "memories": [m.as_dict() for m in rows],
+            "passages": [p.as_dict() for p in said],  # what the user said (forgotten ones are erased, not exported)
             "skipped": self.store.malformed(tenant, user),
         }
 
@@ -190,7 +195,46 @@ class MemoryOps:
         with self.writer.bulk():
             imported, quarantined = self._file_rows(todo, owner_tenant, owner or DEFAULT_USER, rejected)
         rejected.sort(key=lambda r: r["row"])
-        return {"imported": imported, "quarantined": quarantined, "rejected": rejected}
+        said = self._import_passages(doc.get("passages"), owner_tenant, owner or DEFAULT_USER)
+        return {"imported": imported, "quarantined": quarantined, "rejected": rejected, "passages": said}
+
+    def _import_passages(self, rows: Any, tenant: str, user: str) -> dict[str, Any]:
+        """An export's passages (what its user said), as said by the caller's user, each through the gates a turn
+        passes (:meth:`~.writer.MemoryWriter.passage`), dated when it was said. The file's ids, users, statuses and
+        screens are never used; one imported twice is one passage."""
+        out: dict[str, Any] = {"imported": 0, "quarantined": 0, "rejected": []}
+        if rows is None:
+            return out
+        if not isinstance(rows, list):
+            out["rejected"].append({"row": None, "why": "passages is not a list"})
+            return out
+        now = time.time()
+        kept: list[Passage] = []
+        for i, d in enumerate(rows[:MAX_IMPORT_ROWS]):
+            if not isinstance(d, dict):
+                out["rejected"].append({"row": i, "why": f"not a JSON object ({type(d).__name__})"})
+                continue
+            text, at, session = d.get("text"), d.get("at"), d.get("session_id")
+            if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT:
+                out["rejected"].append({"row": i, "why": "text is missing, empty or too long"})
+                continue
+            when = float(at) if _finite(at) else -1.0  # type: ignore[arg-type]  # a finite number, checked
+            if not 0 < when <= now:
+                out["rejected"].append({"row": i, "why": "at (when it was said) is not a past time"})
+                continue
+            session = session if isinstance(session, str) and session else "imported"
+            pid = "pi-" + hashlib.blake2b(f"{tenant}\0{user}\0{when}\0{text}".encode(), digest_size=12).hexdigest()
+            p = self.writer.passage(pid, tenant, user, session[:ID_MAX], text, when)
+            if p is None:
+                out["rejected"].append({"row": i, "why": "nothing of it may be kept (a question, or a credential)"})
+                continue
+            kept.append(p)
+        if len(rows) > MAX_IMPORT_ROWS:
+            out["rejected"].append({"row": MAX_IMPORT_ROWS, "why": f"over {MAX_IMPORT_ROWS} rows in one import"})
+        added = self.passages.add(kept)
+        out["imported"] = len(added)
+        out["quarantined"] = sum(p.status == "quarantined" for p in added)
+        return out
 
     def _file_rows(
         self, todo: list[tuple[float, int, dict[str, Any]]], tenant: str, user: str, rejected: list[dict[str, Any]]

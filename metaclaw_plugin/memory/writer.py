@@ -10,6 +10,7 @@ statement never), and supersession and forgetting only ever touch memories of th
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..privacy import Redactor
-from ..store.passages import PassageStore
+from ..store.passages import Passage, PassageStore
 from .guard import credential_refusal, personal, redact, screen_memory
 from .model import DEFAULT_USER, SHARED_USER, Candidate, Memory
 from .rules import Forget
@@ -221,6 +222,28 @@ class MemoryWriter:
         self._close_words(tenant, owner, [about, *(m.text for _, m in scored[:3])], "forgotten")
         return gone
 
+    def passage(
+        self, pid: str, tenant: str, user: str | None, session_id: str, said: str, at: float, turn_id: str | None = None
+    ) -> Passage | None:
+        """What a user said, as a passage through the gates (:func:`keep_text`: no question, no credential statement,
+        redacted; screened: one that directs the agent is kept quarantined, never recalled), or None when nothing of
+        it may be kept."""
+        text = keep_text(said, self.redactor)
+        if len(text) < 3:
+            return None
+        screened = screen_memory(text, self.redactor)
+        return Passage(
+            id=pid,
+            tenant=tenant,
+            user=user or DEFAULT_USER,
+            session_id=session_id,
+            turn_id=turn_id,
+            text=text,
+            at=at,
+            status="quarantined" if screened else "active",
+            screen=screened,
+        )
+
     def _close_words(self, tenant: str, user: str, texts: list[str], status: str, said_by: float | None = None) -> int:
         """Take out of recall the user's passages (said by ``said_by``, when given) that say what ``texts`` say (most
         of a text's words in one passage): the raw words of a superseded or forgotten statement must not bring it
@@ -247,3 +270,19 @@ def _said_at(source: dict[str, Any] | None, now: float) -> float:
     """When the statement was made (its turn's time, ``source["at"]``), else now."""
     at = (source or {}).get("at")
     return float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) and 0 < at <= now + 86_400 else now
+
+
+def keep_text(text: str, redactor: Redactor | None) -> str:
+    """What of a user's turn may be kept: not its questions (what the user asked is not what they told), nor its
+    sentences that state a credential (left out whole, not even redacted: "my password is [REDACTED]" helps no
+    one); the rest redacted."""
+    parts = [
+        s
+        for s in SENTENCES.split(text)
+        if s.strip() and not QUESTION.search(s) and credential_refusal(s, redactor) is None
+    ]
+    return redact(redactor, "\n".join(parts).strip()) if parts else ""
+
+
+SENTENCES = re.compile(r"(?<=[.!?。！？])[ \t]+|\n+")
+QUESTION = re.compile(r"[?？]\s*[\"'”’)]*\s*$")
