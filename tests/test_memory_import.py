@@ -18,7 +18,6 @@ from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.memory.ops import MemoryOps
 from metaclaw_plugin.sidecar import create_app, load_or_create_token
 
-
 NO_PASSAGES = {"imported": 0, "quarantined": 0, "rejected": []}  # an export with no passages (an older one)
 
 
