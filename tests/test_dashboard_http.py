@@ -241,3 +241,17 @@ def test_success_per_day_beside_the_training_curve_and_as_json(app, home: Path):
     assert f"<td>{day[1]}</td><td>75%</td><td>4</td><td>2</td>" in page
     assert f"<td>{day[0]}</td><td>33%</td><td>3</td><td>0</td>" in page
     assert "cdn" not in page.lower() and '<script src="/static/plotly.min.js">' in page  # served locally
+
+
+def test_memory_page_shows_what_a_user_said_never_another_users(app):
+    c, token, p = app
+    for user, text in (("alice", "I repotted the fig tree on the balcony."), ("bob", "My bike has a flat tyre.")):
+        ctx = TurnContext(f"said-{user}", user=user)
+        p.on_request(ctx, [{"role": "user", "content": text}])
+        p.on_response(ctx, {"role": "assistant", "content": "ok"})
+    assert p.flush(30)
+    h = {"Authorization": f"Bearer {token}"}
+    index = c.get("/memory", headers=h).text
+    assert "passages (what they said)" in index and "active 1" in index
+    alice = c.get("/memory", params={"tenant": "default", "user": "alice"}, headers=h).text
+    assert "What alice said" in alice and "fig tree" in alice and "flat tyre" not in alice

@@ -187,16 +187,25 @@ def create_dashboard(plugin: PluginLike, gate: SignIn) -> Any:
         if status not in pages.MEMORY_STATUSES:
             status = "active"
 
-        def read() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        def read() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
             users = data.memory_users(db)
+            said = data.passages_of(db, tenant, user) if user else []
             if query:
-                return users, with_memory(lambda o: o.search(query, tenant, user, 200))
-            return users, with_memory(lambda o: o.list_(tenant, user, None, status, 500))
+                return users, with_memory(lambda o: o.search(query, tenant, user, 200)), said
+            return users, with_memory(lambda o: o.list_(tenant, user, None, status, 500)), said
 
-        users, rows = await run_in_threadpool(read)
+        users, rows, said = await run_in_threadpool(read)
         return HTMLResponse(
             pages.memory_page(
-                users, rows, tenant=tenant, user=user, query=query, status=status, csrf=csrf, notice=qp.get("msg")
+                users,
+                rows,
+                tenant=tenant,
+                user=user,
+                query=query,
+                status=status,
+                csrf=csrf,
+                notice=qp.get("msg"),
+                said=said,
             )
         )
 

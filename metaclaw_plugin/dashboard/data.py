@@ -216,14 +216,30 @@ def windows(rows: list[dict[str, Any]], now: float | None = None) -> list[dict[s
 
 
 def memory_users(db: Source) -> list[dict[str, Any]]:
-    """Every (tenant, user) with memories, and how many per status: the memory page's index."""
+    """Every (tenant, user) with memories or passages, and how many per status: the memory page's index."""
     with reading(db) as query:
         rows = query(
             "SELECT tenant, user_id, status, COUNT(*) AS n FROM memories GROUP BY tenant, user_id, status "
             "ORDER BY tenant, user_id"
         )
+        said = query(
+            "SELECT tenant, user_id, status, COUNT(*) AS n FROM passages GROUP BY tenant, user_id, status "
+            "ORDER BY tenant, user_id"
+        )
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in rows:
-        u = out.setdefault((r["tenant"], r["user_id"]), {"tenant": r["tenant"], "user": r["user_id"], "counts": {}})
-        u["counts"][r["status"]] = int(r["n"])
-    return list(out.values())
+    for r, field in [*((r, "counts") for r in rows), *((r, "said") for r in said)]:
+        key = (r["tenant"], r["user_id"])
+        u = out.setdefault(key, {"tenant": r["tenant"], "user": r["user_id"], "counts": {}, "said": {}})
+        u[field][r["status"]] = int(r["n"])
+    return sorted(out.values(), key=lambda u: (u["tenant"], u["user"]))
+
+
+def passages_of(db: Source, tenant: str, user: str, limit: int = 50) -> list[dict[str, Any]]:
+    """What one user said, the latest first (passages; a forgotten one's text is erased)."""
+    with reading(db) as query:
+        rows = query(
+            "SELECT id, session_id, kind, text, at, status FROM passages WHERE tenant = ? AND user_id = ? "
+            "AND status != 'forgotten' ORDER BY at DESC LIMIT ?",
+            (tenant, user, limit),
+        )
+    return [dict(r) for r in rows]

@@ -389,24 +389,28 @@ def memory_page(
     status: str,
     csrf: str,
     notice: str | None = None,
+    said: list[dict[str, Any]] | None = None,
 ) -> str:
-    """Memories of one tenant (one user, or all of its users), listed by status or searched."""
+    """Memories of one tenant (one user, or all of its users), listed by status or searched; for one user, what they
+    said (their latest passages)."""
     body = [
         "<p>What each user told the agent in earlier sessions, kept across sessions. Text is redacted before it is "
         "stored; a quarantined memory reads as an instruction to the agent and is never injected.</p>"
     ]
     if users:
         body.append(
-            "<table id=memory-users><thead><tr><th>tenant</th><th>user</th><th>memories</th></tr></thead><tbody>"
+            "<table id=memory-users><thead><tr><th>tenant</th><th>user</th><th>memories</th><th>passages (what they "
+            "said)</th></tr></thead><tbody>"
         )
         for u in users:
             counts = ", ".join(f"{k} {v}" for k, v in sorted(u["counts"].items()))
+            passages = ", ".join(f"{k} {v}" for k, v in sorted(u.get("said", {}).items()))
             on = " class=on" if u["tenant"] == tenant and u["user"] == user else ""
             body.append(
                 f'<tr{on} data-tenant="{e(u["tenant"])}" data-user="{e(u["user"])}"><td>'
                 f'<a href="{e(_memory_link(u["tenant"]))}">{e(u["tenant"])}</a></td>'
                 f'<td><a href="{e(_memory_link(u["tenant"], u["user"]))}">{e(u["user"])}</a></td>'
-                f"<td>{e(counts)}</td></tr>"
+                f"<td>{e(counts)}</td><td>{e(passages)}</td></tr>"
             )
         body.append("</tbody></table>")
     keep = f'<input type="hidden" name="tenant" value="{e(tenant)}">' + (
@@ -439,6 +443,19 @@ def memory_page(
                 f"<td class=text>{_memory_text(m)}{_screen(m)}</td><td>{e(m['user'])}</td>"
                 f"<td>{_when(m.get('valid_from'))}</td><td>{e(src.get('session_id') or src.get('extractor') or '')}</td>"
                 f'<td class=actions><a href="{e(link)}">history</a>{_forget(m, csrf, user)}</td></tr>'
+            )
+        body.append("</tbody></table>")
+    if said:
+        body.append(
+            f"<h2>What {e(user or '')} said</h2><p>The latest {len(said)} passages (each of the user's turns, kept "
+            "whole beside what was distilled from it, recalled by relevance; forgetting takes them out too).</p>"
+            "<table id=passages><thead><tr><th>said</th><th>status</th><th>text</th><th>session</th></tr></thead><tbody>"
+        )
+        for p in said:
+            body.append(
+                f'<tr data-passage="{e(p["id"])}"><td>{_when(p.get("at"))}</td>'
+                f'<td class="status st-{e(p["status"])}">{e(p["status"])}</td><td class=text>{e(p["text"])}</td>'
+                f"<td>{e(p.get('session_id') or '')}</td></tr>"
             )
         body.append("</tbody></table>")
     return layout("Memory", "/memory", "".join(body), notice=notice)
