@@ -270,7 +270,8 @@ def _safe_date(y: int, m: int, d: int) -> date | None:
         return None
 
 
-_LABEL = re.compile(r"^\s*-?\s*\(([^)]*)\)")  # a memory line's leading label: "- (fact, said 2023-05-08) ..."
+# A line's leading label: the baselines' "- (said 2023-05-08) ...", the plugin's "- [8 May 2023] (fact) ...".
+_LABEL = re.compile(r"^\s*-?\s*(?:\[([^\]]*)\]|\(([^)]*)\))(?:\s*\([^)]*\))?")
 _REL_WEEK = {("week", "before"): "wb", ("week", "after"): "wa", ("weekend", "before"): "eb", ("weekend", "after"): "ea"}
 _DATE_TOKEN = re.compile(r"(?:d|m|wb|wa|eb|ea)\d{6,8}")
 
@@ -295,7 +296,7 @@ def date_tokens(text: str) -> tuple[list[str], date | None]:
     label = _LABEL.match(text)
     if label:
         for rx, order in ((_ISO, "ymd"), (_DMY, "dMy"), (_MDY, "Mdy")):
-            m = rx.search(label.group(1))
+            m = rx.search(label.group(1) or label.group(2))
             if m:
                 stamp = _from_match(m, order)
                 if stamp is not None:
@@ -709,12 +710,18 @@ def _topical(question: str, block: str, names: set[str]) -> bool:
     """Whether a line of the block shares a content word with the question other than the speakers' names (the
     feed puts a speaker's name on every turn: a gate that counts it answers every question about that person)."""
     want = set(content(question)) - names
-    return bool(want) and any(want & set(content(ln)) for ln in block.splitlines() if ln.startswith("- ("))
+    return bool(want) and any(want & set(content(_body(ln))) for ln in block.splitlines() if _LABEL.match(ln))
 
 
 def _gated(line: str) -> bool:
     """A memory line that is not a preference (the view puts standing preferences on every main turn)."""
-    return line.startswith("- (") and not line.startswith("- (preference")
+    return _LABEL.match(line) is not None and "(preference" not in line[:40]
+
+
+def _body(line: str) -> str:
+    """A line's words without its label (its date is not a word of the question's)."""
+    label = _LABEL.match(line)
+    return line[label.end() :] if label else line
 
 
 def baseline_blocks(samples: Sequence[Sample], budget: int) -> dict[str, dict[str, list[str]]]:

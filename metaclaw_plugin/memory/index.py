@@ -30,7 +30,6 @@ B = 0.75
 # prior fades.
 PRIOR_DOCS = 50
 TAIL_MAX = 2048  # documents in the tail before it is merged into the base
-DENSE_MIN = 64  # a word in more than a third of a segment's notes (and in more than this many) is not scored in it
 
 
 @dataclass(frozen=True)
@@ -140,9 +139,9 @@ class Recall:
         if not n or not words:
             return [], 0.0
         avgdl = sum(s.total for s in segments) / n
-        query = list(dict.fromkeys(words))
         idf: dict[str, float] = {}
         total = 0.0
+        query = list(dict.fromkeys(words))
         for t in query:
             df = sum(len(s.postings[t][0]) for s in segments if t in s.postings)
             w = math.log(1.0 + (n + PRIOR_DOCS - df + 0.5) / (df + 0.5)) * (0.5 if t in WEAK else 1.0)
@@ -174,11 +173,10 @@ def _score(
     weights: list[float] = []
     strong_of: list[bool] = []
     tag_of: list[bool] = []
-    dense = max(DENSE_MIN, seg.n // 3)
     for t in query:
         p = seg.postings.get(t)
-        if p is None or len(p[0]) > dense:
-            continue  # a word in a third of the notes ranks none of them (its weight is near nothing anyway)
+        if p is None:
+            continue
         ids, tf = p
         norm = K1 * (1.0 - B + B * seg.lengths[ids] / avgdl)
         ids_parts.append(ids)

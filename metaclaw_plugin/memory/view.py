@@ -45,7 +45,7 @@ HEADER = (
 MAX_SUMMARIES = 20  # session summaries kept in the view per user (the latest)
 MAX_QUERY_CHARS = 2000
 CHUNK_CHARS = 320  # a passage is indexed and shown in pieces of about this many characters (whole sentences)
-CANDIDATES = 24  # best documents of each part of the index looked at per request, before the gate and the budget
+CANDIDATES = 40  # best documents of each part of the index looked at per request, before the gate and the budget
 # A passage (the user's raw words, many) is shown when it holds two of the request's topical words and 15% of its
 # word weight, or one and a quarter (a short request: "which release branch?"). A distilled memory (a statement
 # about the user, few) needs one word and a tenth ("my manager is Priya" for an email to the manager), or its concept
