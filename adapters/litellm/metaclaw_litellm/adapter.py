@@ -164,7 +164,28 @@ class MetaClawCallback(CustomLogger):
         headers = get(psr, "headers") or md.get("headers")
         tenant = tenant_from_key(user_api_key_dict, self.tenant_from)
         litellm_sid = None if md.get("litellm_session_id_generated") else data.get("litellm_session_id")
-        user = request_user(headers, data, md, client_md, session=litellm_sid)  # whose memories and session
+        model = data.get("model")
+        return self._inflight_of(
+            headers, data, md, client_md, litellm_sid, messages, tenant, call_id, "litellm-proxy", model, data, "proxy"
+        )
+
+    def _inflight_of(
+        self,
+        headers: Any,
+        body: Any,
+        md: dict[str, Any],
+        client_md: dict[str, Any],
+        litellm_sid: Any,
+        messages: Any,
+        tenant: str,
+        call_id: str,
+        host: str,
+        model: Any,
+        params: Any,
+        via: str,
+    ) -> _Inflight:
+        """The turn's context from what the proxy and the SDK both read: its user, session, kind and end."""
+        user = request_user(headers, body, md, client_md, session=litellm_sid)  # whose memories and session
         sid, source = session_id_from(
             # X-Session-Id, as the user configured it, before LiteLLM's pick (which prefers a client's own header,
             # x-claude-code-session-id, over it); generated ids (the proxy's missing_session_id: generate policy)
@@ -188,12 +209,12 @@ class MetaClawCallback(CustomLogger):
             tenant=tenant,
             user=user,
             kind=kind,  # type: ignore[arg-type]
-            host="litellm-proxy",
-            model=data.get("model") if isinstance(data.get("model"), str) else None,
+            host=host,
+            model=model if isinstance(model, str) else None,
             request_id=call_id,
-            metadata={"session_source": source, "max_tokens": _max_tokens(data)},  # the side-call judge reads it
+            metadata={"session_source": source, "max_tokens": _max_tokens(params)},  # the side-call judge reads it
         )
-        return _Inflight(ctx, done, outcome, "proxy", time.monotonic())
+        return _Inflight(ctx, done, outcome, via, time.monotonic())
 
     def _sdk_context(self, details: dict[str, Any], call_id: str, messages: Any) -> _Inflight:
         """From LiteLLM's call details (``logging_obj.model_call_details``, or a log event's kwargs)."""
@@ -229,34 +250,9 @@ class MetaClawCallback(CustomLogger):
             host = "litellm-sdk"
         litellm_sid = lp.get("litellm_session_id") or details.get("litellm_session_id")
         body = details if isinstance(details.get("user"), str) and details.get("user") else op
-        user = request_user(headers, body, md, client_md, session=litellm_sid)
-        sid, source = session_id_from(
-            header=(lambda: header(headers, "x-session-id"), litellm_sid),
-            metadata=(
-                md.get("session_id"),
-                client_md.get("session_id"),
-                lambda: anthropic_session(client_md.get("user_id")),
-            ),
-            fingerprint=lambda: conversation_fingerprint(self._handle.plugin, messages, tenant, user),
+        return self._inflight_of(
+            headers, body, md, client_md, litellm_sid, messages, tenant, call_id, host, details.get("model"), op, "sdk"
         )
-        if sid is None:
-            sid, source = "call-" + call_id, "call"
-        side = header(headers, "x-turn-type") or md.get("turn_type") or "main"
-        kind = "side" if isinstance(side, str) and side.strip().lower() == "side" else "main"
-        done = truthy(header(headers, "x-session-done")) or truthy(md.get("session_done"))
-        outcome = md.get("session_outcome") if isinstance(md.get("session_outcome"), dict) else None
-        model = details.get("model")
-        ctx = TurnContext(
-            session_id=sid,
-            tenant=tenant,
-            user=user,
-            kind=kind,  # type: ignore[arg-type]
-            host=host,
-            model=model if isinstance(model, str) else None,
-            request_id=call_id,
-            metadata={"session_source": source, "max_tokens": _max_tokens(op)},
-        )
-        return _Inflight(ctx, done, outcome, "sdk", time.monotonic())
 
     def _remember(self, call_id: str, inf: _Inflight) -> None:
         self._inflight.put(call_id, inf)
