@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-NPM_CLIS = {"claude", "codex", "qwen"}
+NPM_CLIS = {"claude", "codex", "qwen", "opencode"}
 INSTALL = "bash .ci/install_agent_clis.sh"
 
 # No telemetry, error reports, update checks or other traffic the machine cannot (and a test must not) make. Each
@@ -36,6 +36,9 @@ QUIET_ENV = {
     "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
     "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
     "QWEN_TELEMETRY_ENABLED": "false",
+    "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
     "AIDER_ANALYTICS_DISABLE": "true",
     "AIDER_CHECK_UPDATE": "false",
     "NO_COLOR": "1",

@@ -1,6 +1,7 @@
 """The next conversation remembers (issue 42): with each client's recipe exactly as written (docs/clients/, no extra
 headers), a fact the user states in one conversation reaches the next conversation's upstream request, inside the
-memory section, within 60 s. The real CLIs, headless, through ``metaclaw-plugin proxy`` in front of a scripted
+memory section, within 60 s (aider, qwen-code, Claude Code, Codex, opencode; the MCP recipe's memory is its own
+tools', tests/test_mcp_server.py). The real CLIs, headless, through ``metaclaw-plugin proxy`` in front of a scripted
 upstream that speaks each client's API (chat completions, Anthropic messages, Responses)."""
 
 from __future__ import annotations
@@ -113,12 +114,37 @@ def _codex(proxy: ProxyProcess, work: Path, prompt: str) -> None:
     assert r.returncode == 0, r.tail()
 
 
+def opencode_config(proxy_url: str, key: str) -> dict[str, Any]:
+    """The recipe's ``opencode.json`` (docs/clients/opencode.md): the proxy as an OpenAI-compatible provider."""
+    return {
+        "$schema": "https://opencode.ai/config.json",
+        "provider": {
+            "metaclaw": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "metaclaw-plugin proxy",
+                "options": {"baseURL": proxy_url, "apiKey": key},
+                "models": {"gpt-stub": {"name": "gpt-stub"}},
+            }
+        },
+        "model": "metaclaw/gpt-stub",
+        "autoupdate": False,
+        "share": "disabled",
+    }
+
+
+def _opencode(proxy: ProxyProcess, work: Path, prompt: str) -> None:
+    (work / "opencode.json").write_text(json.dumps(opencode_config(proxy.url, proxy.master_key)))
+    r = run_cli("opencode", ["run", prompt], workdir=work, timeout=CLI_TIMEOUT)
+    assert r.returncode == 0, r.tail()
+
+
 CLIENTS: dict[str, tuple[Run, Callable[[str], list[str]]]] = {
     # the proxy's --model mapping as each recipe page gives it (the upstream URL filled in)
     "aider": (_aider, lambda up: ["--model", f"*=openai/*@{up}"]),
     "qwen-code": (_qwen, lambda up: ["--model", f"qwen3-coder-plus=openai/qwen3-coder-plus@{up}"]),
     "claude-code": (_claude, lambda up: ["--model", "claude-*=anthropic/stub-model", "--api-base", up[:-3]]),
     "codex": (_codex, lambda up: ["--model", "gpt-stub=openai/stub-model", "--api-base", up]),
+    "opencode": (_opencode, lambda up: ["--model", f"gpt-stub=openai/stub-model@{up}"]),
 }
 
 
@@ -143,3 +169,46 @@ def test_a_fact_stated_in_one_conversation_reaches_the_next(tmp_path: Path, clie
             assert any(fact in s for s in sections), sections[:2]
         finally:
             close_readers()
+
+
+def test_opencode_learns_through_the_proxy(tmp_path: Path) -> None:
+    """opencode's recipe: its agent's calls carry the skills that fit and are stored with their reply; its title
+    call is a side call (no skills, no memory)."""
+    from litellm_support import reader
+
+    from metaclaw_plugin.skillbank.render import OPEN
+
+    marker = uuid.uuid4().hex[:6]
+    task = f"I need to edit and overwrite the existing settings.json config file [{marker}]"
+    home = seed_home(tmp_path / "home")
+    with Upstream(script=_answer) as up, cli_proxy(home, "--model", f"gpt-stub=openai/stub-model@{up.url}") as proxy:
+        try:
+            work = tmp_path / "project"
+            work.mkdir()
+            _opencode(proxy, work, task)
+            with up._lock:
+                bodies = [b for b in up.requests if marker in json.dumps(b)]
+            titles = [b for b in bodies if "title generator" in json.dumps(b["messages"][0])]
+            main = [b for b in bodies if b not in titles]
+            assert main and titles, len(bodies)
+            assert all(OPEN in json.dumps(b["messages"][0]) for b in main)  # the skills reached the agent's call
+            assert all(OPEN not in json.dumps(b) and MEMORY_OPEN not in json.dumps(b) for b in titles)
+
+            def stored() -> list[Any] | None:
+                store = reader(home)
+                rows = store._read("SELECT session_id FROM sessions", [])
+                turns = [t for (sid,) in rows for t in (store.get_session(sid, None) or _none()).turns]
+                found = [t for t in turns if marker in json.dumps(t.messages)]
+                return found if len(found) >= len(bodies) else None
+
+            turns = wait_for(stored, 30.0, "opencode's turns stored")
+            assert {t.kind for t in turns} == {"main", "side"}
+            assert all(t.response is not None for t in turns)
+        finally:
+            close_readers()
+
+
+def _none() -> Any:
+    from metaclaw_plugin.types import Session
+
+    return Session("none", "none")
