@@ -133,21 +133,33 @@ def _head(content: Any) -> Any:
     return content
 
 
+def said_last(messages: Sequence[Any]) -> tuple[int, bytes]:
+    """Where a request's last message that is not a system or developer message stands, and its digest: what the
+    conversation said last. A client may end every request with the same system reminder (aider's edit rules), which
+    tells no two conversations apart."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if not (isinstance(m, dict) and m.get("role") in ("system", "developer")):
+            return i, message_digest(m)
+    return len(messages) - 1, message_digest(messages[-1])
+
+
 @dataclass
 class _Conversation:
     session_id: str
     n: int  # messages of its latest request
-    tail: bytes  # the digest of that request's last message
-    first_n: int  # the same of its first request: conversations that open alike part there (aider's runs)
+    at: int  # where that request's last said message (not a system reminder) stands
+    tail: bytes  # its digest
+    first_at: int  # the same of its first request: conversations that open alike part there (aider's runs)
     first_tail: bytes
 
     def continued_by(self, messages: Sequence[Any], n: int) -> bool:
-        """Whether a request extends (or repeats) this conversation's latest one: it holds that request's last
-        message and its first request's last message where they were."""
+        """Whether a request extends (or repeats) this conversation's latest one: it holds that request's last said
+        message and its first request's last said message where they were."""
         return (
             n >= self.n
-            and message_digest(messages[self.n - 1]) == self.tail
-            and message_digest(messages[self.first_n - 1]) == self.first_tail
+            and message_digest(messages[self.at]) == self.tail
+            and message_digest(messages[self.first_at]) == self.first_tail
         )
 
 
@@ -180,17 +192,17 @@ class Conversations:
                     if (found is None or c.n > found.n) and c.continued_by(messages, n):
                         found = c
                 if found is not None:
-                    found.n, found.tail = n, message_digest(messages[-1])
+                    found.n, (found.at, found.tail) = n, said_last(messages)
                     return found.session_id
+            at, tail = said_last(messages)
             sid = self._fingerprint(key)
             if sid in self._taken or convs:  # a repeated opening: this conversation is told by its first request
-                sid = self._fingerprint(key, message_digest(messages[-1]).hex(), str(n))
+                sid = self._fingerprint(key, tail.hex(), str(at))
                 if sid in self._taken:
                     sid = self._fingerprint(key, new_id())
             if convs is None:
                 convs = self._by_opening[key] = []
-            tail = message_digest(messages[-1])
-            convs.append(_Conversation(sid, n, tail, n, tail))
+            convs.append(_Conversation(sid, n, at, tail, at, tail))
             if len(convs) > PER_OPENING_MAX:
                 del convs[0]
             self._take(sid)

@@ -149,6 +149,9 @@ def test_a_real_litellm_proxy_serves_metaclaw_policy(tmp_path: Path, home: Path,
     turn = next(t for t in store.get_session("rl-1").turns if t.response and t.response.get("content") == text)
     store.close()
     assert turn.tools == [WEATHER_TOOL]
+    # the JSON and the streamed answer share a text (and a key): read the record once the proxy's writes are all done
+    rec = tokens.lookup(Database(home / "metaclaw.db"), tokens.response_key(text))
+    assert rec is not None
     tok = AutoTokenizer.from_pretrained(policy_base)
     sample = build_sample(turn, Sample(turn.turn_id, "rl-1", "default", 0, 1.0), tok, Database(home / "metaclaw.db"))
     assert sample.logprobs is not None and sample.logprobs == rec.logprobs and sample.prompt_ids == rec.prompt_ids

@@ -261,3 +261,19 @@ def test_past_the_bound_the_oldest_sessions_become_digests(home: Path) -> None:
 def ask_plugin(p: MetaClawPlugin, text: str) -> str:
     out = p.on_request(TurnContext("ask", tenant="acme", user="ana"), [{"role": "user", "content": text}])
     return str(out[0]["content"])
+
+
+def test_what_was_said_earlier_in_the_same_conversation_is_not_echoed_back(home: Path) -> None:
+    p = MetaClawPlugin(Settings(home=home)).start()
+    try:
+        first = TurnContext("conv", tenant="acme", user="ana")
+        p.on_request(first, [{"role": "user", "content": "The staging database is called stagedb-41."}])
+        p.on_response(first, {"role": "assistant", "content": "Noted."})
+        assert p.flush(30)
+        ask = [{"role": "user", "content": "Which staging database is it?"}]
+        same = p.on_request(TurnContext("conv", tenant="acme", user="ana"), ask)
+        assert "stagedb-41" not in str(same[0]["content"])  # the conversation holds it already
+        other = p.on_request(TurnContext("next", tenant="acme", user="ana"), ask)
+        assert "stagedb-41" in str(other[0]["content"])  # the next conversation gets it
+    finally:
+        p.stop()

@@ -170,6 +170,26 @@ def test_a_preamble_every_run_repeats_does_not_join_the_runs(plugin: MetaClawPlu
     assert len(set(runs)) == 3, runs
 
 
+def test_a_system_reminder_every_request_ends_with_does_not_join_the_runs(plugin: MetaClawPlugin) -> None:
+    """aider (``reminder: sys``) ends every request with the same edit-format rules: what tells two runs apart is
+    the last thing the user or the model said, not that reminder."""
+    preamble = [
+        SYSTEM,
+        {"role": "user", "content": "Here are summaries of some files present in my git repository.\n\ndates.py"},
+        {"role": "assistant", "content": "Ok."},
+    ]
+    rules = {"role": "system", "content": "# *SEARCH/REPLACE block* Rules: every block must use this form..."}
+    runs = []
+    for task in ("Remember that staging is stagedb-1.", "Which database is staging?"):
+        first = [*preamble, {"role": "user", "content": task}, rules]
+        sid = conversation_fingerprint(plugin, first, "acme", "ana")
+        follow = [*preamble, {"role": "user", "content": task}, {"role": "assistant", "content": "Done."}]
+        follow += [{"role": "user", "content": "Thanks, next?"}, rules]
+        assert conversation_fingerprint(plugin, follow, "acme", "ana") == sid
+        runs.append(sid)
+    assert len(set(runs)) == 2, runs
+
+
 def test_a_new_conversation_is_never_filed_into_a_session_stored_before_a_restart(home: Path) -> None:
     opening = [SYSTEM, {"role": "user", "content": "hi"}]
     p = MetaClawPlugin(Settings(home=home)).start()

@@ -149,11 +149,12 @@ def cli_server(tmp_path: Path, *args: str) -> Iterator[tuple[int, str]]:
         )
     try:
         until = time.monotonic() + 120
-        while time.monotonic() < until:
+        while time.monotonic() < until:  # up: the port answers and the token is written (the socket is bound first)
             assert proc.poll() is None, log.read_text("utf-8", "replace")[-3000:]
             with contextlib.suppress(OSError):
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
+                if (home / "server.token").exists():
+                    break
             time.sleep(0.2)
         yield port, (home / "server.token").read_text().strip()
     finally:

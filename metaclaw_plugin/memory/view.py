@@ -310,7 +310,8 @@ class MemoryView:
         recall = RECALL.search(query) is not None
         for b in buckets:
             found, _ = b.recall.search(words, CANDIDATES, now, request_names(query, b.speakers))
-            hits += [h for h in found if _relevant(h)]
+            # what was said earlier in this same conversation is in its messages already: not said twice
+            hits += [h for h in found if _relevant(h) and (h.doc.session != session or h.doc.kind != "passage")]
             if recall:  # "where were we last time?": the last session's summary, or what the user said in it
                 if b.summaries:
                     hits.append(Hit(b.summaries[0], 1e9, 1.0))
