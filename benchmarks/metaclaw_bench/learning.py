@@ -36,6 +36,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from metaclaw_plugin.memory.dates import MONTHS
+
 from . import learning_checks
 from .common import provenance, rnd
 
@@ -57,20 +59,6 @@ class Family:
         return learning_checks.CHECKS[self.name](text)
 
 
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
 _TOPICS = ["budget", "meeting notes", "invoice", "travel plan", "report", "contract", "photos", "slides"]
 # 8 questions about 32 countries: 256 requests, so four days of 48 never repeat one
 _QUESTIONS = [
@@ -132,7 +120,7 @@ def _arith(r: random.Random) -> str:
 
 
 def _when(r: random.Random) -> str:
-    m, d, h = r.choice(_MONTHS), r.randint(1, 28), r.randint(8, 17)
+    m, d, h = r.choice(MONTHS), r.randint(1, 28), r.randint(8, 17)
     return r.choice(
         [
             f"Schedule a call with Anna on {m} {d} at {h}:00 Berlin time. When is it?",
@@ -143,7 +131,7 @@ def _when(r: random.Random) -> str:
 
 
 def _file(r: random.Random) -> str:
-    m, d, t = r.choice(_MONTHS), r.randint(1, 28), r.choice(_TOPICS)
+    m, d, t = r.choice(MONTHS), r.randint(1, 28), r.choice(_TOPICS)
     return r.choice(
         [
             f"Suggest a file name for my {t} from {m} {d}, 2024.",

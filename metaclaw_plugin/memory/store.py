@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..store import AnyDatabase
+from ..store.passages import filters, next_rev
 from ..types import new_id
 from .model import KINDS, Memory
 
@@ -143,12 +144,6 @@ def _raw_id(r: Any) -> str:
     return v if isinstance(v, str) else repr(v)
 
 
-def _next_rev(tx: Any) -> int:
-    tx.execute("INSERT OR IGNORE INTO memory_rev(id, rev) VALUES (1, 0)")
-    tx.execute("UPDATE memory_rev SET rev = rev + 1 WHERE id = 1")
-    return int(tx.execute("SELECT rev FROM memory_rev WHERE id = 1").fetchone()[0])
-
-
 def _log(tx: Any, m: Memory, action: str, detail: dict[str, Any] | None, at: float) -> None:
     tx.execute(
         "INSERT INTO memory_history(memory_id, tenant, user_id, action, text, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -177,7 +172,7 @@ class MemoryStore:
         if not keep_times:
             m.created_at = m.updated_at = now
         with self.db.transaction() as tx:
-            m.rev = _next_rev(tx)
+            m.rev = next_rev(tx)
             tx.execute(
                 f"INSERT INTO memories({_COLS}) VALUES ({', '.join('?' * 18)})",
                 (
@@ -222,7 +217,7 @@ class MemoryStore:
             m = _row(row)
         except BadRow:  # a malformed row can still be closed (forgotten: that is how a person removes it)
             m = _lenient(row)
-        rev = _next_rev(tx)
+        rev = next_rev(tx)
         erase = status == "forgotten"
         tx.execute(
             "UPDATE memories SET status = ?, valid_to = ?, superseded_by = COALESCE(?, superseded_by), updated_at = ?, "
@@ -305,13 +300,7 @@ class MemoryStore:
     def malformed(self, tenant: str | None = None, user: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
         """The rows readers skip: ``{"id", "tenant", "user", "status", "why"}`` each (values that are not text shown
         as their repr)."""
-        where, args = [], []
-        if tenant is not None:
-            where.append("tenant = ?")
-            args.append(tenant)
-        if user is not None:
-            where.append("user_id = ?")
-            args.append(user)
+        where, args = filters(tenant, user)
         sql = f"SELECT {_COLS} FROM memories" + (f" WHERE {' AND '.join(where)}" if where else "")
         out: list[dict[str, Any]] = []
         for r in self.db.query(sql, args):
@@ -341,17 +330,7 @@ class MemoryStore:
         kinds: Sequence[str] | None = None,
         limit: int = 0,
     ) -> list[Memory]:
-        where, args = [], []
-        if tenant is not None:
-            where.append("tenant = ?")
-            args.append(tenant)
-        if user is not None:
-            where.append("user_id = ?")
-            args.append(user)
-        for col, values in (("status", statuses), ("kind", kinds)):
-            if values:
-                where.append(f"{col} IN ({', '.join('?' * len(values))})")
-                args.extend(values)
+        where, args = filters(tenant, user, statuses, kinds)
         sql = f"SELECT {_COLS} FROM memories" + (f" WHERE {' AND '.join(where)}" if where else "")
         sql += " ORDER BY created_at DESC, rev DESC" + (f" LIMIT {int(limit)}" if limit > 0 else "")
         return self._parse(self.db.query(sql, args))

@@ -48,6 +48,24 @@ def next_rev(tx: Any) -> int:
     return int(tx.execute("SELECT rev FROM memory_rev WHERE id = 1").fetchone()[0])
 
 
+def filters(
+    tenant: str | None, user: str | None, statuses: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+) -> tuple[list[str], list[Any]]:
+    """The conditions (and their arguments) that keep one (tenant, user) bucket's rows of the given statuses and
+    kinds, for memories and passages alike; None or empty keeps all."""
+    where: list[str] = []
+    args: list[Any] = []
+    for col, v in (("tenant", tenant), ("user_id", user)):
+        if v is not None:
+            where.append(f"{col} = ?")
+            args.append(v)
+    for col, values in (("status", statuses), ("kind", kinds)):
+        if values:
+            where.append(f"{col} IN ({', '.join('?' * len(values))})")
+            args.extend(values)
+    return where, args
+
+
 def _row(r: Any) -> Passage | None:
     """A passage from a row, or None for a row too damaged to read (skipped, never raised: one bad row must not
     stop the rest of anyone's memory)."""
@@ -178,16 +196,7 @@ class PassageStore:
         limit: int = 0,
         oldest_first: bool = False,
     ) -> list[Passage]:
-        where: list[str] = []
-        args: list[Any] = []
-        for col, v in (("tenant", tenant), ("user_id", user)):
-            if v is not None:
-                where.append(f"{col} = ?")
-                args.append(v)
-        for col, values in (("status", statuses), ("kind", kinds)):
-            if values:
-                where.append(f"{col} IN ({', '.join('?' * len(values))})")
-                args.extend(values)
+        where, args = filters(tenant, user, statuses, kinds)
         if since_rev is not None:
             where.append("rev > ?")
             args.append(since_rev)
