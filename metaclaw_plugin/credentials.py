@@ -180,6 +180,7 @@ _FILLER = re.compile(
     r"nun|actuellement|just)[ \t]+)*",
     re.I,
 )
+_DESCRIBED = re.compile(r"(\w+)[ \t]+")
 _QUOTED = re.compile(
     r"\"([^\"\n]{1,200})\"|'([^'\n]{1,200})'|`([^`\n]{1,200})`|“([^”\n]{1,200})”|‘([^’\n]{1,200})’|"
     r"«[ \u00a0]?([^»\n]{1,200}?)[ \u00a0]?»|「([^」\n]{1,200})」"
@@ -196,7 +197,7 @@ _TO_TAIL = re.compile(
     r"earlier|again|hier|ayer|ontem|gestern)(?![\w]))",
     re.I,
 )
-_NOT_A_VALUE = frozenset(
+NOT_A_VALUE = frozenset(
     [
         "a",
         "an",
@@ -220,6 +221,15 @@ _NOT_A_VALUE = frozenset(
         "one",
         "same",
         "different",
+        "new",
+        "old",
+        "current",
+        "temporary",
+        "default",
+        "initial",
+        "usual",
+        "original",
+        "previous",
         "required",
         "needed",
         "mandatory",
@@ -482,6 +492,65 @@ _NOT_A_VALUE = frozenset(
 )
 _WORDY = re.compile(r"^[a-zà-ÿ]+$")
 _PARTICIPLE = re.compile(r"(?:ed|ing|ly|able|ible|ive|ous|ful|less|tion|sion|ment|ness)$")
+# The passive says what happens to a password, not what it is: "is used for ssh", "is left untouched"
+PASSIVE = frozenset(
+    [
+        "left",
+        "made",
+        "found",
+        "held",
+        "put",
+        "told",
+        "built",
+        "done",
+        "gone",
+        "seen",
+        "got",
+        "gotten",
+        "meant",
+        "stolen",
+        "frozen",
+        "read",
+        "sold",
+        "bought",
+        "brought",
+        "taught",
+        "thought",
+        "caught",
+        "spent",
+        "lent",
+        "shut",
+        "cut",
+        "run",
+        "won",
+        "worn",
+        "torn",
+        "drawn",
+        "grown",
+        "thrown",
+        "blown",
+        "hung",
+        "stuck",
+        "struck",
+        "bound",
+        "laid",
+        "paid",
+        "said",
+        "heard",
+        "lit",
+        "led",
+        "fed",
+        "split",
+        "spread",
+        "burnt",
+        "learnt",
+        "dealt",
+        "felt",
+        "slept",
+        "swept",
+        "bent",
+    ]
+)
 _REF = re.compile(
     r"^(?:\$\{?[A-Za-z_]|%[A-Za-z_]+%$|\{\{|<[^>]*>$|\[|\*{3,}|x{3,}$|os\.|process\.env|env\b|getenv|config\.|"
     r"settings\.|\.\.\.|…)",
@@ -539,12 +608,16 @@ def _password_ok(value: str) -> bool:
     """A token named as a password: anything but a word that describes it or refers to it."""
     v = value.strip("\"'`")
     low = v.casefold().lstrip("¿¡")
-    if len(v) < 3 or low in _NOT_A_VALUE or _REF.match(v) or "[REDACTED:" in v:
+    if len(v) < 3 or low in NOT_A_VALUE or _REF.match(v) or "[REDACTED:" in v:
         return False
     if v.isdigit() and len(v) < 4:
         return False  # "at least 12", "8 characters"
-    if _WORDY.match(v) and _PARTICIPLE.search(low) and len(low) > 6:
-        return False  # "is configurable", "was expiring", "is mandatory"
+    if _WORDY.match(v) and (
+        low in PASSIVE
+        or (low.endswith("ed") and not low.endswith("eed") and len(low) >= 4)
+        or (_PARTICIPLE.search(low) and len(low) > 6)
+    ):
+        return False  # "is configurable", "was expiring", "is used for ssh", "is left untouched"
     return True
 
 
@@ -610,7 +683,11 @@ def _value(kind: str, text: str, start: int, *, after_to: bool = False) -> tuple
     if start >= len(text):
         return None
     if kind == "code":
-        return _code_value(text, start)
+        # "my PIN is secret 1234": a word that describes the code may stand before it
+        d = _DESCRIBED.match(text, start)
+        return _code_value(text, start) or (
+            _code_value(text, d.end()) if d and d.group(1).casefold() in NOT_A_VALUE else None
+        )
     if kind == "id":
         return _id_value(text, start)
     if kind == "phrase":

@@ -237,112 +237,27 @@ _SKIP_DS = {
     "StripeDetector",
 }
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-# Values after "password is" that are words, not passwords; and references to a secret, not the secret.
-_NOT_A_VALUE = frozenset(
-    [
-        "required",
-        "set",
-        "missing",
-        "empty",
-        "incorrect",
-        "invalid",
-        "wrong",
-        "correct",
-        "not",
-        "the",
-        "a",
-        "an",
-        "stored",
-        "needed",
-        "optional",
-        "null",
-        "none",
-        "true",
-        "false",
-        "hidden",
-        "changed",
-        "expired",
-        "redacted",
-        "masked",
-        "unset",
-        "undefined",
-        "provided",
-        "given",
-        "same",
-        "different",
-        "too",
-        "rotated",
-        "revoked",
-        "leaked",
-        "exposed",
-        "secret",
-        "secure",
-        "strong",
-        "weak",
-        "long",
-        "short",
-        "visible",
-        "configured",
-        "available",
-        "valid",
-        "used",
-        "here",
-        "there",
-        "below",
-        "above",
-        "already",
-        "still",
-        "now",
-        "being",
-        "also",
-        "just",
-        "only",
-        "very",
-        "in",
-        "on",
-        "at",
-        "of",
-        "for",
-        "to",
-        "from",
-        "by",
-        "with",
-        "kept",
-        "committed",
-        "saved",
-        "sent",
-        "shown",
-        "printed",
-        "logged",
-        "never",
-        "always",
-        "usually",
-        "often",
-        "probably",
-        "mine",
-        "yours",
-        "ours",
-        "theirs",
-        "it",
-        "this",
-        "that",
-        "wrong",
-        "right",
-        "ok",
-        "okay",
-        "fine",
-        "good",
-        "bad",
-        "bearer",
-        "basic",
-        "digest",
-        "oauth",
-        "oauth2",
-        "jwt",
-        "opaque",
-        "refresh",
-        "access",
-    ]
+# Values after "password is" that are words, not passwords (the words' own list, :mod:`.credentials`, and the
+# passive: "is used", "was stolen"), and what only an assignment's value is: a scheme, a state, a reference.
+_NOT_A_VALUE = (
+    credentials.NOT_A_VALUE
+    | credentials.PASSIVE
+    | frozenset(
+        [
+            "available",
+            "committed",
+            "configured",
+            "logged",
+            "oauth2",
+            "often",
+            "printed",
+            "probably",
+            "provided",
+            "undefined",
+            "used",
+            "usually",
+        ]
+    )
 )
 _REFERENCE = re.compile(
     # ``$VAR``, ``${VAR}``, ``%VAR%``, ``{{ var }}``, ``<your-password>``, ``os.environ[...]``...: a reference to
@@ -428,11 +343,12 @@ def ascii_lower(text: str) -> str:
 
 def _assigned_ok(value: str) -> bool:
     v = value.strip("\"'`")
-    if v.lower() in _NOT_A_VALUE or _REFERENCE.match(v) or _ALREADY.fullmatch(v) or _PLACEHOLDER_VALUE.search(v):
+    w = v.rstrip(".!?")  # the sentence's end is not the value's: "my password is correct."
+    if w.lower() in _NOT_A_VALUE or _REFERENCE.match(v) or _ALREADY.fullmatch(v) or _PLACEHOLDER_VALUE.search(v):
         return False
-    if v.rstrip(".!?").isdigit() and len(v.rstrip(".!?")) < 8:
+    if w.isdigit() and len(w) < 8:
         return False  # "tokens: 4096", "max_tokens=512", "tokens: 4096."
-    if v.isalpha() and v.islower() and (len(v) < 6 or v.endswith(("ed", "ly", "ing", "ion", "able", "ible"))):
+    if w.isalpha() and w.islower() and (len(w) < 6 or w.endswith(("ed", "ly", "ing", "ion", "able", "ible"))):
         return False  # "is done", "was committed", "is configurable": words, not passwords
     if " " in v:
         # A quoted value with spaces: a passphrase ("correct horse battery") or a sentence ("Enter your

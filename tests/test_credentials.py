@@ -110,6 +110,8 @@ def test_a_passphrase_is_redacted_whole_every_word_of_it(form: str) -> None:
         "door code {}",
         "el código de acceso es {}",
         "le code de la porte : {}",
+        "the garage PIN is secret {} so keep it to yourself",
+        "Her new passcode is temporary {}",
     ],
 )
 def test_a_code_is_redacted(form: str) -> None:
@@ -179,6 +181,17 @@ BENIGN = [
     "This passes all tests: 123 passed, 2 failed",
     "phrase it differently: be concise",
     "The combination of both approaches is better",
+    # a sentence's end is not part of the word before it
+    "The login fails even though I'm sure my password is correct.",
+    "it keeps telling me the password is wrong!",
+    # the passive says what happens to a password, not what it is
+    "the password is used for the VPN and the mail server",
+    "Our root password is typed by hand on every deploy",
+    "the password is left blank on purpose in the test fixture",
+    "my password is synced between the laptop and the phone",
+    "the admin password was stolen last spring",
+    "The wifi password is made of four dictionary words",
+    "the staging password is kept in the team vault",
 ]
 
 
