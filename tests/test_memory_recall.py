@@ -277,3 +277,66 @@ def test_what_was_said_earlier_in_the_same_conversation_is_not_echoed_back(home:
         assert "stagedb-41" in str(other[0]["content"])  # the next conversation gets it
     finally:
         p.stop()
+
+
+def test_a_change_replayed_from_the_past_keeps_the_new_statement_and_closes_the_old(home: Path) -> None:
+    """Passages closed by a supersession are the ones said up to the old statement, by when they were said (an
+    import or a replay files everything today: the new statement's own words must stay)."""
+    p = MetaClawPlugin(Settings(home=home)).start()
+    try:
+        for i, (sid, text) in enumerate(
+            [("s1", "The team stand-up is at 9:00."), ("s2", "The team stand-up is at 9:30 now.")]
+        ):
+            ctx = TurnContext(sid, tenant="acme", user="ana", started_at=T0 - (40 - 10 * i) * DAY)
+            p.on_request(ctx, [{"role": "user", "content": text}])
+            p.on_response(ctx, {"role": "assistant", "content": "Noted."})
+            p.on_session_end(TurnContext(sid, tenant="acme"))
+            assert p.flush(30)
+        status = {x.text: x.status for x in p.passages.find("acme", "ana", statuses=None)}  # type: ignore[union-attr]
+        assert status == {"The team stand-up is at 9:00.": "superseded", "The team stand-up is at 9:30 now.": "active"}
+    finally:
+        p.stop()
+
+
+def test_a_passage_written_while_the_view_reads_comes_in_once(home: Path) -> None:
+    p = MetaClawPlugin(Settings(home=home)).start()
+    try:
+        store, passages = p.memory_store, p.passages
+        assert store is not None and passages is not None
+        passages.add([passage(0, "My kayak is red.")])
+        find, wrote = passages.find, []
+
+        def find_while_writing(*a, **k):  # another thread's write lands between the view's rev and its read
+            if not wrote:
+                wrote.append(passages.add([passage(len(wrote) + 1, "My canoe is green.", at=T0 + 1)]))
+            return find(*a, **k)
+
+        view = MemoryView(p.settings)
+        passages.find = find_while_writing  # type: ignore[method-assign]
+        view.refresh(store, passages)
+        passages.find = find  # type: ignore[method-assign]
+        passages.add([passage(9, "My paddle is blue.", at=T0 + 2)])
+        view.refresh(store, passages)
+        assert view.counts()["passage_chunks"] == 3 == len(passages.find("acme", "ana"))
+        assert ask(view, "What colour is my canoe?").count("canoe is green") == 1
+    finally:
+        p.stop()
+
+
+def test_which_notes_a_request_gets_does_not_depend_on_how_the_index_is_split(monkeypatch) -> None:
+    """Many lines tie (a greeting said every session): the cut among them follows the final order, whichever
+    segment each sits in."""
+    said = [
+        passage(i, f"Morning! Long day at the {ANIMALS[i % 5]} enclosure again.", at=T0 + i * DAY) for i in range(40)
+    ]
+    one = Recall().appended([d for x in said for d in passage_docs(x)])
+    monkeypatch.setattr(idx, "TAIL_MAX", 6)
+    split = Recall()
+    for x in said:
+        split = split.appended(passage_docs(x))
+    assert split.base.n and split.tail.n  # really split
+    words = sorted(request_terms("How was the day at the enclosure?"))
+    a, _ = one.search(words, 6, time.time())
+    b, _ = split.search(words, 6, time.time())
+    assert [h.doc.key for h in a] == [h.doc.key for h in b]
+    assert [h.doc.source for h in a] == [f"p{i}" for i in range(39, 33, -1)]  # the latest said first

@@ -54,6 +54,7 @@ class Segment:
     total: float  # sum of lengths
     speaker_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # per document: -1, or its speaker
     speaker_ids: dict[str, int] = field(default_factory=dict)  # speaker label -> its number in speaker_of
+    said_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))  # per document: when it was said
 
     @property
     def n(self) -> int:
@@ -78,7 +79,8 @@ def build_segment(docs: Sequence[Doc], terms: Sequence[Sequence[str]]) -> Segmen
     speaker_of = np.asarray(
         [speaker_ids.setdefault(d.speaker, len(speaker_ids)) if d.speaker else -1 for d in docs], np.int32
     )
-    return Segment(tuple(docs), postings, lengths, float(lengths.sum()), speaker_of, speaker_ids)
+    said_at = np.asarray([d.at for d in docs], np.float64)
+    return Segment(tuple(docs), postings, lengths, float(lengths.sum()), speaker_of, speaker_ids, said_at)
 
 
 @dataclass
@@ -151,7 +153,7 @@ class Recall:
         hits: list[Hit] = []
         for seg in segments:
             hits += _score(seg, query, idf, total, avgdl, limit, now, names)
-        hits.sort(key=lambda h: (-h.score, -h.doc.at))
+        hits.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
         return hits[:limit], total
 
 
@@ -206,7 +208,7 @@ def _score(
         scores[blocked] = 0.0
     pick = np.flatnonzero(scores)
     if len(pick) > limit:
-        pick = pick[np.argpartition(-scores[pick], limit - 1)[:limit]]
+        pick = _best(seg, docs, scores, pick, limit)
     if not len(pick):
         return []
     cover = np.bincount(at, np.repeat(np.asarray(weights, np.float64), sizes), len(docs))[pick]
@@ -220,6 +222,20 @@ def _score(
         coverage = min(1.0, float(cover[j]) / total) if total else 0.0
         out.append(Hit(d, float(scores[k]) * d.boost, coverage, int(strong[j]), int(tagged[j])))
     return out
+
+
+def _best(seg: Segment, docs: np.ndarray, scores: np.ndarray, pick: np.ndarray, limit: int) -> np.ndarray:
+    """The ``limit`` best of ``pick``, ties at the cut settled as :meth:`Recall.search` orders hits (the latest said
+    first; then in the order added, the order of a passage's chunks), so which notes a request gets never depends
+    on how the index happens to be split into segments."""
+    s = scores[pick]
+    cut = np.partition(s, len(s) - limit)[len(s) - limit]
+    above, tied = pick[s > cut], pick[s == cut]
+    need = limit - len(above)
+    if len(tied) > need:
+        ids = docs[tied]
+        tied = tied[np.lexsort((ids, -seg.said_at[ids]))[:need]]
+    return np.concatenate([above, tied])
 
 
 def _body(line: str) -> str:

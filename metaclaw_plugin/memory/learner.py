@@ -283,26 +283,12 @@ class MemoryLearner:
                 batch = self._q.get(timeout=DRAIN_EVERY if self.election is not None else None)
             except queue.Empty:
                 continue
+            if isinstance(batch, Said):
+                ended, batch = self._keep_waiting(batch)
+                if not ended:
+                    continue
             if batch is None:
                 return
-            if isinstance(batch, Said):
-                said = [batch]
-                while len(said) < 256:  # the turns waiting now, in one transaction
-                    try:
-                        nxt = self._q.get_nowait()
-                    except queue.Empty:
-                        break
-                    if not isinstance(nxt, Said):
-                        self._q.put(nxt)  # order across kinds does not matter: a batch reads its own notes
-                        break
-                    said.append(nxt)
-                try:
-                    self._guarded(partial(self.keep_said, said), f"keeping {len(said)} turns as passages")
-                finally:
-                    with self._idle:
-                        self._busy -= len(said)
-                        self._idle.notify_all()
-                continue
             try:
                 what = f"session {batch.session_id}"
                 self._guarded(partial(self.process if self.is_leader() else self.hand_off, batch), what)
@@ -310,6 +296,28 @@ class MemoryLearner:
                 with self._idle:
                     self._busy -= 1
                     self._idle.notify_all()
+
+    def _keep_waiting(self, first: Said) -> tuple[bool, Batch | None]:
+        """Keep the turns waiting now as passages, in one transaction. Returns whether another item ended the run,
+        and that item (handled next, so that the queue's order holds: a batch never goes behind later turns)."""
+        said: list[Said] = [first]
+        ended, after = False, None
+        while len(said) < 256:
+            try:
+                nxt = self._q.get_nowait()
+            except queue.Empty:
+                break
+            if not isinstance(nxt, Said):
+                ended, after = True, nxt
+                break
+            said.append(nxt)
+        try:
+            self._guarded(partial(self.keep_said, said), f"keeping {len(said)} turns as passages")
+        finally:
+            with self._idle:
+                self._busy -= len(said)
+                self._idle.notify_all()
+        return ended, after
 
     def keep_said(self, said: list[Said]) -> list[Passage]:
         """Keep each turn as a passage of its user: its credential statements removed, redacted, screened (one

@@ -227,10 +227,11 @@ class MemoryView:
                 rev = store.rev()
                 if rev == self.rev:
                     return False
+                # Passages are read up to ``rev`` only: one written meanwhile comes with the next refresh, once.
                 if self.rev < 0:
-                    self._load_all(store, passages)
+                    self._load_all(store, passages, rev)
                 else:
-                    self._load_changes(store, passages, self.rev)
+                    self._load_changes(store, passages, self.rev, rev)
                 self.rev = rev
                 self.refresh_error = None
                 return True
@@ -238,28 +239,28 @@ class MemoryView:
                 self.refresh_error = f"{type(e).__name__}: {e}"
                 raise
 
-    def _load_all(self, store: MemoryStore, passages: PassageStore | None) -> None:
+    def _load_all(self, store: MemoryStore, passages: PassageStore | None, rev: int) -> None:
         mems: dict[tuple[str, str], list[Memory]] = {}
         for m in store.find(statuses=("active",)):
             mems.setdefault((m.tenant, m.user), []).append(m)
         said: dict[tuple[str, str], list[Passage]] = {}
-        for p in passages.find(oldest_first=True) if passages is not None else ():
+        for p in passages.find(until_rev=rev, oldest_first=True) if passages is not None else ():
             said.setdefault((p.tenant, p.user), []).append(p)
         self.buckets = {k: build_bucket(mems.get(k, ()), said.get(k, ())) for k in mems.keys() | said.keys()}
 
-    def _load_changes(self, store: MemoryStore, passages: PassageStore | None, since: int) -> None:
+    def _load_changes(self, store: MemoryStore, passages: PassageStore | None, since: int, rev: int) -> None:
         for key in store.changed_since(since):
             bucket = self.buckets.get(key, Bucket()).with_memories(store.find(*key, statuses=("active",)))
             self._put(key, bucket)
         if passages is None:
             return
-        for key, appended in passages.changed_since(since).items():
+        for key, appended in passages.changed_since(since, rev).items():
             bucket = self.buckets.get(key, Bucket())
             if appended:
-                new = passages.find(*key, since_rev=since, oldest_first=True)
+                new = passages.find(*key, since_rev=since, until_rev=rev, oldest_first=True)
                 bucket = bucket.with_passages(new, rebuild=False)
             else:
-                bucket = bucket.with_passages(passages.find(*key, oldest_first=True), rebuild=True)
+                bucket = bucket.with_passages(passages.find(*key, until_rev=rev, oldest_first=True), rebuild=True)
             self._put(key, bucket)
 
     def _put(self, key: tuple[str, str], bucket: Bucket) -> None:
@@ -320,7 +321,7 @@ class MemoryView:
             elif b.summaries:  # general notes: only a close match brings one back
                 found, _ = b.summary_index.search(words, 3, now)
                 hits += [h for h in found if h.coverage >= COVER_SUMMARY]
-        hits.sort(key=lambda h: (-h.score, -h.doc.at))
+        hits.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
         seen = {_plain(d.line) for d in chosen}
         keys = {d.key for d in chosen}
         for h in hits:

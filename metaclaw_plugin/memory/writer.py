@@ -168,10 +168,8 @@ class MemoryWriter:
         )
         old = [] if screened else self._superseded(active, c)
         filed = self.store.add(m, supersedes=[o.id for o in old])
-        if old:  # the words said before the old statement was filed, not the new statement's own
-            self._close_words(
-                tenant, owner, [o.text for o in old], "superseded", said_by=max(o.created_at for o in old)
-            )
+        if old:  # the old words said before the change, not the new statement's own (by when said, not filed)
+            self._close_words(tenant, owner, [o.text for o in old], "superseded", said_before=m.valid_from)
         if self._bulk is not None:
             gone = {o.id for o in old}
             kept[:] = [k for k in kept if k.id not in gone] + [filed]
@@ -244,17 +242,19 @@ class MemoryWriter:
             screen=screened,
         )
 
-    def _close_words(self, tenant: str, user: str, texts: list[str], status: str, said_by: float | None = None) -> int:
-        """Take out of recall the user's passages (said by ``said_by``, when given) that say what ``texts`` say (most
-        of a text's words in one passage): the raw words of a superseded or forgotten statement must not bring it
-        back."""
+    def _close_words(
+        self, tenant: str, user: str, texts: list[str], status: str, said_before: float | None = None
+    ) -> int:
+        """Take out of recall the user's passages (said before ``said_before``, when given) that say what ``texts``
+        say (most of a text's words in one passage): the raw words of a superseded or forgotten statement must not
+        bring it back."""
         wants = [w for w in (term_set(t) for t in texts) if w]
         if not wants:
             return 0
         hit = [
             p.id
             for p in self.passages.find(tenant, user, statuses=("active",), limit=PASSAGES_LOOKED_AT)
-            if (said_by is None or p.at <= said_by)
+            if (said_before is None or p.at < said_before)
             and any(len(w & term_set(p.text)) / len(w) >= FORGET_COVER for w in wants)
         ]
         return self.passages.close(tenant, user, hit, status)

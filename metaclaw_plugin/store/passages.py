@@ -193,26 +193,29 @@ class PassageStore:
         statuses: Sequence[str] | None = ("active",),
         kinds: Sequence[str] | None = None,
         since_rev: int | None = None,
+        until_rev: int | None = None,
         limit: int = 0,
         oldest_first: bool = False,
     ) -> list[Passage]:
         where, args = filters(tenant, user, statuses, kinds)
-        if since_rev is not None:
-            where.append("rev > ?")
-            args.append(since_rev)
+        for cond, rev in (("rev > ?", since_rev), ("rev <= ?", until_rev)):
+            if rev is not None:
+                where.append(cond)
+                args.append(rev)
         sql = f"SELECT {_COLS} FROM passages" + (f" WHERE {' AND '.join(where)}" if where else "")
         sql += " ORDER BY at, id" if oldest_first else " ORDER BY at DESC, id DESC"
         sql += f" LIMIT {int(limit)}" if limit > 0 else ""
         return [p for p in map(_row, self.db.query(sql, args)) if p is not None]
 
-    def changed_since(self, rev: int) -> dict[tuple[str, str], bool]:
-        """The (tenant, user) buckets with a passage change after ``rev``: True where only new active passages
-        came (the view appends them), False where one was forgotten, quarantined or folded (it rebuilds)."""
+    def changed_since(self, rev: int, until: int) -> dict[tuple[str, str], bool]:
+        """The (tenant, user) buckets with a passage change after ``rev`` (up to ``until``): True where only new
+        active passages came (the view appends them), False where one was forgotten, quarantined or folded (it
+        rebuilds)."""
         out: dict[tuple[str, str], bool] = {}
         for r in self.db.query(
             "SELECT tenant, user_id, MIN(CASE WHEN status = 'active' AND kind = 'turn' THEN 1 ELSE 0 END) "
-            "FROM passages WHERE rev > ? GROUP BY tenant, user_id",
-            (rev,),
+            "FROM passages WHERE rev > ? AND rev <= ? GROUP BY tenant, user_id",
+            (rev, until),
         ):
             out[(str(r[0]), str(r[1]))] = bool(r[2])
         return out
