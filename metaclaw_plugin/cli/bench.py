@@ -21,7 +21,7 @@ from .common import emit_json, fail, json_option
 
 NOT_INSTALLED = (
     "the benchmark harness (metaclaw_bench) is not part of the installed package; it runs from a source checkout: "
-    "git clone the repository and run `pip install -e .` there, or put the checkout's benchmarks/ folder on "
+    "git clone the repository and run `bash scripts/setup.sh` or `pip install -e .` there, or put the checkout's benchmarks/ folder on "
     "PYTHONPATH (PYTHONPATH=benchmarks metaclaw-plugin bench ...)"
 )
 
