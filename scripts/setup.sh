@@ -10,8 +10,10 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
-# Non-editable on purpose: the tests then exercise the wheel, bundled skills included.
-.venv/bin/python -m pip install -q --disable-pip-version-check ".[litellm,langchain,embeddings,train-local,tinker,calendar,postgres,mcp,dev]"
+# Non-editable on purpose: the tests then exercise the wheel, bundled skills included. LiteLLM at the low end of
+# the supported range (CI runs the LiteLLM adapter's tests at the high end too: .ci/litellm_newest.sh).
+.venv/bin/python -m pip install -q --disable-pip-version-check \
+  ".[litellm,proxy,langchain,embeddings,train-local,tinker,calendar,postgres,mcp,dev]" "litellm[proxy]==1.108.7"
 # The checkout's benchmark harness (benchmarks/metaclaw_bench, not in the wheel) on .venv's path, so the docs'
 # `metaclaw-plugin bench ...` commands run here as written; the package itself still comes from the wheel.
 .venv/bin/python - <<'PY'

@@ -31,7 +31,6 @@ defined here, on this class; a subclass that overrides one must call ``super()``
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import threading
 import time
@@ -57,6 +56,7 @@ from metaclaw_plugin.integration import (
     session_id_from,
 )
 
+from . import _internals as internals
 from .routes import BY_CALL_TYPE, CHAT, LEARNS, UNHOOKED, UNHOOKED_FIX, Route, anthropic_stream_reply, any_reply
 from .translate import (
     already_injected,
@@ -398,11 +398,8 @@ class MetaClawCallback(CustomLogger):
         logging is unchanged. Where the slot is taken (the proxy's post-call guardrails arm it) or never fires
         (an error, a client gone mid-stream), the log events record the turn instead."""
         lo = data.get("litellm_logging_obj")
-        if lo is None or not callable(getattr(lo, "dispatch_success_handlers", None)) or not _deferred_slot():
-            return
-        if getattr(lo, "_on_deferred_stream_complete", None) is not None:
-            return  # already armed: the log events are the fallback
-        lo._on_deferred_stream_complete = _StreamEnd(self, call_id, lo)
+        if lo is not None:
+            internals.arm_deferred_slot(lo, _StreamEnd(self, call_id, lo))  # taken: the log events are the fallback
 
     def stream_ended(self, call_id: str, response: Any) -> None:
         """The assembled stream of a proxy call (from :class:`_StreamEnd`); fails open. Public: a meter (the overhead
@@ -419,12 +416,10 @@ class MetaClawCallback(CustomLogger):
         try:
             if call_id in self._recorded:
                 return
-            args = inspect.getcoroutinelocals(logging_coroutine)
-            raw = args.get("raw_bytes")
-            kind = args.get("endpoint_type")
-            if str(getattr(kind, "value", kind)) != "anthropic" or not isinstance(raw, (list, tuple)):
+            stream = internals.passthrough_stream(logging_coroutine)
+            if stream is None or stream[0] != "anthropic":
                 return
-            reply = anthropic_stream_reply([b for b in raw if isinstance(b, bytes)])
+            reply = anthropic_stream_reply(stream[1])
             if reply is not None:
                 self._record_reply(call_id, reply)
         except Exception:
@@ -472,8 +467,8 @@ class MetaClawCallback(CustomLogger):
             if plugin is None:
                 return None
             if inf is None:
-                details = getattr(lo, "model_call_details", None)
-                inf = self._sdk_context(details if isinstance(details, dict) else kwargs, call_id, messages)
+                details = internals.call_details(lo)
+                inf = self._sdk_context(details if details is not None else kwargs, call_id, messages)
             if _injected(route, kwargs, messages):
                 return None
             inf.turn = plugin.prepare_turn(inf.ctx, messages, tools=_request_tools(route, kwargs))
@@ -529,22 +524,8 @@ class MetaClawCallback(CustomLogger):
             "inflight": len(self._inflight),
             "errors": dict(self.errors),
             "unhooked": dict(self.unhooked),
+            "litellm_internals_missing": list(internals.problems()),
         }
-
-
-_SLOT: list[bool] = []
-
-
-def _deferred_slot() -> bool:
-    """Whether this LiteLLM proxy fires the deferred stream-completion slot (1.108 does); checked once."""
-    if not _SLOT:
-        try:
-            from litellm.proxy.utils import ProxyLogging
-
-            _SLOT.append(callable(getattr(ProxyLogging, "fire_deferred_stream_logging", None)))
-        except Exception:
-            _SLOT.append(False)
-    return _SLOT[0]
 
 
 class _StreamEnd:
@@ -568,10 +549,7 @@ class _StreamEnd:
             return args[0]
         response, cache_hit = (args + (None, None))[:2]
         self.callback.stream_ended(self.call_id, response)
-        # exactly what the stream wrapper schedules when the slot is empty
-        return self.logging_obj.dispatch_success_handlers(
-            response, cache_hit=cache_hit, start_time=None, end_time=None, prefer_async_handlers=True
-        )
+        return internals.dispatch_success(self.logging_obj, response, cache_hit)
 
 
 def make_default_callback() -> MetaClawCallback:

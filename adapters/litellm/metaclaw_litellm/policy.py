@@ -37,6 +37,8 @@ from litellm.types.utils import GenericStreamingChunk, ModelResponse
 
 import metaclaw_plugin
 
+from . import _internals as internals
+
 PROVIDER = "metaclaw"
 READY_TIMEOUT = 600.0
 
@@ -88,7 +90,7 @@ class MetaClawPolicyLLM(CustomLLM):
             choices=[{"index": 0, "finish_reason": g.finish_reason, "message": g.message()}],
             usage=g.usage(),
         )
-        r._hidden_params["metaclaw"] = {"weights": g.weights, "step": g.step}
+        internals.tag_response(r, "metaclaw", {"weights": g.weights, "step": g.step})
         return r
 
     def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict, model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any, logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> Any:  # fmt: skip
@@ -139,7 +141,5 @@ def register(custom_handler: MetaClawPolicyLLM | None = None) -> MetaClawPolicyL
     h = custom_handler or handler
     litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p.get("provider") != PROVIDER]
     litellm.custom_provider_map.append({"provider": PROVIDER, "custom_handler": h})
-    from litellm.utils import custom_llm_setup
-
-    custom_llm_setup()
+    internals.refresh_custom_providers()
     return h
