@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from .backend import AnyDatabase
+from .backend import AnyDatabase, Query
 from .passages import filters
 
 COLUMNS: tuple[str, ...] = (
@@ -200,3 +200,11 @@ def counts(db: AnyDatabase, tenant: str | None = None) -> dict[str, dict[str, in
     for r in db.query(sql + " GROUP BY status, kind", (tenant,) if tenant else ()):
         out.setdefault(str(r[0]), {})[str(r[1])] = int(r[2])
     return out
+
+
+def per_user(query: Query) -> list[Any]:
+    """(tenant, user_id, status, n): how many memories each user has per status, for a person to look at."""
+    return query(
+        "SELECT tenant, user_id, status, COUNT(*) AS n FROM memories GROUP BY tenant, user_id, status "
+        "ORDER BY tenant, user_id"
+    )
