@@ -162,7 +162,7 @@ class MemoryStore:
         with self.db.transaction() as tx:
             m.rev = next_rev(tx)
             table.insert(tx, m)
-            table.log(tx, m, "quarantined" if m.status == "quarantined" else "added", detail, now)
+            table.add_history(tx, m, "quarantined" if m.status == "quarantined" else "added", detail, now)
             for old_id in supersedes:
                 self._close(tx, old_id, m.tenant, "superseded", now, by=m.id)
         return m
@@ -187,7 +187,7 @@ class MemoryStore:
         erase = status == "forgotten"
         table.end(tx, memory_id, status, valid_to=m.valid_to or now, by=by, now=now, rev=rev, erase=erase)
         detail = {k: v for k, v in (("by", by), ("reason", reason)) if v}
-        table.log(tx, m, status, detail or None, now)
+        table.add_history(tx, m, status, detail or None, now)
         if erase:
             table.erase_history(tx, memory_id)
         return True

@@ -89,7 +89,7 @@ def insert(tx: Any, m: Written) -> None:
     )
 
 
-def log(tx: Any, m: Written, action: str, detail: dict[str, Any] | None, at: float) -> None:
+def add_history(tx: Any, m: Written, action: str, detail: dict[str, Any] | None, at: float) -> None:
     """Append to the memory's history."""
     tx.execute(
         "INSERT INTO memory_history(memory_id, tenant, user_id, action, text, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
