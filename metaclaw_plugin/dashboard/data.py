@@ -1,8 +1,6 @@
 """What the dashboard shows, read-only from the skills folder and the home's database: the SQLite file (one short
-read-only connection a page) or PostgreSQL (the plugin's pool; the same SQL, translated by the backend).
-
-Every figure is computed in SQL over indexed tables, so a page stays fast with tens of thousands of turns
-(benchmarks/dashboard_load.py measures it)."""
+read-only connection a page) or PostgreSQL (the plugin's pool). The reads are :mod:`metaclaw_plugin.store.activity`'s
+and the memory tables' (:mod:`metaclaw_plugin.store.memories`, :mod:`metaclaw_plugin.store.passages`)."""
 
 from __future__ import annotations
 
@@ -15,18 +13,12 @@ from typing import Any, TypeAlias
 from ..learning.approval import label, trial_evidence
 from ..learning.reward import effective_reward
 from ..skillbank.files import SkillStore
+from ..store import activity, memories, passages
 from ..store.backend import reading
 from ..store.postgres import PostgresDatabase
 from ..types import Skill
 
 Source: TypeAlias = Path | PostgresDatabase  # the home's SQLite file, or its PostgreSQL database
-
-
-# A turn's reward: the mean of its rewards (judge, correction, feedback, outcome, verifier). For a few turns, one
-# lookup each by the rewards_by_turn index; for all of them, one grouping joined once (both engines hash or merge
-# it; a lookup per turn and skill was 2x slower on SQLite, 25x on PostgreSQL).
-_SCORE = "(SELECT AVG(score) FROM rewards WHERE rewards.turn_id = t.turn_id)"
-_SCORES = "(SELECT turn_id, AVG(score) AS score FROM rewards GROUP BY turn_id) r ON r.turn_id = t.turn_id"
 
 
 @dataclass
@@ -60,24 +52,13 @@ def _problem_name(path: Path) -> str:
 def skills(skills_dir: Path, db: Source) -> list[SkillRow]:
     result = SkillStore(skills_dir).load()
     with reading(db) as query:
-        used = {
-            r["name"]: (r["uses"], r["n"], r["total"])
-            for r in query(
-                f"SELECT j.value AS name, COUNT(*) AS uses, COUNT(r.score) AS n, COALESCE(SUM(r.score), 0) AS total "
-                f"FROM turns t LEFT JOIN {_SCORES}, json_each(t.injected) j WHERE t.kind = 'main' "
-                "AND t.injected IS NOT NULL AND t.injected != '[]' GROUP BY j.value",
-            )
-        }
-        overall = query(
-            f"SELECT COUNT(*) AS n, COALESCE(SUM(r.score), 0) AS total FROM turns t JOIN {_SCORES} "
-            "WHERE t.kind = 'main'",
-        )
+        used = activity.skill_uses(query)
+        overall = activity.scored_main_turns(query)
         trials = trial_evidence(result, query)
-    n_all, total_all = (overall[0]["n"], overall[0]["total"]) if overall else (0, 0.0)
     out = [error_row(_problem_name(p), reason) for p, reason in result.problems]
     for name, s in sorted(result.skills.items()):
         try:
-            out.append(_row(s, result.pending.get(name), used.get(name, (0, 0, 0.0)), (n_all, total_all), trials))
+            out.append(_row(s, result.pending.get(name), used.get(name, (0, 0, 0.0)), overall, trials))
         except Exception as e:  # one skill the page cannot show must not take the page down
             out.append(error_row(name, f"cannot be shown: {type(e).__name__}: {e}"))
     return sorted(out, key=lambda r: r.name)
@@ -113,18 +94,10 @@ def _row(
 def sessions(db: Source, *, limit: int = 50, offset: int = 0) -> tuple[int, list[dict[str, Any]]]:
     """The most recent sessions with their turn count, mean reward and the skills their turns carried."""
     with reading(db) as query:
-        total = query("SELECT COUNT(*) AS n FROM sessions")
-        rows = query(
-            "SELECT tenant, session_id, host, started_at, last_at, ended_at, outcome, turn_count FROM sessions "
-            "ORDER BY last_at DESC LIMIT ? OFFSET ?",
-            (limit, offset),
-        )
+        total = activity.session_count(query)
         out = []
-        for r in rows:
-            turns = query(
-                f"SELECT t.injected, {_SCORE} AS score FROM turns t WHERE t.tenant = ? AND t.session_id = ?",
-                (r["tenant"], r["session_id"]),
-            )
+        for r in activity.latest_sessions(query, limit, offset):
+            turns = activity.session_turns(query, r["tenant"], r["session_id"])
             scores = [t["score"] for t in turns if t["score"] is not None]
             injected = sorted({n for t in turns for n in json.loads(t["injected"] or "[]")})
             out.append(
@@ -136,7 +109,7 @@ def sessions(db: Source, *, limit: int = 50, offset: int = 0) -> tuple[int, list
                     "injected": injected,
                 }
             )
-    return (total[0]["n"] if total else 0), out
+    return total, out
 
 
 def session_rewards(db: Source, turn_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
@@ -144,17 +117,14 @@ def session_rewards(db: Source, turn_ids: list[str]) -> dict[str, list[dict[str,
     if not turn_ids:
         return out
     with reading(db) as query:
-        marks = ",".join("?" * len(turn_ids))
-        for r in query(
-            f"SELECT turn_id, source, score FROM rewards WHERE turn_id IN ({marks}) ORDER BY id", tuple(turn_ids)
-        ):
+        for r in activity.rewards_of(query, turn_ids):
             out[r["turn_id"]].append({"source": r["source"], "score": r["score"]})
     return out
 
 
 def train_steps(db: Source) -> list[dict[str, Any]]:
     with reading(db) as query:
-        return [dict(r) for r in query("SELECT * FROM train_steps ORDER BY step")]
+        return activity.train_steps(query)
 
 
 DAILY_DAYS = 90  # how far back the success-per-day figure reaches
@@ -170,12 +140,8 @@ def daily_success(db: Source, *, days: int = DAILY_DAYS, now: float | None = Non
     taken. The figure a user reads beside the training curve: do my turns succeed more often as steps are taken?"""
     since = (time.time() if now is None else now) - days * 86_400
     with reading(db) as query:
-        rows = query(
-            "SELECT t.turn_id, t.created_at, r.source, r.score FROM turns t JOIN rewards r ON r.turn_id = t.turn_id "
-            "WHERE t.kind = 'main' AND t.created_at >= ?",
-            (since,),
-        )
-        steps = query("SELECT step, created_at FROM train_steps WHERE created_at >= ?", (since,))
+        rows = activity.main_rewards_since(query, since)
+        steps = activity.train_steps_since(query, since)
     turns: dict[str, tuple[float, list[dict[str, Any]]]] = {}
     for r in rows:
         turns.setdefault(r["turn_id"], (r["created_at"], []))[1].append({"source": r["source"], "score": r["score"]})
@@ -202,7 +168,7 @@ def daily_success(db: Source, *, days: int = DAILY_DAYS, now: float | None = Non
 
 def transitions(db: Source) -> list[dict[str, Any]]:
     with reading(db) as query:
-        return [dict(r) for r in query("SELECT * FROM sched_transitions ORDER BY at, id")]
+        return activity.transitions(query)
 
 
 def windows(rows: list[dict[str, Any]], now: float | None = None) -> list[dict[str, Any]]:
@@ -218,14 +184,8 @@ def windows(rows: list[dict[str, Any]], now: float | None = None) -> list[dict[s
 def memory_users(db: Source) -> list[dict[str, Any]]:
     """Every (tenant, user) with memories or passages, and how many per status: the memory page's index."""
     with reading(db) as query:
-        rows = query(
-            "SELECT tenant, user_id, status, COUNT(*) AS n FROM memories GROUP BY tenant, user_id, status "
-            "ORDER BY tenant, user_id"
-        )
-        said = query(
-            "SELECT tenant, user_id, status, COUNT(*) AS n FROM passages GROUP BY tenant, user_id, status "
-            "ORDER BY tenant, user_id"
-        )
+        rows = memories.per_user(query)
+        said = passages.per_user(query)
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for r, field in [*((r, "counts") for r in rows), *((r, "said") for r in said)]:
         key = (r["tenant"], r["user_id"])
@@ -237,9 +197,5 @@ def memory_users(db: Source) -> list[dict[str, Any]]:
 def passages_of(db: Source, tenant: str, user: str, limit: int = 50) -> list[dict[str, Any]]:
     """What one user said, the latest first (passages; a forgotten one's text is erased)."""
     with reading(db) as query:
-        rows = query(
-            "SELECT id, session_id, kind, text, at, status FROM passages WHERE tenant = ? AND user_id = ? "
-            "AND status != 'forgotten' ORDER BY at DESC LIMIT ?",
-            (tenant, user, limit),
-        )
+        rows = passages.said_by(query, tenant, user, limit)
     return [dict(r) for r in rows]

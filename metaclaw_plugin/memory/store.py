@@ -1,5 +1,4 @@
-"""The memory tables (``memories``, ``memory_history``, ``memory_rev``; see :mod:`metaclaw_plugin.store.schema`), on
-SQLite or PostgreSQL through the home's database.
+"""Memories kept in the home's database (SQLite or PostgreSQL; their SQL is :mod:`metaclaw_plugin.store.memories`).
 
 Every change takes the next number of one counter row inside its transaction (the row lock orders writers on
 PostgreSQL; ``BEGIN IMMEDIATE`` does on SQLite), so a reader that remembers the last number it saw finds every later
@@ -17,14 +16,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..store import AnyDatabase
-from ..store.passages import filters, next_rev
+from ..store import memories as table
+from ..store.passages import next_rev
 from ..types import new_id
 from .model import KINDS, Memory
-
-_COLS = (
-    "id, tenant, user_id, kind, subject, text, status, standing, shared, valid_from, valid_to, expires_at, source, "
-    "superseded_by, screen, created_at, updated_at, rev"
-)
 
 
 class BadRow(ValueError):
@@ -144,13 +139,6 @@ def _raw_id(r: Any) -> str:
     return v if isinstance(v, str) else repr(v)
 
 
-def _log(tx: Any, m: Memory, action: str, detail: dict[str, Any] | None, at: float) -> None:
-    tx.execute(
-        "INSERT INTO memory_history(memory_id, tenant, user_id, action, text, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (m.id, m.tenant, m.user, action, m.text, json.dumps(detail) if detail else None, at),
-    )
-
-
 class MemoryStore:
     """Reads and writes of memories; each write also appends to the memory's history."""
 
@@ -173,30 +161,8 @@ class MemoryStore:
             m.created_at = m.updated_at = now
         with self.db.transaction() as tx:
             m.rev = next_rev(tx)
-            tx.execute(
-                f"INSERT INTO memories({_COLS}) VALUES ({', '.join('?' * 18)})",
-                (
-                    m.id,
-                    m.tenant,
-                    m.user,
-                    m.kind,
-                    m.subject,
-                    m.text,
-                    m.status,
-                    int(m.standing),
-                    int(m.shared),
-                    m.valid_from,
-                    m.valid_to,
-                    m.expires_at,
-                    json.dumps(m.source) if m.source else None,
-                    m.superseded_by,
-                    json.dumps(m.screen) if m.screen else None,
-                    m.created_at,
-                    m.updated_at,
-                    m.rev,
-                ),
-            )
-            _log(tx, m, "quarantined" if m.status == "quarantined" else "added", detail, now)
+            table.insert(tx, m)
+            table.add_history(tx, m, "quarantined" if m.status == "quarantined" else "added", detail, now)
             for old_id in supersedes:
                 self._close(tx, old_id, m.tenant, "superseded", now, by=m.id)
         return m
@@ -210,7 +176,7 @@ class MemoryStore:
     def _close(
         self, tx: Any, memory_id: str, tenant: str, status: str, now: float, *, by: str | None = None, reason: str = ""
     ) -> bool:
-        row = tx.execute(f"SELECT {_COLS} FROM memories WHERE id = ? AND tenant = ?", (memory_id, tenant)).fetchone()
+        row = table.row_in(tx, memory_id, tenant)
         if row is None or (row["status"] == status) or row["status"] == "forgotten":
             return False
         try:
@@ -219,42 +185,28 @@ class MemoryStore:
             m = _lenient(row)
         rev = next_rev(tx)
         erase = status == "forgotten"
-        tx.execute(
-            "UPDATE memories SET status = ?, valid_to = ?, superseded_by = COALESCE(?, superseded_by), updated_at = ?, "
-            "rev = ?, text = CASE WHEN ? = 1 THEN '' ELSE text END WHERE id = ?",
-            (status, m.valid_to or now, by, now, rev, int(erase), memory_id),
-        )
+        table.end(tx, memory_id, status, valid_to=m.valid_to or now, by=by, now=now, rev=rev, erase=erase)
         detail = {k: v for k, v in (("by", by), ("reason", reason)) if v}
-        _log(tx, m, status, detail or None, now)
+        table.add_history(tx, m, status, detail or None, now)
         if erase:
-            tx.execute("UPDATE memory_history SET text = NULL WHERE memory_id = ?", (memory_id,))
+            table.erase_history(tx, memory_id)
         return True
 
     def expire(self, now: float | None = None) -> int:
         """Close the validity of dated memories whose date has passed (the view already skips them)."""
         now = time.time() if now is None else now
-        rows = self.db.query(
-            "SELECT id, tenant FROM memories WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at < ?",
-            (now,),
+        return sum(
+            self.close(mid, tenant, "expired", reason="its date passed") for mid, tenant in table.expired(self.db, now)
         )
-        return sum(self.close(r[0], r[1], "expired", reason="its date passed") for r in rows)
 
     # Batches for the elected learner (PostgreSQL shared by hosts) ---------------------------------------------
     def hand_off(self, tenant: str, batch: dict[str, Any], host: str) -> None:
         """Queue a batch of turns for the host that extracts (this one is not the elected learner)."""
-        self.db.execute(
-            "INSERT INTO memory_pending(tenant, batch, host, created_at) VALUES (?, ?, ?, ?)",
-            (tenant, json.dumps(batch), host, time.time()),
-        )
+        table.hand_off(self.db, tenant, batch, host, time.time())
 
     def take_pending(self, limit: int = 50) -> list[dict[str, Any]]:
         """Claim the oldest handed-off batches: each row is deleted by the one host that gets it."""
-        out = []
-        for r in self.db.query("SELECT id, batch FROM memory_pending ORDER BY id LIMIT ?", (limit,)):
-            with self.db.transaction() as tx:
-                if tx.execute("DELETE FROM memory_pending WHERE id = ?", (r[0],)).rowcount == 1:
-                    out.append(json.loads(r[1]))
-        return out
+        return table.take_pending(self.db, limit)
 
     # Reads ------------------------------------------------------------------------------------------------
     # A row that is not a memory (written by hand, by an older or newer version, or damaged) is skipped and logged
@@ -277,19 +229,16 @@ class MemoryStore:
 
     def get(self, memory_id: str, tenant: str | None = None) -> Memory | None:
         """The memory, or None when there is none (or its row is malformed: see :meth:`raw`)."""
-        sql = f"SELECT {_COLS} FROM memories WHERE id = ?" + (" AND tenant = ?" if tenant else "")
-        rows = self.db.query(sql, (memory_id, tenant) if tenant else (memory_id,))
-        got = self._parse(rows[:1])
+        got = self._parse(table.by_id(self.db, memory_id, tenant)[:1])
         return got[0] if got else None
 
     def raw(self, memory_id: str, tenant: str | None = None) -> dict[str, Any] | None:
         """A row as stored, whether or not it is a well-formed memory; with ``why`` when it is not."""
-        sql = f"SELECT {_COLS} FROM memories WHERE id = ?" + (" AND tenant = ?" if tenant else "")
-        rows = self.db.query(sql, (memory_id, tenant) if tenant else (memory_id,))
+        rows = table.by_id(self.db, memory_id, tenant)
         if not rows:
             return None
         r = rows[0]
-        out = {k.strip(): r[k.strip()] for k in _COLS.split(",")}
+        out = {k: r[k] for k in table.COLUMNS}
         try:
             _row(r)
             out["why"] = None
@@ -300,10 +249,8 @@ class MemoryStore:
     def malformed(self, tenant: str | None = None, user: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
         """The rows readers skip: ``{"id", "tenant", "user", "status", "why"}`` each (values that are not text shown
         as their repr)."""
-        where, args = filters(tenant, user)
-        sql = f"SELECT {_COLS} FROM memories" + (f" WHERE {' AND '.join(where)}" if where else "")
         out: list[dict[str, Any]] = []
-        for r in self.db.query(sql, args):
+        for r in table.rows(self.db, tenant, user):
             try:
                 _row(r)
             except Exception as e:
@@ -330,19 +277,13 @@ class MemoryStore:
         kinds: Sequence[str] | None = None,
         limit: int = 0,
     ) -> list[Memory]:
-        where, args = filters(tenant, user, statuses, kinds)
-        sql = f"SELECT {_COLS} FROM memories" + (f" WHERE {' AND '.join(where)}" if where else "")
-        sql += " ORDER BY created_at DESC, rev DESC" + (f" LIMIT {int(limit)}" if limit > 0 else "")
-        return self._parse(self.db.query(sql, args))
+        return self._parse(
+            table.rows(self.db, tenant, user, statuses=statuses, kinds=kinds, newest_first=True, limit=limit)
+        )
 
     def history(self, memory_id: str, tenant: str | None = None) -> list[dict[str, Any]]:
-        sql = "SELECT action, text, detail, at FROM memory_history WHERE memory_id = ?"
-        args: list[Any] = [memory_id]
-        if tenant:
-            sql += " AND tenant = ?"
-            args.append(tenant)
         out = []
-        for r in self.db.query(sql + " ORDER BY at, id", args):
+        for r in table.history(self.db, memory_id, tenant):
             at, detail = r["at"], r["detail"]
             try:
                 parsed = json.loads(detail) if isinstance(detail, str) and detail else None
@@ -360,18 +301,12 @@ class MemoryStore:
         return out
 
     def rev(self) -> int:
-        rows = self.db.query("SELECT rev FROM memory_rev WHERE id = 1")
-        return int(rows[0][0]) if rows else 0
+        return table.rev(self.db)
 
     def changed_since(self, rev: int) -> set[tuple[str, str]]:
         """The (tenant, user) buckets with a change after ``rev``."""
-        rows = self.db.query("SELECT DISTINCT tenant, user_id FROM memories WHERE rev > ?", (rev,))
-        return {(r[0], r[1]) for r in rows if isinstance(r[0], str) and isinstance(r[1], str)}
+        return table.changed_since(self.db, rev)
 
     def counts(self, tenant: str | None = None) -> dict[str, dict[str, int]]:
         """Memories per status and kind: ``{"active": {"fact": 3, ...}, "quarantined": {...}}``."""
-        sql = "SELECT status, kind, COUNT(*) FROM memories" + (" WHERE tenant = ?" if tenant else "")
-        out: dict[str, dict[str, int]] = {}
-        for r in self.db.query(sql + " GROUP BY status, kind", (tenant,) if tenant else ()):
-            out.setdefault(str(r[0]), {})[str(r[1])] = int(r[2])
-        return out
+        return table.counts(self.db, tenant)

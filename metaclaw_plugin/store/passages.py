@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .backend import AnyDatabase
+from .backend import AnyDatabase, Query
 
 _COLS = "id, tenant, user_id, session_id, turn_id, kind, text, at, status, screen, created_at, rev"
 
@@ -223,3 +223,20 @@ class PassageStore:
     def counts(self, tenant: str | None = None) -> dict[str, int]:
         sql = "SELECT status, COUNT(*) FROM passages" + (" WHERE tenant = ?" if tenant else "") + " GROUP BY status"
         return {str(r[0]): int(r[1]) for r in self.db.query(sql, (tenant,) if tenant else ())}
+
+
+def per_user(query: Query) -> list[Any]:
+    """(tenant, user_id, status, n): how many passages each user has per status, for a person to look at."""
+    return query(
+        "SELECT tenant, user_id, status, COUNT(*) AS n FROM passages GROUP BY tenant, user_id, status "
+        "ORDER BY tenant, user_id"
+    )
+
+
+def said_by(query: Query, tenant: str, user: str, limit: int) -> list[Any]:
+    """What one user said (id, session_id, kind, text, at, status), the latest first; never a forgotten passage."""
+    return query(
+        "SELECT id, session_id, kind, text, at, status FROM passages WHERE tenant = ? AND user_id = ? "
+        "AND status != 'forgotten' ORDER BY at DESC LIMIT ?",
+        (tenant, user, limit),
+    )
