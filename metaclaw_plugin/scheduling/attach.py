@@ -9,15 +9,15 @@ process on the home) is picked up on the next tick; when training cannot run, no
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..config import SchedulerSettings, Settings
 from ..protocols import PluginLike
-from ..store import connect, open_database
+from ..store import open_database, runtime_state
+from ..store import transitions as sched_transitions
 from ..store.election import LearnerElection
 from ..store.postgres import PostgresDatabase
 from .calendar import BusyCalendar, GoogleSource, IcsSource
@@ -29,6 +29,7 @@ from .signals import Decision, Gate, Signal
 from .sleep import SleepWindow, local_zone
 
 log = logging.getLogger("metaclaw_plugin.scheduling")
+T = TypeVar("T")
 
 
 def file_activity(path: Path) -> Callable[[], float]:
@@ -139,38 +140,25 @@ def attach_scheduler(plugin: PluginLike, trainer: Callable[[], Trainer] | None =
 
 
 # Reports (status, doctor, the CLI) --------------------------------------------------------------------------------
-def _read_db(db: Path | PostgresDatabase, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
-    """Rows from the home's database: a SQLite path (read-only, never created) or PostgreSQL; [] on errors."""
-    if isinstance(db, PostgresDatabase):
-        try:
-            return list(db.query(sql, args))
-        except Exception:
-            log.exception("reading the scheduler's state from %s failed", db.where)
-            return []
-    if not db.exists():
-        return []
+def _logged(db: Path | PostgresDatabase, read: Callable[[], T], empty: T) -> T:
+    """``read()`` of the home's database; on PostgreSQL a failure is logged and reads as ``empty`` (a SQLite path is
+    read read-only, never created, and reads as empty when it cannot be)."""
     try:
-        conn = connect(db, rows=True, readonly=True)
-        try:
-            return conn.execute(sql, args).fetchall()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return []
+        return read()
+    except Exception:
+        if not isinstance(db, PostgresDatabase):
+            raise
+        log.exception("reading the scheduler's state from %s failed", db.where)
+        return empty
 
 
 def transitions(db: Path | PostgresDatabase, limit: int = 20) -> list[dict[str, Any]]:
-    rows = _read_db(
-        db, "SELECT at, from_state, to_state, reason FROM sched_transitions ORDER BY id DESC LIMIT ?", (limit,)
-    )
-    return [dict(r) for r in rows]
+    return _logged(db, lambda: sched_transitions.recent(db, limit), [])
 
 
 def snapshot(db: Path | PostgresDatabase) -> dict[str, Any] | None:
-    import json
-
-    rows = _read_db(db, "SELECT value FROM runtime_state WHERE key = ?", (SNAPSHOT_KEY,))
-    return dict(json.loads(rows[0]["value"])) if rows else None
+    got = _logged(db, lambda: runtime_state.get(db, SNAPSHOT_KEY), None)
+    return dict(got.value) if got else None
 
 
 def report(settings: Settings, *, with_signals: bool = True, run: Runner = run_command) -> dict[str, Any]:

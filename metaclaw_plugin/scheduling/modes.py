@@ -6,15 +6,11 @@ on its next scheduler tick (and the process that served the API call at once), w
 
 from __future__ import annotations
 
-import json
-import sqlite3
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from ..store import AnyDatabase, Database, connect
-from ..store.postgres import PostgresDatabase
+from ..store import AnyDatabase, runtime_state
 
 KEY = "mode"
 Mode = Literal["skills_only", "rl", "auto"]
@@ -35,37 +31,13 @@ class ModeInEffect:
 def store_mode(db: AnyDatabase, mode: str) -> None:
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
-    db.execute(
-        "INSERT INTO runtime_state(key, value, updated_at) VALUES (?, ?, ?) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        (KEY, json.dumps(mode), time.time()),
-    )
-
-
-def _stored(rows: list[Any]) -> tuple[Mode, float] | None:
-    if not rows:
-        return None
-    mode = json.loads(rows[0]["value"])
-    return (cast(Mode, mode), float(rows[0]["updated_at"])) if mode in MODES else None
+    runtime_state.put(db, KEY, mode)
 
 
 def mode_in_effect(configured: str, db: AnyDatabase | Path | None) -> ModeInEffect:
     """The stored mode when one is set, else ``configured``. ``db`` may be a path (read-only, never created)."""
     conf = cast(Mode, configured)
-    got: tuple[Mode, float] | None = None
-    if isinstance(db, Database | PostgresDatabase):
-        got = _stored(db.query("SELECT value, updated_at FROM runtime_state WHERE key = ?", [KEY]))
-    elif db is not None and Path(db).exists():
-        try:
-            conn = connect(db, rows=True, readonly=True)
-            try:
-                got = _stored(
-                    conn.execute("SELECT value, updated_at FROM runtime_state WHERE key = ?", [KEY]).fetchall()
-                )
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            got = None  # an older home without the table: nothing stored
-    if got is None:
+    got = None if db is None else runtime_state.get(db, KEY)
+    if got is None or got.value not in MODES:
         return ModeInEffect(conf, "config", None, conf)
-    return ModeInEffect(got[0], "stored", got[1], conf)
+    return ModeInEffect(cast(Mode, got.value), "stored", got.updated_at, conf)

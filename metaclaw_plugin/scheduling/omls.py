@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import threading
@@ -29,7 +28,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from ..store import AnyDatabase
+from ..store import AnyDatabase, runtime_state, transitions
 from ..store.postgres import PostgresDatabase
 from .lock import TrainerLock
 from .signals import Decision, Gate, safe_read
@@ -259,16 +258,9 @@ class Omls:
         self.state, self.since = to, now
         log.info("scheduler: %s -> %s (%s)", frm.value, to.value, reason)
         try:
-            self.db.execute(
-                "INSERT INTO sched_transitions(at, from_state, to_state, reason) VALUES (?, ?, ?, ?)",
-                (now, frm.value, to.value, reason[:1000]),
-            )
+            transitions.add(self.db, now, frm.value, to.value, reason[:1000])
             snap = {"state": to.value, "since": now, "reason": reason, "pid": os.getpid(), "mode": self.mode}
-            self.db.execute(
-                "INSERT INTO runtime_state(key, value, updated_at) VALUES (?, ?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-                (SNAPSHOT_KEY, json.dumps(snap), now),
-            )
+            runtime_state.put(self.db, SNAPSHOT_KEY, snap, now)
         except Exception:
             self._error("store")
 

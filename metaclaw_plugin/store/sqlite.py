@@ -47,6 +47,21 @@ def connect(path: Path | str, *, rows: bool = False, readonly: bool = False) -> 
     return conn
 
 
+def read_file(path: Path, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+    """Rows from the database file, opened read-only and never created, for a report: [] when there is no file or
+    it cannot be read (an older home without the table)."""
+    if not path.exists():
+        return []
+    try:
+        conn = connect(path, rows=True, readonly=True)
+        try:
+            return conn.execute(sql, tuple(args)).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []
+
+
 def schema_version(path: Path | str) -> int:
     conn = sqlite3.connect(f"file:{Path(path).expanduser()}?mode=ro", uri=True, timeout=5)
     try:

@@ -1,4 +1,5 @@
-"""The support/query sample buffer, in SQLite (survives restarts, shared by processes on one home).
+"""The support/query sample buffer, in the home's database (survives restarts, shared by processes on one home;
+its tables and statements are :mod:`metaclaw_plugin.store.samples`'s).
 
 * Turns an evolver call read are **support** data: they taught the skills and are never trained on after
   that (:meth:`SampleBuffer.take_support`; a support turn that was still queued is taken out). A trigger
@@ -22,29 +23,15 @@ generations; :meth:`SampleBuffer.hold_back`). Support turns live in their own ta
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ..store import AnyDatabase, Database, connect
+from ..store import AnyDatabase, Database, samples
+from ..store.samples import BufferStats
+from ..store.samples import read_stats as read_stats
+from ..store.task_types import task_types as task_types
 from ..types import Sample
-
-
-@dataclass
-class BufferStats:
-    generation: int
-    queued: int
-    pending: int
-    trained: int
-    dropped_stale: int
-    support: int
-    rejected_stale: int
-    skipped: int = 0  # consumed by steps without signal (all advantages 0), never trained on
-    validation: int = 0  # held back as the validation set, never trained on
-
-    def as_dict(self) -> dict[str, int]:
-        return dict(self.__dict__)
 
 
 class SampleBuffer:
@@ -52,44 +39,27 @@ class SampleBuffer:
         self.db = Database(db_path) if isinstance(db_path, Path | str) else db_path
         self._generation_fn = generation_fn
 
-    # Meta -----------------------------------------------------------------------------------------
-    def _meta(self, c: Any, key: str, default: int = 0) -> int:
-        row = c.execute("SELECT value FROM buffer_meta WHERE key = ?", (key,)).fetchone()
-        return int(row[0]) if row else default
-
-    def _set_meta(self, c: Any, key: str, value: int) -> None:
-        c.execute(
-            "INSERT INTO buffer_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (key, str(int(value))),
-        )
-
     @property
     def generation(self) -> int:
-        with self.db.lock:
-            return self._meta(self.db, "generation")
+        return samples.generation(self.db)
 
     # Generation -----------------------------------------------------------------------------------
     def _sync(self, c: Any, generation: int | None) -> int:
         """Bring the buffer to ``generation`` (never backwards); drop what became stale. Returns it."""
-        current = self._meta(c, "generation")
+        current = samples.meta(c, "generation")
         if generation is None or generation <= current:
             return current
-        now = time.time()
-        n = c.execute(
-            "UPDATE buffer_samples SET state = 'dropped', batch_id = NULL, updated_at = ? "
-            "WHERE state IN ('queued', 'pending') AND generation < ?",
-            (now, generation),
-        ).rowcount
-        self._set_meta(c, "dropped_stale", self._meta(c, "dropped_stale") + n)
-        self._set_meta(c, "generation", generation)
+        n = samples.drop_older(c, generation)
+        samples.set_meta(c, "dropped_stale", samples.meta(c, "dropped_stale") + n)
+        samples.set_meta(c, "generation", generation)
         return generation
 
     def on_generation(self, generation: int) -> int:
         """The skill generation bumped: drop the pending batch and every older sample. Returns how many."""
         with self.db.transaction() as c:
-            before = self._meta(c, "dropped_stale")
+            before = samples.meta(c, "dropped_stale")
             self._sync(c, generation)
-            return self._meta(c, "dropped_stale") - before
+            return samples.meta(c, "dropped_stale") - before
 
     def _current(self) -> int | None:
         if self._generation_fn is None:
@@ -113,62 +83,30 @@ class SampleBuffer:
         """Reserve turns for the evolver inside the caller's transaction ``c``: the turn ids that no trigger
         reserved before (a caller that queues them sends each turn once). They stay query samples until
         :meth:`take_support`."""
-        now = time.time()
-        return [
-            turn_id
-            for turn_id, session_id, tenant, gen in turns
-            if c.execute(
-                "INSERT OR IGNORE INTO buffer_support(turn_id, session_id, tenant, generation, reason, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (turn_id, session_id, tenant, gen, reason, now),
-            ).rowcount
-        ]
+        return samples.reserve(c, turns, reason)
 
     @staticmethod
     def take_support(c: Any, turn_ids: Iterable[str]) -> int:
         """An evolver call read these reserved turns: they are support from now on, and those still queued or
         pending are taken out of training. Returns how many were taken out."""
-        now, n = time.time(), 0
-        for turn_id in turn_ids:
-            c.execute("UPDATE buffer_support SET read_at = ? WHERE turn_id = ? AND read_at IS NULL", (now, turn_id))
-            n += c.execute(
-                "DELETE FROM buffer_samples WHERE turn_id = ? AND state IN ('queued', 'pending')", (turn_id,)
-            ).rowcount
-        return n
+        return samples.take(c, turn_ids)
 
     def sent_to_evolver(self, turn_id: str) -> bool:
         """Whether a trigger already sent this turn to the evolver (reserved, or read by a call): no trigger sends
         it again. A reserved turn still trains; only a read one is support (:meth:`take_support`)."""
-        return bool(self.db.query("SELECT 1 FROM buffer_support WHERE turn_id = ?", [turn_id]))
+        return samples.reserved(self.db, turn_id)
 
     # Query samples -----------------------------------------------------------------------------------
     def add(self, sample: Sample, source: str | None = None) -> bool:
         """Queue a query sample. Refused (False) if an evolver call read it (support), already known, or stale."""
-        now = time.time()
         with self.db.transaction() as c:
             current = self._sync(c, self._current())
-            if c.execute(
-                "SELECT 1 FROM buffer_support WHERE turn_id = ? AND read_at IS NOT NULL", (sample.turn_id,)
-            ).fetchone():
+            if samples.is_support(c, sample.turn_id):
                 return False
             if sample.skill_generation < current:
-                self._set_meta(c, "rejected_stale", self._meta(c, "rejected_stale") + 1)
+                samples.set_meta(c, "rejected_stale", samples.meta(c, "rejected_stale") + 1)
                 return False
-            cur = c.execute(
-                "INSERT OR IGNORE INTO buffer_samples(turn_id, session_id, tenant, generation, reward, source, state, "
-                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)",
-                (
-                    sample.turn_id,
-                    sample.session_id,
-                    sample.tenant,
-                    sample.skill_generation,
-                    float(sample.reward),
-                    source,
-                    sample.created_at,
-                    now,
-                ),
-            )
-            return cur.rowcount > 0
+            return samples.insert(c, sample, source)
 
     def drain(self, batch_size: int, *, generation: int | None = None, partial: bool = False) -> list[Sample]:
         """Take a batch of fresh samples (generation == current) for the trainer; they become pending.
@@ -179,41 +117,23 @@ class SampleBuffer:
         gen_now = generation if generation is not None else self._current()
         with self.db.transaction() as c:
             current = self._sync(c, gen_now)
-            rows = c.execute(
-                "SELECT * FROM buffer_samples WHERE state = 'queued' AND generation = ? ORDER BY created_at, turn_id LIMIT ?",
-                (current, int(batch_size)),
-            ).fetchall()
-            if not rows or (len(rows) < batch_size and not partial):
+            batch = samples.queued(c, current, batch_size)
+            if not batch or (len(batch) < batch_size and not partial):
                 return []
-            batch_id = f"b{time.time_ns()}"
-            now = time.time()
-            c.executemany(
-                "UPDATE buffer_samples SET state = 'pending', batch_id = ?, updated_at = ? WHERE turn_id = ?",
-                [(batch_id, now, r["turn_id"]) for r in rows],
-            )
-        return [_sample(r) for r in rows]
+            samples.form_batch(c, f"b{time.time_ns()}", [s.turn_id for s in batch])
+        return batch
 
     def fresh_count(self) -> int:
         """Queued samples of the current generation: what the next drain can take (the trainer's ``ready``)."""
         gen_now = self._current()
         with self.db.transaction() as c:
-            current = self._sync(c, gen_now)
-            row = c.execute(
-                "SELECT COUNT(*) FROM buffer_samples WHERE state = 'queued' AND generation = ?", (current,)
-            ).fetchone()
-            return int(row[0])
+            return samples.count(c, "queued", self._sync(c, gen_now))
 
     def ack(self, turn_ids: Iterable[str]) -> int:
         """The trainer used these samples: mark them trained."""
         ids = list(turn_ids)
         with self.db.transaction() as c:
-            return sum(
-                c.execute(
-                    "UPDATE buffer_samples SET state = 'trained', updated_at = ? WHERE turn_id = ? AND state = 'pending'",
-                    (time.time(), t),
-                ).rowcount
-                for t in ids
-            )
+            return samples.move(c, ids, "pending", "trained")
 
     def hold_back(self, size: int, keep: int) -> int:
         """Move one queued sample of the current generation into the validation set while it has fewer than
@@ -222,46 +142,27 @@ class SampleBuffer:
         gen_now = self._current()
         with self.db.transaction() as c:
             current = self._sync(c, gen_now)
-            have = int(c.execute("SELECT COUNT(*) FROM buffer_samples WHERE state = 'validation'").fetchone()[0])
-            queued = c.execute(
-                "SELECT turn_id FROM buffer_samples WHERE state = 'queued' AND generation = ? "
-                "ORDER BY created_at DESC, turn_id LIMIT ?",
-                (current, int(keep) + 1),
-            ).fetchall()
+            have = samples.count(c, "validation")
+            queued = samples.queued(c, current, keep + 1, newest_first=True)
             if have >= size or len(queued) <= keep:
                 return 0
-            return c.execute(
-                "UPDATE buffer_samples SET state = 'validation', updated_at = ? WHERE turn_id = ? AND state = 'queued'",
-                (time.time(), queued[0][0]),
-            ).rowcount
+            return samples.move(c, [queued[0].turn_id], "queued", "validation")
 
     def validation(self) -> list[Sample]:
         """The held-back validation set."""
-        return [_sample(r) for r in self.db.query("SELECT * FROM buffer_samples WHERE state = 'validation'")]
+        return samples.validation(self.db)
 
     def skip(self, turn_ids: Iterable[str]) -> int:
         """A step had nothing to learn from these pending samples (all advantages 0): consumed, not trained."""
         ids = list(turn_ids)
         with self.db.transaction() as c:
-            return sum(
-                c.execute(
-                    "UPDATE buffer_samples SET state = 'skipped', updated_at = ? WHERE turn_id = ? AND state = 'pending'",
-                    (time.time(), t),
-                ).rowcount
-                for t in ids
-            )
+            return samples.move(c, ids, "pending", "skipped")
 
     def release(self, turn_ids: Iterable[str]) -> int:
         """Put a pending batch back in the queue (a paused trainer), unless it went stale meanwhile."""
         ids = list(turn_ids)
         with self.db.transaction() as c:
-            return sum(
-                c.execute(
-                    "UPDATE buffer_samples SET state = 'queued', batch_id = NULL WHERE turn_id = ? AND state = 'pending'",
-                    (t,),
-                ).rowcount
-                for t in ids
-            )
+            return samples.requeue(c, ids)
 
     def is_fresh(self, turn_ids: Iterable[str]) -> bool:
         """True while every sample of a batch is still pending (no bump dropped it): check before an
@@ -270,105 +171,16 @@ class SampleBuffer:
         if not ids:
             return False
         self.on_generation(self._current() or 0)
-        rows = self.db.query(
-            f"SELECT COUNT(*) AS n FROM buffer_samples WHERE state = 'pending' AND turn_id IN ({','.join('?' * len(ids))})",
-            ids,
-        )
-        return int(rows[0]["n"]) == len(ids)
+        return samples.count_pending(self.db, ids) == len(ids)
 
     def pending(self) -> list[Sample]:
-        return [
-            _sample(r)
-            for r in self.db.query("SELECT * FROM buffer_samples WHERE state = 'pending' ORDER BY created_at")
-        ]
+        return samples.pending(self.db)
 
     def recent(self, n: int, tenant: str | None = None, generation: int | None = None) -> list[Sample]:
-        sql = "SELECT * FROM buffer_samples WHERE state IN ('queued', 'pending', 'trained')"
-        args: list[Any] = []
-        if tenant is not None:
-            sql += " AND tenant = ?"
-            args.append(tenant)
-        if generation is not None:
-            sql += " AND generation = ?"
-            args.append(generation)
-        sql += " ORDER BY created_at DESC LIMIT ?"
-        args.append(int(n))
-        return [_sample(r) for r in self.db.query(sql, args)]
+        return samples.recent(self.db, n, tenant, generation)
 
     def stats(self) -> BufferStats:
-        """The counts and counters as of one moment: a single statement, so on PostgreSQL (where each
-        ``execute`` outside a transaction may take another pooled connection) a bump committed by the
-        learner in between cannot pair the old queue with the new counters."""
-        with self.db.lock:
-            return BufferStats(**_stats_row(self.db.execute(STATS_SQL).fetchone()))
+        return samples.stats(self.db)
 
     def close(self) -> None:
         self.db.close()
-
-
-def task_types(query: Callable[[str, list[str]], Sequence[Any]], turn_ids: Sequence[str]) -> dict[str, str]:
-    """The host's task type of each labelled turn (``fl_turns.task_type``: ``metadata.task_type`` as the learning
-    loop stored it), read with ``query`` (a database's or a transaction's) in chunks of 500 ids. The trainer
-    groups advantages by it; the evolution queue keeps a support set to one."""
-    out: dict[str, str] = {}
-    for i in range(0, len(turn_ids), 500):
-        part = list(turn_ids[i : i + 500])
-        rows = query(f"SELECT turn_id, task_type FROM fl_turns WHERE turn_id IN ({','.join('?' * len(part))})", part)
-        out.update({r["turn_id"]: str(r["task_type"]) for r in rows if r["task_type"]})
-    return out
-
-
-def _meta_sql(key: str) -> str:
-    return f"(SELECT value FROM buffer_meta WHERE key = '{key}')"
-
-
-def _count_sql(state: str) -> str:
-    return f"(SELECT COUNT(*) FROM buffer_samples WHERE state = '{state}')"
-
-
-_STATS_COLUMNS = {  # BufferStats's fields, in its order
-    "generation": _meta_sql("generation"),
-    "queued": _count_sql("queued"),
-    "pending": _count_sql("pending"),
-    "trained": _count_sql("trained"),
-    "dropped_stale": _meta_sql("dropped_stale"),
-    "support": "(SELECT COUNT(*) FROM buffer_support WHERE read_at IS NOT NULL)",  # reserved ones are still samples
-    "rejected_stale": _meta_sql("rejected_stale"),
-    "skipped": _count_sql("skipped"),
-    "validation": _count_sql("validation"),
-}
-STATS_SQL = "SELECT " + ", ".join(_STATS_COLUMNS.values())
-
-
-def _stats_row(row: Any) -> dict[str, int]:
-    """:data:`STATS_SQL`'s one row as :class:`BufferStats` fields (a counter never set reads 0)."""
-    return {k: int(v or 0) for k, v in zip(_STATS_COLUMNS, row, strict=True)}
-
-
-def _sample(r: Any) -> Sample:
-    return Sample(
-        turn_id=r["turn_id"],
-        session_id=r["session_id"],
-        tenant=r["tenant"],
-        skill_generation=int(r["generation"]),
-        reward=float(r["reward"]),
-        created_at=float(r["created_at"]),
-    )
-
-
-def read_stats(db_path: Path | str) -> dict[str, int]:
-    """Buffer counts for ``status`` without creating anything (empty when there is no buffer yet)."""
-    import sqlite3
-
-    p = Path(db_path)
-    if not p.exists():
-        return {}
-    try:
-        conn = connect(p, readonly=True)
-        try:
-            row = conn.execute(STATS_SQL).fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return {}
-    return _stats_row(row)

@@ -11,13 +11,12 @@ Only the ``local`` backend can roll back: its adapters are folders the trainer k
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..store import AnyDatabase
+from ..store import AnyDatabase, runtime_state, steps
 from .trainer import CHECKPOINT_KEY
 from .weights import WeightsRef, latest, store_latest
 
@@ -39,8 +38,7 @@ def check_backend(backend: str) -> None:
 
 def available(db: AnyDatabase) -> list[int]:
     """The earlier steps whose adapter folders are still on disk, newest first."""
-    rows = db.query("SELECT step, weights FROM train_steps ORDER BY step DESC")
-    return [int(r["step"]) for r in rows if r["weights"] and (Path(r["weights"]) / "adapter_config.json").is_file()]
+    return [step for step, path in steps.weights(db).items() if path and (Path(path) / "adapter_config.json").is_file()]
 
 
 def rollback(db: AnyDatabase, to: int | None = None) -> dict[str, Any]:
@@ -50,34 +48,27 @@ def rollback(db: AnyDatabase, to: int | None = None) -> dict[str, Any]:
         raise RollbackError("no weights were published yet: nothing to roll back")
     if current.backend != "local":
         raise RollbackError("train rollback needs the local backend (Tinker's sampler weights cannot be trained on)")
-    steps = [s for s in available(db) if s < current.step]
-    target = to if to is not None else (steps[0] if steps else None)
-    if target is None or target not in steps:
-        have = ", ".join(map(str, steps)) or "none"
+    earlier = [s for s in available(db) if s < current.step]
+    target = to if to is not None else (earlier[0] if earlier else None)
+    if target is None or target not in earlier:
+        have = ", ".join(map(str, earlier)) or "none"
         want = f"step {target}" if target is not None else "an earlier step"
         raise RollbackError(
             f"cannot roll back from step {current.step} to {want}: adapters on disk for steps {have} "
             "(older ones were pruned: training.keep_adapters)"
         )
-    path = db.query("SELECT weights FROM train_steps WHERE step = ?", [target])[0]["weights"]
+    path = steps.weights(db)[target]
     ref = WeightsRef(step=target, backend=current.backend, base_model=current.base_model, path=str(path))
-    abandoned = [
-        dict(r)
-        for r in db.query("SELECT step, loss, mean_reward FROM train_steps WHERE step > ? ORDER BY step", [target])
-    ]
+    abandoned = steps.after(db, target)
     with db.transaction() as c:
-        saved = c.execute("SELECT value FROM runtime_state WHERE key = ?", (CHECKPOINT_KEY,)).fetchone()
-        if saved is not None and json.loads(saved[0])["step"] > target:
-            c.execute("DELETE FROM runtime_state WHERE key = ?", (CHECKPOINT_KEY,))  # resume from the target
-        c.execute("DELETE FROM train_steps WHERE step > ?", (target,))
-        row = c.execute("SELECT value FROM runtime_state WHERE key = ?", (ROLLBACKS_KEY,)).fetchone()
-        history = json.loads(row[0]) if row else []
+        saved = runtime_state.get(c, CHECKPOINT_KEY)
+        if saved is not None and saved.value["step"] > target:
+            runtime_state.delete(c, CHECKPOINT_KEY)  # resume from the target
+        steps.delete_after(c, target)
+        row = runtime_state.get(c, ROLLBACKS_KEY)
+        history = row.value if row else []
         event = {"from": current.step, "to": target, "at": time.time(), "abandoned": abandoned}
-        c.execute(
-            "INSERT INTO runtime_state(key, value, updated_at) VALUES (?, ?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-            (ROLLBACKS_KEY, json.dumps([*history, event][-50:]), time.time()),
-        )
+        runtime_state.put(c, ROLLBACKS_KEY, [*history, event][-50:])
     store_latest(db, ref)
     return {
         "from": current.step,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..config import Settings
+from ..store import runtime_state, steps
 from ..store.backend import reading_home
+
+_STATE = {"training.checkpoint": "checkpoint", "training.skipped": "skipped", "policy.weights": "weights"}
 
 
 def training_status(settings: Settings) -> dict[str, Any]:
@@ -28,21 +30,15 @@ def training_status(settings: Settings) -> dict[str, Any]:
     }
     try:  # the home's database: the SQLite file, or the PostgreSQL server the trainer writes to
         with reading_home(settings) as query:
-            rows = query("SELECT * FROM train_steps ORDER BY step DESC LIMIT 1")
-            last = dict(rows[0]) if rows else None
-            state = {r[0]: r[1] for r in query("SELECT key, value FROM runtime_state")}
+            last = steps.last(query, 1)
+            state = runtime_state.values(query, list(_STATE))
     except Exception as e:  # an unreachable server or a torn file: status still answers, and says so
         out["error"] = f"{type(e).__name__}: {e}"
         return out
-    if last is not None:
-        out["step"] = last["step"]
-        out["last"] = {k: v for k, v in last.items() if k != "detail"}
-    if "training.checkpoint" in state:
-        out["checkpoint"] = json.loads(state["training.checkpoint"])
-    if "training.skipped" in state:
-        out["skipped"] = json.loads(state["training.skipped"])
-    if "policy.weights" in state:
-        out["weights"] = json.loads(state["policy.weights"])
+    if last:
+        out["step"] = last[0]["step"]
+        out["last"] = {k: v for k, v in last[0].items() if k != "detail"}
+    out.update({name: state[key] for key, name in _STATE.items() if key in state})
     return out
 
 

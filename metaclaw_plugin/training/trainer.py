@@ -24,7 +24,7 @@ The pause contract (the scheduler codes against it):
 Each applied step acknowledges its samples, saves sampler weights, stores them as the latest
 (:func:`~.weights.store_latest`, for served policies in other processes) and calls ``publish`` (an
 in-process served policy swaps at once); every ``checkpoint_every`` steps it saves a full state, which a
-new trainer resumes from. Metrics go to the ``train_steps`` table.
+new trainer resumes from. Metrics go to the ``train_steps`` table (:mod:`metaclaw_plugin.store.steps`).
 
 A consumed batch (applied, or acknowledged because none of it could become a sample) goes to ``on_batch``
 last: the learning side queues a batch that mostly failed for the skill evolver there
@@ -33,19 +33,19 @@ last: the learning side queues a batch that mostly failed for the skill evolver 
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..store import AnyDatabase
+from ..store import AnyDatabase, runtime_state, steps
+from ..store.task_types import task_types
 from ..store.trajectories import TrajectoryStore
 from ..types import Sample
 from .advantages import group_advantages, grpo_advantages
 from .backends import Backend
-from .buffer import SampleBuffer, task_types
+from .buffer import SampleBuffer
 from .samples import SampleError, TrainSample, build_sample
 from .weights import WeightsRef, latest, store_latest
 
@@ -135,10 +135,10 @@ class Trainer:
         return self._resume_newer_weights() or resumed
 
     def _resume_state(self) -> str | None:
-        rows = self.db.query("SELECT value FROM runtime_state WHERE key = ?", [CHECKPOINT_KEY])
-        if not rows:
+        got = runtime_state.get(self.db, CHECKPOINT_KEY)
+        if got is None:
             return None
-        saved = json.loads(rows[0]["value"])
+        saved = got.value
         if saved.get("backend") != self.backend.name or saved.get("base_model") != self.backend.base_model:
             log.warning("checkpoint %s is for another backend or model; starting fresh", saved.get("path"))
             return None
@@ -426,11 +426,7 @@ class Trainer:
             return None
         path = self.backend.save_state(self.step)
         value = {"step": self.step, "path": path, "backend": self.backend.name, "base_model": self.backend.base_model}
-        self.db.execute(
-            "INSERT INTO runtime_state(key, value, updated_at) VALUES (?, ?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-            (CHECKPOINT_KEY, json.dumps(value), time.time()),
-        )
+        runtime_state.put(self.db, CHECKPOINT_KEY, value)
         return path
 
     def _record(
@@ -446,28 +442,21 @@ class Trainer:
         checkpoint: str | None,
         detail: dict[str, Any],
     ) -> None:
-        self.db.execute(
-            "INSERT INTO train_steps(step, backend, loss, mean_reward, success_rate, samples_used, "
-            "samples_dropped, step_seconds, tokens_per_s, weights, checkpoint, detail, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(step) DO UPDATE SET backend = excluded.backend, "
-            "loss = excluded.loss, mean_reward = excluded.mean_reward, success_rate = excluded.success_rate, "
-            "samples_used = excluded.samples_used, samples_dropped = excluded.samples_dropped, "
-            "step_seconds = excluded.step_seconds, tokens_per_s = excluded.tokens_per_s, weights = excluded.weights, "
-            "checkpoint = excluded.checkpoint, detail = excluded.detail, created_at = excluded.created_at",
-            (
-                self.step,
-                self.backend.name,
-                loss,
-                mean_reward,
-                success_rate,
-                used,
-                self._dropped,
-                seconds,
-                tokens_per_s,
-                weights,
-                checkpoint,
-                json.dumps(detail),
-                time.time(),
+        steps.record(
+            self.db,
+            steps.Step(
+                step=self.step,
+                backend=self.backend.name,
+                loss=loss,
+                mean_reward=mean_reward,
+                success_rate=success_rate,
+                samples_used=used,
+                samples_dropped=self._dropped,
+                step_seconds=seconds,
+                tokens_per_s=tokens_per_s,
+                weights=weights,
+                checkpoint=checkpoint,
+                detail=detail,
             ),
         )
         self._dropped = 0
@@ -513,7 +502,8 @@ def no_signal(samples: Sequence[TrainSample], advantage: str) -> str | None:
 
 
 def _task_types(db: AnyDatabase, turn_ids: Sequence[str]) -> dict[str, str]:
-    """Each turn's advantage group under ``advantage: task``: its host task type (:func:`.buffer.task_types`)."""
+    """Each turn's advantage group under ``advantage: task``: its host task type (:func:`.task_types.task_types`
+    of the store)."""
     try:
         kinds = task_types(db.query, turn_ids)
     except Exception:  # no learning loop on this home yet: no task types
@@ -523,26 +513,20 @@ def _task_types(db: AnyDatabase, turn_ids: Sequence[str]) -> dict[str, str]:
 
 
 def _count_skip(db: AnyDatabase, reason: str, samples: int) -> None:
-    rows = db.query("SELECT value FROM runtime_state WHERE key = ?", [SKIPPED_KEY])
-    value: dict[str, Any] = json.loads(rows[0]["value"]) if rows else {"batches": 0, "samples": 0, "reasons": {}}
+    value = skipped_steps(db)
     value["batches"] += 1
     value["samples"] += samples
     value["reasons"][reason] = value["reasons"].get(reason, 0) + 1
     value["last"] = {"reason": reason, "at": time.time()}
-    db.execute(
-        "INSERT INTO runtime_state(key, value, updated_at) VALUES (?, ?, ?) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        (SKIPPED_KEY, json.dumps(value), time.time()),
-    )
+    runtime_state.put(db, SKIPPED_KEY, value)
 
 
 def skipped_steps(db: AnyDatabase) -> dict[str, Any]:
     """Batches skipped for lack of signal: ``{"batches", "samples", "reasons": {reason: n}, "last"}``."""
-    rows = db.query("SELECT value FROM runtime_state WHERE key = ?", [SKIPPED_KEY])
-    return json.loads(rows[0]["value"]) if rows else {"batches": 0, "samples": 0, "reasons": {}}
+    got = runtime_state.get(db, SKIPPED_KEY)
+    return dict(got.value) if got else {"batches": 0, "samples": 0, "reasons": {}}
 
 
 def last_steps(db: AnyDatabase, n: int = 1) -> list[dict[str, Any]]:
     """The latest recorded steps, newest first (for ``status`` and ``train``)."""
-    rows = db.query("SELECT * FROM train_steps ORDER BY step DESC LIMIT ?", [int(n)])
-    return [{**dict(r), "detail": json.loads(r["detail"]) if r["detail"] else None} for r in rows]
+    return steps.last(db.query, n)

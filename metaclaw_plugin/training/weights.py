@@ -9,11 +9,9 @@ it on its next check.
 
 from __future__ import annotations
 
-import json
-import time
 from dataclasses import asdict, dataclass
 
-from ..store import AnyDatabase
+from ..store import AnyDatabase, runtime_state
 
 KEY = "policy.weights"
 
@@ -27,13 +25,9 @@ class WeightsRef:
 
 
 def store_latest(db: AnyDatabase, ref: WeightsRef) -> None:
-    db.execute(
-        "INSERT INTO runtime_state(key, value, updated_at) VALUES (?, ?, ?) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        (KEY, json.dumps(asdict(ref)), time.time()),
-    )
+    runtime_state.put(db, KEY, asdict(ref))
 
 
 def latest(db: AnyDatabase) -> WeightsRef | None:
-    rows = db.query("SELECT value FROM runtime_state WHERE key = ?", [KEY])
-    return WeightsRef(**json.loads(rows[0]["value"])) if rows else None
+    got = runtime_state.get(db, KEY)
+    return WeightsRef(**got.value) if got else None
