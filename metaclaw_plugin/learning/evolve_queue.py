@@ -1,11 +1,12 @@
 """The evolution runner: queued support sets go to the skill evolver, one call per tenant and host task type
 per run.
-Owns ``fl_evolve_queue``: every trigger (reviews, the success-rate window, failed training batches) queues
-through :func:`enqueue_support`.
+Its jobs are ``fl_evolve_queue``'s (:data:`..store.jobs.EVOLVE`): every trigger (reviews, the success-rate window,
+failed training batches) queues through :func:`enqueue_support`.
 
 Pending jobs of a tenant and task type are coalesced up to ``evolution.max_support_turns`` failures. A failed call
-retries with backoff up to ``evolution.max_attempts``; a garbage answer counts as an attempt; a spent
-daily budget waits for the next UTC day; an unusable evolver (not configured, ``local_only``) skips.
+retries with backoff (from ``evolution.backoff`` * 15 s) up to ``evolution.max_attempts``; a garbage answer counts
+as an attempt; a spent daily budget waits for the next UTC day; an unusable evolver (not configured,
+``local_only``) skips.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from typing import Any
 from ..config import Settings
 from ..privacy import Redactor
 from ..store import AnyDatabase
+from ..store.jobs import EVOLVE, evolution_done
+from ..store.ledger import bump
 from ..training.buffer import SampleBuffer, task_types
 from .evolution import EvolutionReport, SkillEvolver, SupportTurn
-from .ledger import Ledger, bump
+from .ledger import Ledger
 from .llm import BudgetExhausted, LLMError, LLMUnavailable, day_start
 from .reward import effective_reward, view_of
 
@@ -48,10 +51,8 @@ def enqueue_support(
             groups[kinds.get(tid)].append(tid)
         for ids in groups.values():
             for i in range(0, len(ids), per_job):
-                c.execute(
-                    "INSERT INTO fl_evolve_queue(tenant, reason, turn_ids, next_at, created_at) VALUES (?, ?, ?, ?, ?)",
-                    [tenant, reason, json.dumps(ids[i : i + per_job]), now, now],
-                )
+                job = {"tenant": tenant, "reason": reason, "turn_ids": json.dumps(ids[i : i + per_job])}
+                EVOLVE.enqueue(c, job, at=now, now=now)
         if claimed:
             bump(c, f"evolution_trigger_{reason}")
     return claimed
@@ -88,10 +89,7 @@ class EvolutionRunner:
         return enqueue_support(self.db, tenant, reason, refs, self.settings.evolution.max_support_turns)
 
     def run(self, force: bool = False) -> None:
-        rows = self.db.query(
-            "SELECT * FROM fl_evolve_queue WHERE state = 'pending' AND next_at <= ? ORDER BY id",
-            [float("inf") if force else time.time()],
-        )
+        rows = EVOLVE.due(self.db, float("inf") if force else time.time())
         # a job's kind of work is its first turn's (enqueue_support keeps a job to one)
         firsts = {r["id"]: (json.loads(r["turn_ids"]) or [""])[0] for r in rows}
         kinds = task_types(self.db.query, [f for f in firsts.values() if f])
@@ -112,7 +110,7 @@ class EvolutionRunner:
     def dry_run_pending(self) -> list[dict[str, Any]]:
         """What the evolver would do with each pending job, writing nothing."""
         out = []
-        for r in self.db.query("SELECT * FROM fl_evolve_queue WHERE state = 'pending' ORDER BY id"):
+        for r in EVOLVE.due(self.db, float("inf")):
             rep = self.run_jobs(r["tenant"], [r], json.loads(r["turn_ids"]), dry_run=True)
             if rep is not None:
                 out.append(rep.as_dict())
@@ -138,29 +136,18 @@ class EvolutionRunner:
         self, tenant: str, jobs: list[Any], turn_ids: list[str], dry_run: bool = False
     ) -> EvolutionReport | None:
         ids = [j["id"] for j in jobs]
-        marks = ",".join("?" * len(ids))
         support = self.support_turns(turn_ids)
         if not support:
-            self.db.execute(
-                f"UPDATE fl_evolve_queue SET state = 'failed', last_error = 'support turns not found' "
-                f"WHERE id IN ({marks})",
-                ids,
-            )
+            EVOLVE.finish(self.db, ids, "failed", "support turns not found")
             return None
         try:
             report = self.evolver.evolve(support, tenant=tenant, dry_run=dry_run)
         except BudgetExhausted as e:
             self.warn_once("evolver-budget", f"{e}; evolution resumes tomorrow (UTC)")
-            self.db.execute(
-                f"UPDATE fl_evolve_queue SET next_at = ?, last_error = 'budget' WHERE id IN ({marks})",
-                [day_start() + 86400 + 1, *ids],
-            )
+            EVOLVE.defer(self.db, ids, day_start() + 86400 + 1, "budget")
             return None
         except LLMUnavailable as e:
-            self.db.execute(
-                f"UPDATE fl_evolve_queue SET state = 'skipped', last_error = ? WHERE id IN ({marks})",
-                [str(e)[:300], *ids],
-            )
+            EVOLVE.finish(self.db, ids, "skipped", str(e)[:300])
             return None
         except LLMError as e:
             self._failed(jobs, tenant, str(e))
@@ -173,10 +160,7 @@ class EvolutionRunner:
             return report
         doc = json.dumps(self.redactor.redact_obj(report.as_dict()), ensure_ascii=False)
         with self.db.transaction() as c:  # the call read these turns: support from now on, out of training
-            c.execute(
-                f"UPDATE fl_evolve_queue SET state = 'done', report = ?, done_at = ? WHERE id IN ({marks})",
-                [doc, time.time(), *ids],
-            )
+            evolution_done(c, ids, doc, time.time())
             SampleBuffer.take_support(c, turn_ids)
         self.record(report)
         log.info(
@@ -196,19 +180,10 @@ class EvolutionRunner:
             self.on_generation()
 
     def _failed(self, jobs: list[Any], tenant: str, error: str) -> None:
-        ids = [j["id"] for j in jobs]
-        marks = ",".join("?" * len(ids))
+        cfg = self.settings.evolution
         err = self.redactor.redact(error)[:300]
         attempts = max(j["attempts"] for j in jobs) + 1
-        if attempts >= self.settings.evolution.max_attempts:
+        first = cfg.backoff * 15  # about 30 s, 60 s... by default
+        ids = [j["id"] for j in jobs]
+        if EVOLVE.fail(self.db, ids, attempts, err, first=first, max_attempts=cfg.max_attempts, now=time.time()):
             log.warning("evolution for tenant %s gave up after %d attempts: %s", tenant, attempts, err)
-            self.db.execute(
-                f"UPDATE fl_evolve_queue SET state = 'failed', attempts = ?, last_error = ? WHERE id IN ({marks})",
-                [attempts, err, *ids],
-            )
-        else:
-            delay = self.settings.evolution.backoff * 15 * (2 ** (attempts - 1))  # 30 s, 60 s... by default
-            self.db.execute(
-                f"UPDATE fl_evolve_queue SET attempts = ?, next_at = ?, last_error = ? WHERE id IN ({marks})",
-                [attempts, time.time() + delay, err, *ids],
-            )

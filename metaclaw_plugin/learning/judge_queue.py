@@ -1,10 +1,10 @@
 """The judge queue: every main turn is scored once its evidence (the next turn, or the session's
-end) is in. Owns ``fl_judge_queue``.
+end) is in. Its jobs are ``fl_judge_queue``'s (:data:`..store.jobs.JUDGE`).
 
 A stronger signal (explicit feedback, a verifier, the session outcome, a correction) settles a
 turn without a judge call; a verifier registered for the turn's task type runs before the judge.
-Failures retry with backoff up to ``reward.max_attempts``; a spent daily budget waits for the next
-UTC day.
+Failures retry with backoff (from ``reward.backoff`` * 5 s) up to ``reward.max_attempts``; a spent daily budget
+waits for the next UTC day.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from typing import Any
 from ..config import Settings
 from ..privacy import Redactor
 from ..store import AnyDatabase
+from ..store.jobs import JUDGE
+from ..store.ledger import settle_turn
 from .ledger import Ledger
 from .llm import BudgetExhausted, LLMError, LLMUnavailable, day_start
 from .reward import RewardJudge, TurnView, Verifiers, effective_reward, view_of
@@ -53,39 +55,19 @@ class JudgeQueue:
 
     def enqueue(self, turn_id: str, tenant: str, session_id: str, delay: float = 0.2, conn: Any = None) -> None:
         now = time.time()
-        sql = "INSERT OR IGNORE INTO fl_judge_queue(turn_id, tenant, session_id, next_at, created_at) VALUES (?, ?, ?, ?, ?)"
-        args = (turn_id, tenant, session_id, now + delay, now)
-        if conn is not None:
-            conn.execute(sql, args)
-        else:
-            self.db.execute(sql, args)
+        job = {"turn_id": turn_id, "tenant": tenant, "session_id": session_id}
+        JUDGE.enqueue(self.db if conn is None else conn, job, at=now + delay, now=now)
 
     def pending_among(self, turn_ids: list[str]) -> int:
-        rows = self.db.query(
-            f"SELECT COUNT(*) AS n FROM fl_judge_queue WHERE state = 'pending' "
-            f"AND turn_id IN ({','.join('?' * len(turn_ids))})",
-            turn_ids,
-        )
-        return int(rows[0]["n"])
+        return JUDGE.count_pending(self.db, turn_ids)
 
     def run(self, force: bool = False) -> None:
         now = time.time()
         cfg = self.settings.reward
-        rows = self.db.query(
-            "SELECT * FROM fl_judge_queue WHERE state = 'pending' AND next_at <= ? ORDER BY next_at LIMIT ?",
-            [float("inf") if force else now, cfg.batch_size],
-        )
-        # Claim each job by moving its due time past a lease (compare-and-set on the due time read): hosts that
-        # share a database judge in parallel, each turn once; a host that dies mid-call leaves it due again later.
-        claimed = [
-            r
-            for r in rows
-            if self.db.execute(
-                "UPDATE fl_judge_queue SET next_at = ? WHERE turn_id = ? AND state = 'pending' AND next_at = ?",
-                [now + CLAIM_LEASE, r["turn_id"], r["next_at"]],
-            ).rowcount
-            == 1
-        ]
+        due = JUDGE.due(self.db, float("inf") if force else now, cfg.batch_size)
+        # Hosts that share a database judge in parallel, each turn once (a lease on each job); a host that dies
+        # mid-call leaves it due again later.
+        claimed = JUDGE.claim(self.db, due, lease=CLAIM_LEASE, now=now)
         if not claimed:
             return
         get = self.ledger.session_cache()
@@ -95,17 +77,10 @@ class JudgeQueue:
             turn, nxt, is_last = self.ledger.locate(session, r["turn_id"])
             if turn is None:
                 if now - r["created_at"] > MISSING_TURN_GIVE_UP:
-                    self.db.execute(
-                        "UPDATE fl_judge_queue SET state = 'failed', last_error = 'turn not in the store' "
-                        "WHERE turn_id = ?",
-                        [r["turn_id"]],
-                    )
+                    JUDGE.finish(self.db, [r["turn_id"]], "failed", "turn not in the store")
                 else:
                     self.ledger.trajectories.flush(1.0)
-                    self.db.execute(
-                        "UPDATE fl_judge_queue SET next_at = ? WHERE turn_id = ?",
-                        [now + DEFER_MISSING_TURN, r["turn_id"]],
-                    )
+                    JUDGE.defer(self.db, [r["turn_id"]], now + DEFER_MISSING_TURN)
                 continue
             outcome = session.outcome if (is_last and session is not None and session.ended_at) else None
             row = self.ledger.turn_row(turn.turn_id)
@@ -123,16 +98,14 @@ class JudgeQueue:
         turn_id = row["turn_id"]
         cfg = self.settings.reward
 
-        def finish(state: str, error: str | None = None) -> None:
-            self.db.execute(
-                "UPDATE fl_judge_queue SET state = ?, last_error = ? WHERE turn_id = ?", [state, error, turn_id]
-            )
+        def settle() -> None:
             eff = effective_reward(self.ledger.rewards_of(turn_id))
-            self.db.execute(
-                "UPDATE fl_turns SET settled = 1, score = ?, source = ? WHERE turn_id = ?",
-                [eff[0] if eff else None, eff[1] if eff else None, turn_id],
-            )
+            settle_turn(self.db, turn_id, eff[0] if eff else None, eff[1] if eff else None)
             self.wake()
+
+        def finish(state: str, error: str | None = None) -> None:
+            JUDGE.finish(self.db, [turn_id], state, error)
+            settle()
 
         try:
             have = {r["source"] for r in self.ledger.rewards_of(turn_id)}
@@ -157,22 +130,16 @@ class JudgeQueue:
             finish("done")
         except BudgetExhausted as e:
             self.warn_once("judge-budget", f"{e}; judging resumes tomorrow (UTC)")
-            self.db.execute(
-                "UPDATE fl_judge_queue SET next_at = ?, last_error = ? WHERE turn_id = ?",
-                [day_start() + 86400 + 1, "budget", turn_id],
-            )
+            JUDGE.defer(self.db, [turn_id], day_start() + 86400 + 1, "budget")
         except LLMUnavailable as e:
             finish("skipped", str(e)[:300])
         except LLMError as e:
             attempts = row["attempts"] + 1
             err = self.redactor.redact(str(e))[:300]
-            if attempts >= cfg.max_attempts:
+            # about 5 s, 10 s, 20 s... at the default backoff
+            first = cfg.backoff * 5
+            if JUDGE.fail(
+                self.db, [turn_id], attempts, err, first=first, max_attempts=cfg.max_attempts, now=time.time()
+            ):
                 log.warning("judging turn %s gave up after %d attempts: %s", turn_id, attempts, err)
-                self.db.execute("UPDATE fl_judge_queue SET attempts = ? WHERE turn_id = ?", [attempts, turn_id])
-                finish("failed", err)
-            else:
-                delay = cfg.backoff * 5 * (2 ** (attempts - 1))  # 5 s, 10 s, 20 s... at the default backoff
-                self.db.execute(
-                    "UPDATE fl_judge_queue SET attempts = ?, next_at = ?, last_error = ? WHERE turn_id = ?",
-                    [attempts, time.time() + delay, err, turn_id],
-                )
+                settle()
