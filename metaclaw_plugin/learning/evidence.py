@@ -16,7 +16,7 @@ from collections import defaultdict
 from typing import Any
 
 from ..skillbank.bank import SkillBank
-from ..store import AnyDatabase
+from ..store import AnyDatabase, ledger
 
 log = logging.getLogger("metaclaw_plugin.learning")
 
@@ -40,11 +40,7 @@ class ConventionEvidence:
         conventions = [s for s in self.skills.skills.values() if s.kind == "convention" and s.status == "active"]
         if not conventions:
             return {}
-        rows = self.db.query(
-            "SELECT t.tenant, t.injected, f.score FROM fl_turns f JOIN turns t ON t.turn_id = f.turn_id "
-            "WHERE f.kind = 'main' AND f.score IS NOT NULL ORDER BY f.created_at DESC LIMIT ?",
-            [RECENT_TURNS],
-        )
+        rows = ledger.scored_main(self.db, RECENT_TURNS)
         seen: dict[str, list[tuple[set[str], bool]]] = defaultdict(list)
         for r in rows:
             try:

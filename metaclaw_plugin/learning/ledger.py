@@ -1,6 +1,6 @@
 """The turn ledger: which turns exist for learning, their sessions, their rewards and the counters.
 
-Owns ``fl_turns``, ``fl_sessions``, ``fl_rewards`` and ``fl_counters``. The jobs read and update
+Its rows are :mod:`..store.ledger`'s (``fl_turns``, ``fl_rewards``, ``fl_counters``). The jobs read and update
 turns through it; the events from the request path land here first.
 """
 
@@ -10,22 +10,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..store import AnyDatabase
+from ..store import AnyDatabase, ledger
 from ..store.trajectories import TrajectoryStore
 from ..types import Session, Turn
-
-_COUNT = (
-    "INSERT INTO fl_counters(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value"
-)
-_REWARD = (
-    "INSERT INTO fl_rewards(turn_id, source, score, created_at) VALUES (?, ?, ?, ?) "
-    "ON CONFLICT(turn_id, source) DO UPDATE SET score = excluded.score"
-)
-
-
-def bump(c: Any, key: str, n: int = 1) -> None:
-    """Add ``n`` to a counter through ``c`` (the database, or a transaction whose other writes it joins)."""
-    c.execute(_COUNT, [key, n])
 
 
 class Ledger:
@@ -34,7 +21,7 @@ class Ledger:
         self.trajectories = trajectories
 
     def count(self, key: str, n: int = 1) -> None:
-        bump(self.db, key, n)
+        ledger.bump(self.db, key, n)
 
     # Rewards (mirrored: the trajectory store is the record, fl_rewards is what the jobs read back at once)
     def record_reward(
@@ -46,18 +33,15 @@ class Ledger:
             self.note_reward(turn_id, source, score)
             return
         with self.db.transaction() as tx:
-            tx.execute(_REWARD, [turn_id, source, float(score), time.time()])
+            ledger.put_reward(tx, turn_id, source, score, time.time())
             for key in counts:
-                bump(tx, key)
+                ledger.bump(tx, key)
 
     def note_reward(self, turn_id: str, source: str, score: float) -> None:
-        self.db.execute(_REWARD, [turn_id, source, float(score), time.time()])
+        ledger.put_reward(self.db, turn_id, source, score, time.time())
 
     def rewards_of(self, turn_id: str) -> list[dict[str, Any]]:
-        rows = {
-            r["source"]: float(r["score"])
-            for r in self.db.query("SELECT source, score FROM fl_rewards WHERE turn_id = ?", [turn_id])
-        }
+        rows = ledger.rewards(self.db, turn_id)
         try:
             for r in self.trajectories.rewards(turn_id):
                 rows.setdefault(r["source"], float(r["score"]))
@@ -66,13 +50,10 @@ class Ledger:
         return [{"source": k, "score": v} for k, v in rows.items()]
 
     def turn_row(self, turn_id: str) -> Any:
-        rows = self.db.query("SELECT * FROM fl_turns WHERE turn_id = ?", [turn_id])
-        return rows[0] if rows else None
+        return ledger.turn(self.db, turn_id)
 
     def turn_rows(self, turn_ids: list[str]) -> list[Any]:
-        if not turn_ids:
-            return []
-        return self.db.query(f"SELECT * FROM fl_turns WHERE turn_id IN ({','.join('?' * len(turn_ids))})", turn_ids)
+        return ledger.turns(self.db, turn_ids)
 
     def session_cache(self) -> Callable[[str, str], Session | None]:
         """Sessions from the trajectory store, each read once per job run."""
@@ -104,8 +85,4 @@ class Ledger:
         """Give a session from the store (maybe from before learning was on) its ledger rows."""
         now = time.time()
         for i, t in enumerate(session.turns):
-            self.db.execute(
-                "INSERT OR IGNORE INTO fl_turns(turn_id, tenant, session_id, kind, seq, generation, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [t.turn_id, t.tenant, t.session_id, t.kind, i + 1, t.skill_generation, now],
-            )
+            ledger.insert_turn(self.db, t, i + 1, now)

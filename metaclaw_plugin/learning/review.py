@@ -1,6 +1,6 @@
 """Reviews: scored turns go into the sample buffer stamped with their generation (the query set), and
-failures are also queued for evolution (the support set, once an evolver call reads them). Owns the review marks of
-``fl_sessions`` and ``fl_window``.
+failures are also queued for evolution (the support set, once an evolver call reads them). The review marks and
+the window are :mod:`..store.reviews`'s.
 
 A review happens at session end, every ``evolution.every_n_turns`` main turns of a long session, and
 for sessions that never ended once they are idle. A third trigger watches batches of
@@ -17,7 +17,7 @@ from typing import Any
 
 from ..config import Settings
 from ..events import SessionState
-from ..store import AnyDatabase
+from ..store import AnyDatabase, ledger, reviews
 from ..training.buffer import SampleBuffer
 from ..types import Sample
 from .evolve_queue import EvolutionRunner
@@ -56,20 +56,13 @@ class Reviewer:
         self._last_sweep = 0.0
 
     def run(self, force: bool = False) -> None:
-        due = self.db.query(
-            "SELECT * FROM fl_sessions WHERE review_due IS NOT NULL AND review_due <= ?",
-            [float("inf") if force else time.time()],
-        )
-        for srow in due:
+        for srow in reviews.due(self.db, float("inf") if force else time.time()):
             self.review(srow, force)
 
     def review(self, srow: Any, force: bool = False) -> None:
         tenant, sid = srow["tenant"], srow["session_id"]
         ended = bool(srow["ended"])
-        turns = self.db.query(
-            "SELECT * FROM fl_turns WHERE tenant = ? AND session_id = ? AND kind = 'main' AND reviewed = 0 ORDER BY seq",
-            [tenant, sid],
-        )
+        turns = ledger.unreviewed_main(self.db, tenant, sid)
         if not ended and turns:
             turns = turns[:-1]  # the newest main turn has no evidence yet
         if not turns:
@@ -93,39 +86,28 @@ class Reviewer:
             support_ids = {t["turn_id"] for t in failures}
             self.evolution.enqueue(tenant, srow["review_reason"] or "review", failures)
         for t, sc, src in scored:
-            self.db.execute("UPDATE fl_turns SET score = ?, source = ? WHERE turn_id = ?", [sc, src, t["turn_id"]])
+            ledger.set_score(self.db, t["turn_id"], sc, src)
             self.trials.score(t["turn_id"], sc)
             # a failure queued for the evolver is a query sample until a call reads it (training/buffer.py)
             self.buffer.add(Sample(t["turn_id"], sid, tenant, int(t["generation"]), float(sc)), source=src)
             if t["turn_id"] in support_ids or t["turn_id"] in on_trial:
                 continue  # already sent; a trial's own evidence does not trigger evolution either
-            self.db.execute(
-                "INSERT OR IGNORE INTO fl_window(tenant, turn_id, success, created_at) VALUES (?, ?, ?, ?)",
-                [tenant, t["turn_id"], int(sc > 0), time.time()],
-            )
-        self.db.execute(f"UPDATE fl_turns SET reviewed = 1 WHERE turn_id IN ({','.join('?' * len(ids))})", ids)
+            reviews.add_to_window(self.db, tenant, t["turn_id"], sc > 0, time.time())
+        ledger.mark_reviewed(self.db, ids)
         self.ledger.count("reviews")
         self._close(tenant, sid, ended)
         self._batch_trigger(tenant)
 
     def _close(self, tenant: str, sid: str, ended: bool) -> None:
-        self.db.execute(
-            "UPDATE fl_sessions SET review_due = NULL, review_reason = NULL, review_since = NULL, "
-            "since_review = CASE WHEN ? = 1 THEN 0 ELSE 1 END WHERE tenant = ? AND session_id = ?",
-            [int(ended), tenant, sid],
-        )
+        reviews.close(self.db, tenant, sid, ended)
 
     def _batch_trigger(self, tenant: str) -> None:
         """A batch of ``batch_turns`` scored turns whose success rate is under the threshold evolves."""
         cfg = self.settings.evolution
-        rows = self.db.query(
-            "SELECT * FROM fl_window WHERE tenant = ? AND batched = 0 ORDER BY created_at LIMIT ?",
-            [tenant, cfg.batch_turns],
-        )
+        rows = reviews.window(self.db, tenant, cfg.batch_turns)
         if len(rows) < cfg.batch_turns:
             return
-        ids = [r["turn_id"] for r in rows]
-        self.db.execute(f"UPDATE fl_window SET batched = 1 WHERE turn_id IN ({','.join('?' * len(ids))})", ids)
+        reviews.batched(self.db, [r["turn_id"] for r in rows])
         rate = sum(r["success"] for r in rows) / len(rows)
         if rate >= cfg.success_rate_threshold or not self.evolution.on():
             return
@@ -150,13 +132,8 @@ class Reviewer:
         self._last_sweep = now
         live = {(s.tenant, s.session_id) for s in self.live_sessions()}
         cutoff = now - self.settings.sessions.session_idle_timeout
-        for r in self.db.query("SELECT tenant, session_id FROM fl_sessions WHERE ended = 0 AND last_at < ?", [cutoff]):
-            if (r["tenant"], r["session_id"]) in live:
-                continue
-            self.db.execute(
-                "UPDATE fl_sessions SET ended = 1, review_due = ?, review_reason = 'stale', "
-                "review_since = COALESCE(review_since, ?) WHERE tenant = ? AND session_id = ?",
-                [now, now, r["tenant"], r["session_id"]],
-            )
+        for key in reviews.idle(self.db, cutoff):
+            if key not in live:
+                reviews.mark(self.db, *key, "stale", now, ended=True)
         # The buffer follows generation bumps made elsewhere (CLI approve, another process).
         self.buffer.on_generation(self.generation())
