@@ -1,6 +1,6 @@
 """Shadow trials: a skill on trial is injected into ``evolution.shadow_fraction`` of the turns it
 matches (the arm is chosen per turn by the skill bank); both arms' turns are scored like any other.
-Owns ``fl_shadow``. Two kinds of trial: a new skill (quarantined, ``metadata.promotion: shadow``)
+Its evidence is :mod:`..store.shadow`'s (``fl_shadow``). Two kinds of trial: a new skill (quarantined, ``metadata.promotion: shadow``)
 against no skill, and a new version of an active skill against the version being served. Evidence
 is keyed by the generation of what is on trial, so a restarted trial starts from nothing.
 
@@ -22,7 +22,8 @@ from typing import Any
 
 from ..config import Settings
 from ..skillbank.bank import SkillBank, trials_running
-from ..store import AnyDatabase
+from ..store import AnyDatabase, shadow
+from ..store.backend import Query
 
 log = logging.getLogger("metaclaw_plugin.learning")
 
@@ -59,14 +60,7 @@ class TrialStats:
 
 def turns_on_trial(db: AnyDatabase, turn_ids: list[str]) -> set[str]:
     """The turns among these that are a shadow trial's evidence (they never become support)."""
-    if not turn_ids:
-        return set()
-    return {
-        r["turn_id"]
-        for r in db.query(
-            f"SELECT DISTINCT turn_id FROM fl_shadow WHERE turn_id IN ({','.join('?' * len(turn_ids))})", turn_ids
-        )
-    }
+    return shadow.on_trial(db, turn_ids)
 
 
 def shadow_decision(st: TrialStats, min_samples: int, max_samples: int, confidence: float) -> str | None:
@@ -81,15 +75,12 @@ def shadow_decision(st: TrialStats, min_samples: int, max_samples: int, confiden
     return None
 
 
-def evidence(query: Callable[..., list[Any]], name: str, generation: int, version: bool = False) -> TrialStats:
+def evidence(query: Query, name: str, generation: int, version: bool = False) -> TrialStats:
     """The scored turns of each arm of one trial so far (``query`` runs SQL: a Database's or a
     read-only connection's), and P(with beats without)."""
-    rows = query(
-        "SELECT arm, score FROM fl_shadow WHERE skill = ? AND skill_generation = ? AND score IS NOT NULL",
-        [name, generation],
-    )
-    w = [r[1] for r in rows if r[0] == "with"]
-    o = [r[1] for r in rows if r[0] == "without"]
+    rows = shadow.arm_scores(query, name, generation)
+    w = [sc for arm, sc in rows if arm == "with"]
+    o = [sc for arm, sc in rows if arm == "without"]
     sw, so = sum(1 for x in w if x > 0), sum(1 for x in o if x > 0)
     return TrialStats(name, len(w), sw, len(o), so, prob_b_beats_a(so, len(o), sw, len(w)), version)
 
@@ -116,18 +107,14 @@ class ShadowTrials:
         for name, arm in arms.items():
             sk = pending.get(name) or skills.get(name)
             if sk is not None and arm in ("with", "without"):
-                conn.execute(
-                    "INSERT OR IGNORE INTO fl_shadow(turn_id, skill, skill_generation, arm, created_at) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (turn_id, name, sk.generation, arm, now),
-                )
+                shadow.note_arm(conn, turn_id, name, sk.generation, arm, now)
 
     def on_trial(self, turn_ids: list[str]) -> set[str]:
         """The turns among these that are a running trial's evidence."""
         return turns_on_trial(self.db, turn_ids)
 
     def score(self, turn_id: str, score: float) -> None:
-        self.db.execute("UPDATE fl_shadow SET score = ? WHERE turn_id = ?", [score, turn_id])
+        shadow.score(self.db, turn_id, score)
 
     def stats(self) -> list[TrialStats]:
         running = trials_running(self.skills.skills, self.skills.pending)
