@@ -4,9 +4,10 @@ Every call goes through :class:`LLMClient`, which
 
 * redacts every outbound message (a last line of defence: callers redact too);
 * refuses non-local endpoints when ``privacy.local_only`` is on;
-* charges a per-day budget (calls and tokens) kept in SQLite, so it holds across restarts and
-  processes sharing a home;
-* applies a timeout, and retries with exponential backoff and jitter;
+* charges a per-day budget (calls and tokens) kept in the database (:mod:`..store.budget`), so it holds
+  across restarts and processes sharing a home;
+* applies a timeout, and retries with exponential backoff and jitter (:func:`..store.jobs.backoff`, the job
+  queues' formula);
 * imports ``litellm`` lazily: the request path never imports this module, and a missing extra
   becomes :class:`LLMUnavailable` with an install hint instead of an ImportError in the host.
 
@@ -20,7 +21,6 @@ import ipaddress
 import json
 import logging
 import os
-import random
 import re
 import sys
 import time
@@ -33,6 +33,8 @@ from urllib.parse import urlparse
 
 from ..privacy import Redactor
 from ..store import AnyDatabase, Database
+from ..store import budget as llm_budget
+from ..store.jobs import backoff
 from ..text import approx_message_tokens, content_text
 from ..text import approx_tokens as approx_tokens_of
 
@@ -76,7 +78,7 @@ def is_local_endpoint(model: str | None, api_base: str | None) -> bool:
 
 
 class Budget:
-    """Calls and tokens per UTC day and purpose ("judge", "evolver"), in SQLite."""
+    """Calls and tokens per UTC day and purpose ("judge", "evolver"), in the database."""
 
     def __init__(self, db: AnyDatabase | Path | str, limits: dict[str, tuple[int, int]] | None = None):
         self.db = Database(db) if isinstance(db, Path | str) else db
@@ -86,10 +88,7 @@ class Budget:
         self.db.close()
 
     def used(self, purpose: str, day: str | None = None) -> tuple[int, int]:
-        rows = self.db.query(
-            "SELECT calls, tokens FROM llm_budget WHERE day = ? AND purpose = ?", (day or utc_day(), purpose)
-        )
-        return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
+        return llm_budget.spent(self.db.query, day or utc_day()).get(purpose, (0, 0))
 
     def left(self, purpose: str) -> dict[str, int | None]:
         calls, tokens = self.used(purpose)
@@ -110,12 +109,7 @@ class Budget:
             raise BudgetExhausted(f"{purpose}: daily token budget spent ({used_tokens}/{lim_tokens})")
 
     def charge(self, purpose: str, calls: int = 1, tokens: int = 0, failed: bool = False) -> None:
-        self.db.execute(
-            """INSERT INTO llm_budget(day, purpose, calls, tokens, failures) VALUES (?, ?, ?, ?, ?)
-               ON CONFLICT(day, purpose) DO UPDATE SET calls = calls + excluded.calls,
-               tokens = tokens + excluded.tokens, failures = failures + excluded.failures""",
-            (utc_day(), purpose, int(calls), int(tokens), 1 if failed else 0),
-        )
+        llm_budget.charge(self.db, utc_day(), purpose, calls, tokens, failed)
 
 
 @dataclass
@@ -224,7 +218,7 @@ class LLMClient:
                     self.budget.charge(self.purpose, 1, approx_tokens(msgs), failed=True)
                 if not _retryable(e) or attempt >= self.retries:
                     break
-                delay = self.backoff * (2**attempt) * (0.5 + random.random())
+                delay = backoff(self.backoff, attempt + 1)
                 log.info("%s call failed (%s); retry %d in %.1fs", self.purpose, _short(e), attempt + 1, delay)
                 self._sleep(delay)
         raise LLMError(f"{self.purpose} call failed: {_short(last)}")

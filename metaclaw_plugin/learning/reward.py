@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..feedback import normalise_feedback
-from ..store import AnyDatabase
+from ..store import AnyDatabase, reward_cache
 from ..text import message_text as plain_text
 from ..types import Message, Turn
 from .llm import LLMClient, LLMError, LLMUnavailable
@@ -315,10 +315,10 @@ class RewardJudge:
     def cached(self, view: TurnView) -> JudgeResult | None:
         if self.db is None:
             return None
-        rows = self.db.query("SELECT score, votes FROM reward_cache WHERE key = ?", [self.cache_key(view)])
-        if not rows:
+        hit = reward_cache.cached(self.db, self.cache_key(view))
+        if hit is None:
             return None
-        return JudgeResult(float(rows[0]["score"]), json.loads(rows[0]["votes"]), 0, 0, cached=True)
+        return JudgeResult(hit[0], hit[1], 0, 0, cached=True)
 
     def judge(self, view: TurnView) -> JudgeResult:
         hit = self.cached(view)
@@ -360,12 +360,7 @@ class RewardJudge:
             raise LLMError("judge gave no valid vote: " + ("; ".join(errors[:2]) or "unparseable answers"))
         result = JudgeResult(score, votes, calls, tokens)
         if self.db is not None:
-            self.db.execute(
-                "INSERT INTO reward_cache(key, score, votes, model, created_at) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET score = excluded.score, votes = excluded.votes, "
-                "model = excluded.model, created_at = excluded.created_at",
-                [self.cache_key(view), score, json.dumps(votes), self.model, time.time()],
-            )
+            reward_cache.remember(self.db, self.cache_key(view), score, votes, self.model, time.time())
         return result
 
 
