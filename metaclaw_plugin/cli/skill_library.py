@@ -16,7 +16,7 @@ from ..privacy import redactor_for
 from ..skillbank.files import STATE_DIR, SkillStore
 from ..skillbank.skillmd import SkillFormatError, parse_skill_md
 from ..store.backend import postgres_of
-from ..store.pg_library import SharedSkillLibrary, library_files
+from ..store.pg_library import SharedSkillLibrary, held_files, library_files
 from ..store.postgres import PostgresDatabase
 from ..types import Skill
 from .common import console, emit_json, fail, json_option, load_settings
@@ -106,7 +106,7 @@ def import_(ctx: click.Context, folder: Path, force: bool, as_json: bool) -> Non
         fail(f"{folder} is not imported: screening rejects\n  - " + "\n  - ".join(rejected))
     pg = _database(ctx)
     try:
-        held = int(pg.query("SELECT COUNT(*) FROM skill_files WHERE deleted = 0")[0][0])
+        held = held_files(pg)
         if held and not force:
             fail(f"the database already holds a skill library ({held} files); --force writes over it")
         redactor = redactor_for(load_settings(ctx).privacy)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
-from ..store import connect
-from ..store.backend import postgres_of
+from ..store import budget, connect, ledger
+from ..store.backend import Query, postgres_of
+from ..store.election import learner
+from ..store.jobs import EVOLVE, JUDGE
 from ..store.postgres import PostgresDatabase
+from ..store.trajectories import rewards_by_source
 from ..training.buffer import SampleBuffer, read_stats
 from .llm import day_start, utc_day
 
@@ -49,8 +51,9 @@ def _status_postgres(settings: Any, pg: PostgresDatabase) -> dict[str, Any]:
     try:
         out["buffer"] = SampleBuffer(pg).stats().as_dict()
         used = _figures(lambda sql, args=(): [tuple(r) for r in pg.query(sql, args)], out)
-        for value, at in pg.query("SELECT value, updated_at FROM runtime_state WHERE key = 'learner'"):
-            out["learner"] = {**json.loads(value), "heartbeat_age_s": round(time.time() - at, 1)}
+        elected = learner(pg)
+        if elected is not None:
+            out["learner"] = {**elected[0], "heartbeat_age_s": round(time.time() - elected[1], 1)}
     except Exception as e:  # unreachable server: status still answers, and says so
         out["error"] = f"{pg.where}: {type(e).__name__}: {e}"
     finally:
@@ -59,19 +62,11 @@ def _status_postgres(settings: Any, pg: PostgresDatabase) -> dict[str, Any]:
     return out
 
 
-def _figures(q: Callable[..., list[Any]], out: dict[str, Any]) -> dict[str, tuple[int, int]]:
-    out["rewards_today"] = dict(
-        q("SELECT source, COUNT(*) FROM rewards WHERE created_at >= ? GROUP BY source", [day_start()])
-    )
-    used = {}
-    for purpose, calls, tokens in q("SELECT purpose, calls, tokens FROM llm_budget WHERE day = ?", [utc_day()]):
-        used[purpose] = (int(calls), int(tokens))
-    out["queues"] = {
-        "judge": dict(q("SELECT state, COUNT(*) FROM fl_judge_queue GROUP BY state")),
-        "evolution": dict(q("SELECT state, COUNT(*) FROM fl_evolve_queue GROUP BY state")),
-    }
-    out["counters"] = dict(q("SELECT key, value FROM fl_counters"))
-    return used
+def _figures(q: Query, out: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    out["rewards_today"] = rewards_by_source(q, day_start())
+    out["queues"] = {"judge": JUDGE.counts(q), "evolution": EVOLVE.counts(q)}
+    out["counters"] = ledger.counters(q)
+    return budget.spent(q, utc_day())
 
 
 def _budget(settings: Any, used: dict[str, tuple[int, int]], out: dict[str, Any]) -> None:

@@ -65,6 +65,11 @@ _MAX_PATH = 512
 _ODD = re.compile(r"[\x00-\x1f\x7f\\]")
 
 
+def held_files(db: PostgresDatabase) -> int:
+    """How many files the database's library holds (deletions left out)."""
+    return int(db.query("SELECT COUNT(*) FROM skill_files WHERE deleted = 0")[0][0])
+
+
 def check_library_path(rel: Any) -> str:
     """A row's path when it is one this library writes (``<skill>/<file>``, ``.metaclaw/<file>``); anything else
     raises ValueError saying why (the database is shared, not trusted blindly)."""
