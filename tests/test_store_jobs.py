@@ -18,7 +18,11 @@ T0 = 1_000_000.0
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def db(request: pytest.FixtureRequest, tmp_path: Path):
-    d = Database(tmp_path / "m.db") if request.param == "sqlite" else PostgresDatabase(request.getfixturevalue("pg_url"))
+    d = (
+        Database(tmp_path / "m.db")
+        if request.param == "sqlite"
+        else PostgresDatabase(request.getfixturevalue("pg_url"))
+    )
     yield d
     d.close()
 

@@ -136,8 +136,7 @@ class JudgeQueue:
         except LLMError as e:
             attempts = row["attempts"] + 1
             err = self.redactor.redact(str(e))[:300]
-            # about 5 s, 10 s, 20 s... at the default backoff
-            first = cfg.backoff * 5
+            first = cfg.backoff * 5  # about 5 s, 10 s, 20 s... at the default backoff
             if JUDGE.fail(
                 self.db, [turn_id], attempts, err, first=first, max_attempts=cfg.max_attempts, now=time.time()
             ):
