@@ -7,12 +7,11 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from ..store import budget, connect, ledger
+from ..store import budget, connect, ledger, runtime_state
+from ..store.activity import rewards_by_source
 from ..store.backend import Query, postgres_of
-from ..store.election import learner
 from ..store.jobs import EVOLVE, JUDGE
 from ..store.postgres import PostgresDatabase
-from ..store.trajectories import rewards_by_source
 from ..training.buffer import SampleBuffer, read_stats
 from .llm import day_start, utc_day
 
@@ -51,9 +50,9 @@ def _status_postgres(settings: Any, pg: PostgresDatabase) -> dict[str, Any]:
     try:
         out["buffer"] = SampleBuffer(pg).stats().as_dict()
         used = _figures(lambda sql, args=(): [tuple(r) for r in pg.query(sql, args)], out)
-        elected = learner(pg)
+        elected = runtime_state.get(pg, "learner")
         if elected is not None:
-            out["learner"] = {**elected[0], "heartbeat_age_s": round(time.time() - elected[1], 1)}
+            out["learner"] = {**elected.value, "heartbeat_age_s": round(time.time() - elected.updated_at, 1)}
     except Exception as e:  # unreachable server: status still answers, and says so
         out["error"] = f"{pg.where}: {type(e).__name__}: {e}"
     finally:

@@ -1,5 +1,5 @@
-"""What was recorded, read for people to look at (the dashboard): sessions, their turns' skills and rewards, the
-training steps and the scheduler's transitions. Read-only, through :func:`.backend.reading`'s query (SQLite's
+"""What was recorded, read for people to look at (the dashboard, status): sessions, their turns' skills and rewards,
+the training steps and the scheduler's transitions. Read-only, through :func:`.backend.reading`'s query (SQLite's
 dialect, translated on PostgreSQL); the tables are written by their owners (the trajectory store, the trainer, the
 scheduler).
 
@@ -76,6 +76,12 @@ def main_rewards_since(query: Query, since: float) -> list[Any]:
         "WHERE t.kind = 'main' AND t.created_at >= ?",
         (since,),
     )
+
+
+def rewards_by_source(query: Query, since: float) -> dict[str, int]:
+    """How many rewards each source recorded since ``since``."""
+    rows = query("SELECT source, COUNT(*) FROM rewards WHERE created_at >= ? GROUP BY source", [since])
+    return {str(r[0]): int(r[1]) for r in rows}
 
 
 def train_steps(query: Query) -> list[dict[str, Any]]:

@@ -32,12 +32,6 @@ def host_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def learner(db: PostgresDatabase) -> tuple[dict[str, Any], float] | None:
-    """The elected learner as it last recorded itself (host, pid, since) and when, or None before any."""
-    rows = db.query("SELECT value, updated_at FROM runtime_state WHERE key = 'learner'")
-    return (json.loads(rows[0][0]), float(rows[0][1])) if rows else None
-
-
 class LearnerElection:
     def __init__(self, db: PostgresDatabase | None, *, host: str | None = None, check_every: float = 1.0):
         self.db = db

@@ -48,7 +48,6 @@ from .journal import SEGMENT_BYTES, DeadLetter, Journal, JournalWriteError, read
 from .sqlite import SchemaTooNew, connect
 
 if TYPE_CHECKING:
-    from .backend import Query
     from .postgres import PostgresDatabase
 
 log = logging.getLogger("metaclaw_plugin.store")
@@ -1102,12 +1101,6 @@ class TrajectoryStore:
             return n
         finally:
             conn.close()
-
-
-def rewards_by_source(query: Query, since: float) -> dict[str, int]:
-    """How many rewards each source recorded since ``since`` (for status)."""
-    rows = query("SELECT source, COUNT(*) FROM rewards WHERE created_at >= ? GROUP BY source", [since])
-    return {str(r[0]): int(r[1]) for r in rows}
 
 
 def _discard(seg: Path) -> None:
