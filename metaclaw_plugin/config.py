@@ -201,6 +201,31 @@ class StorageSettings(Section):
         return self
 
 
+class LearningSettings(Section):
+    """Which model the plugin's own calls use (the evolver, the judge, memory extraction, skill review) where the
+    part's own ``model`` is unset."""
+
+    model: str = Field(
+        "host",
+        min_length=1,
+        description="host: the host's own model, as its adapter offers it (the LiteLLM proxy's router or the SDK "
+        "call's model, the LangChain agent's chat model); none: off; else any LiteLLM model string.",
+    )
+    host_model: str | None = Field(
+        None,
+        description="LiteLLM proxy: the model_list name the plugin calls (default: the model of the first request it sees).",
+    )
+    daily_calls: int = Field(
+        200, ge=0, description="Calls to the host's model per UTC day, all parts together; 0 means no limit."
+    )
+    daily_tokens: int = Field(
+        400_000, ge=0, description="Tokens of the host's model per UTC day, all parts together; 0 means no limit."
+    )
+    host_votes: int = Field(
+        1, ge=1, le=15, description="Judge votes per turn on the host's model, unless reward.votes is set."
+    )
+
+
 class EvolutionSettings(Section):
     enabled: bool = True
     model: str | None = Field(None, description="Any LiteLLM model string for the skill evolver.")
@@ -718,6 +743,7 @@ class Settings(BaseSettings):
     injection: InjectionSettings = Field(default_factory=InjectionSettings)
     sessions: SessionSettings = Field(default_factory=SessionSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
+    learning: LearningSettings = Field(default_factory=LearningSettings)
     evolution: EvolutionSettings = Field(default_factory=EvolutionSettings)
     reward: RewardSettings = Field(default_factory=RewardSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)

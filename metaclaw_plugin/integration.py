@@ -14,6 +14,9 @@ In the style of Sentry's SDK integrations and OpenTelemetry's instrumentors:
   the host's per-call object, else in an :class:`InFlight` table (one expiry policy), and handed back to
   ``plugin.complete_turn(prepared, response, ...)``. ``on_session_end``/``on_feedback`` end and score sessions.
 * :class:`FailOpen`: the one way a hook handles its own failure: log it, count it, never raise into the host.
+* :class:`HostModel`: the host's own model, which an adapter offers with ``plugin.host_models.offer(...)`` when it
+  sees a request (``learning.model: host``); the plugin's calls through it run inside a mark that
+  :func:`in_plugin_call` reads, and carry :data:`PLUGIN_CALL_TAG`, so an adapter passes them through unrecorded.
 * :func:`session_id_from`: the session-id fallback chain (header, metadata, fingerprint), with
   :func:`clean_session_id` and :func:`conversation_fingerprint`. The core files each session under its user
   (``metaclaw_plugin.sessions``).
@@ -39,6 +42,8 @@ from typing import Any
 from uuid import UUID
 
 from .config import Settings
+from .hostmodel import TAG as PLUGIN_CALL_TAG
+from .hostmodel import HostModel, HostReply, in_plugin_call
 from .plugin import MetaClawPlugin
 from .skillbank.render import OPEN as SKILL_BLOCK_OPEN
 from .text import content_text
@@ -48,10 +53,13 @@ from .types import DEFAULT_TENANT, Message, TurnContext, new_id
 __all__ = [
     "ALLOW_UNSUPPORTED_ENV",
     "DEFAULT_TENANT",
+    "PLUGIN_CALL_TAG",
     "RETRY_PLUGIN_AFTER",
     "SKILL_BLOCK_OPEN",
     "DidNotEnable",
     "FailOpen",
+    "HostModel",
+    "HostReply",
     "InFlight",
     "Message",
     "MetaClawPlugin",
@@ -63,6 +71,7 @@ __all__ = [
     "content_text",
     "conversation_fingerprint",
     "default_plugin",
+    "in_plugin_call",
     "new_id",
     "require_host",
     "session_id_from",

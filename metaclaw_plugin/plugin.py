@@ -49,6 +49,7 @@ from .config import Settings
 from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
 from .feedback import normalise_feedback
 from .homedir import make_private
+from .hostmodel import HOST_MODEL_KEY, HostModel, HostModels
 from .logfile import attach_log_file, held_back
 from .memory.model import SHARED_USER
 from .memory.store import MemoryStore
@@ -59,6 +60,7 @@ from .sessions import Conversations, given_of, namespaced, stored_session
 from .sideturns import SideCalls
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .skillbank.render import inject as inject_block
+from .store import runtime_state
 from .store.backend import postgres_of
 from .store.election import LearnerElection, host_id
 from .store.passages import PassageStore
@@ -139,6 +141,9 @@ class MetaClawPlugin:
         # On PostgreSQL shared by hosts: the one election of this host (memory extraction, the learning loop, the
         # trainer all run on the elected learner only); None on SQLite and while memory is off (the loop keeps its own).
         self.election: LearnerElection | None = None
+        # The host's own model, offered by its adapter on the first request (learning.model: host): the evolver,
+        # the judge, memory extraction and skill review call it where their own model is unset.
+        self.host_models = HostModels(on_offer=lambda m: self.worker.submit("host_model", self._note_host_model, m))
 
     # Lifecycle ------------------------------------------------------------------------------------
     def start(self) -> MetaClawPlugin:
@@ -565,6 +570,7 @@ class MetaClawPlugin:
                 lambda: self.worker.submit("memory.refresh", self.refresh_memory),
                 db=self.memory_store.db,
                 election=self.election,
+                host_models=self.host_models,
             )
             self.memory_learner.start()
         except Exception:
@@ -580,6 +586,19 @@ class MetaClawPlugin:
                 self.memory_store = self.passages = None
         except Exception:
             self._fail("memory.stop")
+
+    def _note_host_model(self, model: HostModel) -> None:
+        """Write which model the host offered where ``status`` in another process reads it (worker; fails open)."""
+        try:
+            from .store.backend import open_database
+
+            db = open_database(self.settings)
+            try:
+                runtime_state.put(db, HOST_MODEL_KEY, {"name": model.name, "via": model.via})
+            finally:
+                db.close()
+        except Exception:
+            self._fail("host_model.note")
 
     def memory_status(self) -> dict[str, Any]:
         if not self.settings.memory.enabled:
@@ -610,8 +629,8 @@ class MetaClawPlugin:
         s = self.settings
         if not (s.evolution.enabled or s.reward.enabled):
             return
-        if not (s.evolution.model or s.reward.model or s.reward.verifiers):
-            log.info("learning idle: set evolution.model and/or reward.model to learn from sessions")
+        if not (s.evolution.model or s.reward.model or s.reward.verifiers or s.learning.model != "none"):
+            log.info("learning idle: learning.model is none and no evolution.model, reward.model or verifier is set")
             return
         try:
             if self.learning is None:
@@ -626,6 +645,7 @@ class MetaClawPlugin:
                         redactor=self.redactor,
                         live_sessions=self.active_sessions,
                         election=self.election,
+                        host_models=self.host_models,
                     )
                 )
             self.learning.start()
@@ -1066,7 +1086,15 @@ class MetaClawPlugin:
             "scheduler": self.scheduler.status() if self.scheduler is not None else None,
             "scheduler_note": self.scheduler_note,
             "memory": self.memory_status(),
+            "host_model": self._host_model_status(),
         }
+
+    def _host_model_status(self) -> dict[str, Any] | None:
+        """The host's own model the plugin's calls use (learning.model: host), once its adapter offered it."""
+        hm = self.host_models.get()
+        if hm is None:
+            return None
+        return {"name": hm.name, "via": hm.via, "local": hm.local}
 
 
 def _short(value: Any) -> Any:

@@ -20,6 +20,10 @@ from metaclaw_plugin.cli import common as cli_common
 from metaclaw_plugin.procs import free_port as free_port  # re-exported for the tests
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: LiteLLM must not fetch its price map
+# The plugin's own calls to the host's model (learning.model: host, the default) are tested where they are the
+# subject (test_host_model.py sets it back); elsewhere they would add judge, evolver and extractor calls to every
+# scripted upstream, proxies started by module fixtures included.
+os.environ.setdefault("METACLAW_LEARNING__MODEL", "none")
 
 # In CI the property tests draw the same examples every run (a red CI must be reproducible, not a draw of luck);
 # on a developer's machine they keep exploring new ones, and what they find becomes a fixed example.

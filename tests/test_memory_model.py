@@ -71,3 +71,4 @@ def test_model_extractor_keeps_implicit_facts_updates_them_and_falls_back(home: 
 def test_status_says_the_rules_run_without_a_model(plugin: MetaClawPlugin) -> None:
     st = plugin.status()["memory"]
     assert st["extractor"] == "rules" and "no memory.model or evolution.model" in st["extractor_reason"]
+    assert "learning.model is none" in st["extractor_reason"]  # the tests' setting (conftest); host by default

@@ -178,8 +178,13 @@ def status(ctx: click.Context, as_json: bool) -> None:
     from ..learning.switches import as_dict, fast_loop_note, learning_switches, next_step
 
     switches = learning_switches(settings)
-    # a budget is shown only for a role that has a model: "200 calls left" of an evolver that is not set misleads
-    data["budget"] = {p: b for p, b in fl["budget"].items() if switches[p].configured}
+    # a budget is shown only for a role that has a model: "200 calls left" of an evolver that is not set misleads;
+    # the host's budget while learning.model is host (every role on the host's model shares it)
+    shown = {p for p, sw in switches.items() if sw.configured}
+    shown |= {"host"} if settings.learning.model == "host" else set()
+    shown |= {"memory"} if settings.memory.model else set()
+    data["budget"] = {p: b for p, b in fl["budget"].items() if p in shown}
+    data["host_model"] = fl.get("host_model")
     data["learning"] = as_dict(switches)
     data["learning_note"] = fast_loop_note(settings, switches)
     data["next_step"] = next_step(settings, switches, sessions=counts["sessions"])
@@ -223,6 +228,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
             ["config", data["config_file"] or "(defaults)"],
             ["skill generation", data["skill_generation"]],
             *[[f"learning: {k}", v["why"]] for k, v in data["learning"].items()],
+            *(
+                [["host's model", _host_model_line(data["host_model"])]]
+                if data["host_model"] or "host" in data["budget"]
+                else []
+            ),
             ["skills", ", ".join(f"{k} {v}" for k, v in data["skills"].items() if k != "by_origin")],
             ["memory", _memory_line(data["memory"])],
             ["origins", ", ".join(f"{k} {v}" for k, v in data["skills"]["by_origin"].items())],
@@ -512,6 +522,12 @@ def _report(checks: list[dict[str, Any]], as_json: bool) -> None:
         )
     if bad:
         raise SystemExit(1)
+
+
+def _host_model_line(noted: dict[str, Any] | None) -> str:
+    if not noted:
+        return "not known yet: the host's adapter offers it with the first request it sees"
+    return f"{noted.get('name')} ({noted.get('via')})"
 
 
 def _conventions_line(c: dict[str, Any]) -> str:

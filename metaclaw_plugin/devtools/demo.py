@@ -594,7 +594,7 @@ def summary(d: Demo) -> dict[str, Any]:
             f"{env} metaclaw-plugin serve   (the dashboard; then {env} metaclaw-plugin skills list)"
             if kept
             else "metaclaw-plugin demo --keep, then serve its home for the dashboard; or `metaclaw-plugin init` "
-            "and set evolution.model and reward.model to learn from your own agent"
+            "and point your host at it: it learns with the host's own model"
         ),
     }
 

@@ -1,11 +1,13 @@
-"""The one door through which the plugin itself calls an LLM (the judge and the evolver).
+"""The one door through which the plugin itself calls an LLM (the judge, the evolver, memory extraction and skill
+review): a configured LiteLLM model, or the host's own model as its adapter offers it (``learning.model: host``).
 
 Every call goes through :class:`LLMClient`, which
 
 * redacts every outbound message (a last line of defence: callers redact too);
 * refuses non-local endpoints when ``privacy.local_only`` is on;
 * charges a per-day budget (calls and tokens) kept in the database (:mod:`..store.budget`), so it holds
-  across restarts and processes sharing a home;
+  across restarts and processes sharing a home; a call to the host's model also charges the host's budget
+  (``learning.daily_*``);
 * applies a timeout, and retries with exponential backoff and jitter (:func:`..store.jobs.backoff`, the job
   queues' formula);
 * imports ``litellm`` lazily: the request path never imports this module, and a missing extra
@@ -23,7 +25,9 @@ import logging
 import os
 import re
 import sys
+import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from ..hostmodel import HostModels, plugin_call
 from ..privacy import Redactor
 from ..store import AnyDatabase, Database
 from ..store import budget as llm_budget
@@ -40,6 +45,8 @@ from ..text import approx_tokens as approx_tokens_of
 
 log = logging.getLogger("metaclaw_plugin.llm")
 
+HOST_NOT_KNOWN = "the host's model is not known yet"
+HOST = "host"  # the budget of the calls to the host's own model, all roles together
 LOCAL_PROVIDERS = ("ollama/", "ollama_chat/", "lm_studio/", "llamafile/")
 
 
@@ -83,6 +90,8 @@ class Budget:
     def __init__(self, db: AnyDatabase | Path | str, limits: dict[str, tuple[int, int]] | None = None):
         self.db = Database(db) if isinstance(db, Path | str) else db
         self.limits = dict(limits or {})  # purpose -> (calls, tokens); 0 = unlimited
+        self._lock = threading.Lock()
+        self._held: Counter[str] = Counter()  # calls of this process in flight, not charged yet
 
     def close(self) -> None:
         self.db.close()
@@ -100,11 +109,23 @@ class Budget:
             "tokens_left": max(0, lim_tokens - tokens) if lim_tokens else None,
         }
 
+    def hold(self, purposes: Sequence[str]) -> None:
+        """Check every purpose's budget, counting this process's calls in flight (parallel judge votes), and hold
+        one call of each until :meth:`release`; BudgetExhausted (nothing held) when one is spent."""
+        with self._lock:
+            for purpose in purposes:
+                self.check(purpose, 1 + self._held[purpose])
+            self._held.update(purposes)
+
+    def release(self, purposes: Sequence[str]) -> None:
+        with self._lock:
+            self._held.subtract(purposes)
+
     def check(self, purpose: str, calls: int = 1) -> None:
         used_calls, used_tokens = self.used(purpose)
         lim_calls, lim_tokens = self.limits.get(purpose, (0, 0))
         if lim_calls and used_calls + calls > lim_calls:
-            raise BudgetExhausted(f"{purpose}: daily call budget spent ({used_calls}/{lim_calls})")
+            raise BudgetExhausted(f"{purpose}: daily call budget spent ({used_calls + calls - 1}/{lim_calls})")
         if lim_tokens and used_tokens >= lim_tokens:
             raise BudgetExhausted(f"{purpose}: daily token budget spent ({used_tokens}/{lim_tokens})")
 
@@ -143,9 +164,11 @@ class LLMClient:
         local_only: bool = False,
         redactor: Redactor | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        host: HostModels | None = None,
     ):
         self.purpose = purpose
-        self.model = model
+        self._model = model
+        self.host = None if model else host  # the host's own model, where this role's is unset
         self.api_base = api_base
         self.api_key = api_key
         self.timeout = timeout
@@ -159,8 +182,23 @@ class LLMClient:
         self.tokens = 0
         self.failures = 0
 
+    @property
+    def model(self) -> str | None:
+        """The model called: the configured one, else the host's (None until its adapter offers it)."""
+        if self._model or self.host is None:
+            return self._model
+        hm = self.host.get()
+        return hm.name if hm is not None else None
+
     def unavailable_reason(self) -> str | None:
         """Why no call can be made (configuration only; the budget is checked per call)."""
+        if self.host is not None:
+            hm = self.host.get()
+            if hm is None:
+                return HOST_NOT_KNOWN + " (its adapter offers it with the first request)"
+            if self.local_only and not hm.local:
+                return f"privacy.local_only forbids the host's non-local model {hm.describe()}"
+            return None
         if not self.model:
             return f"no {self.purpose} model configured"
         if self.local_only and not is_local_endpoint(self.model, self.api_base):
@@ -180,13 +218,23 @@ class LLMClient:
         reason = self.unavailable_reason()
         if reason:
             raise LLMUnavailable(reason)
-        litellm = _import_litellm()
+        host = self.host.get() if self.host is not None else None
+        litellm = _import_litellm() if host is None else None
         msgs = [self.redactor.redact_obj(dict(m)) for m in messages] if self.redactor else [dict(m) for m in messages]
         last: Exception | None = None
+        purposes = (self.purpose, HOST) if host is not None else (self.purpose,)
         for attempt in range(self.retries + 1):
             if self.budget is not None:
-                self.budget.check(self.purpose)
+                self.budget.hold(purposes)
             try:
+                if host is not None:
+                    with plugin_call():
+                        reply = host.call(msgs, temperature, max_tokens, self.purpose)
+                    pt = reply.prompt_tokens or approx_tokens(msgs)
+                    ct = reply.completion_tokens or approx_tokens_of(reply.text)
+                    self._charge(True, pt + ct)
+                    return LLMResult(reply.text, pt, ct, attempt + 1)
+                assert litellm is not None
                 resp = litellm.completion(
                     model=self.model,
                     messages=msgs,
@@ -205,23 +253,31 @@ class LLMClient:
                 usage = getattr(resp, "usage", None)
                 pt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage else approx_tokens(msgs)
                 ct = int(getattr(usage, "completion_tokens", 0) or 0) if usage else approx_tokens_of(text)
-                self.calls += 1
-                self.tokens += pt + ct
-                if self.budget is not None:
-                    self.budget.charge(self.purpose, 1, pt + ct)
+                self._charge(False, pt + ct)
                 return LLMResult(text, pt, ct, attempt + 1)
             except Exception as e:
                 last = e
-                self.calls += 1
                 self.failures += 1
-                if self.budget is not None:
-                    self.budget.charge(self.purpose, 1, approx_tokens(msgs), failed=True)
+                self._charge(host is not None, approx_tokens(msgs), failed=True)
                 if not _retryable(e) or attempt >= self.retries:
                     break
                 delay = backoff(self.backoff, attempt + 1)
                 log.info("%s call failed (%s); retry %d in %.1fs", self.purpose, _short(e), attempt + 1, delay)
                 self._sleep(delay)
         raise LLMError(f"{self.purpose} call failed: {_short(last)}")
+
+    def _charge(self, on_host: bool, tokens: int, failed: bool = False) -> None:
+        """Count one call, on this role's budget and, on the host's model, on the host's too; release its hold."""
+        self.calls += 1
+        if not failed:
+            self.tokens += tokens
+        if self.budget is not None:
+            purposes = (self.purpose, HOST) if on_host else (self.purpose,)
+            try:
+                for purpose in purposes:
+                    self.budget.charge(purpose, 1, tokens, failed=failed)
+            finally:
+                self.budget.release(purposes)
 
 
 def _import_litellm() -> Any:
@@ -289,19 +345,43 @@ def extract_json(text: str) -> Any:
     raise ValueError("no JSON object or array in the answer")
 
 
+def model_source(cfg: Any, learning: Any) -> tuple[str, str | None]:
+    """Where a role's model comes from: ("own", its model), ("learning", learning.model), ("host", None: the host's
+    own model) or ("none", None)."""
+    if cfg.model:
+        return "own", cfg.model
+    choice = getattr(learning, "model", "none") if learning is not None else "none"
+    if choice == "host":
+        return "host", None
+    if choice == "none":
+        return "none", None
+    return "learning", choice
+
+
 def client_for(
-    purpose: str, cfg: Any, *, budget: Budget | None, local_only: bool, redactor: Redactor | None
+    purpose: str,
+    cfg: Any,
+    *,
+    budget: Budget | None,
+    local_only: bool,
+    redactor: Redactor | None,
+    learning: Any = None,
+    host: HostModels | None = None,
 ) -> LLMClient:
-    """The client of one role (judge or evolver) from its settings section: endpoint, key, retries."""
+    """The client of one role (judge, evolver, memory, review) from its settings section: endpoint, key, retries;
+    where the section sets no model, ``learning.model`` chooses (the host's own model, another model, or none)."""
+    source, model = model_source(cfg, learning)
+    own = source == "own"
     return LLMClient(
         purpose,
-        model=cfg.model,
-        api_base=cfg.api_base,
-        api_key=cfg.api_key,
+        model=model,
+        api_base=cfg.api_base if own else None,
+        api_key=cfg.api_key if own else None,
         timeout=cfg.timeout,
         retries=cfg.retries,
         backoff=cfg.backoff,
         budget=budget,
         local_only=local_only,
         redactor=redactor,
+        host=host if source == "host" else None,
     )

@@ -31,10 +31,10 @@ from .evolve_queue import EvolutionRunner
 from .intake import Intake
 from .judge_queue import JudgeQueue
 from .ledger import Ledger
-from .llm import Budget, LLMClient, client_for
+from .llm import HOST, HOST_NOT_KNOWN, Budget, LLMClient, client_for
 from .parts import Parts
 from .review import Reviewer
-from .reward import RewardJudge, Verifiers, effective_reward, is_failure
+from .reward import RewardJudge, Verifiers, effective_reward, is_failure, judge_votes
 from .screening_model import SkillReviewer, review_role
 from .status import status_from_db
 from .trials import ShadowTrials
@@ -60,11 +60,12 @@ class LearningLoop:
             {
                 "judge": (s.reward.daily_calls, s.reward.daily_tokens),
                 "evolver": (s.evolution.daily_calls, s.evolution.daily_tokens),
+                HOST: (s.learning.daily_calls, s.learning.daily_tokens),
             },
         )
         self.judge = RewardJudge(
             self._client("judge", s.reward),
-            votes=s.reward.votes,
+            votes=judge_votes(s),
             temperature=s.reward.temperature,
             max_tokens=s.reward.max_tokens,
             max_chars=s.reward.max_turn_chars,
@@ -124,7 +125,7 @@ class LearningLoop:
         self.errors: Counter[str] = Counter()
         self._warned: set[str] = set()
         for what, reason in (("reward judge", self.judge.available()), ("skill evolver", self.evolver.available())):
-            if reason and reason.startswith("no "):  # not configured: a choice, not a fault
+            if reason and (reason.startswith("no ") or reason.startswith(HOST_NOT_KNOWN)):  # a choice, or not yet
                 log.info("metaclaw learning: the %s is off (%s)", what, reason)
             elif reason:  # configured but unusable (litellm missing, local_only): say it loudly, once
                 self._warn_once(what, f"the {what} is off: {reason}")
@@ -132,7 +133,13 @@ class LearningLoop:
     def _client(self, purpose: str, cfg: RewardSettings | EvolutionSettings) -> LLMClient:
         """The LLM client of one role (judge or evolver): its endpoint, retries, the shared daily budget."""
         return client_for(
-            purpose, cfg, budget=self.budget, local_only=self.settings.privacy.local_only, redactor=self.redactor
+            purpose,
+            cfg,
+            budget=self.budget,
+            local_only=self.settings.privacy.local_only,
+            redactor=self.redactor,
+            learning=self.settings.learning,
+            host=self.parts.host_models,
         )
 
     # Lifecycle ------------------------------------------------------------------------------------

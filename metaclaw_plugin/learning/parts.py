@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ..config import Settings
 from ..events import Events, SessionState
+from ..hostmodel import HostModels
 from ..privacy import Redactor
 from ..skillbank.bank import SkillBank
 from ..store.election import LearnerElection
@@ -22,3 +23,4 @@ class Parts:
     redactor: Redactor | None = None  # outbound payloads are always redacted: built from settings when None
     live_sessions: Callable[[], Sequence[SessionState]] = tuple  # sessions the host still has open
     election: LearnerElection | None = None  # the host's one election (shared with memory); else the loop's own
+    host_models: HostModels | None = None  # the host's own model (learning.model: host), as its adapter offers it

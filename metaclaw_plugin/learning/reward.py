@@ -37,7 +37,7 @@ from ..feedback import normalise_feedback
 from ..store import AnyDatabase, reward_cache
 from ..text import message_text as plain_text
 from ..types import Message, Turn
-from .llm import LLMClient, LLMError, LLMUnavailable
+from .llm import LLMClient, LLMError, LLMUnavailable, model_source
 
 log = logging.getLogger("metaclaw_plugin.reward")
 
@@ -71,6 +71,17 @@ def parse_score(text: str | None) -> int | None:
         val = int(m.group(2))
         return -val if m.group(1) and m.group(1) != "+" else val
     return None
+
+
+def judge_votes(settings: Any) -> int:
+    """m: ``reward.votes``; on the host's own model ``learning.host_votes`` (1) unless ``reward.votes`` is set, as
+    each vote is a call the host pays for."""
+    if (
+        model_source(settings.reward, settings.learning)[0] == "host"
+        and "votes" not in settings.reward.model_fields_set
+    ):
+        return int(settings.learning.host_votes)
+    return int(settings.reward.votes)
 
 
 def majority(votes: Sequence[int | None]) -> float | None:

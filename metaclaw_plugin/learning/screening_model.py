@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..types import Skill
-from .llm import LLMClient, LLMError, client_for, extract_json
+from .llm import LLMClient, LLMError, client_for, extract_json, model_source
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -137,11 +137,13 @@ class SkillReviewer:
 
 
 def review_role(settings: Settings) -> tuple[str, Any] | None:
-    """Which configured model reviews skills: the judge's, else the evolver's; None when neither is set."""
+    """Which model reviews skills: the judge's, else the evolver's, else learning.model's; None when none is set."""
     if settings.reward.model:
         return "judge", settings.reward
     if settings.evolution.model:
         return "evolver", settings.evolution
+    if settings.learning.model != "none":  # the judge's role on learning.model (the host's own model by default)
+        return "judge", settings.reward
     return None
 
 
@@ -151,8 +153,8 @@ def reviewer_from_settings(
     """The reviewer built from the judge's (else the evolver's) model settings, or None when no model is
     configured. It charges the budget of the role whose model it uses."""
     role = review_role(settings)
-    if role is None:
-        return None
+    if role is None or model_source(role[1], settings.learning)[0] == "host":
+        return None  # no model, or the host's, which only the host's process can call (its loop reviews there)
     from ..privacy import redactor_for
 
     purpose, cfg = role
@@ -163,12 +165,16 @@ def reviewer_from_settings(
             budget=budget,
             local_only=settings.privacy.local_only,
             redactor=redactor or redactor_for(settings.privacy),
+            learning=settings.learning,
         )
     )
 
 
 def review_status(settings: Settings) -> tuple[bool, str]:
     """For ``doctor``: whether the model review is on, and with which model (or why it is off)."""
+    role = review_role(settings)
+    if role is not None and model_source(role[1], settings.learning)[0] == "host":
+        return True, "on: the host's own model (learning.model: host), in the host's process"
     reviewer = reviewer_from_settings(settings)
     if reviewer is None:
         return False, "off: no reward.model or evolution.model configured (deterministic screening only)"

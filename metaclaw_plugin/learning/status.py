@@ -7,13 +7,14 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from ..hostmodel import HOST_MODEL_KEY
 from ..store import budget, connect, ledger, runtime_state
 from ..store.activity import rewards_by_source
 from ..store.backend import Query, postgres_of
 from ..store.jobs import EVOLVE, JUDGE
 from ..store.postgres import PostgresDatabase
 from ..training.buffer import SampleBuffer, read_stats
-from .llm import day_start, utc_day
+from .llm import HOST, day_start, utc_day
 
 
 def status_from_db(settings: Any) -> dict[str, Any]:
@@ -62,6 +63,8 @@ def _status_postgres(settings: Any, pg: PostgresDatabase) -> dict[str, Any]:
 
 
 def _figures(q: Query, out: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    noted = runtime_state.values(q, [HOST_MODEL_KEY]).get(HOST_MODEL_KEY)
+    out["host_model"] = noted if isinstance(noted, dict) else None  # as the host's process noted it
     out["rewards_today"] = rewards_by_source(q, day_start())
     out["queues"] = {"judge": JUDGE.counts(q), "evolution": EVOLVE.counts(q)}
     out["counters"] = ledger.counters(q)
@@ -72,6 +75,8 @@ def _budget(settings: Any, used: dict[str, tuple[int, int]], out: dict[str, Any]
     limits = {
         "judge": (settings.reward.daily_calls, settings.reward.daily_tokens),
         "evolver": (settings.evolution.daily_calls, settings.evolution.daily_tokens),
+        "memory": (settings.memory.daily_calls, settings.memory.daily_tokens),
+        HOST: (settings.learning.daily_calls, settings.learning.daily_tokens),  # all roles on the host's model
     }
     for purpose, (lc, lt) in limits.items():
         c, t = used.get(purpose, (0, 0))

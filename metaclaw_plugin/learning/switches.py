@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..logfile import log_file
-from .llm import is_local_endpoint
+from .llm import is_local_endpoint, model_source
 
 
 @dataclass(frozen=True)
@@ -23,14 +23,28 @@ class Switch:
     configured: bool = False  # a model is set (a budget applies), whether or not it can run
 
 
-def _llm_switch(section: Any, role: str, key: str, local_only: bool) -> Switch:
+def _llm_switch(section: Any, role: str, key: str, settings: Any) -> Switch:
     env = f"METACLAW_{key.upper()}__MODEL"
     if not section.enabled:
         return Switch(False, f"off: {key}.enabled is false")
-    if not section.model:
-        return Switch(False, f"off: no {role} model; set {key}.model (or {env}) to any LiteLLM model")
-    where = f"{section.model}" + (f" at {section.api_base}" if section.api_base else "")
-    if local_only and not is_local_endpoint(section.model, section.api_base):
+    source, model = model_source(section, settings.learning)
+    if source == "none":
+        return Switch(
+            False,
+            f"off: no {role} model and learning.model is none; set {key}.model (or {env}) to any LiteLLM model, "
+            "or learning.model to host",
+        )
+    if source == "host":
+        return Switch(
+            True,
+            f"on: the host's own model (learning.model: host), as its adapter offers it with the first request; "
+            f"{settings.learning.daily_calls} calls a day at most",
+            True,
+        )
+    where = f"{model}" + (f" at {section.api_base}" if section.api_base and source == "own" else "")
+    if source == "learning":
+        where += " (learning.model)"
+    if settings.privacy.local_only and not is_local_endpoint(model, section.api_base if source == "own" else None):
         return Switch(False, f"off: privacy.local_only forbids the non-local {role} {where}", True)
     if importlib.util.find_spec("litellm") is None:
         return Switch(
@@ -41,10 +55,9 @@ def _llm_switch(section: Any, role: str, key: str, local_only: bool) -> Switch:
 
 def learning_switches(settings: Any) -> dict[str, Switch]:
     """``evolver``, ``judge`` and ``training``, each on or off with the reason."""
-    local_only = settings.privacy.local_only
     out = {
-        "evolver": _llm_switch(settings.evolution, "evolver", "evolution", local_only),
-        "judge": _llm_switch(settings.reward, "judge", "reward", local_only),
+        "evolver": _llm_switch(settings.evolution, "evolver", "evolution", settings),
+        "judge": _llm_switch(settings.reward, "judge", "reward", settings),
     }
     if settings.mode == "skills_only":
         out["training"] = Switch(False, "off: mode skills_only learns skills, not policy weights")

@@ -27,7 +27,8 @@ from types import SimpleNamespace
 from typing import Any, Protocol
 
 from ..events import Events, SessionEnd, TurnRecorded
-from ..learning.llm import Budget, LLMError, client_for
+from ..hostmodel import HostModels
+from ..learning.llm import HOST, Budget, LLMError, client_for, model_source
 from ..privacy import Redactor, redactor_for
 from ..store import AnyDatabase, open_database
 from ..store.election import host_id
@@ -104,18 +105,22 @@ class Leader(Protocol):
     def is_leader(self) -> bool: ...
 
 
-def extractor_choice(settings: Any, redactor: Redactor | None, budget: Budget | None) -> tuple[Any, str, str]:
-    """(client or None, "model" | "rules", why): the model when ``memory.model`` (else ``evolution.model``) is set
-    and callable here, else the rules."""
+def extractor_choice(
+    settings: Any, redactor: Redactor | None, budget: Budget | None, host: HostModels | None = None
+) -> tuple[Any, str, str]:
+    """(client or None, "model" | "rules", why): the model of ``memory.model``, else ``evolution.model``, else
+    ``learning.model`` (the host's own model by default) when it is callable here, else the rules."""
     m, e = settings.memory, settings.evolution
     if m.extractor == "rules":
         return None, "rules", "memory.extractor is rules: the rule extractor reads explicit statements"
     cfg = m if m.model else e
-    if not cfg.model:
+    source, model = model_source(cfg, settings.learning)
+    if source == "none":
         return (
             None,
             "rules",
-            "no memory.model or evolution.model configured: the rule extractor reads explicit statements",
+            "no memory.model or evolution.model configured and learning.model is none: the rule extractor reads "
+            "explicit statements",
         )
     # the endpoint of the chosen section, the call policy (timeout, retries, backoff) of the memory section
     endpoint = SimpleNamespace(
@@ -126,11 +131,32 @@ def extractor_choice(settings: Any, redactor: Redactor | None, budget: Budget | 
         retries=m.retries,
         backoff=m.backoff,
     )
-    client = client_for("memory", endpoint, budget=budget, local_only=settings.privacy.local_only, redactor=redactor)
+    client = client_for(
+        "memory",
+        endpoint,
+        budget=budget,
+        local_only=settings.privacy.local_only,
+        redactor=redactor,
+        learning=settings.learning,
+        host=host,
+    )
+    if source == "host":
+        if host is None:  # a report from outside the host's process (the CLI)
+            return None, "host", "the host's own model (learning.model: host), in the host's process; rules until "
+            "its adapter offers it"
+        return client, "model", HOST_WHY
     reason = client.unavailable_reason()
     if reason:
         return None, "rules", f"{reason}: the rule extractor reads explicit statements"
-    return client, "model", f"{'memory' if m.model else 'evolution'}.model {cfg.model} (rules as the fallback)"
+    where = {"own": "memory" if m.model else "evolution", "learning": "learning"}[source]
+    return client, "model", f"{where}.model {model} (rules as the fallback)"
+
+
+HOST_WHY = "the host's own model (learning.model: host; rules as the fallback)"
+NO_HOST_YET = (
+    "learning.model is host and the host's model is not known yet (its adapter offers it with the first request): "
+    "the rule extractor reads explicit statements"
+)
 
 
 class MemoryLearner:
@@ -144,6 +170,7 @@ class MemoryLearner:
         client: Any = None,
         db: AnyDatabase | None = None,
         election: Leader | None = None,
+        host_models: HostModels | None = None,
     ):
         self.settings = settings
         self.events = events
@@ -153,11 +180,17 @@ class MemoryLearner:
         self.store = MemoryStore(self.db)
         self.writer = MemoryWriter(self.store, settings, self.redactor)
         m = settings.memory
-        self.budget = Budget(self.db, {"memory": (m.daily_calls, m.daily_tokens)})
+        self.budget = Budget(
+            self.db,
+            {
+                "memory": (m.daily_calls, m.daily_tokens),
+                HOST: (settings.learning.daily_calls, settings.learning.daily_tokens),
+            },
+        )
         if client is not None:
             self.client, self.extractor, self.why = client, "model", "a client given by the caller"
         else:
-            self.client, self.extractor, self.why = extractor_choice(settings, self.redactor, self.budget)
+            self.client, self.extractor, self.why = extractor_choice(settings, self.redactor, self.budget, host_models)
         self.on_change = on_change
         self.election = election
         self.host = host_id()
@@ -374,7 +407,7 @@ class MemoryLearner:
         items: list[Candidate | Forget] = []
         summary: str | None = None
         used = "rules"
-        if batch.notes and self.client is not None:
+        if batch.notes and self.client is not None and self.client.unavailable_reason() is None:
             try:
                 items, summary = self._model(batch, now)
                 used = "model"
@@ -421,9 +454,14 @@ class MemoryLearner:
         return modelx.parse(text, now, self.settings.memory.event_days)
 
     def status(self) -> dict[str, Any]:
+        extractor, why = self.extractor, self.why
+        if self.client is not None and self.client.host is not None:
+            hm = self.client.host.get()
+            extractor, why = ("model", f"{hm.describe()}: {HOST_WHY}") if hm is not None else ("rules", NO_HOST_YET)
         return {
-            "extractor": self.extractor,
-            "extractor_reason": self.why,
+            "extractor": extractor,
+            "extractor_model": self.client.model if self.client is not None else None,
+            "extractor_reason": why,
             "extract_every": self.settings.memory.extract_every,
             "open_sessions": len(self._sessions),
             "queued": self._busy,

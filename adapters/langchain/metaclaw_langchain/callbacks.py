@@ -23,6 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from metaclaw_plugin.integration import MetaClawPlugin, PreparedTurn, TurnContext, session_id_from
 
+from . import own_calls
 from ._common import (
     CAPTURED_TAG,
     HOST,
@@ -237,7 +238,7 @@ class MetaClawCallbackHandler(BaseCallbackHandler):
         kwargs: dict[str, Any],
     ) -> None:
         plugin = self._ref.get()
-        if plugin is None:
+        if plugin is None or own_calls.is_plugin_call(tags, metadata):
             return
         try:
             root = self._link(run_id, parent_run_id, metadata)

@@ -51,6 +51,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from metaclaw_plugin.integration import InFlight, MetaClawPlugin, PreparedTurn, TurnContext, new_id
 
+from . import own_calls
 from ._common import (
     HOST,
     fail,
@@ -267,9 +268,10 @@ class MetaClawMiddleware(AgentMiddleware):
 
     def _prepare(self, request: ModelRequest) -> _Prepared | None:
         plugin = self._ref.get()
-        if plugin is None:
+        if plugin is None or own_calls.is_plugin_call():
             return None
         try:
+            own_calls.offer(plugin, request.model)
             run = self._run_of(request.state)
             assert run is not None  # create=True: a run is rebuilt when none is live
             ctx = self._ctx(run, model=model_name(request.model))

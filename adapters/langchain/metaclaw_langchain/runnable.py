@@ -27,6 +27,7 @@ from langchain_core.runnables.config import ensure_config
 
 from metaclaw_plugin.integration import MetaClawPlugin, PluginHandle, PreparedTurn, TurnContext, new_id
 
+from . import own_calls
 from ._common import (
     CAPTURED_TAG,
     HOST,
@@ -114,9 +115,10 @@ class SkillInjectingRunnable(Runnable[Any, BaseMessage]):
     def _prepare(self, value: Any, config: RunnableConfig | None) -> tuple[Any, RunnableConfig, _Call | None]:
         cfg = ensure_config(config)
         plugin = self._ref.get()
-        if plugin is None:
+        if plugin is None or own_calls.is_plugin_call(cfg.get("tags"), cfg.get("metadata")):
             return value, cfg, None
         try:
+            own_calls.offer(plugin, self.bound)
             messages = _as_messages(value)
             sid = session_from_config(cfg, self._session_id)
             tenant, user = who_from_config(cfg)

@@ -3,7 +3,7 @@
 The adapter otherwise uses LiteLLM's public surface (``CustomLogger`` and its hooks, ``CustomLLM``, the
 ``litellm_call_id`` and ``litellm_logging_obj`` request keys). The few internals below let it record a proxy
 stream from the response LiteLLM assembles anyway, with no work per chunk, and read a native Anthropic stream's
-bytes from LiteLLM's own logging coroutine. :func:`problems` says, for the installed LiteLLM, which of them are not
+bytes from LiteLLM's own logging coroutine, and call the proxy's router for the plugin's own calls. :func:`problems` says, for the installed LiteLLM, which of them are not
 as this module expects; ``tests/test_litellm_internals.py`` fails loudly on any, and ``MetaClawCallback.status()``
 shows them. Where one is missing, the adapter falls back to LiteLLM's log events (the turn is still recorded, after
 the client has the reply).
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -80,6 +81,12 @@ def refresh_custom_providers() -> None:
     custom_llm_setup()
 
 
+def proxy_router() -> Any:
+    """The running proxy's router (its ``model_list``, deployments and keys), or None outside a proxy."""
+    server = sys.modules.get("litellm.proxy.proxy_server")
+    return getattr(server, "llm_router", None) if server is not None else None
+
+
 def _params(fn: Any) -> set[str]:
     return set(inspect.signature(fn).parameters)
 
@@ -130,6 +137,12 @@ def problems() -> tuple[str, ...]:
 
         return isinstance(litellm.custom_provider_map, list) and callable(custom_llm_setup)
 
+    def router_ok() -> bool:
+        import litellm.proxy.proxy_server as server
+        from litellm.router import Router
+
+        return hasattr(server, "llm_router") and {"model", "messages"} <= _params(Router.completion)
+
     need("the proxy's deferred stream-completion slot (ProxyLogging.fire_deferred_stream_logging)", has_slot)
     need(
         "Logging.dispatch_success_handlers(result, cache_hit, start_time, end_time, prefer_async_handlers)", dispatch_ok
@@ -138,4 +151,5 @@ def problems() -> tuple[str, ...]:
     need("Logging.model_call_details", details_ok)
     need("ModelResponse._hidden_params", hidden_ok)
     need("litellm.custom_provider_map and litellm.utils.custom_llm_setup", providers_ok)
+    need("the proxy's router (litellm.proxy.proxy_server.llm_router, Router.completion)", router_ok)
     return tuple(found)

@@ -57,6 +57,7 @@ from metaclaw_plugin.integration import (
 )
 
 from . import _internals as internals
+from . import own_calls
 from .routes import BY_CALL_TYPE, CHAT, LEARNS, UNHOOKED, UNHOOKED_FIX, Route, anthropic_stream_reply, any_reply
 from .translate import (
     already_injected,
@@ -303,6 +304,9 @@ class MetaClawCallback(CustomLogger):
         if inf is None:  # never seen by a pre-call hook (sync completion, another path): capture only
             messages = route.messages(kwargs)  # the request as the core's neutral messages
             inf = self._sdk_context(kwargs, call_id, messages)
+            plugin = self._handle.get()
+            if plugin is not None and inf.origin != "proxy":
+                own_calls.offer_sdk(plugin, kwargs)
             messages = messages or []
             tools = _request_tools(route, kwargs)
         reply = any_reply(response) if response is not None else None
@@ -328,6 +332,7 @@ class MetaClawCallback(CustomLogger):
             plugin = self._handle.get()
             if plugin is None:
                 return data
+            own_calls.offer_proxy(plugin, data)
             inf = self._proxy_context(data, user_api_key_dict, call_id, messages, route)
             # a retry that already carries its block is recorded as it is
             inf.turn = plugin.prepare_turn(
@@ -449,7 +454,7 @@ class MetaClawCallback(CustomLogger):
     async def async_pre_call_deployment_hook(self, kwargs: dict[str, Any], call_type: Any) -> dict[str, Any] | None:
         try:
             route = BY_CALL_TYPE.get(call_type_name(call_type))
-            if route is None or not isinstance(kwargs, dict):
+            if route is None or not isinstance(kwargs, dict) or own_calls.is_plugin_call(kwargs):
                 return None
             messages = route.messages(kwargs)
             if messages is None:
@@ -469,6 +474,7 @@ class MetaClawCallback(CustomLogger):
             if inf is None:
                 details = internals.call_details(lo)
                 inf = self._sdk_context(details if details is not None else kwargs, call_id, messages)
+                own_calls.offer_sdk(plugin, details if details is not None else kwargs)
             if _injected(route, kwargs, messages):
                 return None
             inf.turn = plugin.prepare_turn(inf.ctx, messages, tools=_request_tools(route, kwargs))
@@ -492,7 +498,7 @@ class MetaClawCallback(CustomLogger):
 
     def log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
         try:
-            if not isinstance(kwargs, dict):
+            if not isinstance(kwargs, dict) or own_calls.is_plugin_call(kwargs):
                 return
             cid = kwargs.get("litellm_call_id")
             if isinstance(cid, str) and cid in self._recorded:
@@ -506,7 +512,7 @@ class MetaClawCallback(CustomLogger):
 
     def log_failure_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
         try:
-            if not isinstance(kwargs, dict):
+            if not isinstance(kwargs, dict) or own_calls.is_plugin_call(kwargs):
                 return
             exc = kwargs.get("exception")
             slo = kwargs.get("standard_logging_object")
