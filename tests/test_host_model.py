@@ -232,6 +232,7 @@ def test_the_plugin_calls_the_agents_chat_model_and_never_records_it(home: Path,
     model = Scripted(messages=iter(()))
     p = MetaClawPlugin(Settings(home=home)).start()
     try:
+
         def failed(state: Any) -> dict[str, Any]:  # the application's own check of each run
             return {"success": False, "feedback": "the totals are wrong: the file is not comma-separated"}
 
