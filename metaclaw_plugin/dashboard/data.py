@@ -14,6 +14,8 @@ from ..learning.approval import label, trial_evidence
 from ..learning.reward import effective_reward
 from ..skillbank.files import SkillStore
 from ..store import activity, memories, passages
+from ..store import steps as train_steps_table
+from ..store import transitions as sched_transitions
 from ..store.backend import reading
 from ..store.postgres import PostgresDatabase
 from ..types import Skill
@@ -124,7 +126,7 @@ def session_rewards(db: Source, turn_ids: list[str]) -> dict[str, list[dict[str,
 
 def train_steps(db: Source) -> list[dict[str, Any]]:
     with reading(db) as query:
-        return activity.train_steps(query)
+        return train_steps_table.every(query)
 
 
 DAILY_DAYS = 90  # how far back the success-per-day figure reaches
@@ -141,7 +143,7 @@ def daily_success(db: Source, *, days: int = DAILY_DAYS, now: float | None = Non
     since = (time.time() if now is None else now) - days * 86_400
     with reading(db) as query:
         rows = activity.main_rewards_since(query, since)
-        steps = activity.train_steps_since(query, since)
+        steps = train_steps_table.since(query, since)
     turns: dict[str, tuple[float, list[dict[str, Any]]]] = {}
     for r in rows:
         turns.setdefault(r["turn_id"], (r["created_at"], []))[1].append({"source": r["source"], "score": r["score"]})
@@ -168,7 +170,7 @@ def daily_success(db: Source, *, days: int = DAILY_DAYS, now: float | None = Non
 
 def transitions(db: Source) -> list[dict[str, Any]]:
     with reading(db) as query:
-        return activity.transitions(query)
+        return sched_transitions.every(query)
 
 
 def windows(rows: list[dict[str, Any]], now: float | None = None) -> list[dict[str, Any]]:

@@ -22,8 +22,8 @@ from ..config import Settings
 from ..privacy import Redactor
 from ..store import AnyDatabase
 from ..store.jobs import EVOLVE, evolution_done
-from ..store.ledger import bump
-from ..training.buffer import SampleBuffer, task_types
+from ..store.ledger import bump, task_types
+from ..training.buffer import SampleBuffer
 from .evolution import EvolutionReport, SkillEvolver, SupportTurn
 from .ledger import Ledger
 from .llm import BudgetExhausted, LLMError, LLMUnavailable, day_start

@@ -1,6 +1,7 @@
 """Persistent state: one owner for the database (schema registry, migrations, connections; SQLite or
-PostgreSQL) and the trajectory store with its journal. The request path writes through here; nothing here
-imports the learning side."""
+PostgreSQL), the trajectory store with its journal, and every SQL statement of the product, one module per table
+or group behind typed functions (docs/architecture.md lists them). The request path writes through here; nothing
+here imports the learning side."""
 
 from .backend import AnyDatabase, open_database
 from .schema import CURRENT as SCHEMA_VERSION

@@ -82,18 +82,3 @@ def rewards_by_source(query: Query, since: float) -> dict[str, int]:
     """How many rewards each source recorded since ``since``."""
     rows = query("SELECT source, COUNT(*) FROM rewards WHERE created_at >= ? GROUP BY source", [since])
     return {str(r[0]): int(r[1]) for r in rows}
-
-
-def train_steps(query: Query) -> list[dict[str, Any]]:
-    """Every training step's row, in step order."""
-    return [dict(r) for r in query("SELECT * FROM train_steps ORDER BY step")]
-
-
-def train_steps_since(query: Query, since: float) -> list[Any]:
-    """(step, created_at) of the training steps taken since ``since``."""
-    return query("SELECT step, created_at FROM train_steps WHERE created_at >= ?", (since,))
-
-
-def transitions(query: Query) -> list[dict[str, Any]]:
-    """Every move of the scheduler's state machine, oldest first."""
-    return [dict(r) for r in query("SELECT * FROM sched_transitions ORDER BY at, id")]

@@ -4,7 +4,7 @@ three tables. ``c`` below is the database, or a transaction whose other writes t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..types import Turn
@@ -111,3 +111,16 @@ def scored_main(db: AnyDatabase, limit: int) -> list[Any]:
         "WHERE f.kind = 'main' AND f.score IS NOT NULL ORDER BY f.created_at DESC LIMIT ?",
         [limit],
     )
+
+
+def task_types(query: Callable[[str, list[str]], Sequence[Any]], turn_ids: Sequence[str]) -> dict[str, str]:
+    """Each of ``turn_ids`` that has a task type (``metadata.task_type`` as stored: the trainer groups advantages
+    by it, the evolution queue keeps a support set to one), read with ``query`` (a database's or a transaction's)
+    in chunks
+    of 500 ids."""
+    out: dict[str, str] = {}
+    for i in range(0, len(turn_ids), 500):
+        part = list(turn_ids[i : i + 500])
+        rows = query(f"SELECT turn_id, task_type FROM fl_turns WHERE turn_id IN ({','.join('?' * len(part))})", part)
+        out.update({r["turn_id"]: str(r["task_type"]) for r in rows if r["task_type"]})
+    return out

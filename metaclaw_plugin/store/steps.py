@@ -59,3 +59,13 @@ def after(db: AnyDatabase, step: int) -> list[dict[str, Any]]:
 
 def delete_after(c: Any, step: int) -> None:
     c.execute("DELETE FROM train_steps WHERE step > ?", (step,))
+
+
+def every(query: Query) -> list[dict[str, Any]]:
+    """Every training step's row, in step order."""
+    return [dict(r) for r in query("SELECT * FROM train_steps ORDER BY step")]
+
+
+def since(query: Query, since: float) -> list[Any]:
+    """(step, created_at) of the training steps taken since ``since``."""
+    return query("SELECT step, created_at FROM train_steps WHERE created_at >= ?", (since,))

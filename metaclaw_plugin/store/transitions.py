@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .backend import AnyDatabase
+from .backend import AnyDatabase, Query
 from .sqlite import read_file
 
 _RECENT = "SELECT at, from_state, to_state, reason FROM sched_transitions ORDER BY id DESC LIMIT ?"
@@ -24,3 +24,8 @@ def recent(db: AnyDatabase | Path, limit: int = 20) -> list[dict[str, Any]]:
     none when there is no file or no table yet)."""
     rows = read_file(db, _RECENT, (limit,)) if isinstance(db, Path) else db.query(_RECENT, (limit,))
     return [dict(r) for r in rows]
+
+
+def every(query: Query) -> list[dict[str, Any]]:
+    """Every move of the scheduler's state machine, oldest first."""
+    return [dict(r) for r in query("SELECT * FROM sched_transitions ORDER BY at, id")]

@@ -30,7 +30,6 @@ from typing import Any
 from ..store import AnyDatabase, Database, samples
 from ..store.samples import BufferStats
 from ..store.samples import read_stats as read_stats
-from ..store.task_types import task_types as task_types
 from ..types import Sample
 
 

@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..store import AnyDatabase, runtime_state, steps
-from ..store.task_types import task_types
+from ..store.ledger import task_types
 from ..store.trajectories import TrajectoryStore
 from ..types import Sample
 from .advantages import group_advantages, grpo_advantages
@@ -502,7 +502,7 @@ def no_signal(samples: Sequence[TrainSample], advantage: str) -> str | None:
 
 
 def _task_types(db: AnyDatabase, turn_ids: Sequence[str]) -> dict[str, str]:
-    """Each turn's advantage group under ``advantage: task``: its host task type (:func:`.task_types.task_types`
+    """Each turn's advantage group under ``advantage: task``: its host task type (:func:`..store.ledger.task_types`
     of the store)."""
     try:
         kinds = task_types(db.query, turn_ids)
