@@ -44,6 +44,9 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
     ("rows", "batch_size", "reason"),
     [
         ([(PROMPT, "yes", 1.0)] * 4, 4, "equal rewards"),
+        # equal non-integer rewards: their mean's float residue (~1e-16) is no signal, though it passed `a != 0`
+        ([(PROMPT, "yes", 0.7)] * 3, 3, "equal rewards"),
+        ([(PROMPT, "yes", 0.1), (PROMPT, "no", 0.1), (PROMPT, "maybe", 0.1)], 3, "equal rewards"),
         ([(PROMPT, "yes", -1.0)], 1, "one sample"),
     ],
 )
@@ -369,3 +372,12 @@ def test_the_validation_set_is_drawn_from_the_queue_one_per_batch(home: Path, ti
     report = trainer.run(lambda: True)
     stats = trainer.buffer.stats()
     assert stats.validation == 1 and report.steps == 1 and stats.trained == 4 and stats.queued == 3
+
+
+def test_equal_non_integer_rewards_have_exactly_zero_advantages():
+    """Float residue of the mean (0.7 * 3 / 3 != 0.7) is not a signal, per batch and per group."""
+    from metaclaw_plugin.training.advantages import group_advantages, grpo_advantages
+
+    assert grpo_advantages([0.7, 0.7, 0.7]) == [0.0, 0.0, 0.0]
+    assert group_advantages([0.1, 0.1, 0.3, 0.6], ["a", "a", "b", "b"])[:2] == [0.0, 0.0]
+    assert grpo_advantages([0.7, 0.7, 0.9])[2] > 0.5  # a real difference still counts

@@ -1,7 +1,9 @@
 """GRPO-style advantages: each reward relative to its batch or its group, ``(r - mean) / (std + eps)``.
 
 The standard deviation is the population one (``ddof=0``), as in the reference. A batch (or group)
-whose rewards are all equal has zero advantages (nothing to learn from it), never a division by zero.
+whose rewards are all equal, within :data:`TIE`, has zero advantages (nothing to learn from it), never a division
+by zero: three rewards of 0.7 have a mean with float residue, whose ~1e-8 advantages would otherwise count as a
+signal, move Adam's moments and publish a step.
 Per group (:func:`group_advantages`) compares answers to the same prompt, as GRPO does; a group of one
 answer has nothing to compare with, so its advantage is 0.
 """
@@ -11,11 +13,18 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 
+TIE = 1e-6  # rewards closer than this are equal
+
+
+def tied(rewards: Sequence[float]) -> bool:
+    """All equal within :data:`TIE` (an empty or one-element list too)."""
+    return not rewards or max(rewards) - min(rewards) <= TIE
+
 
 def grpo_advantages(rewards: Sequence[float], eps: float = 1e-8) -> list[float]:
     n = len(rewards)
-    if n == 0:
-        return []
+    if tied(rewards):
+        return [0.0] * n
     mean = sum(rewards) / n
     std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / n)
     return [(r - mean) / (std + eps) for r in rewards]

@@ -43,7 +43,7 @@ from ..store import AnyDatabase, runtime_state, steps
 from ..store.ledger import task_types
 from ..store.trajectories import TrajectoryStore
 from ..types import Sample
-from .advantages import group_advantages, grpo_advantages
+from .advantages import group_advantages, grpo_advantages, tied
 from .backends import Backend
 from .buffer import SampleBuffer
 from .samples import SampleError, TrainSample, build_sample
@@ -494,7 +494,7 @@ def no_signal(samples: Sequence[TrainSample], advantage: str) -> str | None:
         return None
     if len(samples) == 1:
         return "one sample"
-    if len({t.reward for t in samples}) == 1:
+    if tied([t.reward for t in samples]):
         return "equal rewards"
     if advantage in ("group", "task"):
         return "no group with two different rewards"
