@@ -407,3 +407,30 @@ def test_tinker_clipped_losses_send_their_thresholds(tmp_path: Path, tiny: Path,
     assert report.steps == 1 and f"forward_backward:{loss_fn}" in service.calls
     (row,) = last_steps(trainer.db)
     assert row["loss"] == -0.25 and row["backend"] == "tinker"  # the loss the service reported with the step
+
+
+def test_tinker_reads_the_forward_backward_before_the_optimiser_step(tmp_path: Path, tiny: Path):
+    """A forward_backward the service rejects is never followed by an optim_step (which would apply the previous
+    gradients, or this batch twice once retried); the batch goes back to the buffer and the retry steps once. The
+    service's metrics of the step are recorded."""
+    from transformers import AutoTokenizer
+
+    from metaclaw_plugin.training.backends.tinker import TinkerBackend
+
+    tok = AutoTokenizer.from_pretrained(tiny)
+    capture(tmp_path / "metaclaw.db", a_and_b(1))
+    service = FakeService(tok)
+    settings = Settings(
+        home=tmp_path, training={"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "off_policy": "reinforce"}
+    )
+    backend = TinkerBackend("Qwen/Qwen3-8B", service=service)
+    backend.client.reject_forward_backward = 1
+    trainer = build_trainer(settings, backend=(backend, tok))
+    with pytest.raises(RuntimeError, match="forward_backward failed"):
+        trainer.run(lambda: True)
+    assert "optim_step" not in service.calls and trainer.step == 0
+    assert trainer.buffer.stats().queued >= 2  # released for the retry
+    again = trainer.run(lambda: True)
+    assert again.steps == 1 and service.calls.count("optim_step") == 1
+    (row,) = last_steps(trainer.db)
+    assert row["detail"]["service"] == {"loss:sum": -0.25, "clip_frac": 0.1}

@@ -76,6 +76,16 @@ class _Done:
         return self.value
 
 
+class _Failed:
+    """A future whose request the service rejected (``result()`` raises, as the SDK's futures do)."""
+
+    def __init__(self, error: Exception):
+        self.error = error
+
+    def result(self) -> Any:
+        raise self.error
+
+
 class FakeTrainingClient:
     """The methods of ``tinker.TrainingClient`` the backend calls, checking that what it sends is valid SDK data."""
 
@@ -86,6 +96,7 @@ class FakeTrainingClient:
         self.sent: list[Any] = []
         self.adam: list[Any] = []  # the AdamParams of each step
         self.staged_gradients = 0
+        self.reject_forward_backward = 0  # the next n forward_backward requests fail on the service
 
     def _check(self, data: list[Any], loss_fn: str, config: Any = None) -> None:
         """What the SDK itself would accept and send: the loss named by its ``LossFnType``, the config its
@@ -136,9 +147,12 @@ class FakeTrainingClient:
             assert set(config) == {"clip_low_threshold", "clip_high_threshold"}
             assert config["clip_low_threshold"] < 1.0 < config["clip_high_threshold"]
         self._check(data, loss_fn, config)
+        if self.reject_forward_backward:
+            self.reject_forward_backward -= 1
+            return _Failed(RuntimeError("forward_backward failed on the service"))  # nothing staged
         self.sent.extend(data)
         self.staged_gradients += 1
-        return _Done(types.ForwardBackwardOutput("ArrayRecord", [], metrics={"loss:sum": -0.25}))
+        return _Done(types.ForwardBackwardOutput("ArrayRecord", [], metrics={"loss:sum": -0.25, "clip_frac": 0.1}))
 
     def optim_step(self, params: Any) -> _Done:
         from tinker import types

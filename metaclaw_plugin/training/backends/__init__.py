@@ -62,7 +62,7 @@ class Backend(Protocol):
         """Apply the accumulated gradients; returns the step's loss when only the step knows it (tinker)."""
         ...
 
-    def step_metrics(self) -> dict[str, float | None]:
+    def step_metrics(self) -> dict[str, Any]:
         """What the last step measured beyond its loss (gradient norm, KL to the base): for ``train_steps``."""
         ...
 

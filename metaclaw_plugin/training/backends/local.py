@@ -164,7 +164,7 @@ class LocalBackend:
         heap.trim()  # the step's activations: freed, but kept by the allocator unless given back
         return None  # the loss is known from forward_backward
 
-    def step_metrics(self) -> dict[str, float | None]:
+    def step_metrics(self) -> dict[str, Any]:
         return dict(self.metrics)
 
     def reset_optimizer(self) -> None:

@@ -11,7 +11,8 @@ Two differences from the local backend, both forced by the service:
 * Tinker accumulates gradients on the server until ``optim_step`` and has no call to drop them, so an
   abandoned step (a pause, a stale batch) must never have sent its ``forward_backward``. Micro-batches
   are therefore staged here, and ``optim_step`` submits their ``forward_backward`` and the optimiser step
-  together (pipelined, as the SDK recommends). ``discard`` drops the staged datums.
+  together; the ``forward_backward`` result is read before the optimiser step is sent, so a rejected one is
+  never followed by a step. ``discard`` drops the staged datums.
 * Samples without behaviour logprobs, or whose logprobs were sampled at a temperature other than 1 (the
   service computes the loss's logprobs at temperature 1, so those ratios would be off before any update),
   get the current policy's logprobs from a ``forward`` pass (``cross_entropy`` with zero ``weights``, as the
@@ -91,6 +92,7 @@ class TinkerBackend:
         ).result()
         self._staged: list[Any] = []
         self._loss_fn = "importance_sampling"
+        self._service_metrics: dict[str, float] = {}
 
     def adam(self) -> Any:
         """The step's ``AdamParams``: the local backend's optimiser, term for term."""
@@ -146,13 +148,16 @@ class TinkerBackend:
         clipped = self._loss_fn != "importance_sampling"
         bounds = {"clip_low_threshold": self.hyper.clip_low, "clip_high_threshold": self.hyper.clip_high}
         fb = self.client.forward_backward(data, cast(types.LossFnType, self._loss_fn), bounds if clipped else None)
-        step = self.client.optim_step(self.adam())
+        # Read before the optimiser step is sent: a rejected forward_backward raises here, with nothing applied;
+        # queued behind it, the step would have applied the earlier gradients, or this batch twice once retried.
         result = fb.result()
-        step.result()
+        self._service_metrics = {str(k): float(v) for k, v in (result.metrics or {}).items()}
+        self.client.optim_step(self.adam()).result()
         return float(result.metrics.get("loss:sum", 0.0))
 
-    def step_metrics(self) -> dict[str, float | None]:
-        return {"grad_norm": None, "kl": None}  # the service reports neither
+    def step_metrics(self) -> dict[str, Any]:
+        # the service reports neither a gradient norm nor a KL; its own metrics of the step are kept as sent
+        return {"grad_norm": None, "kl": None, "service": dict(self._service_metrics)}
 
     def save_sampler(self, step: int) -> str:
         return str(self.client.save_weights_for_sampler(f"metaclaw-step-{step:06d}").result().path)
