@@ -326,8 +326,18 @@ def test_tinker_path_builds_valid_datums_and_follows_the_local_control_flow(tmp_
         and ref.backend == "tinker"
         and ref.path == "tinker://fake-run/sampler_weights/metaclaw-step-000002"
     )
-    again = build_trainer(tinker_settings, backend=(TinkerBackend("Qwen/Qwen3-8B", service=service), local.tokenizer))
-    assert again.step == 2 and service.clients[-1].loaded_from == "tinker://fake-run/weights/metaclaw-state-000002"
+    import tinker
+
+    service.tokenizer = local.tokenizer
+    with pytest.MonkeyPatch.context() as mp:  # the trainer as `train` builds it, on the fake service
+        mp.setattr(tinker, "ServiceClient", lambda: service)
+        mp.setenv("TINKER_API_KEY", "not-sent-anywhere")
+        again = build_trainer(tinker_settings)
+        assert again.step == 2 and service.clients[-1].loaded_from == "tinker://fake-run/weights/metaclaw-state-000002"
+        # the resume opened no second LoRA run (one that would never be used); the tokenizer is the resumed run's
+        assert service.calls.count("create_lora_training_client") == 1
+        again.run(lambda: True)  # uses the tokenizer: still the resumed run's
+        assert service.calls.count("create_lora_training_client") == 1
 
 
 def test_train_cli_on_buffered_samples(home: Path, tiny: Path):

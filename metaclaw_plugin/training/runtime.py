@@ -31,7 +31,7 @@ def make_backend(settings: Settings) -> tuple[Backend, object]:
     from .backends.tinker import TinkerBackend
 
     remote = TinkerBackend(t.base_model, hyper=Hyper.from_settings(t))
-    return remote, remote.client.get_tokenizer()
+    return remote, remote.tokenizer()
 
 
 def build_trainer(

@@ -87,12 +87,25 @@ class TinkerBackend:
         self.base_model = base_model
         self.learning_rate = h.learning_rate
         self.service = service if service is not None else tinker.ServiceClient()
-        self.client = self.service.create_lora_training_client(
-            base_model=base_model, rank=h.lora_rank, seed=h.seed
-        ).result()
+        self._client: Any = None  # made on first use: a resume loads its state instead of opening an unused run
         self._staged: list[Any] = []
         self._loss_fn = "importance_sampling"
         self._service_metrics: dict[str, float] = {}
+
+    @property
+    def client(self) -> Any:
+        """The training run: a new LoRA run on first use, unless :meth:`load_state` resumed one first."""
+        if self._client is None:
+            h = self.hyper
+            self._client = self.service.create_lora_training_client(
+                base_model=self.base_model, rank=h.lora_rank, seed=h.seed
+            ).result()
+        return self._client
+
+    def tokenizer(self) -> Any:
+        """The run's tokenizer, fetched on first use: by then a resume has loaded its state, so building a trainer
+        opens no run of its own."""
+        return _Deferred(lambda: self.client.get_tokenizer())
 
     def adam(self) -> Any:
         """The step's ``AdamParams``: the local backend's optimiser, term for term."""
@@ -166,4 +179,23 @@ class TinkerBackend:
         return str(self.client.save_state(f"metaclaw-state-{step:06d}").result().path)
 
     def load_state(self, path: str) -> None:
-        self.client = self.service.create_training_client_from_state_with_optimizer(path).result()
+        self._client = self.service.create_training_client_from_state_with_optimizer(path).result()
+
+
+class _Deferred:
+    """An object made on first use (a tokenizer that needs the training run), standing in for it."""
+
+    def __init__(self, make: Any) -> None:
+        self._make = make
+        self._obj: Any = None
+
+    def _get(self) -> Any:
+        if self._obj is None:
+            self._obj = self._make()
+        return self._obj
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._get(), name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._get()(*args, **kwargs)
