@@ -292,7 +292,12 @@ def test_tinker_path_builds_valid_datums_and_follows_the_local_control_flow(tmp_
     remote = TinkerBackend("Qwen/Qwen3-8B", service=service)
     tinker_log, tinker_reports = _scenario(homes[1], tinker_settings, remote, local.tokenizer)
 
-    assert tinker_log == local_log and tinker_reports == local_reports
+    # the same control flow, but for one full state more: Tinker saves one where a window ends after a step (the
+    # first window), as it cannot resume from published weights; the local backend loads those over its last one
+    first_window = tinker_log.index("step_metrics") + 1
+    assert tinker_log[first_window : first_window + 1] == ["save_state"]
+    assert tinker_log[:first_window] + tinker_log[first_window + 1 :] == local_log
+    assert tinker_reports == local_reports
     assert local_log.count("optim_step") == 2 and local_log.count("discard") == 2 and local_log.count("save_state") == 1
     # what went over the wire: forward for the logprobs the samples lack, then forward_backward + optim_step
     # only for the two applied steps (the paused and the stale batch never sent gradients)
@@ -303,6 +308,7 @@ def test_tinker_path_builds_valid_datums_and_follows_the_local_control_flow(tmp_
         "forward_backward:ppo",
         "optim_step",
         "save_weights_for_sampler",
+        "save_state",  # the first window's end
         "forward",
         "forward",
         "forward",
@@ -444,3 +450,24 @@ def test_tinker_reads_the_forward_backward_before_the_optimiser_step(tmp_path: P
     assert again.steps == 1 and service.calls.count("optim_step") == 1
     (row,) = last_steps(trainer.db)
     assert row["detail"]["service"] == {"loss:sum": -0.25, "clip_frac": 0.1}
+
+
+def test_tinker_restart_resumes_the_last_window_whole(tmp_path: Path, tiny: Path):
+    """Full states come every 10 steps; a window that ends after 3 saves one too, so a restart goes on from step 3
+    (the service cannot load published sampler weights into training: it would revert to step 0 and publish
+    steps 1-3 again under the same numbers)."""
+    from transformers import AutoTokenizer
+
+    from metaclaw_plugin.training.backends.tinker import TinkerBackend
+
+    tok = AutoTokenizer.from_pretrained(tiny)
+    capture(tmp_path / "metaclaw.db", a_and_b(3))
+    service = FakeService(tok)
+    settings = Settings(
+        home=tmp_path,
+        training={"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "off_policy": "reinforce", "batch_size": 2},
+    )
+    trainer = build_trainer(settings, backend=(TinkerBackend("Qwen/Qwen3-8B", service=service), tok))
+    assert trainer.run(lambda: True, max_steps=3).steps == 3 and trainer.step == 3
+    again = build_trainer(settings, backend=(TinkerBackend("Qwen/Qwen3-8B", service=service), tok))
+    assert again.step == 3 and service.clients[-1].loaded_from == "tinker://fake-run/weights/metaclaw-state-000003"

@@ -146,7 +146,7 @@ def test_tinker_drops_staged_datums_when_a_step_fails(tmp_path: Path, tiny: Path
     )
     backend = TinkerBackend("Qwen/Qwen3-8B", service=service)
     trainer = build_trainer(settings, backend=(backend, tok))
-    client = service.clients[0]
+    client = backend.client
     real = client.forward
     calls: list[int] = []
 

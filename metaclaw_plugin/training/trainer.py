@@ -23,8 +23,11 @@ The pause contract (the scheduler codes against it):
 
 Each applied step acknowledges its samples, saves sampler weights, stores them as the latest
 (:func:`~.weights.store_latest`, for served policies in other processes) and calls ``publish`` (an
-in-process served policy swaps at once); every ``checkpoint_every`` steps it saves a full state, which a
-new trainer resumes from. Metrics go to the ``train_steps`` table (:mod:`metaclaw_plugin.store.steps`).
+in-process served policy swaps at once); every ``checkpoint_every`` steps it saves a full state, which a new
+trainer resumes from (with the published weights of later steps loaded over it). A backend that cannot load
+published weights into training (Tinker) also saves one at the end of every window (``run``) that applied a step
+since the last: a restart would otherwise revert the steps after the last full state and publish them again
+under new numbers. Metrics go to the ``train_steps`` table (:mod:`metaclaw_plugin.store.steps`).
 
 A consumed batch (applied, or acknowledged because none of it could become a sample) goes to ``on_batch``
 last: the learning side queues a batch that mostly failed for the skill evolver there
@@ -127,6 +130,7 @@ class Trainer:
         self._dropped = 0  # dropped since the last recorded step (written with the next one)
         self._skipped = 0  # batches skipped (no signal) since the last recorded step
         self.resume_error: str | None = None
+        self._state_step = 0  # the step of the last full state (saved or resumed)
         self.resumed_from = self._resume()
 
     # Resume ------------------------------------------------------------------------------------
@@ -148,7 +152,7 @@ class Trainer:
             self.resume_error = f"cannot resume from {saved['path']}: {e}"
             log.error("%s; its optimiser state is lost (the latest published weights still load)", self.resume_error)
             return None
-        self.step = int(saved["step"])
+        self.step = self._state_step = int(saved["step"])
         return str(saved["path"])
 
     def _resume_newer_weights(self) -> str | None:
@@ -217,6 +221,8 @@ class Trainer:
                 break
         else:
             report.reason = "max_steps reached"
+        if self.step > self._state_step and getattr(self.backend, "load_weights", None) is None:
+            self._checkpoint(force=True)  # the window ends: a backend that resumes from full states only keeps it
         report.step = self.step
         return report
 
@@ -421,10 +427,11 @@ class Trainer:
                 log.exception("publishing weights of step %d failed; they are stored as the latest", self.step)
         return ref.path
 
-    def _checkpoint(self) -> str | None:
-        if self.step % self.options.checkpoint_every:
+    def _checkpoint(self, force: bool = False) -> str | None:
+        if self.step % self.options.checkpoint_every and not force:
             return None
         path = self.backend.save_state(self.step)
+        self._state_step = self.step
         value = {"step": self.step, "path": path, "backend": self.backend.name, "base_model": self.backend.base_model}
         runtime_state.put(self.db, CHECKPOINT_KEY, value)
         return path
