@@ -21,10 +21,10 @@ class Service:
 
     ``wake`` is called by :meth:`stop` after setting ``stop``, for a body that waits on something else (a queue's
     sentinel, an event). A body that raises is logged, counted and run again after ``retry`` seconds, unless it
-    is stopping. Each start has a stop event of its own: a thread that outlived its deadline still sees its stop.
+    is stopping or ``retry`` is None (a one-off run: the thread ends). Each start has a stop event of its own: a thread that outlived its deadline still sees its stop.
     """
 
-    def __init__(self, name: str, body: Body, *, wake: Callable[[], Any] | None = None, retry: float = 1.0):
+    def __init__(self, name: str, body: Body, *, wake: Callable[[], Any] | None = None, retry: float | None = 1.0):
         self.name = name
         self._body = body
         self._wake = wake
@@ -93,6 +93,9 @@ class Service:
         except Exception as e:
             self._failed(e)
 
+    def services(self) -> list[Service]:
+        return [self]
+
     def status(self) -> dict[str, Any]:
         return {
             "running": self.running,
@@ -114,6 +117,6 @@ class Service:
                 return
             except Exception as e:
                 self._failed(e)
-            if stop.wait(self.retry):
+            if self.retry is None or stop.wait(self.retry):
                 return
             self.restarts += 1

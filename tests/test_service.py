@@ -142,3 +142,16 @@ def test_stop_from_the_body_only_asks() -> None:
     svc.start()
     wait_for(lambda: result)
     assert result == [True] and not svc.late
+
+
+def test_a_one_off_body_that_raises_is_counted_and_not_run_again() -> None:
+    calls: list[int] = []
+
+    def body(stop: threading.Event) -> None:
+        calls.append(1)
+        raise RuntimeError("once")
+
+    svc = Service("t-one-off", body, retry=None)
+    svc.start()
+    assert svc.join(5) and not svc.running
+    assert calls == [1] and svc.errors == 1 and svc.restarts == 0 and svc.last_error == "RuntimeError: once"

@@ -318,14 +318,13 @@ class SharedSkillLibrary:
             return False
 
     # Notifications ---------------------------------------------------------------------------------------------
-    def listen(self, on_change: Any, every: float = 1.0) -> None:
-        """Start the thread that calls ``on_change()`` (a sync) on each NOTIFY and every ``every`` seconds besides
-        (the fallback, and what publishes this host's own changes). Its own thread: a database that is away
-        stalls only it, never the plugin's worker."""
-        if self._listener is not None:
-            return
-        self._listener = Service("metaclaw-skills-sync", partial(self._listen, on_change, every))
-        self._listener.start()
+    def listener(self, on_change: Any, every: float = 1.0) -> Service:
+        """The thread (to start) that calls ``on_change()`` (a sync) on each NOTIFY and every ``every`` seconds
+        besides (the fallback, and what publishes this host's own changes). Its own thread: a database that is
+        away stalls only it, never the plugin's worker."""
+        if self._listener is None:
+            self._listener = Service("metaclaw-skills-sync", partial(self._listen, on_change, every))
+        return self._listener
 
     def _listen(self, on_change: Any, every: float, stop: threading.Event) -> None:
         while not stop.is_set():
@@ -346,9 +345,6 @@ class SharedSkillLibrary:
         if self._listener is not None:
             self._listener.stop(5)
             self._listener = None
-
-    def services(self) -> list[Service]:
-        return [self._listener] if self._listener is not None else []
 
     def status(self) -> dict[str, Any]:
         return {
