@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from waiting import wait_for
 
+from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.service import Service
 
 
@@ -155,3 +157,41 @@ def test_a_one_off_body_that_raises_is_counted_and_not_run_again() -> None:
     svc.start()
     assert svc.join(5) and not svc.running
     assert calls == [1] and svc.errors == 1 and svc.restarts == 0 and svc.last_error == "RuntimeError: once"
+
+
+class _Loop:
+    """A background part as the plugin sees one (start, stop, status, services), recording the order."""
+
+    def __init__(self, name: str, log: list[str]):
+        self.service = Service(f"t-loop-{name}", lambda stop: stop.wait())
+        self.name, self.log = name, log
+
+    def start(self) -> None:
+        self.log.append(f"start {self.name}")
+        self.service.start()
+
+    def stop(self) -> None:
+        self.log.append(f"stop {self.name}")
+        self.service.stop(5)
+
+    def status(self) -> dict[str, object]:
+        return {}
+
+    def services(self) -> list[Service]:
+        return [self.service]
+
+
+def test_the_plugin_starts_its_loops_in_one_place_and_stops_them_in_reverse(home: Path) -> None:
+    plugin = MetaClawPlugin(Settings(home=home)).start()
+    log: list[str] = []
+    try:
+        first, second = _Loop("a", log), _Loop("b", log)
+        plugin.attach_loop("a", first)
+        plugin.attach_loop("b", second)
+        services = plugin.status()["services"]
+        for name in ("metaclaw-worker", "metaclaw-store-writer", "t-loop-a", "t-loop-b"):
+            assert services[name]["running"] is True, name
+    finally:
+        plugin.stop()
+    assert log == ["start a", "start b", "stop b", "stop a"]
+    assert plugin.loops == [] and not any(s.running for s in [*plugin.services(), first.service, second.service])
