@@ -125,7 +125,7 @@ class MetaClawPlugin:
         self._start_lock = threading.Lock()
         self._started = False
         # The background loops, each on threads of its own (service.py), in the order start() attached them:
-        # stop() stops them in reverse. The worker and the trajectory writer are the plugin's own, started first.
+        # stop() stops them in reverse. The worker (stopped before them) and the trajectory writer (after) are apart.
         self.loops: list[tuple[str, BackgroundPart]] = []
         # The learning side subscribes here (TurnRecorded, SessionEnd, Feedback); delivery runs in the worker.
         self.events = Events(self._deliver)

@@ -21,7 +21,8 @@ class Service:
 
     ``wake`` is called by :meth:`stop` after setting ``stop``, for a body that waits on something else (a queue's
     sentinel, an event). A body that raises is logged, counted and run again after ``retry`` seconds, unless it
-    is stopping or ``retry`` is None (a one-off run: the thread ends). Each start has a stop event of its own: a thread that outlived its deadline still sees its stop.
+    is stopping or ``retry`` is None (a one-off run: the thread ends). Each start has a stop event of its own: a
+    thread that outlived its deadline still sees its stop.
     """
 
     def __init__(self, name: str, body: Body, *, wake: Callable[[], Any] | None = None, retry: float | None = 1.0):
