@@ -83,7 +83,7 @@ def pause_latency(pauses: int, micro_ms: float, local: bool) -> dict[str, Any]:
             t0 = time.perf_counter()
             plugin.on_request(TurnContext(session_id=f"s{i}"), [{"role": "user", "content": "back"}])
             req_ms.append((time.perf_counter() - t0) * 1000)
-            w = omls._worker
+            w = omls.training
             assert w is not None
             w.join(60)
             stop_ms.append((time.perf_counter() - t0) * 1000)

@@ -55,7 +55,8 @@ from .memory.model import SHARED_USER
 from .memory.store import MemoryStore
 from .memory.view import MemoryView
 from .privacy import disk_redactor, redactor_for
-from .protocols import SchedulerPart
+from .protocols import BackgroundPart, SchedulerPart
+from .service import Service
 from .sessions import Conversations, given_of, namespaced, stored_session
 from .sideturns import SideCalls
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
@@ -123,6 +124,9 @@ class MetaClawPlugin:
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
         self._started = False
+        # The background loops, each on threads of its own (service.py), in the order start() attached them:
+        # stop() stops them in reverse. The worker (stopped before them) and the trajectory writer (after) are apart.
+        self.loops: list[tuple[str, BackgroundPart]] = []
         # The learning side subscribes here (TurnRecorded, SessionEnd, Feedback); delivery runs in the worker.
         self.events = Events(self._deliver)
         self.learning: LearningLoop | None = None  # attached in start() when configured
@@ -163,7 +167,7 @@ class MetaClawPlugin:
             self.store.open()
             self.worker.every(0.5, "skills.refresh", self.skills.refresh)
             if self.library is not None:  # on NOTIFY and every second, in a thread of its own
-                self.library.listen(self.sync_library)
+                self.attach_loop("library", self.library.listener(self.sync_library))
             self.worker.every(1.0, "sessions.sweep", self.sweep_sessions)
             # sessions earlier processes left open, and the conversation ids they used: at start and every minute
             self.worker.submit("sessions.taken", self._load_taken)
@@ -187,23 +191,15 @@ class MetaClawPlugin:
             if not self._started:
                 return
             self._started = False
-            self.worker.stop()
-            if self.scheduler is not None:
+            self.worker.stop()  # first: the events it still delivers reach the loops before they stop
+            while self.loops:  # the election (attached before all that ask it) after them
+                name, loop = self.loops.pop()
                 try:
-                    self.scheduler.stop()
+                    loop.stop()
                 except Exception:
-                    self._fail("scheduler.stop")
-            if self.library is not None:
-                self.library.stop()
+                    self._fail(f"{name}.stop")
             self._detach_memory()
-            if self.learning is not None:
-                try:
-                    self.learning.stop()
-                except Exception:
-                    self._fail("learning.stop")
-            if self.election is not None:  # after everything that asks it
-                self.election.stop()
-                self.election = None
+            self.election = None
             self.store.close()
             try:
                 atexit.unregister(self.stop)
@@ -219,6 +215,15 @@ class MetaClawPlugin:
         if self.library.sync():
             self.skills.refresh(force=True)
         return self.library.last_error
+
+    def attach_loop(self, name: str, loop: BackgroundPart) -> None:
+        """Start a background loop with the plugin: the one place they start; stop() stops it."""
+        self.loops.append((name, loop))
+        loop.start()
+
+    def services(self) -> list[Service]:
+        """Every thread of the plugin's background work, for status."""
+        return [*self.worker.services(), *self.store.services(), *(s for _, p in self.loops for s in p.services())]
 
     @property
     def started(self) -> bool:
@@ -558,7 +563,8 @@ class MetaClawPlugin:
             self.memory_store = MemoryStore(open_database(self.settings))
             self.passages = PassageStore(self.memory_store.db)
             if isinstance(self.memory_store.db, PostgresDatabase):
-                self.election = LearnerElection(self.memory_store.db).start()
+                self.election = LearnerElection(self.memory_store.db)
+                self.attach_loop("election", self.election)
             self.worker.every(1.0, "memory.refresh", self.refresh_memory)
             self.worker.submit("memory.refresh", self.refresh_memory)
             from .memory.learner import MemoryLearner
@@ -572,15 +578,14 @@ class MetaClawPlugin:
                 election=self.election,
                 host_models=self.host_models,
             )
-            self.memory_learner.start()
+            self.attach_loop("memory", self.memory_learner)
         except Exception:
             self._fail("memory.attach")
 
     def _detach_memory(self) -> None:
+        """After the memory learner stopped (stop()): its database."""
         try:
-            if self.memory_learner is not None:
-                self.memory_learner.stop()
-                self.memory_learner = None
+            self.memory_learner = None
             if self.memory_store is not None:
                 self.memory_store.db.close()
                 self.memory_store = self.passages = None
@@ -648,7 +653,7 @@ class MetaClawPlugin:
                         host_models=self.host_models,
                     )
                 )
-            self.learning.start()
+            self.attach_loop("learning", self.learning)
         except Exception:
             self._fail("learning.attach")
 
@@ -1082,6 +1087,7 @@ class MetaClawPlugin:
             "logging": held_back(),
             "input_problems": dict(self.input_problems),
             "background_failures": dict(self.worker.failures),
+            "services": {s.name: s.status() for s in self.services()},
             **({"learning": self.learning.status()} if self.learning is not None else {}),
             "scheduler": self.scheduler.status() if self.scheduler is not None else None,
             "scheduler_note": self.scheduler_note,

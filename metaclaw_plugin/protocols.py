@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from .config import Settings
 from .memory.store import MemoryStore
+from .service import Service
 from .skillbank.bank import SkillBank
 from .store.pg_library import SharedSkillLibrary
 from .store.trajectories import TrajectoryStore
@@ -20,13 +21,16 @@ from .types import Message, Session, Turn, TurnContext
 
 
 class BackgroundPart(Protocol):
-    """A loop the plugin starts and stops with itself (the learning loop, the scheduler)."""
+    """A loop the plugin starts and stops with itself (the library listener, the election, the memory learner, the
+    learning loop, the scheduler), and the threads it runs on (for status)."""
 
     def start(self) -> object: ...
 
-    def stop(self) -> None: ...
+    def stop(self) -> object: ...
 
     def status(self) -> dict[str, Any]: ...
+
+    def services(self) -> list[Service]: ...
 
 
 class SchedulerPart(BackgroundPart, Protocol):
@@ -69,6 +73,8 @@ class PluginLike(Protocol):
     def stop(self) -> None: ...
 
     def status(self) -> dict[str, Any]: ...
+
+    def attach_loop(self, name: str, loop: BackgroundPart) -> None: ...
 
     def read_session(self, session_id: str, tenant: str | None = None, user: str | None = None) -> Session | None: ...
 

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .service import Service
+
 log = logging.getLogger("metaclaw_plugin.worker")
 
 
@@ -31,8 +33,7 @@ class BackgroundWorker:
         self._jobs: queue.Queue[tuple[str, Callable[..., Any], tuple[Any, ...]] | None] = queue.Queue(queue_max)
         self._periodic: list[_Periodic] = []
         self._tick = tick
-        self._thread: threading.Thread | None = None
-        self._stopping = threading.Event()
+        self.service = Service(name, self._run, wake=lambda: self._jobs.put(None))
         # Jobs that may wait for the worker's next pass (posted): appended without waking the thread.
         self._later: deque[tuple[str, Callable[..., Any], tuple[Any, ...]]] = deque()
         self._later_max = queue_max
@@ -65,19 +66,14 @@ class BackgroundWorker:
         return True
 
     def start(self) -> None:
-        if self._thread is not None:
-            return
-        self._stopping.clear()
-        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
-        self._thread.start()
+        self.service.start()
 
     def stop(self, timeout: float = 10.0) -> None:
-        if self._thread is None:
-            return
-        self._stopping.set()
-        self._jobs.put(None)
-        self._thread.join(timeout)
-        self._thread = None
+        """Run what was queued before the stop, then end (``timeout``: the deadline)."""
+        self.service.stop(timeout)
+
+    def services(self) -> list[Service]:
+        return [self.service]
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Block until queued and posted jobs are done (tests and the CLI use this); posted ones are run now."""
@@ -98,7 +94,7 @@ class BackgroundWorker:
             self.failures[name] += 1
             log.exception("background job %s failed (the host is unaffected)", name)
 
-    def _run(self) -> None:
+    def _run(self, _stop: threading.Event) -> None:
         while True:
             item: tuple[str, Callable[..., Any], tuple[Any, ...]] | tuple[()] | None
             try:

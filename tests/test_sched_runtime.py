@@ -62,7 +62,7 @@ def test_a_host_request_pauses_training_between_steps_without_waiting(home: Path
         t0 = time.perf_counter()
         out = plugin.on_request(TurnContext(session_id="s1"), [{"role": "user", "content": "hello"}])
         request_s = time.perf_counter() - t0
-        wait_for(lambda: omls._worker is not None and not omls._worker.is_alive(), what="the trainer to stop")
+        wait_for(lambda: omls.training is not None and not omls.training.running, what="the trainer to stop")
         stopped_s = time.perf_counter() - t0
         assert out[-1]["content"] == "hello" and request_s < 0.2  # never waits for the step (0.4 s)
         assert stopped_s < 1.0 + 4 * 0.1  # under 1 s plus the rest of the current step
@@ -84,7 +84,7 @@ def test_a_request_to_another_plugin_on_the_home_pauses_training_too(home: Path)
         wait_for(lambda: omls.state == State.UPDATING and trainer.steps >= 1, what="training to start")
         t0 = time.perf_counter()
         other.on_request(TurnContext(session_id="s2"), [{"role": "user", "content": "hello"}])
-        wait_for(lambda: omls._worker is not None and not omls._worker.is_alive(), what="the trainer to stop")
+        wait_for(lambda: omls.training is not None and not omls.training.running, what="the trainer to stop")
         assert time.perf_counter() - t0 < 1.0 + 0.4  # the activity file's mtime, seen at the next check
         assert omls.last_pause is not None and omls.last_pause["reason"] == "user activity: a host request"
         assert plugin.last_request_at == 0.0  # nothing came through this process's plugin

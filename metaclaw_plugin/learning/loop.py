@@ -21,6 +21,7 @@ from typing import Any
 from ..config import EvolutionSettings, RewardSettings
 from ..events import Feedback, SessionEnd, TurnRecorded
 from ..privacy import Redactor
+from ..service import Service
 from ..store import open_database
 from ..store.election import LearnerElection
 from ..store.postgres import PostgresDatabase
@@ -118,9 +119,8 @@ class LearningLoop:
             ("evidence", self.evidence.run),
         )
         self._wake = threading.Event()
-        self._stop = threading.Event()
         self._tick_lock = threading.RLock()
-        self._thread: threading.Thread | None = None
+        self.service = Service("metaclaw-learning", self._run, wake=self._wake.set)
         self._subscribed = False
         self.errors: Counter[str] = Counter()
         self._warned: set[str] = set()
@@ -152,30 +152,26 @@ class LearningLoop:
             self._subscribed = True
         if self._owns_election:
             self.election.start()
-        if self._thread is None:
-            self._stop.clear()
-            self._thread = threading.Thread(target=self._run, name="metaclaw-learning", daemon=True)
-            self._thread.start()
+        self.service.start()
         return self
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
+        self.service.stop(timeout)
         if self._owns_election:
             self.election.stop()
         self.db.close()
 
+    def services(self) -> list[Service]:
+        return [self.service, *(self.election.services() if self._owns_election else [])]
+
     def wake(self) -> None:
         self._wake.set()
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
+    def _run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
             self._wake.wait(TICK)
             self._wake.clear()
-            if self._stop.is_set():
+            if stop.is_set():
                 break
             self.tick()
 

@@ -30,6 +30,7 @@ from ..events import Events, SessionEnd, TurnRecorded
 from ..hostmodel import HostModels
 from ..learning.llm import HOST, Budget, LLMError, client_for, model_source
 from ..privacy import Redactor, redactor_for
+from ..service import Service
 from ..store import AnyDatabase, open_database
 from ..store.election import host_id
 from ..store.passages import Passage, PassageStore
@@ -204,16 +205,15 @@ class MemoryLearner:
         self._busy = 0
         self._expire_at = 0.0  # the next time a batch that filed nothing looks for dated memories that passed
         self._idle = threading.Condition()
-        self._thread: threading.Thread | None = None
+        self.service = Service("metaclaw-memory", self._run, wake=lambda: self._q.put(None))
 
     # Lifecycle -------------------------------------------------------------------------------------------------
     def start(self) -> None:
-        if self._thread is not None:
+        if self.service.running:
             return
         self.events.subscribe(TurnRecorded, self.on_turn)
         self.events.subscribe(SessionEnd, self.on_end)
-        self._thread = threading.Thread(target=self._run, name="metaclaw-memory", daemon=True)
-        self._thread.start()
+        self.service.start()
 
     def stop(self, timeout: float = 10.0) -> None:
         self.events.unsubscribe(TurnRecorded, self.on_turn)
@@ -223,10 +223,7 @@ class MemoryLearner:
             self._sessions.clear()
         for (tenant, sid), s in pending:  # what was said since the last extraction is not lost at shutdown
             self._enqueue(Batch(tenant, s.user, sid, s.notes))
-        if self._thread is not None:
-            self._q.put(None)
-            self._thread.join(timeout)
-            self._thread = None
+        self.service.stop(timeout)
         if self._own_db:
             self.db.close()
 
@@ -306,7 +303,10 @@ class MemoryLearner:
     def is_leader(self) -> bool:
         return self.election is None or self.election.is_leader()
 
-    def _run(self) -> None:
+    def services(self) -> list[Service]:
+        return [self.service]
+
+    def _run(self, _stop: threading.Event) -> None:
         next_drain = 0.0
         while True:
             if self.election is not None and time.monotonic() >= next_drain:

@@ -135,7 +135,7 @@ def attach_scheduler(plugin: PluginLike, trainer: Callable[[], Trainer] | None =
     )
     plugin.scheduler = omls
     plugin.scheduler_note = "; ".join(notes) or None
-    omls.start()
+    plugin.attach_loop("scheduler", omls)
     return omls
 
 

@@ -26,8 +26,10 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
+from ..service import Service
 from ..store import AnyDatabase, runtime_state, transitions
 from ..store.postgres import PostgresDatabase
 from .lock import TrainerLock
@@ -65,6 +67,7 @@ class Election(Protocol):
     def is_leader(self) -> bool: ...
     def start(self) -> Any: ...
     def stop(self) -> None: ...
+    def services(self) -> list[Service]: ...
 
 
 NOT_LEADER = "not the elected learner: another host on this database trains"
@@ -105,7 +108,7 @@ class Omls:
         self._stop = threading.Event()
         self._run_mode = "rl"
         self._run_started = 0.0
-        self._worker: threading.Thread | None = None
+        self.training: Service | None = None  # the latest training run's thread
         self._sched: Any = None
         self._sentinel: Any = None  # keeps the loop sentinel task referenced
         self._stopping = False
@@ -186,11 +189,11 @@ class Omls:
         self._run_started = self.clock()
         self._move(State.UPDATING, "a fresh batch is ready" + (" (mode rl)" if mode == "rl" else ""))
         self.runs += 1
-        self._worker = threading.Thread(target=self._run, args=(self._trainer,), name="metaclaw-trainer", daemon=True)
-        self._worker.start()
+        self.training = Service("metaclaw-trainer", partial(self._run, self._trainer), retry=None)
+        self.training.start()
 
-    # The worker thread -------------------------------------------------------------------------------------------
-    def _run(self, trainer: Trainer) -> None:
+    # The training thread -------------------------------------------------------------------------------------------
+    def _run(self, trainer: Trainer, _stop: threading.Event) -> None:
         ended = "the trainer has no fresh batch left"
         try:
             self.last_report = trainer.run(self.should_continue, self.max_steps)
@@ -329,15 +332,11 @@ class Omls:
                 return
             except Exception:
                 self._error("wake")
-        threading.Thread(target=self.tick, name="metaclaw-sched-wake", daemon=True).start()
+        Service("metaclaw-sched-wake", lambda _stop: self.tick(), retry=None).start()  # a one-off tick
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Wait for a running training thread to end (tests, shutdown)."""
-        w = self._worker
-        if w is not None:
-            w.join(timeout)
-            return not w.is_alive()
-        return True
+        return self.training is None or self.training.join(timeout)
 
     def stop(self, timeout: float = 30.0) -> None:
         self._stopping = True
@@ -360,6 +359,12 @@ class Omls:
     @property
     def running(self) -> bool:
         return self._sched is not None
+
+    def services(self) -> list[Service]:
+        """The threads that are ours (APScheduler's own thread is the library's): the latest training run, and the
+        election when this scheduler keeps its own."""
+        own = self.election.services() if self._owns_election and self.election is not None else []
+        return [*([self.training] if self.training is not None else []), *own]
 
     def status(self) -> dict[str, Any]:
         d = self.decision

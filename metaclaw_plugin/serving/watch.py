@@ -10,11 +10,11 @@ counted, and gets the same ref again at the next polls (a vLLM server restarting
 from __future__ import annotations
 
 import logging
-import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..service import Service
 from ..store import AnyDatabase
 from ..training.weights import WeightsRef, latest
 
@@ -41,16 +41,13 @@ class WeightsWatcher:
         self.retries = retries
         self._pending: dict[int, tuple[WeightsRef, int]] = {}  # subscriber -> (a ref it failed on, attempts)
         self.counters: Counter[str] = Counter()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"metaclaw-watch-{name}", daemon=True)
+        self.service = Service.every(f"metaclaw-watch-{name}", interval, self.check)
 
     def start(self) -> None:
-        self._thread.start()
+        self.service.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+        self.service.stop(timeout)
 
     def check(self) -> WeightsRef | None:
         """One poll: the new ref handed to the subscribers, or None when nothing changed."""
@@ -79,7 +76,3 @@ class WeightsWatcher:
                 else:
                     self._pending[i] = (want, attempts + 1)
         return ref if ref == self.seen else None
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.check()

@@ -16,10 +16,10 @@ import json
 import logging
 import os
 import socket
-import threading
 import time
 from typing import Any
 
+from ..service import Service
 from .postgres import PostgresDatabase
 
 log = logging.getLogger("metaclaw_plugin.store")
@@ -40,8 +40,7 @@ class LearnerElection:
         self._leader = db is None
         self._conn: Any = None
         self._since: float | None = time.time() if db is None else None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self.service = Service.every("metaclaw-election", check_every, self.check)
         self.changes = 0
         self.last_error: str | None = None
 
@@ -50,24 +49,18 @@ class LearnerElection:
         return self._leader
 
     def start(self) -> LearnerElection:
-        if self.db is None or self._thread is not None:
+        if self.db is None or self.service.running:
             return self
-        self._stop.clear()
         self.check()
-        self._thread = threading.Thread(target=self._run, name="metaclaw-election", daemon=True)
-        self._thread.start()
+        self.service.start()
         return self
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        self.service.stop(5)
         self._drop()
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.check_every):
-            self.check()
+    def services(self) -> list[Service]:
+        return [self.service]
 
     def check(self) -> bool:
         """Take the lock if free, or prove it is still held (a heartbeat). Steps down on any connection error."""

@@ -25,10 +25,12 @@ import logging
 import re
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..privacy import Redactor
+from ..service import Service
 from ..skillbank import safefs
 from ..skillbank.files import STATE_DIR, SkillStore, atomic_write, utc_now_iso
 from ..skillbank.skillmd import check_name, parse_skill_md
@@ -132,8 +134,7 @@ class SharedSkillLibrary:
         self._rev = 0  # the highest revision copied into this folder
         self._seen: tuple[int, float] | None = None  # the folder's change marks at the last publish
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._listener: threading.Thread | None = None
+        self._listener: Service | None = None
         self.pulled = 0
         self.published = 0
         self.last_error: str | None = None
@@ -317,37 +318,32 @@ class SharedSkillLibrary:
             return False
 
     # Notifications ---------------------------------------------------------------------------------------------
-    def listen(self, on_change: Any, every: float = 1.0) -> None:
-        """Start the thread that calls ``on_change()`` (a sync) on each NOTIFY and every ``every`` seconds besides
-        (the fallback, and what publishes this host's own changes). Its own thread: a database that is away
-        stalls only it, never the plugin's worker."""
-        if self._listener is not None:
-            return
-        self._stop.clear()
-        self._listener = threading.Thread(
-            target=self._listen, args=(on_change, every), name="metaclaw-skills-sync", daemon=True
-        )
-        self._listener.start()
+    def listener(self, on_change: Any, every: float = 1.0) -> Service:
+        """The thread (to start) that calls ``on_change()`` (a sync) on each NOTIFY and every ``every`` seconds
+        besides (the fallback, and what publishes this host's own changes). Its own thread: a database that is
+        away stalls only it, never the plugin's worker."""
+        if self._listener is None:
+            self._listener = Service("metaclaw-skills-sync", partial(self._listen, on_change, every))
+        return self._listener
 
-    def _listen(self, on_change: Any, every: float) -> None:
-        while not self._stop.is_set():
+    def _listen(self, on_change: Any, every: float, stop: threading.Event) -> None:
+        while not stop.is_set():
             try:
                 with self.db.connect(autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
-                    while not self._stop.is_set():
+                    while not stop.is_set():
                         on_change()
                         for _ in conn.notifies(timeout=every, stop_after=1):
                             pass
             except Exception as e:
-                if not self._stop.is_set():
+                if not stop.is_set():
                     log.debug("skill library listener: %s (reconnecting)", e)
                     on_change()  # publishes nothing while the server is away, but says so in status
-                    self._stop.wait(2.0)
+                    stop.wait(2.0)
 
     def stop(self) -> None:
-        self._stop.set()
         if self._listener is not None:
-            self._listener.join(timeout=5)
+            self._listener.stop(5)
             self._listener = None
 
     def status(self) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..privacy import Redactor
+from ..service import Service
 from ..skillbank.render import CLOSE, MEMORY_CLOSE, MEMORY_OPEN, OPEN
 from ..types import Message, Session, Turn
 from .journal import SEGMENT_BYTES, DeadLetter, Journal, JournalWriteError, read_segment
@@ -300,7 +301,7 @@ class TrajectoryStore:
         self._tool_sets: OrderedDict[bytes, str] = OrderedDict()  # recent tool lists (marshalled) -> stored hash
         self._hurry = threading.Event()  # set by flush()/close(): the writer skips its linger
         self._journal: Journal | None = None
-        self._thread: threading.Thread | None = None
+        self.service = Service("metaclaw-store-writer", self._writer, wake=self._wake_writer)
         self._read_lock = threading.Lock()
         self._reader: sqlite3.Connection | None = None
         self._reader_id: tuple[int, int] | None = None
@@ -332,7 +333,7 @@ class TrajectoryStore:
     def open(self) -> None:
         """Replay what earlier processes left in the journal and start the writer. Never raises for a bad
         journal or a database that is away: the writer replays it when the database returns."""
-        if self._thread is not None:
+        if self.service.running:
             return
         self._closing.clear()
         try:
@@ -354,17 +355,13 @@ class TrajectoryStore:
                 log.error("database unavailable at start (%s); the journal is replayed when it returns", e)
         self._orphans = orphans  # what is left: replayed by the writer, which waits for the database
         self._journal = Journal(self.journal_dir, self._journal_fsync)
-        self._thread = threading.Thread(target=self._writer, name="metaclaw-store-writer", daemon=True)
-        self._thread.start()
+        self.service.start()
 
     def close(self) -> None:
         """Drain the writer (when open) and close the readers; a store only read from needs it too."""
-        if self._thread is not None:
+        if self.service.running:
             self._closing.set()
-            self._queue.put(None)
-            self._hurry.set()
-            self._thread.join(timeout=30)
-            self._thread = None
+            self.service.stop(30)
         if self._journal is not None:
             self._journal.close()
             done = [seg for seg, (w, c, d) in self._journal.counts.items() if c >= w and not d]
@@ -377,6 +374,13 @@ class TrajectoryStore:
                 self._reader = None
         if self._pg is not None:
             self._pg.close()
+
+    def _wake_writer(self) -> None:
+        self._queue.put(None)
+        self._hurry.set()
+
+    def services(self) -> list[Service]:
+        return [self.service]
 
     def _connect(self) -> sqlite3.Connection | None:
         return None if self._pg is not None else connect(self.db_path)
@@ -736,7 +740,7 @@ class TrajectoryStore:
         self._tool_sets.clear()
 
     # Writer thread -----------------------------------------------------------------------------
-    def _writer(self) -> None:
+    def _writer(self, _stop: threading.Event) -> None:
         stop = False
         batch: list[tuple[str | None, list[dict[str, Any]]]] = []  # not empty here only while the database is away
         backoff = 0.0
