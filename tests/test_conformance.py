@@ -44,7 +44,7 @@ from langchain_support import seed_skills
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]  # slow: starts a LiteLLM proxy
 
 
 def _sid(label: str) -> str:
