@@ -217,8 +217,9 @@ class MetaClawCallback(CustomLogger):
         )
         return _Inflight(ctx, done, outcome, via, time.monotonic())
 
-    def _sdk_context(self, details: dict[str, Any], call_id: str, messages: Any) -> _Inflight:
-        """From LiteLLM's call details (``logging_obj.model_call_details``, or a log event's kwargs)."""
+    def _sdk_context(self, details: dict[str, Any], call_id: str, messages: Any, request: Any = None) -> _Inflight:
+        """From LiteLLM's call details (``logging_obj.model_call_details``, or a log event's kwargs); ``request``:
+        the call's own kwargs (before the call, the details hold ``user: ""`` and no optional params yet)."""
         lp = details.get("litellm_params")
         lp = lp if isinstance(lp, dict) else {}
         md = next(
@@ -250,7 +251,7 @@ class MetaClawCallback(CustomLogger):
             tenant = t.strip() if isinstance(t, str) and t.strip() else self.tenant  # whole (see tenant_from_key)
             host = "litellm-sdk"
         litellm_sid = lp.get("litellm_session_id") or details.get("litellm_session_id")
-        body = details if isinstance(details.get("user"), str) and details.get("user") else op
+        body = next((b for b in (details, request) if isinstance(b, dict) and _nonblank(b.get("user"))), op)
         return self._inflight_of(
             headers, body, md, client_md, litellm_sid, messages, tenant, call_id, host, details.get("model"), op, "sdk"
         )
@@ -473,7 +474,7 @@ class MetaClawCallback(CustomLogger):
                 return None
             if inf is None:
                 details = internals.call_details(lo)
-                inf = self._sdk_context(details if details is not None else kwargs, call_id, messages)
+                inf = self._sdk_context(details if details is not None else kwargs, call_id, messages, kwargs)
                 own_calls.offer_sdk(plugin, details if details is not None else kwargs)
             if _injected(route, kwargs, messages):
                 return None
@@ -567,6 +568,10 @@ def make_default_callback() -> MetaClawCallback:
         ", ".join(sorted(set(UNHOOKED.values()))),
     )
     return MetaClawCallback(start=True)
+
+
+def _nonblank(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
 
 
 def _max_tokens(params: Any) -> Any:
