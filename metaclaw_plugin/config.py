@@ -432,7 +432,8 @@ class TrainingSettings(Section):
         "all-linear",
         description="local: the modules LoRA adapts: all-linear, or names such as [q_proj, v_proj].",
         json_schema_extra=_local_only(
-            "the service picks the adapted modules itself (its client takes train_mlp/attn/unembed flags, not names)"
+            "the service adapts whole parts, not named modules: attention and MLP, no unembedding, as all-linear "
+            "does here (names in the list choose the parts: q_proj -> attention, up_proj -> MLP)"
         ),
     )
     adam_beta1: float = Field(0.9, ge=0.0, lt=1.0, description="Adam's beta1, the same on both backends.")

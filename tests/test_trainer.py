@@ -340,6 +340,8 @@ def test_tinker_path_builds_valid_datums_and_follows_the_local_control_flow(tmp_
         mp.setenv("TINKER_API_KEY", "not-sent-anywhere")
         again = build_trainer(tinker_settings)
         assert again.step == 2 and service.clients[-1].loaded_from == "tinker://fake-run/weights/metaclaw-state-000002"
+        # the same adapted parts as the local backend's all-linear LoRA: attention and MLP, not the unembedding
+        assert service.lora == {"train_mlp": True, "train_attn": True, "train_unembed": False}
         # the resume opened no second LoRA run (one that would never be used); the tokenizer is the resumed run's
         assert service.calls.count("create_lora_training_client") == 1
         again.run(lambda: True)  # uses the tokenizer: still the resumed run's

@@ -188,8 +188,19 @@ class FakeService:
         self.calls: list[str] = []
         self.clients: list[FakeTrainingClient] = []
 
-    def create_lora_training_client(self, base_model: str, rank: int, seed: int | None) -> _Done:
+    def create_lora_training_client(
+        self, base_model: str, rank: int, seed: int | None, *, train_mlp: bool, train_attn: bool, train_unembed: bool
+    ) -> _Done:
+        import inspect
+
+        import tinker
+
+        # the service's own signature: the flags the SDK takes, nothing it does not
+        inspect.signature(tinker.ServiceClient.create_lora_training_client).bind(
+            None, base_model, rank, seed, train_mlp=train_mlp, train_attn=train_attn, train_unembed=train_unembed
+        )
         assert base_model and rank == 32
+        self.lora = {"train_mlp": train_mlp, "train_attn": train_attn, "train_unembed": train_unembed}
         self.calls.append("create_lora_training_client")
         self.clients.append(FakeTrainingClient(self.tokenizer, self.calls))
         return _Done(self.clients[-1])

@@ -35,6 +35,24 @@ from ..samples import TrainSample
 from . import Hyper
 
 
+ATTENTION = frozenset({"q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "c_attn", "out_proj"})
+MLP = frozenset({"gate_proj", "up_proj", "down_proj", "gate_up_proj", "fc1", "fc2", "c_fc", "c_proj"})
+
+
+def lora_parts(target_modules: Any) -> dict[str, bool]:
+    """The service's ``train_attn``/``train_mlp``/``train_unembed`` for the local backend's ``target_modules``:
+    ``all-linear`` (PEFT: every linear layer but the output head) is attention and MLP without the unembedding,
+    which the service would otherwise train by default; a list of names adapts the parts it names."""
+    if isinstance(target_modules, str) and target_modules == "all-linear":
+        return {"train_attn": True, "train_mlp": True, "train_unembed": False}
+    names = {target_modules} if isinstance(target_modules, str) else {str(n) for n in target_modules}
+    return {
+        "train_attn": bool(names & ATTENTION),
+        "train_mlp": bool(names & MLP),
+        "train_unembed": bool(names & {"lm_head", "embed_out", "unembed"}),
+    }
+
+
 def make_datum(sample: TrainSample, behaviour: Sequence[float], norm: float) -> Any:
     """The SDK datum of a sample: input tokens[:-1], and per target token its behaviour logprob and advantage
     (0 outside the loss mask, divided by ``norm``)."""
@@ -98,7 +116,7 @@ class TinkerBackend:
         if self._client is None:
             h = self.hyper
             self._client = self.service.create_lora_training_client(
-                base_model=self.base_model, rank=h.lora_rank, seed=h.seed
+                base_model=self.base_model, rank=h.lora_rank, seed=h.seed, **lora_parts(h.target_modules)
             ).result()
         return self._client
 
