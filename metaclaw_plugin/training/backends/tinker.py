@@ -34,7 +34,6 @@ from typing import Any, cast
 from ..samples import TrainSample
 from . import Hyper
 
-
 ATTENTION = frozenset({"q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "c_attn", "out_proj"})
 MLP = frozenset({"gate_proj", "up_proj", "down_proj", "gate_up_proj", "fc1", "fc2", "c_fc", "c_proj"})
 
