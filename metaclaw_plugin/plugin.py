@@ -73,6 +73,7 @@ from .worker import BackgroundWorker
 
 if TYPE_CHECKING:  # attached lazily in start(); the request path never imports it
     from .learning import LearningLoop
+    from .memory.learner import MemoryLearner
 
 log = logging.getLogger("metaclaw_plugin")
 _fail = FailOpen(log, "metaclaw", what="the host call")
@@ -137,7 +138,7 @@ class MetaClawPlugin:
         self.memory = MemoryView(s)
         self.memory_store: MemoryStore | None = None
         self.passages: PassageStore | None = None  # what each user said (store.passages), beside the memories
-        self.memory_learner: Any = None  # metaclaw_plugin.memory.learner.MemoryLearner, attached in start()
+        self.memory_learner: MemoryLearner | None = None  # attached in start()
         # On PostgreSQL shared by hosts: the one election of this host (memory extraction, the learning loop, the
         # trainer all run on the elected learner only); None on SQLite and while memory is off (the loop keeps its own).
         self.election: LearnerElection | None = None

@@ -176,6 +176,7 @@ def run_arm(data: dict[str, Any], arm: str, home: Path) -> Arm:
     try:
         scripted = ScriptedExtractor(data) if arm == "scripted-model" else None
         learner = p.memory_learner
+        assert learner is not None, "memory is on: start() attached the learner"
         if scripted is not None:
             learner.client, learner.extractor, learner.why = scripted, "model", SCRIPTED_NOTE
         out.extractor = f"{learner.extractor}: {learner.why}"
