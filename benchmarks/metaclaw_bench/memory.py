@@ -24,8 +24,9 @@ import yaml
 
 from metaclaw_plugin.config import Settings
 from metaclaw_plugin.memory.model import Memory
-from metaclaw_plugin.memory.view import OPEN, approx_tokens
+from metaclaw_plugin.memory.view import OPEN
 from metaclaw_plugin.plugin import MetaClawPlugin
+from metaclaw_plugin.text import approx_tokens
 from metaclaw_plugin.types import TurnContext
 
 from .common import BENCH_ROOT

@@ -27,6 +27,7 @@ from ..skillbank.render import MEMORY_CLOSE, MEMORY_OPEN
 from ..skillbank.render import OPEN as SKILLS_OPEN
 from ..store.passages import Passage, PassageStore
 from ..tasktext import task_text
+from ..text import approx_tokens
 from ..types import Message, TurnContext
 from .dates import resolve, say_ts
 from .index import Doc, Hit, Recall
@@ -66,10 +67,6 @@ RECALL = re.compile(
     re.I,
 )
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-
-
-def approx_tokens(text: str) -> int:
-    return (len(text) + 3) // 4
 
 
 def neutralise(text: str) -> str:
