@@ -31,6 +31,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from .memo import Memo
 from .text import content_text
 
 TEXT_PARTS = frozenset({"text", "input_text"})
@@ -60,7 +61,7 @@ class Repeats:
         self.min_chars, self.contexts, self.cap = min_chars, contexts, cap
         self._seen: dict[bytes, set[bytes]] = {}
         self._lock = threading.Lock()
-        self._framings: dict[str, bytes] = {}  # a message's text -> the digest of its opening (constant)
+        self._framings: Memo[str, bytes] = Memo(cap)  # a message's text -> the digest of its opening (constant)
         self._beside: tuple[str, bytes] = ("", _digest(""))
 
     def split(self, text: str) -> tuple[list[str], list[str]]:
@@ -90,9 +91,7 @@ class Repeats:
         if d is None:  # the same messages come back turn after turn: each is read once (bounded)
             d = _digest(_PARA.split(_FENCED.sub("", text).strip(), 1)[0])  # its opening, whatever it attaches
             if len(text) <= FRAMING_KEY_CHARS:
-                if len(self._framings) >= self.cap:
-                    self._framings.clear()
-                self._framings[text] = d
+                self._framings.put(text, d)
         last = self._beside  # one task is checked against each of its messages in turn
         b = last[1] if last[0] == beside else _digest(beside)
         self._beside = (beside, b)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
+from ..memo import Memo
 from ..tasktext import Repeats
 from ..text import folded_words
 from ..types import DEFAULT_TENANT, Message, Skill, TurnContext, task_type_of
@@ -33,7 +34,7 @@ MAX_SHADOW_PER_TURN = 2
 FULL_SCAN_EVERY = (
     60.0  # seconds; catches hand edits that bypass the store's change counter (a scan stats every SKILL.md)
 )
-BLOCKS_MAX = 1024  # rendered blocks remembered per snapshot (~5 MB at most); cleared when full
+BLOCKS_MAX = 1024  # rendered blocks remembered per snapshot (~5 MB at most)
 
 
 @dataclass(frozen=True)
@@ -54,14 +55,14 @@ class Snapshot:
     rules: dict[str, str] = field(default_factory=dict)  # convention name -> its stated_key ("" when too short)
     # Per (tenant, task type, budget): the conventions' rendered entries, their names, and the names left out for
     # the budget (task type None: every convention of the tenant, as status shows them).
-    plans: dict[tuple[str, str | None, int], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(
-        default_factory=dict, compare=False, repr=False
+    plans: Memo[tuple[str, str | None, int], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(
+        default_factory=lambda: Memo(BLOCKS_MAX), compare=False, repr=False
     )
     # Rendered blocks by (tenant, query, context, live settings). An agent's tool loop sends the same user message and
     # context on every step of one turn, so each step after the first skips retrieval and rendering.
     # The cache goes with the snapshot: a library change starts an empty one.
-    blocks: dict[tuple[Any, ...], tuple[str, tuple[str, ...], dict[str, float]]] = field(
-        default_factory=dict, compare=False, repr=False
+    blocks: Memo[tuple[Any, ...], tuple[str, tuple[str, ...], dict[str, float]]] = field(
+        default_factory=lambda: Memo(BLOCKS_MAX), compare=False, repr=False
     )
 
 
@@ -386,9 +387,7 @@ class SkillBank:
             mine = self._tenant_conventions(tenant, task, snap, snap.conventions)
             entries, names = fit_conventions(mine, budget)
             plan = (tuple(entries), tuple(names), tuple(s.name for s in mine if s.name not in names))
-            if len(snap.plans) >= BLOCKS_MAX:
-                snap.plans.clear()
-            snap.plans[(tenant, task, budget)] = plan
+            snap.plans.put((tenant, task, budget), plan)
         return plan
 
     def _task_of(self, ctx: TurnContext) -> str | None:
@@ -483,7 +482,5 @@ class SkillBank:
             ]:
                 del arms[name]
         if key is not None:
-            if len(snap.blocks) >= BLOCKS_MAX:
-                snap.blocks.clear()  # bounded, and safe from any thread (no ordered eviction to race on)
-            snap.blocks[key] = (text, tuple(names), scores)
+            snap.blocks.put(key, (text, tuple(names), scores))
         return Injection(text, names, snap.generation, dict(scores))

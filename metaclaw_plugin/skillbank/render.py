@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..memo import Memo
 from ..text import approx_tokens, content_text
 from ..types import Message, Skill
 
@@ -36,8 +37,8 @@ def skill_entry(skill: Skill, full: bool = True) -> str:
     return _entry(skill, full)[0]
 
 
-_ENTRIES: dict[tuple[str, str, str, bool], tuple[str, int]] = {}
 ENTRIES_MAX = 8192
+_ENTRIES: Memo[tuple[str, str, str, bool], tuple[str, int]] = Memo(ENTRIES_MAX)
 
 
 def _entry(skill: Skill, full: bool) -> tuple[str, int]:
@@ -50,9 +51,7 @@ def _entry(skill: Skill, full: bool) -> tuple[str, int]:
         head = f"### {skill.name}\n{_neutralise(skill.description)}"
         body = skill.body.strip()
         text = f"{head}\n{_neutralise(body)}" if full and body else head
-        if len(_ENTRIES) >= ENTRIES_MAX:
-            _ENTRIES.clear()
-        hit = _ENTRIES[key] = (text, approx_tokens(text) + 1)
+        hit = _ENTRIES.put(key, (text, approx_tokens(text) + 1))
     return hit
 
 

@@ -20,6 +20,7 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from ..memo import Memo
 from ..tasktext import Repeats, task_text, user_words
 from ..text import message_text
 from ..types import Message, Skill
@@ -234,15 +235,11 @@ def stem(tok: str) -> str:
     return tok
 
 
-_TERMS: dict[str, str] = {}  # word -> its term, or "" for a stop word; words repeat, so one lookup each
+_TERMS: Memo[str, str] = Memo(100_000)  # word -> its term, or "" for a stop word; words repeat: one lookup each
 
 
 def _term(word: str) -> str:
-    term = "" if word in STOPWORDS or len(word) <= 1 else stem(word)
-    if len(_TERMS) >= 100_000:
-        _TERMS.clear()
-    _TERMS[word] = term
-    return term
+    return _TERMS.put(word, "" if word in STOPWORDS or len(word) <= 1 else stem(word))
 
 
 def tokenize(text: str) -> list[str]:
@@ -257,7 +254,7 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
-_CONTEXT_TERMS: dict[str, frozenset[str]] = {}
+_CONTEXT_TERMS: Memo[str, frozenset[str]] = Memo(4096)
 
 
 def context_terms(text: str) -> frozenset[str]:
@@ -265,10 +262,7 @@ def context_terms(text: str) -> frozenset[str]:
     comes back turn after turn: remember it (bounded)."""
     terms = _CONTEXT_TERMS.get(text)
     if terms is None:
-        terms = frozenset(tokenize(text))
-        if len(_CONTEXT_TERMS) >= 4096:
-            _CONTEXT_TERMS.clear()
-        _CONTEXT_TERMS[text] = terms
+        terms = _CONTEXT_TERMS.put(text, frozenset(tokenize(text)))
     return terms
 
 
