@@ -36,6 +36,7 @@ from .text import content_text
 
 TEXT_PARTS = frozenset({"text", "input_text"})
 NON_USER_ROLES = frozenset({"tool", "function", "ipython"})
+TASK_MAX_CHARS = 100_000  # the most of the task text any reader takes (retrieval.max_query_chars' bound)
 SCAN_CHARS = 65536  # a user message is read this far: retrieval reads 2000 characters of it at most
 REPEAT_MIN_CHARS = 160  # shorter paragraphs are the user's (a repeated one-liner is a repeated request)
 REPEAT_CONTEXTS = 3  # a paragraph beside this many different texts is boilerplate
@@ -292,3 +293,19 @@ def task_text(messages: Sequence[Any], max_chars: int = 2000, repeats: Repeats |
     if not words:
         words = content_text(m.get("content") if isinstance(m, dict) else None).strip()
     return words[:max_chars], i
+
+
+class TurnTask:
+    """A request's :func:`task_text`, computed at most once for everything on the request path that searches by it
+    (skill retrieval, memory recall): both see the same words, and ``repeats`` notes them once. Each reader cuts
+    them to its own length (``retrieval.max_query_chars`` is at most ``TASK_MAX_CHARS``)."""
+
+    def __init__(self, messages: Sequence[Any], repeats: Repeats | None = None) -> None:
+        self.messages, self.repeats = messages, repeats
+        self._got: tuple[str, int] | None = None
+
+    def get(self, max_chars: int) -> tuple[str, int]:
+        """The user's words cut to ``max_chars``, and the index of their message (see :func:`task_text`)."""
+        if self._got is None:
+            self._got = task_text(self.messages, TASK_MAX_CHARS, self.repeats)
+        return self._got[0][:max_chars], self._got[1]

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..config import Settings
 from ..memo import Memo
-from ..tasktext import Repeats
+from ..tasktext import Repeats, TurnTask
 from ..text import folded_words
 from ..types import DEFAULT_TENANT, Message, Skill, TurnContext, task_type_of
 from .files import SkillStore
@@ -442,12 +442,12 @@ class SkillBank:
             self.conventions_left_out += 1
         return _unsaid(fitted, fitted_names, {s.name: stated_key(s.description) for s, _ in pairs}, said)
 
-    def injection(self, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
+    def injection(self, ctx: TurnContext, messages: Sequence[Message], task: TurnTask | None = None) -> Injection:
         snap = self._snap  # one snapshot for the whole turn, even if the worker swaps it meanwhile
         if not self.settings.injection.enabled or ctx.kind != "main":
             return Injection("", [], snap.generation)
         cfg = self.settings.retrieval
-        query, context, repeated = task_parts(messages, cfg.context_messages, cfg.max_query_chars, self.repeats)
+        query, context, repeated = task_parts(messages, cfg.context_messages, cfg.max_query_chars, self.repeats, task)
         # Shadow trials pick per request (the arm hangs on the request id): those turns are not cached.
         # The settings read live below are part of the key, so a changed budget is honoured at once.
         budget = self.settings.injection.max_injected_tokens

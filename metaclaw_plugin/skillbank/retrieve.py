@@ -21,7 +21,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from ..memo import Memo
-from ..tasktext import Repeats, task_text, user_words
+from ..tasktext import Repeats, TurnTask, user_words
 from ..text import message_text
 from ..types import Message, Skill
 
@@ -285,7 +285,11 @@ class TaskParts(NamedTuple):
 
 
 def task_parts(
-    messages: Sequence[Message], context_messages: int = 2, max_chars: int = 2000, repeats: Repeats | None = None
+    messages: Sequence[Message],
+    context_messages: int = 2,
+    max_chars: int = 2000,
+    repeats: Repeats | None = None,
+    task: TurnTask | None = None,
 ) -> TaskParts:
     """What the current turn is about: the user's words (:func:`~metaclaw_plugin.tasktext.task_text`: the task
     message without the client's wrappers), and a little recent context apart. With ``repeats`` (the bank's),
@@ -294,9 +298,10 @@ def task_parts(
     comes back in every request of it).
 
     They are kept apart because they weigh differently: small talk in the context must not dilute the
-    request. System messages (host boilerplate, often tens of KB) and tool output are left out.
+    request. System messages (host boilerplate, often tens of KB) and tool output are left out. ``task``: the
+    request's task text when the caller has it (the plugin's, read once for skills and memory).
     """
-    query, at = task_text(messages, max_chars, repeats)
+    query, at = (task or TurnTask(messages, repeats)).get(max_chars)
     if at < 0:
         return TaskParts("", "", "")
     budget = max_chars - len(query)
