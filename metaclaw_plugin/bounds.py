@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from .keyfile import load_or_create_secret
+from .memo import Memo
 
 if TYPE_CHECKING:
     from .privacy import Redactor
@@ -258,10 +259,10 @@ class Identifiers:
         self.note = note
         self._key: bytes | None = None
         self._lock = threading.Lock()
-        self._cache: dict[str, tuple[str, bool]] = {}  # raw id -> (stored id, whether its text was cleaned)
-        self._session_cache: dict[str, tuple[str, bool]] = {}  # the same, for session and request ids
-        self._labels: dict[tuple[str, int], tuple[str, bool]] = {}
-        self._texts: dict[str, str] = {}
+        self._cache: Memo[str, tuple[str, bool]] = Memo(self.CACHE)  # raw id -> (stored id, whether it was cleaned)
+        self._session_cache: Memo[str, tuple[str, bool]] = Memo(self.CACHE)  # the same, for session and request ids
+        self._labels: Memo[tuple[str, int], tuple[str, bool]] = Memo(self.CACHE)
+        self._texts: Memo[str, str] = Memo(self.CACHE)
 
     def hashed(self, s: str) -> str:
         """``s`` as its keyed hash, whatever it holds: for a name that must not be taken as it is (a reserved one)."""
@@ -288,7 +289,7 @@ class Identifiers:
         session id), and hashing them would hide what the host knows them by."""
         return self._stored(value, field, self._session_cache, True)
 
-    def _stored(self, value: Any, field: str, cache: dict[str, tuple[str, bool]], random_ok: bool) -> str | None:
+    def _stored(self, value: Any, field: str, cache: Memo[str, tuple[str, bool]], random_ok: bool) -> str | None:
         cacheable = type(value) is str and len(value) <= 4 * ID_MAX
         hit = cache.get(value) if cacheable else None
         if hit is None:
@@ -297,9 +298,7 @@ class Identifiers:
                 return None
             hit = self._joinable(s, random_ok), isinstance(value, str) and _BAD.search(value) is not None
             if cacheable:
-                if len(cache) >= self.CACHE:
-                    cache.clear()
-                cache[value] = hit
+                cache.put(value, hit)
         if hit[1] and self.note is not None:
             self.note(field, "held NUL, control characters or lone surrogates; replaced")
         return hit[0]
@@ -325,9 +324,7 @@ class Identifiers:
         if out is None:
             out = clean_text(s)
             out = self.redactor.redact(out) if self.redactor is not None else out
-            if len(self._texts) >= self.CACHE:
-                self._texts.clear()
-            self._texts[s] = out
+            self._texts.put(s, out)
         return out
 
     def label(self, value: Any, limit: int = LABEL_MAX, field: str = "label") -> str | None:
@@ -345,9 +342,7 @@ class Identifiers:
                 (isinstance(value, str) and _BAD.search(value) is not None),
             )
             if cacheable:
-                if len(self._labels) >= self.CACHE:
-                    self._labels.clear()
-                self._labels[(value, limit)] = hit
+                self._labels.put((value, limit), hit)
         if hit[1] and self.note is not None:
             self.note(field, "held NUL, control characters or lone surrogates; replaced")
         return hit[0]

@@ -45,7 +45,7 @@ from .config import Settings
 from .hostmodel import TAG as PLUGIN_CALL_TAG
 from .hostmodel import HostModel, HostReply, in_plugin_call
 from .plugin import MetaClawPlugin
-from .skillbank.render import OPEN as SKILL_BLOCK_OPEN
+from .skillbank.render import append_block, has_block
 from .text import content_text
 from .turns import FailOpen, InFlight, PreparedTurn
 from .types import DEFAULT_TENANT, Message, TurnContext, new_id
@@ -55,7 +55,6 @@ __all__ = [
     "DEFAULT_TENANT",
     "PLUGIN_CALL_TAG",
     "RETRY_PLUGIN_AFTER",
-    "SKILL_BLOCK_OPEN",
     "DidNotEnable",
     "FailOpen",
     "HostModel",
@@ -67,10 +66,12 @@ __all__ = [
     "PreparedTurn",
     "Settings",
     "TurnContext",
+    "append_block",
     "clean_session_id",
     "content_text",
     "conversation_fingerprint",
     "default_plugin",
+    "has_block",
     "in_plugin_call",
     "new_id",
     "require_host",

@@ -68,12 +68,14 @@ from .store.passages import PassageStore
 from .store.pg_library import SharedSkillLibrary
 from .store.postgres import PostgresDatabase
 from .store.trajectories import TrajectoryStore
+from .tasktext import TurnTask
 from .turns import FailOpen, InFlight, PreparedTurn
 from .types import DEFAULT_TENANT, Message, Session, Turn, TurnContext, new_id
 from .worker import BackgroundWorker
 
 if TYPE_CHECKING:  # attached lazily in start(); the request path never imports it
     from .learning import LearningLoop
+    from .memory.learner import MemoryLearner
 
 log = logging.getLogger("metaclaw_plugin")
 _fail = FailOpen(log, "metaclaw", what="the host call")
@@ -141,7 +143,7 @@ class MetaClawPlugin:
         self.memory = MemoryView(s)
         self.memory_store: MemoryStore | None = None
         self.passages: PassageStore | None = None  # what each user said (store.passages), beside the memories
-        self.memory_learner: Any = None  # metaclaw_plugin.memory.learner.MemoryLearner, attached in start()
+        self.memory_learner: MemoryLearner | None = None  # attached in start()
         # On PostgreSQL shared by hosts: the one election of this host (memory extraction, the learning loop, the
         # trainer all run on the elected learner only); None on SQLite and while memory is off (the loop keeps its own).
         self.election: LearnerElection | None = None
@@ -263,11 +265,12 @@ class MetaClawPlugin:
         self._host_activity(now)
         block = None
         if inject:
+            task = TurnTask(messages, self.skills.repeats)  # the user's words: read once, for skills and memory
             try:
-                block = self.skills.injection(ctx, messages)
+                block = self.skills.injection(ctx, messages, task)
             except Exception:
                 self._fail("inject")  # the turn is still recorded, with nothing injected
-            memory = self.memory_section(ctx, messages)  # its own section beside the skills; fails open by itself
+            memory = self.memory_section(ctx, messages, task)  # its own section beside the skills; fails open by itself
             if memory:
                 base = block if block is not None else Injection("", [], self.skills.generation)
                 block = replace(base, text="\n\n".join(t for t in (base.text, memory) if t))
@@ -535,10 +538,10 @@ class MetaClawPlugin:
             )
 
     # Memory ---------------------------------------------------------------------------------------------------------
-    def memory_section(self, ctx: TurnContext, messages: Sequence[Message]) -> str:
+    def memory_section(self, ctx: TurnContext, messages: Sequence[Message], task: TurnTask | None = None) -> str:
         """The memory section for this turn (in-memory view only; "" for side turns, when off, and on any fault)."""
         try:
-            text, ids = self.memory.section(ctx, messages)
+            text, ids = self.memory.section(ctx, messages, task)
             if ids:
                 ctx.metadata["metaclaw_memories"] = ids
             return text

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from .bounds import Identifiers
 from .config import Settings
 from .memory.store import MemoryStore
 from .service import Service
 from .skillbank.bank import SkillBank
+from .store.election import LearnerElection
 from .store.pg_library import SharedSkillLibrary
 from .store.trajectories import TrajectoryStore
 from .turns import InFlight, PreparedTurn
@@ -31,6 +33,13 @@ class BackgroundPart(Protocol):
     def status(self) -> dict[str, Any]: ...
 
     def services(self) -> list[Service]: ...
+
+
+class LearningPart(BackgroundPart, Protocol):
+    """The learning loop: its election, which the scheduler shares (the plugin's own, else one it made)."""
+
+    @property
+    def election(self) -> LearnerElection: ...
 
 
 class SchedulerPart(BackgroundPart, Protocol):
@@ -51,7 +60,13 @@ class PluginLike(Protocol):
     def settings(self) -> Settings: ...
 
     @property
-    def learning(self) -> BackgroundPart | None: ...
+    def learning(self) -> LearningPart | None: ...
+
+    @property
+    def election(self) -> LearnerElection | None: ...
+
+    @property
+    def ids(self) -> Identifiers: ...
 
     @property
     def last_request_at(self) -> float: ...
@@ -77,6 +92,12 @@ class PluginLike(Protocol):
     def attach_loop(self, name: str, loop: BackgroundPart) -> None: ...
 
     def read_session(self, session_id: str, tenant: str | None = None, user: str | None = None) -> Session | None: ...
+
+    def knows_session(self, session_id: str, tenant: str | None = None, user: str | None = None) -> bool: ...
+
+    def end_named_session(
+        self, session_id: str, tenant: str | None = None, outcome: dict[str, Any] | None = None, reason: str = "host"
+    ) -> list[str]: ...
 
     def sync_library(self) -> str | None: ...
 

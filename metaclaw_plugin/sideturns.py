@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
+from .memo import Memo
 from .tasktext import task_text, text_parts
 from .turns import InFlight
 from .types import TurnContext
@@ -57,7 +58,7 @@ _ASK = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
-_HEADS: dict[str, int] = {}
+_HEADS: Memo[str, int] = Memo(HEADS_MAX)
 
 
 @dataclass
@@ -78,9 +79,7 @@ def _role_points(messages: Sequence[Any]) -> int:
                 head = part[:OPENING_CHARS]
                 points = _HEADS.get(head)
                 if points is None:
-                    if len(_HEADS) >= HEADS_MAX:
-                        _HEADS.clear()
-                    points = _HEADS[head] = _judge_head(head)
+                    points = _HEADS.put(head, _judge_head(head))
                 if points >= 0:
                     return points
     return 0

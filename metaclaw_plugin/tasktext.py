@@ -31,10 +31,12 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from .memo import Memo
 from .text import content_text
 
 TEXT_PARTS = frozenset({"text", "input_text"})
 NON_USER_ROLES = frozenset({"tool", "function", "ipython"})
+TASK_MAX_CHARS = 100_000  # the most of the task text any reader takes (retrieval.max_query_chars' bound)
 SCAN_CHARS = 65536  # a user message is read this far: retrieval reads 2000 characters of it at most
 REPEAT_MIN_CHARS = 160  # shorter paragraphs are the user's (a repeated one-liner is a repeated request)
 REPEAT_CONTEXTS = 3  # a paragraph beside this many different texts is boilerplate
@@ -60,7 +62,7 @@ class Repeats:
         self.min_chars, self.contexts, self.cap = min_chars, contexts, cap
         self._seen: dict[bytes, set[bytes]] = {}
         self._lock = threading.Lock()
-        self._framings: dict[str, bytes] = {}  # a message's text -> the digest of its opening (constant)
+        self._framings: Memo[str, bytes] = Memo(cap)  # a message's text -> the digest of its opening (constant)
         self._beside: tuple[str, bytes] = ("", _digest(""))
 
     def split(self, text: str) -> tuple[list[str], list[str]]:
@@ -90,9 +92,7 @@ class Repeats:
         if d is None:  # the same messages come back turn after turn: each is read once (bounded)
             d = _digest(_PARA.split(_FENCED.sub("", text).strip(), 1)[0])  # its opening, whatever it attaches
             if len(text) <= FRAMING_KEY_CHARS:
-                if len(self._framings) >= self.cap:
-                    self._framings.clear()
-                self._framings[text] = d
+                self._framings.put(text, d)
         last = self._beside  # one task is checked against each of its messages in turn
         b = last[1] if last[0] == beside else _digest(beside)
         self._beside = (beside, b)
@@ -293,3 +293,19 @@ def task_text(messages: Sequence[Any], max_chars: int = 2000, repeats: Repeats |
     if not words:
         words = content_text(m.get("content") if isinstance(m, dict) else None).strip()
     return words[:max_chars], i
+
+
+class TurnTask:
+    """A request's :func:`task_text`, computed at most once for everything on the request path that searches by it
+    (skill retrieval, memory recall): both see the same words, and ``repeats`` notes them once. Each reader cuts
+    them to its own length (``retrieval.max_query_chars`` is at most ``TASK_MAX_CHARS``)."""
+
+    def __init__(self, messages: Sequence[Any], repeats: Repeats | None = None) -> None:
+        self.messages, self.repeats = messages, repeats
+        self._got: tuple[str, int] | None = None
+
+    def get(self, max_chars: int) -> tuple[str, int]:
+        """The user's words cut to ``max_chars``, and the index of their message (see :func:`task_text`)."""
+        if self._got is None:
+            self._got = task_text(self.messages, TASK_MAX_CHARS, self.repeats)
+        return self._got[0][:max_chars], self._got[1]

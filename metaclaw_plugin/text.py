@@ -3,6 +3,7 @@ training, the dashboard and the benchmarks see the same text for one turn and co
 
 from __future__ import annotations
 
+import time
 import unicodedata
 from typing import Any
 
@@ -40,6 +41,12 @@ def approx_tokens(text: str) -> int:
 def approx_message_tokens(messages: Any) -> int:
     """The estimate for a list of messages: their text, plus four tokens a message for the chat framing."""
     return sum(approx_tokens(message_text(m)) + 4 for m in messages or [])
+
+
+def local_time(ts: float | None, none: str = "", fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
+    """A time as people read it (the CLI's tables, the dashboard's pages): local, to the second by default;
+    ``none`` where there is no time (None, or 0: never shown as the epoch)."""
+    return time.strftime(fmt, time.localtime(ts)) if ts else none
 
 
 def strip_marks(text: str) -> str:

@@ -17,7 +17,7 @@ from plugin_proxy import cli_proxy
 from waiting import wait_for
 
 from metaclaw_plugin.devtools.upstream import Upstream
-from metaclaw_plugin.integration import SKILL_BLOCK_OPEN
+from metaclaw_plugin.integration import has_block
 from metaclaw_plugin.store.trajectories import TrajectoryStore
 
 TASK = "Fix the date parsing bug in dates.py so ISO 8601 timestamps with a timezone offset parse correctly"
@@ -84,7 +84,7 @@ def assert_learned(up: Upstream, home: Path, marker: str, main_calls: int) -> No
     assert len(bodies) >= main_calls, [b.get("model") for b in bodies]
     for b in bodies:
         system = "\n".join(str(m.get("content")) for m in b["messages"] if m.get("role") == "system")
-        assert SKILL_BLOCK_OPEN in system and SKILL in system, system[-2000:]
+        assert has_block(system) and SKILL in system, system[-2000:]
     store = reader(home)
     wait_for(lambda: len([t for t in turns_with(store, marker) if t.kind == "main"]) >= main_calls or None, 30)
     main = [t for t in turns_with(store, marker) if t.kind == "main"]

@@ -16,8 +16,9 @@ from metaclaw_plugin.cli import main as cli_main
 from metaclaw_plugin.devtools.upstream import Upstream
 from metaclaw_plugin.skillbank.bank import SHADOW_KEY, SkillBank
 from metaclaw_plugin.skillbank.files import SkillStore
-from metaclaw_plugin.skillbank.render import CONVENTIONS_HEADER, HEADER, approx_tokens, render_block, skill_entry
+from metaclaw_plugin.skillbank.render import CONVENTIONS_HEADER, HEADER, render_block, skill_entry
 from metaclaw_plugin.skillbank.retrieve import task_parts
+from metaclaw_plugin.text import approx_tokens
 from metaclaw_plugin.types import Skill
 
 UNRELATED = "What is the capital of Australia, and roughly how many people live there?"

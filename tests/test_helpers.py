@@ -112,3 +112,12 @@ def test_wait_for_ignores_stops_and_says_why() -> None:
 
     with pytest.raises(AssertionError, match=r"timed out after 0.05s waiting for state 7 \(OSError\('refused'\)\)"):
         wait_for(never, 0.05, lambda: "state 7", 0.01, ignore=OSError)
+
+
+def test_memo_drops_the_oldest_entry_when_full() -> None:
+    from metaclaw_plugin.memo import Memo
+
+    m: Memo[str, int] = Memo(2)
+    assert m.put("a", 1) == 1 and m.put("b", 2) == 2 and m.put("a", 3) == 3  # a key already there evicts nothing
+    m.put("c", 4)
+    assert m == {"b": 2, "c": 4}  # "a" was the oldest: out first, the rest kept (no clear-all cliff)

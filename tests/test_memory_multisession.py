@@ -12,7 +12,7 @@ import pytest
 
 from metaclaw_bench import convgen
 from metaclaw_bench import multisession as ms
-from metaclaw_plugin.memory.view import approx_tokens
+from metaclaw_plugin.text import approx_tokens
 
 SIZE = convgen.Size(conversations=3, sessions=(5, 7), turns=(10, 16))
 

@@ -9,8 +9,9 @@ import yaml
 
 from metaclaw_plugin import Settings, TurnContext
 from metaclaw_plugin.skillbank import SkillBank, SkillStore, bundled_skills_dir
-from metaclaw_plugin.skillbank.render import CLOSE, OPEN, approx_tokens, inject, render_block
+from metaclaw_plugin.skillbank.render import CLOSE, OPEN, inject, render_block
 from metaclaw_plugin.skillbank.retrieve import task_parts, tokenize
+from metaclaw_plugin.text import approx_tokens
 from metaclaw_plugin.types import Skill
 
 DATA = Path(__file__).parent / "data"

@@ -24,8 +24,9 @@ import yaml
 
 from metaclaw_plugin.config import Settings
 from metaclaw_plugin.memory.model import Memory
-from metaclaw_plugin.memory.view import OPEN, approx_tokens
+from metaclaw_plugin.memory.view import OPEN
 from metaclaw_plugin.plugin import MetaClawPlugin
+from metaclaw_plugin.text import approx_tokens
 from metaclaw_plugin.types import TurnContext
 
 from .common import BENCH_ROOT
@@ -176,6 +177,7 @@ def run_arm(data: dict[str, Any], arm: str, home: Path) -> Arm:
     try:
         scripted = ScriptedExtractor(data) if arm == "scripted-model" else None
         learner = p.memory_learner
+        assert learner is not None, "memory is on: start() attached the learner"
         if scripted is not None:
             learner.client, learner.extractor, learner.why = scripted, "model", SCRIPTED_NOTE
         out.extractor = f"{learner.extractor}: {learner.why}"

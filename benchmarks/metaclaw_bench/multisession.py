@@ -25,7 +25,7 @@ Scoring (the same scorer for the plugin and both baselines), per category and ov
 - **evidence recall**: the share of a question's evidence turns covered by the block; a turn is covered when at least
   60% of its content words are in the block. Also the share of all evidence turns covered (micro).
 - **unanswerable given a block**: the share of adversarial questions whose memory block is not empty.
-- **block tokens**: the plugin's own approximation (``memory.view.approx_tokens``).
+- **block tokens**: the plugin's own approximation (``metaclaw_plugin.text.approx_tokens``).
 
 Baselines at the plugin's budget (``memory.tokens``, the same header and per-line cost): **BM25** (Okapi, k1 1.2,
 b 0.75, over the user's raw past turns, each rendered as ``- (said 2023-05-08) Caroline: ...``), packed best-first,
@@ -54,9 +54,10 @@ from typing import Any
 
 from metaclaw_plugin.config import Settings
 from metaclaw_plugin.memory.model import Memory
-from metaclaw_plugin.memory.view import CLOSE, HEADER, OPEN, approx_tokens
+from metaclaw_plugin.memory.view import CLOSE, HEADER, OPEN
 from metaclaw_plugin.plugin import MetaClawPlugin
 from metaclaw_plugin.store.passages import Passage
+from metaclaw_plugin.text import approx_tokens
 from metaclaw_plugin.types import TurnContext
 
 from . import convgen

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +12,7 @@ import click
 
 from ..memory.ops import MemoryError_, MemoryOps
 from ..store import open_database
+from ..text import local_time
 from ..types import DEFAULT_TENANT
 from .common import console, emit_json, fail, json_option, load_settings, table
 
@@ -33,7 +33,7 @@ def _ops(ctx: click.Context) -> Iterator[MemoryOps]:
 
 
 def _when(ts: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else ""
+    return local_time(ts, fmt="%Y-%m-%d %H:%M")
 
 
 def _rows(rows: list[dict[str, Any]], title: str) -> None:

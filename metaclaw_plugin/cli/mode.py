@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import click
 
+from ..text import local_time
 from .common import console, emit_json, json_option, load_settings
 
 
@@ -34,7 +33,7 @@ def mode(ctx: click.Context, mode: str | None, as_json: bool) -> None:
         emit_json(data)
         return
     where = (
-        f"set at run time {datetime.fromtimestamp(data['set_at']):%Y-%m-%d %H:%M:%S} (config says {data['configured']})"
+        f"set at run time {local_time(data['set_at'])} (config says {data['configured']})"
         if data["source"] == "stored"
         else "from the config"
     )

@@ -3,16 +3,16 @@ predicted window."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import click
 
+from ..text import local_time
 from .common import console, emit_json, json_option, load_settings, table
 
 
 def _t(ts: float | None) -> str:
-    return "-" if ts is None else f"{datetime.fromtimestamp(ts):%a %Y-%m-%d %H:%M:%S}"
+    return local_time(ts, "-", "%a %Y-%m-%d %H:%M:%S")
 
 
 @click.group()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import click
@@ -11,11 +10,8 @@ from ..bounds import home_identifiers
 from ..sessions import stored_session
 from ..store.backend import postgres_of
 from ..store.trajectories import TrajectoryStore, turn_dict
+from ..text import local_time
 from .common import console, emit_json, fail, json_option, load_settings, table
-
-
-def _when(ts: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else ""
 
 
 def _store(ctx: click.Context) -> TrajectoryStore:
@@ -68,7 +64,7 @@ def list_(ctx: click.Context, limit: int, tenant: str | None, as_json: bool) -> 
                 r["tenant"],
                 r["host"],
                 r["turns"],
-                _when(r["last_at"]),
+                local_time(r["last_at"]),
                 r["end_reason"] or "",
                 r["outcome"] or "",
             ]

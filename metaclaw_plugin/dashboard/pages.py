@@ -6,12 +6,11 @@ with the plotly.js bundle that the ``plotly`` package ships; no inline script, n
 from __future__ import annotations
 
 import json
-import time
 from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from ..text import message_text
+from ..text import local_time, message_text
 from .data import SkillRow, windows
 
 NAV = [
@@ -33,7 +32,7 @@ def _num(v: float | None, fmt: str = "{:+.2f}") -> str:
 
 
 def _when(ts: float | None) -> str:
-    return "-" if not ts else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+    return local_time(ts, "-")
 
 
 def layout(title: str, active: str, body: str, *, charts: bool = False, notice: str | None = None) -> str:

@@ -40,8 +40,7 @@ from ..privacy import Redactor
 from ..store import AnyDatabase, Database
 from ..store import budget as llm_budget
 from ..store.jobs import backoff
-from ..text import approx_message_tokens, content_text
-from ..text import approx_tokens as approx_tokens_of
+from ..text import approx_message_tokens, approx_tokens, content_text
 
 log = logging.getLogger("metaclaw_plugin.llm")
 
@@ -145,10 +144,6 @@ class LLMResult:
         return self.prompt_tokens + self.completion_tokens
 
 
-def approx_tokens(messages: Sequence[dict[str, Any]]) -> int:
-    return approx_message_tokens(messages)
-
-
 class LLMClient:
     def __init__(
         self,
@@ -230,8 +225,8 @@ class LLMClient:
                 if host is not None:
                     with plugin_call():
                         reply = host.call(msgs, temperature, max_tokens, self.purpose)
-                    pt = reply.prompt_tokens or approx_tokens(msgs)
-                    ct = reply.completion_tokens or approx_tokens_of(reply.text)
+                    pt = reply.prompt_tokens or approx_message_tokens(msgs)
+                    ct = reply.completion_tokens or approx_tokens(reply.text)
                     self._charge(True, pt + ct)
                     return LLMResult(reply.text, pt, ct, attempt + 1)
                 assert litellm is not None
@@ -251,14 +246,14 @@ class LLMClient:
                 )
                 text = _content(resp)
                 usage = getattr(resp, "usage", None)
-                pt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage else approx_tokens(msgs)
-                ct = int(getattr(usage, "completion_tokens", 0) or 0) if usage else approx_tokens_of(text)
+                pt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage else approx_message_tokens(msgs)
+                ct = int(getattr(usage, "completion_tokens", 0) or 0) if usage else approx_tokens(text)
                 self._charge(False, pt + ct)
                 return LLMResult(text, pt, ct, attempt + 1)
             except Exception as e:
                 last = e
                 self.failures += 1
-                self._charge(host is not None, approx_tokens(msgs), failed=True)
+                self._charge(host is not None, approx_message_tokens(msgs), failed=True)
                 if not _retryable(e) or attempt >= self.retries:
                     break
                 delay = backoff(self.backoff, attempt + 1)

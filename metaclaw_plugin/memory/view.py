@@ -26,7 +26,8 @@ from ..skillbank.render import CLOSE as SKILLS_CLOSE
 from ..skillbank.render import MEMORY_CLOSE, MEMORY_OPEN
 from ..skillbank.render import OPEN as SKILLS_OPEN
 from ..store.passages import Passage, PassageStore
-from ..tasktext import task_text
+from ..tasktext import TurnTask
+from ..text import approx_tokens
 from ..types import Message, TurnContext
 from .dates import resolve, say_ts
 from .index import Doc, Hit, Recall
@@ -66,10 +67,6 @@ RECALL = re.compile(
     re.I,
 )
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-
-
-def approx_tokens(text: str) -> int:
-    return (len(text) + 3) // 4
 
 
 def neutralise(text: str) -> str:
@@ -274,9 +271,11 @@ class MemoryView:
         self.buckets[(tenant, user)] = build_bucket(memories, passages)
 
     # Request path ----------------------------------------------------------------------------------------------
-    def section(self, ctx: TurnContext, messages: Sequence[Message]) -> tuple[str, list[str]]:
+    def section(
+        self, ctx: TurnContext, messages: Sequence[Message], task: TurnTask | None = None
+    ) -> tuple[str, list[str]]:
         """The memory section for this turn and the ids of the memories and passages in it ("" for side turns and
-        when none)."""
+        when none). ``task``: the request's task text when the caller has it (the plugin's, shared with skills)."""
         cfg = self.settings.memory
         if ctx.kind != "main" or not cfg.enabled or cfg.tokens <= 0 or not self.buckets:
             return "", []
@@ -295,7 +294,7 @@ class MemoryView:
                 chosen.append(d)
                 spent += d.cost
             used += spent
-        query = task_text(messages, MAX_QUERY_CHARS)[0]
+        query = (task or TurnTask(messages)).get(MAX_QUERY_CHARS)[0]
         if query:
             buckets = [b for b in (own, shared) if b is not None]
             used = self._fill(chosen, used, query, buckets, cfg, ctx.session_id)

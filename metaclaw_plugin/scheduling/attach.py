@@ -129,7 +129,7 @@ def attach_scheduler(plugin: PluginLike, trainer: Callable[[], Trainer] | None =
             return None
         trainer = lambda: scheduler_trainer(settings)  # noqa: E731
     from_file = file_activity(settings.activity_path)
-    election = getattr(plugin.learning, "election", None) or getattr(plugin, "election", None)
+    election = (plugin.learning.election if plugin.learning is not None else None) or plugin.election
     omls, notes = build(
         settings, trainer, last_activity=lambda: max(plugin.last_request_at, from_file()), election=election
     )

@@ -43,11 +43,10 @@ def create_app(
     """
     gate = TokenGate(token)  # refuses an empty token
     if max_body_bytes is None:
-        server_settings = getattr(getattr(plugin, "settings", None), "server", None)
-        max_body_bytes = getattr(server_settings, "max_body_bytes", None) or DEFAULT_MAX_BODY
+        max_body_bytes = plugin.settings.server.max_body_bytes or DEFAULT_MAX_BODY
     api = Api(int(max_body_bytes))
     server_info = dict(info or {})
-    policy_host = PolicyHost(getattr(plugin, "settings", None), policy)
+    policy_host = PolicyHost(plugin.settings, policy)
 
     @api.endpoint
     async def health(request: Request) -> Response:
@@ -55,7 +54,7 @@ def create_app(
 
     @api.endpoint
     async def status(request: Request) -> Response:
-        st = dict(plugin.status() if hasattr(plugin, "status") else {})
+        st = plugin.status()
         st["server"] = {
             **server_info,
             "pid": os.getpid(),
@@ -63,7 +62,7 @@ def create_app(
             "max_body_bytes": api.limit,
             **api.counters,
         }
-        st["feedback_supported"] = hasattr(plugin, "on_feedback")
+        st["feedback_supported"] = True  # on_feedback is part of PluginLike; the key stays for hosts that read it
         st["policy"] = policy_host.status()
         return JSONResponse(st)
 

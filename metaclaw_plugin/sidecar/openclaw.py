@@ -216,15 +216,7 @@ def routes(plugin: PluginLike, api: Api, host_name: str = HOST_NAME) -> list[Rou
         return JSONResponse({"ok": turn is not None, "turn_id": body.run_id})
 
     def _feedback(body: FeedbackBody) -> Response:
-        fn = getattr(plugin, "on_feedback", None)
-        if fn is None:
-            raise ApiError(
-                501,
-                "feedback is not supported by this version of the metaclaw-plugin core "
-                "(MetaClawPlugin.on_feedback is missing)",
-            )
-        ctx = ctx_for(body.session_id, body.tenant, "main", body.run_id)
-        fn(ctx, body.score, body.text)
+        plugin.on_feedback(ctx_for(body.session_id, body.tenant, "main", body.run_id), body.score, body.text)
         return JSONResponse({"ok": True})
 
     @endpoint
@@ -247,15 +239,11 @@ def routes(plugin: PluginLike, api: Api, host_name: str = HOST_NAME) -> list[Rou
     async def session_end(request: Request) -> Response:
         sid = path_id(request)
         body: SessionEndBody = await api.parse(request, SessionEndBody)
-        knows = getattr(plugin, "knows_session", None)
-        if knows is not None and not await run_in_threadpool(knows, sid, body.tenant):
+        if not await run_in_threadpool(plugin.knows_session, sid, body.tenant):
             raise ApiError(404, f"no session {sid!r} in tenant {body.tenant!r}; nothing was ended")
         outcome = body.outcome.model_dump(exclude_none=True) if body.outcome is not None else None
-        end_named = getattr(plugin, "end_named_session", None)
-        if end_named is not None:  # the session as the host knows it: every user's part of it (no user named)
-            await run_in_threadpool(lambda: end_named(sid, body.tenant, outcome or None, body.reason or "host"))
-        else:
-            plugin.on_session_end(ctx_for(sid, body.tenant, "main"), outcome or None, reason=body.reason or "host")
+        # the session as the host knows it: every user's part of it (no user named)
+        await run_in_threadpool(plugin.end_named_session, sid, body.tenant, outcome or None, body.reason or "host")
         return JSONResponse({"ok": True, "session_id": sid})
 
     @endpoint
@@ -265,9 +253,8 @@ def routes(plugin: PluginLike, api: Api, host_name: str = HOST_NAME) -> list[Rou
         except ValueError:
             raise ApiError(400, "limit must be an integer") from None
         tenant = request.query_params.get("tenant") or None
-        ids = getattr(plugin, "ids", None)
-        if tenant and ids is not None:
-            tenant = ids.joinable(tenant)  # as the hooks stored it
+        if tenant:
+            tenant = plugin.ids.joinable(tenant)  # as the hooks stored it
 
         def read() -> list[dict[str, Any]]:
             plugin.store.flush(2.0)  # reads are for people and tests: show what was just captured

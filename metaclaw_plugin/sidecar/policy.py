@@ -32,6 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..config import Settings
 from ..serving import PolicyUnavailable, from_settings, unavailable_reason
 from ..serving.policy import Generation, PolicyInputError, ServedPolicy
 from ..serving.vllm import VllmPublisher
@@ -80,7 +81,7 @@ class ChatCompletionBody(BaseModel):
 class PolicyHost:
     """The sidecar's policy: built from the settings on first use, or at start-up in ``rl``/``auto``."""
 
-    def __init__(self, settings: Any, policy: ServedPolicy | None = None) -> None:
+    def __init__(self, settings: Settings, policy: ServedPolicy | None = None) -> None:
         self.settings = settings
         self._policy = policy
         self._error: str | None = None
@@ -89,8 +90,6 @@ class PolicyHost:
 
     def start(self) -> None:
         s = self.settings
-        if s is None:
-            return
         if s.mode in ("rl", "auto") and self._policy is None and unavailable_reason(s) is None:
             self.get()
         if s.serving.vllm_url:
@@ -111,8 +110,6 @@ class PolicyHost:
     def get(self) -> ServedPolicy:
         with self._lock:  # two first requests build one policy
             if self._policy is None:
-                if self.settings is None:
-                    raise PolicyUnavailable("no settings: this server has no policy to serve")
                 self._policy = from_settings(self.settings)
         self._policy.start()
         return self._policy
@@ -120,7 +117,7 @@ class PolicyHost:
     def name(self) -> str:
         if self._policy is not None:
             return self._policy.name
-        return self.settings.serving.name if self.settings is not None else "policy"
+        return self.settings.serving.name
 
     def status(self) -> dict[str, Any]:
         st: dict[str, Any] = {"model": f"metaclaw/{self.name()}"}
@@ -128,7 +125,7 @@ class PolicyHost:
             st.update(self._policy.status())
         else:
             st["ready"] = False
-            st["reason"] = (unavailable_reason(self.settings) if self.settings else None) or "loads on first request"
+            st["reason"] = unavailable_reason(self.settings) or "loads on first request"
         return st
 
 

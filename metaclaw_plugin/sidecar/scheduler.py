@@ -34,10 +34,10 @@ def routes(plugin: PluginLike, api: Api) -> list[Route]:
     endpoint = api.endpoint
 
     def current(with_signals: bool) -> dict[str, Any]:
-        out = report(plugin.settings, with_signals=with_signals and getattr(plugin, "scheduler", None) is None)
-        sched = getattr(plugin, "scheduler", None)
+        sched = plugin.scheduler
+        out = report(plugin.settings, with_signals=with_signals and sched is None)
         out["attached"] = sched is not None
-        out["note"] = getattr(plugin, "scheduler_note", None)
+        out["note"] = plugin.scheduler_note
         if sched is not None and with_signals:
             out["live"] = sched.status()
         return out
@@ -56,9 +56,8 @@ def routes(plugin: PluginLike, api: Api) -> list[Route]:
                 store_mode(db, body.mode)
             finally:
                 db.close()
-            sched = getattr(plugin, "scheduler", None)
-            if sched is not None:
-                sched.wake()
+            if plugin.scheduler is not None:
+                plugin.scheduler.wake()
             return current(False)
 
         return JSONResponse(await run_in_threadpool(write))

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
-from ..tasktext import Repeats
+from ..memo import Memo
+from ..tasktext import Repeats, TurnTask
 from ..text import folded_words
 from ..types import DEFAULT_TENANT, Message, Skill, TurnContext, task_type_of
 from .files import SkillStore
@@ -33,7 +34,7 @@ MAX_SHADOW_PER_TURN = 2
 FULL_SCAN_EVERY = (
     60.0  # seconds; catches hand edits that bypass the store's change counter (a scan stats every SKILL.md)
 )
-BLOCKS_MAX = 1024  # rendered blocks remembered per snapshot (~5 MB at most); cleared when full
+BLOCKS_MAX = 1024  # rendered blocks remembered per snapshot (~5 MB at most)
 
 
 @dataclass(frozen=True)
@@ -54,14 +55,14 @@ class Snapshot:
     rules: dict[str, str] = field(default_factory=dict)  # convention name -> its stated_key ("" when too short)
     # Per (tenant, task type, budget): the conventions' rendered entries, their names, and the names left out for
     # the budget (task type None: every convention of the tenant, as status shows them).
-    plans: dict[tuple[str, str | None, int], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(
-        default_factory=dict, compare=False, repr=False
+    plans: Memo[tuple[str, str | None, int], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(
+        default_factory=lambda: Memo(BLOCKS_MAX), compare=False, repr=False
     )
     # Rendered blocks by (tenant, query, context, live settings). An agent's tool loop sends the same user message and
     # context on every step of one turn, so each step after the first skips retrieval and rendering.
     # The cache goes with the snapshot: a library change starts an empty one.
-    blocks: dict[tuple[Any, ...], tuple[str, tuple[str, ...], dict[str, float]]] = field(
-        default_factory=dict, compare=False, repr=False
+    blocks: Memo[tuple[Any, ...], tuple[str, tuple[str, ...], dict[str, float]]] = field(
+        default_factory=lambda: Memo(BLOCKS_MAX), compare=False, repr=False
     )
 
 
@@ -386,9 +387,7 @@ class SkillBank:
             mine = self._tenant_conventions(tenant, task, snap, snap.conventions)
             entries, names = fit_conventions(mine, budget)
             plan = (tuple(entries), tuple(names), tuple(s.name for s in mine if s.name not in names))
-            if len(snap.plans) >= BLOCKS_MAX:
-                snap.plans.clear()
-            snap.plans[(tenant, task, budget)] = plan
+            snap.plans.put((tenant, task, budget), plan)
         return plan
 
     def _task_of(self, ctx: TurnContext) -> str | None:
@@ -443,12 +442,12 @@ class SkillBank:
             self.conventions_left_out += 1
         return _unsaid(fitted, fitted_names, {s.name: stated_key(s.description) for s, _ in pairs}, said)
 
-    def injection(self, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
+    def injection(self, ctx: TurnContext, messages: Sequence[Message], task: TurnTask | None = None) -> Injection:
         snap = self._snap  # one snapshot for the whole turn, even if the worker swaps it meanwhile
         if not self.settings.injection.enabled or ctx.kind != "main":
             return Injection("", [], snap.generation)
         cfg = self.settings.retrieval
-        query, context, repeated = task_parts(messages, cfg.context_messages, cfg.max_query_chars, self.repeats)
+        query, context, repeated = task_parts(messages, cfg.context_messages, cfg.max_query_chars, self.repeats, task)
         # Shadow trials pick per request (the arm hangs on the request id): those turns are not cached.
         # The settings read live below are part of the key, so a changed budget is honoured at once.
         budget = self.settings.injection.max_injected_tokens
@@ -483,7 +482,5 @@ class SkillBank:
             ]:
                 del arms[name]
         if key is not None:
-            if len(snap.blocks) >= BLOCKS_MAX:
-                snap.blocks.clear()  # bounded, and safe from any thread (no ordered eviction to race on)
-            snap.blocks[key] = (text, tuple(names), scores)
+            snap.blocks.put(key, (text, tuple(names), scores))
         return Injection(text, names, snap.generation, dict(scores))

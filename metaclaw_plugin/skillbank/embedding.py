@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._mlimport import ML_IMPORT_LOCK
+from ..memo import Memo
 from ..types import Skill
 from .retrieve import KeywordIndex, tokenize
 
@@ -44,7 +45,7 @@ log = logging.getLogger("metaclaw_plugin.skills")
 _models: dict[str, Any] = {}
 _models_lock = threading.Lock()
 QUERY_CACHE = 4096
-WORD_CACHE = 100_000  # words whose token ids a static encoder remembers (cleared when full)
+WORD_CACHE = 100_000  # words whose token ids a static encoder remembers
 
 
 STATIC_MODELS = frozenset({"wordllama"})  # request-path embedders: numpy only, weights inside the wheel
@@ -159,7 +160,7 @@ class StaticEncoder(_QueryCache):
         wordllama = import_wordllama()
         self.path = Path(wordllama.__file__).parent
         self.model = wordllama.WordLlama.load(cache_dir=self.path, disable_download=True)
-        self._word_ids: dict[str, tuple[int, ...]] = {}
+        self._word_ids: Memo[str, tuple[int, ...]] = Memo(WORD_CACHE)
 
     def encode(self, texts: Sequence[str]) -> Any:
         import numpy as np
@@ -197,9 +198,7 @@ class StaticEncoder(_QueryCache):
         for word in text.split(" "):
             known = cache.get(word)
             if known is None:
-                if len(cache) >= WORD_CACHE:
-                    cache.clear()
-                known = cache[word] = tuple(tokenizer.encode(word, add_special_tokens=False).ids)
+                known = cache.put(word, tuple(tokenizer.encode(word, add_special_tokens=False).ids))
             ids.extend(known)
         return ids
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..text import approx_tokens
+from ..memo import Memo
+from ..text import approx_tokens, content_text
 from ..types import Message, Skill
 
 OPEN = "<metaclaw-skills>"
@@ -36,8 +37,8 @@ def skill_entry(skill: Skill, full: bool = True) -> str:
     return _entry(skill, full)[0]
 
 
-_ENTRIES: dict[tuple[str, str, str, bool], tuple[str, int]] = {}
 ENTRIES_MAX = 8192
+_ENTRIES: Memo[tuple[str, str, str, bool], tuple[str, int]] = Memo(ENTRIES_MAX)
 
 
 def _entry(skill: Skill, full: bool) -> tuple[str, int]:
@@ -50,9 +51,7 @@ def _entry(skill: Skill, full: bool) -> tuple[str, int]:
         head = f"### {skill.name}\n{_neutralise(skill.description)}"
         body = skill.body.strip()
         text = f"{head}\n{_neutralise(body)}" if full and body else head
-        if len(_ENTRIES) >= ENTRIES_MAX:
-            _ENTRIES.clear()
-        hit = _ENTRIES[key] = (text, approx_tokens(text) + 1)
+        hit = _ENTRIES.put(key, (text, approx_tokens(text) + 1))
     return hit
 
 
@@ -109,6 +108,22 @@ def render_block(skills: Sequence[Skill], max_tokens: int, conventions: Sequence
     return "\n".join(parts).rstrip("\n") + f"\n{CLOSE}", names
 
 
+def has_block(content: Any) -> bool:
+    """Whether a system message's content (text, or a list of text parts) already carries a skill block: a retry,
+    or a second hook on one call. Every host's shape of the system prompt is asked the same way."""
+    return OPEN in content_text(content)
+
+
+def append_block(content: Any, block: str) -> Any:
+    """A system message's content with the block appended: one more text part of a list, after a blank line of
+    non-empty text, else the block alone. A new value: the caller's is never mutated (hosts often reuse it)."""
+    if isinstance(content, list):
+        return [*content, {"type": "text", "text": block}]
+    if isinstance(content, str) and content:
+        return f"{content}\n\n{block}"
+    return block
+
+
 def inject(messages: Sequence[Message], block: str) -> list[Message]:
     """Return a new message list with the block appended to the system message (or a new one first).
 
@@ -118,15 +133,7 @@ def inject(messages: Sequence[Message], block: str) -> list[Message]:
     if not block:
         return out
     if out and isinstance(out[0], dict) and out[0].get("role") in ("system", "developer"):
-        first = dict(out[0])
-        content: Any = first.get("content")
-        if isinstance(content, list):
-            first["content"] = [*content, {"type": "text", "text": block}]
-        elif isinstance(content, str) and content:
-            first["content"] = f"{content}\n\n{block}"
-        else:
-            first["content"] = block
-        out[0] = first
+        out[0] = {**out[0], "content": append_block(out[0].get("content"), block)}
     else:
         out.insert(0, {"role": "system", "content": block})
     return out

@@ -20,7 +20,8 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from ..tasktext import Repeats, task_text, user_words
+from ..memo import Memo
+from ..tasktext import Repeats, TurnTask, user_words
 from ..text import message_text
 from ..types import Message, Skill
 
@@ -234,15 +235,11 @@ def stem(tok: str) -> str:
     return tok
 
 
-_TERMS: dict[str, str] = {}  # word -> its term, or "" for a stop word; words repeat, so one lookup each
+_TERMS: Memo[str, str] = Memo(100_000)  # word -> its term, or "" for a stop word; words repeat: one lookup each
 
 
 def _term(word: str) -> str:
-    term = "" if word in STOPWORDS or len(word) <= 1 else stem(word)
-    if len(_TERMS) >= 100_000:
-        _TERMS.clear()
-    _TERMS[word] = term
-    return term
+    return _TERMS.put(word, "" if word in STOPWORDS or len(word) <= 1 else stem(word))
 
 
 def tokenize(text: str) -> list[str]:
@@ -257,7 +254,7 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
-_CONTEXT_TERMS: dict[str, frozenset[str]] = {}
+_CONTEXT_TERMS: Memo[str, frozenset[str]] = Memo(4096)
 
 
 def context_terms(text: str) -> frozenset[str]:
@@ -265,10 +262,7 @@ def context_terms(text: str) -> frozenset[str]:
     comes back turn after turn: remember it (bounded)."""
     terms = _CONTEXT_TERMS.get(text)
     if terms is None:
-        terms = frozenset(tokenize(text))
-        if len(_CONTEXT_TERMS) >= 4096:
-            _CONTEXT_TERMS.clear()
-        _CONTEXT_TERMS[text] = terms
+        terms = _CONTEXT_TERMS.put(text, frozenset(tokenize(text)))
     return terms
 
 
@@ -291,7 +285,11 @@ class TaskParts(NamedTuple):
 
 
 def task_parts(
-    messages: Sequence[Message], context_messages: int = 2, max_chars: int = 2000, repeats: Repeats | None = None
+    messages: Sequence[Message],
+    context_messages: int = 2,
+    max_chars: int = 2000,
+    repeats: Repeats | None = None,
+    task: TurnTask | None = None,
 ) -> TaskParts:
     """What the current turn is about: the user's words (:func:`~metaclaw_plugin.tasktext.task_text`: the task
     message without the client's wrappers), and a little recent context apart. With ``repeats`` (the bank's),
@@ -300,9 +298,10 @@ def task_parts(
     comes back in every request of it).
 
     They are kept apart because they weigh differently: small talk in the context must not dilute the
-    request. System messages (host boilerplate, often tens of KB) and tool output are left out.
+    request. System messages (host boilerplate, often tens of KB) and tool output are left out. ``task``: the
+    request's task text when the caller has it (the plugin's, read once for skills and memory).
     """
-    query, at = task_text(messages, max_chars, repeats)
+    query, at = (task or TurnTask(messages, repeats)).get(max_chars)
     if at < 0:
         return TaskParts("", "", "")
     budget = max_chars - len(query)

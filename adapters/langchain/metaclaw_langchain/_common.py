@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, SystemMessage, convert_to_openai_messages
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from metaclaw_plugin.integration import FailOpen, Message, MetaClawPlugin, PluginHandle, session_id_from
+from metaclaw_plugin.integration import FailOpen, Message, MetaClawPlugin, PluginHandle, append_block, session_id_from
 
 log = logging.getLogger("metaclaw_langchain")
 
@@ -163,14 +163,12 @@ def with_block(system: SystemMessage | None, block: str) -> SystemMessage:
     """A new system message: the block appended to the existing one, or the block alone."""
     if system is None:
         return SystemMessage(content=block)
-    content = system.content
-    if isinstance(content, list):
-        new: Any = [*content, {"type": "text", "text": block}]
-    elif isinstance(content, str) and content:
-        new = f"{content}\n\n{block}"
-    else:
-        new = block
-    return SystemMessage(content=new, additional_kwargs=dict(system.additional_kwargs), id=system.id, name=system.name)
+    return SystemMessage(
+        content=append_block(system.content, block),
+        additional_kwargs=dict(system.additional_kwargs),
+        id=system.id,
+        name=system.name,
+    )
 
 
 def inject_messages(messages: Sequence[BaseMessage], block: str) -> list[BaseMessage]:

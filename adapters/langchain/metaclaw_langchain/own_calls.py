@@ -14,6 +14,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, convert_to_messages
 
+from metaclaw_plugin import MetaClawPlugin
 from metaclaw_plugin.integration import PLUGIN_CALL_TAG, HostModel, HostReply, in_plugin_call
 
 from ._common import model_name
@@ -43,7 +44,7 @@ def chat_model(model: Any) -> HostModel:
     return HostModel(model_name(model) or type(model).__name__, "the LangChain agent's chat model", call)
 
 
-def offer(plugin: Any, model: Any) -> None:
+def offer(plugin: MetaClawPlugin, model: Any) -> None:
     """Offer the agent's chat model, once (the first one seen stays)."""
     if model is not None and plugin.host_models.wanted() and plugin.settings.learning.model == "host":
         plugin.host_models.offer(chat_model(model))

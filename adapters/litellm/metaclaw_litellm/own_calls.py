@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from metaclaw_plugin import MetaClawPlugin
 from metaclaw_plugin.integration import PLUGIN_CALL_TAG, HostModel, HostReply, content_text, in_plugin_call
 
 from . import _internals as internals
@@ -87,7 +88,7 @@ def sdk_model(name: str, api_base: str | None, api_key: str | None) -> HostModel
     return HostModel(name, "the LiteLLM SDK, as the host calls it", call, local=local)
 
 
-def offer_proxy(plugin: Any, data: Mapping[str, Any]) -> None:
+def offer_proxy(plugin: MetaClawPlugin, data: Mapping[str, Any]) -> None:
     """Offer the proxy's model: ``learning.host_model``, else the model this request names."""
     if not plugin.host_models.wanted() or plugin.settings.learning.model != "host":
         return
@@ -97,7 +98,7 @@ def offer_proxy(plugin: Any, data: Mapping[str, Any]) -> None:
         plugin.host_models.offer(router_model(router, name))
 
 
-def offer_sdk(plugin: Any, details: Mapping[str, Any]) -> None:
+def offer_sdk(plugin: MetaClawPlugin, details: Mapping[str, Any]) -> None:
     """Offer an SDK caller's model: the model of this call, with its endpoint and key."""
     if not plugin.host_models.wanted() or plugin.settings.learning.model != "host":
         return

@@ -18,8 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from metaclaw_plugin.integration import SKILL_BLOCK_OPEN as OPEN
-from metaclaw_plugin.integration import content_text
+from metaclaw_plugin.integration import append_block, content_text, has_block
 
 from .translate import get, is_chat_response, response_message, usage_dict
 
@@ -92,18 +91,12 @@ def anthropic_tools(request: Any) -> list[dict[str, Any]] | None:
 
 
 def anthropic_injected(request: Any) -> bool:
-    return OPEN in content_text(get(request, "system"))
+    return has_block(get(request, "system"))
 
 
 def anthropic_inject(request: dict[str, Any], block: str) -> None:
     """Append the block to ``system``: to the string, as one more text block of the list, or as the system."""
-    system = request.get("system")
-    if isinstance(system, list):
-        request["system"] = [*system, {"type": "text", "text": block}]
-    elif isinstance(system, str) and system:
-        request["system"] = f"{system}\n\n{block}"
-    else:
-        request["system"] = block
+    request["system"] = append_block(request.get("system"), block)
 
 
 def anthropic_reply(response: Any) -> Reply:
@@ -214,12 +207,12 @@ def responses_tools(request: Any) -> list[dict[str, Any]] | None:
 
 def responses_injected(request: Any) -> bool:
     instructions = get(request, "instructions")
-    return isinstance(instructions, str) and OPEN in instructions
+    return isinstance(instructions, str) and has_block(instructions)
 
 
 def responses_inject(request: dict[str, Any], block: str) -> None:
     instructions = request.get("instructions")
-    request["instructions"] = f"{instructions}\n\n{block}" if isinstance(instructions, str) and instructions else block
+    request["instructions"] = append_block(instructions if isinstance(instructions, str) else None, block)
 
 
 def responses_reply(response: Any) -> Reply:

@@ -14,8 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from metaclaw_plugin.integration import DEFAULT_TENANT
-from metaclaw_plugin.integration import SKILL_BLOCK_OPEN as OPEN
+from metaclaw_plugin.integration import DEFAULT_TENANT, has_block
 
 # The session-id helpers live in the core now (one fallback chain for every adapter); re-exported for old imports.
 from metaclaw_plugin.integration import clean_session_id as clean_session_id
@@ -119,12 +118,7 @@ def already_injected(messages: Any) -> bool:
     first = messages[0]
     if not isinstance(first, dict) or first.get("role") not in ("system", "developer"):
         return False
-    content = first.get("content")
-    if isinstance(content, str):
-        return OPEN in content
-    if isinstance(content, list):
-        return any(isinstance(p, dict) and isinstance(p.get("text"), str) and OPEN in p["text"] for p in content)
-    return False
+    return has_block(first.get("content"))
 
 
 def tenant_from_key(user_api_key_dict: Any, mode: str = "key") -> str:
