@@ -114,8 +114,14 @@ class TinkerBackend:
         """The training run: a new LoRA run on first use, unless :meth:`load_state` resumed one first."""
         if self._client is None:
             h = self.hyper
+            parts = lora_parts(h.target_modules)
             self._client = self.service.create_lora_training_client(
-                base_model=self.base_model, rank=h.lora_rank, seed=h.seed, **lora_parts(h.target_modules)
+                base_model=self.base_model,
+                rank=h.lora_rank,
+                seed=h.seed,
+                train_mlp=parts["train_mlp"],
+                train_attn=parts["train_attn"],
+                train_unembed=parts["train_unembed"],
             ).result()
         return self._client
 
