@@ -88,6 +88,7 @@ def server_env(home: Path) -> dict[str, str]:
         "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
         "METACLAW_RETRIEVAL__MODE": "keyword",
         "METACLAW_EVOLUTION__SHADOW_FRACTION": "0.99999999",  # the largest it takes (< 1)
+        "METACLAW_LEARNING__MODEL": os.environ.get("METACLAW_LEARNING__MODEL", "host"),  # the tests' (conftest)
     }
 
 
