@@ -47,6 +47,8 @@ def test_the_token_link_sets_a_strict_httponly_cookie_and_drops_the_token_from_t
     )
     page = c.get("/training")
     assert page.status_code == 200 and "no training steps yet" in page.text.lower()
+    # the plugin's own model calls today, against the budgets (none yet; the host's model not offered yet here)
+    assert "the plugin's own model calls today" in page.text.lower() and "<td>judge</td><td>0</td>" in page.text
     assert "script-src 'self'" in page.headers["content-security-policy"]
     c.cookies.clear()
     assert c.get(f"/?token={token}x").headers["location"].startswith("/login")

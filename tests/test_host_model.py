@@ -193,13 +193,27 @@ def test_a_spent_budget_stops_the_calls_and_says_so(home: Path, default_learning
             q = p.learning.status()["queues"]["judge"]
             return q.get("pending", 0) >= 2 and len(model.calls) == 2
 
-        wait_for(queued_for_tomorrow, timeout=60, what="two judged, the rest waiting for tomorrow", step=0.2)
+        wait_for(
+            queued_for_tomorrow,
+            timeout=60,
+            what=lambda: f"two judged, the rest waiting: calls {model.calls}, {p.learning.status()['queues']}",
+            step=0.2,
+        )
         time.sleep(0.5)
         assert len(model.calls) == 2  # no call past the budget
         st = p.learning.status()
         assert st["budget"]["host"]["calls_left"] == 0
         assert any("budget" in w for w in st.get("warnings", [])) or st["queues"]["judge"]["pending"] >= 2
         assert p.status()["host_model"]["name"] == "scripted"
+        # the dashboard's Training page shows the spend and the model
+        from starlette.testclient import TestClient
+
+        from metaclaw_plugin.sidecar import create_app, load_or_create_token
+
+        token = load_or_create_token(home)
+        with TestClient(create_app(p, token), base_url="http://127.0.0.1") as c:
+            page = c.get("/training", headers={"Authorization": f"Bearer {token}"}).text
+        assert "<td>host</td><td>2</td><td>0</td>" in page and "scripted (a test)" in page
     finally:
         p.stop()
 

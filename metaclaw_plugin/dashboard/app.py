@@ -261,7 +261,8 @@ def create_dashboard(plugin: PluginLike, gate: SignIn) -> Any:
     async def training(request: Request) -> Response:
         steps = await run_in_threadpool(data.train_steps, db)
         daily = await run_in_threadpool(data.daily_success, db)
-        return HTMLResponse(pages.training_page(steps, bundle is not None, daily))
+        spend = await run_in_threadpool(data.model_spend, plugin.settings)
+        return HTMLResponse(pages.training_page(steps, bundle is not None, daily, spend))
 
     @page
     async def scheduler(request: Request) -> Response:

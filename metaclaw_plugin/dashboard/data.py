@@ -201,3 +201,16 @@ def passages_of(db: Source, tenant: str, user: str, limit: int = 50) -> list[dic
     with reading(db) as query:
         rows = passages.said_by(query, tenant, user, limit)
     return [dict(r) for r in rows]
+
+
+def model_spend(settings: Any) -> dict[str, Any]:
+    """Today's calls and tokens of the plugin's own model calls per part (judge, evolver, memory, and the host's
+    model for all of them), with what the daily budgets leave, and the host's model the plugin calls."""
+    from ..learning.status import status_from_db
+
+    fl = status_from_db(settings)
+    return {
+        "budget": fl.get("budget", {}),
+        "host_model": fl.get("host_model"),
+        "learning_model": settings.learning.model,
+    }

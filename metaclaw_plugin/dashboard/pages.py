@@ -259,9 +259,44 @@ def _daily_section(daily: list[dict[str, Any]], have_plotly: bool) -> list[str]:
     return out
 
 
-def training_page(steps: list[dict[str, Any]], have_plotly: bool, daily: list[dict[str, Any]] | None = None) -> str:
-    """The training curves and, beside them, success per day (``daily``: :func:`.data.daily_success`)."""
-    day_part = _daily_section(daily or [], have_plotly)
+def _spend_section(spend: dict[str, Any] | None) -> list[str]:
+    """The plugin's own model calls today, per part, against the daily budgets (:func:`.data.model_spend`)."""
+    if not spend:
+        return []
+    hm = spend.get("host_model")
+    if spend.get("learning_model") == "host":
+        who = (
+            f"{e(hm.get('name'))} ({e(hm.get('via'))})"
+            if hm
+            else "not known yet (the host offers it with its first request)"
+        )
+        head = f"<p>The host's own model serves the parts with no model of their own: {who}.</p>"
+    else:
+        head = f"<p>learning.model: {e(spend.get('learning_model'))}.</p>"
+    rows = [
+        f"<tr><td>{e(part)}</td><td>{b['calls_used']}</td><td>{'-' if b['calls_left'] is None else b['calls_left']}</td>"
+        f"<td>{b['tokens_used']}</td><td>{'-' if b['tokens_left'] is None else b['tokens_left']}</td></tr>"
+        for part, b in spend.get("budget", {}).items()
+    ]
+    return [
+        "<h2>The plugin's own model calls today</h2>",
+        head,
+        "<table id=spend><thead><tr><th>part</th><th>calls</th><th>calls left</th><th>tokens</th><th>tokens left</th>"
+        "</tr></thead><tbody>",
+        *rows,
+        "</tbody></table>",
+    ]
+
+
+def training_page(
+    steps: list[dict[str, Any]],
+    have_plotly: bool,
+    daily: list[dict[str, Any]] | None = None,
+    spend: dict[str, Any] | None = None,
+) -> str:
+    """The training curves and, beside them, success per day (``daily``: :func:`.data.daily_success`) and the
+    plugin's own model calls (``spend``)."""
+    day_part = _daily_section(daily or [], have_plotly) + _spend_section(spend)
     if not steps:
         return layout(
             "Training",

@@ -110,15 +110,21 @@ class Budget:
 
     def hold(self, purposes: Sequence[str]) -> None:
         """Check every purpose's budget, counting this process's calls in flight (parallel judge votes), and hold
-        one call of each until :meth:`release`; BudgetExhausted (nothing held) when one is spent."""
+        one call of each until :meth:`settle`; BudgetExhausted (nothing held) when one is spent."""
         with self._lock:
             for purpose in purposes:
                 self.check(purpose, 1 + self._held[purpose])
             self._held.update(purposes)
 
-    def release(self, purposes: Sequence[str]) -> None:
+    def settle(self, purposes: Sequence[str], tokens: int, failed: bool = False) -> None:
+        """Charge one held call to each purpose and release its hold, together: a hold taken in between never
+        counts the call twice (once charged, once still held)."""
         with self._lock:
-            self._held.subtract(purposes)
+            try:
+                for purpose in purposes:
+                    self.charge(purpose, 1, tokens, failed=failed)
+            finally:
+                self._held.subtract(purposes)
 
     def check(self, purpose: str, calls: int = 1) -> None:
         used_calls, used_tokens = self.used(purpose)
@@ -267,12 +273,7 @@ class LLMClient:
         if not failed:
             self.tokens += tokens
         if self.budget is not None:
-            purposes = (self.purpose, HOST) if on_host else (self.purpose,)
-            try:
-                for purpose in purposes:
-                    self.budget.charge(purpose, 1, tokens, failed=failed)
-            finally:
-                self.budget.release(purposes)
+            self.budget.settle((self.purpose, HOST) if on_host else (self.purpose,), tokens, failed=failed)
 
 
 def _import_litellm() -> Any:
