@@ -570,3 +570,39 @@ def test_proxy_command_dry_run_writes_a_private_config(tmp_path: Path, monkeypat
     assert [m["model_name"] for m in data["model_list"]] == ["openai/gpt-4o-mini", "local"]
     res = CliRunner().invoke(cli_main, ["proxy", "--model", "x", "--master-key", "sk-1234", "--dry-run"])
     assert res.exit_code == 2
+
+
+# The host's own model (learning.model: host) ---------------------------------------------------------------
+def test_the_sdk_callers_model_serves_the_plugin_and_its_calls_are_not_turns(loop, upstream, home, monkeypatch):
+    """The first SDK call offers its model, endpoint and key; the plugin's own call through it reaches the same
+    upstream with the plugin's tag, runs through the callback unrecorded, and is charged to the host's budget."""
+    from metaclaw_plugin.learning.llm import HOST, Budget, LLMClient
+    from metaclaw_plugin.store import open_database
+
+    monkeypatch.delenv("METACLAW_LEARNING__MODEL", raising=False)
+    p = MetaClawPlugin(Settings(home=home)).start()
+    try:
+        with _callbacks(MetaClawCallback(p)):
+            sid = f"sdk-host-{uuid.uuid4().hex[:8]}"
+
+            async def go() -> Any:
+                return await litellm.acompletion(
+                    messages=[{"role": "user", "content": "hello there"}], metadata={"session_id": sid}, **_kw(upstream)
+                )
+
+            loop.run_until_complete(go())
+            hm = p.host_models.get()
+            assert hm is not None and hm.name == MODEL and "SDK" in hm.via and hm.local
+            db = open_database(p.settings)
+            client = LLMClient("judge", model=None, host=p.host_models, budget=Budget(db, {HOST: (5, 0)}))
+            res = client.complete([{"role": "system", "content": "plugin-own-call"}, {"role": "user", "content": "x"}])
+            assert res.text == "sdk reply"
+            (body,) = _bodies(upstream, "plugin-own-call")
+            assert body["model"] == "stub-model"
+            assert client.budget is not None and client.budget.used(HOST)[0] == 1
+            db.close()
+        p.flush()
+        sessions = [row["session_id"] for row in p.store.list_sessions(limit=50)]
+        assert sessions == [sid]  # the plugin's own call is no session of the host's
+    finally:
+        p.stop()

@@ -475,7 +475,7 @@ class MetaClawCallback(CustomLogger):
             if inf is None:
                 details = internals.call_details(lo)
                 inf = self._sdk_context(details if details is not None else kwargs, call_id, messages, kwargs)
-                own_calls.offer_sdk(plugin, details if details is not None else kwargs)
+                own_calls.offer_sdk(plugin, kwargs)  # the call's own model, api_base and key (details have them blank)
             if _injected(route, kwargs, messages):
                 return None
             inf.turn = plugin.prepare_turn(inf.ctx, messages, tools=_request_tools(route, kwargs))

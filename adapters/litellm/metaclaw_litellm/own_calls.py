@@ -51,41 +51,36 @@ def reply_of(resp: Any) -> HostReply:
     )
 
 
-def router_model(router: Any, name: str) -> HostModel:
-    """``name`` through the proxy's router (its deployments, keys and retries)."""
+def _model(name: str, via: str, complete: Any, local: bool = False, **endpoint: Any) -> HostModel:
+    """A host model whose calls are ``complete(model=name, ...)`` with the plugin's metadata (tag and mark)."""
 
     def call(messages: Sequence[dict[str, Any]], temperature: float, max_tokens: int, purpose: str) -> HostReply:
-        resp = router.completion(
+        resp = complete(
             model=name,
             messages=list(messages),
             temperature=temperature,
             max_tokens=max_tokens,
             metadata=metadata(purpose),
+            **endpoint,
         )
         return reply_of(resp)
 
-    return HostModel(name, "the LiteLLM proxy's router", call)
+    return HostModel(name, via, call, local)
+
+
+def router_model(router: Any, name: str) -> HostModel:
+    """``name`` through the proxy's router (its deployments, keys and retries)."""
+    return _model(name, "the LiteLLM proxy's router", router.completion)
 
 
 def sdk_model(name: str, api_base: str | None, api_key: str | None) -> HostModel:
     """``name`` through the LiteLLM SDK, with the endpoint and key of the caller's own request."""
-
-    def call(messages: Sequence[dict[str, Any]], temperature: float, max_tokens: int, purpose: str) -> HostReply:
-        import litellm
-
-        resp = litellm.completion(
-            model=name,
-            messages=list(messages),
-            api_base=api_base,
-            api_key=api_key,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            metadata=metadata(purpose),
-        )
-        return reply_of(resp)
+    import litellm
 
     local = bool(api_base) and any(h in str(api_base) for h in ("://127.", "://localhost", "://[::1]"))
-    return HostModel(name, "the LiteLLM SDK, as the host calls it", call, local=local)
+    return _model(
+        name, "the LiteLLM SDK, as the host calls it", litellm.completion, local, api_base=api_base, api_key=api_key
+    )
 
 
 def offer_proxy(plugin: MetaClawPlugin, data: Mapping[str, Any]) -> None:
