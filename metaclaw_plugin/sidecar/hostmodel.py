@@ -24,6 +24,7 @@ from typing import Any
 
 from ..hostmodel import TAG, HostModel, HostModels, HostReply
 from ..learning.llm import is_local_endpoint
+from ..protocols import PluginLike
 from ..text import content_text
 
 SUPPORTED_APIS = ("openai-completions",)
@@ -89,12 +90,16 @@ def provider_model(
 class OpenClawHostModel:
     """The sidecar's side of the offer: whether it wants one, the offer itself, and what became of it."""
 
-    def __init__(self, host_models: HostModels, learning_model: str, name: str | None) -> None:
-        self.host_models = host_models
-        self.on = learning_model == "host"
-        self.name = name  # learning.host_model: "provider/model" to offer instead of the turn's model
+    def __init__(self, plugin: PluginLike) -> None:
+        self.plugin = plugin
+        self.on = plugin.settings.learning.model == "host"
+        self.name = plugin.settings.learning.host_model  # "provider/model" to offer instead of the turn's model
         self.refused: str | None = None  # why the last offer was refused (then nothing is asked for again)
         self._lock = threading.Lock()
+
+    @property
+    def host_models(self) -> HostModels:
+        return self.plugin.host_models
 
     def wanted(self) -> bool:
         return self.on and self.refused is None and self.host_models.wanted()

@@ -160,9 +160,7 @@ def _jsonable(obj: Any) -> Any:
 # Routes -----------------------------------------------------------------------------------------
 def routes(plugin: PluginLike, api: Api, host_name: str = HOST_NAME) -> list[Route]:
     endpoint = api.endpoint
-    host_model = OpenClawHostModel(
-        plugin.host_models, plugin.settings.learning.model, plugin.settings.learning.host_model
-    )
+    host_model = OpenClawHostModel(plugin)
 
     def ctx_for(
         session_id: str,
