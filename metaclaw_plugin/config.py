@@ -213,7 +213,8 @@ class LearningSettings(Section):
     )
     host_model: str | None = Field(
         None,
-        description="LiteLLM proxy: the model_list name the plugin calls (default: the model of the first request it sees).",
+        description="LiteLLM proxy: the model_list name the plugin calls; OpenClaw: the provider/model of the gateway's "
+        "config (default: the model of the first request it sees).",
     )
     daily_calls: int = Field(
         200, ge=0, description="Calls to the host's model per UTC day, all parts together; 0 means no limit."

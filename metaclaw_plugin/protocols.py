@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from .bounds import Identifiers
 from .config import Settings
+from .hostmodel import HostModels
 from .memory.store import MemoryStore
 from .service import Service
 from .skillbank.bank import SkillBank
@@ -55,6 +56,8 @@ class PluginLike(Protocol):
     # Written by scheduling.attach when it attaches the scheduler.
     scheduler: SchedulerPart | None
     scheduler_note: str | None
+    # The host's own model (learning.model: host); the sidecar offers an OpenClaw gateway's provider here.
+    host_models: HostModels
 
     @property
     def settings(self) -> Settings: ...

@@ -126,6 +126,8 @@ def test_loopback_rules() -> None:
         ("POST", "/v1/turns/output"),
         ("POST", "/v1/sessions/s1/end"),
         ("POST", "/v1/feedback"),
+        ("POST", "/v1/openclaw/host_model"),
+        ("GET", "/v1/openclaw/host_model"),
         ("GET", "/v1/sessions"),
         ("GET", "/v1/nowhere"),
     ],

@@ -8,6 +8,9 @@
 //   Capture calls are fire-and-forget: they never delay the reply.
 // - memory_search / memory_store / memory_forget tools (lib/memory.js) on the sender's memories in the sidecar; the
 //   turn hooks pass the sender as the user, so the memory section of the block and what is extracted are per sender.
+// - The host's model (learning.model: host): when the sidecar's turns/input answer asks for it, the provider of the
+//   turn's model (baseUrl, api, and the key as the gateway's auth resolves it) is sent once to
+//   /v1/openclaw/host_model, so the plugin's own calls (evolver, judge, memory, review) use the gateway's provider.
 // - A service attaches to the sidecar at `url`, or starts `metaclaw-plugin serve` (autoStart) and stops it
 //   with the gateway.
 //
@@ -110,10 +113,40 @@ function sharedState(cfg, logger) {
       ended: new Map(),
       child: null,
       inserts: 0,
+      hostModelOffer: null, // the offer in flight (one at a time)
     };
     all.set(key, st);
   }
   return st;
+}
+
+/** The provider entry of `providerId` in the gateway's config (models.providers), or null. */
+export function providerConfig(config, providerId) {
+  const providers = config?.models?.providers;
+  if (!providers || typeof providers !== "object" || typeof providerId !== "string") return null;
+  const p = providers[providerId];
+  return p && typeof p === "object" ? p : null;
+}
+
+/** A secret as the config holds it: a string, or an env reference ({source: "env", id}); else undefined. */
+function plainSecret(v) {
+  if (typeof v === "string") return v || undefined;
+  if (v && typeof v === "object" && v.source === "env" && typeof v.id === "string") return process.env[v.id] || undefined;
+  return undefined;
+}
+
+/** The provider's key: the gateway's own auth resolution (profiles, env, secret refs), else the config's apiKey. */
+async function providerKey(api, providerId, entry) {
+  const resolve = api?.runtime?.modelAuth?.resolveApiKeyForProvider;
+  if (typeof resolve === "function") {
+    try {
+      const auth = await resolve({ provider: providerId, cfg: api.config });
+      if (typeof auth?.apiKey === "string" && auth.apiKey) return auth.apiKey;
+    } catch {
+      // no auth configured for it: the config's own apiKey, if any
+    }
+  }
+  return plainSecret(entry?.apiKey);
 }
 
 export function createMetaclaw(api) {
@@ -169,6 +202,41 @@ export function createMetaclaw(api) {
         return null;
       });
     return sessionId ? track(sessionId, p) : p;
+  }
+
+  // ---- the host's model (learning.model: host) ---------------------------------------------------
+  // Sent only when the sidecar asks (its turns/input answer), one offer at a time; the sidecar stops asking once it
+  // keeps or refuses one, and asks again after a restart.
+  function offerHostModel(ask, provider, model) {
+    if (!ask?.wanted || st.hostModelOffer) return;
+    if (typeof ask.name === "string" && ask.name.includes("/")) {
+      const i = ask.name.indexOf("/");
+      provider = ask.name.slice(0, i);
+      model = ask.name.slice(i + 1);
+    }
+    if (typeof provider !== "string" || !provider || typeof model !== "string" || !model) return;
+    st.hostModelOffer = (async () => {
+      const entry = providerConfig(api.config, provider);
+      const body = { provider, model, api: entry?.api ?? null, base_url: entry?.baseUrl ?? null };
+      if (entry) {
+        const key = await providerKey(api, provider, entry);
+        if (key) body.api_key = key;
+        const headers = {};
+        for (const [k, v] of Object.entries(entry.headers || {})) {
+          const h = plainSecret(v);
+          if (h) headers[k] = h;
+        }
+        if (Object.keys(headers).length) body.headers = headers;
+      }
+      const res = await client.post("/v1/openclaw/host_model", body, cfg.captureTimeoutMs);
+      problems.ok("host_model");
+      if (res?.kept) logger.info?.(`[metaclaw] the plugin's own calls use ${res.name} (the gateway's provider)`);
+      else if (res?.reason) logger.warn?.(`[metaclaw] the host's model was not taken: ${res.reason}`);
+    })()
+      .catch((e) => problems.fail("host_model", `offering the host's model failed: ${e.message}`))
+      .finally(() => {
+        st.hostModelOffer = null;
+      });
   }
 
   // ---- hooks ------------------------------------------------------------------------------------
@@ -248,6 +316,7 @@ export function createMetaclaw(api) {
     if (r.generation !== null) body.skill_generation = r.generation;
     if (typeof r.user === "string" && r.user) body.user = r.user.slice(0, 256);
     r.input = capture("capture", "/v1/turns/input", body, sessionId);
+    if (r.kind === "main") r.input.then((res) => offerHostModel(res?.host_model, event.provider, event.model));
   }
 
   function sendOutput(runId, r, response, usage, error, model) {

@@ -5,6 +5,8 @@
     POST /v1/turns/output                {session_id, run_id, response, usage?, error?}
     POST /v1/sessions/{session_id}/end   {outcome?: {success?, feedback?}, reason?}
     POST /v1/feedback                    {session_id, score: 1|-1|0, text?}
+    POST /v1/openclaw/host_model         {provider, model, api?, base_url?, api_key?, headers?} -> {kept, name?, reason?}
+    GET  /v1/openclaw/host_model         whether the host's model is wanted, kept or refused (and why)
     GET  /v1/sessions                    recent sessions (for tests and the dashboard)
     GET  /v1/sessions/{session_id}       one session with its turns
 
@@ -37,6 +39,7 @@ from ..bounds import GENERATION_MAX, ID_MAX, LABEL_MAX, LATENCY_MAX_MS, REASON_M
 from ..protocols import PluginLike
 from ..turns import FailOpen
 from ..types import DEFAULT_TENANT, TurnContext
+from .hostmodel import OpenClawHostModel
 from .http import Api, ApiError, decode, path_id
 
 log = logging.getLogger("metaclaw_plugin.sidecar")
@@ -119,6 +122,17 @@ class Outcome(BaseModel):
     feedback: str | None = Field(None, max_length=100_000)
 
 
+class HostModelBody(_Body):
+    """The provider of a turn's model as the gateway's config and auth resolve it (``learning.model: host``)."""
+
+    provider: Label
+    model: Label
+    api: Label | None = None
+    base_url: Annotated[str, Field(max_length=2048)] | None = None
+    api_key: Annotated[str, Field(max_length=16_384)] | None = Field(None, repr=False)
+    headers: dict[str, Annotated[str, Field(max_length=16_384)]] | None = Field(None, max_length=64, repr=False)
+
+
 class SessionEndBody(_Body):
     outcome: Outcome | None = None
     reason: Annotated[str, Field(max_length=REASON_MAX), AfterValidator(_id_text)] | None = None
@@ -146,6 +160,7 @@ def _jsonable(obj: Any) -> Any:
 # Routes -----------------------------------------------------------------------------------------
 def routes(plugin: PluginLike, api: Api, host_name: str = HOST_NAME) -> list[Route]:
     endpoint = api.endpoint
+    host_model = OpenClawHostModel(plugin)
 
     def ctx_for(
         session_id: str,
@@ -201,7 +216,11 @@ def routes(plugin: PluginLike, api: Api, host_name: str = HOST_NAME) -> list[Rou
             )
             plugin.inflight.put(ctx.request_id, prepared)
             ok = True
-        return JSONResponse({"ok": ok})
+        out: dict[str, Any] = {"ok": ok}
+        ask = host_model.ask()  # the plugin sends its provider only when asked (the key leaves the gateway then)
+        if ask is not None:
+            out["host_model"] = ask
+        return JSONResponse(out)
 
     def _turn_output(body: TurnOutputBody) -> Response:
         ctx = ctx_for(body.session_id, body.tenant, body.kind, body.run_id, body.model, body.user)
@@ -218,6 +237,19 @@ def routes(plugin: PluginLike, api: Api, host_name: str = HOST_NAME) -> list[Rou
     def _feedback(body: FeedbackBody) -> Response:
         plugin.on_feedback(ctx_for(body.session_id, body.tenant, "main", body.run_id), body.score, body.text)
         return JSONResponse({"ok": True})
+
+    def _host_model_offer(body: HostModelBody) -> Response:
+        return JSONResponse(
+            host_model.offer(body.provider, body.model, body.api, body.base_url, body.api_key, body.headers)
+        )
+
+    @endpoint
+    async def host_model_offer(request: Request) -> Response:
+        return await handle(request, HostModelBody, _host_model_offer)
+
+    @endpoint
+    async def host_model_status(request: Request) -> Response:
+        return JSONResponse(host_model.status())
 
     @endpoint
     async def skills(request: Request) -> Response:
@@ -281,4 +313,6 @@ def routes(plugin: PluginLike, api: Api, host_name: str = HOST_NAME) -> list[Rou
         Route("/v1/sessions/{session_id:path}/end", session_end, methods=["POST"]),
         Route("/v1/sessions/{session_id:path}", session_show, methods=["GET"]),
         Route("/v1/feedback", feedback, methods=["POST"]),
+        Route("/v1/openclaw/host_model", host_model_offer, methods=["POST"]),
+        Route("/v1/openclaw/host_model", host_model_status, methods=["GET"]),
     ]
