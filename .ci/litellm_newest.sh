@@ -13,7 +13,7 @@ base=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purel
 "$VENV/bin/python" -c 'import sys, sysconfig, pathlib; p = pathlib.Path(sysconfig.get_paths()["purelib"]); (p / "zz_base_venv.pth").write_text(sys.argv[1] + "\n")' "$base"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps "litellm==$NEWEST" "semver>=3,<4"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps .
-"$VENV/bin/python" -c 'from importlib.metadata import version; import metaclaw_litellm; print("LiteLLM", version("litellm"), "adapter ok")'
+LITELLM_LOCAL_MODEL_COST_MAP=True "$VENV/bin/python" -c 'from importlib.metadata import version; import metaclaw_litellm; print("LiteLLM", version("litellm"), "adapter ok")'
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
   tests/test_litellm_internals.py tests/test_litellm_proxy.py tests/test_litellm_sdk.py tests/test_stream_capture.py \
   tests/test_litellm_routes.py tests/test_litellm_route_formats.py tests/test_session_identity_proxy.py \
