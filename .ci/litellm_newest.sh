@@ -17,4 +17,4 @@ LITELLM_LOCAL_MODEL_COST_MAP=True "$VENV/bin/python" -c 'from importlib.metadata
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
   tests/test_litellm_internals.py tests/test_litellm_proxy.py tests/test_litellm_sdk.py tests/test_stream_capture.py \
   tests/test_litellm_routes.py tests/test_litellm_route_formats.py tests/test_session_identity_proxy.py \
-  tests/test_integration.py
+  tests/test_integration.py "tests/test_host_model.py::test_a_proxy_with_only_the_callback_line_learns_with_its_own_model"

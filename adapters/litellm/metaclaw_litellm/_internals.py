@@ -91,6 +91,12 @@ def _params(fn: Any) -> set[str]:
     return set(inspect.signature(fn).parameters)
 
 
+def _accepts(fn: Any, names: set[str]) -> bool:
+    """``fn`` takes these keyword arguments: by name, or through ``**kwargs`` (1.110 wraps Router.completion)."""
+    params = inspect.signature(fn).parameters
+    return names <= set(params) or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
 @functools.cache
 def problems() -> tuple[str, ...]:
     """What of the above the installed LiteLLM does not have as expected; empty when all is there (read once)."""
@@ -141,7 +147,7 @@ def problems() -> tuple[str, ...]:
         import litellm.proxy.proxy_server as server
         from litellm.router import Router
 
-        return hasattr(server, "llm_router") and {"model", "messages"} <= _params(Router.completion)
+        return hasattr(server, "llm_router") and _accepts(Router.completion, {"model", "messages"})
 
     need("the proxy's deferred stream-completion slot (ProxyLogging.fire_deferred_stream_logging)", has_slot)
     need(
