@@ -225,6 +225,12 @@ class LearningSettings(Section):
     host_votes: int = Field(
         1, ge=1, le=15, description="Judge votes per turn on the host's model, unless reward.votes is set."
     )
+    judge_batch: int = Field(
+        4,
+        ge=1,
+        le=32,
+        description="Turns one judge call scores on the host's model (with one vote); 1: one call a turn.",
+    )
 
 
 class EvolutionSettings(Section):

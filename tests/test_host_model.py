@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -176,7 +178,8 @@ class _Model:
 
 def test_a_spent_budget_stops_the_calls_and_says_so(home: Path, default_learning: None) -> None:
     model = _Model()
-    p = MetaClawPlugin(Settings(home=home, learning={"daily_calls": 2}, memory={"enabled": False})).start()
+    learning = {"daily_calls": 2, "judge_batch": 1}  # a call per turn here: batching is tested below
+    p = MetaClawPlugin(Settings(home=home, learning=learning, memory={"enabled": False})).start()
     try:
         assert p.host_models.offer(HostModel("scripted", "a test", model))
         assert not p.host_models.offer(HostModel("other", "a test", model))  # the first offer stays
@@ -274,6 +277,71 @@ def test_the_plugin_calls_the_agents_chat_model_and_never_records_it(home: Path,
         assert _plugin_turns(home) == []
     finally:
         p.stop()
+
+
+class _BatchJudge:
+    """A host model that judges each turn of a batched prompt by its content: "good" 1, "bad" -1."""
+
+    def __init__(self) -> None:
+        self.turns_per_call: list[int] = []
+        self.all_recorded = threading.Event()  # the first call waits for it: later ticks find several turns due
+
+    def __call__(self, messages: Any, temperature: float, max_tokens: int, purpose: str) -> HostReply:
+        user = str(messages[-1]["content"])
+        if purpose != "judge":  # the evolver, for the failed sessions: not what this counts
+            return HostReply(json.dumps({"skills": []}), 10, 2)
+        self.all_recorded.wait(30)
+        blocks = re.split(r"\nTurn \d+:\n", "\n" + user) if "Turn 1:" in user else ["", user]
+        verdicts = [1 if "good answer" in b else -1 for b in blocks[1:]]
+        self.turns_per_call.append(len(verdicts))
+        if "Turn 1:" not in user:
+            return HostReply(f"Score: {verdicts[0]}", 10, 2)
+        return HostReply("\n".join(f"Turn {i}: Score: {v}" for i, v in enumerate(verdicts, 1)), 10, 2)
+
+
+def test_one_judge_call_scores_several_turns_each_by_its_own_evidence(home: Path, default_learning: None) -> None:
+    """On the host's model a judge call carries up to learning.judge_batch turns; each verdict lands on its turn."""
+    judge = _BatchJudge()
+    p = MetaClawPlugin(Settings(home=home, memory={"enabled": False})).start()
+    try:
+        assert p.host_models.offer(HostModel("scripted", "a test", judge))
+        want = {}
+        for i in range(6):
+            ctx = TurnContext(f"batch-{i}")
+            p.on_request(ctx, [{"role": "user", "content": f"write release note number {i}"}])
+            answer = "good answer" if i % 2 else "bad answer"
+            p.on_response(ctx, {"role": "assistant", "content": f"{answer} for note {i}"})
+            p.on_session_end(ctx)
+            want[ctx.request_id] = 1.0 if i % 2 else -1.0
+        judge.all_recorded.set()
+
+        def judged() -> dict[str, float]:
+            p.flush(5)
+            assert p.learning is not None
+            p.learning.wake()
+            got = {t: r["score"] for t in want for r in p.store.rewards(t) if r["source"] == "judge"}
+            return got if len(got) == len(want) else {}
+
+        assert wait_for(judged, timeout=60, what="six turns judged", step=0.2) == want
+        # every turn scored once, and fewer calls than turns (whichever turns the first claim took, the rest
+        # were due together once it returned)
+        assert sum(judge.turns_per_call) == 6 and max(judge.turns_per_call) >= 2 and len(judge.turns_per_call) < 6
+    finally:
+        p.stop()
+
+
+def test_a_batched_answer_without_a_turns_verdict_leaves_it_to_its_own_call() -> None:
+    from metaclaw_plugin.hostmodel import HostModels
+    from metaclaw_plugin.learning.llm import LLMClient
+    from metaclaw_plugin.learning.reward import RewardJudge, TurnView, parse_batch
+
+    assert parse_batch("Turn 1: Score: 1\n**Turn 2** - score: −1\nTurn 9: Score: 1", 3) == [1, -1, None]
+    hm = HostModels()
+    hm.offer(HostModel("scripted", "a test", lambda m, t, n, p: HostReply("Turn 2: Score: 0\nTurn 1: Score: -1")))
+    judge = RewardJudge(LLMClient("judge", model=None, host=hm), votes=1)
+    views = [TurnView(f"t{i}", "s", "default", f"question {i}", f"answer {i}") for i in range(3)]
+    got = judge.judge_many(views)
+    assert [r.score if r else None for r in got] == [-1.0, 0.0, None]
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 from ..config import Settings
@@ -22,7 +23,7 @@ from ..store.jobs import JUDGE
 from ..store.ledger import settle_turn
 from .ledger import Ledger
 from .llm import BudgetExhausted, LLMError, LLMUnavailable, day_start
-from .reward import RewardJudge, TurnView, Verifiers, effective_reward, view_of
+from .reward import JudgeResult, RewardJudge, TurnView, Verifiers, effective_reward, view_of
 
 log = logging.getLogger("metaclaw_plugin.learning")
 
@@ -85,54 +86,108 @@ class JudgeQueue:
             outcome = session.outcome if (is_last and session is not None and session.ended_at) else None
             row = self.ledger.turn_row(turn.turn_id)
             jobs.append((r, view_of(turn, nxt, outcome, row["task_type"] if row else None)))
-        if len(jobs) > 1 and cfg.concurrency > 1:
-            with ThreadPoolExecutor(
-                max_workers=min(cfg.concurrency, len(jobs)), thread_name_prefix="metaclaw-score"
-            ) as ex:
-                list(ex.map(lambda j: self.score(*j), jobs))
+        batch = self.batch_size()
+        if batch > 1:  # several turns per judge call: first settle those that need no judge, then judge the rest
+            jobs = [j for j in jobs if self._guarded(j[0], partial(self._needs_judge, *j))]
+            work: list[Callable[[], None]] = [
+                partial(self._judge_chunk, jobs[k : k + batch]) for k in range(0, len(jobs), batch)
+            ]
         else:
-            for j in jobs:
-                self.score(*j)
+            work = [partial(self.score, *j) for j in jobs]
+        if len(work) > 1 and cfg.concurrency > 1:
+            with ThreadPoolExecutor(
+                max_workers=min(cfg.concurrency, len(work)), thread_name_prefix="metaclaw-score"
+            ) as ex:
+                list(ex.map(lambda w: w(), work))
+        else:
+            for w in work:
+                w()
 
-    def score(self, row: Any, view: TurnView) -> None:
+    def batch_size(self) -> int:
+        """Turns one judge call scores: ``learning.judge_batch`` on the host's own model with one vote (each call is
+        one the host pays for), else 1."""
+        n = self.settings.learning.judge_batch
+        return n if n > 1 and self.judge.m == 1 and self.judge.client.host is not None else 1
+
+    def _judge_chunk(self, chunk: list[tuple[Any, TurnView]]) -> None:
+        """One call for the chunk's turns; a turn whose verdict the answer lacks is judged on its own."""
+        if len(chunk) == 1:
+            self.score(*chunk[0])
+            return
+        try:
+            results = self.judge.judge_many([view for _, view in chunk])
+        except Exception as e:  # the whole call failed: each turn as if its own call had
+            for row, _ in chunk:
+                self._guarded(row, partial(_raise, e))
+            return
+        for (row, view), result in zip(chunk, results):
+            self.score(row, view, result)
+
+    def _settle(self, turn_id: str) -> None:
+        eff = effective_reward(self.ledger.rewards_of(turn_id))
+        settle_turn(self.db, turn_id, eff[0] if eff else None, eff[1] if eff else None)
+        self.wake()
+
+    def _finish(self, turn_id: str, state: str, error: str | None = None) -> None:
+        JUDGE.finish(self.db, [turn_id], state, error)
+        self._settle(turn_id)
+
+    def _needs_judge(self, row: Any, view: TurnView) -> bool:
+        return not self._without_judge(row, view)
+
+    def _without_judge(self, row: Any, view: TurnView) -> bool:
+        """Settle a turn that needs no judge call (a stronger signal, judged already, a verifier, judging off);
+        True when it did."""
+        turn_id = row["turn_id"]
+        have = {r["source"] for r in self.ledger.rewards_of(turn_id)}
+        if have & STRONGER_THAN_JUDGE:
+            self._finish(turn_id, "settled")
+            return True
+        if "judge" in have:  # judged by a host that died (or lost its lease) before marking the job done
+            self._finish(turn_id, "done")
+            return True
+        if view.task_type and view.task_type in self.verifiers:
+            res = self.verifiers.run(view.task_type, view)
+            if res is not None:
+                self.ledger.record_reward(turn_id, "verifier", res[0], res[1])
+                self._finish(turn_id, "verified")
+                return True
+        if not self.settings.reward.enabled or self.judge.available():
+            self._finish(turn_id, "skipped")
+            return True
+        return False
+
+    def score(self, row: Any, view: TurnView, result: JudgeResult | None = None) -> None:
+        """Score one turn: ``result`` when a batched call judged it, else its own judge call (if it needs one)."""
+
+        def judged() -> bool:
+            nonlocal result
+            if result is None:
+                if self._without_judge(row, view):
+                    return True
+                result = self.judge.judge(view)
+            counts = ("judge_turns", "judge_cache_hits") if result.cached else ("judge_turns",)
+            detail = result.detail(self.judge.model)
+            self.ledger.record_reward(row["turn_id"], "judge", result.score, detail, counts=counts)
+            self._finish(row["turn_id"], "done")
+            return True
+
+        self._guarded(row, judged)
+
+    def _guarded(self, row: Any, fn: Callable[[], bool]) -> bool:
+        """``fn()``, with a judge call's failures handled for ``row``'s job (deferred, skipped or retried later);
+        False when it failed."""
         turn_id = row["turn_id"]
         cfg = self.settings.reward
-
-        def settle() -> None:
-            eff = effective_reward(self.ledger.rewards_of(turn_id))
-            settle_turn(self.db, turn_id, eff[0] if eff else None, eff[1] if eff else None)
-            self.wake()
-
-        def finish(state: str, error: str | None = None) -> None:
-            JUDGE.finish(self.db, [turn_id], state, error)
-            settle()
-
         try:
-            have = {r["source"] for r in self.ledger.rewards_of(turn_id)}
-            if have & STRONGER_THAN_JUDGE:
-                finish("settled")
-                return
-            if "judge" in have:  # judged by a host that died (or lost its lease) before marking the job done
-                finish("done")
-                return
-            if view.task_type and view.task_type in self.verifiers:
-                res = self.verifiers.run(view.task_type, view)
-                if res is not None:
-                    self.ledger.record_reward(turn_id, "verifier", res[0], res[1])
-                    finish("verified")
-                    return
-            if not cfg.enabled or self.judge.available():
-                finish("skipped")
-                return
-            result = self.judge.judge(view)
-            counts = ("judge_turns", "judge_cache_hits") if result.cached else ("judge_turns",)
-            self.ledger.record_reward(turn_id, "judge", result.score, result.detail(self.judge.model), counts=counts)
-            finish("done")
+            return fn()
         except BudgetExhausted as e:
             self.warn_once("judge-budget", f"{e}; judging resumes tomorrow (UTC)")
             JUDGE.defer(self.db, [turn_id], day_start() + 86400 + 1, "budget")
+            return False
         except LLMUnavailable as e:
-            finish("skipped", str(e)[:300])
+            self._finish(turn_id, "skipped", str(e)[:300])
+            return False
         except LLMError as e:
             attempts = row["attempts"] + 1
             err = self.redactor.redact(str(e))[:300]
@@ -141,4 +196,9 @@ class JudgeQueue:
                 self.db, [turn_id], attempts, err, first=first, max_attempts=cfg.max_attempts, now=time.time()
             ):
                 log.warning("judging turn %s gave up after %d attempts: %s", turn_id, attempts, err)
-                settle()
+                self._settle(turn_id)
+            return False
+
+
+def _raise(e: BaseException) -> bool:
+    raise e
