@@ -225,9 +225,9 @@ def test_a_provider_of_another_api_is_refused_with_the_reason(tmp_path: Path, mo
     auth = {"Authorization": f"Bearer {token}"}
     try:
         with TestClient(create_app(plugin, token)) as tc:
-            body = _offer(api="anthropic-messages", base_url="https://api.anthropic.com", api_key="sk-ant-x")
+            body = _offer(api="google-generative-ai", base_url="https://generativelanguage.example", api_key="g-x")
             r = tc.post("/v1/openclaw/host_model", json=body, headers=auth).json()
-            assert r["kept"] is False and "anthropic-messages" in r["reason"] and "openai-completions" in r["reason"]
+            assert r["kept"] is False and "google-generative-ai" in r["reason"] and "openai-completions" in r["reason"]
             st = tc.get("/v1/openclaw/host_model", headers=auth).json()
             assert st["refused"] == r["reason"] and st["wanted"] is False and st["kept"] is None
             assert "host_model" not in tc.post("/v1/turns/input", json=TURN, headers=auth).json()  # not asked again
@@ -251,3 +251,35 @@ def test_nothing_is_asked_for_unless_learning_uses_the_hosts_model(tmp_path: Pat
         assert plugin.host_models.get() is None
     finally:
         plugin.stop()
+
+
+def test_an_anthropic_messages_provider_is_called_in_its_own_wire_format(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The system prompt as its own field, the key as x-api-key, the reply's text blocks and token counts."""
+    from starlette.testclient import TestClient
+
+    monkeypatch.delenv("METACLAW_LEARNING__MODEL", raising=False)
+    key = "sk-ant-" + secrets.token_hex(16)
+    up = Upstream(replies=["Score: -1"]).start()
+    home = seed_home(tmp_path / "home")
+    plugin = MetaClawPlugin(Settings(home=home, memory={"enabled": False})).start()
+    token = load_or_create_token(home)
+    try:
+        with TestClient(create_app(plugin, token)) as tc:
+            body = _offer(api="anthropic-messages", base_url=up.url.removesuffix("/v1"), api_key=key)
+            r = tc.post("/v1/openclaw/host_model", json=body, headers={"Authorization": f"Bearer {token}"}).json()
+            assert r["kept"] is True and r["name"] == "stub/stub-model"
+        hm = plugin.host_models.get()
+        assert hm is not None and "anthropic-messages" in hm.via
+        reply = hm.call(
+            [{"role": "system", "content": "be strict"}, {"role": "user", "content": "score it"}], 0, 50, "judge"
+        )
+        assert reply.text == "Score: -1" and reply.prompt_tokens > 0
+        sent = up.requests[-1]
+        assert up.paths[-1] == "messages" and sent["system"] == "be strict"
+        assert [m["role"] for m in sent["messages"]] == ["user"] and sent["stream"] is False
+        assert up.headers[-1]["x-api-key"] == key and "authorization" not in up.headers[-1]
+    finally:
+        plugin.stop()
+        up.stop()

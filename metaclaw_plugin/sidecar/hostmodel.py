@@ -7,8 +7,9 @@ leaves the gateway only when it will be used. The plugin's calls then go to the 
 gateway, so they are never OpenClaw turns), non-streaming, with the standard library's HTTP client: no extra is
 needed.
 
-Supported provider APIs: ``openai-completions`` (OpenAI-compatible ``POST {baseUrl}/chat/completions``). Any other
-(``anthropic-messages``, ``openai-responses``, ``google-generative-ai``, ``bedrock-converse-stream``, ...) is refused
+Supported provider APIs: ``openai-completions`` (OpenAI-compatible ``POST {baseUrl}/chat/completions``) and
+``anthropic-messages`` (``POST {baseUrl}/v1/messages``). Any other (``openai-responses``, ``google-generative-ai``,
+``bedrock-converse-stream``, ...) is refused
 with the reason, which ``GET /v1/openclaw/host_model`` shows. The key lives in this process's memory only: it is
 never logged, stored or shown, and an error text of the provider is cut short with the key masked.
 """
@@ -27,7 +28,8 @@ from ..learning.llm import is_local_endpoint
 from ..protocols import PluginLike
 from ..text import content_text
 
-SUPPORTED_APIS = ("openai-completions",)
+SUPPORTED_APIS = ("openai-completions", "anthropic-messages")
+ANTHROPIC_VERSION = "2023-06-01"
 CALL_TIMEOUT_S = 180.0
 ERROR_TEXT_MAX = 300
 
@@ -47,22 +49,21 @@ def provider_model(
     base_url: str,
     api_key: str | None,
     headers: dict[str, str] | None = None,
+    api: str = "openai-completions",
 ) -> HostModel:
-    """``provider/model`` called at ``{base_url}/chat/completions`` with its key (an ``openai-completions`` one)."""
-    url = base_url.rstrip("/") + "/chat/completions"
+    """``provider/model`` called directly with its key, in its API's wire format: ``openai-completions``
+    (``POST {base_url}/chat/completions``) or ``anthropic-messages`` (``POST {base_url}/v1/messages``)."""
+    anthropic = api == "anthropic-messages"
+    base = base_url.rstrip("/")
+    url = (base if base.endswith("/v1") else base + "/v1") + "/messages" if anthropic else base + "/chat/completions"
     sent = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": TAG}
+    if anthropic:
+        sent["anthropic-version"] = ANTHROPIC_VERSION
     sent.update(headers or {})
     if api_key:
-        sent["Authorization"] = f"Bearer {api_key}"
+        sent.update({"x-api-key": api_key} if anthropic else {"Authorization": f"Bearer {api_key}"})
 
-    def call(messages: Sequence[dict[str, Any]], temperature: float, max_tokens: int, purpose: str) -> HostReply:
-        body = {
-            "model": model,
-            "messages": list(messages),
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "stream": False,
-        }
+    def post(body: dict[str, Any], purpose: str) -> dict[str, Any]:
         req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=sent, method="POST")
         try:
             with urllib.request.urlopen(req, timeout=CALL_TIMEOUT_S) as r:
@@ -74,17 +75,39 @@ def provider_model(
             raise ProviderError(f"{provider} at {base_url} is unreachable ({purpose}): {e.reason}") from None
         except ValueError as e:
             raise ProviderError(f"{provider} answered something that is not JSON ({purpose}): {e}") from None
+        if not isinstance(data, dict):
+            raise ProviderError(f"{provider} answered no {api} reply ({purpose})")
+        return data
+
+    def call(messages: Sequence[dict[str, Any]], temperature: float, max_tokens: int, purpose: str) -> HostReply:
+        common = {"model": model, "temperature": temperature, "max_tokens": max_tokens, "stream": False}
+        if anthropic:  # the system prompt is its own field; turns alternate user / assistant
+            system = "\n\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
+            turns = [dict(m) for m in messages if m.get("role") != "system"]
+            data = post({**common, **({"system": system} if system else {}), "messages": turns}, purpose)
+            blocks = data.get("content")
+            if not isinstance(blocks, list):
+                raise ProviderError(f"{provider} answered no message ({purpose})")
+            text = "".join(str(b.get("text") or "") for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+            usage = _usage(data)
+            return HostReply(text, int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0))
+        data = post({**common, "messages": list(messages)}, purpose)
         try:
             message = data["choices"][0]["message"]
         except (KeyError, IndexError, TypeError):
             raise ProviderError(f"{provider} answered no chat completion ({purpose})") from None
         content = message.get("content") if isinstance(message, dict) else None
         text = content_text(content) if isinstance(content, list) else str(content or "")
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        usage = _usage(data)
         return HostReply(text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
 
-    via = f"the OpenClaw gateway's provider {provider!r} ({base_url}), called directly"
+    via = f"the OpenClaw gateway's provider {provider!r} ({base_url}, {api}), called directly"
     return HostModel(f"{provider}/{model}", via, call, local=is_local_endpoint(None, base_url))
+
+
+def _usage(data: dict[str, Any]) -> dict[str, Any]:
+    usage = data.get("usage")
+    return usage if isinstance(usage, dict) else {}
 
 
 class OpenClawHostModel:
@@ -128,7 +151,8 @@ class OpenClawHostModel:
                 self.refused = why
                 return {"kept": False, "reason": why}
             assert base_url is not None
-            hm = provider_model(provider, model, base_url, api_key, headers)
+            assert api is not None
+            hm = provider_model(provider, model, base_url, api_key, headers, api)
             self.host_models.offer(hm)
             return {"kept": True, "name": hm.name, "local": hm.local}
 
