@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from ..events import Events, SessionEnd, TurnRecorded
 from ..hostmodel import HostModels
-from ..learning.llm import HOST, Budget, LLMError, client_for, model_source
+from ..learning.llm import HOST, Budget, LLMClient, LLMError, client_for, model_source
 from ..privacy import Redactor, redactor_for
 from ..service import Service
 from ..store import AnyDatabase, open_database
@@ -401,13 +401,19 @@ class MemoryLearner:
             self.last_error = f"{type(e).__name__}: {e}"
             log.exception("memory: %s failed (dropped; the host is unaffected)", what)
 
+    def _model_ready(self) -> bool:
+        """A model extractor to call now: a client the caller gave, always; the plugin's own once its model is
+        known (the host's is offered with the first request; until then the rules read)."""
+        c = self.client
+        return c is not None and (not isinstance(c, LLMClient) or c.unavailable_reason() is None)
+
     def process(self, batch: Batch) -> dict[str, Any]:
         """Extract from one batch and file the result. Returns the writer's report."""
         now = time.time()
         items: list[Candidate | Forget] = []
         summary: str | None = None
         used = "rules"
-        if batch.notes and self.client is not None and self.client.unavailable_reason() is None:
+        if batch.notes and self._model_ready():
             try:
                 items, summary = self._model(batch, now)
                 used = "model"
@@ -455,12 +461,13 @@ class MemoryLearner:
 
     def status(self) -> dict[str, Any]:
         extractor, why = self.extractor, self.why
-        if self.client is not None and self.client.host is not None:
-            hm = self.client.host.get()
+        own = self.client if isinstance(self.client, LLMClient) else None  # a caller's client has no host
+        if own is not None and own.host is not None:
+            hm = own.host.get()
             extractor, why = ("model", f"{hm.describe()}: {HOST_WHY}") if hm is not None else ("rules", NO_HOST_YET)
         return {
             "extractor": extractor,
-            "extractor_model": self.client.model if self.client is not None else None,
+            "extractor_model": own.model if own is not None else None,
             "extractor_reason": why,
             "extract_every": self.settings.memory.extract_every,
             "open_sessions": len(self._sessions),
