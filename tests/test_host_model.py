@@ -20,45 +20,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from host_model_support import FACT, HOST_ANSWER, PLUGIN_PROMPTS, Roles, part_answer
 from litellm_support import chat, reader, seed_home, write_proxy_dir
 from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
-from metaclaw_plugin.devtools.demo import CORRECTION, FAILED_TASK, SKILL
+from metaclaw_plugin.devtools.demo import CORRECTION, FAILED_TASK
 from metaclaw_plugin.devtools.proxyrun import launch_proxy
 from metaclaw_plugin.devtools.upstream import Upstream
 from metaclaw_plugin.hostmodel import HostModel, HostReply
 from metaclaw_plugin.memory.store import MemoryStore
 from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.store import Database
-
-FACT = "The user's deployments run on Debian hosts managed with Ansible."
-PLUGIN_PROMPTS = ("skill engineer", "strict reviewer", "security reviewer", "long-term memory")
-
-
-class Roles:
-    """One scripted model, answering as the host's model does for every role (and counting who asked)."""
-
-    def __init__(self) -> None:
-        self.asked: dict[str, int] = {"evolver": 0, "judge": 0, "review": 0, "memory": 0, "host": 0}
-
-    def __call__(self, body: dict[str, Any]) -> Any:
-        system = str(body["messages"][0].get("content", ""))
-        if "skill engineer" in system:
-            self.asked["evolver"] += 1
-            return json.dumps({"skills": [SKILL]})
-        if "strict reviewer" in system:
-            self.asked["judge"] += 1
-            return "The user had to correct it.\nScore: -1"
-        if "security reviewer" in system:
-            self.asked["review"] += 1
-            return json.dumps({"verdict": "safe", "reasons": []})
-        if "long-term memory" in system:
-            self.asked["memory"] += 1
-            op = {"op": "add", "kind": "fact", "subject": "deployment hosts", "text": FACT, "standing": False}
-            return json.dumps({"operations": [op], "summary": None})
-        self.asked["host"] += 1
-        return "I split each line on ',' and summed column 3."
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -230,18 +203,8 @@ def test_the_plugin_calls_the_agents_chat_model_and_never_records_it(home: Path,
 
     class Scripted(GenericFakeChatModel):
         def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any) -> Any:
-            system = str(messages[0].content) if messages else ""
-            if "skill engineer" in system:
-                text = json.dumps({"skills": [SKILL]})
-            elif "strict reviewer" in system:
-                text = "Score: -1"
-            elif "security reviewer" in system:
-                text = json.dumps({"verdict": "safe", "reasons": []})
-            elif "long-term memory" in system:
-                op = {"op": "add", "kind": "fact", "subject": "deployment hosts", "text": FACT, "standing": False}
-                text = json.dumps({"operations": [op], "summary": None})
-            else:
-                text = "I split each line on ',' and summed column 3."
+            got = part_answer(str(messages[0].content) if messages else "")
+            text = got[1] if got is not None else HOST_ANSWER
             from langchain_core.outputs import ChatGeneration, ChatResult
 
             return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])

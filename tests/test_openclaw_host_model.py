@@ -18,47 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from host_model_support import FACT, PLUGIN_PROMPTS, Roles
 from litellm_support import seed_home
 from openclaw_support import Gateway, find_openclaw, free_port, metaclaw_cli, sidecar_get, wait_sidecar
 from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
-from metaclaw_plugin.devtools.demo import CORRECTION, FAILED_TASK, SKILL
+from metaclaw_plugin.devtools.demo import CORRECTION, FAILED_TASK
 from metaclaw_plugin.devtools.upstream import Upstream
 from metaclaw_plugin.sidecar import create_app, load_or_create_token
 from metaclaw_plugin.skillbank.files import SkillStore
-
-FACT = "The user's deployments run on Debian hosts managed with Ansible."
-PLUGIN_PROMPTS = ("skill engineer", "strict reviewer", "security reviewer", "long-term memory")
-
-
-class Script:
-    """The provider: OpenClaw's turns (always streamed) get a plain answer; the plugin's own calls (not streamed,
-    straight from the sidecar) are answered per role, as the host's model would."""
-
-    def __init__(self) -> None:
-        self.asked: dict[str, int] = {"evolver": 0, "judge": 0, "review": 0, "memory": 0, "turn": 0, "other": 0}
-
-    def __call__(self, body: dict[str, Any]) -> Any:
-        if body.get("stream"):
-            self.asked["turn"] += 1
-            return "I split each line on ',' and summed column 3."
-        system = str(body["messages"][0].get("content", ""))
-        if "skill engineer" in system:
-            self.asked["evolver"] += 1
-            return json.dumps({"skills": [SKILL]})
-        if "strict reviewer" in system:
-            self.asked["judge"] += 1
-            return "The user had to correct it.\nScore: -1"
-        if "security reviewer" in system:
-            self.asked["review"] += 1
-            return json.dumps({"verdict": "safe", "reasons": []})
-        if "long-term memory" in system:
-            self.asked["memory"] += 1
-            op = {"op": "add", "kind": "fact", "subject": "deployment hosts", "text": FACT, "standing": False}
-            return json.dumps({"operations": [op], "summary": None})
-        self.asked["other"] += 1
-        return "OK."
 
 
 class KeyedGateway(Gateway):
@@ -83,7 +52,7 @@ def test_the_gateways_provider_serves_the_plugins_calls(tmp_path: Path, monkeypa
     # the defaults (learning.model: host) for the gateway and the sidecar its plugin starts
     monkeypatch.delenv("METACLAW_LEARNING__MODEL", raising=False)
     monkeypatch.delenv("METACLAW_CONFIG", raising=False)
-    script = Script()
+    script = Roles(is_host_turn=lambda body: bool(body.get("stream")))  # OpenClaw streams its turns
     up = Upstream(script=script).start()
     home = tmp_path / "metaclaw-home"
     port = free_port()
