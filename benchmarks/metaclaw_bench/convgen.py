@@ -562,6 +562,7 @@ class QA:
     evidence: list[Item]
     answer: str | None = None
     adversarial_answer: str | None = None
+    form: str | None = None  # an adversarial question's form: "swap", "wish" or "never"
 
 
 @dataclass
@@ -762,10 +763,12 @@ class Conversation:
                 c = swaps.pop()
                 other = self.people[1 - c.owner]
                 q = c.template.format(X=other.name)
-                wrong = c.answer
+                wrong, form = c.answer, "swap"
             elif pick < 0.6 and wishes:
                 owner, q, wrong = wishes.pop()
+                form = "wish"
             else:
+                form = "never"
                 owner = r.randrange(2)
                 p = self.people[owner]
                 q, kind, wrong = _never(self, p)
@@ -774,7 +777,7 @@ class Conversation:
             if q in seen:
                 continue
             seen.add(q)
-            self.qas.append(QA(q, ADVERSARIAL, [], adversarial_answer=wrong))
+            self.qas.append(QA(q, ADVERSARIAL, [], adversarial_answer=wrong, form=form))
             made += 1
 
     # Layout --------------------------------------------------------------------------------------------------
@@ -859,6 +862,8 @@ class Conversation:
             d["category"] = one.category
             if one.adversarial_answer is not None:
                 d["adversarial_answer"] = one.adversarial_answer
+            if one.form is not None:  # not in LoCoMo's layout: the generator's own label, for per-form figures
+                d["form"] = one.form
             qa.append(d)
         return {"sample_id": self.sample_id, "conversation": conv, "qa": qa}
 

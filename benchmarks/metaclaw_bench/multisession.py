@@ -110,6 +110,7 @@ class Question:
     answer: str | None
     evidence: list[str]
     adversarial_answer: str | None = None
+    form: str | None = None  # the generator's label of an adversarial question ("swap", "wish", "never")
 
 
 @dataclass
@@ -208,6 +209,7 @@ def load_samples(data: Any) -> list[Sample]:
                     None if ans is None or cat == ADVERSARIAL else str(ans),
                     _evidence_ids(q.get("evidence")),
                     None if q.get("adversarial_answer") is None else str(q["adversarial_answer"]),
+                    str(q["form"]) if isinstance(q.get("form"), str) else None,
                 )
             )
         speakers = (str(conv.get("speaker_a", "A")), str(conv.get("speaker_b", "B")))

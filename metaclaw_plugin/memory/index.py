@@ -92,6 +92,17 @@ class Hit:
     concepts: int = 0  # the request's concept tags it holds ("#diet": a dinner menu, and "I'm vegan")
 
 
+@dataclass
+class Found:
+    """A search's result: the best hits, the request's total word weight (the denominator of coverage), and the best
+    coverage of a line left out because another speaker said it (a question about Caroline's race, when only
+    Melanie spoke of a race)."""
+
+    hits: list[Hit]
+    total: float
+    elsewhere: float = 0.0
+
+
 @dataclass(frozen=True)
 class Recall:
     """One user's index: distilled memories, and passages (a large base and a small tail)."""
@@ -129,9 +140,7 @@ class Recall:
     def speakers(self) -> set[str]:
         return {s for seg in (self.memories, self.base, self.tail) for s in seg.speaker_ids}
 
-    def search(
-        self, words: Sequence[str], limit: int, now: float, names: Sequence[str] = ()
-    ) -> tuple[list[Hit], float]:
+    def search(self, words: Sequence[str], limit: int, now: float, names: Sequence[str] = ()) -> Found:
         """The ``limit`` best documents for the request's ``words`` (stems, :func:`~.text.memory_terms_list`), and the
         request's total word weight (the denominator of coverage). ``names``: speakers of this index the request
         names ("what did Caroline say about..."): a line another speaker said is left out unless it names one of them
@@ -139,7 +148,7 @@ class Recall:
         segments = [s for s in (self.memories, self.base, self.tail) if s.n]
         n = sum(s.n for s in segments)
         if not n or not words:
-            return [], 0.0
+            return Found([], 0.0)
         avgdl = sum(s.total for s in segments) / n
         idf: dict[str, float] = {}
         total = 0.0
@@ -151,10 +160,13 @@ class Recall:
             if not t.startswith("#"):  # a concept tag finds a trait; it is not a word the request must be about
                 total += w  # a word never said weighs the most: a request about it is not answered by the rest
         hits: list[Hit] = []
+        elsewhere = 0.0
         for seg in segments:
-            hits += _score(seg, query, idf, total, avgdl, limit, now, names)
+            got, other = _score(seg, query, idf, total, avgdl, limit, now, names)
+            hits += got
+            elsewhere = max(elsewhere, other)
         hits.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
-        return hits[:limit], total
+        return Found(hits[:limit], total, elsewhere)
 
 
 def _score(
@@ -166,7 +178,7 @@ def _score(
     limit: int,
     now: float,
     names: Sequence[str],
-) -> list[Hit]:
+) -> tuple[list[Hit], float]:
     """The ``limit`` best hits of one segment. Only the documents the request's words reach are touched (their
     postings, gathered and summed by document), never the whole segment: a request costs the length of its words'
     postings, not the number of notes."""
@@ -188,10 +200,12 @@ def _score(
         strong_of.append(not tag and t not in WEAK)
         tag_of.append(tag)
     if not ids_parts:
-        return []
+        return [], 0.0
     sizes = [len(ids) for ids in ids_parts]
     docs, at = np.unique(np.concatenate(ids_parts), return_inverse=True)
     scores = np.bincount(at, np.concatenate(score_parts), len(docs))
+    cover_all = np.bincount(at, np.repeat(np.asarray(weights, np.float64), sizes), len(docs))
+    elsewhere = 0.0
     if names and seg.speaker_ids:
         who = seg.speaker_of[docs]
         blocked = who >= 0
@@ -205,13 +219,15 @@ def _score(
                 maybe = docs[blocked]
                 at_ = np.minimum(np.searchsorted(post, maybe), len(post) - 1)
                 blocked[np.flatnonzero(blocked)[post[at_] == maybe]] = False
+        if blocked.any() and total:
+            elsewhere = min(1.0, float(cover_all[blocked].max()) / total)
         scores[blocked] = 0.0
     pick = np.flatnonzero(scores)
     if len(pick) > limit:
         pick = _best(seg, docs, scores, pick, limit)
     if not len(pick):
-        return []
-    cover = np.bincount(at, np.repeat(np.asarray(weights, np.float64), sizes), len(docs))[pick]
+        return [], elsewhere
+    cover = cover_all[pick]
     strong = np.bincount(at, np.repeat(np.asarray(strong_of, np.float64), sizes), len(docs))[pick]
     tagged = np.bincount(at, np.repeat(np.asarray(tag_of, np.float64), sizes), len(docs))[pick]
     out = []
@@ -221,7 +237,7 @@ def _score(
             continue
         coverage = min(1.0, float(cover[j]) / total) if total else 0.0
         out.append(Hit(d, float(scores[k]) * d.boost, coverage, int(strong[j]), int(tagged[j])))
-    return out
+    return out, elsewhere
 
 
 def _best(seg: Segment, docs: np.ndarray, scores: np.ndarray, pick: np.ndarray, limit: int) -> np.ndarray:

@@ -21,7 +21,7 @@ from functools import cached_property
 
 from ..tasktext import unquote
 from .model import Candidate
-from .text import fold, stem, term_set
+from .text import fold, speaker_of, stem, term_set
 
 F = re.I | re.U
 _N = iter(range(1000))
@@ -579,6 +579,10 @@ def _use_subject(s: str) -> str:
 def extract(text: str, now: float | None = None, event_days: float = 14.0) -> list[Candidate | Forget]:
     """Every memory candidate (or request to forget) stated in one user message."""
     now = time.time() if now is None else now
+    # A transcript line ("Caroline: I adopted a dog. Her name is Rex."): every statement in it is the speaker's, so
+    # each keeps the label, and one speaker's "my brother" never supersedes the other's.
+    who, label = speaker_of(text)
+    text = text[len(label) :]
     out: list[Candidate | Forget] = []
     for whole in sentences(unquote(text)):  # a prompt wrapped whole in quotes is the user's own statement
         sent = LEAD.sub("", whole).strip() or whole
@@ -605,5 +609,7 @@ def extract(text: str, now: float | None = None, event_days: float = 14.0) -> li
         if cand is not None:
             if cand.kind == "event" and cand.expires_at is None:
                 cand.expires_at = now + event_days * DAY
+            if who:
+                cand.text, cand.subject = label + cand.text, f"{cand.subject}@{who}"
             out.append(cand)
     return out

@@ -141,6 +141,24 @@ def stem(word: str) -> str:
     return w[:STEM]
 
 
+# Who said it, where the text is a transcript line ("Caroline: I went to a support group yesterday"): one or two
+# capitalised words, a colon, a space.
+_SPEAKER = re.compile(r"^([A-Z][\w'’-]{1,30}(?: [A-Z][\w'’-]{1,30})?):\s+(?=\S)")
+_NOT_SPEAKERS = frozenset(
+    ["note", "notes", "update", "reminder", "todo", "ps", "question", "answer", "edit", "fyi", "summary", "context"]
+    + ["error", "warning", "info", "task", "step", "tip", "example", "important", "btw", "nb", "re", "subject"]
+)
+
+
+def speaker_of(text: str) -> tuple[str | None, str]:
+    """The stem of the name labelling a transcript line, and the label as written ("" when none)."""
+    m = _SPEAKER.match(text)
+    if m is None or fold(m.group(1)) in _NOT_SPEAKERS:
+        return None, ""
+    first = fold(m.group(1).split()[0])
+    return stem(first), m.group(0)
+
+
 def terms(text: str) -> list[str]:
     """The index terms of ``text``, in order, stop words out (duplicates kept; callers make sets)."""
     out: list[str] = []
