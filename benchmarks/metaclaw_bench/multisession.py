@@ -24,7 +24,9 @@ Scoring (the same scorer for the plugin and both baselines), per category and ov
   2023-05-08 is 2023-05-07. Open-domain answers are cut at the first ``;`` as LoCoMo's own evaluation does.
 - **evidence recall**: the share of a question's evidence turns covered by the block; a turn is covered when at least
   60% of its content words are in the block. Also the share of all evidence turns covered (micro).
-- **unanswerable given a block**: the share of adversarial questions whose memory block is not empty.
+- **unanswerable given a block**: the share of adversarial questions whose memory block is not empty; for the
+  generated set also by form (``swap``: a speaker's question asked of the other, LoCoMo's usual form; ``never``:
+  something never said; ``wish``: something only wished for).
 - **block tokens**: the plugin's own approximation (``metaclaw_plugin.text.approx_tokens``).
 
 Baselines at the plugin's budget (``memory.tokens``, the same header and per-line cost): **BM25** (Okapi, k1 1.2,
@@ -703,6 +705,14 @@ def score(samples: Sequence[Sample], blocks: dict[str, list[str]], keep_misses: 
         adv.summary(False)["block_rate_beyond_preferences"] if adv else None
     )
     out["unanswerable_block_rate_beyond_names"] = adv.summary(False)["block_rate_beyond_names"] if adv else None
+    forms: dict[str, list[int]] = {}  # the generator's adversarial forms: [questions, given a block]
+    for sample in samples:
+        for q, text in zip(sample.questions, blocks[sample.sample_id]):
+            if q.category == ADVERSARIAL and q.form:
+                f = forms.setdefault(q.form, [0, 0])
+                f[0] += 1
+                f[1] += not Block.of(text).empty
+    out["unanswerable_block_rate_by_form"] = {k: {"n": n, "block_rate": round(g / n, 3)} for k, (n, g) in forms.items()}
     out["evidence_ids_not_found"] = missing_ids
     if keep_misses:
         out["answer_misses"] = misses
@@ -913,6 +923,13 @@ def table(result: dict[str, Any]) -> str:
         + " | ".join(str(x.get("block_rate")) for x in adv)
         + " |"
     )
+    for form in sorted(arms[names[0]].get("unanswerable_block_rate_by_form", {})):
+        cells = [arms[a].get("unanswerable_block_rate_by_form", {}).get(form, {}) for a in names]
+        lines.append(
+            f"| unanswerable given a block, form {form} (n={cells[0].get('n', 0)}) | "
+            + " | ".join(str(x.get("block_rate")) for x in cells)
+            + " |"
+        )
     lines.append(
         "| unanswerable given a block beyond preferences | "
         + " | ".join(str(x.get("block_rate_beyond_preferences")) for x in adv)
