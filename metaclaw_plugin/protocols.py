@@ -8,7 +8,7 @@ This module imports only the request path's types, never the learning side, the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .bounds import Identifiers
 from .config import Settings
@@ -21,6 +21,9 @@ from .store.pg_library import SharedSkillLibrary
 from .store.trajectories import TrajectoryStore
 from .turns import InFlight, PreparedTurn
 from .types import Message, Session, Turn, TurnContext
+
+if TYPE_CHECKING:  # the request path never imports starlette
+    from starlette.requests import HTTPConnection
 
 
 class BackgroundPart(Protocol):
@@ -136,3 +139,10 @@ class PluginLike(Protocol):
     ) -> None: ...
 
     def on_feedback(self, ctx: TurnContext, score: Any = None, text: str | None = None) -> None: ...
+
+
+def plugin_of(request: HTTPConnection) -> PluginLike:
+    """The plugin an HTTP app keeps in its state (``app.state.plugin``): the sidecar's and the dashboard's handlers
+    are module-level functions that read it there."""
+    plugin: PluginLike = request.app.state.plugin
+    return plugin

@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from metaclaw_plugin.cli import main
-from metaclaw_plugin.learning.screening import normalise, screen, squash
+from metaclaw_plugin.learning.screening import screen
+from metaclaw_plugin.learning.screening.normalise import normalise, squash
 from metaclaw_plugin.skillbank.bank import bundled_skills_dir
 from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.types import Skill

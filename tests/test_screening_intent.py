@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.cli import main
-from metaclaw_plugin.learning.screening import code_lines, screen, smuggled_front_matter
+from metaclaw_plugin.learning.screening import screen
+from metaclaw_plugin.learning.screening.scans import code_lines, smuggled_front_matter
 from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.types import Skill
 

@@ -22,9 +22,10 @@ statements by intent, not by phrase: two things must hold in one sentence.
 A negation right before the verb ("never print API keys", "ne jamais afficher", "nunca muestres", "不要打印", "zeige
 niemals") makes it the opposite of an attack, except where the negation is the attack ("never ask for confirmation").
 
-The text is read twice, normalised by the skills' screen (:func:`~metaclaw_plugin.learning.screening.normalise`:
-NFKC, invisible and bidi characters, homoglyphs, accents, letter spacing and dots), once as it is and once with
-leetspeak mapped; addresses spelled out ("ana [at] host [dot] example") count as addresses.
+The text is read twice, normalised by the skills' screen
+(:func:`~metaclaw_plugin.learning.screening.normalise.normalise`: NFKC, invisible and bidi characters, homoglyphs,
+accents, letter spacing and dots), once as it is and once with leetspeak mapped; addresses spelled out ("ana [at] host
+[dot] example") count as addresses.
 
 A plain statement of fact or preference stays a memory: "our CI uploads artifacts to S3" (the CI acts, not the
 agent), "I prefer short answers", "always answer in Portuguese", "send me the summary as bullets".
@@ -36,7 +37,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..learning.screening import normalise
+from ..learning.screening.normalise import normalise
 
 F = re.I | re.U
 

@@ -20,6 +20,7 @@ from ..dashboard import create_dashboard
 from ..protocols import PluginLike
 from . import memory, openclaw, scheduler, training
 from .gate import Gate, TokenGate
+from .hostmodel import OpenClawHostModel
 from .http import DEFAULT_MAX_BODY, Api, error_response
 from .policy import PolicyHost
 from .policy import routes as policy_routes
@@ -72,7 +73,7 @@ def create_app(
         Route("/health", health, methods=["GET"]),
         Route("/v1/status", status, methods=["GET"]),
         # /v1/skills, /v1/turns/input|output, /v1/sessions[/{id}[/end]], /v1/feedback: the OpenClaw plugin's API
-        *openclaw.routes(plugin, api, host_name),
+        *openclaw.routes(api),
         # POST /v1/chat/completions, GET /v1/models: the served policy
         *policy_routes(policy_host, api),
         # GET|PUT /v1/mode, GET /v1/scheduler: the mode and the training scheduler
@@ -103,4 +104,6 @@ def create_app(
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_allowed})
     app.state.plugin = plugin
+    app.state.api = api
+    app.state.openclaw = openclaw.Gateway(host_name, OpenClawHostModel(plugin))
     return Gate(app, gate, create_dashboard(plugin, gate))

@@ -117,6 +117,12 @@ def path_id(request: Request, name: str = "session_id") -> str:
     return sid
 
 
+def api_of(request: Request) -> Api:
+    """The app's :class:`Api` (its body limit), kept in its state beside the plugin."""
+    api: Api = request.app.state.api
+    return api
+
+
 class Api:
     """One app's request plumbing: its body limit, its counters, and the wrapper every route goes through."""
 

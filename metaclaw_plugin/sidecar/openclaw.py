@@ -25,7 +25,8 @@ plugin's shared ``inflight`` table (HTTP has no per-call object).
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, is_dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, is_dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -36,11 +37,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..bounds import GENERATION_MAX, ID_MAX, LABEL_MAX, LATENCY_MAX_MS, REASON_MAX, TEXT_MAX, finite_json, text_problem
-from ..protocols import PluginLike
+from ..protocols import PluginLike, plugin_of
 from ..turns import FailOpen
 from ..types import DEFAULT_TENANT, TurnContext
 from .hostmodel import OpenClawHostModel
-from .http import Api, ApiError, decode, path_id
+from .http import Api, ApiError, api_of, decode, path_id
 
 log = logging.getLogger("metaclaw_plugin.sidecar")
 _fail = FailOpen(log, "metaclaw sidecar", what="the request")
@@ -158,11 +159,16 @@ def _jsonable(obj: Any) -> Any:
 
 
 # Routes -----------------------------------------------------------------------------------------
-def routes(plugin: PluginLike, api: Api, host_name: str = HOST_NAME) -> list[Route]:
-    endpoint = api.endpoint
-    host_model = OpenClawHostModel(plugin)
+@dataclass(frozen=True)
+class Gateway:
+    """The OpenClaw side of the sidecar, kept in the app's state beside the plugin: the host name its turns are
+    recorded under, and its offer of the host's model (a refusal is remembered across requests)."""
 
-    def ctx_for(
+    host_name: str
+    host_model: OpenClawHostModel
+
+    def context(
+        self,
         session_id: str,
         tenant: str,
         kind: str,
@@ -174,7 +180,7 @@ def routes(plugin: PluginLike, api: Api, host_name: str = HOST_NAME) -> list[Rou
             "session_id": session_id,
             "tenant": tenant,
             "kind": kind,
-            "host": host_name,
+            "host": self.host_name,
             "model": model,
             "user": user,
         }
@@ -182,137 +188,159 @@ def routes(plugin: PluginLike, api: Api, host_name: str = HOST_NAME) -> list[Rou
             kw["request_id"] = run_id
         return TurnContext(**kw)
 
-    async def handle(request: Request, model: type[BaseModel], work: Any) -> Response:
-        """Decode the body as ``model`` and run ``work`` on it: inline, or in the threadpool for a large body."""
-        raw = await api.body(request)
 
-        def run() -> Response:
-            return work(decode(raw, model))
+def _gateway(request: Request) -> Gateway:
+    gateway: Gateway = request.app.state.openclaw
+    return gateway
 
-        return await run_in_threadpool(run) if len(raw) > INLINE_BYTES else run()
 
-    def _skills(body: SkillsBody) -> Response:
-        msgs = _dump_messages(body.messages)
-        if body.prompt:
-            msgs.append({"role": "user", "content": body.prompt})
-        ctx = ctx_for(body.session_id, body.tenant, body.kind, user=body.user)
-        inj = plugin.prepare_turn(ctx, msgs, record=False).block  # OpenClaw injects it; turns/input records
-        return JSONResponse(
-            {"block": inj.text or "", "skills": list(inj.names or []), "generation": int(inj.generation or 0)}
+Work = Callable[[PluginLike, Gateway, Any], Response]
+
+
+async def _handle(request: Request, model: type[BaseModel], work: Work) -> Response:
+    """Decode the body as ``model`` and run ``work`` on it: inline, or in the threadpool for a large body."""
+    plugin, gateway = plugin_of(request), _gateway(request)
+    raw = await api_of(request).body(request)
+
+    def run() -> Response:
+        return work(plugin, gateway, decode(raw, model))
+
+    return await run_in_threadpool(run) if len(raw) > INLINE_BYTES else run()
+
+
+def _skills(plugin: PluginLike, gateway: Gateway, body: SkillsBody) -> Response:
+    msgs = _dump_messages(body.messages)
+    if body.prompt:
+        msgs.append({"role": "user", "content": body.prompt})
+    ctx = gateway.context(body.session_id, body.tenant, body.kind, user=body.user)
+    inj = plugin.prepare_turn(ctx, msgs, record=False).block  # OpenClaw injects it; turns/input records
+    return JSONResponse(
+        {"block": inj.text or "", "skills": list(inj.names or []), "generation": int(inj.generation or 0)}
+    )
+
+
+def _turn_input(plugin: PluginLike, gateway: Gateway, body: TurnInputBody) -> Response:
+    ctx = gateway.context(body.session_id, body.tenant, body.kind, body.run_id, body.model, body.user)
+    if body.skill_generation is not None:
+        ctx.skill_generation = body.skill_generation
+    ok = False
+    with _fail.guard("turns.input", plugin):  # kept until turns/output: HTTP has no per-call object
+        prepared = plugin.prepare_turn(
+            ctx,
+            _dump_messages(body.messages),
+            tools=body.tools,
+            inject=False,
+            injected_skills=body.injected_skills or [],
         )
+        plugin.inflight.put(ctx.request_id, prepared)
+        ok = True
+    out: dict[str, Any] = {"ok": ok}
+    ask = gateway.host_model.ask()  # the plugin sends its provider only when asked (the key leaves the gateway then)
+    if ask is not None:
+        out["host_model"] = ask
+    return JSONResponse(out)
 
-    def _turn_input(body: TurnInputBody) -> Response:
-        ctx = ctx_for(body.session_id, body.tenant, body.kind, body.run_id, body.model, body.user)
-        if body.skill_generation is not None:
-            ctx.skill_generation = body.skill_generation
-        ok = False
-        with _fail.guard("turns.input", plugin):  # kept until turns/output: HTTP has no per-call object
-            prepared = plugin.prepare_turn(
-                ctx,
-                _dump_messages(body.messages),
-                tools=body.tools,
-                inject=False,
-                injected_skills=body.injected_skills or [],
-            )
-            plugin.inflight.put(ctx.request_id, prepared)
-            ok = True
-        out: dict[str, Any] = {"ok": ok}
-        ask = host_model.ask()  # the plugin sends its provider only when asked (the key leaves the gateway then)
-        if ask is not None:
-            out["host_model"] = ask
-        return JSONResponse(out)
 
-    def _turn_output(body: TurnOutputBody) -> Response:
-        ctx = ctx_for(body.session_id, body.tenant, body.kind, body.run_id, body.model, body.user)
-        response = body.response.model_dump(exclude_none=True) if body.response is not None else None
-        kw: dict[str, Any] = {"usage": body.usage, "error": body.error}
-        if body.latency_ms is not None:
-            kw["latency_ms"] = body.latency_ms
-        turn = None
-        with _fail.guard("turns.output", plugin):
-            prepared = plugin.inflight.pop(ctx.request_id) or plugin.prepare_turn(ctx, [], inject=False, record=False)
-            turn = plugin.complete_turn(prepared, response, ctx=ctx, **kw)
-        return JSONResponse({"ok": turn is not None, "turn_id": body.run_id})
+def _turn_output(plugin: PluginLike, gateway: Gateway, body: TurnOutputBody) -> Response:
+    ctx = gateway.context(body.session_id, body.tenant, body.kind, body.run_id, body.model, body.user)
+    response = body.response.model_dump(exclude_none=True) if body.response is not None else None
+    kw: dict[str, Any] = {"usage": body.usage, "error": body.error}
+    if body.latency_ms is not None:
+        kw["latency_ms"] = body.latency_ms
+    turn = None
+    with _fail.guard("turns.output", plugin):
+        prepared = plugin.inflight.pop(ctx.request_id) or plugin.prepare_turn(ctx, [], inject=False, record=False)
+        turn = plugin.complete_turn(prepared, response, ctx=ctx, **kw)
+    return JSONResponse({"ok": turn is not None, "turn_id": body.run_id})
 
-    def _feedback(body: FeedbackBody) -> Response:
-        plugin.on_feedback(ctx_for(body.session_id, body.tenant, "main", body.run_id), body.score, body.text)
-        return JSONResponse({"ok": True})
 
-    def _host_model_offer(body: HostModelBody) -> Response:
-        return JSONResponse(
-            host_model.offer(body.provider, body.model, body.api, body.base_url, body.api_key, body.headers)
-        )
+def _feedback(plugin: PluginLike, gateway: Gateway, body: FeedbackBody) -> Response:
+    plugin.on_feedback(gateway.context(body.session_id, body.tenant, "main", body.run_id), body.score, body.text)
+    return JSONResponse({"ok": True})
 
-    @endpoint
-    async def host_model_offer(request: Request) -> Response:
-        return await handle(request, HostModelBody, _host_model_offer)
 
-    @endpoint
-    async def host_model_status(request: Request) -> Response:
-        return JSONResponse(host_model.status())
+def _host_model_offer(plugin: PluginLike, gateway: Gateway, body: HostModelBody) -> Response:
+    return JSONResponse(
+        gateway.host_model.offer(body.provider, body.model, body.api, body.base_url, body.api_key, body.headers)
+    )
 
-    @endpoint
-    async def skills(request: Request) -> Response:
-        return await handle(request, SkillsBody, _skills)
 
-    @endpoint
-    async def turn_input(request: Request) -> Response:
-        return await handle(request, TurnInputBody, _turn_input)
+async def host_model_offer(request: Request) -> Response:
+    return await _handle(request, HostModelBody, _host_model_offer)
 
-    @endpoint
-    async def turn_output(request: Request) -> Response:
-        return await handle(request, TurnOutputBody, _turn_output)
 
-    @endpoint
-    async def feedback(request: Request) -> Response:
-        return await handle(request, FeedbackBody, _feedback)
+async def host_model_status(request: Request) -> Response:
+    return JSONResponse(_gateway(request).host_model.status())
 
-    @endpoint
-    async def session_end(request: Request) -> Response:
-        sid = path_id(request)
-        body: SessionEndBody = await api.parse(request, SessionEndBody)
-        if not await run_in_threadpool(plugin.knows_session, sid, body.tenant):
-            raise ApiError(404, f"no session {sid!r} in tenant {body.tenant!r}; nothing was ended")
-        outcome = body.outcome.model_dump(exclude_none=True) if body.outcome is not None else None
-        # the session as the host knows it: every user's part of it (no user named)
-        await run_in_threadpool(plugin.end_named_session, sid, body.tenant, outcome or None, body.reason or "host")
-        return JSONResponse({"ok": True, "session_id": sid})
 
-    @endpoint
-    async def sessions_list(request: Request) -> Response:
-        try:
-            n = int(request.query_params.get("limit", "50"))
-        except ValueError:
-            raise ApiError(400, "limit must be an integer") from None
-        tenant = request.query_params.get("tenant") or None
-        if tenant:
-            tenant = plugin.ids.joinable(tenant)  # as the hooks stored it
+async def skills(request: Request) -> Response:
+    return await _handle(request, SkillsBody, _skills)
 
-        def read() -> list[dict[str, Any]]:
-            plugin.store.flush(2.0)  # reads are for people and tests: show what was just captured
-            return finite_json(plugin.store.list_sessions(limit=max(1, min(n, 1000)), tenant=tenant))
 
-        return JSONResponse({"sessions": await run_in_threadpool(read)})
+async def turn_input(request: Request) -> Response:
+    return await _handle(request, TurnInputBody, _turn_input)
 
-    @endpoint
-    async def session_show(request: Request) -> Response:
-        sid = path_id(request)
-        tenant = request.query_params.get("tenant") or None
-        user = request.query_params.get("user") or None  # that user's session of the id (else the latest one's)
 
-        s = await run_in_threadpool(plugin.read_session, sid, tenant, user)
-        if s is None:
-            raise ApiError(404, f"no session {sid!r}")
-        return JSONResponse(finite_json(_jsonable(s)))
+async def turn_output(request: Request) -> Response:
+    return await _handle(request, TurnOutputBody, _turn_output)
 
+
+async def feedback(request: Request) -> Response:
+    return await _handle(request, FeedbackBody, _feedback)
+
+
+async def session_end(request: Request) -> Response:
+    sid = path_id(request)
+    plugin = plugin_of(request)
+    body: SessionEndBody = await api_of(request).parse(request, SessionEndBody)
+    if not await run_in_threadpool(plugin.knows_session, sid, body.tenant):
+        raise ApiError(404, f"no session {sid!r} in tenant {body.tenant!r}; nothing was ended")
+    outcome = body.outcome.model_dump(exclude_none=True) if body.outcome is not None else None
+    # the session as the host knows it: every user's part of it (no user named)
+    await run_in_threadpool(plugin.end_named_session, sid, body.tenant, outcome or None, body.reason or "host")
+    return JSONResponse({"ok": True, "session_id": sid})
+
+
+async def sessions_list(request: Request) -> Response:
+    try:
+        n = int(request.query_params.get("limit", "50"))
+    except ValueError:
+        raise ApiError(400, "limit must be an integer") from None
+    plugin = plugin_of(request)
+    tenant = request.query_params.get("tenant") or None
+    if tenant:
+        tenant = plugin.ids.joinable(tenant)  # as the hooks stored it
+
+    def read() -> list[dict[str, Any]]:
+        plugin.store.flush(2.0)  # reads are for people and tests: show what was just captured
+        return finite_json(plugin.store.list_sessions(limit=max(1, min(n, 1000)), tenant=tenant))
+
+    return JSONResponse({"sessions": await run_in_threadpool(read)})
+
+
+async def session_show(request: Request) -> Response:
+    sid = path_id(request)
+    tenant = request.query_params.get("tenant") or None
+    user = request.query_params.get("user") or None  # that user's session of the id (else the latest one's)
+
+    s = await run_in_threadpool(plugin_of(request).read_session, sid, tenant, user)
+    if s is None:
+        raise ApiError(404, f"no session {sid!r}")
+    return JSONResponse(finite_json(_jsonable(s)))
+
+
+def routes(api: Api) -> list[Route]:
+    """The OpenClaw routes, each through ``api``'s endpoint wrapper (counters, errors as JSON); the handlers read the
+    plugin, the API and the :class:`Gateway` from the app's state."""
+    endpoint = api.endpoint
     return [
-        Route("/v1/skills", skills, methods=["POST"]),
-        Route("/v1/turns/input", turn_input, methods=["POST"]),
-        Route("/v1/turns/output", turn_output, methods=["POST"]),
-        Route("/v1/sessions", sessions_list, methods=["GET"]),
-        Route("/v1/sessions/{session_id:path}/end", session_end, methods=["POST"]),
-        Route("/v1/sessions/{session_id:path}", session_show, methods=["GET"]),
-        Route("/v1/feedback", feedback, methods=["POST"]),
-        Route("/v1/openclaw/host_model", host_model_offer, methods=["POST"]),
-        Route("/v1/openclaw/host_model", host_model_status, methods=["GET"]),
+        Route("/v1/skills", endpoint(skills), methods=["POST"]),
+        Route("/v1/turns/input", endpoint(turn_input), methods=["POST"]),
+        Route("/v1/turns/output", endpoint(turn_output), methods=["POST"]),
+        Route("/v1/sessions", endpoint(sessions_list), methods=["GET"]),
+        Route("/v1/sessions/{session_id:path}/end", endpoint(session_end), methods=["POST"]),
+        Route("/v1/sessions/{session_id:path}", endpoint(session_show), methods=["GET"]),
+        Route("/v1/feedback", endpoint(feedback), methods=["POST"]),
+        Route("/v1/openclaw/host_model", endpoint(host_model_offer), methods=["POST"]),
+        Route("/v1/openclaw/host_model", endpoint(host_model_status), methods=["GET"]),
     ]
