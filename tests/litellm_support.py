@@ -210,9 +210,7 @@ def reader(home: Path) -> TrajectoryStore:
 
 def close_readers() -> None:
     for store in _READERS.values():
-        if store._reader is not None:
-            store._reader.close()
-            store._reader = None
+        store.close()  # never opened: closes its reader only
     _READERS.clear()
 
 
