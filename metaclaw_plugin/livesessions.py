@@ -55,10 +55,10 @@ class LiveSessions:
         self.conversations = Conversations()  # the sessions of clients that name none
 
     # A turn's session -------------------------------------------------------------------------------
-    def touch(self, ctx: TurnContext, now: float) -> SessionState:
-        """The live session of a turn's request, made on its first turn."""
+    def touch(self, ctx: TurnContext, now: float) -> None:
+        """A turn's request keeps its session live (made on its first turn)."""
         with self._lock:
-            return self._touch(ctx, now)
+            self._touch(ctx, now)
 
     def record(self, ctx: TurnContext, turn_id: str, now: float) -> SessionState:
         """The live session of a recorded turn, with the turn counted in it."""
