@@ -63,6 +63,7 @@ def main(argv: list[str]) -> None:
     from metaclaw_plugin.skillbank.bank import SkillBank
     from metaclaw_plugin.skillbank.embedding import EmbeddingIndex, HybridIndex
     from metaclaw_plugin.skillbank.retrieve import KeywordIndex
+    from metaclaw_plugin.store.records import Recorder
     from metaclaw_plugin.store.trajectories import TrajectoryStore
 
     parts = (
@@ -75,7 +76,7 @@ def main(argv: list[str]) -> None:
         (SideCalls, "judge", "  side-call judge"),
         (MetaClawPlugin, "complete_turn", "complete_turn"),
         (TrajectoryStore, "append_turn", "  store.append_turn"),
-        (TrajectoryStore, "_commit_records", "    journal and queue"),
+        (Recorder, "_commit_records", "    journal and queue"),
     )
     for owner, name, label in parts:
         timed(owner, name, label)

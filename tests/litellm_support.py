@@ -210,9 +210,7 @@ def reader(home: Path) -> TrajectoryStore:
 
 def close_readers() -> None:
     for store in _READERS.values():
-        if store._reader is not None:
-            store._reader.close()
-            store._reader = None
+        store.close()  # never opened: closes its reader only
     _READERS.clear()
 
 
@@ -221,7 +219,7 @@ def durable_turn(home: Path, turn_id: str) -> dict[str, Any] | None:
     rec = journal_turns(home).get(turn_id)
     if rec is not None:
         return rec
-    rows = reader(home)._read("SELECT * FROM turns WHERE turn_id = ?", [turn_id])
+    rows = reader(home).queries.read("SELECT * FROM turns WHERE turn_id = ?", [turn_id])
     return dict(rows[0]) if rows else None
 
 

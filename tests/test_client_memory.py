@@ -196,7 +196,7 @@ def test_opencode_learns_through_the_proxy(tmp_path: Path) -> None:
 
             def stored() -> list[Any] | None:
                 store = reader(home)
-                rows = store._read("SELECT session_id FROM sessions", [])
+                rows = store.queries.read("SELECT session_id FROM sessions", [])
                 turns = [t for (sid,) in rows for t in (store.get_session(sid, None) or _none()).turns]
                 found = [t for t in turns if marker in json.dumps(t.messages)]
                 return found if len(found) >= len(bodies) else None

@@ -106,7 +106,9 @@ def _main_calls(up: Upstream, route: str) -> list[dict[str, Any]]:
 def _stored_turns(home: Path, expected: int) -> list[Any]:
     def turns() -> list[Any] | None:
         store = reader(home)
-        sessions = [store.get_session(sid, None) for (sid,) in store._read("SELECT session_id FROM sessions", [])]
+        sessions = [
+            store.get_session(sid, None) for (sid,) in store.queries.read("SELECT session_id FROM sessions", [])
+        ]
         found = [
             t
             for s in sessions

@@ -33,7 +33,7 @@ from test_trajectories import make_turn
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.cli import main
 from metaclaw_plugin.privacy import Redactor
-from metaclaw_plugin.store import connect, journal, trajectories
+from metaclaw_plugin.store import apply, connect, journal
 from metaclaw_plugin.store.journal import DEAD_LETTER, JournalWriteError, read_segment
 from metaclaw_plugin.store.trajectories import TrajectoryStore
 from metaclaw_plugin.types import Turn
@@ -79,7 +79,7 @@ def journal_only(store: TrajectoryStore) -> None:
     def full(item: Any) -> None:
         raise queue.Full
 
-    store._queue.put_nowait = full  # type: ignore[method-assign]
+    store.records.queue.put_nowait = full  # type: ignore[method-assign]
 
 
 def poison_turn(n: int, fields: dict[str, Any]) -> Turn:
@@ -117,7 +117,7 @@ def check_home_starts(home: Path, good: list[str], set_aside: int) -> None:
 # Poison records ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("case", list(POISONS))
 def test_a_refused_turn_is_set_aside_and_its_batch_neighbours_are_stored(home: Path, monkeypatch, case: str):
-    monkeypatch.setattr(trajectories, "WRITER_LINGER", 60.0)  # the three turns make one batch (flush ends the wait)
+    monkeypatch.setattr(apply, "WRITER_LINGER", 60.0)  # the three turns make one batch (flush ends the wait)
     store = TrajectoryStore(home / "metaclaw.db", redactor=Redactor())
     store.open()
     assert store.append_turn(make_turn(1, session="good"))
@@ -416,7 +416,7 @@ def test_a_locked_database_is_retried_while_the_store_runs(home: Path, monkeypat
         conn.execute("PRAGMA busy_timeout=50")
         return conn
 
-    monkeypatch.setattr(trajectories, "connect", short_wait)
+    monkeypatch.setattr(apply, "connect", short_wait)
     db = home / "metaclaw.db"
     store = TrajectoryStore(db)
     store.open()

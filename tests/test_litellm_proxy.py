@@ -317,7 +317,7 @@ def test_session_done_header_and_metadata_end_the_session(stack: Stack):
     assert r.status_code == 200
 
     def ended() -> list[Any]:
-        rows = reader(stack.home)._read("SELECT * FROM sessions WHERE session_id = ?", [sid2])
+        rows = reader(stack.home).queries.read("SELECT * FROM sessions WHERE session_id = ?", [sid2])
         return rows if rows and rows[0]["ended_at"] else []
 
     rows = wait_for(ended, 20, f"session {sid2} ended")

@@ -161,9 +161,9 @@ print(json.dumps(migrate_postgres(PostgresDatabase(sys.argv[1]))))
 def test_a_record_postgres_refuses_is_set_aside_and_its_batch_is_stored(pg_url: str, tmp_path: Path, monkeypatch):  # noqa: F811
     """Poison next to good turns in one batch: PostgreSQL refuses it (a number beyond BIGINT, a missing session id, a
     lone surrogate); the batch is written again record by record, and the refused ones go to the dead-letter file."""
-    from metaclaw_plugin.store import trajectories
+    from metaclaw_plugin.store import apply
 
-    monkeypatch.setattr(trajectories, "WRITER_LINGER", 60.0)  # one batch (flush ends the wait)
+    monkeypatch.setattr(apply, "WRITER_LINGER", 60.0)  # one batch (flush ends the wait)
     store = TrajectoryStore(tmp_path / "metaclaw.db", database=PostgresDatabase(pg_url))
     store.open()
     poison = [("skill_generation", 10**30), ("session_id", None), ("model", "m\udcff")]

@@ -222,7 +222,7 @@ def test_without_a_trainer_the_api_says_why_and_nothing_trains(home: Path) -> No
 def test_an_unwritable_activity_file_never_fails_a_request(home: Path) -> None:
     plugin = MetaClawPlugin(Settings(home=home)).start()
     try:
-        plugin._activity_file = home / "missing-dir" / "activity"  # cannot be created
+        plugin.turns.activity_file = home / "missing-dir" / "activity"  # cannot be created
         out = plugin.on_request(TurnContext(session_id="s"), [{"role": "user", "content": "hi"}])
         assert plugin.worker.wait_idle(5)  # the worker touches the file, off the request path
         assert out[-1]["content"] == "hi" and plugin.errors == {"activity.mark": 1}

@@ -268,7 +268,9 @@ def test_a_users_new_conversation_ends_the_users_earlier_one(plugin: MetaClawPlu
     assert by_id["morning"].ended_at is not None  # ended for learning and memory
     assert by_id["afternoon"].ended_at is None and by_id["bens"].ended_at is None  # not Ben's
     assert any("14B" in m for m in memories(plugin, "ana"))
-    rows = plugin.store._read("SELECT end_reason FROM sessions WHERE session_id = ?", [by_id["morning"].session_id])
+    rows = plugin.store.queries.read(
+        "SELECT end_reason FROM sessions WHERE session_id = ?", [by_id["morning"].session_id]
+    )
     assert rows[0]["end_reason"] == "superseded"
     # going back to the morning session reopens it and ends nothing
     turn(plugin, "morning", "One more thing on this.", "ana")

@@ -59,7 +59,7 @@ def test_a_recorded_side_call_after_its_clients_main_turn_is_a_side_turn(bundled
     assert t.kind == "side" and t.response is not None
     assert prepared.block.names == [] and prepared.block.text == ""
     assert prepared.ctx.metadata["side_reason"]
-    session = bundled._sessions[("default", "s")]
+    session = next(st for st in bundled.active_sessions() if st.session_id == "s")
     assert session.main_turns == 1 and len(session.turn_ids) == 2
 
 

@@ -302,7 +302,7 @@ def test_replayed_journal_gives_the_same_messages_and_hashes(tmp_path: Path):
     def full(item):
         raise queue.Full
 
-    store._queue.put_nowait = full  # type: ignore[method-assign]  # the writer never sees it: journal only
+    store.records.queue.put_nowait = full  # type: ignore[method-assign]  # the writer never sees it: journal only
     assert store.append_turn(turn) is False and store.dropped == 1
     store.close()
     # An older line: the message's text as a JSON string.
@@ -328,7 +328,7 @@ def test_a_sessions_repeated_messages_are_matched_not_keyed_again(tmp_path: Path
     of keying each again. What it stores must be exactly what keying every message stores: edits in the
     middle, values that compare equal in Python but differ in JSON (1 / 1.0 / True, 0.0 / -0.0), tool calls,
     side turns and other sessions included."""
-    from metaclaw_plugin.store import trajectories
+    from metaclaw_plugin.store import records
 
     sysmsg = {"role": "system", "content": "sys " * 500 + OPEN + "\nskill text\n" + CLOSE}
     tool = {
@@ -366,12 +366,12 @@ def test_a_sessions_repeated_messages_are_matched_not_keyed_again(tmp_path: Path
         return out
 
     def stored(db: Path, keep: int) -> tuple:
-        monkeypatch.setattr(trajectories, "PREFIX_SESSIONS", keep)
+        monkeypatch.setattr(records, "PREFIX_SESSIONS", keep)
         store = TrajectoryStore(db)
         store.open()
         for t in turns():
             store.append_turn(t, skill_block=OPEN + "\nskill text\n" + CLOSE)
-        reused = len(store._prefixes)
+        reused = len(store.records._prefixes)
         store.close()
         conn = sqlite3.connect(db)
         rows = tuple(sorted(conn.execute(f"SELECT * FROM {t}").fetchall()) for t in ("messages", "msg_lists"))
@@ -383,7 +383,7 @@ def test_a_sessions_repeated_messages_are_matched_not_keyed_again(tmp_path: Path
 
     matched = stored(tmp_path / "matched.db", 1024)
     # A host that edits its message dicts in place between turns: the edit is stored, not the old text.
-    monkeypatch.setattr(trajectories, "PREFIX_SESSIONS", 1024)
+    monkeypatch.setattr(records, "PREFIX_SESSIONS", 1024)
     store = TrajectoryStore(tmp_path / "edited.db")
     store.open()
     history = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "one", "meta": {"n": [1]}}]
@@ -482,7 +482,7 @@ def test_records_apply_in_order_within_one_batch(tmp_path: Path):
     what applying them one by one gives: sequence numbers continue, a repeated turn counts once, an
     end closes the session and a later turn reopens it."""
     from metaclaw_plugin.store import connect
-    from metaclaw_plugin.store.trajectories import _apply_all
+    from metaclaw_plugin.store.apply import _apply_all
 
     db = tmp_path / "t.db"
     conn = connect(db)
@@ -562,10 +562,10 @@ def test_tools_are_stored_once_redacted_in_their_order_and_read_back_with_the_tu
     def full(item):
         raise queue.Full
 
-    put = store._queue.put_nowait
-    store._queue.put_nowait = full  # type: ignore[method-assign]  # journal only: the next start replays it
+    put = store.records.queue.put_nowait
+    store.records.queue.put_nowait = full  # type: ignore[method-assign]  # journal only: the next start replays it
     assert store.append_turn(make_turn(11, session="c", tools=tools("reversed"))) is False
-    store._queue.put_nowait = put  # type: ignore[method-assign]
+    store.records.queue.put_nowait = put  # type: ignore[method-assign]
     store.close()
     store = TrajectoryStore(db, redactor=Redactor())
     store.open()

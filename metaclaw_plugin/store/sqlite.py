@@ -47,6 +47,15 @@ def connect(path: Path | str, *, rows: bool = False, readonly: bool = False) -> 
     return conn
 
 
+def file_stat(path: Path) -> os.stat_result | None:
+    """The database file's stat, None when there is none: a connection held open notices by the (device, inode)
+    that the file at the path was deleted or replaced under it."""
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
 def read_file(path: Path, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
     """Rows from the database file, opened read-only and never created, for a report: [] when there is no file or
     it cannot be read (an older home without the table)."""
