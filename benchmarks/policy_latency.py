@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from metaclaw_plugin.stats import percentile
+from metaclaw_plugin.infra.stats import percentile
 
 MSGS = [{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": "Deploy it."}]
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from .keyfile import load_or_create_secret
-from .memo import Memo
+from .infra.keyfile import load_or_create_secret
+from .infra.memo import Memo
 
 if TYPE_CHECKING:
     from .privacy import Redactor

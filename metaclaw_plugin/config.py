@@ -519,7 +519,7 @@ class TrainingSettings(Section):
     def _resolve_auto(self) -> TrainingSettings:
         """``auto`` never survives loading (as retrieval.mode): local for a local model, else tinker."""
         if self.backend == "auto":
-            from .modelspecs import base_model_missing
+            from .infra.modelspecs import base_model_missing
 
             spec = self.base_model
             # a path (even one that does not exist yet) means local: its error then names the missing folder
@@ -549,7 +549,7 @@ class TrainingSettings(Section):
         it looks modules up without importing them."""
         import importlib.util
 
-        from .modelspecs import base_model_missing
+        from .infra.modelspecs import base_model_missing
 
         if self.backend == "local":
             missing = base_model_missing(self.base_model)

@@ -48,15 +48,16 @@ from .bounds import (
 from .config import Settings
 from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
 from .feedback import normalise_feedback
-from .homedir import make_private
 from .hostmodel import HOST_MODEL_KEY, HostModel, HostModels
-from .logfile import attach_log_file, held_back
+from .infra.homedir import make_private
+from .infra.logfile import attach_log_file, held_back
+from .infra.service import Service
+from .infra.worker import BackgroundWorker
 from .memory.model import SHARED_USER
 from .memory.store import MemoryStore
 from .memory.view import MemoryView
 from .privacy import disk_redactor, redactor_for
 from .protocols import BackgroundPart, SchedulerPart
-from .service import Service
 from .sessions import Conversations, given_of, namespaced, stored_session
 from .sideturns import SideCalls
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
@@ -71,7 +72,6 @@ from .store.trajectories import TrajectoryStore
 from .tasktext import TurnTask
 from .turns import FailOpen, InFlight, PreparedTurn
 from .types import DEFAULT_TENANT, Message, Session, Turn, TurnContext, new_id
-from .worker import BackgroundWorker
 
 if TYPE_CHECKING:  # attached lazily in start(); the request path never imports it
     from .learning import LearningLoop

@@ -13,8 +13,8 @@ from typing import Any, Protocol
 from .bounds import Identifiers
 from .config import Settings
 from .hostmodel import HostModels
+from .infra.service import Service
 from .memory.store import MemoryStore
-from .service import Service
 from .skillbank.bank import SkillBank
 from .store.election import LearnerElection
 from .store.pg_library import SharedSkillLibrary

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from .memo import Memo
+from .infra.memo import Memo
 from .tasktext import task_text, text_parts
 from .turns import InFlight
 from .types import TurnContext

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .._mlimport import ML_IMPORT_LOCK
+from ..infra.mlimport import ML_IMPORT_LOCK
 from ..training.models import load_base
 from ..training.weights import WeightsRef
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from ..logfile import log_file
+from ..infra.logfile import log_file
 from ..sessions import USER_MARK, given_of
 from ..skillbank.bank import bundled_skills_dir
 from ..skillbank.files import SkillStore, atomic_write

@@ -20,8 +20,8 @@ from typing import Any
 
 from ..config import EvolutionSettings, RewardSettings
 from ..events import Feedback, SessionEnd, TurnRecorded
+from ..infra.service import Service
 from ..privacy import Redactor
-from ..service import Service
 from ..store import open_database
 from ..store.election import LearnerElection
 from ..store.postgres import PostgresDatabase

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import heap
-from .._mlimport import ML_IMPORT_LOCK
+from ..infra import heap
+from ..infra.mlimport import ML_IMPORT_LOCK
 from ..store import AnyDatabase
 from ..training import chat, tokens
 from ..training.models import load_base

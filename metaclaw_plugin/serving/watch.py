@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..service import Service
+from ..infra.service import Service
 from ..store import AnyDatabase
 from ..training.weights import WeightsRef, latest
 

@@ -41,8 +41,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..infra.service import Service
 from ..privacy import Redactor
-from ..service import Service
 from ..skillbank.render import CLOSE, MEMORY_CLOSE, MEMORY_OPEN, OPEN
 from ..types import Message, Session, Turn
 from .journal import SEGMENT_BYTES, DeadLetter, Journal, JournalWriteError, read_segment

@@ -15,8 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ... import heap
-from ..._mlimport import ML_IMPORT_LOCK
+from ...infra import heap
+from ...infra.mlimport import ML_IMPORT_LOCK
 from ..losses import behaviour_logprobs, kl_to_reference, policy_loss
 from ..models import load_base
 from ..samples import TrainSample
