@@ -5,9 +5,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from .config import ConfigError, Settings
-from .events import Feedback, SessionEnd, TurnRecorded
 from .integration import DidNotEnable
 from .plugin import MetaClawPlugin
+from .requestpath.events import Feedback, SessionEnd, TurnRecorded
 from .types import TurnContext
 
 __all__ = [

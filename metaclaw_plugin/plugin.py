@@ -30,7 +30,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .bounds import (
+from .config import Settings
+from .hostmodel import HOST_MODEL_KEY, HostModel, HostModels
+from .infra.homedir import make_private
+from .infra.logfile import attach_log_file, held_back
+from .infra.service import Service
+from .infra.worker import BackgroundWorker
+from .memory.model import SHARED_USER
+from .memory.store import MemoryStore
+from .memory.view import MemoryView
+from .privacy import disk_redactor, redactor_for
+from .protocols import BackgroundPart, SchedulerPart
+from .requestpath.bounds import (
     DEPTH_MAX,
     GENERATION_MAX,
     LABEL_MAX,
@@ -45,21 +56,11 @@ from .bounds import (
     json_value,
     within_depth,
 )
-from .config import Settings
-from .events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
-from .feedback import normalise_feedback
-from .hostmodel import HOST_MODEL_KEY, HostModel, HostModels
-from .infra.homedir import make_private
-from .infra.logfile import attach_log_file, held_back
-from .infra.service import Service
-from .infra.worker import BackgroundWorker
-from .memory.model import SHARED_USER
-from .memory.store import MemoryStore
-from .memory.view import MemoryView
-from .privacy import disk_redactor, redactor_for
-from .protocols import BackgroundPart, SchedulerPart
-from .sessions import Conversations, given_of, namespaced, stored_session
-from .sideturns import SideCalls
+from .requestpath.events import Events, Feedback, SessionEnd, SessionState, TurnRecorded
+from .requestpath.feedback import normalise_feedback
+from .requestpath.sessions import Conversations, given_of, namespaced, stored_session
+from .requestpath.sideturns import SideCalls
+from .requestpath.turns import FailOpen, InFlight, PreparedTurn
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .skillbank.render import inject as inject_block
 from .store import runtime_state
@@ -70,7 +71,6 @@ from .store.pg_library import SharedSkillLibrary
 from .store.postgres import PostgresDatabase
 from .store.trajectories import TrajectoryStore
 from .tasktext import TurnTask
-from .turns import FailOpen, InFlight, PreparedTurn
 from .types import DEFAULT_TENANT, Message, Session, Turn, TurnContext, new_id
 
 if TYPE_CHECKING:  # attached lazily in start(); the request path never imports it

@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 
 from ..infra.logfile import log_file
-from ..sessions import USER_MARK, given_of
+from ..requestpath.sessions import USER_MARK, given_of
 from ..skillbank.bank import bundled_skills_dir
 from ..skillbank.files import SkillStore, atomic_write
 from ..store import connect

@@ -22,8 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..requestpath.turns import FailOpen, InFlight
 from ..skillbank.bank import SHADOW_KEY
-from ..turns import FailOpen, InFlight
 from ..types import DEFAULT_TENANT, Skill, TurnContext, new_id
 
 if TYPE_CHECKING:

@@ -26,11 +26,11 @@ from functools import partial
 from types import SimpleNamespace
 from typing import Any, Protocol
 
-from ..events import Events, SessionEnd, TurnRecorded
 from ..hostmodel import HostModels
 from ..infra.service import Service
 from ..learning.llm import HOST, Budget, LLMClient, LLMError, client_for, model_source
 from ..privacy import Redactor, redactor_for
+from ..requestpath.events import Events, SessionEnd, TurnRecorded
 from ..store import AnyDatabase, open_database
 from ..store.election import host_id
 from ..store.passages import Passage, PassageStore

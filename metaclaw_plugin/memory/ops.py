@@ -15,8 +15,8 @@ import math
 import time
 from typing import Any
 
-from ..bounds import ID_MAX, home_identifiers
 from ..privacy import redactor_for
+from ..requestpath.bounds import ID_MAX, home_identifiers
 from ..store import AnyDatabase
 from ..store.passages import Passage, PassageStore
 from ..types import DEFAULT_TENANT
