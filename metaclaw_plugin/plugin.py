@@ -75,7 +75,7 @@ from .types import DEFAULT_TENANT, Message, Session, Turn, TurnContext, new_id
 
 if TYPE_CHECKING:  # attached lazily in start(); the request path never imports it
     from .learning import LearningLoop
-    from .memory.learner import MemoryLearner
+    from .learning.memory.learner import MemoryLearner
 
 log = logging.getLogger("metaclaw_plugin")
 _fail = FailOpen(log, "metaclaw", what="the host call")
@@ -570,7 +570,7 @@ class MetaClawPlugin:
                 self.attach_loop("election", self.election)
             self.worker.every(1.0, "memory.refresh", self.refresh_memory)
             self.worker.submit("memory.refresh", self.refresh_memory)
-            from .memory.learner import MemoryLearner
+            from .learning.memory.learner import MemoryLearner
 
             self.memory_learner = MemoryLearner(
                 self.settings,

@@ -237,7 +237,7 @@ def test_past_the_bound_the_oldest_sessions_become_digests(home: Path) -> None:
     try:
         learner = p.memory_learner
         assert learner is not None
-        from metaclaw_plugin.memory import learner as mod
+        from metaclaw_plugin.learning.memory import learner as mod
 
         mod_every = mod.BOUND_EVERY
         mod.BOUND_EVERY = 50

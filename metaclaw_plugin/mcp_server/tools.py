@@ -27,7 +27,7 @@ from ..skillbank.bank import SHADOW_KEY
 from ..types import DEFAULT_TENANT, Skill, TurnContext, new_id
 
 if TYPE_CHECKING:
-    from ..memory.ops import UserMemory
+    from ..learning.memory.ops import UserMemory
     from ..plugin import MetaClawPlugin
 
 log = logging.getLogger("metaclaw_plugin.mcp")

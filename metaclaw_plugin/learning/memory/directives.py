@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..learning.screening import normalise
+from ..screening import normalise
 
 F = re.I | re.U
 
