@@ -61,7 +61,7 @@ def _margin(trainer: Trainer) -> float:
 
 
 def _weights(trainer: Trainer) -> dict[str, Any]:
-    return trainer.backend.adapter_weights()  # type: ignore[attr-defined]
+    return trainer.backend.lora_weights()  # type: ignore[attr-defined]
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -10,7 +10,7 @@ received, never against the script, and the run fails when a stage did not do wh
 
 The stages are a list (:data:`STAGES`). The last, ``train``, is the slow loop's (:mod:`.demo_train`): a scripted
 idle window opens, the real scheduler runs a local LoRA step on a tiny model built in-process, and the served
-policy hot-swaps to the new adapter. Without the ``train-local`` extra it is *skipped*, says why, and the run's
+policy hot-swaps to the new LoRA weights. Without the ``train-local`` extra it is *skipped*, says why, and the run's
 result (and exit code) is that of the other stages.
 
 With ``model``/``evolver_model``/``judge_model`` (any LiteLLM model strings, keys from the usual environment
