@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from openclaw_support import PLUGIN_DIR, Gateway, Sidecar, StubUpstream, find_openclaw, system_text  # noqa: E402
 
-from metaclaw_plugin.stats import percentile  # noqa: E402
+from metaclaw_plugin.infra.stats import percentile  # noqa: E402
 
 PROMPT = "back up the json file before editing it (round {i})"
 

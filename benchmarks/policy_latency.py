@@ -5,10 +5,10 @@ number of client threads (``--clients``) call ``ServedPolicy.generate`` back to 
 ``--seconds`` per phase:
 
 - ``idle``: nothing else runs;
-- ``swaps``: a thread hot-swaps between two real PEFT adapters back to back (each swap builds a new model
+- ``swaps``: a thread hot-swaps between two sets of real LoRA weights back to back (each swap builds a new model
   object and switches one reference);
 - ``training``: a thread runs LoRA training steps on a copy of the model (forward, backward, Adam; batch 4 x
-  256 tokens, rank 32), the work a local trainer does between publishing adapters.
+  256 tokens, rank 32), the work a local trainer does between publishing LoRA weights.
 
 Reports p50/p99 per request, requests/s, and each phase's p50/p99 as a ratio of idle (one run; quote ratios).
 
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from metaclaw_plugin.stats import percentile
+from metaclaw_plugin.infra.stats import percentile
 
 MSGS = [{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": "Deploy it."}]
 
@@ -110,14 +110,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
 
-    from metaclaw_plugin.devtools.adapters import random_adapter
+    from metaclaw_plugin.devtools.lora import random_lora
     from metaclaw_plugin.devtools.tinymodel import build_tiny_model
     from metaclaw_plugin.serving import ServedPolicy
     from metaclaw_plugin.store import Database
 
     tmp = Path(tempfile.mkdtemp(prefix="policy-latency-"))
     base = a.model or str(build_tiny_model(tmp / "tiny"))
-    refs = [random_adapter(base, tmp / f"a{i}", seed=i, step=i, rank=32) for i in (1, 2)]
+    refs = [random_lora(base, tmp / f"a{i}", seed=i, step=i, rank=32) for i in (1, 2)]
     policy = ServedPolicy(
         base, device=a.device, db=Database(tmp / "m.db"), workers=a.clients, poll_interval=None, max_new_tokens=64
     )

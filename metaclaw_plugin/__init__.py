@@ -5,9 +5,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from .config import ConfigError, Settings
-from .events import Feedback, SessionEnd, TurnRecorded
 from .integration import DidNotEnable
 from .plugin import MetaClawPlugin
+from .requestpath.events import Feedback, SessionEnd, TurnRecorded
 from .types import TurnContext
 
 __all__ = [
@@ -37,11 +37,11 @@ def served_policy(name: str | None = None, settings: Settings | None = None) -> 
 
 @contextmanager
 def user_memory(plugin: MetaClawPlugin, tenant: str | None = None, user: str | None = None) -> Iterator[Any]:
-    """One user's memories (``metaclaw_plugin.memory.ops.UserMemory``: ``search``, ``store``, ``forget``), for
-    adapters whose agents manage memory themselves. A database connection is opened for the block and closed after;
-    the plugin's view follows a write at once. Raises ``ValueError`` with the reason for a request it cannot honour
-    (an empty text, a credential, an id that is not the user's)."""
-    from .memory.ops import MemoryOps, UserMemory
+    """One user's memories (``metaclaw_plugin.learning.memory.ops.UserMemory``: ``search``, ``store``,
+    ``forget``), for adapters whose agents manage memory themselves. A database connection is opened for the block
+    and closed after; the plugin's view follows a write at once. Raises ``ValueError`` with the reason for a request
+    it cannot honour (an empty text, a credential, an id that is not the user's)."""
+    from .learning.memory.ops import MemoryOps, UserMemory
     from .store import open_database
 
     db = open_database(plugin.settings)

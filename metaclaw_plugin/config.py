@@ -479,9 +479,9 @@ class TrainingSettings(Section):
         5,
         ge=1,
         le=1000,
-        description="local: published adapters kept on disk (the steps train rollback can reach).",
+        description="local: published LoRA weights kept on disk (the steps train rollback can reach).",
         json_schema_extra=_local_only(
-            "the service keeps the sampler weights: no adapter folders here, and train rollback is local-only"
+            "the service keeps the sampler weights: no LoRA weights folders here, and train rollback is local-only"
         ),
     )
     advantage: Literal["batch", "group", "task"] = Field(
@@ -511,15 +511,15 @@ class TrainingSettings(Section):
     )
     out_dir: Path | None = Field(
         None,
-        description="local: adapters and checkpoints; default <home>/training.",
-        json_schema_extra=_local_only("adapters and checkpoints are kept by the service"),
+        description="local: LoRA weights and checkpoints; default <home>/training.",
+        json_schema_extra=_local_only("LoRA weights and checkpoints are kept by the service"),
     )
 
     @model_validator(mode="after")
     def _resolve_auto(self) -> TrainingSettings:
         """``auto`` never survives loading (as retrieval.mode): local for a local model, else tinker."""
         if self.backend == "auto":
-            from .modelspecs import base_model_missing
+            from .infra.modelspecs import base_model_missing
 
             spec = self.base_model
             # a path (even one that does not exist yet) means local: its error then names the missing folder
@@ -549,7 +549,7 @@ class TrainingSettings(Section):
         it looks modules up without importing them."""
         import importlib.util
 
-        from .modelspecs import base_model_missing
+        from .infra.modelspecs import base_model_missing
 
         if self.backend == "local":
             missing = base_model_missing(self.base_model)
@@ -665,7 +665,8 @@ class ServingSettings(Section):
         2.0, gt=0, description="Seconds between checks for weights that a trainer in another process published."
     )
     vllm_url: str | None = Field(
-        None, description="A vLLM server (--enable-lora, VLLM_ALLOW_RUNTIME_LORA_UPDATING=True) that gets each adapter."
+        None,
+        description="A vLLM server (--enable-lora, VLLM_ALLOW_RUNTIME_LORA_UPDATING=True) that gets each step's LoRA weights.",
     )
     vllm_api_key: str | None = Field(None, description="Its --api-key, if it has one.")
 

@@ -19,7 +19,7 @@ In the style of Sentry's SDK integrations and OpenTelemetry's instrumentors:
   :func:`in_plugin_call` reads, and carry :data:`PLUGIN_CALL_TAG`, so an adapter passes them through unrecorded.
 * :func:`session_id_from`: the session-id fallback chain (header, metadata, fingerprint), with
   :func:`clean_session_id` and :func:`conversation_fingerprint`. The core files each session under its user
-  (``metaclaw_plugin.sessions``).
+  (``metaclaw_plugin.requestpath.sessions``).
 
 Adapters import the core through this module and the package's top-level names only; the names of the core that
 they need (``MetaClawPlugin``, ``Settings``, ``TurnContext``, ...) are re-exported here for that reason.
@@ -45,9 +45,9 @@ from .config import Settings
 from .hostmodel import TAG as PLUGIN_CALL_TAG
 from .hostmodel import HostModel, HostReply, in_plugin_call
 from .plugin import MetaClawPlugin
+from .requestpath.turns import FailOpen, InFlight, PreparedTurn
 from .skillbank.render import append_block, has_block
 from .text import content_text
-from .turns import FailOpen, InFlight, PreparedTurn
 from .types import DEFAULT_TENANT, Message, TurnContext, new_id
 
 __all__ = [
@@ -300,10 +300,10 @@ def conversation_fingerprint(
     """The session of a conversation whose client sends no session id (``fp-<hex>``): from the tenant, the user and
     the conversation's opening (the user's words of its first user message, not the system prompt or the client's
     wrappers); a request that continues a conversation the plugin has seen keeps its id, and a new conversation that
-    opens like an earlier one of the same user gets its own (see ``metaclaw_plugin.sessions``). The adapter marks
-    the turn ``metadata["session_source"] = "fingerprint"`` (an id of this form a client names is not taken as it
-    is). None without a plugin (the table of conversations is the plugin's: the adapter uses a per-call id) or
-    without a user message with words."""
+    opens like an earlier one of the same user gets its own (see ``metaclaw_plugin.requestpath.sessions``). The
+    adapter marks the turn ``metadata["session_source"] = "fingerprint"`` (an id of this form a client names is not
+    taken as it is). None without a plugin (the table of conversations is the plugin's: the adapter uses a per-call
+    id) or without a user message with words."""
     if plugin is None:
         return None
     return plugin.conversation_session(messages, tenant, user)
@@ -336,8 +336,8 @@ def session_id_from(
     or a tuple of those, tried in order. Values go through :func:`clean_session_id`.
 
     The user is not a step: a user's id named as a session (the old ``user:<name>``) was a name anyone could
-    claim first. The core files every session under its user (``metaclaw_plugin.sessions``), so one id named by
-    two users is two sessions.
+    claim first. The core files every session under its user (``metaclaw_plugin.requestpath.sessions``), so one id
+    named by two users is two sessions.
     """
     # Steps that were not given cost nothing: this runs on every request of every adapter.
     if header is not None:

@@ -31,19 +31,22 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .boundary import Boundary
-from .bounds import Identifiers
 from .config import Settings
-from .events import Events, SessionState
-from .homedir import make_private
 from .hostmodel import HOST_MODEL_KEY, HostModel, HostModels
-from .livesessions import LiveSessions
-from .logfile import attach_log_file, held_back
+from .infra.homedir import make_private
+from .infra.logfile import attach_log_file, held_back
+from .infra.service import Service
+from .infra.worker import BackgroundWorker
 from .memory.store import MemoryStore
 from .memory.view import MemoryView
 from .privacy import disk_redactor, redactor_for
 from .protocols import BackgroundPart, SchedulerPart
-from .service import Service
+from .requestpath.boundary import Boundary
+from .requestpath.bounds import Identifiers
+from .requestpath.events import Events, SessionState
+from .requestpath.livesessions import LiveSessions
+from .requestpath.turnpath import TurnPath
+from .requestpath.turns import InFlight, PreparedTurn
 from .skillbank.bank import Injection, SkillBank, bundled_skills_dir
 from .store import runtime_state
 from .store.backend import postgres_of
@@ -53,14 +56,11 @@ from .store.pg_library import SharedSkillLibrary
 from .store.postgres import PostgresDatabase
 from .store.trajectories import TrajectoryStore
 from .tasktext import TurnTask
-from .turnpath import TurnPath
-from .turns import InFlight, PreparedTurn
 from .types import Message, Session, Turn, TurnContext
-from .worker import BackgroundWorker
 
 if TYPE_CHECKING:  # attached lazily in start(); the request path never imports it
     from .learning import LearningLoop
-    from .memory.learner import MemoryLearner
+    from .learning.memory.learner import MemoryLearner
 
 log = logging.getLogger("metaclaw_plugin")
 
@@ -384,7 +384,7 @@ class MetaClawPlugin:
                 self.attach_loop("election", self.election)
             self.worker.every(1.0, "memory.refresh", self.refresh_memory)
             self.worker.submit("memory.refresh", self.refresh_memory)
-            from .memory.learner import MemoryLearner
+            from .learning.memory.learner import MemoryLearner
 
             self.memory_learner = MemoryLearner(
                 self.settings,

@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .bounds import Identifiers
 from .config import Settings
 from .hostmodel import HostModels
+from .infra.service import Service
 from .memory.store import MemoryStore
-from .service import Service
+from .requestpath.bounds import Identifiers
+from .requestpath.turns import InFlight, PreparedTurn
 from .skillbank.bank import SkillBank
 from .store.election import LearnerElection
 from .store.pg_library import SharedSkillLibrary
 from .store.trajectories import TrajectoryStore
-from .turns import InFlight, PreparedTurn
 from .types import Message, Session, Turn, TurnContext
 
 if TYPE_CHECKING:  # the request path never imports starlette

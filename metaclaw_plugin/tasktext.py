@@ -31,7 +31,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from .memo import Memo
+from .infra.memo import Memo
 from .text import content_text
 
 TEXT_PARTS = frozenset({"text", "input_text"})

@@ -59,7 +59,7 @@ def main(argv: list[str]) -> None:
     from metaclaw_litellm import MetaClawCallback
     from metaclaw_plugin.memory.view import MemoryView
     from metaclaw_plugin.plugin import MetaClawPlugin
-    from metaclaw_plugin.sideturns import SideCalls
+    from metaclaw_plugin.requestpath.sideturns import SideCalls
     from metaclaw_plugin.skillbank.bank import SkillBank
     from metaclaw_plugin.skillbank.embedding import EmbeddingIndex, HybridIndex
     from metaclaw_plugin.skillbank.retrieve import KeywordIndex

@@ -42,7 +42,7 @@ from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin
 from metaclaw_plugin.integration import PluginHandle
-from metaclaw_plugin.sessions import user_suffix
+from metaclaw_plugin.requestpath.sessions import user_suffix
 from metaclaw_plugin.types import Session
 
 # The behaviours of the suite. A host that lacks one says so in ``supports``; the suite then leaves that case out
@@ -54,7 +54,8 @@ MATCHING = "Edit the existing settings.ini config file and overwrite the port se
 MATCHING_SKILL = "backup-before-modify"
 UNRELATED = "Who painted the ceiling of the Sistine Chapel?"
 BLOCK_OPEN = "<metaclaw-skills>"
-# A side call's shape (a chat client's title request): judged a side turn by the core (metaclaw_plugin.sideturns).
+# A side call's shape (a chat client's title request): judged a side turn by the core
+# (metaclaw_plugin.requestpath.sideturns).
 TITLE_SYSTEM = "Generate a concise title for this conversation. Reply with one line only, at most six words."
 HOST_SYSTEM = "You are a careful operations assistant."
 _TAG = re.compile(r"\[(c[0-9a-f]{10})\]")

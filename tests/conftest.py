@@ -17,7 +17,7 @@ from skip_policy import (  # noqa: F401  (pytest hooks: a skip for a missing par
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.cli import common as cli_common
-from metaclaw_plugin.procs import free_port as free_port  # re-exported for the tests
+from metaclaw_plugin.infra.procs import free_port as free_port  # re-exported for the tests
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: LiteLLM must not fetch its price map
 # The plugin's own calls to the host's model (learning.model: host, the default) are tested where they are the
@@ -66,7 +66,7 @@ def _wide_cli_console(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def _fresh_log_throttle() -> None:
     """Each test sees its own log records: the throttle (logfile.THROTTLE) forgets what earlier tests logged."""
-    from metaclaw_plugin.logfile import THROTTLE
+    from metaclaw_plugin.infra.logfile import THROTTLE
 
     THROTTLE.reset()
 

@@ -30,8 +30,8 @@ from typing import Any
 
 from waiting import exited, wait_for
 
-from metaclaw_plugin.procs import free_port as free_port  # one definition each, re-exported for the tests
-from metaclaw_plugin.procs import stop_process as stop_process
+from metaclaw_plugin.infra.procs import free_port as free_port  # one definition each, re-exported for the tests
+from metaclaw_plugin.infra.procs import stop_process as stop_process
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN_DIR = REPO / "adapters" / "openclaw"

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from metaclaw_plugin.devtools.proxyrun import ProxyProcess
-from metaclaw_plugin.procs import free_port
+from metaclaw_plugin.infra.procs import free_port
 
 READY_TIMEOUT = 240.0
 CLI = Path(sys.executable).with_name("metaclaw-plugin")

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from waiting import wait_for
 
-from metaclaw_plugin.devtools.adapters import random_adapter
+from metaclaw_plugin.devtools.lora import random_lora
 from metaclaw_plugin.serving import ServedPolicy, Weights
 from metaclaw_plugin.training.weights import WeightsRef
 
@@ -26,7 +26,7 @@ WEATHER_TOOL = {
 
 def make_adapter(base: Path, out: Path, *, seed: int, step: int = 1) -> WeightsRef:
     """A real LoRA adapter with random (non-zero) weights, saved with ``save_pretrained`` as the trainer does."""
-    return random_adapter(base, out, seed=seed, step=step)
+    return random_lora(base, out, seed=seed, step=step)
 
 
 class ForcedModel(torch.nn.Module):

@@ -11,7 +11,7 @@ import pytest
 
 from metaclaw_bench import learning as lb
 from metaclaw_bench import learning_checks as checks
-from metaclaw_plugin.modelspecs import packaged_folder
+from metaclaw_plugin.infra.modelspecs import packaged_folder
 
 NEEDS = ("torch", "transformers", "peft")
 

@@ -12,8 +12,8 @@ import pytest
 from cli_support import cli_command
 from noise import third_party_noise
 
-from metaclaw_plugin._mlimport import quiet_third_party
 from metaclaw_plugin.config import embeddings_missing
+from metaclaw_plugin.infra.mlimport import quiet_third_party
 
 
 def _env(home: Path) -> dict[str, str]:

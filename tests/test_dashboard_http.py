@@ -116,7 +116,7 @@ def test_a_post_without_the_csrf_token_changes_nothing(app, home: Path):
 
 def _seed_memories(p) -> dict[str, str]:
     """Memories of two users of one tenant and of another tenant, a quarantined one, and hostile text."""
-    from metaclaw_plugin.memory.ops import MemoryOps
+    from metaclaw_plugin.learning.memory.ops import MemoryOps
 
     ops = MemoryOps(p.memory_store.db, p.settings)
     ids = {

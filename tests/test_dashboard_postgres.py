@@ -193,7 +193,7 @@ def test_the_same_store_reads_the_same_on_either_backend(pg_url: str, tmp_path: 
 
 
 def test_the_memory_page_reads_and_forgets_in_postgresql(hosts: tuple[MetaClawPlugin, TestClient]):
-    from metaclaw_plugin.memory.ops import MemoryOps
+    from metaclaw_plugin.learning.memory.ops import MemoryOps
 
     writer, c = hosts
     assert writer.memory_store is not None

@@ -20,7 +20,7 @@ from metaclaw_plugin.dashboard import data as dashboard_data
 from metaclaw_plugin.dashboard import pages
 from metaclaw_plugin.devtools import demo as demo_mod
 from metaclaw_plugin.devtools import demo_train
-from metaclaw_plugin.sessions import given_of
+from metaclaw_plugin.requestpath.sessions import given_of
 from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.store import Database
 from metaclaw_plugin.training.weights import WeightsRef, latest

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from metaclaw_plugin import heap
+from metaclaw_plugin.infra import heap
 
 
 def _rss_mb() -> float:

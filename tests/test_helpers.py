@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from waiting import wait_for
 
-from metaclaw_plugin.procs import free_port, pid_alive, spawn_group, stop_process
-from metaclaw_plugin.stats import percentile
+from metaclaw_plugin.infra.procs import free_port, pid_alive, spawn_group, stop_process
+from metaclaw_plugin.infra.stats import percentile
 from metaclaw_plugin.text import approx_message_tokens, approx_tokens, content_text, message_text
 
 
@@ -115,7 +115,7 @@ def test_wait_for_ignores_stops_and_says_why() -> None:
 
 
 def test_memo_drops_the_oldest_entry_when_full() -> None:
-    from metaclaw_plugin.memo import Memo
+    from metaclaw_plugin.infra.memo import Memo
 
     m: Memo[str, int] = Memo(2)
     assert m.put("a", 1) == 1 and m.put("b", 2) == 2 and m.put("a", 3) == 3  # a key already there evicts nothing

@@ -43,7 +43,7 @@ def test_the_plugins_records_reach_the_hosts_handlers_throttled():
     code = textwrap.dedent(
         """
         import io, json, logging, sys
-        from metaclaw_plugin import logfile
+        from metaclaw_plugin.infra import logfile
         clock = [1000.0]
         logfile.time.monotonic = lambda: clock[0]
         stream = io.StringIO()

@@ -24,8 +24,8 @@ from openclaw_support import stop_process
 from waiting import exited, wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
+from metaclaw_plugin.infra.procs import free_port
 from metaclaw_plugin.mcp_server import McpTools, Scope, ToolRefused
-from metaclaw_plugin.procs import free_port
 from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.types import Skill
 

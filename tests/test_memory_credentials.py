@@ -13,8 +13,8 @@ from starlette.testclient import TestClient
 from test_memory import end, memory_part, run_cli, say
 
 from metaclaw_plugin import MetaClawPlugin, Settings
-from metaclaw_plugin.memory.guard import is_credential
-from metaclaw_plugin.memory.ops import MemoryError_, MemoryOps, UserMemory
+from metaclaw_plugin.learning.memory.guard import is_credential
+from metaclaw_plugin.learning.memory.ops import MemoryError_, MemoryOps, UserMemory
 from metaclaw_plugin.privacy import Redactor
 from metaclaw_plugin.sidecar import create_app, load_or_create_token
 

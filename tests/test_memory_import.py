@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 from test_memory import memory_part, run_cli, say
 
 from metaclaw_plugin import MetaClawPlugin, Settings
-from metaclaw_plugin.memory.ops import MemoryOps
+from metaclaw_plugin.learning.memory.ops import MemoryOps
 from metaclaw_plugin.sidecar import create_app, load_or_create_token
 
 NO_PASSAGES = {"imported": 0, "quarantined": 0, "rejected": []}  # an export with no passages (an older one)

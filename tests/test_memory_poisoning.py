@@ -22,9 +22,9 @@ from test_memory import end, memory_part, say
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.devtools.upstream import Upstream
-from metaclaw_plugin.memory.guard import screen_memory
+from metaclaw_plugin.learning.memory.guard import screen_memory
+from metaclaw_plugin.learning.memory.writer import MemoryWriter
 from metaclaw_plugin.memory.model import Candidate
-from metaclaw_plugin.memory.writer import MemoryWriter
 from metaclaw_plugin.sidecar import create_app, load_or_create_token
 
 POISON = poisoning()
@@ -83,7 +83,7 @@ def test_a_statement_of_fact_or_preference_stays(case: Case) -> None:
 
 
 def test_every_class_quarantines_with_its_own_reason() -> None:
-    from metaclaw_plugin.memory.directives import REASONS
+    from metaclaw_plugin.learning.memory.directives import REASONS
 
     for cls in CLASSES:
         case = next(c for c in POISON if c.cls == cls and c.lang == "en")

@@ -153,7 +153,7 @@ def test_a_question_about_one_speaker_on_what_only_the_other_did_gets_no_block()
 
 
 def test_every_statement_of_a_transcript_line_keeps_its_speaker() -> None:
-    """"Femi: Oh! my stepbrother lives in Bangalore." is two sentences: the memory of the second is Femi's too, and
+    """ "Femi: Oh! my stepbrother lives in Bangalore." is two sentences: the memory of the second is Femi's too, and
     one speaker's "my brother moved" never supersedes the other's."""
     from metaclaw_plugin.memory import rules
 
@@ -264,7 +264,7 @@ def test_past_the_bound_the_oldest_sessions_become_digests(home: Path) -> None:
     try:
         learner = p.memory_learner
         assert learner is not None
-        from metaclaw_plugin.memory import learner as mod
+        from metaclaw_plugin.learning.memory import learner as mod
 
         mod_every = mod.BOUND_EVERY
         mod.BOUND_EVERY = 50

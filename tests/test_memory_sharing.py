@@ -9,7 +9,7 @@ from pathlib import Path
 from test_memory import end, memory_part, say
 
 from metaclaw_plugin import MetaClawPlugin, Settings
-from metaclaw_plugin.memory.ops import MemoryOps
+from metaclaw_plugin.learning.memory.ops import MemoryOps
 
 
 def test_share_tenant_never_shares_personal_statements(home: Path) -> None:

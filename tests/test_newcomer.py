@@ -20,7 +20,7 @@ from starlette.testclient import TestClient
 from metaclaw_plugin import ConfigError, MetaClawPlugin, Settings
 from metaclaw_plugin.cli import common, core
 from metaclaw_plugin.cli import main as cli_main
-from metaclaw_plugin.logfile import log_file
+from metaclaw_plugin.infra.logfile import log_file
 from metaclaw_plugin.sidecar import create_app, load_or_create_token
 
 
@@ -220,7 +220,7 @@ def test_serve_never_writes_the_token_into_a_log(home: Path):
     from cli_support import cli_command
     from waiting import exited, wait_for
 
-    from metaclaw_plugin.procs import free_port, spawn_group, stop_process
+    from metaclaw_plugin.infra.procs import free_port, spawn_group, stop_process
 
     log = home.parent / "serve-output.log"
     proc = spawn_group([*cli_command(), "serve", "--port", str(free_port())], log_path=log)

@@ -12,7 +12,6 @@ import pytest
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.devtools.upstream import Upstream
-from metaclaw_plugin.feedback import detect_correction, normalise_feedback
 from metaclaw_plugin.learning.llm import Budget, BudgetExhausted, LLMClient, LLMError
 from metaclaw_plugin.learning.reward import (
     RewardJudge,
@@ -24,6 +23,7 @@ from metaclaw_plugin.learning.reward import (
     majority,
     parse_score,
 )
+from metaclaw_plugin.requestpath.feedback import detect_correction, normalise_feedback
 from metaclaw_plugin.store import Database
 
 pytest.importorskip("litellm")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from screening_corpus import CONDUCT_HELD_OUT
 
+from metaclaw_plugin.learning.memory.guard import screen_memory
 from metaclaw_plugin.learning.screening import screen
-from metaclaw_plugin.memory.guard import screen_memory
 from metaclaw_plugin.types import Skill
 
 # The code each class is reported under (a skill may carry more).

@@ -1,4 +1,4 @@
-"""The service base (metaclaw_plugin/service.py): start, stop with a join deadline, status, fail open."""
+"""The service base (metaclaw_plugin/infra/service.py): start, stop with a join deadline, status, fail open."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
-from metaclaw_plugin.service import Service
+from metaclaw_plugin.infra.service import Service
 
 
 def test_start_stop_and_status() -> None:

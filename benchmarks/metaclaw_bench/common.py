@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from metaclaw_plugin.devtools.proxyrun import start_upstream_process
-from metaclaw_plugin.procs import free_port as free_port  # re-exported for the benchmarks: one definition each
-from metaclaw_plugin.procs import spawn_group, stop_process
-from metaclaw_plugin.stats import percentile as percentile
+from metaclaw_plugin.infra.procs import free_port as free_port  # re-exported for the benchmarks: one definition each
+from metaclaw_plugin.infra.procs import spawn_group, stop_process
+from metaclaw_plugin.infra.stats import percentile as percentile
 from metaclaw_plugin.text import approx_tokens
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

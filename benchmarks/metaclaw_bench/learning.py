@@ -16,7 +16,7 @@ Everything else is the plugin's own path:
   the day (only the idle signal is scripted, as in the demo) and runs the plugin's own trainer
   (``scheduling.attach.scheduler_trainer``), which publishes;
 * **weights**: the served policy hot-swaps to what the trainer published, so day *n+1* (new requests of the same
-  families, held apart by seed) is answered by the new adapter. Nothing here calls the trainer.
+  families, held apart by seed) is answered by the new LoRA weights. Nothing here calls the trainer.
 
 Arms: ``base`` (no learning), ``skills`` (the fast loop, with a *scripted* evolver that turns a failed turn's
 stated rule into a skill: labelled, it is not a model), ``rl`` (the slow loop) and ``skills+rl``.

@@ -1,6 +1,6 @@
 """The slow loop in ``bench workday``'s ``skills+rl`` arm: the agent's model is the served trainable policy
 (``metaclaw/policy``), its turns are judged, and in the user's away time between two days the trainer runs
-on that day's fresh samples and hot-swaps the policy, so day *n+1* is answered by the new adapter.
+on that day's fresh samples and hot-swaps the policy, so day *n+1* is answered by the new LoRA weights.
 
 The away time is the bench's to play: the arm runs in ``auto`` mode with no away signal (no sleep window, no
 idle detector), so the plugin's own scheduler never opens a window, and :meth:`SlowLoop.away` trains instead.
@@ -32,7 +32,7 @@ TINY_CONTEXT = 8192  # tokens: the agent's prompt (tools, skills, the day's conv
 RL_NOTE = (
     "NOT A MODEL'S SCORE: the skills+rl agent is a tiny random model built in-process, judged by a scripted "
     "judge; its accuracy is meaningless. This arm measures the slow loop's plumbing (captured turns become "
-    "samples, a training step between days, the hot swap to the new adapter), not a model's score."
+    "samples, a training step between days, the hot swap to the new LoRA weights), not a model's score."
 )
 JUDGE_RULE = (
     "the scripted judge scores a reply 1 when it repeats a word (4+ letters) of the instruction, else 0 "
@@ -80,7 +80,8 @@ def rl_settings(base: str, judge: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "mode": "auto",
         "scheduler": {"sleep_enabled": False, "idle_sources": [], "calendar_enabled": False},
-        # A full checkpoint after each day's step, so that --resume continues the trainer where the served adapter is.
+        # A full checkpoint after each day's step, so that --resume continues the trainer where the served LoRA weights
+        # are.
         "training": {"base_model": base, "backend": "local", "micro_batch_size": 2, "checkpoint_every": 1},
         "serving": {"poll_interval": 60},
         "reward": {"enabled": True, "votes": 1, "retries": 0, **judge},
@@ -126,7 +127,7 @@ class SlowLoop:
 
     def away(self, end_session: Callable[[], None]) -> dict[str, Any]:
         """The user's away time after a day: end its session, judge and review its turns, train on the fresh
-        samples, and wait for the policy to answer from the new adapter. No background tick runs meanwhile
+        samples, and wait for the policy to answer from the new LoRA weights. No background tick runs meanwhile
         (it would evolve first and make the samples stale); evolution runs after, as the caller drains."""
         from metaclaw_plugin.training.runtime import build_trainer
         from metaclaw_plugin.training.trainer import last_steps

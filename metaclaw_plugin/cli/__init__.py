@@ -6,7 +6,7 @@ import importlib
 
 import click
 
-from .._mlimport import quiet_third_party
+from ..infra.mlimport import quiet_third_party
 from .common import config_option
 
 # Modules that each define ``register(main)``; imported lazily-cheap (no heavy deps at import).

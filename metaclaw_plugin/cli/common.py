@@ -13,8 +13,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..bounds import finite_json
 from ..config import ConfigError, Settings
+from ..requestpath.bounds import finite_json
 
 console = Console()
 err_console = Console(stderr=True)

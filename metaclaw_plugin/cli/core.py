@@ -559,7 +559,7 @@ def _memory_status(settings: Any) -> dict[str, Any]:
     """Memories per status and kind, and which extractor runs and why (issue 25). Reads only; fails open."""
     if not settings.memory.enabled:
         return {"enabled": False}
-    from ..memory.learner import extractor_choice
+    from ..learning.memory.learner import extractor_choice
     from ..memory.store import MemoryStore
     from ..store import open_database
 

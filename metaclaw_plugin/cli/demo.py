@@ -35,7 +35,7 @@ def demo(
     a scripted local endpoint; a failed round becomes a skill on trial that the next similar round carries.
 
     Then the slow loop: a scripted idle window opens, the real scheduler runs a local LoRA step on a tiny model
-    and the served policy hot-swaps to the new adapter (skipped, saying why, without the train-local extra).
+    and the served policy hot-swaps to the new LoRA weights (skipped, saying why, without the train-local extra).
 
     Exits 0 only when every stage did what it claims, as read back from the skills folder and the database; a
     skipped stage does not count against it.
@@ -115,7 +115,7 @@ def _print_summary(r: dict[str, Any]) -> None:
             else "-",
         ],
         ["training", _training_line(r["training"])],
-        *([["adapter", r["training"]["adapter"]]] if r["training"] and "adapter" in r["training"] else []),
+        *([["LoRA weights", r["training"]["adapter"]]] if r["training"] and "adapter" in r["training"] else []),
         *[[k, v] for k, v in r["files"].items()],
     ]
     table("metaclaw-plugin demo", ["what", "value"], rows)

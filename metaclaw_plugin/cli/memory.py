@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ..memory.ops import MemoryError_, MemoryOps
+from ..learning.memory.ops import MemoryError_, MemoryOps
 from ..store import open_database
 from ..text import local_time
 from ..types import DEFAULT_TENANT

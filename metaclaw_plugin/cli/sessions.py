@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
-from ..bounds import home_identifiers
-from ..sessions import stored_session
+from ..requestpath.bounds import home_identifiers
+from ..requestpath.sessions import stored_session
 from ..store.backend import postgres_of
 from ..store.trajectories import TrajectoryStore, turn_dict
 from ..text import local_time
@@ -28,7 +28,7 @@ def _stored_id(ctx: click.Context, value: str | None) -> str | None:
 
 def _stored_session(ctx: click.Context, value: str, user: str | None) -> str:
     """A session id as the hooks stored it: with ``user``, that user's session of the id (see
-    ``metaclaw_plugin.sessions``)."""
+    ``metaclaw_plugin.requestpath.sessions``)."""
     ids = home_identifiers(load_settings(ctx))
     sid = ids.session(value) or value
     u = ids.joinable(user) if user else None

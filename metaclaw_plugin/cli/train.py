@@ -1,5 +1,5 @@
-"""``train``: train the policy now on the buffered samples, in the foreground; ``train rollback``: serve an earlier
-adapter."""
+"""``train``: train the policy now on the buffered samples, in the foreground; ``train rollback``: serve earlier
+LoRA weights."""
 
 from __future__ import annotations
 
@@ -89,8 +89,8 @@ def train(ctx: click.Context, steps: int | None, backend: str | None, as_json: b
 @json_option
 @click.pass_context
 def rollback_cmd(ctx: click.Context, to: int | None, as_json: bool) -> None:
-    """Serve an earlier step's adapter: served policies swap to it (requests in flight finish on theirs) and
-    the trainer trains on from it. The steps after it are abandoned (kept in the training.rollbacks record)."""
+    """Serve an earlier step's LoRA weights: served policies swap to them (requests in flight finish on theirs) and
+    the trainer trains on from them. The steps after it are abandoned (kept in the training.rollbacks record)."""
     from ..store import open_database
     from ..training.rollback import RollbackError, check_backend, rollback
 

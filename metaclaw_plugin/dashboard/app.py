@@ -23,7 +23,7 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from ..learning.approval import ApprovalRefused, approve
-from ..memory.ops import MemoryError_, MemoryOps
+from ..learning.memory.ops import MemoryError_, MemoryOps
 from ..privacy import redactor_for
 from ..protocols import PluginLike, plugin_of
 from ..store import open_database

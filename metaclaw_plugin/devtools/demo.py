@@ -10,7 +10,7 @@ received, never against the script, and the run fails when a stage did not do wh
 
 The stages are a list (:data:`STAGES`). The last, ``train``, is the slow loop's (:mod:`.demo_train`): a scripted
 idle window opens, the real scheduler runs a local LoRA step on a tiny model built in-process, and the served
-policy hot-swaps to the new adapter. Without the ``train-local`` extra it is *skipped*, says why, and the run's
+policy hot-swaps to the new LoRA weights. Without the ``train-local`` extra it is *skipped*, says why, and the run's
 result (and exit code) is that of the other stages.
 
 With ``model``/``evolver_model``/``judge_model`` (any LiteLLM model strings, keys from the usual environment
@@ -34,8 +34,8 @@ from typing import Any
 
 import yaml
 
-from ..logfile import log_file
-from ..sessions import USER_MARK, given_of
+from ..infra.logfile import log_file
+from ..requestpath.sessions import USER_MARK, given_of
 from ..skillbank.bank import bundled_skills_dir
 from ..skillbank.files import SkillStore, atomic_write
 from ..store import connect

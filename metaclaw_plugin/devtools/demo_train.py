@@ -1,5 +1,5 @@
 """The demo's slow-loop stage: a scripted idle window opens, the real scheduler runs a real LoRA step on the tiny
-model, and the served policy hot-swaps to the adapter it published.
+model, and the served policy hot-swaps to the LoRA weights it published.
 
 Every part is the one a user runs: :class:`~metaclaw_plugin.scheduling.omls.Omls` (its state machine, driven by
 ``tick()`` as its APScheduler job would; transitions stored in ``sched_transitions``), the trainer
@@ -68,11 +68,11 @@ class SlowLoopResult:
     samples_used: int
     samples_dropped: int
     batch_size: int
-    adapter: str
+    adapter: str  # the LoRA weights folder it published (the name is the key of demo --json's report)
     step_seconds: float
     transitions: list[tuple[str, str]]
     served_before: str  # the served policy's weights label before the swap ("base")
-    served_after: str  # ... and after: the adapter folder
+    served_after: str  # ... and after: the LoRA weights folder
     answer_step: int | None  # the trainer step of the weights that answered the same prompt after the swap
 
     def as_dict(self) -> dict[str, Any]:
@@ -181,9 +181,9 @@ def _verify(
     if served != published:
         raise SlowLoopFailed(f"the served policy holds {served}, not the published {published}")
     if answer_step != published.step or answer_weights != published.path:
-        raise SlowLoopFailed(f"the answer came from {answer_weights} (step {answer_step}), not the new adapter")
+        raise SlowLoopFailed(f"the answer came from {answer_weights} (step {answer_step}), not the new LoRA weights")
     if not (Path(published.path) / "adapter_config.json").is_file():
-        raise SlowLoopFailed(f"{published.path} is not a PEFT adapter folder")
+        raise SlowLoopFailed(f"{published.path} is not a folder of PEFT LoRA weights")
     stats = read_stats(db.path)
     if stats.get("trained", 0) < step["samples_used"] or stats.get("pending", 0):
         raise SlowLoopFailed(f"the buffer does not show the step's samples as trained: {stats}")

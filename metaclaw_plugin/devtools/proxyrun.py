@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..procs import free_port, spawn_group
-from ..procs import stop_process as stop_process  # re-exported for the tests and benchmarks
-from ..stats import percentile
+from ..infra.procs import free_port, spawn_group
+from ..infra.procs import stop_process as stop_process  # re-exported for the tests and benchmarks
+from ..infra.stats import percentile
 
 CALLBACK = "metaclaw_litellm.callback"
 MASTER_KEY_ENV = "LITELLM_MASTER_KEY"

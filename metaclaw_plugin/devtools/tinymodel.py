@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .._mlimport import ML_IMPORT_LOCK
+from ..infra.mlimport import ML_IMPORT_LOCK
 from ..training.chat import TOOLS_HEAD, TOOLS_TAIL
 
 

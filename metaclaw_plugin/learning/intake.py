@@ -10,8 +10,8 @@ import time
 from collections.abc import Callable
 
 from ..config import Settings
-from ..events import Feedback, SessionEnd, TurnRecorded
-from ..feedback import detect_correction
+from ..requestpath.events import Feedback, SessionEnd, TurnRecorded
+from ..requestpath.feedback import detect_correction
 from ..skillbank.bank import SHADOW_KEY
 from ..store import ledger, reviews
 from ..text import message_text

@@ -19,9 +19,9 @@ from collections.abc import Collection, Iterator
 from typing import Any
 
 from ..config import EvolutionSettings, RewardSettings
-from ..events import Feedback, SessionEnd, TurnRecorded
+from ..infra.service import Service
 from ..privacy import Redactor
-from ..service import Service
+from ..requestpath.events import Feedback, SessionEnd, TurnRecorded
 from ..store import open_database
 from ..store.election import LearnerElection
 from ..store.postgres import PostgresDatabase

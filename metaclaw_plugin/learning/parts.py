@@ -6,9 +6,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..config import Settings
-from ..events import Events, SessionState
 from ..hostmodel import HostModels
 from ..privacy import Redactor
+from ..requestpath.events import Events, SessionState
 from ..skillbank.bank import SkillBank
 from ..store.election import LearnerElection
 from ..store.trajectories import TrajectoryStore

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..config import Settings
-from ..events import SessionState
+from ..requestpath.events import SessionState
 from ..store import AnyDatabase, ledger, reviews
 from ..training.buffer import SampleBuffer
 from ..types import Sample

@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..feedback import normalise_feedback
+from ..requestpath.feedback import normalise_feedback
 from ..store import AnyDatabase, reward_cache
 from ..text import message_text as plain_text
 from ..types import Message, Turn

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..logfile import log_file
+from ..infra.logfile import log_file
 from .llm import is_local_endpoint, model_source
 
 

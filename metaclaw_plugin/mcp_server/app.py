@@ -21,7 +21,7 @@ from mcp.types import ToolAnnotations
 from pydantic import AfterValidator, Field
 
 from .. import __version__
-from ..bounds import ID_MAX, LABEL_MAX, TEXT_MAX, text_problem
+from ..requestpath.bounds import ID_MAX, LABEL_MAX, TEXT_MAX, text_problem
 from .tools import McpTools, ToolRefused
 
 

@@ -22,12 +22,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..requestpath.turns import FailOpen, InFlight
 from ..skillbank.bank import SHADOW_KEY
-from ..turns import FailOpen, InFlight
 from ..types import DEFAULT_TENANT, Skill, TurnContext, new_id
 
 if TYPE_CHECKING:
-    from ..memory.ops import UserMemory
+    from ..learning.memory.ops import UserMemory
     from ..plugin import MetaClawPlugin
 
 log = logging.getLogger("metaclaw_plugin.mcp")

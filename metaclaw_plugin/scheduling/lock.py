@@ -16,7 +16,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from ..procs import pid_alive
+from ..infra.procs import pid_alive
 
 LOCK_FILE = "trainer.lock"
 

@@ -29,7 +29,7 @@ from enum import StrEnum
 from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
-from ..service import Service
+from ..infra.service import Service
 from ..store import AnyDatabase, runtime_state, transitions
 from ..store.postgres import PostgresDatabase
 from .lock import TrainerLock

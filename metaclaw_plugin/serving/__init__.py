@@ -1,5 +1,5 @@
 """The trainable policy, served: ``metaclaw/<name>`` for LiteLLM, ``POST /v1/chat/completions`` on the sidecar,
-the atomic hot swap, and publishing adapters to a vLLM server. Needs the ``train-local`` extra (torch,
+the atomic hot swap, and publishing LoRA weights to a vLLM server. Needs the ``train-local`` extra (torch,
 transformers, peft) and ``training.base_model`` (a local Hugging Face folder)."""
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def describe(st: dict[str, Any]) -> str:
         return f"{st['model']} cannot be served: {st['reason']}"
     where = "Tinker's sampling client" if st["backend"] == "tinker" else st["device"]
     line = f"{st['model']} from {st['base_model']} on {where} (serve: /v1/chat/completions; LiteLLM provider)"
-    return line + (f"; adapters published to vLLM at {st['vllm_url']}" if st["vllm_url"] else "")
+    return line + (f"; LoRA weights published to vLLM at {st['vllm_url']}" if st["vllm_url"] else "")
 
 
 def from_settings(settings: Any, db: Any = None) -> ServedPolicy:

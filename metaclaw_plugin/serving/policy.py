@@ -13,7 +13,7 @@
 - **Records.** Every answer's prompt ids, response ids and logprobs go to ``policy_tokens`` (training/tokens.py),
   keyed by the answer as a host stores it, with the weights that sampled it.
 - **Hot swap.** :class:`Weights` is one loaded version: a model object that nothing changes once it is served.
-  :meth:`ServedPolicy.swap` builds the next one (a copy of the base with the adapter merged in, in float32 when
+  :meth:`ServedPolicy.swap` builds the next one (a copy of the base with the LoRA weights merged in, in float32 when
   the base is 16-bit, so small updates are not rounded away) on a loader thread, then rebinds one attribute. A request reads that attribute once, at its start, and holds the object
   to its end: requests in flight finish on the weights they started with, and none waits for a load. The old
   version is freed when its last request ends.
@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import heap
-from .._mlimport import ML_IMPORT_LOCK
+from ..infra import heap
+from ..infra.mlimport import ML_IMPORT_LOCK
 from ..store import AnyDatabase
 from ..training import chat, tokens
 from ..training.models import load_base
@@ -55,7 +55,7 @@ class PolicyInputError(ValueError):
 
 @dataclass(frozen=True)
 class Weights:
-    """One loaded version of the policy. ``label`` is what token records name (the adapter path, or "base")."""
+    """One loaded version of the policy. ``label`` is what token records name (the LoRA weights path, or "base")."""
 
     model: Any
     ref: WeightsRef | None
@@ -100,7 +100,7 @@ def _same_model(a: str, b: str) -> bool:
 class ServedPolicy:
     """The policy that ``metaclaw/<name>`` and ``POST /v1/chat/completions`` answer with.
 
-    ``start()`` loads the base (and the latest published adapter when ``db`` has one) on the loader thread and,
+    ``start()`` loads the base (and the latest published LoRA weights when ``db`` has them) on the loader thread and,
     with ``db`` and ``poll_interval``, starts a :class:`~metaclaw_plugin.serving.watch.WeightsWatcher` that swaps
     in what another process's trainer publishes. ``db`` also receives the token records (None: not recorded).
     """
@@ -235,7 +235,7 @@ class ServedPolicy:
         """Load ``ref`` into a new model object on the loader thread, then switch to it. Never blocks.
 
         A swap that a newer one overtakes (while it waits or loads) is skipped, even when its load failed: the
-        trainer prunes older adapter folders. A failed load of the newest keeps the current weights (the future
+        trainer prunes older LoRA weights folders. A failed load of the newest keeps the current weights (the future
         carries the error; it is logged and counted)."""
         self._wanted = ref
         return self._loader.submit(self._swap, ref)
@@ -249,7 +249,7 @@ class ServedPolicy:
         try:
             new = self._build(ref)
         except Exception:
-            # The trainer prunes older adapter folders: a load that fails after a newer one was published
+            # The trainer prunes older LoRA weights folders: a load that fails after a newer one was published
             # gives way to it (asked for already, or read from the store now) instead of counting as an error.
             newer = self._latest_ref() if ref is self._wanted else None
             if ref is not self._wanted or (newer is not None and newer.step > ref.step):
@@ -278,9 +278,9 @@ class ServedPolicy:
                 raise ValueError(f"the weights {ref.path} were trained on {ref.base_model}, not on {self.base_model}")
             return Weights(self._service.create_sampling_client(model_path=ref.path).result(), ref, ref.path)
         if not _same_model(ref.base_model, self.base_model):
-            raise ValueError(f"the adapter {ref.path} was trained on {ref.base_model}, not on {self.base_model}")
+            raise ValueError(f"the LoRA weights {ref.path} were trained on {ref.base_model}, not on {self.base_model}")
         if not (Path(ref.path) / "adapter_config.json").is_file():
-            raise ValueError(f"{ref.path} is not a PEFT adapter folder (no adapter_config.json)")
+            raise ValueError(f"{ref.path} is not a folder of PEFT LoRA weights (no adapter_config.json)")
         with ML_IMPORT_LOCK:
             from peft import PeftModel
 

@@ -1,8 +1,8 @@
-"""Publishing each new adapter to a running vLLM server through its runtime LoRA endpoints.
+"""Publishing each step's LoRA weights to a running vLLM server through its runtime LoRA endpoints.
 
-vLLM serves LoRA adapters by name: a request with ``model: <lora_name>`` runs the base with that adapter.
+vLLM serves LoRA weights by name (its "LoRA adapters"): a request with ``model: <lora_name>`` runs the base with them.
 Started with ``--enable-lora`` (and ``--max-lora-rank`` at least ``training.lora_rank``) and the environment
-variable ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``, it loads and unloads adapters while it runs:
+variable ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``, it loads and unloads them while it runs:
 
     POST /v1/load_lora_adapter    {"lora_name": NAME, "lora_path": FOLDER}
     POST /v1/unload_lora_adapter  {"lora_name": NAME}
@@ -55,7 +55,7 @@ class VllmPublisher:
         self.publish(ref)
 
     def publish(self, ref: WeightsRef) -> None:
-        """Make ``lora_name`` on the vLLM server serve ``ref``'s adapter. Raises :class:`VllmPublishError`."""
+        """Make ``lora_name`` on the vLLM server serve ``ref``'s LoRA weights. Raises :class:`VllmPublishError`."""
         try:
             self._publish(ref)
         except VllmPublishError:

@@ -4,7 +4,7 @@ The trainer stores each new :class:`WeightsRef` in the ``runtime_state`` table (
 watcher reads that one row every ``interval`` seconds on its own thread and hands a ref it has not seen to
 each subscriber (the served policy's swap, the vLLM publisher). A subscriber that fails is logged and
 counted, and gets the same ref again at the next polls (a vLLM server restarting, a network blip), at most
-``retries`` times: a broken adapter is not retried forever, and a failed publish is never taken for done.
+``retries`` times: broken LoRA weights are not retried forever, and a failed publish is never taken for done.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..service import Service
+from ..infra.service import Service
 from ..store import AnyDatabase
 from ..training.weights import WeightsRef, latest
 

@@ -20,7 +20,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..keyfile import load_or_create_secret
+from ..infra.keyfile import load_or_create_secret
 from .http import error_response
 
 TOKEN_FILE = "server.token"

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from ..bounds import DEPTH_MAX, ID_MAX, Refused, json_depth_exceeds, text_problem
+from ..requestpath.bounds import DEPTH_MAX, ID_MAX, Refused, json_depth_exceeds, text_problem
 
 log = logging.getLogger("metaclaw_plugin.sidecar")
 

@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..memory.ops import MemoryError_, MemoryOps, UserMemory
+from ..learning.memory.ops import MemoryError_, MemoryOps, UserMemory
 from ..protocols import PluginLike
 from ..store import open_database
 from ..types import DEFAULT_TENANT

@@ -10,7 +10,7 @@
     GET  /v1/sessions                    recent sessions (for tests and the dashboard)
     GET  /v1/sessions/{session_id}       one session with its turns
 
-The bounds are those of the Python hooks (``metaclaw_plugin.bounds``), so nothing the sidecar accepts is later
+The bounds are those of the Python hooks (``metaclaw_plugin.requestpath.bounds``), so nothing the sidecar accepts is later
 refused by the core. A session id may hold any text but control characters; one with ``/`` (or ``?``, ``#``,
 ``%``) is sent in the path percent-encoded (``/v1/sessions/a%2Fb``; ``/v1/sessions/a/b`` reads the same). Ending
 an unknown session answers 404 and stores nothing.
@@ -36,9 +36,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..bounds import GENERATION_MAX, ID_MAX, LABEL_MAX, LATENCY_MAX_MS, REASON_MAX, TEXT_MAX, finite_json, text_problem
 from ..protocols import PluginLike, plugin_of
-from ..turns import FailOpen
+from ..requestpath.bounds import (
+    GENERATION_MAX,
+    ID_MAX,
+    LABEL_MAX,
+    LATENCY_MAX_MS,
+    REASON_MAX,
+    TEXT_MAX,
+    finite_json,
+    text_problem,
+)
+from ..requestpath.turns import FailOpen
 from ..types import DEFAULT_TENANT, TurnContext
 from .hostmodel import OpenClawHostModel
 from .http import Api, ApiError, api_of, decode, path_id

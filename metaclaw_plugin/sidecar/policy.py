@@ -13,7 +13,7 @@
 
 The policy loads from ``training.base_model`` at start-up in ``rl``/``auto`` modes, and on the first request in
 ``skills_only`` (which waits for that one load). With ``serving.vllm_url`` set, a watcher also publishes each
-new adapter to that vLLM server.
+step's LoRA weights to that vLLM server.
 """
 
 from __future__ import annotations

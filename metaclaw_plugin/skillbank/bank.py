@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
-from ..memo import Memo
+from ..infra.memo import Memo
 from ..tasktext import Repeats, TurnTask
 from ..text import folded_words
 from ..types import DEFAULT_TENANT, Message, Skill, TurnContext, task_type_of

@@ -32,8 +32,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._mlimport import ML_IMPORT_LOCK
-from ..memo import Memo
+from ..infra.memo import Memo
+from ..infra.mlimport import ML_IMPORT_LOCK
 from ..types import Skill
 from .retrieve import KeywordIndex, tokenize
 

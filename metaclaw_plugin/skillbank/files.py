@@ -28,7 +28,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from ..homedir import make_dirs
+from ..infra.homedir import make_dirs
 from ..types import Skill, SkillKind
 from . import safefs
 from .skillmd import MAX_FILE_BYTES, SkillFormatError, check_name, parse_skill_md, render_skill_md

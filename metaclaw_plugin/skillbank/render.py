@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..memo import Memo
+from ..infra.memo import Memo
 from ..text import approx_tokens, content_text
 from ..types import Message, Skill
 

@@ -20,7 +20,7 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from ..memo import Memo
+from ..infra.memo import Memo
 from ..tasktext import Repeats, TurnTask, user_words
 from ..text import message_text
 from ..types import Message, Skill

@@ -1,4 +1,4 @@
-"""The trajectory store's writer: one thread (a :class:`~metaclaw_plugin.service.Service`) that moves journal records
+"""The trajectory store's writer: one thread (a :class:`~metaclaw_plugin.infra.service.Service`) that moves journal records
 into the database in batches, and replays at start-up what earlier processes left in the journal (idempotently).
 
 Why isolation: no record may block its neighbours or the start-up. A batch the database refuses is
@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..infra.service import Service
 from ..privacy import Redactor
-from ..service import Service
 from .journal import DeadLetter, Journal, read_segment
 from .records import Batch, Recorder, dumps, finite
 from .sqlite import SchemaTooNew, connect, file_stat

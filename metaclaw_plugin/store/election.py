@@ -19,7 +19,7 @@ import socket
 import time
 from typing import Any
 
-from ..service import Service
+from ..infra.service import Service
 from .postgres import PostgresDatabase
 
 log = logging.getLogger("metaclaw_plugin.store")

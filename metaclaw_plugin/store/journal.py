@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..infra.procs import pid_alive
 from ..privacy import Redactor
-from ..procs import pid_alive
 
 log = logging.getLogger("metaclaw_plugin.store")
 

@@ -29,8 +29,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..infra.service import Service
 from ..privacy import Redactor
-from ..service import Service
 from ..skillbank import safefs
 from ..skillbank.files import STATE_DIR, SkillStore, atomic_write, utc_now_iso
 from ..skillbank.skillmd import check_name, parse_skill_md

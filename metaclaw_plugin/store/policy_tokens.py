@@ -22,7 +22,7 @@ class TokenRecord:
     response_ids: list[int]
     logprobs: list[float] | None  # the behaviour policy's, one per response token; None when unknown
     model: str | None = None
-    weights: str | None = None  # which weights sampled it (a step or adapter path)
+    weights: str | None = None  # which weights sampled it (a step or LoRA weights path)
     temperature: float = 1.0  # the logprobs are of softmax(logits / temperature)
     top_p: float = 1.0  # the nucleus the token was drawn from (the logprobs are untruncated)
     step: int | None = None  # the trainer step of the weights that sampled it (None: the base model)

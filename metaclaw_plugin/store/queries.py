@@ -115,7 +115,7 @@ class Queries:
 
     def sessions_named(self, given: str, tenant: str | None = None) -> list[dict[str, Any]]:
         """The sessions stored under an id as a host gave it: the id itself and each user's session of it
-        (``<given>~u<16 hex>``, see ``metaclaw_plugin.sessions``), most recent first."""
+        (``<given>~u<16 hex>``, see ``metaclaw_plugin.requestpath.sessions``), most recent first."""
         where, args = (" AND tenant = ?", [tenant]) if tenant else ("", [])
         rows = self.read(
             f"SELECT * FROM sessions WHERE (session_id = ? OR (length(session_id) = ? AND substr(session_id, 1, ?) = ?))"

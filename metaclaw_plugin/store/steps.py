@@ -47,7 +47,7 @@ def last(query: Query, n: int = 1) -> list[dict[str, Any]]:
 
 
 def weights(db: AnyDatabase) -> dict[int, str | None]:
-    """Each step's published weights (an adapter folder or a sampler path), newest step first."""
+    """Each step's published weights (a LoRA weights folder or a sampler path), newest step first."""
     return {int(r["step"]): r["weights"] for r in db.query("SELECT step, weights FROM train_steps ORDER BY step DESC")}
 
 

@@ -19,8 +19,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..infra.service import Service
 from ..privacy import Redactor
-from ..service import Service
 from ..types import Session, Turn
 from .apply import Writer
 from .journal import Journal

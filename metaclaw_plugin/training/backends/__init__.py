@@ -20,7 +20,7 @@ from ..samples import TrainSample
 
 @dataclass(frozen=True)
 class Hyper:
-    """What bounds an update and shapes the adapter, the same on both backends (``training.*`` settings).
+    """What bounds an update and shapes the LoRA weights, the same on both backends (``training.*`` settings).
 
     One ``learning_rate`` means one Adam: betas, epsilon and weight decay are passed to both (torch's AdamW
     locally, Tinker's ``AdamParams`` remotely) instead of each library's own defaults (beta2 0.999 and 0.95)."""
@@ -41,7 +41,7 @@ class Hyper:
     dtype: str = "auto"
     gradient_checkpointing: bool = False
     seed: int = 0
-    keep_adapters: int = 5  # local: published adapter folders kept (what train rollback can reach)
+    keep_adapters: int = 5  # local: published LoRA weights folders kept (train rollback's reach; the setting's name)
 
     @classmethod
     def from_settings(cls, t: Any) -> Hyper:

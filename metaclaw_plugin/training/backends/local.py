@@ -1,6 +1,6 @@
 """The ``local`` backend: LoRA on a Hugging Face causal LM with torch and PEFT, on CPU or CUDA.
 
-Sampler weights are PEFT adapter folders (``save_pretrained``) under ``<out>/adapters/step-NNNNNN``; full
+Sampler weights are LoRA weights folders (PEFT's ``save_pretrained``) under ``<out>/adapters/step-NNNNNN``; full
 states add the optimiser under ``<out>/checkpoints/step-NNNNNN``. Both are written to a temporary folder
 and renamed into place, so a process killed at any moment leaves either the whole folder or none.
 """
@@ -15,8 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ... import heap
-from ..._mlimport import ML_IMPORT_LOCK
+from ...infra import heap
+from ...infra.mlimport import ML_IMPORT_LOCK
 from ..losses import behaviour_logprobs, kl_to_reference, policy_loss
 from ..models import load_base
 from ..samples import TrainSample
@@ -231,14 +231,14 @@ class LocalBackend:
         self.optimizer.load_state_dict(torch.load(Path(path) / "optimizer.pt", map_location=self.device))
 
     def load_weights(self, path: str) -> None:
-        """The LoRA weights of an adapter folder (a published step, or a full state), the optimiser untouched."""
+        """The LoRA weights of a folder (a published step, or a full state), the optimiser untouched."""
         from peft import set_peft_model_state_dict
         from safetensors.torch import load_file
 
         weights = load_file(str(Path(path) / "adapter_model.safetensors"), device=self.device)
         set_peft_model_state_dict(self.model, weights)
 
-    def adapter_weights(self) -> dict[str, Any]:
+    def lora_weights(self) -> dict[str, Any]:
         """The trainable LoRA weights by name (what a checkpoint holds), detached."""
         from peft import get_peft_model_state_dict
 

@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..learning.llm import extract_json
-from .model import Candidate, Memory
+from ...memory.model import Candidate, Memory
+from ..llm import extract_json
 from .rules import Forget, event_date
 
 SYSTEM = """You maintain long-term memory about one user of an AI assistant.

@@ -7,7 +7,7 @@ its own, which extracts (the model when one is configured and reachable, else th
 kept too. A failure is logged and counted; the host never sees it. Notes not yet extracted live in memory: a crash
 loses at most ``extract_every - 1`` turns of one session.
 
-Hosts sharing PostgreSQL: only the elected learner (:class:`~..store.election.LearnerElection`, the same one the
+Hosts sharing PostgreSQL: only the elected learner (:class:`~...store.election.LearnerElection`, the same one the
 learning loop uses) extracts. Every other host hands its batches over through the ``memory_pending`` table
 (redacted first), which the learner drains every second; the memories it files reach every host's view within about
 a second after that.
@@ -26,21 +26,21 @@ from functools import partial
 from types import SimpleNamespace
 from typing import Any, Protocol
 
-from ..events import Events, SessionEnd, TurnRecorded
-from ..hostmodel import HostModels
-from ..learning.llm import HOST, Budget, LLMClient, LLMError, client_for, model_source
-from ..privacy import Redactor, redactor_for
-from ..service import Service
-from ..store import AnyDatabase, open_database
-from ..store.election import host_id
-from ..store.passages import Passage, PassageStore
-from ..tasktext import task_text
-from ..text import message_text
+from ...hostmodel import HostModels
+from ...infra.service import Service
+from ...memory.model import DEFAULT_USER, Candidate, Memory
+from ...memory.store import MemoryStore
+from ...memory.text import term_set
+from ...privacy import Redactor, redactor_for
+from ...requestpath.events import Events, SessionEnd, TurnRecorded
+from ...store import AnyDatabase, open_database
+from ...store.election import host_id
+from ...store.passages import Passage, PassageStore
+from ...tasktext import task_text
+from ...text import message_text
+from ..llm import HOST, Budget, LLMClient, LLMError, client_for, model_source
 from . import modelx, rules
-from .model import DEFAULT_USER, Candidate, Memory
 from .rules import Forget
-from .store import MemoryStore
-from .text import term_set
 from .writer import SENTENCES, MemoryWriter
 
 log = logging.getLogger("metaclaw_plugin.memory")
@@ -101,7 +101,7 @@ class Batch:
 
 
 class Leader(Protocol):
-    """The election's one question (:class:`~..store.election.LearnerElection`); None means a single host."""
+    """The election's one question (:class:`~...store.election.LearnerElection`); None means a single host."""
 
     def is_leader(self) -> bool: ...
 

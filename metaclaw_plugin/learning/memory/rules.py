@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 
-from ..tasktext import unquote
-from .model import Candidate
-from .text import fold, speaker_of, stem, term_set
+from ...memory.model import Candidate
+from ...memory.text import fold, speaker_of, stem, term_set
+from ...tasktext import unquote
 
 F = re.I | re.U
 _N = iter(range(1000))

@@ -15,14 +15,14 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from ..config import Settings
+from ..infra.worker import BackgroundWorker
+from ..store.trajectories import TrajectoryStore
+from ..types import DEFAULT_TENANT, Session, TurnContext
 from .boundary import Boundary
 from .bounds import REASON_MAX, json_value
-from .config import Settings
 from .events import Events, SessionEnd, SessionState
 from .sessions import Conversations, given_of, namespaced, stored_session
-from .store.trajectories import TrajectoryStore
-from .types import DEFAULT_TENANT, Session, TurnContext
-from .worker import BackgroundWorker
 
 SEEN_MAX = 100_000  # sessions remembered as opened in this process (a return to one ends nothing)
 STORED_SWEEP_GRACE = 60.0  # beyond the idle timeout: a live owner in another process has ended it by then

@@ -40,10 +40,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..tasktext import NON_USER_ROLES, user_words
+from ..text import content_text
+from ..types import new_id
 from .bounds import ID_MAX, Identifiers
-from .tasktext import NON_USER_ROLES, user_words
-from .text import content_text
-from .types import new_id
 
 USER_MARK = "~u"  # <given>~u<tag>: the session id of a user's turns
 _TAG = re.compile(r"~u[0-9a-f]{16}$")

@@ -1,17 +1,17 @@
-"""A real PEFT LoRA adapter with random (non-zero) weights, saved as the local trainer saves its sampler weights:
-for tests and benchmarks of the served policy's hot swap, where the adapter must change the answers."""
+"""Real LoRA weights, random (non-zero), saved with PEFT as the local trainer saves its sampler weights: for tests
+and benchmarks of the served policy's hot swap, where the weights must change the answers."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .._mlimport import ML_IMPORT_LOCK
+from ..infra.mlimport import ML_IMPORT_LOCK
 from ..training.models import load_base
 from ..training.weights import WeightsRef
 
 
-def random_adapter(base: str | Path, out: str | Path, *, seed: int, step: int = 1, rank: int = 8) -> WeightsRef:
-    """Write the adapter to ``out`` and return its :class:`WeightsRef` (backend ``local``). ``base`` is anything
+def random_lora(base: str | Path, out: str | Path, *, seed: int, step: int = 1, rank: int = 8) -> WeightsRef:
+    """Write the LoRA weights to ``out`` and return its :class:`WeightsRef` (backend ``local``). ``base`` is anything
     ``training.base_model`` accepts (a folder, or a packaged model such as ``smollm2``)."""
     with ML_IMPORT_LOCK:
         import torch

@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..learning.screening.normalise import normalise
+from ..screening.normalise import normalise
 
 F = re.I | re.U
 

@@ -18,8 +18,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from .skillbank.bank import Injection
-from .types import Message, TurnContext
+from ..skillbank.bank import Injection
+from ..types import Message, TurnContext
 
 INFLIGHT_TTL = 900.0  # seconds without a touch after which an entry is forgotten (a request never answered)
 INFLIGHT_MAX = 50_000  # entries beyond this go oldest first (a host that never answers at all)

@@ -12,6 +12,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ..config import Settings
+from ..memory.model import SHARED_USER
+from ..privacy import Redactor
+from ..types import DEFAULT_TENANT, Message, TurnContext, new_id
 from .bounds import (
     DEPTH_MAX,
     GENERATION_MAX,
@@ -26,12 +30,8 @@ from .bounds import (
     json_value,
     within_depth,
 )
-from .config import Settings
-from .memory.model import SHARED_USER
-from .privacy import Redactor
 from .sessions import stored_session
 from .turns import FailOpen
-from .types import DEFAULT_TENANT, Message, TurnContext, new_id
 
 log = logging.getLogger("metaclaw_plugin")
 _fail = FailOpen(log, "metaclaw", what="the host call")

@@ -15,16 +15,16 @@ import math
 import time
 from typing import Any
 
-from ..bounds import ID_MAX, home_identifiers
-from ..privacy import redactor_for
-from ..store import AnyDatabase
-from ..store.passages import Passage, PassageStore
-from ..types import DEFAULT_TENANT
+from ...memory.model import DEFAULT_USER, KINDS, SHARED_USER, Candidate
+from ...memory.store import MemoryStore
+from ...memory.text import term_set
+from ...privacy import redactor_for
+from ...requestpath.bounds import ID_MAX, home_identifiers
+from ...store import AnyDatabase
+from ...store.passages import Passage, PassageStore
+from ...types import DEFAULT_TENANT
 from .guard import credential_kinds
-from .model import DEFAULT_USER, KINDS, SHARED_USER, Candidate
 from .rules import classify
-from .store import MemoryStore
-from .text import term_set
 from .writer import MemoryWriter
 
 EXPORT_FORMAT = "metaclaw-memory/1"

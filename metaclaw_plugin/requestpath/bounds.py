@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from .keyfile import load_or_create_secret
-from .memo import Memo
+from ..infra.keyfile import load_or_create_secret
+from ..infra.memo import Memo
 
 if TYPE_CHECKING:
-    from .privacy import Redactor
+    from ..privacy import Redactor
 
 ID_MAX = 256  # session, tenant, user, request/run ids
 LABEL_MAX = 256  # model, host
@@ -358,7 +358,7 @@ def home_identifiers(
     if not p.redact or p.store_raw:
         redactor = None
     elif redactor is None:
-        from .privacy import redactor_for
+        from ..privacy import redactor_for
 
         redactor = redactor_for(p)
     return Identifiers(redactor, Path(settings.home_dir) / KEY_FILE, note, plain_ids=not p.extra_patterns)

@@ -22,11 +22,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..config import PrivacySettings
-from ..learning.screening import screen
-from ..privacy import Redactor, redactor_for
-from ..text import strip_marks
-from ..types import Skill
+from ...config import PrivacySettings
+from ...privacy import Redactor, redactor_for
+from ...text import strip_marks
+from ...types import Skill
+from ..screening import screen
 from . import directives
 
 F = re.I | re.U

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from .memo import Memo
-from .tasktext import task_text, text_parts
+from ..infra.memo import Memo
+from ..tasktext import task_text, text_parts
+from ..types import TurnContext
 from .turns import InFlight
-from .types import TurnContext
 
 SHORT_OUTPUT = 1024  # max_tokens at or below this is a short answer
 RECENT = 600.0  # seconds a client's main shape is remembered

@@ -18,13 +18,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..privacy import Redactor
-from ..store.passages import Passage, PassageStore
+from ...memory.model import DEFAULT_USER, SHARED_USER, Candidate, Memory
+from ...memory.store import MemoryStore
+from ...memory.text import term_set
+from ...privacy import Redactor
+from ...store.passages import Passage, PassageStore
 from .guard import credential_refusal, personal, redact, screen_memory
-from .model import DEFAULT_USER, SHARED_USER, Candidate, Memory
 from .rules import Forget
-from .store import MemoryStore
-from .text import term_set
 
 log = logging.getLogger("metaclaw_plugin.memory")
 

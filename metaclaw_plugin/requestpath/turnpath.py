@@ -23,21 +23,21 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..config import Settings
+from ..infra.worker import BackgroundWorker
+from ..memory.view import MemoryView
+from ..skillbank.bank import Injection, SkillBank
+from ..skillbank.render import inject as inject_block
+from ..store.trajectories import TrajectoryStore
+from ..tasktext import TurnTask
+from ..types import Message, Turn, TurnContext
 from .boundary import Boundary, error_text, tool_list
 from .bounds import TEXT_MAX, clean_text
-from .config import Settings
 from .events import Events, Feedback, TurnRecorded
 from .feedback import normalise_feedback
 from .livesessions import LiveSessions
-from .memory.view import MemoryView
 from .sideturns import SideCalls
-from .skillbank.bank import Injection, SkillBank
-from .skillbank.render import inject as inject_block
-from .store.trajectories import TrajectoryStore
-from .tasktext import TurnTask
 from .turns import InFlight, PreparedTurn
-from .types import Message, Turn, TurnContext
-from .worker import BackgroundWorker
 
 log = logging.getLogger("metaclaw_plugin")
 
