@@ -17,7 +17,6 @@ from skip_policy import (  # noqa: F401  (pytest hooks: a skip for a missing par
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.cli import common as cli_common
-from metaclaw_plugin.procs import free_port as free_port  # re-exported for the tests
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: LiteLLM must not fetch its price map
 # The plugin's own calls to the host's model (learning.model: host, the default) are tested where they are the

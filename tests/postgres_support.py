@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import free_port
+
+from metaclaw_plugin.procs import free_port
 
 PASSWORD = "metaclaw-test-secret"
 

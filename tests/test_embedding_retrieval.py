@@ -14,10 +14,10 @@ import yaml
 pytest.importorskip("chromadb", reason="needs the embeddings extra")
 pytest.importorskip("sentence_transformers", reason="needs the embeddings extra")
 
-from conftest import free_port
 from waiting import exited, wait_for
 
 from metaclaw_plugin import Settings, TurnContext
+from metaclaw_plugin.procs import free_port
 from metaclaw_plugin.skillbank import SkillBank, bundled_skills_dir
 from metaclaw_plugin.skillbank.embedding import EmbeddingIndex, collection_name, get_encoder
 

@@ -16,7 +16,7 @@ pytest.importorskip("peft")
 pytest.importorskip("litellm")  # the evolver's client: without it the evolver is off, and so is this trigger
 
 from click.testing import CliRunner
-from test_fastloop_e2e import Roles, failing_session, settings_for, wait_for
+from fastloop_support import Roles, failing_session, settings_for, wait_for
 from training_support import ANSWER_A, ANSWER_B, FAST_SCHEDULER, PROMPT, capture
 
 from metaclaw_plugin import MetaClawPlugin, Settings

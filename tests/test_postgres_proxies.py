@@ -20,9 +20,10 @@ from waiting import wait_for
 
 pytest.importorskip("litellm")
 
+from fastloop_support import Roles
 from litellm_support import chat, seed_home, write_proxy_dir
-from test_fastloop_e2e import SKILL, Roles
 
+from metaclaw_plugin.devtools.demo import SKILL
 from metaclaw_plugin.devtools.proxyrun import ProxyProcess, launch_proxy
 from metaclaw_plugin.devtools.upstream import Upstream
 from metaclaw_plugin.store.postgres import PostgresDatabase

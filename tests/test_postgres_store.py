@@ -287,7 +287,7 @@ def test_plugin_keeps_answering_while_the_database_is_down(tmp_path: Path, monke
 def test_the_fast_loop_learns_with_everything_in_postgres(pg_url: str, home: Path):  # noqa: F811
     """The fast loop end to end with sessions, rewards, the buffer and the learning jobs in PostgreSQL."""
     pytest.importorskip("litellm")
-    from test_fastloop_e2e import Roles, failing_session, settings_for, wait_for
+    from fastloop_support import Roles, failing_session, settings_for, wait_for
 
     from metaclaw_plugin.devtools.upstream import Upstream
 

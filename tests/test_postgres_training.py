@@ -125,9 +125,9 @@ def test_a_failed_batch_feeds_the_evolver_of_the_elected_learner_only(
     the elected learner trains them, and its learning loop, alone, hands the batch's failed turns to the
     evolver, once."""
     pytest.importorskip("litellm")
+    from fastloop_support import Roles, failing_session
+    from fastloop_support import wait_for as flushed_wait_for
     from test_failed_batch_evolution import rl_settings
-    from test_fastloop_e2e import Roles, failing_session
-    from test_fastloop_e2e import wait_for as flushed_wait_for
 
     from metaclaw_plugin.devtools.upstream import Upstream
 

@@ -20,11 +20,11 @@ import yaml
 
 pytest.importorskip("peft")
 
-from conftest import free_port
 from training_support import a_and_b, capture
 from waiting import wait_for
 
 from metaclaw_plugin.devtools.tinymodel import build_tiny_model
+from metaclaw_plugin.procs import free_port
 from metaclaw_plugin.store import Database
 from metaclaw_plugin.training import SampleBuffer
 

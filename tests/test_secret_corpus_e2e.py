@@ -13,8 +13,8 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 pytest.importorskip("litellm")
 
+from fastloop_support import TASK, Roles, settings_for, wait_for
 from secret_corpus import build, leaked
-from test_fastloop_e2e import TASK, Roles, settings_for, wait_for
 
 from metaclaw_plugin import MetaClawPlugin, TurnContext
 from metaclaw_plugin.devtools.upstream import Upstream
