@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, SessionEnd, Settings, TurnContext
@@ -140,6 +141,7 @@ def test_library_changes_reach_the_request_path_without_restart(plugin: MetaClaw
     assert "backup-before-modify" not in ctx.injected_skills
 
 
+@pytest.mark.perf
 def test_hook_cost_stays_in_the_low_milliseconds(plugin: MetaClawPlugin):
     history = [{"role": "system", "content": "S" * 38_000}]
     for i in range(20):

@@ -213,6 +213,7 @@ def test_local_only_refuses_remote_calls_before_any_network():
     assert client.calls == 0
 
 
+@pytest.mark.perf
 def test_redaction_throughput_is_reasonable(r: Redactor):
     import time
 

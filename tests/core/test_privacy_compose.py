@@ -13,6 +13,7 @@ import base64
 import string
 import time
 
+import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from secret_corpus import leaked
@@ -185,6 +186,7 @@ def test_identifiers_that_hold_the_secret_word_are_names_not_values():
         assert R.redact(text) == text
 
 
+@pytest.mark.perf
 def test_composed_redaction_stays_fast_on_a_big_body():
     """1 MB of prose full of secret words (none a secret) and hashes: the near-keyword check walks runs,
     not keywords, so it costs one pass more, not a pass per keyword."""

@@ -84,6 +84,7 @@ SLOW_HEADERS = b"GET /echo HTTP/1.1\r\nHost: x\r\nX-Slow: "
 SLOW_BODY = b'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"a": '
 
 
+@pytest.mark.perf
 @pytest.mark.parametrize("http", ["httptools", "h11"])
 @pytest.mark.parametrize("first", [SLOW_HEADERS, SLOW_BODY, b""], ids=["headers", "body", "nothing"])
 def test_slow_requests_are_closed_at_the_deadline_and_others_are_served(http: str, first: bytes) -> None:
@@ -166,6 +167,7 @@ def cli_server(tmp_path: Path, *args: str) -> Iterator[tuple[int, str]]:
 
 
 @pytest.mark.slow
+@pytest.mark.perf
 @pytest.mark.parametrize("command", [("serve",), ("mcp", "--http")], ids=["serve", "mcp-http"])
 def test_the_cli_servers_close_slow_bodies_within_the_deadline(tmp_path: Path, command: tuple[str, ...]) -> None:
     """Authenticated (the token gate answers 401 as soon as the headers are in), then the body trickles."""

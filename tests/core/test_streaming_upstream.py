@@ -12,6 +12,8 @@ import pytest
 
 from metaclaw_plugin.devtools.upstream import PACED_CHUNKS, PACED_DELAY, Upstream
 
+pytestmark = pytest.mark.perf  # pacing is seen only on the clock: every test here times a stream
+
 REPLY = "A short answer of about two hundred characters, streamed the way a model streams its tokens. " * 2
 
 

@@ -395,6 +395,7 @@ def test_the_plugins_loop_share_pairs_each_round_with_its_no_op_batch() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.perf
 def test_bench_overhead_quick_json_without_the_reference(tmp_path: Path) -> None:
     if importlib.util.find_spec("litellm") is None:
         pytest.skip("needs the litellm extra")

@@ -144,6 +144,7 @@ def _fc(cmd: str, timeout: float = 30.0) -> wd.Round:
     return wd.Round(id="r", type="file_check", question="?", check=cmd, variant="public", timeout=timeout)
 
 
+@pytest.mark.perf
 def test_a_hanging_checker_is_killed_with_its_children(tmp_path: Path) -> None:
     """Fails before: the shell was killed at the timeout but its child kept the pipe, so the run waited
     for the child (30 s here) and the child lived on."""
@@ -246,6 +247,7 @@ def test_checkers_without_the_executable_bit_or_with_windows_line_ends_still_jud
     assert (ws / "scripts").is_dir() and not (ws / "scripts").is_symlink()
 
 
+@pytest.mark.perf
 def test_the_agents_shell_does_not_wait_for_background_children(tmp_path: Path) -> None:
     """Fails before: ``sleep 30 &`` kept the shell tool's pipe open for 30 s."""
     sb = wd.Sandbox(tmp_path)

@@ -26,9 +26,10 @@ from metaclaw_plugin.store import Database
 from metaclaw_plugin.training.weights import WeightsRef, latest
 
 
-@pytest.mark.slow
-def test_demo_runs_every_stage_offline_and_the_store_shows_it(tmp_path: Path):
-    home = tmp_path / "demo-home"
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """One run of the demo for the checks of what it did and of how long it took: its home and its JSON summary."""
+    home = tmp_path_factory.mktemp("demo") / "demo-home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("METACLAW_")}
     env["METACLAW_EVOLUTION__MODEL"] = "openai/must-not-leak-into-the-demo"  # the demo uses its own config only
     env["METACLAW_TRAINING__LEARNING_RATE"] = "-1"  # nor into its training stage (an invalid value would fail it)
@@ -37,9 +38,14 @@ def test_demo_runs_every_stage_offline_and_the_store_shows_it(tmp_path: Path):
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert third_party_noise(r.stderr) == [], r.stderr[-3000:]  # no ML-stack bar or FutureWarning among our lines
-    out = json.loads(r.stdout)
+    return home, json.loads(r.stdout)
+
+
+@pytest.mark.slow
+def test_demo_runs_every_stage_offline_and_the_store_shows_it(demo_run: tuple[Path, dict[str, Any]]):
+    home, out = demo_run
     assert out["ok"] and [s["key"] for s in out["stages"]] == [s.key for s in demo_mod.STAGES]
-    assert all(s["ok"] for s in out["stages"]) and out["seconds"] < 180
+    assert all(s["ok"] for s in out["stages"])
     assert out["scripted"] == ["agent", "evolver", "judge"]
     # what the summary claims is what is on disk
     skills = SkillStore(home / "skills").load().skills
@@ -71,6 +77,14 @@ def test_demo_runs_every_stage_offline_and_the_store_shows_it(tmp_path: Path):
     _assert_the_slow_loop_ran(home, out)
 
 
+@pytest.mark.slow
+@pytest.mark.perf
+def test_the_demo_and_its_memory_stage_finish_in_time(demo_run: tuple[Path, dict[str, Any]]):
+    _, out = demo_run
+    memory = next(s for s in out["stages"] if s["key"] == "memory")
+    assert out["seconds"] < 180 and memory["seconds"] < 15, (out["seconds"], memory["seconds"])
+
+
 def _assert_the_fact_came_back(home: Path, out: dict[str, Any]) -> None:
     """The memory stage: the fact told in one session is a memory of that user, from that session, and a later
     session of the same user was served with it."""
@@ -87,7 +101,7 @@ def _assert_the_fact_came_back(home: Path, out: dict[str, Any]) -> None:
     )
     assert [r["user"] for r in later] == [demo_mod.USER]
     stage = next(s for s in out["stages"] if s["key"] == "memory")
-    assert stage["ok"] and "Connect to pg-metrics-3" in stage["detail"] and stage["seconds"] < 15
+    assert stage["ok"] and "Connect to pg-metrics-3" in stage["detail"]
 
 
 def _assert_the_slow_loop_ran(home: Path, out: dict[str, Any]) -> None:

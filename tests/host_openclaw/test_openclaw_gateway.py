@@ -318,27 +318,46 @@ def test_session_end_reaches_the_sidecar(env) -> None:
     assert bob and all(not x["ended_at"] for x in bob)
 
 
-def test_sidecar_down_does_not_break_the_reply(env) -> None:
-    gw, up = env["gw"], env["up"]
+def _stop_the_sidecar(env) -> None:
     pid = _sidecar(env)("/v1/status")["pid"]
-    os.kill(pid, signal.SIGTERM)  # the sidecar the plugin started; we stop it by its pid
+    os.kill(pid, signal.SIGTERM)  # the sidecar the plugin started (or one started by hand); we stop it by its pid
     _wait(lambda: not Path(f"/proc/{pid}").exists() or b"zombie" in _proc_state(pid), 15, "the sidecar to exit")
 
-    for i in range(2):
-        marker = f"m-down-{i}"
-        t0 = time.monotonic()
-        r = gw.chat(f"back up the json file before editing it ({marker})", user="down-user", timeout=60)
-        took = time.monotonic() - t0
-        assert reply_text(r).startswith("stub reply")
-        assert BLOCK_MARK not in system_text(_stub_request_for(up, marker))
-        assert took < 15, f"the reply took {took:.1f}s with the sidecar down"
 
-    # Start it again by hand on the same port and home: the plugin picks it up on the next turn.
-    sc = Sidecar(env["home"], port=env["port"]).start()
-    env["restarted"] = sc
+def _start_the_sidecar_by_hand(env) -> None:
+    """On the same port and home: the plugin picks it up on the next turn (the fixture stops it at the end)."""
+    env["restarted"] = Sidecar(env["home"], port=env["port"]).start()
+
+
+def _reply_with_the_sidecar_down(env, marker: str) -> float:
+    """One turn while the sidecar is down: the stub's reply, no block; the seconds the reply took."""
+    t0 = time.monotonic()
+    r = env["gw"].chat(f"back up the json file before editing it ({marker})", user="down-user", timeout=60)
+    took = time.monotonic() - t0
+    assert reply_text(r).startswith("stub reply")
+    assert BLOCK_MARK not in system_text(_stub_request_for(env["up"], marker))
+    return took
+
+
+def test_sidecar_down_does_not_break_the_reply(env) -> None:
+    _stop_the_sidecar(env)
+    for i in range(2):
+        _reply_with_the_sidecar_down(env, f"m-down-{i}")
+    _start_the_sidecar_by_hand(env)
     marker = "m-back-1"
-    gw.chat(f"back up the json file before editing it ({marker})", user="down-user", timeout=60)
-    assert BLOCK_MARK in system_text(_stub_request_for(up, marker))
+    env["gw"].chat(f"back up the json file before editing it ({marker})", user="down-user", timeout=60)
+    assert BLOCK_MARK in system_text(_stub_request_for(env["up"], marker))
+
+
+@pytest.mark.perf
+def test_a_reply_with_the_sidecar_down_takes_under_15_s(env) -> None:
+    _stop_the_sidecar(env)
+    try:
+        for i in range(2):
+            took = _reply_with_the_sidecar_down(env, f"m-down-timed-{i}")
+            assert took < 15, f"the reply took {took:.1f}s with the sidecar down"
+    finally:
+        _start_the_sidecar_by_hand(env)
 
 
 def _proc_state(pid: int) -> bytes:

@@ -4,9 +4,11 @@ request carries them, the buffer drops stale samples, secrets never leave, failu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +117,9 @@ def test_shadow_trial_injects_a_fraction_and_promotes_on_evidence(home: Path):
             p.stop()
 
 
-def test_fail_open_when_the_evolver_is_down_slow_or_talks_garbage(home: Path):
-    roles = Roles()
+@contextlib.contextmanager
+def _evolver_down(home: Path, roles: Roles) -> Iterator[tuple[MetaClawPlugin, Callable[[], list]]]:
+    """A plugin whose evolver answers 500: the failed session's evolution job waits, pending, with its error."""
     roles.evolver_reply = {"status": 500, "error": "down"}
     with Upstream(script=roles) as up:
         s = settings_for(home, up, evolution={"promotion": "auto", "timeout": 1.0, "max_attempts": 10})
@@ -126,27 +129,43 @@ def test_fail_open_when_the_evolver_is_down_slow_or_talks_garbage(home: Path):
             q = lambda: p.learning.db.query("SELECT * FROM fl_evolve_queue")  # noqa: E731
             wait_for(p, lambda: q() and q()[0]["attempts"] >= 1)
             assert q()[0]["state"] == "pending" and q()[0]["last_error"]
-            # the host path is untouched while the evolver is broken
-            t0 = time.perf_counter()
-            for i in range(20):
-                ctx = TurnContext(f"host-{i}")
-                out = p.on_request(ctx, [{"role": "user", "content": TASK}])
-                p.on_response(ctx, {"role": "assistant", "content": "ok"})
-                assert OPEN in out[0]["content"]
-            assert (time.perf_counter() - t0) / 20 < 0.05
-            roles.evolver_reply = {"content": "too late", "delay": 3}  # slow: times out
-            n = q()[0]["attempts"]
-            wait_for(p, lambda: q()[0]["attempts"] > n)
-            roles.evolver_reply = "I'd rather not answer in JSON."  # garbage: retried too
-            n = q()[0]["attempts"]
-            wait_for(p, lambda: q()[0]["attempts"] > n)
-            assert "detect-csv-delimiter" not in p.skills.skills
-            roles.evolver_reply = json.dumps({"skills": [SKILL]})  # back: the queued work completes
-            wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
-            assert {r["state"] for r in q()} == {"done"}
-            assert not any(k.startswith(("on_", "inject")) for k in p.errors), p.errors
+            yield p, q
         finally:
             p.stop()
+
+
+def _host_turns(p: MetaClawPlugin, n: int) -> float:
+    """n turns of the host, each given its skill block; the seconds they took."""
+    t0 = time.perf_counter()
+    for i in range(n):
+        ctx = TurnContext(f"host-{i}")
+        out = p.on_request(ctx, [{"role": "user", "content": TASK}])
+        p.on_response(ctx, {"role": "assistant", "content": "ok"})
+        assert OPEN in out[0]["content"]
+    return time.perf_counter() - t0
+
+
+def test_fail_open_when_the_evolver_is_down_slow_or_talks_garbage(home: Path):
+    roles = Roles()
+    with _evolver_down(home, roles) as (p, q):
+        _host_turns(p, 20)  # the host path is untouched while the evolver is broken
+        roles.evolver_reply = {"content": "too late", "delay": 3}  # slow: times out
+        n = q()[0]["attempts"]
+        wait_for(p, lambda: q()[0]["attempts"] > n)
+        roles.evolver_reply = "I'd rather not answer in JSON."  # garbage: retried too
+        n = q()[0]["attempts"]
+        wait_for(p, lambda: q()[0]["attempts"] > n)
+        assert "detect-csv-delimiter" not in p.skills.skills
+        roles.evolver_reply = json.dumps({"skills": [SKILL]})  # back: the queued work completes
+        wait_for(p, lambda: "detect-csv-delimiter" in p.skills.skills)
+        assert {r["state"] for r in q()} == {"done"}
+        assert not any(k.startswith(("on_", "inject")) for k in p.errors), p.errors
+
+
+@pytest.mark.perf
+def test_the_host_path_stays_fast_while_the_evolver_is_down(home: Path):
+    with _evolver_down(home, Roles()) as (p, _):
+        assert _host_turns(p, 20) / 20 < 0.05
 
 
 def test_judge_down_falls_back_to_the_other_signals(home: Path):

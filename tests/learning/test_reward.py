@@ -143,6 +143,7 @@ def test_retries_with_backoff_then_success(judge_factory):
         assert res.score == 1.0 and j.client.failures == 2 and len(up.requests) == 4
 
 
+@pytest.mark.perf
 def test_timeout_is_enforced(judge_factory):
     with Upstream(replies=[{"content": "Score: 1", "delay": 5}] * 3) as up:
         j = judge_factory(up, timeout=0.5, votes=1)

@@ -53,6 +53,7 @@ def _steps(db_file: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
+@pytest.mark.perf
 def test_real_scheduler_drives_a_real_step_and_a_request_during_the_next_is_not_held(home: Path, tmp_path: Path):
     tiny = build_tiny_model(tmp_path / "tiny", seed=0)
     (home / "config.yaml").write_text(

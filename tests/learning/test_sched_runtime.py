@@ -5,6 +5,7 @@ loop's contract, on the real SampleBuffer) stands in for the trainer here; test_
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sqlite3
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -54,6 +56,7 @@ def start(home: Path, mode: str, trainer_kw: dict[str, Any], samples: int = 20):
     return plugin, buf, trainer, omls
 
 
+@pytest.mark.perf
 def test_a_host_request_pauses_training_between_steps_without_waiting(home: Path) -> None:
     plugin, buf, trainer, omls = start(home, "auto", {"batch_size": 2, "micro": 4, "step_s": 0.1})
     try:
@@ -77,20 +80,33 @@ def test_a_host_request_pauses_training_between_steps_without_waiting(home: Path
         plugin.stop()
 
 
-def test_a_request_to_another_plugin_on_the_home_pauses_training_too(home: Path) -> None:
+@contextlib.contextmanager
+def another_plugins_request(home: Path) -> Iterator[tuple[float, MetaClawPlugin, Omls]]:
+    """Training under way; a request through another plugin on the same home (e.g. another proxy worker: it shares
+    only the home). Yields the seconds until the trainer stopped, the training plugin and its scheduler."""
     plugin, _, trainer, omls = start(home, "auto", {"batch_size": 2, "micro": 4, "step_s": 0.1})
-    other = MetaClawPlugin(Settings(home=home)).start()  # e.g. another proxy worker: it shares only the home
+    other = MetaClawPlugin(Settings(home=home)).start()
     try:
         wait_for(lambda: omls.state == State.UPDATING and trainer.steps >= 1, what="training to start")
         t0 = time.perf_counter()
         other.on_request(TurnContext(session_id="s2"), [{"role": "user", "content": "hello"}])
         wait_for(lambda: omls.training is not None and not omls.training.running, what="the trainer to stop")
-        assert time.perf_counter() - t0 < 1.0 + 0.4  # the activity file's mtime, seen at the next check
-        assert omls.last_pause is not None and omls.last_pause["reason"] == "user activity: a host request"
-        assert plugin.last_request_at == 0.0  # nothing came through this process's plugin
+        yield time.perf_counter() - t0, plugin, omls
     finally:
         other.stop()
         plugin.stop()
+
+
+def test_a_request_to_another_plugin_on_the_home_pauses_training_too(home: Path) -> None:
+    with another_plugins_request(home) as (_, plugin, omls):
+        assert omls.last_pause is not None and omls.last_pause["reason"] == "user activity: a host request"
+        assert plugin.last_request_at == 0.0  # nothing came through this process's plugin
+
+
+@pytest.mark.perf
+def test_another_plugins_request_stops_training_at_the_next_check(home: Path) -> None:
+    with another_plugins_request(home) as (stopped_s, _, _):
+        assert stopped_s < 1.0 + 0.4  # the activity file's mtime, seen at the next check
 
 
 def test_async_host_gets_an_asyncio_scheduler_and_a_thread_when_its_loop_ends(home: Path) -> None:

@@ -336,13 +336,14 @@ time.sleep(600)
 """
 
 
-@pytest.mark.slow
-def test_the_learner_is_elected_once_and_fails_over_after_kill_9(pg_url: str):  # noqa: F811
+def failover_after_kill_9(url: str) -> tuple[float, bool]:
+    """A child process is the elected learner while two elections here wait; after kill -9 of the child: the seconds
+    until one of them took over, and whether exactly one did."""
     from metaclaw_plugin.store.election import LearnerElection
 
-    db = PostgresDatabase(pg_url)
+    db = PostgresDatabase(url)
     db.query("SELECT 1")  # migrated (runtime_state exists)
-    child = subprocess.Popen([sys.executable, "-c", LEADER_CHILD, pg_url], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen([sys.executable, "-c", LEADER_CHILD, url], stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "leader"
         me = LearnerElection(db, host="parent", check_every=0.2).start()
@@ -355,16 +356,29 @@ def test_the_learner_is_elected_once_and_fails_over_after_kill_9(pg_url: str):  
         t0 = time.monotonic()
         wait_for(lambda: me.is_leader() or other.is_leader(), 10, "a takeover", 0.01)
         failover = time.monotonic() - t0
-        assert failover < 2.0, f"takeover took {failover:.2f}s"
         time.sleep(0.5)
-        assert me.is_leader() != other.is_leader()  # exactly one took over
-        print(f"learner failover after kill -9: {failover:.2f}s")
+        exactly_one = me.is_leader() != other.is_leader()
         me.stop()
         other.stop()
+        return failover, exactly_one
     finally:
         child.kill()
         child.wait()
         db.close()
+
+
+@pytest.mark.slow
+def test_the_learner_is_elected_once_and_fails_over_after_kill_9(pg_url: str):  # noqa: F811
+    _, exactly_one = failover_after_kill_9(pg_url)
+    assert exactly_one  # one took over, and only one
+
+
+@pytest.mark.slow
+@pytest.mark.perf
+def test_the_learner_fails_over_within_2_s_of_a_kill_9(pg_url: str):  # noqa: F811
+    failover, _ = failover_after_kill_9(pg_url)
+    assert failover < 2.0, f"takeover took {failover:.2f}s"
+    print(f"learner failover after kill -9: {failover:.2f}s")
 
 
 def test_skill_library_export_import_round_trip(pg_url: str, tmp_path: Path, monkeypatch):  # noqa: F811
