@@ -15,6 +15,8 @@ base=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purel
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps .
 LITELLM_LOCAL_MODEL_COST_MAP=True "$VENV/bin/python" -c 'from importlib.metadata import version; import metaclaw_litellm; print("LiteLLM", version("litellm"), "adapter ok")'
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
-  tests/test_litellm_internals.py tests/test_litellm_proxy.py tests/test_litellm_sdk.py tests/test_stream_capture.py \
-  tests/test_litellm_routes.py tests/test_litellm_route_formats.py tests/test_session_identity_proxy.py \
-  tests/test_integration.py "tests/test_host_model.py::test_a_proxy_with_only_the_callback_line_learns_with_its_own_model"
+  tests/host_litellm/test_litellm_internals.py tests/host_litellm/test_litellm_proxy.py \
+  tests/host_litellm/test_litellm_sdk.py tests/host_litellm/test_stream_capture.py \
+  tests/host_litellm/test_litellm_routes.py tests/host_litellm/test_litellm_route_formats.py \
+  tests/host_litellm/test_session_identity_proxy.py tests/core/test_integration.py \
+  "tests/host_litellm/test_host_model.py::test_a_proxy_with_only_the_callback_line_learns_with_its_own_model"

@@ -5,7 +5,7 @@ picks for the request as sent are compared with the picks for the bare task the 
 (the last user message's whole text) and under ``task_text``. Then the injected block, pass after pass (aider's
 fixed preamble is learned once it has been seen beside a few tasks), and the CPU cost of each rule.
 
-    PYTHONPATH=.:tests python benchmarks/client_task_text.py
+    PYTHONPATH=.:tests/support python benchmarks/client_task_text.py
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
 from client_requests import load, plain
 

@@ -2,12 +2,12 @@
 skills), 500 training steps and 200 scheduler transitions, served by a real `metaclaw-plugin serve`.
 
     python benchmarks/dashboard_load.py [--turns 10000] [--runs 5]
-    PYTHONPATH=.:tests python benchmarks/dashboard_load.py --backend postgres   # a PostgreSQL server of its own
+    PYTHONPATH=.:tests/support python benchmarks/dashboard_load.py --backend postgres   # a PostgreSQL server of its own
 
 Each page is fetched `--runs` times over HTTP (server-side render and transfer, not the browser's drawing);
 the median and the worst are reported, with the page size. The store is built through the plugin's own hooks,
 so the tables, indexes and journal are what a real host leaves behind. With ``--backend postgres`` the home's
-storage is a PostgreSQL server started as the tests start one (tests/postgres_support.py).
+storage is a PostgreSQL server started as the tests start one (tests/support/postgres_support.py).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def main() -> int:
     storage: dict[str, str] = {}
     server = None
     if args.backend == "postgres":
-        from postgres_support import PASSWORD, missing_reason, start_server  # tests/ on PYTHONPATH
+        from postgres_support import PASSWORD, missing_reason, start_server  # tests/support on PYTHONPATH
 
         reason = missing_reason()
         if reason:

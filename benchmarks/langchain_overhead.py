@@ -44,7 +44,7 @@ from langchain.agents.middleware import AgentMiddleware  # noqa: E402
 from metaclaw_langchain import MetaClawMiddleware  # noqa: E402
 from metaclaw_plugin import MetaClawPlugin, Settings  # noqa: E402
 from metaclaw_plugin.infra.stats import percentile  # noqa: E402
-from tests.langchain_support import EDIT_TASK, SYSTEM_PROMPT, FakeFiles, ScriptedChatModel, call  # noqa: E402
+from tests.support.langchain_support import EDIT_TASK, SYSTEM_PROMPT, FakeFiles, ScriptedChatModel, call  # noqa: E402
 
 
 class Probe(AgentMiddleware):

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "support"))
 
 from openclaw_support import PLUGIN_DIR, Gateway, Sidecar, StubUpstream, find_openclaw, system_text  # noqa: E402
 

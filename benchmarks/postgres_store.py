@@ -5,7 +5,7 @@
 3. learner failover: kill -9 of the elected host until another holds the lock.
 
 Starts its own PostgreSQL server (Debian's postgresql, as the tests do):
-    PYTHONPATH=.:tests python benchmarks/postgres_store.py [--turns 3000] [--writers 1,2,4]
+    PYTHONPATH=.:tests/support python benchmarks/postgres_store.py [--turns 3000] [--writers 1,2,4]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
 from postgres_support import PASSWORD, missing_reason, start_server
 
@@ -52,7 +52,7 @@ def request_path(backend: str, url: str, turns: int) -> list[float]:
 
 WRITER = """
 import sys, time
-sys.path.insert(0, "tests")
+sys.path.insert(0, "tests/store")
 from pathlib import Path
 from metaclaw_plugin.store.postgres import PostgresDatabase
 from metaclaw_plugin.store.trajectories import TrajectoryStore

@@ -12,7 +12,7 @@
     python benchmarks/scheduler_figures.py [--pauses 20] [--micro-ms 50] [--seconds 30] [--interval 1] [--json]
     python benchmarks/scheduler_figures.py --local     # the real trainer on the tiny model
 
-The default trainer is the slow loop's contract on the real SampleBuffer (tests/sched_support.FakeTrainer,
+The default trainer is the slow loop's contract on the real SampleBuffer (tests/support/sched_support.FakeTrainer,
 micro-batches of ``--micro-ms``), so the figure is the scheduler's; ``--local`` trains the tiny model for real.
 """
 
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 
 from sched_support import FakeTrainer, add_samples
 from training_support import a_and_b, capture

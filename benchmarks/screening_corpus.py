@@ -1,4 +1,4 @@
-"""Per-class screening results on the red-team corpus in tests/screening_corpus.py.
+"""Per-class screening results on the red-team corpus in tests/support/screening_corpus.py.
 
     python benchmarks/screening_corpus.py
 
@@ -12,7 +12,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from screening_corpus import benign, malicious

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Which secrets of the corpus (``tests/secret_corpus.py``) survive redaction, per kind and per class.
+"""Which secrets of the corpus (``tests/support/secret_corpus.py``) survive redaction, per kind and per class.
 
     python benchmarks/secret_corpus.py                 # the working tree's redactor
     python benchmarks/secret_corpus.py --rev 3516b71   # privacy.py as of a git revision (before/after)
@@ -18,7 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from secret_corpus import BENIGN, build, leaked  # noqa: E402
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 
 # What wakes the scan (substrings of the ASCII-lowered text): the redactor tests these before any regex runs. Each
-# credential noun below holds one (tests/test_credentials.py checks a sample of every kind).
+# credential noun below holds one (tests/core/test_credentials.py checks a sample of every kind).
 LITERALS = (
     "pass",
     "pwd",

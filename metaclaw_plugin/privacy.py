@@ -38,7 +38,7 @@ log = logging.getLogger("metaclaw_plugin.privacy")
 PLACEHOLDER = "[REDACTED:{}]"
 
 # Key names that say the value is a secret (lower case: the keyword rules run on the ASCII-lowered text).
-# A superset of detect-secrets' KeywordDetector list (tests/test_privacy.py checks every entry of it).
+# A superset of detect-secrets' KeywordDetector list (tests/core/test_privacy.py checks every entry of it).
 _KEYWORD = (
     r"(?i)(?:(?<!by|om)pass(?:wd|word|wort|phrase)?|pwd|secret|token|credentials?|"
     r"contrase(?:ñ|n)a|kennwort|(?<![a-z0-9])auth(?![a-z])|(?<![a-z0-9])sig(?:nature)?(?![a-z])|"

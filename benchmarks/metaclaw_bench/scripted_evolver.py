@@ -112,7 +112,7 @@ class ScriptedEvolver:
         system = str(body["messages"][0].get("content", ""))
         if "security reviewer" in system:
             # The model review of new skills passes them: this harness measures reach, not screening
-            # (the deterministic screen still runs; tests/test_screening_corpus.py covers both layers).
+            # (the deterministic screen still runs; tests/learning/test_screening_corpus.py covers both layers).
             return json.dumps({"verdict": "safe", "reasons": ["scripted reviewer"]})
         if "skill engineer" not in system:
             return REPLY

@@ -3,7 +3,7 @@ by their user's new conversation (see :mod:`.sessions` for whose session a turn 
 session, live here or stored.
 
 The table is in memory and read on the request path (a turn touches its session under one lock); ends go to the
-store's journal and out as :class:`~metaclaw_plugin.events.SessionEnd` events. What reads the store (the sweep of
+store's journal and out as :class:`~metaclaw_plugin.requestpath.events.SessionEnd` events. What reads the store (the sweep of
 sessions earlier processes left open, the sidecar's and the dashboard's questions) never runs on the request path.
 """
 

@@ -4,7 +4,7 @@ Preparing a request (:meth:`TurnPath.prepare_turn`): its context within bounds, 
 and the memory section chosen from the user's words (read once, :class:`~metaclaw_plugin.tasktext.TurnTask`), the
 block rendered into the messages, the user's activity noted for the scheduler. Finishing it
 (:meth:`TurnPath.complete_turn`): the turn recorded (in the journal when it returns), counted in its session
-(:mod:`.livesessions`) and published as :class:`~metaclaw_plugin.events.TurnRecorded`. ``on_request``/``on_response``
+(:mod:`.livesessions`) and published as :class:`~metaclaw_plugin.requestpath.events.TurnRecorded`. ``on_request``/``on_response``
 do both for callers that keep no state (the prepared turn waits in ``inflight``; a response whose request was not
 seen is recorded as it came); ``on_feedback`` scores a turn.
 

@@ -8,7 +8,7 @@ at once (the next gets a 503 and is closed). Both are counted (:data:`STATS`).
 
 This is the one place that reaches into uvicorn's HTTP protocols (``httptools`` and ``h11``): it subclasses the
 protocol uvicorn would pick and uses its documented parser callbacks (``on_message_begin``/``on_message_complete``)
-and h11's connection state. ``tests/test_slow_clients.py`` fails loudly when a uvicorn release changes them.
+and h11's connection state. ``tests/core/test_slow_clients.py`` fails loudly when a uvicorn release changes them.
 """
 
 from __future__ import annotations

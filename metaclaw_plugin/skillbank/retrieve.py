@@ -29,7 +29,7 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 # Opaque identifiers: UUIDs and hex runs of 6+ characters with a digit and a letter (request ids, commit hashes,
 # trace ids, tags). They name no topic, yet on a short request their sub-word pieces move the embedding and their
 # rare terms dilute the keyword share: random 8-hex tags took the block away from one short request 12 times in
-# 200 (tests/test_retrieval.py). Only whole tokens go: 'a1b2c3.log', 'file_ab12cd' and words of hex letters stay.
+# 200 (tests/core/test_retrieval.py). Only whole tokens go: 'a1b2c3.log', 'file_ab12cd' and words of hex letters stay.
 _OPAQUE = re.compile(
     r"(?<![\w.-])(?=[0-9a-f-]{6})(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
     r"|(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{6,})(?![\w-]|\.\w)",

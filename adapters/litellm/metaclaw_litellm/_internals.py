@@ -4,8 +4,8 @@ The adapter otherwise uses LiteLLM's public surface (``CustomLogger`` and its ho
 ``litellm_call_id`` and ``litellm_logging_obj`` request keys). The few internals below let it record a proxy
 stream from the response LiteLLM assembles anyway, with no work per chunk, and read a native Anthropic stream's
 bytes from LiteLLM's own logging coroutine, and call the proxy's router for the plugin's own calls. :func:`problems` says, for the installed LiteLLM, which of them are not
-as this module expects; ``tests/test_litellm_internals.py`` fails loudly on any, and ``MetaClawCallback.status()``
-shows them. Where one is missing, the adapter falls back to LiteLLM's log events (the turn is still recorded, after
+as this module expects; ``tests/host_litellm/test_litellm_internals.py`` fails loudly on any, and
+``MetaClawCallback.status()`` shows them. Where one is missing, the adapter falls back to LiteLLM's log events (the turn is still recorded, after
 the client has the reply).
 """
 
