@@ -155,7 +155,7 @@ def test_a_question_about_one_speaker_on_what_only_the_other_did_gets_no_block()
 def test_every_statement_of_a_transcript_line_keeps_its_speaker() -> None:
     """ "Femi: Oh! my stepbrother lives in Bangalore." is two sentences: the memory of the second is Femi's too, and
     one speaker's "my brother moved" never supersedes the other's."""
-    from metaclaw_plugin.memory import rules
+    from metaclaw_plugin.learning.memory import rules
 
     (femi,) = [c for c in rules.extract("Femi: Oh! My stepbrother Zeynep lives in Bangalore now.") if c.text]
     (una,) = [c for c in rules.extract("Una: Wow. My stepbrother Zeynep lives in Bangalore now.") if c.text]
