@@ -7,6 +7,7 @@ This module imports only the request path's types, never the learning side, the 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -64,6 +65,9 @@ class PluginLike(Protocol):
 
     @property
     def settings(self) -> Settings: ...
+
+    @property
+    def errors(self) -> Counter[str]: ...
 
     @property
     def learning(self) -> LearningPart | None: ...

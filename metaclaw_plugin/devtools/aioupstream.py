@@ -23,6 +23,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from ..infra.service import Service
 from .upstream import Upstream, generation_time, render_reply
 from .upstream import main as upstream_main
 
@@ -49,7 +50,7 @@ class AioUpstream(Upstream):
         ready = threading.Event()
         error: list[BaseException] = []
 
-        def run() -> None:
+        def run(stop: threading.Event) -> None:
             loop = asyncio.new_event_loop()
             self._loop = loop
             asyncio.set_event_loop(loop)
@@ -64,8 +65,13 @@ class AioUpstream(Upstream):
             loop.run_until_complete(self._runner.cleanup())
             loop.close()
 
-        self._thread = threading.Thread(target=run, name="aioupstream", daemon=True)
-        self._thread.start()
+        def wake() -> None:
+            loop = self._loop
+            if loop is not None and loop.is_running():
+                loop.call_soon_threadsafe(loop.stop)
+
+        self._service = Service("aioupstream", run, wake=wake, retry=None)
+        self._service.start()
         ready.wait(30)
         if error:
             raise error[0]
@@ -91,11 +97,9 @@ class AioUpstream(Upstream):
         self.port = sock.getsockname()[1]
 
     def stop(self) -> None:
-        loop = self._loop
-        if loop is not None and loop.is_running():
-            loop.call_soon_threadsafe(loop.stop)
-            if self._thread is not None:
-                self._thread.join(10)
+        if self._service is not None:
+            self._service.stop(10)
+            self._service = None
         self._loop = None
 
     # Handlers -------------------------------------------------------------------------------

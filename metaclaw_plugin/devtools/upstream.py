@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ..infra.service import Service
 from ..text import approx_tokens
 from .wire import count_tokens, render_messages, render_responses
 
@@ -65,7 +66,7 @@ class Upstream:
         self._lock = threading.Lock()
         self._served = 0
         self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._service: Service | None = None
 
     @property
     def url(self) -> str:
@@ -80,13 +81,17 @@ class Upstream:
         server = _Server((self.host, self.port), Handler)
         self.port = server.server_address[1]
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-        self._thread.start()
+        self._service = Service(
+            "upstream", lambda stop: server.serve_forever(poll_interval=0.1), wake=server.shutdown, retry=None
+        )
+        self._service.start()
         return self
 
     def stop(self) -> None:
+        if self._service is not None:
+            self._service.stop()  # its wake is the server's shutdown
+            self._service = None
         if self._server is not None:
-            self._server.shutdown()
             self._server.server_close()
             self._server = None
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
+T = TypeVar("T")
 log = logging.getLogger("metaclaw_plugin.service")
 
 Body = Callable[[threading.Event], Any]
@@ -121,3 +123,12 @@ class Service:
             if self.retry is None or stop.wait(self.retry):
                 return
             self.restarts += 1
+
+
+def run_all(work: Sequence[Callable[[], T]], workers: int, name: str) -> list[T]:
+    """Each of ``work`` called on a pool of at most ``workers`` threads named ``name``, the results in order; one at a
+    time where a pool would not help. The pool ends with the call: nothing it starts outlives it."""
+    if workers <= 1 or len(work) <= 1:
+        return [w() for w in work]
+    with ThreadPoolExecutor(max_workers=min(workers, len(work)), thread_name_prefix=name) as ex:
+        return list(ex.map(lambda w: w(), work))

@@ -12,11 +12,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
 from ..config import Settings
+from ..infra.service import run_all
 from ..privacy import Redactor
 from ..store import AnyDatabase
 from ..store.jobs import JUDGE
@@ -94,14 +94,7 @@ class JudgeQueue:
             ]
         else:
             work = [partial(self.score, *j) for j in jobs]
-        if len(work) > 1 and cfg.concurrency > 1:
-            with ThreadPoolExecutor(
-                max_workers=min(cfg.concurrency, len(work)), thread_name_prefix="metaclaw-score"
-            ) as ex:
-                list(ex.map(lambda w: w(), work))
-        else:
-            for w in work:
-                w()
+        run_all(work, cfg.concurrency, "metaclaw-score")
 
     def batch_size(self) -> int:
         """Turns one judge call scores: ``learning.judge_batch`` on the host's own model with one vote (each call is

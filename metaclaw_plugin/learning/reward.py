@@ -29,10 +29,10 @@ import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..infra.service import run_all
 from ..requestpath.feedback import normalise_feedback
 from ..store import AnyDatabase, reward_cache
 from ..text import message_text as plain_text
@@ -389,11 +389,7 @@ class RewardJudge:
         wave = first
         while len(votes) < self.m and not decided(votes, self.m):
             n = min(wave, self.m - len(votes))
-            if n > 1 and self.parallel:
-                with ThreadPoolExecutor(max_workers=n, thread_name_prefix="metaclaw-judge") as ex:
-                    results = list(ex.map(lambda _: one(), range(n)))
-            else:
-                results = [one() for _ in range(n)]
+            results = run_all([one] * n, n if self.parallel else 1, "metaclaw-judge")
             for v, t, err in results:
                 votes.append(v)
                 calls += 1

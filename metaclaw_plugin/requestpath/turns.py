@@ -14,9 +14,9 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from ..skillbank.bank import Injection
 from ..types import Message, TurnContext
@@ -121,6 +121,13 @@ class InFlight(Generic[K, V]):
 # ------------------------------------------------------------------------------------------------
 # Fail-open
 # ------------------------------------------------------------------------------------------------
+class Counted(Protocol):
+    """What keeps a count of its failures by where they happened (an adapter object, the plugin)."""
+
+    @property
+    def errors(self) -> MutableMapping[str, int]: ...
+
+
 class FailOpen:
     """A hook's failure reporter: log the exception, count it, never raise into the host.
 
@@ -142,16 +149,15 @@ class FailOpen:
         self.prefix = prefix
         self._message = f"{name} %s failed; {what} continues unchanged"
 
-    def __call__(self, where: str, owner: Any = None) -> None:
+    def __call__(self, where: str, owner: Counted | None = None) -> None:
         try:
             self.logger.exception(self._message, where)
-            errors = getattr(owner, "errors", None) if owner is not None else None
-            if errors is not None:
-                errors[self.prefix + where] += 1
+            if owner is not None:
+                owner.errors[self.prefix + where] += 1
         except Exception:  # pragma: no cover - logging or the counter itself broke: still never raise
             pass
 
-    def guard(self, where: str, owner: Any = None) -> _Guard:
+    def guard(self, where: str, owner: Counted | None = None) -> _Guard:
         """A context manager that reports and swallows an ``Exception`` (not ``BaseException``: cancellation,
         ``KeyboardInterrupt`` and ``GeneratorExit`` still propagate)."""
         return _Guard(self, where, owner)
@@ -160,7 +166,7 @@ class FailOpen:
 class _Guard:
     __slots__ = ("_fail", "_owner", "_where")
 
-    def __init__(self, fail: FailOpen, where: str, owner: Any) -> None:
+    def __init__(self, fail: FailOpen, where: str, owner: Counted | None) -> None:
         self._fail, self._where, self._owner = fail, where, owner
 
     def __enter__(self) -> None:
