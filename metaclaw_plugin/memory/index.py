@@ -197,7 +197,7 @@ def _score(
         score_parts.append(idf[t] * tf * (K1 + 1.0) / (tf + norm))
         tag = t.startswith("#")
         weights.append(idf[t])
-        strong_of.append(not tag and t not in WEAK)
+        strong_of.append(not tag and t not in WEAK and t not in names)  # "Caroline:" labels every line of hers
         tag_of.append(tag)
     if not ids_parts:
         return [], 0.0

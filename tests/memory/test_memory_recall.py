@@ -152,6 +152,23 @@ def test_a_question_about_one_speaker_on_what_only_the_other_did_gets_no_block()
     assert "support group" in ask(v, "What did Caroline do for her mental health?")  # her own words answer it
 
 
+def test_once_a_line_answers_the_budget_left_goes_to_the_next_closest_and_never_to_a_name_alone() -> None:
+    """A two-part question: the first part passes the gate, the second part's line holds less of the question and
+    comes in after it; a line sharing only the speaker's name ("Caroline: ...") does not."""
+    v = view_with(
+        [
+            passage(1, "Caroline: My sister Maya finally adopted a rescue greyhound from the shelter in Oakland."),
+            passage(2, "Caroline: Maya says the greyhound sleeps most of the day."),
+            passage(3, "Caroline: I repainted the kitchen in a pale blue."),
+            passage(4, "Caroline: She started as a nurse at a hospital in Portland last spring."),
+        ]
+    )
+    block = ask(v, "Where did Caroline's sister adopt her rescue greyhound from, and which hospital hired her?")
+    assert "shelter in Oakland" in block and "hospital in Portland" in block
+    assert "kitchen" not in block
+    assert ask(v, "What colour did Caroline paint her car?") == ""  # nothing answers it: no block at all
+
+
 def test_every_statement_of_a_transcript_line_keeps_its_speaker() -> None:
     """ "Femi: Oh! my stepbrother lives in Bangalore." is two sentences: the memory of the second is Femi's too, and
     one speaker's "my brother moved" never supersedes the other's."""
