@@ -17,13 +17,48 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..dashboard import create_dashboard
-from ..protocols import PluginLike
+from ..protocols import PluginLike, plugin_of
 from . import memory, openclaw, scheduler, training
 from .gate import Gate, TokenGate
 from .hostmodel import OpenClawHostModel
-from .http import DEFAULT_MAX_BODY, Api, error_response
-from .policy import PolicyHost
+from .http import DEFAULT_MAX_BODY, Api, api_of, error_response
+from .policy import PolicyHost, host_of
 from .policy import routes as policy_routes
+
+
+# The handlers (module-level: the plugin, the Api, the server's info and the PolicyHost come from the app's state) ----
+def _info(request: Request) -> dict[str, Any]:
+    """What the caller of :func:`create_app` said about this server (``info``), shown under ``server`` in status."""
+    info: dict[str, Any] = request.app.state.info
+    return info
+
+
+async def health(request: Request) -> Response:
+    api = api_of(request)
+    return JSONResponse({"ok": True, "pid": os.getpid(), "uptime_s": round(time.time() - api.started_at, 3)})
+
+
+async def status(request: Request) -> Response:
+    api = api_of(request)
+    st = plugin_of(request).status()
+    st["server"] = {
+        **_info(request),
+        "pid": os.getpid(),
+        "uptime_s": round(time.time() - api.started_at, 3),
+        "max_body_bytes": api.limit,
+        **api.counters,
+    }
+    st["feedback_supported"] = True  # on_feedback is part of PluginLike; the key stays for hosts that read it
+    st["policy"] = host_of(request).status()
+    return JSONResponse(st)
+
+
+async def not_found(request: Request, exc: Exception) -> Response:
+    return error_response(404, f"no endpoint {request.method} {request.url.path}")
+
+
+async def not_allowed(request: Request, exc: Exception) -> Response:
+    return error_response(405, f"method {request.method} is not allowed on {request.url.path}")
 
 
 def create_app(
@@ -46,42 +81,24 @@ def create_app(
     if max_body_bytes is None:
         max_body_bytes = plugin.settings.server.max_body_bytes or DEFAULT_MAX_BODY
     api = Api(int(max_body_bytes))
-    server_info = dict(info or {})
     policy_host = PolicyHost(plugin.settings, policy)
-
-    @api.endpoint
-    async def health(request: Request) -> Response:
-        return JSONResponse({"ok": True, "pid": os.getpid(), "uptime_s": round(time.time() - api.started_at, 3)})
-
-    @api.endpoint
-    async def status(request: Request) -> Response:
-        st = plugin.status()
-        st["server"] = {
-            **server_info,
-            "pid": os.getpid(),
-            "uptime_s": round(time.time() - api.started_at, 3),
-            "max_body_bytes": api.limit,
-            **api.counters,
-        }
-        st["feedback_supported"] = True  # on_feedback is part of PluginLike; the key stays for hosts that read it
-        st["policy"] = policy_host.status()
-        return JSONResponse(st)
+    endpoint = api.endpoint
 
     # The route table: every path the sidecar answers (the dashboard takes every path outside /v1, see Gate).
     routes = [
-        Route("/v1/health", health, methods=["GET"]),
-        Route("/health", health, methods=["GET"]),
-        Route("/v1/status", status, methods=["GET"]),
+        Route("/v1/health", endpoint(health), methods=["GET"]),
+        Route("/health", endpoint(health), methods=["GET"]),
+        Route("/v1/status", endpoint(status), methods=["GET"]),
         # /v1/skills, /v1/turns/input|output, /v1/sessions[/{id}[/end]], /v1/feedback: the OpenClaw plugin's API
         *openclaw.routes(api),
         # POST /v1/chat/completions, GET /v1/models: the served policy
-        *policy_routes(policy_host, api),
+        *policy_routes(api),
         # GET|PUT /v1/mode, GET /v1/scheduler: the mode and the training scheduler
-        *scheduler.routes(plugin, api),
+        *scheduler.routes(api),
         # GET /v1/training/daily: success per day beside the training steps (the dashboard's chart, as JSON)
-        *training.routes(plugin, api),
+        *training.routes(api),
         # /v1/memory: list, search, add, show, forget, history, export, import
-        *memory.routes(plugin, api),
+        *memory.routes(api),
     ]
 
     @contextlib.asynccontextmanager
@@ -96,14 +113,10 @@ def create_app(
             if manage_plugin:
                 plugin.stop()
 
-    async def not_found(request: Request, exc: Exception) -> Response:
-        return error_response(404, f"no endpoint {request.method} {request.url.path}")
-
-    async def not_allowed(request: Request, exc: Exception) -> Response:
-        return error_response(405, f"method {request.method} is not allowed on {request.url.path}")
-
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_allowed})
     app.state.plugin = plugin
     app.state.api = api
+    app.state.info = dict(info or {})
+    app.state.policy = policy_host
     app.state.openclaw = openclaw.Gateway(host_name, OpenClawHostModel(plugin))
     return Gate(app, gate, create_dashboard(plugin, gate))

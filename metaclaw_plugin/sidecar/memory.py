@@ -26,10 +26,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..learning.memory.ops import MemoryError_, MemoryOps, UserMemory
-from ..protocols import PluginLike
+from ..protocols import PluginLike, plugin_of
 from ..store import open_database
 from ..types import DEFAULT_TENANT
-from .http import Api, ApiError
+from .http import Api, ApiError, api_of
 
 
 class AddBody(BaseModel):
@@ -53,89 +53,105 @@ class ImportBody(BaseModel):
     memories: list[Any]  # a row that is not an object is rejected alone, not the whole import
 
 
-def routes(plugin: PluginLike, api: Api) -> list[Route]:
-    endpoint, parse, api_error = api.endpoint, api.parse, ApiError
+# What the handlers share -------------------------------------------------------------------------------------------
+def _run(plugin: PluginLike, fn: Callable[[MemoryOps], Any], write: bool = False) -> Any:
+    """``fn`` on a short connection of its own (a missing memory is 404, a refused one 422); a write refreshes this
+    process's view at once."""
+    db = open_database(plugin.settings)
+    try:
+        out = fn(MemoryOps(db, plugin.settings))
+    except MemoryError_ as e:
+        raise ApiError(404 if str(e).startswith("no memory") else 422, str(e)) from None
+    finally:
+        db.close()
+    if write:
+        plugin.refresh_memory()
+    return out
 
-    def run(fn: Callable[[MemoryOps], Any], write: bool = False) -> Any:
-        db = open_database(plugin.settings)
-        try:
-            out = fn(MemoryOps(db, plugin.settings))
-        except MemoryError_ as e:
-            raise api_error(404 if str(e).startswith("no memory") else 422, str(e)) from None
-        finally:
-            db.close()
-        if write:
-            plugin.refresh_memory()
-        return out
 
-    def q(request: Request, name: str, default: str | None = None) -> str | None:
-        v = request.query_params.get(name)
-        return v if v else default
+async def _ops(request: Request, fn: Callable[[MemoryOps], Any], write: bool = False) -> Any:
+    """:func:`_run` in the threadpool, on the app's plugin."""
+    return await run_in_threadpool(_run, plugin_of(request), fn, write)
 
-    def limit(request: Request) -> int:
-        try:
-            return max(1, min(int(q(request, "limit", "200") or 200), 10_000))
-        except ValueError:
-            raise api_error(400, "limit must be an integer") from None
 
-    @endpoint
-    async def list_or_search(request: Request) -> Response:
-        tenant = q(request, "tenant", DEFAULT_TENANT) or DEFAULT_TENANT
-        user, query = q(request, "user"), q(request, "q")
-        n = limit(request)
-        if query:
-            # a user's search also reads the tenant's shared project memories (memory.share: tenant), as the
-            # agents' own memory tools do
-            rows = await run_in_threadpool(
-                run,
-                lambda o: UserMemory(o, tenant, user).search(query, n) if user else o.search(query, tenant, user, n),
-            )
-        else:
-            kind, status = q(request, "kind"), q(request, "status", "active") or "active"
-            rows = await run_in_threadpool(run, lambda o: o.list_(tenant, user, kind, status, n))
-        return JSONResponse({"memories": rows})
+def _q(request: Request, name: str, default: str | None = None) -> str | None:
+    v = request.query_params.get(name)
+    return v if v else default
 
-    @endpoint
-    async def add(request: Request) -> Response:
-        body: AddBody = await parse(request, AddBody)
-        m = await run_in_threadpool(run, lambda o: o.add(body.text, body.tenant, body.user, body.kind), True)
-        return JSONResponse(m, status_code=201)
 
-    @endpoint
-    async def show(request: Request) -> Response:
-        mid, tenant = request.path_params["memory_id"], q(request, "tenant", DEFAULT_TENANT) or DEFAULT_TENANT
-        return JSONResponse(await run_in_threadpool(run, lambda o: o.show(mid, tenant)))
+def _tenant(request: Request) -> str:
+    return _q(request, "tenant", DEFAULT_TENANT) or DEFAULT_TENANT
 
-    @endpoint
-    async def delete(request: Request) -> Response:
-        mid, tenant = request.path_params["memory_id"], q(request, "tenant", DEFAULT_TENANT) or DEFAULT_TENANT
-        gone = await run_in_threadpool(run, lambda o: o.forget(tenant, mid), True)
-        return JSONResponse({"forgotten": gone})
 
-    @endpoint
-    async def forget(request: Request) -> Response:
-        body: ForgetBody = await parse(request, ForgetBody)
-        gone = await run_in_threadpool(run, lambda o: o.forget(body.tenant, None, body.user, body.about), True)
-        return JSONResponse({"forgotten": gone})
+def _limit(request: Request) -> int:
+    try:
+        return max(1, min(int(_q(request, "limit", "200") or 200), 10_000))
+    except ValueError:
+        raise ApiError(400, "limit must be an integer") from None
 
-    @endpoint
-    async def export(request: Request) -> Response:
-        tenant, user = q(request, "tenant", DEFAULT_TENANT) or DEFAULT_TENANT, q(request, "user")
-        return JSONResponse(await run_in_threadpool(run, lambda o: o.export(tenant, user)))
 
-    @endpoint
-    async def import_(request: Request) -> Response:
-        body: ImportBody = await parse(request, ImportBody)
-        tenant, user = q(request, "tenant", DEFAULT_TENANT) or DEFAULT_TENANT, q(request, "user")
-        report = await run_in_threadpool(run, lambda o: o.import_(body.model_dump(), tenant, user), True)
-        return JSONResponse(report)
+# Handlers (module-level: the plugin and the Api come from the app's state) -----------------------------------------
+async def list_or_search(request: Request) -> Response:
+    tenant = _tenant(request)
+    user, query = _q(request, "user"), _q(request, "q")
+    n = _limit(request)
+    if query:
+        # a user's search also reads the tenant's shared project memories (memory.share: tenant), as the
+        # agents' own memory tools do
+        rows = await _ops(
+            request,
+            lambda o: UserMemory(o, tenant, user).search(query, n) if user else o.search(query, tenant, user, n),
+        )
+    else:
+        kind, status = _q(request, "kind"), _q(request, "status", "active") or "active"
+        rows = await _ops(request, lambda o: o.list_(tenant, user, kind, status, n))
+    return JSONResponse({"memories": rows})
 
+
+async def add(request: Request) -> Response:
+    body: AddBody = await api_of(request).parse(request, AddBody)
+    m = await _ops(request, lambda o: o.add(body.text, body.tenant, body.user, body.kind), True)
+    return JSONResponse(m, status_code=201)
+
+
+async def show(request: Request) -> Response:
+    mid, tenant = request.path_params["memory_id"], _tenant(request)
+    return JSONResponse(await _ops(request, lambda o: o.show(mid, tenant)))
+
+
+async def delete(request: Request) -> Response:
+    mid, tenant = request.path_params["memory_id"], _tenant(request)
+    gone = await _ops(request, lambda o: o.forget(tenant, mid), True)
+    return JSONResponse({"forgotten": gone})
+
+
+async def forget(request: Request) -> Response:
+    body: ForgetBody = await api_of(request).parse(request, ForgetBody)
+    gone = await _ops(request, lambda o: o.forget(body.tenant, None, body.user, body.about), True)
+    return JSONResponse({"forgotten": gone})
+
+
+async def export(request: Request) -> Response:
+    tenant, user = _tenant(request), _q(request, "user")
+    return JSONResponse(await _ops(request, lambda o: o.export(tenant, user)))
+
+
+async def import_(request: Request) -> Response:
+    body: ImportBody = await api_of(request).parse(request, ImportBody)
+    tenant, user = _tenant(request), _q(request, "user")
+    report = await _ops(request, lambda o: o.import_(body.model_dump(), tenant, user), True)
+    return JSONResponse(report)
+
+
+def routes(api: Api) -> list[Route]:
+    """The memory routes, each through ``api``'s endpoint wrapper (counters, errors as JSON)."""
+    endpoint = api.endpoint
     return [
-        Route("/v1/memory", list_or_search, methods=["GET"]),
-        Route("/v1/memory", add, methods=["POST"]),
-        Route("/v1/memory/export", export, methods=["GET"]),
-        Route("/v1/memory/import", import_, methods=["POST"]),
-        Route("/v1/memory/forget", forget, methods=["POST"]),
-        Route("/v1/memory/{memory_id}", show, methods=["GET"]),
-        Route("/v1/memory/{memory_id}", delete, methods=["DELETE"]),
+        Route("/v1/memory", endpoint(list_or_search), methods=["GET"]),
+        Route("/v1/memory", endpoint(add), methods=["POST"]),
+        Route("/v1/memory/export", endpoint(export), methods=["GET"]),
+        Route("/v1/memory/import", endpoint(import_), methods=["POST"]),
+        Route("/v1/memory/forget", endpoint(forget), methods=["POST"]),
+        Route("/v1/memory/{memory_id}", endpoint(show), methods=["GET"]),
+        Route("/v1/memory/{memory_id}", endpoint(delete), methods=["DELETE"]),
     ]

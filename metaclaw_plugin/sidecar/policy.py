@@ -37,7 +37,7 @@ from ..serving import PolicyUnavailable, from_settings, unavailable_reason
 from ..serving.policy import Generation, PolicyInputError, ServedPolicy
 from ..serving.vllm import VllmPublisher
 from ..serving.watch import WeightsWatcher
-from .http import Api
+from .http import Api, api_of
 
 log = logging.getLogger("metaclaw_plugin.serving")
 
@@ -203,54 +203,62 @@ async def _events(
     yield b"data: [DONE]\n\n"
 
 
-def routes(host: PolicyHost, api: Api) -> list[Route]:
-    """The routes, through the sidecar's :class:`~metaclaw_plugin.sidecar.http.Api` (body reading and errors,
-    counters) like every other."""
-    parse, wrap = api.parse, api.endpoint
+def host_of(request: Request) -> PolicyHost:
+    """The app's :class:`PolicyHost`, kept in its state beside the plugin (``app.state.policy``)."""
+    host: PolicyHost = request.app.state.policy
+    return host
 
-    async def chat_completions(request: Request) -> Response:
-        body: ChatCompletionBody = await parse(request, ChatCompletionBody)
-        name = host.name()
-        if body.model not in (f"metaclaw/{name}", name):
-            return _err(404, f"no model {body.model!r}: this server serves metaclaw/{name}")
+
+async def chat_completions(request: Request) -> Response:
+    body: ChatCompletionBody = await api_of(request).parse(request, ChatCompletionBody)
+    host = host_of(request)
+    name = host.name()
+    if body.model not in (f"metaclaw/{name}", name):
+        return _err(404, f"no model {body.model!r}: this server serves metaclaw/{name}")
+    try:
+        policy = host.get()
+        await asyncio.to_thread(policy.wait_ready, READY_TIMEOUT)
+    except PolicyUnavailable as e:
+        return _err(503, str(e))
+    except Exception as e:
+        return _err(503, f"the served policy did not load: {type(e).__name__}: {e}")
+    kw: dict[str, Any] = {
+        "max_tokens": body.max_completion_tokens or body.max_tokens,
+        "temperature": body.temperature,
+        "top_p": body.top_p,
+        "seed": body.seed,
+    }
+    rid = "chatcmpl-" + secrets.token_hex(12)
+    created = int(time.time())
+    if body.stream:
+        items = policy.astream(body.messages, body.tools, **kw)
         try:
-            policy = host.get()
-            await asyncio.to_thread(policy.wait_ready, READY_TIMEOUT)
-        except PolicyUnavailable as e:
-            return _err(503, str(e))
-        except Exception as e:
-            return _err(503, f"the served policy did not load: {type(e).__name__}: {e}")
-        kw: dict[str, Any] = {
-            "max_tokens": body.max_completion_tokens or body.max_tokens,
-            "temperature": body.temperature,
-            "top_p": body.top_p,
-            "seed": body.seed,
-        }
-        rid = "chatcmpl-" + secrets.token_hex(12)
-        created = int(time.time())
-        if body.stream:
-            items = policy.astream(body.messages, body.tools, **kw)
-            try:
-                first = await anext(items)  # bad input is a plain HTTP error, before any event is sent
-            except PolicyInputError as e:
-                return _err(400, str(e))
-            return StreamingResponse(
-                _events(policy, body, items, first, rid, created),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-            )
-        try:
-            g = await policy.agenerate(body.messages, body.tools, **kw)
+            first = await anext(items)  # bad input is a plain HTTP error, before any event is sent
         except PolicyInputError as e:
             return _err(400, str(e))
-        return JSONResponse(_completion(g, rid, created, body.logprobs), headers={"X-Metaclaw-Weights": g.weights})
-
-    async def models(request: Request) -> Response:
-        st = host.status()
-        return JSONResponse(
-            {"object": "list", "data": [{"id": st["model"], "object": "model", "created": 0, "owned_by": "metaclaw"}]}
+        return StreamingResponse(
+            _events(policy, body, items, first, rid, created),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
+    try:
+        g = await policy.agenerate(body.messages, body.tools, **kw)
+    except PolicyInputError as e:
+        return _err(400, str(e))
+    return JSONResponse(_completion(g, rid, created, body.logprobs), headers={"X-Metaclaw-Weights": g.weights})
 
+
+async def models(request: Request) -> Response:
+    st = host_of(request).status()
+    return JSONResponse(
+        {"object": "list", "data": [{"id": st["model"], "object": "model", "created": 0, "owned_by": "metaclaw"}]}
+    )
+
+
+def routes(api: Api) -> list[Route]:
+    """The routes, through the sidecar's :class:`~metaclaw_plugin.sidecar.http.Api` (body reading and errors,
+    counters) like every other; the handlers read the :class:`PolicyHost` and the Api from the app's state."""
+    wrap = api.endpoint
     return [
         Route("/v1/chat/completions", wrap(chat_completions), methods=["POST"]),
         Route("/v1/models", wrap(models), methods=["GET"]),

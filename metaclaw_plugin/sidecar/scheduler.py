@@ -18,11 +18,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..protocols import PluginLike
+from ..protocols import PluginLike, plugin_of
 from ..scheduling.attach import report
 from ..scheduling.modes import store_mode
 from ..store import open_database
-from .http import Api
+from .http import Api, api_of
 
 
 class ModeBody(BaseModel):
@@ -30,44 +30,48 @@ class ModeBody(BaseModel):
     mode: Literal["skills_only", "rl", "auto"]
 
 
-def routes(plugin: PluginLike, api: Api) -> list[Route]:
+def _current(plugin: PluginLike, with_signals: bool) -> dict[str, Any]:
+    """The mode in effect; with signals, the live scheduler's status when one is attached (else read from the store)."""
+    sched = plugin.scheduler
+    out = report(plugin.settings, with_signals=with_signals and sched is None)
+    out["attached"] = sched is not None
+    out["note"] = plugin.scheduler_note
+    if sched is not None and with_signals:
+        out["live"] = sched.status()
+    return out
+
+
+def _store(plugin: PluginLike, mode: str) -> dict[str, Any]:
+    """Store ``mode`` and wake this process's scheduler, so that it ticks at once."""
+    db = open_database(plugin.settings)
+    try:
+        store_mode(db, mode)
+    finally:
+        db.close()
+    if plugin.scheduler is not None:
+        plugin.scheduler.wake()
+    return _current(plugin, False)
+
+
+async def get_mode(request: Request) -> Response:
+    return JSONResponse(await run_in_threadpool(_current, plugin_of(request), False))
+
+
+async def put_mode(request: Request) -> Response:
+    body: ModeBody = await api_of(request).parse(request, ModeBody)
+    return JSONResponse(await run_in_threadpool(_store, plugin_of(request), body.mode))
+
+
+async def get_scheduler(request: Request) -> Response:
+    return JSONResponse(await run_in_threadpool(_current, plugin_of(request), True))
+
+
+def routes(api: Api) -> list[Route]:
+    """The mode and scheduler routes, each through ``api``'s endpoint wrapper (counters, errors as JSON); the
+    handlers read the plugin and the Api from the app's state."""
     endpoint = api.endpoint
-
-    def current(with_signals: bool) -> dict[str, Any]:
-        sched = plugin.scheduler
-        out = report(plugin.settings, with_signals=with_signals and sched is None)
-        out["attached"] = sched is not None
-        out["note"] = plugin.scheduler_note
-        if sched is not None and with_signals:
-            out["live"] = sched.status()
-        return out
-
-    @endpoint
-    async def get_mode(request: Request) -> Response:
-        return JSONResponse(await run_in_threadpool(current, False))
-
-    @endpoint
-    async def put_mode(request: Request) -> Response:
-        body: ModeBody = await api.parse(request, ModeBody)
-
-        def write() -> dict[str, Any]:
-            db = open_database(plugin.settings)
-            try:
-                store_mode(db, body.mode)
-            finally:
-                db.close()
-            if plugin.scheduler is not None:
-                plugin.scheduler.wake()
-            return current(False)
-
-        return JSONResponse(await run_in_threadpool(write))
-
-    @endpoint
-    async def get_scheduler(request: Request) -> Response:
-        return JSONResponse(await run_in_threadpool(current, True))
-
     return [
-        Route("/v1/mode", get_mode, methods=["GET"]),
-        Route("/v1/mode", put_mode, methods=["PUT", "POST"]),
-        Route("/v1/scheduler", get_scheduler, methods=["GET"]),
+        Route("/v1/mode", endpoint(get_mode), methods=["GET"]),
+        Route("/v1/mode", endpoint(put_mode), methods=["PUT", "POST"]),
+        Route("/v1/scheduler", endpoint(get_scheduler), methods=["GET"]),
     ]
