@@ -51,6 +51,9 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     # anything else run on keyword retrieval: deterministic and ~40 ms per request cheaper. Tests of auto or of
     # embedding retrieval set the mode themselves (constructor arguments win over the environment).
     monkeypatch.setenv("METACLAW_RETRIEVAL__MODE", "keyword")
+    # The second ranking stage (retrieval.rerank: auto, on with the embeddings extra) changes a conversation's later
+    # turns when its thread has ranked the earlier ones: a race in a test about anything else. Its tests turn it on.
+    monkeypatch.setenv("METACLAW_RETRIEVAL__RERANK", "off")
     return home
 
 
