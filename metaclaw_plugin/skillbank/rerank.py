@@ -103,7 +103,7 @@ def query_texts(query: str) -> list[str]:
 
 def similarities(model: str, encoder: Any, query: str, skills: Sequence[Skill]) -> Any:
     """Each skill's similarity to the task text: the mean of its cosine with the whole text and with its closest
-    sentence (calibrated so: on the own long set it let in one more governed request than the whole text alone)."""
+    sentence (on the own long set, one more request reached its skill than with the whole text alone)."""
     import numpy as np
 
     from .similarity import skill_vectors
