@@ -5,8 +5,8 @@ Plays our multi-day scenarios (benchmarks/scenarios/reach/*.yaml) and, when give
 checkout, a benchmark in the public MetaClaw-Bench layout, through a fresh plugin home each; see
 benchmarks/metaclaw_bench/reach.py for the flow, the governance rules and what the scripted evolver does.
 
-    python benchmarks/lesson_reach.py                          # keyword, and hybrid if the embeddings extra imports
-    python benchmarks/lesson_reach.py --modes keyword,keyword:0.05,embedding,hybrid
+    python benchmarks/lesson_reach.py                          # keyword, and hybrid (+rerank) if the embeddings extra imports
+    python benchmarks/lesson_reach.py --modes keyword,keyword:0.05,embedding,hybrid,hybrid+rerank
     python benchmarks/lesson_reach.py --bench PATH --json      # one JSON document
 """
 
@@ -25,7 +25,11 @@ EXAMPLE = ROOT / "tests" / "data" / "metaclaw-bench-example"  # the public layou
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--modes", default=None, help="comma-separated: keyword, keyword:<min_score>, embedding, hybrid")
+    ap.add_argument(
+        "--modes",
+        default=None,
+        help="comma-separated: keyword, keyword:<min_score>, embedding, hybrid; +rerank: the second stage on",
+    )
     ap.add_argument("--bench", action="append", default=None, help="a MetaClaw-Bench-layout folder (repeatable)")
     ap.add_argument("--scenarios", default=None, help="folder of our reach YAML scenarios")
     ap.add_argument("--no-ours", action="store_true", help="skip our own scenarios")

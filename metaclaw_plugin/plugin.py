@@ -176,6 +176,8 @@ class MetaClawPlugin:
                     6 * 3600, "store.prune", lambda: self.store.prune(self.settings.storage.retention_days)
                 )
             self.worker.start()
+            if self.skills.reranker is not None:  # the second ranking stage (retrieval.rerank)
+                self.attach_loop("rerank", self.skills.reranker)
             self._attach_memory()
             self._attach_learning()
             self._attach_scheduler()
@@ -512,6 +514,7 @@ class MetaClawPlugin:
             "retrieval": self.settings.retrieval.mode,
             "retrieval_mode_reason": self.settings.retrieval.mode_reason,
             "retrieval_error": self.skills.index_error,
+            "rerank": self.skills.rerank_status(),
             "active_sessions": len(self.sessions),
             "store": {
                 "queued": self.store.queued,

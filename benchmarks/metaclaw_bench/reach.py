@@ -7,7 +7,9 @@ task). The harness plays a multi-day scenario through the real plugin and its re
    (:class:`ScriptedEvolver`), promotion ``auto``, lexical dedup, no reward judge.
 2. Each day is a session of the scenario's tenant. Each round is a main turn: ``on_request`` with the
    round's question (the day's earlier rounds as history), the skills it got are recorded, then a
-   neutral scripted reply (``on_response``). Before it, a side turn (a title for the request, as hosts
+   neutral scripted reply (``on_response``). With the second ranking stage on (a ``hybrid+rerank`` mode), the
+   harness waits for it to rank the round before the next one, as a person's next message comes seconds later
+   and the ranking takes a fraction of one. Before it, a side turn (a title for the request, as hosts
    make) checks that side turns get no skills; ``side_turns="after"`` puts it between the round and the
    correction instead, which today hides the correction from the evolver (see the tests).
 3. The first round that teaches a lesson is followed by the round's corrective feedback as the next
@@ -325,6 +327,8 @@ def run_scenario(
                     p.on_request(ctx, msgs)
                     records.append(RoundRecord(day, r.id, sid, list(ctx.injected_skills), list(r.governed_by)))
                     p.on_response(ctx, {"role": "assistant", "content": REPLY})
+                    if p.skills.reranker is not None:
+                        p.skills.reranker.wait_idle(300)
                     if side_turns == "after":
                         side_with += _side_turn(p, sid, tenant, r.question)
                     history += [{"role": "user", "content": r.question}, {"role": "assistant", "content": REPLY}]
@@ -511,9 +515,9 @@ def run_all(
     ours: bool = True,
     use_annotations: bool = True,
 ) -> list[ReachResult]:
-    """Every scenario (ours, then each benchmark folder) under every retrieval mode (default: keyword, and
-    hybrid when the embeddings extra imports)."""
-    modes = list(modes) if modes else ["keyword"] + (["hybrid"] if embeddings_available() else [])
+    """Every scenario (ours, then each benchmark folder) under every retrieval mode (default: keyword, and hybrid
+    with and without the second ranking stage when the embeddings extra imports)."""
+    modes = list(modes) if modes else ["keyword"] + (["hybrid", "hybrid+rerank"] if embeddings_available() else [])
     scenarios = load_reach_scenarios(scenarios_dir) if ours else []
     scenarios += [load_metaclaw_bench(b) for b in benches]
     return [run_scenario(sc, mode, use_annotations=use_annotations) for mode in modes for sc in scenarios]

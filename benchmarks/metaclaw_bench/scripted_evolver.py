@@ -145,9 +145,11 @@ def _same(a: str, b: str) -> bool:
 
 
 def mode_settings(mode: str) -> dict[str, Any]:
-    """``keyword``, ``keyword:0.05`` (a min_score), ``embedding`` or ``hybrid``."""
-    name, _, arg = mode.partition(":")
-    out: dict[str, Any] = {"mode": name}
+    """``keyword``, ``keyword:0.05`` (a min_score), ``embedding`` or ``hybrid``; a ``+rerank`` suffix turns the second
+    ranking stage on (``retrieval.rerank: auto``), which is off otherwise."""
+    base = mode.removesuffix("+rerank")
+    name, _, arg = base.partition(":")
+    out: dict[str, Any] = {"mode": name, "rerank": "off" if base == mode else "auto"}
     if arg:
         out["min_score" if name == "keyword" else "min_similarity"] = float(arg)
     return out

@@ -180,7 +180,12 @@ def memory_(
 
 
 @bench.command()
-@click.option("--mode", "modes", multiple=True, help="keyword, keyword:<min_score>, embedding or hybrid (repeatable).")
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    help="keyword, keyword:<min_score>, embedding or hybrid, +rerank for the second ranking stage (repeatable).",
+)
 @click.option(
     "--bench",
     "benches",

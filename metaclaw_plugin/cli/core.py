@@ -141,6 +141,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
         "skill_problems": [f"{p}: {r}" for p, r in bank.problems],
         "retrieval": settings.retrieval.mode,
         "retrieval_mode_reason": settings.retrieval.mode_reason,
+        "rerank": {
+            "state": "on" if settings.retrieval.rerank_model else "off",
+            "model": settings.retrieval.rerank_model,
+            "reason": settings.retrieval.rerank_reason,
+        },
         "store": {
             **counts,
             "db": storage["where"],
@@ -238,6 +243,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
             ["origins", ", ".join(f"{k} {v}" for k, v in data["skills"]["by_origin"].items())],
             ["conventions", _conventions_line(data["conventions"])],
             ["retrieval", f"{data['retrieval']} ({data['retrieval_mode_reason']})"],
+            ["second-stage rerank", "{state} ({reason})".format(**data["rerank"])],
             [
                 "storage",
                 f"{storage['backend']} {storage['where']}" + (f" ({storage['error']})" if "error" in storage else ""),
@@ -423,6 +429,14 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     review_on, review_detail = review_status(settings)
     check("model review", review_on, review_detail, required=False)
     check("retrieval mode", True, f"{settings.retrieval.mode} ({settings.retrieval.mode_reason})", required=False)
+    rerank = settings.retrieval.rerank_model
+    # off by choice or for want of the extra is fine; a model that is set but cannot run is a problem to fix
+    check(
+        "second-stage rerank",
+        rerank is not None or settings.retrieval.rerank == "off",
+        f"{'on, ' + rerank if rerank else 'off'} ({settings.retrieval.rerank_reason})",
+        required=settings.retrieval.rerank not in ("off", rerank),
+    )
     if settings.retrieval.mode != "keyword":
         try:
             from ..skillbank.embedding import resolve_model_path

@@ -24,6 +24,7 @@ from ..text import folded_words
 from ..types import DEFAULT_TENANT, Message, Skill, TurnContext, task_type_of
 from .files import SkillStore
 from .render import fit_conventions, render_block
+from .rerank import POOL, Picks, Pool, Reranker
 from .retrieve import KeywordIndex, Retriever, task_parts, without_ids
 from .skillmd import task_scope
 
@@ -58,10 +59,11 @@ class Snapshot:
     plans: Memo[tuple[str, str | None, int], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(
         default_factory=lambda: Memo(BLOCKS_MAX), compare=False, repr=False
     )
-    # Rendered blocks by (tenant, query, context, live settings). An agent's tool loop sends the same user message and
-    # context on every step of one turn, so each step after the first skips retrieval and rendering.
+    # Rendered blocks by (tenant, query, context, live settings, the conversation's second-stage picks), with the
+    # candidates found for the second stage. An agent's tool loop sends the same user message and context on every
+    # step of one turn, so each step after the first skips retrieval and rendering.
     # The cache goes with the snapshot: a library change starts an empty one.
-    blocks: Memo[tuple[Any, ...], tuple[str, tuple[str, ...], dict[str, float]]] = field(
+    blocks: Memo[tuple[Any, ...], tuple[str, tuple[str, ...], dict[str, float], Pool | None]] = field(
         default_factory=lambda: Memo(BLOCKS_MAX), compare=False, repr=False
     )
 
@@ -165,6 +167,9 @@ class SkillBank:
         self.index_error: str | None = None
         self.conventions_left_out = 0  # main turns that had a convention left out for its budget
         self.repeats = Repeats()  # clients' per-turn preambles, learned from the requests (not the client's words)
+        # The second ranking stage (retrieval.rerank), a background service the plugin starts with itself.
+        model = settings.retrieval.rerank_model
+        self.reranker = Reranker(model, settings.sessions.session_idle_timeout) if model else None
 
     # Background side ---------------------------------------------------------------------------
     def refresh(self, force: bool = False) -> bool:
@@ -278,9 +283,21 @@ class SkillBank:
         return _allowed(skill, tenant, share, replaced)
 
     def select(
-        self, ctx: TurnContext, query: str, context: str = "", snap: Snapshot | None = None
+        self, ctx: TurnContext, query: str, context: str = "", snap: Snapshot | None = None, turn: int | None = None
     ) -> list[tuple[Skill, float]]:
+        """The pinned skills, the best matches, then skills on shadow trial. With ``turn`` (the index of the task
+        message in its conversation), the conversation's second-stage picks from an earlier turn apply and this
+        turn's candidates go to the second stage (when it is on); without it, the first stage alone."""
         snap = snap or self._snap
+        picks = self._picks(ctx, turn, query)
+        chosen, pool = self._select(ctx, query, context, snap, picks, turn is not None)
+        self._offer(ctx, turn, query, pool)
+        return chosen
+
+    def _select(
+        self, ctx: TurnContext, query: str, context: str, snap: Snapshot, picks: Picks | None, pooled: bool
+    ) -> tuple[list[tuple[Skill, float]], Pool | None]:
+        """``select``'s work, and (``pooled``, with the second stage on) the candidates for it."""
         cfg = self.settings.retrieval
         share = self.settings.sessions.share_learned_skills
         query, context = without_ids(query), without_ids(context)  # ids name no topic (retrieve._OPAQUE)
@@ -292,8 +309,13 @@ class SkillBank:
 
         chosen: list[tuple[Skill, float]] = [(s, 1.0) for s in snap.pinned if allow(s)][: cfg.top_k]
         seen = {s.name for s, _ in chosen}
+        pool = None
         if query and len(chosen) < cfg.top_k:
-            for s, score in snap.index.search(query, cfg.top_k + len(seen), allow, context):
+            if pooled and self.reranker is not None and not self.reranker.unavailable:
+                found, pool = self._second_stage(query, context, snap, allow, seen, picks)
+            else:
+                found = snap.index.search(query, cfg.top_k + len(seen), allow, context)
+            for s, score in found:
                 if s.name in seen:
                     continue
                 chosen.append((s, score))
@@ -302,7 +324,58 @@ class SkillBank:
                     break
         if snap.shadow is not None and query:
             chosen += self._shadow_picks(ctx, query, snap.shadow, allow, seen)
-        return chosen
+        return chosen, pool
+
+    def _second_stage(
+        self,
+        query: str,
+        context: str,
+        snap: Snapshot,
+        allow: Callable[[Skill], bool],
+        seen: set[str],
+        picks: Picks | None,
+    ) -> tuple[list[tuple[Skill, float]], Pool]:
+        """The first stage's matches with the conversation's picks applied (a dictionary's worth of work; any error
+        leaves the first stage's), and this turn's wider candidates for the second stage."""
+        rr = self.reranker
+        assert rr is not None
+        room = self.settings.retrieval.top_k - len(seen)
+        passed, ranked = snap.index.ranked(query, max(room, POOL) + len(seen), allow, context)
+        ranked = [(s, sc) for s, sc in ranked if s.name not in seen][:POOL]
+        found = ranked if passed else []
+        if picks is not None:
+            try:
+                got = picks.apply(ranked, room)
+            except Exception as e:
+                rr.failed("applying a conversation's picks", e)
+            else:
+                if got is None:
+                    rr.new_topic += 1
+                else:
+                    found = got
+                    rr.applied += 1
+        return found, Pool(query, tuple(ranked), passed, room)
+
+    def _picks(self, ctx: TurnContext, turn: int | None, query: str) -> Picks | None:
+        """The conversation's second-stage picks from an earlier turn, if any."""
+        if self.reranker is None or turn is None:
+            return None
+        return self.reranker.picks((ctx.tenant, ctx.session_id), (turn, query))
+
+    def _offer(self, ctx: TurnContext, turn: int | None, query: str, pool: Pool | None) -> None:
+        if self.reranker is None or turn is None or pool is None:
+            return
+        try:
+            self.reranker.offer((ctx.tenant, ctx.session_id), (turn, query), pool)
+        except Exception as e:
+            self.reranker.failed("queueing a turn", e)
+
+    def rerank_status(self) -> dict[str, Any]:
+        """For ``status``: whether the second stage is on and why, and its counters."""
+        reason = self.settings.retrieval.rerank_reason
+        if self.reranker is None:
+            return {"state": "off", "reason": reason}
+        return {"reason": reason, **self.reranker.status()}
 
     def _shadow_picks(
         self, ctx: TurnContext, query: str, index: KeywordIndex, allow, seen: set[str]
@@ -447,7 +520,10 @@ class SkillBank:
         if not self.settings.injection.enabled or ctx.kind != "main":
             return Injection("", [], snap.generation)
         cfg = self.settings.retrieval
+        task = task or TurnTask(messages, self.repeats)
         query, context, repeated = task_parts(messages, cfg.context_messages, cfg.max_query_chars, self.repeats, task)
+        turn = task.get(cfg.max_query_chars)[1]
+        picks = self._picks(ctx, turn, query)
         # Shadow trials pick per request (the arm hangs on the request id): those turns are not cached.
         # The settings read live below are part of the key, so a changed budget is honoured at once.
         budget = self.settings.injection.max_injected_tokens
@@ -464,12 +540,15 @@ class SkillBank:
                 budget,
                 conv_budget,
                 self.settings.sessions.share_learned_skills,
+                picks.seq if picks is not None else 0,
             )
         hit = snap.blocks.get(key) if key is not None else None
         if hit is not None:
+            self._offer(ctx, turn, query, hit[3])  # another conversation's turn may have filled the cache
             return Injection(hit[0], list(hit[1]), snap.generation, dict(hit[2]))
         conv_entries, conv_names = self._convention_entries(ctx, snap, conv_budget, f"{query}\n{context}\n{repeated}")
-        chosen = self.select(ctx, query, context, snap)
+        chosen, pool = self._select(ctx, query, context, snap, picks, True)
+        self._offer(ctx, turn, query, pool)
         if snap.trial_versions:
             chosen = self._version_arms(ctx, chosen, snap.trial_versions)
         text, proc_names = render_block([s for s, _ in chosen], budget, conv_entries)
@@ -482,5 +561,5 @@ class SkillBank:
             ]:
                 del arms[name]
         if key is not None:
-            snap.blocks.put(key, (text, tuple(names), scores))
+            snap.blocks.put(key, (text, tuple(names), scores, pool))
         return Injection(text, names, snap.generation, dict(scores))

@@ -448,6 +448,12 @@ class EmbeddingIndex:
                     break
         return out
 
+    def ranked(
+        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
+    ) -> tuple[bool, list[tuple[Skill, float]]]:
+        out = self.search(query, k, allow, context)
+        return bool(out), out
+
 
 class HybridIndex:
     """Keyword and embedding, fused per skill: ``score = keyword share + weight x cosine similarity``.
@@ -487,10 +493,19 @@ class HybridIndex:
     def search(
         self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
     ) -> list[tuple[Skill, float]]:
+        passed, out = self.ranked(query, k, allow, context)
+        return out if passed else []
+
+    def ranked(
+        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
+    ) -> tuple[bool, list[tuple[Skill, float]]]:
+        """The gate's verdict and the ranked candidates. A long request the gate turns away keeps its candidates
+        (both scores are compressed on a long request, and the gate misses governed ones: the second stage may let
+        it in, skillbank.rerank); a short one it turns away has none."""
         import numpy as np
 
         if k <= 0 or not self.keyword.skills or not query.strip():
-            return []
+            return False, []
         raw = self.keyword.raw_scores(query, context)
         rows, sims = self.embedding.similarities(query)
         want = min(k * 4 if allow else k, len(self.keyword.skills))
@@ -514,7 +529,7 @@ class HybridIndex:
         n_terms = raw[2] if raw is not None else len(set(tokenize(query)))
         fused = self.weight * sims if kw is None else kw + self.weight * sims
         if not want or not len(fused):
-            return []
+            return False, []
         want = min(want, len(fused))
         top = np.argpartition(-fused, want - 1)[:want] if want < len(fused) else np.arange(len(fused))
         top = top[np.argsort(-fused[top], kind="stable")]
@@ -524,8 +539,8 @@ class HybridIndex:
         )
         if not passed and n_terms > SHORT_TERMS and kw is not None:
             passed = float(kw.max()) >= self.min_score  # a long request: either signal (see the class docstring)
-        if not passed:
-            return []
+        if not passed and n_terms <= SHORT_TERMS:
+            return False, []
         out = []
         scale = 1.0 + self.weight
         for sc, i in zip(fused[top].tolist(), kw_rows[top].tolist()):
@@ -534,7 +549,7 @@ class HybridIndex:
                 out.append((s, round(max(0.0, min(sc / scale, 1.0)), 4)))
                 if len(out) == k:
                     break
-        return out
+        return passed, out
 
     def _backed(self, query: str, sim: float, row: int) -> bool:
         """A keyword match passes the fused bar only if the embedding backs it (the skill's own similarity reaches

@@ -333,6 +333,13 @@ class Retriever(Protocol):
         self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
     ) -> list[tuple[Skill, float]]: ...
 
+    def ranked(
+        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
+    ) -> tuple[bool, list[tuple[Skill, float]]]:
+        """Whether the request passes the gate, and the ranked candidates (which ``search`` returns when it does; a
+        request turned away may keep some, for the second stage to judge: skillbank.rerank)."""
+        ...
+
 
 class KeywordIndex:
     """BM25 with per-term postings held as numpy arrays: a search is a few vectorised adds."""
@@ -469,6 +476,12 @@ class KeywordIndex:
         if out and self.min_evidence > 0 and not self._evidenced([i for _, _, i in out], own_ids, own_info, n_terms):
             return []
         return [(s, sc) for s, sc, _ in out]
+
+    def ranked(
+        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
+    ) -> tuple[bool, list[tuple[Skill, float]]]:
+        out = self.search(query, k, allow, context)
+        return bool(out), out
 
     def _evidenced(self, rows: list[int], own_ids: list[np.ndarray], own_info: list[float], n_terms: int) -> bool:
         """The request gate: one of the matches shares ``min_evidence`` rare terms' worth of the request itself,

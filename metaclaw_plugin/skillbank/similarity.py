@@ -64,6 +64,26 @@ def _key(model: str, s: Skill) -> tuple[str, str, str]:
     return model, s.name, hashlib.blake2b(_document(s).encode("utf-8"), digest_size=12).hexdigest()
 
 
+def skill_vectors(model: str, encoder: Any, skills: Sequence[Skill]) -> tuple[list[Any], int]:
+    """The vectors of ``skills``' documents under ``model``, and how many had to be encoded: the rest come from the
+    per-process cache (by model, name and content hash) that the evolver's dedup and the reranker share."""
+    keys = [_key(model, s) for s in skills]
+    with _vectors_lock:
+        found = {k: _vectors[k] for k in keys if k in _vectors}
+        for k in found:
+            _vectors.move_to_end(k)
+    todo = [(k, s) for k, s in zip(keys, skills) if k not in found]
+    todo = list({k: (k, s) for k, s in todo}.values())
+    if todo:
+        embs = encoder.encode([_document(s) for _, s in todo])
+        with _vectors_lock:
+            for (k, _), v in zip(todo, embs):
+                found[k] = _vectors[k] = v
+            while len(_vectors) > VECTOR_CACHE:
+                _vectors.popitem(last=False)
+    return [found[k] for k in keys], len(todo)
+
+
 class SkillSimilarity:
     """Nearest existing skill to a candidate, in the best mode available.
 
@@ -113,22 +133,9 @@ class SkillSimilarity:
 
     # Scores ---------------------------------------------------------------------------------------
     def _vectors(self, encoder: Any, skills: Sequence[Skill]) -> list[Any]:
-        keys = [_key(self.model, s) for s in skills]
-        with _vectors_lock:
-            found = {k: _vectors[k] for k in keys if k in _vectors}
-            for k in found:
-                _vectors.move_to_end(k)
-        todo = [(k, s) for k, s in zip(keys, skills) if k not in found]
-        todo = list({k: (k, s) for k, s in todo}.values())
-        if todo:
-            embs = encoder.encode([_document(s) for _, s in todo])
-            self.encodes += len(todo)
-            with _vectors_lock:
-                for (k, _), v in zip(todo, embs):
-                    found[k] = _vectors[k] = v
-                while len(_vectors) > VECTOR_CACHE:
-                    _vectors.popitem(last=False)
-        return [found[k] for k in keys]
+        vectors, encoded = skill_vectors(self.model, encoder, skills)
+        self.encodes += encoded
+        return vectors
 
     def scores(self, cand: Skill, pool: Sequence[Skill]) -> tuple[list[tuple[Skill, float]], Mode]:
         """Every pool skill with its similarity to ``cand`` (0..1), best first, and the mode used."""
