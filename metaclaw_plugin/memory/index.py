@@ -94,12 +94,10 @@ class Hit:
 
 @dataclass
 class Found:
-    """A search's result: the best hits, the request's total word weight (the denominator of coverage), and the best
-    coverage of a line left out because another speaker said it (a question about Caroline's race, when only
-    Melanie spoke of a race)."""
+    """A search's result: the best hits, and the best coverage of a line left out because another speaker said it (a
+    question about Caroline's race, when only Melanie spoke of a race)."""
 
     hits: list[Hit]
-    total: float
     elsewhere: float = 0.0
 
 
@@ -141,14 +139,14 @@ class Recall:
         return {s for seg in (self.memories, self.base, self.tail) for s in seg.speaker_ids}
 
     def search(self, words: Sequence[str], limit: int, now: float, names: Sequence[str] = ()) -> Found:
-        """The ``limit`` best documents for the request's ``words`` (stems, :func:`~.text.memory_terms_list`), and the
-        request's total word weight (the denominator of coverage). ``names``: speakers of this index the request
+        """The ``limit`` best documents for the request's ``words`` (stems, :func:`~.text.memory_terms_list`), each with
+        its coverage of the request's word weight. ``names``: speakers of this index the request
         names ("what did Caroline say about..."): a line another speaker said is left out unless it names one of them
         too (a transcript's "Melanie: I ran a charity race" does not answer a question about Caroline's race)."""
         segments = [s for s in (self.memories, self.base, self.tail) if s.n]
         n = sum(s.n for s in segments)
         if not n or not words:
-            return Found([], 0.0)
+            return Found([])
         avgdl = sum(s.total for s in segments) / n
         idf: dict[str, float] = {}
         total = 0.0
@@ -166,7 +164,7 @@ class Recall:
             hits += got
             elsewhere = max(elsewhere, other)
         hits.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
-        return Found(hits[:limit], total, elsewhere)
+        return Found(hits[:limit], elsewhere)
 
 
 def _score(

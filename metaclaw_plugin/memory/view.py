@@ -295,9 +295,10 @@ class MemoryView:
         recall = RECALL.search(query) is not None
         for b in buckets:
             found = b.recall.search(words, CANDIDATES, now, request_names(query, b.speakers))
+            answering, closest = _answering(found)
             # what was said earlier in this same conversation is in its messages already: not said twice
-            hits += [h for h in _answering(found) if h.doc.session != session or h.doc.kind != "passage"]
-            more += [h for h in found.hits if _related(h) and (h.doc.session != session or h.doc.kind != "passage")]
+            hits += [h for h in answering if h.doc.session != session or h.doc.kind != "passage"]
+            more += [h for h in closest if h.doc.session != session or h.doc.kind != "passage"]
             if recall:  # "where were we last time?": the last session's summary, or what the user said in it
                 if b.summaries:
                     hits.append(Hit(b.summaries[0], 1e9, 1.0))
@@ -342,13 +343,14 @@ ELSEWHERE_MIN = 0.5
 ELSEWHERE_RATIO = 0.8
 
 
-def _answering(found: Found) -> list[Hit]:
-    """The relevant hits, none when the request names a speaker but its words were said by another: a question about
-    Caroline's charity race, when only Melanie spoke of one, is not answered by Caroline's other lines."""
+def _answering(found: Found) -> tuple[list[Hit], list[Hit]]:
+    """The relevant hits, and the next closest for the budget they leave (:data:`COVER_MORE`); neither when the
+    request names a speaker but its words were said by another: a question about Caroline's charity race, when only
+    Melanie spoke of one, is not answered by Caroline's other lines."""
     hits = [h for h in found.hits if _relevant(h)]
     if found.elsewhere >= ELSEWHERE_MIN and all(h.coverage < ELSEWHERE_RATIO * found.elsewhere for h in hits):
-        return []
-    return hits
+        return [], []
+    return hits, [h for h in found.hits if _related(h) and not _relevant(h)]
 
 
 # Once a request is about something the user said (a line passed the gate above), the budget left goes to the next

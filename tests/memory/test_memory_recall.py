@@ -14,7 +14,7 @@ from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.memory import index as idx
 from metaclaw_plugin.memory.dates import resolve, say_ts
 from metaclaw_plugin.memory.index import Recall
-from metaclaw_plugin.memory.model import Memory
+from metaclaw_plugin.memory.model import Candidate, Memory
 from metaclaw_plugin.memory.text import request_terms
 from metaclaw_plugin.memory.view import MemoryView, build_bucket, chunks, passage_docs, request_names
 from metaclaw_plugin.store.passages import Passage
@@ -174,8 +174,9 @@ def test_every_statement_of_a_transcript_line_keeps_its_speaker() -> None:
     one speaker's "my brother moved" never supersedes the other's."""
     from metaclaw_plugin.learning.memory import rules
 
-    (femi,) = [c for c in rules.extract("Femi: Oh! My stepbrother Zeynep lives in Bangalore now.") if c.text]
-    (una,) = [c for c in rules.extract("Una: Wow. My stepbrother Zeynep lives in Bangalore now.") if c.text]
+    (femi,) = rules.extract("Femi: Oh! My stepbrother Zeynep lives in Bangalore now.")
+    (una,) = rules.extract("Una: Wow. My stepbrother Zeynep lives in Bangalore now.")
+    assert isinstance(femi, Candidate) and isinstance(una, Candidate)
     assert femi.text.startswith("Femi: ") and una.text.startswith("Una: ")
     assert femi.subject != una.subject
     assert rules.extract("My stepbrother Zeynep lives in Bangalore now.")[0].text.startswith("My stepbrother")
