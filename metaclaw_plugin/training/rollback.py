@@ -7,6 +7,9 @@ full state newer than the target is forgotten, and a running trainer loads the t
 step (:meth:`~.trainer.Trainer.follow_rollback`), so the next step builds on them. The abandoned steps' rows leave
 ``train_steps`` and are kept, summarised, in the ``training.rollbacks`` record.
 
+With ``training.scope: tenant`` a rollback is one tenant's (``--tenant``): that tenant's weights go back, its later
+steps are abandoned, and every other tenant's weights stay as they are.
+
 Only the ``local`` backend can roll back: its LoRA weights are folders the trainer keeps (``training.keep_adapters``).
 """
 
@@ -18,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ..store import AnyDatabase, runtime_state, steps
+from .tenants import checkpoint_of, store_checkpoint
 from .trainer import CHECKPOINT_KEY
-from .weights import WeightsRef, latest, store_latest
+from .weights import WeightsRef, by_tenant, latest, store_latest
 
 ROLLBACKS_KEY = "training.rollbacks"
 
@@ -37,19 +41,44 @@ def check_backend(backend: str) -> None:
         )
 
 
-def available(db: AnyDatabase) -> list[int]:
-    """The earlier steps whose LoRA weights folders are still on disk, newest first."""
-    return [step for step, path in steps.weights(db).items() if path and (Path(path) / "adapter_config.json").is_file()]
+def available(db: AnyDatabase, tenant: str | None = None) -> list[int]:
+    """The earlier steps of ``tenant``'s weights (None: every tenant's) whose LoRA weights folders are still on
+    disk, newest first."""
+    return [
+        step
+        for step, path in steps.weights(db, tenant).items()
+        if path and (Path(path) / "adapter_config.json").is_file()
+    ]
 
 
-def rollback(db: AnyDatabase, to: int | None = None) -> dict[str, Any]:
-    """Publish step ``to``'s LoRA weights (default: the step before the latest) as the latest weights."""
-    current = latest(db)
-    if current is None:
-        raise RollbackError("no weights were published yet: nothing to roll back")
+def whose(db: AnyDatabase, scope: str, tenant: str | None) -> str | None:
+    """The tenant a rollback is for: ``tenant``, or under scope tenant the one tenant with weights (None: scope
+    global, every tenant's weights)."""
+    if scope != "tenant":
+        if tenant is not None:
+            raise RollbackError("--tenant needs training.scope tenant: this home trains one set for every tenant")
+        return None
+    if tenant is not None:
+        return tenant
+    have = sorted(by_tenant(db))
+    if len(have) == 1:
+        return have[0]
+    raise RollbackError(
+        "training.scope is tenant: name whose weights go back with --tenant"
+        + (f" (tenants with weights: {', '.join(have)})" if have else " (no tenant has published weights yet)")
+    )
+
+
+def rollback(db: AnyDatabase, to: int | None = None, tenant: str | None = None) -> dict[str, Any]:
+    """Publish step ``to``'s LoRA weights (default: the step before the latest) of ``tenant`` (None: every
+    tenant's weights) as its latest weights; other tenants' weights are untouched."""
+    current = latest(db, tenant) if tenant is not None else latest(db)
+    if current is None or current.tenant != tenant:
+        whom = f"tenant {tenant!r}" if tenant is not None else "every tenant (training.scope global)"
+        raise RollbackError(f"no weights were published yet for {whom}: nothing to roll back")
     if current.backend != "local":
         raise RollbackError("train rollback needs the local backend (Tinker's sampler weights cannot be trained on)")
-    earlier = [s for s in available(db) if s < current.step]
+    earlier = [s for s in available(db, tenant) if s < current.step]
     target = to if to is not None else (earlier[0] if earlier else None)
     if target is None or target not in earlier:
         have = ", ".join(map(str, earlier)) or "none"
@@ -58,22 +87,28 @@ def rollback(db: AnyDatabase, to: int | None = None) -> dict[str, Any]:
             f"cannot roll back from step {current.step} to {want}: LoRA weights on disk for steps {have} "
             "(older ones were pruned: training.keep_adapters)"
         )
-    path = steps.weights(db)[target]
-    ref = WeightsRef(step=target, backend=current.backend, base_model=current.base_model, path=str(path))
-    abandoned = steps.after(db, target)
+    path = steps.weights(db, tenant)[target]
+    ref = WeightsRef(step=target, backend=current.backend, base_model=current.base_model, path=str(path), tenant=tenant)
+    abandoned = steps.after(db, target, tenant)
     with db.transaction() as c:
-        saved = runtime_state.get(c, CHECKPOINT_KEY)
-        if saved is not None and saved.value["step"] > target:
-            runtime_state.delete(c, CHECKPOINT_KEY)  # resume from the target
-        steps.delete_after(c, target)
+        if tenant is not None:
+            saved = checkpoint_of(c, tenant)
+            if saved is not None and saved["step"] > target:
+                store_checkpoint(c, tenant, None)  # resume from the target
+        else:
+            got = runtime_state.get(c, CHECKPOINT_KEY)
+            if got is not None and got.value["step"] > target:
+                runtime_state.delete(c, CHECKPOINT_KEY)  # resume from the target
+        steps.delete_after(c, target, tenant)
         row = runtime_state.get(c, ROLLBACKS_KEY)
         history = row.value if row else []
-        event = {"from": current.step, "to": target, "at": time.time(), "abandoned": abandoned}
+        event = {"from": current.step, "to": target, "at": time.time(), "abandoned": abandoned, "tenant": tenant}
         runtime_state.put(c, ROLLBACKS_KEY, [*history, event][-50:])
     store_latest(db, ref)
     return {
         "from": current.step,
         "to": target,
+        "tenant": tenant,
         "weights": asdict(ref),
         "abandoned_steps": [a["step"] for a in abandoned],
     }

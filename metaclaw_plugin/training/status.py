@@ -8,7 +8,17 @@ from ..config import Settings
 from ..store import runtime_state, steps
 from ..store.backend import reading_home
 
-_STATE = {"training.checkpoint": "checkpoint", "training.skipped": "skipped", "policy.weights": "weights"}
+_STATE = {
+    "training.checkpoint": "checkpoint",
+    "training.skipped": "skipped",
+    "policy.weights": "weights",
+    "policy.weights.tenants": "tenant_weights",
+}
+SHARED_DISK = (
+    "the local backend's LoRA weights are folders on the trainer's disk: on several hosts sharing PostgreSQL, a host "
+    "that cannot read training.out_dir at the same path serves the base model (or its last weights) instead: put "
+    "training.out_dir on storage every host mounts"
+)
 
 
 def training_status(settings: Settings) -> dict[str, Any]:
@@ -16,6 +26,10 @@ def training_status(settings: Settings) -> dict[str, Any]:
     out: dict[str, Any] = {
         "backend": t.backend,
         "base_model": t.base_model,
+        "scope": t.scope_in_effect()[0],
+        "scope_note": t.scope_in_effect()[1],  # why the scope in effect is not the one set (tinker: global)
+        "tenants": [],  # scope tenant: each tenant's latest version {"tenant", "step", "steps", "at"}
+        "weights_reach": SHARED_DISK if t.backend == "local" and settings.storage.backend == "postgres" else None,
         "off": settings.training.off_reason(),
         "step": 0,
         "last": None,
@@ -32,6 +46,7 @@ def training_status(settings: Settings) -> dict[str, Any]:
         with reading_home(settings) as query:
             last = steps.last(query, 1)
             state = runtime_state.values(query, list(_STATE))
+            out["tenants"] = [r for r in steps.by_tenant(query) if r["tenant"] is not None]
     except Exception as e:  # an unreachable server or a torn file: status still answers, and says so
         out["error"] = f"{type(e).__name__}: {e}"
         return out
@@ -40,6 +55,18 @@ def training_status(settings: Settings) -> dict[str, Any]:
         out["last"] = {k: v for k, v in last[0].items() if k != "detail"}
     out.update({name: state[key] for key, name in _STATE.items() if key in state})
     return out
+
+
+def _tenant_line(status: dict[str, Any]) -> str:
+    """Scope tenant: each tenant's version (its latest step), a few named."""
+    rows = status.get("tenants") or []
+    if status["scope"] != "tenant":
+        return "; one set of weights for every tenant (training.scope global)"
+    if not rows:
+        return "; each tenant's own weights (training.scope tenant): none trained yet"
+    shown = ", ".join(f"{r['tenant']} at step {r['step']}" for r in rows[:5])
+    more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
+    return f"; each tenant's own weights (training.scope tenant): {shown}{more}"
 
 
 def ignored_note(backend: str, ignored: list[dict[str, Any]]) -> str | None:
@@ -65,6 +92,11 @@ def describe(status: dict[str, Any]) -> str:
         line += f", {sk['batches']} batches skipped without signal ({reasons})"
     if status["checkpoint"]:
         line += f", checkpoint at step {status['checkpoint']['step']}"
+    line += _tenant_line(status)
+    if status.get("scope_note"):
+        line += f" ({status['scope_note']})"
+    if status.get("weights_reach"):
+        line += f"; {status['weights_reach']}"
     if status["evolve_on_failed_batch"]:
         line += f"; a batch with more than {status['evolve_failed_share']:.0%} failed turns feeds the evolver"
     else:

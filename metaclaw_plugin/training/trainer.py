@@ -18,6 +18,10 @@ The pause contract (the scheduler codes against it):
   score is ``sum_i (r_i - mean r) * mean logp(answer_i) / n``: it rises when rewarded answers become likelier
   against punished ones. A step that lowers it by more than ``training.validation_tolerance`` is undone
   (weights and optimiser state restored), not published, and counted as skipped ("validation score fell").
+* **Scope** (``training.scope``): ``tenant`` trains each tenant's own weights on that tenant's samples only. A
+  window trains the tenants with a ready batch in turn; each step puts the tenant's weights in the backend first
+  (:class:`~.tenants.TenantSlots`), validates on that tenant's held-back turns, and publishes a version of that
+  tenant's weights only (step numbers are unique across tenants). ``global`` trains one set on every tenant's.
 * An exception mid-step (a backend error, out of memory) discards the accumulated gradients (and the Tinker
   backend's staged datums), puts the batch back in the queue, and is raised to the caller.
 
@@ -50,6 +54,7 @@ from .advantages import group_advantages, grpo_advantages, tied
 from .backends import Backend
 from .buffer import SampleBuffer
 from .samples import SampleError, TrainSample, build_sample
+from .tenants import TenantSlots, store_checkpoint
 from .weights import WeightsRef, latest, store_latest
 
 log = logging.getLogger(__name__)
@@ -99,6 +104,7 @@ class TrainerOptions:
     max_staleness: int = 8  # answers sampled by weights more steps behind than this are dropped
     validation_size: int = 0  # held-back rewarded turns that gate each step (0: no gate)
     validation_tolerance: float = 0.0
+    scope: str = "global"  # "tenant": each tenant's own weights (:mod:`.tenants`) | "global": one set for all
 
 
 class Trainer:
@@ -131,7 +137,11 @@ class Trainer:
         self._skipped = 0  # batches skipped (no signal) since the last recorded step
         self.resume_error: str | None = None
         self._state_step = 0  # the step of the last full state (saved or resumed)
-        self.resumed_from = self._resume()
+        self.tenants = TenantSlots(backend, db) if self.options.scope == "tenant" else None
+        if self.tenants is not None:  # each tenant resumes when its turn comes (TenantSlots.activate)
+            self.step, self.resumed_from = steps.newest(db.query), None
+        else:
+            self.resumed_from = self._resume()
 
     # Resume ------------------------------------------------------------------------------------
     def _resume(self) -> str | None:
@@ -178,7 +188,9 @@ class Trainer:
 
     def follow_rollback(self) -> bool:
         """``train rollback`` published an earlier step's weights: train on from them (the optimiser's moments of
-        the abandoned steps are dropped). True when it did."""
+        the abandoned steps are dropped). True when it did. Per tenant, :meth:`TenantSlots.activate` follows."""
+        if self.tenants is not None:
+            return False
         ref = latest(self.db)
         load = getattr(self.backend, "load_weights", None)
         if ref is None or ref.step >= self.step or load is None or ref.backend != self.backend.name:
@@ -193,7 +205,25 @@ class Trainer:
 
     # The pause contract ------------------------------------------------------------------------------
     def ready(self) -> bool:
+        if self.tenants is not None:
+            return bool(self.buffer.ready_tenants(self.options.batch_size))
         return self.buffer.fresh_count() >= self.options.batch_size
+
+    @property
+    def tenant(self) -> str | None:
+        """The tenant whose weights the backend holds (None: every tenant's, scope global)."""
+        return self.tenants.active if self.tenants is not None else None
+
+    def _turn(self) -> bool:
+        """Scope tenant: put the weights of the next tenant with a ready batch in the backend; False when none
+        has one. Scope global: nothing to choose."""
+        if self.tenants is None:
+            return True
+        tenant = self.tenants.next(self.buffer.ready_tenants(self.options.batch_size))
+        if tenant is None:
+            return False
+        self.tenants.activate(tenant)
+        return True
 
     def run(self, should_continue: Callable[[], bool], max_steps: int | None = None) -> RunReport:
         report = RunReport(step=self.step)
@@ -202,9 +232,12 @@ class Trainer:
             if not should_continue():
                 report.paused, report.reason = True, "paused"
                 break
+            if not self._turn():
+                report.reason = "no fresh batch"
+                break
             if self.options.validation_size and hasattr(self.backend, "snapshot"):
-                self.buffer.hold_back(self.options.validation_size, keep=self.options.batch_size)
-            batch = self.buffer.drain(self.options.batch_size)
+                self.buffer.hold_back(self.options.validation_size, keep=self.options.batch_size, tenant=self.tenant)
+            batch = self.buffer.drain(self.options.batch_size, tenant=self.tenant)
             if not batch:
                 report.reason = "no fresh batch"
                 break
@@ -230,6 +263,7 @@ class Trainer:
     def build(self, batch: Sequence[Sample]) -> tuple[list[TrainSample], list[str]]:
         """Training samples for a drained batch, and the turn ids that could not become one."""
         out, unusable = [], []
+        versions = None if self.tenants is None else list(steps.weights(self.db, self.tenant))
         for s in batch:
             turn = self.trajectories.get_turn(s.turn_id)
             try:
@@ -240,7 +274,8 @@ class Trainer:
                     raise SampleError(f"{len(built.tokens)} tokens, more than training.max_tokens")
                 if built.logprobs is None and self.options.off_policy == "drop":
                     raise SampleError("the served policy did not sample this answer (training.off_policy: drop)")
-                behind = self.step - (built.sampled_step or 0)
+                sampled = built.sampled_step or 0  # the tenant's own versions since (scope tenant), else all steps
+                behind = self.step - sampled if versions is None else sum(v > sampled for v in versions)
                 if built.logprobs is not None and behind > self.options.max_staleness:
                     raise SampleError(f"sampled {behind} steps ago, more than training.max_staleness")
                 out.append(built)
@@ -360,7 +395,7 @@ class Trainer:
         if not self.options.validation_size or not hasattr(self.backend, "snapshot"):
             return None
         val = []
-        for s in self.buffer.validation():
+        for s in self.buffer.validation(self.tenant):
             turn = self.trajectories.get_turn(s.turn_id)
             try:
                 if turn is not None:
@@ -417,7 +452,10 @@ class Trainer:
             backend=self.backend.name,
             base_model=self.backend.base_model,
             path=self.backend.save_sampler(self.step),
+            tenant=self.tenant,
         )
+        if self.tenants is not None:
+            self.tenants.trained(self.step)
         store_latest(self.db, ref)
         if self.publish is not None:
             try:
@@ -428,12 +466,18 @@ class Trainer:
         return ref.path
 
     def _checkpoint(self, force: bool = False) -> str | None:
-        if self.step % self.options.checkpoint_every and not force:
+        # every checkpoint_every steps of these weights: a tenant's own steps (this one is not recorded yet)
+        nth = self.step if self.tenant is None else len(steps.weights(self.db, self.tenant)) + 1
+        if nth % self.options.checkpoint_every and not force:
             return None
         path = self.backend.save_state(self.step)
         self._state_step = self.step
         value = {"step": self.step, "path": path, "backend": self.backend.name, "base_model": self.backend.base_model}
-        runtime_state.put(self.db, CHECKPOINT_KEY, value)
+        if self.tenant is not None:
+            with self.db.transaction() as c:
+                store_checkpoint(c, self.tenant, value)
+        else:
+            runtime_state.put(self.db, CHECKPOINT_KEY, value)
         return path
 
     def _record(
@@ -464,6 +508,7 @@ class Trainer:
                 weights=weights,
                 checkpoint=checkpoint,
                 detail=detail,
+                tenant=self.tenant,
             ),
         )
         self._dropped = 0
