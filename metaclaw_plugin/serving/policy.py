@@ -232,19 +232,20 @@ class ServedPolicy:
     def _serves(self, ref: WeightsRef) -> bool:
         """Whether this policy serves ``ref``: a tenant's own weights under scope tenant, else those of every
         tenant (a tenant's weights never answer everyone, nor weights of everyone a tenant with its own)."""
-        return ref.backend == self.backend and (ref.tenant is not None) == (self.scope == "tenant")
+        return (ref.tenant is not None) == (self.scope == "tenant")
 
     def _latest_refs(self) -> list[WeightsRef]:
         if self.db is None:
             return []
         refs = list(by_tenant(self.db).values()) if self.scope == "tenant" else [latest(self.db)]
-        return [r for r in refs if r is not None and self._serves(r)]
+        return [r for r in refs if r is not None and r.backend == self.backend and self._serves(r)]
 
     def _latest_ref(self, whose: str | None) -> WeightsRef | None:
         if self.db is None:
             return None
         ref = latest(self.db, whose)
-        return ref if ref is not None and ref.tenant == whose and self._serves(ref) else None
+        ok = ref is not None and ref.tenant == whose and ref.backend == self.backend and self._serves(ref)
+        return ref if ok else None
 
     def _slot(self, whose: str | None) -> Weights:
         cur = self._current if whose is None else self._tenants.get(whose, self._current)
@@ -268,9 +269,9 @@ class ServedPolicy:
     # -- hot swap -------------------------------------------------------------------------------------------
     @property
     def current(self) -> Weights | None:
-        """The version a request starting now gets (scope tenant: the base model, which a tenant without weights
-        of its own gets; see :meth:`weights_for`). Hold the object to keep using it."""
-        return self._current
+        """The version a request naming no tenant starts on now (:meth:`weights_for`). Hold the object to keep using
+        it."""
+        return self.weights_for(None)
 
     def swap(self, ref: WeightsRef) -> Future[Weights]:
         """Load ``ref`` into a new model object on the loader thread, then switch to it. Never blocks.
@@ -552,7 +553,7 @@ class ServedPolicy:
             cancel.set()
 
     def status(self) -> dict[str, Any]:
-        w = self._current
+        w = self.weights_for(None)  # what a request naming no tenant gets
         return {
             "model": self.model_name,
             "base_model": self.base_model,
