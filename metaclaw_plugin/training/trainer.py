@@ -25,9 +25,16 @@ Each applied step acknowledges its samples, saves sampler weights, stores them a
 (:func:`~.weights.store_latest`, for served policies in other processes) and calls ``publish`` (an
 in-process served policy swaps at once); every ``checkpoint_every`` steps it saves a full state, which a new
 trainer resumes from (with the published weights of later steps loaded over it). A backend that cannot load
-published weights into training (Tinker) also saves one at the end of every window (``run``) that applied a step
-since the last: a restart would otherwise revert the steps after the last full state and publish them again
-under new numbers. Metrics go to the ``train_steps`` table (:mod:`metaclaw_plugin.store.steps`).
+published weights into training (Tinker) saves a full state with every step, before publishing it: a restart
+(even a kill mid-window) never reverts a published step or publishes its number again, and a step whose result
+was lost (:class:`~.backends.StepInDoubt`) is settled by restoring the last state before its batch is retried, so
+no batch is applied twice. Should published steps still lack a state (one the service no longer holds), the
+restart says so (``training.reverted``) and numbers on after them. A superseded checkpoint gets the backend's TTL
+(``expire``); the latest never expires. Metrics go to the ``train_steps`` table (:mod:`metaclaw_plugin.store.steps`).
+
+In ``group`` and ``task`` advantages, a group whose rewards are all equal (within
+:data:`~.advantages.TIE`) in a batch that has signal elsewhere is consumed as skipped and counted (``groups``): its
+zero advantages would add no gradient, only tokens to the norm (and requests to a remote service).
 
 A consumed batch (applied, or acknowledged because none of it could become a sample) goes to ``on_batch``
 last: the learning side queues a batch that mostly failed for the skill evolver there

@@ -19,10 +19,17 @@ Two differences from the local backend, both forced by the service:
   service requires; no gradient), so their ratio is 1: the on-policy REINFORCE form.
 * Adam is the same as the local backend's (:class:`~.Hyper`: betas, epsilon, weight decay, gradient clipping
   sent in ``AdamParams``), and the clipped losses take the same bounds. There is no KL anchor here yet (the
-  service's losses have no reference term); ``step_metrics`` says so (``kl``: None).
+  service's losses have no reference term); ``step_metrics`` says so (``kl``: None) and keeps the service's own
+  metrics of the step (the forward_backward's, and the optimiser step's as ``optim:*``).
+* An optimiser step whose result is lost after it was sent raises :class:`~.StepInDoubt`: the trainer restores
+  the last full state (saved with every step) before the batch is retried.
+* The LoRA takes what the SDK's ``LoraConfig`` has: rank, seed and the parts (:func:`lora_parts`); alpha,
+  dropout and named modules are not in it (``status`` and ``doctor`` say so, :mod:`metaclaw_plugin.config`).
+* Checkpoints are saved without a TTL; one a newer one supersedes gets ``training.checkpoint_ttl_hours`` through
+  the SDK's REST client (:meth:`TinkerBackend.expire`), so the latest (served, resumed from) never expires.
 
-None of this has run against the real service (unreachable here); the tests drive a fake of the
-client's methods.
+None of this has run against the real service (unreachable here); the tests drive a fake of the client's
+methods that checks the SDK's own types and signatures and rejects what the service would.
 """
 
 from __future__ import annotations
