@@ -18,6 +18,11 @@ from typing import Any, Protocol
 from ..samples import TrainSample
 
 
+class StepInDoubt(RuntimeError):
+    """The optimiser step was sent but its outcome was lost (the service may or may not have applied it): the
+    trainer restores the last full state before its batch is retried, so the batch is never applied twice."""
+
+
 @dataclass(frozen=True)
 class Hyper:
     """What bounds an update and shapes the LoRA weights, the same on both backends (``training.*`` settings).
@@ -42,6 +47,7 @@ class Hyper:
     gradient_checkpointing: bool = False
     seed: int = 0
     keep_adapters: int = 5  # local: published LoRA weights folders kept (train rollback's reach; the setting's name)
+    checkpoint_ttl_hours: float = 168.0  # tinker: how long a superseded sampler checkpoint or full state is kept
 
     @classmethod
     def from_settings(cls, t: Any) -> Hyper:

@@ -19,20 +19,30 @@ Two differences from the local backend, both forced by the service:
   service requires; no gradient), so their ratio is 1: the on-policy REINFORCE form.
 * Adam is the same as the local backend's (:class:`~.Hyper`: betas, epsilon, weight decay, gradient clipping
   sent in ``AdamParams``), and the clipped losses take the same bounds. There is no KL anchor here yet (the
-  service's losses have no reference term); ``step_metrics`` says so (``kl``: None).
+  service's losses have no reference term); ``step_metrics`` says so (``kl``: None) and keeps the service's own
+  metrics of the step (the forward_backward's, and the optimiser step's as ``optim:*``).
+* An optimiser step whose result is lost after it was sent raises :class:`~.StepInDoubt`: the trainer restores
+  the last full state (saved with every step) before the batch is retried.
+* The LoRA takes what the SDK's ``LoraConfig`` has: rank, seed and the parts (:func:`lora_parts`); alpha,
+  dropout and named modules are not in it (``status`` and ``doctor`` say so, :mod:`metaclaw_plugin.config`).
+* Checkpoints are saved without a TTL; one a newer one supersedes gets ``training.checkpoint_ttl_hours`` through
+  the SDK's REST client (:meth:`TinkerBackend.expire`), so the latest (served, resumed from) never expires.
 
-None of this has run against the real service (unreachable here); the tests drive a fake of the
-client's methods.
+None of this has run against the real service (unreachable here); the tests drive a fake of the client's
+methods that checks the SDK's own types and signatures and rejects what the service would.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, cast
 
 from ..samples import TrainSample
-from . import Hyper
+from . import Hyper, StepInDoubt
+
+log = logging.getLogger(__name__)
 
 ATTENTION = frozenset({"q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "c_attn", "out_proj"})
 MLP = frozenset({"gate_proj", "up_proj", "down_proj", "gate_up_proj", "fc1", "fc2", "c_fc", "c_proj"})
@@ -108,6 +118,8 @@ class TinkerBackend:
         self._staged: list[Any] = []
         self._loss_fn = "importance_sampling"
         self._service_metrics: dict[str, float] = {}
+        self._rest: Any = None
+        self._run: dict[str, Any] | None = None
 
     @property
     def client(self) -> Any:
@@ -123,6 +135,8 @@ class TinkerBackend:
                 train_attn=parts["train_attn"],
                 train_unembed=parts["train_unembed"],
             ).result()
+            self._run = {"id": str(self._client.model_id), "continues": None, "state": None}
+            log.info("new Tinker training run %s (no full state to continue)", self._client.model_id)
         return self._client
 
     def tokenizer(self) -> Any:
@@ -188,7 +202,11 @@ class TinkerBackend:
         # queued behind it, the step would have applied the earlier gradients, or this batch twice once retried.
         result = fb.result()
         self._service_metrics = {str(k): float(v) for k, v in (result.metrics or {}).items()}
-        self.client.optim_step(self.adam()).result()
+        try:
+            step = self.client.optim_step(self.adam()).result()
+        except Exception as e:  # sent, outcome unknown: the trainer reloads the last full state before a retry
+            raise StepInDoubt(f"the optimiser step's outcome was lost: {type(e).__name__}: {e}") from e
+        self._service_metrics.update({f"optim:{k}": float(v) for k, v in (step.metrics or {}).items()})
         return float(result.metrics.get("loss:sum", 0.0))
 
     def step_metrics(self) -> dict[str, Any]:
@@ -202,7 +220,41 @@ class TinkerBackend:
         return str(self.client.save_state(f"metaclaw-state-{step:06d}").result().path)
 
     def load_state(self, path: str) -> None:
+        """Go on from a full state. The SDK binds a training run to the session that made it (its id is the
+        session's) and loads a state only into a new run, so a restart (or a restore, a rollback) continues the
+        saved run's weights and optimiser in a run of its own, made here instead of a fresh LoRA run;
+        :meth:`run_info` names the run it continues."""
+        from tinker import types
+
         self._client = self.service.create_training_client_from_state_with_optimizer(path).result()
+        continues = types.ParsedCheckpointTinkerPath.from_tinker_path(path).training_run_id
+        self._run = {"id": str(self._client.model_id), "continues": continues, "state": path}
+        log.info("Tinker training run %s continues run %s from %s", self._client.model_id, continues, path)
+
+    def run_info(self) -> dict[str, Any] | None:
+        """The training run stepped (``id``), the run whose full state it continues and that state (None: a new
+        LoRA run); None before the run is opened."""
+        return self._run
+
+    def expire(self, path: str) -> None:
+        """Set the TTL (``training.checkpoint_ttl_hours``) of a sampler checkpoint or full state a newer one
+        superseded, through the SDK's REST client: old weights expire, the latest never does."""
+        self.rest().set_checkpoint_ttl_from_tinker_path(path, int(self.hyper.checkpoint_ttl_hours * 3600)).result()
+
+    def rest(self) -> Any:
+        if self._rest is None:
+            self._rest = self.service.create_rest_client()
+        return self._rest
+
+
+def keep_checkpoints(paths: Sequence[str]) -> None:
+    """Clear the TTL of checkpoints on the service (a rollback's target, served and trained on again); raises
+    when one is gone."""
+    import tinker
+
+    rest = tinker.ServiceClient().create_rest_client()
+    for path in paths:
+        rest.set_checkpoint_ttl_from_tinker_path(path, None).result()
 
 
 class _Deferred:
