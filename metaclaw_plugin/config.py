@@ -467,9 +467,10 @@ class TrainingSettings(Section):
     kl_coef: float = Field(
         0.01,
         ge=0.0,
-        description="local: weight of a KL anchor to the base model (the LoRA disabled), per trained token "
-        "(the k3 estimator); 0 turns it off. The Tinker backend has no anchor yet (its losses are the service's).",
-        json_schema_extra=_local_only("the service's losses have no reference term (no KL anchor yet)"),
+        description="Weight of a KL anchor to the base model per trained token; 0 turns it off. local: a loss term "
+        "(the k3 estimator, the LoRA disabled for the reference); tinker: folded into each token's advantage from "
+        "the base model's logprobs (a sampling client of the base model), as the service's losses have no "
+        "reference term.",
     )
     max_staleness: int = Field(
         8,

@@ -14,7 +14,6 @@ from metaclaw_plugin.config import TrainingSettings
 
 # a non-default value for each local-only setting; the metadata, not this dict, decides which are flagged
 LOCAL_ONLY = {
-    "kl_coef": 0.5,
     "validation_size": 8,
     "validation_tolerance": 0.1,
     "keep_adapters": 9,
@@ -65,20 +64,20 @@ def test_the_marked_settings_are_the_ones_described_as_one_backends_and_the_othe
     assert all(i["why"] for i in flagged.values()) and flagged["training.validation_size"]["value"] == 8
     local = TrainingSettings(backend="local", base_model="/m", **LOCAL_ONLY, **TINKER_ONLY)
     assert [i["setting"] for i in local.ignored_settings()] == ["training.checkpoint_ttl_hours"]
-    # the defaults say nothing: only a value the user chose can be silently ignored
-    assert TrainingSettings(backend="tinker", base_model="Qwen/Qwen3-8B", kl_coef=0.01).ignored_settings() == []
+    # the defaults say nothing: only a value the user chose can be silently ignored; the KL anchor applies on both
+    assert TrainingSettings(backend="tinker", base_model="Qwen/Qwen3-8B", kl_coef=0.5).ignored_settings() == []
 
 
 def test_status_and_doctor_name_each_setting_tinker_ignores(home: Path):
-    _write(home, {"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "validation_size": 8, "kl_coef": 0.5})
+    _write(home, {"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "validation_size": 8, "lora_alpha": 64})
     st = json.loads(_invoke("status", "--json").stdout)["training"]
-    assert {i["setting"] for i in st["ignored_settings"]} == {"training.validation_size", "training.kl_coef"}
+    assert {i["setting"] for i in st["ignored_settings"]} == {"training.validation_size", "training.lora_alpha"}
     line = next(ln for ln in _invoke("status").stdout.splitlines() if ln.strip("│ ").startswith("training "))
     assert "off on the tinker backend" in line and "training.validation_size=8" in line
-    assert "training.kl_coef=0.5" in line and "cannot undo" in line and "KL anchor" in line
+    assert "training.lora_alpha=64" in line and "cannot undo" in line and "rank and a seed only" in line
     check = _doctor_check("training settings")
     assert not check["ok"] and not check["required"]
-    assert "training.validation_size" in check["detail"] and "training.kl_coef" in check["detail"]
+    assert "training.validation_size" in check["detail"] and "training.lora_alpha" in check["detail"]
 
 
 def test_status_and_doctor_stay_quiet_when_every_setting_applies(home: Path):

@@ -209,3 +209,54 @@ def test_equal_non_integer_rewards_publish_nothing_on_tinker(tmp_path: Path, tok
     assert report.steps == 0 and report.skipped_batches == 1 and latest(trainer.db) is None
     assert service.calls == []  # no run opened, no forward, no step
     assert training_status(_settings(tmp_path))["skipped"]["reasons"] == {"equal rewards": 1}
+
+
+def _sent_advantages(service: FakeService) -> list[list[float]]:
+    return [d.loss_fn_inputs["advantages"].tolist() for d in service.clients[0].sent]
+
+
+def test_the_kl_anchor_is_folded_into_the_advantages_from_the_base_models_logprobs(tmp_path: Path, tok: Any):
+    """The service's losses have no reference term: each trained token's advantage loses kl_coef times its
+    behaviour logprob minus the base model's (scored by a sampling client of the base model), and the step's
+    metrics carry that difference's mean. kl_coef 0 sends the advantages as they were and asks the base nothing."""
+    sent = {}
+    for coef in (0.0, 0.5):
+        home = tmp_path / f"kl-{coef}"
+        home.mkdir()
+        capture(home / "metaclaw.db", a_and_b(1)[:2])  # one batch: "yes" rewarded, "no" punished
+        service = FakeService(tok)
+        trainer = _trainer(home, service, tok, kl_coef=coef)
+        assert trainer.run(lambda: True).steps == 1
+        sent[coef] = _sent_advantages(service)
+        steps = last_steps(trainer.db, 1)
+        if coef:
+            assert [s.base_model for s in service.samplers] == [MODEL]  # one client, of the base model
+            assert service.calls.count("compute_logprobs") == 2
+            # the samples had no behaviour logprobs: the fake's forward gives -1.0, its base -2.0 -> a KL of 1.0
+            assert steps[0]["detail"]["kl"] == pytest.approx(1.0) and "kl_error" not in steps[0]["detail"]
+        else:
+            assert service.samplers == [] and steps[0]["detail"]["kl"] is None
+    norm = sum(1 for a in sent[0.0][0] if a) + sum(1 for a in sent[0.0][1] if a)  # the batch's trained tokens
+    for plain, anchored in zip(sent[0.0], sent[0.5]):
+        trained = [i for i, a in enumerate(plain) if a]
+        assert trained and [i for i, a in enumerate(anchored) if a] == trained
+        for i in trained:  # A_t - 0.5 * (-1.0 - -2.0), divided by the same norm
+            assert anchored[i] == pytest.approx(plain[i] - 0.5 * 1.0 / norm, abs=1e-6)
+
+
+def test_a_failed_base_call_trains_without_the_anchor_and_the_step_says_why(tmp_path: Path, tok: Any):
+    capture(tmp_path / "metaclaw.db", a_and_b(1)[:2])
+    service = FakeService(tok)
+    real = service.create_sampling_client
+
+    def failing(**kwargs: Any) -> Any:
+        client = real(**kwargs)
+        client.result().fail = True
+        return client
+
+    service.create_sampling_client = failing  # type: ignore[method-assign]
+    trainer = _trainer(tmp_path, service, tok, kl_coef=0.5)
+    assert trainer.run(lambda: True).steps == 1  # fails open: the step is applied and published
+    (step,) = last_steps(trainer.db, 1)
+    assert step["detail"]["kl"] is None and "503" in step["detail"]["kl_error"]
+    assert latest(trainer.db) is not None

@@ -17,13 +17,14 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
-from training_support import ANSWER_A, ANSWER_B, PROMPT, FakeService, a_and_b, capture  # noqa: E402
+from training_support import ANSWER_A, ANSWER_B, BASE_LOGPROB, PROMPT, FakeService, a_and_b, capture  # noqa: E402
 from waiting import wait_for  # noqa: E402
 
 from metaclaw_plugin import Settings  # noqa: E402
 from metaclaw_plugin.devtools.tinymodel import build_tiny_model  # noqa: E402
 from metaclaw_plugin.store import Database  # noqa: E402
 from metaclaw_plugin.training import chat, tokens  # noqa: E402
+from metaclaw_plugin.training.backends import Hyper  # noqa: E402
 from metaclaw_plugin.training.runtime import build_trainer  # noqa: E402
 from metaclaw_plugin.training.samples import TrainSample, build_sample, tokenize_turn  # noqa: E402
 from metaclaw_plugin.training.status import describe  # noqa: E402
@@ -299,28 +300,30 @@ def test_tinker_path_builds_valid_datums_and_follows_the_local_control_flow(tmp_
     assert tinker_reports == local_reports
     assert local_log.count("optim_step") == 2 and local_log.count("discard") == 2 and local_log.count("save_state") == 1
     assert tinker_log.count("save_state") == 2 and tinker_log.count("expire") == 2
-    # what went over the wire: forward for the logprobs the samples lack, then forward_backward + optim_step
-    # only for the two applied steps (the paused and the stale batch never sent gradients)
+    # what went over the wire: per micro-batch, forward for the logprobs the samples lack and the base model's
+    # logprobs of each sample (the KL anchor: one sampling client of the base model, made once); then
+    # forward_backward + optim_step only for the two applied steps (the paused and the stale batch never sent
+    # gradients)
     week = 7 * 24 * 3600
+    micro = ["forward", "compute_logprobs", "compute_logprobs"]
     assert service.calls == [
         "create_lora_training_client",
         "forward",
-        "forward",
+        "create_sampling_client",
+        *micro[1:],
+        *micro,
         "forward_backward:ppo",
         "optim_step",
         "save_state",
         "save_weights_for_sampler",
-        "forward",
-        "forward",
-        "forward",
+        *micro * 3,
         "forward_backward:ppo",
         "optim_step",
         "save_state",
         f"ttl:{week}",  # step 1's full state, superseded
         "save_weights_for_sampler",
         f"ttl:{week}",  # step 1's sampler weights, superseded
-        "forward",
-        "forward",
+        *micro * 2,
     ]
     # the latest of each never expires; the superseded ones do
     ttls = {path.rsplit("/", 1)[1]: c["ttl"] for path, c in service.checkpoints.items()}
@@ -335,7 +338,10 @@ def test_tinker_path_builds_valid_datums_and_follows_the_local_control_flow(tmp_
     adv = [d.loss_fn_inputs["advantages"].tolist() for d in sent]
     prompt_len = len(tokenize_turn(local.tokenizer, PROMPT, {"role": "assistant", "content": "yes"})[0])
     assert all(a[: prompt_len - 1] == [0.0] * (prompt_len - 1) for a in adv)  # no gradient on the prompt
-    assert sum(sum(a) for a in adv) == pytest.approx(0.0, abs=1e-6)  # +1 and -1 advantages, normalised
+    # +1 and -1 advantages, normalised, sum to 0; the KL anchor takes kl_coef * (behaviour - base) off each trained
+    # token (the fake's forward scores -1.0, its base model BASE_LOGPROB): per step, once over the normalised tokens
+    anchor = Hyper().kl_coef * (-1.0 - BASE_LOGPROB)
+    assert sum(sum(a) for a in adv) == pytest.approx(-2 * anchor, abs=1e-6)
     db = Database(homes[1] / "metaclaw.db")
     ref = latest(db)
     assert (

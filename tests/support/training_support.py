@@ -92,7 +92,12 @@ def _bind(cls: str, method: str, *args: Any, **kwargs: Any) -> None:
     import importlib
     import inspect
 
-    module = {"ServiceClient": "service_client", "TrainingClient": "training_client", "RestClient": "rest_client"}
+    module = {
+        "ServiceClient": "service_client",
+        "TrainingClient": "training_client",
+        "RestClient": "rest_client",
+        "SamplingClient": "sampling_client",
+    }
     real = getattr(importlib.import_module(f"tinker.lib.public_interfaces.{module[cls]}"), cls)
     inspect.signature(getattr(real, method)).bind(None, *args, **kwargs)
 
@@ -232,6 +237,32 @@ class FakeRestClient:
         return _Done(None)
 
 
+BASE_LOGPROB = -2.0  # the fake base model's logprob of every token it scores
+
+
+class FakeSamplingClient:
+    """``tinker.SamplingClient``'s scoring call, for the base model: every token but the first (and those before the
+    last ``prompt_logprobs_last_n``) gets :data:`BASE_LOGPROB`; ``fail`` makes it fail as a service error would."""
+
+    def __init__(self, service: FakeService, base_model: str):
+        self.service = service
+        self.base_model = base_model
+        self.fail = False
+
+    def compute_logprobs(self, prompt: Any, prompt_logprobs_last_n: int | None = None) -> _Done | _Failed:
+        from tinker import types
+
+        _bind("SamplingClient", "compute_logprobs", prompt, prompt_logprobs_last_n)
+        assert isinstance(prompt, types.ModelInput)
+        n = prompt.length
+        assert prompt_logprobs_last_n is None or 1 <= prompt_logprobs_last_n <= n - 1  # the SDK's documented range
+        self.service.calls.append("compute_logprobs")
+        if self.fail:
+            return _Failed(RuntimeError("503: sampler unavailable"))
+        scored = n - 1 if prompt_logprobs_last_n is None else prompt_logprobs_last_n
+        return _Done([None] * (n - scored) + [BASE_LOGPROB] * scored)
+
+
 class FakeService:
     """``tinker.ServiceClient``: hands out fake training clients, each a run of its own, and keeps the checkpoints
     they save (a state of an unknown run, or one that expired, cannot be loaded)."""
@@ -241,6 +272,7 @@ class FakeService:
         self.calls: list[str] = []
         self.clients: list[FakeTrainingClient] = []
         self.checkpoints: dict[str, dict[str, Any]] = {}  # tinker path -> {"version", "ttl"}
+        self.samplers: list[FakeSamplingClient] = []
 
     def keep(self, path: str, version: int, ttl: int | None) -> str:
         assert path not in self.checkpoints, f"{path} saved twice"  # the service refuses a name it holds
@@ -288,3 +320,10 @@ class FakeService:
 
     def create_rest_client(self) -> FakeRestClient:
         return FakeRestClient(self)
+
+    def create_sampling_client(self, model_path: str | None = None, base_model: str | None = None) -> _Done:
+        _bind("ServiceClient", "create_sampling_client", model_path, base_model)
+        assert (model_path is None) != (base_model is None), "a sampling client of a base model or of saved weights"
+        self.calls.append("create_sampling_client")
+        self.samplers.append(FakeSamplingClient(self, base_model or str(model_path)))
+        return _Done(self.samplers[-1])

@@ -38,7 +38,7 @@ class Hyper:
     max_grad_norm: float = 1.0  # 0: no clipping
     clip_low: float = 0.8
     clip_high: float = 1.2
-    kl_coef: float = 0.01  # local only: the KL anchor to the base model
+    kl_coef: float = 0.01  # the KL anchor to the base model (a loss term locally, in the advantages on Tinker)
     lora_rank: int = 32
     lora_alpha: int | None = None  # None: lora_rank
     lora_dropout: float = 0.0

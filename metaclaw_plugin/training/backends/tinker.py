@@ -18,9 +18,14 @@ Two differences from the local backend, both forced by the service:
   get the current policy's logprobs from a ``forward`` pass (``cross_entropy`` with zero ``weights``, as the
   service requires; no gradient), so their ratio is 1: the on-policy REINFORCE form.
 * Adam is the same as the local backend's (:class:`~.Hyper`: betas, epsilon, weight decay, gradient clipping
-  sent in ``AdamParams``), and the clipped losses take the same bounds. There is no KL anchor here yet (the
-  service's losses have no reference term); ``step_metrics`` says so (``kl``: None) and keeps the service's own
+  sent in ``AdamParams``), and the clipped losses take the same bounds. ``step_metrics`` keeps the service's own
   metrics of the step (the forward_backward's, and the optimiser step's as ``optim:*``).
+* The KL anchor (``training.kl_coef``): the service's losses have no reference term, so it is folded into each
+  trained token's advantage, ``A_t - kl_coef * (log p_behaviour(t) - log p_base(t))``, with the base model's
+  logprobs of the sample's own tokens from a sampling client of the base model (``compute_logprobs``), as
+  on-policy distillation folds a teacher's. ``step_metrics``' ``kl`` is the mean of that difference over the
+  trained tokens. A base call that fails leaves the batch without the term (fail open, logged, and the step's
+  metrics say why: ``kl_error``).
 * An optimiser step whose result is lost after it was sent raises :class:`~.StepInDoubt`: the trainer restores
   the last full state (saved with every step) before the batch is retried.
 * The LoRA takes what the SDK's ``LoraConfig`` has: rank, seed and the parts (:func:`lora_parts`); alpha,
@@ -120,6 +125,10 @@ class TinkerBackend:
         self._service_metrics: dict[str, float] = {}
         self._rest: Any = None
         self._run: dict[str, Any] | None = None
+        self._base: Any = None  # the base model's sampling client (the KL anchor's reference), made on first use
+        self._kl = [0.0, 0.0]  # this step's log p_behaviour - log p_base: sum over trained tokens, and their count
+        self._kl_error: str | None = None  # why this step's batch went without the anchor (its base logprobs failed)
+        self._step_kl: dict[str, Any] = {"kl": None}  # the last step's mean log p_behaviour - log p_base, or why none
 
     @property
     def client(self) -> Any:
@@ -182,19 +191,59 @@ class TinkerBackend:
     def forward_backward(self, samples: Sequence[TrainSample], loss_fn: str, norm: float) -> float:
         missing = [s for s in samples if not _usable(s)]
         current = iter(self._current_logprobs(missing) if missing else [])
-        for s in samples:
-            behaviour = s.logprobs if _usable(s) and s.logprobs is not None else next(current)
+        behaviours = [s.logprobs if _usable(s) and s.logprobs is not None else next(current) for s in samples]
+        base = self._base_logprobs(samples) if self.hyper.kl_coef > 0 else None
+        for i, (s, behaviour) in enumerate(zip(samples, behaviours)):
+            if base is not None:
+                s = self._anchored(s, behaviour, base[i])
             self._staged.append(make_datum(s, behaviour, max(norm, 1.0)))
         self._loss_fn = loss_fn
         return 0.0  # the service reports the loss with the step (optim_step)
 
+    def _base_logprobs(self, samples: Sequence[TrainSample]) -> list[list[float | None]] | None:
+        """The base model's logprob of each answer token of each sample (None: the batch goes without the anchor)."""
+        from tinker import types
+
+        try:
+            if self._base is None:
+                self._base = self.service.create_sampling_client(base_model=self.base_model).result()
+            futures = [
+                self._base.compute_logprobs(
+                    types.ModelInput.from_ints(s.tokens), prompt_logprobs_last_n=len(s.tokens) - len(s.prompt_ids)
+                )
+                for s in samples
+            ]
+            return [list(f.result())[len(s.prompt_ids) :] for f, s in zip(futures, samples)]
+        except Exception as e:
+            self._kl_error = f"{type(e).__name__}: {e}"
+            log.warning("the base model's logprobs failed; this batch trains without the KL anchor", exc_info=True)
+            return None
+
+    def _anchored(self, s: TrainSample, behaviour: Sequence[float], base: Sequence[float | None]) -> TrainSample:
+        """``s`` with the KL anchor folded into its token advantages (a token the base did not score keeps its own)."""
+        coef = self.hyper.kl_coef
+        out = []
+        for a, m, b, r in zip(s.advantages(), s.mask, behaviour, base):
+            if m and r is not None:
+                self._kl[0] += b - r
+                self._kl[1] += 1
+                a -= coef * (b - r)
+            out.append(a)
+        return replace(s, token_advantages=out)
+
     def discard(self) -> None:
         self._staged = []
+        self._kl, self._kl_error = [0.0, 0.0], None
 
     def optim_step(self) -> float | None:
         from tinker import types
 
         data, self._staged = self._staged, []
+        kl_sum, kl_n = self._kl
+        self._step_kl = {"kl": kl_sum / kl_n if kl_n else None} | (
+            {"kl_error": self._kl_error} if self._kl_error else {}
+        )
+        self._kl, self._kl_error = [0.0, 0.0], None
         clipped = self._loss_fn != "importance_sampling"
         bounds = {"clip_low_threshold": self.hyper.clip_low, "clip_high_threshold": self.hyper.clip_high}
         fb = self.client.forward_backward(data, cast(types.LossFnType, self._loss_fn), bounds if clipped else None)
@@ -210,8 +259,8 @@ class TinkerBackend:
         return float(result.metrics.get("loss:sum", 0.0))
 
     def step_metrics(self) -> dict[str, Any]:
-        # the service reports neither a gradient norm nor a KL; its own metrics of the step are kept as sent
-        return {"grad_norm": None, "kl": None, "service": dict(self._service_metrics)}
+        # the service reports no gradient norm; its own metrics of the step are kept as sent
+        return {"grad_norm": None, **self._step_kl, "service": dict(self._service_metrics)}
 
     def save_sampler(self, step: int) -> str:
         return str(self.client.save_weights_for_sampler(f"metaclaw-step-{step:06d}").result().path)
