@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ..infra.memo import Memo
 from ..infra.mlimport import ML_IMPORT_LOCK
 from ..types import Skill
-from .retrieve import KeywordIndex, tokenize
+from .retrieve import SHORT_TERMS, KeywordIndex, tokenize
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -319,7 +319,6 @@ def calibration(settings: Settings) -> tuple[float, float, float]:
 
 BACKING = 0.9  # share of min_similarity at which the embedding backs a keyword match (HybridIndex._backed)
 AGREEING_TERMS = 3  # distinct request terms that back a keyword match without the embedding
-SHORT_TERMS = 12  # requests with more distinct terms than this are "long" for the hybrid gate
 EXACT_MAX = 16_384  # above this many skills a search probes the nearest clusters instead of every vector
 PROBE_ROWS = 8_192  # about this many vectors compared per query in probe mode (on COARSE_DIMS dimensions)
 COARSE_DIMS = 64  # a static model's probe compares this prefix of the dimensions (a quarter of the bytes)

@@ -212,6 +212,11 @@ MAX_QUERY_TERMS = 32
 # real requests (issue 21: 3% of long requests got a skill, 81% with the cap, short-set figures unchanged).
 INFO_CAP = 6.0
 CONTEXT_WEIGHT = 0.5  # earlier messages count half as much as the request itself
+SHORT_TERMS = 12  # requests with more distinct terms than this are "long" (the hybrid gate; a work request)
+# ... or with more characters than this: Chinese or Japanese text gives few terms (no spaces between its words).
+# Every short request of tests/data (short_requests, chance_word_requests) has at most 9 terms and 59 characters;
+# every round of the reach scenarios at least 14 terms and 157 characters.
+LONG_CHARS = 160
 
 
 def stem(tok: str) -> str:
@@ -276,6 +281,12 @@ def without_ids(text: str) -> str:
     if out == text:
         return text
     return _SPACES.sub(" ", _EMPTY_PAIR.sub("", out)).strip()
+
+
+def is_long(query: str) -> bool:
+    """Whether a request is a piece of work (a task with its data, paths, steps) rather than a line of chat: the turns
+    a learned standing rule reaches without being named (SkillBank, inferred conventions)."""
+    return len(query) > LONG_CHARS or len(set(tokenize(query))) > SHORT_TERMS
 
 
 class TaskParts(NamedTuple):
