@@ -30,12 +30,17 @@ _WORDS = (
 _RULE_WORD = re.compile(rf"(?<![\w-])(?:{_WORDS})(?![\w-])", re.IGNORECASE)
 # Chinese and Japanese have no spaces between words: the markers stand alone.
 _RULE_CJK = re.compile(r"必须|务必|一律|总是|始终|永远不要|不要|不得|禁止|必ず|常に|決して|してはいけない|しないこと")
-# "When X, do Y": a leading condition, a comma, then what to do (in the languages above).
+# "When you X, do Y": a leading condition on the reader's own work, a comma, then what to do. Only with the second
+# person: "When summarising API logs into a report, count errors per endpoint" is a technique for one kind of task,
+# and a starter-style description often opens with a bare "When ..." or "Before ...".
 _CONDITION = re.compile(
-    r"^(?:when|whenever|before|after|wenn|bevor|sobald|quand|lorsque|avant de|cuando|antes de|quando|prima di"
-    r"|als|wanneer|voordat|когда|перед)\b[^,.;:]{3,120},\s*\S",
+    r"^(?:(?:when|whenever|before|after|if|once) you|(?:wenn|bevor|sobald) (?:du|sie)|(?:quand|lorsque|avant que) "
+    r"(?:tu|vous)|(?:cuando|siempre que|antes de que) (?:usted|tú|\w+(?:as|es))|quando (?:você|voi|tu)"
+    r"|(?:als|wanneer|voordat) (?:je|u)|(?:когда|перед тем как) (?:ты|вы))\b[^,.;:]{0,120},\s*\S",
     re.IGNORECASE,
 )
+# A description that opens as a how-to names a technique, whatever its steps say.
+_HOW_TO = re.compile(r"^(?:how to|steps to|to \w+ |wie man|comment |cómo |como )", re.IGNORECASE)
 # A bullet that opens with a quantifier states a rule about every case ("every entry references its ticket").
 _QUANTIFIED = re.compile(
     r"^(?:every|each|all|any|jede[rsn]?|alle|chaque|tou(?:te)?s?|cada|tod[oa]s?|ogni|tutt[ie]|elke|alle)\b",
@@ -67,7 +72,7 @@ def standing_rule(description: str, body: str) -> str | None:
     found = _rule_in(first)
     if found:
         return f"its description states a rule ({found!r})"
-    if len(description.split()) > TITLE_WORDS:
+    if len(description.split()) > TITLE_WORDS or _HOW_TO.match(description.strip()):
         return None
     bullets = [m.group(1) for line in body.splitlines() if (m := _BULLET.match(line))]
     ruled = [b for b in bullets if _rule_in(b) or _QUANTIFIED.match(b)]
