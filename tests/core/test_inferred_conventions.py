@@ -88,13 +88,13 @@ def test_set_kind_overrides_an_inferred_convention(tmp_path: Path):
     assert (store.read("pnpm").kind, store.read("pnpm").kind_from) == ("procedure", "metadata")
 
 
-def library(home: Path, skills: list[Skill]) -> SkillBank:
+def library(home: Path, skills: list[Skill], mode: str = "keyword") -> SkillBank:
     """The starter skills plus ``skills``, written by hand into the skills folder as a person or tool would."""
     shutil.copytree(bundled_skills_dir(), home / "skills")
     for s in skills:
         (home / "skills" / s.name).mkdir()
         (home / "skills" / s.name / "SKILL.md").write_text(render_skill_md(s), encoding="utf-8")
-    bank = SkillBank(Settings(home=home, retrieval={"mode": "keyword"}))
+    bank = SkillBank(Settings(home=home, retrieval={"mode": mode}))
     bank.refresh(force=True)
     return bank
 
@@ -122,13 +122,7 @@ def test_short_chat_gets_no_block_with_learned_lessons_in_the_library(tmp_path: 
     default retrieval (hybrid); keyword retrieval gives 4.5% of the calibration set a block with the starter
     skills alone (docs/request-path.md)."""
     pytest.importorskip("wordllama")
-    skills = [lesson(n, t) for n, t in {**RULES, **TECHNIQUES}.items()]
-    shutil.copytree(bundled_skills_dir(), tmp_path / "skills")
-    for s in skills:
-        (tmp_path / "skills" / s.name).mkdir()
-        (tmp_path / "skills" / s.name / "SKILL.md").write_text(render_skill_md(s), encoding="utf-8")
-    bank = SkillBank(Settings(home=tmp_path, retrieval={"mode": "hybrid"}))
-    bank.refresh(force=True)
+    bank = library(tmp_path, [lesson(n, t) for n, t in {**RULES, **TECHNIQUES}.items()], "hybrid")
     held_out = yaml.safe_load((DATA / "short_requests_heldout.yaml").read_text(encoding="utf-8"))
     calibration = yaml.safe_load((DATA / "short_requests.yaml").read_text(encoding="utf-8"))["ungoverned"]
     for tenant in ("lumen", "other-team"):
