@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...infra import heap
 from ...infra.mlimport import ML_IMPORT_LOCK
+from .. import chat
 from ..losses import behaviour_logprobs, kl_to_reference, policy_loss
 from ..models import load_base
 from ..samples import TrainSample
@@ -200,6 +201,11 @@ class LocalBackend:
                 out.append(float((logp * mask).sum() / mask.sum().clamp(min=1)))
         return out
 
+    def gate_policy(self) -> _GatePolicy:
+        """The current weights as the behaviour gate drives them (:mod:`..gate`): live, so the same object answers
+        with the serving weights before the step and the new ones after it."""
+        return _GatePolicy(self)
+
     # Weights ---------------------------------------------------------------------------------------
     def _write(self, kind: str, step: int, with_state: bool) -> str:
         import torch
@@ -243,3 +249,56 @@ class LocalBackend:
         from peft import get_peft_model_state_dict
 
         return {k: v.detach().cpu().clone() for k, v in get_peft_model_state_dict(self.model).items()}
+
+
+class _GatePolicy:
+    """The trained model answering and scoring for the behaviour gate, without gradient and outside training mode
+    (LoRA dropout off), on a forked random state so training's own draws are untouched."""
+
+    def __init__(self, backend: LocalBackend):
+        self.backend = backend
+
+    def generate(
+        self, prompt: list[int], *, max_new_tokens: int, temperature: float, seed: int, go_on: Callable[[], bool]
+    ) -> list[int]:
+        import torch
+        from transformers import StoppingCriteria, StoppingCriteriaList
+
+        class Paused(StoppingCriteria):  # a pause lands between tokens, not at the end of the answer
+            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> bool:
+                return not go_on()
+
+        b = self.backend
+        model, tok = b.model, b.tokenizer
+        stop = chat.stop_ids(tok)
+        ids = torch.tensor([prompt], device=b.device)
+        devices = [torch.cuda.current_device()] if b.device == "cuda" else []
+        model.eval()
+        try:
+            with torch.no_grad(), torch.random.fork_rng(devices=devices):
+                torch.manual_seed(seed)
+                out = model.generate(
+                    input_ids=ids,
+                    attention_mask=torch.ones_like(ids),
+                    max_new_tokens=max_new_tokens,
+                    do_sample=temperature > 0,
+                    temperature=temperature if temperature > 0 else None,
+                    top_k=0 if temperature > 0 else None,
+                    top_p=1.0 if temperature > 0 else None,
+                    eos_token_id=sorted(stop),
+                    pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else min(stop),
+                    stopping_criteria=StoppingCriteriaList([Paused()]),
+                )
+        finally:
+            model.train()
+        answer = [int(t) for t in out[0, len(prompt) :].tolist()]
+        cut = next((i + 1 for i, t in enumerate(answer) if t in stop), len(answer))
+        return answer[:cut]
+
+    def logprobs(self, prompt: list[int], completion: list[int]) -> list[float]:
+        import torch
+
+        sample = TrainSample("gate", prompt, completion, [1] * len(completion), None, 0.0, 0)
+        with torch.no_grad():
+            logp = self.backend.token_logprobs([sample])[0]
+        return [float(x) for x in logp[0, : len(completion)].tolist()]
