@@ -472,7 +472,7 @@ class GateSettings(Section):
         1.0,
         ge=0.0,
         le=2.0,
-        description="Sampling temperature of the gate's answers; both versions draw with the same seed per prompt.",
+        description="Sampling temperature of the gate's answers; both versions draw from the same seed.",
     )
     watch: bool = Field(
         True,

@@ -6,8 +6,8 @@ their answers score no worse than the serving weights' beyond noise and the poli
   then turned over by one per drained batch, so it follows the user's current requests. Per tenant when a tenant is
   named (:meth:`BehaviourGate.check`), so a tenant's adapter is gated on its own prompts.
 * **Before the optimiser step** the trainer's weights are the serving ones (the last published, or what a rollback
-  or an undone step restored): each slice prompt is answered with them, a fixed seed per prompt.
-* **After the step** the new weights answer the same prompts with the same seeds (common random numbers: an
+  or an undone step restored): each slice prompt is answered with them (locally in one batch), from one seed per slice.
+* **After the step** the new weights answer the same prompts from the same seed (common random numbers: an
   unchanged policy gives the same answers, so the paired difference is exactly 0), and score both answers with the
   slow loop's own scorer (:class:`Scorer`: the verifier of the turn's task type, else the judge; wired by
   :func:`metaclaw_plugin.learning.gate_scoring.score_gate`). The step is refused when the mean paired difference is
@@ -84,9 +84,15 @@ class Policy(Protocol):
     """A backend's weights as the gate drives them (``backend.gate_policy()``)."""
 
     def generate(
-        self, prompt: list[int], *, max_new_tokens: int, temperature: float, seed: int, go_on: Callable[[], bool]
-    ) -> list[int]:
-        """An answer's token ids, sampled with ``seed`` (stops early when ``go_on()`` turns false)."""
+        self,
+        prompts: list[list[int]],
+        *,
+        max_new_tokens: int,
+        temperature: float,
+        seed: int,
+        go_on: Callable[[], bool],
+    ) -> list[list[int]]:
+        """Each prompt's answer ids, sampled from ``seed`` (stops early when ``go_on()`` turns false)."""
         ...
 
     def logprobs(self, prompt: list[int], completion: list[int]) -> list[float]:
@@ -98,7 +104,6 @@ class Policy(Protocol):
 class Prompt:
     turn: Turn
     ids: list[int]
-    seed: int
 
 
 @dataclass
@@ -172,15 +177,16 @@ class BehaviourGate:
                 continue
             ids = chat.prompt_ids(self.tokenizer, turn.messages, turn.tools)
             if len(ids) + self.options.max_new_tokens <= self.max_prompt_tokens:
-                seed = int.from_bytes(hashlib.blake2b(s.turn_id.encode(), digest_size=4).digest(), "big")
-                out.append(Prompt(turn, ids, seed))
+                out.append(Prompt(turn, ids))
         return out
 
-    def _answer(self, policy: Policy, p: Prompt, go_on: Callable[[], bool]) -> list[int]:
+    def _answers(self, policy: Policy, prompts: list[Prompt], go_on: Callable[[], bool]) -> list[list[int]]:
+        """The answers to the slice, drawn from one seed per slice: the same draws for both versions."""
         o = self.options
-        return policy.generate(
-            p.ids, max_new_tokens=o.max_new_tokens, temperature=o.temperature, seed=p.seed, go_on=go_on
-        )
+        key = "\x00".join(sorted(p.turn.turn_id for p in prompts)).encode()
+        seed = int.from_bytes(hashlib.blake2b(key, digest_size=4).digest(), "big")
+        ids = [p.ids for p in prompts]
+        return policy.generate(ids, max_new_tokens=o.max_new_tokens, temperature=o.temperature, seed=seed, go_on=go_on)
 
     def check(
         self, backend: Any, buffer: SampleBuffer, go_on: Callable[[], bool], tenant: str | None = None
@@ -199,12 +205,11 @@ class BehaviourGate:
                 )
             )
         policy = backend.gate_policy()
-        answers, logprobs = [], []
-        for p in prompts:
-            ids = self._answer(policy, p, go_on)
+        answers = self._answers(policy, prompts, go_on)
+        logprobs = []
+        for p, ids in zip(prompts, answers):
             if not go_on():
                 return PAUSED
-            answers.append(ids)
             logprobs.append(policy.logprobs(p.ids, ids) if ids else [])
         return Pending(backend.snapshot(), prompts, answers, logprobs)
 
@@ -221,12 +226,10 @@ class BehaviourGate:
         off = self.scoring()
         verdict = Verdict(True, off is None, "", prompts=len(pending.prompts), kl=kl, scorer=self._scorer_name())
         if off is None:
-            pairs = []
-            for p, old in zip(pending.prompts, pending.serving):
-                new = self._answer(policy, p, go_on)
-                if not go_on():
-                    return PAUSED
-                pairs.append(self._score_pair(p.turn, old, new))
+            fresh = self._answers(policy, pending.prompts, go_on)
+            if not go_on():
+                return PAUSED
+            pairs = [self._score_pair(p.turn, old, new) for p, old, new in zip(pending.prompts, pending.serving, fresh)]
             verdict = self._compare(verdict, [pair for pair in pairs if pair is not None])
         else:
             verdict.reason = f"success not compared: {off}"

@@ -18,6 +18,12 @@ The pause contract (the scheduler codes against it):
   score is ``sum_i (r_i - mean r) * mean logp(answer_i) / n``: it rises when rewarded answers become likelier
   against punished ones. A step that lowers it by more than ``training.validation_tolerance`` is undone
   (weights and optimiser state restored), not published, and counted as skipped ("validation score fell").
+* **The behaviour gate** (``training.gate``, :mod:`.gate`, both backends): the serving and the new weights answer
+  held-back prompts around the optimiser step; a step whose answers score worse beyond noise, or whose KL to the
+  serving weights passes its budget, is undone the same way and counted ("the gate: ..."). With no scorer the
+  validation check above stands in on the gate's slice. A pause mid-gate undoes the step and releases its batch.
+* **The live watch** (``training.gate.watch``, :mod:`.watchdog`) runs before each run's steps: a published version
+  whose live rewards fell beyond noise is rolled back, and the trainer follows the rollback.
 * An exception mid-step (a backend error, out of memory) discards the accumulated gradients (and the Tinker
   backend's staged datums), puts the batch back in the queue, and is raised to the caller.
 

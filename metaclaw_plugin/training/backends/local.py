@@ -259,41 +259,54 @@ class _GatePolicy:
         self.backend = backend
 
     def generate(
-        self, prompt: list[int], *, max_new_tokens: int, temperature: float, seed: int, go_on: Callable[[], bool]
-    ) -> list[int]:
+        self,
+        prompts: list[list[int]],
+        *,
+        max_new_tokens: int,
+        temperature: float,
+        seed: int,
+        go_on: Callable[[], bool],
+    ) -> list[list[int]]:
+        """All prompts in one batch (left-padded): on CPU a token's cost is mostly per call, not per row."""
         import torch
         from transformers import StoppingCriteria, StoppingCriteriaList
 
-        class Paused(StoppingCriteria):  # a pause lands between tokens, not at the end of the answer
-            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> bool:
-                return not go_on()
+        class Paused(StoppingCriteria):  # a pause lands between tokens, not at the end of the answers
+            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+                return torch.full((input_ids.shape[0],), not go_on(), dtype=torch.bool, device=input_ids.device)
 
         b = self.backend
         model, tok = b.model, b.tokenizer
         stop = chat.stop_ids(tok)
-        ids = torch.tensor([prompt], device=b.device)
+        pad = tok.pad_token_id if tok.pad_token_id is not None else min(stop)
+        width = max(len(p) for p in prompts)
+        ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=b.device)
+        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=b.device)
         devices = [torch.cuda.current_device()] if b.device == "cuda" else []
+        sampled = temperature > 0
         model.eval()
         try:
             with torch.no_grad(), torch.random.fork_rng(devices=devices):
                 torch.manual_seed(seed)
                 out = model.generate(
                     input_ids=ids,
-                    attention_mask=torch.ones_like(ids),
+                    attention_mask=mask,
                     max_new_tokens=max_new_tokens,
-                    do_sample=temperature > 0,
-                    temperature=temperature if temperature > 0 else None,
-                    top_k=0 if temperature > 0 else None,
-                    top_p=1.0 if temperature > 0 else None,
+                    do_sample=sampled,
+                    temperature=temperature if sampled else None,
+                    top_k=0 if sampled else None,
+                    top_p=1.0 if sampled else None,
                     eos_token_id=sorted(stop),
-                    pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else min(stop),
+                    pad_token_id=pad,
                     stopping_criteria=StoppingCriteriaList([Paused()]),
                 )
         finally:
             model.train()
-        answer = [int(t) for t in out[0, len(prompt) :].tolist()]
-        cut = next((i + 1 for i, t in enumerate(answer) if t in stop), len(answer))
-        return answer[:cut]
+        answers = []
+        for row in out[:, width:].tolist():
+            cut = next((i + 1 for i, t in enumerate(row) if t in stop), len(row))
+            answers.append([int(t) for t in row[:cut]])
+        return answers
 
     def logprobs(self, prompt: list[int], completion: list[int]) -> list[float]:
         import torch

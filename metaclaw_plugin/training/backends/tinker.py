@@ -295,15 +295,27 @@ class _GatePolicy:
         self.stop = stop
 
     def generate(
-        self, prompt: list[int], *, max_new_tokens: int, temperature: float, seed: int, go_on: Callable[[], bool]
-    ) -> list[int]:
+        self,
+        prompts: list[list[int]],
+        *,
+        max_new_tokens: int,
+        temperature: float,
+        seed: int,
+        go_on: Callable[[], bool],
+    ) -> list[list[int]]:
+        """One request per prompt, each sent only while ``go_on()`` (a pause leaves the rest unasked)."""
         from tinker import types
 
         params = types.SamplingParams(
             max_tokens=max_new_tokens, temperature=temperature, seed=seed % 2**31, stop=sorted(self.stop)
         )
-        resp = self.sampler.sample(prompt=types.ModelInput.from_ints(prompt), num_samples=1, sampling_params=params)
-        return [int(t) for t in resp.result().sequences[0].tokens]
+        out = []
+        for prompt in prompts:
+            if not go_on():
+                break
+            resp = self.sampler.sample(prompt=types.ModelInput.from_ints(prompt), num_samples=1, sampling_params=params)
+            out.append([int(t) for t in resp.result().sequences[0].tokens])
+        return out
 
     def logprobs(self, prompt: list[int], completion: list[int]) -> list[float]:
         from tinker import types
