@@ -80,19 +80,20 @@ class Scorer(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Draw:
+    """How the gate's answers are sampled: the same for both versions."""
+
+    max_new_tokens: int
+    temperature: float
+    seed: int
+
+
 class Policy(Protocol):
     """A backend's weights as the gate drives them (``backend.gate_policy()``)."""
 
-    def generate(
-        self,
-        prompts: list[list[int]],
-        *,
-        max_new_tokens: int,
-        temperature: float,
-        seed: int,
-        go_on: Callable[[], bool],
-    ) -> list[list[int]]:
-        """Each prompt's answer ids, sampled from ``seed`` (stops early when ``go_on()`` turns false)."""
+    def generate(self, prompts: list[list[int]], draw: Draw, go_on: Callable[[], bool]) -> list[list[int]]:
+        """Each prompt's answer ids (stops early when ``go_on()`` turns false)."""
         ...
 
     def logprobs(self, prompt: list[int], completion: list[int]) -> list[float]:
@@ -185,8 +186,7 @@ class BehaviourGate:
         o = self.options
         key = "\x00".join(sorted(p.turn.turn_id for p in prompts)).encode()
         seed = int.from_bytes(hashlib.blake2b(key, digest_size=4).digest(), "big")
-        ids = [p.ids for p in prompts]
-        return policy.generate(ids, max_new_tokens=o.max_new_tokens, temperature=o.temperature, seed=seed, go_on=go_on)
+        return policy.generate([p.ids for p in prompts], Draw(o.max_new_tokens, o.temperature, seed), go_on)
 
     def check(
         self, backend: Any, buffer: SampleBuffer, go_on: Callable[[], bool], tenant: str | None = None

@@ -18,6 +18,7 @@ from typing import Any
 from ...infra import heap
 from ...infra.mlimport import ML_IMPORT_LOCK
 from .. import chat
+from ..gate import Draw
 from ..losses import behaviour_logprobs, kl_to_reference, policy_loss
 from ..models import load_base
 from ..samples import TrainSample
@@ -258,15 +259,7 @@ class _GatePolicy:
     def __init__(self, backend: LocalBackend):
         self.backend = backend
 
-    def generate(
-        self,
-        prompts: list[list[int]],
-        *,
-        max_new_tokens: int,
-        temperature: float,
-        seed: int,
-        go_on: Callable[[], bool],
-    ) -> list[list[int]]:
+    def generate(self, prompts: list[list[int]], draw: Draw, go_on: Callable[[], bool]) -> list[list[int]]:
         """All prompts in one batch (left-padded): on CPU a token's cost is mostly per call, not per row."""
         import torch
         from transformers import StoppingCriteria, StoppingCriteriaList
@@ -283,15 +276,15 @@ class _GatePolicy:
         ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=b.device)
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=b.device)
         devices = [torch.cuda.current_device()] if b.device == "cuda" else []
-        sampled = temperature > 0
+        temperature, sampled = draw.temperature, draw.temperature > 0
         model.eval()
         try:
             with torch.no_grad(), torch.random.fork_rng(devices=devices):
-                torch.manual_seed(seed)
+                torch.manual_seed(draw.seed)
                 out = model.generate(
                     input_ids=ids,
                     attention_mask=mask,
-                    max_new_tokens=max_new_tokens,
+                    max_new_tokens=draw.max_new_tokens,
                     do_sample=sampled,
                     temperature=temperature if sampled else None,
                     top_k=0 if sampled else None,

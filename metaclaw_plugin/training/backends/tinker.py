@@ -40,6 +40,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 from .. import chat
+from ..gate import Draw
 from ..samples import TrainSample
 from . import Hyper, StepInDoubt
 
@@ -294,20 +295,12 @@ class _GatePolicy:
         self.sampler = sampler
         self.stop = stop
 
-    def generate(
-        self,
-        prompts: list[list[int]],
-        *,
-        max_new_tokens: int,
-        temperature: float,
-        seed: int,
-        go_on: Callable[[], bool],
-    ) -> list[list[int]]:
+    def generate(self, prompts: list[list[int]], draw: Draw, go_on: Callable[[], bool]) -> list[list[int]]:
         """One request per prompt, each sent only while ``go_on()`` (a pause leaves the rest unasked)."""
         from tinker import types
 
         params = types.SamplingParams(
-            max_tokens=max_new_tokens, temperature=temperature, seed=seed % 2**31, stop=sorted(self.stop)
+            max_tokens=draw.max_new_tokens, temperature=draw.temperature, seed=draw.seed % 2**31, stop=sorted(self.stop)
         )
         out = []
         for prompt in prompts:
