@@ -317,8 +317,9 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
             f"training is off: {off}" if off else f"{settings.training.backend} on {settings.training.base_model}",
             required=False,
         )
-        from ..training.status import ignored_note
+        from ..training.status import gate_note, ignored_note, training_status
 
+        check("training gate", True, gate_note(training_status(settings)), required=False)
         note = ignored_note(settings.training.backend, settings.training.ignored_settings())
         check(
             "training settings",

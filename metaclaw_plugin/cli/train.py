@@ -38,9 +38,10 @@ def train(ctx: click.Context, steps: int | None, backend: str | None, as_json: b
     try:
         try:
             from ..learning.failed_batches import feed_evolver
+            from ..learning.gate_scoring import score_gate
             from ..training.runtime import build_trainer
 
-            trainer = feed_evolver(build_trainer(settings), settings)
+            trainer = score_gate(feed_evolver(build_trainer(settings), settings), settings)
         except ConfigError as e:
             fail(str(e))
         report = trainer.run(lock.heartbeat, max_steps=steps)  # stops if the lock was taken over

@@ -193,6 +193,19 @@ def validation(db: AnyDatabase) -> list[Sample]:
     return [_sample(r) for r in db.query("SELECT * FROM buffer_samples WHERE state = 'validation'")]
 
 
+def held_back(c: Any) -> list[Sample]:
+    """The held-back samples, oldest first, inside the transaction ``c``."""
+    rows = c.execute("SELECT * FROM buffer_samples WHERE state = 'validation' ORDER BY created_at, turn_id").fetchall()
+    return [_sample(r) for r in rows]
+
+
+def rewarded(db: AnyDatabase, n: int, tenant: str | None = None) -> list[Sample]:
+    """The latest ``n`` samples in any state (each a live turn with its settled reward), newest first."""
+    where, args = ("WHERE tenant = ? ", [tenant]) if tenant is not None else ("", [])
+    rows = db.query(f"SELECT * FROM buffer_samples {where}ORDER BY created_at DESC LIMIT ?", [*args, int(n)])
+    return [_sample(r) for r in rows]
+
+
 def recent(db: AnyDatabase, n: int, tenant: str | None = None, generation: int | None = None) -> list[Sample]:
     """The latest ``n`` samples queued, pending or trained (of ``tenant``, of ``generation``), newest first."""
     sql = "SELECT * FROM buffer_samples WHERE state IN ('queued', 'pending', 'trained')"

@@ -14,6 +14,7 @@ _STATE = {
     "policy.weights": "weights",
     "training.run": "run",  # tinker: the training run, the run it continues, why it is new
     "training.reverted": "reverted",  # published steps a restart could not resume
+    "training.gate": "gate_state",  # the behaviour gate's counts and last verdict, the live watch's rollbacks
 }
 
 
@@ -35,6 +36,8 @@ def training_status(settings: Settings) -> dict[str, Any]:
         # the second trigger path: a batch whose turns mostly failed feeds the evolver (learning/failed_batches.py)
         "evolve_on_failed_batch": t.evolve_on_failed_batch,
         "evolve_failed_share": t.evolve_failed_share,
+        "gate": gate_settings(settings),
+        "gate_state": None,
     }
     try:  # the home's database: the SQLite file, or the PostgreSQL server the trainer writes to
         with reading_home(settings) as query:
@@ -48,6 +51,51 @@ def training_status(settings: Settings) -> dict[str, Any]:
         out["last"] = {k: v for k, v in last[0].items() if k != "detail"}
     out.update({name: state[key] for key, name in _STATE.items() if key in state})
     return out
+
+
+def gate_settings(settings: Settings) -> dict[str, Any]:
+    """The behaviour gate and the live watch as set (``training.gate.*``), with what is off and why."""
+    g = settings.training.gate
+    out: dict[str, Any] = {
+        "enabled": g.enabled,
+        "watch": g.watch,
+        "size": g.size,
+        "min_prompts": g.min_prompts,
+        "max_kl": g.max_kl,
+        "watch_min_turns": g.watch_min_turns,
+    }
+    if g.enabled and not settings.reward.enabled:
+        out["scoring_off"] = "reward.enabled is off: success is not compared (KL budget and likelihood check only)"
+    return out
+
+
+def gate_note(status: dict[str, Any]) -> str:
+    """What ``status`` and ``doctor`` say of the gate: on or off, its counts, why success is not compared."""
+    g, st = status.get("gate") or {}, status.get("gate_state") or {}
+    if not g.get("enabled"):
+        line = "behaviour gate off (training.gate.enabled)"
+    else:
+        c = st.get("counts") or {}
+        line = (
+            f"behaviour gate on ({g['size']} held-back prompts, KL budget {g['max_kl']:g}): "
+            f"{c.get('applied', 0)} applied, {c.get('refused', 0)} refused, {c.get('not_applied', 0)} not applied"
+        )
+        by = st.get("refused_by") or {}
+        if by:
+            line += " (refused by " + ", ".join(f"{k} {n}" for k, n in sorted(by.items())) + ")"
+        last = st.get("last") or {}
+        if last and last.get("publish") and not last.get("applied") and last.get("reason"):
+            line += f"; last not applied: {last['reason']}"
+        off = st.get("scoring_off") or g.get("scoring_off")
+        if off:
+            line += f"; success not compared: {off}"
+    if not g.get("watch"):
+        return line + "; live watch off (training.gate.watch)"
+    line += f"; live watch on, {st.get('rollbacks', 0)} automatic rollbacks"
+    rb = st.get("last_rollback")
+    if rb:
+        line += f" (last: {rb['why']}" + (f"; failed: {rb['failed']})" if rb.get("failed") else ")")
+    return line
 
 
 def ignored_note(backend: str, ignored: list[dict[str, Any]]) -> str | None:
@@ -82,6 +130,7 @@ def describe(status: dict[str, Any]) -> str:
     rev = status.get("reverted")
     if rev:
         line += f"; steps {rev['resumed'] + 1}-{rev['published']} were published without a full state: not resumed"
+    line += "; " + gate_note(status)
     if status["evolve_on_failed_batch"]:
         line += f"; a batch with more than {status['evolve_failed_share']:.0%} failed turns feeds the evolver"
     else:

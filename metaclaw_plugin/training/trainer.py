@@ -18,6 +18,12 @@ The pause contract (the scheduler codes against it):
   score is ``sum_i (r_i - mean r) * mean logp(answer_i) / n``: it rises when rewarded answers become likelier
   against punished ones. A step that lowers it by more than ``training.validation_tolerance`` is undone
   (weights and optimiser state restored), not published, and counted as skipped ("validation score fell").
+* **The behaviour gate** (``training.gate``, :mod:`.gate`, both backends): the serving and the new weights answer
+  held-back prompts around the optimiser step; a step whose answers score worse beyond noise, or whose KL to the
+  serving weights passes its budget, is undone the same way and counted ("the gate: ..."). With no scorer the
+  validation check above stands in on the gate's slice. A pause mid-gate undoes the step and releases its batch.
+* **The live watch** (``training.gate.watch``, :mod:`.watchdog`) runs before each run's steps: a published version
+  whose live rewards fell beyond noise is rolled back, and the trainer follows the rollback.
 * An exception mid-step (a backend error, out of memory) discards the accumulated gradients (and the Tinker
   backend's staged datums), puts the batch back in the queue, and is raised to the caller.
 
@@ -47,7 +53,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..store import AnyDatabase, runtime_state, steps
 from ..store.ledger import task_types
@@ -56,6 +62,7 @@ from ..types import Sample
 from .advantages import group_advantages, grpo_advantages, tied
 from .backends import Backend, StepInDoubt
 from .buffer import SampleBuffer
+from .gate import PAUSED, REFUSED, BehaviourGate, Pending, Verdict
 from .samples import SampleError, TrainSample, build_sample
 from .weights import WeightsRef, latest, store_latest
 
@@ -67,6 +74,12 @@ RUN_KEY = "training.run"  # the remote training run the trainer steps (tinker): 
 REVERTED_KEY = "training.reverted"  # published steps a restart could not resume (no full state of them)
 SUCCESS = 0.0  # a reward above this counts as a success
 GROUP_SKIP = "a group with equal rewards"
+
+
+class Watch(Protocol):
+    """The live watch the trainer runs before its steps (:class:`~.watchdog.LiveWatch`, which imports the trainer)."""
+
+    def check(self, tenant: str | None = None) -> Any: ...
 
 
 @dataclass
@@ -124,6 +137,8 @@ class Trainer:
         publish: Callable[[WeightsRef], None] | None = None,
         teacher: Callable[[list[TrainSample]], None] | None = None,
         on_batch: Callable[[list[Sample]], object] | None = None,
+        gate: BehaviourGate | None = None,
+        watch: Watch | None = None,
     ):
         self.backend = backend
         self.buffer = buffer
@@ -134,6 +149,8 @@ class Trainer:
         self.publish = publish
         self.teacher = teacher  # OPD: adds a reverse-KL term to the samples' token advantages
         self.on_batch = on_batch
+        self.gate = gate  # the behaviour gate before publishing (gate.py)
+        self.watch = watch  # the live watch after publishing: rolls a worse version back (watchdog.py)
         self.step = 0
         self.publish_errors = 0
         self.expire_errors = 0
@@ -269,13 +286,17 @@ class Trainer:
         report = RunReport(step=self.step)
         if self._in_doubt:
             self._restore_last_state()  # before any batch is retried: the service's weights are the last state's
+        if self.watch is not None:
+            self.watch.check()  # a rollback it publishes is followed below
         while max_steps is None or report.steps < max_steps:
             self.follow_rollback()
             if not should_continue():
                 report.paused, report.reason = True, "paused"
                 break
-            if self.options.validation_size and hasattr(self.backend, "snapshot"):
+            if self.options.validation_size and hasattr(self.backend, "answer_logprobs"):
                 self.buffer.hold_back(self.options.validation_size, keep=self.options.batch_size)
+            if self.gate is not None:
+                self.gate.hold_back(self.buffer, self.options.batch_size)
             batch = self.buffer.drain(self.options.batch_size)
             if not batch:
                 report.reason = "no fresh batch"
@@ -377,9 +398,12 @@ class Trainer:
         if not self.buffer.is_fresh(ids):
             return self._abandon(ids, "stale")
         gate = self._gate()
+        check = self.gate.check(self.backend, self.buffer, should_continue) if self.gate is not None else None
+        if check == PAUSED:
+            return self._abandon(ids, "paused")
         self._stepping = True  # from here a failure may leave the step applied on a remote service
         try:
-            return self._apply(batch, ids, samples, unusable, norm, loss, gate, started)
+            return self._apply(batch, ids, samples, unusable, norm, loss, gate, check, started, should_continue)
         finally:
             self._stepping = False
 
@@ -392,7 +416,9 @@ class Trainer:
         norm: float,
         loss: float,
         gate: tuple[Any, list[TrainSample], float] | None,
+        check: Pending | Verdict | str | None,
         started: float,
+        should_continue: Callable[[], bool],
     ) -> StepResult:
         reported = self.backend.optim_step()
         if gate is not None:
@@ -400,9 +426,20 @@ class Trainer:
             after = _validation_score(val, self.backend.answer_logprobs(val))  # type: ignore[attr-defined]
             validation: dict[str, Any] | None = {"n": len(val), "before": before, "after": after}
             if after < before - self.options.validation_tolerance:
-                return self._hold_back(batch, ids, samples, unusable, snap, before, after)
+                why = f"the validation score fell from {before:.4g} to {after:.4g}"
+                return self._hold_back(batch, ids, samples, unusable, snap, "validation score fell", why)
         else:
             validation = None
+        verdict = check
+        if isinstance(check, Pending):  # the behaviour gate: the new weights answer the held-back prompts
+            assert self.gate is not None
+            verdict = self.gate.judge(self.backend, check, should_continue)
+            if verdict == PAUSED:  # the step is undone and its batch waits for the next window
+                self.backend.restore(check.snapshot)  # type: ignore[attr-defined]
+                return self._abandon(ids, "paused")
+            if isinstance(verdict, Verdict) and not verdict.publish:
+                reason = REFUSED[verdict.refused_by]
+                return self._hold_back(batch, ids, samples, unusable, check.snapshot, reason, verdict.reason)
         # a remote step (tinker) takes seconds: a bump meanwhile cannot be undone there, but is said, not hidden
         stale_during_step = not self.buffer.is_fresh(ids)
         if stale_during_step:
@@ -436,6 +473,7 @@ class Trainer:
                 "skipped": self._skipped,
                 "stale_during_step": stale_during_step,
                 "validation": validation,
+                "gate": verdict.as_dict() if isinstance(verdict, Verdict) else None,
                 **self.backend.step_metrics(),  # grad_norm (before clipping), kl to the base model
             },
         )
@@ -458,8 +496,10 @@ class Trainer:
         return StepResult("skipped", self.step, samples=0, dropped=len(unusable), reason=reason)
 
     def _gate(self) -> tuple[Any, list[TrainSample], float] | None:
-        """(snapshot, validation samples, score before the step), or None when no gate applies."""
-        if not self.options.validation_size or not hasattr(self.backend, "snapshot"):
+        """(snapshot, validation samples, score before the step), or None when no gate applies. The likelihood
+        check runs when asked for (``validation_size``), and stands in for a behaviour gate that has no scorer."""
+        stands_in = self.gate is not None and self.gate.scoring() is not None
+        if not (self.options.validation_size or stands_in) or not hasattr(self.backend, "answer_logprobs"):
             return None
         val = []
         for s in self.buffer.validation():
@@ -481,13 +521,13 @@ class Trainer:
         samples: list[TrainSample],
         unusable: list[str],
         snap: Any,
-        before: float,
-        after: float,
+        reason: str,
+        why: str,
     ) -> StepResult:
-        """The step lowered the validation score: undone (weights and optimiser), not published, consumed."""
+        """The step lowered the validation score, or the behaviour gate refused it: undone (weights and
+        optimiser), not published, consumed."""
         self.backend.restore(snap)  # type: ignore[attr-defined]
-        reason = "validation score fell"
-        log.warning("step %d held back: the validation score fell from %.4g to %.4g", self.step + 1, before, after)
+        log.warning("step %d held back: %s", self.step + 1, why)
         self.buffer.skip([t.turn_id for t in samples])
         self.buffer.ack(unusable)
         self._dropped += len(unusable)

@@ -74,7 +74,11 @@ def test_status_and_doctor_name_each_setting_tinker_ignores(home: Path):
     assert {i["setting"] for i in st["ignored_settings"]} == {"training.validation_size", "training.lora_alpha"}
     line = next(ln for ln in _invoke("status").stdout.splitlines() if ln.strip("│ ").startswith("training "))
     assert "off on the tinker backend" in line and "training.validation_size=8" in line
-    assert "training.lora_alpha=64" in line and "cannot undo" in line and "rank and a seed only" in line
+    assert (
+        "training.lora_alpha=64" in line
+        and "behaviour gate (training.gate) checks each step" in line
+        and "rank and a seed only" in line
+    )
     check = _doctor_check("training settings")
     assert not check["ok"] and not check["required"]
     assert "training.validation_size" in check["detail"] and "training.lora_alpha" in check["detail"]

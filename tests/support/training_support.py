@@ -219,6 +219,43 @@ class FakeTrainingClient:
     def get_tokenizer(self) -> Any:
         return self.tokenizer
 
+    def save_weights_and_get_sampling_client(self, name: str | None = None) -> _Done:
+        _bind("TrainingClient", "save_weights_and_get_sampling_client", name)
+        self.calls.append("save_weights_and_get_sampling_client")
+        return _Done(FakeGateSampler(self.service, self.version))
+
+
+class FakeGateSampler:
+    """``tinker.SamplingClient`` of a run's weights at ``version`` (optimiser steps since its base): it answers
+    ``service.answers[version]`` and gives every token ``service.logprob[version]``, checking the SDK's types."""
+
+    def __init__(self, service: FakeService, version: int):
+        self.service = service
+        self.version = version
+
+    def sample(self, prompt: Any, num_samples: int, sampling_params: Any) -> _Done:
+        import numpy as np
+        from tinker import types
+
+        assert isinstance(prompt, types.ModelInput) and isinstance(sampling_params, types.SamplingParams)
+        assert num_samples == 1 and sampling_params.seed is not None
+        tok = self.service.tokenizer
+        ids = tok.encode(self.service.answers[self.version], add_special_tokens=False) + [tok.eos_token_id]
+        lp = [self.service.logprob[self.version]] * len(ids)
+        seq = types.SampledSequence(
+            stop_reason="stop",
+            sequence_id="s",
+            tokens_np=np.array(ids, dtype=np.int64),
+            logprobs_np=np.array(lp, dtype=np.float32),
+        )
+        return _Done(types.SampleResponse(sequences=[seq]))
+
+    def compute_logprobs(self, prompt: Any) -> _Done:
+        from tinker import types
+
+        assert isinstance(prompt, types.ModelInput)
+        return _Done([None] + [self.service.logprob[self.version]] * (prompt.length - 1))
+
 
 class FakeRestClient:
     """``tinker.RestClient``'s TTL call, with the service's checks: a known checkpoint, a TTL in its range."""
@@ -273,6 +310,8 @@ class FakeService:
         self.clients: list[FakeTrainingClient] = []
         self.checkpoints: dict[str, dict[str, Any]] = {}  # tinker path -> {"version", "ttl"}
         self.samplers: list[FakeSamplingClient] = []
+        self.answers: dict[int, str] = {}  # what the weights of each version answer (the behaviour gate samples)
+        self.logprob: dict[int, float] = {}  # and the logprob they give every token
 
     def keep(self, path: str, version: int, ttl: int | None) -> str:
         assert path not in self.checkpoints, f"{path} saved twice"  # the service refuses a name it holds

@@ -40,10 +40,12 @@ methods that checks the SDK's own types and signatures and rejects what the serv
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
+from .. import chat
+from ..gate import Draw
 from ..samples import TrainSample
 from . import Hyper, StepInDoubt
 
@@ -129,6 +131,7 @@ class TinkerBackend:
         self._kl = [0.0, 0.0]  # this step's log p_behaviour - log p_base: sum over trained tokens, and their count
         self._kl_error: str | None = None  # why this step's batch went without the anchor (its base logprobs failed)
         self._step_kl: dict[str, Any] = {"kl": None}  # the last step's mean log p_behaviour - log p_base, or why none
+        self._state: str | None = None  # the full state of the current weights (None: a new run's)
 
     @property
     def client(self) -> Any:
@@ -266,7 +269,8 @@ class TinkerBackend:
         return str(self.client.save_weights_for_sampler(f"metaclaw-step-{step:06d}").result().path)
 
     def save_state(self, step: int) -> str:
-        return str(self.client.save_state(f"metaclaw-state-{step:06d}").result().path)
+        self._state = str(self.client.save_state(f"metaclaw-state-{step:06d}").result().path)
+        return self._state
 
     def load_state(self, path: str) -> None:
         """Go on from a full state. The SDK binds a training run to the session that made it (its id is the
@@ -276,9 +280,33 @@ class TinkerBackend:
         from tinker import types
 
         self._client = self.service.create_training_client_from_state_with_optimizer(path).result()
+        self._state = path
         continues = types.ParsedCheckpointTinkerPath.from_tinker_path(path).training_run_id
         self._run = {"id": str(self._client.model_id), "continues": continues, "state": path}
         log.info("Tinker training run %s continues run %s from %s", self._client.model_id, continues, path)
+
+    # The behaviour gate -----------------------------------------------------------------------------
+    def snapshot(self) -> str | None:
+        """Where :meth:`restore` goes back to: the full state of the current weights (every published step saved
+        one), or None before the run's first step."""
+        return self._state
+
+    def restore(self, snap: str | None) -> None:
+        """Undo the steps since :meth:`snapshot`: its full state loaded (weights and optimiser), or, before any
+        state, a new LoRA run on first use (the base weights and a fresh optimiser, as before the first step)."""
+        if snap is None:
+            self._client, self._run = None, None
+        else:
+            self.load_state(snap)
+
+    def gate_policy(self) -> _GatePolicy:
+        """The current weights, frozen in a sampling client (the service's snapshot of them)."""
+        sampler = self.client.save_weights_and_get_sampling_client().result()
+        return _GatePolicy(sampler, chat.stop_ids(self.client.get_tokenizer()))
+
+    def keep(self, paths: Sequence[str]) -> None:
+        """Clear the TTL of checkpoints (a rollback's target); raises when one is gone."""
+        clear_ttl(self.rest(), paths)
 
     def run_info(self) -> dict[str, Any] | None:
         """The training run stepped (``id``), the run whose full state it continues and that state (None: a new
@@ -301,9 +329,41 @@ def keep_checkpoints(paths: Sequence[str]) -> None:
     when one is gone."""
     import tinker
 
-    rest = tinker.ServiceClient().create_rest_client()
+    clear_ttl(tinker.ServiceClient().create_rest_client(), paths)
+
+
+def clear_ttl(rest: Any, paths: Sequence[str]) -> None:
     for path in paths:
         rest.set_checkpoint_ttl_from_tinker_path(path, None).result()
+
+
+class _GatePolicy:
+    """A sampling client of the trained weights, answering and scoring for the behaviour gate."""
+
+    def __init__(self, sampler: Any, stop: frozenset[int]):
+        self.sampler = sampler
+        self.stop = stop
+
+    def generate(self, prompts: list[list[int]], draw: Draw, go_on: Callable[[], bool]) -> list[list[int]]:
+        """One request per prompt, each sent only while ``go_on()`` (a pause leaves the rest unasked)."""
+        from tinker import types
+
+        params = types.SamplingParams(
+            max_tokens=draw.max_new_tokens, temperature=draw.temperature, seed=draw.seed % 2**31, stop=sorted(self.stop)
+        )
+        out = []
+        for prompt in prompts:
+            if not go_on():
+                break
+            resp = self.sampler.sample(prompt=types.ModelInput.from_ints(prompt), num_samples=1, sampling_params=params)
+            out.append([int(t) for t in resp.result().sequences[0].tokens])
+        return out
+
+    def logprobs(self, prompt: list[int], completion: list[int]) -> list[float]:
+        from tinker import types
+
+        got = self.sampler.compute_logprobs(types.ModelInput.from_ints(prompt + completion)).result()
+        return [float(x) for x in got[len(prompt) :]]
 
 
 class _Deferred:
