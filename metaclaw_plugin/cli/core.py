@@ -63,6 +63,8 @@ def default_config_text() -> str:
                 desc = f"  # {sf.description}" if sf.description else ""
                 # the declared default, not the value it resolves to here (retrieval.mode: auto stays auto)
                 shown_value = getattr(value, sub) if sf.default is PydanticUndefined else sf.default
+                if isinstance(shown_value, BaseModel):  # a section of a section (training.gate): one flow mapping
+                    shown_value = shown_value.model_dump(mode="json")
                 lines.append(f"  {sub}: {_yaml_scalar(shown_value)}{desc}")
             lines.append("")
         else:
