@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -392,6 +393,67 @@ def test_the_plugins_loop_share_pairs_each_round_with_its_no_op_batch() -> None:
     # missing reading does not shift the later rounds onto other rounds' batches
     assert _paired_shares(plugin, noop) == pytest.approx([0.05, 0.025, 0.025])
     assert _paired_shares(plugin, {}) == []
+
+
+def test_the_overhead_summary_pairs_rounds_and_says_when_a_range_straddles_its_target() -> None:
+    """Issue 44's figures, each the median of per-round paired values with their range; a round one target lacks
+    pairs with nothing, and a range across the target is unsettled rather than a pass."""
+    from metaclaw_bench.overhead_summary import summarize
+
+    def point(**by_round: dict[str, float]) -> dict[str, Any]:
+        return {"rounds": {k.lstrip("r"): v for k, v in by_round.items()}}
+
+    result = {
+        "concurrency": [1, 32],
+        "modes": ["json", "sse-paced"],
+        "results": {
+            "json": {
+                "1": {
+                    "bare": point(r0={"p50_ms": 10.0}, r1={"p50_ms": 11.0}, r2={"p50_ms": 9.0}),
+                    "plugin": point(
+                        r0={"p50_ms": 11.0, "plugin_cpu_ms": 1.0, "n": 100},
+                        r1={"p50_ms": 12.5, "plugin_cpu_ms": 2.0, "n": 100},
+                        r2={"p50_ms": 10.2, "plugin_cpu_ms": 1.5, "n": 100},
+                    ),
+                },
+                "32": {
+                    "noop": point(r0={"rps": 100.0}, r1={"rps": 100.0}, r2={"rps": 100.0}),
+                    "plugin": {
+                        **point(
+                            r0={"rps": 99.0, "plugin_cpu_ms": 2.0, "n": 300},
+                            r1={"rps": 97.0},
+                            r3={"rps": 50.0},
+                        ),
+                        "upstream_extra": 4,
+                    },
+                },
+            },
+            "sse-paced": {
+                "1": {
+                    "bare": point(r0={"ttfb_p50_ms": 13.0}, r1={"ttfb_p50_ms": 14.0}),
+                    "plugin": point(r0={"ttfb_p50_ms": 16.0}, r1={"ttfb_p50_ms": 16.5}),
+                },
+                "32": {
+                    "noop": point(r0={"rps": 20.0}, r1={"rps": 20.0}),
+                    "plugin": point(r0={"rps": 18.0}, r1={"rps": 20.0}),
+                },
+            },
+        },
+    }
+    s = summarize(result)
+    f = s["figures"]
+    assert f["added_p50_ms_json"]["rounds"] == pytest.approx([1.0, 1.5, 1.2])
+    assert (f["added_p50_ms_json"]["median"], f["added_p50_ms_json"]["verdict"]) == (pytest.approx(1.2), "met")
+    assert f["added_first_byte_ms_sse_paced"]["verdict"] == "missed"  # +3.0 and +2.5: both over 2 ms
+    assert f["throughput_vs_noop_json_c32"]["rounds"] == pytest.approx([0.99, 0.97])  # round 3 has no no-op batch
+    assert f["throughput_vs_noop_json_c32"]["verdict"] == "met"
+    assert f["throughput_vs_noop_sse_paced_c32"]["verdict"] == "unsettled"  # 0.90 to 1.00 straddles 0.95
+    # the JSON CPU of round 0 weighs its c=1 and c=32 batches by their requests
+    assert f["plugin_cpu_ms_json"]["rounds"] == pytest.approx([1.75, 2.0, 1.5])
+    assert "plugin_cpu_ms_sse_paced" not in f
+    assert s["plugin_calls_through_the_proxy"] == 4
+    assert s["line"].startswith("summary: added p50 JSON +1.20 ms [+1.00..+1.50]; first byte paced SSE")
+    assert "c=32 vs no-op JSON 0.98x [0.97..0.99], paced SSE 0.95x [0.90..1.00] unsettled" in s["line"]
 
 
 @pytest.mark.slow
