@@ -27,7 +27,8 @@ Rounds are interleaved: in each round every concurrency level runs every target 
 order rotates from round to round, so slow drift of the machine (thermal, page cache, another
 process) spreads over all targets instead of landing on one. Latency is per request, client side,
 full response (for SSE also the time to the first byte). Percentiles pool all rounds; throughput
-is requests over the batch's wall time, the median over rounds.
+is requests over the batch's wall time, the median over rounds. Every batch is also kept by round, and the one
+summary line (:mod:`.overhead_summary`) pairs each round's batches to give issue 44's figures with their spread.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from .reference import REFERENCE_PACKAGES, install_reference, reference_python, 
 
 TARGETS = ("direct", "bare", "noop", "plugin", "reference")
 CONCURRENCY = (1, 32, 64)
+QUICK_CONCURRENCY = (1, 32)
 MODES = ("json", "sse", "sse-paced")
 PLUGIN_CALLBACK = "metaclaw_bench.cpumeter.callback"  # metaclaw_litellm.callback with a CPU meter
 NOOP_CALLBACK = '''"""A callback that does nothing: what LiteLLM's callback machinery costs by itself."""
@@ -324,7 +326,7 @@ def run(
     *,
     quick: bool = False,
     rounds: int | None = None,
-    concurrency: Sequence[int] = CONCURRENCY,
+    concurrency: Sequence[int] | None = None,
     skills: int = 1000,
     modes: Sequence[str] | None = None,
     reference: str = "auto",
@@ -360,6 +362,7 @@ def run(
             "bench overhead needs aiohttp (it comes with the litellm extra: pip install 'metaclaw-plugin[litellm]')"
         )
     rounds = rounds or (2 if quick else 5)
+    concurrency = list(concurrency or (QUICK_CONCURRENCY if quick else CONCURRENCY))
     modes = list(modes or (["json"] if quick else list(MODES)))
     n1 = requests_c1 or (10 if quick else 100)
     per_client = requests_per_client or (1 if quick else 10)

@@ -302,7 +302,7 @@ def overhead(
             chunks=chunks,
             chunk_delay_ms=chunk_delay_ms,
             retrieval=retrieval,
-            concurrency=list(concurrency) or ov.CONCURRENCY,
+            concurrency=list(concurrency) or None,
             reference=ref,
             noop=noop,
             keep_scratch=keep_scratch,

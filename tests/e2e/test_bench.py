@@ -485,6 +485,11 @@ def test_bench_overhead_quick_json_without_the_reference(tmp_path: Path) -> None
         # the plugin's own CPU, measured in the proxy process, is a part of that process's CPU
         assert 0 < data["plugin_cpu_share"] < 1 and 0 < data["plugin_cpu_ms"] < data["plugin_host_cpu_ms"]
         assert 0 < data["plugin_cpu_share_sse_paced"] < 1
+        # the summary pairs each round's plugin batch with the bare proxy's (no no-op target in a quick run)
+        summary = data["summary"]
+        assert len(summary["figures"]["added_p50_ms_json"]["rounds"]) == data["rounds"]
+        assert "plugin_cpu_ms_json" in summary["figures"] and "throughput_vs_noop_json_c32" not in summary["figures"]
+        assert summary["line"].startswith("summary: added p50 JSON ")
     # The paced upstream: the first byte comes long before the end of the stream (50 chunks, 20 ms apart).
     assert data["direct_p50_ms_sse_paced"] >= 900 and data["bare_p50_ms_sse_paced"] >= 900
     assert data["direct_ttfb_p50_ms_sse_paced"] < 0.25 * data["direct_p50_ms_sse_paced"]
