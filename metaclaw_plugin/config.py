@@ -417,6 +417,11 @@ def _local_only(why: str) -> dict[str, Any]:
     return {"backends": ["local"], "ignored_because": why}
 
 
+def _tinker_only(why: str) -> dict[str, Any]:
+    """As :func:`_local_only`, for a setting only the tinker backend honours."""
+    return {"backends": ["tinker"], "ignored_because": why}
+
+
 _SERVICE_RUNS = "the service decides how the model runs (hardware, precision, memory)"
 _SERVICE_LORA = "the service's LoRA takes a rank and a seed only"
 _NO_UNDO = "the validation gate undoes a step by restoring weights and optimiser here; the service cannot undo one"
@@ -462,9 +467,10 @@ class TrainingSettings(Section):
     kl_coef: float = Field(
         0.01,
         ge=0.0,
-        description="local: weight of a KL anchor to the base model (the LoRA disabled), per trained token "
-        "(the k3 estimator); 0 turns it off. The Tinker backend has no anchor yet (its losses are the service's).",
-        json_schema_extra=_local_only("the service's losses have no reference term (no KL anchor yet)"),
+        description="Weight of a KL anchor to the base model per trained token; 0 turns it off. local: a loss term "
+        "(the k3 estimator, the LoRA disabled for the reference); tinker: folded into each token's advantage from "
+        "the base model's logprobs (a sampling client of the base model), as the service's losses have no "
+        "reference term.",
     )
     max_staleness: int = Field(
         8,
@@ -527,8 +533,17 @@ class TrainingSettings(Section):
         le=1000,
         description="local: published LoRA weights kept on disk (the steps train rollback can reach).",
         json_schema_extra=_local_only(
-            "the service keeps the sampler weights: no LoRA weights folders here, and train rollback is local-only"
+            "the service keeps the sampler weights: no LoRA weights folders here (training.checkpoint_ttl_hours "
+            "says how long it keeps the superseded ones)"
         ),
+    )
+    checkpoint_ttl_hours: float = Field(
+        168.0,
+        ge=1.0,
+        le=87600.0,
+        description="tinker: how long the service keeps a sampler checkpoint or full state once a newer one "
+        "supersedes it (its TTL, 1 hour to 10 years); the latest never expires. The steps train rollback can reach.",
+        json_schema_extra=_tinker_only("LoRA weights and states are folders here, pruned by training.keep_adapters"),
     )
     advantage: Literal["batch", "group", "task"] = Field(
         "batch",
@@ -536,7 +551,15 @@ class TrainingSettings(Section):
         "per task type (task: the host's metadata.task_type, else the request), so one family's easy successes "
         "do not set the baseline of another's.",
     )
-    checkpoint_every: int = Field(10, ge=1, description="Save a full state (weights and optimiser) every N steps.")
+    checkpoint_every: int = Field(
+        10,
+        ge=1,
+        description="local: save a full state (weights and optimiser) every N steps.",
+        json_schema_extra=_local_only(
+            "a full state is saved with every step there: the service cannot load published weights into "
+            "training, and a step whose outcome was lost is undone by reloading the last one"
+        ),
+    )
     off_policy: Literal["drop", "reinforce"] = Field(
         "drop",
         description="Answers the served policy did not sample (another model answered; no token record): drop them "

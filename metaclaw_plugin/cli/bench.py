@@ -194,13 +194,18 @@ def memory_(
     help="A folder in the public MetaClaw-Bench layout (repeatable).",
 )
 @click.option("--no-ours", is_flag=True, help="Skip our own multi-day scenarios.")
+@click.option(
+    "--unmarked",
+    is_flag=True,
+    help="Store each lesson as an ordinary skill (name, description, body; no kind), as another evolver would.",
+)
 @json_option
-def reach(modes: tuple[str, ...], benches: tuple[str, ...], no_ours: bool, as_json: bool) -> None:
+def reach(modes: tuple[str, ...], benches: tuple[str, ...], no_ours: bool, unmarked: bool, as_json: bool) -> None:
     """Lesson reach: a correction becomes a skill through the learning loop (a scripted evolver), then
     count the later rounds it governs that got it, per lesson, per kind (convention, procedure), overall."""
     from metaclaw_bench import reach as reach_mod
 
-    results = reach_mod.run_all(modes or None, benches, ours=not no_ours)
+    results = reach_mod.run_all(modes or None, benches, ours=not no_ours, unmarked=unmarked)
     if not results:
         fail("no scenarios: pass --bench DIR or drop --no-ours")
     if as_json:

@@ -89,19 +89,20 @@ def train(ctx: click.Context, steps: int | None, backend: str | None, as_json: b
 @json_option
 @click.pass_context
 def rollback_cmd(ctx: click.Context, to: int | None, as_json: bool) -> None:
-    """Serve an earlier step's LoRA weights: served policies swap to them (requests in flight finish on theirs) and
+    """Serve an earlier step's weights: served policies swap to them (requests in flight finish on theirs) and
     the trainer trains on from them. The steps after it are abandoned (kept in the training.rollbacks record)."""
     from ..store import open_database
-    from ..training.rollback import RollbackError, check_backend, rollback
+    from ..training.rollback import RollbackError, rollback
 
     settings = load_settings(ctx)
-    try:
-        check_backend(settings.training.backend)
-    except RollbackError as e:
-        fail(str(e))
+    keep = None
+    if settings.training.backend == "tinker":
+        from ..training.backends.tinker import keep_checkpoints
+
+        keep = keep_checkpoints
     db = open_database(settings)
     try:
-        done = rollback(db, to)
+        done = rollback(db, to, keep)
     except RollbackError as e:
         fail(str(e))
     finally:

@@ -51,6 +51,12 @@ def weights(db: AnyDatabase) -> dict[int, str | None]:
     return {int(r["step"]): r["weights"] for r in db.query("SELECT step, weights FROM train_steps ORDER BY step DESC")}
 
 
+def checkpoints(db: AnyDatabase) -> dict[int, tuple[str | None, str | None]]:
+    """Each step's (published weights, full state), newest step first."""
+    rows = db.query("SELECT step, weights, checkpoint FROM train_steps ORDER BY step DESC")
+    return {int(r["step"]): (r["weights"], r["checkpoint"]) for r in rows}
+
+
 def after(db: AnyDatabase, step: int) -> list[dict[str, Any]]:
     """A summary (step, loss, mean reward) of each step after ``step``, oldest first."""
     rows = db.query("SELECT step, loss, mean_reward FROM train_steps WHERE step > ? ORDER BY step", [step])

@@ -8,7 +8,13 @@ from ..config import Settings
 from ..store import runtime_state, steps
 from ..store.backend import reading_home
 
-_STATE = {"training.checkpoint": "checkpoint", "training.skipped": "skipped", "policy.weights": "weights"}
+_STATE = {
+    "training.checkpoint": "checkpoint",
+    "training.skipped": "skipped",
+    "policy.weights": "weights",
+    "training.run": "run",  # tinker: the training run, the run it continues, why it is new
+    "training.reverted": "reverted",  # published steps a restart could not resume
+}
 
 
 def training_status(settings: Settings) -> dict[str, Any]:
@@ -21,7 +27,9 @@ def training_status(settings: Settings) -> dict[str, Any]:
         "last": None,
         "checkpoint": None,
         "weights": None,
-        "skipped": None,  # batches skipped for lack of signal: {"batches", "samples", "reasons", "last"}
+        "skipped": None,  # skipped for lack of signal: {"batches", "groups", "samples", "reasons", "last"}
+        "run": None,
+        "reverted": None,
         # settings set on this home that its backend ignores: [{"setting", "value", "why"}] (config._local_only)
         "ignored_settings": t.ignored_settings(),
         # the second trigger path: a batch whose turns mostly failed feeds the evolver (learning/failed_batches.py)
@@ -47,7 +55,7 @@ def ignored_note(backend: str, ignored: list[dict[str, Any]]) -> str | None:
     if not ignored:
         return None
     each = "; ".join(f"{i['setting']}={i['value']} ({i['why']})" for i in ignored)
-    return f"off on the {backend} backend (local backend only): {each}"
+    return f"off on the {backend} backend: {each}"
 
 
 def describe(status: dict[str, Any]) -> str:
@@ -62,9 +70,18 @@ def describe(status: dict[str, Any]) -> str:
     if status.get("skipped"):
         sk = status["skipped"]
         reasons = ", ".join(f"{n} {r}" for r, n in sorted(sk["reasons"].items()))
-        line += f", {sk['batches']} batches skipped without signal ({reasons})"
+        line += f", {sk['batches']} batches and {sk.get('groups', 0)} groups skipped without signal ({reasons})"
     if status["checkpoint"]:
         line += f", checkpoint at step {status['checkpoint']['step']}"
+    run = status.get("run")
+    if run and run["continues"]:
+        line += f", run {run['id']} continuing run {run['continues']}"
+    elif run:
+        why = run.get("new_because")
+        line += f", run {run['id']} (new" + (f": {why})" if why else ")")
+    rev = status.get("reverted")
+    if rev:
+        line += f"; steps {rev['resumed'] + 1}-{rev['published']} were published without a full state: not resumed"
     if status["evolve_on_failed_batch"]:
         line += f"; a batch with more than {status['evolve_failed_share']:.0%} failed turns feeds the evolver"
     else:
