@@ -540,7 +540,11 @@ def run(
                         )
                         # this batch alone, kept by round so that the summary pairs it with the other targets'
                         # batches of the same round (same requests, back to back)
-                        one: dict[str, Any] = {"n": len(r["lat"]), "upstream_extra": up1 - up0 - len(r["lat"])}
+                        one: dict[str, Any] = {
+                            "n": len(r["lat"]),
+                            "errors": len(r["errors"]),
+                            "upstream_extra": up1 - up0 - len(r["lat"]),
+                        }
                         if cpu0 and cpu1 and r["lat"]:
                             s["cpu"].append((cpu1[0] - cpu0[0]) * 1000.0 / len(r["lat"]))
                             if t != "reference":  # its server loop is not its main thread

@@ -32,12 +32,13 @@ def _rounds(result: dict[str, Any], mode: str, c: int, target: str) -> dict[str,
 def _paired(
     result: dict[str, Any], mode: str, c: int, a: str, b: str, key: str, op: Callable[[float, float], float]
 ) -> list[float]:
-    """``op(a's value, b's value)`` for every round where both targets have ``key``."""
+    """``op(a's value, b's value)`` for every round where both targets have ``key`` and neither batch had a failed
+    request (a batch's figures over the requests that got through say nothing of the target)."""
     ra, rb = _rounds(result, mode, c, a), _rounds(result, mode, c, b)
     out = []
     for i in sorted(ra, key=int):
         x, y = ra[i].get(key), (rb.get(i) or {}).get(key)
-        if x is None or y is None or (op is _div and not y):
+        if x is None or y is None or (op is _div and not y) or ra[i].get("errors") or rb[i].get("errors"):
             continue
         out.append(op(x, y))
     return out
@@ -109,7 +110,21 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
         for m in result.get("modes", [])
         for c in result.get("concurrency", [])
     )
-    return {"figures": figs, "plugin_calls_through_the_proxy": extra, "line": _line(figs, extra, result)}
+    failed = {
+        t: n
+        for t in ("bare", "noop", "plugin")
+        if (
+            n := sum(
+                ((result.get("results", {}).get(m, {}).get(str(c), {}).get(t) or {}).get("errors") or 0)
+                for m in result.get("modes", [])
+                for c in result.get("concurrency", [])
+            )
+        )
+    }
+    line = _line(figs, extra, result)
+    if failed:  # the rounds with failures are left out of the figures; say so where nobody can miss it
+        line += "; FAILED REQUESTS: " + ", ".join(f"{t} {n}" for t, n in failed.items()) + " (their rounds left out)"
+    return {"figures": figs, "plugin_calls_through_the_proxy": extra, "failed_requests": failed, "line": line}
 
 
 def _spread(f: dict[str, Any], num: str, unit: str) -> str:

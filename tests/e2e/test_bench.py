@@ -434,8 +434,8 @@ def test_the_overhead_summary_pairs_rounds_and_says_when_a_range_straddles_its_t
                     "plugin": point(r0={"ttfb_p50_ms": 16.0}, r1={"ttfb_p50_ms": 16.5}),
                 },
                 "32": {
-                    "noop": point(r0={"rps": 20.0}, r1={"rps": 20.0}),
-                    "plugin": point(r0={"rps": 18.0}, r1={"rps": 20.0}),
+                    "noop": {**point(r0={"rps": 20.0}, r1={"rps": 20.0}, r2={"rps": 5.0, "errors": 27}), "errors": 27},
+                    "plugin": point(r0={"rps": 18.0}, r1={"rps": 20.0}, r2={"rps": 20.0}),
                 },
             },
         },
@@ -448,6 +448,11 @@ def test_the_overhead_summary_pairs_rounds_and_says_when_a_range_straddles_its_t
     assert f["throughput_vs_noop_json_c32"]["rounds"] == pytest.approx([0.99, 0.97])  # round 3 has no no-op batch
     assert f["throughput_vs_noop_json_c32"]["verdict"] == "met"
     assert f["throughput_vs_noop_sse_paced_c32"]["verdict"] == "unsettled"  # 0.90 to 1.00 straddles 0.95
+    # the no-op's third batch lost requests (its proxy died): that round is left out, and the line says so
+    assert f["throughput_vs_noop_sse_paced_c32"]["rounds"] == pytest.approx([0.9, 1.0])
+    assert s["failed_requests"] == {"noop": 27} and s["line"].endswith(
+        "FAILED REQUESTS: noop 27 (their rounds left out)"
+    )
     # the JSON CPU of round 0 weighs its c=1 and c=32 batches by their requests
     assert f["plugin_cpu_ms_json"]["rounds"] == pytest.approx([1.75, 2.0, 1.5])
     assert "plugin_cpu_ms_sse_paced" not in f
