@@ -4,8 +4,8 @@ Every figure is taken round by round from batches that ran back to back on the s
 and the bare proxy's, or the no-op callback's), so drift of the machine between rounds drops out of it; the
 figure is the median of the rounds' values and its spread is their range. With n rounds the range holds the
 median of the distribution with probability 1 - 2**(1 - n) (94% for the default 5, 98% for 7), whatever the
-distribution: a figure is *met* or *missed* when the whole range is on one side of its target, else *unsettled*
-(run more ``--rounds``).
+distribution: a figure of at least 5 rounds is *met* or *missed* when the whole range is on one side of its target,
+else *unsettled* (run more ``--rounds``); with fewer rounds it is always unsettled.
 
 The figures and targets are issue 44's: added p50 over the bare proxy for JSON and to the first byte of a paced
 stream (c=1, ≤ 2 ms), throughput against the no-op callback for JSON and paced SSE at every concurrency above 1
@@ -22,6 +22,7 @@ from .common import median, rnd
 ADDED_MS_MAX = 2.0
 THROUGHPUT_MIN = 0.95
 CPU_AIM_MS = 0.6
+MIN_ROUNDS = 5  # below this the range holds the median with less than 90% probability: no verdict
 
 
 def _rounds(result: dict[str, Any], mode: str, c: int, target: str) -> dict[str, dict[str, Any]]:
@@ -72,7 +73,9 @@ def figure(values: list[float], *, at_most: float | None = None, at_least: float
         return {"median": None, "min": None, "max": None, "rounds": [], "verdict": None}
     lo, hi = min(values), max(values)
     verdict = None
-    if at_most is not None:
+    if len(values) < MIN_ROUNDS:
+        verdict = "unsettled" if at_most is not None or at_least is not None else None
+    elif at_most is not None:
         verdict = "met" if hi <= at_most else "missed" if lo > at_most else "unsettled"
     elif at_least is not None:
         verdict = "met" if lo >= at_least else "missed" if hi < at_least else "unsettled"
