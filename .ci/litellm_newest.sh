@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The LiteLLM adapter's tests at the high end of the supported range (.venv holds the low end, 1.108.7): a venv that
+# The LiteLLM adapter's tests at the high end of the supported range (.venv holds the low end, 1.108.0): a venv that
 # reads .venv's packages through a path file and holds its own LiteLLM and this project's wheel, so only LiteLLM
 # differs. The registry reached here has no litellm-proxy 1.110.x (the package LiteLLM's [proxy] extra pulls in from
 # 1.110): the proxy runs on the low end's proxy dependencies plus semver, the one its CLI needs beyond them.

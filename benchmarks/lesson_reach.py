@@ -8,6 +8,7 @@ benchmarks/metaclaw_bench/reach.py for the flow, the governance rules and what t
     python benchmarks/lesson_reach.py                          # keyword, and hybrid (+rerank) if the embeddings extra imports
     python benchmarks/lesson_reach.py --modes keyword,keyword:0.05,embedding,hybrid,hybrid+rerank
     python benchmarks/lesson_reach.py --bench PATH --json      # one JSON document
+    python benchmarks/lesson_reach.py --unmarked               # lessons stored as ordinary skills (no kind)
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ def main() -> None:
     ap.add_argument("--scenarios", default=None, help="folder of our reach YAML scenarios")
     ap.add_argument("--no-ours", action="store_true", help="skip our own scenarios")
     ap.add_argument("--rule-kinds", action="store_true", help="ignore the scenarios' kind annotations (rule only)")
+    ap.add_argument(
+        "--unmarked",
+        action="store_true",
+        help="store each lesson as an ordinary skill (no kind), as another evolver would",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -48,6 +54,7 @@ def main() -> None:
         args.scenarios,
         ours=not args.no_ours,
         use_annotations=not args.rule_kinds,
+        unmarked=args.unmarked,
     )
     if args.json:
         json.dump([reach.as_dict(r) for r in results], sys.stdout, indent=1)

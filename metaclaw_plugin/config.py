@@ -417,9 +417,82 @@ def _local_only(why: str) -> dict[str, Any]:
     return {"backends": ["local"], "ignored_because": why}
 
 
+def _tinker_only(why: str) -> dict[str, Any]:
+    """As :func:`_local_only`, for a setting only the tinker backend honours."""
+    return {"backends": ["tinker"], "ignored_because": why}
+
+
 _SERVICE_RUNS = "the service decides how the model runs (hardware, precision, memory)"
 _SERVICE_LORA = "the service's LoRA takes a rank and a seed only"
-_NO_UNDO = "the validation gate undoes a step by restoring weights and optimiser here; the service cannot undo one"
+_NO_UNDO = (
+    "the likelihood check scores recorded answers with the local model's logprobs; on the service the behaviour gate "
+    "(training.gate) checks each step"
+)
+
+
+class GateSettings(Section):
+    """``training.gate``: before a step's weights are published, answers from them and from the serving weights on
+    held-back prompts are scored and compared; after, live rewards of the new version can roll it back."""
+
+    enabled: bool = Field(
+        True,
+        description="Gate each step on behaviour: the new weights and the serving weights answer a held-back slice "
+        "of recent prompts (never trained on); the step is undone, not published, when the new answers score worse "
+        "beyond noise or the KL between the two passes max_kl.",
+    )
+    size: int = Field(
+        8,
+        ge=1,
+        le=64,
+        description="Held-back prompts in the slice. It fills from the queued samples a drain leaves waiting (never "
+        "one a batch needs), and then turns over by one per drained batch.",
+    )
+    min_prompts: int = Field(
+        4,
+        ge=1,
+        le=64,
+        description="With fewer scored prompts the step is published and counted as not gated (never blocks).",
+    )
+    tolerance: float = Field(
+        0.0, ge=0.0, description="Mean score drop per prompt allowed on top of the noise band (scores in [-1, 1])."
+    )
+    z: float = Field(
+        1.64,
+        ge=0.0,
+        le=10.0,
+        description="The noise band: this many standard errors of the paired differences (1.64: one-sided 95%).",
+    )
+    max_kl: float = Field(
+        0.1,
+        gt=0.0,
+        description="Budget of the mean per-token KL(serving || new) on the serving weights' answers, in nats.",
+    )
+    max_new_tokens: int = Field(96, ge=1, le=4096, description="Longest answer generated per prompt and version.")
+    temperature: float = Field(
+        1.0,
+        ge=0.0,
+        le=2.0,
+        description="Sampling temperature of the gate's answers; both versions draw from the same seed.",
+    )
+    watch: bool = Field(
+        True,
+        description="After publishing, compare live rewards of turns the new weights answered with the previous "
+        "version's; roll back automatically when they fall beyond noise.",
+    )
+    watch_min_turns: int = Field(
+        8, ge=2, le=10000, description="Rewarded turns each version needs before the watch compares them."
+    )
+    watch_tolerance: float = Field(
+        0.0,
+        ge=0.0,
+        description="Mean live reward drop allowed on top of the noise band (the same z) before a rollback.",
+    )
+
+    @model_validator(mode="after")
+    def _slice_holds_enough(self) -> GateSettings:
+        if self.min_prompts > self.size:
+            raise ValueError(f"training.gate.min_prompts ({self.min_prompts}) exceeds the slice (size {self.size})")
+        return self
 
 
 class TrainingSettings(Section):
@@ -462,9 +535,10 @@ class TrainingSettings(Section):
     kl_coef: float = Field(
         0.01,
         ge=0.0,
-        description="local: weight of a KL anchor to the base model (the LoRA disabled), per trained token "
-        "(the k3 estimator); 0 turns it off. The Tinker backend has no anchor yet (its losses are the service's).",
-        json_schema_extra=_local_only("the service's losses have no reference term (no KL anchor yet)"),
+        description="Weight of a KL anchor to the base model per trained token; 0 turns it off. local: a loss term "
+        "(the k3 estimator, the LoRA disabled for the reference); tinker: folded into each token's advantage from "
+        "the base model's logprobs (a sampling client of the base model), as the service's losses have no "
+        "reference term.",
     )
     max_staleness: int = Field(
         8,
@@ -512,7 +586,8 @@ class TrainingSettings(Section):
         le=1000,
         description="local: hold back up to this many of the user's rewarded turns (one per drained batch, never "
         "trained on) as a validation set; a step that lowers its score (rewarded answers' likelihood against "
-        "punished ones) is undone and not published. 0: no gate.",
+        "punished ones) is undone and not published. 0: no likelihood check, unless the behaviour gate "
+        "(training.gate) has no scorer, when it stands in on the gate's slice.",
         json_schema_extra=_local_only(_NO_UNDO),
     )
     validation_tolerance: float = Field(
@@ -527,8 +602,17 @@ class TrainingSettings(Section):
         le=1000,
         description="local: published LoRA weights kept on disk (the steps train rollback can reach).",
         json_schema_extra=_local_only(
-            "the service keeps the sampler weights: no LoRA weights folders here, and train rollback is local-only"
+            "the service keeps the sampler weights: no LoRA weights folders here (training.checkpoint_ttl_hours "
+            "says how long it keeps the superseded ones)"
         ),
+    )
+    checkpoint_ttl_hours: float = Field(
+        168.0,
+        ge=1.0,
+        le=87600.0,
+        description="tinker: how long the service keeps a sampler checkpoint or full state once a newer one "
+        "supersedes it (its TTL, 1 hour to 10 years); the latest never expires. The steps train rollback can reach.",
+        json_schema_extra=_tinker_only("LoRA weights and states are folders here, pruned by training.keep_adapters"),
     )
     advantage: Literal["batch", "group", "task"] = Field(
         "batch",
@@ -536,7 +620,15 @@ class TrainingSettings(Section):
         "per task type (task: the host's metadata.task_type, else the request), so one family's easy successes "
         "do not set the baseline of another's.",
     )
-    checkpoint_every: int = Field(10, ge=1, description="Save a full state (weights and optimiser) every N steps.")
+    checkpoint_every: int = Field(
+        10,
+        ge=1,
+        description="local: save a full state (weights and optimiser) every N steps.",
+        json_schema_extra=_local_only(
+            "a full state is saved with every step there: the service cannot load published weights into "
+            "training, and a step whose outcome was lost is undone by reloading the last one"
+        ),
+    )
     scope: Literal["tenant", "global"] = Field(
         "tenant",
         description="tenant (default): each tenant's LoRA weights are trained on its own samples only, published, "
@@ -560,6 +652,9 @@ class TrainingSettings(Section):
         lt=1.0,
         description="evolve_on_failed_batch: a tenant's turns in the batch feed the evolver when more than this "
         "share of them failed.",
+    )
+    gate: GateSettings = Field(
+        default_factory=GateSettings, description="The behaviour gate and the automatic rollback (training.gate.*)."
     )
     out_dir: Path | None = Field(
         None,

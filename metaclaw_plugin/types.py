@@ -18,6 +18,7 @@ SkillOrigin = Literal["builtin", "user", "evolved"]
 # convention: a standing rule of a user or tenant (a format, naming, required fields, a workflow step), injected on
 # every main turn of its tenant; procedure: task knowledge, retrieved by relevance.
 SkillKind = Literal["convention", "procedure"]
+KindFrom = Literal["default", "metadata", "inferred"]
 
 DEFAULT_TENANT = "default"
 
@@ -75,6 +76,10 @@ class Skill:
     tenant: str | None = None  # None: shared by every tenant
     kind: SkillKind = "procedure"
     extra_metadata: dict[str, Any] = field(default_factory=dict)
+    # Where the kind comes from: "metadata" (the file's metadata.kind, set-kind, an evolver that said it), "inferred"
+    # (a learned skill whose text states a standing rule: skillbank.rulekind; never written to the file), or
+    # "default" (not said: a procedure, or a convention built in code).
+    kind_from: KindFrom = "default"
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -86,6 +91,7 @@ class Skill:
             "generation": self.generation,
             "tenant": self.tenant,
             "kind": self.kind,
+            "kind_from": self.kind_from,
         }
 
 

@@ -13,7 +13,7 @@ fi
 # Non-editable on purpose: the tests then exercise the wheel, bundled skills included. LiteLLM at the low end of
 # the supported range (CI runs the LiteLLM adapter's tests at the high end too: .ci/litellm_newest.sh).
 .venv/bin/python -m pip install -q --disable-pip-version-check \
-  ".[litellm,proxy,langchain,embeddings,train-local,tinker,calendar,postgres,mcp,dev]" "litellm[proxy]==1.108.7"
+  ".[litellm,proxy,langchain,embeddings,train-local,tinker,calendar,postgres,mcp,dev]" "litellm[proxy]==1.108.0"
 # The checkout's benchmark harness (benchmarks/metaclaw_bench, not in the wheel) on .venv's path, so the docs'
 # `metaclaw-plugin bench ...` commands run here as written; the package itself still comes from the wheel.
 .venv/bin/python - <<'PY'

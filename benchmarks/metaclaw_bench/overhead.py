@@ -27,7 +27,8 @@ Rounds are interleaved: in each round every concurrency level runs every target 
 order rotates from round to round, so slow drift of the machine (thermal, page cache, another
 process) spreads over all targets instead of landing on one. Latency is per request, client side,
 full response (for SSE also the time to the first byte). Percentiles pool all rounds; throughput
-is requests over the batch's wall time, the median over rounds.
+is requests over the batch's wall time, the median over rounds. Every batch is also kept by round, and the one
+summary line (:mod:`.overhead_summary`) pairs each round's batches to give issue 44's figures with their spread.
 """
 
 from __future__ import annotations
@@ -59,9 +60,12 @@ from .common import (
     spawn,
     start_upstream,
 )
+from .overhead_summary import summarize
 from .reference import REFERENCE_PACKAGES, install_reference, reference_python, reference_venv, reference_version
 
 TARGETS = ("direct", "bare", "noop", "plugin", "reference")
+CONCURRENCY = (1, 32, 64)
+QUICK_CONCURRENCY = (1, 32)
 MODES = ("json", "sse", "sse-paced")
 PLUGIN_CALLBACK = "metaclaw_bench.cpumeter.callback"  # metaclaw_litellm.callback with a CPU meter
 NOOP_CALLBACK = '''"""A callback that does nothing: what LiteLLM's callback machinery costs by itself."""
@@ -322,7 +326,7 @@ def run(
     *,
     quick: bool = False,
     rounds: int | None = None,
-    concurrency: Sequence[int] = (1, 32),
+    concurrency: Sequence[int] | None = None,
     skills: int = 1000,
     modes: Sequence[str] | None = None,
     reference: str = "auto",
@@ -358,6 +362,7 @@ def run(
             "bench overhead needs aiohttp (it comes with the litellm extra: pip install 'metaclaw-plugin[litellm]')"
         )
     rounds = rounds or (2 if quick else 5)
+    concurrency = list(concurrency or (QUICK_CONCURRENCY if quick else CONCURRENCY))
     modes = list(modes or (["json"] if quick else list(MODES)))
     n1 = requests_c1 or (10 if quick else 100)
     per_client = requests_per_client or (1 if quick else 10)
@@ -496,7 +501,7 @@ def run(
             )
 
         # Measurement ------------------------------------------------------------------------------
-        samples: dict[tuple[str, int, str], dict[str, list[Any]]] = {}
+        samples: dict[tuple[str, int, str], dict[str, Any]] = {}
         meter = scratch / "plugin_cpu.json"
         for rnd_i in range(rounds):
             for mode in modes:
@@ -511,7 +516,9 @@ def run(
                         pid = children[t].proc.pid if t in children else None
                         cpu0 = _cpu(pid)
                         m0 = read_meter(meter, time.time()) if t == "plugin" else None
+                        up0 = _stats(uport)["requests"]
                         r = run_batch(urls[t], batch, c, total, f"{t}-r{rnd_i}", master_key, stream)
+                        up1 = _stats(uport)["requests"]
                         cpu1 = _cpu(pid)
                         m1 = read_meter(meter, time.time()) if t == "plugin" else None
                         s = samples.setdefault(
@@ -528,8 +535,16 @@ def run(
                                 "host_cpu": [],
                                 "threads": [],
                                 "cpu_rounds": [],
+                                "by_round": {},
                             },
                         )
+                        # this batch alone, kept by round so that the summary pairs it with the other targets'
+                        # batches of the same round (same requests, back to back)
+                        one: dict[str, Any] = {
+                            "n": len(r["lat"]),
+                            "errors": len(r["errors"]),
+                            "upstream_extra": up1 - up0 - len(r["lat"]),
+                        }
                         if cpu0 and cpu1 and r["lat"]:
                             s["cpu"].append((cpu1[0] - cpu0[0]) * 1000.0 / len(r["lat"]))
                             if t != "reference":  # its server loop is not its main thread
@@ -538,6 +553,7 @@ def run(
                         if m0 and m1 and r["lat"]:
                             own = (m1["hooks_cpu_s"] - m0["hooks_cpu_s"]) + (m1["threads_cpu_s"] - m0["threads_cpu_s"])
                             s["plugin_cpu"].append(own * 1000.0 / len(r["lat"]))
+                            one["plugin_cpu_ms"] = rnd(s["plugin_cpu"][-1])
                             s["host_cpu"].append((m1["process_cpu_s"] - m0["process_cpu_s"]) * 1000.0 / len(r["lat"]))
                             b0, b1 = m0.get("threads_cpu_s_by_name", {}), m1.get("threads_cpu_s_by_name", {})
                             s["threads"].append({n: (b1[n] - b0.get(n, 0.0)) * 1000.0 / len(r["lat"]) for n in b1})
@@ -547,6 +563,10 @@ def run(
                         if r["lat"]:
                             s["rps"].append(len(r["lat"]) / r["wall_s"])
                             s["p50"].append(percentile(r["lat"], 50) or 0.0)
+                            one.update(rps=rnd(s["rps"][-1], 2), p50_ms=rnd(s["p50"][-1]))
+                            if r["ttfb"]:
+                                one["ttfb_p50_ms"] = rnd(percentile(r["ttfb"], 50))
+                        s["by_round"][str(rnd_i)] = one
             log(f"round {rnd_i + 1}/{rounds} done")
         for t, ch in children.items():
             result["targets"][t]["rss_mb_after"] = group_rss_mb(ch.proc.pid)
@@ -574,6 +594,8 @@ def run(
                 "round_loop_cpu_ms": {str(i): rnd(x, 3) for i, x in zip(s["cpu_rounds"], s["loop_cpu"])},
                 **(_plugin_cpu(s["plugin_cpu"], s["host_cpu"], s["threads"]) if s["plugin_cpu"] else {}),
                 "round_p50s_ms": [rnd(x, 2) for x in s["p50"]],
+                "rounds": s["by_round"],
+                "upstream_extra": sum(b["upstream_extra"] for b in s["by_round"].values()),
                 **({"error_sample": s["errors"][:3]} if s["errors"] else {}),
             }
         result["results"] = res
@@ -588,6 +610,8 @@ def run(
             rmtree(scratch)
     result["loadavg_1m_at_end"] = round(os.getloadavg()[0], 2)
     _headline(result)
+    result["summary"] = summarize(result)
+    log(result["summary"]["line"])
     return result
 
 
@@ -730,7 +754,9 @@ def _paired_shares(plugin: dict[str, Any], noop: dict[str, Any]) -> list[float]:
 
 def markdown(result: dict[str, Any]) -> str:
     res = result.get("results", {})
-    lines = [f"Plugin target's retrieval: {result.get('plugin_retrieval')}.", ""]
+    levels = [str(c) for c in result.get("concurrency", [])]
+    lines = [(result.get("summary") or summarize(result))["line"], ""]
+    lines += [f"Plugin target's retrieval: {result.get('plugin_retrieval')}.", ""]
     pace = result.get("paced_upstream") or {}
     label_of = {
         "json": "stream: false",
@@ -742,12 +768,12 @@ def markdown(result: dict[str, Any]) -> str:
         lines += [
             f"**{mode.upper()}** ({label_of.get(mode, mode)})",
             "",
-            "| target | c=1 p50 | c=1 p99 | c=1 req/s | c=32 p50 | c=32 p99 | c=32 req/s |",
-            "|---|---:|---:|---:|---:|---:|---:|",
+            "| target | " + " | ".join(f"c={c} p50 | c={c} p99 | c={c} req/s" for c in levels) + " |",
+            "|---|" + "---:|---:|---:|" * len(levels),
         ]
         for t in TARGETS:
             cells = []
-            for c in ("1", "32"):
+            for c in levels:
                 r = res.get(mode, {}).get(c, {}).get(t)
                 if not r or r.get("p50_ms") is None:
                     cells += ["—", "—", "—"]
@@ -764,7 +790,7 @@ def markdown(result: dict[str, Any]) -> str:
     for mode in [m for m in MODES if m in res]:
         tail = "" if mode == "json" else "_" + mode.replace("-", "_")
         rows, cpu_rows = [], []
-        for c, suffix in (("1", tail), ("32", "_c32" + tail)):
+        for c, suffix in [(c, ("" if c == "1" else f"_c{c}") + tail) for c in levels]:
             for t in ("noop", "plugin", "reference"):
                 if result.get(f"ratio_{t}_bare_p50{suffix}") is None:
                     continue

@@ -80,6 +80,9 @@ class Lesson:
     day: str  # the teaching round
     round: str
     kind: str | None = None  # the scenario's annotation; None where the scenario has none
+    # The lesson as an ordinary skill (name, description, body: no kind), as another evolver or a person would
+    # store it; what an unmarked run stores. None: the rule-written skill without its kind.
+    as_skill: dict[str, str] | None = None
 
 
 @dataclass
@@ -154,7 +157,8 @@ def _teaching_text(r: Any) -> str:
 
 def load_reach_yaml(path: Path | str) -> Scenario:
     """Read one of our scenarios: ``name``, ``tenant``, ``lessons`` (id -> ``kind``, ``taught`` (``day``,
-    ``round``), ``correction``) and ``days`` (``id``, ``rounds``: ``id``, ``question``, ``governed_by``)."""
+    ``round``), ``correction``, optionally ``as_skill``: ``name``, ``description``, ``body``) and ``days`` (``id``,
+    ``rounds``: ``id``, ``question``, ``governed_by``)."""
     p = Path(path)
     data = yaml.safe_load(p.read_text(encoding="utf-8"))
     days = [
@@ -178,6 +182,7 @@ def load_reach_yaml(path: Path | str) -> Scenario:
             str(le["taught"]["day"]),
             str(le["taught"]["round"]),
             kind,
+            _as_skill(p, str(lid), le.get("as_skill")),
         )
     sc = Scenario(
         str(data.get("name") or p.stem),
@@ -197,6 +202,14 @@ def load_reach_yaml(path: Path | str) -> Scenario:
             if unknown:
                 raise ValueError(f"{p}: {r.day}/{r.id} is governed by unknown lessons {sorted(unknown)}")
     return sc
+
+
+def _as_skill(p: Path, lid: str, raw: Any) -> dict[str, str] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or any(not str(raw.get(k) or "").strip() for k in ("name", "description", "body")):
+        raise ValueError(f"{p}: lesson {lid}: as_skill needs name, description and body")
+    return {k: str(raw[k]) for k in ("name", "description", "body")}
 
 
 def default_reach_dir() -> Path | None:
@@ -233,6 +246,7 @@ class LessonResult:
     governed: int
     reached: int
     missed: list[str] = field(default_factory=list)
+    taught_day: str = ""
 
     @property
     def share(self) -> float | None:
@@ -250,6 +264,19 @@ class ReachResult:
     evolver_calls: int = 0
     seconds: float = 0.0
     skills: dict[str, dict[str, Any]] = field(default_factory=dict)  # evolved skills: name -> facts
+    unmarked: bool = False  # the lessons were stored as ordinary skills (no kind)
+
+    def ungoverned(self) -> tuple[int, int]:
+        """Later-day rounds no lesson governs that got a learned skill anyway, and how many there are (a round of
+        the teaching day or before counts from the first lesson's next day)."""
+        learned = {n for le in self.lessons for n in le.skills}
+        days = list(dict.fromkeys(r.day for r in self.rounds))
+        taught = [days.index(le.taught_day) for le in self.lessons if le.taught_day in days]
+        if not taught:
+            return 0, 0
+        start = min(taught) + 1
+        later = [r for r in self.rounds if days.index(r.day) >= start and not r.governed_by]
+        return sum(bool(learned & set(r.injected)) for r in later), len(later)
 
     def by_kind(self) -> dict[str, tuple[int, int]]:
         out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -280,8 +307,10 @@ def run_scenario(
     side_turns: Literal["before", "after", "none"] = "before",
     settings_extra: dict[str, Any] | None = None,
     use_annotations: bool = True,
+    unmarked: bool = False,
 ) -> ReachResult:
-    """Play one scenario through a fresh plugin home and its learning loop; count the reach."""
+    """Play one scenario through a fresh plugin home and its learning loop; count the reach. ``unmarked``: the
+    evolver stores each lesson as an ordinary skill (its ``as_skill``, with no kind), as another evolver would."""
     if home is None:
         with tempfile.TemporaryDirectory(prefix="metaclaw-reach-") as tmp:
             return run_scenario(
@@ -291,6 +320,7 @@ def run_scenario(
                 side_turns=side_turns,
                 settings_extra=settings_extra,
                 use_annotations=use_annotations,
+                unmarked=unmarked,
             )
     from metaclaw_plugin.devtools.upstream import Upstream
     from metaclaw_plugin.plugin import MetaClawPlugin
@@ -298,7 +328,8 @@ def run_scenario(
 
     t0 = time.perf_counter()
     kinds = {le.correction: le.kind for le in scenario.lessons.values() if le.kind} if use_annotations else {}
-    evolver = ScriptedEvolver(kinds)
+    written = {le.correction: le.as_skill for le in scenario.lessons.values() if le.as_skill} if unmarked else None
+    evolver = ScriptedEvolver(kinds, written)
     records: list[RoundRecord] = []
     teaching_sessions: dict[str, str] = {}
     side = side_with = 0
@@ -395,6 +426,7 @@ def run_scenario(
                 governed=len(governed),
                 reached=len(reached),
                 missed=[f"{g.day}/{g.id}" for g in governed if g not in reached],
+                taught_day=le.day,
             )
         )
     return ReachResult(
@@ -407,6 +439,7 @@ def run_scenario(
         evolver_calls=len(evolver.calls),
         seconds=round(time.perf_counter() - t0, 2),
         skills=evolved,
+        unmarked=unmarked,
     )
 
 
@@ -455,7 +488,8 @@ def _share(a: int, b: int) -> str:
 def table(results: Iterable[ReachResult]) -> str:
     out: list[str] = []
     for res in results:
-        out.append(f"## {res.scenario} — retrieval {res.mode}")
+        stored = "lessons stored as ordinary skills (no kind)" if res.unmarked else "kinds written by the evolver"
+        out.append(f"## {res.scenario} — retrieval {res.mode}; {stored}")
         out.append("")
         out.append("| lesson | kind | kind from | evolved skill | governed later rounds | reached | share |")
         out.append("|---|---|---|---|---:|---:|---:|")
@@ -470,7 +504,9 @@ def table(results: Iterable[ReachResult]) -> str:
         a, b = res.overall()
         out.append(f"| **overall** | | | | {b} | {a} | {_share(a, b)} |")
         out.append("")
+        ua, ub = res.ungoverned()
         out.append(
+            f"later rounds no lesson governs that got a learned skill: {_share(ua, ub)}; "
             f"side turns with skills: {res.side_turns_with_skills}/{res.side_turns}; evolver calls: "
             f"{res.evolver_calls}; {res.seconds} s"
         )
@@ -481,10 +517,13 @@ def table(results: Iterable[ReachResult]) -> str:
 
 def as_dict(res: ReachResult) -> dict[str, Any]:
     a, b = res.overall()
+    ua, ub = res.ungoverned()
     return {
         "scenario": res.scenario,
         "mode": res.mode,
+        "unmarked": res.unmarked,
         "overall": {"reached": a, "governed": b},
+        "ungoverned_with_lesson": {"got": ua, "rounds": ub},
         "by_kind": {k: {"reached": x, "governed": y} for k, (x, y) in res.by_kind().items()},
         "lessons": [
             {
@@ -514,10 +553,13 @@ def run_all(
     scenarios_dir: str | Path | None = None,
     ours: bool = True,
     use_annotations: bool = True,
+    unmarked: bool = False,
 ) -> list[ReachResult]:
     """Every scenario (ours, then each benchmark folder) under every retrieval mode (default: keyword, and hybrid
     with and without the second ranking stage when the embeddings extra imports)."""
     modes = list(modes) if modes else ["keyword"] + (["hybrid", "hybrid+rerank"] if embeddings_available() else [])
     scenarios = load_reach_scenarios(scenarios_dir) if ours else []
     scenarios += [load_metaclaw_bench(b) for b in benches]
-    return [run_scenario(sc, mode, use_annotations=use_annotations) for mode in modes for sc in scenarios]
+    return [
+        run_scenario(sc, mode, use_annotations=use_annotations, unmarked=unmarked) for mode in modes for sc in scenarios
+    ]

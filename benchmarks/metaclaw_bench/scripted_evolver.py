@@ -87,14 +87,27 @@ def skill_from_correction(correction: str, kind: str, kind_reason: str) -> dict[
     }
 
 
+def unmarked_skill(correction: str, written: dict[str, str] | None) -> dict[str, Any]:
+    """A lesson stored as an ordinary skill: name, description and body only (no kind, no category), as the
+    scenario writes it for the lesson, else as :func:`skill_from_correction` writes it from the correction."""
+    if written is None:
+        cand = skill_from_correction(correction, "procedure", "")
+        return {k: cand[k] for k in ("action", "name", "description", "body")}
+    return {"action": "create", **{k: str(written[k]).strip() for k in ("name", "description", "body")}}
+
+
 class ScriptedEvolver:
     """The evolver (and nothing else) of a local scripted server: for each evolver request, the
     correction is the first user message after a failed response (``evidence_after_response``), else
     the instruction of a failed turn; one ``create`` candidate is written from it. ``kinds`` maps a
     correction (its first words) to the scenario's annotated kind; without a match, :func:`kind_by_rule`."""
 
-    def __init__(self, kinds: dict[str, str] | None = None):
+    def __init__(self, kinds: dict[str, str] | None = None, written: dict[str, dict[str, str]] | None = None):
+        """``written``: for an unmarked run, the correction -> the skill as another evolver (or a person) would
+        store it (``name``, ``description``, ``body``; no kind). A correction without one gets the rule-written
+        skill with its kind left out. None: the kind is written (the annotation, else the rule)."""
         self.kinds = dict(kinds or {})
+        self.written = written
         self.calls: list[dict[str, Any]] = []
 
     def correction_of(self, doc: dict[str, Any]) -> str | None:
@@ -122,6 +135,10 @@ class ScriptedEvolver:
         if not correction:
             self.calls.append({"correction": None, "skills": []})
             return json.dumps({"skills": []})
+        if self.written is not None:
+            cand = unmarked_skill(correction, next((v for k, v in self.written.items() if _same(k, correction)), None))
+            self.calls.append({"correction": correction, "skills": [cand], "kind_source": "unmarked"})
+            return json.dumps({"skills": [cand]})
         annotated = next((v for k, v in self.kinds.items() if _same(k, correction)), None)
         if annotated is not None:
             kind, reason = annotated, "the scenario's annotation of the lesson"

@@ -194,13 +194,18 @@ def memory_(
     help="A folder in the public MetaClaw-Bench layout (repeatable).",
 )
 @click.option("--no-ours", is_flag=True, help="Skip our own multi-day scenarios.")
+@click.option(
+    "--unmarked",
+    is_flag=True,
+    help="Store each lesson as an ordinary skill (name, description, body; no kind), as another evolver would.",
+)
 @json_option
-def reach(modes: tuple[str, ...], benches: tuple[str, ...], no_ours: bool, as_json: bool) -> None:
+def reach(modes: tuple[str, ...], benches: tuple[str, ...], no_ours: bool, unmarked: bool, as_json: bool) -> None:
     """Lesson reach: a correction becomes a skill through the learning loop (a scripted evolver), then
     count the later rounds it governs that got it, per lesson, per kind (convention, procedure), overall."""
     from metaclaw_bench import reach as reach_mod
 
-    results = reach_mod.run_all(modes or None, benches, ours=not no_ours)
+    results = reach_mod.run_all(modes or None, benches, ours=not no_ours, unmarked=unmarked)
     if not results:
         fail("no scenarios: pass --bench DIR or drop --no-ours")
     if as_json:
@@ -213,7 +218,13 @@ def reach(modes: tuple[str, ...], benches: tuple[str, ...], no_ours: bool, as_js
 @quick_option
 @json_option
 @out_option
-@click.option("--rounds", type=int, default=None, help="Interleaved rounds (default 5; quick 2).")
+@click.option(
+    "--rounds",
+    type=int,
+    default=None,
+    help="Interleaved rounds (default 5; quick 2). The summary's range over n rounds holds the median with "
+    "probability 1 - 2^(1-n) (94% at 5): a figure whose range straddles its target is unsettled; run more.",
+)
 @click.option(
     "--skills", type=int, default=1000, show_default=True, help="Library size for the plugin and the reference."
 )
@@ -240,7 +251,9 @@ def reach(modes: tuple[str, ...], benches: tuple[str, ...], no_ours: bool, as_js
 @click.option(
     "--chunk-delay-ms", type=float, default=20.0, show_default=True, help="Milliseconds between paced chunks."
 )
-@click.option("--concurrency", "concurrency", type=int, multiple=True, help="Concurrency levels (default 1 and 32).")
+@click.option(
+    "--concurrency", "concurrency", type=int, multiple=True, help="Concurrency levels (default 1, 32 and 64)."
+)
 @click.option(
     "--reference/--no-reference",
     "use_reference",
@@ -294,7 +307,7 @@ def overhead(
             chunks=chunks,
             chunk_delay_ms=chunk_delay_ms,
             retrieval=retrieval,
-            concurrency=list(concurrency) or (1, 32),
+            concurrency=list(concurrency) or None,
             reference=ref,
             noop=noop,
             keep_scratch=keep_scratch,

@@ -63,6 +63,8 @@ def default_config_text() -> str:
                 desc = f"  # {sf.description}" if sf.description else ""
                 # the declared default, not the value it resolves to here (retrieval.mode: auto stays auto)
                 shown_value = getattr(value, sub) if sf.default is PydanticUndefined else sf.default
+                if isinstance(shown_value, BaseModel):  # a section of a section (training.gate): one flow mapping
+                    shown_value = shown_value.model_dump(mode="json")
                 lines.append(f"  {sub}: {_yaml_scalar(shown_value)}{desc}")
             lines.append("")
         else:
@@ -317,8 +319,9 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
             f"training is off: {off}" if off else f"{settings.training.backend} on {settings.training.base_model}",
             required=False,
         )
-        from ..training.status import SHARED_DISK, ignored_note
+        from ..training.status import SHARED_DISK, gate_note, ignored_note, training_status
 
+        check("training gate", True, gate_note(training_status(settings)), required=False)
         note = ignored_note(settings.training.backend, settings.training.ignored_settings())
         check(
             "training settings",

@@ -18,7 +18,7 @@ from ..learning.approval import label as skill_label
 from ..privacy import redactor_for
 from ..skillbank.files import SkillStore
 from ..skillbank.safefs import LinkRefused, read_under
-from ..skillbank.skillmd import MAX_FILE_BYTES, SkillFormatError, parse_skill_md, render_skill_md
+from ..skillbank.skillmd import MAX_FILE_BYTES, SkillFormatError, kind_reason, parse_skill_md, render_skill_md
 from ..store import open_database
 from ..store.backend import reading_home
 from ..types import Skill, SkillKind, SkillStatus
@@ -130,6 +130,7 @@ def show(ctx: click.Context, name: str, as_json: bool) -> None:
                 "body": skill.body,
                 "source_sessions": skill.source_sessions,
                 "created_at": skill.created_at,
+                "kind_reason": kind_reason(skill),
                 **evidence,
             }
         )
@@ -138,6 +139,9 @@ def show(ctx: click.Context, name: str, as_json: bool) -> None:
         f"[bold]{skill.name}[/]  ({skill.category}; {skill.status}; {skill.origin}; generation {skill.generation})"
     )
     console.print(skill.description, highlight=False)
+    why = kind_reason(skill)
+    inferred = f" (inferred: {why}; `skills set-kind` or metadata.kind overrides it)" if why else ""
+    console.print(f"kind: {skill.kind}{inferred}", highlight=False, markup=False)
     scr = evidence["screening"]
     console.print(f"screening: {scr.get('verdict') or 'not recorded'}", highlight=False, markup=False)
     for r in scr.get("reasons") or []:

@@ -38,9 +38,10 @@ def train(ctx: click.Context, steps: int | None, backend: str | None, as_json: b
     try:
         try:
             from ..learning.failed_batches import feed_evolver
+            from ..learning.gate_scoring import score_gate
             from ..training.runtime import build_trainer
 
-            trainer = feed_evolver(build_trainer(settings), settings)
+            trainer = score_gate(feed_evolver(build_trainer(settings), settings), settings)
         except ConfigError as e:
             fail(str(e))
         report = trainer.run(lock.heartbeat, max_steps=steps)  # stops if the lock was taken over
@@ -94,20 +95,21 @@ def train(ctx: click.Context, steps: int | None, backend: str | None, as_json: b
 @json_option
 @click.pass_context
 def rollback_cmd(ctx: click.Context, to: int | None, tenant: str | None, as_json: bool) -> None:
-    """Serve an earlier step's LoRA weights: served policies swap to them (requests in flight finish on theirs) and
+    """Serve an earlier step's weights: served policies swap to them (requests in flight finish on theirs) and
     the trainer trains on from them. The steps after it are abandoned (kept in the training.rollbacks record).
     With training.scope tenant, only that tenant's weights go back."""
     from ..store import open_database
-    from ..training.rollback import RollbackError, check_backend, rollback, whose
+    from ..training.rollback import RollbackError, rollback, whose
 
     settings = load_settings(ctx)
-    try:
-        check_backend(settings.training.backend)
-    except RollbackError as e:
-        fail(str(e))
+    keep = None
+    if settings.training.backend == "tinker":
+        from ..training.backends.tinker import keep_checkpoints
+
+        keep = keep_checkpoints
     db = open_database(settings)
     try:
-        done = rollback(db, to, whose(db, settings.training.scope_in_effect()[0], tenant))
+        done = rollback(db, to, keep, whose(db, settings.training.scope_in_effect()[0], tenant))
     except RollbackError as e:
         fail(str(e))
     finally:

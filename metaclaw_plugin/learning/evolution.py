@@ -41,7 +41,15 @@ from ..privacy import Redactor, redactor_for
 from ..skillbank.files import SkillStore, utc_now_iso
 from ..skillbank.retrieve import KeywordIndex
 from ..skillbank.similarity import Mode, SkillSimilarity
-from ..skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE, TASK_TYPES_KEY, task_scope
+from ..skillbank.skillmd import (
+    MAX_DESCRIPTION,
+    MAX_NAME,
+    NAME_RE,
+    TASK_TYPES_KEY,
+    inferred_kind,
+    kind_reason,
+    task_scope,
+)
 from ..text import strip_marks
 from ..types import Skill, SkillKind
 from .llm import LLMClient, LLMResult, extract_json
@@ -406,7 +414,7 @@ class SkillEvolver:
                     "screening": {"verdict": d.verdict, "reasons": d.reasons},
                     "promotion": {"policy": self.cfg.promotion, "decision": d.decision},
                     "action": d.action,
-                    "kind": {"kind": skill.kind, "reason": cand.kind_reason},
+                    "kind": {"kind": skill.kind, "reason": cand.kind_reason if cand.kind else kind_reason(skill)},
                     **({"dedup": d.dedup} if d.dedup else {}),
                     **({"review": d.review} if d.review else {}),
                 }
@@ -466,6 +474,7 @@ class SkillEvolver:
             created_at=utc_now_iso(),
             tenant=tenant,
             kind=cand.kind or "procedure",
+            kind_from="metadata" if cand.kind else "default",
         )
         if target is None:
             # Near-duplicates only within the kind the evolver said: a convention adds a rule next to a
@@ -520,6 +529,7 @@ class SkillEvolver:
                 source_sessions=sorted(set(target.source_sessions) | set(sessions)),
                 created_at=target.created_at or new.created_at,
                 kind=cand.kind or target.kind,
+                kind_from="metadata" if cand.kind else target.kind_from,
                 extra_metadata={k: v for k, v in target.extra_metadata.items() if k not in (PROMOTION_KEY, "trial")},
             )
             return self._screened(new, "refine", src, dedup, serving=target.status == "active")
@@ -531,6 +541,9 @@ class SkillEvolver:
     def _screened(
         self, new: Skill, action: str, src: str, dedup: dict[str, Any] | None, serving: bool = False
     ) -> tuple[Decision, Skill | None]:
+        if new.kind_from == "inferred":  # a refinement of an inferred convention: its new text decides again
+            new = replace(new, kind="procedure", kind_from="default")
+        new = inferred_kind(new)
         result = screen(new, source_text=src, max_body_chars=self.cfg.max_body_chars, redactor=self.redactor)
         if result.verdict == "rejected":
             return Decision(new.name, action, "rejected", "rejected", result.reasons, dedup), None

@@ -446,6 +446,9 @@ class Verifiers:
     def __contains__(self, task_type: object) -> bool:
         return task_type in self._fns
 
+    def registered(self) -> bool:
+        return bool(self._fns)
+
     def run(self, task_type: str, view: TurnView) -> tuple[float, dict[str, Any]] | None:
         check = self._fns.get(task_type)
         if check is None:

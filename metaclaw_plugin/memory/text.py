@@ -193,7 +193,8 @@ def term_set(text: str) -> frozenset[str]:
 # Words too common across topics to make a memory relevant on their own (they still add to the score of a
 # memory that another word already matched): a request to "write a file" is not about a memory of a file name.
 _WEAK_TEXT = """
-time work thing way new good bad big small first last next file files code run write read help find show give
+time work thing way new good bad big small first last next file files code run write read help find show give off
+up out
 take put set start stop open close call send check change add remove update create test fix build look try ask
 answer question problem issue day days week month year today tomorrow team project people person name names part
 help able sure right left long short number list item text data value place point case fact kind type line page
@@ -202,6 +203,11 @@ tiempo trabajo cosa hacer nuevo bueno proyecto equipo dia semana archivo
 tempo trabalho coisa fazer novo bom projeto equipe dia semana arquivo
 """
 WEAK = frozenset(stem(w) for w in _WEAK_TEXT.split())
+
+
+def _work(words: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """Work concepts: the same words on both sides (the tools and the work they do)."""
+    return {tag: (w, w) for tag, w in words.items()}
 
 
 # Concepts: a trait stated once (a diet, a family, a standing schedule, where one lives) bears on requests that never
@@ -231,7 +237,13 @@ _CONCEPTS = {
     ),
     "#vehicle": (
         "drive drives car cars bike motorbike motorcycle scooter ev voiture velo moto coche carro bicicleta 开车 汽车 自行车",
-        "tire tires tyre tyres oil mechanic parking charge charging garage pneu pneus gasolina pneumatico 轮胎 加油 停车 充电",
+        "tire tires tyre tyres oil mechanic charge charging garage pneu pneus gasolina pneumatico weather wear "
+        "rain umbrella jacket coat meteo pluie lluvia chuva 轮胎 加油 停车 充电 天气 下雨",
+    ),
+    "#pets": (
+        "dog dogs puppy cat cats kitten kittens pet pets parrot rabbit hamster chien chat perro gato cachorro 狗 猫 宠物",
+        "apartment flat house home plants plant garden furniture sofa rug vacation trip hotel rent moving appartement "
+        "maison plantes vacances piso casa plantas vacaciones apartamento 公寓 房子 植物 度假",
     ),
     "#secrets": (
         "vault 1password keychain keepass bitwarden secrets credentials sops kms",
@@ -250,6 +262,59 @@ _CONCEPTS = {
         "framework frameworks library libraries snippet code script function class package sdk module bibliotheque "
         "biblioteca libreria fonction funcion funcao codigo programme programa 框架 库 代码 脚本 函数",
     ),
+    # The team's tools and practices, stated once ("we package with poetry", "bugs go in Linear"), bear on the work
+    # that touches them ("set up the dev environment", "write this up as a ticket"), which never names the tool. Both
+    # sides hold the tools and the work's words: a memory about the work ("PRs need two approvals") bears on it too.
+    **_work(
+        {
+            "#packages": "npm pnpm yarn bun pip pipenv poetry uv conda mamba cargo maven gradle composer bundler nuget "
+            "install installing dependency dependencies deps lockfile requirements venv virtualenv environment library "
+            "libraries",
+            "#release": "freeze deploy deploys deployed deployment deployments release releases rollout hotfix "
+            "hotfixes merge merging ship shipping production prod launch publish go-live approval approvals launchdarkly "
+            "unleash flagsmith flag flags",
+            "#cloud": "aws gcp azure region regions us-east-1 us-east-2 us-west-1 us-west-2 eu-west-1 eu-central-1 "
+            "cloudflare hetzner digitalocean vercel netlify heroku gdpr residency terraform bucket buckets s3 ec2 "
+            "instance instances vm vms provision provisioning infrastructure infra lambda cdn dns hosting pulumi "
+            "cloudformation r2 storage upload uploads blob blobs",
+            "#timezone": "schedule scheduling meeting meetings call calls sync hour hours calendar invite standup "
+            "focus 1:1 one-on-one reunion horario 会议",
+            "#billing": "billing invoice invoices invoicing stripe paddle chargebee braintree paypal vat receipt "
+            "receipts tax charge charged refund refunds payment payments subscription subscriptions pricing factura "
+            "facture recibo",
+            "#testing": "pytest nox tox jest vitest mocha rspec junit cypress playwright selenium tests testing matrix "
+            "coverage e2e fixture fixtures flaky k6 locust jmeter gatling load-test",
+            "#fiscal": "fiscal financial fy quarter quarters quarterly q1 q2 q3 q4 budget budgets year-end annual "
+            "forecast revenue",
+            "#frontend": "react vue svelte sveltekit angular nextjs nuxt remix solidjs tailwind bootstrap storybook "
+            "ui ux frontend page pages component components button buttons toggle modal form forms css layout theme "
+            "widget navbar sidebar screen screens website webflow wordpress squarespace cms",
+            "#design": "figma sketch zeplin invision penpal mockup mockups wireframe wireframes spacing typography "
+            "font fonts colour colours color colors palette icon icons design designs designer designers",
+            "#mobile": "ios android iphone ipad ipados watchos swiftui uikit jetpack xcode testflight mobile",
+            "#tracker": "jira linear asana trello youtrack clickup ticket tickets backlog sprint epic triage",
+            "#streaming": "kafka kinesis pubsub rabbitmq nats sqs pulsar redpanda consumer consumers producer "
+            "producers topic topics replay offset offsets partition partitions queue queues",
+            "#data": "snowflake bigquery redshift databricks dbt warehouse clickhouse postgres postgresql mysql "
+            "mariadb mongodb sqlite duckdb alembic flyway liquibase prisma sqlalchemy query queries sql schema schemas "
+            "migration migrations column columns table tables analytics database db etl",
+            "#api": "api apis gateway endpoint endpoints grpc graphql openapi swagger protobuf trpc websocket "
+            "websockets rpc versioning",
+            "#ci": "buildkite jenkins circleci travis teamcity argocd spinnaker pipeline pipelines ci cd workflow "
+            "workflows lint linter linting",
+            "#observability": "datadog grafana prometheus sentry newrelic honeycomb kibana loki splunk opentelemetry "
+            "logs logging metrics alert alerts alerting monitoring dashboard dashboards trace traces tracing latency "
+            "uptime exception exceptions stacktrace debug debugging pagerduty opsgenie on-call oncall incident incidents "
+            "outage outages availability sla slo",
+            "#chat": "slack teams discord mattermost zulip announce announcement announcements channel channels "
+            "notify notification",
+            "#containers": "kubernetes k8s docker helm nomad ecs eks gke aks openshift pod pods kubectl container "
+            "containers image images namespace namespaces",
+            "#writing": "spelling british american tone style copy blog newsletter changelog landing marketing "
+            "documentation docs",
+            "#os": "windows macos linux ubuntu debian fedora wsl powershell bash zsh laptop laptops",
+        }
+    ),
     "#place": (
         "",  # see _PLACE: where the user lives is a statement about the user, not any "lives in"
         "forecast trip travel flight flights nearby commute meteo voyage vol viaje vuelo viagem voo 天气预报 旅行 航班 "
@@ -262,6 +327,13 @@ _PLACE = re.compile(
     r"\b(?:i live|i'm based|i am based|i'm located|i moved to|i relocated|j'habite|je vis [aà]|vivo en|moro em|"
     r"eu moro|vivo em)\b|我住在|我住",
     re.I,
+)
+
+
+# A time zone said in capitals ("CET", "UTC+2"); spelt out in any case ("time zone", "fuseau horaire").
+_TIMEZONE = re.compile(
+    r"\b(?:UTC|GMT|CET|CEST|PST|PDT|EST|EDT|BST|JST|AEST|IST)(?:[+-]\d{1,2})?\b"
+    r"|(?i:\btime ?zones?\b|\bfuseau horaire\b|\bzona horaria\b|\bfuso hor[aá]rio\b)|时区"
 )
 
 
@@ -293,16 +365,20 @@ def _tags(text: str, base: frozenset[str], table: list[tuple[str, frozenset[str]
 
 def memory_terms(text: str) -> frozenset[str]:
     """A memory's index terms: its words, plus the concepts its trait words carry."""
-    base = _tags(text, term_set(text), _MEMORY_SIDE)
-    return base | {"#place"} if _PLACE.search(text) else base
+    return _tags(text, term_set(text), _MEMORY_SIDE) | _said_tags(text)
+
+
+def _said_tags(text: str) -> frozenset[str]:
+    """Concepts read from the text itself rather than its words: where the user lives, a time zone."""
+    return frozenset(
+        tag for tag, said in (("#place", _PLACE.search(text)), ("#timezone", _TIMEZONE.search(text))) if said
+    )
 
 
 def memory_terms_list(text: str) -> list[str]:
     """:func:`memory_terms` with repeats, in order (the index counts how often a word occurs)."""
     words = terms(text)
-    tags = _tags(text, frozenset(words), _MEMORY_SIDE) - frozenset(words)
-    if _PLACE.search(text):
-        tags |= {"#place"}
+    tags = (_tags(text, frozenset(words), _MEMORY_SIDE) | _said_tags(text)) - frozenset(words)
     return words + sorted(tags)
 
 

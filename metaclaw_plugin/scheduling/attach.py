@@ -77,11 +77,13 @@ def build_signals(
 
 def scheduler_trainer(settings: Settings) -> Trainer:
     from ..learning.failed_batches import feed_evolver
+    from ..learning.gate_scoring import score_gate
     from ..serving import publish_in_process
     from ..training.runtime import build_trainer  # loads the base model: in the scheduler's thread, on first use
 
     # this process's served policy (if any) swaps at once; others poll the home's database
-    trainer: Trainer = feed_evolver(build_trainer(settings, publish=publish_in_process(settings)), settings)
+    built = build_trainer(settings, publish=publish_in_process(settings))
+    trainer: Trainer = score_gate(feed_evolver(built, settings), settings)
     return trainer
 
 

@@ -25,8 +25,8 @@ from ..types import DEFAULT_TENANT, Message, Skill, TurnContext, task_type_of
 from .files import SkillStore
 from .render import fit_conventions, render_block
 from .rerank import POOL, Picks, Pool, Reranker
-from .retrieve import KeywordIndex, Retriever, task_parts, without_ids
-from .skillmd import task_scope
+from .retrieve import KeywordIndex, Retriever, is_long, task_parts, without_ids
+from .skillmd import kind_reason, task_scope
 
 log = logging.getLogger("metaclaw_plugin.skills")
 
@@ -54,9 +54,9 @@ class Snapshot:
     conventions: tuple[Skill, ...] = ()
     trial_conventions: tuple[Skill, ...] = ()  # new conventions on shadow trial (a share of the tenant's turns)
     rules: dict[str, str] = field(default_factory=dict)  # convention name -> its stated_key ("" when too short)
-    # Per (tenant, task type, budget): the conventions' rendered entries, their names, and the names left out for
-    # the budget (task type None: every convention of the tenant, as status shows them).
-    plans: Memo[tuple[str, str | None, int], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(
+    # Per (tenant, task type, budget, work request): the conventions' rendered entries, their names, and the names
+    # left out for the budget (task type None: every convention of the tenant, as status shows them).
+    plans: Memo[tuple[str, str | None, int, bool], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(
         default_factory=lambda: Memo(BLOCKS_MAX), compare=False, repr=False
     )
     # Rendered blocks by (tenant, query, context, live settings, the conversation's second-stage picks), with the
@@ -191,7 +191,8 @@ class SkillBank:
                 result.skills = self._keyed(result.skills)
                 result.pending = self._keyed(result.pending)
             live = [s for s in result.skills.values() if s.status == "active"]
-            active = [s for s in live if s.kind != "convention"]  # procedures: retrieved by relevance
+            # procedures, retrieved by relevance; an inferred convention too, for the turns it reaches only that way
+            active = [s for s in live if s.kind != "convention" or s.kind_from == "inferred"]
             evidence = result.evidence
             conventions = tuple(
                 sorted(
@@ -202,7 +203,11 @@ class SkillBank:
             index = self._build_index(active)
             pinned_cats = set(self.settings.injection.pinned_categories)
             pinned = tuple(s for s in active if s.always or s.category in pinned_cats)
-            on_trial = [s for s in result.skills.values() if is_shadow(s) and s.kind != "convention"]
+            on_trial = [
+                s
+                for s in result.skills.values()
+                if is_shadow(s) and (s.kind != "convention" or s.kind_from == "inferred")
+            ]
             trial_conventions = tuple(s for s in result.skills.values() if is_shadow(s) and s.kind == "convention")
             hidden: dict[str, set[str]] = {}
             for s in live:
@@ -426,7 +431,7 @@ class SkillBank:
         """The tenant's conventions, best evidence first, split into those that fit
         ``injection.convention_tokens`` and those left out (for ``status``)."""
         snap = snap or self._snap
-        _, names, dropped = self._plan(tenant, None, snap, self.settings.injection.convention_tokens)
+        _, names, dropped = self._plan(tenant, None, snap, self.settings.injection.convention_tokens, True)
         by_name = {s.name: s for s in snap.conventions}
         return [by_name[n] for n in names], [by_name[n] for n in dropped]
 
@@ -450,17 +455,19 @@ class SkillBank:
             # which turns they reach: with task_type, the ones listed here only turns of those host task types
             "scope": self.settings.injection.convention_scope,
             "task_types": {s.name: sorted(task_scope(s)) for s in snap.conventions if task_scope(s)},
+            # learned skills stored without a kind whose text states a rule: on work requests only (is_long)
+            "inferred": {s.name: kind_reason(s) for s in snap.conventions if s.kind_from == "inferred"},
         }
 
     def _plan(
-        self, tenant: str, task: str | None, snap: Snapshot, budget: int
+        self, tenant: str, task: str | None, snap: Snapshot, budget: int, work: bool
     ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-        plan = snap.plans.get((tenant, task, budget))
+        plan = snap.plans.get((tenant, task, budget, work))
         if plan is None:
-            mine = self._tenant_conventions(tenant, task, snap, snap.conventions)
+            mine = self._tenant_conventions(tenant, task, snap, snap.conventions, work)
             entries, names = fit_conventions(mine, budget)
             plan = (tuple(entries), tuple(names), tuple(s.name for s in mine if s.name not in names))
-            snap.plans.put((tenant, task, budget), plan)
+            snap.plans.put((tenant, task, budget, work), plan)
         return plan
 
     def _task_of(self, ctx: TurnContext) -> str | None:
@@ -471,12 +478,16 @@ class SkillBank:
         return task_type_of(ctx) or ""
 
     @staticmethod
-    def _tenant_conventions(tenant: str, task: str | None, snap: Snapshot, pool: Sequence[Skill]) -> list[Skill]:
+    def _tenant_conventions(
+        tenant: str, task: str | None, snap: Snapshot, pool: Sequence[Skill], work: bool
+    ) -> list[Skill]:
         """A tenant's standing rules: its own and the shared ones, never another tenant's (even with
         ``share_learned_skills``: a convention is how one user or team wants work done). With a task type, only
         the conventions that reach it: a rule learned in one kind of the host's work (its ``metadata.task_types``)
         stays there, the way the user stated it there; SmolLM2 answered a French conversation in English when
-        the block carried the rules of the user's other conversations (docs/bench-learning.md)."""
+        the block carried the rules of the user's other conversations (docs/bench-learning.md). An inferred
+        convention (nobody said its kind) reaches work requests only (``work``: :func:`is_long`): a line of chat
+        gets it by relevance or not at all."""
         replaced = snap.hidden.get(tenant, frozenset())
         return [
             s
@@ -484,26 +495,27 @@ class SkillBank:
             if (s.tenant is None or s.tenant == tenant)
             and s.name not in replaced
             and (task is None or not (scope := task_scope(s)) or task in scope)
+            and (work or s.kind_from != "inferred")
         ]
 
     def _convention_entries(
-        self, ctx: TurnContext, snap: Snapshot, budget: int, said: str
+        self, ctx: TurnContext, snap: Snapshot, budget: int, said: str, work: bool
     ) -> tuple[list[str], list[str]]:
         if not snap.conventions and not snap.trial_conventions:
             return [], []
         task = self._task_of(ctx)
         if not snap.trial_conventions and not any(s.name in snap.trial_versions for s in snap.conventions):
-            entries, names, dropped = self._plan(ctx.tenant, task, snap, budget)
+            entries, names, dropped = self._plan(ctx.tenant, task, snap, budget, work)
             if dropped:
                 self.conventions_left_out += 1
             return _unsaid(list(entries), list(names), snap.rules, said)
         # A trial is running: arms per request (a new convention in a share of the turns; a new version of one
         # against the served version), then the same budget and order.
-        mine = self._tenant_conventions(ctx.tenant, task, snap, snap.conventions)
+        mine = self._tenant_conventions(ctx.tenant, task, snap, snap.conventions, work)
         pairs = self._version_arms(ctx, [(s, 1.0) for s in mine], snap.trial_versions)
         fraction = self.settings.evolution.shadow_fraction
         arms = ctx.metadata.get(SHADOW_KEY) or {}
-        for s in self._tenant_conventions(ctx.tenant, task, snap, snap.trial_conventions):
+        for s in self._tenant_conventions(ctx.tenant, task, snap, snap.trial_conventions, work):
             digest = hashlib.blake2b(f"{ctx.request_id}:{s.name}".encode(), digest_size=8).digest()
             arms[s.name] = "with" if int.from_bytes(digest, "big") / 2**64 < fraction else "without"
             if arms[s.name] == "with":
@@ -546,8 +558,13 @@ class SkillBank:
         if hit is not None:
             self._offer(ctx, turn, query, hit[3])  # another conversation's turn may have filled the cache
             return Injection(hit[0], list(hit[1]), snap.generation, dict(hit[2]))
-        conv_entries, conv_names = self._convention_entries(ctx, snap, conv_budget, f"{query}\n{context}\n{repeated}")
+        work = is_long(query)
+        conv_entries, conv_names = self._convention_entries(
+            ctx, snap, conv_budget, f"{query}\n{context}\n{repeated}", work
+        )
         chosen, pool = self._select(ctx, query, context, snap, picks, True)
+        if work:  # a work request has the inferred conventions in their own tier, not again among the procedures
+            chosen = [(s, sc) for s, sc in chosen if s.kind_from != "inferred"]
         self._offer(ctx, turn, query, pool)
         if snap.trial_versions:
             chosen = self._version_arms(ctx, chosen, snap.trial_versions)

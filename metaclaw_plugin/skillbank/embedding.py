@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ..infra.memo import Memo
 from ..infra.mlimport import ML_IMPORT_LOCK
 from ..types import Skill
-from .retrieve import KeywordIndex, tokenize
+from .retrieve import SHORT_TERMS, KeywordIndex, outside_english, tokenize
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -319,7 +319,6 @@ def calibration(settings: Settings) -> tuple[float, float, float]:
 
 BACKING = 0.9  # share of min_similarity at which the embedding backs a keyword match (HybridIndex._backed)
 AGREEING_TERMS = 3  # distinct request terms that back a keyword match without the embedding
-SHORT_TERMS = 12  # requests with more distinct terms than this are "long" for the hybrid gate
 EXACT_MAX = 16_384  # above this many skills a search probes the nearest clusters instead of every vector
 PROBE_ROWS = 8_192  # about this many vectors compared per query in probe mode (on COARSE_DIMS dimensions)
 COARSE_DIMS = 64  # a static model's probe compares this prefix of the dimensions (a quarter of the bytes)
@@ -455,6 +454,15 @@ class EmbeddingIndex:
         return bool(out), out
 
 
+def _allowed_rows(order: Any, kw_rows: Any, skills: Sequence[Skill], allow: Callable[[Skill], bool] | None) -> Any:
+    """The positions of ``order`` whose skills ``allow`` lets through, in order."""
+    if allow is None:
+        return order
+    import numpy as np
+
+    return np.asarray([i for i in order.tolist() if allow(skills[int(kw_rows[i])])], dtype=np.intp)
+
+
 class HybridIndex:
     """Keyword and embedding, fused per skill: ``score = keyword share + weight x cosine similarity``.
 
@@ -533,12 +541,19 @@ class HybridIndex:
         want = min(want, len(fused))
         top = np.argpartition(-fused, want - 1)[:want] if want < len(fused) else np.arange(len(fused))
         top = top[np.argsort(-fused[top], kind="stable")]
-        best = int(top[0])
-        passed = float(sims.max()) >= self.min_similarity or (
-            float(fused[best]) >= self.min_fused and self._backed(query, float(sims[best]), int(kw_rows[best]))
+        # The gate is judged on the skills this request may be served (another tenant's learned skill must not
+        # open it for unrelated shared ones); the best by fused score, by similarity and (long) by keyword share.
+        seen = _allowed_rows(top, kw_rows, self.keyword.skills, allow)
+        if not len(seen):
+            return False, []
+        best = int(seen[0])
+        near = _allowed_rows(np.argsort(-sims)[:want], kw_rows, self.keyword.skills, allow)
+        foreign = outside_english(query)
+        passed = self._paraphrase(query, [(float(sims[i]), int(kw_rows[i])) for i in near.tolist()], foreign) or (
+            float(fused[best]) >= self.min_fused and self._backed(query, float(sims[best]), int(kw_rows[best]), foreign)
         )
         if not passed and n_terms > SHORT_TERMS and kw is not None:
-            passed = float(kw.max()) >= self.min_score  # a long request: either signal (see the class docstring)
+            passed = float(kw[seen].max()) >= self.min_score  # a long request: either signal (the class docstring)
         if not passed and n_terms <= SHORT_TERMS:
             return False, []
         out = []
@@ -551,12 +566,28 @@ class HybridIndex:
                     break
         return passed, out
 
-    def _backed(self, query: str, sim: float, row: int) -> bool:
+    def _paraphrase(self, query: str, nearest: list[tuple[float, int]], foreign: bool) -> bool:
+        """The similarity alone lets a request in when a skill's reaches ``min_similarity`` (``nearest``: (similarity,
+        keyword row), closest first); for a request outside English (``foreign``: :func:`outside_english`), only
+        when that skill also has a word of the request. The static model reads text outside its English vocabulary
+        as alike: "Wie backe ich einen einfachen Apfelkuchen?" was 0.44 from a German rule about changelog lines,
+        a Chinese or Russian chat line 0.36-0.38 from German and Spanish ones, so one learned skill in another
+        language opened the gate to every chat line in any such language (docs/request-path.md)."""
+        for sim, row in nearest:
+            if sim < self.min_similarity:
+                return False
+            if not foreign or self.keyword.matched_terms(query, row) >= 1:
+                return True
+        return False
+
+    def _backed(self, query: str, sim: float, row: int, foreign: bool) -> bool:
         """A keyword match passes the fused bar only if the embedding backs it (the skill's own similarity reaches
-        ``BACKING`` x min_similarity) or at least ``AGREEING_TERMS`` words of the request agree. One or two common
-        or sense-ambiguous words ("17 times 23" read as time, "minutes" of a meeting, "best"/"learn") share a
-        skill's body by chance; a governed request meets its skill's vocabulary more densely or in meaning."""
-        return sim >= BACKING * self.min_similarity or self.keyword.matched_terms(query, row) >= AGREEING_TERMS
+        ``BACKING`` x min_similarity; outside English with a word in common, see ``_paraphrase``) or at least
+        ``AGREEING_TERMS`` words of the request agree. One or two common or sense-ambiguous words ("17 times 23"
+        read as time, "minutes" of a meeting, "best"/"learn") share a skill's body by chance; a governed request
+        meets its skill's vocabulary more densely or in meaning."""
+        matched = self.keyword.matched_terms(query, row)
+        return matched >= AGREEING_TERMS or (sim >= BACKING * self.min_similarity and (not foreign or matched >= 1))
 
 
 def static_vectors(

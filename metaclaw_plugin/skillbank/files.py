@@ -469,12 +469,12 @@ class SkillStore:
         self.ensure()
         with self._lock:
             skill = self.read(name)
-            if skill.kind == kind:
+            if skill.kind == kind and skill.kind_from != "inferred":
                 return skill
             state = self.state()
             generation = state.generation + 1
             updated = self._record_version(
-                replace(skill, kind=kind, generation=generation),
+                replace(skill, kind=kind, kind_from="metadata", generation=generation),
                 "served",
                 actor=actor,
                 reason=reason or f"kind {skill.kind} -> {kind}",

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..infra.memo import Memo
 from ..tasktext import Repeats, TurnTask, user_words
-from ..text import message_text
+from ..text import message_text, strip_marks
 from ..types import Message, Skill
 
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -202,6 +202,205 @@ STOPWORDS = frozenset(
         "cheers",
     ]
 )
+# The function words of the other languages people write to the plugin in (German, French, Spanish, Italian,
+# Portuguese, Dutch), accents folded: a learned rule written in German shared "ich", "die" or "ein" with every German
+# chat line, which passed for evidence. Words that mean something in English (hat, son, war) are left out; "die"
+# is in, as the German article is far more common in requests than the English verb in skills.
+FOREIGN_WORDS = frozenset(
+    [
+        "der",
+        "die",
+        "das",
+        "den",
+        "dem",
+        "des",
+        "ein",
+        "eine",
+        "einen",
+        "einem",
+        "einer",
+        "eines",
+        "und",
+        "ist",
+        "sind",
+        "ich",
+        "du",
+        "sie",
+        "wir",
+        "ihr",
+        "es",
+        "mit",
+        "von",
+        "zu",
+        "zum",
+        "zur",
+        "auf",
+        "fur",
+        "nicht",
+        "wie",
+        "wer",
+        "wo",
+        "im",
+        "auch",
+        "bei",
+        "oder",
+        "aber",
+        "noch",
+        "nur",
+        "mir",
+        "mich",
+        "dir",
+        "dich",
+        "kann",
+        "konnen",
+        "welche",
+        "welcher",
+        "wenn",
+        "dass",
+        "sich",
+        "man",
+        "wird",
+        "werden",
+        "habe",
+        "haben",
+        "gibt",
+        "lange",
+        "viele",
+        "le",
+        "les",
+        "un",
+        "une",
+        "du",
+        "et",
+        "est",
+        "sont",
+        "je",
+        "tu",
+        "il",
+        "elle",
+        "nous",
+        "vous",
+        "ils",
+        "elles",
+        "pour",
+        "dans",
+        "avec",
+        "sur",
+        "pas",
+        "que",
+        "qui",
+        "quoi",
+        "quel",
+        "quelle",
+        "comment",
+        "au",
+        "aux",
+        "ce",
+        "cette",
+        "mon",
+        "ma",
+        "mes",
+        "ton",
+        "ta",
+        "se",
+        "sa",
+        "ses",
+        "en",
+        "sont",
+        "el",
+        "los",
+        "las",
+        "una",
+        "uno",
+        "unos",
+        "unas",
+        "es",
+        "esta",
+        "yo",
+        "que",
+        "como",
+        "para",
+        "por",
+        "con",
+        "del",
+        "al",
+        "mi",
+        "su",
+        "sus",
+        "cual",
+        "cuanto",
+        "cuantos",
+        "cuantas",
+        "muy",
+        "lo",
+        "le",
+        "tiene",
+        "hay",
+        "il",
+        "lo",
+        "gli",
+        "di",
+        "da",
+        "che",
+        "sono",
+        "per",
+        "con",
+        "una",
+        "come",
+        "qual",
+        "quale",
+        "si",
+        "non",
+        "del",
+        "della",
+        "e",
+        "os",
+        "um",
+        "uma",
+        "sao",
+        "com",
+        "qual",
+        "do",
+        "da",
+        "dos",
+        "das",
+        "no",
+        "na",
+        "em",
+        "eu",
+        "het",
+        "een",
+        "en",
+        "zijn",
+        "ik",
+        "je",
+        "van",
+        "voor",
+        "met",
+        "op",
+        "hoe",
+        "wat",
+        "wie",
+        "niet",
+        "dat",
+        "er",
+        "te",
+        "heeft",
+    ]
+)
+STOPWORDS = STOPWORDS | FOREIGN_WORDS
+_WORD = re.compile(r"[a-z]+")
+
+
+def outside_english(text: str) -> bool:
+    """Whether a request is written in another language than the static embedding model's (English): letters
+    outside ASCII, or a function word of :data:`FOREIGN_WORDS`. That model reads such texts as alike whatever they
+    say, so its similarity is no evidence for them without a word in common (HybridIndex)."""
+    if not text.isascii():
+        return True
+    return any(w in FOREIGN_WORDS for w in _WORD.findall(text.lower()))
+
+
 FIELD_WEIGHTS = {"name": 3.0, "description": 2.0, "body": 1.0}
 K1 = 1.2
 B = 0.75
@@ -212,6 +411,11 @@ MAX_QUERY_TERMS = 32
 # real requests (issue 21: 3% of long requests got a skill, 81% with the cap, short-set figures unchanged).
 INFO_CAP = 6.0
 CONTEXT_WEIGHT = 0.5  # earlier messages count half as much as the request itself
+SHORT_TERMS = 12  # requests with more distinct terms than this are "long" (the hybrid gate; a work request)
+# ... or with more characters than this: Chinese or Japanese text gives few terms (no spaces between its words).
+# Every short request of tests/data (short_requests, chance_word_requests) has at most 9 terms and 59 characters;
+# every round of the reach scenarios at least 14 terms and 157 characters.
+LONG_CHARS = 160
 
 
 def stem(tok: str) -> str:
@@ -245,7 +449,7 @@ def _term(word: str) -> str:
 def tokenize(text: str) -> list[str]:
     out = []
     known = _TERMS.get
-    for word in _TOKEN.findall(text.lower().replace("_", " ")):
+    for word in _TOKEN.findall(strip_marks(text.lower()).replace("_", " ")):
         term = known(word)
         if term is None:
             term = _term(word)
@@ -276,6 +480,12 @@ def without_ids(text: str) -> str:
     if out == text:
         return text
     return _SPACES.sub(" ", _EMPTY_PAIR.sub("", out)).strip()
+
+
+def is_long(query: str) -> bool:
+    """Whether a request is a piece of work (a task with its data, paths, steps) rather than a line of chat: the turns
+    a learned standing rule reaches without being named (SkillBank, inferred conventions)."""
+    return len(query) > LONG_CHARS or len(set(tokenize(query))) > SHORT_TERMS
 
 
 class TaskParts(NamedTuple):

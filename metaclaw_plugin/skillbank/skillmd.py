@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import datetime
 import re
+from dataclasses import replace
 from typing import Any
 
 import yaml
 
-from ..types import MAX_TASK_TYPE, Skill
+from ..types import MAX_TASK_TYPE, KindFrom, Skill
+from .rulekind import standing_rule
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -177,6 +179,7 @@ def parse_skill_md(data: bytes | str, *, expected_name: str | None = None) -> Sk
     kind = md.get("kind", "procedure")
     if kind not in KINDS:
         raise SkillFormatError(f"metadata.kind must be one of {', '.join(KINDS)}")
+    kind_from: KindFrom = "metadata" if "kind" in md else "default"
     scope = md.get(TASK_TYPES_KEY)
     if scope is not None and (
         not isinstance(scope, list)
@@ -187,23 +190,41 @@ def parse_skill_md(data: bytes | str, *, expected_name: str | None = None) -> Sk
             f"metadata.{TASK_TYPES_KEY} must be a list of task type names of 1 to {MAX_TASK_TYPE} characters "
             f"(got {_shown(scope)})"
         )
-    return Skill(
-        name=name,
-        description=description,
-        body=body.strip("\n"),
-        category=category.strip(),
-        origin=origin,
-        generation=max(0, generation),
-        status=status,
-        source_sessions=[str(s) for s in sources],
-        created_at=str(created),
-        always=always,
-        tenant=str(tenant) if tenant is not None else None,
-        kind=kind,
-        extra_metadata={
-            k: ([str(t) for t in v] if k == TASK_TYPES_KEY else v) for k, v in md.items() if k not in _OWN_METADATA
-        },
+    return inferred_kind(
+        Skill(
+            name=name,
+            description=description,
+            body=body.strip("\n"),
+            category=category.strip(),
+            origin=origin,
+            generation=max(0, generation),
+            status=status,
+            source_sessions=[str(s) for s in sources],
+            created_at=str(created),
+            always=always,
+            tenant=str(tenant) if tenant is not None else None,
+            kind=kind,
+            kind_from=kind_from,
+            extra_metadata={
+                k: ([str(t) for t in v] if k == TASK_TYPES_KEY else v) for k, v in md.items() if k not in _OWN_METADATA
+            },
+        )
     )
+
+
+def inferred_kind(skill: Skill) -> Skill:
+    """A learned skill (not a bundled starter skill) whose kind nobody said and whose text states a standing rule
+    (:func:`~metaclaw_plugin.skillbank.rulekind.standing_rule`) as an inferred convention; any other skill as it is."""
+    if skill.kind_from != "default" or skill.kind != "procedure" or skill.origin == "builtin":
+        return skill
+    if standing_rule(skill.description, skill.body) is None:
+        return skill
+    return replace(skill, kind="convention", kind_from="inferred")
+
+
+def kind_reason(skill: Skill) -> str | None:
+    """Why an inferred convention is one (for ``skills show`` and ``status``); None for any other kind."""
+    return standing_rule(skill.description, skill.body) if skill.kind_from == "inferred" else None
 
 
 def task_scope(skill: Skill) -> frozenset[str]:
@@ -223,8 +244,8 @@ def render_skill_md(skill: Skill) -> str:
     )
     if skill.tenant is not None:
         metadata["tenant"] = skill.tenant
-    if skill.kind != "procedure":
-        metadata["kind"] = skill.kind
+    if skill.kind_from == "metadata" or (skill.kind != "procedure" and skill.kind_from == "default"):
+        metadata["kind"] = skill.kind  # an inferred kind stays inferred: the text decides it again on each read
     front: dict[str, Any] = {
         "name": skill.name,
         "description": clean_description(skill.description),

@@ -214,6 +214,22 @@ def validation(db: AnyDatabase, tenant: str | None = None) -> list[Sample]:
     return [_sample(r) for r in rows]
 
 
+def held_back(c: Any, tenant: str | None = None) -> list[Sample]:
+    """The held-back samples (of ``tenant`` when given), oldest first, inside the transaction ``c``."""
+    where, args = (" AND tenant = ?", [tenant]) if tenant is not None else ("", [])
+    rows = c.execute(
+        f"SELECT * FROM buffer_samples WHERE state = 'validation'{where} ORDER BY created_at, turn_id", args
+    ).fetchall()
+    return [_sample(r) for r in rows]
+
+
+def rewarded(db: AnyDatabase, n: int, tenant: str | None = None) -> list[Sample]:
+    """The latest ``n`` samples in any state (each a live turn with its settled reward), newest first."""
+    where, args = ("WHERE tenant = ? ", [tenant]) if tenant is not None else ("", [])
+    rows = db.query(f"SELECT * FROM buffer_samples {where}ORDER BY created_at DESC LIMIT ?", [*args, int(n)])
+    return [_sample(r) for r in rows]
+
+
 def recent(db: AnyDatabase, n: int, tenant: str | None = None, generation: int | None = None) -> list[Sample]:
     """The latest ``n`` samples queued, pending or trained (of ``tenant``, of ``generation``), newest first."""
     sql = "SELECT * FROM buffer_samples WHERE state IN ('queued', 'pending', 'trained')"

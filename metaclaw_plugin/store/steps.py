@@ -61,6 +61,25 @@ def weights(db: AnyDatabase, tenant: str | None = None) -> dict[int, str | None]
     return {int(r["step"]): r["weights"] for r in rows}
 
 
+def checkpoints(db: AnyDatabase, tenant: str | None = None) -> dict[int, tuple[str | None, str | None]]:
+    """Each step's (published weights, full state) of ``tenant`` (None: every tenant's weights), newest step
+    first."""
+    where, args = _of(tenant)
+    rows = db.query(f"SELECT step, weights, checkpoint FROM train_steps WHERE {where} ORDER BY step DESC", args)
+    return {int(r["step"]): (r["weights"], r["checkpoint"]) for r in rows}
+
+
+def published(db: AnyDatabase, tenant: str | None = None, n: int = 50) -> dict[int, float]:
+    """When each of the latest ``n`` steps of ``tenant`` (None: every tenant's weights) that published weights
+    was recorded, newest step first."""
+    where, args = _of(tenant)
+    rows = db.query(
+        f"SELECT step, created_at FROM train_steps WHERE weights IS NOT NULL AND weights <> '' AND {where} ORDER BY step DESC LIMIT ?",
+        [*args, int(n)],
+    )
+    return {int(r["step"]): float(r["created_at"]) for r in rows}
+
+
 def after(db: AnyDatabase, step: int, tenant: str | None = None) -> list[dict[str, Any]]:
     """A summary (step, loss, mean reward) of each step of ``tenant`` after ``step``, oldest first."""
     where, args = _of(tenant)

@@ -157,6 +157,29 @@ class SampleBuffer:
                 return 0
             return samples.move(c, [queued[0].turn_id], "queued", "validation")
 
+    def hold_back_spare(self, size: int, batch_size: int, tenant: str | None = None) -> int:
+        """The behaviour gate's slice (:mod:`.gate`; ``tenant``'s own slice of ``size`` when given), in the same
+        held-back state: below ``size``, take the newest queued sample of the current generation only when the queue
+        holds a part batch (it would wait anyway, so no step waits for the gate); when full, swap the newest queued
+        sample with the oldest held back (back in the queue if it is still of the current generation, else
+        dropped), so the slice follows new prompts. Returns how many entered the slice (0 or 1)."""
+        gen_now = self._current()
+        with self.db.transaction() as c:
+            current = self._sync(c, gen_now)
+            newest = samples.queued(c, current, 1, newest_first=True, tenant=tenant)
+            if not newest:
+                return 0
+            held = samples.held_back(c, tenant)
+            if len(held) < size:
+                if samples.count(c, "queued", current, tenant=tenant) % batch_size == 0:
+                    return 0
+            elif held[0].created_at >= newest[0].created_at:
+                return 0
+            else:
+                back = "queued" if held[0].skill_generation == current else "dropped"
+                samples.move(c, [held[0].turn_id], "validation", back)
+            return samples.move(c, [newest[0].turn_id], "queued", "validation")
+
     def validation(self, tenant: str | None = None) -> list[Sample]:
         """The held-back validation set (``tenant``'s when given)."""
         return samples.validation(self.db, tenant)
@@ -187,6 +210,10 @@ class SampleBuffer:
 
     def recent(self, n: int, tenant: str | None = None, generation: int | None = None) -> list[Sample]:
         return samples.recent(self.db, n, tenant, generation)
+
+    def rewarded(self, n: int, tenant: str | None = None) -> list[Sample]:
+        """The latest ``n`` samples whatever became of them (trained, skipped, held back...): live rewards."""
+        return samples.rewarded(self.db, n, tenant)
 
     def stats(self) -> BufferStats:
         return samples.stats(self.db)

@@ -151,3 +151,10 @@ def prompt_ids(
     """The ids the policy answers ``messages`` (with ``tools``) from: the template with the generation prompt.
     The served policy samples from exactly these, and the trainer rebuilds them from the captured turn."""
     return ids(tokenizer, render(tokenizer, messages, tools))
+
+
+def stop_ids(tokenizer: Any) -> frozenset[int]:
+    """The tokens an answer ends at: the tokenizer's end of text and, with a ChatML template, ``<|im_end|>``."""
+    vocab = tokenizer.get_vocab()
+    found = (tokenizer.eos_token_id, vocab.get("<|im_end|>"))
+    return frozenset(i for i in found if isinstance(i, int))

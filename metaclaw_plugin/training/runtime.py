@@ -12,7 +12,9 @@ from ..store.postgres import PostgresDatabase
 from ..store.trajectories import TrajectoryStore
 from .backends import Backend, Hyper
 from .buffer import SampleBuffer
+from .gate import BehaviourGate, GateOptions
 from .trainer import Trainer, TrainerOptions
+from .watchdog import LiveWatch, WatchOptions
 from .weights import WeightsRef
 
 
@@ -50,10 +52,21 @@ def build_trainer(
         from .opd import Teacher
 
         teacher = Teacher(settings.opd)
+    trajectories = TrajectoryStore(settings.db_file, database=db if isinstance(db, PostgresDatabase) else None)
+    g = t.gate
+    gate = (
+        BehaviourGate(GateOptions.from_settings(g), db, trajectories, tokenizer, max_prompt_tokens=t.max_tokens)
+        if g.enabled
+        else None
+    )
+    watch = None
+    if g.watch:
+        keep = getattr(chosen, "keep", None)  # tinker: the rollback target's checkpoints are kept on the service
+        watch = LiveWatch(WatchOptions.from_settings(g), db, buffer, trajectories, tokenizer, chosen.name, keep)
     return Trainer(
         chosen,
         buffer,
-        TrajectoryStore(settings.db_file, database=db if isinstance(db, PostgresDatabase) else None),
+        trajectories,
         db,
         tokenizer=tokenizer,
         options=TrainerOptions(
@@ -72,4 +85,6 @@ def build_trainer(
         ),
         publish=publish,
         teacher=teacher,
+        gate=gate,
+        watch=watch,
     )

@@ -52,6 +52,7 @@ class TrainSample:
     temperature: float = 1.0  # the behaviour logprobs are of softmax(logits / temperature): recomputed so
     sampled_step: int | None = None  # the trainer step of the weights that sampled it (None: base or unknown)
     prompt_key: str = ""  # the sample's group for per-group advantages (:func:`group_key`)
+    group: str = ""  # the group its advantage was normalised in ("": the whole batch)
 
     @property
     def tokens(self) -> list[int]:

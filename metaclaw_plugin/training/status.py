@@ -13,6 +13,9 @@ _STATE = {
     "training.skipped": "skipped",
     "policy.weights": "weights",
     "policy.weights.tenants": "tenant_weights",
+    "training.run": "run",  # tinker: the training run, the run it continues, why it is new
+    "training.reverted": "reverted",  # published steps a restart could not resume
+    "training.gate": "gate_state",  # the behaviour gate's counts and last verdict, the live watch's rollbacks
 }
 SHARED_DISK = (
     "the local backend's LoRA weights are folders on the trainer's disk: on several hosts sharing PostgreSQL, a host "
@@ -35,12 +38,16 @@ def training_status(settings: Settings) -> dict[str, Any]:
         "last": None,
         "checkpoint": None,
         "weights": None,
-        "skipped": None,  # batches skipped for lack of signal: {"batches", "samples", "reasons", "last"}
+        "skipped": None,  # skipped for lack of signal: {"batches", "groups", "samples", "reasons", "last"}
+        "run": None,
+        "reverted": None,
         # settings set on this home that its backend ignores: [{"setting", "value", "why"}] (config._local_only)
         "ignored_settings": t.ignored_settings(),
         # the second trigger path: a batch whose turns mostly failed feeds the evolver (learning/failed_batches.py)
         "evolve_on_failed_batch": t.evolve_on_failed_batch,
         "evolve_failed_share": t.evolve_failed_share,
+        "gate": gate_settings(settings),
+        "gate_state": None,
     }
     try:  # the home's database: the SQLite file, or the PostgreSQL server the trainer writes to
         with reading_home(settings) as query:
@@ -69,12 +76,60 @@ def _tenant_line(status: dict[str, Any]) -> str:
     return f"; each tenant's own weights (training.scope tenant): {shown}{more}"
 
 
+def gate_settings(settings: Settings) -> dict[str, Any]:
+    """The behaviour gate and the live watch as set (``training.gate.*``), with what is off and why."""
+    g = settings.training.gate
+    out: dict[str, Any] = {
+        "enabled": g.enabled,
+        "watch": g.watch,
+        "size": g.size,
+        "min_prompts": g.min_prompts,
+        "max_kl": g.max_kl,
+        "watch_min_turns": g.watch_min_turns,
+        "per_tenant": settings.training.scope_in_effect()[0] == "tenant",  # each tenant's step on its own prompts
+    }
+    if g.enabled and not settings.reward.enabled:
+        out["scoring_off"] = "reward.enabled is off: success is not compared (KL budget and likelihood check only)"
+    return out
+
+
+def gate_note(status: dict[str, Any]) -> str:
+    """What ``status`` and ``doctor`` say of the gate: on or off, its counts, why success is not compared."""
+    g, st = status.get("gate") or {}, status.get("gate_state") or {}
+    each = " per tenant" if g.get("per_tenant") else ""
+    if not g.get("enabled"):
+        line = "behaviour gate off (training.gate.enabled)"
+    else:
+        c = st.get("counts") or {}
+        line = (
+            f"behaviour gate on ({g['size']} held-back prompts{each}, KL budget {g['max_kl']:g}): "
+            f"{c.get('applied', 0)} applied, {c.get('refused', 0)} refused, {c.get('not_applied', 0)} not applied"
+        )
+        by = st.get("refused_by") or {}
+        if by:
+            line += " (refused by " + ", ".join(f"{k} {n}" for k, n in sorted(by.items())) + ")"
+        last = st.get("last") or {}
+        if last and last.get("publish") and not last.get("applied") and last.get("reason"):
+            line += f"; last not applied: {last['reason']}"
+        off = st.get("scoring_off") or g.get("scoring_off")
+        if off:
+            line += f"; success not compared: {off}"
+    if not g.get("watch"):
+        return line + "; live watch off (training.gate.watch)"
+    line += f"; live watch on{each}, {st.get('rollbacks', 0)} automatic rollbacks"
+    rb = st.get("last_rollback")
+    if rb:
+        whose = f" of tenant {rb['tenant']}" if rb.get("tenant") else ""
+        line += f" (last{whose}: {rb['why']}" + (f"; failed: {rb['failed']})" if rb.get("failed") else ")")
+    return line
+
+
 def ignored_note(backend: str, ignored: list[dict[str, Any]]) -> str | None:
     """What ``status`` and ``doctor`` say of settings this backend ignores, each named with why; None if none."""
     if not ignored:
         return None
     each = "; ".join(f"{i['setting']}={i['value']} ({i['why']})" for i in ignored)
-    return f"off on the {backend} backend (local backend only): {each}"
+    return f"off on the {backend} backend: {each}"
 
 
 def describe(status: dict[str, Any]) -> str:
@@ -89,14 +144,24 @@ def describe(status: dict[str, Any]) -> str:
     if status.get("skipped"):
         sk = status["skipped"]
         reasons = ", ".join(f"{n} {r}" for r, n in sorted(sk["reasons"].items()))
-        line += f", {sk['batches']} batches skipped without signal ({reasons})"
+        line += f", {sk['batches']} batches and {sk.get('groups', 0)} groups skipped without signal ({reasons})"
     if status["checkpoint"]:
         line += f", checkpoint at step {status['checkpoint']['step']}"
+    run = status.get("run")
+    if run and run["continues"]:
+        line += f", run {run['id']} continuing run {run['continues']}"
+    elif run:
+        why = run.get("new_because")
+        line += f", run {run['id']} (new" + (f": {why})" if why else ")")
+    rev = status.get("reverted")
+    if rev:
+        line += f"; steps {rev['resumed'] + 1}-{rev['published']} were published without a full state: not resumed"
     line += _tenant_line(status)
     if status.get("scope_note"):
         line += f" ({status['scope_note']})"
     if status.get("weights_reach"):
         line += f"; {status['weights_reach']}"
+    line += "; " + gate_note(status)
     if status["evolve_on_failed_batch"]:
         line += f"; a batch with more than {status['evolve_failed_share']:.0%} failed turns feeds the evolver"
     else:

@@ -18,9 +18,15 @@ The pause contract (the scheduler codes against it):
   score is ``sum_i (r_i - mean r) * mean logp(answer_i) / n``: it rises when rewarded answers become likelier
   against punished ones. A step that lowers it by more than ``training.validation_tolerance`` is undone
   (weights and optimiser state restored), not published, and counted as skipped ("validation score fell").
+* **The behaviour gate** (``training.gate``, :mod:`.gate`, both backends): the serving and the new weights answer
+  held-back prompts around the optimiser step; a step whose answers score worse beyond noise, or whose KL to the
+  serving weights passes its budget, is undone the same way and counted ("the gate: ..."). With no scorer the
+  validation check above stands in on the gate's slice. A pause mid-gate undoes the step and releases its batch.
+* **The live watch** (``training.gate.watch``, :mod:`.watchdog`) runs before each run's steps: a published version
+  whose live rewards fell beyond noise is rolled back, and the trainer follows the rollback.
 * **Scope** (``training.scope``): ``tenant`` trains each tenant's own weights on that tenant's samples only. A
   window trains the tenants with a ready batch in turn; each step puts the tenant's weights in the backend first
-  (:class:`~.tenants.TenantSlots`), validates on that tenant's held-back turns, and publishes a version of that
+  (:class:`~.tenants.TenantSlots`), validates and gates it on that tenant's held-back turns and prompts only, and publishes a version of that
   tenant's weights only (step numbers are unique across tenants). ``global`` trains one set on every tenant's.
 * An exception mid-step (a backend error, out of memory) discards the accumulated gradients (and the Tinker
   backend's staged datums), puts the batch back in the queue, and is raised to the caller.
@@ -29,9 +35,16 @@ Each applied step acknowledges its samples, saves sampler weights, stores them a
 (:func:`~.weights.store_latest`, for served policies in other processes) and calls ``publish`` (an
 in-process served policy swaps at once); every ``checkpoint_every`` steps it saves a full state, which a new
 trainer resumes from (with the published weights of later steps loaded over it). A backend that cannot load
-published weights into training (Tinker) also saves one at the end of every window (``run``) that applied a step
-since the last: a restart would otherwise revert the steps after the last full state and publish them again
-under new numbers. Metrics go to the ``train_steps`` table (:mod:`metaclaw_plugin.store.steps`).
+published weights into training (Tinker) saves a full state with every step, before publishing it: a restart
+(even a kill mid-window) never reverts a published step or publishes its number again, and a step whose result
+was lost (:class:`~.backends.StepInDoubt`) is settled by restoring the last state before its batch is retried, so
+no batch is applied twice. Should published steps still lack a state (one the service no longer holds), the
+restart says so (``training.reverted``) and numbers on after them. A superseded checkpoint gets the backend's TTL
+(``expire``); the latest never expires. Metrics go to the ``train_steps`` table (:mod:`metaclaw_plugin.store.steps`).
+
+In ``group`` and ``task`` advantages, a group whose rewards are all equal (within
+:data:`~.advantages.TIE`) in a batch that has signal elsewhere is consumed as skipped and counted (``groups``): its
+zero advantages would add no gradient, only tokens to the norm (and requests to a remote service).
 
 A consumed batch (applied, or acknowledged because none of it could become a sample) goes to ``on_batch``
 last: the learning side queues a batch that mostly failed for the skill evolver there
@@ -44,24 +57,34 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..store import AnyDatabase, runtime_state, steps
 from ..store.ledger import task_types
 from ..store.trajectories import TrajectoryStore
 from ..types import Sample
 from .advantages import group_advantages, grpo_advantages, tied
-from .backends import Backend
+from .backends import Backend, StepInDoubt
 from .buffer import SampleBuffer
+from .gate import PAUSED, REFUSED, BehaviourGate, Pending, Verdict
 from .samples import SampleError, TrainSample, build_sample
-from .tenants import TenantSlots, store_checkpoint
-from .weights import WeightsRef, latest, store_latest
+from .tenants import TenantSlots, checkpoint_of, store_checkpoint
+from .weights import WeightsRef, by_tenant, latest, store_latest
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT_KEY = "training.checkpoint"
 SKIPPED_KEY = "training.skipped"
+RUN_KEY = "training.run"  # the remote training run the trainer steps (tinker): its id and what it continues
+REVERTED_KEY = "training.reverted"  # published steps a restart could not resume (no full state of them)
 SUCCESS = 0.0  # a reward above this counts as a success
+GROUP_SKIP = "a group with equal rewards"
+
+
+class Watch(Protocol):
+    """The live watch the trainer runs before its steps (:class:`~.watchdog.LiveWatch`, which imports the trainer)."""
+
+    def check(self, tenant: str | None = None) -> Any: ...
 
 
 @dataclass
@@ -120,6 +143,8 @@ class Trainer:
         publish: Callable[[WeightsRef], None] | None = None,
         teacher: Callable[[list[TrainSample]], None] | None = None,
         on_batch: Callable[[list[Sample]], object] | None = None,
+        gate: BehaviourGate | None = None,
+        watch: Watch | None = None,
     ):
         self.backend = backend
         self.buffer = buffer
@@ -130,23 +155,56 @@ class Trainer:
         self.publish = publish
         self.teacher = teacher  # OPD: adds a reverse-KL term to the samples' token advantages
         self.on_batch = on_batch
+        self.gate = gate  # the behaviour gate before publishing (gate.py)
+        self.watch = watch  # the live watch after publishing: rolls a worse version back (watchdog.py)
         self.step = 0
         self.publish_errors = 0
+        self.expire_errors = 0
         self.on_batch_errors = 0
         self._dropped = 0  # dropped since the last recorded step (written with the next one)
         self._skipped = 0  # batches skipped (no signal) since the last recorded step
         self.resume_error: str | None = None
         self._state_step = 0  # the step of the last full state (saved or resumed)
+        self._stepping = False  # the optimiser step was sent and the step is not recorded yet
+        self._in_doubt = False  # a step failed after it was sent: the last full state is reloaded before a retry
         self.tenants = TenantSlots(backend, db) if self.options.scope == "tenant" else None
         if self.tenants is not None:  # each tenant resumes when its turn comes (TenantSlots.activate)
             self.step, self.resumed_from = steps.newest(db.query), None
         else:
             self.resumed_from = self._resume()
 
+    @property
+    def _states_only(self) -> bool:
+        """The backend resumes from full states only: it cannot load published weights into training (tinker)."""
+        return getattr(self.backend, "load_weights", None) is None
+
     # Resume ------------------------------------------------------------------------------------
     def _resume(self) -> str | None:
         resumed = self._resume_state()
+        if self._states_only:
+            self._note_reverted()
         return self._resume_newer_weights() or resumed
+
+    def _note_reverted(self) -> None:
+        """Published steps newer than the resumed full state (a state that could not be saved or loaded) are not
+        trained on: said in the log and ``status``, and the step numbers go on after them, so no version number is
+        published twice for different weights."""
+        ref = latest(self.db)
+        if ref is None or ref.step <= self.step or ref.backend != self.backend.name:
+            return
+        if ref.base_model != self.backend.base_model:
+            return
+        log.error(
+            "published steps %d-%d have no full state to resume from: training goes on from step %d's state, "
+            "numbered after step %d",
+            self.step + 1,
+            ref.step,
+            self.step,
+            ref.step,
+        )
+        event = {"published": ref.step, "resumed": self.step, "why": self.resume_error, "at": time.time()}
+        runtime_state.put(self.db, REVERTED_KEY, event)
+        self.step = ref.step
 
     def _resume_state(self) -> str | None:
         got = runtime_state.get(self.db, CHECKPOINT_KEY)
@@ -192,16 +250,45 @@ class Trainer:
         if self.tenants is not None:
             return False
         ref = latest(self.db)
-        load = getattr(self.backend, "load_weights", None)
-        if ref is None or ref.step >= self.step or load is None or ref.backend != self.backend.name:
+        if ref is None or ref.step >= self.step or ref.backend != self.backend.name:
             return False
-        load(ref.path)
-        reset = getattr(self.backend, "reset_optimizer", None)
-        if reset is not None:
-            reset()
+        load = getattr(self.backend, "load_weights", None)
+        if load is None:  # tinker: the rollback named the target's full state
+            self._load_saved_state(ref.step)
+        else:
+            load(ref.path)
+            reset = getattr(self.backend, "reset_optimizer", None)
+            if reset is not None:
+                reset()
         log.info("rolled back: training on from step %d (%s)", ref.step, ref.path)
         self.step = ref.step
         return True
+
+    def _load_saved_state(self, step: int) -> None:
+        """Load the full state the home names (:data:`CHECKPOINT_KEY`), which must be step ``step``'s."""
+        got = runtime_state.get(self.db, CHECKPOINT_KEY)
+        if got is None or int(got.value["step"]) != step:
+            have = got.value["step"] if got else "none"
+            raise RuntimeError(f"no full state of step {step} to train on from (the home's is step {have})")
+        self.backend.load_state(got.value["path"])
+        self._state_step = step
+
+    def _restore_last_state(self) -> None:
+        """A step failed after it was sent: whether the service applied it is unknown, so its weights go back to
+        the last full state (saved with every step on such a backend), and its batch, released, is applied once."""
+        got = runtime_state.get(self.db, CHECKPOINT_KEY)
+        if got is None:
+            raise RuntimeError("a step's outcome is unknown and there is no full state to restore: not retrying")
+        self.backend.load_state(got.value["path"])  # raises while the service is unreachable: retried next window
+        self._in_doubt = False
+        self._state_step = int(got.value["step"])
+        if self._state_step != self.step:
+            log.warning(
+                "the step in doubt went back to step %d's state (the trainer was at %d)", self._state_step, self.step
+            )
+            self.step = self._state_step
+            self._note_reverted()
+        log.info("restored step %d's full state after a step whose outcome was lost", self._state_step)
 
     # The pause contract ------------------------------------------------------------------------------
     def ready(self) -> bool:
@@ -227,6 +314,11 @@ class Trainer:
 
     def run(self, should_continue: Callable[[], bool], max_steps: int | None = None) -> RunReport:
         report = RunReport(step=self.step)
+        if self._in_doubt:
+            self._restore_last_state()  # before any batch is retried: the service's weights are the last state's
+        if self.watch is not None:  # a rollback it publishes is followed below (per tenant: TenantSlots.activate)
+            for tenant in sorted(by_tenant(self.db)) if self.tenants is not None else [None]:
+                self.watch.check(tenant)
         while max_steps is None or report.steps < max_steps:
             self.follow_rollback()
             if not should_continue():
@@ -235,8 +327,10 @@ class Trainer:
             if not self._turn():
                 report.reason = "no fresh batch"
                 break
-            if self.options.validation_size and hasattr(self.backend, "snapshot"):
+            if self.options.validation_size and hasattr(self.backend, "answer_logprobs"):
                 self.buffer.hold_back(self.options.validation_size, keep=self.options.batch_size, tenant=self.tenant)
+            if self.gate is not None:
+                self.gate.hold_back(self.buffer, self.options.batch_size, tenant=self.tenant)
             batch = self.buffer.drain(self.options.batch_size, tenant=self.tenant)
             if not batch:
                 report.reason = "no fresh batch"
@@ -254,8 +348,6 @@ class Trainer:
                 break
         else:
             report.reason = "max_steps reached"
-        if self.step > self._state_step and getattr(self.backend, "load_weights", None) is None:
-            self._checkpoint(force=True)  # the window ends: a backend that resumes from full states only keeps it
         report.step = self.step
         return report
 
@@ -284,14 +376,15 @@ class Trainer:
                 unusable.append(s.turn_id)
         rewards = [t.reward for t in out]
         if self.options.advantage == "group":
-            advantages = group_advantages(rewards, [t.prompt_key for t in out])
+            keys = [t.prompt_key for t in out]
         elif self.options.advantage == "task":
             kinds = _task_types(self.db, [t.turn_id for t in out])
-            advantages = group_advantages(rewards, [kinds.get(t.turn_id) or t.prompt_key for t in out])
+            keys = [kinds.get(t.turn_id) or t.prompt_key for t in out]
         else:
-            advantages = grpo_advantages(rewards)
-        for t, a in zip(out, advantages):
-            t.advantage = a
+            keys = [""] * len(out)
+        advantages = grpo_advantages(rewards) if self.options.advantage == "batch" else group_advantages(rewards, keys)
+        for t, a, k in zip(out, advantages, keys):
+            t.advantage, t.group = a, k
         if self.teacher is not None and out:
             self.teacher(out)
         return out, unusable
@@ -300,8 +393,10 @@ class Trainer:
         ids = [s.turn_id for s in batch]
         try:
             return self._try_step(batch, ids, should_continue)
-        except BaseException:
+        except BaseException as e:
             self.backend.discard()  # no gradient or staged datum of this batch leaks into the next step
+            if isinstance(e, StepInDoubt) or (self._stepping and self._states_only):
+                self._in_doubt = True  # the service may have applied it: restore the last state before a retry
             released = self.buffer.release(ids)
             log.exception(
                 "training step %d failed; its gradients were discarded, %d samples released", self.step + 1, released
@@ -319,6 +414,15 @@ class Trainer:
         reason = no_signal(samples, self.options.advantage)
         if reason:
             return self._skip(batch, ids, samples, unusable, reason)
+        flat = flat_groups(samples)
+        if flat:  # groups without variance add no gradient, only tokens to the norm: consumed as skipped, counted
+            gone = {t.turn_id for g in flat for t in g}
+            samples, ids = [t for t in samples if t.turn_id not in gone], [i for i in ids if i not in gone]
+            self.buffer.skip(gone)
+            _count_skip(self.db, GROUP_SKIP, len(gone), batches=0, groups=len(flat))
+            log.info(
+                "%d groups without variance skipped (%d samples); the batch's other groups train", len(flat), len(gone)
+            )
         norm = float(sum(sum(t.mask) for t in samples))
         loss = 0.0
         for micro in micro_batches(samples, self.options.micro_batch_size, self.options.micro_batch_tokens):
@@ -330,15 +434,50 @@ class Trainer:
         if not self.buffer.is_fresh(ids):
             return self._abandon(ids, "stale")
         gate = self._gate()
+        check = None
+        if self.gate is not None:  # per tenant, judged on that tenant's held-back prompts only
+            check = self.gate.check(self.backend, self.buffer, should_continue, tenant=self.tenant)
+        if check == PAUSED:
+            return self._abandon(ids, "paused")
+        self._stepping = True  # from here a failure may leave the step applied on a remote service
+        try:
+            return self._apply(batch, ids, samples, unusable, norm, loss, gate, check, started, should_continue)
+        finally:
+            self._stepping = False
+
+    def _apply(
+        self,
+        batch: list[Sample],
+        ids: list[str],
+        samples: list[TrainSample],
+        unusable: list[str],
+        norm: float,
+        loss: float,
+        gate: tuple[Any, list[TrainSample], float] | None,
+        check: Pending | Verdict | str | None,
+        started: float,
+        should_continue: Callable[[], bool],
+    ) -> StepResult:
         reported = self.backend.optim_step()
         if gate is not None:
             snap, val, before = gate
             after = _validation_score(val, self.backend.answer_logprobs(val))  # type: ignore[attr-defined]
             validation: dict[str, Any] | None = {"n": len(val), "before": before, "after": after}
             if after < before - self.options.validation_tolerance:
-                return self._hold_back(batch, ids, samples, unusable, snap, before, after)
+                why = f"the validation score fell from {before:.4g} to {after:.4g}"
+                return self._hold_back(batch, ids, samples, unusable, snap, "validation score fell", why)
         else:
             validation = None
+        verdict = check
+        if isinstance(check, Pending):  # the behaviour gate: the new weights answer the held-back prompts
+            assert self.gate is not None
+            verdict = self.gate.judge(self.backend, check, should_continue)
+            if verdict == PAUSED:  # the step is undone and its batch waits for the next window
+                self.backend.restore(check.snapshot)  # type: ignore[attr-defined]
+                return self._abandon(ids, "paused")
+            if isinstance(verdict, Verdict) and not verdict.publish:
+                reason = REFUSED[verdict.refused_by]
+                return self._hold_back(batch, ids, samples, unusable, check.snapshot, reason, verdict.reason)
         # a remote step (tinker) takes seconds: a bump meanwhile cannot be undone there, but is said, not hidden
         stale_during_step = not self.buffer.is_fresh(ids)
         if stale_during_step:
@@ -348,8 +487,11 @@ class Trainer:
         self.buffer.ack(ids)
         seconds = time.perf_counter() - started
         tokens = sum(len(t.tokens) for t in samples)
+        # a backend that resumes from full states only saves one with every step, before publishing it: a published
+        # step is never reverted by a restart, and a step whose outcome was lost is undone by reloading the last
+        checkpoint = self._checkpoint(force=True) if self._states_only else None
         weights = self._publish()
-        checkpoint = self._checkpoint()
+        checkpoint = checkpoint or self._checkpoint()
         rewards = [t.reward for t in samples]
         self._record(
             loss=loss,
@@ -369,6 +511,7 @@ class Trainer:
                 "skipped": self._skipped,
                 "stale_during_step": stale_during_step,
                 "validation": validation,
+                "gate": verdict.as_dict() if isinstance(verdict, Verdict) else None,
                 **self.backend.step_metrics(),  # grad_norm (before clipping), kl to the base model
             },
         )
@@ -391,8 +534,10 @@ class Trainer:
         return StepResult("skipped", self.step, samples=0, dropped=len(unusable), reason=reason)
 
     def _gate(self) -> tuple[Any, list[TrainSample], float] | None:
-        """(snapshot, validation samples, score before the step), or None when no gate applies."""
-        if not self.options.validation_size or not hasattr(self.backend, "snapshot"):
+        """(snapshot, validation samples, score before the step), or None when no gate applies. The likelihood
+        check runs when asked for (``validation_size``), and stands in for a behaviour gate that has no scorer."""
+        stands_in = self.gate is not None and self.gate.scoring() is not None
+        if not (self.options.validation_size or stands_in) or not hasattr(self.backend, "answer_logprobs"):
             return None
         val = []
         for s in self.buffer.validation(self.tenant):
@@ -414,13 +559,13 @@ class Trainer:
         samples: list[TrainSample],
         unusable: list[str],
         snap: Any,
-        before: float,
-        after: float,
+        reason: str,
+        why: str,
     ) -> StepResult:
-        """The step lowered the validation score: undone (weights and optimiser), not published, consumed."""
+        """The step lowered the validation score, or the behaviour gate refused it: undone (weights and
+        optimiser), not published, consumed."""
         self.backend.restore(snap)  # type: ignore[attr-defined]
-        reason = "validation score fell"
-        log.warning("step %d held back: the validation score fell from %.4g to %.4g", self.step + 1, before, after)
+        log.warning("step %d held back: %s", self.step + 1, why)
         self.buffer.skip([t.turn_id for t in samples])
         self.buffer.ack(unusable)
         self._dropped += len(unusable)
@@ -447,6 +592,7 @@ class Trainer:
         return StepResult("stale", self.step, dropped=len(ids))
 
     def _publish(self) -> str:
+        previous = latest(self.db, self.tenant)
         ref = WeightsRef(
             step=self.step,
             backend=self.backend.name,
@@ -457,6 +603,12 @@ class Trainer:
         if self.tenants is not None:
             self.tenants.trained(self.step)
         store_latest(self.db, ref)
+        if previous is not None and previous.backend == ref.backend:
+            self._supersede(previous.path, ref.path)
+        run_info = getattr(self.backend, "run_info", None)
+        run = run_info() if run_info is not None else None
+        if run:  # the remote training run these weights came from, and the run it continues (status)
+            runtime_state.put(self.db, RUN_KEY, {**run, "new_because": self.resume_error, "step": self.step})
         if self.publish is not None:
             try:
                 self.publish(ref)
@@ -470,6 +622,7 @@ class Trainer:
         nth = self.step if self.tenant is None else len(steps.weights(self.db, self.tenant)) + 1
         if nth % self.options.checkpoint_every and not force:
             return None
+        previous = self._saved_state()
         path = self.backend.save_state(self.step)
         self._state_step = self.step
         value = {"step": self.step, "path": path, "backend": self.backend.name, "base_model": self.backend.base_model}
@@ -478,7 +631,28 @@ class Trainer:
                 store_checkpoint(c, self.tenant, value)
         else:
             runtime_state.put(self.db, CHECKPOINT_KEY, value)
+        if previous is not None and previous.get("backend") == self.backend.name:
+            self._supersede(previous["path"], path)
         return path
+
+    def _saved_state(self) -> dict[str, Any] | None:
+        """The latest full state of the weights being trained (the active tenant's under scope tenant)."""
+        if self.tenant is not None:
+            return checkpoint_of(self.db, self.tenant)
+        got = runtime_state.get(self.db, CHECKPOINT_KEY)
+        return dict(got.value) if got else None
+
+    def _supersede(self, old: str, new: str) -> None:
+        """A newer checkpoint replaced ``old``: a backend whose checkpoints live on a service sets its TTL (the
+        latest never expires). A failure leaves it kept: logged and counted, the step stands."""
+        expire = getattr(self.backend, "expire", None)
+        if expire is None or old == new:
+            return
+        try:
+            expire(old)
+        except Exception:
+            self.expire_errors += 1
+            log.exception("setting the TTL of %s failed; it is kept until set by hand", old)
 
     def _record(
         self,
@@ -553,6 +727,19 @@ def no_signal(samples: Sequence[TrainSample], advantage: str) -> str | None:
     return "all advantages 0"
 
 
+def flat_groups(samples: Sequence[TrainSample]) -> list[list[TrainSample]]:
+    """The advantage groups of a batch that has signal elsewhere whose rewards are all equal (within
+    :data:`~.advantages.TIE`; a group of one too) and whose tokens carry no other signal (a teacher's KL term)."""
+    groups: dict[str, list[TrainSample]] = {}
+    for t in samples:
+        groups.setdefault(t.group, []).append(t)
+    return [
+        g
+        for g in groups.values()
+        if tied([t.reward for t in g]) and not any(a and m for t in g for a, m in zip(t.advantages(), t.mask))
+    ]
+
+
 def _task_types(db: AnyDatabase, turn_ids: Sequence[str]) -> dict[str, str]:
     """Each turn's advantage group under ``advantage: task``: its host task type (:func:`..store.ledger.task_types`
     of the store)."""
@@ -564,19 +751,21 @@ def _task_types(db: AnyDatabase, turn_ids: Sequence[str]) -> dict[str, str]:
     return {t: "task:" + k for t, k in kinds.items()}
 
 
-def _count_skip(db: AnyDatabase, reason: str, samples: int) -> None:
+def _count_skip(db: AnyDatabase, reason: str, samples: int, *, batches: int = 1, groups: int = 0) -> None:
     value = skipped_steps(db)
-    value["batches"] += 1
+    value["batches"] += batches
+    value["groups"] = value.get("groups", 0) + groups
     value["samples"] += samples
-    value["reasons"][reason] = value["reasons"].get(reason, 0) + 1
+    value["reasons"][reason] = value["reasons"].get(reason, 0) + (groups or 1)
     value["last"] = {"reason": reason, "at": time.time()}
     runtime_state.put(db, SKIPPED_KEY, value)
 
 
 def skipped_steps(db: AnyDatabase) -> dict[str, Any]:
-    """Batches skipped for lack of signal: ``{"batches", "samples", "reasons": {reason: n}, "last"}``."""
+    """Batches, and groups of a batch, skipped for lack of signal:
+    ``{"batches", "groups", "samples", "reasons": {reason: n}, "last"}``."""
     got = runtime_state.get(db, SKIPPED_KEY)
-    return dict(got.value) if got else {"batches": 0, "samples": 0, "reasons": {}}
+    return dict(got.value) if got else {"batches": 0, "groups": 0, "samples": 0, "reasons": {}}
 
 
 def last_steps(db: AnyDatabase, n: int = 1) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -394,6 +395,77 @@ def test_the_plugins_loop_share_pairs_each_round_with_its_no_op_batch() -> None:
     assert _paired_shares(plugin, {}) == []
 
 
+def test_the_overhead_summary_pairs_rounds_and_says_when_a_range_straddles_its_target() -> None:
+    """Issue 44's figures, each the median of per-round paired values with their range; a round one target lacks
+    pairs with nothing, and a range across the target is unsettled rather than a pass."""
+    from metaclaw_bench.overhead_summary import figure, summarize
+
+    def point(**by_round: dict[str, float]) -> dict[str, Any]:
+        return {"rounds": {k.lstrip("r"): v for k, v in by_round.items()}}
+
+    result = {
+        "concurrency": [1, 32],
+        "modes": ["json", "sse-paced"],
+        "results": {
+            "json": {
+                "1": {
+                    "bare": point(r0={"p50_ms": 10.0}, r1={"p50_ms": 11.0}, r2={"p50_ms": 9.0}),
+                    "plugin": point(
+                        r0={"p50_ms": 11.0, "plugin_cpu_ms": 1.0, "n": 100},
+                        r1={"p50_ms": 12.5, "plugin_cpu_ms": 2.0, "n": 100},
+                        r2={"p50_ms": 10.2, "plugin_cpu_ms": 1.5, "n": 100},
+                    ),
+                },
+                "32": {
+                    "noop": point(r0={"rps": 100.0}, r1={"rps": 100.0}, r2={"rps": 100.0}),
+                    "plugin": {
+                        **point(
+                            r0={"rps": 99.0, "plugin_cpu_ms": 2.0, "n": 300},
+                            r1={"rps": 97.0},
+                            r3={"rps": 50.0},
+                        ),
+                        "upstream_extra": 4,
+                    },
+                },
+            },
+            "sse-paced": {
+                "1": {
+                    "bare": point(r0={"ttfb_p50_ms": 13.0}, r1={"ttfb_p50_ms": 14.0}),
+                    "plugin": point(r0={"ttfb_p50_ms": 16.0}, r1={"ttfb_p50_ms": 16.5}),
+                },
+                "32": {
+                    "noop": {**point(r0={"rps": 20.0}, r1={"rps": 20.0}, r2={"rps": 5.0, "errors": 27}), "errors": 27},
+                    "plugin": point(r0={"rps": 18.0}, r1={"rps": 20.0}, r2={"rps": 20.0}),
+                },
+            },
+        },
+    }
+    s = summarize(result)
+    f = s["figures"]
+    assert f["added_p50_ms_json"]["rounds"] == pytest.approx([1.0, 1.5, 1.2])
+    # fewer than 5 rounds: no verdict however the range lies (it holds the median with under 90% probability)
+    assert (f["added_p50_ms_json"]["median"], f["added_p50_ms_json"]["verdict"]) == (pytest.approx(1.2), "unsettled")
+    assert f["added_first_byte_ms_sse_paced"]["verdict"] == "unsettled"
+    assert f["throughput_vs_noop_json_c32"]["rounds"] == pytest.approx([0.99, 0.97])  # round 3 has no no-op batch
+    # the no-op's third batch lost requests (its proxy died): that round is left out, and the line says so
+    assert f["throughput_vs_noop_sse_paced_c32"]["rounds"] == pytest.approx([0.9, 1.0])
+    assert s["failed_requests"] == {"noop": 27} and s["line"].endswith(
+        "FAILED REQUESTS: noop 27 (their rounds left out)"
+    )
+    # the JSON CPU of round 0 weighs its c=1 and c=32 batches by their requests
+    assert f["plugin_cpu_ms_json"]["rounds"] == pytest.approx([1.75, 2.0, 1.5])
+    assert "plugin_cpu_ms_sse_paced" not in f
+    assert s["plugin_calls_through_the_proxy"] == 4
+    assert s["line"].startswith("summary: added p50 JSON +1.20 ms [+1.00..+1.50] unsettled; first byte paced SSE")
+    assert "c=32 vs no-op JSON 0.98x [0.97..0.99] unsettled, paced SSE 0.95x [0.90..1.00] unsettled" in s["line"]
+    # from 5 rounds on, the range decides: wholly within the target, wholly outside it, or across it
+    assert figure([1.0, 1.2, 1.5, 1.1, 1.3], at_most=2.0)["verdict"] == "met"
+    assert figure([2.5, 3.0, 2.6, 2.7, 2.8], at_most=2.0)["verdict"] == "missed"
+    assert figure([0.96, 0.97, 0.99, 1.0, 0.95], at_least=0.95)["verdict"] == "met"
+    assert figure([0.9, 1.0, 0.96, 0.97, 0.99], at_least=0.95)["verdict"] == "unsettled"
+    assert figure([0.9, 0.8, 0.94, 0.93, 0.91], at_least=0.95)["verdict"] == "missed"
+
+
 @pytest.mark.slow
 @pytest.mark.perf
 def test_bench_overhead_quick_json_without_the_reference(tmp_path: Path) -> None:
@@ -423,6 +495,11 @@ def test_bench_overhead_quick_json_without_the_reference(tmp_path: Path) -> None
         # the plugin's own CPU, measured in the proxy process, is a part of that process's CPU
         assert 0 < data["plugin_cpu_share"] < 1 and 0 < data["plugin_cpu_ms"] < data["plugin_host_cpu_ms"]
         assert 0 < data["plugin_cpu_share_sse_paced"] < 1
+        # the summary pairs each round's plugin batch with the bare proxy's (no no-op target in a quick run)
+        summary = data["summary"]
+        assert len(summary["figures"]["added_p50_ms_json"]["rounds"]) == data["rounds"]
+        assert "plugin_cpu_ms_json" in summary["figures"] and "throughput_vs_noop_json_c32" not in summary["figures"]
+        assert summary["line"].startswith("summary: added p50 JSON ")
     # The paced upstream: the first byte comes long before the end of the stream (50 chunks, 20 ms apart).
     assert data["direct_p50_ms_sse_paced"] >= 900 and data["bare_p50_ms_sse_paced"] >= 900
     assert data["direct_ttfb_p50_ms_sse_paced"] < 0.25 * data["direct_p50_ms_sse_paced"]

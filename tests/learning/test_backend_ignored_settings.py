@@ -1,5 +1,5 @@
-"""A ``training.*`` setting only the local backend honours must not be silent on Tinker: ``status``, ``doctor``
-and ``train rollback`` say it is off there and why (the list comes from the settings' own metadata)."""
+"""A ``training.*`` setting only one backend honours must not be silent on the other: ``status`` and ``doctor`` say
+it is off there and why (the list comes from the settings' own metadata)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from metaclaw_plugin.config import TrainingSettings
 
 # a non-default value for each local-only setting; the metadata, not this dict, decides which are flagged
 LOCAL_ONLY = {
-    "kl_coef": 0.5,
     "validation_size": 8,
     "validation_tolerance": 0.1,
     "keep_adapters": 9,
@@ -24,7 +23,9 @@ LOCAL_ONLY = {
     "dtype": "bfloat16",
     "gradient_checkpointing": True,
     "device": "cpu",
+    "checkpoint_every": 3,
 }
+TINKER_ONLY = {"checkpoint_ttl_hours": 24.0}
 
 
 def _invoke(*args: str, ok: bool = True):
@@ -43,30 +44,44 @@ def _write(home: Path, training: dict) -> None:
     (home / "config.yaml").write_text(json.dumps({"training": training}))
 
 
-def test_the_marked_settings_are_the_ones_described_as_local_and_tinker_ignores():
-    marked = {n for n, f in TrainingSettings.model_fields.items() if isinstance(f.json_schema_extra, dict)}
-    described = {n for n, f in TrainingSettings.model_fields.items() if (f.description or "").startswith("local:")}
-    assert marked == described - {"base_model"}  # base_model says what it is on both backends
-    assert set(LOCAL_ONLY) | {"out_dir"} == marked
-    t = TrainingSettings(backend="tinker", base_model="Qwen/Qwen3-8B", **LOCAL_ONLY, out_dir="/tmp/x")
+def _marked(backend: str) -> set[str]:
+    fields = TrainingSettings.model_fields.items()
+    return {
+        n for n, f in fields if isinstance(f.json_schema_extra, dict) and f.json_schema_extra["backends"] == [backend]
+    }
+
+
+def test_the_marked_settings_are_the_ones_described_as_one_backends_and_the_other_ignores():
+    for backend in ("local", "tinker"):
+        described = {
+            n for n, f in TrainingSettings.model_fields.items() if (f.description or "").startswith(f"{backend}:")
+        }
+        assert _marked(backend) == described - {"base_model"}  # base_model says what it is on both backends
+    assert set(LOCAL_ONLY) | {"out_dir"} == _marked("local") and set(TINKER_ONLY) == _marked("tinker")
+    t = TrainingSettings(backend="tinker", base_model="Qwen/Qwen3-8B", **LOCAL_ONLY, **TINKER_ONLY, out_dir="/tmp/x")
     flagged = {i["setting"]: i for i in t.ignored_settings()}
-    assert set(flagged) == {f"training.{n}" for n in marked}
+    assert set(flagged) == {f"training.{n}" for n in _marked("local")}
     assert all(i["why"] for i in flagged.values()) and flagged["training.validation_size"]["value"] == 8
-    assert TrainingSettings(backend="local", base_model="/m", **LOCAL_ONLY).ignored_settings() == []
-    # the defaults say nothing: only a value the user chose can be silently ignored
-    assert TrainingSettings(backend="tinker", base_model="Qwen/Qwen3-8B", kl_coef=0.01).ignored_settings() == []
+    local = TrainingSettings(backend="local", base_model="/m", **LOCAL_ONLY, **TINKER_ONLY)
+    assert [i["setting"] for i in local.ignored_settings()] == ["training.checkpoint_ttl_hours"]
+    # the defaults say nothing: only a value the user chose can be silently ignored; the KL anchor applies on both
+    assert TrainingSettings(backend="tinker", base_model="Qwen/Qwen3-8B", kl_coef=0.5).ignored_settings() == []
 
 
 def test_status_and_doctor_name_each_setting_tinker_ignores(home: Path):
-    _write(home, {"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "validation_size": 8, "kl_coef": 0.5})
+    _write(home, {"backend": "tinker", "base_model": "Qwen/Qwen3-8B", "validation_size": 8, "lora_alpha": 64})
     st = json.loads(_invoke("status", "--json").stdout)["training"]
-    assert {i["setting"] for i in st["ignored_settings"]} == {"training.validation_size", "training.kl_coef"}
+    assert {i["setting"] for i in st["ignored_settings"]} == {"training.validation_size", "training.lora_alpha"}
     line = next(ln for ln in _invoke("status").stdout.splitlines() if ln.strip("│ ").startswith("training "))
     assert "off on the tinker backend" in line and "training.validation_size=8" in line
-    assert "training.kl_coef=0.5" in line and "cannot undo" in line and "KL anchor" in line
+    assert (
+        "training.lora_alpha=64" in line
+        and "behaviour gate (training.gate) checks each step" in line
+        and "rank and a seed only" in line
+    )
     check = _doctor_check("training settings")
     assert not check["ok"] and not check["required"]
-    assert "training.validation_size" in check["detail"] and "training.kl_coef" in check["detail"]
+    assert "training.validation_size" in check["detail"] and "training.lora_alpha" in check["detail"]
 
 
 def test_status_and_doctor_stay_quiet_when_every_setting_applies(home: Path):
@@ -77,9 +92,7 @@ def test_status_and_doctor_stay_quiet_when_every_setting_applies(home: Path):
     assert settings.training.ignored_settings() == []
 
 
-def test_train_rollback_on_a_tinker_home_refuses_and_says_why(home: Path):
-    _write(home, {"backend": "tinker", "base_model": "Qwen/Qwen3-8B"})
-    res = CliRunner().invoke(main, ["train", "rollback"])
-    assert res.exit_code != 0
-    assert "needs the local backend" in res.output and "trains on tinker" in res.output
-    assert not (home / "metaclaw.db").exists()  # refused before opening anything
+def test_status_says_the_checkpoint_ttl_is_off_on_a_local_home(home: Path):
+    _write(home, {"backend": "local", "base_model": "/m", "checkpoint_ttl_hours": 24})
+    (ignored,) = json.loads(_invoke("status", "--json").stdout)["training"]["ignored_settings"]
+    assert ignored["setting"] == "training.checkpoint_ttl_hours" and "keep_adapters" in ignored["why"]

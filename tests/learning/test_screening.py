@@ -245,3 +245,27 @@ def test_approve_refuses_a_hand_edited_bad_skill(home: Path):
     store.add_batch([bad], actor="test")
     code, out = _cli("skills", "approve", "sneaky", "--force")
     assert code == 1 and "refuses" in out and store.read("sneaky").status == "quarantined"
+
+
+def test_screen_content_is_the_screen_without_its_format_check() -> None:
+    """Memory's screen leaves out the format check (a memory is never written as a SKILL.md); every other finding
+    of the skills' screen stays, in order, on the whole red-team corpus and its benign items, for user and evolved
+    skills, and on skills whose format fails."""
+    from screening_corpus import benign, malicious
+
+    from metaclaw_plugin.learning.screening import screen_content
+
+    format_codes = {"bad_name", "bad_front_matter", "too_long", "too_short"}
+    items = [*malicious(), *benign()]
+    skills = [
+        Skill(name=it.name, description=it.description, body=it.body, category="general", origin=origin)
+        for it in items
+        for origin in ("user", "evolved")
+    ]
+    skills.append(Skill(name="Bad Name!", description="two\nlines", body="ok\n---\nname: x\n---\n", category="?"))
+    assert len(skills) > 200
+    for s in skills:
+        full, content = screen(s, source_text=s.body), screen_content(s, source_text=s.body)
+        kept = [(c, r) for c, r in zip(full.codes, full.reasons, strict=True) if c not in format_codes]
+        assert list(zip(content.codes, content.reasons, strict=True)) == kept, s.name
+    assert screen(skills[-1]).verdict == "rejected" and "bad_name" not in screen_content(skills[-1]).codes

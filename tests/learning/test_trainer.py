@@ -17,13 +17,14 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
-from training_support import ANSWER_A, ANSWER_B, PROMPT, FakeService, a_and_b, capture  # noqa: E402
+from training_support import ANSWER_A, ANSWER_B, BASE_LOGPROB, PROMPT, FakeService, a_and_b, capture  # noqa: E402
 from waiting import wait_for  # noqa: E402
 
 from metaclaw_plugin import Settings  # noqa: E402
 from metaclaw_plugin.devtools.tinymodel import build_tiny_model  # noqa: E402
 from metaclaw_plugin.store import Database  # noqa: E402
 from metaclaw_plugin.training import chat, tokens  # noqa: E402
+from metaclaw_plugin.training.backends import Hyper  # noqa: E402
 from metaclaw_plugin.training.runtime import build_trainer  # noqa: E402
 from metaclaw_plugin.training.samples import TrainSample, build_sample, tokenize_turn  # noqa: E402
 from metaclaw_plugin.training.status import describe  # noqa: E402
@@ -293,45 +294,61 @@ def test_tinker_path_builds_valid_datums_and_follows_the_local_control_flow(tmp_
     remote = TinkerBackend("Qwen/Qwen3-8B", service=service)
     tinker_log, tinker_reports = _scenario(homes[1], tinker_settings, remote, local.tokenizer)
 
-    # the same control flow, but for one full state more: Tinker saves one where a window ends after a step (the
-    # first window), as it cannot resume from published weights; the local backend loads those over its last one
-    first_window = tinker_log.index("step_metrics") + 1
-    assert tinker_log[first_window : first_window + 1] == ["save_state"]
-    assert tinker_log[:first_window] + tinker_log[first_window + 1 :] == local_log
+    # the same control flow, but Tinker saves a full state with every step, before publishing it (it cannot resume
+    # from published weights), sets the TTL of the checkpoints each new one supersedes, and names its run
+    remote_only = {"save_state", "expire", "run_info"}
+    assert [c for c in tinker_log if c not in remote_only] == [c for c in local_log if c != "save_state"]
     assert tinker_reports == local_reports
     assert local_log.count("optim_step") == 2 and local_log.count("discard") == 2 and local_log.count("save_state") == 1
-    # what went over the wire: forward for the logprobs the samples lack, then forward_backward + optim_step
-    # only for the two applied steps (the paused and the stale batch never sent gradients)
+    assert tinker_log.count("save_state") == 2 and tinker_log.count("expire") == 2
+    # what went over the wire: per micro-batch, forward for the logprobs the samples lack and the base model's
+    # logprobs of each sample (the KL anchor: one sampling client of the base model, made once); then
+    # forward_backward + optim_step only for the two applied steps (the paused and the stale batch never sent
+    # gradients)
+    week = 7 * 24 * 3600
+    micro = ["forward", "compute_logprobs", "compute_logprobs"]
     assert service.calls == [
         "create_lora_training_client",
         "forward",
-        "forward",
+        "create_sampling_client",
+        *micro[1:],
+        *micro,
         "forward_backward:ppo",
         "optim_step",
-        "save_weights_for_sampler",
-        "save_state",  # the first window's end
-        "forward",
-        "forward",
-        "forward",
-        "forward_backward:ppo",
-        "optim_step",
-        "save_weights_for_sampler",
         "save_state",
-        "forward",
-        "forward",
+        "save_weights_for_sampler",
+        *micro * 3,
+        "forward_backward:ppo",
+        "optim_step",
+        "save_state",
+        f"ttl:{week}",  # step 1's full state, superseded
+        "save_weights_for_sampler",
+        f"ttl:{week}",  # step 1's sampler weights, superseded
+        *micro * 2,
     ]
+    # the latest of each never expires; the superseded ones do
+    ttls = {path.rsplit("/", 1)[1]: c["ttl"] for path, c in service.checkpoints.items()}
+    assert ttls == {
+        "metaclaw-state-000001": week,
+        "metaclaw-step-000001": week,
+        "metaclaw-state-000002": None,
+        "metaclaw-step-000002": None,
+    }
     sent = service.clients[0].sent
     assert len(sent) == 8
     adv = [d.loss_fn_inputs["advantages"].tolist() for d in sent]
     prompt_len = len(tokenize_turn(local.tokenizer, PROMPT, {"role": "assistant", "content": "yes"})[0])
     assert all(a[: prompt_len - 1] == [0.0] * (prompt_len - 1) for a in adv)  # no gradient on the prompt
-    assert sum(sum(a) for a in adv) == pytest.approx(0.0, abs=1e-6)  # +1 and -1 advantages, normalised
+    # +1 and -1 advantages, normalised, sum to 0; the KL anchor takes kl_coef * (behaviour - base) off each trained
+    # token (the fake's forward scores -1.0, its base model BASE_LOGPROB): per step, once over the normalised tokens
+    anchor = Hyper().kl_coef * (-1.0 - BASE_LOGPROB)
+    assert sum(sum(a) for a in adv) == pytest.approx(-2 * anchor, abs=1e-6)
     db = Database(homes[1] / "metaclaw.db")
     ref = latest(db)
     assert (
         ref is not None
         and ref.backend == "tinker"
-        and ref.path == "tinker://fake-run/sampler_weights/metaclaw-step-000002"
+        and ref.path == "tinker://fake-run-0/sampler_weights/metaclaw-step-000002"
     )
     import tinker
 
@@ -340,7 +357,9 @@ def test_tinker_path_builds_valid_datums_and_follows_the_local_control_flow(tmp_
         mp.setattr(tinker, "ServiceClient", lambda: service)
         mp.setenv("TINKER_API_KEY", "not-sent-anywhere")
         again = build_trainer(tinker_settings)
-        assert again.step == 2 and service.clients[-1].loaded_from == "tinker://fake-run/weights/metaclaw-state-000002"
+        assert (
+            again.step == 2 and service.clients[-1].loaded_from == "tinker://fake-run-0/weights/metaclaw-state-000002"
+        )
         # the same adapted parts as the local backend's all-linear LoRA: attention and MLP, not the unembedding
         assert service.lora == {"train_mlp": True, "train_attn": True, "train_unembed": False}
         # the resume opened no second LoRA run (one that would never be used); the tokenizer is the resumed run's
@@ -452,13 +471,12 @@ def test_tinker_reads_the_forward_backward_before_the_optimiser_step(tmp_path: P
     again = trainer.run(lambda: True)
     assert again.steps == 1 and service.calls.count("optim_step") == 1
     (row,) = last_steps(trainer.db)
-    assert row["detail"]["service"] == {"loss:sum": -0.25, "clip_frac": 0.1}
+    assert row["detail"]["service"] == {"loss:sum": -0.25, "clip_frac": 0.1, "optim:lr": 1e-4}
 
 
 def test_tinker_restart_resumes_the_last_window_whole(tmp_path: Path, tiny: Path):
-    """Full states come every 10 steps; a window that ends after 3 saves one too, so a restart goes on from step 3
-    (the service cannot load published sampler weights into training: it would revert to step 0 and publish
-    steps 1-3 again under the same numbers)."""
+    """Every step saves a full state on Tinker, so a restart goes on from step 3 (the service cannot load published
+    sampler weights into training: it would revert to step 0 and publish steps 1-3 again under the same numbers)."""
     from transformers import AutoTokenizer
 
     from metaclaw_plugin.training.backends.tinker import TinkerBackend
@@ -473,4 +491,4 @@ def test_tinker_restart_resumes_the_last_window_whole(tmp_path: Path, tiny: Path
     trainer = build_trainer(settings, backend=(TinkerBackend("Qwen/Qwen3-8B", service=service), tok))
     assert trainer.run(lambda: True, max_steps=3).steps == 3 and trainer.step == 3
     again = build_trainer(settings, backend=(TinkerBackend("Qwen/Qwen3-8B", service=service), tok))
-    assert again.step == 3 and service.clients[-1].loaded_from == "tinker://fake-run/weights/metaclaw-state-000003"
+    assert again.step == 3 and service.clients[-1].loaded_from == "tinker://fake-run-0/weights/metaclaw-state-000003"

@@ -380,6 +380,64 @@ def test_a_trait_reaches_requests_that_never_name_it_and_unrelated_requests_get_
     assert hit == [], hit
 
 
+# A plain standing fact about a thing of the work or the user's setting, with no "we", "my" or "remember" in it
+# (sentences written for this test; the probes it was built on are other ones).
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The admin console is built with Angular.",
+        "All the batch workers run in eu-central-1.",
+        "Integration tests are run with Playwright.",
+        "Audit logs live in the compliance bucket.",
+        "The quarterly close ends on the fifth working day.",
+        "Our Redis cache keeps sessions for 12 hours.",
+        "The ticketing system is YouTrack.",
+        "I'm on Pacific time, PST.",
+    ],
+)
+def test_a_plain_standing_fact_is_a_memory(text: str) -> None:
+    (found,) = extract(text)
+    assert isinstance(found, Candidate) and found.kind in ("fact", "project") and not found.standing, found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The build is failing on CI again.",
+        "It runs on port 80.",
+        "This function returns a list.",
+        "The deploy keeps crashing.",
+        "Make sure the worker runs on port 8080.",
+        "The weather is nice.",
+        "The staging server is down right now.",
+    ],
+)
+def test_a_failure_of_the_moment_or_a_request_is_not_a_standing_fact(text: str) -> None:
+    assert extract(text) == []
+
+
+def test_a_tool_of_the_team_reaches_the_work_that_touches_it_and_no_other(plugin: MetaClawPlugin) -> None:
+    """The work concepts: a fact naming a tool bears on requests about that kind of work, which never name it."""
+    for text in (
+        "We package the services with poetry.",
+        "Bugs are tracked in YouTrack.",
+        "The event bus is NATS, messages are kept for three days.",
+        "Load tests use Locust against the perf stack.",
+        "On-call alerts go through Opsgenie.",
+    ):
+        say(plugin, "s1", text)
+    end(plugin, "s1")
+    assert "poetry" in memory_part(say(plugin, "s2", "Add httpx to the dependencies of the billing service."))
+    assert "YouTrack" in memory_part(say(plugin, "s2", "File a ticket for the broken export button."))
+    assert "NATS" in memory_part(say(plugin, "s2", "How far back can a new consumer replay?"))
+    assert "Locust" in memory_part(
+        say(plugin, "s2", "Can the search endpoint take 300 requests per second? Plan a load-test.")
+    )
+    assert "Opsgenie" in memory_part(say(plugin, "s2", "Set up an alert for a full disk."))
+    for ask in ("What is the capital of Kenya?", "Write a haiku about snow.", "How many moons does Mars have?"):
+        assert memory_part(say(plugin, "s3", ask)) == "", ask
+
+
 def test_last_time_brings_back_the_session_summary(plugin: MetaClawPlugin) -> None:
     say(plugin, "s1", "Help me write the migration script for the orders table.")
     say(plugin, "s1", "Now add an index on customer_id.")

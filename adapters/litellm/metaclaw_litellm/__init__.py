@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from metaclaw_plugin.integration import require_host
 
 # [lowest supported, first unsupported): both ends are tested (see the README). Keep in step with pyproject.toml.
-SUPPORTED_LITELLM = ("1.108.7", "1.111")
+SUPPORTED_LITELLM = ("1.108.0", "1.111")
 
 LITELLM_VERSION = require_host(
     "litellm", "litellm", *SUPPORTED_LITELLM, adapter="metaclaw_litellm", install="'metaclaw-plugin[litellm]'"

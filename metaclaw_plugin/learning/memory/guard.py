@@ -9,8 +9,9 @@ statements kept to their user.
 * **Directives.** A memory is data the user stated, injected as a note. One that directs the agent to act (send data
   somewhere, reveal secrets, fetch and run code, approve or skip confirmations, take orders from someone else, change
   its rules) is a standing prompt injection ("memory poisoning"): it is quarantined (kept for a person to see, never
-  injected). The intent screen is :mod:`.directives`; the skills' screen (:func:`screening.screen`) adds its
-  override, role-marker, persona, secrecy and conduct classes. Its classes that also fire on plain facts ("we run the
+  injected). The intent screen is :mod:`.directives`; the skills' screen (:func:`screening.screen_content`: a
+  memory is never written as a SKILL.md, so not its format check) adds its override, role-marker, persona, secrecy
+  and conduct classes. Its classes that also fire on plain facts ("we run the
   installer with sudo", "our installer is curl ... | bash") count only in a sentence that is a directive.
 * **Sharing.** With ``memory.share: tenant``, a project memory goes to the tenant's shared bucket only when it is about
   the team's work: a first-person statement ("I'm diabetic", "my wife...", "I live in...") or one about someone's
@@ -26,7 +27,7 @@ from ...config import PrivacySettings
 from ...privacy import Redactor, redactor_for
 from ...text import strip_marks
 from ...types import Skill
-from ..screening import screen
+from ..screening import screen_content
 from . import directives
 
 F = re.I | re.U
@@ -125,7 +126,7 @@ def screen_memory(text: str, redactor: Redactor | None = None) -> dict[str, Any]
         quoted = (redactor or _default_redactor()).redact(f.evidence)
         reasons.append(f'{directives.REASONS[f.code]} ("{quoted}")')
     body = " ".join(_FROM_NOW.sub(" ", text).split())
-    result = screen(
+    result = screen_content(  # a memory is never written as a SKILL.md: its format is not screened
         Skill(name="user-memory", description="A note of what the user said in an earlier session.", body=body),
         source_text=text,
         strict_provenance=False,

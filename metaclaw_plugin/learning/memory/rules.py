@@ -224,6 +224,51 @@ OWN_VERB = re.compile(
     r"|^(?P<z>(?:我的|我们(?:组|团队|公司|项目|部门)?的)[^，,。]{1,12}?)(?:负责|管理|每|在|用)",
     F,
 )
+# A standing fact about the team's or the user's things, said plainly, with no "we" or "my" in it: "The frontend is
+# built with SvelteKit", "All our servers run in us-west-2", "Tests are run with nox", "Production secrets live in
+# Vault", "The company's financial year ends on 30 June", "The data warehouse is Snowflake". Its subject names a thing
+# (not "it" or "this": the code at hand; not a verb: a request), its verb is a habitual present of how things are, and
+# nothing in it is a failure or an event of the moment (:data:`TRANSIENT`).
+_STATE_VERB = (
+    r"(?:always\s+|usually\s+|only\s+|all\s+)?(?:runs?|lives?|keeps?|starts?|ends?|supports?|uses?|happens?|goes|go|"
+    r"sits?|stays?|holds?|belongs?|expires?|rotates?|resets?|closes?|opens?|listens?|points?|defaults?|requires?|"
+    r"depends?|stores?|ships?|deploys?|retains?|targets?|lasts?|costs?)\b(?!\s+\w+ing\b)"
+    r"|(?:is|are)\s+(?:always\s+|usually\s+|only\s+|all\s+)?(?:built|written|hosted|deployed|run|stored|kept|managed|"
+    r"generated|tracked|handled|served|maintained|owned|scheduled|packaged|tested|configured|defined|located|based|"
+    r"done|made|pinned|locked|limited|capped|released|backed up)\s+(?:with|on|in|by|at|through|using|via|from|under|"
+    r"to|for|as|every|each)\b|(?:is|are)\s+(?:called|named)\b"
+)
+_NOT_A_THING = (
+    r"(?!(?:it|this|that|these|those|there|here|he|she|they|you|i|we|which|what|who|make|ensure|check|add|fix|write|"
+    r"create|update|remove|delete|set|use|run|deploy|build|please|let|help|try|change|move|rename|refactor|implement|"
+    r"show|tell|give|find|get|put|keep|open|close|start|stop|install|configure|explain|generate|convert|translate|"
+    r"summari[sz]e|review|test|see|look|note|remember|just|maybe|perhaps|also|then|now|so)\b)"
+)
+STATE = re.compile(
+    r"^(?P<s>(?:(?:all|both|most|every|each)\s+(?:of\s+)?)?(?:(?:the|our|my|all)\s+)?"
+    + _NOT_A_THING
+    + r"[\w.'’/-]+(?:\s+(?!(?:is|are)\b)[\w.'’/-]+){0,6}?)\s+(?:"
+    + _STATE_VERB
+    + r")\s*(?P<x>.+)",
+    F,
+)
+# "The data warehouse is Snowflake": a plain "is" states a fact only of a thing of the work or the user's setting.
+WORK_THING = re.compile(
+    r"^(?:the|our|all)\s+(?P<s>(?:[\w.'’-]+\s+){0,3}(?:warehouse|database|db|cluster|servers?|backend|frontend|api|"
+    r"app|site|website|repo|repository|monorepo|registry|bucket|queue|broker|cache|ci|pipeline|stack|tracker|wiki|"
+    r"docs|office|company|region|year|system|staging|production|prod|services?|domain|vpn|manager|lead|owner|"
+    r"language|framework|editor|ide|os|platform|provider|host|hosting|cloud|bank|landlord|doctor|dentist|gym|school|"
+    r"bus|store|tools?|runner|scheduler|orm|library|cdn|dns|proxy|gateway|balancer|router|monitoring|alerting))"
+    r"\s+(?:is|are)\s+(?P<x>.+)",
+    F,
+)
+TRANSIENT = re.compile(
+    r"\b(?:fail\w*|broken|break\w*|crash\w*|errors?|down|slow|wrong|stuck|hang\w*|timeout|timed out|"
+    r"not working|doesn'?t|does not|won'?t|can'?t|cannot|isn'?t|aren'?t|today|tonight|right now|yesterday|just|"
+    r"still|anymore|weird|strange|odd|again)\b",
+    F,
+)
+
 SELF_OWN = re.compile(r"^i (?:drive|own|ride|have got|play|speak|study|teach) (?:a |an |the |two |three )?(?P<x>.+)", F)
 
 QUESTION_START = re.compile(
@@ -507,7 +552,7 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
     r = _Reading(s, now)
     if CALL_ME.search(s) and _names_me(s):
         return Candidate("preference", s, "topic:name", True)
-    if m := CHANGE.match(s):
+    if (m := CHANGE.match(s)) and not (m.group("s2") and TRANSIENT.search(s)):  # "X is down right now": no change
         subj = _first(m, "s")
         if term_set(subj) and not re.match(r"^(?:i|we|je|on|nous|yo|eu|我|我们)\b", subj.strip(), F):
             key = f"topic:{r.topic}" if r.topic else _subject_key(subj)
@@ -551,6 +596,11 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
         return Candidate("preference" if tz else "fact", s, key or "self", tz)
     if m := OWN_VERB.match(s):
         return Candidate(_kind(s, "fact"), s, _subject_key(m.group("s")) or _subject_key(s), False, None, r.replaces)
+    if re.match(r"^(?:i'?m|i am|i work|we'?re|we are|we work)\b", s, F) and r.topic == "timezone":
+        # "I'm on the Berlin office schedule, CET": a fact for scheduling requests, not a directive for every turn
+        return Candidate("fact", s, "topic:timezone", False)
+    if (m := STATE.match(s) or WORK_THING.match(s)) and not TRANSIENT.search(s) and term_set(m.group("s")):
+        return Candidate(_kind(s, "fact"), s, _subject_key(m.group("s")), False, None, r.replaces)
     if explicit:
         if r.when is not None:
             return Candidate("event", s, _subject_key(_before_copula(s)), False, r.when)

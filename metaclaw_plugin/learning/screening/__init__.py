@@ -37,6 +37,6 @@ The package: :mod:`.normalise` (step 1), :mod:`.patterns` (the tables the scans 
 function per kind of finding), :mod:`.verdict` (:func:`screen`: every scan over a skill, findings into a verdict).
 """
 
-from .verdict import ScreenResult, screen
+from .verdict import ScreenResult, screen, screen_content
 
-__all__ = ["ScreenResult", "screen"]
+__all__ = ["ScreenResult", "screen", "screen_content"]

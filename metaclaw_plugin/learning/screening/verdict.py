@@ -64,11 +64,34 @@ def screen(
     max_body_chars: int = DEFAULT_MAX_BODY,
     redactor: Redactor | None = None,
 ) -> ScreenResult:
-    """Screen one skill. ``source_text`` is the (redacted) text of the sessions it came from; URLs and
-    e-mails must appear there. ``strict_provenance`` defaults to True for evolved skills (an unsourced
-    URL rejects) and False otherwise (it quarantines)."""
+    """Screen one skill: its format (what we would write must parse back) and its content (:func:`scan_content`).
+    ``source_text`` is the (redacted) text of the sessions it came from; URLs and e-mails must appear there.
+    ``strict_provenance`` defaults to True for evolved skills (an unsourced URL rejects) and False otherwise (it
+    quarantines)."""
     col = Collector()
     check_format(skill, col, max_body_chars)
+    _scan_content(skill, col, source_text, strict_provenance, redactor)
+    return ScreenResult.of(col.items)
+
+
+def screen_content(
+    skill: Skill,
+    *,
+    source_text: str | None = None,
+    strict_provenance: bool | None = None,
+    redactor: Redactor | None = None,
+) -> ScreenResult:
+    """:func:`screen` without the format check (its round trip through YAML is a third of a short text's screen):
+    for text that is never written as a SKILL.md, such as a user's statement kept as a memory."""
+    col = Collector()
+    _scan_content(skill, col, source_text, strict_provenance, redactor)
+    return ScreenResult.of(col.items)
+
+
+def _scan_content(
+    skill: Skill, col: Collector, source_text: str | None, strict_provenance: bool | None, redactor: Redactor | None
+) -> None:
+    """What a skill's text says: intent, hidden and encoded text, credentials, provenance, secrets."""
     strict = skill.origin == "evolved" if strict_provenance is None else strict_provenance
     parts = [
         ("name", skill.name.replace("-", " ") if isinstance(skill.name, str) else ""),
@@ -116,4 +139,3 @@ def screen(
     secrets = (redactor or _default_redactor()).find(f"{full}\n{metadata_text(skill)}")
     if secrets:
         col.add("secret", "rejected", f"contains what looks like a secret ({', '.join(secrets)})")
-    return ScreenResult.of(col.items)

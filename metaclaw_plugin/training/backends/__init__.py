@@ -18,6 +18,11 @@ from typing import Any, Protocol
 from ..samples import TrainSample
 
 
+class StepInDoubt(RuntimeError):
+    """The optimiser step was sent but its outcome was lost (the service may or may not have applied it): the
+    trainer restores the last full state before its batch is retried, so the batch is never applied twice."""
+
+
 @dataclass(frozen=True)
 class Hyper:
     """What bounds an update and shapes the LoRA weights, the same on both backends (``training.*`` settings).
@@ -33,7 +38,7 @@ class Hyper:
     max_grad_norm: float = 1.0  # 0: no clipping
     clip_low: float = 0.8
     clip_high: float = 1.2
-    kl_coef: float = 0.01  # local only: the KL anchor to the base model
+    kl_coef: float = 0.01  # the KL anchor to the base model (a loss term locally, in the advantages on Tinker)
     lora_rank: int = 32
     lora_alpha: int | None = None  # None: lora_rank
     lora_dropout: float = 0.0
@@ -42,6 +47,7 @@ class Hyper:
     gradient_checkpointing: bool = False
     seed: int = 0
     keep_adapters: int = 5  # local: published LoRA weights folders kept (train rollback's reach; the setting's name)
+    checkpoint_ttl_hours: float = 168.0  # tinker: how long a superseded sampler checkpoint or full state is kept
 
     @classmethod
     def from_settings(cls, t: Any) -> Hyper:

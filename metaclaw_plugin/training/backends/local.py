@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...infra import heap
 from ...infra.mlimport import ML_IMPORT_LOCK
+from .. import chat
+from ..gate import Draw
 from ..losses import behaviour_logprobs, kl_to_reference, policy_loss
 from ..models import load_base
 from ..samples import TrainSample
@@ -203,6 +205,11 @@ class LocalBackend:
                 out.append(float((logp * mask).sum() / mask.sum().clamp(min=1)))
         return out
 
+    def gate_policy(self) -> _GatePolicy:
+        """The current weights as the behaviour gate drives them (:mod:`..gate`): live, so the same object answers
+        with the serving weights before the step and the new ones after it."""
+        return _GatePolicy(self)
+
     # Weights ---------------------------------------------------------------------------------------
     def _write(self, kind: str, step: int, with_state: bool) -> str:
         import torch
@@ -247,3 +254,61 @@ class LocalBackend:
         from peft import get_peft_model_state_dict
 
         return {k: v.detach().cpu().clone() for k, v in get_peft_model_state_dict(self.model).items()}
+
+
+class _GatePolicy:
+    """The trained model answering and scoring for the behaviour gate, without gradient and outside training mode
+    (LoRA dropout off), on a forked random state so training's own draws are untouched."""
+
+    def __init__(self, backend: LocalBackend):
+        self.backend = backend
+
+    def generate(self, prompts: list[list[int]], draw: Draw, go_on: Callable[[], bool]) -> list[list[int]]:
+        """All prompts in one batch (left-padded): on CPU a token's cost is mostly per call, not per row."""
+        import torch
+        from transformers import StoppingCriteria, StoppingCriteriaList
+
+        class Paused(StoppingCriteria):  # a pause lands between tokens, not at the end of the answers
+            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+                return torch.full((input_ids.shape[0],), not go_on(), dtype=torch.bool, device=input_ids.device)
+
+        b = self.backend
+        model, tok = b.model, b.tokenizer
+        stop = chat.stop_ids(tok)
+        pad = tok.pad_token_id if tok.pad_token_id is not None else min(stop)
+        width = max(len(p) for p in prompts)
+        ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=b.device)
+        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=b.device)
+        devices = [torch.cuda.current_device()] if b.device == "cuda" else []
+        temperature, sampled = draw.temperature, draw.temperature > 0
+        model.eval()
+        try:
+            with torch.no_grad(), torch.random.fork_rng(devices=devices):
+                torch.manual_seed(draw.seed)
+                out = model.generate(
+                    input_ids=ids,
+                    attention_mask=mask,
+                    max_new_tokens=draw.max_new_tokens,
+                    do_sample=sampled,
+                    temperature=temperature if sampled else None,
+                    top_k=0 if sampled else None,
+                    top_p=1.0 if sampled else None,
+                    eos_token_id=sorted(stop),
+                    pad_token_id=pad,
+                    stopping_criteria=StoppingCriteriaList([Paused()]),
+                )
+        finally:
+            model.train()
+        answers = []
+        for row in out[:, width:].tolist():
+            cut = next((i + 1 for i, t in enumerate(row) if t in stop), len(row))
+            answers.append([int(t) for t in row[:cut]])
+        return answers
+
+    def logprobs(self, prompt: list[int], completion: list[int]) -> list[float]:
+        import torch
+
+        sample = TrainSample("gate", prompt, completion, [1] * len(completion), None, 0.0, 0)
+        with torch.no_grad():
+            logp = self.backend.token_logprobs([sample])[0]
+        return [float(x) for x in logp[0, : len(completion)].tolist()]

@@ -18,21 +18,38 @@ Two differences from the local backend, both forced by the service:
   get the current policy's logprobs from a ``forward`` pass (``cross_entropy`` with zero ``weights``, as the
   service requires; no gradient), so their ratio is 1: the on-policy REINFORCE form.
 * Adam is the same as the local backend's (:class:`~.Hyper`: betas, epsilon, weight decay, gradient clipping
-  sent in ``AdamParams``), and the clipped losses take the same bounds. There is no KL anchor here yet (the
-  service's losses have no reference term); ``step_metrics`` says so (``kl``: None).
+  sent in ``AdamParams``), and the clipped losses take the same bounds. ``step_metrics`` keeps the service's own
+  metrics of the step (the forward_backward's, and the optimiser step's as ``optim:*``).
+* The KL anchor (``training.kl_coef``): the service's losses have no reference term, so it is folded into each
+  trained token's advantage, ``A_t - kl_coef * (log p_behaviour(t) - log p_base(t))``, with the base model's
+  logprobs of the sample's own tokens from a sampling client of the base model (``compute_logprobs``), as
+  on-policy distillation folds a teacher's. ``step_metrics``' ``kl`` is the mean of that difference over the
+  trained tokens. A base call that fails leaves the batch without the term (fail open, logged, and the step's
+  metrics say why: ``kl_error``).
+* An optimiser step whose result is lost after it was sent raises :class:`~.StepInDoubt`: the trainer restores
+  the last full state (saved with every step) before the batch is retried.
+* The LoRA takes what the SDK's ``LoraConfig`` has: rank, seed and the parts (:func:`lora_parts`); alpha,
+  dropout and named modules are not in it (``status`` and ``doctor`` say so, :mod:`metaclaw_plugin.config`).
+* Checkpoints are saved without a TTL; one a newer one supersedes gets ``training.checkpoint_ttl_hours`` through
+  the SDK's REST client (:meth:`TinkerBackend.expire`), so the latest (served, resumed from) never expires.
 
-None of this has run against the real service (unreachable here); the tests drive a fake of the
-client's methods.
+None of this has run against the real service (unreachable here); the tests drive a fake of the client's
+methods that checks the SDK's own types and signatures and rejects what the service would.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
+from .. import chat
+from ..gate import Draw
 from ..samples import TrainSample
-from . import Hyper
+from . import Hyper, StepInDoubt
+
+log = logging.getLogger(__name__)
 
 ATTENTION = frozenset({"q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "c_attn", "out_proj"})
 MLP = frozenset({"gate_proj", "up_proj", "down_proj", "gate_up_proj", "fc1", "fc2", "c_fc", "c_proj"})
@@ -108,6 +125,13 @@ class TinkerBackend:
         self._staged: list[Any] = []
         self._loss_fn = "importance_sampling"
         self._service_metrics: dict[str, float] = {}
+        self._rest: Any = None
+        self._run: dict[str, Any] | None = None
+        self._base: Any = None  # the base model's sampling client (the KL anchor's reference), made on first use
+        self._kl = [0.0, 0.0]  # this step's log p_behaviour - log p_base: sum over trained tokens, and their count
+        self._kl_error: str | None = None  # why this step's batch went without the anchor (its base logprobs failed)
+        self._step_kl: dict[str, Any] = {"kl": None}  # the last step's mean log p_behaviour - log p_base, or why none
+        self._state: str | None = None  # the full state of the current weights (None: a new run's)
 
     @property
     def client(self) -> Any:
@@ -123,6 +147,8 @@ class TinkerBackend:
                 train_attn=parts["train_attn"],
                 train_unembed=parts["train_unembed"],
             ).result()
+            self._run = {"id": str(self._client.model_id), "continues": None, "state": None}
+            log.info("new Tinker training run %s (no full state to continue)", self._client.model_id)
         return self._client
 
     def tokenizer(self) -> Any:
@@ -168,19 +194,59 @@ class TinkerBackend:
     def forward_backward(self, samples: Sequence[TrainSample], loss_fn: str, norm: float) -> float:
         missing = [s for s in samples if not _usable(s)]
         current = iter(self._current_logprobs(missing) if missing else [])
-        for s in samples:
-            behaviour = s.logprobs if _usable(s) and s.logprobs is not None else next(current)
+        behaviours = [s.logprobs if _usable(s) and s.logprobs is not None else next(current) for s in samples]
+        base = self._base_logprobs(samples) if self.hyper.kl_coef > 0 else None
+        for i, (s, behaviour) in enumerate(zip(samples, behaviours)):
+            if base is not None:
+                s = self._anchored(s, behaviour, base[i])
             self._staged.append(make_datum(s, behaviour, max(norm, 1.0)))
         self._loss_fn = loss_fn
         return 0.0  # the service reports the loss with the step (optim_step)
 
+    def _base_logprobs(self, samples: Sequence[TrainSample]) -> list[list[float | None]] | None:
+        """The base model's logprob of each answer token of each sample (None: the batch goes without the anchor)."""
+        from tinker import types
+
+        try:
+            if self._base is None:
+                self._base = self.service.create_sampling_client(base_model=self.base_model).result()
+            futures = [
+                self._base.compute_logprobs(
+                    types.ModelInput.from_ints(s.tokens), prompt_logprobs_last_n=len(s.tokens) - len(s.prompt_ids)
+                )
+                for s in samples
+            ]
+            return [list(f.result())[len(s.prompt_ids) :] for f, s in zip(futures, samples)]
+        except Exception as e:
+            self._kl_error = f"{type(e).__name__}: {e}"
+            log.warning("the base model's logprobs failed; this batch trains without the KL anchor", exc_info=True)
+            return None
+
+    def _anchored(self, s: TrainSample, behaviour: Sequence[float], base: Sequence[float | None]) -> TrainSample:
+        """``s`` with the KL anchor folded into its token advantages (a token the base did not score keeps its own)."""
+        coef = self.hyper.kl_coef
+        out = []
+        for a, m, b, r in zip(s.advantages(), s.mask, behaviour, base):
+            if m and r is not None:
+                self._kl[0] += b - r
+                self._kl[1] += 1
+                a -= coef * (b - r)
+            out.append(a)
+        return replace(s, token_advantages=out)
+
     def discard(self) -> None:
         self._staged = []
+        self._kl, self._kl_error = [0.0, 0.0], None
 
     def optim_step(self) -> float | None:
         from tinker import types
 
         data, self._staged = self._staged, []
+        kl_sum, kl_n = self._kl
+        self._step_kl = {"kl": kl_sum / kl_n if kl_n else None} | (
+            {"kl_error": self._kl_error} if self._kl_error else {}
+        )
+        self._kl, self._kl_error = [0.0, 0.0], None
         clipped = self._loss_fn != "importance_sampling"
         bounds = {"clip_low_threshold": self.hyper.clip_low, "clip_high_threshold": self.hyper.clip_high}
         fb = self.client.forward_backward(data, cast(types.LossFnType, self._loss_fn), bounds if clipped else None)
@@ -188,21 +254,116 @@ class TinkerBackend:
         # queued behind it, the step would have applied the earlier gradients, or this batch twice once retried.
         result = fb.result()
         self._service_metrics = {str(k): float(v) for k, v in (result.metrics or {}).items()}
-        self.client.optim_step(self.adam()).result()
+        try:
+            step = self.client.optim_step(self.adam()).result()
+        except Exception as e:  # sent, outcome unknown: the trainer reloads the last full state before a retry
+            raise StepInDoubt(f"the optimiser step's outcome was lost: {type(e).__name__}: {e}") from e
+        self._service_metrics.update({f"optim:{k}": float(v) for k, v in (step.metrics or {}).items()})
         return float(result.metrics.get("loss:sum", 0.0))
 
     def step_metrics(self) -> dict[str, Any]:
-        # the service reports neither a gradient norm nor a KL; its own metrics of the step are kept as sent
-        return {"grad_norm": None, "kl": None, "service": dict(self._service_metrics)}
+        # the service reports no gradient norm; its own metrics of the step are kept as sent
+        return {"grad_norm": None, **self._step_kl, "service": dict(self._service_metrics)}
 
     def save_sampler(self, step: int) -> str:
         return str(self.client.save_weights_for_sampler(f"metaclaw-step-{step:06d}").result().path)
 
     def save_state(self, step: int) -> str:
-        return str(self.client.save_state(f"metaclaw-state-{step:06d}").result().path)
+        self._state = str(self.client.save_state(f"metaclaw-state-{step:06d}").result().path)
+        return self._state
 
     def load_state(self, path: str) -> None:
+        """Go on from a full state. The SDK binds a training run to the session that made it (its id is the
+        session's) and loads a state only into a new run, so a restart (or a restore, a rollback) continues the
+        saved run's weights and optimiser in a run of its own, made here instead of a fresh LoRA run;
+        :meth:`run_info` names the run it continues."""
+        from tinker import types
+
         self._client = self.service.create_training_client_from_state_with_optimizer(path).result()
+        self._state = path
+        continues = types.ParsedCheckpointTinkerPath.from_tinker_path(path).training_run_id
+        self._run = {"id": str(self._client.model_id), "continues": continues, "state": path}
+        log.info("Tinker training run %s continues run %s from %s", self._client.model_id, continues, path)
+
+    # The behaviour gate -----------------------------------------------------------------------------
+    def snapshot(self) -> str | None:
+        """Where :meth:`restore` goes back to: the full state of the current weights (every published step saved
+        one), or None before the run's first step."""
+        return self._state
+
+    def restore(self, snap: str | None) -> None:
+        """Undo the steps since :meth:`snapshot`: its full state loaded (weights and optimiser), or, before any
+        state, a new LoRA run on first use (the base weights and a fresh optimiser, as before the first step)."""
+        if snap is None:
+            self._client, self._run = None, None
+        else:
+            self.load_state(snap)
+
+    def gate_policy(self) -> _GatePolicy:
+        """The current weights, frozen in a sampling client (the service's snapshot of them)."""
+        sampler = self.client.save_weights_and_get_sampling_client().result()
+        return _GatePolicy(sampler, chat.stop_ids(self.client.get_tokenizer()))
+
+    def keep(self, paths: Sequence[str]) -> None:
+        """Clear the TTL of checkpoints (a rollback's target); raises when one is gone."""
+        clear_ttl(self.rest(), paths)
+
+    def run_info(self) -> dict[str, Any] | None:
+        """The training run stepped (``id``), the run whose full state it continues and that state (None: a new
+        LoRA run); None before the run is opened."""
+        return self._run
+
+    def expire(self, path: str) -> None:
+        """Set the TTL (``training.checkpoint_ttl_hours``) of a sampler checkpoint or full state a newer one
+        superseded, through the SDK's REST client: old weights expire, the latest never does."""
+        self.rest().set_checkpoint_ttl_from_tinker_path(path, int(self.hyper.checkpoint_ttl_hours * 3600)).result()
+
+    def rest(self) -> Any:
+        if self._rest is None:
+            self._rest = self.service.create_rest_client()
+        return self._rest
+
+
+def keep_checkpoints(paths: Sequence[str]) -> None:
+    """Clear the TTL of checkpoints on the service (a rollback's target, served and trained on again); raises
+    when one is gone."""
+    import tinker
+
+    clear_ttl(tinker.ServiceClient().create_rest_client(), paths)
+
+
+def clear_ttl(rest: Any, paths: Sequence[str]) -> None:
+    for path in paths:
+        rest.set_checkpoint_ttl_from_tinker_path(path, None).result()
+
+
+class _GatePolicy:
+    """A sampling client of the trained weights, answering and scoring for the behaviour gate."""
+
+    def __init__(self, sampler: Any, stop: frozenset[int]):
+        self.sampler = sampler
+        self.stop = stop
+
+    def generate(self, prompts: list[list[int]], draw: Draw, go_on: Callable[[], bool]) -> list[list[int]]:
+        """One request per prompt, each sent only while ``go_on()`` (a pause leaves the rest unasked)."""
+        from tinker import types
+
+        params = types.SamplingParams(
+            max_tokens=draw.max_new_tokens, temperature=draw.temperature, seed=draw.seed % 2**31, stop=sorted(self.stop)
+        )
+        out = []
+        for prompt in prompts:
+            if not go_on():
+                break
+            resp = self.sampler.sample(prompt=types.ModelInput.from_ints(prompt), num_samples=1, sampling_params=params)
+            out.append([int(t) for t in resp.result().sequences[0].tokens])
+        return out
+
+    def logprobs(self, prompt: list[int], completion: list[int]) -> list[float]:
+        from tinker import types
+
+        got = self.sampler.compute_logprobs(types.ModelInput.from_ints(prompt + completion)).result()
+        return [float(x) for x in got[len(prompt) :]]
 
 
 class _Deferred:

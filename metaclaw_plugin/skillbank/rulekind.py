@@ -1,0 +1,81 @@
+"""Whether a skill's text states a standing rule (how a user or team wants work done) rather than a technique.
+
+A learned skill stored without ``metadata.kind`` (another evolver, a SKILL.md written by hand, MCP, the dashboard)
+is only found by relevance, and the long requests a rule governs rarely name it: 19-30% of such lessons reached
+their later rounds (docs/request-path.md, "Unmarked lessons"). A skill whose text reads as a rule ("Always ...",
+"Never ...", "... must ...", "Prefer ...", "When X, do Y", a title over bulleted rules, in several languages) is
+therefore an *inferred* convention. Its file keeps no kind (an explicit ``metadata.kind`` always wins), and a
+bundled starter skill is never inferred: those are reference notes, found by relevance.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Words that make a sentence a standing rule, by language. Only words that rarely appear in a technique's
+# description: "needs", "use", "run" or a bare quantifier ("all pages") are not among them.
+_WORDS = (
+    # English
+    r"always|never|must(?:n't| not)?|shall|do not|don't|prefer(?:ably)?|avoid|from now on|by default|required"
+    r"|only ever|whenever"
+    # German
+    r"|immer|stets|niemals|grundsätzlich|ausschließlich|muss|müssen|darf nicht|dürfen nicht|bevorzuge|vermeide"
+    # French
+    r"|toujours|jamais|doit|doivent|il faut|privilégie[rz]?|préfère[rz]?|évite[rz]?"
+    # Spanish, Portuguese, Italian
+    r"|siempre|nunca|jamás|debe[nm]?|hay que|prefiere|prefira|evita[r]?|sempre|devono|bisogna|è necessario"
+    # Dutch, Polish, Russian
+    r"|altijd|nooit|moet(?:en)?|zawsze|nigdy|musi(?:sz|my|cie|ą)?|всегда|никогда|должн\w*|нельзя|обязательно"
+)
+_RULE_WORD = re.compile(rf"(?<![\w-])(?:{_WORDS})(?![\w-])", re.IGNORECASE)
+# Chinese and Japanese have no spaces between words: the markers stand alone.
+_RULE_CJK = re.compile(r"必须|务必|一律|总是|始终|永远不要|不要|不得|禁止|必ず|常に|決して|してはいけない|しないこと")
+# "When you X, do Y": a leading condition on the reader's own work, a comma, then what to do. Only with the second
+# person: "When summarising API logs into a report, count errors per endpoint" is a technique for one kind of task,
+# and a starter-style description often opens with a bare "When ..." or "Before ...".
+_CONDITION = re.compile(
+    r"^(?:(?:when|whenever|before|after|if|once) you|(?:wenn|bevor|sobald) (?:du|sie)|(?:quand|lorsque|avant que) "
+    r"(?:tu|vous)|(?:cuando|siempre que|antes de que) (?:usted|tú|\w+(?:as|es))|quando (?:você|voi|tu)"
+    r"|(?:als|wanneer|voordat) (?:je|u)|(?:когда|перед тем как) (?:ты|вы))\b[^,.;:]{0,120},\s*\S",
+    re.IGNORECASE,
+)
+# A description that opens as a how-to names a technique, whatever its steps say.
+_HOW_TO = re.compile(r"^(?:how to|steps to|to \w+ |wie man|comment |cómo |como )", re.IGNORECASE)
+# A bullet that opens with a quantifier states a rule about every case ("every entry references its ticket").
+_QUANTIFIED = re.compile(
+    r"^(?:every|each|all|any|jede[rsn]?|alle|chaque|tou(?:te)?s?|cada|tod[oa]s?|ogni|tutt[ie]|elke|alle)\b",
+    re.IGNORECASE,
+)
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.+)$")
+TITLE_WORDS = 8  # a description this short with no rule in it is a title: the rules are in the body's bullets
+
+
+def _rule_in(sentence: str) -> str | None:
+    m = _RULE_WORD.search(sentence) or _RULE_CJK.search(sentence)
+    if m:
+        return m.group(0)
+    m = _CONDITION.search(sentence.strip())
+    return m.group(0).split(",", 1)[0] + ", ..." if m else None
+
+
+def _first_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?。！？])\s+", text.strip(), maxsplit=1)[0]
+
+
+def standing_rule(description: str, body: str) -> str | None:
+    """Why the text states a standing rule (the words that make it one), or None when it reads as a technique.
+
+    The description's first sentence decides; a description that is only a title ("Release notes format") leaves it
+    to the body's bullets, which state rules when at least half of them carry a rule word or open with a
+    quantifier."""
+    first = _first_sentence(description)
+    found = _rule_in(first)
+    if found:
+        return f"its description states a rule ({found!r})"
+    if len(description.split()) > TITLE_WORDS or _HOW_TO.match(description.strip()):
+        return None
+    bullets = [m.group(1) for line in body.splitlines() if (m := _BULLET.match(line))]
+    ruled = [b for b in bullets if _rule_in(b) or _QUANTIFIED.match(b)]
+    if bullets and 2 * len(ruled) >= len(bullets):
+        return f"{len(ruled)} of its {len(bullets)} bullets state rules"
+    return None

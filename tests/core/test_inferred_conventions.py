@@ -1,0 +1,131 @@
+"""Inferred conventions (issue 44): a learned skill stored without ``metadata.kind`` (another evolver, a SKILL.md by
+hand, MCP, the dashboard) whose text states a standing rule reaches its tenant's work requests, never a line of chat
+and never another tenant; and the hybrid gate is not opened for chat by learned skills in other languages or of
+other tenants."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from metaclaw_plugin import Settings, TurnContext
+from metaclaw_plugin.skillbank.bank import SkillBank, bundled_skills_dir
+from metaclaw_plugin.skillbank.files import SkillStore
+from metaclaw_plugin.skillbank.rulekind import standing_rule
+from metaclaw_plugin.skillbank.skillmd import parse_skill_md, render_skill_md
+from metaclaw_plugin.types import Skill
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+WORK = (
+    "Add a loyalty discount to checkout in src/checkout/loyalty.ts: customers with 10 or more orders get 5 percent "
+    "off, capped at 25 euros, not combined with voucher codes. Add tests for the cap and commit the change."
+)
+# Lessons as other evolvers or people write them: no kind, varied wording and languages.
+RULES = {
+    "money-cents": ("Never represent money as a float; keep amounts as integer cents with a currency code.", ""),
+    "commit-format": ("Commit messages must follow Conventional Commits: type(scope): summary.", ""),
+    "ui-sie": ("Texte der Oberfläche immer auf Deutsch in der Sie-Form schreiben, nie duzen.", ""),
+    "pnpm": ("Prefer pnpm over npm and yarn for installing packages and running scripts.", ""),
+    "dates-fr": ("Dans les documents clients, toujours écrire les dates en toutes lettres.", ""),
+    "openapi-es": ("Cuando añadas un endpoint a la API, documéntalo en api/openapi.yaml en el mismo commit.", ""),
+    "bak-copy": ("When you edit an existing file, first copy it to <name>.bak next to it.", ""),
+    "release-notes": (
+        "Release notes format",
+        "# Release notes\n- every entry references its ticket\n- group entries under Added, Changed, Fixed\n"
+        "- always say whether users need to update",
+    ),
+    "zh-rule": ("提交代码前必须运行全部测试。", ""),
+}
+TECHNIQUES = {
+    "helpdesk-pagination": (
+        "The helpdesk API returns 50 tickets per page and a next_cursor; page through all of them.",
+        "Call it again with ?cursor=<next_cursor> until next_cursor is null.",
+    ),
+    "prometheus-step": ("Prometheus query_range over more than a day needs step=5m or coarser.", ""),
+    "helm-rollback": (
+        "Rolling back the payments release is done with helm history and helm rollback, not kubectl edit.",
+        "1. helm history payments\n2. helm rollback payments <revision>\n3. watch kubectl rollout status",
+    ),
+    "ios-ui-tests": ("iOS UI tests on CI need a clean simulator before fastlane scan.", "1. xcrun simctl erase all"),
+}
+
+
+def lesson(name: str, text: tuple[str, str], tenant: str | None = "lumen", origin: str = "evolved") -> Skill:
+    return Skill(name=name, description=text[0], body=text[1] or text[0], origin=origin, tenant=tenant)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_a_rule_in_any_wording_is_an_inferred_convention(name: str):
+    s = parse_skill_md(render_skill_md(lesson(name, RULES[name])))
+    assert (s.kind, s.kind_from) == ("convention", "inferred"), standing_rule(*RULES[name])
+
+
+@pytest.mark.parametrize("name", sorted(TECHNIQUES))
+def test_a_technique_stays_a_procedure(name: str):
+    s = parse_skill_md(render_skill_md(lesson(name, TECHNIQUES[name])))
+    assert (s.kind, s.kind_from) == ("procedure", "default")
+
+
+def test_explicit_metadata_and_starter_skills_are_never_inferred():
+    text = render_skill_md(lesson("pnpm", RULES["pnpm"]))
+    assert "kind" not in yaml.safe_load(text.split("---")[1])["metadata"]  # an inferred kind is not written
+    explicit = text.replace("metadata:\n", "metadata:\n  kind: procedure\n")
+    assert parse_skill_md(explicit).kind == "procedure"
+    builtin = render_skill_md(lesson("pnpm", RULES["pnpm"], tenant=None, origin="builtin"))
+    assert parse_skill_md(builtin).kind == "procedure"
+    starters = SkillStore(bundled_skills_dir()).load().skills
+    assert starters and all(s.kind == "procedure" for s in starters.values())
+
+
+def test_set_kind_overrides_an_inferred_convention(tmp_path: Path):
+    store = SkillStore(tmp_path / "skills")
+    store.add_batch([lesson("pnpm", RULES["pnpm"])], actor="test")
+    assert store.read("pnpm").kind_from == "inferred"
+    store.set_kind("pnpm", "procedure", actor="test")
+    assert (store.read("pnpm").kind, store.read("pnpm").kind_from) == ("procedure", "metadata")
+
+
+def library(home: Path, skills: list[Skill], mode: str = "keyword") -> SkillBank:
+    """The starter skills plus ``skills``, written by hand into the skills folder as a person or tool would."""
+    shutil.copytree(bundled_skills_dir(), home / "skills")
+    for s in skills:
+        (home / "skills" / s.name).mkdir()
+        (home / "skills" / s.name / "SKILL.md").write_text(render_skill_md(s), encoding="utf-8")
+    bank = SkillBank(Settings(home=home, retrieval={"mode": mode}))
+    bank.refresh(force=True)
+    return bank
+
+
+def names(bank: SkillBank, tenant: str, text: str) -> list[str]:
+    ctx = TurnContext("s", tenant=tenant)
+    return bank.injection(ctx, [{"role": "user", "content": text}]).names
+
+
+def test_an_unmarked_rule_reaches_its_tenants_work_requests_only(tmp_path: Path):
+    bank = library(tmp_path, [lesson("money-cents", RULES["money-cents"]), lesson("pnpm", RULES["pnpm"])])
+    got = names(bank, "lumen", WORK)
+    assert {"money-cents", "pnpm"} <= set(got)  # neither is named by the request (on main: by relevance only)
+    assert not {"money-cents", "pnpm"} & set(names(bank, "other-team", WORK))  # never another tenant's
+    assert names(bank, "lumen", "What's a good name for a golden retriever puppy?") == []  # chat: no block
+    status = bank.conventions_status()
+    assert set(status["inferred"]) == {"money-cents", "pnpm"} and "rule" in status["inferred"]["pnpm"]
+
+
+def test_short_chat_gets_no_block_with_learned_lessons_in_the_library(tmp_path: Path):
+    """Lessons in German, French and Spanish in the library: the short sets (the calibration set and the held-out
+    one, in twelve languages) get a block for at most 5% of requests, for the lessons' tenant and another. On main
+    a Spanish and a German lesson gave 7 of the 24 held-out requests a block of starter skills (wordllama reads
+    text in other languages as alike), for every tenant (the gate looked at skills the tenant could not see). The
+    default retrieval (hybrid); keyword retrieval gives 4.5% of the calibration set a block with the starter
+    skills alone (docs/request-path.md)."""
+    pytest.importorskip("wordllama")
+    bank = library(tmp_path, [lesson(n, t) for n, t in {**RULES, **TECHNIQUES}.items()], "hybrid")
+    held_out = yaml.safe_load((DATA / "short_requests_heldout.yaml").read_text(encoding="utf-8"))
+    calibration = yaml.safe_load((DATA / "short_requests.yaml").read_text(encoding="utf-8"))["ungoverned"]
+    for tenant in ("lumen", "other-team"):
+        for requests in (held_out, calibration):
+            blocked = [q for q in requests if names(bank, tenant, q)]
+            assert len(blocked) <= 0.05 * len(requests), (tenant, blocked)
