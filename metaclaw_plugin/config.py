@@ -629,6 +629,12 @@ class TrainingSettings(Section):
             "training, and a step whose outcome was lost is undone by reloading the last one"
         ),
     )
+    scope: Literal["tenant", "global"] = Field(
+        "tenant",
+        description="tenant (default): each tenant's LoRA weights are trained on its own samples only, published, "
+        "served, kept (keep_adapters) and rolled back on their own; a tenant without any is answered by the base "
+        "model. global: one set of weights, trained on every tenant's samples, answers every tenant.",
+    )
     off_policy: Literal["drop", "reinforce"] = Field(
         "drop",
         description="Answers the served policy did not sample (another model answered; no token record): drop them "
@@ -684,6 +690,16 @@ class TrainingSettings(Section):
             shown = str(value) if isinstance(value, Path) else value
             out.append({"setting": f"training.{name}", "value": shown, "why": extra["ignored_because"]})
         return out
+
+    def scope_in_effect(self) -> tuple[str, str | None]:
+        """(the scope training and serving use, why it differs from ``scope``, or None): the tinker backend trains
+        one adapter for every tenant (per-tenant training there is not built), said rather than mixed silently."""
+        if self.scope == "tenant" and self.backend == "tinker":
+            return "global", (
+                "training.scope tenant is not built on the tinker backend: it trains and serves one set of weights "
+                "for every tenant (training.scope global)"
+            )
+        return self.scope, None
 
     def off_reason(self) -> str | None:
         """None when this backend can train here; else why not, for status, doctor and the scheduler. Cheap:

@@ -319,7 +319,7 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
             f"training is off: {off}" if off else f"{settings.training.backend} on {settings.training.base_model}",
             required=False,
         )
-        from ..training.status import gate_note, ignored_note, training_status
+        from ..training.status import SHARED_DISK, gate_note, ignored_note, training_status
 
         check("training gate", True, gate_note(training_status(settings)), required=False)
         note = ignored_note(settings.training.backend, settings.training.ignored_settings())
@@ -327,6 +327,17 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
             "training settings",
             note is None,
             note or f"every training.* setting set here applies to the {settings.training.backend} backend",
+            required=False,
+        )
+        scope, scope_note = settings.training.scope_in_effect()
+        reach = settings.training.backend == "local" and settings.storage.backend == "postgres"
+        check(
+            "training scope",
+            scope_note is None and not reach,
+            "; ".join(
+                [f"{scope}: " + ("each tenant's own weights" if scope == "tenant" else "one set for every tenant")]
+                + [n for n in (scope_note, SHARED_DISK if reach else None) if n]
+            ),
             required=False,
         )
         from ..scheduling.attach import report as scheduler_report

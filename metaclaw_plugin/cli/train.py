@@ -87,13 +87,19 @@ def train(ctx: click.Context, steps: int | None, backend: str | None, as_json: b
 
 @train.command("rollback")
 @click.option("--to", "to", type=click.IntRange(min=1), default=None, help="The step (default: the one before).")
+@click.option(
+    "--tenant",
+    default=None,
+    help="Whose weights go back (training.scope tenant; default: the one tenant with weights). Others' stay.",
+)
 @json_option
 @click.pass_context
-def rollback_cmd(ctx: click.Context, to: int | None, as_json: bool) -> None:
+def rollback_cmd(ctx: click.Context, to: int | None, tenant: str | None, as_json: bool) -> None:
     """Serve an earlier step's weights: served policies swap to them (requests in flight finish on theirs) and
-    the trainer trains on from them. The steps after it are abandoned (kept in the training.rollbacks record)."""
+    the trainer trains on from them. The steps after it are abandoned (kept in the training.rollbacks record).
+    With training.scope tenant, only that tenant's weights go back."""
     from ..store import open_database
-    from ..training.rollback import RollbackError, rollback
+    from ..training.rollback import RollbackError, rollback, whose
 
     settings = load_settings(ctx)
     keep = None
@@ -103,7 +109,7 @@ def rollback_cmd(ctx: click.Context, to: int | None, as_json: bool) -> None:
         keep = keep_checkpoints
     db = open_database(settings)
     try:
-        done = rollback(db, to, keep)
+        done = rollback(db, to, keep, whose(db, settings.training.scope_in_effect()[0], tenant))
     except RollbackError as e:
         fail(str(e))
     finally:
@@ -111,8 +117,9 @@ def rollback_cmd(ctx: click.Context, to: int | None, as_json: bool) -> None:
     if as_json:
         emit_json(done)
         return
+    whom = f"tenant {done['tenant']!r} " if done["tenant"] is not None else ""
     console.print(
-        f"rolled back from step {done['from']} to step {done['to']} ({done['weights']['path']}); "
+        f"rolled back {whom}from step {done['from']} to step {done['to']} ({done['weights']['path']}); "
         f"abandoned steps: {', '.join(map(str, done['abandoned_steps'])) or 'none'}",
         highlight=False,
     )

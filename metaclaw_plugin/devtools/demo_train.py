@@ -121,7 +121,8 @@ def run_slow_loop(home: Path, timeout: float = 120.0) -> SlowLoopResult:
     if off:
         raise SlowLoopFailed(f"training cannot run: {off}")
 
-    policy = ServedPolicy(str(tiny), name="demo", device="cpu", db=None, poll_interval=None)
+    scope = settings.training.scope_in_effect()[0]  # the demo's turns are the default tenant's: its weights
+    policy = ServedPolicy(str(tiny), name="demo", device="cpu", db=None, poll_interval=None, scope=scope)
     swaps: list[Any] = []
     try:
         before = policy.wait_ready(timeout)

@@ -13,7 +13,7 @@ from typing import Any
 from ..training.weights import WeightsRef
 from .policy import Generation, PolicyInputError, ServedPolicy, Weights
 from .toolcalls import parse_tool_calls
-from .vllm import VllmPublisher, VllmPublishError
+from .vllm import VllmPublisher, VllmPublishError, lora_name_for
 from .watch import WeightsWatcher
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "WeightsWatcher",
     "describe",
     "from_settings",
+    "lora_name_for",
     "parse_tool_calls",
     "policy_status",
     "publish_in_process",
@@ -104,6 +105,7 @@ def from_settings(settings: Any, db: Any = None) -> ServedPolicy:
         workers=s.workers,
         poll_interval=s.poll_interval,
         backend=settings.training.backend,
+        scope=settings.training.scope_in_effect()[0],
     )
 
 

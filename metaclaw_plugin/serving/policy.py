@@ -17,6 +17,12 @@
   the base is 16-bit, so small updates are not rounded away) on a loader thread, then rebinds one attribute. A request reads that attribute once, at its start, and holds the object
   to its end: requests in flight finish on the weights they started with, and none waits for a load. The old
   version is freed when its last request ends.
+- **By tenant.** With ``scope="tenant"`` (``training.scope``) each tenant that has published weights has its own
+  loaded version, swapped on its own; a request of tenant T reads T's version once at its start (the base model
+  when T has none), so no request is ever answered with another tenant's weights. Each tenant's version is a
+  model object of its own, as a swap's is: safe under the worker pool without a lock (PEFT's per-request adapter
+  selection works through hooks on shared modules, which two threads would see at once), at the memory of one
+  merged copy of the model per tenant with weights.
 - **Threads.** Generation runs on a worker pool (``agenerate``/``astream`` never block an event loop); the fast
   tokenizer is not safe to call from two threads at once, so tokenising and decoding take a small lock.
 """
@@ -41,7 +47,8 @@ from ..infra.mlimport import ML_IMPORT_LOCK
 from ..store import AnyDatabase
 from ..training import chat, tokens
 from ..training.models import load_base
-from ..training.weights import WeightsRef, latest
+from ..training.weights import WeightsRef, by_tenant, latest
+from ..types import DEFAULT_TENANT
 from .toolcalls import parse_tool_calls, safe_prefix
 
 log = logging.getLogger("metaclaw_plugin.serving")
@@ -117,10 +124,12 @@ class ServedPolicy:
         poll_interval: float | None = 2.0,
         backend: str = "local",
         service: Any = None,
+        scope: str = "global",
     ) -> None:
         if backend not in ("local", "tinker"):
             raise ValueError(f"backend must be local or tinker, not {backend!r}")
         self.backend = backend
+        self.scope = scope  # "tenant": each tenant's own weights (training.scope); "global": one set for all
         self._service = service  # tinker: a tinker.ServiceClient (made on first load when None)
         self.name = name
         self.model_name = f"metaclaw/{name}"
@@ -131,13 +140,14 @@ class ServedPolicy:
         self.poll_interval = poll_interval
         self.counters: Counter[str] = Counter()
         self.load_error: str | None = None
-        self._current: Weights | None = None
+        self._current: Weights | None = None  # scope global: what every request gets; scope tenant: the base
+        self._tenants: dict[str, Weights] = {}  # scope tenant: each tenant's loaded version
         self._base: Any = None
         self._tokenizer: Any = None
         self._tok_lock = threading.Lock()
         self._stop_ids: frozenset[int] = frozenset()
         self._max_positions: int | None = None
-        self._wanted: WeightsRef | None = None
+        self._wanted: dict[str | None, WeightsRef] = {}  # whose -> the newest swap asked for
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="metaclaw-policy")
         self._loader = ThreadPoolExecutor(1, thread_name_prefix="metaclaw-policy-load")
         self._watcher: Any = None
@@ -156,10 +166,9 @@ class ServedPolicy:
     def _load_first(self) -> Weights:
         try:
             self._current = self._load_tinker() if self.backend == "tinker" else self._load_local()
-            ref = self._latest_ref()
-            if ref is not None:
+            for ref in self._latest_refs():
                 try:
-                    self._current = self._build(ref)
+                    self._put(ref.tenant, self._build(ref))
                 except Exception as e:
                     self.counters["swap_errors"] += 1
                     log.error("the published weights %s could not be loaded (%s); serving the base model", ref.path, e)
@@ -170,8 +179,9 @@ class ServedPolicy:
         if self.db is not None and self.poll_interval:
             from .watch import WeightsWatcher
 
+            loaded = [w.ref for w in [self._current, *self._tenants.values()] if w.ref is not None]
             self._watcher = WeightsWatcher(
-                self.db, [self.swap], interval=self.poll_interval, seen=self._current.ref, name="policy"
+                self.db, [self.swap], interval=self.poll_interval, seen=loaded, name="policy"
             )
             self._watcher.start()
         log.info("served policy %s ready on %s (%s)", self.model_name, self.device, self._current.label)
@@ -219,17 +229,49 @@ class ServedPolicy:
         self._loader.shutdown(wait=False, cancel_futures=True)
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def _latest_ref(self) -> WeightsRef | None:
+    def _serves(self, ref: WeightsRef) -> bool:
+        """Whether this policy serves ``ref``: a tenant's own weights under scope tenant, else those of every
+        tenant (a tenant's weights never answer everyone, nor weights of everyone a tenant with its own)."""
+        return (ref.tenant is not None) == (self.scope == "tenant")
+
+    def _latest_refs(self) -> list[WeightsRef]:
+        if self.db is None:
+            return []
+        refs = list(by_tenant(self.db).values()) if self.scope == "tenant" else [latest(self.db)]
+        return [r for r in refs if r is not None and r.backend == self.backend and self._serves(r)]
+
+    def _latest_ref(self, whose: str | None) -> WeightsRef | None:
         if self.db is None:
             return None
-        ref = latest(self.db)
-        return ref if ref is not None and ref.backend == self.backend else None
+        ref = latest(self.db, whose)
+        ok = ref is not None and ref.tenant == whose and ref.backend == self.backend and self._serves(ref)
+        return ref if ok else None
+
+    def _slot(self, whose: str | None) -> Weights:
+        cur = self._current if whose is None else self._tenants.get(whose, self._current)
+        assert cur is not None
+        return cur
+
+    def _put(self, whose: str | None, w: Weights) -> None:
+        """The switch: one reference (or one dict entry), atomic under the GIL."""
+        if whose is None:
+            self._current = w
+        else:
+            self._tenants[whose] = w
+
+    def weights_for(self, tenant: str | None = None) -> Weights | None:
+        """The version a request of ``tenant`` starting now gets: under scope tenant its own (the base model when
+        it has none; no tenant named is the default tenant), else the one for every tenant."""
+        if self.scope == "tenant":
+            return self._tenants.get(tenant or DEFAULT_TENANT, self._current)
+        return self._current
 
     # -- hot swap -------------------------------------------------------------------------------------------
     @property
     def current(self) -> Weights | None:
-        """The version a request starting now gets. Hold the object to keep using it."""
-        return self._current
+        """The version a request naming no tenant starts on now (:meth:`weights_for`). Hold the object to keep using
+        it."""
+        return self.weights_for(None)
 
     def swap(self, ref: WeightsRef) -> Future[Weights]:
         """Load ``ref`` into a new model object on the loader thread, then switch to it. Never blocks.
@@ -237,22 +279,26 @@ class ServedPolicy:
         A swap that a newer one overtakes (while it waits or loads) is skipped, even when its load failed: the
         trainer prunes older LoRA weights folders. A failed load of the newest keeps the current weights (the future
         carries the error; it is logged and counted)."""
-        self._wanted = ref
+        self._wanted[ref.tenant] = ref
         return self._loader.submit(self._swap, ref)
 
     def _swap(self, ref: WeightsRef) -> Weights:
         self.wait_ready()
-        cur = self._current
-        assert cur is not None
-        if ref is not self._wanted or (cur.ref is not None and cur.ref == ref):
+        whose = ref.tenant
+        cur = self._slot(whose)
+        if not self._serves(ref):
+            self.counters["swaps_other_scope"] += 1
+            log.info("weights %s are not served here (scope %s, tenant %r)", ref.path, self.scope, whose)
+            return cur
+        if ref is not self._wanted.get(whose) or (cur.ref is not None and cur.ref == ref):
             return cur  # overtaken while it waited (a loaded one is served even if newer ones follow: no livelock)
         try:
             new = self._build(ref)
         except Exception:
             # The trainer prunes older LoRA weights folders: a load that fails after a newer one was published
             # gives way to it (asked for already, or read from the store now) instead of counting as an error.
-            newer = self._latest_ref() if ref is self._wanted else None
-            if ref is not self._wanted or (newer is not None and newer.step > ref.step):
+            newer = self._latest_ref(whose) if ref is self._wanted.get(whose) else None
+            if ref is not self._wanted.get(whose) or (newer is not None and newer.step > ref.step):
                 self.counters["swaps_superseded"] += 1
                 log.info("hot swap to %s gave way to a newer one (it failed while loading)", ref.path)
                 if newer is not None:
@@ -261,11 +307,12 @@ class ServedPolicy:
             self.counters["swap_errors"] += 1
             log.exception("hot swap to %s failed; still serving %s", ref.path, cur.label)
             raise
-        self._current = new  # the switch: one reference, atomic under the GIL
+        self._put(whose, new)
         del cur
         heap.trim()  # the replaced model's memory, once its last request has finished with it
         self.counters["swaps"] += 1
-        log.info("served policy %s now answers with step %d (%s)", self.model_name, ref.step, ref.path)
+        whom = f" for tenant {whose!r}" if whose is not None else ""
+        log.info("served policy %s now answers%s with step %d (%s)", self.model_name, whom, ref.step, ref.path)
         return new
 
     def _build(self, ref: WeightsRef) -> Weights:
@@ -313,10 +360,11 @@ class ServedPolicy:
         temperature: float = 1.0,
         top_p: float = 1.0,
         seed: int | None = None,
+        tenant: str | None = None,
     ) -> Generation:
-        """Sample one answer from the current weights (blocking; see :meth:`agenerate`)."""
+        """Sample one answer from ``tenant``'s current weights (blocking; see :meth:`agenerate`)."""
         for item in self.stream(
-            messages, tools, max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed
+            messages, tools, max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed, tenant=tenant
         ):
             if isinstance(item, Generation):
                 return item
@@ -332,8 +380,10 @@ class ServedPolicy:
         top_p: float = 1.0,
         seed: int | None = None,
         cancel: threading.Event | None = None,
+        tenant: str | None = None,
     ) -> Iterator[str | Generation]:
-        """Text chunks as they are sampled (tool-call blocks held back), then the :class:`Generation`."""
+        """Text chunks as they are sampled (tool-call blocks held back), then the :class:`Generation`; sampled
+        from the weights of ``tenant`` (:meth:`weights_for`)."""
         if temperature < 0:
             raise PolicyInputError("temperature must be >= 0")
         if not 0 < top_p <= 1:
@@ -348,7 +398,7 @@ class ServedPolicy:
                 raise PolicyInputError(
                     f"the prompt is {len(prompt)} tokens; the model's context is {self._max_positions}"
                 )
-        w = self._current  # read once: this request finishes on these weights whatever swaps meanwhile
+        w = self.weights_for(tenant)  # read once: this request finishes on these weights whatever swaps meanwhile
         assert w is not None
         self.counters["requests"] += 1
         seed = seed if seed is not None else secrets.randbits(63)
@@ -503,7 +553,7 @@ class ServedPolicy:
             cancel.set()
 
     def status(self) -> dict[str, Any]:
-        w = self._current
+        w = self.weights_for(None)  # what a request naming no tenant gets
         return {
             "model": self.model_name,
             "base_model": self.base_model,
@@ -512,7 +562,12 @@ class ServedPolicy:
             "load_error": self.load_error,
             "weights": w.label if w else None,
             "step": w.ref.step if w and w.ref else None,
-            **{k: self.counters[k] for k in ("requests", "swaps", "swaps_superseded", "swap_errors", "record_errors")},
+            "scope": self.scope,
+            "tenants": {t: v.ref.step if v.ref else None for t, v in sorted(self._tenants.items())},
+            **{
+                k: self.counters[k]
+                for k in ("requests", "swaps", "swaps_superseded", "swap_errors", "swaps_other_scope", "record_errors")
+            },
         }
 
 

@@ -6,6 +6,10 @@
   ``tool_calls`` (finish reason ``tool_calls``). ``logprobs: true`` returns the sampled tokens' logprobs.
 - Sampling: ``temperature``, ``top_p`` (nucleus), ``seed``, ``max_tokens``/``max_completion_tokens``;
   ``n`` must be 1. Other OpenAI fields are accepted and have no effect.
+- **Whose weights** (``training.scope: tenant``): the request's tenant, from the ``X-Metaclaw-Tenant`` header, else
+  the body's ``metadata.tenant`` (as LiteLLM SDK calls name theirs), else the default tenant; it is answered with
+  that tenant's own weights, or the base model while it has none. Under ``scope: global`` every request gets the
+  same weights.
 - ``model`` must be ``metaclaw/<serving.name>`` (or ``<serving.name>``). The answer names the weights that
   produced it in ``metaclaw.weights``/``metaclaw.step`` and the ``X-Metaclaw-Weights`` header.
 - The route sits behind the sidecar's bearer token like every other. Sampling runs on the policy's worker
@@ -37,6 +41,7 @@ from ..serving import PolicyUnavailable, from_settings, unavailable_reason
 from ..serving.policy import Generation, PolicyInputError, ServedPolicy
 from ..serving.vllm import VllmPublisher
 from ..serving.watch import WeightsWatcher
+from ..types import DEFAULT_TENANT
 from .http import Api, api_of
 
 log = logging.getLogger("metaclaw_plugin.serving")
@@ -58,6 +63,7 @@ class ChatCompletionBody(BaseModel):
     stream_options: dict[str, Any] | None = None
     n: int = Field(1, ge=1, le=1, description="one answer per request")
     logprobs: bool = False
+    metadata: dict[str, Any] | None = None
 
     @field_validator("messages")
     @classmethod
@@ -76,6 +82,17 @@ class ChatCompletionBody(BaseModel):
     @classmethod
     def _top_p(cls, v: Any) -> Any:
         return 1.0 if v is None else v
+
+
+TENANT_HEADER = "X-Metaclaw-Tenant"
+
+
+def tenant_of(request: Request, body: ChatCompletionBody) -> str:
+    """The request's tenant: the header, else ``metadata.tenant``, else the default tenant (whole, stripped)."""
+    for value in (request.headers.get(TENANT_HEADER), (body.metadata or {}).get("tenant")):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return DEFAULT_TENANT
 
 
 class PolicyHost:
@@ -227,6 +244,7 @@ async def chat_completions(request: Request) -> Response:
         "temperature": body.temperature,
         "top_p": body.top_p,
         "seed": body.seed,
+        "tenant": tenant_of(request, body),
     }
     rid = "chatcmpl-" + secrets.token_hex(12)
     created = int(time.time())

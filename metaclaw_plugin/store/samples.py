@@ -126,24 +126,42 @@ def drop_older(c: Any, generation: int) -> int:
     )
 
 
-def queued(c: Any, generation: int, limit: int, *, newest_first: bool = False) -> list[Sample]:
-    """Up to ``limit`` queued samples of ``generation``, oldest first (or newest first; ties by turn id)."""
+def queued(
+    c: Any, generation: int, limit: int, *, newest_first: bool = False, tenant: str | None = None
+) -> list[Sample]:
+    """Up to ``limit`` queued samples of ``generation`` (of ``tenant`` when given), oldest first (or newest first;
+    ties by turn id)."""
     order = "created_at DESC, turn_id" if newest_first else "created_at, turn_id"
-    rows = c.execute(
-        f"SELECT * FROM buffer_samples WHERE state = 'queued' AND generation = ? ORDER BY {order} LIMIT ?",
-        (generation, int(limit)),
-    ).fetchall()
+    sql = "SELECT * FROM buffer_samples WHERE state = 'queued' AND generation = ?"
+    args: list[Any] = [generation]
+    if tenant is not None:
+        sql += " AND tenant = ?"
+        args.append(tenant)
+    rows = c.execute(f"{sql} ORDER BY {order} LIMIT ?", (*args, int(limit))).fetchall()
     return [_sample(r) for r in rows]
 
 
-def count(c: Any, state: str, generation: int | None = None) -> int:
-    """The samples in ``state`` (of ``generation`` when given)."""
+def count(c: Any, state: str, generation: int | None = None, tenant: str | None = None) -> int:
+    """The samples in ``state`` (of ``generation``, of ``tenant`` when given)."""
     sql = "SELECT COUNT(*) FROM buffer_samples WHERE state = ?"
     args: list[Any] = [state]
     if generation is not None:
         sql += " AND generation = ?"
         args.append(generation)
+    if tenant is not None:
+        sql += " AND tenant = ?"
+        args.append(tenant)
     return int(c.execute(sql, args).fetchone()[0])
+
+
+def ready_tenants(c: Any, generation: int, n: int) -> list[str]:
+    """The tenants with at least ``n`` queued samples of ``generation``, by name."""
+    rows = c.execute(
+        "SELECT tenant FROM buffer_samples WHERE state = 'queued' AND generation = ? GROUP BY tenant "
+        "HAVING COUNT(*) >= ? ORDER BY tenant",
+        (generation, int(n)),
+    ).fetchall()
+    return [str(r[0]) for r in rows]
 
 
 def form_batch(c: Any, batch_id: str, turn_ids: Sequence[str]) -> None:
@@ -189,13 +207,19 @@ def pending(db: AnyDatabase) -> list[Sample]:
     return [_sample(r) for r in db.query("SELECT * FROM buffer_samples WHERE state = 'pending' ORDER BY created_at")]
 
 
-def validation(db: AnyDatabase) -> list[Sample]:
-    return [_sample(r) for r in db.query("SELECT * FROM buffer_samples WHERE state = 'validation'")]
+def validation(db: AnyDatabase, tenant: str | None = None) -> list[Sample]:
+    if tenant is None:
+        return [_sample(r) for r in db.query("SELECT * FROM buffer_samples WHERE state = 'validation'")]
+    rows = db.query("SELECT * FROM buffer_samples WHERE state = 'validation' AND tenant = ?", [tenant])
+    return [_sample(r) for r in rows]
 
 
-def held_back(c: Any) -> list[Sample]:
-    """The held-back samples, oldest first, inside the transaction ``c``."""
-    rows = c.execute("SELECT * FROM buffer_samples WHERE state = 'validation' ORDER BY created_at, turn_id").fetchall()
+def held_back(c: Any, tenant: str | None = None) -> list[Sample]:
+    """The held-back samples (of ``tenant`` when given), oldest first, inside the transaction ``c``."""
+    where, args = (" AND tenant = ?", [tenant]) if tenant is not None else ("", [])
+    rows = c.execute(
+        f"SELECT * FROM buffer_samples WHERE state = 'validation'{where} ORDER BY created_at, turn_id", args
+    ).fetchall()
     return [_sample(r) for r in rows]
 
 

@@ -181,5 +181,10 @@ MIGRATIONS: tuple[Migration, ...] = (
         "what each user said, kept as recallable passages beside the distilled memories (metaclaw_plugin.store.passages)",
         PASSAGES,
     ),
+    Migration(
+        10,
+        "a training step names whose weights it trained (training.scope: tenant); NULL: every tenant's",
+        ("ALTER TABLE train_steps ADD COLUMN tenant TEXT",),
+    ),
 )
 CURRENT = MIGRATIONS[-1].version

@@ -1,5 +1,7 @@
 """The trainer's steps (``train_steps``): one row of metrics per optimiser step, with the weights it published and
-its full checkpoint. A rollback deletes the steps after the one it goes back to."""
+its full checkpoint. Step numbers are unique across tenants; a step's ``tenant`` says whose weights it trained
+(None: every tenant's, ``training.scope: global``), so a tenant's versions are its steps. A rollback deletes the
+steps of that tenant after the one it goes back to."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ class Step:
     weights: str
     checkpoint: str | None
     detail: dict[str, Any]
+    tenant: str | None = None
     created_at: float = field(default_factory=time.time)
 
 
@@ -46,25 +49,65 @@ def last(query: Query, n: int = 1) -> list[dict[str, Any]]:
     return [{**dict(r), "detail": json.loads(r["detail"]) if r["detail"] else None} for r in rows]
 
 
-def weights(db: AnyDatabase) -> dict[int, str | None]:
-    """Each step's published weights (a LoRA weights folder or a sampler path), newest step first."""
-    return {int(r["step"]): r["weights"] for r in db.query("SELECT step, weights FROM train_steps ORDER BY step DESC")}
+def _of(tenant: str | None) -> tuple[str, list[Any]]:
+    return ("tenant IS NULL", []) if tenant is None else ("tenant = ?", [tenant])
 
 
-def checkpoints(db: AnyDatabase) -> dict[int, tuple[str | None, str | None]]:
-    """Each step's (published weights, full state), newest step first."""
-    rows = db.query("SELECT step, weights, checkpoint FROM train_steps ORDER BY step DESC")
+def weights(db: AnyDatabase, tenant: str | None = None) -> dict[int, str | None]:
+    """Each step's published weights (a LoRA weights folder or a sampler path) of ``tenant`` (None: the steps of
+    every tenant's weights), newest step first."""
+    where, args = _of(tenant)
+    rows = db.query(f"SELECT step, weights FROM train_steps WHERE {where} ORDER BY step DESC", args)
+    return {int(r["step"]): r["weights"] for r in rows}
+
+
+def checkpoints(db: AnyDatabase, tenant: str | None = None) -> dict[int, tuple[str | None, str | None]]:
+    """Each step's (published weights, full state) of ``tenant`` (None: every tenant's weights), newest step
+    first."""
+    where, args = _of(tenant)
+    rows = db.query(f"SELECT step, weights, checkpoint FROM train_steps WHERE {where} ORDER BY step DESC", args)
     return {int(r["step"]): (r["weights"], r["checkpoint"]) for r in rows}
 
 
-def after(db: AnyDatabase, step: int) -> list[dict[str, Any]]:
-    """A summary (step, loss, mean reward) of each step after ``step``, oldest first."""
-    rows = db.query("SELECT step, loss, mean_reward FROM train_steps WHERE step > ? ORDER BY step", [step])
+def published(db: AnyDatabase, tenant: str | None = None, n: int = 50) -> dict[int, float]:
+    """When each of the latest ``n`` steps of ``tenant`` (None: every tenant's weights) that published weights
+    was recorded, newest step first."""
+    where, args = _of(tenant)
+    rows = db.query(
+        f"SELECT step, created_at FROM train_steps WHERE weights IS NOT NULL AND weights <> '' AND {where} ORDER BY step DESC LIMIT ?",
+        [*args, int(n)],
+    )
+    return {int(r["step"]): float(r["created_at"]) for r in rows}
+
+
+def after(db: AnyDatabase, step: int, tenant: str | None = None) -> list[dict[str, Any]]:
+    """A summary (step, loss, mean reward) of each step of ``tenant`` after ``step``, oldest first."""
+    where, args = _of(tenant)
+    rows = db.query(
+        f"SELECT step, loss, mean_reward FROM train_steps WHERE step > ? AND {where} ORDER BY step", [step, *args]
+    )
     return [dict(r) for r in rows]
 
 
-def delete_after(c: Any, step: int) -> None:
-    c.execute("DELETE FROM train_steps WHERE step > ?", (step,))
+def delete_after(c: Any, step: int, tenant: str | None = None) -> None:
+    where, args = _of(tenant)
+    c.execute(f"DELETE FROM train_steps WHERE step > ? AND {where}", (step, *args))
+
+
+def newest(query: Query) -> int:
+    """The highest step number recorded (0: none): the next step of any tenant is numbered after it."""
+    rows = query("SELECT MAX(step) AS n FROM train_steps", [])
+    return int(rows[0][0] or 0) if rows else 0
+
+
+def by_tenant(query: Query) -> list[dict[str, Any]]:
+    """Per tenant (None: every tenant's weights): its latest step, its step count and when it last stepped."""
+    rows = query(
+        "SELECT tenant, MAX(step) AS step, COUNT(*) AS steps, MAX(created_at) AS at FROM train_steps "
+        "GROUP BY tenant ORDER BY tenant",
+        [],
+    )
+    return [{"tenant": r[0], "step": int(r[1]), "steps": int(r[2]), "at": float(r[3])} for r in rows]
 
 
 def every(query: Query) -> list[dict[str, Any]]:

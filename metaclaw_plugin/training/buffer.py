@@ -107,8 +107,11 @@ class SampleBuffer:
                 return False
             return samples.insert(c, sample, source)
 
-    def drain(self, batch_size: int, *, generation: int | None = None, partial: bool = False) -> list[Sample]:
-        """Take a batch of fresh samples (generation == current) for the trainer; they become pending.
+    def drain(
+        self, batch_size: int, *, generation: int | None = None, partial: bool = False, tenant: str | None = None
+    ) -> list[Sample]:
+        """Take a batch of fresh samples (generation == current; of ``tenant`` only when given) for the trainer;
+        they become pending.
 
         ``generation`` (or the generation function) is read first, so a bump that happened anywhere
         drops stale samples before the batch is formed. Returns [] when fewer than ``batch_size``
@@ -116,7 +119,7 @@ class SampleBuffer:
         gen_now = generation if generation is not None else self._current()
         with self.db.transaction() as c:
             current = self._sync(c, gen_now)
-            batch = samples.queued(c, current, batch_size)
+            batch = samples.queued(c, current, batch_size, tenant=tenant)
             if not batch or (len(batch) < batch_size and not partial):
                 return []
             samples.form_batch(c, f"b{time.time_ns()}", [s.turn_id for s in batch])
@@ -128,40 +131,47 @@ class SampleBuffer:
         with self.db.transaction() as c:
             return samples.count(c, "queued", self._sync(c, gen_now))
 
+    def ready_tenants(self, batch_size: int) -> list[str]:
+        """The tenants with a fresh batch of their own waiting (``training.scope: tenant``), by name."""
+        gen_now = self._current()
+        with self.db.transaction() as c:
+            return samples.ready_tenants(c, self._sync(c, gen_now), batch_size)
+
     def ack(self, turn_ids: Iterable[str]) -> int:
         """The trainer used these samples: mark them trained."""
         ids = list(turn_ids)
         with self.db.transaction() as c:
             return samples.move(c, ids, "pending", "trained")
 
-    def hold_back(self, size: int, keep: int) -> int:
-        """Move one queued sample of the current generation into the validation set while it has fewer than
-        ``size``, and only when more than ``keep`` queued samples would stay (a batch still forms). Returns how
-        many moved (0 or 1). The newest is taken: the set follows the user's current behaviour."""
+    def hold_back(self, size: int, keep: int, tenant: str | None = None) -> int:
+        """Move one queued sample of the current generation (of ``tenant``, into its own set, when given) into the
+        validation set while it has fewer than ``size``, and only when more than ``keep`` queued samples would stay
+        (a batch still forms). Returns how many moved (0 or 1). The newest is taken: the set follows the user's
+        current behaviour."""
         gen_now = self._current()
         with self.db.transaction() as c:
             current = self._sync(c, gen_now)
-            have = samples.count(c, "validation")
-            queued = samples.queued(c, current, keep + 1, newest_first=True)
+            have = samples.count(c, "validation", tenant=tenant)
+            queued = samples.queued(c, current, keep + 1, newest_first=True, tenant=tenant)
             if have >= size or len(queued) <= keep:
                 return 0
             return samples.move(c, [queued[0].turn_id], "queued", "validation")
 
-    def hold_back_spare(self, size: int, batch_size: int) -> int:
-        """The behaviour gate's slice (:mod:`.gate`), in the same held-back state: below ``size``, take the newest
-        queued sample of the current generation only when the queue holds a part batch (it would wait anyway, so
-        no step waits for the gate); when full, swap the newest queued sample with the oldest held back (back in
-        the queue if it is still of the current generation, else dropped), so the slice follows new prompts.
-        Returns how many entered the slice (0 or 1)."""
+    def hold_back_spare(self, size: int, batch_size: int, tenant: str | None = None) -> int:
+        """The behaviour gate's slice (:mod:`.gate`; ``tenant``'s own slice of ``size`` when given), in the same
+        held-back state: below ``size``, take the newest queued sample of the current generation only when the queue
+        holds a part batch (it would wait anyway, so no step waits for the gate); when full, swap the newest queued
+        sample with the oldest held back (back in the queue if it is still of the current generation, else
+        dropped), so the slice follows new prompts. Returns how many entered the slice (0 or 1)."""
         gen_now = self._current()
         with self.db.transaction() as c:
             current = self._sync(c, gen_now)
-            newest = samples.queued(c, current, 1, newest_first=True)
+            newest = samples.queued(c, current, 1, newest_first=True, tenant=tenant)
             if not newest:
                 return 0
-            held = samples.held_back(c)
+            held = samples.held_back(c, tenant)
             if len(held) < size:
-                if samples.count(c, "queued", current) % batch_size == 0:
+                if samples.count(c, "queued", current, tenant=tenant) % batch_size == 0:
                     return 0
             elif held[0].created_at >= newest[0].created_at:
                 return 0
@@ -170,9 +180,9 @@ class SampleBuffer:
                 samples.move(c, [held[0].turn_id], "validation", back)
             return samples.move(c, [newest[0].turn_id], "queued", "validation")
 
-    def validation(self) -> list[Sample]:
-        """The held-back validation set."""
-        return samples.validation(self.db)
+    def validation(self, tenant: str | None = None) -> list[Sample]:
+        """The held-back validation set (``tenant``'s when given)."""
+        return samples.validation(self.db, tenant)
 
     def skip(self, turn_ids: Iterable[str]) -> int:
         """A step had nothing to learn from these pending samples (all advantages 0): consumed, not trained."""

@@ -164,15 +164,14 @@ class BehaviourGate:
             return "no scorer was wired to the trainer (a verifier or the reward judge)"
         return self.scorer.unavailable()
 
-    def hold_back(self, buffer: SampleBuffer, batch_size: int) -> None:
-        buffer.hold_back_spare(self.options.size, batch_size)
+    def hold_back(self, buffer: SampleBuffer, batch_size: int, tenant: str | None = None) -> None:
+        """Turn the slice over (``tenant``'s own slice when given: a tenant's step is judged on its prompts)."""
+        buffer.hold_back_spare(self.options.size, batch_size, tenant)
 
     def prompts(self, buffer: SampleBuffer, tenant: str | None = None) -> list[Prompt]:
         """The slice's prompts (of ``tenant``; None: every tenant's), as the policy answers them."""
         out = []
-        for s in buffer.validation():
-            if tenant is not None and s.tenant != tenant:
-                continue
+        for s in buffer.validation(tenant):
             turn = self.trajectories.get_turn(s.turn_id)
             if turn is None:
                 continue

@@ -81,6 +81,7 @@ def build_trainer(
             max_staleness=t.max_staleness,
             validation_size=t.validation_size,
             validation_tolerance=t.validation_tolerance,
+            scope=t.scope_in_effect()[0],  # tinker: global, and status says why
         ),
         publish=publish,
         teacher=teacher,

@@ -12,10 +12,16 @@ _STATE = {
     "training.checkpoint": "checkpoint",
     "training.skipped": "skipped",
     "policy.weights": "weights",
+    "policy.weights.tenants": "tenant_weights",
     "training.run": "run",  # tinker: the training run, the run it continues, why it is new
     "training.reverted": "reverted",  # published steps a restart could not resume
     "training.gate": "gate_state",  # the behaviour gate's counts and last verdict, the live watch's rollbacks
 }
+SHARED_DISK = (
+    "the local backend's LoRA weights are folders on the trainer's disk: on several hosts sharing PostgreSQL, a host "
+    "that cannot read training.out_dir at the same path serves the base model (or its last weights) instead: put "
+    "training.out_dir on storage every host mounts"
+)
 
 
 def training_status(settings: Settings) -> dict[str, Any]:
@@ -23,6 +29,10 @@ def training_status(settings: Settings) -> dict[str, Any]:
     out: dict[str, Any] = {
         "backend": t.backend,
         "base_model": t.base_model,
+        "scope": t.scope_in_effect()[0],
+        "scope_note": t.scope_in_effect()[1],  # why the scope in effect is not the one set (tinker: global)
+        "tenants": [],  # scope tenant: each tenant's latest version {"tenant", "step", "steps", "at"}
+        "weights_reach": SHARED_DISK if t.backend == "local" and settings.storage.backend == "postgres" else None,
         "off": settings.training.off_reason(),
         "step": 0,
         "last": None,
@@ -43,6 +53,7 @@ def training_status(settings: Settings) -> dict[str, Any]:
         with reading_home(settings) as query:
             last = steps.last(query, 1)
             state = runtime_state.values(query, list(_STATE))
+            out["tenants"] = [r for r in steps.by_tenant(query) if r["tenant"] is not None]
     except Exception as e:  # an unreachable server or a torn file: status still answers, and says so
         out["error"] = f"{type(e).__name__}: {e}"
         return out
@@ -51,6 +62,18 @@ def training_status(settings: Settings) -> dict[str, Any]:
         out["last"] = {k: v for k, v in last[0].items() if k != "detail"}
     out.update({name: state[key] for key, name in _STATE.items() if key in state})
     return out
+
+
+def _tenant_line(status: dict[str, Any]) -> str:
+    """Scope tenant: each tenant's version (its latest step), a few named."""
+    rows = status.get("tenants") or []
+    if status["scope"] != "tenant":
+        return "; one set of weights for every tenant (training.scope global)"
+    if not rows:
+        return "; each tenant's own weights (training.scope tenant): none trained yet"
+    shown = ", ".join(f"{r['tenant']} at step {r['step']}" for r in rows[:5])
+    more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
+    return f"; each tenant's own weights (training.scope tenant): {shown}{more}"
 
 
 def gate_settings(settings: Settings) -> dict[str, Any]:
@@ -63,6 +86,7 @@ def gate_settings(settings: Settings) -> dict[str, Any]:
         "min_prompts": g.min_prompts,
         "max_kl": g.max_kl,
         "watch_min_turns": g.watch_min_turns,
+        "per_tenant": settings.training.scope_in_effect()[0] == "tenant",  # each tenant's step on its own prompts
     }
     if g.enabled and not settings.reward.enabled:
         out["scoring_off"] = "reward.enabled is off: success is not compared (KL budget and likelihood check only)"
@@ -72,12 +96,13 @@ def gate_settings(settings: Settings) -> dict[str, Any]:
 def gate_note(status: dict[str, Any]) -> str:
     """What ``status`` and ``doctor`` say of the gate: on or off, its counts, why success is not compared."""
     g, st = status.get("gate") or {}, status.get("gate_state") or {}
+    each = " per tenant" if g.get("per_tenant") else ""
     if not g.get("enabled"):
         line = "behaviour gate off (training.gate.enabled)"
     else:
         c = st.get("counts") or {}
         line = (
-            f"behaviour gate on ({g['size']} held-back prompts, KL budget {g['max_kl']:g}): "
+            f"behaviour gate on ({g['size']} held-back prompts{each}, KL budget {g['max_kl']:g}): "
             f"{c.get('applied', 0)} applied, {c.get('refused', 0)} refused, {c.get('not_applied', 0)} not applied"
         )
         by = st.get("refused_by") or {}
@@ -91,10 +116,11 @@ def gate_note(status: dict[str, Any]) -> str:
             line += f"; success not compared: {off}"
     if not g.get("watch"):
         return line + "; live watch off (training.gate.watch)"
-    line += f"; live watch on, {st.get('rollbacks', 0)} automatic rollbacks"
+    line += f"; live watch on{each}, {st.get('rollbacks', 0)} automatic rollbacks"
     rb = st.get("last_rollback")
     if rb:
-        line += f" (last: {rb['why']}" + (f"; failed: {rb['failed']})" if rb.get("failed") else ")")
+        whose = f" of tenant {rb['tenant']}" if rb.get("tenant") else ""
+        line += f" (last{whose}: {rb['why']}" + (f"; failed: {rb['failed']})" if rb.get("failed") else ")")
     return line
 
 
@@ -130,6 +156,11 @@ def describe(status: dict[str, Any]) -> str:
     rev = status.get("reverted")
     if rev:
         line += f"; steps {rev['resumed'] + 1}-{rev['published']} were published without a full state: not resumed"
+    line += _tenant_line(status)
+    if status.get("scope_note"):
+        line += f" ({status['scope_note']})"
+    if status.get("weights_reach"):
+        line += f"; {status['weights_reach']}"
     line += "; " + gate_note(status)
     if status["evolve_on_failed_batch"]:
         line += f"; a batch with more than {status['evolve_failed_share']:.0%} failed turns feeds the evolver"

@@ -24,6 +24,10 @@ The pause contract (the scheduler codes against it):
   validation check above stands in on the gate's slice. A pause mid-gate undoes the step and releases its batch.
 * **The live watch** (``training.gate.watch``, :mod:`.watchdog`) runs before each run's steps: a published version
   whose live rewards fell beyond noise is rolled back, and the trainer follows the rollback.
+* **Scope** (``training.scope``): ``tenant`` trains each tenant's own weights on that tenant's samples only. A
+  window trains the tenants with a ready batch in turn; each step puts the tenant's weights in the backend first
+  (:class:`~.tenants.TenantSlots`), validates and gates it on that tenant's held-back turns and prompts only, and publishes a version of that
+  tenant's weights only (step numbers are unique across tenants). ``global`` trains one set on every tenant's.
 * An exception mid-step (a backend error, out of memory) discards the accumulated gradients (and the Tinker
   backend's staged datums), puts the batch back in the queue, and is raised to the caller.
 
@@ -64,7 +68,8 @@ from .backends import Backend, StepInDoubt
 from .buffer import SampleBuffer
 from .gate import PAUSED, REFUSED, BehaviourGate, Pending, Verdict
 from .samples import SampleError, TrainSample, build_sample
-from .weights import WeightsRef, latest, store_latest
+from .tenants import TenantSlots, checkpoint_of, store_checkpoint
+from .weights import WeightsRef, by_tenant, latest, store_latest
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +127,7 @@ class TrainerOptions:
     max_staleness: int = 8  # answers sampled by weights more steps behind than this are dropped
     validation_size: int = 0  # held-back rewarded turns that gate each step (0: no gate)
     validation_tolerance: float = 0.0
+    scope: str = "global"  # "tenant": each tenant's own weights (:mod:`.tenants`) | "global": one set for all
 
 
 class Trainer:
@@ -161,7 +167,11 @@ class Trainer:
         self._state_step = 0  # the step of the last full state (saved or resumed)
         self._stepping = False  # the optimiser step was sent and the step is not recorded yet
         self._in_doubt = False  # a step failed after it was sent: the last full state is reloaded before a retry
-        self.resumed_from = self._resume()
+        self.tenants = TenantSlots(backend, db) if self.options.scope == "tenant" else None
+        if self.tenants is not None:  # each tenant resumes when its turn comes (TenantSlots.activate)
+            self.step, self.resumed_from = steps.newest(db.query), None
+        else:
+            self.resumed_from = self._resume()
 
     @property
     def _states_only(self) -> bool:
@@ -236,7 +246,9 @@ class Trainer:
 
     def follow_rollback(self) -> bool:
         """``train rollback`` published an earlier step's weights: train on from them (the optimiser's moments of
-        the abandoned steps are dropped). True when it did."""
+        the abandoned steps are dropped). True when it did. Per tenant, :meth:`TenantSlots.activate` follows."""
+        if self.tenants is not None:
+            return False
         ref = latest(self.db)
         if ref is None or ref.step >= self.step or ref.backend != self.backend.name:
             return False
@@ -280,24 +292,46 @@ class Trainer:
 
     # The pause contract ------------------------------------------------------------------------------
     def ready(self) -> bool:
+        if self.tenants is not None:
+            return bool(self.buffer.ready_tenants(self.options.batch_size))
         return self.buffer.fresh_count() >= self.options.batch_size
+
+    @property
+    def tenant(self) -> str | None:
+        """The tenant whose weights the backend holds (None: every tenant's, scope global)."""
+        return self.tenants.active if self.tenants is not None else None
+
+    def _turn(self) -> bool:
+        """Scope tenant: put the weights of the next tenant with a ready batch in the backend; False when none
+        has one. Scope global: nothing to choose."""
+        if self.tenants is None:
+            return True
+        tenant = self.tenants.next(self.buffer.ready_tenants(self.options.batch_size))
+        if tenant is None:
+            return False
+        self.tenants.activate(tenant)
+        return True
 
     def run(self, should_continue: Callable[[], bool], max_steps: int | None = None) -> RunReport:
         report = RunReport(step=self.step)
         if self._in_doubt:
             self._restore_last_state()  # before any batch is retried: the service's weights are the last state's
-        if self.watch is not None:
-            self.watch.check()  # a rollback it publishes is followed below
+        if self.watch is not None:  # a rollback it publishes is followed below (per tenant: TenantSlots.activate)
+            for tenant in sorted(by_tenant(self.db)) if self.tenants is not None else [None]:
+                self.watch.check(tenant)
         while max_steps is None or report.steps < max_steps:
             self.follow_rollback()
             if not should_continue():
                 report.paused, report.reason = True, "paused"
                 break
+            if not self._turn():
+                report.reason = "no fresh batch"
+                break
             if self.options.validation_size and hasattr(self.backend, "answer_logprobs"):
-                self.buffer.hold_back(self.options.validation_size, keep=self.options.batch_size)
+                self.buffer.hold_back(self.options.validation_size, keep=self.options.batch_size, tenant=self.tenant)
             if self.gate is not None:
-                self.gate.hold_back(self.buffer, self.options.batch_size)
-            batch = self.buffer.drain(self.options.batch_size)
+                self.gate.hold_back(self.buffer, self.options.batch_size, tenant=self.tenant)
+            batch = self.buffer.drain(self.options.batch_size, tenant=self.tenant)
             if not batch:
                 report.reason = "no fresh batch"
                 break
@@ -321,6 +355,7 @@ class Trainer:
     def build(self, batch: Sequence[Sample]) -> tuple[list[TrainSample], list[str]]:
         """Training samples for a drained batch, and the turn ids that could not become one."""
         out, unusable = [], []
+        versions = None if self.tenants is None else list(steps.weights(self.db, self.tenant))
         for s in batch:
             turn = self.trajectories.get_turn(s.turn_id)
             try:
@@ -331,7 +366,8 @@ class Trainer:
                     raise SampleError(f"{len(built.tokens)} tokens, more than training.max_tokens")
                 if built.logprobs is None and self.options.off_policy == "drop":
                     raise SampleError("the served policy did not sample this answer (training.off_policy: drop)")
-                behind = self.step - (built.sampled_step or 0)
+                sampled = built.sampled_step or 0  # the tenant's own versions since (scope tenant), else all steps
+                behind = self.step - sampled if versions is None else sum(v > sampled for v in versions)
                 if built.logprobs is not None and behind > self.options.max_staleness:
                     raise SampleError(f"sampled {behind} steps ago, more than training.max_staleness")
                 out.append(built)
@@ -398,7 +434,9 @@ class Trainer:
         if not self.buffer.is_fresh(ids):
             return self._abandon(ids, "stale")
         gate = self._gate()
-        check = self.gate.check(self.backend, self.buffer, should_continue) if self.gate is not None else None
+        check = None
+        if self.gate is not None:  # per tenant, judged on that tenant's held-back prompts only
+            check = self.gate.check(self.backend, self.buffer, should_continue, tenant=self.tenant)
         if check == PAUSED:
             return self._abandon(ids, "paused")
         self._stepping = True  # from here a failure may leave the step applied on a remote service
@@ -502,7 +540,7 @@ class Trainer:
         if not (self.options.validation_size or stands_in) or not hasattr(self.backend, "answer_logprobs"):
             return None
         val = []
-        for s in self.buffer.validation():
+        for s in self.buffer.validation(self.tenant):
             turn = self.trajectories.get_turn(s.turn_id)
             try:
                 if turn is not None:
@@ -554,13 +592,16 @@ class Trainer:
         return StepResult("stale", self.step, dropped=len(ids))
 
     def _publish(self) -> str:
-        previous = latest(self.db)
+        previous = latest(self.db, self.tenant)
         ref = WeightsRef(
             step=self.step,
             backend=self.backend.name,
             base_model=self.backend.base_model,
             path=self.backend.save_sampler(self.step),
+            tenant=self.tenant,
         )
+        if self.tenants is not None:
+            self.tenants.trained(self.step)
         store_latest(self.db, ref)
         if previous is not None and previous.backend == ref.backend:
             self._supersede(previous.path, ref.path)
@@ -577,16 +618,29 @@ class Trainer:
         return ref.path
 
     def _checkpoint(self, force: bool = False) -> str | None:
-        if self.step % self.options.checkpoint_every and not force:
+        # every checkpoint_every steps of these weights: a tenant's own steps (this one is not recorded yet)
+        nth = self.step if self.tenant is None else len(steps.weights(self.db, self.tenant)) + 1
+        if nth % self.options.checkpoint_every and not force:
             return None
-        previous = runtime_state.get(self.db, CHECKPOINT_KEY)
+        previous = self._saved_state()
         path = self.backend.save_state(self.step)
         self._state_step = self.step
         value = {"step": self.step, "path": path, "backend": self.backend.name, "base_model": self.backend.base_model}
-        runtime_state.put(self.db, CHECKPOINT_KEY, value)
-        if previous is not None and previous.value.get("backend") == self.backend.name:
-            self._supersede(previous.value["path"], path)
+        if self.tenant is not None:
+            with self.db.transaction() as c:
+                store_checkpoint(c, self.tenant, value)
+        else:
+            runtime_state.put(self.db, CHECKPOINT_KEY, value)
+        if previous is not None and previous.get("backend") == self.backend.name:
+            self._supersede(previous["path"], path)
         return path
+
+    def _saved_state(self) -> dict[str, Any] | None:
+        """The latest full state of the weights being trained (the active tenant's under scope tenant)."""
+        if self.tenant is not None:
+            return checkpoint_of(self.db, self.tenant)
+        got = runtime_state.get(self.db, CHECKPOINT_KEY)
+        return dict(got.value) if got else None
 
     def _supersede(self, old: str, new: str) -> None:
         """A newer checkpoint replaced ``old``: a backend whose checkpoints live on a service sets its TTL (the
@@ -628,6 +682,7 @@ class Trainer:
                 weights=weights,
                 checkpoint=checkpoint,
                 detail=detail,
+                tenant=self.tenant,
             ),
         )
         self._dropped = 0

@@ -13,7 +13,9 @@ through ``train rollback``'s path (:func:`~.rollback.rollback`), and the trainer
 * It runs in the trainer's thread at the start of each training run (:meth:`~.trainer.Trainer.run`), never on the
   request path; a failure is logged and counted, and training goes on (fail open). Rollbacks are counted and said
   in ``status`` (``gate.rollbacks``, ``gate.last_rollback``); the rollback itself is in ``training.rollbacks``.
-* Per tenant when a tenant is named (:meth:`LiveWatch.check`): a tenant's adapter is judged on its own turns.
+* Per tenant when a tenant is named (:meth:`LiveWatch.check`; the trainer names each tenant with weights under
+  ``training.scope: tenant``): a tenant's versions are its own steps, judged on its own turns, and a fall rolls back
+  that tenant's weights only.
 """
 
 from __future__ import annotations
@@ -88,17 +90,18 @@ class LiveWatch:
             log.exception("the live watch failed; training goes on without it this time")
             return None
 
-    def _versions(self) -> tuple[int, float, int, float] | None:
-        """(latest step, its publication time, the previous published step, its publication time)."""
-        ref = latest(self.db)
+    def _versions(self, tenant: str | None) -> tuple[int, float, int, float] | None:
+        """(latest step, its publication time, the previous published step, its publication time) of ``tenant``'s
+        weights (None: the latest of any)."""
+        ref = latest(self.db, tenant)
         if ref is None or ref.backend != self.backend:
             return None
-        rows = {int(r["step"]): r for r in steps.last(self.db.query, 50) if r["weights"]}
-        earlier = [s for s in rows if s < ref.step]
-        if ref.step not in rows or not earlier:
+        at = steps.published(self.db, ref.tenant)
+        earlier = [s for s in at if s < ref.step]
+        if ref.step not in at or not earlier:
             return None
         prev = max(earlier)
-        return ref.step, float(rows[ref.step]["created_at"]), prev, float(rows[prev]["created_at"])
+        return ref.step, at[ref.step], prev, at[prev]
 
     def _rewards(self, tenant: str | None, versions: tuple[int, float, int, float]) -> tuple[list[float], list[float]]:
         new_step, new_at, old_step, old_at = versions
@@ -122,7 +125,7 @@ class LiveWatch:
         return new, old
 
     def _check(self, tenant: str | None) -> dict[str, Any] | None:
-        versions = self._versions()
+        versions = self._versions(tenant)
         if versions is None:
             return None
         new, old = self._rewards(tenant, versions)
@@ -137,13 +140,14 @@ class LiveWatch:
             f"(noise band {band:.3g}; {len(new)} and {len(old)} turns)"
         )
         try:
-            done = rollback(self.db, old_step, keep=self.keep)
+            done = rollback(self.db, old_step, keep=self.keep, tenant=tenant)
         except RollbackError as e:
             log.error("%s, but it cannot be rolled back: %s", why, e)
-            self._note({"from": new_step, "to": old_step, "why": why, "failed": str(e), "at": time.time()})
+            event = {"from": new_step, "to": old_step, "why": why, "tenant": tenant, "failed": str(e)}
+            self._note({**event, "at": time.time()})
             return None
         log.warning("%s: rolled back to step %d", why, old_step)
-        self._note({"from": new_step, "to": old_step, "why": why, "at": time.time()})
+        self._note({"from": new_step, "to": old_step, "why": why, "tenant": tenant, "at": time.time()})
         return done
 
     def _note(self, event: dict[str, Any]) -> None:

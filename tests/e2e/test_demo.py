@@ -119,7 +119,8 @@ def _assert_the_slow_loop_ran(home: Path, out: dict[str, Any]) -> None:
     step = dict(db.query("SELECT * FROM train_steps")[0])
     assert step["step"] == 1 and step["backend"] == "local" and step["weights"] == t["adapter"]
     assert abs(step["loss"] - t["loss"]) < 1e-9 and step["samples_used"] == t["samples_used"]
-    assert latest(db) == WeightsRef(1, "local", str(home / "tiny-model"), t["adapter"])
+    # the demo's turns are the default tenant's: its own weights (training.scope tenant)
+    assert latest(db) == WeightsRef(1, "local", str(home / "tiny-model"), t["adapter"], tenant="default")
     assert (Path(t["adapter"]) / "adapter_config.json").is_file()
     states = {r["state"]: r["n"] for r in db.query("SELECT state, COUNT(*) AS n FROM buffer_samples GROUP BY state")}
     assert states.get("trained") == t["samples_used"] and "queued" not in states and "pending" not in states

@@ -7,24 +7,30 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import uuid
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 import litellm
 import pytest
 import yaml
 from litellm_support import journal_turns
-from policy_support import TOOL_TEXT, WEATHER_TOOL, force_output
+from policy_support import TOOL_TEXT, WEATHER_TOOL, force_output, make_adapter
 from transformers import AutoTokenizer
 
 import metaclaw_plugin
+from metaclaw_litellm import MetaClawCallback
 from metaclaw_litellm.policy import MetaClawPolicyLLM, register
+from metaclaw_plugin import Settings
 from metaclaw_plugin.devtools.proxyrun import ModelSpec, proxy_config, start_proxy, write_config
 from metaclaw_plugin.serving import ServedPolicy
 from metaclaw_plugin.store import Database
 from metaclaw_plugin.store.trajectories import TrajectoryStore
 from metaclaw_plugin.training import tokens
 from metaclaw_plugin.training.samples import build_sample
+from metaclaw_plugin.training.weights import store_latest
 from metaclaw_plugin.types import Sample
 
 MSGS = [{"role": "user", "content": "Summarise the meeting notes"}]
@@ -79,6 +85,65 @@ def test_async_and_tool_calls(policy: ServedPolicy) -> None:
     assert chunks[-1].choices[0].finish_reason == "tool_calls"
     s = litellm.completion(model="metaclaw/policy", messages=MSGS, tools=[WEATHER_TOOL], max_tokens=200, stream=True)
     assert [tc.function.name for c in s for tc in (c.choices[0].delta.tool_calls or [])] == ["get_weather"]
+
+
+def test_each_tenant_is_answered_with_its_own_weights(
+    policy_base: Path, tmp_path: Path, home: Path, provider_map
+) -> None:
+    """``training.scope: tenant``: the provider answers with the weights of the tenant the metaclaw callback derives
+    for the request: an SDK call's ``metadata.tenant`` (completion, acompletion, streams), a proxy request's key
+    (the proxy's pre-call hook, then the call under the same call id, as the proxy runs them)."""
+    db = Database(tmp_path / "m.db")
+    alpha = replace(make_adapter(policy_base, tmp_path / "alpha", seed=1, step=1), tenant="alpha")
+    blue = replace(make_adapter(policy_base, tmp_path / "blue", seed=2, step=2), tenant="team:blue")
+    for ref in (alpha, blue):
+        store_latest(db, ref)
+    p = ServedPolicy(str(policy_base), db=db, max_new_tokens=4, poll_interval=None, scope="tenant")
+    p.wait_ready(60)
+    register(MetaClawPolicyLLM(p))
+    # the callback's hooks inject skills into async calls: short enough for the tiny model's context
+    cb = MetaClawCallback(settings=Settings(home=home, injection={"max_injected_tokens": 120, "convention_tokens": 0}))
+    saved, litellm.callbacks = litellm.callbacks, [cb]
+
+    def weights(**kw: Any) -> str:
+        return str(
+            litellm.completion(model="metaclaw/policy", messages=MSGS, seed=1, **kw)._hidden_params["metaclaw"][
+                "weights"
+            ]
+        )
+
+    def streamed(chunks: list[Any]) -> str | None:
+        rec = tokens.lookup(db, tokens.response_key("".join(c.choices[0].delta.content or "" for c in chunks)))
+        return rec.weights if rec is not None else None
+
+    async def sdk_async() -> tuple[str, str | None]:
+        r = await litellm.acompletion(model="metaclaw/policy", messages=MSGS, metadata={"tenant": "alpha"}, seed=1)
+        s = await litellm.acompletion(
+            model="metaclaw/policy", messages=MSGS, metadata={"tenant": "alpha"}, seed=2, stream=True
+        )
+        return r._hidden_params["metaclaw"]["weights"], streamed([c async for c in s])
+
+    async def through_the_proxy_hook(key: dict[str, Any]) -> str:
+        data = {"model": "metaclaw/policy", "messages": MSGS, "seed": 1, "litellm_call_id": uuid.uuid4().hex}
+        data = await cb.async_pre_call_hook(key, None, data, "acompletion")
+        return str((await litellm.acompletion(**data))._hidden_params["metaclaw"]["weights"])
+
+    try:
+        assert weights(metadata={"tenant": "alpha"}) == alpha.path
+        assert weights(metadata={"tenant": "beta"}) == "base"  # none of its own: the base model
+        assert weights() == "base"  # the callback's tenant (the default), which has none
+        chunks = list(
+            litellm.completion(
+                model="metaclaw/policy", messages=MSGS, metadata={"tenant": "alpha"}, seed=3, stream=True
+            )
+        )
+        assert streamed(chunks) == alpha.path
+        assert asyncio.run(sdk_async()) == (alpha.path, alpha.path)
+        assert asyncio.run(through_the_proxy_hook({"team_id": "blue"})) == blue.path
+        assert asyncio.run(through_the_proxy_hook({"team_id": "green"})) == "base"
+    finally:
+        litellm.callbacks = saved
+        p.close()
 
 
 def test_wrong_name_and_bad_input_are_clear_errors(policy: ServedPolicy) -> None:

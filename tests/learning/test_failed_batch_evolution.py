@@ -83,7 +83,13 @@ def test_train_queues_a_mostly_failed_batch_one_job_per_tenant(home: Path, tiny:
     (home / "config.yaml").write_text(
         json.dumps(
             {
-                "training": {"base_model": str(tiny), "device": "cpu", "batch_size": 4, "off_policy": "reinforce"},
+                "training": {  # a batch of two tenants' turns: one set of weights for all (scope global)
+                    "base_model": str(tiny),
+                    "device": "cpu",
+                    "batch_size": 4,
+                    "off_policy": "reinforce",
+                    "scope": "global",
+                },
                 "evolution": {"model": "openai/evolver", "api_base": "http://127.0.0.1:9", "api_key": "x"},
             }
         )

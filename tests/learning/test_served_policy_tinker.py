@@ -77,4 +77,10 @@ def test_settings_pick_the_tinker_policy_and_say_when_it_cannot_run(
     assert st["servable"] and "Tinker's sampling client" in describe(st)
     p = from_settings(s)
     assert p.backend == "tinker" and p.base_model == BASE
+    # per-tenant weights are not built on tinker: one set for every tenant, and status says so
+    assert p.scope == "global" and s.training.scope == "tenant"
+    from metaclaw_plugin.training.status import describe as training_line
+    from metaclaw_plugin.training.status import training_status
+
+    assert "training.scope tenant is not built on the tinker backend" in training_line(training_status(s))
     p.close()

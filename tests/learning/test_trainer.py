@@ -175,7 +175,7 @@ def test_a_pause_mid_step_releases_the_batch(home: Path, tiny: Path):
 @pytest.mark.slow
 def test_checkpoint_survives_kill_9_and_resumes(home: Path, tiny: Path):
     """`train` in a real process, killed with SIGKILL after a few checkpoints: a new trainer resumes with the
-    saved weights and optimiser state, exactly."""
+    saved weights and optimiser state, exactly (one set of weights for every tenant: training.scope global)."""
     capture(home / "metaclaw.db", a_and_b(200))
     (home / "config.yaml").write_text(
         json.dumps(
@@ -186,6 +186,7 @@ def test_checkpoint_survives_kill_9_and_resumes(home: Path, tiny: Path):
                     "checkpoint_every": 2,
                     "learning_rate": 1e-3,
                     "off_policy": "reinforce",
+                    "scope": "global",
                 }
             }
         )
@@ -216,7 +217,7 @@ def test_checkpoint_survives_kill_9_and_resumes(home: Path, tiny: Path):
     assert ref is not None and ref.step >= saved["step"]
     newest = ref.path if ref.step > saved["step"] else saved["path"]
     on_disk = load_file(str(Path(newest) / "adapter_model.safetensors"))
-    trainer = build_trainer(_settings(home, tiny, checkpoint_every=2, learning_rate=1e-3))
+    trainer = build_trainer(_settings(home, tiny, checkpoint_every=2, learning_rate=1e-3, scope="global"))
     assert trainer.resumed_from == newest and trainer.step == ref.step
     assert _same(on_disk, _weights(trainer))
     optimizer = torch.load(Path(saved["path"]) / "optimizer.pt")
@@ -231,7 +232,7 @@ def test_checkpoint_survives_kill_9_and_resumes(home: Path, tiny: Path):
     import shutil
 
     shutil.rmtree(saved["path"])  # a checkpoint removed by hand: a clear error, and training goes on
-    fresh = build_trainer(_settings(home, tiny, checkpoint_every=2, learning_rate=1e-3))
+    fresh = build_trainer(_settings(home, tiny, checkpoint_every=2, learning_rate=1e-3, scope="global"))
     assert "cannot resume from" in (fresh.resume_error or "")
 
 
@@ -282,7 +283,7 @@ def test_tinker_path_builds_valid_datums_and_follows_the_local_control_flow(tmp_
     for h in homes:
         h.mkdir()
     opts = {"checkpoint_every": 2, "micro_batch_size": 2}
-    local_settings = _settings(homes[0], tiny, **opts)
+    local_settings = _settings(homes[0], tiny, scope="global", **opts)  # tinker trains one set for every tenant
     local = LocalBackend(str(tiny), homes[0] / "training", device="cpu")
     local_log, local_reports = _scenario(homes[0], local_settings, local, local.tokenizer)
 

@@ -23,7 +23,7 @@ from metaclaw_plugin import Settings  # noqa: E402
 from metaclaw_plugin.devtools.tinymodel import build_tiny_model  # noqa: E402
 from metaclaw_plugin.learning.gate_scoring import score_gate  # noqa: E402
 from metaclaw_plugin.learning.reward import Verifiers  # noqa: E402
-from metaclaw_plugin.store import Database, ledger  # noqa: E402
+from metaclaw_plugin.store import Database, ledger, steps  # noqa: E402
 from metaclaw_plugin.store.policy_tokens import TokenRecord  # noqa: E402
 from metaclaw_plugin.store.trajectories import TrajectoryStore  # noqa: E402
 from metaclaw_plugin.training import chat, tokens  # noqa: E402
@@ -58,14 +58,19 @@ def _no_yes(turn: dict[str, Any]) -> bool:
     return "yes" not in str(turn["response"]).lower()
 
 
-def _slice_home(home: Path, train_rows: list[Any]) -> None:
-    """``SLICE`` held-back turns, then ``train_rows`` queued for training, all of the task type ``deploy`` (in the
-    ledger, as the learning loop writes it)."""
+def _slice_home(home: Path, train_rows: list[Any], tenant: str = "default") -> None:
+    """``SLICE`` held-back turns of ``tenant``, then ``train_rows`` queued for training, all of the task type
+    ``deploy`` (in the ledger, as the learning loop writes it)."""
     db_file = home / "metaclaw.db"
+    ids = capture(db_file, [(PROMPT, "no", -1.0)] * SLICE, tenant=tenant)
+    assert sum(SampleBuffer(Database(db_file)).hold_back(SLICE, keep=0) for _ in range(SLICE + 1)) == SLICE
+    ids += capture(db_file, train_rows, tenant=tenant)  # the slice turns over as batches drain: these are held too
+    _deploy(db_file, ids)
+
+
+def _deploy(db_file: Path, ids: list[str]) -> None:
+    """The turns are of the task type ``deploy`` in the ledger, as the learning loop writes it."""
     db = Database(db_file)
-    ids = capture(db_file, [(PROMPT, "no", -1.0)] * SLICE)
-    assert sum(SampleBuffer(db).hold_back(SLICE, keep=0) for _ in range(SLICE + 1)) == SLICE
-    ids += capture(db_file, train_rows)  # the slice turns over as batches drain: these become held-back prompts too
     store = TrajectoryStore(db_file)
     store.open()
     with db.transaction() as c:
@@ -159,6 +164,35 @@ def test_too_few_held_back_prompts_publish_ungated_and_count_it(home: Path, tiny
     assert state["last"]["reason"] == f"0 held-back prompts, fewer than {SLICE}"
 
 
+def test_under_scope_tenant_a_step_is_judged_on_its_own_tenants_prompts_only(home: Path, tiny: Path) -> None:
+    """Tenant a's held-back prompts fail a "yes"; both tenants' batches reward "yes". a's step is refused on a's
+    slice; b has no held-back prompt of its own, so its step is published ungated: a's prompts never judge b's."""
+    rows = [(PROMPT, "yes", 1.0), (PROMPT, "no", -1.0)] * 2
+    _slice_home(home, rows, tenant="a")
+    _deploy(home / "metaclaw.db", capture(home / "metaclaw.db", rows, tenant="b"))
+    settings = _settings(home, tiny)
+    assert settings.training.scope_in_effect()[0] == "tenant"
+    trainer = _trainer(settings)
+    report = trainer.run(lambda: True)
+    assert [(r.outcome, r.reason) for r in report.results] == [("held_back", "the gate: success fell"), ("applied", "")]
+    assert latest(trainer.db, "a") is None and latest(trainer.db, "b") is not None
+    state = gate_state(trainer.db)
+    assert state is not None and state["counts"] == {"applied": 0, "refused": 1, "not_applied": 1}
+    assert state["last"]["reason"] == f"0 held-back prompts, fewer than {SLICE}"
+    assert "held-back prompts per tenant" in describe(training_status(settings))
+
+
+def test_a_tenants_slice_fills_and_turns_over_on_its_own_samples(home: Path) -> None:
+    buffer = SampleBuffer(Database(home / "metaclaw.db"))
+    capture(home / "metaclaw.db", [(PROMPT, "x", 1.0)] * 5, tenant="a")
+    b = capture(home / "metaclaw.db", [(PROMPT, "y", 1.0)] * 3, tenant="b")
+    assert buffer.hold_back_spare(2, 4, "b") == 1 and buffer.hold_back_spare(2, 4, "b") == 1
+    assert {s.turn_id for s in buffer.validation("b")} == set(b[1:]) and buffer.validation("a") == []
+    assert buffer.hold_back_spare(2, 4, "a") == 1  # a's own slice: b's full one takes nothing of a's
+    assert buffer.hold_back_spare(2, 4, "b") == 0  # b's newest queued is older than its held ones: nothing to swap
+    assert len(buffer.validation("a")) == 1 and len(buffer.validation()) == 3
+
+
 def test_the_slice_fills_from_part_batches_and_then_turns_over(home: Path) -> None:
     db = Database(home / "metaclaw.db")
     buffer = SampleBuffer(db)
@@ -234,7 +268,7 @@ def test_tinker_a_step_that_keeps_the_answers_is_published(home: Path, tiny: Pat
 
 
 # The live watch ------------------------------------------------------------------------------------------------
-def _served(home: Path, tokenizer: Any, step: int, answers: list[tuple[str, float]]) -> None:
+def _served(home: Path, tokenizer: Any, step: int, answers: list[tuple[str, float]], tenant: str = "default") -> None:
     """Turns the served policy answered with step ``step``'s weights (its token records name the step)."""
     db = Database(home / "metaclaw.db")
     prompt = chat.prompt_ids(tokenizer, PROMPT)
@@ -242,11 +276,12 @@ def _served(home: Path, tokenizer: Any, step: int, answers: list[tuple[str, floa
         ids = tokenizer.encode(text, add_special_tokens=False)
         rec = TokenRecord(prompt, ids, [-0.5] * len(ids), weights=f"step-{step}", step=step)
         tokens.record(db, tokens.response_key(text), rec)
-    capture(home / "metaclaw.db", [(PROMPT, text, r) for text, r in answers])
+    capture(home / "metaclaw.db", [(PROMPT, text, r) for text, r in answers], tenant=tenant)
 
 
 def test_a_version_whose_live_rewards_fall_is_rolled_back(home: Path, tiny: Path) -> None:
     settings = _settings(home, tiny, enabled=False, watch_min_turns=6)
+    settings.training.scope = "global"
     capture(home / "metaclaw.db", a_and_b(1))
     trainer = build_trainer(settings)
     assert trainer.run(lambda: True).steps == 1  # step 1
@@ -265,6 +300,35 @@ def test_a_version_whose_live_rewards_fall_is_rolled_back(home: Path, tiny: Path
     assert state is not None and state["rollbacks"] == 1
     assert state["last_rollback"]["from"] == 2 and state["last_rollback"]["to"] == 1
     assert "1 automatic rollbacks" in describe(training_status(settings))
+
+
+def test_under_scope_tenant_the_watch_rolls_back_only_the_tenant_whose_rewards_fell(home: Path, tiny: Path) -> None:
+    """Tenants a and b each publish two versions (a: steps 1, 3; b: 2, 4). a's live rewards fall on step 3 while
+    b's hold on step 4: a goes back to step 1, b keeps step 4, and a's next turn trains on from step 1."""
+    settings = _settings(home, tiny, enabled=False, watch_min_turns=6)
+    db_file = home / "metaclaw.db"
+    for tenant in ("a", "b"):
+        capture(db_file, a_and_b(1), tenant=tenant)
+    trainer = build_trainer(settings)
+    assert trainer.run(lambda: True).steps == 2  # a: step 1, b: step 2
+    good = [1.0 if i % 3 else 0.0 for i in range(6)]
+    _served(home, trainer.tokenizer, 1, [(f"a done {i}", r) for i, r in enumerate(good)], tenant="a")
+    _served(home, trainer.tokenizer, 2, [(f"b done {i}", r) for i, r in enumerate(good)], tenant="b")
+    for tenant in ("a", "b"):
+        capture(db_file, a_and_b(1), tenant=tenant)
+    assert trainer.run(lambda: True, max_steps=2).steps == 2  # a: step 3, b: step 4
+    _served(home, trainer.tokenizer, 3, [(f"a broken {i}", -1.0) for i in range(6)], tenant="a")
+    _served(home, trainer.tokenizer, 4, [(f"b fine {i}", r) for i, r in enumerate(good)], tenant="b")
+    trainer.run(lambda: False)  # trains nothing: the watch runs first
+    assert latest(trainer.db, "a").step == 1 and latest(trainer.db, "b").step == 4  # type: ignore[union-attr]
+    assert sorted(steps.weights(trainer.db, "a")) == [1] and sorted(steps.weights(trainer.db, "b")) == [2, 4]
+    state = gate_state(trainer.db)
+    assert state is not None and state["rollbacks"] == 1
+    assert state["last_rollback"]["tenant"] == "a" and state["last_rollback"]["from"] == 3
+    assert trainer.tenants is not None
+    trainer.tenants.activate("a")
+    assert trainer.tenants.step == 1
+    assert "live watch on per tenant, 1 automatic rollbacks (last of tenant a" in describe(training_status(settings))
 
 
 def test_the_gate_settings_validate_and_doctor_shows_the_gate(home: Path) -> None:

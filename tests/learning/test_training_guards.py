@@ -301,7 +301,8 @@ def test_answers_sampled_by_stale_weights_are_dropped(home: Path, tiny: Path):
     from metaclaw_plugin.training.samples import tokenize_turn
 
     capture(home / "metaclaw.db", a_and_b(1))
-    trainer = build_trainer(_settings(home, tiny, max_staleness=2, off_policy="drop"))
+    # steps behind the trainer's counter: one set for every tenant (scope tenant counts the tenant's own steps)
+    trainer = build_trainer(_settings(home, tiny, max_staleness=2, off_policy="drop", scope="global"))
     db = Database(home / "metaclaw.db")
     for i, answer in enumerate(("yes", "no")):
         p, c, _ = tokenize_turn(trainer.tokenizer, PROMPT, {"role": "assistant", "content": answer})
@@ -317,7 +318,7 @@ def test_a_new_trainer_resumes_with_the_weights_its_acknowledged_samples_made(ho
     from safetensors.torch import load_file
 
     capture(home / "metaclaw.db", a_and_b(3))
-    settings = _settings(home, tiny, checkpoint_every=2)
+    settings = _settings(home, tiny, checkpoint_every=2, scope="global")  # per tenant: test_tenant_weights.py
     first = build_trainer(settings)
     assert first.run(lambda: True).steps == 3 and first.buffer.stats().trained == 12
     again = build_trainer(settings)

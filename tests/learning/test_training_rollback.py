@@ -29,7 +29,9 @@ MSGS = [{"role": "user", "content": "Deploy the app"}]
 
 
 def _config(home: Path, base: Path) -> dict[str, Any]:
+    # one set of weights for every tenant (training.scope global); per tenant: tests/learning/test_tenant_weights.py
     training = {"base_model": str(base), "device": "cpu", "off_policy": "reinforce", "checkpoint_every": 2}
+    training["scope"] = "global"
     (home / "config.yaml").write_text(json.dumps({"training": training}))
     return {"METACLAW_HOME": str(home)}
 

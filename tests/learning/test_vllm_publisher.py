@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,10 +16,10 @@ from vllm_fake import FakeVllm
 from waiting import wait_for
 
 from metaclaw_plugin import MetaClawPlugin, Settings
-from metaclaw_plugin.serving import VllmPublisher, VllmPublishError, WeightsWatcher
+from metaclaw_plugin.serving import VllmPublisher, VllmPublishError, WeightsWatcher, lora_name_for
 from metaclaw_plugin.sidecar import create_app, load_or_create_token
 from metaclaw_plugin.store import Database
-from metaclaw_plugin.training.weights import WeightsRef, store_latest
+from metaclaw_plugin.training.weights import WeightsRef, store_latest, tenant_dir
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +108,25 @@ def test_a_failed_publish_is_retried_not_taken_for_done(refs: list[WeightsRef], 
         assert w.counters["subscriber_errors"] == 1 + 3 and w.counters["given_up"] == 1  # tried, retried twice, dropped
         w.check()
         assert w.counters["subscriber_errors"] == 4
+
+
+def test_each_tenants_weights_are_published_under_a_name_of_their_own(refs: list[WeightsRef], tmp_path: Path) -> None:
+    """training.scope tenant: a tenant's weights load under ``<name>.<tenant folder>``, so a request for tenant T asks
+    vLLM for T's name; publishing one tenant's weights never replaces another's (or the name for every tenant)."""
+    db = Database(tmp_path / "m.db")
+    alpha, beta = (replace(refs[i], tenant=t) for i, t in ((0, "alpha"), (1, "team:beta")))
+    names = {t: lora_name_for("policy", t) for t in ("alpha", "team:beta")}
+    assert names == {"alpha": f"policy.{tenant_dir('alpha')}", "team:beta": f"policy.{tenant_dir('team:beta')}"}
+    assert len(set(names.values())) == 2 and ":" not in names["team:beta"]
+    with FakeVllm() as fake:
+        pub = VllmPublisher(fake.url, lora_name="policy")
+        w = WeightsWatcher(db, [pub.publish], interval=60)
+        store_latest(db, alpha)
+        store_latest(db, beta)
+        w.check()
+        assert served(fake) == {names["alpha"]: alpha.path, names["team:beta"]: beta.path}
+        store_latest(db, replace(alpha, step=3, path=beta.path))  # alpha's next version: only alpha's name moves
+        w.check()
+        assert served(fake) == {names["alpha"]: beta.path, names["team:beta"]: beta.path}
+        assert pub.status()["names"] == {names["alpha"]: 3, names["team:beta"]: 2}
+        assert w.counters["refs"] == 3 and w.counters["subscriber_errors"] == 0

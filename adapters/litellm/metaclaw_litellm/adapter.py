@@ -222,39 +222,40 @@ class MetaClawCallback(CustomLogger):
         the call's own kwargs (before the call, the details hold ``user: ""`` and no optional params yet)."""
         lp = details.get("litellm_params")
         lp = lp if isinstance(lp, dict) else {}
-        md = next(
-            (
-                m
-                for m in (lp.get("metadata"), lp.get("litellm_metadata"), details.get("litellm_metadata"))
-                if isinstance(m, dict) and m
-            ),
-            details.get("metadata"),
-        )
-        md = md if isinstance(md, dict) else {}
+        md = _call_metadata(details)
         op = details.get("optional_params")
         client_md = get(op, "metadata")
         client_md = client_md if isinstance(client_md, dict) else {}
         headers = md.get("headers")
-        if "user_api_key_hash" in md or "user_api_key_team_id" in md:
-            # A proxy request seen only by the log events: the tenant still comes from the key.
-            tenant = tenant_from_key(
-                {
-                    "team_id": md.get("user_api_key_team_id"),
-                    "key_alias": md.get("user_api_key_alias"),
-                    "token": md.get("user_api_key_hash"),
-                },
-                self.tenant_from,
-            )
-            host = "litellm-proxy"
-        else:
-            t = md.get("tenant")
-            tenant = t.strip() if isinstance(t, str) and t.strip() else self.tenant  # whole (see tenant_from_key)
-            host = "litellm-sdk"
+        tenant, host = self._tenant_of_metadata(md)
         litellm_sid = lp.get("litellm_session_id") or details.get("litellm_session_id")
         body = next((b for b in (details, request) if isinstance(b, dict) and _nonblank(b.get("user"))), op)
         return self._inflight_of(
             headers, body, md, client_md, litellm_sid, messages, tenant, call_id, host, details.get("model"), op, "sdk"
         )
+
+    def _tenant_of_metadata(self, md: dict[str, Any]) -> tuple[str, str]:
+        """(tenant, host) of a call from its LiteLLM metadata: a proxy request's key, else an SDK call's
+        ``metadata.tenant``, else this callback's ``tenant``."""
+        if "user_api_key_hash" in md or "user_api_key_team_id" in md:
+            # A proxy request seen only by the log events: the tenant still comes from the key.
+            key = {
+                "team_id": md.get("user_api_key_team_id"),
+                "key_alias": md.get("user_api_key_alias"),
+                "token": md.get("user_api_key_hash"),
+            }
+            return tenant_from_key(key, self.tenant_from), "litellm-proxy"
+        t = md.get("tenant")
+        return (t.strip() if isinstance(t, str) and t.strip() else self.tenant), "litellm-sdk"  # whole: see the key's
+
+    def tenant_of(self, call_id: Any, details: dict[str, Any] | None) -> str:
+        """The tenant of a call as this callback sees it: the one its pre-call hook derived for ``call_id`` (a
+        proxy request's key), else the one it derives from the call's details (``logging_obj.model_call_details``).
+        The trainable policy (``metaclaw/<name>``, :mod:`.policy`) answers the call with that tenant's weights."""
+        inf = self._inflight.get(call_id) if isinstance(call_id, str) else None
+        if inf is not None:
+            return inf.ctx.tenant
+        return self._tenant_of_metadata(_call_metadata(details or {}))[0]
 
     def _remember(self, call_id: str, inf: _Inflight) -> None:
         self._inflight.put(call_id, inf)
@@ -568,6 +569,21 @@ def make_default_callback() -> MetaClawCallback:
         ", ".join(sorted(set(UNHOOKED.values()))),
     )
     return MetaClawCallback(start=True)
+
+
+def _call_metadata(details: dict[str, Any]) -> dict[str, Any]:
+    """A call's LiteLLM metadata from its details (the first non-empty of the places LiteLLM keeps it)."""
+    lp = details.get("litellm_params")
+    lp = lp if isinstance(lp, dict) else {}
+    md = next(
+        (
+            m
+            for m in (lp.get("metadata"), lp.get("litellm_metadata"), details.get("litellm_metadata"))
+            if isinstance(m, dict) and m
+        ),
+        details.get("metadata"),
+    )
+    return md if isinstance(md, dict) else {}
 
 
 def _nonblank(value: Any) -> bool:

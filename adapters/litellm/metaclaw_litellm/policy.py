@@ -4,7 +4,10 @@ The policy runs in the LiteLLM process itself (``metaclaw_plugin.served_policy``
 latest LoRA weights the trainer published, hot-swapped as new ones appear). Every answer samples from the current
 weights and records its token ids and logprobs for training. Completion, ``acompletion``, streaming (sync and
 async) and tool calls (``<tool_call>`` blocks of tool-trained models) are supported; sampling runs on the
-policy's worker threads, so the proxy's event loop never waits for it.
+policy's worker threads, so the proxy's event loop never waits for it. Under ``training.scope: tenant`` a request is
+answered with its tenant's own weights (the base model while it has none): the tenant the metaclaw callback derives
+for it (a proxy request's key: team, else key; an SDK call's ``metadata.tenant``), so the callback must be
+registered beside the provider, as below.
 
 Proxy ``config.yaml``::
 
@@ -38,6 +41,7 @@ from litellm.types.utils import GenericStreamingChunk, ModelResponse
 import metaclaw_plugin
 
 from . import _internals as internals
+from .adapter import MetaClawCallback
 
 PROVIDER = "metaclaw"
 READY_TIMEOUT = 600.0
@@ -50,6 +54,16 @@ def _params(optional_params: dict[str, Any]) -> dict[str, Any]:
         "temperature": 1.0 if temperature is None else float(temperature),
         "seed": optional_params.get("seed"),
     }
+
+
+def _tenant(logging_obj: Any) -> str | None:
+    """The request's tenant as the registered metaclaw callback derives it (a proxy request's key, an SDK call's
+    ``metadata.tenant``): under ``training.scope: tenant`` its own weights answer. None (the default tenant's)
+    where no metaclaw callback is registered."""
+    for cb in litellm.callbacks:
+        if isinstance(cb, MetaClawCallback):
+            return cb.tenant_of(getattr(logging_obj, "litellm_call_id", None), internals.call_details(logging_obj))
+    return None
 
 
 def _chunk(text: str = "", **kw: Any) -> GenericStreamingChunk:
@@ -96,7 +110,9 @@ class MetaClawPolicyLLM(CustomLLM):
     def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict, model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any, logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> Any:  # fmt: skip
         policy = self._policy_for(model)
         try:
-            g = policy.generate(messages, optional_params.get("tools"), **_params(optional_params))
+            g = policy.generate(
+                messages, optional_params.get("tools"), tenant=_tenant(logging_obj), **_params(optional_params)
+            )
         except ValueError as e:
             raise CustomLLMError(status_code=400, message=str(e)) from e
         return self._response(g)
@@ -104,7 +120,9 @@ class MetaClawPolicyLLM(CustomLLM):
     async def acompletion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict, model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any, logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> Any:  # fmt: skip
         policy = await asyncio.to_thread(self._policy_for, model)  # the first call may wait for the load
         try:
-            g = await policy.agenerate(messages, optional_params.get("tools"), **_params(optional_params))
+            g = await policy.agenerate(
+                messages, optional_params.get("tools"), tenant=_tenant(logging_obj), **_params(optional_params)
+            )
         except ValueError as e:
             raise CustomLLMError(status_code=400, message=str(e)) from e
         return self._response(g)
@@ -112,7 +130,10 @@ class MetaClawPolicyLLM(CustomLLM):
     def streaming(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict, model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any, logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> Iterator[GenericStreamingChunk]:  # fmt: skip
         policy = self._policy_for(model)
         try:
-            for item in policy.stream(messages, optional_params.get("tools"), **_params(optional_params)):
+            tenant = _tenant(logging_obj)
+            for item in policy.stream(
+                messages, optional_params.get("tools"), tenant=tenant, **_params(optional_params)
+            ):
                 if isinstance(item, str):
                     yield _chunk(item)
                 else:
@@ -123,7 +144,10 @@ class MetaClawPolicyLLM(CustomLLM):
     async def astreaming(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict, model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any, logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any) -> AsyncIterator[GenericStreamingChunk]:  # type: ignore[override]  # fmt: skip
         policy = await asyncio.to_thread(self._policy_for, model)
         try:
-            async for item in policy.astream(messages, optional_params.get("tools"), **_params(optional_params)):
+            tenant = _tenant(logging_obj)
+            async for item in policy.astream(
+                messages, optional_params.get("tools"), tenant=tenant, **_params(optional_params)
+            ):
                 if isinstance(item, str):
                     yield _chunk(item)
                 else:

@@ -1,7 +1,9 @@
 """The ``local`` backend: LoRA on a Hugging Face causal LM with torch and PEFT, on CPU or CUDA.
 
 Sampler weights are LoRA weights folders (PEFT's ``save_pretrained``) under ``<out>/adapters/step-NNNNNN``; full
-states add the optimiser under ``<out>/checkpoints/step-NNNNNN``. Both are written to a temporary folder
+states add the optimiser under ``<out>/checkpoints/step-NNNNNN``. A tenant's own weights (``training.scope: tenant``)
+go one folder down, ``<out>/adapters/<tenant folder>/step-NNNNNN`` (:attr:`LocalBackend.subdir`, set by the trainer
+when it puts that tenant's weights in), and ``keep_adapters`` counts per tenant. Both are written to a temporary folder
 and renamed into place, so a process killed at any moment leaves either the whole folder or none.
 """
 
@@ -82,6 +84,7 @@ class LocalBackend:
             weight_decay=h.weight_decay,
         )
         self._kl = [0.0, 0.0]  # this step's KL to the base: sum over trained tokens, and their count
+        self.subdir = ""  # whose weights these are: a tenant's folder (training.scope tenant), "" for every tenant's
         self.metrics: dict[str, float | None] = {}
 
     # Gradients -----------------------------------------------------------------------------------
@@ -211,8 +214,9 @@ class LocalBackend:
     def _write(self, kind: str, step: int, with_state: bool) -> str:
         import torch
 
-        final = self.out / kind / f"step-{step:06d}"
-        tmp = self.out / kind / f".tmp-{step:06d}-{os.getpid()}"
+        where = self.out / kind / self.subdir if self.subdir else self.out / kind
+        final = where / f"step-{step:06d}"
+        tmp = where / f".tmp-{step:06d}-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         self.model.save_pretrained(tmp)
         if with_state:
@@ -221,7 +225,7 @@ class LocalBackend:
         shutil.rmtree(final, ignore_errors=True)
         os.replace(tmp, final)
         keep = KEEP_STATES if with_state else self.hyper.keep_adapters
-        for old in sorted((self.out / kind).glob("step-*"))[:-keep]:
+        for old in sorted(where.glob("step-*"))[:-keep]:
             shutil.rmtree(old, ignore_errors=True)
         return str(final)
 
