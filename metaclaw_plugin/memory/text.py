@@ -205,9 +205,34 @@ tempo trabalho coisa fazer novo bom projeto equipe dia semana arquivo
 WEAK = frozenset(stem(w) for w in _WEAK_TEXT.split())
 
 
+# Words of the work that a statement about anything else uses too ("an alert from my bank", "the wiki's title
+# page", "a call with mum"): a request about the work carries its concept through them, a memory does not (only its
+# tools and the work's own nouns do), so a note that mentions one in passing is not brought to every request of the
+# kind.
+_INCIDENTAL_TEXT = """
+alert alerts metrics logs logging debug debugging exception exceptions latency uptime trace traces tracing
+dashboard dashboards screen screens page pages form forms theme layout copy style tone image images sync call
+calls hour hours focus invite calendar schedule scheduling meeting meetings environment library libraries
+install installing upgrade storage upload uploads blob blobs charge charged pricing tax interface channel
+channels notify notification announce announcement announcements design designs designer designers font fonts
+color colors colour colours icon icons laptop laptops bash merge merging ship shipping launch publish prod
+production topic topics queue queues replay offset offsets partition partitions consumer consumers producer
+producers matrix coverage fixture fixtures flaky budget budgets annual forecast revenue quarter quarters
+instance instances bucket buckets hosting mobile button buttons toggle modal widget component components query
+queries table tables column columns schema schemas analytics database db sql workflow workflows pipeline
+pipelines ticket tickets backlog sprint epic triage approval approvals flag flags endpoint endpoints api apis
+gateway container containers image pod pods namespace namespaces website landing marketing blog newsletter tests
+testing receipt receipts payment payments subscription subscriptions refund refunds rpc ui ux frontend navbar
+sidebar spacing typography palette incident incidents outage outages availability
+"""
+_INCIDENTAL = frozenset(_INCIDENTAL_TEXT.split())
+
+
 def _work(words: dict[str, str]) -> dict[str, tuple[str, str]]:
-    """Work concepts: the same words on both sides (the tools and the work they do)."""
-    return {tag: (w, w) for tag, w in words.items()}
+    """Work concepts: a request carries one through the tools and every word of the work; a memory through the tools
+    and the work's own nouns, not its :data:`_INCIDENTAL` words."""
+    incidental = {stem(x) for x in _INCIDENTAL}  # by stem: "alerting" is "alert"
+    return {tag: (" ".join(x for x in w.split() if stem(x) not in incidental), w) for tag, w in words.items()}
 
 
 # Concepts: a trait stated once (a diet, a family, a standing schedule, where one lives) bears on requests that never
@@ -263,8 +288,7 @@ _CONCEPTS = {
         "biblioteca libreria fonction funcion funcao codigo programme programa 框架 库 代码 脚本 函数",
     ),
     # The team's tools and practices, stated once ("we package with poetry", "bugs go in Linear"), bear on the work
-    # that touches them ("set up the dev environment", "write this up as a ticket"), which never names the tool. Both
-    # sides hold the tools and the work's words: a memory about the work ("PRs need two approvals") bears on it too.
+    # that touches them ("set up the dev environment", "write this up as a ticket"), which never names the tool.
     **_work(
         {
             "#packages": "npm pnpm yarn bun pip pipenv poetry uv conda mamba cargo maven gradle composer bundler nuget "

@@ -37,10 +37,13 @@ def test_pair_set_is_large_balanced_and_anchored_both_ways():
 
 
 def test_lexical_accuracy_floor():
-    # Measured: 0.786 (pair), 0.762 (library), false merges 0.211 at the default 0.29. The old score
-    # (BM25 + description Jaccard) managed 0.643 at its best threshold and 0.5 at its 0.55 default.
+    # Measured: 0.786 (pair), 0.738 (library), false merges 0.211 at the default 0.29. The old score
+    # (BM25 + description Jaccard) managed 0.643 at its best threshold and 0.5 at its 0.55 default. Library was
+    # 0.762 before retrieval's tokenizer folded accents and took other languages' function words as stop words
+    # (issue 44: the gate outside English); one pair of 42 flipped. Lexical is the fallback: dedup's default is
+    # the embedding mode below.
     r = evaluate(PAIRS, modes=["lexical"])["modes"]["lexical"]["default"]
-    assert r["accuracy_pair"] >= 0.78 and r["accuracy_library"] >= 0.75 and r["false_merge_rate"] <= 0.25
+    assert r["accuracy_pair"] >= 0.78 and r["accuracy_library"] >= 0.73 and r["false_merge_rate"] <= 0.25
 
 
 @pytest.mark.parametrize("_", [None], ids=["embedding"])

@@ -424,6 +424,7 @@ def test_a_tool_of_the_team_reaches_the_work_that_touches_it_and_no_other(plugin
         "The event bus is NATS, messages are kept for three days.",
         "Load tests use Locust against the perf stack.",
         "On-call alerts go through Opsgenie.",
+        "My bank sends an alert for every card payment.",  # a work word in passing: no concept of the work
     ):
         say(plugin, "s1", text)
     end(plugin, "s1")
@@ -433,7 +434,8 @@ def test_a_tool_of_the_team_reaches_the_work_that_touches_it_and_no_other(plugin
     assert "Locust" in memory_part(
         say(plugin, "s2", "Can the search endpoint take 300 requests per second? Plan a load-test.")
     )
-    assert "Opsgenie" in memory_part(say(plugin, "s2", "Set up an alert for a full disk."))
+    alert = memory_part(say(plugin, "s2", "Set up monitoring for a full disk."))
+    assert "Opsgenie" in alert and "bank" not in alert
     for ask in ("What is the capital of Kenya?", "Write a haiku about snow.", "How many moons does Mars have?"):
         assert memory_part(say(plugin, "s3", ask)) == "", ask
 
