@@ -307,10 +307,10 @@ class ServedPolicy:
             self.counters["swap_errors"] += 1
             log.exception("hot swap to %s failed; still serving %s", ref.path, cur.label)
             raise
+        self.counters["swaps"] += 1  # counted before the new weights show: whoever sees them sees the count too
         self._put(whose, new)
         del cur
         heap.trim()  # the replaced model's memory, once its last request has finished with it
-        self.counters["swaps"] += 1
         whom = f" for tenant {whose!r}" if whose is not None else ""
         log.info("served policy %s now answers%s with step %d (%s)", self.model_name, whom, ref.step, ref.path)
         return new
