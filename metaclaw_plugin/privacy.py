@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import credentials
+from .regexlits import literal_scanner, required_literals
 
 log = logging.getLogger("metaclaw_plugin.privacy")
 
@@ -404,7 +405,11 @@ def _key_label(m: re.Match[str]) -> str:
 
 
 def _required_literals(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
-    """Literals one of which any match must contain (from the parsed pattern), or None."""
+    """Literals one of which any match must contain (:func:`~metaclaw_plugin.regexlits.required_literals`), or the
+    stand-in for a long run of token characters, or None."""
+    lits = required_literals(pattern)
+    if lits is not None:
+        return lits
     try:
         from re import _parser as sre_parse  # type: ignore[attr-defined]
     except ImportError:  # pragma: no cover - Python < 3.11
@@ -413,40 +418,7 @@ def _required_literals(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
         items = list(sre_parse.parse(pattern.pattern, pattern.flags))
     except Exception:
         return None
-    lit_op = sre_parse.LITERAL
-    best: tuple[str, ...] | None = None
-
-    def consider(cands: tuple[str, ...]) -> None:
-        nonlocal best
-        if cands and min(len(c) for c in cands) >= 2:
-            if best is None or min(len(c) for c in cands) > min(len(c) for c in best):
-                best = cands
-
-    run = ""
-    for op, av in items:
-        if op is lit_op:
-            run += chr(av)
-            continue
-        consider((run,) if run else ())
-        run = ""
-        if op is sre_parse.SUBPATTERN:
-            sub = list(av[-1])
-            if len(sub) == 1 and sub[0][0] is sre_parse.BRANCH:
-                prefixes = []
-                for branch in sub[0][1][1]:
-                    p = ""
-                    for bop, bav in branch:
-                        if bop is not lit_op:
-                            break
-                        p += chr(bav)
-                    prefixes.append(p)
-                consider(tuple(prefixes) if all(prefixes) else ())
-    consider((run,) if run else ())
-    if best is not None and pattern.flags & re.IGNORECASE:
-        best = tuple(b.lower() for b in best)
-    if best is None and _needs_run(items, sre_parse):
-        best = (_RUN,)
-    return best
+    return (_RUN,) if _needs_run(items, sre_parse) else None
 
 
 def _needs_run(items: list[Any], sre_parse: Any) -> bool:
@@ -508,25 +480,6 @@ def detect_secrets_rules() -> list[_Rule]:
         log.info("detect-secrets detectors unavailable (%s); using built-in patterns only", type(e).__name__)
     _DS_CACHE = rules
     return rules
-
-
-def literal_scanner(literals: Iterable[str]) -> Callable[[str], set[str]]:
-    """``text -> the literals it holds``, in one pass over the text: an Aho-Corasick automaton (pyahocorasick), about
-    3x faster than a substring test per literal on a message (~15 against ~50 µs for the redactor's 90 literals on a
-    1 KB message: ``python benchmarks/redaction.py --per-message-only``); the substring tests where the package is
-    not installed."""
-    lits = tuple(literals)
-    try:
-        import ahocorasick
-    except ImportError:  # pragma: no cover - a dependency of the package; kept working without it
-        return lambda text: {lit for lit in lits if lit in text}
-    if not lits:
-        return lambda text: set()
-    automaton = ahocorasick.Automaton()
-    for lit in lits:
-        automaton.add_word(lit, lit)
-    automaton.make_automaton()
-    return lambda text: {lit for _, lit in automaton.iter(text)}
 
 
 class Redactor:

@@ -10,6 +10,7 @@ import re
 import unicodedata
 from urllib.parse import urlparse
 
+from ...regexlits import Prefilter
 from ...skillbank.skillmd import MAX_DESCRIPTION, MAX_NAME, NAME_RE, SkillFormatError, parse_skill_md, render_skill_md
 from ...types import Skill
 from .normalise import INVISIBLE, normalise, squash
@@ -233,14 +234,22 @@ def _lifted(code: str, text: str, m: re.Match[str]) -> bool:
     )
 
 
+# The intent patterns, English first; a variant is matched only against those whose required literals it holds.
+_PATTERNS = COMPILED + COMPILED_OTHER_LANGUAGES
+_PREFILTER = Prefilter(rx for _, _, rx in _PATTERNS)
+
+
 def scan_intent(text: str, col: Collector, where: str = "") -> None:
     # the third variant keeps Cyrillic and Greek letters as they are, for Russian and Greek wording
     plain = " ".join(INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).casefold().split())
     variants = list(dict.fromkeys([normalise(text), normalise(text, leet=True), plain]))  # identical ones once
     seen: set[str] = set()
-    patterns = COMPILED + COMPILED_OTHER_LANGUAGES if OTHER_LANGUAGE.search(text) else COMPILED
+    last = len(_PATTERNS) if OTHER_LANGUAGE.search(text) else len(COMPILED)
     for variant in variants:
-        for code, sev, rx in patterns:
+        for i in _PREFILTER.candidates(variant):
+            if i >= last:
+                break
+            code, sev, rx = _PATTERNS[i]
             for m in rx.finditer(variant):
                 if _lifted(code, variant, m):
                     continue

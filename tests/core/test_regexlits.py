@@ -1,0 +1,109 @@
+"""The literal prefilter: what it requires of a pattern, and that skipping patterns on it changes no finding."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from metaclaw_plugin.learning.screening import normalise, scans
+from metaclaw_plugin.privacy import Redactor
+from metaclaw_plugin.regexlits import Prefilter, required_literals
+from tests.support import memory_poison_corpus, screening_corpus
+
+
+@pytest.mark.parametrize(
+    ("pattern", "flags", "expected"),
+    [
+        (r"\b(?:send|post) (?:it|them)\b", re.I, ("post it", "post them", "send it", "send them")),
+        (r"ab(?:c|d)?ef", 0, ("abcef", "abdef", "abef")),
+        (r"characteri[sz]e", 0, ("characterise", "characterize")),
+        (r"Token[0-9]+xy", re.I, ("token",)),  # a range ends the run; the longer literal is kept
+        (r"(?:a|bb)(?:c|dd)", 0, ("ac", "add", "bbc", "bbdd")),
+        (r"(?:AKIA){2,}", 0, ("AKIA",)),  # a repeat of at least one needs its item
+        (r"(?:ignore|forget) all|wipe\w*", 0, ("forget all", "ignore all", "wipe")),
+    ],
+)
+def test_required_literals(pattern: str, flags: int, expected: tuple[str, ...]) -> None:
+    assert required_literals(re.compile(pattern, flags)) == expected
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(?:abc)?\w+",  # an optional literal is not required
+        r"abc|\d+",  # one alternative needs nothing, so the branch needs nothing
+        r"(?i:ab)c",  # a local flag changes what its literals mean: they are not used
+        r"[^ ]{40}",
+        r"x+y?",  # one character: in nearly every text
+    ],
+)
+def test_nothing_required_where_nothing_is_sure(pattern: str) -> None:
+    assert required_literals(re.compile(pattern)) is None
+
+
+def test_the_ignore_case_exceptions_run_every_pattern() -> None:
+    """``re.I`` matches "s" to the long s and "i" to the dotless i, which ``str.lower`` keeps apart: a text holding
+    one is offered every pattern."""
+    rx = re.compile(r"\bpassword\b", re.I)
+    pf = Prefilter([rx])
+    for text in ("my pa\u017fsword", "d\u0131gits"):
+        assert pf.candidates(text) == [0]
+    assert rx.search("my pa\u017fsword")  # the case the exception is for
+    assert pf.candidates("nothing to see") == []
+
+
+def _corpus() -> list[str]:
+    texts: list[str] = []
+    for item in screening_corpus.malicious() + screening_corpus.benign():
+        texts += [item.name, item.description, item.body]
+    for case in memory_poison_corpus.poisoning() + memory_poison_corpus.benign():
+        texts.append(case.text)
+    return [t for t in texts if t]
+
+
+def test_every_match_holds_a_required_literal() -> None:
+    """On the red-team corpora (every variant the screen reads), each match of each intent pattern holds one of its
+    literals, and the prefilter offers that pattern."""
+    matched = 0
+    literals = [required_literals(rx) for _, _, rx in scans._PATTERNS]
+    for text in _corpus():
+        plain = " ".join(text.casefold().split())
+        for variant in {normalise.normalise(text), normalise.normalise(text, leet=True), plain}:
+            offered = set(scans._PREFILTER.candidates(variant))
+            for i, ((_, _, rx), lits) in enumerate(zip(scans._PATTERNS, literals, strict=True)):
+                for m in rx.finditer(variant):
+                    matched += 1
+                    assert i in offered, (rx.pattern[:80], variant[:120])
+                    if lits is not None:
+                        assert any(lit in m.group(0).lower() for lit in lits), (rx.pattern[:80], m.group(0))
+    assert matched > 200  # the corpora do exercise the patterns
+
+
+def test_the_screen_finds_the_same_with_and_without_the_prefilter(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = _corpus()
+
+    def findings() -> list[list[tuple[str, str, str]]]:
+        out = []
+        for text in texts:
+            col = scans.Collector()
+            scans.scan_intent(text, col)
+            out.append(col.items)
+        return out
+
+    filtered = findings()
+
+    class Everything:
+        def candidates(self, text: str) -> list[int]:
+            return list(range(len(scans._PATTERNS)))
+
+    monkeypatch.setattr(scans, "_PREFILTER", Everything())
+    assert findings() == filtered
+    assert sum(bool(f) for f in filtered) > 100
+
+
+def test_the_redactor_finds_the_same_with_the_shared_extractor() -> None:
+    """The redactor's detectors are gated by the same extractor: a key that only a detector knows is still found."""
+    red = Redactor()
+    token = "sq0csp-" + "A" * 43
+    assert token not in red.redact(f"square {token}")
