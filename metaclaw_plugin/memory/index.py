@@ -3,9 +3,9 @@
 The request path ranks both here, in memory, with no database, network or model. Documents are the sentences-sized
 chunks of passages and the memories themselves; each is a rendered line (dated) with its token cost. The index is
 built of immutable :class:`Segment`\\s (numpy postings), so a reader never sees one half-built: new passages go to a
-small tail segment rebuilt on each append, which is merged into the large base segment when it grows
-(:meth:`Recall.appended`). Scoring a request costs a few numpy passes over the postings of its words, whatever the
-number of documents.
+small tail segment, which is merged into the large base segment when it grows (:meth:`Recall.appended`); a merge
+joins postings and never reads words again. Scoring a request costs a few numpy passes over the postings of its
+words, whatever the number of documents.
 
 Relevance is gated by coverage: the share of the request's word weight (IDF, a word the user never said counting at
 the highest) that a document holds. A request about something the user never mentioned finds nothing worth
@@ -101,6 +101,36 @@ class Found:
     elsewhere: float = 0.0
 
 
+def merge_segments(a: Segment, b: Segment) -> Segment:
+    """``a`` then ``b`` as one segment, made from their postings (no word is read again): ``b``'s documents are
+    numbered after ``a``'s, so the result is what :func:`build_segment` gives for all of them. Appending a passage
+    costs the tail's vocabulary, not its words."""
+    if not a.n:
+        return b
+    if not b.n:
+        return a
+    postings = dict(a.postings)
+    for t, (ids, tf) in b.postings.items():
+        moved = ids + np.int32(a.n)
+        mine = postings.get(t)
+        postings[t] = (moved, tf) if mine is None else (np.concatenate([mine[0], moved]), np.concatenate([mine[1], tf]))
+    speaker_ids = dict(a.speaker_ids)
+    remap = np.asarray(
+        [speaker_ids.setdefault(s, len(speaker_ids)) for s in sorted(b.speaker_ids, key=b.speaker_ids.__getitem__)],
+        np.int32,
+    )
+    b_speakers = np.where(b.speaker_of >= 0, remap[np.maximum(b.speaker_of, 0)], -1) if len(remap) else b.speaker_of
+    return Segment(
+        a.docs + b.docs,
+        postings,
+        np.concatenate([a.lengths, b.lengths]),
+        a.total + b.total,
+        np.concatenate([a.speaker_of, b_speakers]).astype(np.int32),
+        speaker_ids,
+        np.concatenate([a.said_at, b.said_at]),
+    )
+
+
 @dataclass(frozen=True)
 class Recall:
     """One user's index: distilled memories, and passages (a large base and a small tail)."""
@@ -108,32 +138,20 @@ class Recall:
     memories: Segment = EMPTY
     base: Segment = EMPTY
     tail: Segment = EMPTY
-    tail_terms: tuple[tuple[str, ...], ...] = ()  # the tail's words, to rebuild it with more documents
-    base_terms: tuple[tuple[str, ...], ...] = field(default=(), repr=False)  # kept to merge the tail in
 
     @property
     def size(self) -> int:
         return self.memories.n + self.base.n + self.tail.n
 
     def with_memories(self, docs: Sequence[Doc]) -> Recall:
-        return Recall(
-            build_segment(docs, [memory_terms_list(_body(d.line)) for d in docs]),
-            self.base,
-            self.tail,
-            self.tail_terms,
-            self.base_terms,
-        )
+        return Recall(build_segment(docs, [memory_terms_list(_body(d.line)) for d in docs]), self.base, self.tail)
 
     def appended(self, docs: Sequence[Doc]) -> Recall:
         """This index with more passage chunks (a new object: readers of the old one are unaffected)."""
-        new_terms = tuple(tuple(memory_terms_list(_body(d.line))) for d in docs)
-        tail_docs = self.tail.docs + tuple(docs)
-        tail_terms = self.tail_terms + new_terms
-        if len(tail_docs) > TAIL_MAX:
-            base_docs = self.base.docs + tail_docs
-            base_terms = self.base_terms + tail_terms
-            return Recall(self.memories, build_segment(base_docs, base_terms), EMPTY, (), base_terms)
-        return Recall(self.memories, self.base, build_segment(tail_docs, tail_terms), tail_terms, self.base_terms)
+        tail = merge_segments(self.tail, build_segment(docs, [memory_terms_list(_body(d.line)) for d in docs]))
+        if tail.n > TAIL_MAX:
+            return Recall(self.memories, merge_segments(self.base, tail), EMPTY)
+        return Recall(self.memories, self.base, tail)
 
     def speakers(self) -> set[str]:
         return {s for seg in (self.memories, self.base, self.tail) for s in seg.speaker_ids}

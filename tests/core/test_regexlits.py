@@ -6,9 +6,11 @@ import re
 
 import pytest
 
-from metaclaw_plugin.learning.screening import normalise, scans
+from metaclaw_plugin.learning.memory.guard import screen_memory
+from metaclaw_plugin.learning.screening import normalise, scans, screen
 from metaclaw_plugin.privacy import Redactor
 from metaclaw_plugin.regexlits import Prefilter, required_literals
+from metaclaw_plugin.types import Skill
 from tests.support import memory_poison_corpus, screening_corpus
 
 
@@ -80,26 +82,32 @@ def test_every_match_holds_a_required_literal() -> None:
     assert matched > 200  # the corpora do exercise the patterns
 
 
-def test_the_screen_finds_the_same_with_and_without_the_prefilter(monkeypatch: pytest.MonkeyPatch) -> None:
-    texts = _corpus()
+def test_the_screens_find_the_same_with_and_without_the_prefilters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The skills' screen on the red-team corpus, and memory's on the poisoning corpus, with the prefilters and with
+    every pattern run: the same verdicts, codes and reasons."""
+    skills = [
+        Skill(name=i.name, description=i.description, body=i.body, origin="evolved")
+        for i in screening_corpus.malicious() + screening_corpus.benign()
+    ]
+    said = [c.text for c in memory_poison_corpus.poisoning() + memory_poison_corpus.benign()]
 
-    def findings() -> list[list[tuple[str, str, str]]]:
-        out = []
-        for text in texts:
-            col = scans.Collector()
-            scans.scan_intent(text, col)
-            out.append(col.items)
-        return out
+    def findings() -> list[object]:
+        return [(r.verdict, r.codes, r.reasons) for r in map(screen, skills)] + [screen_memory(t) for t in said]
 
     filtered = findings()
 
     class Everything:
-        def candidates(self, text: str) -> list[int]:
-            return list(range(len(scans._PATTERNS)))
+        def __init__(self, n: int) -> None:
+            self.n = n
 
-    monkeypatch.setattr(scans, "_PREFILTER", Everything())
+        def candidates(self, text: str) -> list[int]:
+            return list(range(self.n))
+
+    monkeypatch.setattr(scans, "_PREFILTER", Everything(len(scans._PATTERNS)))
+    monkeypatch.setattr(scans, "_CRED_SOURCE_GATE", Everything(1))
     assert findings() == filtered
-    assert sum(bool(f) for f in filtered) > 100
+    assert sum(f is not None for f in filtered[len(skills) :]) > 100  # the poisoning corpus is caught
+    assert sum(f[0] != "accepted" for f in filtered[: len(skills)]) > 100  # type: ignore[index]
 
 
 def test_the_redactor_finds_the_same_with_the_shared_extractor() -> None:

@@ -204,6 +204,32 @@ def test_the_index_appends_without_a_reader_seeing_half_of_it_and_merges_its_tai
     assert hits[0].doc.source == "p17"
 
 
+def test_merging_two_segments_is_building_one_over_both() -> None:
+    """The tail grows by merging postings (no words read again): the result equals a segment built at once, the
+    speakers' numbering included."""
+    import numpy as np
+
+    def doc(i: int, speaker: str | None) -> idx.Doc:
+        return idx.Doc(
+            f"d{i}", f"p{i}", "passage", f"{speaker or 'I'}: the {ANIMALS[i % 7]} pen {i}", 5, T0 + i, speaker=speaker
+        )
+
+    docs = [doc(i, [None, "mel", "car", "mel", None, "bob"][i % 6]) for i in range(23)]
+    terms = [idx.memory_terms_list(d.line) for d in docs]
+    whole = idx.build_segment(docs, terms)
+    for cut in (0, 1, 9, 22, 23):
+        merged = idx.merge_segments(
+            idx.build_segment(docs[:cut], terms[:cut]), idx.build_segment(docs[cut:], terms[cut:])
+        )
+        assert merged.docs == whole.docs and merged.total == whole.total
+        assert merged.speaker_ids == whole.speaker_ids and merged.speaker_of.tolist() == whole.speaker_of.tolist()
+        assert np.array_equal(merged.lengths, whole.lengths) and np.array_equal(merged.said_at, whole.said_at)
+        assert merged.postings.keys() == whole.postings.keys()
+        for t, (ids, tf) in whole.postings.items():
+            assert merged.postings[t][0].tolist() == ids.tolist() and merged.postings[t][1].tolist() == tf.tolist()
+            assert merged.postings[t][0].dtype == np.int32
+
+
 def test_chunks_keep_whole_sentences_and_cut_a_long_one_at_a_space() -> None:
     text = "Short one. " + "word " * 200 + "end."
     parts = chunks(text, 120)

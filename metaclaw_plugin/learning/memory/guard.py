@@ -126,8 +126,8 @@ def screen_memory(text: str, redactor: Redactor | None = None) -> dict[str, Any]
         quoted = (redactor or _default_redactor()).redact(f.evidence)
         reasons.append(f'{directives.REASONS[f.code]} ("{quoted}")')
     body = " ".join(_FROM_NOW.sub(" ", text).split())
-    result = screen_content(  # a memory is never written as a SKILL.md: its format is not screened
-        Skill(name="user-memory", description="A note of what the user said in an earlier session.", body=body),
+    result = screen_content(  # a memory is never written as a SKILL.md: its format is not screened, nor any field
+        Skill(name="", description="", body=body, category=""),  # but its text (a name of ours says nothing)
         source_text=text,
         strict_provenance=False,
     )

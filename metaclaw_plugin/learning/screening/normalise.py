@@ -84,6 +84,8 @@ _LEET = str.maketrans(
 INVISIBLE = re.compile(
     r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]"
 )
+# A word with a letter and a character _LEET maps (only those change: a lookahead skips the others, most of a text).
+_LEET_WORD = re.compile(r"(?<![\w@$!|+€])(?=[\w@$!|+€]*[013457@$!|+€])[\w@$!|+€]*[a-z][\w@$!|+€]*(?![\w@$!|+€])")
 _WORD_SEP = re.compile(r"(?<=\b\w)[.\-_*~](?=\w\b)")  # i.g.n.o.r.e -> ignore
 
 
@@ -100,9 +102,7 @@ def normalise(text: str, leet: bool = False) -> str:
     t = re.sub(r"\b(?:\w ){3,}\w\b", lambda m: m.group(0).replace(" ", ""), t)  # i g n o r e
     if leet:
         # Digits and symbols inside words only ("1gn0re"), so version numbers stay numbers.
-        t = re.sub(
-            r"(?<![\w@$!|+€])[\w@$!|+€]*[a-z][\w@$!|+€]*(?![\w@$!|+€])", lambda m: m.group(0).translate(_LEET), t
-        )
+        t = _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), t)
     return " ".join(t.split())
 
 

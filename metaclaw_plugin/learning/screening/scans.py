@@ -343,8 +343,13 @@ def scan_hidden(text: str, col: Collector) -> list[str]:
     return decoded
 
 
+_CRED_SOURCE_GATE = Prefilter([CRED_SOURCE])
+
+
 def scan_credentials(text: str, col: Collector, where: str = "") -> None:
     norm = normalise(text)
+    if not _CRED_SOURCE_GATE.candidates(norm):
+        return
     sources = [m for m in CRED_SOURCE.finditer(norm) if not _negated(norm, m.start())]
     if not sources:
         return

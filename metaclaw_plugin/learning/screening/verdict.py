@@ -114,7 +114,8 @@ def _scan_content(
         elif text:
             scan_intent(text, col, f" in the {label}")
     # A phrase split across the description and the body still reads as one instruction.
-    scan_intent(f"{skill.description or ''} {skill.body or ''}", col, "")
+    if skill.description and skill.body:
+        scan_intent(f"{skill.description} {skill.body}", col, "")
     scan_credentials(full, col)
     for payload in decoded + other:
         scan_intent(payload, col, " in hidden or encoded text")
