@@ -91,8 +91,8 @@ def test_the_screens_find_the_same_with_and_without_the_prefilters(monkeypatch: 
     ]
     said = [c.text for c in memory_poison_corpus.poisoning() + memory_poison_corpus.benign()]
 
-    def findings() -> list[object]:
-        return [(r.verdict, r.codes, r.reasons) for r in map(screen, skills)] + [screen_memory(t) for t in said]
+    def findings() -> tuple[list[tuple[str, list[str], list[str]]], list[object]]:
+        return [(r.verdict, r.codes, r.reasons) for r in map(screen, skills)], [screen_memory(t) for t in said]
 
     filtered = findings()
 
@@ -106,8 +106,7 @@ def test_the_screens_find_the_same_with_and_without_the_prefilters(monkeypatch: 
     monkeypatch.setattr(scans, "_PREFILTER", Everything(len(scans._PATTERNS)))
     monkeypatch.setattr(scans, "_CRED_SOURCE_GATE", Everything(1))
     assert findings() == filtered
-    assert sum(f is not None for f in filtered[len(skills) :]) > 100  # the poisoning corpus is caught
-    assert sum(f[0] != "accepted" for f in filtered[: len(skills)]) > 100  # type: ignore[index]
+    assert sum(f[0] != "accepted" for f in filtered[0]) > 100 and sum(f is not None for f in filtered[1]) > 100
 
 
 def test_the_redactor_finds_the_same_with_the_shared_extractor() -> None:
