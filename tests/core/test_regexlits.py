@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from metaclaw_plugin.learning.memory import directives
 from metaclaw_plugin.learning.memory.guard import screen_memory
 from metaclaw_plugin.learning.screening import normalise, scans, screen
 from metaclaw_plugin.privacy import Redactor
@@ -83,8 +84,8 @@ def test_every_match_holds_a_required_literal() -> None:
 
 
 def test_the_screens_find_the_same_with_and_without_the_prefilters(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The skills' screen on the red-team corpus, and memory's on the poisoning corpus, with the prefilters and with
-    every pattern run: the same verdicts, codes and reasons."""
+    """The skills' screen on the red-team corpus, and memory's (its directive screen included) on the poisoning
+    corpus, with the prefilters and with every pattern run: the same verdicts, codes and reasons."""
     skills = [
         Skill(name=i.name, description=i.description, body=i.body, origin="evolved")
         for i in screening_corpus.malicious() + screening_corpus.benign()
@@ -94,6 +95,7 @@ def test_the_screens_find_the_same_with_and_without_the_prefilters(monkeypatch: 
     def findings() -> tuple[list[tuple[str, list[str], list[str]]], list[object]]:
         return [(r.verdict, r.codes, r.reasons) for r in map(screen, skills)], [screen_memory(t) for t in said]
 
+    directives.findings.cache_clear()
     filtered = findings()
 
     class Everything:
@@ -105,6 +107,8 @@ def test_the_screens_find_the_same_with_and_without_the_prefilters(monkeypatch: 
 
     monkeypatch.setattr(scans, "_PREFILTER", Everything(len(scans._PATTERNS)))
     monkeypatch.setattr(scans, "_CRED_SOURCE_GATE", Everything(1))
+    monkeypatch.setattr(directives, "_ACTIONS_GATE", Everything(len(directives.ACTIONS)))
+    directives.findings.cache_clear()
     assert findings() == filtered
     assert sum(f[0] != "accepted" for f in filtered[0]) > 100 and sum(f is not None for f in filtered[1]) > 100
 

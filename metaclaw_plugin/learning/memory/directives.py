@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ...regexlits import Prefilter
 from ..screening.normalise import normalise
 
 F = re.I | re.U
@@ -863,10 +864,14 @@ class Finding:
     evidence: str  # the matched words, normalised (never a secret: memories holding one are refused earlier)
 
 
+_ACTIONS_GATE = Prefilter(act.rx for act in ACTIONS)  # a sentence is matched only against the acts it can match
+
+
 def _scan(sentence: str) -> list[Finding]:
     out: list[Finding] = []
     directive: bool | None = None
-    for act in ACTIONS:
+    for i in _ACTIONS_GATE.candidates(sentence):
+        act = ACTIONS[i]
         pos = 0
         while (m := act.rx.search(sentence, pos)) is not None:
             pos = m.start() + 1
