@@ -9,6 +9,7 @@ floors sit just under what was measured (docs/request-path.md). Ranking only, no
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,30 @@ def test_word_cached_query_vectors_equal_the_tokenizers(home: Path):
         assert sorted(enc._ids(text)) == full  # again, from the cache
     direct = np.asarray(enc.model.embed([related[0]["request"]], norm=True), dtype=np.float32)[0]
     assert np.allclose(enc._one(related[0]["request"]), direct, atol=1e-5)
+
+
+@needs_wordllama
+def test_a_long_work_request_near_the_librarys_centroid_is_let_in(home: Path):
+    """A long request whose best skill is only moderately close is let in when it sits near the library's centroid
+    (embedding.DOMAIN_MIN); long chat on other topics is not; a tenant's own learned skills do not move the centroid
+    that other tenants' requests are compared with."""
+    import numpy as np
+
+    from metaclaw_plugin.skillbank import embedding
+
+    b = bank(home, "hybrid")
+    index = b._snap.index
+    related, unrelated = load_long_requests()
+    work = next(r for r in related if r["id"] == "planning-transcript")
+    assert index.embedding.domain_similarity(work["request"]) >= embedding.DOMAIN_MIN["wordllama"]
+    assert {s.name for s, _ in b.select(TurnContext("d"), work["request"])} & set(work["relevant"])
+    without = copy.copy(index)
+    without.domain_min = None
+    assert without.ranked(work["request"], 6)[0] is False  # the other signals alone turn it away
+    assert max(index.embedding.domain_similarity(u) for u in unrelated) < embedding.DOMAIN_MIN["wordllama"]
+    shared = index.embedding.centroid
+    learned = np.ones((5, shared.shape[0]), dtype=np.float32)
+    mixed = embedding._centroid(
+        np.vstack([index.embedding.matrix, learned]), [s.tenant is None for s in index.embedding.skills] + [False] * 5
+    )
+    assert np.allclose(mixed, shared)

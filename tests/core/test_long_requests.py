@@ -43,7 +43,7 @@ def test_keyword_on_long_requests(home: Path):
 @pytest.mark.skipif(embeddings_missing("wordllama") is not None, reason="needs wordllama")
 def test_hybrid_on_long_requests(home: Path):
     r = measured(home, "hybrid")
-    assert r["topk_hit_rate"] >= 0.88, r["misses"]  # measured 0.896 (60 of 67)
+    assert r["topk_hit_rate"] >= 0.92, r["misses"]  # measured 0.925 (62 of 67; 0.896 before the centroid admission)
     assert r["unrelated_any_skill_rate"] <= 0.05
     assert r["injected_tokens_max"] <= Settings().injection.max_injected_tokens
 
