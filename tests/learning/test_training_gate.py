@@ -48,6 +48,7 @@ def _settings(home: Path, tiny: Path | str, **gate: Any) -> Settings:
         "device": "cpu",
         "learning_rate": 2e-2,
         "off_policy": "reinforce",
+        "group_size": 1,  # the batches stand for a judge that got it wrong: no resampled answer corrects them
         "gate": {"size": SLICE, "min_prompts": SLICE, "temperature": 0.0, "max_new_tokens": 8, "max_kl": 50.0, **gate},
     }
     return Settings(home=home, training=training)
