@@ -159,4 +159,3 @@ class GroupSampler:
 def _seed(turn_id: str, step: int) -> int:
     """One seed per captured turn and step: a retried batch draws the same answers, the next step new ones."""
     return int.from_bytes(hashlib.blake2b(f"{turn_id}\x00{step}".encode(), digest_size=4).digest(), "big")
-

@@ -778,7 +778,8 @@ def flat_groups(samples: Sequence[TrainSample], tolerance: float = TIE) -> list[
     return [
         g
         for g in groups.values()
-        if tied([t.reward for t in g], tolerance) and not any(a and m for t in g for a, m in zip(t.advantages(), t.mask))
+        if tied([t.reward for t in g], tolerance)
+        and not any(a and m for t in g for a, m in zip(t.advantages(), t.mask))
     ]
 
 
