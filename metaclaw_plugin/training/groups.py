@@ -95,16 +95,33 @@ class GroupSampler:
         report = BatchGroups(self.size, off=self.off())
         if report.off is not None:
             return [], report
-        policy = backend.gate_policy()
+        n = self.size - 1
+        bounds = [
+            min(self.max_tokens - len(s.prompt_ids), max(MIN_NEW_TOKENS, 2 * len(s.completion_ids))) for s in samples
+        ]
+        todo = [(s, b) for s, b in zip(samples, bounds) if b >= 1]  # a prompt with no room left trains as before
+        report.unscored += len(samples) - len(todo)
+        if not todo:
+            return [], report
+        key = "\x00".join(s.turn_id for s, _ in todo)
+        draw = Draw(max(b for _, b in todo), TEMPERATURE, _seed(key, step))
+        try:  # every answer of the batch in one call (locally one padded batch: a token's cost is mostly per call)
+            policy = backend.gate_policy()
+            answers = policy.generate([s.prompt_ids for s, _ in todo for _ in range(n)], draw, go_on)
+        except Exception:  # the answers cannot be sampled: the batch trains as before
+            self.errors += 1
+            log.exception("resampling answers for a batch failed; its captured answers train alone")
+            report.unscored += len(todo)
+            return [], report
         out: list[TrainSample] = []
-        for s in samples:
+        for i, (s, bound) in enumerate(todo):
             if not go_on():
                 break
             try:
-                got = self._group(policy, s, turns[s.turn_id], step, generation, go_on)
-            except Exception:  # a prompt that cannot be answered or scored trains as before
+                got = self._scored(policy, s, turns[s.turn_id], answers[i * n : (i + 1) * n], bound, step, generation)
+            except Exception:  # a prompt whose answers cannot be scored trains as before
                 self.errors += 1
-                log.exception("resampling answers to %s failed; it trains with its captured answer alone", s.turn_id)
+                log.exception("scoring answers to %s failed; it trains with its captured answer alone", s.turn_id)
                 got = []
             report.prompts += bool(got)
             report.unscored += not got
@@ -112,17 +129,14 @@ class GroupSampler:
             out += got
         return out, report
 
-    def _group(
-        self, policy: Any, s: TrainSample, turn: Turn, step: int, generation: int, go_on: Callable[[], bool]
+    def _scored(
+        self, policy: Any, s: TrainSample, turn: Turn, answers: list[list[int]], bound: int, step: int, generation: int
     ) -> list[TrainSample]:
+        """``s``'s resampled answers (each cut to its own bound), those the scorer scored, as samples of its group."""
         assert self.scorer is not None
-        room = self.max_tokens - len(s.prompt_ids)
-        if room < 1:
-            return []
-        draw = Draw(min(room, max(MIN_NEW_TOKENS, 2 * len(s.completion_ids))), TEMPERATURE, _seed(s.turn_id, step))
         out = []
-        for ids in policy.generate([s.prompt_ids] * (self.size - 1), draw, go_on):
-            if not ids or not go_on():
+        for ids in (a[:bound] for a in answers):
+            if not ids:
                 continue
             score = self.scorer.score(turn, chat.answer_text(self.tokenizer, ids))
             if score is None:
@@ -156,6 +170,6 @@ class GroupSampler:
         runtime_state.put(self.db, KEY, state)
 
 
-def _seed(turn_id: str, step: int) -> int:
-    """One seed per captured turn and step: a retried batch draws the same answers, the next step new ones."""
-    return int.from_bytes(hashlib.blake2b(f"{turn_id}\x00{step}".encode(), digest_size=4).digest(), "big")
+def _seed(key: str, step: int) -> int:
+    """One seed per batch (its turn ids) and step: a retried batch draws the same answers, the next step new ones."""
+    return int.from_bytes(hashlib.blake2b(f"{key}\x00{step}".encode(), digest_size=4).digest(), "big")

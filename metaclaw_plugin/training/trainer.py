@@ -42,9 +42,13 @@ no batch is applied twice. Should published steps still lack a state (one the se
 restart says so (``training.reverted``) and numbers on after them. A superseded checkpoint gets the backend's TTL
 (``expire``); the latest never expires. Metrics go to the ``train_steps`` table (:mod:`metaclaw_plugin.store.steps`).
 
-In ``group`` and ``task`` advantages, a group whose rewards are all equal (within
-:data:`~.advantages.TIE`) in a batch that has signal elsewhere is consumed as skipped and counted (``groups``): its
-zero advantages would add no gradient, only tokens to the norm (and requests to a remote service).
+**Groups** (``training.group_size``, :mod:`.groups`): after a batch is drained and built, each captured prompt is
+answered ``group_size - 1`` more times by the weights the backend holds, scored, and trained in its prompt's group;
+a pause while the answers are drawn releases the batch. In ``group`` and ``task`` advantages, a group whose rewards
+are all equal (within ``training.group_tolerance``, relative to the reward scale) in a batch that has signal
+elsewhere is consumed as skipped and counted (``groups``): its zero advantages would add no gradient, only tokens
+to the norm (and requests to a remote service). Buffer rows, ``samples_used`` and the step's mean reward are the
+captured turns'; the resampled answers are counted in ``detail.groups``.
 
 A consumed batch (applied, or acknowledged because none of it could become a sample) goes to ``on_batch``
 last: the learning side queues a batch that mostly failed for the skill evolver there

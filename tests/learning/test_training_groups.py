@@ -188,7 +188,7 @@ def test_a_pause_mid_resampling_releases_the_batch(home: Path, tiny: Path) -> No
     seen = _trained(trainer)
     calls: list[int] = []
 
-    def go_on() -> bool:  # the window's check, then the first prompt's; the user returns while it is answered
+    def go_on() -> bool:  # the window's check, then between tokens: the user returns while the answers are drawn
         calls.append(1)
         return len(calls) <= 3
 
