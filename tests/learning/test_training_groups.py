@@ -39,17 +39,18 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", seed=0)
 
 
-def _settings(home: Path, tiny: Path | str, **training: Any) -> Settings:
-    base = {
-        "base_model": str(tiny),
-        "device": "cpu",
-        "learning_rate": 2e-3,
-        "off_policy": "reinforce",
-        "batch_size": 1,
-        "max_tokens": 160,  # resampled answers of the random tiny model stay short
-        "gate": {"enabled": False, "watch": False},
-    }
-    return Settings(home=home, training={**base, **training})
+LOCAL = {  # the tiny model on CPU; no behaviour gate, so a step's outcome is the groups' alone
+    "device": "cpu",
+    "learning_rate": 2e-3,
+    "off_policy": "reinforce",
+    "batch_size": 1,
+    "max_tokens": 160,  # resampled answers of the random tiny model stay short
+    "gate": {"enabled": False, "watch": False},
+}
+
+
+def _settings(home: Path, tiny: Path, **training: Any) -> Settings:
+    return Settings(home=home, training={"base_model": str(tiny), **LOCAL, **training})
 
 
 def _scores(values: list[float | None]) -> Callable[[dict[str, Any]], float | None]:
