@@ -8,8 +8,10 @@ answers to its own prompt (the prompt the policy saw, skill block included):
 * **Sampled** by the backend that trains, from its current weights (local: the PEFT model; tinker: a sampling client
   of the run's weights; under ``training.scope: tenant`` the weights of the prompt's tenant, which the trainer put in
   before the batch was drained), at temperature 1, through the behaviour gate's generation path
-  (``backend.gate_policy()``, :class:`~.gate.Policy`). The behaviour logprobs are the same weights' own, so the
-  answers are on-policy; each is stamped with the current skill generation, the weights' step and its prompt's tenant.
+  (``backend.gate_policy()``, :class:`~.gate.Policy`), every answer of the batch in one call (locally one padded
+  ``generate``; on Tinker one request per answer, each from its own seed). The behaviour logprobs are the same
+  weights' own, so the answers are on-policy; each is stamped with the current skill generation, the weights' step
+  and its prompt's tenant.
 * **Scored** by the slow loop's reward for the turn (:class:`~.gate.Scorer`: the verifier of its task type, else the
   reward judge (PRM)), as the gate scores its answers. An answer that cannot be scored is left out; a prompt none of
   whose answers could be scored (or sampled) is trained as before, with its captured answer alone, and counted

@@ -280,3 +280,23 @@ def test_tinker_a_captured_answer_trains_with_its_sampled_group(home: Path, tiny
     assert report.steps == 1 and len(service.clients[0].sent) == 4  # the captured answer and three sampled
     assert len(set(service.seeds)) == 3  # one prompt, three draws
     assert last_steps(trainer.db)[0]["detail"]["groups"]["resampled"] == 3
+
+
+def test_the_group_settings_validate_and_doctor_shows_them(home: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+    from pydantic import ValidationError
+
+    from metaclaw_plugin.cli import main
+
+    for bad in ({"group_size": 0}, {"group_tolerance": -1.0}):
+        with pytest.raises(ValidationError):
+            Settings(home=home, training=bad)
+    t = Settings(home=home).training
+    assert (t.advantage, t.group_size, t.group_tolerance) == ("group", 4, 1e-6)
+    (home / "config.yaml").write_text(json.dumps({"reward": {"enabled": False}}))
+    out = CliRunner().invoke(main, ["doctor", "--json"])
+    check = next(c for c in json.loads(out.stdout)["checks"] if c["check"] == "training groups")
+    assert check["detail"].startswith("groups of 4 (advantage group, tolerance 1e-06)")
+    assert "resampling off: reward.enabled is off" in check["detail"]
