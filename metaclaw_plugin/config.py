@@ -615,10 +615,27 @@ class TrainingSettings(Section):
         json_schema_extra=_tinker_only("LoRA weights and states are folders here, pruned by training.keep_adapters"),
     )
     advantage: Literal["batch", "group", "task"] = Field(
-        "batch",
-        description="GRPO advantages over the whole batch, per group of answers to the same request (group), or "
-        "per task type (task: the host's metadata.task_type, else the request), so one family's easy successes "
-        "do not set the baseline of another's.",
+        "group",
+        description="GRPO advantages per group of answers to the same request (group, default: the captured answer "
+        "and those resampled for it, training.group_size), per task type (task: the host's metadata.task_type, "
+        "else the request), or over the whole batch (batch: unrelated turns set each other's baseline).",
+    )
+    group_size: int = Field(
+        4,
+        ge=1,
+        le=64,
+        description="Answers per group, the captured one included: before a step, each captured prompt of the batch "
+        "is answered group_size - 1 more times by the weights being trained (in the idle window) and scored by the "
+        "slow loop's reward (the verifier of its task type, else the reward judge). 1: no resampling (status says "
+        "so). Each answer costs a generation and, without a verifier, a judge call.",
+    )
+    group_tolerance: float = Field(
+        1e-6,
+        ge=0.0,
+        le=1.0,
+        description="Rewards of a group within this of each other, relative to the reward scale (their largest "
+        "magnitude, at least 1), are equal: the group has no signal and is skipped; a batch with none left "
+        "publishes nothing.",
     )
     checkpoint_every: int = Field(
         10,

@@ -82,7 +82,15 @@ def rl_settings(base: str, judge: dict[str, Any]) -> dict[str, Any]:
         "scheduler": {"sleep_enabled": False, "idle_sources": [], "calendar_enabled": False},
         # A full checkpoint after each day's step, so that --resume continues the trainer where the served LoRA weights
         # are.
-        "training": {"base_model": base, "backend": "local", "micro_batch_size": 2, "checkpoint_every": 1},
+        # The day is one batch of the day's requests, each answered once, and the trainer has no scorer wired to
+        # resample groups (training.group_size): its advantages are over the day (batch).
+        "training": {
+            "base_model": base,
+            "backend": "local",
+            "micro_batch_size": 2,
+            "checkpoint_every": 1,
+            "advantage": "batch",
+        },
         "serving": {"poll_interval": 60},
         "reward": {"enabled": True, "votes": 1, "retries": 0, **judge},
     }

@@ -319,9 +319,11 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
             f"training is off: {off}" if off else f"{settings.training.backend} on {settings.training.base_model}",
             required=False,
         )
-        from ..training.status import SHARED_DISK, gate_note, ignored_note, training_status
+        from ..training.status import SHARED_DISK, gate_note, groups_note, ignored_note, training_status
 
-        check("training gate", True, gate_note(training_status(settings)), required=False)
+        trained = training_status(settings)
+        check("training gate", True, gate_note(trained), required=False)
+        check("training groups", True, groups_note(trained), required=False)
         note = ignored_note(settings.training.backend, settings.training.ignored_settings())
         check(
             "training settings",

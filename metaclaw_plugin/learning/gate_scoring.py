@@ -1,5 +1,5 @@
-"""The behaviour gate's scorer: the slow loop's own rewards, for answers the gate generated
-(:mod:`metaclaw_plugin.training.gate`).
+"""The trainer's scorer: the slow loop's own rewards, for answers the trainer generated (the behaviour gate's,
+:mod:`metaclaw_plugin.training.gate`, and those resampled for a group, :mod:`metaclaw_plugin.training.groups`).
 
 An answer to a held-back turn's prompt is scored as a live answer to that turn would be: the verifier registered for
 the turn's task type (``reward.verifiers``, or one registered in code) where there is one, else the reward judge
@@ -74,7 +74,7 @@ class RewardScorer:
             return self.judge.judge(view).score
         except LLMError as e:
             self.errors += 1
-            log.warning("the gate's judge call failed (the prompt is left out): %s", e)
+            log.warning("judging a generated answer failed (it is left out): %s", e)
             return None
 
 
@@ -91,9 +91,10 @@ def ledger_task_type(db: AnyDatabase) -> Callable[[str], str | None]:
 
 
 def score_gate(trainer: Trainer, settings: Settings, verifiers: Verifiers | None = None) -> Trainer:
-    """``trainer``, its behaviour gate scoring with the slow loop's verifiers and judge (through the trainer's
-    database: the judge's cache and daily budget are the learning loop's)."""
-    if trainer.gate is None:
+    """``trainer``, its behaviour gate and its groups' resampled answers (:mod:`metaclaw_plugin.training.groups`)
+    scoring with the slow loop's verifiers and judge (through the trainer's database: the judge's cache and daily
+    budget are the learning loop's)."""
+    if trainer.gate is None and trainer.groups is None:
         return trainer
     s = settings
     budget = Budget(
@@ -120,5 +121,8 @@ def score_gate(trainer: Trainer, settings: Settings, verifiers: Verifiers | None
         db=trainer.db,
     )
     checks = verifiers or Verifiers(s.reward.verifiers, s.reward.verifier_timeout)
-    trainer.gate.scorer = RewardScorer(judge, checks, ledger_task_type(trainer.db), s.reward.enabled)
+    scorer = RewardScorer(judge, checks, ledger_task_type(trainer.db), s.reward.enabled)
+    for part in (trainer.gate, trainer.groups):
+        if part is not None:
+            part.scorer = scorer
     return trainer

@@ -158,3 +158,8 @@ def stop_ids(tokenizer: Any) -> frozenset[int]:
     vocab = tokenizer.get_vocab()
     found = (tokenizer.eos_token_id, vocab.get("<|im_end|>"))
     return frozenset(i for i in found if isinstance(i, int))
+
+
+def answer_text(tokenizer: Any, answer_ids: Sequence[int]) -> str:
+    """A generated answer as a scorer reads it: decoded without special tokens (the stop token), trimmed."""
+    return str(tokenizer.decode(list(answer_ids), skip_special_tokens=True)).strip()

@@ -31,7 +31,7 @@ import hashlib
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
@@ -44,6 +44,7 @@ from .buffer import SampleBuffer
 log = logging.getLogger(__name__)
 
 KEY = "training.gate"
+NO_SCORER = "no scorer was wired to the trainer (a verifier or the reward judge)"
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ class BehaviourGate:
     def scoring(self) -> str | None:
         """Why the success comparison is off (no scorer), or None when answers are scored."""
         if self.scorer is None:
-            return "no scorer was wired to the trainer (a verifier or the reward judge)"
+            return NO_SCORER
         return self.scorer.unavailable()
 
     def hold_back(self, buffer: SampleBuffer, batch_size: int, tenant: str | None = None) -> None:
@@ -243,13 +244,11 @@ class BehaviourGate:
     def _score_pair(self, turn: Turn, old: list[int], new: list[int]) -> tuple[float, float] | None:
         assert self.scorer is not None
         if old == new:  # the same answer scores the same: no call, no judge noise
-            s = self.scorer.score(turn, self._text(old))
+            s = self.scorer.score(turn, chat.answer_text(self.tokenizer, old))
             return None if s is None else (s, s)
-        a, b = self.scorer.score(turn, self._text(old)), self.scorer.score(turn, self._text(new))
+        a = self.scorer.score(turn, chat.answer_text(self.tokenizer, old))
+        b = self.scorer.score(turn, chat.answer_text(self.tokenizer, new))
         return None if a is None or b is None else (a, b)
-
-    def _text(self, ids: Sequence[int]) -> str:
-        return str(self.tokenizer.decode(list(ids), skip_special_tokens=True)).strip()
 
     def _compare(self, verdict: Verdict, pairs: list[tuple[float, float]]) -> Verdict:
         """The paired test: refused when the mean difference is below ``-(tolerance + z * se)``."""

@@ -13,6 +13,7 @@ from ..store.trajectories import TrajectoryStore
 from .backends import Backend, Hyper
 from .buffer import SampleBuffer
 from .gate import BehaviourGate, GateOptions
+from .groups import GroupSampler
 from .trainer import Trainer, TrainerOptions
 from .watchdog import LiveWatch, WatchOptions
 from .weights import WeightsRef
@@ -77,6 +78,7 @@ def build_trainer(
             loss_fn=t.loss_fn,
             checkpoint_every=t.checkpoint_every,
             advantage=t.advantage,
+            group_tolerance=t.group_tolerance,
             off_policy=t.off_policy,
             max_staleness=t.max_staleness,
             validation_size=t.validation_size,
@@ -87,4 +89,5 @@ def build_trainer(
         teacher=teacher,
         gate=gate,
         watch=watch,
+        groups=GroupSampler(t.group_size, db, tokenizer, max_tokens=t.max_tokens),
     )

@@ -53,6 +53,8 @@ class TrainSample:
     sampled_step: int | None = None  # the trainer step of the weights that sampled it (None: base or unknown)
     prompt_key: str = ""  # the sample's group for per-group advantages (:func:`group_key`)
     group: str = ""  # the group its advantage was normalised in ("": the whole batch)
+    tenant: str = ""  # the tenant of its prompt
+    resampled: bool = False  # an answer the trainer sampled for its group (:mod:`.groups`), not a captured turn
 
     @property
     def tokens(self) -> list[int]:
@@ -128,6 +130,7 @@ def build_sample(turn: Turn, sample: Sample, tokenizer: Any, db: AnyDatabase | N
         reward=sample.reward,
         generation=sample.skill_generation,
         prompt_key=prompt_key,
+        tenant=sample.tenant,
         temperature=temperature,
         sampled_step=sampled_step,
     )

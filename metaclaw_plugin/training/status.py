@@ -16,6 +16,7 @@ _STATE = {
     "training.run": "run",  # tinker: the training run, the run it continues, why it is new
     "training.reverted": "reverted",  # published steps a restart could not resume
     "training.gate": "gate_state",  # the behaviour gate's counts and last verdict, the live watch's rollbacks
+    "training.groups": "groups_state",  # what resampling for groups counted (training/groups.py)
 }
 SHARED_DISK = (
     "the local backend's LoRA weights are folders on the trainer's disk: on several hosts sharing PostgreSQL, a host "
@@ -48,6 +49,8 @@ def training_status(settings: Settings) -> dict[str, Any]:
         "evolve_failed_share": t.evolve_failed_share,
         "gate": gate_settings(settings),
         "gate_state": None,
+        "groups": group_settings(settings),
+        "groups_state": None,
     }
     try:  # the home's database: the SQLite file, or the PostgreSQL server the trainer writes to
         with reading_home(settings) as query:
@@ -91,6 +94,34 @@ def gate_settings(settings: Settings) -> dict[str, Any]:
     if g.enabled and not settings.reward.enabled:
         out["scoring_off"] = "reward.enabled is off: success is not compared (KL budget and likelihood check only)"
     return out
+
+
+def group_settings(settings: Settings) -> dict[str, Any]:
+    """The groups as set (``training.group_size``, ``group_tolerance``, ``advantage``), with why resampling is off
+    when the settings alone say it is (the trainer records the rest: no scorer in its process)."""
+    t = settings.training
+    off = None
+    if t.group_size == 1:
+        off = "training.group_size is 1: each captured answer is its group's only sampled member"
+    elif not settings.reward.enabled:
+        off = "reward.enabled is off: no answer can be scored"
+    return {"size": t.group_size, "tolerance": t.group_tolerance, "advantage": t.advantage, "off": off}
+
+
+def groups_note(status: dict[str, Any]) -> str:
+    """What ``status`` and ``doctor`` say of the groups: their size, what resampling did, why it is off."""
+    g, st = status.get("groups") or {}, status.get("groups_state") or {}
+    line = f"groups of {g.get('size')} (advantage {g.get('advantage')}, tolerance {g.get('tolerance', 0):g})"
+    off = g.get("off") or st.get("off")
+    if off:
+        line += f"; resampling off: {off}"
+    if st:
+        line += (
+            f": {st.get('resampled', 0)} answers resampled for {st.get('prompts', 0)} prompts in {st.get('batches', 0)}"
+            f" batches, {st.get('unscored', 0)} prompts trained unscored, {st.get('flat', 0)} of {st.get('groups', 0)}"
+            " groups skipped without variance"
+        )
+    return line
 
 
 def gate_note(status: dict[str, Any]) -> str:
@@ -161,7 +192,7 @@ def describe(status: dict[str, Any]) -> str:
         line += f" ({status['scope_note']})"
     if status.get("weights_reach"):
         line += f"; {status['weights_reach']}"
-    line += "; " + gate_note(status)
+    line += "; " + groups_note(status) + "; " + gate_note(status)
     if status["evolve_on_failed_batch"]:
         line += f"; a batch with more than {status['evolve_failed_share']:.0%} failed turns feeds the evolver"
     else:

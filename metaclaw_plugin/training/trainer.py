@@ -42,9 +42,13 @@ no batch is applied twice. Should published steps still lack a state (one the se
 restart says so (``training.reverted``) and numbers on after them. A superseded checkpoint gets the backend's TTL
 (``expire``); the latest never expires. Metrics go to the ``train_steps`` table (:mod:`metaclaw_plugin.store.steps`).
 
-In ``group`` and ``task`` advantages, a group whose rewards are all equal (within
-:data:`~.advantages.TIE`) in a batch that has signal elsewhere is consumed as skipped and counted (``groups``): its
-zero advantages would add no gradient, only tokens to the norm (and requests to a remote service).
+**Groups** (``training.group_size``, :mod:`.groups`): after a batch is drained and built, each captured prompt is
+answered ``group_size - 1`` more times by the weights the backend holds, scored, and trained in its prompt's group;
+a pause while the answers are drawn releases the batch. In ``group`` and ``task`` advantages, a group whose rewards
+are all equal (within ``training.group_tolerance``, relative to the reward scale) in a batch that has signal
+elsewhere is consumed as skipped and counted (``groups``): its zero advantages would add no gradient, only tokens
+to the norm (and requests to a remote service). Buffer rows, ``samples_used`` and the step's mean reward are the
+captured turns'; the resampled answers are counted in ``detail.groups``.
 
 A consumed batch (applied, or acknowledged because none of it could become a sample) goes to ``on_batch``
 last: the learning side queues a batch that mostly failed for the skill evolver there
@@ -62,11 +66,12 @@ from typing import Any, Protocol
 from ..store import AnyDatabase, runtime_state, steps
 from ..store.ledger import task_types
 from ..store.trajectories import TrajectoryStore
-from ..types import Sample
-from .advantages import group_advantages, grpo_advantages, tied
+from ..types import Sample, Turn
+from .advantages import TIE, group_advantages, grpo_advantages, tied
 from .backends import Backend, StepInDoubt
 from .buffer import SampleBuffer
 from .gate import PAUSED, REFUSED, BehaviourGate, Pending, Verdict
+from .groups import BatchGroups, GroupSampler
 from .samples import SampleError, TrainSample, build_sample
 from .tenants import TenantSlots, checkpoint_of, store_checkpoint
 from .weights import WeightsRef, by_tenant, latest, store_latest
@@ -122,7 +127,8 @@ class TrainerOptions:
     max_tokens: int = 4096
     loss_fn: str = "importance_sampling"
     checkpoint_every: int = 10
-    advantage: str = "batch"  # "batch" | "group" | "task"
+    advantage: str = "group"  # "batch" | "group" | "task"
+    group_tolerance: float = TIE  # rewards of a group within this (relative to their scale) are equal: no signal
     off_policy: str = "drop"  # "drop" | "reinforce": answers the served policy did not sample
     max_staleness: int = 8  # answers sampled by weights more steps behind than this are dropped
     validation_size: int = 0  # held-back rewarded turns that gate each step (0: no gate)
@@ -145,6 +151,7 @@ class Trainer:
         on_batch: Callable[[list[Sample]], object] | None = None,
         gate: BehaviourGate | None = None,
         watch: Watch | None = None,
+        groups: GroupSampler | None = None,
     ):
         self.backend = backend
         self.buffer = buffer
@@ -157,6 +164,8 @@ class Trainer:
         self.on_batch = on_batch
         self.gate = gate  # the behaviour gate before publishing (gate.py)
         self.watch = watch  # the live watch after publishing: rolls a worse version back (watchdog.py)
+        self.groups = groups  # resamples answers to each captured prompt for its group (groups.py)
+        self._batch_groups: BatchGroups | None = None  # what the batch being stepped resampled and grouped
         self.step = 0
         self.publish_errors = 0
         self.expire_errors = 0
@@ -352,9 +361,14 @@ class Trainer:
         return report
 
     # One step -------------------------------------------------------------------------------------
-    def build(self, batch: Sequence[Sample]) -> tuple[list[TrainSample], list[str]]:
-        """Training samples for a drained batch, and the turn ids that could not become one."""
-        out, unusable = [], []
+    def build(
+        self, batch: Sequence[Sample], should_continue: Callable[[], bool] = lambda: True
+    ) -> tuple[list[TrainSample], list[str]]:
+        """Training samples for a drained batch, the answers resampled for their groups among them (:mod:`.groups`),
+        and the turn ids that could not become one. Resampling stops when ``should_continue()`` turns false."""
+        out: list[TrainSample] = []
+        unusable: list[str] = []
+        turns: dict[str, Turn] = {}
         versions = None if self.tenants is None else list(steps.weights(self.db, self.tenant))
         for s in batch:
             turn = self.trajectories.get_turn(s.turn_id)
@@ -371,9 +385,17 @@ class Trainer:
                 if built.logprobs is not None and behind > self.options.max_staleness:
                     raise SampleError(f"sampled {behind} steps ago, more than training.max_staleness")
                 out.append(built)
+                turns[s.turn_id] = turn
             except SampleError as e:
                 log.info("sample %s skipped: %s", s.turn_id, e)
                 unusable.append(s.turn_id)
+        self._batch_groups = None
+        if self.groups is not None and out:
+            weights = self.step if self.tenants is None else self.tenants.step  # the version the backend holds
+            more, self._batch_groups = self.groups.resample(
+                self.backend, out, turns, step=weights, generation=self.buffer.generation, go_on=should_continue
+            )
+            out += more
         rewards = [t.reward for t in out]
         if self.options.advantage == "group":
             keys = [t.prompt_key for t in out]
@@ -382,7 +404,12 @@ class Trainer:
             keys = [kinds.get(t.turn_id) or t.prompt_key for t in out]
         else:
             keys = [""] * len(out)
-        advantages = grpo_advantages(rewards) if self.options.advantage == "batch" else group_advantages(rewards, keys)
+        tol = self.options.group_tolerance
+        advantages = (
+            grpo_advantages(rewards, tolerance=tol)
+            if self.options.advantage == "batch"
+            else group_advantages(rewards, keys, tolerance=tol)
+        )
         for t, a, k in zip(out, advantages, keys):
             t.advantage, t.group = a, k
         if self.teacher is not None and out:
@@ -405,18 +432,23 @@ class Trainer:
 
     def _try_step(self, batch: list[Sample], ids: list[str], should_continue: Callable[[], bool]) -> StepResult:
         started = time.perf_counter()
-        samples, unusable = self.build(batch)
+        samples, unusable = self.build(batch, should_continue)
+        resampling = self._batch_groups is not None and self._batch_groups.off is None
+        if resampling and not should_continue():  # a pause mid-resampling: the batch waits for the next window
+            return self._abandon(ids, "paused")
         if not samples:
             self.buffer.ack(ids)  # nothing trainable in them: consumed, not retried forever
             self._dropped += len(ids)
             self._consumed(batch)
             return StepResult("unusable", self.step, dropped=len(ids))
-        reason = no_signal(samples, self.options.advantage)
+        tol = self.options.group_tolerance
+        reason = no_signal(samples, self.options.advantage, tol)
+        flat = flat_groups(samples, tol)
+        self._count_groups(samples, flat, reason is not None)
         if reason:
             return self._skip(batch, ids, samples, unusable, reason)
-        flat = flat_groups(samples)
         if flat:  # groups without variance add no gradient, only tokens to the norm: consumed as skipped, counted
-            gone = {t.turn_id for g in flat for t in g}
+            gone = {t.turn_id for g in flat for t in g}  # a captured turn's resampled answers share its id
             samples, ids = [t for t in samples if t.turn_id not in gone], [i for i in ids if i not in gone]
             self.buffer.skip(gone)
             _count_skip(self.db, GROUP_SKIP, len(gone), batches=0, groups=len(flat))
@@ -492,12 +524,13 @@ class Trainer:
         checkpoint = self._checkpoint(force=True) if self._states_only else None
         weights = self._publish()
         checkpoint = checkpoint or self._checkpoint()
-        rewards = [t.reward for t in samples]
+        rewards = [t.reward for t in samples if not t.resampled]  # the live turns' (the groups' are in detail)
+        used = len(rewards)
         self._record(
             loss=loss,
             mean_reward=sum(rewards) / len(rewards),
             success_rate=sum(r > SUCCESS for r in rewards) / len(rewards),
-            used=len(samples),
+            used=used,
             seconds=seconds,
             tokens_per_s=tokens / seconds if seconds > 0 else None,
             weights=weights,
@@ -512,24 +545,26 @@ class Trainer:
                 "stale_during_step": stale_during_step,
                 "validation": validation,
                 "gate": verdict.as_dict() if isinstance(verdict, Verdict) else None,
+                "groups": self._batch_groups.as_dict() if self._batch_groups is not None else None,
                 **self.backend.step_metrics(),  # grad_norm (before clipping), kl to the base model
             },
         )
         self._dropped += len(unusable)
         self._consumed(batch)
-        return StepResult("applied", self.step, loss=loss, samples=len(samples), dropped=len(unusable))
+        return StepResult("applied", self.step, loss=loss, samples=used, dropped=len(unusable))
 
     def _skip(
         self, batch: list[Sample], ids: list[str], samples: list[TrainSample], unusable: list[str], reason: str
     ) -> StepResult:
         """A batch with nothing to learn from: consumed as ``skipped``, counted with its reason, not applied."""
         self.backend.discard()
-        self.buffer.skip([t.turn_id for t in samples])
+        captured = _captured(samples)
+        self.buffer.skip(captured)
         self.buffer.ack(unusable)
         self._dropped += len(unusable)
         self._skipped += 1
-        _count_skip(self.db, reason, len(samples))
-        log.info("training batch skipped (%s): %d samples consumed, no step taken", reason, len(samples))
+        _count_skip(self.db, reason, len(captured))
+        log.info("training batch skipped (%s): %d samples consumed, no step taken", reason, len(captured))
         self._consumed(batch)
         return StepResult("skipped", self.step, samples=0, dropped=len(unusable), reason=reason)
 
@@ -566,13 +601,24 @@ class Trainer:
         optimiser), not published, consumed."""
         self.backend.restore(snap)  # type: ignore[attr-defined]
         log.warning("step %d held back: %s", self.step + 1, why)
-        self.buffer.skip([t.turn_id for t in samples])
+        captured = _captured(samples)
+        self.buffer.skip(captured)
         self.buffer.ack(unusable)
         self._dropped += len(unusable)
         self._skipped += 1
-        _count_skip(self.db, reason, len(samples))
+        _count_skip(self.db, reason, len(captured))
         self._consumed(batch)
         return StepResult("held_back", self.step, dropped=len(unusable), reason=reason)
+
+    def _count_groups(self, samples: list[TrainSample], flat: list[list[TrainSample]], skipped: bool) -> None:
+        """The batch's groups, and those skipped without variance (every group of a batch ``skipped`` for lack of
+        signal), to ``status`` and the step's ``detail.groups``."""
+        report = self._batch_groups
+        if report is None or self.groups is None:
+            return
+        report.groups = len({t.group for t in samples})
+        report.flat = report.groups if skipped else len(flat)
+        self.groups.record(report)
 
     def _consumed(self, batch: list[Sample]) -> None:
         if self.on_batch is None:
@@ -714,30 +760,36 @@ def _validation_score(samples: Sequence[TrainSample], logprobs: Sequence[float])
     return sum((t.reward - mean) * lp for t, lp in zip(samples, logprobs)) / len(samples)
 
 
-def no_signal(samples: Sequence[TrainSample], advantage: str) -> str | None:
+def no_signal(samples: Sequence[TrainSample], advantage: str, tolerance: float = TIE) -> str | None:
     """Why a batch has nothing to learn from (every trained token's advantage is 0), or None when it has."""
     if any(a != 0.0 and m for t in samples for a, m in zip(t.advantages(), t.mask)):
         return None
     if len(samples) == 1:
         return "one sample"
-    if tied([t.reward for t in samples]):
+    if tied([t.reward for t in samples], tolerance):
         return "equal rewards"
     if advantage in ("group", "task"):
         return "no group with two different rewards"
     return "all advantages 0"
 
 
-def flat_groups(samples: Sequence[TrainSample]) -> list[list[TrainSample]]:
-    """The advantage groups of a batch that has signal elsewhere whose rewards are all equal (within
-    :data:`~.advantages.TIE`; a group of one too) and whose tokens carry no other signal (a teacher's KL term)."""
+def flat_groups(samples: Sequence[TrainSample], tolerance: float = TIE) -> list[list[TrainSample]]:
+    """The advantage groups of a batch whose rewards are all equal (within ``tolerance``, relative to their scale; a
+    group of one too) and whose tokens carry no other signal (a teacher's KL term)."""
     groups: dict[str, list[TrainSample]] = {}
     for t in samples:
         groups.setdefault(t.group, []).append(t)
     return [
         g
         for g in groups.values()
-        if tied([t.reward for t in g]) and not any(a and m for t in g for a, m in zip(t.advantages(), t.mask))
+        if tied([t.reward for t in g], tolerance)
+        and not any(a and m for t in g for a, m in zip(t.advantages(), t.mask))
     ]
+
+
+def _captured(samples: Sequence[TrainSample]) -> list[str]:
+    """The buffer rows a batch's samples came from (each once: its resampled answers share its id)."""
+    return list(dict.fromkeys(t.turn_id for t in samples if not t.resampled))
 
 
 def _task_types(db: AnyDatabase, turn_ids: Sequence[str]) -> dict[str, str]:

@@ -32,7 +32,15 @@ def test_requests_to_the_policy_train_it_and_the_next_answer_uses_the_new_adapte
         s = Settings(
             home=home,
             mode="rl",
-            training={"base_model": str(policy_base), "batch_size": 4, "micro_batch_size": 2, "learning_rate": 2e-3},
+            # the scripted judge scores the request, not the answer (GOOD-n +1, BAD-n -1): per request the rewards
+            # are equal, so the plumbing is trained on the batch's baseline
+            training={
+                "base_model": str(policy_base),
+                "batch_size": 4,
+                "micro_batch_size": 2,
+                "learning_rate": 2e-3,
+                "advantage": "batch",
+            },
             serving={"max_new_tokens": 8, "poll_interval": 60},
             reward={"model": "openai/judge", "api_base": up.url, "api_key": "x", "votes": 1, "retries": 0},
             evolution={"enabled": False},  # failed turns stay query samples: the batch has both rewards

@@ -282,7 +282,7 @@ def test_tinker_path_builds_valid_datums_and_follows_the_local_control_flow(tmp_
     homes = tmp_path / "local", tmp_path / "tinker"
     for h in homes:
         h.mkdir()
-    opts = {"checkpoint_every": 2, "micro_batch_size": 2}
+    opts = {"checkpoint_every": 2, "micro_batch_size": 2, "advantage": "batch"}  # its batches mix requests
     local_settings = _settings(homes[0], tiny, scope="global", **opts)  # tinker trains one set for every tenant
     local = LocalBackend(str(tiny), homes[0] / "training", device="cpu")
     local_log, local_reports = _scenario(homes[0], local_settings, local, local.tokenizer)

@@ -17,15 +17,14 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from click.testing import CliRunner  # noqa: E402
-from training_support import PROMPT, FakeService, a_and_b, capture  # noqa: E402
+from training_support import PROMPT, FakeService, a_and_b, capture, mark_task_type  # noqa: E402
 
 from metaclaw_plugin import Settings  # noqa: E402
 from metaclaw_plugin.devtools.tinymodel import build_tiny_model  # noqa: E402
 from metaclaw_plugin.learning.gate_scoring import score_gate  # noqa: E402
 from metaclaw_plugin.learning.reward import Verifiers  # noqa: E402
-from metaclaw_plugin.store import Database, ledger, steps  # noqa: E402
+from metaclaw_plugin.store import Database, steps  # noqa: E402
 from metaclaw_plugin.store.policy_tokens import TokenRecord  # noqa: E402
-from metaclaw_plugin.store.trajectories import TrajectoryStore  # noqa: E402
 from metaclaw_plugin.training import chat, tokens  # noqa: E402
 from metaclaw_plugin.training.buffer import SampleBuffer  # noqa: E402
 from metaclaw_plugin.training.gate import gate_state  # noqa: E402
@@ -48,6 +47,7 @@ def _settings(home: Path, tiny: Path | str, **gate: Any) -> Settings:
         "device": "cpu",
         "learning_rate": 2e-2,
         "off_policy": "reinforce",
+        "group_size": 1,  # the batches stand for a judge that got it wrong: no resampled answer corrects them
         "gate": {"size": SLICE, "min_prompts": SLICE, "temperature": 0.0, "max_new_tokens": 8, "max_kl": 50.0, **gate},
     }
     return Settings(home=home, training=training)
@@ -65,20 +65,7 @@ def _slice_home(home: Path, train_rows: list[Any], tenant: str = "default") -> N
     ids = capture(db_file, [(PROMPT, "no", -1.0)] * SLICE, tenant=tenant)
     assert sum(SampleBuffer(Database(db_file)).hold_back(SLICE, keep=0) for _ in range(SLICE + 1)) == SLICE
     ids += capture(db_file, train_rows, tenant=tenant)  # the slice turns over as batches drain: these are held too
-    _deploy(db_file, ids)
-
-
-def _deploy(db_file: Path, ids: list[str]) -> None:
-    """The turns are of the task type ``deploy`` in the ledger, as the learning loop writes it."""
-    db = Database(db_file)
-    store = TrajectoryStore(db_file)
-    store.open()
-    with db.transaction() as c:
-        for i, turn_id in enumerate(ids):
-            turn = store.get_turn(turn_id)
-            assert turn is not None
-            ledger.insert_turn(c, turn, i + 1, time.time(), task_type="deploy")
-    store.close()
+    mark_task_type(db_file, ids, "deploy")
 
 
 def _trainer(settings: Settings, published: list[Any] | None = None, **kw: Any) -> Any:
@@ -169,7 +156,7 @@ def test_under_scope_tenant_a_step_is_judged_on_its_own_tenants_prompts_only(hom
     slice; b has no held-back prompt of its own, so its step is published ungated: a's prompts never judge b's."""
     rows = [(PROMPT, "yes", 1.0), (PROMPT, "no", -1.0)] * 2
     _slice_home(home, rows, tenant="a")
-    _deploy(home / "metaclaw.db", capture(home / "metaclaw.db", rows, tenant="b"))
+    mark_task_type(home / "metaclaw.db", capture(home / "metaclaw.db", rows, tenant="b"), "deploy")
     settings = _settings(home, tiny)
     assert settings.training.scope_in_effect()[0] == "tenant"
     trainer = _trainer(settings)

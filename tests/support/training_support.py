@@ -3,10 +3,11 @@ trajectory store and sample buffer, and a fake of the Tinker client's methods (t
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
-from metaclaw_plugin.store import Database
+from metaclaw_plugin.store import Database, ledger
 from metaclaw_plugin.store.trajectories import TrajectoryStore
 from metaclaw_plugin.training.buffer import SampleBuffer
 from metaclaw_plugin.types import Sample, Turn, new_id
@@ -51,6 +52,19 @@ def capture(
     for turn_id, (_, _, reward) in zip(ids, rows):
         assert buffer.add(Sample(turn_id, "s", tenant, generation, reward))
     return ids
+
+
+def mark_task_type(db_file: Path, ids: list[str], task_type: str) -> None:
+    """The turns are of ``task_type`` in the ledger, as the learning loop writes it (a verifier of it scores them)."""
+    db = Database(db_file)
+    store = TrajectoryStore(db_file)
+    store.open()
+    with db.transaction() as c:
+        for i, turn_id in enumerate(ids):
+            turn = store.get_turn(turn_id)
+            assert turn is not None
+            ledger.insert_turn(c, turn, i + 1, time.time(), task_type=task_type)
+    store.close()
 
 
 def a_and_b(n: int) -> list[tuple[list[dict[str, Any]], str, float]]:
@@ -239,6 +253,8 @@ class FakeGateSampler:
 
         assert isinstance(prompt, types.ModelInput) and isinstance(sampling_params, types.SamplingParams)
         assert num_samples == 1 and sampling_params.seed is not None
+        types.SamplingParams.model_validate(sampling_params.model_dump(), strict=True)
+        self.service.seeds.append(sampling_params.seed)
         tok = self.service.tokenizer
         ids = tok.encode(self.service.answers[self.version], add_special_tokens=False) + [tok.eos_token_id]
         lp = [self.service.logprob[self.version]] * len(ids)
@@ -312,6 +328,7 @@ class FakeService:
         self.samplers: list[FakeSamplingClient] = []
         self.answers: dict[int, str] = {}  # what the weights of each version answer (the behaviour gate samples)
         self.logprob: dict[int, float] = {}  # and the logprob they give every token
+        self.seeds: list[int] = []  # the seed of each sampling request
 
     def keep(self, path: str, version: int, ttl: int | None) -> str:
         assert path not in self.checkpoints, f"{path} saved twice"  # the service refuses a name it holds

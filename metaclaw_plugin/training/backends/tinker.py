@@ -345,16 +345,21 @@ class _GatePolicy:
         self.stop = stop
 
     def generate(self, prompts: list[list[int]], draw: Draw, go_on: Callable[[], bool]) -> list[list[int]]:
-        """One request per prompt, each sent only while ``go_on()`` (a pause leaves the rest unasked)."""
+        """One request per prompt, each sent only while ``go_on()`` (a pause leaves the rest unasked), the i-th from
+        the draw's seed plus i: a prompt repeated (a group's answers) draws different answers, and the same draw the
+        same ones."""
         from tinker import types
 
-        params = types.SamplingParams(
-            max_tokens=draw.max_new_tokens, temperature=draw.temperature, seed=draw.seed % 2**31, stop=sorted(self.stop)
-        )
         out = []
-        for prompt in prompts:
+        for i, prompt in enumerate(prompts):
             if not go_on():
                 break
+            params = types.SamplingParams(
+                max_tokens=draw.max_new_tokens,
+                temperature=draw.temperature,
+                seed=(draw.seed + i) % 2**31,
+                stop=sorted(self.stop),
+            )
             resp = self.sampler.sample(prompt=types.ModelInput.from_ints(prompt), num_samples=1, sampling_params=params)
             out.append([int(t) for t in resp.result().sequences[0].tokens])
         return out
