@@ -15,6 +15,7 @@ injecting, however many of its common words match.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -55,6 +56,8 @@ class Segment:
     speaker_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # per document: -1, or its speaker
     speaker_ids: dict[str, int] = field(default_factory=dict)  # speaker label -> its number in speaker_of
     said_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))  # per document: when it was said
+    boosts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))  # per document: its boost
+    expires: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))  # per document: expiry, or inf
 
     @property
     def n(self) -> int:
@@ -80,7 +83,11 @@ def build_segment(docs: Sequence[Doc], terms: Sequence[Sequence[str]]) -> Segmen
         [speaker_ids.setdefault(d.speaker, len(speaker_ids)) if d.speaker else -1 for d in docs], np.int32
     )
     said_at = np.asarray([d.at for d in docs], np.float64)
-    return Segment(tuple(docs), postings, lengths, float(lengths.sum()), speaker_of, speaker_ids, said_at)
+    boosts = np.asarray([d.boost for d in docs], np.float64)
+    expires = np.asarray([math.inf if d.expires_at is None else d.expires_at for d in docs], np.float64)
+    return Segment(
+        tuple(docs), postings, lengths, float(lengths.sum()), speaker_of, speaker_ids, said_at, boosts, expires
+    )
 
 
 @dataclass
@@ -128,7 +135,89 @@ def merge_segments(a: Segment, b: Segment) -> Segment:
         np.concatenate([a.speaker_of, b_speakers]).astype(np.int32),
         speaker_ids,
         np.concatenate([a.said_at, b.said_at]),
+        np.concatenate([a.boosts, b.boosts]),
+        np.concatenate([a.expires, b.expires]),
     )
+
+
+CACHED_WORDS = 4096  # words whose joined postings an index keeps (then it starts over): bounds the memory they take
+
+Posting = tuple[np.ndarray, np.ndarray, np.ndarray]  # document numbers (int32), term frequencies, BM25 denominators
+
+
+@dataclass(frozen=True)
+class Joined:
+    """An index's segments numbered as one (memories, then the base, then the tail), so that a request is scored in
+    one pass over all of them rather than once per segment: the fixed cost of a pass is most of a request's."""
+
+    segments: tuple[Segment, ...]  # the non-empty ones
+    starts: tuple[int, ...]  # the number of each one's first document
+    n: int
+    avgdl: float
+    speaker_of: np.ndarray  # per document: -1, or its number in speaker_ids
+    speaker_ids: dict[str, int]
+    said_at: np.ndarray
+    boosts: np.ndarray
+    expires: np.ndarray
+    first_expiry: float  # before it, no document has expired (most never do): nothing to check
+    # a word's postings across the segments with their BM25 denominators (which depend on the index only), filled
+    # as requests use the word
+    cache: dict[str, Posting] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, segments: Sequence[Segment]) -> Joined:
+        segs = tuple(s for s in segments if s.n)
+        starts = tuple(int(x) for x in np.cumsum([0, *(s.n for s in segs)])[:-1])
+        n = sum(s.n for s in segs)
+        speaker_ids: dict[str, int] = {}
+        speaker_of = []
+        for s in segs:  # each segment's speaker numbers to the joined ones (its -1, "no speaker", to the last)
+            lut = np.asarray(
+                [speaker_ids.setdefault(name, len(speaker_ids)) for name in s.speaker_ids] + [-1], np.int32
+            )
+            speaker_of.append(lut[s.speaker_of])
+
+        def joined(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
+            return np.concatenate(arrays) if arrays else np.zeros(0, dtype)
+
+        expires = joined([s.expires for s in segs], np.float64)
+        return cls(
+            segs,
+            starts,
+            n,
+            sum(s.total for s in segs) / n if n else 0.0,
+            joined(speaker_of, np.int32),
+            speaker_ids,
+            joined([s.said_at for s in segs], np.float64),
+            joined([s.boosts for s in segs], np.float64),
+            expires,
+            float(expires.min()) if len(expires) else math.inf,
+        )
+
+    def posting(self, t: str) -> Posting:
+        """The word's postings across the segments (empty where it was never said)."""
+        got = self.cache.get(t)
+        if got is not None:
+            return got
+        parts = [
+            (s.postings[t], start, s) for s, start in zip(self.segments, self.starts, strict=True) if t in s.postings
+        ]
+        got = (
+            np.concatenate([p[0] + np.int32(start) for p, start, _ in parts] or [np.zeros(0, np.int32)]),
+            np.concatenate([p[1] for p, _, _ in parts] or [np.zeros(0, np.float32)]),
+            np.concatenate(
+                [p[1] + K1 * (1.0 - B + B * s.lengths[p[0]] / self.avgdl) for p, _, s in parts]
+                or [np.zeros(0, np.float32)]
+            ),
+        )
+        if len(self.cache) >= CACHED_WORDS:
+            self.cache.clear()
+        self.cache[t] = got
+        return got
+
+    def doc(self, k: int) -> Doc:
+        i = bisect_right(self.starts, k) - 1
+        return self.segments[i].docs[k - self.starts[i]]
 
 
 @dataclass(frozen=True)
@@ -138,6 +227,10 @@ class Recall:
     memories: Segment = EMPTY
     base: Segment = EMPTY
     tail: Segment = EMPTY
+    joined: Joined = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "joined", Joined.of((self.memories, self.base, self.tail)))
 
     @property
     def size(self) -> int:
@@ -154,119 +247,129 @@ class Recall:
         return Recall(self.memories, self.base, tail)
 
     def speakers(self) -> set[str]:
-        return {s for seg in (self.memories, self.base, self.tail) for s in seg.speaker_ids}
+        return set(self.joined.speaker_ids)
 
     def search(self, words: Sequence[str], limit: int, now: float, names: Sequence[str] = ()) -> Found:
         """The ``limit`` best documents for the request's ``words`` (stems, :func:`~.text.memory_terms_list`), each with
         its coverage of the request's word weight. ``names``: speakers of this index the request
         names ("what did Caroline say about..."): a line another speaker said is left out unless it names one of them
         too (a transcript's "Melanie: I ran a charity race" does not answer a question about Caroline's race)."""
-        segments = [s for s in (self.memories, self.base, self.tail) if s.n]
-        n = sum(s.n for s in segments)
-        if not n or not words:
+        j = self.joined
+        if not j.n or not words:
             return Found([])
-        avgdl = sum(s.total for s in segments) / n
         idf: dict[str, float] = {}
         total = 0.0
         query = list(dict.fromkeys(words))
-        for t in query:
-            df = sum(len(s.postings[t][0]) for s in segments if t in s.postings)
-            w = math.log(1.0 + (n + PRIOR_DOCS - df + 0.5) / (df + 0.5)) * (0.5 if t in WEAK else 1.0)
+        postings = [j.posting(t) for t in query]
+        for t, p in zip(query, postings, strict=True):
+            df = len(p[0])
+            w = math.log(1.0 + (j.n + PRIOR_DOCS - df + 0.5) / (df + 0.5)) * (0.5 if t in WEAK else 1.0)
             idf[t] = w
             if not t.startswith("#"):  # a concept tag finds a trait; it is not a word the request must be about
                 total += w  # a word never said weighs the most: a request about it is not answered by the rest
-        hits: list[Hit] = []
-        elsewhere = 0.0
-        for seg in segments:
-            got, other = _score(seg, query, idf, total, avgdl, limit, now, names)
-            hits += got
-            elsewhere = max(elsewhere, other)
-        hits.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
-        return Found(hits[:limit], elsewhere)
+        return _score(j, query, postings, idf, total, limit, now, names)
+
+
+# A document's count of the request's topical words, concept tags and speakers' names, summed in one pass over the
+# postings as one number per term (exact in float64: a request has far fewer than 4096 words).
+STRONG, TAG, NAME = 1.0, float(1 << 12), float(1 << 24)
 
 
 def _score(
-    seg: Segment,
+    j: Joined,
     query: list[str],
+    postings: list[Posting],
     idf: dict[str, float],
     total: float,
-    avgdl: float,
     limit: int,
     now: float,
     names: Sequence[str],
-) -> tuple[list[Hit], float]:
-    """The ``limit`` best hits of one segment. Only the documents the request's words reach are touched (their
-    postings, gathered and summed by document), never the whole segment: a request costs the length of its words'
-    postings, not the number of notes."""
+) -> Found:
+    """The ``limit`` best hits. Only the documents the request's words reach are touched (their postings, gathered
+    and summed by document), never the whole index: a request costs the length of its words' postings, not the
+    number of notes."""
     ids_parts: list[np.ndarray] = []
     score_parts: list[np.ndarray] = []
     weights: list[float] = []
-    strong_of: list[bool] = []
-    tag_of: list[bool] = []
-    for t in query:
-        p = seg.postings.get(t)
-        if p is None:
+    flags: list[float] = []
+    for t, (ids, tf, den) in zip(query, postings, strict=True):
+        if not len(ids):
             continue
-        ids, tf = p
-        norm = K1 * (1.0 - B + B * seg.lengths[ids] / avgdl)
         ids_parts.append(ids)
-        score_parts.append(idf[t] * tf * (K1 + 1.0) / (tf + norm))
-        tag = t.startswith("#")
+        score_parts.append(idf[t] * tf * (K1 + 1.0) / den)
         weights.append(idf[t])
-        strong_of.append(not tag and t not in WEAK and t not in names)  # "Caroline:" labels every line of hers
-        tag_of.append(tag)
+        # "Caroline:" labels every line of hers: her name is not a topical word
+        flags.append(TAG if t.startswith("#") else NAME if t in names else 0.0 if t in WEAK else STRONG)
     if not ids_parts:
-        return [], 0.0
+        return Found([])
     sizes = [len(ids) for ids in ids_parts]
-    docs, at = np.unique(np.concatenate(ids_parts), return_inverse=True)
+    docs, at = _union(np.concatenate(ids_parts))
     scores = np.bincount(at, np.concatenate(score_parts), len(docs))
     cover_all = np.bincount(at, np.repeat(np.asarray(weights, np.float64), sizes), len(docs))
+    flagged = np.bincount(at, np.repeat(np.asarray(flags, np.float64), sizes), len(docs))
     elsewhere = 0.0
-    if names and seg.speaker_ids:
-        who = seg.speaker_of[docs]
-        blocked = who >= 0
+    if names and j.speaker_ids:
+        # another speaker's line, unless it names one of them (then it is about them)
+        who = j.speaker_of[docs]
+        blocked = (who >= 0) & (flagged < NAME)
         for n in names:
-            if n in seg.speaker_ids:
-                blocked &= who != seg.speaker_ids[n]
-        for name in names:  # another speaker's line that names them is about them
-            p = seg.postings.get(name)
-            if p is not None and blocked.any():
-                post = p[0]  # ascending: documents are numbered in the order they were added
-                maybe = docs[blocked]
-                at_ = np.minimum(np.searchsorted(post, maybe), len(post) - 1)
-                blocked[np.flatnonzero(blocked)[post[at_] == maybe]] = False
+            if n in j.speaker_ids:
+                blocked &= who != j.speaker_ids[n]
         if blocked.any() and total:
             elsewhere = min(1.0, float(cover_all[blocked].max()) / total)
         scores[blocked] = 0.0
-    pick = np.flatnonzero(scores)
+    final = scores * j.boosts[docs]
+    live = scores > 0
+    if now > j.first_expiry:
+        live &= j.expires[docs] >= now
+    pick = np.flatnonzero(live)
     if len(pick) > limit:
-        pick = _best(seg, docs, scores, pick, limit)
-    if not len(pick):
-        return [], elsewhere
-    cover = cover_all[pick]
-    strong = np.bincount(at, np.repeat(np.asarray(strong_of, np.float64), sizes), len(docs))[pick]
-    tagged = np.bincount(at, np.repeat(np.asarray(tag_of, np.float64), sizes), len(docs))[pick]
-    out = []
-    for j, k in enumerate(pick):
-        d = seg.docs[int(docs[k])]
-        if d.expires_at is not None and d.expires_at < now:
-            continue
-        coverage = min(1.0, float(cover[j]) / total) if total else 0.0
-        out.append(Hit(d, float(scores[k]) * d.boost, coverage, int(strong[j]), int(tagged[j])))
-    return out, elsewhere
+        pick = _best(j, docs, final, pick, limit)
+    counts = flagged[pick].astype(np.int64) % int(NAME)
+    hits = [
+        Hit(j.doc(d), score, min(1.0, cover), count % int(TAG), count // int(TAG))
+        for d, score, cover, count in zip(
+            docs[pick].tolist(),
+            final[pick].tolist(),
+            (cover_all[pick] / total if total else np.zeros(len(pick))).tolist(),
+            counts.tolist(),
+            strict=True,
+        )
+    ]
+    hits.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
+    return Found(hits, elsewhere)
 
 
-def _best(seg: Segment, docs: np.ndarray, scores: np.ndarray, pick: np.ndarray, limit: int) -> np.ndarray:
+def _union(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct document numbers of ``ids`` (ascending) and where each of ``ids`` is among them: what
+    ``np.unique(ids, return_inverse=True)`` gives, in half its time on a request's few thousand postings."""
+    order = ids.argsort(kind="stable")
+    ranked = ids[order]
+    first = np.empty(len(ranked), bool)
+    first[:1] = True
+    np.not_equal(ranked[1:], ranked[:-1], out=first[1:])
+    at = np.empty(len(ranked), np.intp)
+    at[order] = np.cumsum(first) - 1
+    return ranked[first], at
+
+
+def _best(j: Joined, docs: np.ndarray, final: np.ndarray, pick: np.ndarray, limit: int) -> np.ndarray:
     """The ``limit`` best of ``pick``, ties at the cut settled as :meth:`Recall.search` orders hits (the latest said
-    first; then in the order added, the order of a passage's chunks), so which notes a request gets never depends
-    on how the index happens to be split into segments."""
-    s = scores[pick]
+    first, then by line), so which notes a request gets never depends on how the index is split into segments."""
+    s = final[pick]
     cut = np.partition(s, len(s) - limit)[len(s) - limit]
     above, tied = pick[s > cut], pick[s == cut]
-    need = limit - len(above)
+    need = limit - len(above)  # at least one: fewer than ``limit`` are above the cut
     if len(tied) > need:
-        ids = docs[tied]
-        tied = tied[np.lexsort((ids, -seg.said_at[ids]))[:need]]
+        later = -j.said_at[docs[tied]]
+        order = np.argsort(later, kind="stable")  # the latest said first, then in the order added
+        tied, later = tied[order], later[order]
+        # said at the same time as the last one in (a passage's pieces): by line, as the hits are ordered
+        lo, hi = np.searchsorted(later, later[need - 1], "left"), np.searchsorted(later, later[need - 1], "right")
+        if hi > need:
+            same = sorted(tied[lo:hi].tolist(), key=lambda k: j.doc(int(docs[k])).line)
+            tied = np.concatenate([tied[:lo], np.asarray(same, np.intp)])
+        tied = tied[:need]
     return np.concatenate([above, tied])
 
 

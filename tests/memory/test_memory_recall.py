@@ -16,7 +16,7 @@ from metaclaw_plugin.memory.dates import resolve, say_ts
 from metaclaw_plugin.memory.index import Recall
 from metaclaw_plugin.memory.model import Candidate, Memory
 from metaclaw_plugin.memory.text import request_terms
-from metaclaw_plugin.memory.view import MemoryView, build_bucket, chunks, passage_docs, request_names
+from metaclaw_plugin.memory.view import MemoryView, build_bucket, chunks, memory_doc, passage_docs, request_names
 from metaclaw_plugin.store.passages import Passage
 
 DAY = 86_400.0
@@ -224,6 +224,7 @@ def test_merging_two_segments_is_building_one_over_both() -> None:
         assert merged.docs == whole.docs and merged.total == whole.total
         assert merged.speaker_ids == whole.speaker_ids and merged.speaker_of.tolist() == whole.speaker_of.tolist()
         assert np.array_equal(merged.lengths, whole.lengths) and np.array_equal(merged.said_at, whole.said_at)
+        assert np.array_equal(merged.boosts, whole.boosts) and np.array_equal(merged.expires, whole.expires)
         assert merged.postings.keys() == whole.postings.keys()
         for t, (ids, tf) in whole.postings.items():
             assert merged.postings[t][0].tolist() == ids.tolist() and merged.postings[t][1].tolist() == tf.tolist()
@@ -411,3 +412,24 @@ def test_which_notes_a_request_gets_does_not_depend_on_how_the_index_is_split(mo
     b = split.search(words, 6, time.time()).hits
     assert [h.doc.key for h in a] == [h.doc.key for h in b]
     assert [h.doc.source for h in a] == [f"p{i}" for i in range(39, 33, -1)]  # the latest said first
+
+
+def test_an_expired_note_takes_no_candidates_place() -> None:
+    """Notes that have expired match the request best, but the live one behind them still comes back: the index
+    leaves out what has expired before it keeps the best few, not after."""
+    gone = [
+        Memory(
+            id=f"old{i}",
+            tenant="acme",
+            user="ana",
+            kind="event",
+            subject=f"trip{i}",
+            text=f"My {ANIMALS[i]} trip to the marsh is booked for the heron festival.",
+            expires_at=T0,
+        )
+        for i in range(12)
+    ]
+    live = Memory(id="live", tenant="acme", user="ana", kind="fact", subject="marsh", text="The marsh is far.")
+    recall = Recall().with_memories([memory_doc(m) for m in [*gone, live]])
+    hits = recall.search(sorted(request_terms("When is the heron festival at the marsh?")), 5, T0 + DAY).hits
+    assert [h.doc.source for h in hits] == ["live"]
