@@ -23,6 +23,7 @@ that do not state them, without losing the asked facts and without one tenant's 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import random
 import sys
@@ -38,6 +39,8 @@ from .learning import ACK, EVOLVER_NOTE, ArmRun, Options, arm_settings
 
 ARMS = ("base", "skills", "rl", "skills+rl")
 TRAINED = ("skills", "rl", "skills+rl")
+ORDER = ("base", "rl", "skills", "skills+rl")  # the order arms run in
+REWARDS = ("rule+fact", "rule")
 BYSTANDER = "cara"  # the tenant that never trains (cross-tenant drift)
 RULES: dict[str, str] = {
     "short": "Keep your answers short, please: always one sentence of at most 12 words.",
@@ -97,6 +100,7 @@ class TenantOptions:
     jobs: int = 1
     base_model: str = "smollm2"
     device: str = "cpu"
+    reward: str = "rule+fact"  # the verifiers' reward: the rule and the asked fact, or "rule" alone
 
     def check(self) -> None:
         bad = [a for a in self.arms if a not in ARMS]
@@ -104,6 +108,8 @@ class TenantOptions:
             raise ValueError(f"arms must include base and be among {list(ARMS)} (got {self.arms})")
         if self.days < 2 or self.train_per_family < 2 or self.samples < 1 or not self.seeds:
             raise ValueError("days and train_per_family must be at least 2, samples and seeds at least 1")
+        if self.reward not in REWARDS:
+            raise ValueError(f"reward must be one of {list(REWARDS)}")
         if self.held_qa + self.held_files < 1 or self.held_qa > len(QA_POOL) // 2:
             raise ValueError(f"held_qa must be at most {len(QA_POOL) // 2}, and something must be held back")
 
@@ -166,18 +172,22 @@ def _seed(seed: int, day: int, request: str, sample: int) -> int:
     return int.from_bytes(h, "big")
 
 
-def verifiers() -> dict[str, list[str]]:
+def verifiers(reward: str) -> dict[str, list[str]]:
     check = str(Path(tc.__file__).resolve())
-    return {t.family(r): [sys.executable, "-I", check, r] for t in TENANTS for r in t.rules}
+    extra = ["--rule-only"] if reward == "rule" else []
+    return {t.family(r): [sys.executable, "-I", check, r, *extra] for t in TENANTS for r in t.rules}
 
 
-def settings_of(arm: str, opts: Options) -> Callable[[str | None], dict[str, Any]]:
-    """The arm's plugin settings: the learning bench's, with the tenants' verifiers and every convention of a
-    tenant on each of its main turns (a tenant's rule is about all its work, not one task type)."""
+def settings_of(arm: str, opts: Options, reward: str) -> Callable[[str | None], dict[str, Any]]:
+    """The arm's plugin settings: the learning bench's, with the tenants' verifiers, every convention of a tenant
+    on each of its main turns (a tenant's rule is about all its work, not one task type), and memory off in every
+    arm (its passages of what a user said would carry day 1's words into base's prompts: base would learn, and
+    answer each tenant differently; bench memory measures memory)."""
 
     def build(url: str | None) -> dict[str, Any]:
-        out = arm_settings(arm, opts, url, verifiers())
+        out = arm_settings(arm, opts, url, verifiers(reward))
         out["injection"] = {"convention_scope": "tenant"}
+        out["memory"] = {"enabled": False}
         return out
 
     return build
@@ -189,7 +199,9 @@ class TenantArm(ArmRun):
 
     def __init__(self, arm: str, topts: TenantOptions, seed: int, home: Path, log: Callable[[str], None]):
         opts = topts.base_options(seed)
-        super().__init__(arm, opts, home, log, rules=list(RULES.values()), settings=settings_of(arm, opts))
+        super().__init__(
+            arm, opts, home, log, rules=list(RULES.values()), settings=settings_of(arm, opts, topts.reward)
+        )
         self.topts, self.seed = topts, seed
         self.held = held_back(seed, topts)
 
@@ -294,7 +306,10 @@ def run_arm(arm: str, topts: TenantOptions, seed: int, work: Path, log: Callable
         days = [ar.tenant_day(n) for n in range(1, topts.days + 1)]
     finally:
         ar.close()
-    return {"days": days, "seconds": round(time.perf_counter() - t0, 1)}
+    out = {"days": days, "seconds": round(time.perf_counter() - t0, 1)}
+    # each arm's document as it ends: a long run cut short keeps the arms it finished
+    (work / f"seed{seed}" / f"{arm.replace('+', '-')}.json").write_text(json.dumps(out, ensure_ascii=False))
+    return out
 
 
 def _print_log(message: str) -> None:
@@ -305,7 +320,8 @@ def run(topts: TenantOptions, work: Path, log: Callable[[str], None] = lambda m:
     """Every arm of every seed: the result document, with its ``summary``."""
     topts.check()
     t0 = time.perf_counter()
-    jobs = [(seed, arm) for seed in topts.seeds for arm in topts.arms]
+    # base and rl of every seed first: a run cut short still has the paired test over its seeds
+    jobs = sorted(((seed, arm) for seed in topts.seeds for arm in topts.arms), key=lambda j: (ORDER.index(j[1]), j[0]))
     if topts.jobs > 1:
         import multiprocessing
         import os
@@ -331,7 +347,9 @@ def run(topts: TenantOptions, work: Path, log: Callable[[str], None] = lambda m:
             "rule": "stated once, opening each family's day-1 conversation; never again",
             "held_back": "a fixed set per seed, asked on days 2+ without the rule, injected but never recorded or "
             "trained on; each answer scored on each of its tenant's rules that apply and on content",
-            "reward": "the family's verifier command (tenant_checks.py): the rule and the asked fact, +1 / -1",
+            "reward": "the family's verifier command (tenant_checks.py), +1 / -1: "
+            + ("the rule and the asked fact" if topts.reward == "rule+fact" else "the rule alone (--rule-only)"),
+            "memory": "off in every arm (its passages would carry day 1's words into base's prompts)",
             "bystander": f"{BYSTANDER}: a tenant that never trains, asked the held-back set in the rl arm",
             "evolver": EVOLVER_NOTE,
         },
@@ -450,7 +468,8 @@ def markdown(doc: dict[str, Any]) -> str:
     s, o = doc["summary"], doc["options"]
     lines = [
         f"bench learning --preset tenants: {o['base_model']} on {o['device']}, seeds {o['seeds']}, {o['days']} days, "
-        f"{o['held_qa']}+{o['held_files']} held-back requests x {o['samples']}, {doc['seconds']:.0f} s",
+        f"{o['held_qa']}+{o['held_files']} held-back requests x {o['samples']}, reward {o['reward']}, "
+        f"{doc['seconds']:.0f} s",
         "",
         "| arm | ana rules | ben rules | content |",
         "|---|---|---|---|",

@@ -2,9 +2,9 @@
 right?
 
 Standard library only: the plugin's verifier path runs this file as a command (``python -I tenant_checks.py
-FAMILY``, the turn as JSON on stdin; exit 0 scores +1, anything else -1). A verifier scores the family's rule *and*
+RULE``, the turn as JSON on stdin; exit 0 scores +1, anything else -1). By default a verifier scores the rule *and*
 the content, so an answer that follows the form but loses the fact (a one-word fragment, invented words) is not
-rewarded. The benchmark reads the two apart with the same functions.
+rewarded; ``--rule-only`` scores the rule alone. The benchmark reads the two apart with the same functions.
 
 The checks read meaning where a table can say it: the asked capital or continent must be named and no other
 capital or continent of the table; a file name must carry the asked date and topic. The language checks read
@@ -74,161 +74,21 @@ FILE_DATE_FIRST = re.compile(r"(?<![\w.-])\d{4}-[01]\d-[0-3]\d_[a-z0-9]+(?:[-_][
 FILE_DATE_LAST = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*_\d{4}[01]\d[0-3]\d\.[a-z0-9]{2,5}(?![\w-])")
 _WORD = re.compile(r"[a-zàâçéèêëîïôûùüÿœ]+(?:'[a-zàâçéèêëîïôûùüÿœ]+)?")
 FR_WORDS = frozenset(
-    [
-        "le",
-        "la",
-        "les",
-        "l",
-        "un",
-        "une",
-        "des",
-        "du",
-        "de",
-        "d",
-        "et",
-        "est",
-        "sont",
-        "été",
-        "être",
-        "ont",
-        "je",
-        "tu",
-        "il",
-        "elle",
-        "on",
-        "nous",
-        "vous",
-        "ils",
-        "elles",
-        "que",
-        "qui",
-        "quoi",
-        "dont",
-        "pour",
-        "dans",
-        "sur",
-        "sous",
-        "avec",
-        "sans",
-        "pas",
-        "ne",
-        "n",
-        "ce",
-        "c",
-        "cette",
-        "ces",
-        "cet",
-        "mon",
-        "ma",
-        "mes",
-        "ton",
-        "ta",
-        "tes",
-        "son",
-        "sa",
-        "ses",
-        "notre",
-        "nos",
-        "votre",
-        "vos",
-        "leur",
-        "leurs",
-        "au",
-        "aux",
-        "en",
-        "où",
-        "mais",
-        "ou",
-        "donc",
-        "car",
-        "très",
-        "bien",
-        "plus",
-        "moins",
-        "aussi",
-        "comme",
-        "se",
-        "s",
-        "y",
-        "par",
-        "entre",
-        "vers",
-        "chez",
-        "c'est",
-        "il",
-        "y",
-        "qu'il",
-        "qu'elle",
-        "n'est",
-        "l'est",
-        "d'un",
-        "d'une",
-        "l'on",
-        "oui",
-        "non",
-    ]
+    re.findall(
+        r"\S+",
+        "le la les l un une des du de d et est sont été être ont je tu il elle on nous vous ils elles que qui "
+        "quoi dont pour dans sur sous avec sans pas ne n ce c cette ces cet mon ma mes ton ta tes son sa ses "
+        "notre nos votre vos leur leurs au aux en où mais ou donc car très bien plus moins aussi comme se s y "
+        "par entre vers chez c'est il y qu'il qu'elle n'est l'est d'un d'une l'on oui non",
+    )
 )
 EN_WORDS = frozenset(
-    [
-        "the",
-        "an",
-        "and",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "i",
-        "you",
-        "he",
-        "she",
-        "it",
-        "we",
-        "they",
-        "that",
-        "which",
-        "who",
-        "what",
-        "for",
-        "in",
-        "on",
-        "at",
-        "with",
-        "without",
-        "not",
-        "no",
-        "this",
-        "these",
-        "those",
-        "my",
-        "your",
-        "his",
-        "her",
-        "its",
-        "our",
-        "their",
-        "to",
-        "of",
-        "from",
-        "by",
-        "as",
-        "or",
-        "but",
-        "so",
-        "also",
-        "very",
-        "more",
-        "than",
-        "there",
-        "has",
-        "have",
-        "had",
-        "do",
-        "does",
-        "it's",
-        "yes",
-    ]
+    re.findall(
+        r"\S+",
+        "the an and is are was were be been i you he she it we they that which who what for in on at with "
+        "without not no this these those my your his her its our their to of from by as or but so also very "
+        "more than there has have had do does it's yes",
+    )
 )
 
 
@@ -312,16 +172,20 @@ RULES: dict[str, Callable[[str], bool]] = {
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[1] not in RULES:
-        print(f"usage: tenant_checks.py {{{','.join(RULES)}}} < turn.json", file=sys.stderr)
+    """``tenant_checks.py RULE [--rule-only]``: the rule and the asked fact, or (``--rule-only``) the rule alone."""
+    rule, flags = (argv[1], argv[2:]) if len(argv) > 1 else ("", [])
+    if rule not in RULES or flags not in ([], ["--rule-only"]):
+        print(f"usage: tenant_checks.py {{{','.join(RULES)}}} [--rule-only] < turn.json", file=sys.stderr)
         return 2
+    raw = sys.stdin.read()
     try:
-        turn = json.load(sys.stdin)
-    except ValueError as e:
-        print(f"the turn is not JSON: {e}", file=sys.stderr)
+        turn = dict(json.loads(raw))
+    except (ValueError, TypeError) as e:
+        print(f"the turn is not a JSON object: {e}", file=sys.stderr)
         return 2
     answer = str(turn.get("response") or "")
-    return 0 if RULES[argv[1]](answer) and content(str(turn.get("instruction") or ""), answer) else 1
+    fact = bool(flags) or content(str(turn.get("instruction") or ""), answer)
+    return 0 if RULES[rule](answer) and fact else 1
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import pytest
 from metaclaw_bench import learning_tenants as lt
 from metaclaw_bench import tenant_checks as tc
 from metaclaw_plugin.infra.modelspecs import packaged_folder
+from metaclaw_plugin.training.weights import tenant_dir
 
 NEEDS = ("torch", "transformers", "peft")
 
@@ -60,6 +61,9 @@ def test_the_verifier_command_scores_the_rule_and_the_fact(tmp_path: Path) -> No
     assert run("short", q, "Kyoto.") == 1  # short, wrong
     assert run("detailed", q, "Tokyo.") == 1  # right, not detailed
     assert run("nonsense", q, "Tokyo.") == 2
+    turn = json.dumps({"instruction": q, "response": "Kyoto."})
+    cmd = [sys.executable, "-I", tc.__file__, "short", "--rule-only"]
+    assert subprocess.run(cmd, input=turn, text=True, capture_output=True, check=False).returncode == 0
 
 
 def test_held_back_requests_are_fixed_and_never_training_traffic() -> None:
@@ -131,6 +135,8 @@ def test_the_preset_refuses_options_it_does_not_take() -> None:
 
     out = CliRunner().invoke(main, ["bench", "learning", "--preset", "tenants", "--days", "5"])
     assert out.exit_code != 0 and "does not take days" in out.output
+    out = CliRunner().invoke(main, ["bench", "learning", "--preset", "tenants", "--seeds", "x"])
+    assert out.exit_code != 0 and "comma-separated integers" in out.output
     out = CliRunner().invoke(main, ["bench", "learning", "--quick"])
     assert out.exit_code != 0 and "--preset tenants" in out.output
 
@@ -140,7 +146,7 @@ def test_the_preset_refuses_options_it_does_not_take() -> None:
 )
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-def test_the_quick_preset_learns_each_tenants_rules_apart(tmp_path: Path) -> None:
+def test_the_quick_preset_keeps_tenants_apart_and_never_trains_on_held_back_requests(tmp_path: Path) -> None:
     """The CI form (``--quick``): one seed, rules stated on day 1, held-back requests on day 2. What is pinned is
     what this size shows reliably (docs/bench-learning.md): the held-back answers are never recorded, base answers
     both tenants alike, the bystander tenant's answers equal base's answer for answer (no cross-tenant drift), and
@@ -160,10 +166,13 @@ def test_the_quick_preset_learns_each_tenants_rules_apart(tmp_path: Path) -> Non
     # the bystander never trains: its answers are base's, whatever the two others learned
     cara = [h["answer"] for h in rl[1]["held_back"] if h["asker"] == lt.BYSTANDER and h["tenant"] == "ana"]
     assert cara == ans["ana"] and s["cross_tenant_drift"] == 0.0
-    # each tenant trained on its own samples and is answered by its own weights on day 2
-    assert rl[0]["training"]["steps"] >= 2, rl[0]["training"]
-    weights = {t: {h["weights"] for h in rl[1]["held_back"] if h["asker"] == t} for t in ("ana", "ben", "cara")}
-    assert weights["cara"] == {"base"} and weights["ana"] != {"base"} and weights["ana"] != weights["ben"]
-    # the held-back requests were never recorded: the rl arm's samples are its training traffic only
-    assert rl[0]["samples"]["samples"] <= len(rl[0]["traffic"])
+    # each tenant's step is on its own samples; a tenant is answered by its own weights, the bystander by base
+    assert rl[0]["training"]["steps"] >= 1, rl[0]["training"]
+    for t in ("ana", "ben"):
+        weights = {h["weights"] for h in rl[1]["held_back"] if h["asker"] == t}
+        assert weights == {"base"} or (len(weights) == 1 and tenant_dir(t) in weights.pop()), (t, weights)
+    assert {h["weights"] for h in rl[1]["held_back"] if h["asker"] == lt.BYSTANDER} == {"base"}
+    assert any(h["weights"] != "base" for h in rl[1]["held_back"])
+    # the held-back requests were never recorded: day 2 asked only them (the bystander's too) and made no sample
+    assert rl[1]["traffic"] == [] and len(rl[1]["held_back"]) == 4 * n_held and rl[1]["samples"]["samples"] == 0
     assert all(k in s for k in ("skills_gain", "rl_gain", "skills_rl_gain", "content_drop", "p_rl", "seeds"))
