@@ -251,18 +251,23 @@ class Options:
         return max(2, len(self.families) * self.per_family // self.steps_per_day)
 
 
-def arm_settings(arm: str, opts: Options, upstream_url: str | None) -> dict[str, Any]:
-    """The plugin settings of one arm: verifier rewards everywhere; the trainer for the rl arms (the scheduler's
-    own signals off: the bench opens the window); the scripted evolver for the skills arms."""
+def arm_settings(
+    arm: str, opts: Options, upstream_url: str | None, verifiers: dict[str, list[str]] | None = None
+) -> dict[str, Any]:
+    """The plugin settings of one arm: verifier rewards everywhere (``verifiers``, else each family's
+    ``learning_checks`` command); the trainer for the rl arms (the scheduler's own signals off: the bench opens the
+    window); the scripted evolver for the skills arms."""
     from .scripted_evolver import scripted_evolution
 
     check = Path(learning_checks.__file__).resolve()
+    if verifiers is None:
+        verifiers = {f: [sys.executable, "-I", str(check), f] for f in opts.families}
     out: dict[str, Any] = {
         "mode": "auto" if "rl" in arm else "skills_only",
         "scheduler": {"sleep_enabled": False, "idle_sources": [], "calendar_enabled": False},
         "reward": {
             "enabled": True,
-            "verifiers": {f: [sys.executable, "-I", str(check), f] for f in opts.families},
+            "verifiers": verifiers,
         },
         "serving": {"max_new_tokens": opts.max_tokens, "device": opts.device, "poll_interval": 3600.0},
         "training": {
@@ -298,9 +303,10 @@ def arm_settings(arm: str, opts: Options, upstream_url: str | None) -> dict[str,
 
 class RuleEvolver:
     """The skills arms' scripted evolver (see :data:`EVOLVER_NOTE`): the rule is the first user message in the
-    failed turn's context; the skill is built from it by the workday bench's scripted rules."""
+    failed turn's context; the skill is built from it by the workday bench's scripted rules. ``rules``: the texts it
+    knows as conventions (default: the families' rules)."""
 
-    def __init__(self) -> None:
+    def __init__(self, rules: list[str] | None = None) -> None:
         from .scripted_evolver import ScriptedEvolver
 
         class _Evolver(ScriptedEvolver):
@@ -311,7 +317,8 @@ class RuleEvolver:
                             return str(m["content"])
                 return None
 
-        self.script = _Evolver(kinds={f.rule: "convention" for f in FAMILIES.values()})
+        known = rules if rules is not None else [f.rule for f in FAMILIES.values()]
+        self.script = _Evolver(kinds=dict.fromkeys(known, "convention"))
 
 
 def conversation(family: Family, request: str, day: int, rule_days: int | None) -> list[dict[str, str]]:
@@ -326,7 +333,18 @@ def conversation(family: Family, request: str, day: int, rule_days: int | None) 
 class ArmRun:
     """One arm's plugin home, served policy, scheduler and (skills arms) scripted evolver upstream."""
 
-    def __init__(self, arm: str, opts: Options, home: Path, log: Callable[[str], None]):
+    def __init__(
+        self,
+        arm: str,
+        opts: Options,
+        home: Path,
+        log: Callable[[str], None],
+        *,
+        rules: list[str] | None = None,
+        settings: Callable[[str | None], dict[str, Any]] | None = None,
+    ):
+        """``rules``: the scripted evolver's conventions; ``settings``: the arm's plugin settings, given the skills
+        arms' upstream URL (default: :func:`arm_settings`)."""
         from metaclaw_plugin.config import Settings
         from metaclaw_plugin.devtools.demo_train import ScriptedIdle
         from metaclaw_plugin.devtools.upstream import Upstream
@@ -339,8 +357,9 @@ class ArmRun:
         from metaclaw_plugin.store import open_database
 
         self.arm, self.opts, self.log = arm, opts, log
-        self.upstream = Upstream(script=RuleEvolver().script).__enter__() if arm.startswith("skills") else None
-        self.settings = Settings(home=home, **arm_settings(arm, opts, self.upstream.url if self.upstream else None))
+        self.upstream = Upstream(script=RuleEvolver(rules).script).__enter__() if arm.startswith("skills") else None
+        url = self.upstream.url if self.upstream else None
+        self.settings = Settings(home=home, **(settings(url) if settings else arm_settings(arm, opts, url)))
         self.plugin = MetaClawPlugin(self.settings).start()
         assert self.plugin.learning is not None, "the verifiers attach the learning loop"
         self.policy = shared_policy(settings=self.settings)
@@ -431,7 +450,7 @@ class ArmRun:
         fresh batches and publishes; the window closes when they are done; the policy swaps."""
         from metaclaw_plugin.scheduling.signals import Reading
         from metaclaw_plugin.training.trainer import last_steps
-        from metaclaw_plugin.training.weights import latest
+        from metaclaw_plugin.training.weights import by_tenant, latest
 
         omls = self.omls
         assert omls is not None
@@ -448,10 +467,12 @@ class ArmRun:
         omls.tick()
         if omls.errors:
             raise RuntimeError(f"the scheduler counted errors: {omls.errors} ({omls.note})")
-        ref = latest(self.db)
-        if ref is not None:  # the trainer published through publish_in_process: wait for the swap
-            deadline = time.monotonic() + 600
-            while self.policy.current is None or self.policy.current.ref != ref:
+        # the trainer published through publish_in_process: wait for the swap (each tenant's own weights under
+        # scope tenant, the one set for all under global)
+        refs = by_tenant(self.db) if self.policy.scope == "tenant" else {None: latest(self.db)}
+        deadline = time.monotonic() + 600
+        for whose, ref in refs.items():
+            while ref is not None and not _serves(self.policy.weights_for(whose), ref):
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"the served policy did not swap to {ref.path}")
                 time.sleep(0.1)
@@ -516,6 +537,10 @@ class ArmRun:
                 {k: r[k] for k in ("family", "request", "answer", "ok")} for r in results[:: max(1, total // 4)]
             ],
         }
+
+
+def _serves(weights: Any, ref: Any) -> bool:
+    return weights is not None and weights.ref == ref
 
 
 def _rows(buffer: Any) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -555,12 +556,34 @@ def workday(
     "alone, as in a new conversation (default: every day).",
 )
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None, help="Keep the arms' homes here.")
+@click.option(
+    "--preset",
+    type=click.Choice(["tenants"]),
+    default=None,
+    help="tenants: two tenants with opposite rules stated once, held-back requests, several seeds and a summary "
+    "(docs/bench-learning.md). Takes --arm, --seeds, --quick, --reward, --jobs, --threads, --model, --device, "
+    "--run-dir.",
+)
+@click.option("--seeds", default=None, help="--preset tenants: comma-separated seeds (default 0,1,2; --quick: 0).")
+@click.option("--quick", is_flag=True, help="--preset tenants: the CI form (one seed, two days, fewer requests).")
+@click.option(
+    "--reward",
+    type=click.Choice(["rule+fact", "rule"]),
+    default=None,
+    help="--preset tenants: what the verifiers reward (default rule+fact: the rule and the asked fact).",
+)
+@click.pass_context
 def learning(
+    ctx: click.Context,
     as_json: bool,
     out_dir: str | None,
     arms: tuple[str, ...],
     families: tuple[str, ...],
     run_dir: str | None,
+    preset: str | None,
+    seeds: str | None,
+    quick: bool,
+    reward: str | None,
     **kw: Any,
 ) -> None:
     """Does the served model follow its user's rules more often after the loop ran on its own traffic?
@@ -568,22 +591,73 @@ def learning(
     (the plugin's verifier path); the rl arms train in the scheduler's idle window and hot-swap."""
     from metaclaw_bench import learning as lb
 
+    if preset == "tenants":
+        _tenants(ctx, as_json, out_dir, arms, run_dir, seeds, quick, reward, kw)
+        return
+    if seeds or quick or reward:
+        fail("--seeds, --quick and --reward belong to --preset tenants")
     opts = lb.Options(**kw)
     if arms:
         opts.arms = list(arms)
     if families:
         opts.families = list(families)
+    result = _checked_run(opts, run_dir, "metaclaw-bench-learning-", lambda work, log: lb.run(opts, work, log))
+    _finish(result, as_json, out_dir, "learning", lb.markdown(result))
+
+
+def _checked_run(
+    opts: Any, run_dir: str | None, prefix: str, run: Callable[[Path, Callable[[str], None]], dict[str, Any]]
+) -> dict[str, Any]:
+    """``opts`` checked (an error exits), then ``run`` in ``run_dir`` (kept), else in a temporary folder, logging to
+    stderr."""
     try:
         opts.check()
     except ValueError as e:
         fail(str(e))
     log = lambda m: click.echo(m, err=True)  # noqa: E731
     if run_dir:
-        result = lb.run(opts, Path(run_dir), log)
-    else:
-        with tempfile.TemporaryDirectory(prefix="metaclaw-bench-learning-") as tmp:
-            result = lb.run(opts, Path(tmp), log)
-    _finish(result, as_json, out_dir, "learning", lb.markdown(result))
+        return run(Path(run_dir), log)
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        return run(Path(tmp), log)
+
+
+_PRESET_TAKES = {"jobs", "threads", "base_model", "device"}
+
+
+def _tenants(
+    ctx: click.Context,
+    as_json: bool,
+    out_dir: str | None,
+    arms: tuple[str, ...],
+    run_dir: str | None,
+    seeds: str | None,
+    quick: bool,
+    reward: str | None,
+    kw: dict[str, Any],
+) -> None:
+    """``bench learning --preset tenants``: its own fixed design; an option it does not take is an error, not a
+    silent no-op."""
+    from metaclaw_bench import learning_tenants as lt
+
+    given = [k for k in kw if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE]
+    if ctx.get_parameter_source("families") == click.core.ParameterSource.COMMANDLINE:
+        given.append("families")
+    bad = sorted(set(given) - _PRESET_TAKES)
+    if bad:
+        fail(f"--preset tenants has its own design; it does not take {', '.join(bad)}")
+    opts = lt.TenantOptions.quick() if quick else lt.TenantOptions()
+    opts.jobs, opts.threads, opts.base_model, opts.device = kw["jobs"], kw["threads"], kw["base_model"], kw["device"]
+    if arms:
+        opts.arms = list(arms)
+    if reward:
+        opts.reward = reward
+    if seeds:
+        try:
+            opts.seeds = [int(x) for x in seeds.split(",") if x.strip()]
+        except ValueError:
+            fail(f"--seeds takes comma-separated integers, not {seeds!r}")
+    result = _checked_run(opts, run_dir, "metaclaw-bench-tenants-", lambda work, log: lt.run(opts, work, log))
+    _finish(result, as_json, out_dir, "learning-tenants", lt.markdown(result))
 
 
 def register(main: click.Group) -> None:
