@@ -101,6 +101,7 @@ class TenantOptions:
     base_model: str = "smollm2"
     device: str = "cpu"
     reward: str = "rule+fact"  # the verifiers' reward: the rule and the asked fact, or "rule" alone
+    group_size: int | None = None  # training.group_size; None: the plugin's default (resampled groups)
 
     def check(self) -> None:
         bad = [a for a in self.arms if a not in ARMS]
@@ -134,7 +135,11 @@ class TenantOptions:
             learning_rate=self.learning_rate,
             lora_rank=self.lora_rank,
             threads=self.threads,
-            training={"batch_size": batch, "gate": {"max_new_tokens": self.max_tokens}},
+            training={
+                "batch_size": batch,
+                "gate": {"max_new_tokens": self.max_tokens},
+                **({} if self.group_size is None else {"group_size": self.group_size}),
+            },
         )
 
 

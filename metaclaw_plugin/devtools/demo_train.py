@@ -105,7 +105,9 @@ def run_slow_loop(home: Path, timeout: float = 120.0) -> SlowLoopResult:
     hf_logging.disable_progress_bar()  # its bars on stderr tear the demo's stage lines
     tiny = build_tiny_model(home / "tiny-model", seed=0)
     # One step over every sample the day accrued: the batch is what is there (the default 4 would leave some).
-    # The demo's answers came from the upstream model, not from this policy: trained in the REINFORCE form.
+    # The demo's answers came from the upstream model, not from this policy: trained in the REINFORCE form, with
+    # advantages over the batch (a group of the tiny policy's resampled answers beside the upstream's would compare
+    # unlike things; the groups are shown by the tests of training/groups.py).
     settings = demo_settings(
         home,
         training={
@@ -115,6 +117,7 @@ def run_slow_loop(home: Path, timeout: float = 120.0) -> SlowLoopResult:
             "batch_size": fresh,
             "lora_rank": 8,
             "off_policy": "reinforce",
+            "advantage": "batch",
         },
     )
     off = settings.training.off_reason()
