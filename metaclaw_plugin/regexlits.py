@@ -167,23 +167,17 @@ class Prefilter:
 
     def __init__(self, patterns: Iterable[re.Pattern[str]]):
         self._always: list[int] = []
-        by_literal: dict[str, list[int]] = {}
-        n = 0
-        for n, rx in enumerate(patterns, 1):
+        self._by_literal: dict[str, list[int]] = {}
+        rxs = list(patterns)
+        for i, rx in enumerate(rxs):
             lits = required_literals(rx)
             if lits is None or any(_CASE_EXCEPTIONS.search(lit) for lit in lits):
-                self._always.append(n - 1)
+                self._always.append(i)
             else:
                 for lit in lits:
-                    by_literal.setdefault(lit.lower(), []).append(n - 1)
-        self.size = n
-        self._by_literal = by_literal
-        self._scan = literal_scanner(by_literal)
-
-    @property
-    def filtered(self) -> int:
-        """How many patterns have required literals (the others always run)."""
-        return self.size - len(self._always)
+                    self._by_literal.setdefault(lit.lower(), []).append(i)
+        self.size = len(rxs)
+        self._scan = literal_scanner(self._by_literal)
 
     def candidates(self, text: str) -> list[int]:
         """Indices, in order, of the patterns that may match ``text``."""
