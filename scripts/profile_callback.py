@@ -5,7 +5,8 @@ with the requests of ``bench overhead`` (a 4 KB system prompt, two earlier turns
 1k skills, the default configuration. Prints the CPU of the host thread per request in each hook and in the parts
 inside them (each part timed on its own; the parts nest, so they do not add up). ``--thrash`` touches 16 MB and
 sorts 50k strings between requests, as the proxy's own work does, so the caches are as cold as in the host (the
-proxy's figures are close to these; without it they are ~20% lower).
+proxy's figures are close to these; without it they are ~20% lower). Then the CPU of the plugin's threads per
+request, and of the worker's jobs by name.
 
     PYTHONPATH=$PWD:$PWD/adapters/litellm:$PWD/benchmarks python scripts/profile_callback.py [REQUESTS] [--thrash]
 """
@@ -26,6 +27,22 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the harness lives beside the product
 
 SPENT: dict[str, float] = defaultdict(float)
+JOBS: dict[str, float] = defaultdict(float)  # the worker's CPU by job name
+
+
+def threads_cpu() -> dict[str, float]:
+    """CPU seconds of each of the plugin's threads so far (``/proc``, Linux)."""
+    import threading
+
+    out: dict[str, float] = {}
+    for t in threading.enumerate():
+        if t.name.startswith("metaclaw") and t.native_id is not None:
+            try:
+                with open(f"/proc/self/task/{t.native_id}/schedstat", "rb") as f:
+                    out[t.name] = out.get(t.name, 0.0) + int(f.read().split()[0]) / 1e9
+            except OSError:
+                pass
+    return out
 
 
 def timed(owner: Any, name: str, label: str) -> None:
@@ -80,6 +97,18 @@ def main(argv: list[str]) -> None:
     )
     for owner, name, label in parts:
         timed(owner, name, label)
+    from metaclaw_plugin.infra.worker import BackgroundWorker
+
+    call = BackgroundWorker._call
+
+    def timed_call(self: BackgroundWorker, name: str, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        t = time.thread_time()
+        try:
+            call(self, name, fn, args)
+        finally:
+            JOBS[name] += time.thread_time() - t
+
+    BackgroundWorker._call = timed_call  # type: ignore[method-assign]
 
     cb = MetaClawCallback()
     texts = workload(n + 200, seed=29)
@@ -110,14 +139,21 @@ def main(argv: list[str]) -> None:
         hooks = [0.0, 0.0]
         for i in range(200):  # warm-up: caches, the memory the workload's users state
             await one(i, hooks)
+        await asyncio.sleep(1.0)  # the warm-up's background work
         SPENT.clear()
+        JOBS.clear()
+        before.update(threads_cpu())
         hooks = [0.0, 0.0]
         for i in range(200, 200 + n):
             await one(i, hooks)
             if i % 50 == 0:
                 await asyncio.sleep(0.01)  # let the plugin's threads run, as between a proxy's requests
+        await asyncio.sleep(1.0)  # and finish what the measured requests left them
+        after.update(threads_cpu())
         return hooks
 
+    before: dict[str, float] = {}
+    after: dict[str, float] = {}
     hooks = asyncio.run(run())
     plugin = cb.plugin
     if plugin is not None:
@@ -127,6 +163,12 @@ def main(argv: list[str]) -> None:
     print(f"{'async_post_call_success_deployment_hook':40s} {hooks[1] / n * 1e6:7.1f} us")
     for _, _, label in parts:
         print(f"{label:40s} {SPENT[label] / n * 1e6:7.1f} us")
+    print("the plugin's threads, CPU per request:")
+    for name in sorted(after, key=lambda k: before.get(k, 0.0) - after[k]):
+        print(f"  {name:38s} {(after[name] - before.get(name, 0.0)) / n * 1e6:7.1f} us")
+    print("the worker's jobs, CPU per request:")
+    for name, spent in sorted(JOBS.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:38s} {spent / n * 1e6:7.1f} us")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""What a LiteLLM proxy's event loop does per request with the plugin against a no-op callback, by counting calls.
+"""What a LiteLLM proxy's event loop does per request with the plugin against a no-op callback: calls and CPU.
 
-Call counts hold on a loaded machine where timings do not. Starts the benchmark's upstream and two proxies (the
+Call counts hold on a loaded machine where timings do not; the CPU (the loop thread's clock, under the profiler, so
+inflated ~2x) says where a difference goes. Starts the benchmark's upstream and two proxies (the
 no-op callback of ``bench overhead`` and ``metaclaw_litellm.callback``, default configuration, 1k skills), each
 with a ``sitecustomize`` that runs cProfile on the proxy's main thread between two signals; sends each the same
 kind of batch (``sse-paced`` by default: 50 chunks 20 ms apart) and prints, per request, the calls each package made
@@ -34,10 +35,10 @@ from metaclaw_bench.retrieval import workload
 from metaclaw_bench.synth import write_library
 from metaclaw_plugin.devtools.proxyrun import generate_master_key
 
-SITE = """import cProfile, os, signal
+SITE = """import cProfile, os, signal, time
 _out, _p = os.environ["PROFILE_OUT"], []
 def _start(*_):
-    _p.append(cProfile.Profile()); _p[-1].enable()
+    _p.append(cProfile.Profile(time.thread_time)); _p[-1].enable()
 def _stop(*_):
     _p[-1].disable(); _p[-1].dump_stats(_out); open(_out + ".done", "w").close()
 signal.signal(signal.SIGUSR1, _start)
@@ -55,8 +56,9 @@ def package(path: str) -> str:
     return "stdlib"
 
 
-def calls(prof: Path) -> dict[tuple[str, int, str], int]:
-    return {k: v[1] for k, v in pstats.Stats(str(prof)).stats.items()}  # type: ignore[attr-defined]
+def calls(prof: Path) -> dict[tuple[str, int, str], tuple[int, float]]:
+    """Calls and own CPU time (the loop thread's) of each function."""
+    return {k: (v[1], v[2]) for k, v in pstats.Stats(str(prof)).stats.items()}  # type: ignore[attr-defined]
 
 
 def measure(ch: Child, upstream: int, bodies: list[bytes], warm: list[bytes], args: argparse.Namespace) -> Path:
@@ -123,15 +125,34 @@ def main() -> None:
             profs[name] = calls(measure(ch, up.port, bodies, warm, args))
         n = args.requests
         by = {name: Counter() for name in profs}
+        cpu: dict[str, Counter[str]] = {name: Counter() for name in profs}
         for name, stats in profs.items():
-            for k, c in stats.items():
+            for k, (c, t) in stats.items():
                 by[name][package(k[0])] += c
-        print("calls per request on the proxy's event loop, by package:")
-        for pkg in sorted(set(by["noop"]) | set(by["plugin"]), key=lambda p: -by["plugin"][p]):
-            print(f"  {pkg:<24} no-op {by['noop'][pkg] / n:9.1f}   plugin {by['plugin'][pkg] / n:9.1f}")
-        diff = Counter(
-            {k: profs["plugin"].get(k, 0) - profs["noop"].get(k, 0) for k in set(profs["plugin"]) | set(profs["noop"])}
+                cpu[name][package(k[0])] += t
+        print("per request on the proxy's event loop, by package: calls, own CPU ms")
+        for pkg in sorted(set(by["noop"]) | set(by["plugin"]), key=lambda p: -cpu["plugin"][p]):
+            print(
+                f"  {pkg:<24} no-op {by['noop'][pkg] / n:9.1f} {1e3 * cpu['noop'][pkg] / n:7.3f}"
+                f"   plugin {by['plugin'][pkg] / n:9.1f} {1e3 * cpu['plugin'][pkg] / n:7.3f}"
+            )
+        print(
+            f"  {'all':<24} no-op {1e3 * sum(cpu['noop'].values()) / n:17.3f}   plugin {1e3 * sum(cpu['plugin'].values()) / n:17.3f}"
         )
+        zero = (0, 0.0)
+        diff = Counter(
+            {
+                k: profs["plugin"].get(k, zero)[0] - profs["noop"].get(k, zero)[0]
+                for k in set(profs["plugin"]) | set(profs["noop"])
+            }
+        )
+        tdiff = {
+            k: profs["plugin"].get(k, zero)[1] - profs["noop"].get(k, zero)[1]
+            for k in set(profs["plugin"]) | set(profs["noop"])
+        }
+        print("functions whose own CPU per request differs most (plugin − no-op, ms):")
+        for (f, line, fn), d in sorted(tdiff.items(), key=lambda kd: -abs(kd[1]))[:30]:
+            print(f"  {1e3 * d / n:+8.3f}  {f.split('site-packages/')[-1]}:{line} {fn}")
         host = [(k, d) for k, d in diff.items() if package(k[0]) not in ("metaclaw", "builtins") and abs(d) >= n / 2]
         print("functions of the host whose calls per request differ (plugin − no-op):")
         for (f, line, fn), d in sorted(host, key=lambda kd: -abs(kd[1]))[:25]:
