@@ -336,10 +336,11 @@ def latency(n_memories: int = 10_000, requests: int = 3000, home: Path | None = 
             ctx = TurnContext(session_id="lat", tenant="acme", user="ana")
 
             section = []
-            for a in asks:
-                msgs = [SYSTEM, {"role": "user", "content": a}]
+            for i, a in enumerate(asks):
+                # each request its own conversation: never the cache a tool loop's steps share
+                msgs, one = [SYSTEM, {"role": "user", "content": a}], TurnContext(f"lat-{i}", tenant="acme", user="ana")
                 t = time.perf_counter_ns()
-                p.memory_section(ctx, msgs)  # what on_request adds: the plugin's call into the view
+                p.memory_section(one, msgs)  # what on_request adds: the plugin's call into the view
                 section.append((time.perf_counter_ns() - t) / 1000.0)
             injected = sum(1 for a in asks[:300] if p.memory.section(ctx, [SYSTEM, {"role": "user", "content": a}])[1])
             xs_sorted = sorted(section)

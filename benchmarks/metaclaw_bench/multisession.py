@@ -794,12 +794,14 @@ def latency(
             t0 = time.perf_counter()
             p.memory.put(TENANT, "lat", mems, said)
             build_s = time.perf_counter() - t0
-            ctx = TurnContext(session_id="lat", tenant=TENANT, user="lat", host="bench")
             asks = [questions[i % len(questions)] for i in range(requests + 50)]
             xs: list[float] = []
             given = 0
             gc.collect()
             for i, a in enumerate(asks):
+                # each request its own conversation: a question asked again is rendered again, not served from the
+                # cache a tool loop's steps share
+                ctx = TurnContext(session_id=f"lat-{i}", tenant=TENANT, user="lat", host="bench")
                 msgs = [SYSTEM, {"role": "user", "content": a}]
                 t = time.perf_counter_ns()
                 sec = p.memory_section(ctx, msgs)

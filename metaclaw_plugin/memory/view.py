@@ -13,6 +13,7 @@ appended to a user's index, and a user whose memories changed is rebuilt.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import threading
@@ -22,6 +23,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..infra.memo import Memo
 from ..skillbank.render import CLOSE as SKILLS_CLOSE
 from ..skillbank.render import MEMORY_CLOSE, MEMORY_OPEN
 from ..skillbank.render import OPEN as SKILLS_OPEN
@@ -58,6 +60,8 @@ COVER_SUMMARY = 0.5  # a summary is long and general: only a close match brings 
 MEMORY_BOOST = 1.25  # a distilled statement ranks above the raw words it came from
 RECENT_SESSIONS = 3  # the latest sessions of a user whose first passages answer "where were we last time?"
 RECENT_DOCS = 4
+SECTIONS_MAX = 1024  # rendered sections kept for the steps of agents' tool loops
+_SERIALS = itertools.count()
 # The request asks about an earlier session: the latest session summary goes in.
 RECALL = re.compile(
     r"\b(?:last time|last session|previous(?:ly| session| conversation)|where were we|where we left off|"
@@ -146,6 +150,8 @@ class Bucket:
     # the latest sessions' passages (for "where were we last time?"), latest first
     recent: tuple[tuple[str, tuple[Doc, ...]], ...] = ()
     speakers: frozenset[str] = frozenset()  # the speaker labels of its transcript lines
+    # this version's number (new on every change, never reused): what a rendered section is cached under
+    serial: int = field(init=False, default_factory=lambda: next(_SERIALS), compare=False)
 
     def with_memories(self, memories: Iterable[Memory]) -> Bucket:
         docs, standing, summaries = [], [], []
@@ -186,6 +192,15 @@ class Bucket:
         return replace(self, recall=recall, recent=recent, speakers=frozenset(recall.speakers()))
 
 
+def _expiring(buckets: Iterable[Bucket | None]) -> bool:
+    """Whether a note of these buckets has expired by now (a section rendered earlier may still show it)."""
+    now = time.time()
+    return any(
+        b is not None and (now > b.recall.joined.first_expiry or now > b.summary_index.joined.first_expiry)
+        for b in buckets
+    )
+
+
 def build_bucket(memories: Iterable[Memory], passages: Iterable[Passage] = ()) -> Bucket:
     return Bucket().with_memories(memories).with_passages(passages, rebuild=True)
 
@@ -199,6 +214,9 @@ class MemoryView:
         self.rev = -1
         self.refresh_error: str | None = None
         self._lock = threading.Lock()  # one refresh at a time (the worker's poll, a write in this process)
+        # Each step of an agent's tool loop sends the same request to the same conversation: while the user's
+        # bucket is the same version, its section is the same, rendered once.
+        self._sections: Memo[tuple[Any, ...], tuple[str, tuple[str, ...]]] = Memo(SECTIONS_MAX)
 
     # Background --------------------------------------------------------------------------------------------
     def refresh(self, store: MemoryStore, passages: PassageStore | None = None) -> bool:
@@ -268,6 +286,28 @@ class MemoryView:
         shared = self.buckets.get((ctx.tenant, SHARED_USER)) if cfg.share == "tenant" else None
         if own is None and shared is None:
             return "", []
+        query = (task or TurnTask(messages)).get(MAX_QUERY_CHARS)[0]
+        key = (
+            ctx.tenant,
+            user,
+            ctx.session_id,
+            query,
+            own.serial if own is not None else -1,
+            shared.serial if shared is not None else -1,
+            cfg.tokens,
+            cfg.standing_tokens,
+            cfg.max_items,
+        )
+        got = self._sections.get(key)
+        if got is not None and not _expiring([own, shared]):
+            return got[0], list(got[1])
+        text, ids = self._render(ctx, query, own, shared, cfg)
+        self._sections.put(key, (text, tuple(ids)))
+        return text, ids
+
+    def _render(
+        self, ctx: TurnContext, query: str, own: Bucket | None, shared: Bucket | None, cfg: Any
+    ) -> tuple[str, list[str]]:
         chosen: list[Doc] = []
         used = approx_tokens(f"{OPEN}\n{HEADER}\n{CLOSE}")
         if own is not None and own.standing and cfg.standing_tokens > 0:
@@ -278,7 +318,6 @@ class MemoryView:
                 chosen.append(d)
                 spent += d.cost
             used += spent
-        query = (task or TurnTask(messages)).get(MAX_QUERY_CHARS)[0]
         if query:
             buckets = [b for b in (own, shared) if b is not None]
             used = self._fill(chosen, used, query, buckets, cfg, ctx.session_id)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -433,3 +434,42 @@ def test_an_expired_note_takes_no_candidates_place() -> None:
     recall = Recall().with_memories([memory_doc(m) for m in [*gone, live]])
     hits = recall.search(sorted(request_terms("When is the heron festival at the marsh?")), 5, T0 + DAY).hits
     assert [h.doc.source for h in hits] == ["live"]
+
+
+def test_a_tool_loop_keeps_its_request_once_and_renders_its_section_once(home: Path) -> None:
+    """Each step of an agent's tool loop sends the same user message to the same conversation: it is one passage,
+    not one a step (the same words screened and indexed again, crowding the user's bound), and while the user's
+    notes are unchanged the steps get the section rendered for the first."""
+    p = MetaClawPlugin(Settings(home=home)).start()
+    try:
+        old = TurnContext("earlier", tenant="acme", user="ana")
+        p.on_request(old, [{"role": "user", "content": "The staging runbook lives in ops/runbooks/staging.md."}])
+        p.on_response(old, {"role": "assistant", "content": "Noted."})
+        assert p.flush(30)
+        ask = "I moved the staging database to the eu-west cluster last week; update the staging runbook to match."
+        msgs: list[dict[str, Any]] = [{"role": "user", "content": ask}]
+        sections = []
+        for step in range(4):
+            ctx = TurnContext("loop", tenant="acme", user="ana")
+            sections.append(p.on_request(ctx, list(msgs))[0]["content"])
+            call = {"id": f"c{step}", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+            reply = {"role": "assistant", "content": None, "tool_calls": [call]}
+            p.on_response(ctx, reply)
+            msgs += [reply, {"role": "tool", "tool_call_id": f"c{step}", "content": f"contents {step}"}]
+            assert p.flush(30)
+        kept = p.passages.find("acme", "ana")  # type: ignore[union-attr]
+        assert sorted(k.text for k in kept) == sorted([ask, "The staging runbook lives in ops/runbooks/staging.md."])
+        assert all("ops/runbooks/staging.md" in s for s in sections)
+        view = p.memory
+        before = dict(view._sections)
+        p.on_request(TurnContext("loop", tenant="acme", user="ana"), list(msgs))
+        assert dict(view._sections) == before  # the step was served from the cache: nothing rendered anew
+        # a change to the user's notes is a new version: the next step renders again, and sees it
+        new = TurnContext("other", tenant="acme", user="ana")
+        p.on_request(new, [{"role": "user", "content": "The staging runbook moved to docs/ops/staging-runbook.md."}])
+        p.on_response(new, {"role": "assistant", "content": "Noted."})
+        assert p.flush(30)
+        again = p.on_request(TurnContext("loop", tenant="acme", user="ana"), list(msgs))[0]["content"]
+        assert "docs/ops/staging-runbook.md" in again and len(view._sections) > len(before)
+    finally:
+        p.stop()

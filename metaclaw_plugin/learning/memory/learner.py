@@ -246,21 +246,23 @@ class MemoryLearner:
         reply = message_text(t.response) if isinstance(t.response, dict) else ""
         key = (t.tenant, t.session_id)
         batch = None
-        if text:  # what the user said, kept whole (off the request path: the learner's thread writes it)
-            at = ev.ctx.started_at if ev.ctx is not None else t.created_at
-            self._enqueue(Said(t.tenant, t.user, t.session_id, t.turn_id, text[:PASSAGE_CHARS], at))
+        new = False
         with self._lock:
             s = self._sessions.get(key)
             if s is None:
                 s = self._sessions[key] = _Session(t.user)
             s.user = s.user or t.user
             s.main_turns += 1
-            if text and text != s.last_text:  # a tool step repeats the request: noted once
+            if text and text != s.last_text:  # each step of an agent's tool loop repeats the request: kept once
+                new = True
                 s.last_text = text
                 s.notes.append(Note(t.turn_id, text[:MAX_NOTE_CHARS], reply[:MAX_NOTE_CHARS], t.created_at))
             if s.main_turns % self.settings.memory.extract_every == 0 and s.notes:
                 batch = Batch(t.tenant, s.user, t.session_id, s.notes)
                 s.notes = []
+        if new:  # what the user said, kept whole (off the request path: the learner's thread writes it)
+            at = ev.ctx.started_at if ev.ctx is not None else t.created_at
+            self._enqueue(Said(t.tenant, t.user, t.session_id, t.turn_id, text[:PASSAGE_CHARS], at))
         if batch is not None:
             self._enqueue(batch)
 
