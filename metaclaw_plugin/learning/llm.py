@@ -10,6 +10,8 @@ Every call goes through :class:`LLMClient`, which
   (``learning.daily_*``);
 * applies a timeout, and retries with exponential backoff and jitter (:func:`..store.jobs.backoff`, the job
   queues' formula);
+* on the host's model, gives way to the host's own traffic before each call (:mod:`..hosttraffic`): it waits,
+  up to a bound, while the host has requests in flight;
 * imports ``litellm`` lazily: the request path never imports this module, and a missing extra
   becomes :class:`LLMUnavailable` with an install hint instead of an ImportError in the host.
 
@@ -225,6 +227,8 @@ class LLMClient:
         last: Exception | None = None
         purposes = (self.purpose, HOST) if host is not None else (self.purpose,)
         for attempt in range(self.retries + 1):
+            if host is not None and self.host is not None and not self.host.give_way.wait():
+                raise LLMUnavailable("the plugin is stopping")
             if self.budget is not None:
                 self.budget.hold(purposes)
             try:
