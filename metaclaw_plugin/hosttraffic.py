@@ -96,7 +96,7 @@ class GiveWayCounts:
 class GiveWay:
     """The one place the plugin's calls to the host's model wait for the host (:class:`~.hostmodel.HostModels`
     holds it; the learning client calls :meth:`wait` before each call). ``close`` ends every wait at once (the plugin
-    stopping): :meth:`wait` then returns False and the call is not made."""
+    stopping): the call goes, as it would have without the gate, and the learning loops stop at their deadline."""
 
     def __init__(self, policy: GiveWayPolicy | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.policy = policy or GiveWayPolicy()
@@ -106,21 +106,19 @@ class GiveWay:
         self._lock = threading.Lock()  # the counts, between background threads (never taken on the request path)
         self.counts = GiveWayCounts()
 
-    def wait(self) -> bool:
-        """Return True when the call may go: the host is quiet, the policy is off, or the bound has passed; False
-        when the gate closed meanwhile."""
+    def wait(self) -> None:
+        """Return when the call may go: the host is quiet, the policy is off, the bound has passed or the gate
+        closed."""
         p = self.policy
-        if self._closing.is_set():
-            return False
-        left = self.traffic.quiet_in(p) if p.enabled else 0.0
+        left = self.traffic.quiet_in(p) if p.enabled and not self._closing.is_set() else 0.0
         if left <= 0:
             with self._lock:
                 self.counts.calls += 1
-            return True
+            return
         t0 = self._clock()
         with self._lock:
             self.counts.waiting += 1
-        at_bound = closed = False
+        at_bound = False
         try:
             while left > 0:
                 bound_left = t0 + p.max_wait_s - self._clock()
@@ -128,7 +126,6 @@ class GiveWay:
                     at_bound = True
                     break
                 if self._closing.wait(min(left, bound_left)):
-                    closed = True
                     break
                 left = self.traffic.quiet_in(p)
         finally:
@@ -136,11 +133,9 @@ class GiveWay:
                 c = self.counts
                 c.waiting -= 1
                 c.waited_s += self._clock() - t0
-                if not closed:
-                    c.calls += 1
-                    c.waited += 1
-                    c.went_at_bound += at_bound
-        return not closed
+                c.calls += 1
+                c.waited += 1
+                c.went_at_bound += at_bound
 
     def close(self) -> None:
         self._closing.set()

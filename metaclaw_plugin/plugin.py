@@ -198,7 +198,7 @@ class MetaClawPlugin:
             if not self._started:
                 return
             self._started = False
-            self.host_models.give_way.close()  # a call waiting for a quiet host is not made: the loops stop at once
+            self.host_models.give_way.close()  # a call waiting for a quiet host goes now: no stop waits for the host
             self.worker.stop()  # first: the events it still delivers reach the loops before they stop
             while self.loops:  # the election (attached before all that ask it) after them
                 name, loop = self.loops.pop()

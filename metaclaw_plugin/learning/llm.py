@@ -227,12 +227,11 @@ class LLMClient:
         last: Exception | None = None
         purposes = (self.purpose, HOST) if host is not None else (self.purpose,)
         for attempt in range(self.retries + 1):
-            if host is not None and self.host is not None and not self.host.give_way.wait():
-                raise LLMUnavailable("the plugin is stopping")
             if self.budget is not None:
-                self.budget.hold(purposes)
+                self.budget.hold(purposes)  # first: a spent budget does not wait for a quiet host
             try:
                 if host is not None:
+                    self._give_way()  # the budget held meanwhile, so parallel calls cannot overshoot it
                     with plugin_call():
                         reply = host.call(msgs, temperature, max_tokens, self.purpose)
                     pt = reply.prompt_tokens or approx_message_tokens(msgs)
@@ -270,6 +269,11 @@ class LLMClient:
                 log.info("%s call failed (%s); retry %d in %.1fs", self.purpose, _short(e), attempt + 1, delay)
                 self._sleep(delay)
         raise LLMError(f"{self.purpose} call failed: {_short(last)}")
+
+    def _give_way(self) -> None:
+        """Wait while the host is busy, up to its bound (:mod:`..hosttraffic`)."""
+        if self.host is not None:
+            self.host.give_way.wait()
 
     def _charge(self, on_host: bool, tokens: int, failed: bool = False) -> None:
         """Count one call, on this role's budget and, on the host's model, on the host's too; release its hold."""

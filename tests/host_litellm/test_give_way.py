@@ -13,6 +13,7 @@ import json
 import os
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from waiting import wait_for
 from metaclaw_litellm import MetaClawCallback
 from metaclaw_plugin import MetaClawPlugin, Settings
 from metaclaw_plugin.devtools.upstream import Upstream
-from metaclaw_plugin.learning.llm import LLMClient, LLMUnavailable
+from metaclaw_plugin.learning.llm import LLMClient
 
 MODEL = "openai/stub-model"
 HOLD = "HOLD-THIS-REQUEST"
@@ -71,8 +72,10 @@ def upstream(held: Held) -> Iterator[Upstream]:
     up.stop()
 
 
-def _plugin(home: Path, held: Held, monkeypatch: pytest.MonkeyPatch, **learning: Any) -> MetaClawPlugin:
-    """The plugin on the host's model, with nothing of its own calling it (the test's client is the only caller)."""
+@contextmanager
+def _plugin(home: Path, held: Held, monkeypatch: pytest.MonkeyPatch, **learning: Any) -> Iterator[MetaClawPlugin]:
+    """The plugin on the host's model, with nothing of its own calling it (the test's client is the only caller);
+    stopped on leaving."""
     monkeypatch.delenv("METACLAW_LEARNING__MODEL", raising=False)
     s = Settings(
         home=home,
@@ -81,8 +84,11 @@ def _plugin(home: Path, held: Held, monkeypatch: pytest.MonkeyPatch, **learning:
         evolution={"enabled": False},
         memory={"enabled": False},
     )
-    held.plugin = MetaClawPlugin(s).start()
-    return held.plugin
+    held.plugin = p = MetaClawPlugin(s).start()
+    try:
+        yield p
+    finally:
+        p.stop()
 
 
 def _ask(upstream: Upstream, text: str) -> str:
@@ -122,6 +128,21 @@ class Background:
         return self.result
 
 
+@contextmanager
+def _busy_host(p: MetaClawPlugin, upstream: Upstream, held: Held) -> Iterator[Background]:
+    """The plugin's callback on, the host's model offered by a first request, and a second request held in flight
+    until the test releases it (at the latest on leaving)."""
+    with only_callback(MetaClawCallback(p)):
+        assert _ask(upstream, "hello") == "host reply"
+        assert p.host_models.get() is not None and p.host_models.give_way.traffic.in_flight() == 0
+        a = Background(lambda: _ask(upstream, f"{HOLD}: a long answer"))
+        assert held.held.wait(60)
+        assert p.host_models.give_way.traffic.in_flight() == 1
+        yield a
+        held.release.set()
+        assert a.join() == "host reply"
+
+
 def _own_call(p: MetaClawPlugin) -> Any:
     client = LLMClient("judge", model=None, host=p.host_models)
     return client.complete([{"role": "system", "content": OWN}, {"role": "user", "content": "score this"}]).text
@@ -130,16 +151,9 @@ def _own_call(p: MetaClawPlugin) -> Any:
 def test_the_plugins_call_waits_for_the_hosts_request_and_the_host_never_waits(
     home: Path, held: Held, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    p = _plugin(home, held, monkeypatch, give_way_quiet_s=0.05, give_way_max_wait_s=600)
-    gw = p.host_models.give_way
-    try:
-        with only_callback(MetaClawCallback(p)):
-            assert _ask(upstream, "hello") == "host reply"  # offers the SDK caller's model
-            assert p.host_models.get() is not None
-            assert gw.traffic.in_flight() == 0
-            a = Background(lambda: _ask(upstream, f"{HOLD}: a long answer"))
-            assert held.held.wait(60)
-            assert gw.traffic.in_flight() == 1
+    with _plugin(home, held, monkeypatch, give_way_quiet_s=0.05, give_way_max_wait_s=600) as p:
+        gw = p.host_models.give_way
+        with _busy_host(p, upstream, held) as a:
             own = Background(lambda: _own_call(p))
             wait_for(lambda: gw.counts.waiting == 1, what="the plugin's call waiting")
             # a host request arriving now is not held up by the waiting call: it is answered, and the call waits on
@@ -155,61 +169,34 @@ def test_the_plugins_call_waits_for_the_hosts_request_and_the_host_never_waits(
         assert st["waited_s"] > 0 and st["host_in_flight"] == 0
         p.flush()
         assert len(p.store.list_sessions(limit=50)) == 3  # the host's three requests; the plugin's call is none
-    finally:
-        p.stop()
 
 
 def test_on_a_host_that_never_goes_quiet_the_call_goes_after_the_bound(
     home: Path, held: Held, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    p = _plugin(home, held, monkeypatch, give_way_max_wait_s=0.3)
-    gw = p.host_models.give_way
-    try:
-        with only_callback(MetaClawCallback(p)):
-            _ask(upstream, "hello")
-            a = Background(lambda: _ask(upstream, f"{HOLD}: never done while the call waits"))
-            assert held.held.wait(60)
-            assert _own_call(p) == "plugin reply"  # the host is still busy: the bound let it go
-            assert held.own_arrivals == [1] and a.thread.is_alive()
-            st = gw.status()
-            assert (st["calls"], st["waited"], st["went_at_bound"]) == (1, 1, 1)
-            assert st["waited_s"] >= 0.3  # the bound was kept
-            held.release.set()
-            a.join()
-    finally:
-        p.stop()
+    with _plugin(home, held, monkeypatch, give_way_max_wait_s=0.3) as p, _busy_host(p, upstream, held) as a:
+        assert _own_call(p) == "plugin reply"  # the host is still busy: the bound let it go
+        assert held.own_arrivals == [1] and a.thread.is_alive()
+        st = p.host_models.give_way.status()
+        assert (st["calls"], st["waited"], st["went_at_bound"]) == (1, 1, 1)
+        assert st["waited_s"] >= 0.3  # the bound was kept
 
 
-def test_a_waiting_call_ends_when_the_plugin_stops_and_off_means_at_once(
+def test_a_waiting_call_goes_when_the_plugin_stops_and_off_means_at_once(
     home: Path, held: Held, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    p = _plugin(home, held, monkeypatch, give_way_max_wait_s=600)
-    gw = p.host_models.give_way
-    with only_callback(MetaClawCallback(p)):
-        _ask(upstream, "hello")
-        a = Background(lambda: _ask(upstream, f"{HOLD}: busy"))
-        assert held.held.wait(60)
+    # (leaving, the held request's late answer restarts the stopped plugin to record its turn, as a host's does)
+    with _plugin(home, held, monkeypatch, give_way_max_wait_s=600) as p, _busy_host(p, upstream, held):
+        gw = p.host_models.give_way
         own = Background(lambda: _own_call(p))
         wait_for(lambda: gw.counts.waiting == 1, what="the plugin's call waiting")
-        p.stop()  # the call is not made: the loops stop at once, the work stays queued for the next start
-        with pytest.raises(LLMUnavailable, match="stopping"):
-            own.join()
-        assert held.own_arrivals == [] and gw.counts.calls == 0
-        held.release.set()
-        a.join()  # its answer restarts the stopped plugin to record it (a host's late answer does)
-    p.stop()
+        p.stop()  # no stop waits for the host: the call goes, as it would have without the gate
+        assert own.join() == "plugin reply"
+        assert held.own_arrivals == [1] and (gw.counts.calls, gw.counts.went_at_bound) == (1, 0)
     held.release.clear()
     held.held.clear()
-    off = _plugin(home, held, monkeypatch, give_way=False)
-    try:
-        with only_callback(MetaClawCallback(off)):
-            _ask(upstream, "hello")
-            a = Background(lambda: _ask(upstream, f"{HOLD}: busy"))
-            assert held.held.wait(60)
-            assert _own_call(off) == "plugin reply"
-            assert held.own_arrivals == [1]  # at once, beside the host's request
-            assert off.host_models.give_way.status()["waited"] == 0
-            held.release.set()
-            a.join()
-    finally:
-        off.stop()
+    held.own_arrivals.clear()
+    with _plugin(home, held, monkeypatch, give_way=False) as off, _busy_host(off, upstream, held):
+        assert _own_call(off) == "plugin reply"
+        assert held.own_arrivals == [1]  # at once, beside the host's request
+        assert off.host_models.give_way.status()["waited"] == 0
