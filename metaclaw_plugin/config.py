@@ -17,6 +17,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from .hosttraffic import GiveWayPolicy
+
 ENV_PREFIX = "METACLAW_"
 DEFAULT_HOME = "~/.metaclaw-plugin"
 
@@ -277,6 +279,30 @@ class LearningSettings(Section):
         le=32,
         description="Turns one judge call scores on the host's model (with one vote); 1: one call a turn.",
     )
+    give_way: bool = Field(
+        True,
+        description="The plugin's calls to the host's model wait while the host is busy (requests in flight), "
+        "so that they do not take its users' capacity; false: they go at once.",
+    )
+    give_way_quiet_s: float = Field(
+        0.5,
+        ge=0,
+        le=60,
+        description="Seconds with at most give_way_in_flight requests in flight after which the host counts as quiet.",
+    )
+    give_way_in_flight: int = Field(
+        0, ge=0, description="Requests the host may have in flight and still count as quiet (0: none)."
+    )
+    give_way_max_wait_s: float = Field(
+        30.0,
+        gt=0,
+        le=3600,
+        description="The longest one call waits for a quiet host; then it goes anyway (counted in status), so "
+        "learning moves on a host that is never quiet.",
+    )
+
+    def give_way_policy(self) -> GiveWayPolicy:
+        return GiveWayPolicy(self.give_way, self.give_way_quiet_s, self.give_way_in_flight, self.give_way_max_wait_s)
 
 
 class EvolutionSettings(Section):

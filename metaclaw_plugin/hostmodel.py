@@ -4,7 +4,8 @@ Every host already has a model it can call: the LiteLLM proxy its router (its ``
 caller the model of its own requests, a LangChain agent its chat model. The adapter offers one here when it sees
 the first request; the evolver, the judge, memory extraction and skill review use it where no model is set for
 them. Calls made through it run inside :func:`plugin_call`, which the adapters check so that the plugin's own
-calls are never recorded as turns, injected into, or counted as the host's side calls.
+calls are never recorded as turns, injected into, or counted as the host's side calls. They give way to the host's
+own traffic first (:mod:`.hosttraffic`, held here as :attr:`HostModels.give_way`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+from .hosttraffic import GiveWay
 
 # The tag the plugin's own calls carry, so the host's spend logs show them as the plugin's.
 TAG = "metaclaw-plugin"
@@ -46,8 +49,9 @@ class HostModels:
     """The model the host offered. The first offer stays, so the parts do not switch models between calls (an
     adapter offers ``learning.host_model`` where it is set, else the model of the first request it sees)."""
 
-    def __init__(self, on_offer: Callable[[HostModel], object] | None = None) -> None:
+    def __init__(self, on_offer: Callable[[HostModel], object] | None = None, give_way: GiveWay | None = None) -> None:
         self._model: HostModel | None = None
+        self.give_way = give_way or GiveWay()  # the calls wait here while the host is busy (the request path counts)
         self._lock = threading.Lock()
         self._on_offer = on_offer  # told once, when a model is kept (the plugin notes it for `status`, off the path)
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import Settings
 from .hostmodel import HOST_MODEL_KEY, HostModel, HostModels
+from .hosttraffic import GiveWay
 from .infra.homedir import make_private
 from .infra.logfile import attach_log_file, held_back
 from .infra.service import Service
@@ -111,8 +112,12 @@ class MetaClawPlugin:
         # trainer all run on the elected learner only); None on SQLite and while memory is off (the loop keeps its own).
         self.election: LearnerElection | None = None
         # The host's own model, offered by its adapter on the first request (learning.model: host): the evolver,
-        # the judge, memory extraction and skill review call it where their own model is unset.
-        self.host_models = HostModels(on_offer=lambda m: self.worker.submit("host_model", self._note_host_model, m))
+        # the judge, memory extraction and skill review call it where their own model is unset. Those calls give way
+        # to the host's traffic, which the turn path counts (hosttraffic.py).
+        give_way = GiveWay(s.learning.give_way_policy())
+        self.host_models = HostModels(
+            on_offer=lambda m: self.worker.submit("host_model", self._note_host_model, m), give_way=give_way
+        )
         # The hooks' work: the sessions live here (livesessions.py), preparing and recording turns (turnpath.py).
         self.sessions = LiveSessions(s, self.boundary, self.store, self.events, self.worker, self._ensure_started)
         self.turns = TurnPath(
@@ -125,6 +130,7 @@ class MetaClawPlugin:
             self.events,
             self.worker,
             self._ensure_started,
+            give_way.traffic,
         )
 
     @property
@@ -153,6 +159,7 @@ class MetaClawPlugin:
         with self._start_lock:
             if self._started:
                 return self
+            self.host_models.give_way.open()
             home = self.settings.home_dir
             make_private(home, self.settings.skills_path)  # created 0700, or tightened where it was made looser
             attach_log_file(home, self.redactor, self.settings.log_level)
@@ -191,6 +198,7 @@ class MetaClawPlugin:
             if not self._started:
                 return
             self._started = False
+            self.host_models.give_way.close()  # a call waiting for a quiet host goes now: no stop waits for the host
             self.worker.stop()  # first: the events it still delivers reach the loops before they stop
             while self.loops:  # the election (attached before all that ask it) after them
                 name, loop = self.loops.pop()
@@ -546,4 +554,4 @@ class MetaClawPlugin:
         hm = self.host_models.get()
         if hm is None:
             return None
-        return {"name": hm.name, "via": hm.via, "local": hm.local}
+        return {"name": hm.name, "via": hm.via, "local": hm.local, "give_way": self.host_models.give_way.status()}

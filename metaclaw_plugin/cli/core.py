@@ -192,6 +192,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     shown |= {"memory"} if settings.memory.model else set()
     data["budget"] = {p: b for p, b in fl["budget"].items() if p in shown}
     data["host_model"] = fl.get("host_model")
+    if settings.learning.model == "host":  # the counts of its waits are the host process's (its status route)
+        data["give_way"] = settings.learning.give_way_policy().describe()
     data["learning"] = as_dict(switches)
     data["learning_note"] = fast_loop_note(settings, switches)
     data["next_step"] = next_step(settings, switches, sessions=counts["sessions"])
@@ -240,6 +242,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
                 if data["host_model"] or "host" in data["budget"]
                 else []
             ),
+            *([["giving way to the host", data["give_way"]]] if "give_way" in data else []),
             ["skills", ", ".join(f"{k} {v}" for k, v in data["skills"].items() if k != "by_origin")],
             ["memory", _memory_line(data["memory"])],
             ["origins", ", ".join(f"{k} {v}" for k, v in data["skills"]["by_origin"].items())],
@@ -367,6 +370,9 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
 
         pol = policy_status(settings)
         check("served policy", pol["servable"] or settings.mode == "skills_only", describe_policy(pol), required=False)
+        if settings.learning.model == "host":
+            give_way = settings.learning.give_way_policy()
+            check("giving way to the host", give_way.enabled, give_way.describe(), required=False)
     except ConfigError as e:
         check("config", False, str(e))
         _report(checks, as_json)

@@ -10,6 +10,8 @@ Every call goes through :class:`LLMClient`, which
   (``learning.daily_*``);
 * applies a timeout, and retries with exponential backoff and jitter (:func:`..store.jobs.backoff`, the job
   queues' formula);
+* on the host's model, gives way to the host's own traffic before each call (:mod:`..hosttraffic`): it waits,
+  up to a bound, while the host has requests in flight;
 * imports ``litellm`` lazily: the request path never imports this module, and a missing extra
   becomes :class:`LLMUnavailable` with an install hint instead of an ImportError in the host.
 
@@ -226,9 +228,10 @@ class LLMClient:
         purposes = (self.purpose, HOST) if host is not None else (self.purpose,)
         for attempt in range(self.retries + 1):
             if self.budget is not None:
-                self.budget.hold(purposes)
+                self.budget.hold(purposes)  # first: a spent budget does not wait for a quiet host
             try:
                 if host is not None:
+                    self._give_way()  # the budget held meanwhile, so parallel calls cannot overshoot it
                     with plugin_call():
                         reply = host.call(msgs, temperature, max_tokens, self.purpose)
                     pt = reply.prompt_tokens or approx_message_tokens(msgs)
@@ -266,6 +269,11 @@ class LLMClient:
                 log.info("%s call failed (%s); retry %d in %.1fs", self.purpose, _short(e), attempt + 1, delay)
                 self._sleep(delay)
         raise LLMError(f"{self.purpose} call failed: {_short(last)}")
+
+    def _give_way(self) -> None:
+        """Wait while the host is busy, up to its bound (:mod:`..hosttraffic`)."""
+        if self.host is not None:
+            self.host.give_way.wait()
 
     def _charge(self, on_host: bool, tokens: int, failed: bool = False) -> None:
         """Count one call, on this role's budget and, on the host's model, on the host's too; release its hold."""

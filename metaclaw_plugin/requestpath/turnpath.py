@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
+from ..hosttraffic import HostTraffic
 from ..infra.worker import BackgroundWorker
 from ..memory.view import MemoryView
 from ..skillbank.bank import Injection, SkillBank
@@ -54,6 +55,7 @@ class TurnPath:
         events: Events,
         worker: BackgroundWorker,
         ensure_started: Callable[[], None],
+        traffic: HostTraffic,
     ):
         self.settings = settings
         self.boundary = boundary
@@ -71,6 +73,9 @@ class TurnPath:
         self.last_request_at = 0.0
         self.activity_file: Path = settings.activity_path
         self._activity_marked = 0.0
+        # Requests in flight, for the plugin's own calls to give way to (counted from a recorded request's prepare
+        # to its complete; a counter step each, never a wait)
+        self.traffic = traffic
 
     def prepare_turn(
         self,
@@ -119,9 +124,10 @@ class TurnPath:
             gen = ctx.skill_generation if ctx.skill_generation is not None else self.skills.generation
             block = Injection("", names, gen)
             sent = list(messages)
-        prepared = PreparedTurn(ctx, block, sent, tool_list(tools), rendered=bool(block.text))
+        prepared = PreparedTurn(ctx, block, sent, tool_list(tools), rendered=bool(block.text), in_flight=record)
         if record:
             self.sessions.touch(ctx, now)
+            self.traffic.start()
         return prepared
 
     def skill_block(self, ctx: TurnContext, messages: Sequence[Message]) -> Injection:
@@ -213,6 +219,9 @@ class TurnPath:
         self._ensure_started()
         b = self.boundary
         pend = prepared
+        if pend.in_flight:
+            pend.in_flight = False
+            self.traffic.end()
         ctx = b.context(ctx) if ctx is not None else pend.ctx  # pend.ctx: checked by prepare_turn
         sent = b.messages(messages) if messages is not None else pend.messages
         kept_tools = tool_list(tools) if tools is not None else pend.tools

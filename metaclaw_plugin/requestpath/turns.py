@@ -44,6 +44,7 @@ class PreparedTurn:
     tools: list[dict[str, Any]] | None = None
     t0: float = field(default_factory=time.monotonic)
     rendered: bool = False  # block.text was rendered in by this plugin (stored without a second redaction)
+    in_flight: bool = False  # counted in the host's traffic until it completes (a recorded request)
 
 
 class InFlight(Generic[K, V]):

@@ -80,3 +80,21 @@ def test_fail_open_counts_and_swallows() -> None:
     with fail.guard("step", Owner):
         raise RuntimeError("bug")
     assert Owner.errors == Counter({"x.step": 1})
+
+
+def test_the_turn_path_counts_the_hosts_requests_in_flight(plugin: MetaClawPlugin) -> None:
+    """From a recorded request's prepare to its complete (what the plugin's own calls give way to); a block asked
+    for ahead of a request, a response whose request was not seen, and a second complete count nothing."""
+    traffic = plugin.host_models.give_way.traffic
+    a, b = TurnContext("traffic-a"), TurnContext("traffic-b")
+    plugin.on_request(a, TASK)
+    prepared = plugin.prepare_turn(b, TASK)
+    plugin.prepare_turn(TurnContext("traffic-lookup"), TASK, record=False)
+    assert traffic.in_flight() == 2
+    plugin.on_response(a, {"role": "assistant", "content": "done"})
+    plugin.on_response(TurnContext("traffic-unseen"), {"role": "assistant", "content": "?"}, messages=TASK)
+    assert traffic.in_flight() == 1
+    plugin.complete_turn(prepared, {"role": "assistant", "content": "done"})
+    plugin.complete_turn(prepared, {"role": "assistant", "content": "again"})
+    assert traffic.in_flight() == 0 and traffic.ended == 2
+    assert plugin.status()["host_model"] is None  # no model offered: nothing to give way for yet
