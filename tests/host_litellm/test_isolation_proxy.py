@@ -12,6 +12,7 @@ import json
 import os
 import unicodedata
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -171,3 +172,33 @@ def test_path_like_ids_are_names_like_any_other(stack: Stack) -> None:
         [s] = wait_for(lambda g=given: stack.sessions("default", g) or None, 20, given)
         assert s.session_id.startswith(given + "~u"), s.session_id
     assert not list(stack.home.parent.glob(f"*{tag}*")) and not list(stack.home.glob(f"**/*{tag}*"))
+
+
+def test_concurrent_first_requests_of_several_users_never_share_a_session(stack: Stack) -> None:
+    """Eight users at once, with one session id, and eight more at once with none and one opening."""
+    tag = uuid.uuid4().hex[:6]
+    given = f"standup-{tag}"
+    named = [f"named-{tag}-{i}" for i in range(8)]
+    anonymous = [f"anon-{tag}-{i}" for i in range(8)]
+
+    def named_request(u: str) -> None:
+        stack.ask(stack.master, "Good morning, what is on today?", headers={"X-Session-Id": given, "X-User-Id": u})
+
+    def fingerprinted_request(u: str) -> None:
+        r = chat(stack.url, stack.master, [{"role": "user", "content": f"Good morning team {tag}"}], body={"user": u})
+        assert r.status_code == 200, r.text[:500]
+
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(named_request, named))
+        list(pool.map(fingerprinted_request, anonymous))
+    found = wait_for(lambda: s if len(s := stack.sessions("default", given)) == 8 else None, 20, "eight sessions")
+    assert sorted(t.user for s in found for t in s.turns) == sorted(named)
+
+    def fingerprinted() -> list[Session] | None:
+        store = reader(stack.home)
+        rows = [store.get_session(r["session_id"], r["tenant"]) for r in store.list_sessions(5000)]
+        mine = [s for s in rows if s is not None and any(t.user in anonymous for t in s.turns)]
+        return mine if sum(len(s.turns) for s in mine) == 8 else None
+
+    mine = wait_for(fingerprinted, 20, "the eight fingerprinted turns")
+    assert len(mine) == 8 and all(len({t.user for t in s.turns}) == 1 for s in mine)
