@@ -9,7 +9,6 @@ prefix; path-like ids. Only the upstream model is faked (``tests/support``).
 from __future__ import annotations
 
 import json
-import os
 import unicodedata
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -17,10 +16,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from litellm_support import chat, close_readers, random_key, reader, seed_home, write_proxy_dir
+from litellm_support import (
+    EXTRACT_AT_ONCE,
+    chat,
+    close_readers,
+    random_key,
+    reader,
+    seed_home,
+    started_proxy,
+    write_proxy_dir,
+)
 from waiting import wait_for
 
-from metaclaw_plugin.devtools.proxyrun import launch_proxy
 from metaclaw_plugin.devtools.upstream import Upstream
 from metaclaw_plugin.types import Session
 
@@ -67,15 +74,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory):
     up = Upstream(script=lambda body: "Noted.").start()
     home = seed_home(root / "home")
     cfg = write_proxy_dir(root / "proxy", up.url, custom_auth=True)
-    env = dict(os.environ)
-    env.pop("METACLAW_CONFIG", None)
-    env.update(METACLAW_HOME=str(home), MC_TEST_KEYS=json.dumps(KEYS), METACLAW_MEMORY__EXTRACT_EVERY="1")
-    proxy = launch_proxy(cfg, env=env, log_path=root / "proxy.log", cwd=root / "proxy")
+    keys = json.dumps(KEYS)
     try:
-        proxy.wait_ready(240)
-        yield Stack(up, proxy.base_url, proxy.master_key, home)
+        with started_proxy(
+            cfg, home, root / "proxy.log", root / "proxy", MC_TEST_KEYS=keys, **EXTRACT_AT_ONCE
+        ) as proxy:
+            yield Stack(up, proxy.base_url, proxy.master_key, home)
     finally:
-        proxy.stop()
         up.stop()
         close_readers()
 

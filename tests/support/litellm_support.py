@@ -26,7 +26,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before anything
 import httpx
 from waiting import wait_for
 
-from metaclaw_plugin.devtools.proxyrun import ModelSpec, proxy_config, write_config
+from metaclaw_plugin.devtools.proxyrun import ModelSpec, ProxyProcess, launch_proxy, proxy_config, write_config
 from metaclaw_plugin.devtools.upstream import Upstream
 from metaclaw_plugin.skillbank.bank import bundled_skills_dir
 from metaclaw_plugin.skillbank.files import SkillStore
@@ -35,6 +35,7 @@ from metaclaw_plugin.store.trajectories import TrajectoryStore
 from metaclaw_plugin.types import Session, Skill
 
 MODEL = "stub-model"
+EXTRACT_AT_ONCE = {"METACLAW_MEMORY__EXTRACT_EVERY": "1"}  # memory extracted from every turn, not every few
 
 CUSTOM_AUTH = '''\
 """Test-only auth for the LiteLLM proxy: keys from $MC_TEST_KEYS (key -> team id or null, or {"team", "user"}: the
@@ -114,6 +115,20 @@ def write_proxy_dir(
         litellm_settings={"num_retries": 0, "request_timeout": 30},
     )
     return write_config(folder / "config.yaml", cfg)
+
+
+@contextlib.contextmanager
+def started_proxy(cfg: Path, home: Path, log_path: Path, cwd: Path, **env: str) -> Iterator[ProxyProcess]:
+    """``litellm --config cfg`` with ``$METACLAW_HOME`` at ``home`` (and ``env``), ready; stopped afterwards."""
+    full = dict(os.environ)
+    full.pop("METACLAW_CONFIG", None)
+    full.update(METACLAW_HOME=str(home), **env)
+    proxy = launch_proxy(cfg, env=full, log_path=log_path, cwd=cwd)
+    try:
+        proxy.wait_ready(240)
+        yield proxy
+    finally:
+        proxy.stop()
 
 
 def seed_home(home: Path, tenant_skills: Iterable[Skill] = ()) -> Path:

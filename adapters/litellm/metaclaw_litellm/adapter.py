@@ -165,22 +165,11 @@ class MetaClawCallback(CustomLogger):
         psr = data.get("proxy_server_request")
         headers = get(psr, "headers") or md.get("headers")
         tenant = tenant_from_key(user_api_key_dict, self.tenant_from)
-        owner = key_user(user_api_key_dict, tenant)
         litellm_sid = None if md.get("litellm_session_id_generated") else data.get("litellm_session_id")
         model = data.get("model")
+        who = tenant, key_user(user_api_key_dict, tenant)
         return self._inflight_of(
-            headers,
-            data,
-            md,
-            client_md,
-            litellm_sid,
-            messages,
-            (tenant, owner),
-            call_id,
-            "litellm-proxy",
-            model,
-            data,
-            "proxy",
+            headers, data, md, client_md, litellm_sid, messages, who, call_id, "litellm-proxy", model, data, "proxy"
         )
 
     def _inflight_of(
@@ -245,22 +234,11 @@ class MetaClawCallback(CustomLogger):
         headers = md.get("headers")
         key = _key_of_metadata(md)
         tenant, host = self._tenant_of_metadata(md)
-        owner = key_user(key, tenant) if key is not None else None
+        who = tenant, key_user(key, tenant) if key is not None else None
         litellm_sid = lp.get("litellm_session_id") or details.get("litellm_session_id")
         body = next((b for b in (details, request) if isinstance(b, dict) and _nonblank(b.get("user"))), op)
         return self._inflight_of(
-            headers,
-            body,
-            md,
-            client_md,
-            litellm_sid,
-            messages,
-            (tenant, owner),
-            call_id,
-            host,
-            details.get("model"),
-            op,
-            "sdk",
+            headers, body, md, client_md, litellm_sid, messages, who, call_id, host, details.get("model"), op, "sdk"
         )
 
     def _tenant_of_metadata(self, md: dict[str, Any]) -> tuple[str, str]:
