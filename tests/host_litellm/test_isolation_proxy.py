@@ -207,3 +207,13 @@ def test_concurrent_first_requests_of_several_users_never_share_a_session(stack:
 
     mine = wait_for(fingerprinted, 20, "the eight fingerprinted turns")
     assert len(mine) == 8 and all(len({t.user for t in s.turns}) == 1 for s in mine)
+
+
+def test_user_ids_sent_as_bytes_that_are_not_utf8_are_names_like_any_other(stack: Stack) -> None:
+    tag = uuid.uuid4().hex[:6]
+    one, two = f"\xff\xfeana-{tag}".encode("latin-1"), f"\xfe\xffana-{tag}".encode("latin-1")
+    stack.tell(stack.master, f"Please remember that my desk is D-{tag}.", headers={"X-User-Id": one})
+    ask = "Which desk is mine?"
+    wait_for(lambda: _remembered(stack, stack.master, ask, f"D-{tag}", headers={"X-User-Id": one}), 30, "memory")
+    assert not _remembered(stack, stack.master, ask, f"D-{tag}", headers={"X-User-Id": two})
+    assert not _remembered(stack, stack.master, ask, f"D-{tag}")
