@@ -260,7 +260,7 @@ export function createMetaclaw(api) {
       messages: recentDialog(event?.messages, cfg.contextMessages),
     };
     const sender = senderOf(ctx);
-    if (sender) body.user = sender.slice(0, 256);
+    if (sender) body.user = sender; // whole: the sidecar keys a long id by its hash (a cut would merge senders)
     // One retrieval per run: a prompt rebuild (or a second dispatch) of the same run reuses it.
     const r = runId ? runState(runId, sessionId, ctx) : null;
     let call = r?.skillsCall;
@@ -314,7 +314,7 @@ export function createMetaclaw(api) {
       injected_skills: r.skills,
     };
     if (r.generation !== null) body.skill_generation = r.generation;
-    if (typeof r.user === "string" && r.user) body.user = r.user.slice(0, 256);
+    if (typeof r.user === "string" && r.user) body.user = r.user;
     r.input = capture("capture", "/v1/turns/input", body, sessionId);
     if (r.kind === "main") r.input.then((res) => offerHostModel(res?.host_model, event.provider, event.model));
   }
@@ -334,6 +334,7 @@ export function createMetaclaw(api) {
     if (usage) body.usage = usage;
     if (model || r.model) body.model = model || r.model;
     if (error) body.error = String(error).slice(0, 10_000);
+    if (typeof r.user === "string" && r.user) body.user = r.user; // the sidecar keeps the request's anyway
     // The output must reach the sidecar after its input: wait for the input call (bounded by its timeout).
     const p = Promise.resolve(r.input).then(() => client.post("/v1/turns/output", body, cfg.captureTimeoutMs));
     const tracked = p

@@ -13,6 +13,10 @@ KINDS: tuple[str, ...] = ("preference", "fact", "project", "event", "summary")
 Status = Literal["active", "superseded", "forgotten", "quarantined", "expired"]
 DEFAULT_USER = "default"  # the user of a host that names none: one per tenant
 SHARED_USER = "*"  # the tenant-wide bucket of shared project memories (memory.share: tenant)
+# Buckets the plugin names, not a host: a turn's user named like one of them is a user of their own (stored as the
+# name's keyed hash), so a client calling itself "default" never reads what the users nobody named said, nor "*"
+# writes into every user's prompt. The memory API, CLI and tools name these buckets by these names.
+RESERVED_USERS = frozenset({DEFAULT_USER, SHARED_USER})
 
 
 @dataclass

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..config import Settings
-from ..memory.model import SHARED_USER
+from ..memory.model import RESERVED_USERS
 from ..privacy import Redactor
 from ..types import DEFAULT_TENANT, Message, TurnContext, new_id
 from .bounds import (
@@ -81,7 +81,7 @@ class Boundary:
             self.note("session_id", "missing or not text; the turn is a session of its own")
             sid = ids.session("request-" + rid) or rid
         user = ids.joinable(ctx.user, "user")
-        if user == SHARED_USER:  # a host's user named like the tenant-wide memory bucket is a user, not the bucket
+        if user in RESERVED_USERS:  # a host's user named like a bucket the plugin keeps is a user, not the bucket
             user = ids.hashed(user)
         if user is None and ctx.user is not None:
             self.note("user", f"not text ({type(ctx.user).__name__}); dropped")

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from ..privacy import Redactor
 
 ID_MAX = 256  # session, tenant, user, request/run ids
+# An id as a host may send one (a sidecar body or path): one longer than ID_MAX is stored as its keyed hash, never
+# cut, since a cut would make two users (or tenants, or sessions) that share a prefix one.
+ID_SENT_MAX = 16 * ID_MAX
 LABEL_MAX = 256  # model, host
 REASON_MAX = 200  # a session end's reason
 TEXT_MAX = 100_000  # an error, a feedback text, a string inside usage or an outcome

@@ -214,8 +214,10 @@ class TurnPath:
     ) -> Turn:
         """Record a prepared turn with its response (None with ``error`` for a failed call). It is on disk
         (journal) when this returns. ``ctx``: the response's context when the host built a new one (its model
-        and user fill in from the request's); ``messages``/``tools`` replace the request's as recorded. Raises
-        on a bug: adapters call it under ``FailOpen``."""
+        fills in from the request's; whose turn it is, tenant, user and session, is always the request's: a
+        response that names no user, or another, moves no turn into another user's session);
+        ``messages``/``tools`` replace the request's as recorded. Raises on a bug: adapters call it under
+        ``FailOpen``."""
         self._ensure_started()
         b = self.boundary
         pend = prepared
@@ -223,6 +225,11 @@ class TurnPath:
             pend.in_flight = False
             self.traffic.end()
         ctx = b.context(ctx) if ctx is not None else pend.ctx  # pend.ctx: checked by prepare_turn
+        who = pend.ctx
+        if (ctx.session_id, ctx.tenant, ctx.user) != (who.session_id, who.tenant, who.user):
+            if ctx.user is not None or ctx.tenant != who.tenant:  # naming none is filled in; naming another is odd
+                b.note("response", "named another tenant or user than its request; recorded as the request's")
+            ctx = dataclasses.replace(ctx, session_id=who.session_id, tenant=who.tenant, user=who.user)
         sent = b.messages(messages) if messages is not None else pend.messages
         kept_tools = tool_list(tools) if tools is not None else pend.tools
         if latency_ms is not None:
@@ -252,7 +259,7 @@ class TurnPath:
             skill_generation=pend.block.generation,
             error=error_text(error),
             host=ctx.host,
-            user=ctx.user or pend.ctx.user,
+            user=ctx.user,
             tools=kept_tools,
             created_at=b.turn_time(pend.ctx.started_at),  # when it happened (a replay or an import says when)
         )

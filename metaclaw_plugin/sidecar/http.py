@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from ..requestpath.bounds import DEPTH_MAX, ID_MAX, Refused, json_depth_exceeds, text_problem
+from ..requestpath.bounds import DEPTH_MAX, ID_SENT_MAX, Refused, json_depth_exceeds, text_problem
 
 log = logging.getLogger("metaclaw_plugin.sidecar")
 
@@ -109,8 +109,8 @@ def decode(raw: bytes, model: type[BaseModel]) -> Any:
 def path_id(request: Request, name: str = "session_id") -> str:
     """An id in the path (percent-decoded, ``/`` allowed), checked like one in a body."""
     sid = request.path_params[name]
-    if not (0 < len(sid) <= ID_MAX):
-        raise ApiError(422, f"{name} must be 1 to {ID_MAX} characters")
+    if not (0 < len(sid) <= ID_SENT_MAX):
+        raise ApiError(422, f"{name} must be 1 to {ID_SENT_MAX} characters")
     problem = "must not be blank" if not sid.strip() else text_problem(sid)
     if problem:
         raise ApiError(400, f"{name} {problem}")

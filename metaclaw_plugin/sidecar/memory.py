@@ -9,7 +9,7 @@ them like every route)::
                                       "rejected": [{"row": i, "why": ...}]}
     POST   /v1/memory/forget          {tenant?, user?, about} -> {"forgotten": [ids]}
     GET    /v1/memory/{id}            ?tenant -> the memory with its history
-    DELETE /v1/memory/{id}            ?tenant -> {"forgotten": [id]}
+    DELETE /v1/memory/{id}            ?tenant&user -> {"forgotten": [id]} (with user: only that user's, else 404)
 
 Writes refresh this process's view at once; other processes and hosts follow within a second.
 """
@@ -27,6 +27,7 @@ from starlette.routing import Route
 
 from ..learning.memory.ops import MemoryError_, MemoryOps, UserMemory
 from ..protocols import PluginLike, plugin_of
+from ..requestpath.bounds import ID_SENT_MAX
 from ..store import open_database
 from ..types import DEFAULT_TENANT
 from .http import Api, ApiError, api_of
@@ -35,16 +36,16 @@ from .http import Api, ApiError, api_of
 class AddBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: str = Field(min_length=1, max_length=4000)
-    tenant: str = Field(DEFAULT_TENANT, min_length=1, max_length=256)
-    user: str | None = Field(None, min_length=1, max_length=256)
+    tenant: str = Field(DEFAULT_TENANT, min_length=1, max_length=ID_SENT_MAX)
+    user: str | None = Field(None, min_length=1, max_length=ID_SENT_MAX)
     kind: str | None = None
 
 
 class ForgetBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     about: str = Field(min_length=1, max_length=4000)
-    tenant: str = Field(DEFAULT_TENANT, min_length=1, max_length=256)
-    user: str | None = Field(None, min_length=1, max_length=256)
+    tenant: str = Field(DEFAULT_TENANT, min_length=1, max_length=ID_SENT_MAX)
+    user: str | None = Field(None, min_length=1, max_length=ID_SENT_MAX)
 
 
 class ImportBody(BaseModel):
@@ -120,8 +121,11 @@ async def show(request: Request) -> Response:
 
 
 async def delete(request: Request) -> Response:
-    mid, tenant = request.path_params["memory_id"], _tenant(request)
-    gone = await _ops(request, lambda o: o.forget(tenant, mid), True)
+    mid, tenant, user = request.path_params["memory_id"], _tenant(request), _q(request, "user")
+    if user:  # an agent's tool for its user: the owner is checked here, on the user as stored
+        gone = await _ops(request, lambda o: UserMemory(o, tenant, user).forget(memory_id=mid), True)
+    else:
+        gone = await _ops(request, lambda o: o.forget(tenant, mid), True)
     return JSONResponse({"forgotten": gone})
 
 

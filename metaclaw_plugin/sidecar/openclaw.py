@@ -39,7 +39,7 @@ from starlette.routing import Route
 from ..protocols import PluginLike, plugin_of
 from ..requestpath.bounds import (
     GENERATION_MAX,
-    ID_MAX,
+    ID_SENT_MAX,
     LABEL_MAX,
     LATENCY_MAX_MS,
     REASON_MAX,
@@ -87,7 +87,7 @@ def _id_text(value: str) -> str:
     return value
 
 
-Id = Annotated[str, Field(min_length=1, max_length=ID_MAX), AfterValidator(_id_text)]
+Id = Annotated[str, Field(min_length=1, max_length=ID_SENT_MAX), AfterValidator(_id_text)]
 Label = Annotated[str, Field(min_length=1, max_length=LABEL_MAX), AfterValidator(_id_text)]
 
 

@@ -311,3 +311,18 @@ def test_the_idle_sweep_ends_sessions_an_earlier_process_left_open(home: Path) -
         assert p.sweep_stored_sessions(now=later) == 0
     finally:
         p.stop()
+
+
+def test_a_response_that_names_no_user_or_another_stays_in_its_requests_session(plugin: MetaClawPlugin) -> None:
+    """Fails before: a response whose context named no user (OpenClaw's turns/output did not say the sender) was
+    recorded in the session of the id as given, where every user's responses of that id met."""
+    for rid, user, answered_as in (("r-ana", "ana", None), ("r-ben", "ben", None), ("r-cy", "cy", "mallory")):
+        ctx = TurnContext(session_id="dm", user=user, tenant="acme", request_id=rid)
+        plugin.on_request(ctx, [SYSTEM, {"role": "user", "content": f"hello from {user}"}])
+        plugin.on_response(TurnContext(session_id="dm", user=answered_as, tenant="acme", request_id=rid), REPLY)
+    found = sessions(plugin)
+    assert sorted(t.user for s in found for t in s.turns) == ["ana", "ben", "cy"]
+    assert all(len(s.turns) == 1 and s.session_id.startswith("dm~u") for s in found), [s.session_id for s in found]
+    assert plugin.status()["input_problems"] == {
+        "response: named another tenant or user than its request; recorded as the request's": 1
+    }

@@ -10,17 +10,16 @@ own ``x-claude-code-session-id``. opencode's ``ses_...`` ids are stored as they 
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from litellm_support import MODEL, chat, close_readers, reader, seed_home
+from litellm_support import EXTRACT_AT_ONCE, MODEL, chat, close_readers, reader, seed_home, started_proxy
 from waiting import wait_for
 
-from metaclaw_plugin.devtools.proxyrun import ModelSpec, launch_proxy, proxy_config, write_config
+from metaclaw_plugin.devtools.proxyrun import ModelSpec, proxy_config, write_config
 from metaclaw_plugin.devtools.upstream import Upstream
 from metaclaw_plugin.memory.store import MemoryStore
 from metaclaw_plugin.store import Database
@@ -91,15 +90,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory):
         ModelSpec("anthropic/stub-model", name=CLAUDE, api_base=base, api_key="not-needed"),
     ]
     cfg = write_config(root / "config.yaml", proxy_config(specs, litellm_settings={"num_retries": 0}))
-    env = dict(os.environ)
-    env.pop("METACLAW_CONFIG", None)
-    env.update(METACLAW_HOME=str(home), METACLAW_MEMORY__EXTRACT_EVERY="1")
-    proxy = launch_proxy(cfg, env=env, log_path=root / "proxy.log", cwd=root)
     try:
-        proxy.wait_ready(240)
-        yield Stack(up, proxy.base_url, proxy.master_key, home)
+        with started_proxy(cfg, home, root / "proxy.log", root, **EXTRACT_AT_ONCE) as proxy:
+            yield Stack(up, proxy.base_url, proxy.master_key, home)
     finally:
-        proxy.stop()
         up.stop()
         close_readers()
 

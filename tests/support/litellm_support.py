@@ -2,7 +2,7 @@
 
 - :func:`write_proxy_dir` writes a folder holding ``config.yaml`` with
   ``litellm_settings: {callbacks: ["metaclaw_litellm.callback"]}`` and, optionally, a ``custom_auth``
-  module that maps test keys to teams (LiteLLM's documented hook for own auth; there is no database
+  module that maps test keys to teams and owners (LiteLLM's documented hook for own auth; there is no database
   here, so no virtual keys), so that tenant isolation is tested through the proxy's own auth path.
 - :func:`seed_home` prepares a ``METACLAW_HOME``: the starter skills, plus skills scoped to a tenant.
 - The proxy itself comes from :mod:`metaclaw_plugin.devtools.proxyrun` (``litellm --config ... --host
@@ -26,7 +26,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before anything
 import httpx
 from waiting import wait_for
 
-from metaclaw_plugin.devtools.proxyrun import ModelSpec, proxy_config, write_config
+from metaclaw_plugin.devtools.proxyrun import ModelSpec, ProxyProcess, launch_proxy, proxy_config, write_config
 from metaclaw_plugin.devtools.upstream import Upstream
 from metaclaw_plugin.skillbank.bank import bundled_skills_dir
 from metaclaw_plugin.skillbank.files import SkillStore
@@ -35,9 +35,11 @@ from metaclaw_plugin.store.trajectories import TrajectoryStore
 from metaclaw_plugin.types import Session, Skill
 
 MODEL = "stub-model"
+EXTRACT_AT_ONCE = {"METACLAW_MEMORY__EXTRACT_EVERY": "1"}  # memory extracted from every turn, not every few
 
 CUSTOM_AUTH = '''\
-"""Test-only auth for the LiteLLM proxy: keys from $MC_TEST_KEYS (key -> team id or null)."""
+"""Test-only auth for the LiteLLM proxy: keys from $MC_TEST_KEYS (key -> team id or null, or {"team", "user"}: the
+key's team and its owner, LiteLLM's user_id of the key)."""
 import hashlib
 import contextlib
 import json
@@ -56,7 +58,9 @@ async def user_api_key_auth(request, api_key: str) -> UserAPIKeyAuth:
         # what LiteLLM's own master-key check returns: the key replaced by its alias
         return UserAPIKeyAuth(api_key="litellm_proxy_master_key", user_role="proxy_admin")
     if key in KEYS:
-        return UserAPIKeyAuth(api_key=key, token=hashlib.sha256(key.encode()).hexdigest(), team_id=KEYS[key])
+        v = KEYS[key] if isinstance(KEYS[key], dict) else {"team": KEYS[key]}
+        token = hashlib.sha256(key.encode()).hexdigest()
+        return UserAPIKeyAuth(api_key=key, token=token, team_id=v.get("team"), user_id=v.get("user"))
     raise HTTPException(status_code=401, detail="unknown key")
 '''
 
@@ -111,6 +115,20 @@ def write_proxy_dir(
         litellm_settings={"num_retries": 0, "request_timeout": 30},
     )
     return write_config(folder / "config.yaml", cfg)
+
+
+@contextlib.contextmanager
+def started_proxy(cfg: Path, home: Path, log_path: Path, cwd: Path, **env: str) -> Iterator[ProxyProcess]:
+    """``litellm --config cfg`` with ``$METACLAW_HOME`` at ``home`` (and ``env``), ready; stopped afterwards."""
+    full = dict(os.environ)
+    full.pop("METACLAW_CONFIG", None)
+    full.update(METACLAW_HOME=str(home), **env)
+    proxy = launch_proxy(cfg, env=full, log_path=log_path, cwd=cwd)
+    try:
+        proxy.wait_ready(240)
+        yield proxy
+    finally:
+        proxy.stop()
 
 
 def seed_home(home: Path, tenant_skills: Iterable[Skill] = ()) -> Path:
@@ -233,11 +251,17 @@ def wait_session(
     timeout: float = 20.0,
 ) -> Session:
     """Poll SQLite (the proxy's write-behind queue runs in the background) until the session has
-    ``turns`` turns (and is ended, when asked)."""
+    ``turns`` turns (and is ended, when asked). ``session_id`` as the client named it: stored as it is, or (a turn
+    with a user) as that user's session of it, the most recent one."""
     seen: list[Session | None] = [None]
 
     def as_expected() -> Session | None:
-        last = seen[0] = reader(home).get_session(session_id, tenant)
+        store = reader(home)
+        last = store.get_session(session_id, tenant)
+        if last is None:
+            named = store.sessions_named(session_id, tenant)
+            last = store.get_session(named[0]["session_id"], named[0]["tenant"]) if named else None
+        seen[0] = last
         ok = (
             last is not None
             and (turns is None or len(last.turns) >= turns)

@@ -62,20 +62,22 @@ def session_from_config(config: Mapping[str, Any] | None, explicit: Any = None) 
     )[0]
 
 
-USER_KEYS = ("user_id", "user", "langgraph_auth_user_id")  # LangGraph's server puts the caller in the last
+# LangGraph's server puts the authenticated caller in the first, where no client can set it: it wins over the ids a
+# client may put in its config
+USER_KEYS = ("langgraph_auth_user_id", "user_id", "user")
 
 
 def who_from_config(config: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
-    """(tenant, user) from ``metadata`` or ``configurable`` (``tenant``/``metaclaw_tenant``; ``user_id``/``user``/
-    ``langgraph_auth_user_id``)."""
+    """(tenant, user) from ``metadata`` or ``configurable`` (``tenant``/``metaclaw_tenant``;
+    ``langgraph_auth_user_id``, else ``user_id``/``user``)."""
     if not config:
         return None, None
     meta = config.get("metadata") or {}
     conf = config.get("configurable") or {}
 
     def pick(*keys: str) -> str | None:
-        for src in (meta, conf):
-            for k in keys:
+        for k in keys:
+            for src in (meta, conf):
                 v = src.get(k)
                 if isinstance(v, (str, int)) and v != "":
                     return str(v)

@@ -66,6 +66,7 @@ from .translate import (
     error_text,
     get,
     header,
+    key_user,
     request_tools,
     request_user,
     tenant_from_key,
@@ -166,8 +167,9 @@ class MetaClawCallback(CustomLogger):
         tenant = tenant_from_key(user_api_key_dict, self.tenant_from)
         litellm_sid = None if md.get("litellm_session_id_generated") else data.get("litellm_session_id")
         model = data.get("model")
+        who = tenant, key_user(user_api_key_dict, tenant)
         return self._inflight_of(
-            headers, data, md, client_md, litellm_sid, messages, tenant, call_id, "litellm-proxy", model, data, "proxy"
+            headers, data, md, client_md, litellm_sid, messages, who, call_id, "litellm-proxy", model, data, "proxy"
         )
 
     def _inflight_of(
@@ -178,15 +180,18 @@ class MetaClawCallback(CustomLogger):
         client_md: dict[str, Any],
         litellm_sid: Any,
         messages: Any,
-        tenant: str,
+        who: tuple[str, str | None],
         call_id: str,
         host: str,
         model: Any,
         params: Any,
         via: str,
     ) -> _Inflight:
-        """The turn's context from what the proxy and the SDK both read: its user, session, kind and end."""
-        user = request_user(headers, body, md, client_md, session=litellm_sid)  # whose memories and session
+        """The turn's context from what the proxy and the SDK both read: its user, session, kind and end. ``who``:
+        the tenant, and the user of a request that names none (a proxy key's, :func:`key_user`)."""
+        tenant, owner = who
+        # whose memories and session: the user the request names, else its key's
+        user = request_user(headers, body, md, client_md, session=litellm_sid) or owner
         sid, source = session_id_from(
             # X-Session-Id, as the user configured it, before LiteLLM's pick (which prefers a client's own header,
             # x-claude-code-session-id, over it); generated ids (the proxy's missing_session_id: generate policy)
@@ -227,23 +232,20 @@ class MetaClawCallback(CustomLogger):
         client_md = get(op, "metadata")
         client_md = client_md if isinstance(client_md, dict) else {}
         headers = md.get("headers")
+        key = _key_of_metadata(md)
         tenant, host = self._tenant_of_metadata(md)
+        who = tenant, key_user(key, tenant) if key is not None else None
         litellm_sid = lp.get("litellm_session_id") or details.get("litellm_session_id")
         body = next((b for b in (details, request) if isinstance(b, dict) and _nonblank(b.get("user"))), op)
         return self._inflight_of(
-            headers, body, md, client_md, litellm_sid, messages, tenant, call_id, host, details.get("model"), op, "sdk"
+            headers, body, md, client_md, litellm_sid, messages, who, call_id, host, details.get("model"), op, "sdk"
         )
 
     def _tenant_of_metadata(self, md: dict[str, Any]) -> tuple[str, str]:
         """(tenant, host) of a call from its LiteLLM metadata: a proxy request's key, else an SDK call's
         ``metadata.tenant``, else this callback's ``tenant``."""
-        if "user_api_key_hash" in md or "user_api_key_team_id" in md:
-            # A proxy request seen only by the log events: the tenant still comes from the key.
-            key = {
-                "team_id": md.get("user_api_key_team_id"),
-                "key_alias": md.get("user_api_key_alias"),
-                "token": md.get("user_api_key_hash"),
-            }
+        key = _key_of_metadata(md)
+        if key is not None:  # a proxy request seen only by the log events: the tenant still comes from the key
             return tenant_from_key(key, self.tenant_from), "litellm-proxy"
         t = md.get("tenant")
         return (t.strip() if isinstance(t, str) and t.strip() else self.tenant), "litellm-sdk"  # whole: see the key's
@@ -584,6 +586,18 @@ def _call_metadata(details: dict[str, Any]) -> dict[str, Any]:
         details.get("metadata"),
     )
     return md if isinstance(md, dict) else {}
+
+
+def _key_of_metadata(md: dict[str, Any]) -> dict[str, Any] | None:
+    """The proxy key of a call as LiteLLM's metadata names it (``user_api_key_*``), or None (an SDK call)."""
+    if "user_api_key_hash" not in md and "user_api_key_team_id" not in md:
+        return None
+    return {
+        "team_id": md.get("user_api_key_team_id"),
+        "key_alias": md.get("user_api_key_alias"),
+        "token": md.get("user_api_key_hash"),
+        "user_id": md.get("user_api_key_user_id"),
+    }
 
 
 def _nonblank(value: Any) -> bool:

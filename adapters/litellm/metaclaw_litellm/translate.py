@@ -134,15 +134,35 @@ def tenant_from_key(user_api_key_dict: Any, mode: str = "key") -> str:
         return "team:" + team.strip()  # whole: the core keys a long id by its hash (a cut would merge tenants)
     if mode == "team":
         return DEFAULT_TENANT
+    return key_name(user_api_key_dict) or DEFAULT_TENANT
+
+
+def key_name(user_api_key_dict: Any) -> str | None:
+    """A virtual key as the plugin names it: ``key:<alias>``, else ``key:<hash of its hashed token>``; None for the
+    master key and unauthenticated calls."""
     alias = get(user_api_key_dict, "key_alias")
     if isinstance(alias, str) and alias.strip():
         return "key:" + alias.strip()
     if get(user_api_key_dict, "api_key") == MASTER_KEY_TOKEN:
-        return DEFAULT_TENANT
+        return None
     token = get(user_api_key_dict, "token")
     if isinstance(token, str) and token and token != MASTER_KEY_TOKEN:
         return _key_tenant(token)
-    return DEFAULT_TENANT
+    return None
+
+
+def key_user(user_api_key_dict: Any, tenant: str) -> str | None:
+    """The user of a proxy request that names none: the key's owner (LiteLLM's ``user_id`` of the key), else, when
+    the tenant is shared by several keys (a team, ``tenant_from: none``), the key itself, so that two people's keys
+    in one team never share the memories and sessions of "the user nobody named". None when the key is the tenant
+    (its user is the key's holder) and for the master key."""
+    if user_api_key_dict is None:
+        return None
+    owner = get(user_api_key_dict, "user_id")
+    if isinstance(owner, str) and owner.strip():
+        return owner.strip()
+    name = key_name(user_api_key_dict)
+    return name if name is not None and name != tenant else None
 
 
 @functools.lru_cache(maxsize=4096)

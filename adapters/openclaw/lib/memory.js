@@ -22,8 +22,9 @@ export function senderOf(ctx) {
   return m ? m[1] : undefined;
 }
 
+// Whole: the sidecar stores a long id as its keyed hash (a cut would make two senders with one prefix one user).
 function userOf(sender) {
-  return typeof sender === "string" && sender ? sender.slice(0, 256) : DEFAULT_USER;
+  return typeof sender === "string" && sender ? sender : DEFAULT_USER;
 }
 
 function result(value) {
@@ -101,11 +102,12 @@ export function memoryTools({ client, tenant, timeoutMs }, toolContext) {
       },
       execute: guarded(async ({ about, memory_id: id }) => {
         if (id) {
-          // Only the user's own memory: read it (tenant-scoped) and check its owner before deleting.
-          const m = await client.get(`/v1/memory/${encodeURIComponent(id)}?${new URLSearchParams({ tenant })}`, timeoutMs)
-            .catch(() => null);
-          if (!m || m.user !== user) return { error: `no memory ${id} of this user` };
-          return client.request("DELETE", `/v1/memory/${encodeURIComponent(id)}?${new URLSearchParams({ tenant })}`, undefined, timeoutMs);
+          // Only the user's own memory: the sidecar checks the owner against the user as it stores them.
+          return client.request("DELETE", `/v1/memory/${encodeURIComponent(id)}?${q({})}`, undefined, timeoutMs)
+            .catch((e) => {
+              if (e?.status === 404) return { error: `no memory ${id} of this user` };
+              throw e;
+            });
         }
         if (!about) return { error: "say which memory to forget: about (words) or memory_id" };
         return client.post("/v1/memory/forget", { about: String(about), tenant, user }, timeoutMs);
