@@ -25,6 +25,7 @@ from metaclaw_litellm import MetaClawCallback
 from metaclaw_litellm.translate import (
     already_injected,
     assemble_stream,
+    key_user,
     response_message,
     tenant_from_key,
 )
@@ -262,6 +263,7 @@ class _Key:
         self.team_id = kw.pop("team_id", None)
         self.key_alias = kw.pop("key_alias", None)
         self.token = kw.pop("token", None)
+        self.user_id = kw.pop("user_id", None)
 
 
 def _data(messages: Any, **kw: Any) -> dict[str, Any]:
@@ -340,6 +342,20 @@ def test_tenant_never_contains_the_raw_key():
     assert tenant_from_key(_Key(api_key=raw, key_alias="x"), mode="team") == "default"
     assert tenant_from_key(_Key(team_id="blue"), mode="none") == "default"
     assert tenant_from_key(None) == "default"
+
+
+def test_a_request_naming_no_user_is_its_keys_owners_and_the_master_keys_is_nobodys():
+    assert key_user(_Key(token="hashed", user_id="ana"), "team:blue") == "ana"
+    # two keys of one team with no owner: each key is a user of its own
+    assert key_user(_Key(token="t1"), "team:blue") != key_user(_Key(token="t2"), "team:blue")
+    assert key_user(_Key(token="t1"), tenant_from_key(_Key(token="t1"))) is None  # the key is the tenant
+    # the master key's calls carry the proxy's admin name as their user: no one's, as an unnamed user's
+    assert key_user(_Key(api_key="litellm_proxy_master_key", user_id="default_user_id"), "default") is None
+    assert key_user(_Key(token="litellm_proxy_master_key", user_id="someone"), "default") is None
+    # a key the admin made owns no user by that: it is its own tenant's, or (in a shared tenant) a user of its own
+    assert key_user(_Key(token="hashed", user_id="default_user_id"), tenant_from_key(_Key(token="hashed"))) is None
+    assert key_user(_Key(token="hashed", user_id="default_user_id"), "default") == tenant_from_key(_Key(token="hashed"))
+    assert key_user(None, "default") is None
 
 
 def test_long_tenants_and_users_that_share_a_prefix_stay_apart(home: Path):

@@ -22,6 +22,7 @@ from metaclaw_plugin.integration import clean_session_id as clean_session_id
 TRUE_STRINGS = frozenset({"1", "true", "yes", "on", "y", "t"})
 CHAT_CALL_TYPES = frozenset({"completion", "acompletion"})
 MASTER_KEY_TOKEN = "litellm_proxy_master_key"  # the proxy's stand-in for the master key (api_key, token)
+ADMIN_USER = "default_user_id"  # the user_id the proxy gives the master key's calls (LITELLM_PROXY_ADMIN_NAME)
 MAX_ERROR_CHARS = 2000
 
 
@@ -156,10 +157,13 @@ def key_user(user_api_key_dict: Any, tenant: str) -> str | None:
     the tenant is shared by several keys (a team, ``tenant_from: none``), the key itself, so that two people's keys
     in one team never share the memories and sessions of "the user nobody named". None when the key is the tenant
     (its user is the key's holder) and for the master key."""
-    if user_api_key_dict is None:
+    if user_api_key_dict is None or MASTER_KEY_TOKEN in (
+        get(user_api_key_dict, "api_key"),
+        get(user_api_key_dict, "token"),
+    ):
         return None
     owner = get(user_api_key_dict, "user_id")
-    if isinstance(owner, str) and owner.strip():
+    if isinstance(owner, str) and owner.strip() and owner.strip() != ADMIN_USER:
         return owner.strip()
     name = key_name(user_api_key_dict)
     return name if name is not None and name != tenant else None
