@@ -1,5 +1,6 @@
 """Text as the screen reads it: Unicode NFKC, invisible and bidi characters removed, homoglyphs (Cyrillic and Greek
-look-alikes) and, on request, leetspeak mapped to letters, letter-separator chains ("i.g.n.o.r.e", "i g n o r e")
+look-alikes; where the text is mostly Cyrillic or Greek, only in the words that mix in Latin letters) and, on
+request, leetspeak mapped to letters, letter-separator chains ("i.g.n.o.r.e", "i g n o r e")
 joined, case folded, whitespace collapsed; :func:`squash` keeps the letters only. The memory screen
 (``memory.directives``) reads text through it too."""
 
@@ -89,10 +90,25 @@ _LEET_WORD = re.compile(r"(?<![\w@$!|+€])(?=[\w@$!|+€]*[013457@$!|+€])[\w@
 _WORD_SEP = re.compile(r"(?<=\b\w)[.\-_*~](?=\w\b)")  # i.g.n.o.r.e -> ignore
 
 
+_NON_LATIN = re.compile(r"[\u0370-\u03ff\u0400-\u04ff]")
+_LATIN_WORD = re.compile(r"\w*[a-z]\w*")
+
+
+def _fold_homoglyphs(t: str) -> str:
+    """Look-alikes mapped to Latin letters: everywhere in a text that is mostly Latin, and in a text that is mostly
+    Cyrillic or Greek (Russian is read as Russian) only inside the words that mix in Latin letters."""
+    if t.isascii():
+        return t
+    foreign = len(_NON_LATIN.findall(t))
+    if foreign <= sum(c.isascii() and c.isalpha() for c in t):
+        return t.translate(_HOMOGLYPHS)
+    return _LATIN_WORD.sub(lambda m: m.group(0).translate(_HOMOGLYPHS), t)
+
+
 def normalise(text: str, leet: bool = False) -> str:
     t = unicodedata.normalize("NFKC", text)
     t = INVISIBLE.sub("", t)
-    t = strip_marks(t).casefold().translate(_HOMOGLYPHS)
+    t = _fold_homoglyphs(strip_marks(t).casefold())
     t = t.replace("\u2019", "'").replace("`", "")
     for _ in range(3):  # letter-separator chains: i.g.n.o.r.e, i-g-n-o-r-e
         new = _WORD_SEP.sub("", t)
