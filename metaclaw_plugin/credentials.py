@@ -627,6 +627,7 @@ _BEFORE_NOUN = re.compile(
 # An acronym or a network's name right after the noun (French, Spanish, Portuguese and German put it there): not
 # another subject, as "password manager" or "password field" are.
 _POSTPOSED = re.compile(r"[ \t]+(?:[A-Z][A-Z0-9]{1,9}|[Ww]i-?[Ff]i|wlan|vpn|ssh)(?![\w\-])")
+_LATIN = re.compile(r"[A-Za-z]")
 _ASIDE = re.compile(r"[ \t]*,[^,.;:\n]{1,30},")
 _GAP = re.compile(r"[ \t]*[:#]?[ \t]*")
 _WORD = re.compile(r"[ \t]+[^\s.;!?:=,，。]+")
@@ -906,7 +907,8 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
     limit = _value_end(text, head)
     # 1. a connector after a few words of the same clause: "the password for the router is X"
     for between in _between_ends(text, head, limit):
-        if kind == "code" and between > head:
+        # a code right after a qualifier in a language that needs no copula ("ПИН-код моей карты 4417")
+        if kind == "code" and between > head and not _LATIN.search(text, head, between):
             got = _code_value(text, _GAP.match(text, between).end())  # type: ignore[union-attr]
             if got is not None and sum(ch.isdigit() for ch in text[got[0] : got[1]]) >= 4:
                 return got
