@@ -26,6 +26,7 @@ import logging
 import math
 import re
 import threading
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -788,12 +789,13 @@ _SPACED = re.compile(r"(?<![\w])(?:[^\W\d_] ){3,}[^\W\d_](?![\w])")
 
 
 def unveiled(text: str, literals: Iterable[str]) -> str:
-    """``text`` without the disguises that hide a credential's noun from the scan: invisible characters, look-alike
-    letters inside a Latin word ("pаsswоrd"), and a noun spelled out letter by letter (joined only when the word it
-    makes holds one of ``literals``). The same object when there is none."""
+    """``text`` without the disguises that hide a credential's noun from the scan: fullwidth and other compatibility
+    forms (NFKC), invisible characters, look-alike letters inside a Latin word ("pаsswоrd"), and a noun spelled out
+    letter by letter (joined only when the word it makes holds one of ``literals``). The same object when there is
+    none."""
     plain = text
     if not text.isascii():
-        plain = fold_mixed(INVISIBLE.sub("", text))
+        plain = fold_mixed(INVISIBLE.sub("", unicodedata.normalize("NFKC", text)))
     if _SPACED_GATE.search(" " + plain) is not None:
 
         def join(m: re.Match[str]) -> str:

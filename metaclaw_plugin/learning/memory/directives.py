@@ -326,7 +326,8 @@ _LEAD = (
     r"von nun an|kunftig|zukunftig|ab heute|auch|dann|jedes ?mal|先|请|总是|始终|一律|自动|直接|每次|每当|以后|今后|"
     r"从现在开始|从现在起|从今以后|从今天起|记住|记得|务必|一定要|必须|要|都|也|就|再|把|将|然后|"
     r"d'ora in poi|da ora in poi|da adesso in poi|per favore|anche|poi|voortaan|altijd|alsjeblieft|graag|ook|dan|"
-    r"vanaf nu|отныне|всегда|пожалуиста|также|теперь|с этого момента|впредь|тоже|потом)[\s,:;\-]*)"
+    r"vanaf nu|отныне|всегда|пожалуиста|также|теперь|с этого момента|впредь|тоже|потом|автоматически|сразу|"
+    r"automaticamente|automatisch)[\s,:;\-]*)"
 )
 _AGENT = (
     r"(?:you|u|ya|ye|y'all|yall|you guys|the (?:assistant|agent|ai|bot|model|llm|copilot|chatbot)|assistant|agent|"
@@ -467,12 +468,12 @@ def _ja(code: str, pattern: str, **kw: bool) -> _Action:
 _END = r"(?:-[a-z']+){0,2}(?=$|[\s.,;:!?)\]\"'\-])"  # a verb's attached pronouns: "publie-le", "montre-moi"
 ACTIONS: list[_Action] = [
     # Exfiltration ------------------------------------------------------------------------------------------------
-    _a("exfiltration", rf"\b(?:{_SEND_STRONG}){_END}{_W}\s*(?:{_TO}\s+{_NOT_ME}\S|{REMOTE})"),
+    _a("exfiltration", rf"\b(?:{_SEND_STRONG}){_END}{_W}\s*(?:(?<!\S){_TO}\s+{_NOT_ME}\S|{REMOTE})"),
     _a("exfiltration", rf"\b(?:{_SEND_WEAK}|{_SEND_STRONG}){_END}{_W}\s*(?:{_TO}\s+)?(?:\S+\s+){{0,3}}?{REMOTE}"),
     _a(
         "exfiltration",
         rf"\b(?:{_SEND_STRONG}){_END}(?:\s+\S+){{0,2}}?\s+(?:a copy|copies|a summary|everything|it|them)\b"
-        rf"{_W}\s*(?:to|with)\s+{_NOT_ME}\S",
+        rf"{_W}\s*(?<!\S)(?:to|with)\s+{_NOT_ME}\S",
     ),
     # German separable verbs: "lade ... hoch", "leite ... weiter"
     _a(
@@ -597,7 +598,8 @@ ACTIONS: list[_Action] = [
     _a("pre_approval", rf"\b(?:{_APPROVE}){_END}{_S}{{0,60}}?\b(?:{_BLIND})"),
     _a(
         "pre_approval",
-        r"\b(?:auto-?approve|auto-?accept|auto-?confirm|auto-?merge|autoapprove|autoaccept)\w*\b"
+        r"\b(?:auto-?approve|auto-?accept|auto-?confirm|auto-?merge|autoapprove|autoaccept|pre-?approv|"
+        r"pre-?authori[sz]|pre-?accept)\w*\b"
         r"|\byes to (?:all|everything)\b|\bapprove (?:it|them|everything) all\b",
         clause=True,
     ),
@@ -731,7 +733,8 @@ ACTIONS: list[_Action] = [
     _a(
         "authority_transfer",
         r"\b(?:whatever|anything|everything)\s+[^.,]{1,60}?\b(?:says?|tells? you|asks?|"
-        r"instructs?)\b[^.,]{0,30},\s*(?:just\s+)?(?:do|follow|execute|obey)\b",
+        r"instructs?)\b[^.,]{0,30},\s*(?:just\s+)?(?:do|follow|execute|obey|carry (?:it|them)? ?out|act on|"
+        r"comply|implement|perform)\b",
         frame=False,
     ),
     _a("authority_transfer", r"\b(?:follow|obey|execute|carry out|act on)\s+(?:them|it|those|these)\b", clause=True),
@@ -833,8 +836,9 @@ ACTIONS: list[_Action] = [
         r"|\b(?:you|the assistant|the agent|the ai|this user|the user)\s+(?:have|has|now have|now has|are granted|is "
         r"granted|'ve been granted|have been granted|has been granted)\s+(?:full |root |admin\w* |unrestricted |"
         r"elevated |superuser |sudo )(?:access|permissions?|rights|privileges|control)"
-        r"|\b(?:you|the assistant|the agent)\s+(?:no longer|don'?t|do not|doesn'?t|does not)\s+(?:need|have) to\s+"
-        r"(?:refuse|decline|follow (?:the|your|any) (?:rules|guidelines|policies)|ask|check|confirm|warn)"
+        rf"|\b(?:you|the assistant|the agent|the ai|the model)\s+(?:no longer|don'?t|do not|doesn'?t|does not)\s+"
+        rf"(?:need|needs|have|has) to\s+(?:refuse|decline|follow (?:the|your|its|any)\s+(?:\w+\s+)?(?:{_RULES})|ask|"
+        rf"check|confirm|warn)"
         r"|\b(?:never|don'?t|do not|stop)\s+(?:refuse|refusing|decline|declining|say no)\b"
         r"|\b(?:comply with|fulfil+|grant|honou?r|execute)\s+(?:all|every|any)\s+(?:\S+\s+)?requests?\b"
         r"|\b(?:l'assistant|el asistente|o assistente|der assistent)\s+(?:peut|puede|pode|darf)\s+(?:\S+\s+){0,2}?"
@@ -875,6 +879,20 @@ ACTIONS: list[_Action] = [
         r"genehmigung)\s+)?(?:zu\s+)?(?:fragen|bitten)\b"
         r"|\b(?:without|sans|sin|sem|ohne|senza|zonder|без)\s+(?:consult\w*|me consulter|consultar\w*|me consultar|"
         r"mich zu konsultieren|consultarmi|mij te raadplegen|совета|согласования)",
+        negatable=False,
+        clause=True,
+    ),
+    # "No hace falta que me pidas permiso", "pas besoin de me demander", "non serve che mi chieda conferma"
+    _a(
+        "skip_confirmation",
+        r"(?:\bno (?:hace falta|es necesario|necesitas|tienes que)\s+(?:que\s+)?(?:me\s+)?(?:pidas|pida|preguntes|"
+        r"pregunte|consultes|pedirme|preguntarme|consultarme|pedir|preguntar)|\bnao (?:precisa|precisas|e preciso|"
+        r"tem que|tens de)\s+(?:me\s+)?(?:pedir|perguntar|consultar)|\b(?:pas besoin de|inutile de|tu n'as pas besoin "
+        r"de|vous n'avez pas besoin de)\s+(?:me\s+)?(?:demander|consulter)|\bnon (?:serve|c'e bisogno)\s+(?:che|di)\s+"
+        r"(?:mi\s+)?(?:chied\w*|consult\w*)|\b(?:je hoeft|u hoeft)\s+(?:me|mij)\s+(?:niet|nooit)\s+(?:meer\s+)?"
+        r"(?:te\s+)?(?:vragen|raadplegen))\b(?:\s+\S+){0,3}?\s+(?:permiso|confirmacion|autorizacion|aprobacion|"
+        r"permissao|confirmacao|autorizacao|permission|confirmation|autorisation|conferma|permesso|toestemming|"
+        r"bevestiging|antes|avant|prima|voordat|voor)\b",
         negatable=False,
         clause=True,
     ),
@@ -1100,11 +1118,16 @@ def _scan(sentence: str) -> list[Finding]:
 _MARKDOWN = re.compile(r"\*\*|__|(?m:^[ \t]*(?:>[ \t>]*|#{1,6}[ \t]+))")
 
 
+# A word-final é (four letters or more) is a past, never a command: Spanish "envié" (I sent), French "publié"; with
+# its accent stripped it would read as an imperative ("envie", "publie").
+_PAST_E = re.compile(r"(?<=\w\w\w)[éÉ](?!\w)")
+
+
 @lru_cache(maxsize=4096)
 def findings(text: str) -> tuple[Finding, ...]:
     """What in ``text`` directs the agent to act (empty for a plain statement of fact or preference)."""
     seen: dict[str, Finding] = {}
-    text = _MARKDOWN.sub(" ", text)
+    text = _PAST_E.sub("ee", _MARKDOWN.sub(" ", text))
     variants = {normalise(text), normalise(text, leet=True)}
     for variant in variants:
         for sentence in _sentences(variant):
