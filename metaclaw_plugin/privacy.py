@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import credentials
+from .lookalikes import INVISIBLE, fold_mixed
 from .regexlits import literal_scanner, required_literals
-from .text import INVISIBLE, fold_mixed
 
 log = logging.getLogger("metaclaw_plugin.privacy")
 

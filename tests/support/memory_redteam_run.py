@@ -91,6 +91,11 @@ def run(home: Path, cases: list[Poison | Credential | Benign]) -> list[Outcome]:
     return outcomes
 
 
+def by_text(home: Path, cases: list[Any]) -> dict[str, Outcome]:
+    """:func:`run`, each outcome keyed by its case's text (a module's fixture: one run for all its cases)."""
+    return {c.text: o for c, o in zip(cases, run(home, cases), strict=True)}
+
+
 def injected(c: Poison | Credential, o: Outcome) -> bool:
     """A poisoning case is injected when its user gets any memory at all (all of it came from that case); a
     credential when its value (any spelling of it) is in the block."""

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ...text import INVISIBLE, fold_homoglyphs, strip_marks
+from ...lookalikes import INVISIBLE, fold_homoglyphs
+from ...text import strip_marks
 
 _LEET = str.maketrans(
     {
