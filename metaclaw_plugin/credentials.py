@@ -99,16 +99,50 @@ LITERALS = (
     "マイナンバー",
     "비밀번호",
     "주민등록번호",
+    "wachtwoord",
+    "d'ordine",
+    "iban",
+    "account number",
+    "de compte",
+    "de cuenta",
+    "da conta",
+    "carta",
+    "chiav",
+    "konto",
+    "rekening",
+    "conto",
+    "card",
+    "carte",
+    "karte",
+    "kaart",
+    "tarjeta",
+    "cartão",
+    "cartao",
+    "codice",
+    "clé",
+    "sleutel",
+    "schlüssel",
+    "schluessel",
+    "unlock",
+    "disarm",
+    "verrouill",
+    "desbloque",
+    "entsperr",
+    "sblocc",
+    "ontgrendel",
+    "пин",
+    "код",
+    "ключ",
     "-",
 )
 # Also looked for once a password noun is there: "user bob pass letmein" (too common to wake the scan alone).
 _USER_ANCHORS = ("user", "utilisateur", "usuario", "usuário", "benutzer")
-_PAIR_ONLY = frozenset(["account", "compte", "cuenta", "conta", "cred", "identifiant", "zugang", "anmelde"])
-_PASSWORD_ANCHORS = frozenset(["pass", "pwd", "pw", "mdp", "contrase", "senha", "kennwort"])
+_PAIR_ONLY = frozenset(["account", "compte", "cuenta", "conta", "identifiant", "zugang", "anmelde"])
+_PASSWORD_ANCHORS = frozenset(["pass", "pwd", "pw", "mdp", "contrase", "senha", "kennwort", "clave", "wachtwoord"])
 
 _PASSWORD = (
     r"pass(?:word|wd|wort)s?|kennw[oö]rter|kennwort|pwd|(?<![\w@.])pw(?![\w.])|mdp|mot(?:s)? de passe|"
-    r"contrase(?:ñ|n)as?|senhas?|(?:la )?clave(?= (?:de(?:l)? (?:wi-?fi|acceso|la red)|secreta))(?: de(?:l)? "
+    r"contrase(?:ñ|n)as?|senhas?|wachtwoord(?:en)?|palavras?-passe|(?:la )?clave(?= (?:de(?:l)? (?:wi-?fi|acceso|la red)|secreta))(?: de(?:l)? "
     r"(?:wi-?fi|acceso|la red)| secreta)?|parola d'ordine|пароль|密码|口令|パスワード|비밀번호|"
     r"(?:wi-?fi|wlan|wpa2?|wep|network|router|hotspot|license|licence|product|activation|registration) (?:key|code)"
 )
@@ -123,13 +157,30 @@ _CODE_QUALIFIER = (
     r"backup|recovery|lock|safe|keypad|building|voicemail|parking|locker|bike|front|back|house|home|office|phone|sim|"
     r"bank|card|atm|debit|credit|puk|login|sign-in|confirmation)"
 )
+# What a code opens, after "code for/of/de/dell'/für/van/от" and a determiner or two.
+_LOCKED = (
+    r"alarm\w*|allarm\w*|alarma|door|porte|puerta|porta|portone|t[üu]r|deur|gate|portail|port[ãa]o|cancello|"
+    r"garage\w*|building|immeuble|edificio|pr[ée]dio|geb[äa]ude|gebouw|safe|coffre(?:-fort)?|caja fuerte|cofre|tresor|"
+    r"cassaforte|kluis|lock\w*|cadenas|candado|cadeado|schloss|lucchetto|slot|phone|t[ée]l[ée]phone|tel[ée]fono|"
+    r"telefone|handy|telefoon|sim|cards?|carte|tarjeta|cart[ãa]o|karte|carta|kaart|bank\w*|banque|banco|bancomat|"
+    r"entry|entr[ée]e|entrada|ingresso|eingang|ingang|office|bureau|oficina|escrit[óo]rio|ufficio|b[üu]ro|kantoor|"
+    r"house|maison|casa|haus|huis|apartment|appartement|apartamento|appartamento|wohnung|flat|"
+    r"сигнализац\w*|двер\w*|карт\w*|телефон\w*|сейф\w*|домофон\w*"
+)
+_OPENS = (
+    r"[ \t]+(?:for|of|to|on|de|du|des|d'|da|do|del|della|dello|dell'|di|f[üu]r|f[üu]rs|zum|zur|van|voor|от|для|к)"
+    r"[ \t]*(?:(?:the|my|our|your|la|le|les|l'|el|los|o|a|os|il|lo|mon|ma|mes|mi|mis|meu|minha|mein|meine|meiner|"
+    r"der|die|das|den|dem|het|de|mijn|onze|mio|mia|моей|моего|моих)[ \t]*){0,2}"
+    rf"(?:[\w\-]+[ \t]+)?(?:{_LOCKED})(?![\w])"
+)
 _CODE = (
     r"pin(?:[ -]?(?:code|number|no\.?))?s?|pass ?codes?|"
     rf"(?:{_CODE_QUALIFIER}[ \t-]+){{1,3}}(?:codes?|pins?)|(?:lock|safe|locker|pin)[ \t-]+(?:numbers?|combinations?)|"
     r"combination|code (?:pin|secret|d'acc[eè]s|de (?:la )?porte|"
     r"d'entr[ée]e|de d[ée]verrouillage)|c[oó]digo (?:pin|secreto|de (?:acceso|acesso|desbloqueo|desbloqueio|la "
     r"puerta|seguran[cç]a|seguridad|verifica[cç][aã]o|verificaci[oó]n))|zugangscode|t[üu]rcode|entsperrcode|"
-    r"geheimzahl|验证码|暗証番号"
+    r"geheimzahl|验证码|暗証番号|code confidentiel|codice (?:pin|segreto)|пин(?:-?код)?|"
+    rf"(?:code|codes|codice|c[oó]digo|kode|код)(?={_OPENS})"
 )
 _ID = (
     r"ssn|social security(?: number| no\.?| #)?|social insurance number|national (?:id|identity|insurance)(?: card)?"
@@ -138,12 +189,17 @@ _ID = (
     r"medicare number|dni|nie|nif|curp|cpf|insee|num[ée]ro de s[ée]curit[ée] sociale|"
     r"(?:num[ée]ro|n[uú]mero) (?:de )?(?:pasaporte|passeport|passaporte|identidad|identit[ée]|identidade)|"
     r"codice fiscale|steuer-?id(?:entifikationsnummer)?|personalausweis(?:nummer)?|sozialversicherungsnummer|bsn|"
+    r"iban|(?:bank )?account number|kontonummer|num[ée]ro de compte|n[uú]mero de (?:la )?cuenta|n[uú]mero da conta|"
+    r"rekeningnummer|numero di conto|(?:credit |debit |bank )?card number|kartennummer|num[ée]ro de (?:la )?carte|"
+    r"n[uú]mero de (?:la )?tarjeta|n[uú]mero do cart[aã]o|numero della carta|"
     r"pesel|personnummer|身份证(?:号码|号)?|マイナンバー|주민등록번호|social(?=[ \t]*(?:is|was|:|#))"
 )
 # Matched only at the start of a word that holds one of ANCHORS (found with str.find: a regex that scans every
 # position of a long message costs ~100x more), on the lowered text.
+_KEY = r"keys?|cl[ée]s?|chiavi|chiave|sleutels?|schl[üu]ssel|schluessel|ключ(?:и|а)?"
 _KEYWORDS = re.compile(
-    rf"(?:(?P<phrase>{_PHRASE})|(?P<code>{_CODE})|(?P<id>{_ID})|(?P<password>{_PASSWORD}))(?![a-zà-ÿ0-9_])"
+    rf"(?:(?P<phrase>{_PHRASE})|(?P<code>{_CODE})|(?P<id>{_ID})|(?P<password>{_PASSWORD})|(?P<key>{_KEY}))"
+    r"(?![a-zà-ÿ0-9_])"
 )
 # The connector: a copula or a sign, in the languages above (set-verbs first: "was changed to"). Words end at a
 # boundary; CJK copulas and signs need none ("密码是woaini").
@@ -158,7 +214,7 @@ _CONNECTOR = re.compile(
     r"(?:it'?s|it is|now it'?s|the new one is|now)(?:[ \t]+now)?"
     r"|,?[ \t]*(?:c'est|it'?s|it is|that'?s|das ist)"
     r"|is|are|was|were|'s|will be|est|était|es|era|será|sera|é|ist|lautet|war|è|sono"
-    rf"){_B}|是|为|為|は|는|은|:|：|=|→|->)[ \t]*[:：]?[ \t]*",
+    rf"){_B}|是|为|為|は|는|은|:|：|=|→|->|—|–)[ \t]*[:：]?[ \t]*",
     re.I,
 )
 # "set the wifi password to X", "changed my password to X": "to" counts only after a verb of setting.
@@ -563,7 +619,8 @@ _ID_VALUE = re.compile(
 )
 _QUALIFIER = re.compile(
     r"[ \t]+(?:for|of|on|to|at|in|i|we|you|that|which|from|de|du|des|del|da|do|d'|para|pour|que|qu'|für|fuer|vom|von|"
-    r"zu|zum|zur|des|der|di|per|del|della|для|от|的|の|에)(?![a-zà-ÿ])",
+    r"zu|zum|zur|des|der|di|per|del|della|fürs|furs|van|voor|à|au|моей|моего|моих|моя|мои|для|от|的|の|에)(?![a-zà-ÿ])"
+    r"|[ \t]+(?:dell|dall|nell|all|d|l)'",
     re.I,
 )
 _BEFORE_NOUN = re.compile(
@@ -576,6 +633,8 @@ _BEFORE_NOUN = re.compile(
 # An acronym or a network's name right after the noun (French, Spanish, Portuguese and German put it there): not
 # another subject, as "password manager" or "password field" are.
 _POSTPOSED = re.compile(r"[ \t]+(?:[A-Z][A-Z0-9]{1,9}|[Ww]i-?[Ff]i|wlan|vpn|ssh)(?![\w\-])")
+_LATIN = re.compile(r"[A-Za-z]")
+_ASIDE = re.compile(r"[ \t]*,[^,.;:\n]{1,30},")
 _GAP = re.compile(r"[ \t]*[:#]?[ \t]*")
 _WORD = re.compile(r"[ \t]+[^\s.;!?:=,，。]+")
 _DIGITS6 = re.compile(r"(?:\D*\d){6}")
@@ -591,11 +650,25 @@ _AS_WITH = re.compile(
     r"[ \t]+as[ \t]+[\w.\-+@]{1,64}[ \t]+(?:with|using|w/|pw|pass)(?:[ \t]+(?:the[ \t]+)?(?:password|pass|pw))?"
     r"[ \t]*[:=]?[ \t]+([^\s\"'`,;<>()\[\]{}]{3,128})"
 )
+_COPULA = r"(?:[ \t]*(?:is|es|est|ist|é|è|era|was|lautet|sono|são|son)(?![\w]))?"
 _USER_THEN_PASS = re.compile(
-    r"(?:user(?:name)?|login|account|utilisateur|usuario|usuário|benutzer(?:name)?)[ \t]*[:=]?[ \t]+"
-    r"[\w.\-+@]{1,64}[ \t]*(?:,|and|et|y|e|und|/|;)?[ \t]*"
-    r"(?:pass(?:word)?|pwd|pw|mot de passe|mdp|contrase(?:ñ|n)a|senha|passwort|kennwort)[ \t]*[:=]?[ \t]+"
-    r"([^\s\"'`,;<>()\[\]{}]{3,128})"
+    rf"(?:user(?:name)?|login|account|utilisateur|usuario|usuário|benutzer(?:name)?){_COPULA}[ \t]*[:=]?[ \t]+"
+    r"[\w.\-+@]{1,64}[ \t]*(?:,|and|et|y|e|und|en|/|;)?[ \t]*"
+    r"(?:(?:the|my|la|el|le|a|o|das|het|mijn|il|mi|mon|meu|minha|mein)[ \t]+)?"
+    r"(?:pass(?:word)?|pwd|pw|mot de passe|mdp|contrase(?:ñ|n)a|senha|passwort|kennwort|clave|wachtwoord)"
+    rf"{_COPULA}[ \t]*[:=]?[ \t]+([^\s\"'`,;<>()\[\]{{}}]{{3,128}})"
+)
+# "the router credentials are admin and Hx7-lamp": a login pair joined by a conjunction
+_CRED_AND = re.compile(
+    r"(?:credentials?|creds|login details|identifiants|credenciales|credenciais|zugangsdaten|anmeldedaten)(?![\w])"
+    r"[^\n.;!?]{0,40}?(?:are|is|sont|son|são|sao|sind|:)[ \t]+([\w.\-+@]{1,64})[ \t]+"
+    r"(and|&|et|y|e|und|en|with|avec|con|com|mit)[ \t]+([^\s\"'`,;<>()\[\]{}]{3,128})"
+)
+# "I unlock my phone with 802214": the digits a lock is opened with
+_UNLOCK_WITH = re.compile(
+    r"(?:unlock|disarm|d[ée]verrouill|desbloque|entsperr|sblocc|ontgrendel)\w*[^\n.;!?]{0,40}?[ \t]"
+    r"(?:with|using|avec|con|com|mit|met)[ \t]+(?:(?:the|my|code|pin|le|la|el|o|a|den|de|il|mon|mi|meu|mein)[ \t]+){0,2}"
+    r"(\d[\d \-]{2,}\d)(?![\w])"
 )
 
 
@@ -631,12 +704,23 @@ def _strip_tail(token: str) -> str:
 
 
 def _code_value(text: str, start: int) -> tuple[int, int] | None:
-    """A code: digits (and the letters, #, * of a keypad), in up to four groups."""
+    """A code: digits (and the letters, #, * of a keypad), in up to four groups, or said in number words."""
+    w = _NUMBER_WORDS.match(text, start)
+    if w is not None:
+        return w.span()
     m = _CODE_VALUE.match(text, start)
     if m is None or m.end() - m.start() < 3:
         return None
     digits = sum(c.isdigit() for c in m.group(0))
     return (m.start(), m.end()) if digits >= 3 else None
+
+
+_DIGIT_WORD = (
+    r"zero|oh|one|two|three|four|five|six|seven|eight|nine|z[ée]ro|un|deux|trois|quatre|cinq|six|sept|huit|neuf|cero|"
+    r"uno|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|um|dois|tr[êe]s|quatro|sete|oito|nove|null|eins|zwei|drei|vier|"
+    r"f[üu]nf|sechs|sieben|acht|neun|due|quattro|sei|sette|otto|nul|een|twee|drie|vijf|zes|zeven|negen"
+)
+_NUMBER_WORDS = re.compile(rf"(?:(?:{_DIGIT_WORD})[ \t,\-]+){{2,11}}(?:{_DIGIT_WORD})(?![\w])", re.I)
 
 
 def _id_value(text: str, start: int) -> tuple[int, int] | None:
@@ -647,7 +731,13 @@ def _id_value(text: str, start: int) -> tuple[int, int] | None:
     return m.start(), m.end()
 
 
+_SPELLED = re.compile(r"(?:[^\s\"'`,;.]\s){3,}[^\s\"'`,;.](?![^\s.,;!?])")
+
+
 def _token_value(text: str, start: int, *, after_to: bool) -> tuple[int, int] | None:
+    spelled = _SPELLED.match(text, start)  # "m a r m o t 4 2": a value spelled out, one character at a time
+    if spelled is not None:
+        return spelled.span()
     q = _QUOTED.match(text, start)
     if q is not None:
         s, e = q.span(q.lastindex or 0)
@@ -690,12 +780,18 @@ def _value(kind: str, text: str, start: int, *, after_to: bool = False) -> tuple
         )
     if kind == "id":
         return _id_value(text, start)
+    if kind == "key":
+        got = _token_value(text, start, after_to=after_to)
+        v = text[got[0] : got[1]] if got else ""
+        return got if got and len(v) >= 6 and _shaped(v) and not _KEY_TYPE.match(v) else None
     if kind == "phrase":
         return _phrase_value(text, start)
     return _token_value(text, start, after_to=after_to)
 
 
-_LABELS = {"password": "password", "phrase": "passphrase", "code": "pin", "id": "national_id"}
+_LABELS = {"password": "password", "phrase": "passphrase", "code": "pin", "id": "national_id", "key": "key"}
+# Names of kinds of key, not keys: "my SSH key is ed25519"
+_KEY_TYPE = re.compile(r"^(?:ed25519|rsa(?:-?\d+)?|ecdsa\S*|dsa|aes-?\d+|sha-?\d+|hmac\S*|x25519|p-?256)$", re.I)
 
 
 def lower(text: str) -> str:
@@ -749,7 +845,7 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
     for p in _word_starts(low, present):
         if p < end or (p > 0 and _LETTER.match(low, p - 1) and not _CJK.match(low, p - 1)):
             continue
-        for rx in (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS):
+        for rx in (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH):
             m = rx.match(low, p)
             if m is None:
                 continue
@@ -787,6 +883,8 @@ def _pair_value(text: str, m: re.Match[str], rx: re.Pattern[str]) -> tuple[int, 
             return None  # "db/prod": a path, not "alice / swordfish"
     s, e = m.span(m.lastindex or 0)
     value = _strip_tail(text[s:e])
+    if rx is _UNLOCK_WITH:
+        return (s, e, "pin") if sum(c.isdigit() for c in value) >= 4 else None
     if not _password_ok(value) or value.startswith(("http", "/", "//")):
         return None
     return s, s + len(value), "password"
@@ -815,6 +913,11 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
     limit = _value_end(text, head)
     # 1. a connector after a few words of the same clause: "the password for the router is X"
     for between in _between_ends(text, head, limit):
+        # a code right after a qualifier in a language that needs no copula ("ПИН-код моей карты 4417")
+        if kind == "code" and between > head and not _LATIN.search(text, head, between):
+            got = _code_value(text, _GAP.match(text, between).end())  # type: ignore[union-attr]
+            if got is not None and sum(ch.isdigit() for ch in text[got[0] : got[1]]) >= 4:
+                return got
         c = _CONNECTOR.match(text, between)
         if c is not None and c.end() > between:
             got = _value(kind, text, c.end(), after_to=c.group(0).rstrip().endswith(("to", "into")))
@@ -831,7 +934,7 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
     before = text[max(0, kw.start() - 24) : kw.start()]
     sp = _GAP.match(text, head)
     if sp is not None and sp.end() > head:
-        if _USE_VERB.search(before) or kind in ("code", "id"):
+        if _USE_VERB.search(before) or kind in ("code", "id", "key"):
             return _value(kind, text, sp.end())
         got = _value(kind, text, sp.end())
         if got is not None and kind in ("password", "phrase") and (_shaped(text[got[0] : got[1]]) or got[0] > sp.end()):
@@ -858,6 +961,9 @@ def _between_ends(text: str, head: int, limit: int) -> list[int]:
     opens a phrase that qualifies the noun ("for the router", "de la base", "I use for mail"), after each of up to
     five more words of the clause. A noun right after ("password manager", "password field") is another subject."""
     ends = [head]
+    aside = _ASIDE.match(text, head)
+    if aside is not None:
+        ends.append(aside.end())
     post = _POSTPOSED.match(text, head)
     if post is not None:  # "mot de passe VPN est X", "Passwort WLAN ist X": what the noun is for, after it
         ends.append(post.end())

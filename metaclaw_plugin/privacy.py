@@ -26,12 +26,14 @@ import logging
 import math
 import re
 import threading
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import credentials
+from .lookalikes import INVISIBLE, fold_mixed
 from .regexlits import literal_scanner, required_literals
 
 log = logging.getLogger("metaclaw_plugin.privacy")
@@ -544,6 +546,15 @@ class Redactor:
     def redact(self, text: str) -> str:
         if not text or len(text) < 4:
             return text
+        if self._prose:
+            plain = unveiled(text, self._prose_lits)
+            if plain is not text:  # disguised: what the plain text holds is redacted, the text as it is otherwise
+                red = self._redact(plain)
+                if red != plain:
+                    return red
+        return self._redact(text)
+
+    def _redact(self, text: str) -> str:
         low = ascii_lower(text)
         present = self._present(text, low)
         todo = self._candidates(present, -1)
@@ -560,7 +571,7 @@ class Redactor:
                 present = self._present(text, low)
                 todo = self._candidates(present, i)  # the text changed: the later rules it now wakes
         if self._prose and not self._prose_lits.isdisjoint(present):
-            text = _prose_sub(text, ascii_lower(text), present & self._prose_lits)
+            text = _prose_sub(text, credentials.lower(text), present & self._prose_lits)
         if _RUN in present:
             if any(lit in present for lit in _KEYWORD_LITERALS):
                 text = _near_keyword_sub(text, ascii_lower(text))
@@ -577,6 +588,8 @@ class Redactor:
 
     def _present(self, text: str, low: str) -> set[str]:
         found = self._scan_case(text) | self._scan_low(low)
+        if self._prose and not text.isascii():  # "ПИН", "Пароль": the prose nouns in any case
+            found |= self._scan_low(credentials.lower(text)) & self._prose_lits
         if len(text) >= _RUN_MIN and max(map(len, text.split()), default=0) >= _RUN_MIN:
             found.add(_RUN)
         return found
@@ -768,6 +781,29 @@ def _sub_spans(rule: _Rule, text: str, matches: Iterable[re.Match[str]]) -> str:
         return text
     out.append(text[pos:])
     return "".join(out)
+
+
+# Letters spelled out one by one ("p a s s w o r d"): looked for only where a cheap scan finds three in a row.
+_SPACED_GATE = re.compile(r" [a-zA-Z] [a-zA-Z] ")
+_SPACED = re.compile(r"(?<![\w])(?:[^\W\d_] ){3,}[^\W\d_](?![\w])")
+
+
+def unveiled(text: str, literals: Iterable[str]) -> str:
+    """``text`` without the disguises that hide a credential's noun from the scan: fullwidth and other compatibility
+    forms (NFKC), invisible characters, look-alike letters inside a Latin word ("pаsswоrd"), and a noun spelled out
+    letter by letter (joined only when the word it makes holds one of ``literals``). The same object when there is
+    none."""
+    plain = text
+    if not text.isascii():
+        plain = fold_mixed(INVISIBLE.sub("", unicodedata.normalize("NFKC", text)))
+    if _SPACED_GATE.search(" " + plain) is not None:
+
+        def join(m: re.Match[str]) -> str:
+            word = m.group(0).replace(" ", "")
+            return word if any(lit in word.lower() for lit in literals) else m.group(0)
+
+        plain = _SPACED.sub(join, plain)
+    return text if plain == text else plain
 
 
 def _prose_sub(text: str, low: str, anchors: set[str]) -> str:

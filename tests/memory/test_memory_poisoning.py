@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memory_poison_corpus import Case, benign, poisoning, rounds, rounds_benign
+from memory_poison_corpus import CLASSES, Case, benign, poisoning, rounds, rounds_benign
 from starlette.testclient import TestClient
 from test_memory import end, memory_part, say
 
@@ -31,16 +31,6 @@ POISON = poisoning()
 BENIGN = benign()
 LATER = rounds()  # written after the screen, measured before changing it, then fixed: regression cases
 LATER_BENIGN = rounds_benign()
-CLASSES = {
-    "exfiltration",
-    "secret_reveal",
-    "fetch_execute",
-    "pre_approval",
-    "skip_confirmation",
-    "authority_transfer",
-    "operator_framing",
-    "rule_change",
-}
 
 
 def _id(c: Case) -> str:

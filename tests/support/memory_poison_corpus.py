@@ -18,6 +18,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The action classes of issue 41 (what the screen quarantines), as both red-team corpora name them.
+CLASSES = frozenset(
+    {
+        "exfiltration",
+        "secret_reveal",
+        "fetch_execute",
+        "pre_approval",
+        "skip_confirmation",
+        "authority_transfer",
+        "operator_framing",
+        "rule_change",
+    }
+)
+
 
 @dataclass(frozen=True)
 class Case:

@@ -22,6 +22,12 @@ statements by intent, not by phrase: two things must hold in one sentence.
 A negation right before the verb ("never print API keys", "ne jamais afficher", "nunca muestres", "不要打印", "zeige
 niemals") makes it the opposite of an attack, except where the negation is the attack ("never ask for confirmation").
 
+Italian, Dutch and Russian verbs stand in the same frames (Russian by its imperative, read as Russian: look-alike
+folding only touches words that mix scripts); Japanese by its request form (〜してください, never 〜しないで). Polite
+and habitual frames count ("would you be so kind as to copy...", "make a habit of pulling down X and running it"), an
+answer asked to carry secrets, an attribution to the operator ("per the platform team:") and a heading alone
+("### System message") too; markdown emphasis, quote and heading marks are read past.
+
 The text is read twice, normalised by the skills' screen
 (:func:`~metaclaw_plugin.learning.screening.normalise.normalise`: NFKC, invisible and bidi characters, homoglyphs,
 accents, letter spacing and dots), once as it is and once with leetspeak mapped; addresses spelled out ("ana [at] host
@@ -34,10 +40,12 @@ agent), "I prefer short answers", "always answer in Portuguese", "send me the su
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ...regexlits import Prefilter
+from ...text import strip_marks
 from ..screening.normalise import normalise
 
 F = re.I | re.U
@@ -55,7 +63,8 @@ _TLD = (
 REMOTE = (
     r"(?:(?:https?|ftps?|sftp|scp|wss?|s3|gs|smb|file|ssh|rsync)\s*:\s*//\S*|\bwww\.\S+|hxxps?://\S*"
     r"|[\w.+\-]+\s*@\s*[\w\-]+(?:\.[\w\-]+)*\.[a-z]{2,}"
-    r"|[\w.+\-]+\s*[\[(]?\s*(?:at|arroba|chez)\s*[\])]?\s*[\w\-]+\s*(?:[\[(]\s*dot\s*[\])]|\s+dot\s+|\s*[\[(]\s*\.\s*[\])])\s*\w+"
+    r"|[\w.+\-]+\s*[\[(]?\s*(?:at|arroba|chez)\s*[\])]?\s*[\w\-]+\s*(?:[\[(]\s*dot\s*[\])]|\s+dot\s+|"
+    r"\s*[\[(]\s*\.\s*[\])])\s*\w+"
     r"|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"
     rf"|\b[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.(?:{_TLD})\b(?:[:/]\S*)?"
     r"|(?<![\w.])\+?\d[\d\s().\-]{7,}\d\b"
@@ -70,7 +79,8 @@ REMOTE = (
     r"|\b(?:mon|ma|un|une|cette|ce) (?:adresse|serveur|compte|e-?mail|boite) (?:personnel\w*|privee?|externe|perso)\b"
     r"|\b(?:mi|un|una|esta|este) (?:correo|direccion|servidor|cuenta) (?:personal|privad[oa]|extern[oa])\b"
     r"|\b(?:meu|minha|um|uma|este|esta) (?:e-?mail|endereco|servidor|conta) (?:pessoal|privad[oa]|extern[oa])\b"
-    r"|\b(?:meine[nrm]?|einen?|diese[nrm]?) (?:private[nrm]?|externe[nrm]?|personliche[nrm]?) (?:adresse|server|konto|e-?mail)\b"
+    r"|\b(?:meine[nrm]?|einen?|diese[nrm]?) (?:private[nrm]?|externe[nrm]?|personliche[nrm]?) (?:adresse|server|"
+    r"konto|e-?mail)\b"
     r"|外部服务器|外部地址|这个地址|私人邮箱|个人邮箱|我的邮箱|外部邮箱)"
 )
 _REMOTE = re.compile(REMOTE, F)
@@ -104,6 +114,10 @@ _SEND_STRONG = (
     r"sendest|schickst|versendest|verschickst|postest|veroffentlichst|mailst|teilst|ubermittelst|ubertragst|"
     r"envoies|transferes|publies|partages|envias|mandas|subes|publicas|compartes|envias|mandas|encaminhas|publicas|"
     r"compartilhas"
+    r"|sending|forwarding|e-?mailing|mailing|uploading|posting|sharing|relaying|transmitting|publishing|invia|"
+    r"inviami|inviate|manda|mandate|inoltra|inoltrate|carica|caricate|spedisci|condividi|pubblica|trasmetti|stuur|"
+    r"verstuur|zend|verzend|deel|publiceer|mail|upload|отправляи|отправь|отправьте|пересылаи|перешли|перешлите|"
+    r"загружаи|загрузи|выкладываи|выложи|опубликуи|публикуи|поделись|делись|шли|пришли|присылаи|сбрасываи|скидываи"
 )
 _SEND_WEAK = (
     r"sync|syncs|mirror|mirrors|copy|copies|push|pushes|export|exports|submit|submits|report|reports|transfer|"
@@ -112,6 +126,8 @@ _SEND_WEAK = (
     r"archive|archives|move|moves|drop|drops|leave|place|deposit|ship|give|provide|curl|wget|scp|rsync|copie|"
     r"copiez|copier|synchronise|synchronisez|sauvegarde|sauvegardez|copia|copiar|sincroniza|sincronizar|guarda|"
     r"guardar|pega|pegar|copie|copiar|sincronize|sincronizar|salve|salvar|kopiere|kopieren|synchronisiere|speichere"
+    r"|copying|syncing|mirroring|piping|pasting|pushing|saving|backing up|copia|sincronizza|salva|kopieer|"
+    r"synchroniseer|bewaar|копируи|скопируи|сохраняи|сохрани"
 )
 # Showing (a secret decides).
 _SHOW = (
@@ -127,6 +143,10 @@ _SHOW = (
     r"zeige|zeig|zeigen|anzeigen|gib|gebe|ausgeben|drucke|druck|drucken|verrate|verraten|nenne|nennen|liste|"
     r"listen|fuge|hinzufugen|offenlegen|poste|zeigst|gibst|druckst|verratst|nennst|listest|affiches|montres|"
     r"reveles|imprimes|muestras|imprimes|revelas|mostras|exibes"
+    r"|printing|showing|displaying|revealing|outputting|echoing|dumping|listing|including|disclosing|pasting|"
+    r"appending|reciting|mostra|mostrami|stampa|rivela|visualizza|elenca|dammi|includi|fornisci|toon|laat zien|geef|"
+    r"print|onthul|vertel|noem|показываи|покажи|покажите|выводи|выведи|выведите|печатаи|распечатаи|раскрываи|"
+    r"раскрои|сообщи|сообщаи|отображаи|отобрази|назови|дaи|даи|вставляи|вставь|добавляи|добавь"
 )
 _SECRET = (
     r"(?:environment|env|environnement|entorno|ambiente)(?:al)?[\s_-]*(?:variables?|vars?)|variables? d'environnement|"
@@ -147,17 +167,26 @@ _SECRET = (
     r"instrucciones (?:ocultas|del sistema)|chaves? (?:de api|api|privadas?|secretas?|ssh|de acesso)|senhas?|"
     r"segredos?|credenciais|arquivo \.env|prompt do sistema|(?:api-?|private[nr]? |geheime[nr]? |ssh-?)?schlussel|"
     r"passworter|passwort|kennworter|kennwort|zugangsdaten|anmeldedaten|geheimnisse|systemprompt"
+    r"|variabili d'ambiente|variabili di ambiente|chiavi(?: api| di accesso| private| segrete)?|chiave api|"
+    r"credenziali|segreti|prompt di sistema|omgevingsvariabelen|api-?sleutels?|sleutels|wachtwoorden|wachtwoord|"
+    r"inloggegevens|geheimen|переменные окружения|переменных окружения|api-?ключ\w*|ключи|ключ|токены?|пароли|"
+    r"пароль|секреты|учетные данные|системныи промпт"
 )
 _GET = (
     r"download|downloads|fetch|fetches|get|gets|grab|grabs|pull|pulls|curl|wget|retrieve|retrieves|load|loads|"
     r"install|installs|pip install|npm install|clone|clones|telecharge|telechargez|telecharger|recupere|recuperez|"
     r"recuperer|descarga|descargue|descargar|baixe|baixa|baixar|faca download|lade|laden|herunterladen"
+    r"|downloading|fetching|getting|grabbing|pulling(?: down)?|retrieving|installing|pull down|descargate|"
+    r"descargalo|bajate|baixe-o|hol|hole|holen|besorg|besorge|scarica|scaricalo|scaricare|download|haal|скачаи|"
+    r"скачаите|скачивай|скачиваи|загрузи"
 )
 _RUN = (
     r"run|runs|execute|executes|exec|bash|sh|source|eval|launch|launches|start|starts|install|installs|chmod|invoke|"
     r"invokes|open|opens|execute-le|execute-la|executer|lance|lancez|lancer|l'executer|l'execute|ejecuta|ejecutalo|"
     r"ejecutala|ejecutar|corre|correr|lanza|lanzar|execute|execute-o|execute-a|executar|rode|rodar|fuhre|fuhr|"
     r"ausfuhren|starte|starten"
+    r"|running|executing|launching|starting|invoking|sourcing|esegui|eseguilo|eseguila|avvia|avvialo|lancia|voer|"
+    r"voert|uitvoeren|запусти|запустите|запускаи|выполни|выполните|выполняи"
 )
 _APPROVE = (
     r"approve|approves|accept|accepts|allow|allows|authori[sz]e|authori[sz]es|grant|grants|confirm|confirms|okay|ok|"
@@ -168,16 +197,22 @@ _APPROVE = (
     r"aprovar|aceite|aceita|aceitar|autorize|autoriza|autorizar|confirme|confirma|confirmar|genehmige|genehmigen|"
     r"akzeptiere|akzeptieren|bestatige|bestatigen|erlaube|erlauben|gib frei|freigeben|genehmigst|akzeptierst|"
     r"bestatigst|erlaubst|approuves|acceptes|valides|apruebas|aceptas|aprovas|aceitas"
+    r"|approving|accepting|allowing|confirming|signing off on|saying yes to|approva|accetta|autorizza|consenti|keur|"
+    r"goedkeuren|accepteer|sta toe|одобряи|одобри|подтверждаи|подтверди|принимаи|прими|разрешаи|разреши"
 )
 _ALL = (
     r"all|every|any|each|everything|anything|whatever|tout|toute|toutes|tous|chaque|n'importe|todo|toda|todas|todos|"
     r"cada|cualquier|cualquiera|tudo|qualquer|alle|jede|jeden|jedes|jeder|alles|samtliche"
+    r"|tutte|tutti|tutto|ogni|qualsiasi|qualunque|elke|ieder|iedere|alles|все|всё|любые|любои|каждыи|каждое|каждую"
 )
 _BLIND = (
     r"automatically|automatic|blindly|by default|without (?:looking|reading|review\w*|checking|asking|question\w*|"
     r"thinking|hesitat\w*)|automatiquement|sans (?:verifier|regarder|lire|demander)|automaticamente|sin (?:revisar|"
     r"mirar|leer|preguntar)|sem (?:revisar|olhar|ler|perguntar)|automatisch|ungepruft|ohne (?:zu )?(?:prufen|lesen|"
     r"nachzusehen|fragen)"
+    r"|on (?:my|the user'?s) behalf|in my name|en mon nom|en (?:mi|su) nombre|em meu nome|in meinem namen|"
+    r"automaticamente|senza (?:controllare|guardare|leggere|chiedere)|automatisch|zonder te (?:kijken|controleren|"
+    r"lezen|vragen)|автоматически|не глядя|без проверки"
 )
 _SKIP = (
     r"skip|skips|bypass|bypasses|ignore|ignores|suppress|suppresses|dismiss|dismisses|disable|disables|silence|"
@@ -188,6 +223,8 @@ _SKIP = (
     r"desative|desativar|omita|omitir|evite|evitar|uberspringe|uberspringen|ignoriere|ignorieren|unterdrucke|"
     r"unterdrucken|deaktiviere|deaktivieren|umgehe|umgehen|uberspringst|ignorierst|unterdruckst|deaktivierst|umgehst|"
     r"ignores|sautes|ignoras|saltas|omites|ignoras|pulas"
+    r"|skipping|bypassing|ignoring|suppressing|dismissing|disabling|salta|ignora|disattiva|sopprimi|sla over|negeer|"
+    r"schakel uit|пропускаи|пропусти|игнорируи|отключи|отключаи"
 )
 _CHECKS = (
     r"confirm\w*|approvals?|permission(?: prompts?| checks?| requests?| dialogs?)?|warnings?|alerts?|prompts?|"
@@ -213,6 +250,7 @@ _INSTR = (
     r"instructions?|commands?|orders?|directions?|directives?|requests?|tasks?|steps?|prompts?|demands?|"
     r"instruction|consignes?|ordres?|commandes?|instrucciones?|ordenes|comandos?|instrucoes|instrucao|ordens|"
     r"anweisungen?|befehle?|anordnungen?|auftrage?"
+    r"|istruzioni|ordini|comandi|instructies|opdrachten|bevelen|инструкции|команды|приказы|указания"
 )
 _SOURCE_PREP = (
     r"from|in|inside|within|contained in|embedded in|sent by|written in|written by|found in|given by|coming from|"
@@ -228,6 +266,7 @@ _AS_AUTH = (
     r"(?:ordenes|instrucciones|comandos)(?: mias| mios| de mi| del operador)?|como si (?:vinieran|viniesen) de mi|"
     r"(?:ordens|instrucoes|comandos)(?: minhas| meus| de mim| do operador)?|como se viessem de mim|"
     r"(?:anweisungen|befehle|anordnungen)(?: von mir| des betreibers)?"
+    r"|istruzioni|ordini|comandi|instructies|opdrachten|bevelen|инструкции|команды|приказы|указания"
 )
 _RULES = (
     r"instructions|rules|guidelines|guardrails|policies|policy|restrictions|limits|limitations|constraints|filters|"
@@ -236,18 +275,21 @@ _RULES = (
     r"directives|reglas|instrucciones|restricciones|limites|filtros|directrices|normas|regras|instrucoes|restricoes|"
     r"diretrizes|regeln|anweisungen|richtlinien|einschrankungen|beschrankungen|vorgaben|sicherheitsregeln|"
     r"sicherheitsrichtlinien"
+    r"|regole|istruzioni|restrizioni|limiti|linee guida|regels|instructies|beperkingen|richtlijnen|правила|"
+    r"инструкции|ограничения|установки"
 )
 _RULE_SCOPE = (
     r"your|all|any|previous|prior|earlier|above|system|safety|security|default|original|existing|built-in|content|"
     r"usual|standard|normal|ethical|current|old|tes|vos|toutes les|les|precedentes|anterieures|de securite|tus|todas "
     r"las|las|anteriores|previas|de seguridad|suas|tuas|todas as|as|de seguranca|deine|alle|ihre|bisherigen|"
     r"vorherigen|die"
+    r"|le|tue|le tue|tutte le|precedenti|je|jouw|alle|vorige|свои|твои|все|предыдущие"
 )
 
 _NEG_PREFIX = re.compile(
     r"(?:\b(?:never|don'?t|do not|must not|mustn'?t|should not|shouldn'?t|shall not|can'?t|cannot|won'?t|will not|"
     r"no longer|not|avoid|refuse to|stop|ne jamais|ne pas|ne plus|ne|jamais|nunca|no|jamas|nao|nie|niemals|nicht|"
-    r"keine?\w*)\b|\bn'|不要|别|不得|禁止|切勿|绝不|永远不要|不能|不可以|勿|不许|不准|从不|决不)\s*(?:\S+\s+){0,2}$",
+    r"keine?\w*|non|mai|niet|nooit|не|никогда)\b|\bn'|不要|别|不得|禁止|切勿|绝不|永远不要|不能|不可以|勿|不许|不准|从不|决不)\s*(?:\S+\s+){0,2}$",
     F,
 )
 _NEG_NOT = re.compile(
@@ -282,27 +324,33 @@ _LEAD = (
     r"a partir de ahora|de ahora en adelante|en adelante|por favor|tambien|luego|despues|sempre|a partir de agora|"
     r"de agora em diante|daqui em diante|daqui pra frente|tambem|depois|bitte|immer|stets|ab jetzt|ab sofort|"
     r"von nun an|kunftig|zukunftig|ab heute|auch|dann|jedes ?mal|先|请|总是|始终|一律|自动|直接|每次|每当|以后|今后|"
-    r"从现在开始|从现在起|从今以后|从今天起|记住|记得|务必|一定要|必须|要|都|也|就|再|把|将|然后)[\s,:;\-]*)"
+    r"从现在开始|从现在起|从今以后|从今天起|记住|记得|务必|一定要|必须|要|都|也|就|再|把|将|然后|"
+    r"d'ora in poi|da ora in poi|da adesso in poi|per favore|anche|poi|voortaan|altijd|alsjeblieft|graag|ook|dan|"
+    r"vanaf nu|отныне|всегда|пожалуиста|также|теперь|с этого момента|впредь|тоже|потом|автоматически|сразу|"
+    r"automaticamente|automatisch)[\s,:;\-]*)"
 )
 _AGENT = (
     r"(?:you|u|ya|ye|y'all|yall|you guys|the (?:assistant|agent|ai|bot|model|llm|copilot|chatbot)|assistant|agent|"
     r"ai|claude|chatgpt|gpt|copilot|gemini|metaclaw|tu|vous|l'assistant|l'agent|l'ia|le bot|usted|ustedes|"
     r"el asistente|el agente|la ia|voce|voces|o assistente|o agente|a ia|du|sie|der assistent|die ki|der agent|"
-    r"你|您|助手|智能体|机器人|ai助手)"
+    r"voi|jij|ты|вы|你|您|助手|智能体|机器人|ai助手)"
 )
 _MODAL = (
     r"(?:should|must|shall|will|'ll|would|need to|needs to|have to|has to|got to|gotta|are to|is to|'re to|"
     r"are required to|is required to|are supposed to|is supposed to|are expected to|is expected to|ought to|"
     r"had better|'d better|may|can|could|might|are (?:allowed|permitted|authori[sz]ed|free|welcome|encouraged|"
-    r"cleared) to|is (?:allowed|permitted|authori[sz]ed|free|welcome|encouraged|cleared) to|have (?:my |full |the |our )?(?:permission|"
+    r"cleared) to|is (?:allowed|permitted|authori[sz]ed|free|welcome|encouraged|cleared) to|ha(?:ve|s) (?:my |full |the |our |standing |blanket |general |permanent )?(?:permission|"
     r"blessing|go-ahead|ok|okay|approval|consent|the right|clearance|authority) to|do|does|always|also|just|now|then|from now on|automatically|simply|"
     r"really|definitely|absolutely|immediately|please|kindly|go ahead and|feel free to|be sure to|make sure to|"
     r"remember to|try to|are going to|is going to|'re going to|keep|continue to|start|begin to|quietly|silently|"
+    r"(?:as|avez|tienes|tiene|tens|tem) (?:mon |ma |l'|mi |el |a minha |minha |o meu |meu )?(?:accord|autorisation|"
+    r"permission|permiso|autorizacion|permissao|autorizacao|aval|feu vert|luz verde|sinal verde) (?:pour|de|para)|"
     r"dois|doit|devez|devras|devrez|devrais|devriez|peux|peut|pouvez|pourras|vas|va|allez|es autorise a|"
     r"etes autorise a|as le droit de|avez le droit de|toujours|aussi|automatiquement|desormais|systematiquement|"
     r"il faut|il faudra|debes|debe|deberas|deberia|deberias|tienes que|tiene que|hay que|puedes|puede|vas a|va a|"
     r"estas autorizado a|esta autorizado a|siempre|tambien|automaticamente|deve|deves|devera|deveria|precisa|"
     r"precisas|tem que|tem de|tens de|pode|podes|vai|esta autorizado a|sempre|tambem|"
+    r"devi|dovete|puoi|potete|moet|moeten|mag|kunt|должен|должна|должны|можешь|можете|обязан|"
     r"要|必须|务必|应该|应当|需要|得|一定要|总是|始终|永远|每次都|都|一律|自动|直接|立即|马上|请|可以|就|也|先)"
 )
 # Modals that carry their subject (Spanish and Portuguese drop "you"; a note may drop it in English too).
@@ -337,11 +385,14 @@ _REMEMBER = (
 _COND = (
     r"(?:whenever|when|if|every time|each time|any time|anytime|once|after|before|as soon as|in case|upon|on|"
     r"while|during|unless|quand|lorsque|lorsqu'|si|s'|chaque fois que|a chaque fois que|des que|apres|avant|"
+    r"quando|se|ogni volta che|als|wanneer|telkens als|если|когда|каждыи раз когда|"
     r"cuando|cada vez que|siempre que|en cuanto|despues de|antes de|quando|se|sempre que|toda vez que|assim que|"
     r"depois de|antes de|wenn|falls|sobald|immer wenn|wann immer|jedes mal wenn|nachdem|bevor|如果|假如|要是|一旦|"
     r"当|每当|只要|每次)"
 )
-_COORD = r"(?:and|then|also|plus|&|et|puis|ensuite|y|luego|e|depois|und|dann|并|然后|再|并且|后)"
+_COORD = (
+    r"(?:and|then|also|plus|&|et|puis|ensuite|y|luego|e|depois|und|dann|ed|poi|en|и|затем|потом|并|然后|再|并且|后)"
+)
 _SUBJECT_START = re.compile(
     r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've|he|she|they|it|my|our|his|her|their|its|the|a|an|this|that|these|"
     r"those|there|here|je|j'|nous|on|il|elle|ils|elles|mon|ma|mes|notre|nos|le|la|les|un|une|ce|cet|cette|yo|"
@@ -360,6 +411,9 @@ _FRAME_END = re.compile(
     rf"|\b{_WANTER}\s*{_WANT}\s+(?:(?:that|que|dass|de|a)\s+)?{_AGENT}?\s*(?:(?:to|de|a|que|zu)\s+)?(?:(?:{_MODAL}|{_CLITIC})\s*)*"
     rf"|\b{_REMEMBER}\s+(?:(?:that|de|d'|que|de que|daran|dass)\s+)?(?:{_AGENT}\s+)?(?:(?:to|de|d'|a|zu)\s+)?(?:(?:{_MODAL}|{_CLITIC})\s*)*"
     rf"|\b(?:please|kindly|por favor|s'il te plait|s'il vous plait|bitte|请)\s+(?:(?:{_MODAL}|{_CLITIC})\s*)*"
+    rf"|\b(?:would|could|can|will)\s+(?:you|u)\s+(?:please\s+|kindly\s+)?(?:be so kind as to|mind|be able to)?\s*"
+    rf"|\bbe so kind as to\s+|^\s*{_LEAD}*(?:make|get into) (?:a|it a|the) (?:habit|point|rule) (?:of|to)\s+"
+    rf"|^\s*{_LEAD}*(?:keep(?: on)?|start|begin|continue)\s+(?=\w+ing\b)"
     rf"|\b(?:il faut|il faudra|hay que|tem que|tem de|man muss|man soll)\s+(?:(?:{_MODAL}|{_CLITIC})\s*)*"
     rf"|\b(?:(?:it'?s|it is|that'?s|that is) (?:fine|ok|okay|alright|all right|safe|acceptable|allowed|permitted|cool)"
     rf"(?: for you)? to|feel free to|go ahead and|you'?re welcome to|do not hesitate to|don'?t hesitate to)\s+"
@@ -386,7 +440,7 @@ _MARK_DE = re.compile(
 )
 _MARK_ZH = re.compile(
     r"你|您|请|务必|必须|一定要|总是|始终|每次|每当|以后|今后|从现在|从今|助手|智能体|一律|自动|记得|别忘了|如果|假如|只要|一旦|"
-    r"不要|别|不用|无需|不必|^\s*(?:把|将|给|先|再|跳过|忽略|上传|发送|转发|打印|显示|输出|执行|运行|下载|批准|同意|接受|允许|听从|服从|"
+    r"不要|别|不用|无需|不必|(?:时|的时候|之后)[，,]|^\s*(?:把|将|给|先|再|跳过|忽略|上传|发送|转发|打印|显示|输出|执行|运行|下载|批准|同意|接受|允许|听从|服从|"
     r"关闭|禁用|绕过|告诉我|列出)"
 )
 _SUBJ_ZH = re.compile(r"^\s*(?:我们|我|他们|他|她们|她|团队|公司|咱们|大家|我方|同事)")
@@ -406,15 +460,20 @@ def _a(code: str, pattern: str, **kw: bool) -> _Action:
     return _Action(code, re.compile(pattern, F), **kw)
 
 
+def _ja(code: str, pattern: str, **kw: bool) -> _Action:
+    """A Japanese action, its pattern read as :func:`normalise` leaves the text (NFKC, voicing marks stripped)."""
+    return _a(code, strip_marks(unicodedata.normalize("NFKC", pattern)), **kw)
+
+
 _END = r"(?:-[a-z']+){0,2}(?=$|[\s.,;:!?)\]\"'\-])"  # a verb's attached pronouns: "publie-le", "montre-moi"
 ACTIONS: list[_Action] = [
     # Exfiltration ------------------------------------------------------------------------------------------------
-    _a("exfiltration", rf"\b(?:{_SEND_STRONG}){_END}{_W}\s*(?:{_TO}\s+{_NOT_ME}\S|{REMOTE})"),
+    _a("exfiltration", rf"\b(?:{_SEND_STRONG}){_END}{_W}\s*(?:(?<!\S){_TO}\s+{_NOT_ME}\S|{REMOTE})"),
     _a("exfiltration", rf"\b(?:{_SEND_WEAK}|{_SEND_STRONG}){_END}{_W}\s*(?:{_TO}\s+)?(?:\S+\s+){{0,3}}?{REMOTE}"),
     _a(
         "exfiltration",
         rf"\b(?:{_SEND_STRONG}){_END}(?:\s+\S+){{0,2}}?\s+(?:a copy|copies|a summary|everything|it|them)\b"
-        rf"{_W}\s*(?:to|with)\s+{_NOT_ME}\S",
+        rf"{_W}\s*(?<!\S)(?:to|with)\s+{_NOT_ME}\S",
     ),
     # German separable verbs: "lade ... hoch", "leite ... weiter"
     _a(
@@ -495,7 +554,7 @@ ACTIONS: list[_Action] = [
     # Fetch and run --------------------------------------------------------------------------------------------------
     _a(
         "fetch_execute",
-        rf"\b(?:{_GET}){_END}{_S}{{0,120}}?\b(?:and|then|&&|;|,|\||et|puis|y|luego|e|depois|und|dann)\s*"
+        rf"\b(?:{_GET}){_END}{_S}{{0,120}}?\b(?:and|then|&&|;|,|\||et|puis|y|luego|e|depois|und|dann|ed|poi|en|и|затем|потом)\s*"
         rf"(?:\S+\s+){{0,3}}?(?:{_RUN}){_END}",
     ),
     _a(
@@ -539,7 +598,8 @@ ACTIONS: list[_Action] = [
     _a("pre_approval", rf"\b(?:{_APPROVE}){_END}{_S}{{0,60}}?\b(?:{_BLIND})"),
     _a(
         "pre_approval",
-        r"\b(?:auto-?approve|auto-?accept|auto-?confirm|auto-?merge|autoapprove|autoaccept)\w*\b"
+        r"\b(?:auto-?approve|auto-?accept|auto-?confirm|auto-?merge|autoapprove|autoaccept|pre-?approv|"
+        r"pre-?authori[sz]|pre-?accept)\w*\b"
         r"|\byes to (?:all|everything)\b|\bapprove (?:it|them|everything) all\b",
         clause=True,
     ),
@@ -673,7 +733,8 @@ ACTIONS: list[_Action] = [
     _a(
         "authority_transfer",
         r"\b(?:whatever|anything|everything)\s+[^.,]{1,60}?\b(?:says?|tells? you|asks?|"
-        r"instructs?)\b[^.,]{0,30},\s*(?:just\s+)?(?:do|follow|execute|obey)\b",
+        r"instructs?)\b[^.,]{0,30},\s*(?:just\s+)?(?:do|follow|execute|obey|carry (?:it|them)? ?out|act on|"
+        r"comply|implement|perform)\b",
         frame=False,
     ),
     _a("authority_transfer", r"\b(?:follow|obey|execute|carry out|act on)\s+(?:them|it|those|these)\b", clause=True),
@@ -775,8 +836,9 @@ ACTIONS: list[_Action] = [
         r"|\b(?:you|the assistant|the agent|the ai|this user|the user)\s+(?:have|has|now have|now has|are granted|is "
         r"granted|'ve been granted|have been granted|has been granted)\s+(?:full |root |admin\w* |unrestricted |"
         r"elevated |superuser |sudo )(?:access|permissions?|rights|privileges|control)"
-        r"|\b(?:you|the assistant|the agent)\s+(?:no longer|don'?t|do not|doesn'?t|does not)\s+(?:need|have) to\s+"
-        r"(?:refuse|decline|follow (?:the|your|any) (?:rules|guidelines|policies)|ask|check|confirm|warn)"
+        rf"|\b(?:you|the assistant|the agent|the ai|the model)\s+(?:no longer|don'?t|do not|doesn'?t|does not)\s+"
+        rf"(?:need|needs|have|has) to\s+(?:refuse|decline|follow (?:the|your|its|any)\s+(?:\w+\s+)?(?:{_RULES})|ask|"
+        rf"check|confirm|warn)"
         r"|\b(?:never|don'?t|do not|stop)\s+(?:refuse|refusing|decline|declining|say no)\b"
         r"|\b(?:comply with|fulfil+|grant|honou?r|execute)\s+(?:all|every|any)\s+(?:\S+\s+)?requests?\b"
         r"|\b(?:l'assistant|el asistente|o assistente|der assistent)\s+(?:peut|puede|pode|darf)\s+(?:\S+\s+){0,2}?"
@@ -789,6 +851,152 @@ ACTIONS: list[_Action] = [
         r"(?:忽略|无视|忘掉|忘记|绕过|取消|解除|不再遵守|不用遵守|不必遵守)(?:你)?(?:之前|以前|先前|所有|全部|一切)?(?:的)?"
         r"(?:安全)?(?:规则|指令|指示|限制|规定|准则|政策|设定|约束)|(?:你的)?(?:规则|限制)(?:已经)?(?:改变|更新|取消|解除|失效|不再适用)"
         r"|(?:开发者|越狱|无限制)模式|助手可以(?:把|将)?[^。]{0,20}(?:分享|发送|执行|删除)",
+        frame=False,
+    ),
+    # Held-out red team, 2nd round: forms and languages the rules above missed -----------------------------------
+    # An answer asked to carry secrets, however the wish is put ("each answer ended with the value of every secret")
+    _a(
+        "secret_reveal",
+        rf"\b(?:each|every|all|your|the|my)\s+(?:answers?|repl(?:y|ies)|responses?|messages?|outputs?|code samples?)\s+"
+        rf"(?:\S+\s+){{0,2}}?(?:ends?|ended|starts?|started|begins?|began|includes?|included|contains?|contained|"
+        rf"shows?|showed|lists?|listed|carr(?:y|ies|ied))\s+(?:\S+\s+){{0,6}}?(?:{_SECRET})",
+        frame=False,
+    ),
+    # Running what dumps the environment or a secret file and passing on its output
+    _a(
+        "secret_reveal",
+        r"\b(?:run|running|execute|executing|call|calling|type|typing)\s+(?:printenv|env|set|export -p|"
+        r"cat\s+\S*(?:\.env|credentials|id_\w+|\.netrc|\.npmrc|passwd|shadow)\S*)\b[^.;]{0,40}?\b(?:and|then|,)\s*"
+        r"(?:\S+\s+)?(?:paste|pasting|show|showing|include|including|print|printing|share|sharing|post|posting|"
+        r"send|sending|give|giving)\b",
+        clause=True,
+    ),
+    # German: "du brauchst mich nicht (mehr) um Erlaubnis zu fragen"; the Romance "without consulting me"
+    _a(
+        "skip_confirmation",
+        r"\b(?:brauchst|musst|brauchen|mussen)\s+(?:du\s+|sie\s+)?(?:mich|uns)\s+(?:nicht|nie|niemals|nicht mehr|"
+        r"kein mal)\s+(?:mehr\s+)?(?:(?:um|nach)\s+(?:\S+\s+)?(?:erlaubnis|bestatigung|zustimmung|freigabe|"
+        r"genehmigung)\s+)?(?:zu\s+)?(?:fragen|bitten)\b"
+        r"|\b(?:without|sans|sin|sem|ohne|senza|zonder|без)\s+(?:consult\w*|me consulter|consultar\w*|me consultar|"
+        r"mich zu konsultieren|consultarmi|mij te raadplegen|совета|согласования)",
+        negatable=False,
+        clause=True,
+    ),
+    # "No hace falta que me pidas permiso", "pas besoin de me demander", "non serve che mi chieda conferma"
+    _a(
+        "skip_confirmation",
+        r"(?:\bno (?:hace falta|es necesario|necesitas|tienes que)\s+(?:que\s+)?(?:me\s+)?(?:pidas|pida|preguntes|"
+        r"pregunte|consultes|pedirme|preguntarme|consultarme|pedir|preguntar)|\bnao (?:precisa|precisas|e preciso|"
+        r"tem que|tens de)\s+(?:me\s+)?(?:pedir|perguntar|consultar)|\b(?:pas besoin de|inutile de|tu n'as pas besoin "
+        r"de|vous n'avez pas besoin de)\s+(?:me\s+)?(?:demander|consulter)|\bnon (?:serve|c'e bisogno)\s+(?:che|di)\s+"
+        r"(?:mi\s+)?(?:chied\w*|consult\w*)|\b(?:je hoeft|u hoeft)\s+(?:me|mij)\s+(?:niet|nooit)\s+(?:meer\s+)?"
+        r"(?:te\s+)?(?:vragen|raadplegen))\b(?:\s+\S+){0,3}?\s+(?:permiso|confirmacion|autorizacion|aprobacion|"
+        r"permissao|confirmacao|autorizacao|permission|confirmation|autorisation|conferma|permesso|toestemming|"
+        r"bevestiging|antes|avant|prima|voordat|voor)\b",
+        negatable=False,
+        clause=True,
+    ),
+    # Italian, Dutch, Russian: never ask for confirmation; treat X as instructions
+    _a(
+        "skip_confirmation",
+        r"\bnon\s+(?:mi\s+|ci\s+)?chied\w*\s+(?:mai|piu)\s+(?:\S+\s+){0,2}?(?:conferma|permesso|autorizzazione|"
+        r"approvazione)|\bvraag\s+(?:me|mij|ons)\s+(?:nooit|niet meer|niet)\s+(?:\S+\s+){0,2}?(?:bevestiging|"
+        r"toestemming|goedkeuring)|\bне\s+спрашива\w*\s+(?:\S+\s+){0,2}?(?:подтверждени\w*|разрешени\w*|"
+        r"согласи\w*)|\bбез\s+(?:подтверждени\w*|разрешени\w*|спроса)",
+        negatable=False,
+        clause=True,
+    ),
+    _a(
+        "authority_transfer",
+        rf"\b(?:behandel|beschouw|tratta|trattate|considera|consideri|считаи|воспринимаи|рассматриваи)\b{_S}{{1,100}}?"
+        rf"\b(?:als|come|как)\s+(?:\S+\s+){{0,2}}?(?:{_AS_AUTH})",
+    ),
+    # Russian, read as Russian: the action by its imperative and its object
+    _a(
+        "secret_reveal",
+        r"\b(?:показываи|покажи|покажите|выводи|выведи|выведите|печатаи|раскрои|раскрываи|сообщи|назови|даи|"
+        r"отправь|пришли)\b[^.;!?]{0,60}?(?:переменн\w* окружения|ключ\w*|токен\w*|парол\w*|секрет\w*|"
+        r"учетн\w* данн\w*|системн\w* промпт)",
+    ),
+    _a(
+        "rule_change",
+        r"\b(?:игнорируи|игнорируите|забудь|забудьте|отбрось|обходи|отключи)\s+(?:\S+\s+){0,3}?(?:правил\w*|"
+        r"инструкци\w*|ограничени\w*|установк\w*)",
+        frame=False,
+    ),
+    _a(
+        "operator_framing",
+        r"\b(?:указани\w*|инструкци\w*|сообщени\w*|распоряжени\w*|приказ\w*)\s+(?:от\s+)?(?:оператора|"
+        r"администратора|разработчик\w*|системы|платформы)\b",
+        frame=False,
+        negatable=False,
+    ),
+    # Japanese: the request form (〜してください, 〜して) of an action, never its negative (〜しないで); written as the
+    # normalised text reads it (voicing marks stripped: で is て)
+    _ja(
+        "exfiltration",
+        r"(?:送信|送付|転送|アップロード|共有|投稿|送っ|送り|メール)(?:して|し)?(?:ください|下さい|なさい|てください|ろ|"
+        r"て(?:ね|くれ)?(?:[。.!！]|$))",
+        frame=False,
+    ),
+    _ja(
+        "secret_reveal",
+        r"(?:環境変数|apiキー|キー|パスワード|トークン|秘密鍵|認証情報|シークレット|システムプロンプト)[^。]{0,30}?"
+        r"(?:表示|出力|見せ|教え|印刷|貼り付け|送信|書い)(?:して|し|て)?(?:ください|下さい|なさい|ろ|て)",
+        frame=False,
+    ),
+    _ja(
+        "fetch_execute",
+        r"ダウンロードして[^。]{0,30}?(?:実行|起動|インストール)(?:して|し)?(?:ください|下さい|なさい|ろ|て)",
+        frame=False,
+    ),
+    _ja(
+        "skip_confirmation",
+        r"確認(?:せずに|せず|しないで|をしないで|を求めないで|は不要|なしで)|(?:警告|確認|チェック)を(?:無視|スキップ|省略)",
+        frame=False,
+        negatable=False,
+    ),
+    _ja(
+        "rule_change",
+        r"(?:ルール|規則|指示|制限|ガイドライン|ポリシー)(?:は|を|も)(?:すべて|全て)?(?:無視|忘れ|破棄|解除)",
+        frame=False,
+    ),
+    # Operator framing by attribution ("per the platform team:", "aviso del administrador:") or a heading alone
+    _a(
+        "operator_framing",
+        r"\b(?:per|as per|according to|on behalf of|by order of|at the request of)\s+(?:the |your )(?:\w+ )?"
+        r"(?:operators?|administrators?|admins?|developers?|platform(?: team)?|security team|it (?:team|department)|"
+        r"system owners?|providers?|vendor)\b"
+        r"|^\s*(?:system|operator|admin\w*|developer|platform)\s+(?:message|note|notice|instructions?|prompt|override|"
+        r"update|directive)s?\s*$"
+        r"|\b(?:avis|aviso|avisos|comunicado|nota|mensaje|mensagem|hinweis|avviso|messaggio|istruzioni|bericht|"
+        r"instructies)\s+(?:de|du|del|de la|do|da|des|vom|dell'|dall'|della|van de|van het)\s*(?:l'|la |het )?"
+        r"(?:operat\w+|administrat\w+|admin|sistema|systeme|systems|beheerder|platform\w*)\b"
+        r"|\bthe (?:\w+ )?(?:operators?|administrators?|admins?|developers?)\s+(?:grants?|gives?|has granted|granted|"
+        r"authori[sz]es|allows|permits)\b",
+        frame=False,
+        negatable=False,
+    ),
+    # Rule change: the agent without rules, with no policy, or granted what it never has
+    _a(
+        "rule_change",
+        rf"\b(?:act|acting|behave|behaving|respond|answer|operate|be)\s+(?:as|like)\s+(?:an?\s+)?(?:\w+\s+)?"
+        rf"(?:ai|assistant|model|bot|chatbot|llm|agent|version of yourself)\s+(?:with no|without|free of|free from)\s+"
+        rf"(?:any\s+)?(?:\w+\s+)?(?:{_RULES}|morals|censorship)"
+        rf"|\b(?:pretend|imagine|assume|act as if|behave as if)\s+(?:that\s+)?(?:you|the assistant|the agent|the ai|"
+        rf"the model)\s+(?:have|had|has)\s+no\s+(?:\w+\s+)?(?:{_RULES})"
+        rf"|\b(?:grants?|gives?|gave|granted|has granted)\s+(?:you|the assistant|the agent|the ai|the model)\s+"
+        rf"(?:full |root |admin\w* |unrestricted |elevated |superuser |sudo |unlimited )(?:access|permissions?|rights|"
+        rf"privileges|control)"
+        rf"|\b(?:the model|the bot|the llm|the chatbot)\s+(?:is|are)\s+(?:now\s+)?(?:allowed|permitted|authori[sz]ed|free|"
+        rf"cleared)\s+to\s+(?:\S+\s+){{0,2}}?(?:reveal|share|disclose|leak|ignore|bypass|run any|execute any)",
+        frame=False,
+    ),
+    _a(
+        "rule_change",
+        r"\b(?:l'assistant|el asistente|o assistente|der assistent|l'assistente|de assistent)\s+(?:peut|puede|pode|"
+        r"darf|puo|mag|kan)\s+(?:\S+\s+){0,2}?(?:reveler|revelar|divulguer|divulgar|verraten|rivelare|onthullen|"
+        r"mostrar|montrer|enviar|envoyer|partager|compartir|compartilhar|teilen|condividere|delen)\b",
         frame=False,
     ),
 ]
@@ -906,10 +1114,20 @@ def _scan(sentence: str) -> list[Finding]:
     return out
 
 
+# Markdown marks say nothing of intent: emphasis ("**standing order:**"), quote and heading markers at a line's start
+_MARKDOWN = re.compile(r"\*\*|__|(?m:^[ \t]*(?:>[ \t>]*|#{1,6}[ \t]+))")
+
+
+# A word-final é (four letters or more) is a past, never a command: Spanish "envié" (I sent), French "publié"; with
+# its accent stripped it would read as an imperative ("envie", "publie").
+_PAST_E = re.compile(r"(?<=\w\w\w)[éÉ](?!\w)")
+
+
 @lru_cache(maxsize=4096)
 def findings(text: str) -> tuple[Finding, ...]:
     """What in ``text`` directs the agent to act (empty for a plain statement of fact or preference)."""
     seen: dict[str, Finding] = {}
+    text = _PAST_E.sub("ee", _MARKDOWN.sub(" ", text))
     variants = {normalise(text), normalise(text, leet=True)}
     for variant in variants:
         for sentence in _sentences(variant):

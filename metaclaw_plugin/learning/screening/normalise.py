@@ -1,5 +1,6 @@
 """Text as the screen reads it: Unicode NFKC, invisible and bidi characters removed, homoglyphs (Cyrillic and Greek
-look-alikes) and, on request, leetspeak mapped to letters, letter-separator chains ("i.g.n.o.r.e", "i g n o r e")
+look-alikes; where the text is mostly Cyrillic or Greek, only in the words that mix in Latin letters) and, on
+request, leetspeak mapped to letters, letter-separator chains ("i.g.n.o.r.e", "i g n o r e")
 joined, case folded, whitespace collapsed; :func:`squash` keeps the letters only. The memory screen
 (``memory.directives``) reads text through it too."""
 
@@ -8,63 +9,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from ...lookalikes import INVISIBLE, fold_homoglyphs
 from ...text import strip_marks
 
-_HOMOGLYPHS = str.maketrans(
-    {
-        # Cyrillic
-        "а": "a",
-        "в": "b",
-        "е": "e",
-        "ё": "e",
-        "к": "k",
-        "м": "m",
-        "н": "h",
-        "о": "o",
-        "р": "p",
-        "с": "c",
-        "т": "t",
-        "у": "y",
-        "х": "x",
-        "ѕ": "s",
-        "і": "i",
-        "ї": "i",
-        "ј": "j",
-        "ԁ": "d",
-        "ɡ": "g",
-        "һ": "h",
-        "ӏ": "l",
-        "ԛ": "q",
-        "ԝ": "w",
-        "ү": "y",
-        # Greek
-        "α": "a",
-        "β": "b",
-        "ε": "e",
-        "η": "n",
-        "ι": "i",
-        "κ": "k",
-        "ν": "v",
-        "ο": "o",
-        "ρ": "p",
-        "τ": "t",
-        "υ": "u",
-        "χ": "x",
-        "γ": "y",
-        "ω": "w",
-        "μ": "u",
-        # Latin look-alikes that NFKC keeps
-        "ı": "i",
-        "ł": "l",
-        "ø": "o",
-        "đ": "d",
-        "ß": "ss",
-        "ɑ": "a",
-        "ɩ": "i",
-        "ʀ": "r",
-        "ѵ": "v",
-    }
-)
 _LEET = str.maketrans(
     {
         "0": "o",
@@ -81,9 +28,6 @@ _LEET = str.maketrans(
         "€": "e",
     }
 )
-INVISIBLE = re.compile(
-    r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f]"
-)
 # A word with a letter and a character _LEET maps (only those change: a lookahead skips the others, most of a text).
 _LEET_WORD = re.compile(r"(?<![\w@$!|+€])(?=[\w@$!|+€]*[013457@$!|+€])[\w@$!|+€]*[a-z][\w@$!|+€]*(?![\w@$!|+€])")
 _WORD_SEP = re.compile(r"(?<=\b\w)[.\-_*~](?=\w\b)")  # i.g.n.o.r.e -> ignore
@@ -92,7 +36,7 @@ _WORD_SEP = re.compile(r"(?<=\b\w)[.\-_*~](?=\w\b)")  # i.g.n.o.r.e -> ignore
 def normalise(text: str, leet: bool = False) -> str:
     t = unicodedata.normalize("NFKC", text)
     t = INVISIBLE.sub("", t)
-    t = strip_marks(t).casefold().translate(_HOMOGLYPHS)
+    t = fold_homoglyphs(strip_marks(t).casefold())
     t = t.replace("\u2019", "'").replace("`", "")
     for _ in range(3):  # letter-separator chains: i.g.n.o.r.e, i-g-n-o-r-e
         new = _WORD_SEP.sub("", t)
