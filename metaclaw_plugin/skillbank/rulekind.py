@@ -3,9 +3,9 @@
 A learned skill stored without ``metadata.kind`` (another evolver, a SKILL.md written by hand, MCP, the dashboard)
 is only found by relevance, and the long requests a rule governs rarely name it: 19-30% of such lessons reached
 their later rounds (docs/request-path.md, "Unmarked lessons"). A skill whose text reads as a rule ("Always ...",
-"Never ...", "... must ...", "Prefer ...", "When X, do Y", a title over bulleted rules, in several languages) is
-therefore an *inferred* convention. Its file keeps no kind (an explicit ``metadata.kind`` always wins), and a
-bundled starter skill is never inferred: those are reference notes, found by relevance.
+"Never ...", "... must ...", "Prefer ...", "Every X ...", "no X", "When X, do Y", a title over bulleted rules, in
+several languages) is therefore an *inferred* convention. Its file keeps no kind (an explicit ``metadata.kind``
+always wins), and a bundled starter skill is never inferred: those are reference notes, found by relevance.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ _WORDS = (
     r"always|never|must(?:n't| not)?|shall|do not|don't|prefer(?:ably)?|avoid|from now on|by default|required"
     r"|only ever|whenever"
     # German
-    r"|immer|stets|niemals|grundsätzlich|ausschließlich|muss|müssen|darf nicht|dürfen nicht|bevorzuge|vermeide"
+    r"|immer|stets|nie|niemals|grundsätzlich|ausschließlich|muss|müssen|darf nicht|dürfen nicht|bevorzuge|vermeide"
     # French
-    r"|toujours|jamais|doit|doivent|il faut|privilégie[rz]?|préfère[rz]?|évite[rz]?"
+    r"|toujours|jamais|doit|doivent|il faut|privilégie[rz]?|préfère[rz]?|évite[rz]?|ne pas|n(?:e |')\w+ pas"
     # Spanish, Portuguese, Italian
     r"|siempre|nunca|jamás|debe[nm]?|hay que|prefiere|prefira|evita[r]?|sempre|devono|bisogna|è necessario"
     # Dutch, Polish, Russian
@@ -46,14 +46,22 @@ _QUANTIFIED = re.compile(
     r"^(?:every|each|all|any|jede[rsn]?|alle|chaque|tou(?:te)?s?|cada|tod[oa]s?|ogni|tutt[ie]|elke|alle)\b",
     re.IGNORECASE,
 )
+# A clause that opens with a prohibiting determiner forbids a thing ("no npm, no yarn", "kein PNG", "sin tildes",
+# "pas de emojis"): a rule list says what is not used, a technique says what to do.
+_PROHIBITION = re.compile(
+    r"(?:^|[,;:(]\s*)(?:no|kein(?:e[nrs]?)?|sin|nada de|pas de|aucune?|geen|niente|nessun[ao]?)\s+(?=\w)", re.IGNORECASE
+)
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.+)$")
 TITLE_WORDS = 8  # a description this short with no rule in it is a title: the rules are in the body's bullets
 
 
 def _rule_in(sentence: str) -> str | None:
-    m = _RULE_WORD.search(sentence) or _RULE_CJK.search(sentence)
+    m = _RULE_WORD.search(sentence) or _RULE_CJK.search(sentence) or _PROHIBITION.search(sentence)
     if m:
-        return m.group(0)
+        return m.group(0).strip(",;:( ")
+    m = _QUANTIFIED.match(sentence.strip())
+    if m:
+        return m.group(0) + " ..."
     m = _CONDITION.search(sentence.strip())
     return m.group(0).split(",", 1)[0] + ", ..." if m else None
 
@@ -65,9 +73,9 @@ def _first_sentence(text: str) -> str:
 def standing_rule(description: str, body: str) -> str | None:
     """Why the text states a standing rule (the words that make it one), or None when it reads as a technique.
 
-    The description's first sentence decides; a description that is only a title ("Release notes format") leaves it
-    to the body's bullets, which state rules when at least half of them carry a rule word or open with a
-    quantifier."""
+    The description's first sentence decides (a rule word, a clause that forbids a thing, an opening quantifier
+    over the work: "Every run ...", or a leading second-person condition); a description that is only a title
+    ("Release notes format") leaves it to the body's bullets, which state rules when at least half of them do."""
     first = _first_sentence(description)
     found = _rule_in(first)
     if found:
@@ -75,7 +83,7 @@ def standing_rule(description: str, body: str) -> str | None:
     if len(description.split()) > TITLE_WORDS or _HOW_TO.match(description.strip()):
         return None
     bullets = [m.group(1) for line in body.splitlines() if (m := _BULLET.match(line))]
-    ruled = [b for b in bullets if _rule_in(b) or _QUANTIFIED.match(b)]
+    ruled = [b for b in bullets if _rule_in(b)]
     if bullets and 2 * len(ruled) >= len(bullets):
         return f"{len(ruled)} of its {len(bullets)} bullets state rules"
     return None

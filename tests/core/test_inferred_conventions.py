@@ -38,6 +38,13 @@ RULES = {
         "- always say whether users need to update",
     ),
     "zh-rule": ("提交代码前必须运行全部测试。", ""),
+    # a description that opens with a quantifier over the work, like a bullet that does
+    "every-migration": ("Every database migration ships with a down step and a note in MIGRATIONS.md.", ""),
+    "nie-de": ("Nie direkt auf main pushen; Änderungen kommen über einen Merge-Request.", ""),
+    "ne-pas-fr": ("Ne modifiez pas les fichiers du dossier vendor/, ils sont écrasés à chaque mise à jour.", ""),
+    # a title over bullets that say what is not used
+    "lint-setup": ("Linting", "- ruff for Python, no flake8\n- no per-file ignores\n- line length 120"),
+    "docs-es": ("Documentación de clientes", "- sin nombres reales en los ejemplos\n- nada de capturas con datos"),
 }
 TECHNIQUES = {
     "helpdesk-pagination": (
@@ -50,6 +57,8 @@ TECHNIQUES = {
         "1. helm history payments\n2. helm rollback payments <revision>\n3. watch kubectl rollout status",
     ),
     "ios-ui-tests": ("iOS UI tests on CI need a clean simulator before fastlane scan.", "1. xcrun simctl erase all"),
+    "psql-copy": ("COPY reads files on the database server; psql \\copy works with no server access.", ""),
+    "csv-export": ("CSV export", "1. open the report\n2. choose Export, no filters\n3. save as UTF-8"),
 }
 
 
