@@ -543,19 +543,33 @@ class SkillEvolver:
     ) -> tuple[Decision, Skill | None]:
         if new.kind_from == "inferred":  # a refinement of an inferred convention: its new text decides again
             new = replace(new, kind="procedure", kind_from="default")
+        new, redacted = _redacted_fields(new, self.redactor)
         new = inferred_kind(new)
         result = screen(new, source_text=src, max_body_chars=self.cfg.max_body_chars, redactor=self.redactor)
         if result.verdict == "rejected":
-            return Decision(new.name, action, "rejected", "rejected", result.reasons, dedup), None
+            return Decision(new.name, action, "rejected", "rejected", redacted + result.reasons, dedup), None
         review = self.reviewer.review(new) if self.reviewer is not None else None
         skill, decision = apply_promotion(new, result, self.cfg.promotion, review)
-        reasons = result.reasons + ([f"model review {review.verdict}: {r}" for r in review.reasons] if review else [])
+        reasons = redacted + result.reasons
+        reasons += [f"model review {review.verdict}: {r}" for r in review.reasons] if review else []
         if serving and decision != "active":
             # the active version keeps serving: the new one waits for its trial or its review
             decision = "trial" if decision == "shadow" else "review"
         return Decision(
             new.name, action, result.verdict, decision, reasons, dedup, review.as_dict() if review else None
         ), skill
+
+
+def _redacted_fields(skill: Skill, redactor: Redactor) -> tuple[Skill, list[str]]:
+    """The skill with what looks like a secret in its description and body redacted, and what was. A lesson that
+    names an identifier shaped like a key ("BibTeX keys like vaswani2017attention", a client's file-name pattern) is
+    kept with the value redacted rather than lost; the evolver saw redacted turns, so a real secret here is rare, and
+    it never reaches the SKILL.md either way."""
+    found = redactor.find(f"{skill.description}\n{skill.body}")
+    if not found:
+        return skill, []
+    out = replace(skill, description=redactor.redact(skill.description), body=redactor.redact(skill.body))
+    return out, [f"redacted what looks like a secret ({', '.join(found)})"]
 
 
 def scoped(skill: Skill, tasks: frozenset[str], prior: Skill | None) -> Skill:
