@@ -29,6 +29,7 @@ from .trials import ShadowTrials
 log = logging.getLogger("metaclaw_plugin.learning")
 
 STALE_SESSION_SWEEP = 30.0  # seconds
+RECHECK_S = 5.0  # a review waiting for judge votes looks again after this long (or when a new turn marks it)
 
 
 class Reviewer:
@@ -69,9 +70,14 @@ class Reviewer:
             self._close(tenant, sid, ended)
             return
         ids = [t["turn_id"] for t in turns]
-        waited = time.time() - (srow["review_since"] or time.time())
-        if not force and waited < self.settings.reward.review_wait and self.judging.pending_among(ids):
-            return  # scores still coming; look again next tick
+        now = time.time()
+        since = srow["review_since"] or now
+        wait = self.settings.reward.review_wait
+        if not force and now - since < wait and self.judging.pending_among(ids):
+            # scores still coming: look again in a while, not on every tick (a spent judge budget defers votes to
+            # tomorrow, and every session waiting so was read again on each of the loop's wake-ups)
+            reviews.postpone(self.db, tenant, sid, min(now + RECHECK_S, since + wait))
+            return
         scored: list[tuple[Any, float, str]] = []
         for t in turns:
             eff = effective_reward(self.ledger.rewards_of(t["turn_id"]))

@@ -49,6 +49,14 @@ def end(c: Any, tenant: str, session_id: str, success: bool | None, now: float) 
     )
 
 
+def postpone(db: AnyDatabase, tenant: str, session_id: str, until: float) -> None:
+    """Look at the session's review again at ``until`` (it waits for judge votes), unless a new mark comes first."""
+    db.execute(
+        "UPDATE fl_sessions SET review_due = ? WHERE tenant = ? AND session_id = ? AND review_due IS NOT NULL",
+        [until, tenant, session_id],
+    )
+
+
 def due(db: AnyDatabase, now: float) -> list[Any]:
     """Sessions due for review by ``now``."""
     return db.query("SELECT * FROM fl_sessions WHERE review_due IS NOT NULL AND review_due <= ?", [now])

@@ -67,6 +67,7 @@ LEARNING = (
   tenant TEXT NOT NULL, session_id TEXT NOT NULL, main_turns INTEGER NOT NULL DEFAULT 0,
   since_review INTEGER NOT NULL DEFAULT 0, ended INTEGER NOT NULL DEFAULT 0, success INTEGER,
   review_due REAL, review_reason TEXT, review_since REAL, last_at REAL NOT NULL, PRIMARY KEY (tenant, session_id))""",
+    "CREATE INDEX IF NOT EXISTS fl_sessions_review_due ON fl_sessions (review_due)",
     """CREATE TABLE IF NOT EXISTS fl_evolve_queue (
   id INTEGER PRIMARY KEY AUTOINCREMENT, tenant TEXT NOT NULL, reason TEXT NOT NULL, turn_ids TEXT NOT NULL,
   attempts INTEGER NOT NULL DEFAULT 0, next_at REAL NOT NULL, state TEXT NOT NULL DEFAULT 'pending',

@@ -97,3 +97,38 @@ def test_a_turn_already_judged_is_not_judged_again_and_its_count_matches(home: P
             assert state[0][0] == "done"
         finally:
             p.stop()
+
+
+def test_a_review_waiting_for_judge_votes_is_not_read_again_on_every_tick(home: Path, monkeypatch) -> None:
+    """With the host's daily budget spent, every session's judge votes wait for tomorrow and each session's review
+    waits for them (``reward.review_wait``). Before, each of the loop's ticks (one per recorded turn) read every such
+    session again: CPU on the learning thread that grew with the traffic. Now a waiting review looks again after
+    a while (or when a new turn of it comes)."""
+    from metaclaw_plugin.hostmodel import HostModel, HostReply
+    from metaclaw_plugin.learning import review
+    from metaclaw_plugin.store import ledger
+
+    read: list[str] = []
+    unreviewed = ledger.unreviewed_main
+    monkeypatch.setattr(review.ledger, "unreviewed_main", lambda db, t, s: read.append(s) or unreviewed(db, t, s))
+    p = MetaClawPlugin(Settings(home=home, learning={"model": "host", "daily_calls": 1})).start()
+    try:
+        assert p.host_models.offer(HostModel("m", "test", lambda *a: HostReply('{"score": 1}'), local=True))
+        for i in range(6):
+            ctx = TurnContext(f"s{i}", tenant="acme", user="ana")
+            p.on_request(ctx, [{"role": "user", "content": f"Rename the column in report {i} to total_cost."}])
+            p.on_response(ctx, {"role": "assistant", "content": "Renamed."})
+            p.on_session_end(TurnContext(f"s{i}", tenant="acme"))
+        assert p.flush(30)
+        loop = p.learning
+        assert loop is not None
+        with loop.held():
+            for _ in range(6):
+                loop.tick(only=["judge", "reviews"])
+            sessions = set(read)
+            ids = [r["turn_id"] for sid in sessions for r in unreviewed(loop.db, "acme", sid)]
+            assert len(sessions) == 6 and len(ids) == 6  # every session's review looked at its turn, and waits
+            assert loop.judging.pending_among(ids) == 6  # for votes the spent budget deferred
+        assert len(read) <= 2 * len(sessions)  # rather than reading them again on each of the six ticks
+    finally:
+        p.stop()
