@@ -336,13 +336,18 @@ def ask_plugin(p: MetaClawPlugin, text: str) -> str:
     return str(out[0]["content"])
 
 
+def tell(p: MetaClawPlugin, session: str, text: str) -> None:
+    """``ana`` of ``acme`` says ``text`` in ``session``, gets "Noted.", and the plugin's threads finish with it."""
+    ctx = TurnContext(session, tenant="acme", user="ana")
+    p.on_request(ctx, [{"role": "user", "content": text}])
+    p.on_response(ctx, {"role": "assistant", "content": "Noted."})
+    assert p.flush(30)
+
+
 def test_what_was_said_earlier_in_the_same_conversation_is_not_echoed_back(home: Path) -> None:
     p = MetaClawPlugin(Settings(home=home)).start()
     try:
-        first = TurnContext("conv", tenant="acme", user="ana")
-        p.on_request(first, [{"role": "user", "content": "The staging database is called stagedb-41."}])
-        p.on_response(first, {"role": "assistant", "content": "Noted."})
-        assert p.flush(30)
+        tell(p, "conv", "The staging database is called stagedb-41.")
         ask = [{"role": "user", "content": "Which staging database is it?"}]
         same = p.on_request(TurnContext("conv", tenant="acme", user="ana"), ask)
         assert "stagedb-41" not in str(same[0]["content"])  # the conversation holds it already
@@ -442,10 +447,7 @@ def test_a_tool_loop_keeps_its_request_once_and_renders_its_section_once(home: P
     notes are unchanged the steps get the section rendered for the first."""
     p = MetaClawPlugin(Settings(home=home)).start()
     try:
-        old = TurnContext("earlier", tenant="acme", user="ana")
-        p.on_request(old, [{"role": "user", "content": "The staging runbook lives in ops/runbooks/staging.md."}])
-        p.on_response(old, {"role": "assistant", "content": "Noted."})
-        assert p.flush(30)
+        tell(p, "earlier", "The staging runbook lives in ops/runbooks/staging.md.")
         ask = "I moved the staging database to the eu-west cluster last week; update the staging runbook to match."
         msgs: list[dict[str, Any]] = [{"role": "user", "content": ask}]
         sections = []
@@ -465,10 +467,7 @@ def test_a_tool_loop_keeps_its_request_once_and_renders_its_section_once(home: P
         p.on_request(TurnContext("loop", tenant="acme", user="ana"), list(msgs))
         assert dict(view._sections) == before  # the step was served from the cache: nothing rendered anew
         # a change to the user's notes is a new version: the next step renders again, and sees it
-        new = TurnContext("other", tenant="acme", user="ana")
-        p.on_request(new, [{"role": "user", "content": "The staging runbook moved to docs/ops/staging-runbook.md."}])
-        p.on_response(new, {"role": "assistant", "content": "Noted."})
-        assert p.flush(30)
+        tell(p, "other", "The staging runbook moved to docs/ops/staging-runbook.md.")
         again = p.on_request(TurnContext("loop", tenant="acme", user="ana"), list(msgs))[0]["content"]
         assert "docs/ops/staging-runbook.md" in again and len(view._sections) > len(before)
     finally:
