@@ -543,9 +543,14 @@ class SkillEvolver:
     ) -> tuple[Decision, Skill | None]:
         if new.kind_from == "inferred":  # a refinement of an inferred convention: its new text decides again
             new = replace(new, kind="procedure", kind_from="default")
-        new, redacted = _redacted_fields(new, self.redactor)
         new = inferred_kind(new)
         result = screen(new, source_text=src, max_body_chars=self.cfg.max_body_chars, redactor=self.redactor)
+        redacted: list[str] = []
+        if result.verdict == "rejected" and set(result.codes) <= {"secret"}:
+            # rejected only for something shaped like a secret: kept with it redacted where that is an identifier
+            new, redacted = _redacted_fields(new, self.redactor)
+            if redacted:
+                result = screen(new, source_text=src, max_body_chars=self.cfg.max_body_chars, redactor=self.redactor)
         if result.verdict == "rejected":
             return Decision(new.name, action, "rejected", "rejected", redacted + result.reasons, dedup), None
         review = self.reviewer.review(new) if self.reviewer is not None else None
@@ -560,13 +565,22 @@ class SkillEvolver:
         ), skill
 
 
+# What the redactor finds by shape alone (a random-looking token; a value after the word "key"), which a lesson
+# about identifiers holds: "BibTeX keys are lastnameYearFirstword", a client's file-name example. A credential a
+# detector knows by its format (a cloud key, a token, a private key) or a password assignment still rejects.
+LOOSE_SECRETS = frozenset({"high_entropy", "key"})
+# An opaque run this long is a blob (an encoded payload, a key), not an identifier a lesson names: it still rejects.
+_BLOB = re.compile(r"[A-Za-z0-9+/=_-]{40,}")
+
+
 def _redacted_fields(skill: Skill, redactor: Redactor) -> tuple[Skill, list[str]]:
-    """The skill with what looks like a secret in its description and body redacted, and what was. A lesson that
-    names an identifier shaped like a key ("BibTeX keys like vaswani2017attention", a client's file-name pattern) is
-    kept with the value redacted rather than lost; the evolver saw redacted turns, so a real secret here is rare, and
-    it never reaches the SKILL.md either way."""
-    found = redactor.find(f"{skill.description}\n{skill.body}")
-    if not found:
+    """The skill with its description and body redacted, and what was, when all it holds that looks like a secret
+    is of the :data:`LOOSE_SECRETS` kinds and no blob (else unchanged, and nothing said): such a lesson is kept with the values
+    redacted rather than lost, and the value never reaches the SKILL.md. Screened first as written, so what a
+    redaction would hide (an encoded payload) is judged."""
+    text = f"{skill.description}\n{skill.body}"
+    found = redactor.find(text)
+    if not found or not set(found) <= LOOSE_SECRETS or _BLOB.search(text):
         return skill, []
     out = replace(skill, description=redactor.redact(skill.description), body=redactor.redact(skill.body))
     return out, [f"redacted what looks like a secret ({', '.join(found)})"]

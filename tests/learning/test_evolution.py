@@ -125,24 +125,32 @@ def test_promotion_policies(env, policy, status, decision):
     assert sk.status == status and sk.extra_metadata["promotion"] == policy
 
 
-def test_a_lesson_holding_what_looks_like_a_secret_is_kept_with_the_value_redacted(env):
+def test_a_lesson_holding_an_identifier_shaped_like_a_secret_is_kept_with_the_value_redacted(env):
     """Before, the whole lesson was rejected ("contains what looks like a secret"): a rule about identifiers shaped
-    like keys (a citation-key pattern, a client's file-name pattern) was lost. Now the value is redacted, the rule
-    kept, and no secret-shaped value reaches the SKILL.md."""
+    like keys (a citation-key pattern, a client's file-name example) was lost. Now the value is redacted, the rule
+    kept, and the value never reaches the SKILL.md."""
     store, make = env
+    example = "B41234567_2024-T3_modelo303.pdf"
     naming = cand(
         "name-client-tax-files",
         "Name every client tax PDF with the client's tax id, the quarter and the form number.",
-        "# File names\n\n1. Use the pattern taxid_year-quarter_form.pdf.\n2. For example B41234567_2024-T3_modelo303.pdf.\n"
-        f"3. The old upload token {SECRET} must never be reused.",
+        f"# File names\n\n1. Use the pattern taxid_year-quarter_form.pdf.\n2. For example {example}.",
     )
-    with Upstream(replies=[json.dumps({"skills": [naming]})]) as up:
+    token = cand(
+        "reuse-upload-token",
+        "When uploading client files, reuse the upload token.",
+        f"# Upload\n\n1. Authenticate with {SECRET}.\n2. Upload the files.",
+    )
+    with Upstream(replies=[json.dumps({"skills": [naming, token]})]) as up:
         rep = make(up, promotion="review").evolve(support())
-    (d,) = rep.decisions
-    assert d.decision == "quarantined" and any("redacted what looks like a secret" in r for r in d.reasons)
+    by = {d.name: d for d in rep.decisions}
+    kept = by["name-client-tax-files"]
+    assert kept.decision == "quarantined" and any("redacted what looks like a secret" in r for r in kept.reasons)
     sk = store.read("name-client-tax-files")
-    assert "taxid_year-quarter_form.pdf" in sk.body and SECRET not in sk.body and "[REDACTED:" in sk.body
-    assert SECRET not in (store.root / "name-client-tax-files" / "SKILL.md").read_text("utf-8")
+    assert "taxid_year-quarter_form.pdf" in sk.body and example not in sk.body and "[REDACTED:" in sk.body
+    assert example not in (store.root / "name-client-tax-files" / "SKILL.md").read_text("utf-8")
+    # a credential a detector knows by its format still rejects the lesson: a learned skill carries no credentials
+    assert by["reuse-upload-token"].decision == "rejected" and not (store.root / "reuse-upload-token").exists()
 
 
 def test_suspicious_candidates_are_quarantined_for_review(env):
