@@ -575,9 +575,9 @@ _BLOB = re.compile(r"[A-Za-z0-9+/=_-]{40,}")
 
 def _redacted_fields(skill: Skill, redactor: Redactor) -> tuple[Skill, list[str]]:
     """The skill with its description and body redacted, and what was, when all it holds that looks like a secret
-    is of the :data:`LOOSE_SECRETS` kinds and no blob (else unchanged, and nothing said): such a lesson is kept with the values
-    redacted rather than lost, and the value never reaches the SKILL.md. Screened first as written, so what a
-    redaction would hide (an encoded payload) is judged."""
+    is of the :data:`LOOSE_SECRETS` kinds and no blob (else unchanged, and nothing said): such a lesson is kept
+    with the values redacted rather than lost, and the value never reaches the SKILL.md. The caller screens the
+    text as written first, so what a redaction would hide (an encoded payload) is judged."""
     text = f"{skill.description}\n{skill.body}"
     found = redactor.find(text)
     if not found or not set(found) <= LOOSE_SECRETS or _BLOB.search(text):

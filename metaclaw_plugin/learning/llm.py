@@ -221,7 +221,8 @@ class LLMClient:
         reason = self.unavailable_reason()
         if reason:
             raise LLMUnavailable(reason)
-        host = self.host.get() if self.host is not None else None
+        models = self.host
+        host = models.get() if models is not None else None
         litellm = _import_litellm() if host is None else None
         msgs = [self.redactor.redact_obj(dict(m)) for m in messages] if self.redactor else [dict(m) for m in messages]
         last: Exception | None = None
@@ -230,8 +231,8 @@ class LLMClient:
             if self.budget is not None:
                 self.budget.hold(purposes)  # first: a spent budget does not wait for a quiet host
             try:
-                if host is not None:
-                    self._give_way()  # the budget held meanwhile, so parallel calls cannot overshoot it
+                if host is not None and models is not None:
+                    models.give_way.wait()  # the budget held meanwhile, so parallel calls cannot overshoot it
                     with plugin_call():
                         reply = host.call(msgs, temperature, max_tokens, self.purpose)
                     pt = reply.prompt_tokens or approx_message_tokens(msgs)
@@ -269,11 +270,6 @@ class LLMClient:
                 log.info("%s call failed (%s); retry %d in %.1fs", self.purpose, _short(e), attempt + 1, delay)
                 self._sleep(delay)
         raise LLMError(f"{self.purpose} call failed: {_short(last)}")
-
-    def _give_way(self) -> None:
-        """Wait while the host is busy, up to its bound (:mod:`..hosttraffic`)."""
-        if self.host is not None:
-            self.host.give_way.wait()
 
     def _charge(self, on_host: bool, tokens: int, failed: bool = False) -> None:
         """Count one call, on this role's budget and, on the host's model, on the host's too; release its hold."""
