@@ -486,8 +486,20 @@ def stage_judged(d: Demo) -> str:
     )
 
 
+def _sampled(d: Demo, turn_ids: list[str]) -> bool:
+    """Whether each of ``turn_ids`` has a sample in the buffer (in any state)."""
+    marks = ",".join("?" * len(turn_ids))
+    return d.query(f"SELECT COUNT(*) AS n FROM buffer_samples WHERE turn_id IN ({marks})", tuple(turn_ids))[0][
+        "n"
+    ] == len(turn_ids)
+
+
 def stage_samples(d: Demo) -> str:
     gen = _generation(d)
+    # Every scored round since the bump, the off-story one with its -1 included: the step learns from the contrast,
+    # and a batch drawn before the last round's sample is queued would hold equal rewards and teach nothing.
+    later = [r["turn_id"] for s in [*d.facts["similar"], "demo-miss"] for r in d.session_turns(s)]
+    d.wait("a sample for every round since the bump", lambda: _sampled(d, later))
     st = d.wait(
         "query samples of the current generation",
         lambda: (s := read_stats(d.db)) and s["generation"] == gen and s["queued"] and s,
