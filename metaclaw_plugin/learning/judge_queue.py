@@ -4,7 +4,9 @@ end) is in. Its jobs are ``fl_judge_queue``'s (:data:`..store.jobs.JUDGE`).
 A stronger signal (explicit feedback, a verifier, the session outcome, a correction) settles a
 turn without a judge call; a verifier registered for the turn's task type runs before the judge.
 Failures retry with backoff (from ``reward.backoff`` * 5 s) up to ``reward.max_attempts``; a spent daily budget
-waits for the next UTC day.
+waits for the next UTC day. An outage of the judge's service (no answer, a 5xx, a rate limit) counts no attempt: the
+queue stops calling, tries one turn again after a backoff that grows to an hour, and goes on when it answers, so an
+outage of a day loses no turn's score.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from ..config import Settings
 from ..infra.service import run_all
 from ..privacy import Redactor
 from ..store import AnyDatabase
-from ..store.jobs import JUDGE
+from ..store.jobs import JUDGE, backoff
 from ..store.ledger import settle_turn
 from .ledger import Ledger
-from .llm import BudgetExhausted, LLMError, LLMUnavailable, day_start
+from .llm import BudgetExhausted, LLMDown, LLMError, LLMUnavailable, day_start
 from .reward import JudgeResult, RewardJudge, TurnView, Verifiers, effective_reward, view_of
 
 log = logging.getLogger("metaclaw_plugin.learning")
@@ -53,18 +55,23 @@ class JudgeQueue:
         self.redactor = redactor
         self.warn_once = warn_once
         self.wake = wake
+        self._outages = 0  # judge calls in a row that found the service out
+        self._down_until = 0.0  # no call before this, unless forced
 
     def enqueue(self, turn_id: str, tenant: str, session_id: str, delay: float = 0.2, conn: Any = None) -> None:
         now = time.time()
         job = {"turn_id": turn_id, "tenant": tenant, "session_id": session_id}
         JUDGE.enqueue(self.db if conn is None else conn, job, at=now + delay, now=now)
 
-    def pending_among(self, turn_ids: list[str]) -> int:
-        return JUDGE.count_pending(self.db, turn_ids)
+    def pending_among(self, turn_ids: list[str]) -> set[str]:
+        """The turns of ``turn_ids`` whose judge votes are still to come."""
+        return {str(k) for k in JUDGE.pending_of(self.db, turn_ids)}
 
     def run(self, force: bool = False) -> None:
         now = time.time()
         cfg = self.settings.reward
+        if now < self._down_until and not force:
+            return  # the service is out: its jobs wait, due, for the next try
         due = JUDGE.due(self.db, float("inf") if force else now, cfg.batch_size)
         # Hosts that share a database judge in parallel, each turn once (a lease on each job); a host that dies
         # mid-call leaves it due again later.
@@ -159,6 +166,8 @@ class JudgeQueue:
                 if self._without_judge(row, view):
                     return True
                 result = self.judge.judge(view)
+            if not result.cached:
+                self._outages = 0  # the service answered
             counts = ("judge_turns", "judge_cache_hits") if result.cached else ("judge_turns",)
             detail = result.detail(self.judge.model)
             self.ledger.record_reward(row["turn_id"], "judge", result.score, detail, counts=counts)
@@ -174,6 +183,14 @@ class JudgeQueue:
         cfg = self.settings.reward
         try:
             return fn()
+        except LLMDown as e:
+            now = time.time()
+            if now >= self._down_until:  # the first of this pass's turns to find it out (a batch shares one call)
+                self._outages += 1
+                self._down_until = now + backoff(cfg.backoff * 5, self._outages)
+            self.warn_once("judge-down", f"{e}; judging waits for the service (no turn is given up meanwhile)")
+            JUDGE.defer(self.db, [turn_id], self._down_until, self.redactor.redact(str(e))[:300])
+            return False
         except BudgetExhausted as e:
             self.warn_once("judge-budget", f"{e}; judging resumes tomorrow (UTC)")
             JUDGE.defer(self.db, [turn_id], day_start() + 86400 + 1, "budget")

@@ -63,6 +63,11 @@ class BudgetExhausted(LLMUnavailable):
     pass
 
 
+class LLMDown(LLMError):
+    """The model's service did not answer (no connection, a timeout, a 5xx or a rate limit): an outage, the same for
+    every call until it ends, rather than a fault of this call."""
+
+
 def utc_day(ts: float | None = None) -> str:
     return datetime.fromtimestamp(time.time() if ts is None else ts, UTC).strftime("%Y-%m-%d")
 
@@ -269,7 +274,7 @@ class LLMClient:
                 delay = backoff(self.backoff, attempt + 1)
                 log.info("%s call failed (%s); retry %d in %.1fs", self.purpose, _short(e), attempt + 1, delay)
                 self._sleep(delay)
-        raise LLMError(f"{self.purpose} call failed: {_short(last)}")
+        raise (LLMDown if last is not None and _down(last) else LLMError)(f"{self.purpose} call failed: {_short(last)}")
 
     def _charge(self, on_host: bool, tokens: int, failed: bool = False) -> None:
         """Count one call, on this role's budget and, on the host's model, on the host's too; release its hold."""
@@ -310,6 +315,14 @@ def _retryable(e: Exception) -> bool:
     if isinstance(status, int) and status in (400, 401, 403, 404, 422):
         return False  # our request or our key is wrong: retrying now will not help
     return True
+
+
+def _down(e: Exception) -> bool:
+    """Whether ``e`` says the service is out (rather than that this call was wrong)."""
+    status = getattr(e, "status_code", None)
+    if isinstance(status, int):
+        return status in (408, 429) or status >= 500
+    return isinstance(e, ConnectionError | TimeoutError)
 
 
 def _short(e: BaseException | None) -> str:

@@ -69,15 +69,20 @@ class Reviewer:
         if not turns:
             self._close(tenant, sid, ended)
             return
-        ids = [t["turn_id"] for t in turns]
         now = time.time()
         since = srow["review_since"] or now
         wait = self.settings.reward.review_wait
-        if not force and now - since < wait and self.judging.pending_among(ids):
+        waiting = self.judging.pending_among([t["turn_id"] for t in turns])
+        if waiting and not force and now - since < wait:
             # scores still coming: look again in a while, not on every tick (a spent judge budget defers votes to
             # tomorrow, and every session waiting so was read again on each of the loop's wake-ups)
             reviews.postpone(self.db, tenant, sid, min(now + RECHECK_S, since + wait))
             return
+        # Past the wait, the scored turns settle. A turn whose votes are still to come (a judge outage, a budget spent
+        # until tomorrow) stays unreviewed, and the session is looked at again a wait later: settled without its
+        # score, it would never become a sample or support, and the day's turns are the slow loop's data.
+        turns = [t for t in turns if t["turn_id"] not in waiting]
+        ids = [t["turn_id"] for t in turns]
         scored: list[tuple[Any, float, str]] = []
         for t in turns:
             eff = effective_reward(self.ledger.rewards_of(t["turn_id"]))
@@ -99,9 +104,13 @@ class Reviewer:
             if t["turn_id"] in support_ids or t["turn_id"] in on_trial:
                 continue  # already sent; a trial's own evidence does not trigger evolution either
             reviews.add_to_window(self.db, tenant, t["turn_id"], sc > 0, time.time())
-        ledger.mark_reviewed(self.db, ids)
-        self.ledger.count("reviews")
-        self._close(tenant, sid, ended)
+        if ids:
+            ledger.mark_reviewed(self.db, ids)
+            self.ledger.count("reviews")
+        if waiting:
+            reviews.postpone(self.db, tenant, sid, now + max(wait, RECHECK_S))
+        else:
+            self._close(tenant, sid, ended)
         self._batch_trigger(tenant)
 
     def _close(self, tenant: str, sid: str, ended: bool) -> None:

@@ -37,7 +37,7 @@ from ..requestpath.feedback import normalise_feedback
 from ..store import AnyDatabase, reward_cache
 from ..text import message_text as plain_text
 from ..types import Message, Turn
-from .llm import LLMClient, LLMError, LLMUnavailable, model_source
+from .llm import LLMClient, LLMDown, LLMError, LLMUnavailable, model_source
 
 log = logging.getLogger("metaclaw_plugin.reward")
 
@@ -373,16 +373,16 @@ class RewardJudge:
         msgs = judge_messages(view, self.max_chars)
         votes: list[int | None] = []
         calls = tokens = 0
-        errors: list[str] = []
+        errors: list[LLMError] = []
 
-        def one() -> tuple[int | None, int, str | None]:
+        def one() -> tuple[int | None, int, LLMError | None]:
             try:
                 res = self.client.complete(msgs, temperature=self.temperature, max_tokens=self.max_tokens)
                 return parse_score(res.text), res.tokens, None
             except LLMUnavailable:
                 raise
             except LLMError as e:
-                return None, 0, str(e)
+                return None, 0, e
 
         # First wave: the smallest number of votes that can decide; then one at a time.
         first = self.m // 2 + 1
@@ -399,7 +399,9 @@ class RewardJudge:
             wave = 1
         score = majority(votes)
         if score is None:
-            raise LLMError("judge gave no valid vote: " + ("; ".join(errors[:2]) or "unparseable answers"))
+            why = "judge gave no valid vote: " + ("; ".join(map(str, errors[:2])) or "unparseable answers")
+            # every vote lost to an outage: the service's state, not this turn's (the queue waits for it to end)
+            raise (LLMDown if len(errors) == calls and all(isinstance(e, LLMDown) for e in errors) else LLMError)(why)
         result = JudgeResult(score, votes, calls, tokens)
         if self.db is not None:
             reward_cache.remember(self.db, self.cache_key(view), score, votes, self.model, time.time())

@@ -48,12 +48,12 @@ class Jobs:
         sql = f"SELECT * FROM {self.table} WHERE state = 'pending' AND next_at <= ? ORDER BY {self.order}"
         return db.query(f"{sql} LIMIT ?", [now, limit]) if limit is not None else db.query(sql, [now])
 
-    def count_pending(self, db: AnyDatabase, keys: Sequence[Any]) -> int:
-        """How many of these jobs are still pending."""
+    def pending_of(self, db: AnyDatabase, keys: Sequence[Any]) -> set[Any]:
+        """Which of these jobs are still pending."""
         if not keys:
-            return 0
-        rows = db.query(f"SELECT COUNT(*) FROM {self.table} WHERE state = 'pending' AND {self._among(keys)}", keys)
-        return int(rows[0][0])
+            return set()
+        rows = db.query(f"SELECT {self.key} FROM {self.table} WHERE state = 'pending' AND {self._among(keys)}", keys)
+        return {r[0] for r in rows}
 
     def claim(self, db: AnyDatabase, rows: Sequence[Any], *, lease: float, now: float) -> list[Any]:
         """The rows (read by :meth:`due`) this host takes: each job's due time moves ``lease`` seconds past ``now``,

@@ -128,7 +128,48 @@ def test_a_review_waiting_for_judge_votes_is_not_read_again_on_every_tick(home: 
             sessions = set(read)
             ids = [r["turn_id"] for sid in sessions for r in unreviewed(loop.db, "acme", sid)]
             assert len(sessions) == 6 and len(ids) == 6  # every session's review looked at its turn, and waits
-            assert loop.judging.pending_among(ids) == 6  # for votes the spent budget deferred
+            assert loop.judging.pending_among(ids) == set(ids)  # for votes the spent budget deferred
         assert len(read) <= 2 * len(sessions)  # rather than reading them again on each of the six ticks
     finally:
         p.stop()
+
+
+def test_a_judge_outage_loses_no_turn_and_the_queue_waits_for_the_service(home: Path) -> None:
+    """The judge's service answering 503 for longer than ``reward.max_attempts`` tries and ``reward.review_wait``:
+    before, each turn was given up after its attempts and its session's review settled without its score, so the
+    turns of an outage never became samples. Now an outage counts no attempt, the queue stops calling until a
+    backoff has passed, and the review leaves the waiting turns for a later look."""
+    from metaclaw_plugin.store import ledger
+
+    down = {"status": 503, "error": "the judge is overloaded"}
+    with Upstream(replies=[down] * 6 + ["The answer is fine.\nScore: 1"] * 6) as up:
+        judge = {"model": "openai/judge", "api_base": up.url, "api_key": "x", "votes": 1, "retries": 0,
+                 "max_attempts": 2, "review_wait": 0.0}  # fmt: skip
+        p = MetaClawPlugin(Settings(home=home, reward=judge)).start()
+        try:
+            loop = p.learning
+            assert isinstance(loop, LearningLoop)
+            ids = []
+            for i in range(3):
+                ctx = TurnContext(f"outage-{i}")
+                p.on_request(ctx, [{"role": "user", "content": f"export report {i} as csv"}])
+                p.on_response(ctx, {"role": "assistant", "content": f"done: report-{i}.csv"})
+                p.on_session_end(ctx)  # no outcome: the judge scores the turn
+                ids.append(ctx.request_id)
+            assert p.flush(30)
+            with loop.held():
+                for _ in range(2):  # as many tries as max_attempts, all during the outage
+                    loop.tick(force=True, only=["judge", "reviews"])
+                assert len(up.requests) == 6
+                jobs = loop.db.query("SELECT state, attempts FROM fl_judge_queue")
+                assert [(r["state"], r["attempts"]) for r in jobs] == [("pending", 0)] * 3
+                assert len(ledger.unreviewed_main(loop.db, "default", "outage-0")) == 1  # left for a later look
+                assert loop.buffer.rewarded(10) == []
+                loop.db.execute("UPDATE fl_judge_queue SET next_at = 0")
+                loop.judging.run()  # due, but the service was out a moment ago: no call before the backoff
+                assert len(up.requests) == 6
+                loop.tick(force=True, only=["judge", "reviews"])  # the service is back
+            assert sorted(s.turn_id for s in loop.buffer.rewarded(10)) == sorted(ids)
+            assert {r["state"] for r in loop.db.query("SELECT state FROM fl_judge_queue")} == {"done"}
+        finally:
+            p.stop()

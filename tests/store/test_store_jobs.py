@@ -53,8 +53,8 @@ def test_enqueue_keeps_the_first_job_of_a_key_and_due_takes_them_in_order(db):
     assert [r["turn_id"] for r in JUDGE.due(db, T0 + 10)] == ["a", "b"]
     assert [r["turn_id"] for r in JUDGE.due(db, T0 + 10, limit=1)] == ["a"]
     assert [r["turn_id"] for r in JUDGE.due(db, float("inf"))] == ["a", "b", "later"]
-    assert JUDGE.count_pending(db, ["a", "later", "unknown"]) == 2
-    assert JUDGE.count_pending(db, []) == 0
+    assert JUDGE.pending_of(db, ["a", "later", "unknown"]) == {"a", "later"}
+    assert JUDGE.pending_of(db, []) == set()
 
 
 def test_a_claim_is_taken_once_and_its_lease_makes_the_job_due_again(db):
@@ -75,7 +75,7 @@ def test_defer_and_finish(db):
     assert (row(db, "a")["next_at"], row(db, "a")["last_error"]) == (T0 + 5, "budget")
     JUDGE.finish(db, ["a"], "done")
     assert (row(db, "a")["state"], row(db, "a")["last_error"]) == ("done", None)
-    assert JUDGE.due(db, float("inf")) == [] and JUDGE.count_pending(db, ["a"]) == 0
+    assert JUDGE.due(db, float("inf")) == [] and JUDGE.pending_of(db, ["a"]) == set()
     assert JUDGE.counts(db.query) == {"done": 1}
 
 
