@@ -214,6 +214,19 @@ def test_tenant_and_user_from_metadata(plugin: MetaClawPlugin) -> None:
     assert s is not None and s.turns[0].user == "u7"
 
 
+def test_a_tool_loop_keeps_the_users_request_as_one_passage(plugin: MetaClawPlugin) -> None:
+    """Each of the agent's model calls sends the user's request again: memory keeps it once, not once a call."""
+    files = FakeFiles()
+    agent = create_agent(model(*edit_script()), files.tools(), middleware=[MetaClawMiddleware(plugin)])
+    meta = {"session_id": "loop", "tenant": "acme", "user_id": "ana"}
+    agent.invoke(user(), config={"metadata": meta})
+    assert plugin.flush(10)
+    s = plugin.read_session("loop", tenant="acme", user="ana")
+    assert s is not None and len(s.turns) == 3  # three model calls, each with the same user message
+    kept = plugin.passages.find("acme", "ana")  # type: ignore[union-attr]
+    assert [k.text for k in kept] == [EDIT_TASK]
+
+
 def test_user_from_langgraph_auth(plugin: MetaClawPlugin) -> None:
     """LangGraph's server names the caller in ``configurable.langgraph_auth_user_id``."""
     agent = create_agent(model("ok"), [], middleware=[MetaClawMiddleware(plugin)])
