@@ -16,9 +16,11 @@ from metaclaw_plugin.memory import index as idx
 from metaclaw_plugin.memory.dates import resolve, say_ts
 from metaclaw_plugin.memory.index import Recall
 from metaclaw_plugin.memory.model import Candidate, Memory
+from metaclaw_plugin.memory.store import MemoryStore
 from metaclaw_plugin.memory.text import request_terms
 from metaclaw_plugin.memory.view import MemoryView, build_bucket, chunks, memory_doc, passage_docs, request_names
-from metaclaw_plugin.store.passages import Passage
+from metaclaw_plugin.store import open_database
+from metaclaw_plugin.store.passages import Passage, PassageStore
 
 DAY = 86_400.0
 T0 = datetime(2023, 6, 9, 14, 0, tzinfo=UTC).timestamp()
@@ -399,6 +401,46 @@ def test_a_passage_written_while_the_view_reads_comes_in_once(home: Path) -> Non
         assert ask(view, "What colour is my canoe?").count("canoe is green") == 1
     finally:
         p.stop()
+
+
+def test_each_passage_is_read_into_the_view_once_a_quarantined_one_never(home: Path, monkeypatch) -> None:
+    """Issue 44: a quarantined turn (one in 60 of a chat's) rebuilt its user's whole index, every passage tokenized
+    again. Counted, not timed: the view reads each active passage once, whatever is quarantined among them."""
+    import metaclaw_plugin.memory.view as view_mod
+
+    read: list[str] = []
+    real = view_mod.passage_docs
+
+    def counted(x: Passage) -> list[Any]:
+        read.append(x.id)
+        return real(x)
+
+    monkeypatch.setattr(view_mod, "passage_docs", counted)
+    settings = Settings(home=home)
+    store = MemoryStore(open_database(settings))
+    passages = PassageStore(store.db)
+    try:
+        view = MemoryView(settings)
+        view.refresh(store, passages)
+        for i in range(60):
+            x = passage(i, f"The {ANIMALS[i % 30]} pen {i} was cleaned on Friday.", at=T0 + i)
+            if i % 6 == 5:
+                x.status = "quarantined"
+            passages.add([x])
+            view.refresh(store, passages)
+        active = [x.id for x in passages.find("acme", "ana")]
+        assert len(active) == 50 and sorted(read) == sorted(active)  # each once, none quarantined
+        assert "ferret" not in ask(view, "When was the ferret pen cleaned?")  # p5 and p35: quarantined
+        assert "eagle pen" in ask(view, "When was the eagle pen cleaned?")
+        # a passage taken out still rebuilds the user's index: its words go
+        passages.close("acme", "ana", ["p7", "p37"], "forgotten")
+        read.clear()
+        view.refresh(store, passages)
+        assert len(read) == 48 and "heron" not in ask(view, "When was the heron pen cleaned?")
+        with pytest.raises(ValueError):
+            passages.close("acme", "ana", ["p8"], "quarantined")
+    finally:
+        store.db.close()
 
 
 def test_which_notes_a_request_gets_does_not_depend_on_how_the_index_is_split(monkeypatch) -> None:
