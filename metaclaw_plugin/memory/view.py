@@ -249,12 +249,12 @@ class MemoryView:
 
     def _load_changes(self, store: MemoryStore, passages: PassageStore | None, since: int, rev: int) -> None:
         for key in store.changed_since(since):
-            bucket = self.buckets.get(key, Bucket()).with_memories(store.find(*key, statuses=("active",)))
+            bucket = (self.buckets.get(key) or Bucket()).with_memories(store.find(*key, statuses=("active",)))
             self._put(key, bucket)
         if passages is None:
             return
         for key, appended in passages.changed_since(since, rev).items():
-            bucket = self.buckets.get(key, Bucket())
+            bucket = self.buckets.get(key) or Bucket()
             if appended:
                 new = passages.find(*key, since_rev=since, until_rev=rev, oldest_first=True)
                 bucket = bucket.with_passages(new, rebuild=False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from ...lookalikes import INVISIBLE, fold_homoglyphs
 from ...text import strip_marks
@@ -33,6 +34,9 @@ _LEET_WORD = re.compile(r"(?<![\w@$!|+€])(?=[\w@$!|+€]*[013457@$!|+€])[\w@
 _WORD_SEP = re.compile(r"(?<=\b\w)[.\-_*~](?=\w\b)")  # i.g.n.o.r.e -> ignore
 
 
+# One screen reads the same text through this up to nine times (the memory screen's intent scan, the skills' scan of
+# the same body and of its rot13, their squashed forms, the credential scan): each text is normalised once.
+@lru_cache(maxsize=64)
 def normalise(text: str, leet: bool = False) -> str:
     t = unicodedata.normalize("NFKC", text)
     t = INVISIBLE.sub("", t)
