@@ -4,7 +4,9 @@ cannot match (the redactor's detectors, the screen's intent patterns) without ch
 :func:`required_literals` reads the parsed pattern (``re._parser``) the way RE2's prefilter does: small sets of exact
 strings are concatenated along a sequence (``(?:send|post) (?:it|them)`` gives four), a branch needs one of its
 alternatives' literals, a repeat of at least one its item's, and an optional part or a class breaks the run. The
-most selective set along the pattern is kept. It is sound by construction: where it is unsure it requires nothing.
+most selective set along the pattern is kept, and the others along it are required too (RE2's AND): a sentence
+holding one of the many verbs of "send ... a copy" but none of its objects is not offered the pattern. It is sound
+by construction: where it is unsure it requires nothing.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ _ZERO_WIDTH = {_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT}
 class _Info:
     exact: frozenset[str] | None  # every string the node can match, when that is a small set
     need: frozenset[str] | None  # one of these is in every match; None: nothing is known
+    also: tuple[frozenset[str], ...] = ()  # further sets, one of each of which is in every match too
 
 
 _ANY = _Info(None, None)
@@ -53,7 +56,7 @@ def _better(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str
 def _seq(items: Sequence[Any], lower: bool) -> _Info:
     run: frozenset[str] | None = frozenset({""})
     whole: frozenset[str] | None = run  # the sequence's exact set while every item has one
-    best: frozenset[str] | None = None
+    needs: list[frozenset[str]] = []  # each item matches inside the sequence's match: every one of these is required
     for item in items:
         info = _node(item, lower)
         if info.exact is not None and whole is not None and len(whole) * len(info.exact) <= _CAP:
@@ -63,12 +66,17 @@ def _seq(items: Sequence[Any], lower: bool) -> _Info:
         if info.exact is not None and run is not None and len(run) * len(info.exact) <= _CAP:
             run = frozenset(a + b for a in run for b in info.exact)
             continue
-        best = _better(best, _need_of(_Info(run, None)) if run is not None else None)
-        best = _better(best, info.need)
+        needs += [n for n in (_need_of(_Info(run, None)) if run is not None else None, info.need) if n is not None]
+        needs += info.also
         run = info.exact if info.exact is not None else frozenset({""})
     if whole is not None:
         return _Info(whole, None)
-    return _Info(None, _better(best, _need_of(_Info(run, None)) if run is not None else None))
+    last = _need_of(_Info(run, None)) if run is not None else None
+    needs += [last] if last is not None else []
+    best: frozenset[str] | None = None
+    for n in needs:
+        best = _better(best, n)
+    return _Info(None, best, tuple(dict.fromkeys(n for n in needs if n != best)))
 
 
 def _node(item: tuple[Any, Any], lower: bool) -> _Info:
@@ -105,7 +113,7 @@ def _node(item: tuple[Any, Any], lower: bool) -> _Info:
             return _ANY
         if lo == hi == 1:
             return info
-        return _Info(None, _need_of(info))
+        return _Info(None, _need_of(info), info.also)
     return _ANY
 
 
@@ -120,6 +128,20 @@ def required_literals(pattern: re.Pattern[str], min_length: int = MIN_LITERAL) -
     if not need or min(map(len, need)) < min_length:
         return None
     return tuple(sorted(need))
+
+
+def required_literal_sets(pattern: re.Pattern[str], min_length: int = MIN_LITERAL) -> tuple[tuple[str, ...], ...]:
+    """Every set of literals that the matches of ``pattern`` each hold one of, :func:`required_literals`' first;
+    only sets whose literals have ``min_length`` characters or more. Empty when none is known."""
+    try:
+        items = _sre.parse(pattern.pattern, pattern.flags)
+    except Exception:
+        return ()
+    info = _seq(list(items), bool(pattern.flags & re.IGNORECASE))
+    first = _need_of(info)
+    if not first or min(map(len, first)) < min_length:
+        return ()
+    return (tuple(sorted(first)), *(tuple(sorted(n)) for n in info.also if n and min(map(len, n)) >= min_length))
 
 
 def literal_scanner(literals: Iterable[str]) -> Callable[[str], set[str]]:
@@ -168,22 +190,30 @@ class Prefilter:
     def __init__(self, patterns: Iterable[re.Pattern[str]]):
         self._always: list[int] = []
         self._by_literal: dict[str, list[int]] = {}
+        self._also: dict[int, tuple[frozenset[str], ...]] = {}  # a pattern's further sets, each needing a literal
         rxs = list(patterns)
+        scanned: set[str] = set()
         for i, rx in enumerate(rxs):
-            lits = required_literals(rx)
-            if lits is None or any(_CASE_EXCEPTIONS.search(lit) for lit in lits):
+            sets = required_literal_sets(rx)
+            if not sets or any(_CASE_EXCEPTIONS.search(lit) for lit in sets[0]):
                 self._always.append(i)
-            else:
-                for lit in lits:
-                    self._by_literal.setdefault(lit.lower(), []).append(i)
+                continue
+            for lit in sets[0]:
+                self._by_literal.setdefault(lit.lower(), []).append(i)
+            also = [s for s in sets[1:] if not any(_CASE_EXCEPTIONS.search(lit) for lit in s)]
+            if also:
+                self._also[i] = tuple(frozenset(lit.lower() for lit in s) for s in also)
+            scanned.update(lit.lower() for s in (sets[0], *also) for lit in s)
         self.size = len(rxs)
-        self._scan = literal_scanner(self._by_literal)
+        self._scan = literal_scanner(scanned)
 
     def candidates(self, text: str) -> list[int]:
         """Indices, in order, of the patterns that may match ``text``."""
         if _CASE_EXCEPTIONS.search(text):
             return list(range(self.size))
+        held = self._scan(text.lower())
         found = set(self._always)
-        for lit in self._scan(text.lower()):
-            found.update(self._by_literal[lit])
-        return sorted(found)
+        for lit in held:
+            found.update(self._by_literal.get(lit, ()))
+        also = self._also
+        return sorted(i for i in found if i not in also or all(not s.isdisjoint(held) for s in also[i]))

@@ -10,7 +10,7 @@ from metaclaw_plugin.learning.memory import directives
 from metaclaw_plugin.learning.memory.guard import screen_memory
 from metaclaw_plugin.learning.screening import normalise, scans, screen
 from metaclaw_plugin.privacy import Redactor
-from metaclaw_plugin.regexlits import Prefilter, required_literals
+from metaclaw_plugin.regexlits import Prefilter, required_literal_sets, required_literals
 from metaclaw_plugin.types import Skill
 from tests.support import memory_poison_corpus, screening_corpus
 
@@ -45,6 +45,27 @@ def test_nothing_required_where_nothing_is_sure(pattern: str) -> None:
     assert required_literals(re.compile(pattern)) is None
 
 
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        (r"\b(?:send|post)\w* .{0,20}(?:a copy|copies)\b", (("a copy", "copies"), ("post", "send"))),
+        (r"(?:ab|cd)[0-9]+(?:xyz)+", (("xyz",), ("ab", "cd"))),  # a repeat of at least one keeps what it needs
+        (r"(?:send|post) \w+|(?:a copy|copies)", (("a copy", "copies", "post ", "send "),)),  # one alternative's
+        (r"(?:abc)?\w+", ()),
+    ],
+)
+def test_every_set_of_literals_along_a_pattern_is_required(pattern: str, expected: tuple[tuple[str, ...]]) -> None:
+    assert required_literal_sets(re.compile(pattern, re.I)) == expected
+
+
+def test_a_text_holding_one_set_only_is_not_offered_the_pattern() -> None:
+    rx = re.compile(r"\b(?:send|post)\w* .{0,20}(?:a copy|copies)\b", re.I)
+    pf = Prefilter([rx])
+    assert pf.candidates("please send me a copy") == [0] and rx.search("please send me a copy") is not None
+    assert pf.candidates("please send it over") == [] and rx.search("please send it over") is None
+    assert pf.candidates("copies of the posters") == [0]  # both sets held: offered (the pattern decides)
+
+
 def test_the_ignore_case_exceptions_run_every_pattern() -> None:
     """``re.I`` matches "s" to the long s and "i" to the dotless i, which ``str.lower`` keeps apart: a text holding
     one is offered every pattern."""
@@ -69,17 +90,23 @@ def test_every_match_holds_a_required_literal() -> None:
     """On the red-team corpora (every variant the screen reads), each match of each intent pattern holds one of its
     literals, and the prefilter offers that pattern."""
     matched = 0
-    literals = [required_literals(rx) for _, _, rx in scans._PATTERNS]
-    for text in _corpus():
-        plain = " ".join(text.casefold().split())
-        for variant in {normalise.normalise(text), normalise.normalise(text, leet=True), plain}:
-            offered = set(scans._PREFILTER.candidates(variant))
-            for i, ((_, _, rx), lits) in enumerate(zip(scans._PATTERNS, literals, strict=True)):
-                for m in rx.finditer(variant):
-                    matched += 1
-                    assert i in offered, (rx.pattern[:80], variant[:120])
-                    if lits is not None:
-                        assert any(lit in m.group(0).lower() for lit in lits), (rx.pattern[:80], m.group(0))
+    gates = [
+        (scans._PREFILTER, [rx for _, _, rx in scans._PATTERNS]),
+        (directives._ACTIONS_GATE, [act.rx for act in directives.ACTIONS]),
+    ]
+    for gate, patterns in gates:
+        literals = [required_literal_sets(rx) for rx in patterns]
+        for text in _corpus():
+            plain = " ".join(text.casefold().split())
+            for variant in {normalise.normalise(text), normalise.normalise(text, leet=True), plain}:
+                offered = set(gate.candidates(variant))
+                for i, (rx, sets) in enumerate(zip(patterns, literals, strict=True)):
+                    for m in rx.finditer(variant):
+                        matched += 1
+                        assert i in offered, (rx.pattern[:80], variant[:120])
+                        for lits in sets:  # one literal of each set, the first being required_literals'
+                            assert any(lit in m.group(0).lower() for lit in lits), (rx.pattern[:80], m.group(0))
+                        assert not sets or sets[0] == required_literals(rx)
     assert matched > 200  # the corpora do exercise the patterns
 
 
