@@ -45,6 +45,7 @@ class Doc:
     expires_at: float | None = None
     boost: float = 1.0
     speaker: str | None = None  # the stem of the name that labels who said it ("Caroline: ..."), in a transcript
+    plain: str = ""  # the line's words only: two lines with the same words say the same thing (made once, here)
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,7 @@ def neutralise(text: str) -> str:
 def _doc(key: str, source: str, kind: str, text: str, at: float, **kw: Any) -> Doc:
     label = "" if kind in ("passage",) else f"({'earlier session' if kind in ('summary', 'digest') else kind}) "
     line = f"- [{say_ts(at)}] {label}{text}"
-    return Doc(key, source, kind, line, approx_tokens(line) + 1, at, **kw)
+    return Doc(key, source, kind, line, approx_tokens(line) + 1, at, **kw, plain=_plain(line))
 
 
 # Names a request mentions: capitalised words not opening a sentence ("When did Caroline go...", "Caroline's dog").
@@ -349,7 +349,7 @@ class MemoryView:
         if hits:  # the request is about something the user said: the budget left goes to the next closest lines
             more.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
             hits += more
-        seen = {_plain(d.line) for d in chosen}
+        seen = {d.plain for d in chosen}
         keys = {d.key for d in chosen}
         for h in hits:
             d = h.doc
@@ -357,12 +357,11 @@ class MemoryView:
                 break
             if d.key in keys or used + d.cost > cfg.tokens:
                 continue
-            plain = _plain(d.line)
-            if plain in seen:
+            if d.plain in seen:
                 continue  # the same words already in (a memory repeated as a passage, a turn said twice)
             chosen.append(d)
             keys.add(d.key)
-            seen.add(plain)
+            seen.add(d.plain)
             used += d.cost
         return used
 
