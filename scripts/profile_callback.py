@@ -6,9 +6,11 @@ with the requests of ``bench overhead`` (a 4 KB system prompt, two earlier turns
 inside them (each part timed on its own; the parts nest, so they do not add up). ``--thrash`` touches 16 MB and
 sorts 50k strings between requests, as the proxy's own work does, so the caches are as cold as in the host (the
 proxy's figures are close to these; without it they are ~20% lower). Then the CPU of the plugin's threads per
-request, and of the worker's jobs by name.
+request, and of the worker's jobs by name. ``--pace=MS`` waits that long after each request, as a proxy's requests
+are spaced by the upstream's answer (the plugin's threads then work turn by turn, not in batches).
 
-    PYTHONPATH=$PWD:$PWD/adapters/litellm:$PWD/benchmarks python scripts/profile_callback.py [REQUESTS] [--thrash]
+    PYTHONPATH=$PWD:$PWD/adapters/litellm:$PWD/benchmarks python scripts/profile_callback.py [REQUESTS] [--thrash] \
+        [--pace=MS]
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ def timed(owner: Any, name: str, label: str) -> None:
 def main(argv: list[str]) -> None:
     n = int(next((a for a in argv if a.isdigit()), "1500"))
     thrash = "--thrash" in argv
+    pace = next((float(a.split("=", 1)[1]) / 1000 for a in argv if a.startswith("--pace=")), 0.0)
     from metaclaw_bench.overhead import MODEL, REPLY
     from metaclaw_bench.retrieval import request_messages, workload
     from metaclaw_bench.synth import write_library
@@ -146,7 +149,9 @@ def main(argv: list[str]) -> None:
         hooks = [0.0, 0.0]
         for i in range(200, 200 + n):
             await one(i, hooks)
-            if i % 50 == 0:
+            if pace:
+                await asyncio.sleep(pace)
+            elif i % 50 == 0:
                 await asyncio.sleep(0.01)  # let the plugin's threads run, as between a proxy's requests
         await asyncio.sleep(1.0)  # and finish what the measured requests left them
         after.update(threads_cpu())
@@ -158,7 +163,10 @@ def main(argv: list[str]) -> None:
     plugin = cb.plugin
     if plugin is not None:
         plugin.stop()
-    print(f"{n} requests, 1k skills, default configuration{', caches thrashed' if thrash else ''}; host-thread CPU:")
+    paced = f", {pace * 1000:g} ms between requests" if pace else ""
+    print(
+        f"{n} requests, 1k skills, default configuration{', caches thrashed' if thrash else ''}{paced}; host-thread CPU:"
+    )
     print(f"{'async_pre_call_hook':40s} {hooks[0] / n * 1e6:7.1f} us")
     print(f"{'async_post_call_success_deployment_hook':40s} {hooks[1] / n * 1e6:7.1f} us")
     for _, _, label in parts:
