@@ -572,7 +572,8 @@ def test_sidecar_takes_any_body(home: Path) -> None:
                 path = session_path(sid)
                 params = {"tenant": body["tenant"]} if isinstance(body.get("tenant"), str) else {}
                 assert api.get(path, params=params).status_code == 200
-                end = api.post(path + "/end", {"tenant": body.get("tenant", "default")})
+                tenant = json.dumps({"tenant": body.get("tenant", "default")}, default=repr)  # any value, bytes too
+                end = api.post(path + "/end", raw=tenant.encode("utf-8", "surrogatepass"))
                 assert end.status_code in (200, 404), end.text  # 404: ended before, by an earlier example
             assert api.get("/health").status_code == 200
             assert api.get("/v1/sessions").status_code == 200
