@@ -34,6 +34,7 @@ from ..types import Message, TurnContext
 from .dates import resolve, say_ts
 from .index import Doc, Found, Hit, Recall
 from .model import DEFAULT_USER, SHARED_USER, Memory
+from .said import hedged, hedged_request
 from .store import MemoryStore
 from .text import fold, request_terms, speaker_of, stem
 
@@ -82,7 +83,7 @@ def neutralise(text: str) -> str:
 def _doc(key: str, source: str, kind: str, text: str, at: float, **kw: Any) -> Doc:
     label = "" if kind in ("passage",) else f"({'earlier session' if kind in ('summary', 'digest') else kind}) "
     line = f"- [{say_ts(at)}] {label}{text}"
-    return Doc(key, source, kind, line, approx_tokens(line) + 1, at, **kw)
+    return Doc(key, source, kind, line, approx_tokens(line) + 1, at, hedged=hedged(text), **kw)
 
 
 # Names a request mentions: capitalised words not opening a sentence ("When did Caroline go...", "Caroline's dog").
@@ -332,9 +333,10 @@ class MemoryView:
         hits: list[Hit] = []
         more: list[Hit] = []
         recall = RECALL.search(query) is not None
+        wishes = hedged_request(query)
         for b in buckets:
             found = b.recall.search(words, CANDIDATES, now, request_names(query, b.speakers))
-            answering, closest = _answering(found)
+            answering, closest = _answering(found, wishes)
             # what was said earlier in this same conversation is in its messages already: not said twice
             hits += [h for h in answering if h.doc.session != session or h.doc.kind != "passage"]
             more += [h for h in closest if h.doc.session != session or h.doc.kind != "passage"]
@@ -382,14 +384,17 @@ ELSEWHERE_MIN = 0.5
 ELSEWHERE_RATIO = 0.8
 
 
-def _answering(found: Found) -> tuple[list[Hit], list[Hit]]:
+def _answering(found: Found, wishes: bool) -> tuple[list[Hit], list[Hit]]:
     """The relevant hits, and the next closest for the budget they leave (:data:`COVER_MORE`); neither when the
     request names a speaker but its words were said by another: a question about Caroline's charity race, when only
-    Melanie spoke of one, is not answered by Caroline's other lines."""
-    hits = [h for h in found.hits if _relevant(h)]
+    Melanie spoke of one, is not answered by Caroline's other lines. A line that only wishes, supposes or denies
+    answers only a request about wishes or plans (``wishes``): "I've always wanted to learn to surf" is not where Ana
+    learned to surf; it may still come after a line that answers."""
+    hits = [h for h in found.hits if _relevant(h) and (wishes or not h.doc.hedged)]
     if found.elsewhere >= ELSEWHERE_MIN and all(h.coverage < ELSEWHERE_RATIO * found.elsewhere for h in hits):
         return [], []
-    return hits, [h for h in found.hits if _related(h) and not _relevant(h)]
+    answering = {id(h) for h in hits}
+    return hits, [h for h in found.hits if id(h) not in answering and (_related(h) or _relevant(h))]
 
 
 # Once a request is about something the user said (a line passed the gate above), the budget left goes to the next

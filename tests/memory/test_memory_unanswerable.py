@@ -1,0 +1,133 @@
+"""Unanswerable questions get no memory block (issue 41): a question about what someone did is not answered by a
+line where they only wished to, supposed or denied it; a transcript line that only addresses a person by name
+("Thanks, Caroline!") is not about her. Answerable questions of the same shapes still get their line. Through the
+real view, as recall's tests use it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metaclaw_plugin import Settings, TurnContext
+from metaclaw_plugin.memory.said import hedged, hedged_request, unaddressed
+from metaclaw_plugin.memory.view import MemoryView
+from metaclaw_plugin.store.passages import Passage
+
+T0 = 1_686_319_200.0  # 9 June 2023
+
+
+def view_with(*texts: str) -> MemoryView:
+    v = MemoryView(Settings(home=Path("/nonexistent")))
+    v.put("acme", "ana", [], [Passage(f"p{i}", "acme", "ana", "s1", t, T0 + i) for i, t in enumerate(texts)])
+    return v
+
+
+def ask(v: MemoryView, text: str) -> str:
+    return v.section(TurnContext("q", tenant="acme", user="ana"), [{"role": "user", "content": text}])[0]
+
+
+# Wishes, suppositions and denials -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("said", "asked"),
+    [
+        ("Caroline: I've always wanted to learn to surf someday.", "Where did Caroline learn to surf?"),
+        (
+            "Caroline: One day I'm going to hike the Pacific Crest Trail, I swear.",
+            "When did Caroline hike the Pacific Crest Trail?",
+        ),
+        ("Caroline: I'd love to visit Patagonia with my sister.", "Which towns did Caroline visit in Patagonia?"),
+        (
+            "Caroline: My dream is a bakery, I dream of opening a little bakery by the sea.",
+            "What is Caroline's bakery called?",
+        ),
+        ("Caroline: I have never tried scuba diving, honestly.", "Where did Caroline go scuba diving?"),
+        ("Ana: Algún día me gustaría aprender a tocar el violonchelo.", "¿Dónde aprendió Ana a tocar el violonchelo?"),
+    ],
+)
+def test_a_wish_does_not_answer_a_question_about_what_was_done(said: str, asked: str) -> None:
+    v = view_with(said, "Caroline: The weather has been lovely all week.")
+    assert ask(v, asked) == ""
+
+
+@pytest.mark.parametrize(
+    ("said", "asked", "answer"),
+    [
+        ("Caroline: I learned to surf in Bali last summer.", "Where did Caroline learn to surf?", "Bali"),
+        ("Caroline: I've always wanted to learn to surf someday.", "What does Caroline want to learn someday?", "surf"),
+        ("Caroline: I'd love to visit Patagonia with my sister.", "Where would Caroline love to visit?", "Patagonia"),
+        # the fact is the main sentence; the wish an aside
+        (
+            "Caroline: I hiked the Pacific Crest Trail in May. One day I'll do it again!",
+            "When did Caroline hike the Pacific Crest Trail?",
+            "May",
+        ),
+    ],
+)
+def test_what_was_done_and_questions_about_wishes_still_get_their_line(said: str, asked: str, answer: str) -> None:
+    v = view_with(said, "Caroline: The weather has been lovely all week.")
+    assert answer in ask(v, asked)
+
+
+def test_a_wish_comes_in_after_a_line_that_answers() -> None:
+    v = view_with(
+        "Caroline: I ran the Vienna half marathon in April.",
+        "Caroline: I've always wanted to run the Boston marathon someday.",
+    )
+    block = ask(v, "Which marathon did Caroline run in April?")
+    assert "Vienna" in block
+
+
+def test_the_hedge_reads_the_main_sentence_and_the_request() -> None:
+    assert hedged("I've always wanted to go skydiving someday. Long story.")
+    assert not hedged("I went skydiving last summer. One day I'll do it again!")
+    assert not hedged("I ran the marathon. Still thinking about it.")
+    assert hedged_request("What does Ana hope to do next year?") and not hedged_request("Where did Ana go?")
+
+
+# Names that only address the listener -------------------------------------------------------------------------------
+def test_a_line_that_addresses_a_person_is_not_about_her() -> None:
+    """LoCoMo's usual adversarial form: the other speaker's thing asked of this one. Melanie's lines address
+    Caroline by name; that does not make Melanie's charity race Caroline's."""
+    v = view_with(
+        "Melanie: Thanks, Caroline! I ran a charity race for mental health last Saturday.",
+        "Melanie: Hey Caroline, the charity race raised two thousand dollars.",
+        "Caroline: I painted a sunset over the lake last weekend.",
+    )
+    assert ask(v, "How much did Caroline's charity race raise?") == ""
+    assert "two thousand" in ask(v, "How much did Melanie's charity race raise?")
+    assert "sunset" in ask(v, "What did Caroline paint over the lake?")
+
+
+def test_a_line_about_a_person_still_answers_for_her() -> None:
+    v = view_with(
+        "Melanie: Caroline and I went to the pottery fair, she bought a blue vase.",
+        "Melanie: I painted my fence.",
+    )
+    assert "blue vase" in ask(v, "What did Caroline buy at the pottery fair?")
+
+
+@pytest.mark.parametrize(
+    ("text", "gone", "kept"),
+    [
+        ("Melanie: Thanks, Caroline! The race was great.", "Caroline", "race"),
+        ("Bilal: That's so cool, Camille. So my dad works as a speech therapist.", "Camille", "speech therapist"),
+        ("Zuri: Take care, Gustavo!", "Gustavo", "Take care"),
+        ("Caroline: Hey Mel, how are you?", "Mel", "how are you"),
+    ],
+)
+def test_an_address_is_found(text: str, gone: str, kept: str) -> None:
+    out = unaddressed(text)
+    assert gone not in out and kept in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hollis: Arjun, my brother, took a job in Porto.",
+        "Ana: We ate at the Night Market with Bo.",
+        "Ana: I went with my friend, Mina, to Paris.",
+    ],
+)
+def test_a_name_that_is_the_subject_is_kept(text: str) -> None:
+    assert unaddressed(text) == text
