@@ -176,6 +176,8 @@ def terms(text: str) -> list[str]:
         w = m.group(0)
         if w in STOP or len(w) < 2 or (w.isdigit() and len(w) < 3):
             continue
+        if w.endswith("'s"):  # a possessive is its word ("Hollis's dog": hollis, as "Hollis: ..." labels her lines)
+            w = w[:-2]
         parts = re.split(r"[-']", w) if ("-" in w or "'" in w) else []
         for x in [w, *parts]:
             if x in STOP or len(x) < 2:

@@ -11,6 +11,7 @@ import pytest
 
 from metaclaw_plugin import Settings, TurnContext
 from metaclaw_plugin.memory.said import hedged, hedged_request, unaddressed
+from metaclaw_plugin.memory.text import terms
 from metaclaw_plugin.memory.view import MemoryView
 from metaclaw_plugin.store.passages import Passage
 
@@ -131,3 +132,10 @@ def test_an_address_is_found(text: str, gone: str, kept: str) -> None:
 )
 def test_a_name_that_is_the_subject_is_kept(text: str) -> None:
     assert unaddressed(text) == text
+
+
+@pytest.mark.parametrize("name", ["Hollis", "Thomas", "Ana", "Caroline"])
+def test_a_possessive_is_the_name_and_never_a_word_never_said(name: str) -> None:
+    """ "What breed is Hollis's dog?" is about Hollis, whose lines are labelled "Hollis:": the possessive must be the
+    same word, not an extra one the user never said (which weighs the most and thins every line's coverage)."""
+    assert terms(f"{name}'s dog") == terms(f"{name}: dog") == terms(f"{name}’s dog")
