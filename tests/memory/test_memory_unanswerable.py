@@ -139,3 +139,21 @@ def test_a_possessive_is_the_name_and_never_a_word_never_said(name: str) -> None
     """ "What breed is Hollis's dog?" is about Hollis, whose lines are labelled "Hollis:": the possessive must be the
     same word, not an extra one the user never said (which weighs the most and thins every line's coverage)."""
     assert terms(f"{name}'s dog") == terms(f"{name}: dog") == terms(f"{name}’s dog")
+
+
+@pytest.mark.parametrize(
+    ("said", "asked"),
+    [
+        ("Caroline: Work has been nonstop lately.", "What has Caroline gotten into lately?"),
+        ("Caroline: I finally cleaned out my inbox, it felt amazing.", "What did Caroline finally decide to study?"),
+        ("Caroline: Got to go, the kids are waiting for dinner.", "Where did Caroline go on her honeymoon?"),
+    ],
+)
+def test_a_line_sharing_only_a_discourse_word_or_a_light_verb_does_not_answer(said: str, asked: str) -> None:
+    v = view_with(said, "Caroline: The weather has been lovely all week.")
+    assert ask(v, asked) == ""
+
+
+def test_the_same_words_beside_the_answer_still_bring_it() -> None:
+    v = view_with("Caroline: I finally decided to study marine biology.", "Caroline: Work has been nonstop lately.")
+    assert "marine biology" in ask(v, "What did Caroline finally decide to study?")
