@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from metaclaw_plugin import Settings, TurnContext
+from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.memory.said import hedged, hedged_request, unaddressed
 from metaclaw_plugin.memory.text import terms
 from metaclaw_plugin.memory.view import MemoryView
@@ -157,3 +157,31 @@ def test_a_line_sharing_only_a_discourse_word_or_a_light_verb_does_not_answer(sa
 def test_the_same_words_beside_the_answer_still_bring_it() -> None:
     v = view_with("Caroline: I finally decided to study marine biology.", "Caroline: Work has been nonstop lately.")
     assert "marine biology" in ask(v, "What did Caroline finally decide to study?")
+
+
+def test_a_transcript_line_that_opens_with_a_question_keeps_its_speaker(home: Path) -> None:
+    """A passage keeps no question ("Hey Caroline, how are you?"); the line's speaker stays on what is kept, or
+    Melanie's race would be nobody's and answer a question about Caroline's. Through the real plugin."""
+    p = MetaClawPlugin(Settings(home=home)).start()
+    try:
+        for i, text in enumerate(
+            [
+                "Melanie: Hey Caroline, how are you? I ran a charity race for mental health last Saturday.",
+                "Caroline: I painted a sunset over the lake last weekend.",
+            ]
+        ):
+            ctx = TurnContext("s1", tenant="acme", user="ana", started_at=T0 + i)
+            p.on_request(ctx, [{"role": "user", "content": text}])
+            p.on_response(ctx, {"role": "assistant", "content": "Noted."})
+        assert p.flush(30)
+        kept = sorted(x.text for x in p.passages.find("acme", "ana"))  # type: ignore[union-attr]
+        assert kept[1].startswith("Melanie: I ran a charity race"), kept
+
+        def asked(q: str) -> str:
+            out = p.on_request(TurnContext("q", tenant="acme", user="ana"), [{"role": "user", "content": q}])
+            return "".join(str(m["content"]) for m in out if "<metaclaw-memory>" in str(m["content"]))
+
+        assert "charity race" not in asked("How did Caroline do in her charity race for mental health?")
+        assert "charity race" in asked("How did Melanie do in her charity race for mental health?")
+    finally:
+        p.stop()
