@@ -389,9 +389,13 @@ def _answering(found: Found, wishes: bool) -> tuple[list[Hit], list[Hit]]:
     request names a speaker but its words were said by another: a question about Caroline's charity race, when only
     Melanie spoke of one, is not answered by Caroline's other lines. A line that only wishes, supposes or denies
     answers only a request about wishes or plans (``wishes``): "I've always wanted to learn to surf" is not where Ana
-    learned to surf; it may still come after a line that answers."""
+    learned to surf; it may still come after a line that answers. Where such a line holds the request's words as a
+    swapped speaker's would, the thing was only wished for, and lines sharing a word ("I'm learning Swahili") do not
+    answer either."""
     hits = [h for h in found.hits if _relevant(h) and (wishes or not h.doc.hedged)]
-    if found.elsewhere >= ELSEWHERE_MIN and all(h.coverage < ELSEWHERE_RATIO * found.elsewhere for h in hits):
+    wished = max((h.coverage for h in found.hits if h.doc.hedged), default=0.0) if not wishes else 0.0
+    elsewhere = max(found.elsewhere, wished)
+    if elsewhere >= ELSEWHERE_MIN and all(h.coverage < ELSEWHERE_RATIO * elsewhere for h in hits):
         return [], []
     answering = {id(h) for h in hits}
     return hits, [h for h in found.hits if id(h) not in answering and (_related(h) or _relevant(h))]

@@ -79,6 +79,23 @@ def test_a_wish_comes_in_after_a_line_that_answers() -> None:
     assert "Vienna" in block
 
 
+def test_a_thing_only_wished_for_is_not_answered_by_other_lines_sharing_a_word() -> None:
+    """Surfing was only wished for: "I'm learning Swahili" shares "learn" with the question, and is not where Yuki
+    learned to surf (as with a swapped speaker, the question's thing is elsewhere: nothing answers it)."""
+    v = view_with(
+        "Yuki: I've always wanted to learn to surf someday.",
+        "Yuki: So I'm learning Swahili on my lunch breaks.",
+        "Yuki: The weather has been lovely all week.",
+    )
+    assert ask(v, "Where did Yuki learn to surf?") == ""
+    v = view_with(
+        "Yuki: I learned to surf in Biarritz last summer.",
+        "Yuki: One day I want to surf the big waves in Hawaii.",
+        "Yuki: So I'm learning Swahili on my lunch breaks.",
+    )
+    assert "Biarritz" in ask(v, "Where did Yuki learn to surf?")
+
+
 def test_the_hedge_reads_the_main_sentence_and_the_request() -> None:
     assert hedged("I've always wanted to go skydiving someday. Long story.")
     assert not hedged("I went skydiving last summer. One day I'll do it again!")
