@@ -251,6 +251,10 @@ class Recall:
     def speakers(self) -> set[str]:
         return set(self.joined.speaker_ids)
 
+    def said(self, term: str) -> bool:
+        """Whether any document holds ``term`` (its postings, kept per index once asked)."""
+        return len(self.joined.posting(term)[0]) > 0
+
     def search(self, words: Sequence[str], limit: int, now: float, names: Sequence[str] = ()) -> Found:
         """The ``limit`` best documents for the request's ``words`` (stems, :func:`~.text.memory_terms_list`), each with
         its coverage of the request's word weight. ``names``: speakers of this index the request

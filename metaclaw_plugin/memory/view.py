@@ -36,7 +36,7 @@ from .index import Doc, Found, Hit, Recall
 from .model import DEFAULT_USER, SHARED_USER, Memory
 from .said import hedged, hedged_request
 from .store import MemoryStore
-from .text import fold, request_terms, speaker_of, stem
+from .text import WEAK, fold, request_terms, speaker_of, stem, terms
 
 log = logging.getLogger("metaclaw_plugin.memory")
 
@@ -95,6 +95,23 @@ def request_names(query: str, known: AbstractSet[str]) -> list[str]:
     if not known:
         return []
     return [n for n in dict.fromkeys(stem(fold(m.group(1))) for m in _NAME.finditer(query)) if n in known]
+
+
+# What a request asks about someone's: "What does Hollis's cousin do?", "Caroline's new dog" (the first topical word
+# after a name's possessive).
+_POSSESSED = re.compile(r"\b([A-Z][\w-]*)['’]s\s+((?:[\w-]+\s+)?[\w-]+)")
+# A line holding this many of the request's other topical words answers it even so ("What breed is Hollis's pet that
+# had surgery on a paw?": "my schnauzer had surgery on his paw", "pet" never said).
+OWNED_BAR = 2
+
+
+def request_possessed(query: str) -> tuple[str, str] | None:
+    """Whose thing the request is about and the word for it (``("holli", "cousin")`` for "What does Hollis's cousin
+    do?"), or None. In a transcript, a speaker's cousin that no line ever mentions is not answered by lines about her
+    other people (a third party's may be named only by its kind: "Eitan's dog", "he adopted a terrier")."""
+    m = _POSSESSED.search(query)
+    words = [t for t in terms(m.group(2)) if t not in WEAK] if m else []
+    return (stem(fold(m.group(1))), words[0]) if m and words else None
 
 
 def memory_doc(m: Memory) -> Doc:
@@ -334,9 +351,14 @@ class MemoryView:
         more: list[Hit] = []
         recall = RECALL.search(query) is not None
         wishes = hedged_request(query)
+        owned = request_possessed(query)
         for b in buckets:
-            found = b.recall.search(words, CANDIDATES, now, request_names(query, b.speakers))
+            names = request_names(query, b.speakers)
+            found = b.recall.search(words, CANDIDATES, now, names)
             answering, closest = _answering(found, wishes)
+            if owned and owned[0] in names and not b.recall.said(owned[1]):  # a speaker's godmother, never mentioned
+                if all(h.matched < OWNED_BAR for h in answering):
+                    answering, closest = [], []
             # what was said earlier in this same conversation is in its messages already: not said twice
             hits += [h for h in answering if h.doc.session != session or h.doc.kind != "passage"]
             more += [h for h in closest if h.doc.session != session or h.doc.kind != "passage"]

@@ -103,6 +103,44 @@ def test_the_hedge_reads_the_main_sentence_and_the_request() -> None:
     assert hedged_request("What does Ana hope to do next year?") and not hedged_request("Where did Ana go?")
 
 
+SMALL_TALK = [
+    "Morning! Slept badly, the neighbours had a party.",
+    "Ha, same here, coffee is saving me today.",
+    "I finished the crossword before lunch for once.",
+    "Nice! I burned the toast again.",
+    "The bus was late, so I walked to the office.",
+    "Rain all afternoon here, the garden loves it.",
+    "I tried a new pasta recipe, too much garlic.",
+    "Garlic is never too much, honestly.",
+    "Talk tomorrow, I need to get some sleep.",
+    "Good night, sleep well.",
+]
+
+
+# Someone's thing never mentioned ------------------------------------------------------------------------------------
+def test_a_speakers_relative_never_mentioned_gets_no_block() -> None:
+    """Hollis's lines mention her cousin and her dad; a question about her godmother, whom no line mentions, is
+    not answered by them (they share "live" and "Hollis", not the godmother)."""
+    chat = [f"{who}: {said}" for who, said in zip(["Hollis", "Thandiwe"] * 5, SMALL_TALK, strict=True)]
+    v = view_with(
+        "Hollis: Bianca, my cousin, has a room full of houseplants and lives for them.",
+        "Hollis: My dad Amara took a job in Santiago, he lives there now.",
+        "Thandiwe: I saw the Hornets play at the Oak Theater.",
+        *chat,
+    )
+    assert ask(v, "Where does Hollis's godmother live?") == ""
+    assert ask(v, "What is the name of Hollis's parrot?") == ""
+    assert "Santiago" in ask(v, "Where does Hollis's dad live?")  # the same shape, mentioned: answered
+
+
+def test_a_third_partys_thing_named_only_by_its_kind_is_still_answered() -> None:
+    v = view_with(
+        "Hollis: My neighbor Eitan adopted a Jack Russell terrier from the shelter.",
+        "Hollis: Work has been a lot this month.",
+    )
+    assert "terrier" in ask(v, "What breed is Eitan's dog from the shelter?")
+
+
 # Names that only address the listener -------------------------------------------------------------------------------
 def test_a_line_that_addresses_a_person_is_not_about_her() -> None:
     """LoCoMo's usual adversarial form: the other speaker's thing asked of this one. Melanie's lines address
