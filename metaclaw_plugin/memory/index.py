@@ -251,9 +251,15 @@ class Recall:
     def speakers(self) -> set[str]:
         return set(self.joined.speaker_ids)
 
-    def said(self, term: str) -> bool:
-        """Whether any document holds ``term`` (its postings, kept per index once asked)."""
-        return len(self.joined.posting(term)[0]) > 0
+    def said(self, term: str, by: str | None = None) -> bool:
+        """Whether any document holds ``term`` (its postings, kept per index once asked); with ``by``, one of that
+        speaker's or of no speaker."""
+        docs = self.joined.posting(term)[0]
+        if by is None or not len(docs):
+            return len(docs) > 0
+        who = self.joined.speaker_of[docs]
+        mine = self.joined.speaker_ids.get(by, -2)
+        return bool(((who == mine) | (who < 0)).any())
 
     def search(self, words: Sequence[str], limit: int, now: float, names: Sequence[str] = ()) -> Found:
         """The ``limit`` best documents for the request's ``words`` (stems, :func:`~.text.memory_terms_list`), each with

@@ -107,8 +107,9 @@ OWNED_BAR = 2
 
 def request_possessed(query: str) -> tuple[str, str] | None:
     """Whose thing the request is about and the word for it (``("holli", "cousin")`` for "What does Hollis's cousin
-    do?"), or None. In a transcript, a speaker's cousin that no line ever mentions is not answered by lines about her
-    other people (a third party's may be named only by its kind: "Eitan's dog", "he adopted a terrier")."""
+    do?"), or None. In a transcript, a speaker's cousin that none of her lines mentions is not answered by lines
+    about her other people, nor by the other speaker's cousin (a third party's thing may be named only by its kind:
+    "Eitan's dog", "he adopted a terrier")."""
     m = _POSSESSED.search(query)
     words = [t for t in terms(m.group(2)) if t not in WEAK] if m else []
     return (stem(fold(m.group(1))), words[0]) if m and words else None
@@ -356,7 +357,8 @@ class MemoryView:
             names = request_names(query, b.speakers)
             found = b.recall.search(words, CANDIDATES, now, names)
             answering, closest = _answering(found, wishes)
-            if owned and owned[0] in names and not b.recall.said(owned[1]):  # a speaker's godmother, never mentioned
+            # a speaker's godmother never mentioned, or a parrot only the other speaker spoke of
+            if owned and owned[0] in names and not b.recall.said(owned[1], by=owned[0]):
                 if all(h.matched < OWNED_BAR for h in answering):
                     answering, closest = [], []
             # what was said earlier in this same conversation is in its messages already: not said twice

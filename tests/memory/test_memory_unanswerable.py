@@ -133,6 +133,19 @@ def test_a_speakers_relative_never_mentioned_gets_no_block() -> None:
     assert "Santiago" in ask(v, "Where does Hollis's dad live?")  # the same shape, mentioned: answered
 
 
+def test_a_speakers_thing_only_the_other_speaker_spoke_of_gets_no_block() -> None:
+    """Only Uriel has a lizard; Kenji's line shares "breed" with a question about Kenji's lizard, and does not
+    answer it. Asked of Uriel, it is answered."""
+    chat = [f"{who}: {said}" for who, said in zip(["Kenji", "Uriel"] * 5, SMALL_TALK, strict=True)]
+    v = view_with(
+        "Uriel: My leopard gecko Ziggy sheds every month, the lizard is a drama queen.",
+        "Kenji: The dog breed show at the fair was packed.",
+        *chat,
+    )
+    assert ask(v, "What breed is Kenji's lizard?") == ""
+    assert "leopard gecko" in ask(v, "What kind of lizard is Uriel's?")
+
+
 def test_a_third_partys_thing_named_only_by_its_kind_is_still_answered() -> None:
     v = view_with(
         "Hollis: My neighbor Eitan adopted a Jack Russell terrier from the shelter.",
