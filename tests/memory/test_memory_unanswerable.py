@@ -146,14 +146,6 @@ def test_a_speakers_thing_only_the_other_speaker_spoke_of_gets_no_block() -> Non
     assert "leopard gecko" in ask(v, "What kind of lizard is Uriel's?")
 
 
-def test_a_third_partys_thing_named_only_by_its_kind_is_still_answered() -> None:
-    v = view_with(
-        "Hollis: My neighbor Eitan adopted a Jack Russell terrier from the shelter.",
-        "Hollis: Work has been a lot this month.",
-    )
-    assert "terrier" in ask(v, "What breed is Eitan's dog from the shelter?")
-
-
 # Names that only address the listener -------------------------------------------------------------------------------
 def test_a_line_that_addresses_a_person_is_not_about_her() -> None:
     """LoCoMo's usual adversarial form: the other speaker's thing asked of this one. Melanie's lines address
@@ -168,12 +160,26 @@ def test_a_line_that_addresses_a_person_is_not_about_her() -> None:
     assert "sunset" in ask(v, "What did Caroline paint over the lake?")
 
 
-def test_a_line_about_a_person_still_answers_for_her() -> None:
-    v = view_with(
-        "Melanie: Caroline and I went to the pottery fair, she bought a blue vase.",
-        "Melanie: I painted my fence.",
-    )
-    assert "blue vase" in ask(v, "What did Caroline buy at the pottery fair?")
+@pytest.mark.parametrize(
+    ("said", "asked", "answer"),
+    [
+        # another speaker's line that is about her, not to her
+        (
+            "Melanie: Caroline and I went to the pottery fair, she bought a blue vase.",
+            "What did Caroline buy at the pottery fair?",
+            "blue vase",
+        ),
+        # a third party's thing may be named only by its kind
+        (
+            "Hollis: My neighbor Eitan adopted a Jack Russell terrier from the shelter.",
+            "What breed is Eitan's dog from the shelter?",
+            "terrier",
+        ),
+    ],
+)
+def test_a_line_about_someone_still_answers_for_them(said: str, asked: str, answer: str) -> None:
+    v = view_with(said, "Melanie: I painted my fence.", "Hollis: Work has been a lot this month.")
+    assert answer in ask(v, asked)
 
 
 @pytest.mark.parametrize(
