@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .said import unaddressed
 from .text import WEAK, memory_terms_list
 
 K1 = 1.2
@@ -46,6 +47,7 @@ class Doc:
     boost: float = 1.0
     speaker: str | None = None  # the stem of the name that labels who said it ("Caroline: ..."), in a transcript
     plain: str = ""  # the line's words only: two lines with the same words say the same thing (made once, here)
+    hedged: bool = False  # it only wishes, supposes or denies (:func:`.said.hedged`)
 
 
 @dataclass(frozen=True)
@@ -238,17 +240,27 @@ class Recall:
         return self.memories.n + self.base.n + self.tail.n
 
     def with_memories(self, docs: Sequence[Doc]) -> Recall:
-        return Recall(build_segment(docs, [memory_terms_list(_body(d.line)) for d in docs]), self.base, self.tail)
+        return Recall(build_segment(docs, [_terms(d) for d in docs]), self.base, self.tail)
 
     def appended(self, docs: Sequence[Doc]) -> Recall:
         """This index with more passage chunks (a new object: readers of the old one are unaffected)."""
-        tail = merge_segments(self.tail, build_segment(docs, [memory_terms_list(_body(d.line)) for d in docs]))
+        tail = merge_segments(self.tail, build_segment(docs, [_terms(d) for d in docs]))
         if tail.n > TAIL_MAX:
             return Recall(self.memories, merge_segments(self.base, tail), EMPTY)
         return Recall(self.memories, self.base, tail)
 
     def speakers(self) -> set[str]:
         return set(self.joined.speaker_ids)
+
+    def said(self, term: str, by: str | None = None) -> bool:
+        """Whether any document holds ``term`` (its postings, kept per index once asked); with ``by``, one of that
+        speaker's or of no speaker."""
+        docs = self.joined.posting(term)[0]
+        if by is None or not len(docs):
+            return len(docs) > 0
+        who = self.joined.speaker_of[docs]
+        mine = self.joined.speaker_ids.get(by, -2)
+        return bool(((who == mine) | (who < 0)).any())
 
     def search(self, words: Sequence[str], limit: int, now: float, names: Sequence[str] = ()) -> Found:
         """The ``limit`` best documents for the request's ``words`` (stems, :func:`~.text.memory_terms_list`), each with
@@ -372,6 +384,12 @@ def _best(j: Joined, docs: np.ndarray, final: np.ndarray, pick: np.ndarray, limi
             tied = np.concatenate([tied[:lo], np.asarray(same, np.intp)])
         tied = tied[:need]
     return np.concatenate([above, tied])
+
+
+def _terms(d: Doc) -> list[str]:
+    """What a document is about: its words, less the names that only address the listener ("Thanks, Caroline!"
+    said by Melanie is not about Caroline)."""
+    return memory_terms_list(unaddressed(_body(d.line)))
 
 
 def _body(line: str) -> str:

@@ -176,6 +176,8 @@ def terms(text: str) -> list[str]:
         w = m.group(0)
         if w in STOP or len(w) < 2 or (w.isdigit() and len(w) < 3):
             continue
+        if w.endswith("'s"):  # a possessive is its word ("Hollis's dog": hollis, as "Hollis: ..." labels her lines)
+            w = w[:-2]
         parts = re.split(r"[-']", w) if ("-" in w or "'" in w) else []
         for x in [w, *parts]:
             if x in STOP or len(x) < 2:
@@ -191,13 +193,16 @@ def term_set(text: str) -> frozenset[str]:
 
 
 # Words too common across topics to make a memory relevant on their own (they still add to the score of a
-# memory that another word already matched): a request to "write a file" is not about a memory of a file name.
+# memory that another word already matched): a request to "write a file" is not about a memory of a file name; nor
+# is "What did Ana finally decide to study?" about "I finally cleaned out my inbox" (discourse adverbs, light verbs).
 _WEAK_TEXT = """
 time work thing way new good bad big small first last next file files code run write read help find show give off
 up out
 take put set start stop open close call send check change add remove update create test fix build look try ask
 answer question problem issue day days week month year today tomorrow team project people person name names part
 help able sure right left long short number list item text data value place point case fact kind type line page
+finally lately recently currently actually honestly usually often soon ago later earlier go goes going went love
+loves loved decide decided end ended
 temps travail chose faire nouveau bon projet equipe jour semaine fichier
 tiempo trabajo cosa hacer nuevo bueno proyecto equipo dia semana archivo
 tempo trabalho coisa fazer novo bom projeto equipe dia semana arquivo

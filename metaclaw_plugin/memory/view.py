@@ -34,8 +34,9 @@ from ..types import Message, TurnContext
 from .dates import resolve, say_ts
 from .index import Doc, Found, Hit, Recall
 from .model import DEFAULT_USER, SHARED_USER, Memory
+from .said import hedged, hedged_request
 from .store import MemoryStore
-from .text import fold, request_terms, speaker_of, stem
+from .text import WEAK, fold, request_terms, speaker_of, stem, terms
 
 log = logging.getLogger("metaclaw_plugin.memory")
 
@@ -82,7 +83,7 @@ def neutralise(text: str) -> str:
 def _doc(key: str, source: str, kind: str, text: str, at: float, **kw: Any) -> Doc:
     label = "" if kind in ("passage",) else f"({'earlier session' if kind in ('summary', 'digest') else kind}) "
     line = f"- [{say_ts(at)}] {label}{text}"
-    return Doc(key, source, kind, line, approx_tokens(line) + 1, at, **kw, plain=_plain(line))
+    return Doc(key, source, kind, line, approx_tokens(line) + 1, at, **kw, plain=_plain(line), hedged=hedged(text))
 
 
 # Names a request mentions: capitalised words not opening a sentence ("When did Caroline go...", "Caroline's dog").
@@ -94,6 +95,24 @@ def request_names(query: str, known: AbstractSet[str]) -> list[str]:
     if not known:
         return []
     return [n for n in dict.fromkeys(stem(fold(m.group(1))) for m in _NAME.finditer(query)) if n in known]
+
+
+# What a request asks about someone's: "What does Hollis's cousin do?", "Caroline's new dog" (the first topical word
+# after a name's possessive).
+_POSSESSED = re.compile(r"\b([A-Z][\w-]*)['’]s\s+((?:[\w-]+\s+)?[\w-]+)")
+# A line holding this many of the request's other topical words answers it even so ("What breed is Hollis's pet that
+# had surgery on a paw?": "my schnauzer had surgery on his paw", "pet" never said).
+OWNED_BAR = 2
+
+
+def request_possessed(query: str) -> tuple[str, str] | None:
+    """Whose thing the request is about and the word for it (``("holli", "cousin")`` for "What does Hollis's cousin
+    do?"), or None. In a transcript, a speaker's cousin that none of her lines mentions is not answered by lines
+    about her other people, nor by the other speaker's cousin (a third party's thing may be named only by its kind:
+    "Eitan's dog", "he adopted a terrier")."""
+    m = _POSSESSED.search(query)
+    words = [t for t in terms(m.group(2)) if t not in WEAK] if m else []
+    return (stem(fold(m.group(1))), words[0]) if m and words else None
 
 
 def memory_doc(m: Memory) -> Doc:
@@ -332,9 +351,16 @@ class MemoryView:
         hits: list[Hit] = []
         more: list[Hit] = []
         recall = RECALL.search(query) is not None
+        wishes = hedged_request(query)
+        owned = request_possessed(query)
         for b in buckets:
-            found = b.recall.search(words, CANDIDATES, now, request_names(query, b.speakers))
-            answering, closest = _answering(found)
+            names = request_names(query, b.speakers)
+            found = b.recall.search(words, CANDIDATES, now, names)
+            answering, closest = _answering(found, wishes)
+            # a speaker's godmother never mentioned, or a parrot only the other speaker spoke of
+            if owned and owned[0] in names and not b.recall.said(owned[1], by=owned[0]):
+                if all(h.matched < OWNED_BAR for h in answering):
+                    answering, closest = [], []
             # what was said earlier in this same conversation is in its messages already: not said twice
             hits += [h for h in answering if h.doc.session != session or h.doc.kind != "passage"]
             more += [h for h in closest if h.doc.session != session or h.doc.kind != "passage"]
@@ -381,14 +407,21 @@ ELSEWHERE_MIN = 0.5
 ELSEWHERE_RATIO = 0.8
 
 
-def _answering(found: Found) -> tuple[list[Hit], list[Hit]]:
+def _answering(found: Found, wishes: bool) -> tuple[list[Hit], list[Hit]]:
     """The relevant hits, and the next closest for the budget they leave (:data:`COVER_MORE`); neither when the
     request names a speaker but its words were said by another: a question about Caroline's charity race, when only
-    Melanie spoke of one, is not answered by Caroline's other lines."""
-    hits = [h for h in found.hits if _relevant(h)]
-    if found.elsewhere >= ELSEWHERE_MIN and all(h.coverage < ELSEWHERE_RATIO * found.elsewhere for h in hits):
+    Melanie spoke of one, is not answered by Caroline's other lines. A line that only wishes, supposes or denies
+    answers only a request about wishes or plans (``wishes``): "I've always wanted to learn to surf" is not where Ana
+    learned to surf; it may still come after a line that answers. Where such a line holds the request's words as a
+    swapped speaker's would, the thing was only wished for, and lines sharing a word ("I'm learning Swahili") do not
+    answer either."""
+    hits = [h for h in found.hits if _relevant(h) and (wishes or not h.doc.hedged)]
+    wished = max((h.coverage for h in found.hits if h.doc.hedged), default=0.0) if not wishes else 0.0
+    elsewhere = max(found.elsewhere, wished)
+    if elsewhere >= ELSEWHERE_MIN and all(h.coverage < ELSEWHERE_RATIO * elsewhere for h in hits):
         return [], []
-    return hits, [h for h in found.hits if _related(h) and not _relevant(h)]
+    answering = {id(h) for h in hits}
+    return hits, [h for h in found.hits if id(h) not in answering and (_related(h) or _relevant(h))]
 
 
 # Once a request is about something the user said (a line passed the gate above), the budget left goes to the next

@@ -20,7 +20,7 @@ from typing import Any
 
 from ...memory.model import DEFAULT_USER, SHARED_USER, Candidate, Memory
 from ...memory.store import MemoryStore
-from ...memory.text import term_set
+from ...memory.text import speaker_of, term_set
 from ...privacy import Redactor
 from ...store.passages import Passage, PassageStore
 from .guard import credential_refusal, personal, redact, screen_memory
@@ -275,13 +275,15 @@ def _said_at(source: dict[str, Any] | None, now: float) -> float:
 def keep_text(text: str, redactor: Redactor | None) -> str:
     """What of a user's turn may be kept: not its questions (what the user asked is not what they told), nor its
     sentences that state a credential (left out whole, not even redacted: "my password is [REDACTED]" helps no
-    one); the rest redacted."""
+    one); the rest redacted. A transcript line keeps its speaker ("Mel: How are you? I ran a race." is "Mel: I ran a
+    race."): a line with none is nobody's, and answers a question about either speaker."""
+    _, label = speaker_of(text)
     parts = [
         s
-        for s in SENTENCES.split(text)
+        for s in SENTENCES.split(text[len(label) :])
         if s.strip() and not QUESTION.search(s) and credential_refusal(s, redactor) is None
     ]
-    return redact(redactor, "\n".join(parts).strip()) if parts else ""
+    return redact(redactor, label + "\n".join(parts).strip()) if parts else ""
 
 
 SENTENCES = re.compile(r"(?<=[.!?。！？])[ \t]+|\n+")
