@@ -138,3 +138,38 @@ def test_short_chat_gets_no_block_with_learned_lessons_in_the_library(tmp_path: 
         for requests in (held_out, calibration):
             blocked = [q for q in requests if names(bank, tenant, q)]
             assert len(blocked) <= 0.05 * len(requests), (tenant, blocked)
+
+
+def test_chat_after_a_work_turn_gets_no_block(tmp_path: Path):
+    """The held-out check of issue 44's chat flood (tests/data/chat_after_work_heldout.yaml, written before the
+    tuning): a one-line question asked right after a work request that learned lessons govern. On main 5 of the 20
+    got a block (a Spanish line got five lessons of its language by the static model's similarity); now 2, where
+    the goal is 1: "merge commit vs squash merge" shares "merge" with a German rule on merge requests and "is npm
+    slower than pnpm" gets the pnpm rule (docs/request-path.md). Asked alone, the same 2."""
+    pytest.importorskip("wordllama")
+    bank = library(tmp_path, [lesson(n, t) for n, t in {**RULES, **TECHNIQUES}.items()], "hybrid")
+    chat = yaml.safe_load((DATA / "chat_after_work_heldout.yaml").read_text(encoding="utf-8"))
+    before = [{"role": "user", "content": WORK}, {"role": "assistant", "content": "Done: the discount is in."}]
+    got = {}
+    for q in chat:
+        block = bank.injection(TurnContext("s", tenant="lumen"), [*before, {"role": "user", "content": q}]).names
+        if block:
+            got[q] = block
+    assert len(got) <= 2, got  # measured 2; the goal is 1
+
+
+def test_a_short_line_after_a_work_turn_is_judged_on_its_own_words(tmp_path: Path):
+    """The conversation's context does not carry the last work turn's lessons to a line of chat after it, and a chat
+    line in another language is not opened by the static model's similarity to lessons in that language (issue 44;
+    on main both got lessons)."""
+    pytest.importorskip("wordllama")
+    bank = library(tmp_path, [lesson(n, t) for n, t in {**RULES, **TECHNIQUES}.items()], "hybrid")
+    before = [{"role": "user", "content": WORK}, {"role": "assistant", "content": "Done: the discount is in."}]
+    for q in (
+        "¿Qué opinas de usar una hoja de cálculo para los clientes pequeños?",
+        "¿Cuántos clientes nuevos suele tener una tienda online pequeña al mes?",
+        "Wie viele Kunden braucht ein kleiner Onlineshop ungefähr im Monat?",
+        "and how long does a typical checkout page take to load for you?",
+    ):
+        for msgs in ([{"role": "user", "content": q}], [*before, {"role": "user", "content": q}]):
+            assert bank.injection(TurnContext("s", tenant="lumen"), msgs).names == [], q
