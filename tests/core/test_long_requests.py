@@ -86,5 +86,5 @@ def test_work_stays_work_with_a_question_mark():
     assert len(data) <= 200 and is_long(data)  # a question with pasted data is work
     assert is_long("Can you " + "refactor the importer in src/etl/load.py, split the parser, add tests " * 3 + "?")
     assert is_long(
-        "Add a loyalty discount to checkout in src/checkout/loyalty.ts: customers with ten orders get five percent off"
+        "Add a loyalty discount to checkout in src/checkout/loyalty.ts: customers with ten orders get five percent off, capped at 25 euros, with tests"
     )
