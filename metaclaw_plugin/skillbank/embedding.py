@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ..infra.memo import Memo
 from ..infra.mlimport import ML_IMPORT_LOCK
 from ..types import Skill
-from .retrieve import KeywordIndex, is_long, outside_english, tokenize
+from .retrieve import SHORT_TERMS, KeywordIndex, in_another_language, is_long, outside_english, tokenize
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -575,16 +575,18 @@ class HybridIndex:
         best = int(seen[0])
         near = _allowed_rows(np.argsort(-sims)[:want], kw_rows, self.keyword.skills, allow)
         foreign = outside_english(query)
-        long = is_long(query, n_terms)
-        if foreign and not long:
-            passed = self._worded(query, kw, seen, kw_rows)
+        long = n_terms > SHORT_TERMS  # a long request passes on either signal (the class docstring)
+        if in_another_language(query) and not is_long(query, n_terms):  # a line of chat in another language
+            if not self._worded(query, kw, seen, kw_rows):
+                return False, []
+            passed = True
         else:
             passed = self._paraphrase(query, [(float(sims[i]), int(kw_rows[i])) for i in near.tolist()], foreign) or (
                 float(fused[best]) >= self.min_fused
                 and self._backed(query, float(sims[best]), int(kw_rows[best]), foreign)
             )
         if not passed and long and kw is not None:
-            passed = float(kw[seen].max()) >= self.min_score  # a long request: either signal (the class docstring)
+            passed = float(kw[seen].max()) >= self.min_score
             if not passed and self.domain_min is not None:
                 passed = self.embedding.domain_similarity(query) >= self.domain_min
         if not passed and not long:

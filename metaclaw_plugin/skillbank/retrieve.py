@@ -388,17 +388,29 @@ FOREIGN_WORDS = frozenset(
         "heeft",
     ]
 )
+ENGLISH_WORDS = STOPWORDS - FOREIGN_WORDS
 STOPWORDS = STOPWORDS | FOREIGN_WORDS
 _WORD = re.compile(r"[a-z]+")
 
 
 def outside_english(text: str) -> bool:
-    """Whether a request is written in another language than the static embedding model's (English): letters
+    """Whether a request may be written in another language than the static embedding model's (English): letters
     outside ASCII, or a function word of :data:`FOREIGN_WORDS`. That model reads such texts as alike whatever they
     say, so its similarity is no evidence for them without a word in common (HybridIndex)."""
     if not text.isascii():
         return True
     return any(w in FOREIGN_WORDS for w in _WORD.findall(text.lower()))
+
+
+def in_another_language(text: str) -> bool:
+    """Whether a request is written in another language than English: letters outside ASCII, or more function words
+    of :data:`FOREIGN_WORDS` than English ones. Stricter than :func:`outside_english`, where one such word is
+    enough: in English text it is chance ("e.g." has the Italian "e"). A short line of chat in another language
+    passes the hybrid gate on its words alone (HybridIndex)."""
+    if not text.isascii():
+        return True
+    words = set(_WORD.findall(text.lower()))
+    return len(words & FOREIGN_WORDS) > len(words & ENGLISH_WORDS)
 
 
 FIELD_WEIGHTS = {"name": 3.0, "description": 2.0, "body": 1.0}
@@ -493,9 +505,10 @@ def without_ids(text: str) -> str:
 
 def is_long(query: str, n_terms: int | None = None) -> bool:
     """Whether a request is a piece of work (a task with its data, paths, steps) rather than a line of chat: the turns
-    a learned standing rule reaches without being named (SkillBank, inferred conventions), and the long requests the
-    hybrid gate lets in on either signal. A question of at most :data:`QUESTION_CHARS` with no line of pasted data is
-    chat in any language, however many terms it has. ``n_terms``: the request's distinct terms, when known."""
+    a learned standing rule reaches without being named (SkillBank, inferred conventions) and that search with the
+    conversation's context. A question of at most :data:`QUESTION_CHARS` with no line of pasted data is chat in any
+    language, however many terms it has. ``n_terms``: the request's distinct terms, when known. (The hybrid gate's
+    "long request" is the term count alone: a governed question of 13+ terms passes there on either signal.)"""
     if len(query) <= QUESTION_CHARS and _QUESTION_MARK.search(query) and not _DATA_LINE.search(query):
         return False
     if n_terms is None:

@@ -17,7 +17,7 @@ from metaclaw_bench.retrieval import load_long_requests, long_quality
 from metaclaw_plugin import Settings
 from metaclaw_plugin.config import embeddings_missing
 from metaclaw_plugin.skillbank import SkillBank, bundled_skills_dir
-from metaclaw_plugin.skillbank.retrieve import SHORT_TERMS, is_long, tokenize
+from metaclaw_plugin.skillbank.retrieve import SHORT_TERMS, in_another_language, is_long, tokenize
 
 
 def measured(home: Path, mode: str) -> dict:
@@ -88,3 +88,13 @@ def test_work_stays_work_with_a_question_mark():
     assert is_long(
         "Add a loyalty discount to checkout in src/checkout/loyalty.ts: customers with ten orders get five percent off, capped at 25 euros, with tests"
     )
+
+
+def test_a_chance_function_word_does_not_make_english_another_language():
+    """A short line in another language passes the hybrid gate on its words alone; one function word of another
+    language in English text is chance ("e.g." has the Italian "e", "How do I" the Portuguese "do")."""
+    assert not in_another_language("Invoice totals are sometimes a cent off, e.g. 0.1 + 0.2 shows 0.30000000000000004")
+    assert not in_another_language("How do I say no to a meeting politely?")
+    assert in_another_language("Hoe lang duurt het voordat een nieuwe website in Google staat?")
+    assert in_another_language("¿Qué opinas de usar Holded para los clientes pequeños?")
+    assert in_another_language("Wie viel kostet ein Kaffee in Wien?")
