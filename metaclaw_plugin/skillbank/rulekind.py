@@ -52,6 +52,9 @@ _PROHIBITION = re.compile(
     r"(?:^|[,;:(]\s*)(?:no|kein(?:e[nrs]?)?|sin|nada de|pas de|aucune?|geen|niente|nessun[ao]?)\s+(?=\w)", re.IGNORECASE
 )
 _BULLET = re.compile(r"^\s*([-*+•]|\d+[.)])\s+(.+)$")
+# The section of a tenant's variant of a shared skill that holds the tenant's lesson (learning.evolution): the
+# lesson's description, then its body.
+LEARNED_HEADING = "## Learned for this team"
 TITLE_WORDS = 8  # a description this short with no rule in it is a title: the rules are in the body's bullets
 # A bullet list (not numbered) states rules when at least this share of its bullets does. A lesson written from a
 # correction often opens with the complaint ("Way too long and too technical, Frau Korn doesn't know what a CDN
@@ -84,7 +87,13 @@ def standing_rule(description: str, body: str) -> str | None:
     The description's first sentence decides (a rule word, a clause that forbids a thing, an opening quantifier
     over the work: "Every run ...", or a leading second-person condition). Else, unless it opens as a how-to, the
     body's bullets do: a bullet list at least a third of whose bullets state rules (:data:`LIST_SHARE`), or, under a
-    description that is only a title ("Release notes format"), numbered items at least half of which do."""
+    description that is only a title ("Release notes format"), numbered items at least half of which do.
+
+    A tenant's variant of a shared skill (a lesson close to a starter skill) is judged by its lesson, the section
+    under :data:`LEARNED_HEADING`: its description opens with the shared skill's, a technique's."""
+    _, learned, lesson = body.partition(LEARNED_HEADING)
+    if learned:
+        description, _, body = lesson.strip().partition("\n\n")
     first = _first_sentence(description)
     found = _rule_in(first)
     if found:

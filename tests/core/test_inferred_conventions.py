@@ -223,3 +223,16 @@ def test_held_out_lessons_are_read_as_written():
     rules = [x["description"] for x in data["rules"] if standing_rule(x["description"], x["body"])]
     techniques = [x["description"] for x in data["techniques"] if standing_rule(x["description"], x["body"])]
     assert len(rules) >= 8 and techniques == [], (rules, techniques)
+
+
+def test_a_variant_of_a_starter_skill_is_judged_by_its_lesson():
+    """A lesson close to a starter skill becomes the tenant's variant of it, whose description opens with the
+    starter's (a technique's): on main the variant was never an inferred rule (issue 44)."""
+    from metaclaw_plugin.learning.evolution import compose_variant
+
+    starter = SkillStore(bundled_skills_dir()).load().skills["keep-secrets-out-of-git"]
+    rule = lesson("keys", ("Do not put API keys, tokens or passwords in source files or commits.", "Use .env."))
+    variant = parse_skill_md(render_skill_md(compose_variant(starter, rule)))
+    assert (variant.kind, variant.kind_from) == ("convention", "inferred")
+    technique = lesson("rotate", TECHNIQUES["helm-rollback"])
+    assert parse_skill_md(render_skill_md(compose_variant(starter, technique))).kind == "procedure"
