@@ -576,7 +576,7 @@ class HybridIndex:
         near = _allowed_rows(np.argsort(-sims)[:want], kw_rows, self.keyword.skills, allow)
         foreign = outside_english(query)
         long = n_terms > SHORT_TERMS  # a long request passes on either signal (the class docstring)
-        if in_another_language(query) and not is_long(query, n_terms):  # a line of chat in another language
+        if not is_long(query, n_terms) and in_another_language(query):  # a line of chat in another language
             if not self._worded(query, kw, seen, kw_rows):
                 return False, []
             passed = True
