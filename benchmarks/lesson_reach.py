@@ -9,6 +9,7 @@ benchmarks/metaclaw_bench/reach.py for the flow, the governance rules and what t
     python benchmarks/lesson_reach.py --modes keyword,keyword:0.05,embedding,hybrid,hybrid+rerank
     python benchmarks/lesson_reach.py --bench PATH --json      # one JSON document
     python benchmarks/lesson_reach.py --unmarked               # lessons stored as ordinary skills (no kind)
+    python benchmarks/lesson_reach.py --unmarked --from-corrections   # ... as written from the corrections
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ def main() -> None:
         action="store_true",
         help="store each lesson as an ordinary skill (no kind), as another evolver would",
     )
+    ap.add_argument(
+        "--from-corrections",
+        action="store_true",
+        help="with --unmarked: each lesson as the scripted evolver writes it from the correction, not the scenario's",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -55,6 +61,7 @@ def main() -> None:
         ours=not args.no_ours,
         use_annotations=not args.rule_kinds,
         unmarked=args.unmarked,
+        from_corrections=args.from_corrections,
     )
     if args.json:
         json.dump([reach.as_dict(r) for r in results], sys.stdout, indent=1)

@@ -308,9 +308,12 @@ def run_scenario(
     settings_extra: dict[str, Any] | None = None,
     use_annotations: bool = True,
     unmarked: bool = False,
+    from_corrections: bool = False,
 ) -> ReachResult:
     """Play one scenario through a fresh plugin home and its learning loop; count the reach. ``unmarked``: the
-    evolver stores each lesson as an ordinary skill (its ``as_skill``, with no kind), as another evolver would."""
+    evolver stores each lesson as an ordinary skill (its ``as_skill``, with no kind), as another evolver would;
+    with ``from_corrections``, as the scripted evolver writes it from the correction (the scenario's ``as_skill``
+    left out), with no kind."""
     if home is None:
         with tempfile.TemporaryDirectory(prefix="metaclaw-reach-") as tmp:
             return run_scenario(
@@ -321,6 +324,7 @@ def run_scenario(
                 settings_extra=settings_extra,
                 use_annotations=use_annotations,
                 unmarked=unmarked,
+                from_corrections=from_corrections,
             )
     from metaclaw_plugin.devtools.upstream import Upstream
     from metaclaw_plugin.plugin import MetaClawPlugin
@@ -328,7 +332,11 @@ def run_scenario(
 
     t0 = time.perf_counter()
     kinds = {le.correction: le.kind for le in scenario.lessons.values() if le.kind} if use_annotations else {}
-    written = {le.correction: le.as_skill for le in scenario.lessons.values() if le.as_skill} if unmarked else None
+    written = (
+        {le.correction: le.as_skill for le in scenario.lessons.values() if le.as_skill and not from_corrections}
+        if unmarked
+        else None
+    )
     evolver = ScriptedEvolver(kinds, written)
     records: list[RoundRecord] = []
     teaching_sessions: dict[str, str] = {}
@@ -554,6 +562,7 @@ def run_all(
     ours: bool = True,
     use_annotations: bool = True,
     unmarked: bool = False,
+    from_corrections: bool = False,
 ) -> list[ReachResult]:
     """Every scenario (ours, then each benchmark folder) under every retrieval mode (default: keyword, and hybrid
     with and without the second ranking stage when the embeddings extra imports)."""
@@ -561,5 +570,7 @@ def run_all(
     scenarios = load_reach_scenarios(scenarios_dir) if ours else []
     scenarios += [load_metaclaw_bench(b) for b in benches]
     return [
-        run_scenario(sc, mode, use_annotations=use_annotations, unmarked=unmarked) for mode in modes for sc in scenarios
+        run_scenario(sc, mode, use_annotations=use_annotations, unmarked=unmarked, from_corrections=from_corrections)
+        for mode in modes
+        for sc in scenarios
     ]

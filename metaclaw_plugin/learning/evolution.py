@@ -40,6 +40,7 @@ from ..config import Settings
 from ..privacy import Redactor, redactor_for
 from ..skillbank.files import SkillStore, utc_now_iso
 from ..skillbank.retrieve import KeywordIndex
+from ..skillbank.rulekind import LEARNED_HEADING
 from ..skillbank.similarity import Mode, SkillSimilarity
 from ..skillbank.skillmd import (
     MAX_DESCRIPTION,
@@ -602,12 +603,13 @@ def scoped(skill: Skill, tasks: frozenset[str], prior: Skill | None) -> Skill:
 
 
 def compose_variant(shared: Skill, lesson: Skill) -> Skill:
-    """A tenant's variant of a shared skill: the shared text, then the tenant's lesson. The evolver
+    """A tenant's variant of a shared skill: the shared text, then the tenant's lesson (its description and body,
+    under :data:`LEARNED_HEADING`, where an unmarked lesson's rule is read: skillbank.rulekind). The evolver
     never sees a skill's body, and a near-duplicate match can be wrong, so the variant keeps what the
     shared skill says instead of replacing it with the lesson alone."""
     room = MAX_DESCRIPTION - len(lesson.description) - 1
     description = f"{shared.description[:room].rstrip()} {lesson.description}" if room > 40 else lesson.description
-    body = f"{shared.body.rstrip()}\n\n## Learned for this team\n\n{lesson.body.strip()}"
+    body = f"{shared.body.rstrip()}\n\n{LEARNED_HEADING}\n\n{lesson.description.strip()}\n\n{lesson.body.strip()}"
     return replace(lesson, description=description[:MAX_DESCRIPTION], body=body, category=shared.category)
 
 

@@ -562,7 +562,9 @@ class SkillBank:
         conv_entries, conv_names = self._convention_entries(
             ctx, snap, conv_budget, f"{query}\n{context}\n{repeated}", work
         )
-        chosen, pool = self._select(ctx, query, context, snap, picks, True)
+        # A line of chat is judged on its own words: the context would carry the lessons of the conversation's last
+        # work turn to every short question after it (issue 44: a question it does not govern got them).
+        chosen, pool = self._select(ctx, query, context if work else "", snap, picks, True)
         if work:  # a work request has the inferred conventions in their own tier, not again among the procedures
             chosen = [(s, sc) for s, sc in chosen if s.kind_from != "inferred"]
         self._offer(ctx, turn, query, pool)

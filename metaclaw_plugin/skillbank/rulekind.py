@@ -51,8 +51,19 @@ _QUANTIFIED = re.compile(
 _PROHIBITION = re.compile(
     r"(?:^|[,;:(]\s*)(?:no|kein(?:e[nrs]?)?|sin|nada de|pas de|aucune?|geen|niente|nessun[ao]?)\s+(?=\w)", re.IGNORECASE
 )
-_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.+)$")
+_BULLET = re.compile(r"^\s*([-*+•]|\d+[.)])\s+(.+)$")
+# The section of a tenant's variant of a shared skill that holds the tenant's lesson (learning.evolution): the
+# lesson's description, then its body.
+LEARNED_HEADING = "## Learned for this team"
 TITLE_WORDS = 8  # a description this short with no rule in it is a title: the rules are in the body's bullets
+# A bullet list (not numbered) states rules when at least this share of its bullets does. A lesson written from a
+# correction often opens with the complaint ("Way too long and too technical, Frau Korn doesn't know what a CDN
+# is.") and states the rules after it, next to the reason ("People zoom text on these sites and px breaks that."):
+# a third of the correction's sentences state its rule. Numbered steps are a technique's, and need half, under a
+# title only.
+LIST_SHARE = 1 / 3
+STEPS_SHARE = 1 / 2
+SAYS_WORDS = 3  # a bullet shorter than this that states no rule is an interjection ("ugh, no."): not counted
 
 
 def _rule_in(sentence: str) -> str | None:
@@ -74,16 +85,28 @@ def standing_rule(description: str, body: str) -> str | None:
     """Why the text states a standing rule (the words that make it one), or None when it reads as a technique.
 
     The description's first sentence decides (a rule word, a clause that forbids a thing, an opening quantifier
-    over the work: "Every run ...", or a leading second-person condition); a description that is only a title
-    ("Release notes format") leaves it to the body's bullets, which state rules when at least half of them do."""
+    over the work: "Every run ...", or a leading second-person condition). Else, unless it opens as a how-to, the
+    body's bullets do: a bullet list at least a third of whose bullets state rules (:data:`LIST_SHARE`), or, under a
+    description that is only a title ("Release notes format"), numbered items at least half of which do.
+
+    A tenant's variant of a shared skill (a lesson close to a starter skill) is judged by its lesson, the section
+    under :data:`LEARNED_HEADING`: its description opens with the shared skill's, a technique's."""
+    _, learned, lesson = body.partition(LEARNED_HEADING)
+    if learned:
+        description, _, body = lesson.strip().partition("\n\n")
     first = _first_sentence(description)
     found = _rule_in(first)
     if found:
         return f"its description states a rule ({found!r})"
-    if len(description.split()) > TITLE_WORDS or _HOW_TO.match(description.strip()):
+    if _HOW_TO.match(description.strip()):
         return None
-    bullets = [m.group(1) for line in body.splitlines() if (m := _BULLET.match(line))]
-    ruled = [b for b in bullets if _rule_in(b)]
-    if bullets and 2 * len(ruled) >= len(bullets):
-        return f"{len(ruled)} of its {len(bullets)} bullets state rules"
+    items = [(m.group(1), m.group(2)) for line in body.splitlines() if (m := _BULLET.match(line))]
+    steps = any(mark[0].isdigit() for mark, _ in items)
+    if steps and len(description.split()) > TITLE_WORDS:
+        return None
+    said = [(text, _rule_in(text) is not None) for _, text in items]
+    said = [(text, ruled) for text, ruled in said if ruled or len(text.split()) >= SAYS_WORDS]
+    ruled = sum(r for _, r in said)
+    if ruled and ruled >= (STEPS_SHARE if steps else LIST_SHARE) * len(said):
+        return f"{ruled} of its {len(said)} bullets state rules"
     return None

@@ -138,3 +138,101 @@ def test_short_chat_gets_no_block_with_learned_lessons_in_the_library(tmp_path: 
         for requests in (held_out, calibration):
             blocked = [q for q in requests if names(bank, tenant, q)]
             assert len(blocked) <= 0.05 * len(requests), (tenant, blocked)
+
+
+def test_chat_after_a_work_turn_gets_no_block(tmp_path: Path):
+    """The held-out check of issue 44's chat flood (tests/data/chat_after_work_heldout.yaml, written before the
+    tuning and not tuned on): a one-line question asked right after a work request that learned lessons govern. On
+    main 5 of the 20 got a block (a Spanish line got five lessons of its language by the static model's similarity);
+    now 4, where the goal is at most 1. Two meet a starter skill on their very topic ("why are floats bad for
+    money", "what time zone for meetings between Berlin and New York": similarity 0.37 and 0.55, 3 and 5 shared
+    words); "is npm slower than pnpm" gets the pnpm rule (0.58); "merge commit vs squash merge" gets a German rule on
+    merge requests (one shared word, similarity 0.29 across languages). Asked alone, the same 4."""
+    pytest.importorskip("wordllama")
+    bank = library(tmp_path, [lesson(n, t) for n, t in {**RULES, **TECHNIQUES}.items()], "hybrid")
+    chat = yaml.safe_load((DATA / "chat_after_work_heldout.yaml").read_text(encoding="utf-8"))
+    before = [{"role": "user", "content": WORK}, {"role": "assistant", "content": "Done: the discount is in."}]
+    got = {}
+    for q in chat:
+        block = bank.injection(TurnContext("s", tenant="lumen"), [*before, {"role": "user", "content": q}]).names
+        if block:
+            got[q] = block
+    assert len(got) <= 4, got  # measured 4; the goal is 1 (docs/request-path.md)
+
+
+def test_a_short_line_after_a_work_turn_is_judged_on_its_own_words(tmp_path: Path):
+    """The conversation's context does not carry the last work turn's lessons to a line of chat after it, and a chat
+    line in another language is not opened by the static model's similarity to lessons in that language (issue 44;
+    on main both got lessons)."""
+    pytest.importorskip("wordllama")
+    bank = library(tmp_path, [lesson(n, t) for n, t in {**RULES, **TECHNIQUES}.items()], "hybrid")
+    before = [{"role": "user", "content": WORK}, {"role": "assistant", "content": "Done: the discount is in."}]
+    for q in (
+        "¿Qué opinas de usar una hoja de cálculo para los clientes pequeños?",
+        "¿Cuántos clientes nuevos suele tener una tienda online pequeña al mes?",
+        "Wie viele Kunden braucht ein kleiner Onlineshop ungefähr im Monat?",
+        "and how long does a typical checkout page take to load for you?",
+    ):
+        for msgs in ([{"role": "user", "content": q}], [*before, {"role": "user", "content": q}]):
+            assert bank.injection(TurnContext("s", tenant="lumen"), msgs).names == [], q
+
+
+# A lesson as an evolver writes it from a correction: the description is the correction's first sentence (often the
+# complaint), the body every sentence as a bullet.
+CORRECTIONS = {
+    "email-style": (
+        "Way too long and too technical, the client does not know what a CDN is",
+        "- Way too long and too technical, the client does not know what a CDN is.\n- Client emails: at most five "
+        "short sentences, no jargon, one next step with a date.\n- Sign off with the studio's name.",
+    ),
+    "webp": (
+        "Those photos are 6 MB each, the page weighs 40 MB now",
+        "- Those photos are 6 MB each, the page weighs 40 MB now.\n- Any image that goes on a site is converted to "
+        "WebP, at most 1920 px wide.\n- Add width and height attributes to the img tag too.",
+    ),
+    "ticket-prefix": (
+        "ugh, no. every commit message starts with the client's ticket id in square brackets",
+        "- ugh, no.\n- every commit message starts with the client's ticket id in square brackets.\n- I bill from the "
+        "git log, a commit without the id is work I cannot invoice.\n- Without a ticket, use [KORN-0].",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORRECTIONS))
+def test_a_correction_with_the_rule_after_the_complaint_is_a_rule(name: str):
+    """On main only a title over bullets was read for rules, at half of them: a lesson written from a correction
+    (the complaint first, the rule and its reason after) stayed a procedure (issue 44)."""
+    s = parse_skill_md(render_skill_md(lesson(name, CORRECTIONS[name])))
+    assert (s.kind, s.kind_from) == ("convention", "inferred"), standing_rule(*CORRECTIONS[name])
+
+
+def test_numbered_steps_under_a_sentence_stay_a_technique():
+    text = (
+        "Rolling back the payments release after a bad deploy on the cluster",
+        "1. helm history payments\n2. never kubectl edit the deployment\n3. helm rollback payments <revision>",
+    )
+    assert standing_rule(*text) is None
+
+
+def test_held_out_lessons_are_read_as_written():
+    """tests/data/lessons_heldout.yaml, written before the bullet rule changed and not tuned on: 8 of its 12 rules
+    are read as rules (2 on main) and none of its 8 techniques. Missed: two bare imperatives ("Sign off every
+    message to the board with ...", "Keep SQL keywords in upper case ..."), a terse spec ("Screenshots in docs at
+    2x, PNG, ...") and "Dates in German letters as 5. März 2025, never ..." (its first sentence ends at "5.")."""
+    data = yaml.safe_load((DATA / "lessons_heldout.yaml").read_text(encoding="utf-8"))
+    rules = [x["description"] for x in data["rules"] if standing_rule(x["description"], x["body"])]
+    techniques = [x["description"] for x in data["techniques"] if standing_rule(x["description"], x["body"])]
+    assert len(rules) >= 8 and techniques == [], (rules, techniques)
+
+
+def test_a_variant_of_a_starter_skill_is_judged_by_its_lesson():
+    """A lesson close to a starter skill becomes the tenant's variant of it, whose description opens with the
+    starter's (a technique's): on main the variant was never an inferred rule (issue 44)."""
+    from metaclaw_plugin.learning.evolution import compose_variant
+
+    starter = SkillStore(bundled_skills_dir()).load().skills["keep-secrets-out-of-git"]
+    rule = lesson("keys", ("Do not put API keys, tokens or passwords in source files or commits.", "Use .env."))
+    variant = parse_skill_md(render_skill_md(compose_variant(starter, rule)))
+    assert (variant.kind, variant.kind_from) == ("convention", "inferred")
+    technique = lesson("rotate", TECHNIQUES["helm-rollback"])
+    assert parse_skill_md(render_skill_md(compose_variant(starter, technique))).kind == "procedure"

@@ -17,6 +17,7 @@ from metaclaw_bench.retrieval import load_long_requests, long_quality
 from metaclaw_plugin import Settings
 from metaclaw_plugin.config import embeddings_missing
 from metaclaw_plugin.skillbank import SkillBank, bundled_skills_dir
+from metaclaw_plugin.skillbank.retrieve import SHORT_TERMS, in_another_language, is_long, tokenize
 
 
 def measured(home: Path, mode: str) -> dict:
@@ -57,3 +58,43 @@ def test_auto_mode_is_resolved_at_load_and_says_why(monkeypatch: pytest.MonkeyPa
     assert auto.mode == expected and auto.mode_reason.startswith(f"auto: {expected}")
     explicit = Settings(retrieval={"mode": "embedding"}).retrieval
     assert explicit.mode == "embedding" and explicit.mode_reason == "set explicitly"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my laptop fan goes crazy when I run three astro dev servers at once, is that normal? M1 air, 8GB",
+        "I'm thinking of raising my hourly rate for new projects from September. Is it better to tell existing "
+        "clients right away or when their next project starts?",
+        "Welche Konferenz passt besser für unser Paper, MIDL oder MICCAI? Deadline, Seitenlimit, Review-Modus und "
+        "Reisekosten kurz vergleichen.",
+        "¿Sabes si este año el plazo de la declaración de la renta empieza también en abril? Es para el calendario "
+        "de la oficina.",
+    ],
+)
+def test_a_short_question_is_chat_whatever_its_term_count(text: str):
+    """A one-line question of 13-16 terms is chat (issue 44): on main it counted as work and got every inferred
+    rule of its tenant."""
+    assert len(set(tokenize(text))) > SHORT_TERMS and not is_long(text)
+
+
+def test_work_stays_work_with_a_question_mark():
+    data = (
+        "Why does this fail?\n\n  Traceback (most recent call last):\n    File 'etl.py', line 3, in <module>\n"
+        "    rows = load(path)\n  KeyError: 'customer_id'"
+    )
+    assert len(data) <= 200 and is_long(data)  # a question with pasted data is work
+    assert is_long("Can you " + "refactor the importer in src/etl/load.py, split the parser, add tests " * 3 + "?")
+    assert is_long(
+        "Add a loyalty discount to checkout in src/checkout/loyalty.ts: customers with ten orders get five percent off, capped at 25 euros, with tests"
+    )
+
+
+def test_a_chance_function_word_does_not_make_english_another_language():
+    """A short line in another language passes the hybrid gate on its words alone; one function word of another
+    language in English text is chance ("e.g." has the Italian "e", "How do I" the Portuguese "do")."""
+    assert not in_another_language("Invoice totals are sometimes a cent off, e.g. 0.1 + 0.2 shows 0.30000000000000004")
+    assert not in_another_language("How do I say no to a meeting politely?")
+    assert in_another_language("Hoe lang duurt het voordat een nieuwe website in Google staat?")
+    assert in_another_language("¿Qué opinas de usar Holded para los clientes pequeños?")
+    assert in_another_language("Wie viel kostet ein Kaffee in Wien?")
