@@ -21,6 +21,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+# Secret words an environment variable's name ends with that no noun below holds ("set SMTP_PASSWORD to ...",
+# "change API_SECRET to ...": see _env_values); they wake only that scan.
+ENV_LITERALS = ("secret", "token", "psk")
 # What wakes the scan (substrings of the ASCII-lowered text): the redactor tests these before any regex runs. Each
 # credential noun below holds one (tests/core/test_credentials.py checks a sample of every kind).
 LITERALS = (
@@ -133,6 +136,38 @@ LITERALS = (
     "пин",
     "код",
     "ключ",
+    "security q",
+    "pa$",
+    "pa5",
+    "p@s",
+    "p4s",
+    # a password in the languages only this noun list reads (see _LOCAL)
+    "parola",
+    "şifre",
+    "sifre",
+    "hasło",
+    "haslo",
+    "lösenord",
+    "losenord",
+    "adgangskode",
+    "salasana",
+    "heslo",
+    "jelsz",
+    "sandi",
+    "laluan",
+    "mật khẩu",
+    "mat khau",
+    "पासवर्ड",
+    "كلمة السر",
+    "كلمة المرور",
+    "סיסמ",
+    "รหัสผ่าน",
+    "رمز عبور",
+    "κωδικ",
+    "암호",
+    "密碼",
+    # an environment variable named for a secret ("set SMTP_PASSWORD to ..."): looked for in the text's own case
+    *ENV_LITERALS,
     "-",
 )
 # Also looked for once a password noun is there: "user bob pass letmein" (too common to wake the scan alone).
@@ -141,15 +176,31 @@ _PAIR_ONLY = frozenset(["account", "compte", "cuenta", "conta", "identifiant", "
 _PASSWORD_ANCHORS = frozenset(["pass", "pwd", "pw", "mdp", "contrase", "senha", "kennwort", "clave", "wachtwoord"])
 
 _PASSWORD = (
-    r"pass(?:word|wd|wort)s?|kennw[oö]rter|kennwort|pwd|(?<![\w@.])pw(?![\w.])|mdp|mot(?:s)? de passe|"
+    r"pass(?:word|wd|wort)s?|p[a@4][s$5][s$5]w[o0]rd|kennw[oö]rter|kennwort|pwd|(?<![\w@.])pw(?![\w.])|mdp|mot(?:s)? de passe|"
     r"contrase(?:ñ|n)as?|senhas?|wachtwoord(?:en)?|palavras?-passe|(?:la )?clave(?= (?:de(?:l)? (?:wi-?fi|acceso|la red)|secreta))(?: de(?:l)? "
     r"(?:wi-?fi|acceso|la red)| secreta)?|parola d'ordine|пароль|密码|口令|パスワード|비밀번호|"
     r"(?:wi-?fi|wlan|wpa2?|wep|network|router|hotspot|license|licence|product|activation|registration) (?:key|code)"
 )
+# Password nouns of Romanian, Turkish, Polish, Swedish, Norwegian, Danish, Finnish, Czech, Hungarian, Indonesian and
+# Malay, Vietnamese, Hindi, Arabic, Hebrew, Thai, Persian, Greek, Korean and traditional Chinese, with a possessive
+# that follows the noun; their copulas are _LOCAL_COPULA's.
+_LOCAL = (
+    r"parola(?:m|n|s[ıi]|m[ıi]z|n[ıi]z)?(?: (?:mea|ta|sa|noastr[ăa]|voastr[ăa]|lui|ei))?|[şs]ifre(?:m|n|si|miz|niz)?|"
+    r"has[łl][oa]|l[öo]senord(?:et)?|passord(?:et)?|adgangskode(?:n)?|salasana(?:ni|si|mme|nne)?|hesl[oa]|"
+    r"jelsz[óo](?:m|t)?|kata (?:sandi|laluan)(?:nya|ku|mu)?(?: (?:saya|anda|kamu|aku|kami|kita))?|"
+    r"m[ậa]t kh[ẩa]u(?: (?:c[ủu]a )?(?:t[ôo]i|b[ạa]n|anh|em|ch[ịi]|m[ìi]nh|t[ớo]))?|पासवर्ड|"
+    r"كلمة (?:السر|المرور)|ה?סיסמ[הא](?: שלי)?|รหัสผ่าน|رمز عبور(?: من)?|κωδικ[όο]ς(?: πρόσβασης)?(?: (?:μου|σου|μας))?|"
+    r"암호|密碼"
+)
+_LOCAL_COPULA = re.compile(
+    r"[ \t]*(?:este|e|[äa]r|er|on|je|jest|to|adalah|ialah|yaitu|yakni|l[àa]|है|هي|هو|היא|הוא|คือ|είναι|는|은)(?![\w])"
+    r"[ \t]*[:：]?[ \t]*"
+)
 _PHRASE = (
     r"pass ?phrases?|(?:seed|recovery|mnemonic|secret|backup|wallet) (?:phrase|words)|phrase (?:secr[eè]te|de passe)|"
     r"frase (?:secreta|de (?:contrase(?:ñ|n)a|recuperaci[oó]n|recupera[cç][aã]o|seguran[cç]a|paso)|semilla)|"
-    r"passphrase|助记词|(?:security|secret) answers?|answer to (?:my|the|our) security questions?|"
+    r"passphrase|助记词|(?:security|secret)(?: questions?)? answers?|"
+    r"answer (?:to|for|of) (?:my|the|our|your|his|her) (?:security|secret) questions?|"
     r"(?:mother'?s? )?maiden name"
 )
 _CODE_QUALIFIER = (
@@ -180,7 +231,9 @@ _CODE = (
     r"d'entr[ée]e|de d[ée]verrouillage)|c[oó]digo (?:pin|secreto|de (?:acceso|acesso|desbloqueo|desbloqueio|la "
     r"puerta|seguran[cç]a|seguridad|verifica[cç][aã]o|verificaci[oó]n))|zugangscode|t[üu]rcode|entsperrcode|"
     r"geheimzahl|验证码|暗証番号|code confidentiel|codice (?:pin|segreto)|пин(?:-?код)?|"
-    rf"(?:code|codes|codice|c[oó]digo|kode|код)(?={_OPENS})"
+    rf"(?:code|codes|codice|c[oó]digo|kode|код)(?={_OPENS})|"
+    r"(?:(?:3|4|three|four)[ -]digit (?:security )?code|code(?= on the back))"
+    r"(?: on the back(?: of (?:the|my|your|his|her|our) card)?)?"
 )
 _ID = (
     r"ssn|social security(?: number| no\.?| #)?|social insurance number|national (?:id|identity|insurance)(?: card)?"
@@ -198,7 +251,8 @@ _ID = (
 # position of a long message costs ~100x more), on the lowered text.
 _KEY = r"keys?|cl[ée]s?|chiavi|chiave|sleutels?|schl[üu]ssel|schluessel|ключ(?:и|а)?"
 _KEYWORDS = re.compile(
-    rf"(?:(?P<phrase>{_PHRASE})|(?P<code>{_CODE})|(?P<id>{_ID})|(?P<password>{_PASSWORD})|(?P<key>{_KEY}))"
+    rf"(?:(?P<phrase>{_PHRASE})|(?P<code>{_CODE})|(?P<id>{_ID})|(?P<password>{_PASSWORD})|(?P<local>{_LOCAL})|"
+    rf"(?P<key>{_KEY}))"
     r"(?![a-zà-ÿ0-9_])"
 )
 # The connector: a copula or a sign, in the languages above (set-verbs first: "was changed to"). Words end at a
@@ -213,8 +267,8 @@ _CONNECTOR = re.compile(
     r"|(?:(?:'s|is|was|has been|got)[ \t]+)?(?:changed|updated|reset|new)[ \t]*[,;:][ \t]*(?:and[ \t]+)?"
     r"(?:it'?s|it is|now it'?s|the new one is|now)(?:[ \t]+now)?"
     r"|,?[ \t]*(?:c'est|it'?s|it is|that'?s|das ist)"
-    r"|is|are|was|were|'s|will be|est|était|es|era|será|sera|é|ist|lautet|war|è|sono"
-    rf"){_B}|是|为|為|は|는|은|:|：|=|→|->|—|–)[ \t]*[:：]?[ \t]*",
+    r"|is|are|was|were|'s|will be|used to be|est|était|es|era|será|sera|é|ist|lautet|war|è|sono"
+    rf"){_B}|是|为|為|は|는|은|:|：|=|→|->|—|–|(?<=[ \t])-(?=[ \t]))[ \t]*[:：]?[ \t]*",
     re.I,
 )
 # "set the wifi password to X", "changed my password to X": "to" counts only after a verb of setting.
@@ -229,6 +283,19 @@ _TO = re.compile(r"[ \t]+(?:to|into|en|à|a|para|auf|zu|成|为)(?![\w])[ \t]*",
 _USE_VERB = re.compile(
     r"(?:use|using|with|enter|type|typing|try|is the|avec|con|com|mit|utilise|usa|use a|usar)[ \t]+"
     r"(?:the[ \t]+|a[ \t]+|my[ \t]+|our[ \t]+|le[ \t]+|la[ \t]+|el[ \t]+|a[ \t]+|das[ \t]+|dem[ \t]+)?$",
+    re.I,
+)
+# The value after a question and a pronoun: "her password? it's X", "the PIN? oh, that's X", "Need it? Here it is: X"
+_ASKED = re.compile(
+    r"[ \t]*\?+[ \t]*(?:(?:sure|oh|ok|okay|well|yes|yeah|yep|ah|so|hmm|um|easy|of course|no problem|i think|"
+    r"i believe|i guess|pretty sure)[ \t]*[,!.…]*[ \t]*)*"
+    r"(?:here (?:it is|you go)|it'?s|it is|it was|that'?s|that is|c'est|es|é)(?![\w])[ \t]*[:：]?[ \t]*",
+    re.I,
+)
+# A second value in the same statement: "it used to be X, now it's Y"
+_AGAIN = re.compile(
+    r"[ \t]*[,;]?[ \t]*(?:(?:but|and)[ \t]+)?(?:(?:now|then|today|these days)[ \t]*,?[ \t]*)?"
+    r"(?:it'?s|it is|the new one is|now)(?:[ \t]+now)?[ \t]+",
     re.I,
 )
 _FILLER = re.compile(
@@ -544,6 +611,63 @@ NOT_A_VALUE = frozenset(
         "hints",
         "reuse",
         "recovery",
+        "case-insensitive",
+        "insensitive",
+        # what the languages of _LOCAL say of a password: wrong, required, expired, too (short), new, secret
+        "fel",
+        "felaktigt",
+        "obligatoriskt",
+        "för",
+        "feil",
+        "påkrevd",
+        "forkert",
+        "påkrævet",
+        "gerekli",
+        "zorunlu",
+        "hatalı",
+        "yanlış",
+        "çok",
+        "wymagane",
+        "za",
+        "zbyt",
+        "obligatorie",
+        "obligatorii",
+        "prea",
+        "incorect",
+        "incorectă",
+        "greșită",
+        "expirat",
+        "expirată",
+        "salah",
+        "wajib",
+        "diperlukan",
+        "harus",
+        "terlalu",
+        "lemah",
+        "kuat",
+        "baru",
+        "lama",
+        "rahasia",
+        "benar",
+        "sai",
+        "đúng",
+        "mới",
+        "quá",
+        "povinné",
+        "špatné",
+        "nesprávné",
+        "hibás",
+        "kötelező",
+        "túl",
+        "väärä",
+        "pakollinen",
+        "liian",
+        "vanhentunut",
+        "verplicht",
+        "onjuist",
+        "verlopen",
+        "fout",
+        "te",
     ]
 )
 _WORDY = re.compile(r"^[a-zà-ÿ]+$")
@@ -612,15 +736,19 @@ _REF = re.compile(
     r"settings\.|\.\.\.|…)",
     re.I,
 )
-_CODE_ONE = r"[#*]?[0-9A-Za-z#*]*\d[0-9A-Za-z#*]*(?:[ \-.][0-9#*]+)*"
+_CODE_ONE = r"[#*]?[0-9A-Za-z#*]*\d[0-9A-Za-z#*]*(?:[\-.][0-9A-Za-z#*]+|[ ][0-9#*]+(?![A-Za-z]))*"
+# A list of codes ("backup codes: 4k9d-2m7x 8p3q-6r1t", one a line, bulleted, "x and y"): groups of letters and digits
+_LIST_CODE = re.compile(r"[0-9A-Za-z]*\d[0-9A-Za-z]*(?:-[0-9A-Za-z]+)*(?![\w\-])")
+_LIST_SEP = re.compile(r"[ \t]*(?:[,;/&]|and(?![\w]))?[ \t]*\n?[ \t]*(?:[-*•][ \t]+|\d{1,2}[.)][ \t]+)?")
 _CODE_VALUE = re.compile(rf"{_CODE_ONE}(?:[ \t]*[,;/][ \t]*{_CODE_ONE})*")
 _ID_VALUE = re.compile(
     r"(?:[A-Za-z]{1,3}[ \-.]?)?[0-9A-Za-z]*\d[0-9A-Za-z]*(?:[ \-./][0-9A-Za-z]*\d[0-9A-Za-z]*){0,8}(?:[ \-][A-Za-z](?![\w]))?"
 )
 _QUALIFIER = re.compile(
     r"[ \t]+(?:for|of|on|to|at|in|i|we|you|that|which|from|de|du|des|del|da|do|d'|para|pour|que|qu'|für|fuer|vom|von|"
-    r"zu|zum|zur|des|der|di|per|del|della|fürs|furs|van|voor|à|au|моей|моего|моих|моя|мои|для|от|的|の|에)(?![a-zà-ÿ])"
-    r"|[ \t]+(?:dell|dall|nell|all|d|l)'",
+    r"zu|zum|zur|des|der|di|per|del|della|fürs|furs|van|voor|à|au|моей|моего|моих|моя|мои|для|от|的|の|에|about|till|"
+    r"pentru|untuk|ke|my|our|your|his|her|their|the|he|she|they|everyone|everybody)(?![a-zà-ÿ])"
+    r"|[ \t]+(?:dell|dall|nell|all|d|l|qu)'",
     re.I,
 )
 _BEFORE_NOUN = re.compile(
@@ -634,7 +762,7 @@ _BEFORE_NOUN = re.compile(
 # another subject, as "password manager" or "password field" are.
 _POSTPOSED = re.compile(r"[ \t]+(?:[A-Z][A-Z0-9]{1,9}|[Ww]i-?[Ff]i|wlan|vpn|ssh)(?![\w\-])")
 _LATIN = re.compile(r"[A-Za-z]")
-_ASIDE = re.compile(r"[ \t]*,[^,.;:\n]{1,30},")
+_ASIDE = re.compile(r"[ \t]*(?:,[^,.;:\n]{1,40},|\([^()\n]{1,40}\)|[—–][^—–\n]{1,40}[—–]|[ \t]-[ \t][^\n]{1,40}?[ \t]-)")
 _GAP = re.compile(r"[ \t]*[:#]?[ \t]*")
 _WORD = re.compile(r"[ \t]+[^\s.;!?:=,，。]+")
 _DIGITS6 = re.compile(r"(?:\D*\d){6}")
@@ -672,6 +800,43 @@ _UNLOCK_WITH = re.compile(
 )
 
 
+# A security question, then its answer: "security Q: first pet; A: Rex", "Security question: ... Answer: Rex"
+_QA = re.compile(
+    r"security q(?:uestion)?s?(?![\w])[^\n]{0,80}?[;,.|?][ \t]*(?:a|ans|answer)[ \t]*[:：=\-][ \t]*"
+)
+_ENV_WAKE = frozenset([*ENV_LITERALS, "pass", "pwd", "key", "pin", "cred"])
+_ENV_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "PSK", "PIN", "CRED")
+# An environment variable whose name ends with a secret word, then its value: "set SMTP_PASSWORD to X",
+# "PGPASSWORD is now X", "ADMIN_PWD should be set to X". Upper case only: in prose "the password to" is a sentence.
+_ENV = re.compile(
+    r"(?<![\w$%{.])(?:[A-Z0-9]*_)*[A-Z0-9]*?(?P<word>PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|SECRET|TOKEN|KEY|PSK|PIN|"
+    r"CREDENTIALS?)(?![\w])[ \t]*(?:(?P<to>(?:(?:should|must|will|can)[ \t]+be[ \t]+|(?:is|was|has been)[ \t]+"
+    r"(?:now[ \t]+)?)?(?:set|changed|updated|reset)[ \t]+(?:to|into)|to)|(?:is|was)(?:[ \t]+now)?|=|:=)(?![\w])"
+    r"[ \t]*"
+)
+_ENV_LABELS = {"PASS": "password", "PWD": "password", "SECRET": "secret", "TOKEN": "token", "PIN": "pin", "CRED": "credential"}
+
+
+def _env_values(text: str) -> list[tuple[int, int, str]]:
+    """The values given to environment variables named for a secret (the name's own case: "DB_PASSWORD")."""
+    out: list[tuple[int, int, str]] = []
+    for word in _ENV_WORDS:
+        i = text.find(word)
+        while i >= 0:
+            start = i
+            while start > 0 and (text[start - 1].isupper() or text[start - 1].isdigit() or text[start - 1] == "_"):
+                start -= 1
+            m = _ENV.match(text, start)
+            if m is not None and m.start("word") == i and (
+                m.group("to") is None or "set" in m.group("to") or _SET_VERB.search(text, max(0, start - 24), start)
+            ):
+                got = _token_value(text, m.end(), after_to=False)
+                if got is not None:
+                    out.append((*got, _ENV_LABELS.get(word, "key")))
+            i = text.find(word, i + len(word))
+    return out
+
+
 def _value_end(text: str, start: int) -> int:
     m = _CLAUSE_END.search(text, start, min(len(text), start + 200))
     return m.start() if m else min(len(text), start + 200)
@@ -679,10 +844,12 @@ def _value_end(text: str, start: int) -> int:
 
 def _password_ok(value: str) -> bool:
     """A token named as a password: anything but a word that describes it or refers to it."""
-    v = value.strip("\"'`")
+    v = value.strip("\"'`").rstrip("!?")  # "the password is wrong!": the word decides, not its sentence's end
     low = v.casefold().lstrip("¿¡")
     if len(v) < 3 or low in NOT_A_VALUE or _REF.match(v) or "[REDACTED:" in v:
         return False
+    if not any(c.isascii() and c.isalnum() for c in v) or (v.isalpha() and any(ord(c) > 0xFF for c in v)):
+        return False  # "hasło jest nieprawidłowe", "mật khẩu là bắt buộc": a word of the sentence's own language
     if v.isdigit() and len(v) < 4:
         return False  # "at least 12", "8 characters"
     if _WORDY.match(v) and (
@@ -699,7 +866,7 @@ def _plain_word(value: str) -> bool:
 
 
 def _strip_tail(token: str) -> str:
-    t = token.rstrip(".,:;!?)”’»")
+    t = token.rstrip(".,:;)”’»。")  # "Panda2024!": a password may end with ! or ?, a sentence with .
     return t if len(t) >= 3 else token
 
 
@@ -721,6 +888,19 @@ _DIGIT_WORD = (
     r"f[üu]nf|sechs|sieben|acht|neun|due|quattro|sei|sette|otto|nul|een|twee|drie|vijf|zes|zeven|negen"
 )
 _NUMBER_WORDS = re.compile(rf"(?:(?:{_DIGIT_WORD})[ \t,\-]+){{2,11}}(?:{_DIGIT_WORD})(?![\w])", re.I)
+
+
+def _code_list(text: str, start: int) -> tuple[int, int] | None:
+    """Codes named in the plural: each group of letters and digits that follows, one a line or side by side."""
+    pos = _LIST_SEP.match(text, start).end()  # type: ignore[union-attr]
+    first, end = pos, None
+    while True:
+        m = _LIST_CODE.match(text, pos)
+        if m is None or sum(c.isdigit() for c in m.group(0)) < 2 or len(m.group(0)) < 4:
+            break
+        end = m.end()
+        pos = _LIST_SEP.match(text, end).end()  # type: ignore[union-attr]
+    return (first, end) if end is not None else _code_value(text, start)
 
 
 def _id_value(text: str, start: int) -> tuple[int, int] | None:
@@ -778,6 +958,8 @@ def _value(kind: str, text: str, start: int, *, after_to: bool = False) -> tuple
         return _code_value(text, start) or (
             _code_value(text, d.end()) if d and d.group(1).casefold() in NOT_A_VALUE else None
         )
+    if kind == "codes":
+        return _code_list(text, start)
     if kind == "id":
         return _id_value(text, start)
     if kind == "key":
@@ -789,7 +971,15 @@ def _value(kind: str, text: str, start: int, *, after_to: bool = False) -> tuple
     return _token_value(text, start, after_to=after_to)
 
 
-_LABELS = {"password": "password", "phrase": "passphrase", "code": "pin", "id": "national_id", "key": "key"}
+_LABELS = {
+    "password": "password",
+    "local": "password",
+    "phrase": "passphrase",
+    "code": "pin",
+    "codes": "pin",
+    "id": "national_id",
+    "key": "key",
+}
 # Names of kinds of key, not keys: "my SSH key is ed25519"
 _KEY_TYPE = re.compile(r"^(?:ed25519|rsa(?:-?\d+)?|ecdsa\S*|dsa|aes-?\d+|sha-?\d+|hmac\S*|x25519|p-?256)$", re.I)
 
@@ -836,16 +1026,17 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
     for them already passes them)."""
     low = lower(text) if low is None else low
     present = [a for a in (anchors if anchors is not None else LITERALS) if a != "-" and a in low]
+    found = _env_values(text) if not _ENV_WAKE.isdisjoint(present) else []
+    present = [a for a in present if a not in ENV_LITERALS]
     if not ("/" in low or ":" in low or "|" in low):  # a login pair needs its separator
         present = [a for a in present if a not in _PAIR_ONLY]
     if not _PASSWORD_ANCHORS.isdisjoint(present):
         present += [a for a in _USER_ANCHORS if a in low]
-    found: list[tuple[int, int, str]] = []
     end = 0
     for p in _word_starts(low, present):
         if p < end or (p > 0 and _LETTER.match(low, p - 1) and not _CJK.match(low, p - 1)):
             continue
-        for rx in (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH):
+        for rx in (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH, _QA):
             m = rx.match(low, p)
             if m is None:
                 continue
@@ -853,6 +1044,10 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
             if got is not None:
                 found.append(got)
                 end = got[1]
+                again = _AGAIN.match(text, end) if got[2] == "password" else None
+                if again is not None and (nxt := _token_value(text, again.end(), after_to=False)) is not None:
+                    found.append((*nxt, "password"))  # "it used to be X, now it's Y"
+                    end = nxt[1]
                 break
     if "-" in low:
         found += _ssns(text)
@@ -869,6 +1064,8 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
 
 def _keyword_value(text: str, kw: re.Match[str]) -> tuple[int, int, str] | None:
     kind = kw.lastgroup or "password"
+    if kind == "code" and kw.group(0).endswith(("codes", "pins")):
+        kind = "codes"
     got = _after_keyword(text, kw, kind)
     return (*got, _LABELS[kind]) if got is not None else None
 
@@ -881,6 +1078,9 @@ def _pair_value(text: str, m: re.Match[str], rx: re.Pattern[str]) -> tuple[int, 
             return None  # "log in to host.example:8080": a host and its port
         if sep == "/" and not (text[m.start(2) - 1 : m.start(2)].isspace() or _not_plain(text[m.start(3) : m.end(3)])):
             return None  # "db/prod": a path, not "alice / swordfish"
+    if rx is _QA:
+        got = _phrase_value(text, m.end())
+        return (*got, "passphrase") if got is not None else None
     s, e = m.span(m.lastindex or 0)
     value = _strip_tail(text[s:e])
     if rx is _UNLOCK_WITH:
@@ -919,8 +1119,15 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
             if got is not None and sum(ch.isdigit() for ch in text[got[0] : got[1]]) >= 4:
                 return got
         c = _CONNECTOR.match(text, between)
+        if c is None and kind == "local":
+            c = _LOCAL_COPULA.match(text, between)
         if c is not None and c.end() > between:
             got = _value(kind, text, c.end(), after_to=c.group(0).rstrip().endswith(("to", "into")))
+            if got is not None:
+                return got
+        a = _ASKED.match(text, between)
+        if a is not None:
+            got = _value(kind, text, a.end())
             if got is not None:
                 return got
         # "set the wifi password to X": "to" after a verb of setting earlier in the clause
@@ -934,13 +1141,14 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
     before = text[max(0, kw.start() - 24) : kw.start()]
     sp = _GAP.match(text, head)
     if sp is not None and sp.end() > head:
-        if _USE_VERB.search(before) or kind in ("code", "id", "key"):
+        if _USE_VERB.search(before) or kind in ("code", "codes", "id", "key"):
             return _value(kind, text, sp.end())
         got = _value(kind, text, sp.end())
-        if got is not None and kind in ("password", "phrase") and (_shaped(text[got[0] : got[1]]) or got[0] > sp.end()):
+        v = text[got[0] : got[1]] if got is not None else ""
+        if got is not None and kind in ("password", "local", "phrase") and ((_shaped(v) and " " not in v) or got[0] > sp.end()):
             return got  # shaped, or quoted ("passphrase 'x9! ...'")
     # 3. the value before the noun: "use 'SunnyDay99' as the password", "swordfish is my password"
-    if kind in ("password", "phrase"):
+    if kind in ("password", "local", "phrase"):
         m = _BEFORE_NOUN.search(text, max(0, kw.start() - 96), kw.start())
         if m is not None and m.end() == kw.start():
             s, e = m.span(m.lastindex or 0)
@@ -950,16 +1158,16 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
 
 
 def _shaped(value: str) -> bool:
-    """A token no one writes as a word: letters with digits or signs, or mixed case inside."""
-    v = value.strip("\"'`")
+    """A token no one writes as a word: letters with digits or signs, or mixed case inside ("forgotten?" is a word)."""
+    v = value.strip("\"'`").rstrip("!?")
     kinds = (any(c.isalpha() for c in v), any(c.isdigit() for c in v), any(not c.isalnum() for c in v))
     return sum(kinds) >= 2 or (v[1:] != v[1:].lower() and v[1:] != v[1:].upper())
 
 
 def _between_ends(text: str, head: int, limit: int) -> list[int]:
     """Where the words between the noun and its connector may end: right after the noun, then, when the next word
-    opens a phrase that qualifies the noun ("for the router", "de la base", "I use for mail"), after each of up to
-    five more words of the clause. A noun right after ("password manager", "password field") is another subject."""
+    opens a phrase that qualifies the noun ("for the router", "de la base", "I use for mail", "my sister uses"), after
+    each of up to eight more words of the clause. A noun right after ("password manager", "password field") is another subject."""
     ends = [head]
     aside = _ASIDE.match(text, head)
     if aside is not None:
@@ -970,7 +1178,7 @@ def _between_ends(text: str, head: int, limit: int) -> list[int]:
     if not _QUALIFIER.match(text, head):
         return ends
     pos = head
-    for _ in range(5):
+    for _ in range(8):
         m = _WORD.match(text, pos)
         if m is None or m.end() > limit:
             break
