@@ -309,6 +309,7 @@ _QUOTED = re.compile(
     r"«[ \u00a0]?([^»\n]{1,200}?)[ \u00a0]?»|「([^」\n]{1,200})」"
 )
 _TOKEN = re.compile(r"[^\s\"'`,;<>()\[\]{}，。；、]+")
+_NEXT_TOKEN = re.compile(r"[ \t]+([^\s\"'`,;<>()\[\]{}，。；、]+)")
 _CLAUSE_END = re.compile(
     r"[.;!?\n。；！？]|,[ \t]+(?:and|but|so|then|et|mais|y|pero|e|mas|und|aber)\b|[ \t]+(?:and|but)[ \t]+"
     r"(?:don'?t|do not|never|keep|please|rotate|change|it|i|we|you)\b"
@@ -925,13 +926,17 @@ def _token_value(text: str, start: int, *, after_to: bool) -> tuple[int, int] | 
     m = _TOKEN.match(text, start)
     if m is None:
         return None
-    value = _strip_tail(m.group(0))
+    at, value = m.start(), _strip_tail(m.group(0))
     if not _password_ok(value):
-        return None
-    end = m.start() + len(value)
+        n = _NEXT_TOKEN.match(text, m.end())
+        nxt = _strip_tail(n.group(1)) if n is not None else ""
+        if value.isascii() or not (_shaped(nxt) or sum(c.isdigit() for c in nxt) >= 4) or not _password_ok(nxt):
+            return None
+        at, value = n.start(1), nxt  # type: ignore[union-attr]  # "密码是六位数 314159": a word of its language describes it
+    end = at + len(value)
     if after_to and _plain_word(value) and not _TO_TAIL.match(text, end):
         return None  # "reset your password to regain access"
-    return m.start(), end
+    return at, end
 
 
 def _phrase_value(text: str, start: int) -> tuple[int, int] | None:
