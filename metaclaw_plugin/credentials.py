@@ -21,9 +21,37 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-# Secret words an environment variable's name ends with that no noun below holds ("set SMTP_PASSWORD to ...",
-# "change API_SECRET to ...": see _env_values); they wake only that scan.
-ENV_LITERALS = ("secret", "token", "psk")
+# The secret words an environment variable's name ends with ("set SMTP_PASSWORD to ...", "change API_SECRET to ...":
+# see _env_values), in the text's own case: they wake only that scan.
+ENV_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "PSK", "PIN", "CRED")
+# The password nouns of _LOCAL: tried only where one of them occurs.
+LOCAL_LITERALS = (
+    "parola",
+    "şifre",
+    "sifre",
+    "hasło",
+    "haslo",
+    "lösenord",
+    "losenord",
+    "passord",
+    "adgangskode",
+    "salasana",
+    "heslo",
+    "jelsz",
+    "sandi",
+    "laluan",
+    "mật khẩu",
+    "mat khau",
+    "पासवर्ड",
+    "كلمة السر",
+    "كلمة المرور",
+    "סיסמ",
+    "รหัสผ่าน",
+    "رمز عبور",
+    "κωδικ",
+    "암호",
+    "密碼",
+)
 # What wakes the scan (substrings of the ASCII-lowered text): the redactor tests these before any regex runs. Each
 # credential noun below holds one (tests/core/test_credentials.py checks a sample of every kind).
 LITERALS = (
@@ -141,33 +169,8 @@ LITERALS = (
     "pa5",
     "p@s",
     "p4s",
-    # a password in the languages only this noun list reads (see _LOCAL)
-    "parola",
-    "şifre",
-    "sifre",
-    "hasło",
-    "haslo",
-    "lösenord",
-    "losenord",
-    "adgangskode",
-    "salasana",
-    "heslo",
-    "jelsz",
-    "sandi",
-    "laluan",
-    "mật khẩu",
-    "mat khau",
-    "पासवर्ड",
-    "كلمة السر",
-    "كلمة المرور",
-    "סיסמ",
-    "รหัสผ่าน",
-    "رمز عبور",
-    "κωδικ",
-    "암호",
-    "密碼",
+    *LOCAL_LITERALS,
     # an environment variable named for a secret ("set SMTP_PASSWORD to ..."): looked for in the text's own case
-    *ENV_LITERALS,
     "-",
 )
 # Also looked for once a password noun is there: "user bob pass letmein" (too common to wake the scan alone).
@@ -251,13 +254,13 @@ _ID = (
 # position of a long message costs ~100x more), on the lowered text.
 _KEY = r"keys?|cl[ée]s?|chiavi|chiave|sleutels?|schl[üu]ssel|schluessel|ключ(?:и|а)?"
 _KEYWORDS = re.compile(
-    rf"(?:(?P<phrase>{_PHRASE})|(?P<code>{_CODE})|(?P<id>{_ID})|(?P<password>{_PASSWORD})|(?P<local>{_LOCAL})|"
-    rf"(?P<key>{_KEY}))"
+    rf"(?:(?P<phrase>{_PHRASE})|(?P<code>{_CODE})|(?P<id>{_ID})|(?P<password>{_PASSWORD})|(?P<key>{_KEY}))"
     r"(?![a-zà-ÿ0-9_])"
 )
 # The connector: a copula or a sign, in the languages above (set-verbs first: "was changed to"). Words end at a
 # boundary; CJK copulas and signs need none ("密码是woaini").
 _B = r"(?![A-Za-zÀ-ÿ0-9_])"
+_LOCAL_KEYWORD = re.compile(rf"(?P<local>{_LOCAL})(?![a-zà-ÿ0-9_])")
 _CONNECTOR = re.compile(
     r"[ \t]*(?:(?:"
     r"(?:(?:is|was|has been|have been|got|had been|'s)[ \t]+)?(?:now[ \t]+)?"
@@ -309,7 +312,10 @@ _QUOTED = re.compile(
     r"«[ \u00a0]?([^»\n]{1,200}?)[ \u00a0]?»|「([^」\n]{1,200})」"
 )
 _TOKEN = re.compile(r"[^\s\"'`,;<>()\[\]{}，。；、]+")
-_NEXT_TOKEN = re.compile(r"[ \t]+([^\s\"'`,;<>()\[\]{}，。；、]+)")
+_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
+_NEXT_TOKEN = re.compile(
+    r"[ \t]+(?=[^\s\"'`,;<>()\[\]{}，。；、]*\d)([^\s\"'`,;<>()\[\]{}，。；、]+)"
+)  # one with a digit
 _CLAUSE_END = re.compile(
     r"[.;!?\n。；！？]|,[ \t]+(?:and|but|so|then|et|mais|y|pero|e|mas|und|aber)\b|[ \t]+(?:and|but)[ \t]+"
     r"(?:don'?t|do not|never|keep|please|rotate|change|it|i|we|you)\b"
@@ -763,9 +769,15 @@ _BEFORE_NOUN = re.compile(
 # another subject, as "password manager" or "password field" are.
 _POSTPOSED = re.compile(r"[ \t]+(?:[A-Z][A-Z0-9]{1,9}|[Ww]i-?[Ff]i|wlan|vpn|ssh)(?![\w\-])")
 _LATIN = re.compile(r"[A-Za-z]")
-_ASIDE = re.compile(r"[ \t]*(?:,[^,.;:\n]{1,40},|\([^()\n]{1,40}\)|[—–][^—–\n]{1,40}[—–]|[ \t]-[ \t][^\n]{1,40}?[ \t]-)")
+_ASIDE = re.compile(
+    r"[ \t]*(?:,[^,.;:\n]{1,40},|\([^()\n]{1,40}\)|[—–][^—–\n]{1,40}[—–]|[ \t]-[ \t][^\n]{1,40}?[ \t]-)"
+)
 _GAP = re.compile(r"[ \t]*[:#]?[ \t]*")
-_WORD = re.compile(r"[ \t]+[^\s.;!?:=,，。]+")
+# A word of the phrase that qualifies a noun; a conjunction opens another clause ("password at the page if it ...")
+_WORD = re.compile(
+    r"[ \t]+(?!(?:if|when|whenever|because|unless|until|while|since|although|though|but|so)(?![\w]))[^\s.;!?:=,，。]+",
+    re.I,
+)
 _DIGITS6 = re.compile(r"(?:\D*\d){6}")
 _SSN = re.compile(r"(?<![\w\-/.])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w\-/])")
 _LOGIN_PAIR = re.compile(
@@ -802,11 +814,9 @@ _UNLOCK_WITH = re.compile(
 
 
 # A security question, then its answer: "security Q: first pet; A: Rex", "Security question: ... Answer: Rex"
-_QA = re.compile(
-    r"security q(?:uestion)?s?(?![\w])[^\n]{0,80}?[;,.|?][ \t]*(?:a|ans|answer)[ \t]*[:：=\-][ \t]*"
-)
-_ENV_WAKE = frozenset([*ENV_LITERALS, "pass", "pwd", "key", "pin", "cred"])
-_ENV_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "PSK", "PIN", "CRED")
+_QA = re.compile(r"security q(?:uestion)?s?(?![\w])[^\n]{0,80}?[;,.|?][ \t]*(?:a|ans|answer)[ \t]*[:：=\-][ \t]*")
+_RULES = (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH)
+_LOCAL_WAKE = frozenset(LOCAL_LITERALS)
 # An environment variable whose name ends with a secret word, then its value: "set SMTP_PASSWORD to X",
 # "PGPASSWORD is now X", "ADMIN_PWD should be set to X". Upper case only: in prose "the password to" is a sentence.
 _ENV = re.compile(
@@ -815,21 +825,33 @@ _ENV = re.compile(
     r"(?:now[ \t]+)?)?(?:set|changed|updated|reset)[ \t]+(?:to|into)|to)|(?:is|was)(?:[ \t]+now)?|=|:=)(?![\w])"
     r"[ \t]*"
 )
-_ENV_LABELS = {"PASS": "password", "PWD": "password", "SECRET": "secret", "TOKEN": "token", "PIN": "pin", "CRED": "credential"}
+_ENV_LABELS = {
+    "PASS": "password",
+    "PWD": "password",
+    "SECRET": "secret",
+    "TOKEN": "token",
+    "PIN": "pin",
+    "CRED": "credential",
+}
 
 
-def _env_values(text: str) -> list[tuple[int, int, str]]:
-    """The values given to environment variables named for a secret (the name's own case: "DB_PASSWORD")."""
+def _env_values(text: str, words: Iterable[str]) -> list[tuple[int, int, str]]:
+    """The values given to environment variables named for a secret (``words``: those of :data:`ENV_WORDS` in
+    ``text``)."""
     out: list[tuple[int, int, str]] = []
-    for word in _ENV_WORDS:
+    for word in words:
         i = text.find(word)
         while i >= 0:
             start = i
             while start > 0 and (text[start - 1].isupper() or text[start - 1].isdigit() or text[start - 1] == "_"):
                 start -= 1
-            m = _ENV.match(text, start)
-            if m is not None and m.start("word") == i and (
-                m.group("to") is None or "set" in m.group("to") or _SET_VERB.search(text, max(0, start - 24), start)
+            m = _ENV.match(text, start) if start < i else None  # a name has a prefix: "PIN" alone is a word
+            if (
+                m is not None
+                and m.start("word") == i
+                and (
+                    m.group("to") is None or "set" in m.group("to") or _SET_VERB.search(text, max(0, start - 24), start)
+                )
             ):
                 got = _token_value(text, m.end(), after_to=False)
                 if got is not None:
@@ -849,7 +871,7 @@ def _password_ok(value: str) -> bool:
     low = v.casefold().lstrip("¿¡")
     if len(v) < 3 or low in NOT_A_VALUE or _REF.match(v) or "[REDACTED:" in v:
         return False
-    if not any(c.isascii() and c.isalnum() for c in v) or (v.isalpha() and any(ord(c) > 0xFF for c in v)):
+    if not v.isascii() and (not _ASCII_ALNUM.search(v) or (v.isalpha() and any(ord(c) > 0xFF for c in v))):
         return False  # "hasło jest nieprawidłowe", "mật khẩu là bắt buộc": a word of the sentence's own language
     if v.isdigit() and len(v) < 4:
         return False  # "at least 12", "8 characters"
@@ -928,11 +950,14 @@ def _token_value(text: str, start: int, *, after_to: bool) -> tuple[int, int] | 
         return None
     at, value = m.start(), _strip_tail(m.group(0))
     if not _password_ok(value):
-        n = _NEXT_TOKEN.match(text, m.end())
-        nxt = _strip_tail(n.group(1)) if n is not None else ""
-        if value.isascii() or not (_shaped(nxt) or sum(c.isdigit() for c in nxt) >= 4) or not _password_ok(nxt):
+        # "密码是六位数 314159": a word of the text's own language describes the value that follows
+        n = None if value.isascii() else _NEXT_TOKEN.match(text, m.end())
+        if n is None:
             return None
-        at, value = n.start(1), nxt  # type: ignore[union-attr]  # "密码是六位数 314159": a word of its language describes it
+        nxt = _strip_tail(n.group(1))
+        if not (_shaped(nxt) or sum(c.isdigit() for c in nxt) >= 4) or not _password_ok(nxt):
+            return None
+        at, value = n.start(1), nxt
     end = at + len(value)
     if after_to and _plain_word(value) and not _TO_TAIL.match(text, end):
         return None  # "reset your password to regain access"
@@ -1027,25 +1052,28 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = None) -> list[tuple[int, int, str]]:
     """The values of credentials stated in ``text``: (start, end, label), in order, not overlapping. ``low``: the
-    text lowered by :func:`lower`; ``anchors``: those of :data:`LITERALS` that occur in it (a caller that looked
-    for them already passes them)."""
+    text lowered by :func:`lower`; ``anchors``: those of :data:`LITERALS` that occur in it and of :data:`ENV_WORDS`
+    that occur in ``text`` itself (a caller that looked for them already passes them)."""
     low = lower(text) if low is None else low
     present = [a for a in (anchors if anchors is not None else LITERALS) if a != "-" and a in low]
-    found = _env_values(text) if not _ENV_WAKE.isdisjoint(present) else []
-    present = [a for a in present if a not in ENV_LITERALS]
+    env = [w for w in ENV_WORDS if w in (anchors if anchors is not None else text)]
+    found = _env_values(text, env) if env else []
     if not ("/" in low or ":" in low or "|" in low):  # a login pair needs its separator
         present = [a for a in present if a not in _PAIR_ONLY]
     if not _PASSWORD_ANCHORS.isdisjoint(present):
         present += [a for a in _USER_ANCHORS if a in low]
+    rules: tuple[re.Pattern[str], ...] = _RULES + (_LOCAL_KEYWORD,) if not _LOCAL_WAKE.isdisjoint(present) else _RULES
+    if "security q" in present:
+        rules += (_QA,)
     end = 0
     for p in _word_starts(low, present):
         if p < end or (p > 0 and _LETTER.match(low, p - 1) and not _CJK.match(low, p - 1)):
             continue
-        for rx in (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH, _QA):
+        for rx in rules:
             m = rx.match(low, p)
             if m is None:
                 continue
-            got = _keyword_value(text, m) if rx is _KEYWORDS else _pair_value(text, m, rx)
+            got = _keyword_value(text, m) if rx is _KEYWORDS or rx is _LOCAL_KEYWORD else _pair_value(text, m, rx)
             if got is not None:
                 found.append(got)
                 end = got[1]
@@ -1069,7 +1097,7 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
 
 def _keyword_value(text: str, kw: re.Match[str]) -> tuple[int, int, str] | None:
     kind = kw.lastgroup or "password"
-    if kind == "code" and kw.group(0).endswith(("codes", "pins")):
+    if kind == "code" and kw.string[kw.end() - 1] == "s" and kw.group(0).endswith(("codes", "pins")):
         kind = "codes"
     got = _after_keyword(text, kw, kind)
     return (*got, _LABELS[kind]) if got is not None else None
@@ -1116,6 +1144,7 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
     """The value a credential noun is given in its clause, if any."""
     head = kw.end()
     limit = _value_end(text, head)
+    asked = _ASKED.match(text, limit) if text.startswith("?", limit) else None  # the clause ends with a question
     # 1. a connector after a few words of the same clause: "the password for the router is X"
     for between in _between_ends(text, head, limit):
         # a code right after a qualifier in a language that needs no copula ("ПИН-код моей карты 4417")
@@ -1130,9 +1159,8 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
             got = _value(kind, text, c.end(), after_to=c.group(0).rstrip().endswith(("to", "into")))
             if got is not None:
                 return got
-        a = _ASKED.match(text, between)
-        if a is not None:
-            got = _value(kind, text, a.end())
+        if asked is not None and not text[between:limit].strip():
+            got = _value(kind, text, asked.end())
             if got is not None:
                 return got
         # "set the wifi password to X": "to" after a verb of setting earlier in the clause
@@ -1150,7 +1178,11 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
             return _value(kind, text, sp.end())
         got = _value(kind, text, sp.end())
         v = text[got[0] : got[1]] if got is not None else ""
-        if got is not None and kind in ("password", "local", "phrase") and ((_shaped(v) and " " not in v) or got[0] > sp.end()):
+        if (
+            got is not None
+            and kind in ("password", "local", "phrase")
+            and ((_shaped(v) and " " not in v) or got[0] > sp.end())
+        ):
             return got  # shaped, or quoted ("passphrase 'x9! ...'")
     # 3. the value before the noun: "use 'SunnyDay99' as the password", "swordfish is my password"
     if kind in ("password", "local", "phrase"):
@@ -1172,7 +1204,8 @@ def _shaped(value: str) -> bool:
 def _between_ends(text: str, head: int, limit: int) -> list[int]:
     """Where the words between the noun and its connector may end: right after the noun, then, when the next word
     opens a phrase that qualifies the noun ("for the router", "de la base", "I use for mail", "my sister uses"), after
-    each of up to eight more words of the clause. A noun right after ("password manager", "password field") is another subject."""
+    each of up to eight more words of the clause, up to a conjunction. A noun right after ("password manager",
+    "password field") is another subject."""
     ends = [head]
     aside = _ASIDE.match(text, head)
     if aside is not None:

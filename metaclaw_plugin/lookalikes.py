@@ -96,7 +96,8 @@ def fold_mixed(t: str, only: Callable[[str, str], bool] | None = None) -> str:
         return _LATIN_WORD.sub(lambda m: m.group(0).translate(HOMOGLYPHS), t)
 
     def fold(m: re.Match[str]) -> str:
-        folded = m.group(0).translate(HOMOGLYPHS)
-        return folded if only(m.group(0), folded) else m.group(0)
+        word = m.group(0)
+        folded = word.translate(HOMOGLYPHS)
+        return folded if folded != word and only(word, folded) else word
 
     return _LATIN_WORD.sub(fold, t)

@@ -529,6 +529,9 @@ class Redactor:
         self._prose = prose
         self._prose_lits = frozenset(credentials.LITERALS) if prose else frozenset()
         self._lits_low = tuple(sorted(set(self._lits_low) | self._prose_lits))
+        env = frozenset(credentials.ENV_WORDS) if prose else frozenset()  # in the text's own case: "DB_PASSWORD"
+        self._lits_case = tuple(sorted(set(self._lits_case) | env))
+        self._prose_lits |= env
         self._scan_case, self._scan_low = literal_scanner(self._lits_case), literal_scanner(self._lits_low)
         # Which rules each literal wakes, so a text only walks the rules that can match in it.
         self._always = tuple(i for i, r in enumerate(rules) if not r.literals)
