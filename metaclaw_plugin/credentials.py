@@ -51,6 +51,26 @@ LOCAL_LITERALS = (
     "κωδικ",
     "암호",
     "密碼",
+    "lozink",
+    "geslo",
+    "slaptažod",
+    "slaptazod",
+    "parool",
+    "salasõna",
+    "парола",
+    "lykilor",
+    "contrasenya",
+    "contrasinal",
+    "pasahitz",
+    "yfrinair",
+    "wagwoord",
+    "fjalëkalim",
+    "fjalekalim",
+    "nenosiri",
+    "گذرواژه",
+    "পাসওয়ার্ড",
+    "கடவுச்சொல்",
+    "پاس ورڈ",
 )
 # What wakes the scan (substrings of the ASCII-lowered text): the redactor tests these before any regex runs. Each
 # credential noun below holds one (tests/core/test_credentials.py checks a sample of every kind).
@@ -189,21 +209,24 @@ _PASSWORD = (
 # that follows the noun; their copulas are _LOCAL_COPULA's.
 _LOCAL = (
     r"parola(?:m|n|s[ıi]|m[ıi]z|n[ıi]z)?(?: (?:mea|ta|sa|noastr[ăa]|voastr[ăa]|lui|ei))?|[şs]ifre(?:m|n|si|miz|niz)?|"
-    r"has[łl][oa]|l[öo]senord(?:et)?|passord(?:et)?|adgangskode(?:n)?|salasana(?:ni|si|mme|nne)?|hesl[oa]|"
+    r"has[łl][oa]|l[öo]senord(?:et)?(?: (?:mitt|vårt))?|passord(?:et)?(?: (?:mitt|min|vårt))?|adgangskode(?:n)?(?: (?:min|vores))?|salasana(?:ni|si|mme|nne)?|hesl[oa]|"
     r"jelsz[óo](?:m|t)?|kata (?:sandi|laluan)(?:nya|ku|mu)?(?: (?:saya|anda|kamu|aku|kami|kita))?|"
     r"m[ậa]t kh[ẩa]u(?: (?:c[ủu]a )?(?:t[ôo]i|b[ạa]n|anh|em|ch[ịi]|m[ìi]nh|t[ớo]))?|पासवर्ड|"
-    r"كلمة (?:السر|المرور)|ה?סיסמ[הא](?: שלי)?|รหัสผ่าน|رمز عبور(?: من)?|κωδικ[όο]ς(?: πρόσβασης)?(?: (?:μου|σου|μας))?|"
+    r"كلمة (?:السر|المرور)(?: (?:الخاصة|الخاص) بي)?|ה?סיסמ[הא](?: שלי)?|lozink[aeu](?: (?:mi|moja|je))?|gesl[oa]|"
+    r"slapta[žz]od[iž]?[sš]?|parool|salas[õo]na|парола(?:та)?|lykilor[ðd](?:ið)?(?: (?:mitt|þitt))?|contrasenya|contrasinal|"
+    r"pasahitza?|(?:c|g|ngh|ch)yfrinair|wagwoord|fjal[ëe]kalim(?:i)?(?: (?:im|yt))?|nenosiri|گذرواژه|পাসওয়ার্ড|கடவுச்சொல்|پاس ورڈ|รหัสผ่าน|رمز عبور(?: من)?|κωδικ[όο]ς(?: πρόσβασης)?(?: (?:μου|σου|μας))?|"
     r"암호|密碼"
 )
 _LOCAL_COPULA = re.compile(
-    r"[ \t]*(?:este|e|[äa]r|er|on|je|jest|to|adalah|ialah|yaitu|yakni|l[àa]|है|هي|هو|היא|הוא|คือ|είναι|는|은)(?![\w])"
+    r"[ \t]*(?:este|e|[äa]r|er|on|je|jest|to|adalah|ialah|yaitu|yakni|l[àa]|है|هي|هو|היא|הוא|คือ|είναι|는|은|ir|yra|"
+    r"és|yw|është|ni|е|হল|is)(?![\w])"
     r"[ \t]*[:：]?[ \t]*"
 )
 _PHRASE = (
     r"pass ?phrases?|(?:seed|recovery|mnemonic|secret|backup|wallet) (?:phrase|words)|phrase (?:secr[eè]te|de passe)|"
     r"frase (?:secreta|de (?:contrase(?:ñ|n)a|recuperaci[oó]n|recupera[cç][aã]o|seguran[cç]a|paso)|semilla)|"
     r"passphrase|助记词|(?:security|secret)(?: questions?)? answers?|"
-    r"answer (?:to|for|of) (?:my|the|our|your|his|her) (?:security|secret) questions?|"
+    r"answer (?:to|for|of) (?:(?:my|the|our|your|his|her) )?(?:security|secret) questions?|"
     r"(?:mother'?s? )?maiden name"
 )
 _CODE_QUALIFIER = (
@@ -270,7 +293,7 @@ _CONNECTOR = re.compile(
     r"|(?:(?:'s|is|was|has been|got)[ \t]+)?(?:changed|updated|reset|new)[ \t]*[,;:][ \t]*(?:and[ \t]+)?"
     r"(?:it'?s|it is|now it'?s|the new one is|now)(?:[ \t]+now)?"
     r"|,?[ \t]*(?:c'est|it'?s|it is|that'?s|das ist)"
-    r"|is|are|was|were|'s|will be|used to be|est|était|es|era|será|sera|é|ist|lautet|war|è|sono"
+    r"|is|are|was|were|'s|will be|used to be|est|était|es|era|será|sera|é|ist|lautet|luidt|war|è|sono"
     rf"){_B}|是|为|為|は|는|은|:|：|=|→|->|—|–|(?<=[ \t])-(?=[ \t]))[ \t]*[:：]?[ \t]*",
     re.I,
 )
@@ -292,7 +315,8 @@ _USE_VERB = re.compile(
 _ASKED = re.compile(
     r"[ \t]*\?+[ \t]*(?:(?:sure|oh|ok|okay|well|yes|yeah|yep|ah|so|hmm|um|easy|of course|no problem|i think|"
     r"i believe|i guess|pretty sure)[ \t]*[,!.…]*[ \t]*)*"
-    r"(?:here (?:it is|you go)|it'?s|it is|it was|that'?s|that is|c'est|es|é)(?![\w])[ \t]*[:：]?[ \t]*",
+    r"(?P<said>(?:here (?:it is|you go)|it'?s|it is|it was|that'?s|that is|c'est|es|é)(?![\w])[ \t]*[:：]?|"
+    r"a[:：]|answer[:：]|→|->|—|–)?[ \t]*",
     re.I,
 )
 # A second value in the same statement: "it used to be X, now it's Y"
@@ -620,6 +644,16 @@ NOT_A_VALUE = frozenset(
         "recovery",
         "case-insensitive",
         "insensitive",
+        "somewhere",
+        "anywhere",
+        "everywhere",
+        "nowhere",
+        "elsewhere",
+        "inside",
+        "under",
+        "behind",
+        "near",
+        "attached",
         # what the languages of _LOCAL say of a password: wrong, required, expired, too (short), new, secret
         "fel",
         "felaktigt",
@@ -754,7 +788,8 @@ _ID_VALUE = re.compile(
 _QUALIFIER = re.compile(
     r"[ \t]+(?:for|of|on|to|at|in|i|we|you|that|which|from|de|du|des|del|da|do|d'|para|pour|que|qu'|für|fuer|vom|von|"
     r"zu|zum|zur|des|der|di|per|del|della|fürs|furs|van|voor|à|au|моей|моего|моих|моя|мои|для|от|的|の|에|about|till|"
-    r"pentru|untuk|ke|my|our|your|his|her|their|the|he|she|they|everyone|everybody)(?![a-zà-ÿ])"
+    r"pentru|untuk|ke|my|our|your|his|her|their|the|he|she|they|everyone|everybody|btw|fyi|anyway|"
+    r"incidentally)(?![a-zà-ÿ])"
     r"|[ \t]+(?:dell|dall|nell|all|d|l|qu)'",
     re.I,
 )
@@ -822,7 +857,7 @@ _LOCAL_WAKE = frozenset(LOCAL_LITERALS)
 _ENV = re.compile(
     r"(?<![\w$%{.])(?:[A-Z0-9]*_)*[A-Z0-9]*?(?P<word>PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|SECRET|TOKEN|KEY|PSK|PIN|"
     r"CREDENTIALS?)(?![\w])[ \t]*(?:(?P<to>(?:(?:should|must|will|can)[ \t]+be[ \t]+|(?:is|was|has been)[ \t]+"
-    r"(?:now[ \t]+)?)?(?:set|changed|updated|reset)[ \t]+(?:to|into)|to)|(?:is|was)(?:[ \t]+now)?|=|:=)(?![\w])"
+    r"(?:now[ \t]+)?)?(?:set|changed|updated|reset)[ \t]+(?:to|into)|to)(?![\w])|(?:is|was)(?:[ \t]+now)?(?![\w])|=|:=)"
     r"[ \t]*"
 )
 _ENV_LABELS = {
@@ -854,7 +889,7 @@ def _env_values(text: str, words: Iterable[str]) -> list[tuple[int, int, str]]:
                 )
             ):
                 got = _token_value(text, m.end(), after_to=False)
-                if got is not None:
+                if got is not None and not text.startswith(("/", "~", "./"), got[0]):  # a path names a file
                     out.append((*got, _ENV_LABELS.get(word, "key")))
             i = text.find(word, i + len(word))
     return out
@@ -1161,8 +1196,8 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
                 return got
         if asked is not None and not text[between:limit].strip():
             got = _value(kind, text, asked.end())
-            if got is not None:
-                return got
+            if got is not None and (asked.group("said") or kind in ("code", "codes") or _shaped(text[got[0] : got[1]])):
+                return got  # "wifi password? Kiwi2024!" with no pronoun: a value that is no word
         # "set the wifi password to X": "to" after a verb of setting earlier in the clause
         t = _TO.match(text, between)
         if t is not None and _SET_VERB.search(text, max(0, kw.start() - 48), kw.start()):

@@ -328,10 +328,12 @@ def _group() -> str:
         "the code for the front door? it's {}",
         "Need the admin password? Here it is: {}",
         "dad's password?? I think it's {}",
+        "what is the wifi password? A: {}",
+        "the PIN? {}",
     ],
 )
 def test_the_value_after_a_question_and_a_pronoun(form: str) -> None:
-    _gone(form, digits(4) if "code" in form else shaped() if "Passphrase" in form else word())
+    _gone(form, digits(4) if "code" in form or "PIN" in form else shaped() if "Passphrase" in form else word())
 
 
 @pytest.mark.parametrize(
@@ -403,6 +405,15 @@ def test_a_list_of_recovery_codes_is_redacted_whole(form: str) -> None:
         "ο κωδικός μου είναι {}",
         "내 암호는 {}",
         "我的密碼是 {}",
+        "moja lozinka je {}",
+        "mano slaptažodis yra {}",
+        "моята парола е {}",
+        "lykilorðið mitt er {}",
+        "la meva contrasenya és {}",
+        "fy nghyfrinair yw {}",
+        "nenosiri ni {}",
+        "mijn wachtwoord luidt {}",
+        "كلمة المرور الخاصة بي هي {}",
     ],
 )
 def test_a_password_noun_in_more_languages(form: str) -> None:
@@ -435,6 +446,9 @@ def test_both_values_of_a_password_that_changed() -> None:
         "set PASSWORD_MIN_LENGTH to 14",
         "change TOKEN_TTL_SECONDS to 900",
         "set SECRET_SCANNING_ENABLED to false",
+        "set SSH_KEY to ~/.ssh/id_ed25519",
+        "Password? Reset it.",
+        "password? it's somewhere in my notes",
         "Password? It's stored in the vault.",
         "your PIN? it's the one you set at the branch",
         "the code review? it's on Friday",
