@@ -22,34 +22,29 @@ import re
 from collections.abc import Iterable
 
 # The secret words an environment variable's name ends with ("set SMTP_PASSWORD to ...", "change API_SECRET to ...":
-# see _env_values), in the text's own case: they wake only that scan.
+# see _env_values), looked for in the text's own case where their lower case woke the scan; "secret", "token" and
+# "psk" wake only that scan.
 ENV_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "PSK", "PIN", "CRED")
-# The password nouns of _LOCAL: tried only where one of them occurs.
+ENV_ONLY = ("secret", "token", "psk")
+# The password nouns of _LOCAL (a part of each: a literal that starts with a letter no other starts with makes every
+# text's literal scan slower, so "asło" for hasło, "ifre" for şifre), tried only where one of them occurs. Those of
+# other scripts are SCRIPT_LITERALS: the redactor looks for them apart, and only in a text that is not ASCII.
 LOCAL_LITERALS = (
     "parola",
-    "şifre",
-    "sifre",
-    "hasło",
-    "haslo",
+    "ifre",
+    "asło",
+    "aslo",
     "lösenord",
     "losenord",
     "passord",
     "adgangskode",
     "salasana",
-    "heslo",
-    "jelsz",
+    "eslo",
+    "elsz",
     "sandi",
     "laluan",
     "mật khẩu",
     "mat khau",
-    "पासवर्ड",
-    "كلمة السر",
-    "كلمة المرور",
-    "סיסמ",
-    "รหัสผ่าน",
-    "رمز عبور",
-    "κωδικ",
-    "암호",
     "密碼",
     "lozink",
     "geslo",
@@ -62,15 +57,25 @@ LOCAL_LITERALS = (
     "contrasenya",
     "contrasinal",
     "pasahitz",
-    "yfrinair",
+    "frinair",
     "wagwoord",
     "fjalëkalim",
     "fjalekalim",
     "nenosiri",
+)
+SCRIPT_LITERALS = (
+    "κωδικ",
+    "סיסמ",
+    "رمز عبور",
+    "كلمة السر",
+    "كلمة المرور",
+    "پاس ورڈ",
     "گذرواژه",
+    "पासवर्ड",
     "পাসওয়ার্ড",
     "கடவுச்சொல்",
-    "پاس ورڈ",
+    "รหัสผ่าน",
+    "암호",
 )
 # What wakes the scan (substrings of the ASCII-lowered text): the redactor tests these before any regex runs. Each
 # credential noun below holds one (tests/core/test_credentials.py checks a sample of every kind).
@@ -190,6 +195,8 @@ LITERALS = (
     "p@s",
     "p4s",
     *LOCAL_LITERALS,
+    *SCRIPT_LITERALS,
+    *ENV_ONLY,
     # an environment variable named for a secret ("set SMTP_PASSWORD to ..."): looked for in the text's own case
     "-",
 )
@@ -851,7 +858,7 @@ _UNLOCK_WITH = re.compile(
 # A security question, then its answer: "security Q: first pet; A: Rex", "Security question: ... Answer: Rex"
 _QA = re.compile(r"security q(?:uestion)?s?(?![\w])[^\n]{0,80}?[;,.|?][ \t]*(?:a|ans|answer)[ \t]*[:：=\-][ \t]*")
 _RULES = (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH)
-_LOCAL_WAKE = frozenset(LOCAL_LITERALS)
+_LOCAL_WAKE = frozenset(LOCAL_LITERALS + SCRIPT_LITERALS)
 # An environment variable whose name ends with a secret word, then its value: "set SMTP_PASSWORD to X",
 # "PGPASSWORD is now X", "ADMIN_PWD should be set to X". Upper case only: in prose "the password to" is a sentence.
 _ENV = re.compile(
@@ -1087,12 +1094,13 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = None) -> list[tuple[int, int, str]]:
     """The values of credentials stated in ``text``: (start, end, label), in order, not overlapping. ``low``: the
-    text lowered by :func:`lower`; ``anchors``: those of :data:`LITERALS` that occur in it and of :data:`ENV_WORDS`
-    that occur in ``text`` itself (a caller that looked for them already passes them)."""
+    text lowered by :func:`lower`; ``anchors``: those of :data:`LITERALS` that occur in it (a caller that looked
+    for them already passes them)."""
     low = lower(text) if low is None else low
     present = [a for a in (anchors if anchors is not None else LITERALS) if a != "-" and a in low]
-    env = [w for w in ENV_WORDS if w in (anchors if anchors is not None else text)]
+    env = [w for w in ENV_WORDS if w.lower() in present and w in text]
     found = _env_values(text, env) if env else []
+    present = [a for a in present if a not in ENV_ONLY]
     if not ("/" in low or ":" in low or "|" in low):  # a login pair needs its separator
         present = [a for a in present if a not in _PAIR_ONLY]
     if not _PASSWORD_ANCHORS.isdisjoint(present):

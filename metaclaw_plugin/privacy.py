@@ -528,11 +528,15 @@ class Redactor:
         # Credentials stated in words (credentials.py): woken by their own nouns, after the shape rules.
         self._prose = prose
         self._prose_lits = frozenset(credentials.LITERALS) if prose else frozenset()
-        self._lits_low = tuple(sorted(set(self._lits_low) | self._prose_lits))
-        env = frozenset(credentials.ENV_WORDS) if prose else frozenset()  # in the text's own case: "DB_PASSWORD"
-        self._lits_case = tuple(sorted(set(self._lits_case) | env))
-        self._prose_lits |= env
+        self._lits_low = tuple(sorted(set(self._lits_low) | (self._prose_lits - set(credentials.SCRIPT_LITERALS))))
         self._scan_case, self._scan_low = literal_scanner(self._lits_case), literal_scanner(self._lits_low)
+        # The nouns of scripts no other literal starts in: one regex pass over a text that is not ASCII (in the
+        # automaton, each letter a literal starts with costs every text's scan)
+        self._scan_script = re.compile(
+            "|".join(map(re.escape, credentials.SCRIPT_LITERALS)) if prose else "(?!)"
+        ).findall
+        # An ASCII text holds no literal that is not: its scan walks the smaller automaton (each literal costs a little)
+        self._scan_ascii = literal_scanner(lit for lit in self._lits_low if lit.isascii())
         # Which rules each literal wakes, so a text only walks the rules that can match in it.
         self._always = tuple(i for i, r in enumerate(rules) if not r.literals)
         self._by_literal: dict[str, tuple[int, ...]] = {}
@@ -600,7 +604,10 @@ class Redactor:
         if self._prose and not text.isascii():
             # "ПИН", "Пароль": the prose nouns in any case; one scan, of a fold that finds all the ASCII fold does
             low = credentials.lower(text)
-        found = self._scan_case(text) | self._scan_low(low)
+        if text.isascii():
+            found = self._scan_case(text) | self._scan_ascii(low)
+        else:
+            found = self._scan_case(text) | self._scan_low(low) | set(self._scan_script(low))
         if len(text) >= _RUN_MIN and max(map(len, text.split()), default=0) >= _RUN_MIN:
             found.add(_RUN)
         return found

@@ -269,6 +269,16 @@ def test_a_mention_of_a_credential_without_one_is_left_alone(text: str) -> None:
         "sleutel",
         "schlüssel",
         "unlock",
+        "hasło",
+        "şifre",
+        "lösenord",
+        "kata sandi",
+        "mật khẩu",
+        "كلمة المرور",
+        "הסיסמה",
+        "암호",
+        "cyfrinair",
+        "nghyfrinair",
     ],
 )
 def test_every_credential_noun_wakes_the_scan(noun: str) -> None:
