@@ -22,10 +22,10 @@ import re
 from collections.abc import Iterable
 
 # The secret words an environment variable's name ends with ("set SMTP_PASSWORD to ...", "change API_SECRET to ...":
-# see _env_values), looked for in the text's own case where their lower case woke the scan; "secret", "token" and
-# "psk" wake only that scan.
+# see _env_values), looked for in the text's own case where their lower case woke the scan; "token" and "psk" wake
+# only that scan.
 ENV_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "PSK", "PIN", "CRED")
-ENV_ONLY = ("secret", "token", "psk")
+ENV_ONLY = ("token", "psk")
 # The password nouns of _LOCAL (a part of each: a literal that starts with a letter no other starts with makes every
 # text's literal scan slower, so "asło" for hasło, "ifre" for şifre), tried only where one of them occurs. Those of
 # other scripts are SCRIPT_LITERALS: the redactor looks for them apart, and only in a text that is not ASCII.
@@ -197,6 +197,7 @@ LITERALS = (
     *LOCAL_LITERALS,
     *SCRIPT_LITERALS,
     *ENV_ONLY,
+    "secret",
     # an environment variable named for a secret ("set SMTP_PASSWORD to ..."): looked for in the text's own case
     "-",
 )
@@ -206,7 +207,8 @@ _PAIR_ONLY = frozenset(["account", "compte", "cuenta", "conta", "identifiant", "
 _PASSWORD_ANCHORS = frozenset(["pass", "pwd", "pw", "mdp", "contrase", "senha", "kennwort", "clave", "wachtwoord"])
 
 _PASSWORD = (
-    r"pass(?:word|wd|wort)s?|p[a@4][s$5][s$5]w[o0]rd|kennw[oö]rter|kennwort|pwd|(?<![\w@.])pw(?![\w.])|mdp|mot(?:s)? de passe|"
+    r"pass(?:word|wd|wort)s?|p[a@4][s$5][s$5]w[o0]rd|secret (?:word|password)s?|"
+    r"(?:shared|client|api|app|webhook|signing) secrets?|kennw[oö]rter|kennwort|pwd|(?<![\w@.])pw(?![\w.])|mdp|mot(?:s)? de passe|"
     r"contrase(?:ñ|n)as?|senhas?|wachtwoord(?:en)?|palavras?-passe|(?:la )?clave(?= (?:de(?:l)? (?:wi-?fi|acceso|la red)|secreta))(?: de(?:l)? "
     r"(?:wi-?fi|acceso|la red)| secreta)?|parola d'ordine|пароль|密码|口令|パスワード|비밀번호|"
     r"(?:wi-?fi|wlan|wpa2?|wep|network|router|hotspot|license|licence|product|activation|registration) (?:key|code)"
@@ -224,6 +226,12 @@ _LOCAL = (
     r"pasahitza?|(?:c|g|ngh|ch)yfrinair|wagwoord|fjal[ëe]kalim(?:i)?(?: (?:im|yt))?|nenosiri|گذرواژه|পাসওয়ার্ড|கடவுச்சொல்|پاس ورڈ|รหัสผ่าน|رمز عبور(?: من)?|κωδικ[όο]ς(?: πρόσβασης)?(?: (?:μου|σου|μας))?|"
     r"암호|密碼"
 )
+# "Parola contului este X", "kata sandi akun saya adalah X": a word or two (whose account, which network), then a
+# copula no other language shares
+_LOCAL_AFTER_WORDS = re.compile(
+    r"(?:[ \t]+[^\s.,;:!?=]+){1,2}[ \t]+(?:este|adalah|ialah|yaitu|l[àa]|[äa]r|jest|yra|është|είναι|है|هي|هو|היא|הוא|คือ|"
+    r"és|yw)(?![\w])[ \t]*[:：]?[ \t]*"
+)
 _LOCAL_COPULA = re.compile(
     r"[ \t]*(?:este|e|[äa]r|er|on|je|jest|to|adalah|ialah|yaitu|yakni|l[àa]|है|هي|هو|היא|הוא|คือ|είναι|는|은|ir|yra|"
     r"és|yw|është|ni|е|হল|is)(?![\w])"
@@ -237,7 +245,7 @@ _PHRASE = (
     r"(?:mother'?s? )?maiden name"
 )
 _CODE_QUALIFIER = (
-    r"(?:unlock|door|gate|alarm|disarm|arming|garage|entry|access|security|verification|2fa|mfa|otp|one[- ]time|"
+    r"(?:secret|unlock|door|gate|alarm|disarm|arming|garage|entry|access|security|verification|2fa|mfa|otp|one[- ]time|"
     r"backup|recovery|lock|safe|keypad|building|voicemail|parking|locker|bike|front|back|house|home|office|phone|sim|"
     r"bank|card|atm|debit|credit|puk|login|sign-in|confirmation)"
 )
@@ -284,7 +292,8 @@ _ID = (
 # position of a long message costs ~100x more), on the lowered text.
 _KEY = r"keys?|cl[ée]s?|chiavi|chiave|sleutels?|schl[üu]ssel|schluessel|ключ(?:и|а)?"
 _KEYWORDS = re.compile(
-    rf"(?:(?P<phrase>{_PHRASE})|(?P<code>{_CODE})|(?P<id>{_ID})|(?P<password>{_PASSWORD})|(?P<key>{_KEY}))"
+    rf"(?:(?P<phrase>{_PHRASE})|(?P<code>{_CODE})|(?P<id>{_ID})|(?P<password>{_PASSWORD})|(?P<key>{_KEY})|"
+    r"(?P<secret>secrets?))"
     r"(?![a-zà-ÿ0-9_])"
 )
 # The connector: a copula or a sign, in the languages above (set-verbs first: "was changed to"). Words end at a
@@ -316,20 +325,6 @@ _TO = re.compile(r"[ \t]+(?:to|into|en|à|a|para|auf|zu|成|为)(?![\w])[ \t]*",
 _USE_VERB = re.compile(
     r"(?:use|using|with|enter|type|typing|try|is the|avec|con|com|mit|utilise|usa|use a|usar)[ \t]+"
     r"(?:the[ \t]+|a[ \t]+|my[ \t]+|our[ \t]+|le[ \t]+|la[ \t]+|el[ \t]+|a[ \t]+|das[ \t]+|dem[ \t]+)?$",
-    re.I,
-)
-# The value after a question and a pronoun: "her password? it's X", "the PIN? oh, that's X", "Need it? Here it is: X"
-_ASKED = re.compile(
-    r"[ \t]*\?+[ \t]*(?:(?:sure|oh|ok|okay|well|yes|yeah|yep|ah|so|hmm|um|easy|of course|no problem|i think|"
-    r"i believe|i guess|pretty sure)[ \t]*[,!.…]*[ \t]*)*"
-    r"(?P<said>(?:here (?:it is|you go)|it'?s|it is|it was|that'?s|that is|c'est|es|é)(?![\w])[ \t]*[:：]?|"
-    r"a[:：]|answer[:：]|→|->|—|–)?[ \t]*",
-    re.I,
-)
-# A second value in the same statement: "it used to be X, now it's Y"
-_AGAIN = re.compile(
-    r"[ \t]*[,;]?[ \t]*(?:(?:but|and)[ \t]+)?(?:(?:now|then|today|these days)[ \t]*,?[ \t]*)?"
-    r"(?:it'?s|it is|the new one is|now)(?:[ \t]+now)?[ \t]+",
     re.I,
 )
 _FILLER = re.compile(
@@ -1038,6 +1033,10 @@ def _value(kind: str, text: str, start: int, *, after_to: bool = False) -> tuple
         got = _token_value(text, start, after_to=after_to)
         v = text[got[0] : got[1]] if got else ""
         return got if got and len(v) >= 6 and _shaped(v) and not _KEY_TYPE.match(v) else None
+    if kind == "secret":  # "the secret we agreed on is 'blue-falcon-42'": no word ("the secret to bread is patience")
+        got = _token_value(text, start, after_to=after_to)
+        v = text[got[0] : got[1]] if got else ""
+        return got if got and _shaped(v) and " " not in v else None
     if kind == "phrase":
         return _phrase_value(text, start)
     return _token_value(text, start, after_to=after_to)
@@ -1051,6 +1050,7 @@ _LABELS = {
     "codes": "pin",
     "id": "national_id",
     "key": "key",
+    "secret": "secret",
 }
 # Names of kinds of key, not keys: "my SSH key is ed25519"
 _KEY_TYPE = re.compile(r"^(?:ed25519|rsa(?:-?\d+)?|ecdsa\S*|dsa|aes-?\d+|sha-?\d+|hmac\S*|x25519|p-?256)$", re.I)
@@ -1092,6 +1092,15 @@ _BACK_WORDS = re.compile(r"([\w'\-]*)(?:[ \t]+([\w'\-]+))?(?:[ \t]+([\w'\-]+))?"
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
+# A second value in the same statement: after a plural noun, "X and Y" (one with a digit); "it used to be X, now
+# it's Y"
+_AND = re.compile(r"[ \t]*(?:,|and|&|en|et|y|und|e|og|och|i|ve|dan|và)[ \t]+(?=\S*\d)")
+_AGAIN = re.compile(
+    r"(?i)[ \t]*[,;]?[ \t]*(?:(?:but|and)[ \t]+)?(?:(?:now|then|today|these days)[ \t]*,?[ \t]*)?"
+    r"(?:it'?s|it is|the new one is|now)(?:[ \t]+now)?[ \t]+"
+)
+
+
 def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = None) -> list[tuple[int, int, str]]:
     """The values of credentials stated in ``text``: (start, end, label), in order, not overlapping. ``low``: the
     text lowered by :func:`lower`; ``anchors``: those of :data:`LITERALS` that occur in it (a caller that looked
@@ -1121,6 +1130,8 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
                 found.append(got)
                 end = got[1]
                 again = _AGAIN.match(text, end) if got[2] == "password" else None
+                if again is None and got[2] == "password" and m.group(0).endswith(("s", "en", "er")):
+                    again = _AND.match(text, end)  # "the passwords are X and Y"
                 if again is not None and (nxt := _token_value(text, again.end(), after_to=False)) is not None:
                     found.append((*nxt, "password"))  # "it used to be X, now it's Y"
                     end = nxt[1]
@@ -1183,6 +1194,15 @@ def _ssns(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+# The value after a question and a pronoun: "her password? it's X", "the PIN? oh, that's X", "Need it? Here it is: X"
+_ASKED = re.compile(
+    r"(?i)[ \t]*\?+[ \t]*(?:(?:sure|oh|ok|okay|well|yes|yeah|yep|ah|so|hmm|um|easy|of course|no problem|i think|"
+    r"i believe|i guess|pretty sure)[ \t]*[,!.…]*[ \t]*)*"
+    r"(?P<said>(?:here (?:it is|you go)|it'?s|it is|it was|that'?s|that is|c'est|es|é)(?![\w])[ \t]*[:：]?|"
+    r"a[:：]|answer[:：]|→|->|—|–)?[ \t]*"
+)
+
+
 def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] | None:
     """The value a credential noun is given in its clause, if any."""
     head = kw.end()
@@ -1197,7 +1217,7 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
                 return got
         c = _CONNECTOR.match(text, between)
         if c is None and kind == "local":
-            c = _LOCAL_COPULA.match(text, between)
+            c = _LOCAL_COPULA.match(text, between) or _LOCAL_AFTER_WORDS.match(text, between)
         if c is not None and c.end() > between:
             got = _value(kind, text, c.end(), after_to=c.group(0).rstrip().endswith(("to", "into")))
             if got is not None:

@@ -96,6 +96,8 @@ PASSWORD_FORMS_EDGES = [
     "update WIFI_PSK to {}",
     "then set SLACK_BOT_TOKEN to {} and restart",
     "ADMIN_PWD should be set to {} on staging",
+    "the shared secret we agreed on is '{}'",
+    "our secret word is {}",
 ]
 
 
@@ -423,6 +425,8 @@ def test_a_list_of_recovery_codes_is_redacted_whole(form: str) -> None:
         "fy nghyfrinair yw {}",
         "nenosiri ni {}",
         "mijn wachtwoord luidt {}",
+        "Parola contului este {}",
+        "kata sandi akun saya adalah {}",
         "كلمة المرور الخاصة بي هي {}",
     ],
 )
@@ -444,8 +448,19 @@ def test_a_password_noun_written_with_digits_or_signs(form: str) -> None:
     _gone(form, word())
 
 
-def test_both_values_of_a_password_that_changed() -> None:
-    _gone("my password used to be {}, now it's {}", shaped(), shaped())
+@pytest.mark.parametrize(
+    "form", ["my password used to be {}, now it's {}", "the passwords are {} and {}", "wachtwoorden: {} en {}"]
+)
+def test_both_values_of_a_password_that_changed_or_of_two(form: str) -> None:
+    _gone(form, shaped(), shaped())
+
+
+@pytest.mark.parametrize(
+    "form", ["the secret we settled on is '{}'", "the secret I told you is {}", "the secret code is 4{}"]
+)
+def test_a_secret_that_is_no_word(form: str) -> None:
+    """ "Secret" alone names a credential only when its value is no word ("the secret to bread is patience" stays)."""
+    _gone(form, digits(3) if "code" in form else shaped())
 
 
 @pytest.mark.parametrize(
