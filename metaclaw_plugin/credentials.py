@@ -339,6 +339,7 @@ _QUOTED = re.compile(
 )
 _TOKEN = re.compile(r"[^\s\"'`,;<>()\[\]{}，。；、]+")
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
+_SHAPE_CHAR = re.compile(r"[0-9\"'`‘“«!#$%&*+/=?@^_~\-]")
 _NEXT_TOKEN = re.compile(
     r"[ \t]+(?=[^\s\"'`,;<>()\[\]{}，。；、]*\d)([^\s\"'`,;<>()\[\]{}，。；、]+)"
 )  # one with a digit
@@ -812,7 +813,8 @@ _ASIDE = re.compile(
 _GAP = re.compile(r"[ \t]*[:#]?[ \t]*")
 # A word of the phrase that qualifies a noun; a conjunction opens another clause ("password at the page if it ...")
 _WORD = re.compile(
-    r"[ \t]+(?!(?:if|when|whenever|because|unless|until|while|since|although|though|but|so)(?![\w]))[^\s.;!?:=,，。]+",
+    r"[ \t]+(?!(?:if|when|whenever|because|unless|until|while|since|although|though|but|so|and|or)(?![\w]))"
+    r"[^\s.;!?:=,，。]+",
     re.I,
 )
 _DIGITS6 = re.compile(r"(?:\D*\d){6}")
@@ -852,6 +854,8 @@ _UNLOCK_WITH = re.compile(
 
 # A security question, then its answer: "security Q: first pet; A: Rex", "Security question: ... Answer: Rex"
 _QA = re.compile(r"security q(?:uestion)?s?(?![\w])[^\n]{0,80}?[;,.|?][ \t]*(?:a|ans|answer)[ \t]*[:：=\-][ \t]*")
+_ENV_PAIRS = tuple((w, w.lower()) for w in ENV_WORDS)
+_ENV_WAKE = frozenset(lw for _, lw in _ENV_PAIRS)
 _RULES = (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH)
 _LOCAL_WAKE = frozenset(LOCAL_LITERALS + SCRIPT_LITERALS)
 # An environment variable whose name ends with a secret word, then its value: "set SMTP_PASSWORD to X",
@@ -895,6 +899,20 @@ def _env_values(text: str, words: Iterable[str]) -> list[tuple[int, int, str]]:
                     out.append((*got, _ENV_LABELS.get(word, "key")))
             i = text.find(word, i + len(word))
     return out
+
+
+def _secret_noun(low: str) -> bool:
+    """Whether "secret" stands in a noun that takes any value ("secret word", "shared secret")."""
+    i = low.find("secret")
+    while i >= 0:
+        if low.startswith(_SECRET_AFTER, i + 7) or low.endswith(_SECRET_BEFORE, 0, i):
+            return True
+        i = low.find("secret", i + 6)
+    return False
+
+
+_SECRET_AFTER = ("word", "pass", "code", "pin", "number")
+_SECRET_BEFORE = ("shared ", "client ", "app ", "api ", "webhook ", "signing ")
 
 
 def _value_end(text: str, start: int) -> int:
@@ -1107,9 +1125,13 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
     for them already passes them)."""
     low = lower(text) if low is None else low
     present = [a for a in (anchors if anchors is not None else LITERALS) if a != "-" and a in low]
-    env = [w for w in ENV_WORDS if w.lower() in present and w in text]
-    found = _env_values(text, env) if env else []
-    present = [a for a in present if a not in ENV_ONLY]
+    found: list[tuple[int, int, str]] = []
+    if not _ENV_WAKE.isdisjoint(present):
+        env = [w for w, lw in _ENV_PAIRS if lw in present and w in text]
+        found = _env_values(text, env) if env else []
+        present = [a for a in present if a not in ENV_ONLY]
+    if "secret" in present and _SHAPE_CHAR.search(text) is None and not _secret_noun(low):
+        present.remove("secret")  # "update the secret in the vault": nothing there can be a secret's value
     if not ("/" in low or ":" in low or "|" in low):  # a login pair needs its separator
         present = [a for a in present if a not in _PAIR_ONLY]
     if not _PASSWORD_ANCHORS.isdisjoint(present):
@@ -1207,6 +1229,8 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
     """The value a credential noun is given in its clause, if any."""
     head = kw.end()
     limit = _value_end(text, head)
+    if kind == "secret" and _SHAPE_CHAR.search(text, head, limit) is None:
+        return None  # a secret's value is no word: without a digit, a sign or a quote in the clause there is none
     asked = _ASKED.match(text, limit) if text.startswith("?", limit) else None  # the clause ends with a question
     # 1. a connector after a few words of the same clause: "the password for the router is X"
     for between in _between_ends(text, head, limit):
