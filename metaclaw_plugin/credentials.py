@@ -191,6 +191,9 @@ LITERALS = (
     "ключ",
     "security q",
     "pa$",
+    "pswd",
+    "psswd",
+    "pwrd",
     "pa5",
     "p@s",
     "p4s",
@@ -207,7 +210,7 @@ _PAIR_ONLY = frozenset(["account", "compte", "cuenta", "conta", "identifiant", "
 _PASSWORD_ANCHORS = frozenset(["pass", "pwd", "pw", "mdp", "contrase", "senha", "kennwort", "clave", "wachtwoord"])
 
 _PASSWORD = (
-    r"pass(?:word|wd|wort)s?|p[a@4][s$5][s$5]w[o0]rd|secret (?:word|password)s?|"
+    r"pass(?:word|wd|wort)s?|p[a@4][s$5][s$5]w[o0]rd|pass ?wo?rd|ps?swd|pwrd|secret (?:word|password)s?|"
     r"(?:shared|client|api|app|webhook|signing) secrets?|kennw[oö]rter|kennwort|pwd|(?<![\w@.])pw(?![\w.])|mdp|mot(?:s)? de passe|"
     r"contrase(?:ñ|n)as?|senhas?|wachtwoord(?:en)?|palavras?-passe|(?:la )?clave(?= (?:de(?:l)? (?:wi-?fi|acceso|la red)|secreta))(?: de(?:l)? "
     r"(?:wi-?fi|acceso|la red)| secreta)?|parola d'ordine|пароль|密码|口令|パスワード|비밀번호|"
@@ -300,8 +303,9 @@ _KEYWORDS = re.compile(
 # boundary; CJK copulas and signs need none ("密码是woaini").
 _B = r"(?![A-Za-zÀ-ÿ0-9_])"
 _LOCAL_KEYWORD = re.compile(rf"(?P<local>{_LOCAL})(?![a-zà-ÿ0-9_])")
+# (Markdown's emphasis may close around the noun or the sign: "**Password:** X", "**password**: X".)
 _CONNECTOR = re.compile(
-    r"[ \t]*(?:(?:"
+    r"[ \t]*(?:\*\*?|__?)?[ \t]*(?:(?:"
     r"(?:(?:is|was|has been|have been|got|had been|'s)[ \t]+)?(?:now[ \t]+)?"
     r"(?:set|changed|updated|reset|switched|rotated|moved)[ \t]+(?:to|into)"
     r"|(?:est|a été|é|foi|es|fue|ist|wurde)[ \t]+(?:maintenant[ \t]+|ahora[ \t]+|agora[ \t]+|jetzt[ \t]+)?"
@@ -310,7 +314,7 @@ _CONNECTOR = re.compile(
     r"(?:it'?s|it is|now it'?s|the new one is|now)(?:[ \t]+now)?"
     r"|,?[ \t]*(?:c'est|it'?s|it is|that'?s|das ist)"
     r"|is|are|was|were|'s|will be|used to be|est|était|es|era|será|sera|é|ist|lautet|luidt|war|è|sono"
-    rf"){_B}|是|为|為|は|는|은|:|：|=|→|->|—|–|(?<=[ \t])-(?=[ \t]))[ \t]*[:：]?[ \t]*",
+    rf"){_B}|是|为|為|は|는|은|[:：](?:\*\*?|__?)?|=|→|->|—|–|(?<=[ \t])-(?=[ \t]))[ \t]*[:：]?[ \t]*",
     re.I,
 )
 # "set the wifi password to X", "changed my password to X": "to" counts only after a verb of setting.
@@ -339,6 +343,7 @@ _QUOTED = re.compile(
 )
 _TOKEN = re.compile(r"[^\s\"'`,;<>()\[\]{}，。；、]+")
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
+_EMPHASIS = re.compile(r"\*\*?(?=[^\s*])|__?(?=[^\s_])")
 _SHAPE_CHAR = re.compile(r"[0-9\"'`‘“«!#$%&*+/=?@^_~\-]")
 _NEXT_TOKEN = re.compile(
     r"[ \t]+(?=[^\s\"'`,;<>()\[\]{}，。；、]*\d)([^\s\"'`,;<>()\[\]{}，。；、]+)"
@@ -647,6 +652,15 @@ NOT_A_VALUE = frozenset(
         "recovery",
         "case-insensitive",
         "insensitive",
+        "see",
+        "ask",
+        "check",
+        "refer",
+        "contact",
+        "tbd",
+        "n/a",
+        "unknown",
+        "pending",
         "somewhere",
         "anywhere",
         "everywhere",
@@ -810,7 +824,7 @@ _LATIN = re.compile(r"[A-Za-z]")
 _ASIDE = re.compile(
     r"[ \t]*(?:,[^,.;:\n]{1,40},|\([^()\n]{1,40}\)|[—–][^—–\n]{1,40}[—–]|[ \t]-[ \t][^\n]{1,40}?[ \t]-)"
 )
-_GAP = re.compile(r"[ \t]*[:#]?[ \t]*")
+_GAP = re.compile(r"[ \t]*(?:\*\*?|__?)?[ \t]*[:#]?(?:\*\*?|__?)?[ \t]*")
 # A word of the phrase that qualifies a noun; a conjunction opens another clause ("password at the page if it ...")
 _WORD = re.compile(
     r"[ \t]+(?!(?:if|when|whenever|because|unless|until|while|since|although|though|but|so|and|or)(?![\w]))"
@@ -1000,10 +1014,11 @@ def _token_value(text: str, start: int, *, after_to: bool) -> tuple[int, int] | 
     if q is not None:
         s, e = q.span(q.lastindex or 0)
         return (s, e) if text[s:e].strip() else None
-    m = _TOKEN.match(text, start)
+    emphasis = _EMPHASIS.match(text, start)  # "is **X**": Markdown's emphasis is not the value's
+    m = _TOKEN.match(text, emphasis.end() if emphasis else start)
     if m is None:
         return None
-    at, value = m.start(), _strip_tail(m.group(0))
+    at, value = m.start(), _strip_tail(m.group(0).rstrip("*_") if emphasis else m.group(0))
     if not _password_ok(value):
         # "密码是六位数 314159": a word of the text's own language describes the value that follows
         n = None if value.isascii() else _NEXT_TOKEN.match(text, m.end())

@@ -98,6 +98,10 @@ PASSWORD_FORMS_EDGES = [
     "ADMIN_PWD should be set to {} on staging",
     "the shared secret we agreed on is '{}'",
     "our secret word is {}",
+    "**Password:** {}",
+    "- **Wi-Fi password**: {}",
+    "my pass word is {}",
+    "pswd: {}",
 ]
 
 
@@ -473,6 +477,8 @@ def test_a_secret_that_is_no_word(form: str) -> None:
         "set SECRET_SCANNING_ENABLED to false",
         "set SSH_KEY to ~/.ssh/id_ed25519",
         "Password? Reset it.",
+        "the **password** is **required**",
+        "**Password**: see the vault",
         "password? it's somewhere in my notes",
         "Password? It's stored in the vault.",
         "your PIN? it's the one you set at the branch",
