@@ -343,6 +343,7 @@ _QUOTED = re.compile(
 )
 _TOKEN = re.compile(r"[^\s\"'`,;<>()\[\]{}，。；、]+")
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
+_SNAKE = re.compile(r"^[a-z]+(?:_[a-z]+)+$")
 _EMPHASIS = re.compile(r"\*\*?(?=[^\s*])|__?(?=[^\s_])")
 _SHAPE_CHAR = re.compile(r"[0-9\"'`‘“«!#$%&*+/=?@^_~\-]")
 _NEXT_TOKEN = re.compile(
@@ -873,11 +874,12 @@ _ENV_WAKE = frozenset(lw for _, lw in _ENV_PAIRS)
 _RULES = (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH)
 _LOCAL_WAKE = frozenset(LOCAL_LITERALS + SCRIPT_LITERALS)
 # An environment variable whose name ends with a secret word, then its value: "set SMTP_PASSWORD to X",
-# "PGPASSWORD is now X", "ADMIN_PWD should be set to X". Upper case only: in prose "the password to" is a sentence.
+# "PGPASSWORD is now X", "ADMIN_PWD should be set to X" (an assignment, "DB_PASSWORD=X", is privacy.py's). Upper case
+# only: in prose "the password to" is a sentence.
 _ENV = re.compile(
     r"(?<![\w$%{.])(?:[A-Z0-9]*_)*[A-Z0-9]*?(?P<word>PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|SECRET|TOKEN|KEY|PSK|PIN|"
     r"CREDENTIALS?)(?![\w])[ \t]*(?:(?P<to>(?:(?:should|must|will|can)[ \t]+be[ \t]+|(?:is|was|has been)[ \t]+"
-    r"(?:now[ \t]+)?)?(?:set|changed|updated|reset)[ \t]+(?:to|into)|to)(?![\w])|(?:is|was)(?:[ \t]+now)?(?![\w])|=|:=)"
+    r"(?:now[ \t]+)?)?(?:set|changed|updated|reset)[ \t]+(?:to|into)|to)(?![\w])|(?:is|was)(?:[ \t]+now)?(?![\w]))"
     r"[ \t]*"
 )
 _ENV_LABELS = {
@@ -1013,7 +1015,7 @@ def _token_value(text: str, start: int, *, after_to: bool) -> tuple[int, int] | 
     q = _QUOTED.match(text, start)
     if q is not None:
         s, e = q.span(q.lastindex or 0)
-        return (s, e) if text[s:e].strip() else None
+        return (s, e) if text[s:e].strip() and not _REF.match(text, s, e) else None  # '...', '<password>': a reference
     emphasis = _EMPHASIS.match(text, start)  # "is **X**": Markdown's emphasis is not the value's
     m = _TOKEN.match(text, emphasis.end() if emphasis else start)
     if m is None:
@@ -1069,7 +1071,9 @@ def _value(kind: str, text: str, start: int, *, after_to: bool = False) -> tuple
     if kind == "secret":  # "the secret we agreed on is 'blue-falcon-42'": no word ("the secret to bread is patience")
         got = _token_value(text, start, after_to=after_to)
         v = text[got[0] : got[1]] if got else ""
-        return got if got and _shaped(v) and " " not in v else None
+        if not got or not _shaped(v) or " " in v or _SNAKE.match(v) or text.startswith((":", "="), got[1]):
+            return None  # "secret: auth_key: ...": the name of a further key
+        return got
     if kind == "phrase":
         return _phrase_value(text, start)
     return _token_value(text, start, after_to=after_to)
@@ -1263,8 +1267,12 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
                 return got
         if asked is not None and not text[between:limit].strip():
             got = _value(kind, text, asked.end())
-            if got is not None and (asked.group("said") or kind in ("code", "codes") or _shaped(text[got[0] : got[1]])):
-                return got  # "wifi password? Kiwi2024!" with no pronoun: a value that is no word
+            # with no pronoun ("wifi password? Kiwi2024!"), a value after a space that is no word
+            bare = asked.group("said") is None
+            v = text[got[0] : got[1]] if got is not None else ""
+            spaced = asked.group(0)[-1:] in (" ", "\t")
+            if got is not None and (not bare or (spaced and (kind in ("code", "codes") or _shaped(v)))):
+                return got
         # "set the wifi password to X": "to" after a verb of setting earlier in the clause
         t = _TO.match(text, between)
         if t is not None and _SET_VERB.search(text, max(0, kw.start() - 48), kw.start()):
