@@ -303,9 +303,8 @@ _KEYWORDS = re.compile(
 # boundary; CJK copulas and signs need none ("密码是woaini").
 _B = r"(?![A-Za-zÀ-ÿ0-9_])"
 _LOCAL_KEYWORD = re.compile(rf"(?P<local>{_LOCAL})(?![a-zà-ÿ0-9_])")
-# (Markdown's emphasis may close around the noun or the sign: "**Password:** X", "**password**: X".)
-_CONNECTOR = re.compile(
-    r"[ \t]*(?:\*\*?|__?)?[ \t]*(?:(?:"
+_CONNECTS = (
+    r"(?:(?:"
     r"(?:(?:is|was|has been|have been|got|had been|'s)[ \t]+)?(?:now[ \t]+)?"
     r"(?:set|changed|updated|reset|switched|rotated|moved)[ \t]+(?:to|into)"
     r"|(?:est|a été|é|foi|es|fue|ist|wurde)[ \t]+(?:maintenant[ \t]+|ahora[ \t]+|agora[ \t]+|jetzt[ \t]+)?"
@@ -314,9 +313,12 @@ _CONNECTOR = re.compile(
     r"(?:it'?s|it is|now it'?s|the new one is|now)(?:[ \t]+now)?"
     r"|,?[ \t]*(?:c'est|it'?s|it is|that'?s|das ist)"
     r"|is|are|was|were|'s|will be|used to be|est|était|es|era|será|sera|é|ist|lautet|luidt|war|è|sono"
-    rf"){_B}|是|为|為|は|는|은|[:：](?:\*\*?|__?)?|=|→|->|—|–|(?<=[ \t])-(?=[ \t]))[ \t]*[:：]?[ \t]*",
-    re.I,
+    rf"){_B}|是|为|為|は|는|은|[:：]{{EMPHASIS}}|=|→|->|—|–|(?<=[ \t])-(?=[ \t]))[ \t]*[:：]?[ \t]*"
 )
+_CONNECTOR = re.compile(r"[ \t]*" + _CONNECTS.replace("{EMPHASIS}", ""), re.I)
+# Where the clause holds Markdown's emphasis, it may close around the noun or the sign: "**Password:** X"
+_MD = r"\*{0,2}"
+_CONNECTOR_MD = re.compile(rf"[ \t]*{_MD}[ \t]*" + _CONNECTS.replace("{EMPHASIS}", _MD), re.I)
 # "set the wifi password to X", "changed my password to X": "to" counts only after a verb of setting.
 _SET_VERB = re.compile(
     r"(?<![\w])(?:set|sets|setting|change|changed|changing|update|updated|reset|switched|made|make|chose|picked|"
@@ -825,7 +827,8 @@ _LATIN = re.compile(r"[A-Za-z]")
 _ASIDE = re.compile(
     r"[ \t]*(?:,[^,.;:\n]{1,40},|\([^()\n]{1,40}\)|[—–][^—–\n]{1,40}[—–]|[ \t]-[ \t][^\n]{1,40}?[ \t]-)"
 )
-_GAP = re.compile(r"[ \t]*(?:\*\*?|__?)?[ \t]*[:#]?(?:\*\*?|__?)?[ \t]*")
+_GAP = re.compile(r"[ \t]*[:#]?[ \t]*")
+_GAP_MD = re.compile(rf"[ \t]*{_MD}[ \t]*[:#]?{_MD}[ \t]*")
 # A word of the phrase that qualifies a noun; a conjunction opens another clause ("password at the page if it ...")
 _WORD = re.compile(
     r"[ \t]+(?!(?:if|when|whenever|because|unless|until|while|since|although|though|but|so|and|or)(?![\w]))"
@@ -1016,7 +1019,8 @@ def _token_value(text: str, start: int, *, after_to: bool) -> tuple[int, int] | 
     if q is not None:
         s, e = q.span(q.lastindex or 0)
         return (s, e) if text[s:e].strip() and not _REF.match(text, s, e) else None  # '...', '<password>': a reference
-    emphasis = _EMPHASIS.match(text, start)  # "is **X**": Markdown's emphasis is not the value's
+    # "is **X**": Markdown's emphasis is not the value's
+    emphasis = _EMPHASIS.match(text, start) if text.startswith(("*", "_"), start) else None
     m = _TOKEN.match(text, emphasis.end() if emphasis else start)
     if m is None:
         return None
@@ -1251,6 +1255,8 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
     if kind == "secret" and _SHAPE_CHAR.search(text, head, limit) is None:
         return None  # a secret's value is no word: without a digit, a sign or a quote in the clause there is none
     asked = _ASKED.match(text, limit) if text.startswith("?", limit) else None  # the clause ends with a question
+    md = text.find("*", head, limit) >= 0  # Markdown's emphasis: "**Password:** X"
+    connector = _CONNECTOR_MD if md else _CONNECTOR
     # 1. a connector after a few words of the same clause: "the password for the router is X"
     for between in _between_ends(text, head, limit):
         # a code right after a qualifier in a language that needs no copula ("ПИН-код моей карты 4417")
@@ -1258,7 +1264,7 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
             got = _code_value(text, _GAP.match(text, between).end())  # type: ignore[union-attr]
             if got is not None and sum(ch.isdigit() for ch in text[got[0] : got[1]]) >= 4:
                 return got
-        c = _CONNECTOR.match(text, between)
+        c = connector.match(text, between)
         if c is None and kind == "local":
             c = _LOCAL_COPULA.match(text, between) or _LOCAL_AFTER_WORDS.match(text, between)
         if c is not None and c.end() > between:
@@ -1282,7 +1288,7 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
     # 2. no connector, a verb of use before the noun ("log in with the password X", "enter PIN 4821"), a code or id
     # ("door code 5512#"), or a value that cannot be a word ("мой пароль qwerty2024", "password Tr0ub4dor&3")
     before = text[max(0, kw.start() - 24) : kw.start()]
-    sp = _GAP.match(text, head)
+    sp = (_GAP_MD if md else _GAP).match(text, head)
     if sp is not None and sp.end() > head:
         if _USE_VERB.search(before) or kind in ("code", "codes", "id", "key"):
             return _value(kind, text, sp.end())
