@@ -345,9 +345,6 @@ _QUOTED = re.compile(
 )
 _TOKEN = re.compile(r"[^\s\"'`,;<>()\[\]{}，。；、]+")
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
-_SNAKE = re.compile(r"^[a-z]+(?:_[a-z]+)+$")
-_EMPHASIS = re.compile(r"\*\*?(?=[^\s*])|__?(?=[^\s_])")
-_SHAPE_CHAR = re.compile(r"[0-9\"'`‘“«!#$%&*+/=?@^_~\-]")
 _NEXT_TOKEN = re.compile(
     r"[ \t]+(?=[^\s\"'`,;<>()\[\]{}，。；、]*\d)([^\s\"'`,;<>()\[\]{}，。；、]+)"
 )  # one with a digit
@@ -918,6 +915,13 @@ def _env_values(text: str, words: Iterable[str]) -> list[tuple[int, int, str]]:
                     out.append((*got, _ENV_LABELS.get(word, "key")))
             i = text.find(word, i + len(word))
     return out
+
+
+# A key's name, not a secret's value ("secret: auth_key: ..."); Markdown's emphasis around a value ("is **X**"); what a
+# value that is no word holds at least one of
+_SNAKE = re.compile(r"^[a-z]+(?:_[a-z]+)+$")
+_EMPHASIS = re.compile(r"\*\*?(?=[^\s*])|__?(?=[^\s_])")
+_SHAPE_CHAR = re.compile(r"[0-9\"'`‘“«!#$%&*+/=?@^_~\-]")
 
 
 def _secret_noun(low: str) -> bool:

@@ -28,4 +28,4 @@ def test_the_held_out_half_stays_at_its_measured_figures() -> None:
     """Measured once after the fixes, never tuned on (docs/boundaries.md has the figures): no worse from here."""
     leaks = sum(leaked(c, R.redact(c.text)) for c in SECRETS if c.split == "heldout")
     false = sum(R.redact(b.text) != b.text for b in BENIGN if b.split == "heldout")
-    assert leaks <= 3 and false <= 1, (leaks, false)
+    assert leaks <= 2 and false <= 1, (leaks, false)
