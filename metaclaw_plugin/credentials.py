@@ -21,6 +21,62 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+# The secret words an environment variable's name ends with ("set SMTP_PASSWORD to ...", "change API_SECRET to ...":
+# see _env_values), looked for in the text's own case where their lower case woke the scan; "token" and "psk" wake
+# only that scan.
+ENV_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "PSK", "PIN", "CRED")
+ENV_ONLY = ("token", "psk")
+# The password nouns of _LOCAL (a part of each: a literal that starts with a letter no other starts with makes every
+# text's literal scan slower, so "asło" for hasło, "ifre" for şifre), tried only where one of them occurs. Those of
+# other scripts are SCRIPT_LITERALS: the redactor looks for them apart, and only in a text that is not ASCII.
+LOCAL_LITERALS = (
+    "parola",
+    "ifre",
+    "asło",
+    "aslo",
+    "lösenord",
+    "losenord",
+    "passord",
+    "adgangskode",
+    "salasana",
+    "eslo",
+    "elsz",
+    "sandi",
+    "laluan",
+    "mật khẩu",
+    "mat khau",
+    "密碼",
+    "lozink",
+    "geslo",
+    "slaptažod",
+    "slaptazod",
+    "parool",
+    "salasõna",
+    "парола",
+    "lykilor",
+    "contrasenya",
+    "contrasinal",
+    "pasahitz",
+    "frinair",
+    "wagwoord",
+    "fjalëkalim",
+    "fjalekalim",
+    "nenosiri",
+)
+SCRIPT_LITERALS = (
+    "κωδικ",
+    "סיסמ",
+    "رمز عبور",
+    "كلمة السر",
+    "كلمة المرور",
+    "پاس ورڈ",
+    "گذرواژه",
+    "पासवर्ड",
+    "পাসওয়ার্ড",
+    "கடவுச்சொல்",
+    "รหัสผ่าน",
+    "암호",
+)
 # What wakes the scan (substrings of the ASCII-lowered text): the redactor tests these before any regex runs. Each
 # credential noun below holds one (tests/core/test_credentials.py checks a sample of every kind).
 LITERALS = (
@@ -133,6 +189,19 @@ LITERALS = (
     "пин",
     "код",
     "ключ",
+    "security q",
+    "pa$",
+    "pswd",
+    "psswd",
+    "pwrd",
+    "pa5",
+    "p@s",
+    "p4s",
+    *LOCAL_LITERALS,
+    *SCRIPT_LITERALS,
+    *ENV_ONLY,
+    "secret",
+    # an environment variable named for a secret ("set SMTP_PASSWORD to ..."): looked for in the text's own case
     "-",
 )
 # Also looked for once a password noun is there: "user bob pass letmein" (too common to wake the scan alone).
@@ -141,19 +210,45 @@ _PAIR_ONLY = frozenset(["account", "compte", "cuenta", "conta", "identifiant", "
 _PASSWORD_ANCHORS = frozenset(["pass", "pwd", "pw", "mdp", "contrase", "senha", "kennwort", "clave", "wachtwoord"])
 
 _PASSWORD = (
-    r"pass(?:word|wd|wort)s?|kennw[oö]rter|kennwort|pwd|(?<![\w@.])pw(?![\w.])|mdp|mot(?:s)? de passe|"
+    r"pass(?:word|wd|wort)s?|p[a@4][s$5][s$5]w[o0]rd|pass ?wo?rd|ps?swd|pwrd|secret (?:word|password)s?|"
+    r"(?:shared|client|api|app|webhook|signing) secrets?|kennw[oö]rter|kennwort|pwd|(?<![\w@.])pw(?![\w.])|mdp|mot(?:s)? de passe|"
     r"contrase(?:ñ|n)as?|senhas?|wachtwoord(?:en)?|palavras?-passe|(?:la )?clave(?= (?:de(?:l)? (?:wi-?fi|acceso|la red)|secreta))(?: de(?:l)? "
     r"(?:wi-?fi|acceso|la red)| secreta)?|parola d'ordine|пароль|密码|口令|パスワード|비밀번호|"
     r"(?:wi-?fi|wlan|wpa2?|wep|network|router|hotspot|license|licence|product|activation|registration) (?:key|code)"
 )
+# Password nouns of Romanian, Turkish, Polish, Swedish, Norwegian, Danish, Finnish, Czech, Hungarian, Indonesian and
+# Malay, Vietnamese, Hindi, Arabic, Hebrew, Thai, Persian, Greek, Korean and traditional Chinese, with a possessive
+# that follows the noun; their copulas are _LOCAL_COPULA's.
+_LOCAL = (
+    r"parola(?:m|n|s[ıi]|m[ıi]z|n[ıi]z)?(?: (?:mea|ta|sa|noastr[ăa]|voastr[ăa]|lui|ei))?|[şs]ifre(?:m|n|si|miz|niz)?|"
+    r"has[łl][oa]|l[öo]senord(?:et)?(?: (?:mitt|vårt))?|passord(?:et)?(?: (?:mitt|min|vårt))?|adgangskode(?:n)?(?: (?:min|vores))?|salasana(?:ni|si|mme|nne)?|hesl[oa]|"
+    r"jelsz[óo](?:m|t)?|kata (?:sandi|laluan)(?:nya|ku|mu)?(?: (?:saya|anda|kamu|aku|kami|kita))?|"
+    r"m[ậa]t kh[ẩa]u(?: (?:c[ủu]a )?(?:t[ôo]i|b[ạa]n|anh|em|ch[ịi]|m[ìi]nh|t[ớo]))?|पासवर्ड|"
+    r"كلمة (?:السر|المرور)(?: (?:الخاصة|الخاص) بي)?|ה?סיסמ[הא](?: שלי)?|lozink[aeu](?: (?:mi|moja|je))?|gesl[oa]|"
+    r"slapta[žz]od[iž]?[sš]?|parool|salas[õo]na|парола(?:та)?|lykilor[ðd](?:ið)?(?: (?:mitt|þitt))?|contrasenya|contrasinal|"
+    r"pasahitza?|(?:c|g|ngh|ch)yfrinair|wagwoord|fjal[ëe]kalim(?:i)?(?: (?:im|yt))?|nenosiri|گذرواژه|পাসওয়ার্ড|கடவுச்சொல்|پاس ورڈ|รหัสผ่าน|رمز عبور(?: من)?|κωδικ[όο]ς(?: πρόσβασης)?(?: (?:μου|σου|μας))?|"
+    r"암호|密碼"
+)
+# "Parola contului este X", "kata sandi akun saya adalah X": a word or two (whose account, which network), then a
+# copula no other language shares
+_LOCAL_AFTER_WORDS = re.compile(
+    r"(?:[ \t]+[^\s.,;:!?=]+){1,2}[ \t]+(?:este|adalah|ialah|yaitu|l[àa]|[äa]r|jest|yra|është|είναι|है|هي|هو|היא|הוא|คือ|"
+    r"és|yw)(?![\w])[ \t]*[:：]?[ \t]*"
+)
+_LOCAL_COPULA = re.compile(
+    r"[ \t]*(?:este|e|[äa]r|er|on|je|jest|to|adalah|ialah|yaitu|yakni|l[àa]|है|هي|هو|היא|הוא|คือ|είναι|는|은|ir|yra|"
+    r"és|yw|është|ni|е|হল|is)(?![\w])"
+    r"[ \t]*[:：]?[ \t]*"
+)
 _PHRASE = (
     r"pass ?phrases?|(?:seed|recovery|mnemonic|secret|backup|wallet) (?:phrase|words)|phrase (?:secr[eè]te|de passe)|"
     r"frase (?:secreta|de (?:contrase(?:ñ|n)a|recuperaci[oó]n|recupera[cç][aã]o|seguran[cç]a|paso)|semilla)|"
-    r"passphrase|助记词|(?:security|secret) answers?|answer to (?:my|the|our) security questions?|"
+    r"passphrase|助记词|(?:security|secret)(?: questions?)? answers?|"
+    r"answer (?:to|for|of) (?:(?:my|the|our|your|his|her) )?(?:security|secret) questions?|"
     r"(?:mother'?s? )?maiden name"
 )
 _CODE_QUALIFIER = (
-    r"(?:unlock|door|gate|alarm|disarm|arming|garage|entry|access|security|verification|2fa|mfa|otp|one[- ]time|"
+    r"(?:secret|unlock|door|gate|alarm|disarm|arming|garage|entry|access|security|verification|2fa|mfa|otp|one[- ]time|"
     r"backup|recovery|lock|safe|keypad|building|voicemail|parking|locker|bike|front|back|house|home|office|phone|sim|"
     r"bank|card|atm|debit|credit|puk|login|sign-in|confirmation)"
 )
@@ -180,7 +275,9 @@ _CODE = (
     r"d'entr[ée]e|de d[ée]verrouillage)|c[oó]digo (?:pin|secreto|de (?:acceso|acesso|desbloqueo|desbloqueio|la "
     r"puerta|seguran[cç]a|seguridad|verifica[cç][aã]o|verificaci[oó]n))|zugangscode|t[üu]rcode|entsperrcode|"
     r"geheimzahl|验证码|暗証番号|code confidentiel|codice (?:pin|segreto)|пин(?:-?код)?|"
-    rf"(?:code|codes|codice|c[oó]digo|kode|код)(?={_OPENS})"
+    rf"(?:code|codes|codice|c[oó]digo|kode|код)(?={_OPENS})|"
+    r"(?:(?:3|4|three|four)[ -]digit (?:security )?code|code(?= on the back))"
+    r"(?: on the back(?: of (?:the|my|your|his|her|our) card)?)?"
 )
 _ID = (
     r"ssn|social security(?: number| no\.?| #)?|social insurance number|national (?:id|identity|insurance)(?: card)?"
@@ -198,14 +295,16 @@ _ID = (
 # position of a long message costs ~100x more), on the lowered text.
 _KEY = r"keys?|cl[ée]s?|chiavi|chiave|sleutels?|schl[üu]ssel|schluessel|ключ(?:и|а)?"
 _KEYWORDS = re.compile(
-    rf"(?:(?P<phrase>{_PHRASE})|(?P<code>{_CODE})|(?P<id>{_ID})|(?P<password>{_PASSWORD})|(?P<key>{_KEY}))"
+    rf"(?:(?P<phrase>{_PHRASE})|(?P<code>{_CODE})|(?P<id>{_ID})|(?P<password>{_PASSWORD})|(?P<key>{_KEY})|"
+    r"(?P<secret>secrets?))"
     r"(?![a-zà-ÿ0-9_])"
 )
 # The connector: a copula or a sign, in the languages above (set-verbs first: "was changed to"). Words end at a
 # boundary; CJK copulas and signs need none ("密码是woaini").
 _B = r"(?![A-Za-zÀ-ÿ0-9_])"
-_CONNECTOR = re.compile(
-    r"[ \t]*(?:(?:"
+_LOCAL_KEYWORD = re.compile(rf"(?P<local>{_LOCAL})(?![a-zà-ÿ0-9_])")
+_CONNECTS = (
+    r"(?:(?:"
     r"(?:(?:is|was|has been|have been|got|had been|'s)[ \t]+)?(?:now[ \t]+)?"
     r"(?:set|changed|updated|reset|switched|rotated|moved)[ \t]+(?:to|into)"
     r"|(?:est|a été|é|foi|es|fue|ist|wurde)[ \t]+(?:maintenant[ \t]+|ahora[ \t]+|agora[ \t]+|jetzt[ \t]+)?"
@@ -213,10 +312,13 @@ _CONNECTOR = re.compile(
     r"|(?:(?:'s|is|was|has been|got)[ \t]+)?(?:changed|updated|reset|new)[ \t]*[,;:][ \t]*(?:and[ \t]+)?"
     r"(?:it'?s|it is|now it'?s|the new one is|now)(?:[ \t]+now)?"
     r"|,?[ \t]*(?:c'est|it'?s|it is|that'?s|das ist)"
-    r"|is|are|was|were|'s|will be|est|était|es|era|será|sera|é|ist|lautet|war|è|sono"
-    rf"){_B}|是|为|為|は|는|은|:|：|=|→|->|—|–)[ \t]*[:：]?[ \t]*",
-    re.I,
+    r"|is|are|was|were|'s|will be|used to be|est|était|es|era|será|sera|é|ist|lautet|luidt|war|è|sono"
+    rf"){_B}|是|为|為|は|는|은|[:：]{{EMPHASIS}}|=|→|->|—|–|(?<=[ \t])-(?=[ \t]))[ \t]*[:：]?[ \t]*"
 )
+_CONNECTOR = re.compile(r"[ \t]*" + _CONNECTS.replace("{EMPHASIS}", ""), re.I)
+# Where the clause holds Markdown's emphasis, it may close around the noun or the sign: "**Password:** X"
+_MD = r"\*{0,2}"
+_CONNECTOR_MD = re.compile(rf"[ \t]*{_MD}[ \t]*" + _CONNECTS.replace("{EMPHASIS}", _MD), re.I)
 # "set the wifi password to X", "changed my password to X": "to" counts only after a verb of setting.
 _SET_VERB = re.compile(
     r"(?<![\w])(?:set|sets|setting|change|changed|changing|update|updated|reset|switched|made|make|chose|picked|"
@@ -242,6 +344,10 @@ _QUOTED = re.compile(
     r"«[ \u00a0]?([^»\n]{1,200}?)[ \u00a0]?»|「([^」\n]{1,200})」"
 )
 _TOKEN = re.compile(r"[^\s\"'`,;<>()\[\]{}，。；、]+")
+_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
+_NEXT_TOKEN = re.compile(
+    r"[ \t]+(?=[^\s\"'`,;<>()\[\]{}，。；、]*\d)([^\s\"'`,;<>()\[\]{}，。；、]+)"
+)  # one with a digit
 _CLAUSE_END = re.compile(
     r"[.;!?\n。；！？]|,[ \t]+(?:and|but|so|then|et|mais|y|pero|e|mas|und|aber)\b|[ \t]+(?:and|but)[ \t]+"
     r"(?:don'?t|do not|never|keep|please|rotate|change|it|i|we|you)\b"
@@ -544,6 +650,82 @@ NOT_A_VALUE = frozenset(
         "hints",
         "reuse",
         "recovery",
+        "case-insensitive",
+        "insensitive",
+        "see",
+        "ask",
+        "check",
+        "refer",
+        "contact",
+        "tbd",
+        "n/a",
+        "unknown",
+        "pending",
+        "somewhere",
+        "anywhere",
+        "everywhere",
+        "nowhere",
+        "elsewhere",
+        "inside",
+        "under",
+        "behind",
+        "near",
+        "attached",
+        # what the languages of _LOCAL say of a password: wrong, required, expired, too (short), new, secret
+        "fel",
+        "felaktigt",
+        "obligatoriskt",
+        "för",
+        "feil",
+        "påkrevd",
+        "forkert",
+        "påkrævet",
+        "gerekli",
+        "zorunlu",
+        "hatalı",
+        "yanlış",
+        "çok",
+        "wymagane",
+        "za",
+        "zbyt",
+        "obligatorie",
+        "obligatorii",
+        "prea",
+        "incorect",
+        "incorectă",
+        "greșită",
+        "expirat",
+        "expirată",
+        "salah",
+        "wajib",
+        "diperlukan",
+        "harus",
+        "terlalu",
+        "lemah",
+        "kuat",
+        "baru",
+        "lama",
+        "rahasia",
+        "benar",
+        "sai",
+        "đúng",
+        "mới",
+        "quá",
+        "povinné",
+        "špatné",
+        "nesprávné",
+        "hibás",
+        "kötelező",
+        "túl",
+        "väärä",
+        "pakollinen",
+        "liian",
+        "vanhentunut",
+        "verplicht",
+        "onjuist",
+        "verlopen",
+        "fout",
+        "te",
     ]
 )
 _WORDY = re.compile(r"^[a-zà-ÿ]+$")
@@ -612,15 +794,20 @@ _REF = re.compile(
     r"settings\.|\.\.\.|…)",
     re.I,
 )
-_CODE_ONE = r"[#*]?[0-9A-Za-z#*]*\d[0-9A-Za-z#*]*(?:[ \-.][0-9#*]+)*"
+_CODE_ONE = r"[#*]?[0-9A-Za-z#*]*\d[0-9A-Za-z#*]*(?:[\-.][0-9A-Za-z#*]+|[ ][0-9#*]+(?![A-Za-z]))*"
+# A list of codes ("backup codes: 4k9d-2m7x 8p3q-6r1t", one a line, bulleted, "x and y"): groups of letters and digits
+_LIST_CODE = re.compile(r"[0-9A-Za-z]*\d[0-9A-Za-z]*(?:-[0-9A-Za-z]+)*(?![\w\-])")
+_LIST_SEP = re.compile(r"[ \t]*(?:[,;/&]|and(?![\w]))?[ \t]*\n?[ \t]*(?:[-*•][ \t]+|\d{1,2}[.)][ \t]+)?")
 _CODE_VALUE = re.compile(rf"{_CODE_ONE}(?:[ \t]*[,;/][ \t]*{_CODE_ONE})*")
 _ID_VALUE = re.compile(
     r"(?:[A-Za-z]{1,3}[ \-.]?)?[0-9A-Za-z]*\d[0-9A-Za-z]*(?:[ \-./][0-9A-Za-z]*\d[0-9A-Za-z]*){0,8}(?:[ \-][A-Za-z](?![\w]))?"
 )
 _QUALIFIER = re.compile(
     r"[ \t]+(?:for|of|on|to|at|in|i|we|you|that|which|from|de|du|des|del|da|do|d'|para|pour|que|qu'|für|fuer|vom|von|"
-    r"zu|zum|zur|des|der|di|per|del|della|fürs|furs|van|voor|à|au|моей|моего|моих|моя|мои|для|от|的|の|에)(?![a-zà-ÿ])"
-    r"|[ \t]+(?:dell|dall|nell|all|d|l)'",
+    r"zu|zum|zur|des|der|di|per|del|della|fürs|furs|van|voor|à|au|моей|моего|моих|моя|мои|для|от|的|の|에|about|till|"
+    r"pentru|untuk|ke|my|our|your|his|her|their|the|he|she|they|everyone|everybody|btw|fyi|anyway|"
+    r"incidentally)(?![a-zà-ÿ])"
+    r"|[ \t]+(?:dell|dall|nell|all|d|l|qu)'",
     re.I,
 )
 _BEFORE_NOUN = re.compile(
@@ -634,9 +821,17 @@ _BEFORE_NOUN = re.compile(
 # another subject, as "password manager" or "password field" are.
 _POSTPOSED = re.compile(r"[ \t]+(?:[A-Z][A-Z0-9]{1,9}|[Ww]i-?[Ff]i|wlan|vpn|ssh)(?![\w\-])")
 _LATIN = re.compile(r"[A-Za-z]")
-_ASIDE = re.compile(r"[ \t]*,[^,.;:\n]{1,30},")
+_ASIDE = re.compile(
+    r"[ \t]*(?:,[^,.;:\n]{1,40},|\([^()\n]{1,40}\)|[—–][^—–\n]{1,40}[—–]|[ \t]-[ \t][^\n]{1,40}?[ \t]-)"
+)
 _GAP = re.compile(r"[ \t]*[:#]?[ \t]*")
-_WORD = re.compile(r"[ \t]+[^\s.;!?:=,，。]+")
+_GAP_MD = re.compile(rf"[ \t]*{_MD}[ \t]*[:#]?{_MD}[ \t]*")
+# A word of the phrase that qualifies a noun; a conjunction opens another clause ("password at the page if it ...")
+_WORD = re.compile(
+    r"[ \t]+(?!(?:if|when|whenever|because|unless|until|while|since|although|though|but|so|and|or)(?![\w]))"
+    r"[^\s.;!?:=,，。]+",
+    re.I,
+)
 _DIGITS6 = re.compile(r"(?:\D*\d){6}")
 _SSN = re.compile(r"(?<![\w\-/.])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w\-/])")
 _LOGIN_PAIR = re.compile(
@@ -672,6 +867,77 @@ _UNLOCK_WITH = re.compile(
 )
 
 
+# A security question, then its answer: "security Q: first pet; A: Rex", "Security question: ... Answer: Rex"
+_QA = re.compile(r"security q(?:uestion)?s?(?![\w])[^\n]{0,80}?[;,.|?][ \t]*(?:a|ans|answer)[ \t]*[:：=\-][ \t]*")
+_ENV_PAIRS = tuple((w, w.lower()) for w in ENV_WORDS)
+_ENV_WAKE = frozenset(lw for _, lw in _ENV_PAIRS)
+_RULES = (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH)
+_LOCAL_WAKE = frozenset(LOCAL_LITERALS + SCRIPT_LITERALS)
+# An environment variable whose name ends with a secret word, then its value: "set SMTP_PASSWORD to X",
+# "PGPASSWORD is now X", "ADMIN_PWD should be set to X" (an assignment, "DB_PASSWORD=X", is privacy.py's). Upper case
+# only: in prose "the password to" is a sentence.
+_ENV = re.compile(
+    r"(?<![\w$%{.])(?:[A-Z0-9]*_)*[A-Z0-9]*?(?P<word>PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|SECRET|TOKEN|KEY|PSK|PIN|"
+    r"CREDENTIALS?)(?![\w])[ \t]*(?:(?P<to>(?:(?:should|must|will|can)[ \t]+be[ \t]+|(?:is|was|has been)[ \t]+"
+    r"(?:now[ \t]+)?)?(?:set|changed|updated|reset)[ \t]+(?:to|into)|to)(?![\w])|(?:is|was)(?:[ \t]+now)?(?![\w]))"
+    r"[ \t]*"
+)
+_ENV_LABELS = {
+    "PASS": "password",
+    "PWD": "password",
+    "SECRET": "secret",
+    "TOKEN": "token",
+    "PIN": "pin",
+    "CRED": "credential",
+}
+
+
+def _env_values(text: str, words: Iterable[str]) -> list[tuple[int, int, str]]:
+    """The values given to environment variables named for a secret (``words``: those of :data:`ENV_WORDS` in
+    ``text``)."""
+    out: list[tuple[int, int, str]] = []
+    for word in words:
+        i = text.find(word)
+        while i >= 0:
+            start = i
+            while start > 0 and (text[start - 1].isupper() or text[start - 1].isdigit() or text[start - 1] == "_"):
+                start -= 1
+            m = _ENV.match(text, start) if start < i else None  # a name has a prefix: "PIN" alone is a word
+            if (
+                m is not None
+                and m.start("word") == i
+                and (
+                    m.group("to") is None or "set" in m.group("to") or _SET_VERB.search(text, max(0, start - 24), start)
+                )
+            ):
+                got = _token_value(text, m.end(), after_to=False)
+                if got is not None and not text.startswith(("/", "~", "./"), got[0]):  # a path names a file
+                    out.append((*got, _ENV_LABELS.get(word, "key")))
+            i = text.find(word, i + len(word))
+    return out
+
+
+# A key's name, not a secret's value ("secret: auth_key: ..."); Markdown's emphasis around a value ("is **X**"); what a
+# value that is no word holds at least one of
+_SNAKE = re.compile(r"^[a-z]+(?:_[a-z]+)+$")
+_EMPHASIS = re.compile(r"\*\*?(?=[^\s*])|__?(?=[^\s_])")
+_SHAPE_CHAR = re.compile(r"[0-9\"'`‘“«!#$%&*+/=?@^_~\-]")
+
+
+def _secret_noun(low: str) -> bool:
+    """Whether "secret" stands in a noun that takes any value ("secret word", "shared secret")."""
+    i = low.find("secret")
+    while i >= 0:
+        if low.startswith(_SECRET_AFTER, i + 7) or low.endswith(_SECRET_BEFORE, 0, i):
+            return True
+        i = low.find("secret", i + 6)
+    return False
+
+
+_SECRET_AFTER = ("word", "pass", "code", "pin", "number")
+_SECRET_BEFORE = ("shared ", "client ", "app ", "api ", "webhook ", "signing ")
+
+
 def _value_end(text: str, start: int) -> int:
     m = _CLAUSE_END.search(text, start, min(len(text), start + 200))
     return m.start() if m else min(len(text), start + 200)
@@ -679,10 +945,12 @@ def _value_end(text: str, start: int) -> int:
 
 def _password_ok(value: str) -> bool:
     """A token named as a password: anything but a word that describes it or refers to it."""
-    v = value.strip("\"'`")
+    v = value.strip("\"'`").rstrip("!?")  # "the password is wrong!": the word decides, not its sentence's end
     low = v.casefold().lstrip("¿¡")
     if len(v) < 3 or low in NOT_A_VALUE or _REF.match(v) or "[REDACTED:" in v:
         return False
+    if not v.isascii() and (not _ASCII_ALNUM.search(v) or (v.isalpha() and any(ord(c) > 0xFF for c in v))):
+        return False  # "hasło jest nieprawidłowe", "mật khẩu là bắt buộc": a word of the sentence's own language
     if v.isdigit() and len(v) < 4:
         return False  # "at least 12", "8 characters"
     if _WORDY.match(v) and (
@@ -699,7 +967,7 @@ def _plain_word(value: str) -> bool:
 
 
 def _strip_tail(token: str) -> str:
-    t = token.rstrip(".,:;!?)”’»")
+    t = token.rstrip(".,:;)”’»。")  # "Panda2024!": a password may end with ! or ?, a sentence with .
     return t if len(t) >= 3 else token
 
 
@@ -723,6 +991,19 @@ _DIGIT_WORD = (
 _NUMBER_WORDS = re.compile(rf"(?:(?:{_DIGIT_WORD})[ \t,\-]+){{2,11}}(?:{_DIGIT_WORD})(?![\w])", re.I)
 
 
+def _code_list(text: str, start: int) -> tuple[int, int] | None:
+    """Codes named in the plural: each group of letters and digits that follows, one a line or side by side."""
+    pos = _LIST_SEP.match(text, start).end()  # type: ignore[union-attr]
+    first, end = pos, None
+    while True:
+        m = _LIST_CODE.match(text, pos)
+        if m is None or sum(c.isdigit() for c in m.group(0)) < 2 or len(m.group(0)) < 4:
+            break
+        end = m.end()
+        pos = _LIST_SEP.match(text, end).end()  # type: ignore[union-attr]
+    return (first, end) if end is not None else _code_value(text, start)
+
+
 def _id_value(text: str, start: int) -> tuple[int, int] | None:
     """An id: groups holding digits (a letter group of one or two beside them: "QQ 12 34 56 C"), 6+ digits."""
     m = _ID_VALUE.match(text, start)
@@ -741,17 +1022,26 @@ def _token_value(text: str, start: int, *, after_to: bool) -> tuple[int, int] | 
     q = _QUOTED.match(text, start)
     if q is not None:
         s, e = q.span(q.lastindex or 0)
-        return (s, e) if text[s:e].strip() else None
-    m = _TOKEN.match(text, start)
+        return (s, e) if text[s:e].strip() and not _REF.match(text, s, e) else None  # '...', '<password>': a reference
+    # "is **X**": Markdown's emphasis is not the value's
+    emphasis = _EMPHASIS.match(text, start) if text.startswith(("*", "_"), start) else None
+    m = _TOKEN.match(text, emphasis.end() if emphasis else start)
     if m is None:
         return None
-    value = _strip_tail(m.group(0))
+    at, value = m.start(), _strip_tail(m.group(0).rstrip("*_") if emphasis else m.group(0))
     if not _password_ok(value):
-        return None
-    end = m.start() + len(value)
+        # "密码是六位数 314159": a word of the text's own language describes the value that follows
+        n = None if value.isascii() else _NEXT_TOKEN.match(text, m.end())
+        if n is None:
+            return None
+        nxt = _strip_tail(n.group(1))
+        if not (_shaped(nxt) or sum(c.isdigit() for c in nxt) >= 4) or not _password_ok(nxt):
+            return None
+        at, value = n.start(1), nxt
+    end = at + len(value)
     if after_to and _plain_word(value) and not _TO_TAIL.match(text, end):
         return None  # "reset your password to regain access"
-    return m.start(), end
+    return at, end
 
 
 def _phrase_value(text: str, start: int) -> tuple[int, int] | None:
@@ -778,18 +1068,35 @@ def _value(kind: str, text: str, start: int, *, after_to: bool = False) -> tuple
         return _code_value(text, start) or (
             _code_value(text, d.end()) if d and d.group(1).casefold() in NOT_A_VALUE else None
         )
+    if kind == "codes":
+        return _code_list(text, start)
     if kind == "id":
         return _id_value(text, start)
     if kind == "key":
         got = _token_value(text, start, after_to=after_to)
         v = text[got[0] : got[1]] if got else ""
         return got if got and len(v) >= 6 and _shaped(v) and not _KEY_TYPE.match(v) else None
+    if kind == "secret":  # "the secret we agreed on is 'blue-falcon-42'": no word ("the secret to bread is patience")
+        got = _token_value(text, start, after_to=after_to)
+        v = text[got[0] : got[1]] if got else ""
+        if not got or not _shaped(v) or " " in v or _SNAKE.match(v) or text.startswith((":", "="), got[1]):
+            return None  # "secret: auth_key: ...": the name of a further key
+        return got
     if kind == "phrase":
         return _phrase_value(text, start)
     return _token_value(text, start, after_to=after_to)
 
 
-_LABELS = {"password": "password", "phrase": "passphrase", "code": "pin", "id": "national_id", "key": "key"}
+_LABELS = {
+    "password": "password",
+    "local": "password",
+    "phrase": "passphrase",
+    "code": "pin",
+    "codes": "pin",
+    "id": "national_id",
+    "key": "key",
+    "secret": "secret",
+}
 # Names of kinds of key, not keys: "my SSH key is ed25519"
 _KEY_TYPE = re.compile(r"^(?:ed25519|rsa(?:-?\d+)?|ecdsa\S*|dsa|aes-?\d+|sha-?\d+|hmac\S*|x25519|p-?256)$", re.I)
 
@@ -830,29 +1137,53 @@ _BACK_WORDS = re.compile(r"([\w'\-]*)(?:[ \t]+([\w'\-]+))?(?:[ \t]+([\w'\-]+))?"
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
+# A second value in the same statement: after a plural noun, "X and Y" (one with a digit); "it used to be X, now
+# it's Y"
+_AND = re.compile(r"[ \t]*(?:,|and|&|en|et|y|und|e|og|och|i|ve|dan|và)[ \t]+(?=\S*\d)")
+_AGAIN = re.compile(
+    r"(?i)[ \t]*[,;]?[ \t]*(?:(?:but|and)[ \t]+)?(?:(?:now|then|today|these days)[ \t]*,?[ \t]*)?"
+    r"(?:it'?s|it is|the new one is|now)(?:[ \t]+now)?[ \t]+"
+)
+
+
 def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = None) -> list[tuple[int, int, str]]:
     """The values of credentials stated in ``text``: (start, end, label), in order, not overlapping. ``low``: the
     text lowered by :func:`lower`; ``anchors``: those of :data:`LITERALS` that occur in it (a caller that looked
     for them already passes them)."""
     low = lower(text) if low is None else low
     present = [a for a in (anchors if anchors is not None else LITERALS) if a != "-" and a in low]
+    found: list[tuple[int, int, str]] = []
+    if not _ENV_WAKE.isdisjoint(present):
+        env = [w for w, lw in _ENV_PAIRS if lw in present and w in text]
+        found = _env_values(text, env) if env else []
+        present = [a for a in present if a not in ENV_ONLY]
+    if "secret" in present and _SHAPE_CHAR.search(text) is None and not _secret_noun(low):
+        present.remove("secret")  # "update the secret in the vault": nothing there can be a secret's value
     if not ("/" in low or ":" in low or "|" in low):  # a login pair needs its separator
         present = [a for a in present if a not in _PAIR_ONLY]
     if not _PASSWORD_ANCHORS.isdisjoint(present):
         present += [a for a in _USER_ANCHORS if a in low]
-    found: list[tuple[int, int, str]] = []
+    rules: tuple[re.Pattern[str], ...] = _RULES + (_LOCAL_KEYWORD,) if not _LOCAL_WAKE.isdisjoint(present) else _RULES
+    if "security q" in present:
+        rules += (_QA,)
     end = 0
     for p in _word_starts(low, present):
         if p < end or (p > 0 and _LETTER.match(low, p - 1) and not _CJK.match(low, p - 1)):
             continue
-        for rx in (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH):
+        for rx in rules:
             m = rx.match(low, p)
             if m is None:
                 continue
-            got = _keyword_value(text, m) if rx is _KEYWORDS else _pair_value(text, m, rx)
+            got = _keyword_value(text, m) if rx is _KEYWORDS or rx is _LOCAL_KEYWORD else _pair_value(text, m, rx)
             if got is not None:
                 found.append(got)
                 end = got[1]
+                again = _AGAIN.match(text, end) if got[2] == "password" else None
+                if again is None and got[2] == "password" and m.group(0).endswith(("s", "en", "er")):
+                    again = _AND.match(text, end)  # "the passwords are X and Y"
+                if again is not None and (nxt := _token_value(text, again.end(), after_to=False)) is not None:
+                    found.append((*nxt, "password"))  # "it used to be X, now it's Y"
+                    end = nxt[1]
                 break
     if "-" in low:
         found += _ssns(text)
@@ -869,6 +1200,8 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
 
 def _keyword_value(text: str, kw: re.Match[str]) -> tuple[int, int, str] | None:
     kind = kw.lastgroup or "password"
+    if kind == "code" and kw.string[kw.end() - 1] == "s" and kw.group(0).endswith(("codes", "pins")):
+        kind = "codes"
     got = _after_keyword(text, kw, kind)
     return (*got, _LABELS[kind]) if got is not None else None
 
@@ -881,6 +1214,9 @@ def _pair_value(text: str, m: re.Match[str], rx: re.Pattern[str]) -> tuple[int, 
             return None  # "log in to host.example:8080": a host and its port
         if sep == "/" and not (text[m.start(2) - 1 : m.start(2)].isspace() or _not_plain(text[m.start(3) : m.end(3)])):
             return None  # "db/prod": a path, not "alice / swordfish"
+    if rx is _QA:
+        got = _phrase_value(text, m.end())
+        return (*got, "passphrase") if got is not None else None
     s, e = m.span(m.lastindex or 0)
     value = _strip_tail(text[s:e])
     if rx is _UNLOCK_WITH:
@@ -907,10 +1243,24 @@ def _ssns(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+# The value after a question and a pronoun: "her password? it's X", "the PIN? oh, that's X", "Need it? Here it is: X"
+_ASKED = re.compile(
+    r"(?i)[ \t]*\?+[ \t]*(?:(?:sure|oh|ok|okay|well|yes|yeah|yep|ah|so|hmm|um|easy|of course|no problem|i think|"
+    r"i believe|i guess|pretty sure)[ \t]*[,!.…]*[ \t]*)*"
+    r"(?P<said>(?:here (?:it is|you go)|it'?s|it is|it was|that'?s|that is|c'est|es|é)(?![\w])[ \t]*[:：]?|"
+    r"a[:：]|answer[:：]|→|->|—|–)?[ \t]*"
+)
+
+
 def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] | None:
     """The value a credential noun is given in its clause, if any."""
     head = kw.end()
     limit = _value_end(text, head)
+    if kind == "secret" and _SHAPE_CHAR.search(text, head, limit) is None:
+        return None  # a secret's value is no word: without a digit, a sign or a quote in the clause there is none
+    asked = _ASKED.match(text, limit) if text.startswith("?", limit) else None  # the clause ends with a question
+    md = text.find("*", head, limit) >= 0  # Markdown's emphasis: "**Password:** X"
+    connector = _CONNECTOR_MD if md else _CONNECTOR
     # 1. a connector after a few words of the same clause: "the password for the router is X"
     for between in _between_ends(text, head, limit):
         # a code right after a qualifier in a language that needs no copula ("ПИН-код моей карты 4417")
@@ -918,10 +1268,20 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
             got = _code_value(text, _GAP.match(text, between).end())  # type: ignore[union-attr]
             if got is not None and sum(ch.isdigit() for ch in text[got[0] : got[1]]) >= 4:
                 return got
-        c = _CONNECTOR.match(text, between)
+        c = connector.match(text, between)
+        if c is None and kind == "local":
+            c = _LOCAL_COPULA.match(text, between) or _LOCAL_AFTER_WORDS.match(text, between)
         if c is not None and c.end() > between:
             got = _value(kind, text, c.end(), after_to=c.group(0).rstrip().endswith(("to", "into")))
             if got is not None:
+                return got
+        if asked is not None and not text[between:limit].strip():
+            got = _value(kind, text, asked.end())
+            # with no pronoun ("wifi password? Kiwi2024!"), a value after a space that is no word
+            bare = asked.group("said") is None
+            v = text[got[0] : got[1]] if got is not None else ""
+            spaced = asked.group(0)[-1:] in (" ", "\t")
+            if got is not None and (not bare or (spaced and (kind in ("code", "codes") or _shaped(v)))):
                 return got
         # "set the wifi password to X": "to" after a verb of setting earlier in the clause
         t = _TO.match(text, between)
@@ -932,15 +1292,20 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
     # 2. no connector, a verb of use before the noun ("log in with the password X", "enter PIN 4821"), a code or id
     # ("door code 5512#"), or a value that cannot be a word ("мой пароль qwerty2024", "password Tr0ub4dor&3")
     before = text[max(0, kw.start() - 24) : kw.start()]
-    sp = _GAP.match(text, head)
+    sp = (_GAP_MD if md else _GAP).match(text, head)
     if sp is not None and sp.end() > head:
-        if _USE_VERB.search(before) or kind in ("code", "id", "key"):
+        if _USE_VERB.search(before) or kind in ("code", "codes", "id", "key"):
             return _value(kind, text, sp.end())
         got = _value(kind, text, sp.end())
-        if got is not None and kind in ("password", "phrase") and (_shaped(text[got[0] : got[1]]) or got[0] > sp.end()):
+        v = text[got[0] : got[1]] if got is not None else ""
+        if (
+            got is not None
+            and kind in ("password", "local", "phrase")
+            and ((_shaped(v) and " " not in v) or got[0] > sp.end())
+        ):
             return got  # shaped, or quoted ("passphrase 'x9! ...'")
     # 3. the value before the noun: "use 'SunnyDay99' as the password", "swordfish is my password"
-    if kind in ("password", "phrase"):
+    if kind in ("password", "local", "phrase"):
         m = _BEFORE_NOUN.search(text, max(0, kw.start() - 96), kw.start())
         if m is not None and m.end() == kw.start():
             s, e = m.span(m.lastindex or 0)
@@ -950,16 +1315,17 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
 
 
 def _shaped(value: str) -> bool:
-    """A token no one writes as a word: letters with digits or signs, or mixed case inside."""
-    v = value.strip("\"'`")
+    """A token no one writes as a word: letters with digits or signs, or mixed case inside ("forgotten?" is a word)."""
+    v = value.strip("\"'`").rstrip("!?")
     kinds = (any(c.isalpha() for c in v), any(c.isdigit() for c in v), any(not c.isalnum() for c in v))
     return sum(kinds) >= 2 or (v[1:] != v[1:].lower() and v[1:] != v[1:].upper())
 
 
 def _between_ends(text: str, head: int, limit: int) -> list[int]:
     """Where the words between the noun and its connector may end: right after the noun, then, when the next word
-    opens a phrase that qualifies the noun ("for the router", "de la base", "I use for mail"), after each of up to
-    five more words of the clause. A noun right after ("password manager", "password field") is another subject."""
+    opens a phrase that qualifies the noun ("for the router", "de la base", "I use for mail", "my sister uses"), after
+    each of up to eight more words of the clause, up to a conjunction. A noun right after ("password manager",
+    "password field") is another subject."""
     ends = [head]
     aside = _ASIDE.match(text, head)
     if aside is not None:
@@ -970,7 +1336,7 @@ def _between_ends(text: str, head: int, limit: int) -> list[int]:
     if not _QUALIFIER.match(text, head):
         return ends
     pos = head
-    for _ in range(5):
+    for _ in range(8):
         m = _WORD.match(text, pos)
         if m is None or m.end() > limit:
             break

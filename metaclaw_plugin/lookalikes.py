@@ -5,6 +5,7 @@ with them."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _LOOKALIKES = {
     # Cyrillic
@@ -85,9 +86,18 @@ def fold_homoglyphs(t: str) -> str:
     return fold_mixed(t)
 
 
-def fold_mixed(t: str) -> str:
+def fold_mixed(t: str, only: Callable[[str, str], bool] | None = None) -> str:
     """Look-alikes mapped to Latin letters inside the words that have a Latin letter ("pаsswоrd" with a Cyrillic а
-    and о): a word of one script is left as it is."""
+    and о): a word of one script is left as it is. ``only(word, folded)``: fold just the words it accepts (a Polish
+    "nieprawidłowe" keeps its ł where only a disguised noun should change)."""
     if _ANY_LATIN.search(t) is None or _ANY_LOOKALIKE.search(t) is None:  # one script only, or no look-alike
         return t
-    return _LATIN_WORD.sub(lambda m: m.group(0).translate(HOMOGLYPHS), t)
+    if only is None:
+        return _LATIN_WORD.sub(lambda m: m.group(0).translate(HOMOGLYPHS), t)
+
+    def fold(m: re.Match[str]) -> str:
+        word = m.group(0)
+        folded = word.translate(HOMOGLYPHS)
+        return folded if folded != word and only(word, folded) else word
+
+    return _LATIN_WORD.sub(fold, t)

@@ -178,7 +178,14 @@ _PATTERNS: list[tuple[str, str, int, tuple[str, ...] | None]] = [
         1,
         ("--",),
     ),
-    ("pin", r"(?i)c(?<![\w]c)(?:vv2?|vc2?|sc)\s*[:=]?\s*([0-9]{3,8})\b", 1, ("cvv", "cvc", "csc")),
+    (
+        "pin",
+        # A card's security code (three or four digits: the only rule whose value may be that short, see _sub_spans)
+        r"(?i)c(?<![\w]c)(?:vv2?|vc2?|sc|id|vn)(?![a-z])\s*(?:(?:is|was|code|number|no\.?|#)\s*)?[:=]?\s*"
+        r"([0-9]{3,4})(?![0-9])",
+        1,
+        ("cvv", "cvc", "csc", "cid", "cvn"),
+    ),
     ("password", r"\bmysql(?:dump|admin|import|sh|check)?\b[^\n|;&]*?\s-p([^\s\-][^\s]{3,})", 1, ("mysql",)),
     ("password", r"""(?i)\bcurl\b[^\n]*?\s(?:-u|--user)\s*["']?[^\s:"']+:([^\s"'@]{4,})""", 1, ("curl",)),
     ("password", r"(?i)\blogin\s+\S+\s+password\s+(\S{4,})", 1, ("login",)),
@@ -521,8 +528,15 @@ class Redactor:
         # Credentials stated in words (credentials.py): woken by their own nouns, after the shape rules.
         self._prose = prose
         self._prose_lits = frozenset(credentials.LITERALS) if prose else frozenset()
-        self._lits_low = tuple(sorted(set(self._lits_low) | self._prose_lits))
+        self._lits_low = tuple(sorted(set(self._lits_low) | (self._prose_lits - set(credentials.SCRIPT_LITERALS))))
         self._scan_case, self._scan_low = literal_scanner(self._lits_case), literal_scanner(self._lits_low)
+        # The nouns of scripts no other literal starts in: one regex pass over a text that is not ASCII (in the
+        # automaton, each letter a literal starts with costs every text's scan)
+        self._scan_script = re.compile(
+            "|".join(map(re.escape, credentials.SCRIPT_LITERALS)) if prose else "(?!)"
+        ).findall
+        # An ASCII text holds no literal that is not: its scan walks the smaller automaton (each literal costs a little)
+        self._scan_ascii = literal_scanner(lit for lit in self._lits_low if lit.isascii())
         # Which rules each literal wakes, so a text only walks the rules that can match in it.
         self._always = tuple(i for i, r in enumerate(rules) if not r.literals)
         self._by_literal: dict[str, tuple[int, ...]] = {}
@@ -590,7 +604,10 @@ class Redactor:
         if self._prose and not text.isascii():
             # "ПИН", "Пароль": the prose nouns in any case; one scan, of a fold that finds all the ASCII fold does
             low = credentials.lower(text)
-        found = self._scan_case(text) | self._scan_low(low)
+        if text.isascii():
+            found = self._scan_case(text) | self._scan_ascii(low)
+        else:
+            found = self._scan_case(text) | self._scan_low(low) | set(self._scan_script(low))
         if len(text) >= _RUN_MIN and max(map(len, text.split()), default=0) >= _RUN_MIN:
             found.add(_RUN)
         return found
@@ -768,7 +785,7 @@ def _sub_spans(rule: _Rule, text: str, matches: Iterable[re.Match[str]]) -> str:
         if check is not None and start >= 0:
             start, end, chained = _chained_value(text, start, end)
             check = _assigned_ok if chained else check
-        if start < pos or end - start < 4:
+        if start < pos or end - start < (3 if rule.label == "pin" else 4):
             continue
         value = text[start:end]
         if "[REDACTED:" in value or (check is not None and not check(value)):
@@ -792,16 +809,23 @@ _SPACED = re.compile(r"(?<![\w])(?:[^\W\d_] ){3,}[^\W\d_](?![\w])")
 def unveiled(text: str, literals: Iterable[str]) -> str:
     """``text`` without the disguises that hide a credential's noun from the scan: fullwidth and other compatibility
     forms (NFKC), invisible characters, look-alike letters inside a Latin word ("pаsswоrd"), and a noun spelled out
-    letter by letter (joined only when the word it makes holds one of ``literals``). The same object when there is
+    letter by letter (a word folded or joined only when the word it makes holds one of ``literals``). The same object when there is
     none."""
     plain = text
+
+    def noun(word: str) -> bool:
+        low = word.lower()
+        return any(lit in low for lit in literals)
+
     if not text.isascii():
-        plain = fold_mixed(INVISIBLE.sub("", unicodedata.normalize("NFKC", text)))
+        plain = INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+        # a word is folded when that makes it a noun: "nieprawidłowe" keeps its ł (it holds "nie" either way)
+        plain = fold_mixed(plain, lambda word, folded: noun(folded) and not noun(word))
     if _SPACED_GATE.search(" " + plain) is not None:
 
         def join(m: re.Match[str]) -> str:
             word = m.group(0).replace(" ", "")
-            return word if any(lit in word.lower() for lit in literals) else m.group(0)
+            return word if noun(word) else m.group(0)
 
         plain = _SPACED.sub(join, plain)
     return text if plain == text else plain

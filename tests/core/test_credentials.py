@@ -13,6 +13,7 @@ import pytest
 
 from metaclaw_plugin import credentials
 from metaclaw_plugin.config import PrivacySettings, Settings
+from metaclaw_plugin.lookalikes import fold_mixed
 from metaclaw_plugin.privacy import Redactor, disk_redactor, redactor_for
 
 RNG = random.Random(4242)
@@ -77,7 +78,34 @@ PASSWORD_FORMS_I18N = [
 ]
 
 
-@pytest.mark.parametrize("form", PASSWORD_FORMS + PASSWORD_FORMS_I18N)
+# The edges the lead's probe found leaking (issue 41): a clause or an aside between the noun and its copula, and an
+# environment variable named for a secret (each fails on the code before its fix).
+PASSWORD_FORMS_EDGES = [
+    "the password we chose together is {}",
+    "The VPN password that the helpdesk sent me was {}",
+    "the router password (the one on the label) is {}",
+    "my email password, as you know, is {}",
+    "the password — the one for the shared drive — is {}",
+    "la contraseña que usamos en casa es {}",
+    "le mot de passe qu'il m'a donné est {}",
+    "the Spotify password my brother uses is {}",
+    "set SMTP_PASSWORD to {} before you start",
+    "change JWT_SECRET to {} in the .env file",
+    "I set POSTGRES_PASSWORD to {} in compose",
+    "PGPASSWORD is now {}",
+    "update WIFI_PSK to {}",
+    "then set SLACK_BOT_TOKEN to {} and restart",
+    "ADMIN_PWD should be set to {} on staging",
+    "the shared secret we agreed on is '{}'",
+    "our secret word is {}",
+    "**Password:** {}",
+    "- **Wi-Fi password**: {}",
+    "my pass word is {}",
+    "pswd: {}",
+]
+
+
+@pytest.mark.parametrize("form", PASSWORD_FORMS + PASSWORD_FORMS_I18N + PASSWORD_FORMS_EDGES)
 @pytest.mark.parametrize("value", ["word", "shaped"])
 def test_a_password_stated_in_a_sentence_is_redacted_however_plain(form: str, value: str) -> None:
     _gone(form, word() if value == "word" else shaped())
@@ -112,6 +140,7 @@ def test_a_passphrase_is_redacted_whole_every_word_of_it(form: str) -> None:
         "le code de la porte : {}",
         "the garage PIN is secret {} so keep it to yourself",
         "Her new passcode is temporary {}",
+        "the alarm PIN that the installer set is {}",
     ],
 )
 def test_a_code_is_redacted(form: str) -> None:
@@ -246,6 +275,16 @@ def test_a_mention_of_a_credential_without_one_is_left_alone(text: str) -> None:
         "sleutel",
         "schlüssel",
         "unlock",
+        "hasło",
+        "şifre",
+        "lösenord",
+        "kata sandi",
+        "mật khẩu",
+        "كلمة المرور",
+        "הסיסמה",
+        "암호",
+        "cyfrinair",
+        "nghyfrinair",
     ],
 )
 def test_every_credential_noun_wakes_the_scan(noun: str) -> None:
@@ -284,3 +323,189 @@ def test_screening_reads_the_homes_own_patterns(tmp_path) -> None:
         ).status
         == "active"
     )
+
+
+def _group() -> str:
+    """A recovery code's group: four letters and digits, two of them digits at least."""
+    chars = [RNG.choice(string.ascii_lowercase + string.digits) for _ in range(2)] + [RNG.choice(string.digits)] * 2
+    RNG.shuffle(chars)
+    return "".join(chars)
+
+
+# More of issue 41's edges, by class (each fails on the code before its fix).
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "her password? it's {}",
+        "What's the guest wifi password? It is {}",
+        "The passphrase? Oh, that's '{}'",
+        "the code for the front door? it's {}",
+        "Need the admin password? Here it is: {}",
+        "dad's password?? I think it's {}",
+        "what is the wifi password? A: {}",
+        "the PIN? {}",
+    ],
+)
+def test_the_value_after_a_question_and_a_pronoun(form: str) -> None:
+    _gone(form, digits(4) if "code" in form or "PIN" in form else shaped() if "Passphrase" in form else word())
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "security answer: {}",
+        "the answer to my security question is {}",
+        "The answer for the security question about my first school is {}",
+        "security question answer - {}",
+        "Security Q: name of first pet; A: {}",
+        "security question: city of birth. Answer: {}",
+    ],
+)
+def test_the_answer_to_a_security_question(form: str) -> None:
+    _gone(form, word().title())
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "visa 4012 8888 8888 1881 exp 03/26 cvv {}",
+        "CVC: {}",
+        "my card's cvv2 is {}",
+        "Amex 3782 822463 10005 CID {}",
+        "the 3-digit code on the back is {}",
+        "the code on the back of my card is {}",
+    ],
+)
+def test_a_cards_three_digit_security_code(form: str) -> None:
+    _gone(form, digits(3))
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "recovery codes: {} {} {}",
+        "backup codes: {}, {}, {}",
+        "my 2FA recovery codes are {} and {} and {}",
+        "Recovery codes:\n{}\n{}\n{}\n",
+        "backup codes:\n- {}\n- {}\n- {}",
+        "2fa backup codes - {} {} {}",
+    ],
+)
+def test_a_list_of_recovery_codes_is_redacted_whole(form: str) -> None:
+    _gone(form, *(f"{_group()}-{_group()}" for _ in range(3)))
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "parola mea este {}",
+        "parola: {}",
+        "şifrem: {}",
+        "wifi şifresi {}",
+        "moje hasło to {}",
+        "hasło do wifi: {}",
+        "mitt lösenord är {}",
+        "passordet er {}",
+        "salasana on {}",
+        "moje heslo je {}",
+        "jelszó: {}",
+        "kata sandi saya adalah {}",
+        "mật khẩu của tôi là {}",
+        "मेरा पासवर्ड है {}",
+        "كلمة السر هي {}",
+        "كلمة المرور: {}",
+        "הסיסמה היא {}",
+        "รหัสผ่าน: {}",
+        "ο κωδικός μου είναι {}",
+        "내 암호는 {}",
+        "我的密碼是 {}",
+        "moja lozinka je {}",
+        "mano slaptažodis yra {}",
+        "моята парола е {}",
+        "lykilorðið mitt er {}",
+        "la meva contrasenya és {}",
+        "fy nghyfrinair yw {}",
+        "nenosiri ni {}",
+        "mijn wachtwoord luidt {}",
+        "Parola contului este {}",
+        "kata sandi akun saya adalah {}",
+        "كلمة المرور الخاصة بي هي {}",
+    ],
+)
+def test_a_password_noun_in_more_languages(form: str) -> None:
+    _gone(form, shaped())
+
+
+@pytest.mark.parametrize(
+    "form", ["我的密码是 {}!", "my password is {}!", "wifi pw: {}!!", "パスワードは {}? です", "мой пароль: {}!"]
+)
+def test_the_punctuation_a_password_ends_with_goes_with_it(form: str) -> None:
+    value = shaped().title()
+    out = R.redact(form.format(value))
+    assert value not in out and "]!" not in out and "]?" not in out, out
+
+
+@pytest.mark.parametrize("form", ["my pa$$word is {}", "my passw0rd is {}", "my p@ssword is {}", "my pa55word is {}"])
+def test_a_password_noun_written_with_digits_or_signs(form: str) -> None:
+    _gone(form, word())
+
+
+@pytest.mark.parametrize(
+    "form", ["my password used to be {}, now it's {}", "the passwords are {} and {}", "wachtwoorden: {} en {}"]
+)
+def test_both_values_of_a_password_that_changed_or_of_two(form: str) -> None:
+    _gone(form, shaped(), shaped())
+
+
+@pytest.mark.parametrize(
+    "form", ["the secret we settled on is '{}'", "the secret I told you is {}", "the secret code is 4{}"]
+)
+def test_a_secret_that_is_no_word(form: str) -> None:
+    """ "Secret" alone names a credential only when its value is no word ("the secret to bread is patience" stays)."""
+    _gone(form, digits(3) if "code" in form else shaped())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the secret to a good sourdough is patience",
+        "the answer to the security question is case-insensitive",
+        "set PASSWORD_MIN_LENGTH to 14",
+        "change TOKEN_TTL_SECONDS to 900",
+        "set SECRET_SCANNING_ENABLED to false",
+        "set SSH_KEY to ~/.ssh/id_ed25519",
+        "Password? Reset it.",
+        "the **password** is **required**",
+        "**Password**: see the vault",
+        "export SMTP_PASS='...'",
+        "secret: auth_key: ...",
+        'VERSION_KEY = "version"',
+        r"senhas?|wachtwoord(?:en)?",
+        "password? it's somewhere in my notes",
+        "Password? It's stored in the vault.",
+        "your PIN? it's the one you set at the branch",
+        "the code review? it's on Friday",
+        "generate new backup codes from the settings page",
+        "the CVV field must accept 3 or 4 digits",
+        "hasło jest nieprawidłowe",
+        "lösenordet är fel",
+        "mật khẩu là bắt buộc",
+        "parola este greșită",
+        "heslo je příliš krátké",
+        "kata sandi salah, coba lagi",
+        "Passwort vergessen? Das Passwort ist falsch",
+        "it keeps telling me the password is wrong!",
+        "Reset your password at the login page if it expired.",
+    ],
+)
+def test_look_alikes_of_these_forms_are_left_alone(text: str) -> None:
+    assert R.redact(text) == text
+
+
+def test_a_word_of_another_alphabet_keeps_its_letters_when_a_value_beside_it_goes() -> None:
+    """Only a noun disguised with look-alikes is read folded: a Polish or Turkish word keeps its own letters."""
+    value = shaped()
+    assert R.redact(f"moje hasło to {value}, dziękuję") == "moje hasło to [REDACTED:password], dziękuję"
+    assert fold_mixed("pаsswоrd łódź", lambda word, folded: "pass" in folded) == "password łódź"

@@ -1,0 +1,31 @@
+"""The corpus of tests/support/prose_leak_corpus.py (credentials stated in prose at issue 41's edges, and look-alikes):
+its tuning half held to no leak and no false redaction, its held-out half to the figures it was measured at. The
+classes themselves are tests/core/test_credentials.py's."""
+
+from __future__ import annotations
+
+from prose_leak_corpus import BENIGN, SECRETS, leaked
+
+from metaclaw_plugin.privacy import Redactor
+
+R = Redactor()
+
+
+def test_the_corpus_is_large_enough_and_split() -> None:
+    assert len(SECRETS) >= 60 and len(BENIGN) >= 60
+    for cases in (SECRETS, BENIGN):
+        halves = {c.split for c in cases}
+        assert halves == {"tuning", "heldout"}
+
+
+def test_the_tuning_half_neither_leaks_nor_redacts_a_look_alike() -> None:
+    leaks = [c.text for c in SECRETS if c.split == "tuning" and leaked(c, R.redact(c.text))]
+    false = [b.text for b in BENIGN if b.split == "tuning" and R.redact(b.text) != b.text]
+    assert not leaks and not false, (leaks, false)
+
+
+def test_the_held_out_half_stays_at_its_measured_figures() -> None:
+    """Measured once after the fixes, never tuned on (docs/boundaries.md has the figures): no worse from here."""
+    leaks = sum(leaked(c, R.redact(c.text)) for c in SECRETS if c.split == "heldout")
+    false = sum(R.redact(b.text) != b.text for b in BENIGN if b.split == "heldout")
+    assert leaks <= 2 and false <= 1, (leaks, false)
