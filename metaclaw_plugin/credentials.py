@@ -329,7 +329,8 @@ _SET_VERB = re.compile(
 _TO = re.compile(r"[ \t]+(?:to|into|en|à|a|para|auf|zu|成|为)(?![\w])[ \t]*", re.I)
 # "use the password X", "with password X", "enter passcode X": a verb of use right before the noun.
 _USE_VERB = re.compile(
-    r"(?:use|using|with|enter|type|typing|try|is the|avec|con|com|mit|utilise|usa|use a|usar)[ \t]+"
+    r"(?:use|using|with|enter|type|typing|try|(?<!what )(?<!which )(?<!where )(?<!how )(?<!who )is the|avec|con|com|"
+    r"mit|utilise|usa|use a|usar)[ \t]+"
     r"(?:the[ \t]+|a[ \t]+|my[ \t]+|our[ \t]+|le[ \t]+|la[ \t]+|el[ \t]+|a[ \t]+|das[ \t]+|dem[ \t]+)?$",
     re.I,
 )
@@ -839,6 +840,8 @@ _LOGIN_PAIR = re.compile(
     r"credenciais|zugangsdaten|anmeldedaten|account|compte|cuenta|conta|账号|帐号|用户名)(?![\w])"
     r"[^\n.;!?]{0,40}?(?<![\w@.])([\w.\-+@]{1,64})[ \t]*(/|:|\|)[ \t]*([^\s\"'`,;<>()\[\]{}]{3,128})",
 )
+# The second half of a pair after the one a login's colon opens: "login for the router: admin / R0uter!x"
+_PAIR_TAIL = re.compile(r"[ \t]+[/|][ \t]+([^\s\"'`,;<>()\[\]{}]{3,128})")
 # "log in as root with toor", "ssh in as admin using hunter2"
 _AS_WITH = re.compile(
     r"(?:log(?:ged)? ?in|sign(?:ed)? ?in|logon|ssh(?: in)?|connect|authenticate)(?:[ \t]+(?:to|into|on)[ \t]+\S+)?"
@@ -1210,6 +1213,13 @@ def _pair_value(text: str, m: re.Match[str], rx: re.Pattern[str]) -> tuple[int, 
     """The secret half of a login pair ("log in with alice / Tr0ub4dor", "user bob pass letmein")."""
     if rx is _LOGIN_PAIR:
         user, sep = m.group(1), m.group(2)
+        pair = _PAIR_TAIL.match(text, m.end(3)) if sep == ":" else None
+        if (
+            pair is not None
+        ):  # "login for the router: admin / R0uter!x": the colon opens the pair, the secret is its end
+            s = pair.start(1)
+            value = _strip_tail(pair.group(1))
+            return (s, s + len(value), "password") if _password_ok(value) else None
         if sep == ":" and "." in user and "@" not in user:
             return None  # "log in to host.example:8080": a host and its port
         if sep == "/" and not (text[m.start(2) - 1 : m.start(2)].isspace() or _not_plain(text[m.start(3) : m.end(3)])):

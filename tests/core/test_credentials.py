@@ -182,6 +182,8 @@ def test_a_national_id_is_redacted(form: str, value: str) -> None:
         "username jdoe and password {} for the portal",
         "User: bob.smith Password: {}",
         "login: bob, pass: {}",
+        "login for the router: admin / {}",
+        "wifi credentials: guest | {}",
     ],
 )
 @pytest.mark.parametrize("value", ["word", "shaped"])
@@ -221,6 +223,10 @@ BENIGN = [
     "the admin password was stolen last spring",
     "The wifi password is made of four dictionary words",
     "the staging password is kept in the team vault",
+    # a question about a credential names none
+    "What is the passphrase for the vault?",
+    "what is the passphrase format",
+    "Which is the password field on this form?",
 ]
 
 
