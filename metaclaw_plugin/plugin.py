@@ -27,7 +27,6 @@ import atexit
 import logging
 import os
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -67,10 +66,6 @@ if TYPE_CHECKING:  # attached lazily in start(); the request path never imports 
 log = logging.getLogger("metaclaw_plugin")
 
 STORED_SWEEP_EVERY = 60.0  # seconds between looks for sessions an earlier process left open
-# Seconds between two refreshes of the memory view for this process's own writes. A refresh's fixed cost (a segment
-# built and merged, the index joined, four queries: ~0.8 ms at 600 passages) was most of a turn's; a burst of turns
-# now costs one. A passage is shown to its user's other conversations, never to its own, so half a second is unseen.
-MEMORY_REFRESH_GAP = 0.5
 
 
 class MetaClawPlugin:
@@ -112,8 +107,6 @@ class MetaClawPlugin:
         self.memory = MemoryView(s)
         self.memory_store: MemoryStore | None = None
         self.passages: PassageStore | None = None  # what each user said (store.passages), beside the memories
-        self._memory_refresh_at = 0.0  # monotonic time of the last refresh asked for this process's writes
-        self._memory_due = False  # a write came within MEMORY_REFRESH_GAP of it: the worker's tick refreshes
         self.memory_learner: MemoryLearner | None = None  # attached in start()
         # On PostgreSQL shared by hosts: the one election of this host (memory extraction, the learning loop, the
         # trainer all run on the elected learner only); None on SQLite and while memory is off (the loop keeps its own).
@@ -251,12 +244,8 @@ class MetaClawPlugin:
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait for background work and the store writer (tests, CLI, shutdown)."""
         ok = self.worker.wait_idle(timeout)
-        if self.memory_learner is not None and self.memory_learner.wait_idle(timeout):
-            # extraction, then the view's refresh of what it wrote (without waiting out MEMORY_REFRESH_GAP)
-            self.worker.submit("memory.refresh", self.refresh_memory)
-            ok = self.worker.wait_idle(timeout) and ok
-        elif self.memory_learner is not None:
-            ok = False
+        if self.memory_learner is not None:  # extraction, then the view's refresh it asked for
+            ok = self.memory_learner.wait_idle(timeout) and self.worker.wait_idle(timeout) and ok
         return self.store.flush(timeout) and ok
 
     # The turn path (turnpath.py) --------------------------------------------------------------------------
@@ -390,23 +379,6 @@ class MetaClawPlugin:
             return False
         return self.memory.refresh(self.memory_store, self.passages)
 
-    def _memory_written(self) -> None:
-        """The learner wrote memories or passages (its thread): the view refreshes now, or, within
-        :data:`MEMORY_REFRESH_GAP` of the last refresh asked for, once the gap has passed (the worker's tick)."""
-        now = time.monotonic()
-        if now - self._memory_refresh_at >= MEMORY_REFRESH_GAP:
-            self._memory_refresh_at = now
-            self.worker.submit("memory.refresh", self.refresh_memory)
-        else:
-            self._memory_due = True
-
-    def _refresh_memory_due(self) -> None:
-        now = time.monotonic()
-        if self._memory_due and now - self._memory_refresh_at >= MEMORY_REFRESH_GAP:
-            self._memory_due = False
-            self._memory_refresh_at = now
-            self.refresh_memory()
-
     def _attach_memory(self) -> None:
         """The view's refresh (every second, so memories written by another process or host show within one) and
         the extraction worker (imported lazily: the request path never imports it). Fails open."""
@@ -421,7 +393,6 @@ class MetaClawPlugin:
                 self.election = LearnerElection(self.memory_store.db)
                 self.attach_loop("election", self.election)
             self.worker.every(1.0, "memory.refresh", self.refresh_memory)
-            self.worker.every(MEMORY_REFRESH_GAP / 2, "memory.refresh_due", self._refresh_memory_due)
             self.worker.submit("memory.refresh", self.refresh_memory)
             from .learning.memory.learner import MemoryLearner
 
@@ -429,7 +400,7 @@ class MetaClawPlugin:
                 self.settings,
                 self.events,
                 self.redactor,
-                self._memory_written,
+                lambda: self.worker.submit("memory.refresh", self.refresh_memory),
                 db=self.memory_store.db,
                 election=self.election,
                 host_models=self.host_models,

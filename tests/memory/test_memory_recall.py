@@ -443,36 +443,6 @@ def test_each_passage_is_read_into_the_view_once_a_quarantined_one_never(home: P
         store.db.close()
 
 
-def test_a_burst_of_writes_refreshes_the_view_once_and_once_more_after_the_gap(home: Path, monkeypatch) -> None:
-    """Issue 44: each kept turn asked the worker for a refresh, whose fixed cost was most of the turn's. Counted on a
-    clock of the test's own: the first write of a burst refreshes at once, the rest once the gap has passed."""
-    from types import SimpleNamespace
-
-    import metaclaw_plugin.plugin as plugin_mod
-
-    clock = [1000.0]
-    monkeypatch.setattr(plugin_mod, "time", SimpleNamespace(monotonic=lambda: clock[0]))
-    p = MetaClawPlugin(Settings(home=home))
-    submitted: list[str] = []
-    refreshed: list[float] = []
-    monkeypatch.setattr(p.worker, "submit", lambda name, fn, *a: submitted.append(name) or True)
-    monkeypatch.setattr(p, "refresh_memory", lambda: refreshed.append(clock[0]) or True)
-    for _ in range(50):
-        p._memory_written()
-    assert submitted == ["memory.refresh"] and refreshed == []
-    clock[0] += plugin_mod.MEMORY_REFRESH_GAP / 2
-    p._refresh_memory_due()  # the worker's tick, within the gap: nothing yet
-    assert refreshed == []
-    clock[0] += plugin_mod.MEMORY_REFRESH_GAP / 2
-    p._refresh_memory_due()
-    p._refresh_memory_due()
-    assert refreshed == [clock[0]]  # the 49 others: one refresh
-    clock[0] += 10.0
-    p._refresh_memory_due()  # nothing written since: nothing to do
-    p._memory_written()  # a lone write, long after: at once
-    assert submitted == ["memory.refresh", "memory.refresh"] and len(refreshed) == 1
-
-
 def test_which_notes_a_request_gets_does_not_depend_on_how_the_index_is_split(monkeypatch) -> None:
     """Many lines tie (a greeting said every session): the cut among them follows the final order, whichever
     segment each sits in."""
