@@ -41,11 +41,6 @@ SUPPORT = str(REPO / "tests" / "support")
 if sys.path[0] != SUPPORT:
     sys.path.insert(0, SUPPORT)
 
-from file_order import (  # noqa: E402, F401  (pytest hooks: the longest test files start first)
-    pytest_collection_modifyitems,
-    pytest_runtest_logreport,
-    pytest_unconfigure,
-)
 from skip_policy import (  # noqa: E402, F401  (pytest hooks: a skip for a missing part fails the run)
     pytest_make_collect_report,
     pytest_runtest_makereport,
