@@ -202,7 +202,7 @@ take put set start stop open close call send check change add remove update crea
 answer question problem issue day days week month year today tomorrow team project people person name names part
 help able sure right left long short number list item text data value place point case fact kind type line page
 finally lately recently currently actually honestly usually often soon ago later earlier go goes going went love
-loves loved decide decided end ended
+loves loved decide decided
 temps travail chose faire nouveau bon projet equipe jour semaine fichier
 tiempo trabajo cosa hacer nuevo bueno proyecto equipo dia semana archivo
 tempo trabalho coisa fazer novo bom projeto equipe dia semana arquivo
