@@ -35,9 +35,16 @@ _WORD_SEP = re.compile(r"(?<=\b\w)[.\-_*~](?=\w\b)")  # i.g.n.o.r.e -> ignore
 
 
 # One screen reads the same text through this up to nine times (the memory screen's intent scan, the skills' scan of
-# the same body and of its rot13, their squashed forms, the credential scan): each text is normalised once.
-@lru_cache(maxsize=64)
+# the same body and of its rot13, their squashed forms, the credential scan): each text is normalised once. Only
+# texts up to CACHED_CHARS are kept (a turn can be megabytes, and 64 of them would stay in memory).
+CACHED_CHARS = 16_384
+
+
 def normalise(text: str, leet: bool = False) -> str:
+    return _cached(text, leet) if len(text) <= CACHED_CHARS else _normalise(text, leet)
+
+
+def _normalise(text: str, leet: bool) -> str:
     t = unicodedata.normalize("NFKC", text)
     t = INVISIBLE.sub("", t)
     t = fold_homoglyphs(strip_marks(t).casefold())
@@ -52,6 +59,9 @@ def normalise(text: str, leet: bool = False) -> str:
         # Digits and symbols inside words only ("1gn0re"), so version numbers stay numbers.
         t = _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), t)
     return " ".join(t.split())
+
+
+_cached = lru_cache(maxsize=64)(_normalise)
 
 
 def squash(text: str) -> str:
