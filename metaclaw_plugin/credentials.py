@@ -335,8 +335,8 @@ _USE_VERB = re.compile(
     re.I,
 )
 _FILLER = re.compile(
-    r"(?:(?:now|still|currently|actually|just|simply|literally|always|maintenant|ahora|agora|jetzt|"
-    r"nun|actuellement|just)[ \t]+)*",
+    r"(?:(?:now|still|currently|actually|just|simply|literally|always|really|probably|likely|usually|definitely|"
+    r"certainly|possibly|even|maintenant|ahora|agora|jetzt|nun|actuellement)[ \t]+)*",
     re.I,
 )
 _DESCRIBED = re.compile(r"(\w+)[ \t]+")
@@ -362,6 +362,47 @@ _TO_TAIL = re.compile(
 )
 NOT_A_VALUE = frozenset(
     [
+        # adverbs and comparisons that go on a sentence about a password, from public pages nobody here wrote
+        # ("Sharing your Wi-Fi password is like handing someone a master key", "the main password is even more
+        # important", "your Wi-Fi password it's likely you're ...")
+        "like",
+        "unlike",
+        "likely",
+        "unlikely",
+        "even",
+        "such",
+        "more",
+        "less",
+        "most",
+        "least",
+        "really",
+        "quite",
+        "rather",
+        "usually",
+        "often",
+        "probably",
+        "possibly",
+        "definitely",
+        "certainly",
+        "much",
+        # a pronoun opens the clause that goes on ("your Wi-Fi password it's likely you're giving ...")
+        "you",
+        "she",
+        "they",
+        "them",
+        "his",
+        "her",
+        "our",
+        "your",
+        "their",
+        "you're",
+        "we're",
+        "they're",
+        "i'm",
+        "he's",
+        "she's",
+        "it's",
+        "there",
         "a",
         "an",
         "the",

@@ -227,7 +227,16 @@ BENIGN = [
     "What is the passphrase for the vault?",
     "what is the passphrase format",
     "Which is the password field on this form?",
+    # sentences about passwords on public pages (not written here) that read as a value after "is"
+    "Sharing your Wi-Fi password is like handing someone a master key to your house.",
+    "Protecting the main password is even more important.",
+    "So, when you give out your Wi-Fi password it's likely you're giving someone the keys to the kingdom.",
 ]
+
+
+@pytest.mark.parametrize("adverb", ["really", "probably", "likely", "usually", "even"])
+def test_an_adverb_before_the_value_is_not_the_value(adverb: str) -> None:
+    _gone(f"my password is {adverb} {{}}", word())
 
 
 @pytest.mark.parametrize("text", BENIGN)
