@@ -117,19 +117,16 @@ class EvolutionRunner:
         return out
 
     def support_turns(self, turn_ids: list[str]) -> list[SupportTurn]:
-        get = self.ledger.session_cache()
         out = []
         for tid in turn_ids:
             r = self.ledger.turn_row(tid)
-            if r is None:
+            placed = self.ledger.placed(tid) if r is not None else None
+            if r is None or placed is None:
                 continue
-            session = get(r["tenant"], r["session_id"])
-            turn, nxt, is_last = self.ledger.locate(session, tid)
-            if turn is None:
-                continue
-            outcome = session.outcome if (is_last and session is not None and session.ended_at) else None
             eff = effective_reward(self.ledger.rewards_of(tid)) or (0.0, "none")
-            out.append(SupportTurn(view_of(turn, nxt, outcome, r["task_type"]), eff[0], eff[1]))
+            out.append(
+                SupportTurn(view_of(placed.turn, placed.next_main, placed.outcome, r["task_type"]), eff[0], eff[1])
+            )
         return out
 
     def run_jobs(

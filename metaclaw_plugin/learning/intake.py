@@ -15,7 +15,7 @@ from ..requestpath.feedback import detect_correction
 from ..skillbank.bank import SHADOW_KEY
 from ..store import ledger, reviews
 from ..text import message_text
-from ..types import task_type_of
+from ..types import Turn, task_type_of
 from .judge_queue import JudgeQueue
 from .ledger import Ledger
 from .trials import ShadowTrials
@@ -39,6 +39,9 @@ class Intake:
         arms: dict[str, str] = {}
         if ctx is not None and isinstance(ctx.metadata, dict):
             arms = dict(ctx.metadata.get(SHADOW_KEY) or {})
+        phrase = self._correction(turn) if turn.kind == "main" and self.settings.reward.detect_corrections else None
+        # One transaction: a review never sees the session without the judge job it must wait for, and the judge
+        # job of the previous turn comes with the correction this turn makes of it.
         with self.db.transaction() as c:
             seq = ledger.next_seq(c, turn.tenant, turn.session_id)
             ledger.insert_turn(c, turn, seq, now, task_type)
@@ -46,28 +49,28 @@ class Intake:
             if turn.kind != "main":
                 return
             prev = ledger.main_before(c, turn.tenant, turn.session_id, seq)
-            # every_n_turns main turns have their evidence now (the newest waits for its own)
-            since = reviews.count_main_turn(c, turn.tenant, turn.session_id, now)
-            review = since > self.settings.evolution.every_n_turns
-        if prev is not None and self.settings.reward.detect_corrections:
-            iu = next(
-                (
-                    i
-                    for i in range(len(turn.messages) - 1, -1, -1)
-                    if isinstance(turn.messages[i], dict) and turn.messages[i].get("role") == "user"
-                ),
-                None,
-            )
-            phrase = detect_correction(message_text(turn.messages[iu])) if iu is not None else None
-            if phrase:
-                self.ledger.record_reward(prev, "correction", -1.0, {"phrase": phrase[:80]})
-        # One transaction: a review never sees the session without the judge job it must wait for.
-        with self.db.transaction() as c:
+            if prev is not None and phrase:
+                self.ledger.trajectories.record_reward(prev, "correction", -1.0, {"phrase": phrase[:80]})
+                ledger.put_reward(c, prev, "correction", -1.0, now)
             if prev is not None:
                 self.judging.enqueue(prev, turn.tenant, turn.session_id, conn=c)
-            if review:
+            # every_n_turns main turns have their evidence now (the newest waits for its own)
+            if reviews.count_main_turn(c, turn.tenant, turn.session_id, now) > self.settings.evolution.every_n_turns:
                 reviews.mark(c, turn.tenant, turn.session_id, "every_n_turns", now)
         self.wake()
+
+    @staticmethod
+    def _correction(turn: Turn) -> str | None:
+        """The correction phrase of the turn's last user message, if it makes one of the previous answer."""
+        iu = next(
+            (
+                i
+                for i in range(len(turn.messages) - 1, -1, -1)
+                if isinstance(turn.messages[i], dict) and turn.messages[i].get("role") == "user"
+            ),
+            None,
+        )
+        return detect_correction(message_text(turn.messages[iu])) if iu is not None else None
 
     def on_session_end(self, ev: SessionEnd) -> None:
         now = time.time()

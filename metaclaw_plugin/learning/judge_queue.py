@@ -78,21 +78,21 @@ class JudgeQueue:
         claimed = JUDGE.claim(self.db, due, lease=CLAIM_LEASE, now=now)
         if not claimed:
             return
-        get = self.ledger.session_cache()
         jobs = []
         for r in claimed:
-            session = get(r["tenant"], r["session_id"])
-            turn, nxt, is_last = self.ledger.locate(session, r["turn_id"])
-            if turn is None:
+            row = self.ledger.turn_row(r["turn_id"])
+            task_type = row["task_type"] if row else None
+            if self._settled_unread(r["turn_id"], task_type):
+                continue  # decided without reading the turn (most turns when judging is off)
+            placed = self.ledger.placed(r["turn_id"])
+            if placed is None:
                 if now - r["created_at"] > MISSING_TURN_GIVE_UP:
                     JUDGE.finish(self.db, [r["turn_id"]], "failed", "turn not in the store")
                 else:
                     self.ledger.trajectories.flush(1.0)
                     JUDGE.defer(self.db, [r["turn_id"]], now + DEFER_MISSING_TURN)
                 continue
-            outcome = session.outcome if (is_last and session is not None and session.ended_at) else None
-            row = self.ledger.turn_row(turn.turn_id)
-            jobs.append((r, view_of(turn, nxt, outcome, row["task_type"] if row else None)))
+            jobs.append((r, view_of(placed.turn, placed.next_main, placed.outcome, task_type)))
         batch = self.batch_size()
         if batch > 1:  # several turns per judge call: first settle those that need no judge, then judge the rest
             jobs = [j for j in jobs if self._guarded(j[0], partial(self._needs_judge, *j))]
@@ -135,10 +135,9 @@ class JudgeQueue:
     def _needs_judge(self, row: Any, view: TurnView) -> bool:
         return not self._without_judge(row, view)
 
-    def _without_judge(self, row: Any, view: TurnView) -> bool:
-        """Settle a turn that needs no judge call (a stronger signal, judged already, a verifier, judging off);
-        True when it did."""
-        turn_id = row["turn_id"]
+    def _settled_unread(self, turn_id: str, task_type: str | None) -> bool:
+        """Settle a turn whose fate needs no reading of it (a stronger signal, judged already, judging off and no
+        verifier for its task type); True when it did."""
         have = {r["source"] for r in self.ledger.rewards_of(turn_id)}
         if have & STRONGER_THAN_JUDGE:
             self._finish(turn_id, "settled")
@@ -146,16 +145,26 @@ class JudgeQueue:
         if "judge" in have:  # judged by a host that died (or lost its lease) before marking the job done
             self._finish(turn_id, "done")
             return True
+        if task_type and task_type in self.verifiers:
+            return False  # the verifier reads the turn
+        return self._judging_off(turn_id)
+
+    def _judging_off(self, turn_id: str) -> bool:
+        if not self.settings.reward.enabled or self.judge.available():
+            self._finish(turn_id, "skipped")
+            return True
+        return False
+
+    def _without_judge(self, row: Any, view: TurnView) -> bool:
+        """Settle a read turn that needs no judge call (its task type's verifier, judging off); True when it did."""
+        turn_id = row["turn_id"]
         if view.task_type and view.task_type in self.verifiers:
             res = self.verifiers.run(view.task_type, view)
             if res is not None:
                 self.ledger.record_reward(turn_id, "verifier", res[0], res[1])
                 self._finish(turn_id, "verified")
                 return True
-        if not self.settings.reward.enabled or self.judge.available():
-            self._finish(turn_id, "skipped")
-            return True
-        return False
+        return self._judging_off(turn_id)
 
     def score(self, row: Any, view: TurnView, result: JudgeResult | None = None) -> None:
         """Score one turn: ``result`` when a batched call judged it, else its own judge call (if it needs one)."""

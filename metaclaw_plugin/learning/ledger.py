@@ -7,12 +7,13 @@ turns through it; the events from the request path land here first.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..store import AnyDatabase, ledger
+from ..store.queries import PlacedTurn
 from ..store.trajectories import TrajectoryStore
-from ..types import Session, Turn
+from ..types import Session
 
 
 class Ledger:
@@ -55,31 +56,11 @@ class Ledger:
     def turn_rows(self, turn_ids: list[str]) -> list[Any]:
         return ledger.turns(self.db, turn_ids)
 
-    def session_cache(self) -> Callable[[str, str], Session | None]:
-        """Sessions from the trajectory store, each read once per job run."""
-        cache: dict[tuple[str, str], Session | None] = {}
-
-        def get(tenant: str, session_id: str) -> Session | None:
-            key = (tenant, session_id)
-            if key not in cache:
-                cache[key] = self.trajectories.get_session(session_id, tenant=tenant)
-            return cache[key]
-
-        return get
-
-    @staticmethod
-    def locate(session: Session | None, turn_id: str) -> tuple[Turn | None, Turn | None, bool]:
-        """The turn, the next main turn of the session (its evidence: the user's reply, which may carry a
-        correction; a side turn in between, such as a title or a summary, is not the user speaking), and
-        whether the turn is the last main one."""
-        if session is None:
-            return None, None, False
-        turns = session.turns
-        for i, t in enumerate(turns):
-            if t.turn_id == turn_id:
-                nxt = next((u for u in turns[i + 1 :] if u.kind == "main"), None)
-                return t, nxt, nxt is None
-        return None, None, False
+    def placed(self, turn_id: str) -> PlacedTurn | None:
+        """The turn as stored, the session's next main turn (its evidence: the user's reply, which may carry a
+        correction; a side turn in between, such as a title or a summary, is not the user speaking), and the
+        ended session's outcome when it is the last main turn."""
+        return self.trajectories.placed_turn(turn_id)
 
     def adopt(self, session: Session) -> None:
         """Give a session from the store (maybe from before learning was on) its ledger rows."""

@@ -10,6 +10,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,15 @@ if TYPE_CHECKING:
 
 # Reads: a non-finite constant written by an older release reads as null, so output stays valid JSON.
 _loads = json.JSONDecoder(parse_constant=lambda _c: None).decode
+
+
+@dataclass(frozen=True)
+class PlacedTurn:
+    """A turn, the session's next main turn after it, and the ended session's outcome when it is the last one."""
+
+    turn: Turn
+    next_main: Turn | None
+    outcome: dict[str, Any] | None
 
 
 class Queries:
@@ -149,6 +159,28 @@ class Queries:
         """One turn with its messages as sent (the injected skill block in place), for building samples."""
         rows = self.read("SELECT * FROM turns WHERE turn_id = ?", [turn_id])
         return self._turn(rows[0]) if rows else None
+
+    def placed_turn(self, turn_id: str) -> PlacedTurn | None:
+        """A turn with what judging or evolving it reads around it: the session's next main turn (the user's
+        reply) and, when it is the session's last main turn in an ended session, the session's outcome. Reads
+        those rows only, never the whole session: the judge places every turn, and a session may hold thousands."""
+        rows = self.read("SELECT * FROM turns WHERE turn_id = ?", [turn_id])
+        if not rows:
+            return None
+        r = rows[0]
+        nxt = self.read(
+            "SELECT * FROM turns WHERE tenant = ? AND session_id = ? AND seq > ? AND kind = 'main' ORDER BY seq LIMIT 1",
+            [r["tenant"], r["session_id"], r["seq"]],
+        )
+        outcome = None
+        if not nxt:
+            srows = self.read(
+                "SELECT ended_at, outcome FROM sessions WHERE tenant = ? AND session_id = ?",
+                [r["tenant"], r["session_id"]],
+            )
+            if srows and finite(srows[0]["ended_at"]) is not None and srows[0]["outcome"]:
+                outcome = _loads(srows[0]["outcome"])
+        return PlacedTurn(self._turn(r), self._turn(nxt[0]) if nxt else None, outcome)
 
     def _turn(self, r: sqlite3.Row) -> Turn:
         return Turn(

@@ -24,7 +24,7 @@ from ..privacy import Redactor
 from ..types import Session, Turn
 from .apply import Writer
 from .journal import Journal
-from .queries import Queries
+from .queries import PlacedTurn, Queries
 from .records import Recorder
 
 if TYPE_CHECKING:
@@ -163,6 +163,9 @@ class TrajectoryStore:
 
     def get_turn(self, turn_id: str) -> Turn | None:
         return self.queries.get_turn(turn_id)
+
+    def placed_turn(self, turn_id: str) -> PlacedTurn | None:
+        return self.queries.placed_turn(turn_id)
 
     def rewards(self, turn_id: str) -> list[dict[str, Any]]:
         return self.queries.rewards(turn_id)

@@ -192,6 +192,41 @@ def test_messages_that_differ_only_in_field_layout_are_stored_apart(tmp_path: Pa
     store.close()
 
 
+def test_a_turn_is_placed_in_its_session_by_reading_two_turns_not_the_session(tmp_path: Path, monkeypatch):
+    """The judge places every turn (its next main turn, the outcome when it is the last): reading the whole session
+    each time made a long session's judging quadratic."""
+    store = TrajectoryStore(tmp_path / "t.db")
+    store.open()
+    for i in range(60):
+        kind = "side" if i % 3 == 1 else "main"  # a title or summary call between the user's turns
+        store.append_turn(
+            Turn(
+                turn_id=f"t{i}",
+                session_id="long",
+                tenant="default",
+                kind=kind,
+                messages=[{"role": "user", "content": f"question {i}"}],
+                response={"role": "assistant", "content": f"answer {i}"},
+            )
+        )
+    store.flush()
+    read: list[str] = []
+    real = store.queries._turn
+    monkeypatch.setattr(store.queries, "_turn", lambda r: read.append(r["turn_id"]) or real(r))
+    placed = store.placed_turn("t30")
+    assert placed is not None and placed.turn.turn_id == "t30"
+    assert placed.next_main is not None and placed.next_main.turn_id == "t32"  # t31 is a side call
+    assert placed.next_main.messages[-1]["content"] == "question 32"
+    assert placed.outcome is None and sorted(read) == ["t30", "t32"]
+    assert store.placed_turn("t59").next_main is None and store.placed_turn("t59").outcome is None  # not ended
+    store.end_session("default", "long", {"success": True}, "host")
+    store.flush()
+    assert store.placed_turn("t59").outcome == {"success": True}
+    assert store.placed_turn("t57").outcome is None  # not the last main turn
+    assert store.placed_turn("nope") is None
+    store.close()
+
+
 CHILD = r"""
 import sys
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
