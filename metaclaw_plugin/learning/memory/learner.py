@@ -257,7 +257,8 @@ class MemoryLearner:
                 new = True
                 s.last_text = text
                 s.notes.append(Note(t.turn_id, text[:MAX_NOTE_CHARS], reply[:MAX_NOTE_CHARS], t.created_at))
-            if s.main_turns % self.settings.memory.extract_every == 0 and s.notes:
+            due = s.main_turns % self.settings.memory.extract_every == 0 or (new and rules.holds_directive(text))
+            if due and s.notes:
                 batch = Batch(t.tenant, s.user, t.session_id, s.notes)
                 s.notes = []
         if new:  # what the user said, kept whole (off the request path: the learner's thread writes it)

@@ -472,7 +472,7 @@ def _topic(text: str) -> tuple[str | None, bool]:
     text = fold(text)
     if CALL_ME.search(text):
         return "name", _names_me(text)
-    directed = bool(ADDRESSED.search(text) or FROM_NOW.search(text))
+    directed = bool(ADDRESSED.search(text) or FROM_NOW.search(text)) and not _ONE_OFF.search(text)
     style = bool(ANSWER_STYLE.search(text))
     if LANGUAGE.search(text) and (style or FROM_NOW.search(text)):
         return "answer-language", directed
@@ -483,6 +483,105 @@ def _topic(text: str) -> tuple[str | None, bool]:
     if TIMEZONE.search(text):
         return "timezone", True
     return None, style and directed
+
+
+# A standing directive: how the assistant is to answer from now on, said as an instruction ("Keep answers under 100
+# words", "Always end your answers with a haiku", "I'd like all code examples in TypeScript", "Tus respuestas deben ser
+# breves", "Antworte immer auf Deutsch"). Three parts, all on the folded text: the assistant's output named generically
+# (answers, every reply, your responses, "whenever you explain": not "the explanation", "this article", "diese
+# Frage", which a one-off request names), or a word that makes it hold every time (always, never, every time, from now
+# on); and the mood of an instruction (an imperative first word; or "I want/need/'d like", "answers should/must",
+# which must name the output).
+_OUTPUT = (
+    r"(?:answers?|repl(?:y|ies)|responses?|explanations?|summar(?:y|ies)|messages?|output|examples?|"
+    r"code (?:examples?|samples?|snippets?|blocks?)|(?:email )?drafts?|emails? you (?:write|draft)|"
+    r"reponses?|explications?|resumes?|respuestas?|explicaciones?|resumenes?|respostas?|explicacoes?|"
+    r"antworten|erklarungen|zusammenfassungen|risposte|spiegazioni|antwoorden|uitleg)"
+)
+_GENERIC_OUTPUT = re.compile(
+    r"\b(?:your|all|every|each|any|all (?:of )?your|tes|vos|toutes? (?:les|tes|vos)|chaque|tus|sus|todas? (?:las|tus|sus)|"
+    r"cada|tuas|suas|todas? (?:as|tuas|suas)|deine|ihre|alle|jede|jeder|jedes|le tue|tutte le|ogni|je|jouw|alle|elke)\s+"
+    r"(?:\w+\s+){0,2}?" + _OUTPUT + r"\b"
+    # a bare plural ("Keep answers under 100 words"): "Write an answer to this complaint" names one
+    r"|^(?:please\s+)?(?:(?!(?:the|a|an|this|that|these|those|my|our|his|her|their)\b)\w+\s+){0,3}?"
+    r"(?:answers|replies|responses|explanations|summaries|messages|examples)\s+"
+    r"(?:to|in|with|under|without|that|as|should|must)\b"
+    r"|\b(?:code|scripts?|sql|queries|tests?|commit messages?) (?:that )?you (?:write|generate|produce|give me)\b"
+    r"|\b(?:when(?:ever)?|each time|every time|any time|anytime) you (?:answer|reply|respond|explain|write|"
+    r"summari[sz]e|draft|suggest|give|show|list|quote|code)\b"
+    r"|\b(?:quand(?: tu| vous)?|chaque fois que (?:tu|vous)|cuando|siempre que|cada vez que|quando|sempre que|"
+    r"wenn du|immer wenn|quando|ogni volta che|wanneer je|als je) (?:\w+ )?(?:reponds|repondez|expliques|ecris|"
+    r"respondas|expliques|escribas|responder|explicar|escrever|antwortest|erklarst|schreibst|rispondi|spieghi|"
+    r"scrivi|antwoordt|uitlegt|schrijft)\b",
+    F,
+)
+_EVERY_TIME = re.compile(
+    r"\b(?:always|never|every time|each time|all the time|by default|from now on|going forward|in (?:the )?future|"
+    r"no matter what|toujours|jamais|a chaque fois|siempre|nunca|cada vez|sempre|nunca|toda vez|immer|stets|niemals|"
+    r"nie|jedes mal|grundsatzlich|sempre|mai|ogni volta|altijd|nooit|elke keer)\b|总是|始终|一直|永远|每次|以后|今后",
+    F,
+)
+_LEAD_CLAUSE = r"^(?:[^,;:]{1,60}[,:]\s*)?"  # "When you explain X, use ...", "From now on, address me as ..."
+_IMPERATIVE = re.compile(
+    _LEAD_CLAUSE + r"(?:(?:please|pls|kindly|always|never|ever|do not|don'?t|make sure (?:to|you)|be sure to|"
+    r"remember to|try to|just|also|toujours|jamais|ne|s'il te plait|siempre|nunca|no|por favor|sempre|nao|"
+    r"bitte|immer|nie|niemals|per favore|non|mai|altijd|nooit|alsjeblieft)\s+|n')*"
+    r"(?:answer|reply|respond|write|keep|make|be|start|begin|end|finish|close|open|sign(?: off)?|format|put|give|show|"
+    r"include|add|use|cite|mention|number|label|wrap|limit|cap|avoid|skip|stop|quit|explain|list|link|translate|round|"
+    r"convert|spell|address|call|talk|speak|ask|offer|suggest|lead|follow|summari[sz]e|apologi[sz]e|"
+    r"reponds|repondez|ecris|ecrivez|utilise|utilisez|garde|gardez|commence|commencez|termine|terminez|mets|mettez|"
+    r"donne|donnez|cite|citez|explique|expliquez|evite|evitez|ajoute|ajoutez|parle|parlez|tutoie|vouvoie|"
+    r"responde|respondeme|escribe|escribeme|usa|utiliza|manten|empieza|comienza|termina|pon|da|dame|cita|explica|"
+    r"evita|anade|habla|hablame|uses|utilices|pongas|escribas|digas|anadas|incluyas|respondas|hables|"
+    r"responda|escreva|use|utilize|mantenha|comece|termine|coloque|de|cite|explique|"
+    r"evite|adicione|fale|antworte|antworten sie|schreib|schreibe|benutze|verwende|halte|beginne|fange|beende|"
+    r"gib|nenne|erklare|vermeide|fuge|sprich|duze|siez|rispondi|scrivi|usa|utilizza|mantieni|inizia|comincia|"
+    r"termina|metti|dai|cita|spiega|evita|aggiungi|parla|antwoord|schrijf|gebruik|houd|begin|eindig|zet|geef|"
+    r"noem|leg uit|vermijd|voeg|spreek)\b"
+    r"|^(?:请|以后|今后|每次|所有|你的|你)*(?:回答|回复|答复)",
+    F,
+)
+# A wish for the output, or a rule for it: these name the output itself ("I want answers...", "answers should...").
+_WISH = re.compile(
+    r"^(?:i|we)(?:'d|\s+would)?\s+(?:\w+\s+)?(?:want|need|expect|prefer|like)\b"
+    r"|^(?:je|nous)\s+(?:\w+\s+)?(?:veux|voudrais|prefere|aimerais|souhaite)\b|^(?:quiero|quisiera|prefiero|necesito)\b"
+    r"|^(?:eu\s+)?(?:quero|gostaria|prefiro|preciso)\b|^ich\s+(?:\w+\s+)?(?:will|mochte|hatte gern|brauche|bevorzuge)\b"
+    r"|^(?:voglio|vorrei|preferisco)\b|^ik\s+(?:\w+\s+)?(?:wil|zou graag|verwacht)\b"
+    r"|(?:^(?:please\s+)?|\b(?:your|all(?: of)?(?: your)?|every|each|tes|vos|toutes (?:les|tes|vos)|tus|todas (?:las|tus)|"
+    r"tuas|todas as|deine|alle|le tue|tutte le|jouw|al je)\s+)" + _OUTPUT + r"\s+(?:\w+\s+)?(?:should|must|need to|"
+    r"have to|are to|ought to|shall|doivent|devraient|deben|tienen que|devem|precisam|sollen|sollten|mussen|devono|"
+    r"dovrebbero|moeten)\b"
+    r"|\b(?:code|scripts?|sql|queries|tests?) (?:that )?you (?:write|generate|produce)(?:\s+\w+){0,3}\s+"
+    r"(?:should|must|needs? to|has to)\b",
+    F,
+)
+# A one-off: a reference to what was just said or to this request ("the short answer you gave", "this time").
+_ONE_OFF = re.compile(
+    r"\b(?:you (?:just )?(?:gave|wrote|said|sent|made|did)|you just|this time|for now|right now|this (?:one|answer|"
+    r"reply|email|article|question)|that (?:answer|reply|one)|above|below|cette fois|esta vez|desta vez|diesmal|"
+    r"dieses mal|questa volta|deze keer)\b",
+    F,
+)
+
+
+def standing_directive(statement: str) -> bool:
+    """Whether a statement tells the assistant how to answer from now on: an instruction (:data:`_IMPERATIVE`) that
+    names the output generically or holds every time, or a wish or rule for the output (:data:`_WISH`) that names it."""
+    text = fold(statement.strip())
+    if text.endswith(("?", "？")) or _ONE_OFF.search(text):
+        return False
+    if _WISH.search(text):
+        return bool(_GENERIC_OUTPUT.search(text))
+    return bool(_IMPERATIVE.search(text) and (_GENERIC_OUTPUT.search(text) or _EVERY_TIME.search(text)))
+
+
+DIRECTIVE_CHARS = 2000  # a message longer than this is a task or a paste, not a directive said in passing
+
+
+def holds_directive(text: str) -> bool:
+    """Whether a user's message states a standing directive: the learner files it at once (the rules cost
+    microseconds) rather than with the session's next batch, so the next conversation already follows it."""
+    return len(text) <= DIRECTIVE_CHARS and any(standing_directive(s) for s in sentences(text))
 
 
 _NAME_ONLY = re.compile(
@@ -547,8 +646,8 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
     """One statement as a candidate memory, or None when it states nothing to keep. ``explicit``: the user asked to
     remember it (a plain fact is then kept too)."""
     s = _clean(statement)
-    if len(s) < 4 or (not explicit and (_is_question(s) or CONDITIONAL.match(s))):
-        return None
+    if len(s) < 4 or (not explicit and (_is_question(s) or CONDITIONAL.match(s)) and not standing_directive(s)):
+        return None  # "When you explain something, use an analogy" asks nothing
     r = _Reading(s, now)
     if CALL_ME.search(s) and _names_me(s):
         return Candidate("preference", s, "topic:name", True)
@@ -569,6 +668,9 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
         return Candidate(kind, s, key, r.standing and r.topic is not None, exp, r.replaces)
     if (d := DATED.match(s)) and r.when is not None:
         return Candidate("event", s, _subject_key(_first(d, "s")), False, r.when)
+    if standing_directive(s):
+        key = f"topic:{r.topic}" if r.topic else "directive:" + _subject_key(s)
+        return Candidate("preference", s, key, True, None, r.replaces)
     if FROM_NOW.search(s) or PREFER.search(s):
         key = f"topic:{r.topic}" if r.topic else _subject_key(PREFER.sub(" ", FROM_NOW.sub(" ", s)))
         if not key:
@@ -639,7 +741,7 @@ def extract(text: str, now: float | None = None, event_days: float = 14.0) -> li
         informed = INFORM.match(sent)
         if informed:
             sent = sent[informed.end() :].strip() or sent
-        if _is_question(sent) and not REMEMBER.match(sent):
+        if _is_question(sent) and not REMEMBER.match(sent) and not standing_directive(sent):
             # "btw we use pnpm, can you add lodash?": the statement before the question still counts
             head = re.split(r"[,，;]\s*(?=[^,，;]*$)", sent)[0]
             if head == sent or _is_question(head.rstrip() + "."):
