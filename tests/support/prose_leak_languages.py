@@ -235,7 +235,11 @@ TUNING_SECRETS = [
     _s("id", "password email saya adalah Bakso#12", "Bakso#12"),
     _s("vi", "mã PIN của tôi là 4390", "4390"),
     _s("vi", "mật khẩu: Hanoi#2021", "Hanoi#2021"),
-    _s("en", "the shared secret that the gateway and the billing worker read at boot is 4fR9-kk2L-qq07", "4fR9-kk2L-qq07"),
+    _s(
+        "en",
+        "the shared secret that the gateway and the billing worker read at boot is 4fR9-kk2L-qq07",
+        "4fR9-kk2L-qq07",
+    ),
     _s("en", "the API secret for the payments sandbox is Zp9!rT4w", "Zp9!rT4w"),
     _s("en", "my p/w is Gecko#55", "Gecko#55"),
     _s("en", "pw: Lemur#8", "Lemur#8"),
