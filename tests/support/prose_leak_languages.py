@@ -203,6 +203,7 @@ TUNING_SECRETS = [
     _s("fi", "salasana wifiin on Sauna#Olut5", "Sauna#Olut5"),
     _s("et", "PIN-kood on 3320", "3320"),
     _s("lv", "mana Wi-Fi parole ir Daugava88", "Daugava88"),
+    _s("lv", "e-pasta parole: Jurmala#21", "Jurmala#21"),
     _s("lt", "slaptažodis: Vilnius#7", "Vilnius#7"),
     _s("hu", "a jelszavam Balaton#66", "Balaton#66"),
     _s("hu", "a PIN-kódom 4053", "4053"),
@@ -292,4 +293,8 @@ TUNING_BENIGN = [
     _b("lt", "slaptažodis yra neteisingas"),
     _b("cs", "PIN kód je povinný"),
     _b("nl", "de pincode is onjuist"),
+    _b("it", "le parole: ciao, grazie"),
+    _b("en", "the shared secret between them is trust"),
+    _b("da", "adgangskoden til routeren er den samme"),
+    _b("pl", "hasło do banku to tajemnica"),
 ]
