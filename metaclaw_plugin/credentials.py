@@ -62,6 +62,10 @@ LOCAL_LITERALS = (
     "fjalëkalim",
     "fjalekalim",
     "nenosiri",
+    "kodeord",
+    "parole",
+    "pasfhocal",
+    "zapork",
 )
 SCRIPT_LITERALS = (
     "κωδικ",
@@ -70,6 +74,13 @@ SCRIPT_LITERALS = (
     "كلمة السر",
     "كلمة المرور",
     "پاس ورڈ",
+    "كلمة مرور",
+    "كلمة سر",
+    "سري",
+    "पिन",
+    "лозинк",
+    "συνθηματικ",
+    "패스워드",
     "گذرواژه",
     "पासवर्ड",
     "পাসওয়ার্ড",
@@ -194,6 +205,7 @@ LITERALS = (
     "pswd",
     "psswd",
     "pwrd",
+    "p/w",
     "pa5",
     "p@s",
     "p4s",
@@ -207,11 +219,13 @@ LITERALS = (
 # Also looked for once a password noun is there: "user bob pass letmein" (too common to wake the scan alone).
 _USER_ANCHORS = ("user", "utilisateur", "usuario", "usuário", "benutzer")
 _PAIR_ONLY = frozenset(["account", "compte", "cuenta", "conta", "identifiant", "zugang", "anmelde"])
-_PASSWORD_ANCHORS = frozenset(["pass", "pwd", "pw", "mdp", "contrase", "senha", "kennwort", "clave", "wachtwoord"])
+_PASSWORD_ANCHORS = frozenset(
+    ["pass", "pwd", "pw", "p/w", "mdp", "contrase", "senha", "kennwort", "clave", "wachtwoord"]
+)
 
 _PASSWORD = (
     r"pass(?:word|wd|wort)s?|p[a@4][s$5][s$5]w[o0]rd|pass ?wo?rd|ps?swd|pwrd|secret (?:word|password)s?|"
-    r"(?:shared|client|api|app|webhook|signing) secrets?|kennw[oö]rter|kennwort|pwd|(?<![\w@.])pw(?![\w.])|mdp|mot(?:s)? de passe|"
+    r"(?:shared|client|api|app|webhook|signing) secrets?|kennw[oö]rter|kennwort|pwd|(?<![\w@.])pw(?![\w.])|(?<![\w/])p/w(?![\w/])|mdp|mot(?:s)? de passe|"
     r"contrase(?:ñ|n)as?|senhas?|wachtwoord(?:en)?|palavras?-passe|(?:la )?clave(?= (?:de(?:l)? (?:wi-?fi|acceso|la red)|secreta))(?: de(?:l)? "
     r"(?:wi-?fi|acceso|la red)| secreta)?|parola d'ordine|пароль|密码|口令|パスワード|비밀번호|"
     r"(?:wi-?fi|wlan|wpa2?|wep|network|router|hotspot|license|licence|product|activation|registration) (?:key|code)"
@@ -222,9 +236,11 @@ _PASSWORD = (
 _LOCAL = (
     r"parola(?:m|n|s[ıi]|m[ıi]z|n[ıi]z)?(?: (?:mea|ta|sa|noastr[ăa]|voastr[ăa]|lui|ei))?|[şs]ifre(?:m|n|si|miz|niz)?|"
     r"has[łl][oa]|l[öo]senord(?:et)?(?: (?:mitt|vårt))?|passord(?:et)?(?: (?:mitt|min|vårt))?|adgangskode(?:n)?(?: (?:min|vores))?|salasana(?:ni|si|mme|nne)?|hesl[oa]|"
-    r"jelsz[óo](?:m|t)?|kata (?:sandi|laluan)(?:nya|ku|mu)?(?: (?:saya|anda|kamu|aku|kami|kita))?|"
+    r"jelsz[óo](?:m|t|d)?|jelszav(?:am|ad|a|unk|atok|uk|at)|kodeord(?:et)?|zapork[aeu]|(?:ph|bh)?pasfhocal|"
+    r"parole(?=(?:[ \t]+[^\s.,;:!?]+)?[ \t]+ir(?![\w])|[ \t]*:)|лозинк[аеу]|συνθηματικ[όο]|패스워드|"
+    r"كلمة (?:ال)?(?:سر|مرور)(?: (?:الخاصة|الخاص) بي)?|kata (?:sandi|laluan)(?:nya|ku|mu)?(?: (?:saya|anda|kamu|aku|kami|kita))?|"
     r"m[ậa]t kh[ẩa]u(?: (?:c[ủu]a )?(?:t[ôo]i|b[ạa]n|anh|em|ch[ịi]|m[ìi]nh|t[ớo]))?|पासवर्ड|"
-    r"كلمة (?:السر|المرور)(?: (?:الخاصة|الخاص) بي)?|ה?סיסמ[הא](?: שלי)?|lozink[aeu](?: (?:mi|moja|je))?|gesl[oa]|"
+    r"ה?סיסמ[הא](?: שלי)?|lozink[aeu](?: (?:mi|moja|je))?|gesl[oa]|"
     r"slapta[žz]od[iž]?[sš]?|parool|salas[õo]na|парола(?:та)?|lykilor[ðd](?:ið)?(?: (?:mitt|þitt))?|contrasenya|contrasinal|"
     r"pasahitza?|(?:c|g|ngh|ch)yfrinair|wagwoord|fjal[ëe]kalim(?:i)?(?: (?:im|yt))?|nenosiri|گذرواژه|পাসওয়ার্ড|கடவுச்சொல்|پاس ورڈ|รหัสผ่าน|رمز عبور(?: من)?|κωδικ[όο]ς(?: πρόσβασης)?(?: (?:μου|σου|μας))?|"
     r"암호|密碼"
@@ -235,10 +251,17 @@ _LOCAL_AFTER_WORDS = re.compile(
     r"(?:[ \t]+[^\s.,;:!?=]+){1,2}[ \t]+(?:este|adalah|ialah|yaitu|l[àa]|[äa]r|jest|yra|është|είναι|है|هي|هو|היא|הוא|คือ|"
     r"és|yw)(?![\w])[ \t]*[:：]?[ \t]*"
 )
-_LOCAL_COPULA = re.compile(
-    r"[ \t]*(?:este|e|[äa]r|er|on|je|jest|to|adalah|ialah|yaitu|yakni|l[àa]|है|هي|هو|היא|הוא|คือ|είναι|는|은|ir|yra|"
-    r"és|yw|është|ni|е|হল|is)(?![\w])"
-    r"[ \t]*[:：]?[ \t]*"
+_LOCAL_COPULAS = (
+    r"(?:este|e|[äa]r|er|on|je|jest|to|adalah|ialah|yaitu|yakni|l[àa]|है|هي|هو|היא|הוא|คือ|είναι|는|은|ir|yra|"
+    r"és|yw|është|ni|е|হল|is|hi|huwa|ná|lautet|ist|è|é|es|est)(?![\w])[ \t]*[:：]?[ \t]*"
+)
+_LOCAL_COPULA = re.compile(rf"[ \t]*{_LOCAL_COPULAS}")
+# "salasana wifiin on X", "PIN kartice je 1234": up to three words (whose, which network, in any case ending), then
+# any of those copulas; a value reached so far off is taken only where it cannot be a word (_firm)
+_FAR_COPULA = re.compile(rf"(?:[ \t]+[^\s.,;:!?=]+){{1,3}}[ \t]+{_LOCAL_COPULAS}")
+# The words that own a code in the languages that need no copula: "PIN saya 7719", "PIN-koden min 5190"
+_OWNERS = re.compile(
+    r"(?:[ \t]+(?:saya|aku|kamu|anda|ku|mu|min|mitt|minun|mi|moj|moja|mój|moje|мой|мій|моя|μου|c[ủu]a t[ôo]i|benim))+"
 )
 _PHRASE = (
     r"pass ?phrases?|(?:seed|recovery|mnemonic|secret|backup|wallet) (?:phrase|words)|phrase (?:secr[eè]te|de passe)|"
@@ -269,12 +292,17 @@ _OPENS = (
     rf"(?:[\w\-]+[ \t]+)?(?:{_LOCKED})(?![\w])"
 )
 _CODE = (
+    # PIN in the languages that borrowed it, the word for "code" or "number" fused, spaced or hyphened and inflected
+    # (first: the bare noun would end before them): pinkoden, PIN-koodini, PIN kodum, PIN-kódom, PIN-ul, ПИН кодът,
+    # PIN-код, PIN码, PINコード, PIN 번호
+    r"pin[ -]?(?:cod|k[oó]o?d|kode|код|numer|nummer|n[uú]mero)[a-zà-ÿа-яё]{0,4}|pin-(?:ul|ului|en|et|in|ni|u|a|om)|"
+    r"пин(?:[ -]?код[а-яё]{0,3})?|pin ?(?:码|碼|コード|번호)|पिन|(?:ال)?(?:رقم|رمز) (?:ال)?سري|رمز pin|"
     r"pin(?:[ -]?(?:code|number|no\.?))?s?|pass ?codes?|"
     rf"(?:{_CODE_QUALIFIER}[ \t-]+){{1,3}}(?:codes?|pins?)|(?:lock|safe|locker|pin)[ \t-]+(?:numbers?|combinations?)|"
     r"combination|code (?:pin|secret|d'acc[eè]s|de (?:la )?porte|"
     r"d'entr[ée]e|de d[ée]verrouillage)|c[oó]digo (?:pin|secreto|de (?:acceso|acesso|desbloqueo|desbloqueio|la "
     r"puerta|seguran[cç]a|seguridad|verifica[cç][aã]o|verificaci[oó]n))|zugangscode|t[üu]rcode|entsperrcode|"
-    r"geheimzahl|验证码|暗証番号|code confidentiel|codice (?:pin|segreto)|пин(?:-?код)?|"
+    r"geheimzahl|验证码|暗証番号|code confidentiel|codice (?:pin|segreto)|"
     rf"(?:code|codes|codice|c[oó]digo|kode|код)(?={_OPENS})|"
     r"(?:(?:3|4|three|four)[ -]digit (?:security )?code|code(?= on the back))"
     r"(?: on the back(?: of (?:the|my|your|his|her|our) card)?)?"
@@ -769,6 +797,356 @@ NOT_A_VALUE = frozenset(
         "fout",
         "te",
     ]
+    # The same words by class in the other languages of _LOCAL and PIN (those written in Latin-1 letters: a word with
+    # a letter beyond them is the sentence's own already, _password_ok): wrong or invalid, required, too, short or
+    # long, weak, expired, empty, new or old, saved, forgotten
+    + [
+        "spatne",
+        "spatné",
+        "chybne",
+        "chybné",
+        "neplatne",
+        "neplatné",
+        "nespravne",
+        "nesprávne",
+        "nespravny",
+        "nesprávny",
+        "zle",
+        "povinne",
+        "povinné",
+        "povinny",
+        "povinný",
+        "prilis",
+        "krátke",
+        "kratke",
+        "kratky",
+        "krátky",
+        "kratko",
+        "kratka",
+        "kratek",
+        "prekratko",
+        "prekratka",
+        "prekratek",
+        "predolgo",
+        "pogresno",
+        "pogresna",
+        "napacno",
+        "napacna",
+        "obavezno",
+        "obavezna",
+        "obvezno",
+        "obvezna",
+        "kriva",
+        "krivo",
+        "nevazeca",
+        "nieprawidlowe",
+        "bledne",
+        "wymagane",
+        "puste",
+        "krotkie",
+        "neteisingas",
+        "neteisinga",
+        "klaidingas",
+        "privalomas",
+        "per",
+        "trumpas",
+        "nepareiza",
+        "nepareizs",
+        "obligata",
+        "par",
+        "isa",
+        "vale",
+        "vigane",
+        "kohustuslik",
+        "liiga",
+        "lühike",
+        "luhike",
+        "aegunud",
+        "uus",
+        "vana",
+        "vaara",
+        "väärä",
+        "virheellinen",
+        "lyhyt",
+        "pitka",
+        "pitkä",
+        "uusi",
+        "vanha",
+        "tyhja",
+        "tyhjä",
+        "rossz",
+        "hibas",
+        "helytelen",
+        "ervenytelen",
+        "érvénytelen",
+        "kotelezo",
+        "rovid",
+        "rövid",
+        "uj",
+        "új",
+        "lejart",
+        "lejárt",
+        "ures",
+        "üres",
+        "gresita",
+        "gresit",
+        "incorecta",
+        "incorect",
+        "invalida",
+        "invalidă",
+        "scurta",
+        "scurtă",
+        "lunga",
+        "lungă",
+        "prea",
+        "nou",
+        "noua",
+        "veche",
+        "goala",
+        "goală",
+        "forkert",
+        "ugyldig",
+        "paakraevet",
+        "paakrævet",
+        "kort",
+        "lang",
+        "svag",
+        "staerk",
+        "stærk",
+        "udlobet",
+        "udløbet",
+        "ny",
+        "gammel",
+        "feil",
+        "pakrevd",
+        "påkrevd",
+        "svakt",
+        "utlopt",
+        "utløpt",
+        "fel",
+        "felaktigt",
+        "ogiltigt",
+        "ogiltig",
+        "kravs",
+        "krävs",
+        "obligatoriskt",
+        "utganget",
+        "utgånget",
+        "tomt",
+        "nytt",
+        "gammalt",
+        "onjuist",
+        "ongeldig",
+        "verkeerd",
+        "verplicht",
+        "verlopen",
+        "leeg",
+        "nieuw",
+        "oud",
+        "zwak",
+        "sterk",
+        "falsch",
+        "ungueltig",
+        "ungültig",
+        "erforderlich",
+        "abgelaufen",
+        "leer",
+        "neu",
+        "alt",
+        "kurz",
+        "zu",
+        "schwach",
+        "stark",
+        "vergessen",
+        "gespeichert",
+        "incorrect",
+        "invalide",
+        "obligatoire",
+        "expire",
+        "expiré",
+        "vide",
+        "nouveau",
+        "ancien",
+        "court",
+        "trop",
+        "faible",
+        "oublie",
+        "oublié",
+        "incorrecto",
+        "incorrecta",
+        "invalido",
+        "inválido",
+        "inválida",
+        "obligatorio",
+        "obligatoria",
+        "caducado",
+        "caducada",
+        "vacio",
+        "vacío",
+        "vacia",
+        "vacía",
+        "nuevo",
+        "nueva",
+        "corto",
+        "corta",
+        "demasiado",
+        "debil",
+        "débil",
+        "olvidado",
+        "olvidada",
+        "errato",
+        "errata",
+        "sbagliato",
+        "sbagliata",
+        "obbligatorio",
+        "obbligatoria",
+        "scaduto",
+        "scaduta",
+        "vuoto",
+        "vuota",
+        "nuovo",
+        "nuova",
+        "vecchio",
+        "vecchia",
+        "troppo",
+        "debole",
+        "dimenticato",
+        "dimenticata",
+        "obrigatorio",
+        "obrigatória",
+        "obrigatoria",
+        "expirado",
+        "expirada",
+        "vazio",
+        "vazia",
+        "novo",
+        "curto",
+        "curta",
+        "muito",
+        "fraco",
+        "fraca",
+        "esquecido",
+        "esquecida",
+        "yanlis",
+        "gecersiz",
+        "geçersiz",
+        "gerekli",
+        "zorunlu",
+        "bos",
+        "boş",
+        "kisa",
+        "kısa",
+        "uzun",
+        "zayif",
+        "zayıf",
+        "eski",
+        "yeni",
+        "cok",
+        "süresi",
+        "suresi",
+        "tidak",
+        "bukan",
+        "kosong",
+        "pendek",
+        "panjang",
+        "lupa",
+        "tersimpan",
+        "khong",
+        "không",
+        "dung",
+        "đúng",
+        "sai",
+        "ngan",
+        "ngắn",
+        "dài",
+        "moi",
+        "mới",
+        "cu",
+        "cũ",
+        "yeu",
+        "yếu",
+        "hazin",
+        "ħażin",
+        "obbligatorju",
+        "qasir",
+        "qasira",
+        "ceart",
+        "mícheart",
+        "micheart",
+        "riachtanach",
+        "gearr",
+        "fada",
+        # ... and the words that refer back or say it is a secret: "er den samme", "to tajemnica"
+        "den",
+        "det",
+        "dem",
+        "samme",
+        "samma",
+        "sama",
+        "samo",
+        "ten",
+        "ta",
+        "tá",
+        "tento",
+        "taki",
+        "sami",
+        "isti",
+        "ista",
+        "isto",
+        "enak",
+        "enako",
+        "bu",
+        "şu",
+        "aynı",
+        "ayni",
+        "itu",
+        "ini",
+        "yang",
+        "mesma",
+        "mesmo",
+        "mismo",
+        "misma",
+        "stesso",
+        "stessa",
+        "même",
+        "meme",
+        "gleiche",
+        "gleich",
+        "dezelfde",
+        "hetzelfde",
+        "zelfde",
+        "tas",
+        "pats",
+        "ugyanaz",
+        "aceeasi",
+        "aceeași",
+        "acelasi",
+        "același",
+        "tajemnica",
+        "tajne",
+        "tajná",
+        "tajné",
+        "tajny",
+        "tajný",
+        "tajna",
+        "hemlig",
+        "hemligt",
+        "hemmelig",
+        "hemmeligt",
+        "salainen",
+        "titkos",
+        "secretă",
+        "secreta",
+        "segreta",
+        "segreto",
+        "secreto",
+        "geheim",
+        "skrivnost",
+        "gizli",
+        "slapta",
+        "slepena",
+        "salajane",
+    ]
 )
 _WORDY = re.compile(r"^[a-zà-ÿ]+$")
 _PARTICIPLE = re.compile(r"(?:ed|ing|ly|able|ible|ive|ous|ful|less|tion|sion|ment|ness)$")
@@ -848,7 +1226,13 @@ _QUALIFIER = re.compile(
     r"[ \t]+(?:for|of|on|to|at|in|i|we|you|that|which|from|de|du|des|del|da|do|d'|para|pour|que|qu'|für|fuer|vom|von|"
     r"zu|zum|zur|des|der|di|per|del|della|fürs|furs|van|voor|à|au|моей|моего|моих|моя|мои|для|от|的|の|에|about|till|"
     r"pentru|untuk|ke|my|our|your|his|her|their|the|he|she|they|everyone|everybody|btw|fyi|anyway|"
-    r"incidentally)(?![a-zà-ÿ])"
+    r"incidentally|between|among|across|within|behind|with|by|used|shared|issued|generated|given|assigned|stored|"
+    # the prepositions and the possessives after the noun of the other languages read: "heslo k počítači",
+    # "PIN do telefonu", "adgangskoden til routeren", "PIN saya", "mã PIN của tôi", "PIN meiner Karte"
+    r"k|ke|ku|na|pro|od|za|ze|z|w|dla|u|til|f[öo]r|fr[åa]n|fra|tot|bij|mit|bei|meiner|meines|meinem|unserer|unseres|"
+    r"al|ale|a|lui|cu|la|c[ủu]a|cho|saya|aku|kamu|anda|kami|kita|dari|min|mitt|mina|din|ditt|vores|minun|"
+    r"mi|moj|moja|moje|mój|mojego|mojej|mého|mé|mojí|mojho|tiegħi)(?![a-zà-ÿ])"
+    r"|[ \t]+(?:від|до|на|за|з|із|в|у|при|мой|моя|мій|моєї|мого|моей|του|της|των|μου|σου|για|σε)(?!\w)"
     r"|[ \t]+(?:dell|dall|nell|all|d|l|qu)'",
     re.I,
 )
@@ -874,13 +1258,15 @@ _WORD = re.compile(
     r"[^\s.;!?:=,，。]+",
     re.I,
 )
+_AND_WORD = re.compile(r"[ \t]+(?:and|or)[ \t]+[^\s.;!?:=,，。]+", re.I)
 _DIGITS6 = re.compile(r"(?:\D*\d){6}")
 _SSN = re.compile(r"(?<![\w\-/.])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w\-/])")
 _LOGIN_PAIR = re.compile(
     r"(?:log(?:ged)? ?in|sign(?:ed)? ?in|login|logon|credentials?|creds|identifiants|credenciales|"
     r"credenciais|zugangsdaten|anmeldedaten|account|compte|cuenta|conta|账号|帐号|用户名)(?![\w])"
-    r"[^\n.;!?]{0,40}?(?<![\w@.])([\w.\-+@]{1,64})[ \t]*(/|:|\|)[ \t]*([^\s\"'`,;<>()\[\]{}]{3,128})",
-)
+    r"(?:[^\n.;!?]|\.(?=\w)){0,80}?(?<![\w@.])([\w.\-+@]{1,64})[ \t]*(/|:(?!//)|\|)[ \t]*"
+    r"([^\s\"'`,;<>()\[\]{}]{3,128})",
+)  # the words before the pair may hold a host or a URL ("log in at https://x.io: admin / X"): a dot inside a word
 # The second half of a pair after the one a login's colon opens: "login for the router: admin / R0uter!x"
 _PAIR_TAIL = re.compile(r"[ \t]+[/|][ \t]+([^\s\"'`,;<>()\[\]{}]{3,128})")
 # "log in as root with toor", "ssh in as admin using hunter2"
@@ -1088,6 +1474,10 @@ def _token_value(text: str, start: int, *, after_to: bool) -> tuple[int, int] | 
     return at, end
 
 
+# Words that join a description's words ("long and random", "easy to remember", "hard enough to guess")
+_LINKS = frozenset(["and", "or", "but", "to", "enough", "than", "as", "yet", "so", "too", "nor"])
+
+
 def _phrase_value(text: str, start: int) -> tuple[int, int] | None:
     q = _QUOTED.match(text, start)
     if q is not None:
@@ -1099,6 +1489,8 @@ def _phrase_value(text: str, start: int) -> tuple[int, int] | None:
         return start, start + len(value)  # a shape rule took the first word: the rest is the phrase's too
     if not words or (len(words) < 3 and not _password_ok(_strip_tail(words[0]))):
         return None  # "the passphrase is required"; three words or more are the phrase itself
+    if words[0].casefold() in NOT_A_VALUE and all(map(_plain_word, words)) and not _LINKS.isdisjoint(words):
+        return None  # "the passphrase we use is long and random": a description, joined as one
     return start, start + len(value)
 
 
@@ -1212,8 +1604,8 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
         rules += (_QA,)
     end = 0
     for p in _word_starts(low, present):
-        if p < end or (p > 0 and _LETTER.match(low, p - 1) and not _CJK.match(low, p - 1)):
-            continue
+        if p < end or (p > 0 and _LETTER.match(low, p - 1) and not (_CJK.match(low, p - 1) or _CJK.match(low, p))):
+            continue  # inside a word; a CJK noun needs no space ("WiFi密码是 X")
         for rx in rules:
             m = rx.match(low, p)
             if m is None:
@@ -1313,18 +1705,31 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
     md = text.find("*", head, limit) >= 0  # Markdown's emphasis: "**Password:** X"
     connector = _CONNECTOR_MD if md else _CONNECTOR
     # 1. a connector after a few words of the same clause: "the password for the router is X"
-    for between in _between_ends(text, head, limit):
-        # a code right after a qualifier in a language that needs no copula ("ПИН-код моей карты 4417")
-        if kind == "code" and between > head and not _LATIN.search(text, head, between):
+    for between, loose in _between_ends(text, head, limit):
+        # a code right after a qualifier in a language that needs no copula ("ПИН-код моей карты 4417", "PIN saya
+        # 7719")
+        if (
+            kind == "code"
+            and between > head
+            and (not _LATIN.search(text, head, between) or _OWNERS.fullmatch(text, head, between))
+        ):
             got = _code_value(text, _GAP.match(text, between).end())  # type: ignore[union-attr]
-            if got is not None and sum(ch.isdigit() for ch in text[got[0] : got[1]]) >= 4:
+            if got is not None and _firm("code", text, got):
                 return got
+        if between > head and kind == "password" and kw.group(0).endswith(("secret", "secrets")):
+            loose = True  # "the shared secret between them is trust": a secret named from afar looks like one
+        elif kind == "local" and kw.group(0) == "parole" and text.startswith(":", between):
+            loose = True  # Latvian "parole: X", Italian "le parole: ciao": the word of another language takes no word
         c = connector.match(text, between)
-        if c is None and kind == "local":
+        if c is None and kind in ("local", "code"):
             c = _LOCAL_COPULA.match(text, between) or _LOCAL_AFTER_WORDS.match(text, between)
+            if c is None and (c := _FAR_COPULA.match(text, between)) is not None:
+                loose = True
+        elif c is None and (c := _LOCAL_AFTER_WORDS.match(text, between)) is not None:
+            loose = True  # "password email saya adalah X": an English noun in a sentence of another language
         if c is not None and c.end() > between:
             got = _value(kind, text, c.end(), after_to=c.group(0).rstrip().endswith(("to", "into")))
-            if got is not None:
+            if got is not None and (not loose or _firm(kind, text, got)):
                 return got
         if asked is not None and not text[between:limit].strip():
             got = _value(kind, text, asked.end())
@@ -1372,25 +1777,38 @@ def _shaped(value: str) -> bool:
     return sum(kinds) >= 2 or (v[1:] != v[1:].lower() and v[1:] != v[1:].upper())
 
 
-def _between_ends(text: str, head: int, limit: int) -> list[int]:
+def _firm(kind: str, text: str, got: tuple[int, int]) -> bool:
+    """Whether a value found far from its noun cannot be a word of the sentence: a code of four digits or more, a
+    quoted value, or a token no one writes as a word."""
+    v = text[got[0] : got[1]]
+    if kind in ("code", "codes"):
+        return sum(ch.isdigit() for ch in v) >= 4
+    return (got[0] > 0 and text[got[0] - 1] in "\"'`‘“«「") or (" " not in v and _shaped(v))
+
+
+def _between_ends(text: str, head: int, limit: int) -> list[tuple[int, bool]]:
     """Where the words between the noun and its connector may end: right after the noun, then, when the next word
     opens a phrase that qualifies the noun ("for the router", "de la base", "I use for mail", "my sister uses"), after
-    each of up to eight more words of the clause, up to a conjunction. A noun right after ("password manager",
-    "password field") is another subject."""
-    ends = [head]
+    each of up to twelve more words of the clause. A noun right after ("password manager", "password field") is
+    another subject. With each end, whether it is loose: past a conjunction ("the secret that the gateway and the
+    worker read is X"), where only a value that is no word is taken (_firm)."""
+    ends = [(head, False)]
     aside = _ASIDE.match(text, head)
     if aside is not None:
-        ends.append(aside.end())
+        ends.append((aside.end(), False))
     post = _POSTPOSED.match(text, head)
     if post is not None:  # "mot de passe VPN est X", "Passwort WLAN ist X": what the noun is for, after it
-        ends.append(post.end())
+        ends.append((post.end(), False))
     if not _QUALIFIER.match(text, head):
         return ends
-    pos = head
-    for _ in range(8):
+    pos, loose = head, False
+    for i in range(12):
         m = _WORD.match(text, pos)
-        if m is None or m.end() > limit:
+        if m is None:
+            m = _AND_WORD.match(text, pos)
+            loose = m is not None
+        if m is None or m.end() > limit or (i >= 8 and not loose):
             break
         pos = m.end()
-        ends.append(pos)
+        ends.append((pos, loose))
     return ends

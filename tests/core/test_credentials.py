@@ -453,6 +453,72 @@ def test_a_password_noun_in_more_languages(form: str) -> None:
     _gone(form, shaped())
 
 
+# PIN as the languages that borrowed it write it, with their copulas, prepositions and possessives
+@pytest.mark.parametrize(
+    "form",
+    [
+        "PIN k telefonu je {}",
+        "PIN do telefonu to {}",
+        "min pinkod är {}",
+        "PIN-koden min er {}",
+        "PIN-koodi on {}",
+        "a PIN-kódom {}",
+        "PIN-ul cardului este {}",
+        "PIN kodum {}",
+        "ПИН кодът е {}",
+        "мій PIN-код {}",
+        "我的PIN码是 {}",
+        "PINコードは {} です",
+        "PIN 번호는 {}",
+        "الرقم السري هو {}",
+        "एटीएम पिन {} है",
+        "PIN saya {}",
+        "mã PIN của tôi là {}",
+    ],
+)
+def test_a_pin_in_more_languages(form: str) -> None:
+    _gone(form, digits(4))
+
+
+# The lead's probe of the third round, as classes: a noun with its preposition in a language the scan did not read, a
+# secret noun with a long modifier, "p/w", a login pair after a URL, a CJK noun right after a Latin word
+@pytest.mark.parametrize(
+    "form",
+    [
+        "Heslo k počítači je {}",
+        "adgangskoden til routeren er {}",
+        "salasana wifiin on {}",
+        "password email saya adalah {}",
+        "the shared secret that the gateway and the billing worker read at boot is {}",
+        "my p/w is {}",
+        "log in at https://admin.example.net: root / {}",
+        "WiFi密码是 {}",
+        "كلمة مرور البريد هي {}",
+    ],
+)
+def test_a_password_behind_a_preposition_a_modifier_or_a_url(form: str) -> None:
+    _gone(form, shaped())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the passphrase we use is long and random",
+        "the passphrase they picked is easy to remember",
+        "the shared secret between them is trust",
+        "parool on vale",
+        "geslo je prekratko",
+        "slaptažodis yra neteisingas",
+        "adgangskoden til routeren er den samme",
+        "le parole: ciao, grazie",
+        "PIN kód má 4 číslice",
+        "ping 8.8.8.8 to test",
+    ],
+)
+def test_a_description_in_those_forms_is_not_a_value(text: str) -> None:
+    assert R.redact(text) == text
+
+
 @pytest.mark.parametrize(
     "form", ["我的密码是 {}!", "my password is {}!", "wifi pw: {}!!", "パスワードは {}? です", "мой пароль: {}!"]
 )

@@ -5,6 +5,7 @@ classes themselves are tests/core/test_credentials.py's."""
 from __future__ import annotations
 
 from prose_leak_corpus import BENIGN, SECRETS, leaked
+from prose_leak_languages import HELDOUT_BENIGN, HELDOUT_SECRETS, TUNING_BENIGN, TUNING_SECRETS
 
 from metaclaw_plugin.privacy import Redactor
 
@@ -28,4 +29,21 @@ def test_the_held_out_half_stays_at_its_measured_figures() -> None:
     """Measured once after the fixes, never tuned on (docs/boundaries.md has the figures): no worse from here."""
     leaks = sum(leaked(c, R.redact(c.text)) for c in SECRETS if c.split == "heldout")
     false = sum(R.redact(b.text) != b.text for b in BENIGN if b.split == "heldout")
-    assert leaks <= 2 and false <= 1, (leaks, false)
+    assert leaks <= 0 and false <= 0, (leaks, false)
+
+
+def test_the_languages_set_tuning_examples_neither_leak_nor_are_redacted() -> None:
+    """tests/support/prose_leak_languages.py: the examples the third round's fixes were made against."""
+    leaks = [c.text for c in TUNING_SECRETS if leaked(c, R.redact(c.text))]
+    false = [b.text for b in TUNING_BENIGN if R.redact(b.text) != b.text]
+    assert len(TUNING_SECRETS) >= 60 and not leaks and not false, (leaks, false)
+
+
+def test_the_languages_held_out_set_stays_at_its_measured_figures() -> None:
+    """Written before the fixes, never tuned on; measured 31/80 leaks and 7/72 false redactions before them, 5 and 2
+    after (docs/boundaries.md): no worse from here."""
+    assert len(HELDOUT_SECRETS) >= 60 and len(HELDOUT_BENIGN) >= 60
+    assert len({c.cls for c in HELDOUT_SECRETS}) >= 15  # languages
+    leaks = sum(leaked(c, R.redact(c.text)) for c in HELDOUT_SECRETS)
+    false = sum(R.redact(b.text) != b.text for b in HELDOUT_BENIGN)
+    assert leaks <= 5 and false <= 2, (leaks, false)

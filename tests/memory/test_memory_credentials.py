@@ -65,6 +65,41 @@ def test_credentials_in_prose_are_never_stored_injected_or_searchable(plugin: Me
         assert all(v not in json.dumps(mem.search(q), ensure_ascii=False) for _, v in CREDENTIALS)
 
 
+# Issue 41's third round: languages and forms the scan did not read (a Czech or Danish noun with its preposition, a
+# PIN with a Polish or Italian copula, a secret noun with a long modifier, "p/w", a login after a URL, a CJK noun
+# after a Latin word, an Indonesian and a Ukrainian sentence)
+PROSE_FORMS = [
+    ("Pamatuj si, že heslo k notebooku je Brambora#31.", "Brambora#31"),
+    ("Zapamiętaj: PIN do karty to 6642.", "6642"),
+    ("Husk at adgangskoden til serveren er Fjord#Hest8.", "Fjord#Hest8"),
+    ("Ricorda che il PIN della carta è 7391.", "7391"),
+    ("Remember the shared secret between the ingest and export jobs is 3hT8-pp4Q-zz19.", "3hT8-pp4Q-zz19"),
+    ("Note my p/w for the forum is Toucan#66.", "Toucan#66"),
+    ("Remember: log in at https://wiki.example.com: editor / Puffin#42", "Puffin#42"),
+    ("记住 WLAN密码是 Qingdao2025。", "Qingdao2025"),
+    ("Ingat, kata sandi email saya adalah Sate#Ayam7.", "Sate#Ayam7"),
+    ("Запам'ятай: пароль від ноутбука — Lviv#Kava3.", "Lviv#Kava3"),
+]
+
+
+def test_prose_in_more_languages_and_forms_leaves_no_value_on_disk(plugin: MetaClawPlugin, home: Path) -> None:
+    """Turns recorded through the hooks: no file under the home (the journal, the store, SQLite's WAL read while the
+    process lives, the memory database) and no memory passage holds a value."""
+    for text, _ in PROSE_FORMS:
+        say(plugin, "c3", text)
+    end(plugin, "c3")
+    files = {path: path.read_bytes() for path in home.rglob("*") if path.is_file()}
+    assert any(b"Pamatuj" in data and b"[REDACTED:" in data for data in files.values())  # recorded, redacted
+    store = plugin.memory_store
+    assert store is not None
+    rows = json.dumps([m.as_dict() for m in store.find(statuses=None)], ensure_ascii=False)
+    for _, value in PROSE_FORMS:
+        raw = value.encode()
+        escaped = json.dumps(value)[1:-1].encode()  # JSON escapes non-ASCII text
+        assert not [str(p) for p, data in files.items() if raw in data or escaped in data], value
+        assert value not in rows
+
+
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
