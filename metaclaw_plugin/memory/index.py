@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .said import unaddressed
-from .text import WEAK, memory_terms_list
+from .text import WEAK, WEAK_NOUNS, memory_terms_list
 
 K1 = 1.2
 B = 0.75
@@ -32,6 +32,7 @@ B = 0.75
 # prior fades.
 PRIOR_DOCS = 50
 TAIL_MAX = 2048  # documents in the tail before it is merged into the base
+WEAK_ONLY = WEAK - WEAK_NOUNS  # what stays weak in a request of weak words only
 
 
 @dataclass(frozen=True)
@@ -273,14 +274,16 @@ class Recall:
         idf: dict[str, float] = {}
         total = 0.0
         query = list(dict.fromkeys(words))
+        # a weak noun is the topic of a request that has no other word ("Where do I work?")
+        weak = WEAK if any(t not in WEAK and not t.startswith("#") and t not in names for t in query) else WEAK_ONLY
         postings = [j.posting(t) for t in query]
         for t, p in zip(query, postings, strict=True):
             df = len(p[0])
-            w = math.log(1.0 + (j.n + PRIOR_DOCS - df + 0.5) / (df + 0.5)) * (0.5 if t in WEAK else 1.0)
+            w = math.log(1.0 + (j.n + PRIOR_DOCS - df + 0.5) / (df + 0.5)) * (0.5 if t in weak else 1.0)
             idf[t] = w
             if not t.startswith("#"):  # a concept tag finds a trait; it is not a word the request must be about
                 total += w  # a word never said weighs the most: a request about it is not answered by the rest
-        return _score(j, query, postings, idf, total, limit, now, names)
+        return _score(j, query, postings, idf, total, limit, now, names, weak)
 
 
 # A document's count of the request's topical words, concept tags and speakers' names, summed in one pass over the
@@ -297,6 +300,7 @@ def _score(
     limit: int,
     now: float,
     names: Sequence[str],
+    weak: frozenset[str],
 ) -> Found:
     """The ``limit`` best hits. Only the documents the request's words reach are touched (their postings, gathered
     and summed by document), never the whole index: a request costs the length of its words' postings, not the
@@ -312,7 +316,7 @@ def _score(
         score_parts.append(idf[t] * tf * (K1 + 1.0) / den)
         weights.append(idf[t])
         # "Caroline:" labels every line of hers: her name is not a topical word
-        flags.append(TAG if t.startswith("#") else NAME if t in names else 0.0 if t in WEAK else STRONG)
+        flags.append(TAG if t.startswith("#") else NAME if t in names else 0.0 if t in weak else STRONG)
     if not ids_parts:
         return Found([])
     sizes = [len(ids) for ids in ids_parts]

@@ -127,8 +127,25 @@ ALIASES = {
 }
 
 
+# English irregular past forms to their verb ("When did I buy my car?" and "I bought a Kia"): a suffix stemmer
+# leaves them apart.
+_IRREGULAR_TEXT = """
+bought:buy flew:fly went:go gone:go ran:run ate:eat eaten:eat took:take taken:take gave:give given:give got:get
+gotten:get made:make saw:see seen:see met:meet sold:sell paid:pay built:build began:begin begun:begin
+drove:drive driven:drive wrote:write written:write spoke:speak spoken:speak taught:teach thought:think
+brought:bring caught:catch kept:keep lost:lose won:win sent:send spent:spend felt:feel held:hold
+told:tell said:say heard:hear chose:choose chosen:choose grew:grow grown:grow knew:know known:know swam:swim
+sang:sing sung:sing rode:ride ridden:ride broke:break broken:break fallen:fall forgot:forget
+forgotten:forget hid:hide hidden:hide stole:steal stolen:steal threw:throw thrown:throw wore:wear worn:wear
+slept:sleep woke:wake woken:wake drank:drink drunk:drink fought:fight sought:seek stood:stand
+understood:understand lent:lend bent:bend dug:dig fed:feed led:lead fled:flee struck:strike
+"""
+IRREGULAR = dict(pair.split(":") for pair in _IRREGULAR_TEXT.split())
+
+
 def stem(word: str) -> str:
     word = ALIASES.get(word, word)
+    word = IRREGULAR.get(word, word)
     w = word.replace("'", "").replace("-", "")
     if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
         w = w[:-1]
@@ -179,6 +196,8 @@ def terms(text: str) -> list[str]:
         if w.endswith("'s"):  # a possessive is its word ("Hollis's dog": hollis, as "Hollis: ..." labels her lines)
             w = w[:-2]
         parts = re.split(r"[-']", w) if ("-" in w or "'" in w) else []
+        if parts and all(x in STOP or len(x) < 2 for x in parts):
+            continue  # "est-ce", "qu'est-ce", "c'est": stop words joined, never a topic
         for x in [w, *parts]:
             if x in STOP or len(x) < 2:
                 continue
@@ -208,6 +227,15 @@ tiempo trabajo cosa hacer nuevo bueno proyecto equipo dia semana archivo
 tempo trabalho coisa fazer novo bom projeto equipe dia semana arquivo
 """
 WEAK = frozenset(stem(w) for w in _WEAK_TEXT.split())
+# Of them, the nouns: a request whose only words they are is about them ("Where do I work?", "What's my project
+# called?"); a discourse adverb or a light verb never is ("What has she gotten into lately?").
+WEAK_NOUNS = frozenset(
+    stem(w)
+    for w in """time work thing way file files code day days week month year team project people person name names part
+    list item text data value place point case fact kind type line page answer question problem issue temps travail
+    chose projet equipe jour semaine fichier tiempo trabajo cosa proyecto equipo dia semana archivo tempo trabalho
+    coisa projeto arquivo""".split()
+)
 
 
 # Words of the work that a statement about anything else uses too ("an alert from my bank", "the wiki's title
@@ -249,7 +277,8 @@ _CONCEPTS = {
         "pescatarian vegetarien vegetarienne vegetaliens allergique vegetariano vegetariana alergico alergica "
         "celiaco celiaca 素食 吃素 过敏 清真",
         "dinner lunch breakfast brunch menu recipe recipes restaurant restaurants food meal meals cook cooking eat "
-        "snack snacks catering dish dishes diner dejeuner recette repas cena almuerzo receta comida desayuno jantar "
+        "snack snacks catering dish dishes dessert desserts cake cakes bake baking pastry sweets cookie cookies pasta "
+        "pizza sandwich diner dejeuner recette repas cena almuerzo receta comida desayuno jantar "
         "almoco receita refeicao cafe 晚餐 午餐 早餐 菜单 食谱 餐厅 吃饭 做饭 聚餐",
     ),
     "#family": (
@@ -267,6 +296,7 @@ _CONCEPTS = {
     ),
     "#vehicle": (
         "drive drives car cars bike motorbike motorcycle scooter ev voiture velo moto coche carro bicicleta 开车 汽车 自行车",
+        "car cars vehicle vehicles bike motorbike motorcycle scooter ev voiture coche carro 汽车 "  # "what car do I have"
         "tire tires tyre tyres oil mechanic charge charging garage pneu pneus gasolina pneumatico weather wear "
         "rain umbrella jacket coat meteo pluie lluvia chuva 轮胎 加油 停车 充电 天气 下雨",
     ),
@@ -274,6 +304,19 @@ _CONCEPTS = {
         "dog dogs puppy cat cats kitten kittens pet pets parrot rabbit hamster chien chat perro gato cachorro 狗 猫 宠物",
         "apartment flat house home plants plant garden furniture sofa rug vacation trip hotel rent moving appartement "
         "maison plantes vacances piso casa plantas vacaciones apartamento 公寓 房子 植物 度假",
+    ),
+    "#travel": (
+        "flight flights fly flying flew trip trips travel traveling travelling itinerary layover hotel hotels airbnb "
+        "airport visa passport vol voyage hotel vuelo viaje viagem voo 航班 旅行 酒店 机场",
+        "flight flights fly flying trip trips travel traveling travelling itinerary layover hotel hotels airbnb "
+        "airport visa passport staying vacation holiday abroad vol voyage vuelo viaje viagem voo 航班 旅行 酒店 机场",
+    ),
+    "#health": (
+        "allergic allergy allergies intolerant intolerance asthma asthmatic diabetic diabetes epilepsy epileptic "
+        "pregnant pregnancy migraine migraines penicillin medication medications allergique alergico alergica 过敏",
+        "medicine medicines medication medications drug drugs pill pills dose dosage prescription antibiotic "
+        "antibiotics painkiller painkillers tablet tablets pharmacy symptom symptoms vaccine treatment medicament "
+        "medicamento 药 药物",
     ),
     "#secrets": (
         "vault 1password keychain keepass bitwarden secrets credentials sops kms",
@@ -342,6 +385,8 @@ _CONCEPTS = {
             "#writing": "spelling british american tone style copy blog newsletter changelog landing marketing "
             "documentation docs",
             "#os": "windows macos linux ubuntu debian fedora wsl powershell bash zsh laptop laptops",
+            "#editor": "vim neovim nvim emacs helix vscode intellij pycharm webstorm goland rider sublime zed nano "
+            "jetbrains lazyvim spacemacs editor editors ide ides keybinding keybindings keymap dotfiles",
         }
     ),
     "#place": (

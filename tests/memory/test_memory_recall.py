@@ -112,6 +112,25 @@ def test_a_request_about_something_never_said_gets_nothing() -> None:
         assert ask(v, unrelated) == "", unrelated
 
 
+def test_stop_words_joined_by_a_hyphen_or_an_apostrophe_are_no_topic() -> None:
+    """ "Où est-ce que je travaille ?" was about "estc", a word never said, which outweighed "travaille": the note
+    that answers it was gated out."""
+    assert request_terms("Où est-ce que je travaille ?") == request_terms("Où je travaille ?")
+    assert request_terms("Qu'est-ce que c'est ?") == frozenset()
+    assert {"shirt", "pgstag"} <= request_terms("the t-shirt on pg-stage-07")  # not all stop words: kept
+    v = view_with([passage(1, "Je travaille chez Decathlon à Lille.")])
+    assert "Decathlon" in ask(v, "Où est-ce que je travaille ?")
+
+
+def test_a_weak_word_is_the_topic_of_a_request_that_has_no_other() -> None:
+    """ "work", "time", "file" are too common to make a note relevant beside another word, but "Where do I work?" is
+    about work: it found nothing before."""
+    v = view_with([passage(1, "I work at Decathlon in Lille."), passage(2, "We repainted the porch.")])
+    assert "Decathlon" in ask(v, "Where do I work?")
+    assert ask(v, "How do I write a file in Python?") == ""  # two weak words, neither said: still nothing
+    assert "Decathlon" not in ask(v, "What colour did we paint the porch at work?")  # "porch" carries it
+
+
 def test_each_line_is_dated_and_a_relative_date_in_it_resolved() -> None:
     v = view_with([passage(1, "I went to a pottery class yesterday.", at=T0)])
     block = ask(v, "When did I go to the pottery class?")

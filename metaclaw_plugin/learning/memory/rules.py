@@ -153,9 +153,15 @@ POSSESSIVE = re.compile(
 SELF = re.compile(
     r"^(?:and |also |btw,? )?(?:i'?m|i am) (?:based |located |currently )?(?:in|at|from) (?P<x>.+)"
     r"|^(?:and |also )?(?:i'?m|i am) (?:a|an|the) (?P<r>.+)"
-    r"|^(?:i'?m|i am|je suis|soy|sou|eu sou|estoy|estou) (?P<c>(?:allergic|allergique|al[eé]rgic[oa]|vegetarian|vegan|"
+    r"|^(?:i'?m|i am|i'?ve been|i have been|i became|i'?ve become|i'?ve gone|i went|je suis|soy|sou|eu sou|estoy|"
+    r"estou) (?:now |also |a |an |strictly |fully |mostly )?"
+    r"(?P<c>(?:allergic|allergique|al[eé]rgic[oa]|vegetarian|vegan|pescatarian|"
     r"v[eé]g[eé]tarien(?:ne)?|vegetarian[oa]|vegan[oa]?|left-handed|gaucher|zurd[oa]|canhot[oa]|colou?r-?blind|"
-    r"dalt[oó]nic[oa]|daltonien(?:ne)?|diabetic|diab[eé]tique|diab[eé]tic[oa]|lactose|celiac|c[eé]liaque|cel[ií]ac[oa]).*)"
+    r"dalt[oó]nic[oa]|daltonien(?:ne)?|diabetic|diab[eé]tique|diab[eé]tic[oa]|lactose|celiac|coeliac|c[eé]liaque|"
+    r"cel[ií]ac[oa]|gluten[- ]free|dairy[- ]free|nut[- ]free|sugar[- ]free|halal|kosher|keto|paleo|teetotal|sober|"
+    r"intolerant|asthmatic|epileptic|pregnant|deaf|hard of hearing|sans gluten|sin gluten|sem gl[uú]ten|"
+    r"intol[eé]rant[e]?|embarazada|enceinte|gr[aá]vida).*)"
+    r"|^i (?:don'?t|do not|can'?t|cannot|never|no longer|won'?t) (?:eat|drink|touch) (?P<d>.+)"
     r"|^(?:i have|i've got|j'ai|tengo|tenho|eu tenho) (?:a|an|two|three|one|un|une|deux|trois|uno|una|dos|tres|um|uma|"
     r"dois|duas|tr[eê]s) (?P<h>.+)"
     r"|^我(?:对)?(?P<zc>.{1,10}过敏|吃素|是素食者)"
@@ -680,7 +686,7 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
         return Candidate("fact", s, _subject_key(m.group("x")) or "self", False)
     if m := SELF.match(s):
         val = next(v for v in m.groupdict().values() if v)
-        if m.group("c") or m.group("h") or m.group("zc"):
+        if m.group("c") or m.group("d") or m.group("h") or m.group("zc"):
             key = _subject_key(val) or "self"
         elif m.group("x") or m.group("z") or m.group("w") or m.group("f") or m.group("e") or m.group("p"):
             key = (
