@@ -229,13 +229,12 @@ tempo trabalho coisa fazer novo bom projeto equipe dia semana arquivo
 WEAK = frozenset(stem(w) for w in _WEAK_TEXT.split())
 # Of them, the nouns: a request whose only words they are is about them ("Where do I work?", "What's my project
 # called?"); a discourse adverb or a light verb never is ("What has she gotten into lately?").
-WEAK_NOUNS = frozenset(
-    stem(w)
-    for w in """time work thing way file files code day days week month year team project people person name names part
-    list item text data value place point case fact kind type line page answer question problem issue temps travail
-    chose projet equipe jour semaine fichier tiempo trabajo cosa proyecto equipo dia semana archivo tempo trabalho
-    coisa projeto arquivo""".split()
-)
+_WEAK_NOUNS_TEXT = """
+time work thing way file files code day days week month year team project people person name names part list item
+text data value place point case fact kind type line page answer question problem issue temps travail chose projet
+equipe jour semaine fichier tiempo trabajo cosa proyecto equipo dia semana archivo tempo trabalho coisa projeto arquivo
+"""
+WEAK_NOUNS = frozenset(stem(w) for w in _WEAK_NOUNS_TEXT.split())
 
 
 # Words of the work that a statement about anything else uses too ("an alert from my bank", "the wiki's title
