@@ -240,11 +240,11 @@ class Recall:
         return self.memories.n + self.base.n + self.tail.n
 
     def with_memories(self, docs: Sequence[Doc]) -> Recall:
-        return Recall(build_segment(docs, [_terms(d) for d in docs]), self.base, self.tail)
+        return Recall(build_segment(docs, [doc_terms(d) for d in docs]), self.base, self.tail)
 
     def appended(self, docs: Sequence[Doc]) -> Recall:
         """This index with more passage chunks (a new object: readers of the old one are unaffected)."""
-        tail = merge_segments(self.tail, build_segment(docs, [_terms(d) for d in docs]))
+        tail = merge_segments(self.tail, build_segment(docs, [doc_terms(d) for d in docs]))
         if tail.n > TAIL_MAX:
             return Recall(self.memories, merge_segments(self.base, tail), EMPTY)
         return Recall(self.memories, self.base, tail)
@@ -386,7 +386,7 @@ def _best(j: Joined, docs: np.ndarray, final: np.ndarray, pick: np.ndarray, limi
     return np.concatenate([above, tied])
 
 
-def _terms(d: Doc) -> list[str]:
+def doc_terms(d: Doc) -> list[str]:
     """What a document is about: its words, less the names that only address the listener ("Thanks, Caroline!"
     said by Melanie is not about Caroline)."""
     return memory_terms_list(unaddressed(_body(d.line)))
