@@ -100,6 +100,7 @@ class Hit:
     coverage: float  # share of the request's word weight the document holds
     matched: int = 1  # the request's topical words it holds (not weak words, not concept tags)
     concepts: int = 0  # the request's concept tags it holds ("#diet": a dinner menu, and "I'm vegan")
+    number: int = -1  # the document's number in the index that found it (:meth:`Recall.holding`)
 
 
 @dataclass
@@ -240,11 +241,11 @@ class Recall:
         return self.memories.n + self.base.n + self.tail.n
 
     def with_memories(self, docs: Sequence[Doc]) -> Recall:
-        return Recall(build_segment(docs, [doc_terms(d) for d in docs]), self.base, self.tail)
+        return Recall(build_segment(docs, [_terms(d) for d in docs]), self.base, self.tail)
 
     def appended(self, docs: Sequence[Doc]) -> Recall:
         """This index with more passage chunks (a new object: readers of the old one are unaffected)."""
-        tail = merge_segments(self.tail, build_segment(docs, [doc_terms(d) for d in docs]))
+        tail = merge_segments(self.tail, build_segment(docs, [_terms(d) for d in docs]))
         if tail.n > TAIL_MAX:
             return Recall(self.memories, merge_segments(self.base, tail), EMPTY)
         return Recall(self.memories, self.base, tail)
@@ -261,6 +262,10 @@ class Recall:
         who = self.joined.speaker_of[docs]
         mine = self.joined.speaker_ids.get(by, -2)
         return bool(((who == mine) | (who < 0)).any())
+
+    def holding(self, hits: Sequence[Hit], term: str) -> np.ndarray:
+        """Which of ``hits`` (found by this index) hold ``term``: from its postings, no line is read again."""
+        return np.isin(np.asarray([h.number for h in hits], np.int64), self.joined.posting(term)[0])
 
     def search(self, words: Sequence[str], limit: int, now: float, names: Sequence[str] = ()) -> Found:
         """The ``limit`` best documents for the request's ``words`` (stems, :func:`~.text.memory_terms_list`), each with
@@ -340,7 +345,7 @@ def _score(
         pick = _best(j, docs, final, pick, limit)
     counts = flagged[pick].astype(np.int64) % int(NAME)
     hits = [
-        Hit(j.doc(d), score, min(1.0, cover), count % int(TAG), count // int(TAG))
+        Hit(j.doc(d), score, min(1.0, cover), count % int(TAG), count // int(TAG), d)
         for d, score, cover, count in zip(
             docs[pick].tolist(),
             final[pick].tolist(),
@@ -386,7 +391,7 @@ def _best(j: Joined, docs: np.ndarray, final: np.ndarray, pick: np.ndarray, limi
     return np.concatenate([above, tied])
 
 
-def doc_terms(d: Doc) -> list[str]:
+def _terms(d: Doc) -> list[str]:
     """What a document is about: its words, less the names that only address the listener ("Thanks, Caroline!"
     said by Melanie is not about Caroline)."""
     return memory_terms_list(unaddressed(_body(d.line)))

@@ -23,6 +23,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from ..infra.memo import Memo
 from ..skillbank.render import CLOSE as SKILLS_CLOSE
 from ..skillbank.render import MEMORY_CLOSE, MEMORY_OPEN
@@ -32,7 +34,7 @@ from ..tasktext import TurnTask
 from ..text import approx_tokens
 from ..types import Message, TurnContext
 from .dates import resolve, say_ts
-from .index import Doc, Found, Hit, Recall, doc_terms
+from .index import Doc, Found, Hit, Recall
 from .model import DEFAULT_USER, SHARED_USER, Memory
 from .said import asks_where, hedged, hedged_request, places
 from .store import MemoryStore
@@ -460,12 +462,11 @@ def _unasked(
     }
     if not asked:
         return False
-    where = asks_where(query)
-    for h in hits:
-        held = set(doc_terms(h.doc))
-        if owned.thing <= held and (asked & held or (where and places(h.doc.line))):
-            return False
-    return True
+    thing = np.logical_and.reduce([recall.holding(hits, t) for t in owned.thing])
+    said = np.logical_or.reduce([recall.holding(hits, t) for t in asked])
+    if asks_where(query):
+        said |= np.asarray([places(h.doc.line) for h in hits])
+    return not bool((thing & said).any())
 
 
 # Once a request is about something the user said (a line passed the gate above), the budget left goes to the next
