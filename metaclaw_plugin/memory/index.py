@@ -264,8 +264,12 @@ class Recall:
         return bool(((who == mine) | (who < 0)).any())
 
     def holding(self, hits: Sequence[Hit], term: str) -> np.ndarray:
-        """Which of ``hits`` (found by this index) hold ``term``: from its postings, no line is read again."""
-        return np.isin(np.asarray([h.number for h in hits], np.int64), self.joined.posting(term)[0])
+        """Which of ``hits`` (found by this index) hold ``term``: from its postings (ascending document numbers), no
+        line is read again."""
+        docs = self.joined.posting(term)[0]
+        numbers = np.asarray([h.number for h in hits], docs.dtype)
+        at = np.minimum(np.searchsorted(docs, numbers), max(len(docs) - 1, 0))
+        return docs[at] == numbers if len(docs) else np.zeros(len(numbers), bool)
 
     def search(self, words: Sequence[str], limit: int, now: float, names: Sequence[str] = ()) -> Found:
         """The ``limit`` best documents for the request's ``words`` (stems, :func:`~.text.memory_terms_list`), each with
