@@ -101,6 +101,7 @@ class Hit:
     coverage: float  # share of the request's word weight the document holds
     matched: int = 1  # the request's topical words it holds (not weak words, not concept tags)
     concepts: int = 0  # the request's concept tags it holds ("#diet": a dinner menu, and "I'm vegan")
+    number: int = -1  # the document's number in the index that found it (:meth:`Recall.holding`)
 
 
 @dataclass
@@ -263,6 +264,14 @@ class Recall:
         mine = self.joined.speaker_ids.get(by, -2)
         return bool(((who == mine) | (who < 0)).any())
 
+    def holding(self, hits: Sequence[Hit], term: str) -> np.ndarray:
+        """Which of ``hits`` (found by this index) hold ``term``: from its postings (ascending document numbers), no
+        line is read again."""
+        docs = self.joined.posting(term)[0]
+        numbers = np.asarray([h.number for h in hits], docs.dtype)
+        at = np.minimum(np.searchsorted(docs, numbers), max(len(docs) - 1, 0))
+        return docs[at] == numbers if len(docs) else np.zeros(len(numbers), bool)
+
     def search(self, words: Sequence[str], limit: int, now: float, names: Sequence[str] = ()) -> Found:
         """The ``limit`` best documents for the request's ``words`` (stems, :func:`~.text.memory_terms_list`), each with
         its coverage of the request's word weight. ``names``: speakers of this index the request
@@ -344,7 +353,7 @@ def _score(
         pick = _best(j, docs, final, pick, limit)
     counts = flagged[pick].astype(np.int64) % int(NAME)
     hits = [
-        Hit(j.doc(d), score, min(1.0, cover), count % int(TAG), count // int(TAG))
+        Hit(j.doc(d), score, min(1.0, cover), count % int(TAG), count // int(TAG), d)
         for d, score, cover, count in zip(
             docs[pick].tolist(),
             final[pick].tolist(),

@@ -28,6 +28,13 @@ _HEDGED_REQUEST = re.compile(
     r"tempted|consider|would|might|could|thinking of|interested|aimerai|voudrai|gustari|quier|gostari|quer)"
 )
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+# A question asking where (en, fr, es, pt), and a line that places something: a locative preposition before a name
+# ("moved to Istanbul", "has been in San Diego", "a picnic at the Radcliffe Park").
+_WHERE = re.compile(r"^\W*(?:where|où|d[oó]nde|onde|aonde)\b", re.I)
+_PLACE = re.compile(
+    r"\b(?:in|to|at|from|near|around|outside|en|à|au|aux|chez|desde|em|no|na|para)\s+"
+    r"(?:(?:the|la|le|les|el|los|las|o|a|os|as)\s+)?[A-Z]"
+)
 _APOSTROPHE = str.maketrans({"’": "'", "‘": "'"})
 
 
@@ -43,6 +50,16 @@ def hedged(text: str) -> bool:
         return False
     main = max(sentences, key=lambda s: len(terms(s)))
     return _HEDGE.search(main) is not None
+
+
+def asks_where(text: str) -> bool:
+    """Whether the request asks where something is or happened."""
+    return _WHERE.search(text) is not None
+
+
+def places(line: str) -> bool:
+    """Whether a rendered line places something: a preposition of place before a name (its date label aside)."""
+    return _PLACE.search(line.split("] ", 1)[-1]) is not None
 
 
 def hedged_request(text: str) -> bool:

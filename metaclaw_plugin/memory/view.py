@@ -23,6 +23,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from ..infra.memo import Memo
 from ..skillbank.render import CLOSE as SKILLS_CLOSE
 from ..skillbank.render import MEMORY_CLOSE, MEMORY_OPEN
@@ -34,7 +36,7 @@ from ..types import Message, TurnContext
 from .dates import resolve, say_ts
 from .index import Doc, Found, Hit, Recall
 from .model import DEFAULT_USER, SHARED_USER, Memory
-from .said import hedged, hedged_request
+from .said import asks_where, hedged, hedged_request, places
 from .store import MemoryStore
 from .text import WEAK, fold, request_terms, speaker_of, stem, terms
 
@@ -105,14 +107,28 @@ _POSSESSED = re.compile(r"\b([A-Z][\w-]*)['’]s\s+((?:[\w-]+\s+)?[\w-]+)")
 OWNED_BAR = 2
 
 
-def request_possessed(query: str) -> tuple[str, str] | None:
-    """Whose thing the request is about and the word for it (``("holli", "cousin")`` for "What does Hollis's cousin
-    do?"), or None. In a transcript, a speaker's cousin that none of her lines mentions is not answered by lines
-    about her other people, nor by the other speaker's cousin (a third party's thing may be named only by its kind:
-    "Eitan's dog", "he adopted a terrier")."""
+@dataclass(frozen=True)
+class Possessed:
+    """Whose thing a request is about and the thing's words: ``Possessed("holli", "sister", {"sister", "law"})`` for
+    "Where does Hollis's sister-in-law live?"."""
+
+    owner: str  # the stem of the name before the possessive
+    word: str  # the thing's first topical word
+    thing: frozenset[str]  # all the words of the thing ("sister-in-law": sister, law)
+
+
+def request_possessed(query: str) -> Possessed | None:
+    """Whose thing the request is about, or None. In a transcript, a speaker's cousin that none of her lines
+    mentions is not answered by lines about her other people, nor by the other speaker's cousin (a third party's
+    thing may be named only by its kind: "Eitan's dog", "he adopted a terrier")."""
     m = _POSSESSED.search(query)
-    words = [t for t in terms(m.group(2)) if t not in WEAK] if m else []
-    return (stem(fold(m.group(1))), words[0]) if m and words else None
+    if m is None:
+        return None
+    for word in m.group(2).split():
+        thing = [t for t in terms(word) if t not in WEAK]
+        if thing:
+            return Possessed(stem(fold(m.group(1))), thing[0], frozenset(thing))
+    return None
 
 
 def memory_doc(m: Memory) -> Doc:
@@ -358,8 +374,11 @@ class MemoryView:
             found = b.recall.search(words, CANDIDATES, now, names)
             answering, closest = _answering(found, wishes)
             # a speaker's godmother never mentioned, or a parrot only the other speaker spoke of
-            if owned and owned[0] in names and not b.recall.said(owned[1], by=owned[0]):
-                if all(h.matched < OWNED_BAR for h in answering):
+            if owned and owned.owner in names:
+                if not b.recall.said(owned.word, by=owned.owner):
+                    if all(h.matched < OWNED_BAR for h in answering):
+                        answering, closest = [], []
+                elif _unasked(answering, query, words, owned, names, b.recall):
                     answering, closest = [], []
             # what was said earlier in this same conversation is in its messages already: not said twice
             hits += [h for h in answering if h.doc.session != session or h.doc.kind != "passage"]
@@ -422,6 +441,32 @@ def _answering(found: Found, wishes: bool) -> tuple[list[Hit], list[Hit]]:
         return [], []
     answering = {id(h) for h in hits}
     return hits, [h for h in found.hits if id(h) not in answering and (_related(h) or _relevant(h))]
+
+
+def _unasked(
+    hits: list[Hit], query: str, words: Sequence[str], owned: Possessed, names: Sequence[str], recall: Recall
+) -> bool:
+    """Whether the request asks something of a speaker's thing that no answering line says of it: "Where does
+    Rashid's sister-in-law live?" when his lines about her say only that she got a job, and "live" is a word his
+    lines use elsewhere ("saw them live at the North Hall"). A line answers when it holds the thing and one of the
+    request's other topical words, or, for a "where" question, a place ("my aunt just moved to Istanbul"). A word
+    the speaker never used does not count: the request may name in its own words what a line says in others ("What
+    breed is Lars's rabbit?", "my new lionhead rabbit")."""
+    if not hits:
+        return False
+    asked = {
+        w
+        for w in words
+        if w not in owned.thing and w not in names and w not in WEAK and not w.startswith("#")
+        if recall.said(w, by=owned.owner)
+    }
+    if not asked:
+        return False
+    thing = np.logical_and.reduce([recall.holding(hits, t) for t in owned.thing])
+    said = np.logical_or.reduce([recall.holding(hits, t) for t in asked])
+    if asks_where(query):
+        said |= np.asarray([places(h.doc.line) for h in hits])
+    return not bool((thing & said).any())
 
 
 # Once a request is about something the user said (a line passed the gate above), the budget left goes to the next

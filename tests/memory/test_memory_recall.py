@@ -226,6 +226,24 @@ def test_the_index_appends_without_a_reader_seeing_half_of_it_and_merges_its_tai
     assert hits[0].doc.source == "p17"
 
 
+def test_which_hits_hold_a_word_is_read_from_the_postings_across_segments(monkeypatch) -> None:
+    """Memories, the base and the tail are numbered as one: a hit from any of them holds a word exactly when its
+    line does."""
+    monkeypatch.setattr(idx, "TAIL_MAX", 8)
+    lena = Memory(
+        id="m1", tenant="acme", user="ana", kind="fact", subject="sister", text="My sister Lena lives in Oslo"
+    )
+    recall = Recall().with_memories([memory_doc(lena)])
+    for i in range(20):
+        recall = recall.appended(passage_docs(passage(i, f"My sister {ANIMALS[i % 7]} note {i} lives near the {i}.")))
+    assert recall.memories.n and recall.base.n and recall.tail.n
+    hits = recall.search(sorted(request_terms("Where does my sister live?")), 40, time.time()).hits
+    assert len(hits) == 21
+    for word in ("oslo", "lena", "sister", "never-said"):
+        held = recall.holding(hits, word).tolist()
+        assert held == [word in h.doc.line.casefold() for h in hits]
+
+
 def test_merging_two_segments_is_building_one_over_both() -> None:
     """The tail grows by merging postings (no words read again): the result equals a segment built at once, the
     speakers' numbering included."""

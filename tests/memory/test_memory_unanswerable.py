@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
-from metaclaw_plugin.memory.said import hedged, hedged_request, unaddressed
+from metaclaw_plugin.memory.said import asks_where, hedged, hedged_request, places, unaddressed
 from metaclaw_plugin.memory.text import terms
-from metaclaw_plugin.memory.view import MemoryView
+from metaclaw_plugin.memory.view import MemoryView, Possessed, request_possessed
 from metaclaw_plugin.store.passages import Passage
 
 T0 = 1_686_319_200.0  # 9 June 2023
@@ -144,6 +144,104 @@ def test_a_speakers_thing_only_the_other_speaker_spoke_of_gets_no_block() -> Non
     )
     assert ask(v, "What breed is Kenji's lizard?") == ""
     assert "leopard gecko" in ask(v, "What kind of lizard is Uriel's?")
+
+
+# Something asked of a speaker's thing that no line says of it ------------------------------------------------------
+def _family_chat(*lines: str) -> MemoryView:
+    chat = [f"{who}: {said}" for who, said in zip(["Rashid", "Malik"] * 5, SMALL_TALK, strict=True)]
+    return view_with(*lines, *chat)
+
+
+@pytest.mark.parametrize(
+    ("said", "asked"),
+    [
+        (
+            [
+                "Rashid: Vikram, my sister-in-law, finally got a job as a copywriter!",
+                "Rashid: So Jonah, my sister, has a room full of comic books.",
+                "Rashid: I saw the Iron Pines live at the North Hall, so loud.",
+            ],
+            "Where does Rashid's sister-in-law live?",
+        ),
+        (
+            [
+                "Rashid: My grandpa Reza adopted a pug named Bruno.",
+                "Rashid: We repainted the living room, it's butter yellow now.",
+            ],
+            "What does Rashid's grandpa do for a living?",
+        ),
+        (
+            [
+                "Rashid: I took my niece Zander to the zoo and we saw an okapi.",
+                "Rashid: Zander, my niece, has a room full of cast iron pans.",
+                "Rashid: The Iron Pines played live at the North Hall, so loud.",
+            ],
+            "Where does Rashid's niece live?",
+        ),
+    ],
+)
+def test_a_speakers_thing_with_nothing_said_of_what_is_asked_gets_no_block(said: list[str], asked: str) -> None:
+    """Lines about the sister-in-law exist, none says where she lives, and "live" is a word Rashid uses elsewhere:
+    nothing answers (each line passed the relevance gate on "sister-in-law" alone)."""
+    assert ask(_family_chat(*said), asked) == ""
+
+
+@pytest.mark.parametrize(
+    ("said", "asked", "answer"),
+    [
+        (["Rashid: Big news, my aunt Kalani just moved to Istanbul."], "Where does Rashid's aunt live?", "Istanbul"),
+        (["Rashid: Olga, my aunt, has been in San Diego since spring."], "Where does Rashid's aunt live?", "San Diego"),
+        (
+            ["Rashid: My aunt Kalani makes a living as a florist."],
+            "What does Rashid's aunt do for a living?",
+            "florist",
+        ),
+        (["Rashid: Meet Marble, my new lionhead rabbit."], "What breed is Rashid's rabbit?", "lionhead"),
+    ],
+)
+def test_a_speakers_thing_with_what_is_asked_still_answers(said: list[str], asked: str, answer: str) -> None:
+    """The same shape answered: a "where" question by a line that places the thing ("moved to Istanbul", with
+    "live" said elsewhere), the attribute's own word on the thing's line, or a word Rashid never used ("breed")."""
+    v = _family_chat(*said, "Rashid: I saw the Iron Pines live at the North Hall, so loud.")
+    assert answer in ask(v, asked)
+
+
+def test_a_possessed_thing_keeps_all_its_words() -> None:
+    assert request_possessed("Where does Hollis's sister-in-law live?") == Possessed(
+        "holli", "sister", frozenset({"sister", "law"})
+    )
+    assert request_possessed("What is Thandiwe's job?") == Possessed("thandi", "job", frozenset({"job"}))
+    assert request_possessed("what is the plan?") is None
+
+
+@pytest.mark.parametrize(
+    ("question", "where"),
+    [
+        ("Where does Ana's aunt live?", True),
+        ("¿Dónde vive la tía de Ana?", True),
+        ("Où habite la tante d'Ana ?", True),
+        ("Onde mora a tia da Ana?", True),
+        ("What does Ana's aunt do?", False),
+        ("Ou bien, tu préfères le thé ?", False),
+    ],
+)
+def test_a_where_question_is_read(question: str, where: bool) -> None:
+    assert asks_where(question) is where
+
+
+@pytest.mark.parametrize(
+    ("line", "placed"),
+    [
+        ("- [9 May 2022] Ana: my aunt just moved to Istanbul", True),
+        ("- [9 May 2022] Ana: she has been in San Diego since the spring", True),
+        ("- [9 May 2022] Ana: we met at the Oak Theater", True),
+        ("- [9 May 2022] Ana: mi tía vive en Lima", True),
+        ("- [9 May 2022] Ana: Vikram, my aunt, got a job as a copywriter", False),
+        ("- [9 May 2022] Ana: I took my niece Zander to the zoo", False),
+    ],
+)
+def test_a_line_that_places_something_is_read(line: str, placed: bool) -> None:
+    assert places(line) is placed
 
 
 # Names that only address the listener -------------------------------------------------------------------------------
