@@ -413,6 +413,17 @@ def in_another_language(text: str) -> bool:
     return len(words & FOREIGN_WORDS) > len(words & ENGLISH_WORDS)
 
 
+def written_in_another_language(text: str) -> bool:
+    """Whether a skill's text is written in another language than English: more function words of
+    :data:`FOREIGN_WORDS` than English ones, accents folded (an English lesson that names "Frau Körner" or a "€" stays
+    English); with no Latin word, letters outside ASCII. The static model's similarity across languages means little
+    (HybridIndex)."""
+    words = set(_WORD.findall(strip_marks(text.lower())))
+    if not words:
+        return not text.isascii()
+    return len(words & FOREIGN_WORDS) > len(words & ENGLISH_WORDS)
+
+
 FIELD_WEIGHTS = {"name": 3.0, "description": 2.0, "body": 1.0}
 K1 = 1.2
 B = 0.75
