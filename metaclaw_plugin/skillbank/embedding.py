@@ -607,7 +607,7 @@ class HybridIndex:
                 passed = self.embedding.domain_similarity(query) >= self.domain_min
         if not passed and not long:
             return False, []
-        out = []
+        out: list[tuple[Skill, float]] = []
         scale = 1.0 + self.weight
         # a short request's followers: near the best, or through the gate on their own (RELATIVE)
         bar = None if long else RELATIVE * float(fused[best])
