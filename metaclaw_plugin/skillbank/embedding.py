@@ -669,10 +669,11 @@ class HybridIndex:
         meets its skill's vocabulary more densely or in meaning. The similarity of a skill written in another
         language than an English request backs nothing: "merge commit vs squash merge" was 0.29 from a German rule
         on merge requests, with one shared word."""
+        near = sim >= BACKING * self.min_similarity
+        if near and not foreign and not self._other_language[row]:
+            return True  # no word count needed (tens of us)
         matched = self.keyword.matched_terms(query, row)
-        if matched >= AGREEING_TERMS or sim < BACKING * self.min_similarity:
-            return matched >= AGREEING_TERMS
-        return matched >= 1 if foreign else not self._other_language[row]
+        return matched >= AGREEING_TERMS or (near and foreign and matched >= 1)
 
 
 def static_vectors(

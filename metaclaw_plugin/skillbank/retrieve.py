@@ -682,7 +682,7 @@ class KeywordIndex:
         """How many distinct terms of ``query`` skill ``row`` has (the hybrid gate's "second term" check)."""
         hits = 0
         postings = self.postings
-        for t in set(tokenize(query)):
+        for t in context_terms(query):  # the gate asks for several rows of one request: its terms are remembered
             hit = postings.get(t)
             if hit is not None:
                 ids = hit[0]
