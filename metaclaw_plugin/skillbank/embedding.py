@@ -38,6 +38,7 @@ from ..types import Skill
 from .retrieve import (
     SHORT_TERMS,
     KeywordIndex,
+    Ranked,
     in_another_language,
     is_long,
     outside_english,
@@ -473,11 +474,9 @@ class EmbeddingIndex:
                     break
         return out
 
-    def ranked(
-        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
-    ) -> tuple[bool, list[tuple[Skill, float]]]:
+    def ranked(self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = "") -> Ranked:
         out = self.search(query, k, allow, context)
-        return bool(out), out
+        return Ranked(bool(out), out, out)
 
 
 def _centroid(matrix: Any, shared: Sequence[bool]) -> Any:
@@ -543,19 +542,18 @@ class HybridIndex:
     def search(
         self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
     ) -> list[tuple[Skill, float]]:
-        passed, out = self.ranked(query, k, allow, context)
-        return out if passed else []
+        passed, served, _ = self.ranked(query, k, allow, context)
+        return served if passed else []
 
-    def ranked(
-        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
-    ) -> tuple[bool, list[tuple[Skill, float]]]:
-        """The gate's verdict and the ranked candidates. A long request the gate turns away keeps its candidates
-        (both scores are compressed on a long request, and the gate misses governed ones: the second stage may let
-        it in, skillbank.rerank); a short one it turns away has none."""
+    def ranked(self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = "") -> Ranked:
+        """The gate's verdict, what it serves and the ranked candidates. A long request the gate turns away keeps its
+        candidates (both scores are compressed on a long request, and the gate misses governed ones: the second stage
+        may let it in, skillbank.rerank); a short one it turns away has none, and one it lets in is served only the
+        candidates near its best or through the gate on their own (:data:`RELATIVE`)."""
         import numpy as np
 
         if k <= 0 or not self.keyword.skills or not query.strip():
-            return False, []
+            return Ranked(False, [], [])
         raw = self.keyword.raw_scores(query, context)
         rows, sims = self.embedding.similarities(query)
         want = min(k * 4 if allow else k, len(self.keyword.skills))
@@ -579,7 +577,7 @@ class HybridIndex:
         n_terms = raw[2] if raw is not None else len(set(tokenize(query)))
         fused = self.weight * sims if kw is None else kw + self.weight * sims
         if not want or not len(fused):
-            return False, []
+            return Ranked(False, [], [])
         want = min(want, len(fused))
         top = np.argpartition(-fused, want - 1)[:want] if want < len(fused) else np.arange(len(fused))
         top = top[np.argsort(-fused[top], kind="stable")]
@@ -587,14 +585,14 @@ class HybridIndex:
         # open it for unrelated shared ones); the best by fused score, by similarity and (long) by keyword share.
         seen = _allowed_rows(top, kw_rows, self.keyword.skills, allow)
         if not len(seen):
-            return False, []
+            return Ranked(False, [], [])
         best = int(seen[0])
         near = _allowed_rows(np.argsort(-sims)[:want], kw_rows, self.keyword.skills, allow)
         foreign = outside_english(query)
         long = n_terms > SHORT_TERMS  # a long request passes on either signal (the class docstring)
         if not is_long(query, n_terms) and in_another_language(query):  # a line of chat in another language
             if not self._worded(query, kw, seen, kw_rows):
-                return False, []
+                return Ranked(False, [], [])
             passed = True
         else:
             passed = self._paraphrase(query, [(float(sims[i]), int(kw_rows[i])) for i in near.tolist()], foreign) or (
@@ -606,8 +604,9 @@ class HybridIndex:
             if not passed and self.domain_min is not None:
                 passed = self.embedding.domain_similarity(query) >= self.domain_min
         if not passed and not long:
-            return False, []
+            return Ranked(False, [], [])
         out: list[tuple[Skill, float]] = []
+        served: list[tuple[Skill, float]] = []
         scale = 1.0 + self.weight
         # a short request's followers: near the best, or through the gate on their own (RELATIVE)
         bar = None if long else RELATIVE * float(fused[best])
@@ -615,14 +614,19 @@ class HybridIndex:
         for sc, i, j in zip(fused[top].tolist(), kw_rows[top].tolist(), top.tolist()):
             s = self.keyword.skills[i]
             if allow is None or allow(s):
-                if out and bar is not None and sc < bar:
-                    k_j = 0.0 if kw is None else float(kw[j])
-                    if not self._admits(query, sc, float(sims[j]), k_j, i, foreign, worded):
-                        continue
-                out.append((s, round(max(0.0, min(sc / scale, 1.0)), 4)))
+                pair = (s, round(max(0.0, min(sc / scale, 1.0)), 4))
+                out.append(pair)
+                k_j = 0.0 if kw is None else float(kw[j])
+                if (
+                    not served
+                    or bar is None
+                    or sc >= bar
+                    or self._admits(query, sc, float(sims[j]), k_j, i, foreign, worded)
+                ):
+                    served.append(pair)
                 if len(out) == k:
                     break
-        return passed, out
+        return Ranked(passed, served, out)
 
     def _paraphrase(self, query: str, nearest: list[tuple[float, int]], foreign: bool) -> bool:
         """The similarity alone lets a request in when a skill's reaches ``min_similarity`` (``nearest``: (similarity,

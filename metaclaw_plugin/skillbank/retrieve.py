@@ -574,6 +574,16 @@ def task_parts(
     return TaskParts(query, "\n".join(pieces), "\n".join(constant))
 
 
+class Ranked(NamedTuple):
+    """A first-stage search: the gate's verdict, the skills it serves (``search``'s answer when it passes) and the
+    wider ranked candidates the second stage judges (skillbank.rerank): a short request is served only the
+    candidates near its best (embedding.RELATIVE), and a long one the gate turns away may keep candidates."""
+
+    passed: bool
+    served: list[tuple[Skill, float]]
+    candidates: list[tuple[Skill, float]]
+
+
 class Retriever(Protocol):
     """A search index over one snapshot of the active skills. Built off the request path."""
 
@@ -581,11 +591,8 @@ class Retriever(Protocol):
         self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
     ) -> list[tuple[Skill, float]]: ...
 
-    def ranked(
-        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
-    ) -> tuple[bool, list[tuple[Skill, float]]]:
-        """Whether the request passes the gate, and the ranked candidates (which ``search`` returns when it does; a
-        request turned away may keep some, for the second stage to judge: skillbank.rerank)."""
+    def ranked(self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = "") -> Ranked:
+        """The gate's verdict, what it serves and the ranked candidates (:class:`Ranked`)."""
         ...
 
 
@@ -725,11 +732,9 @@ class KeywordIndex:
             return []
         return [(s, sc) for s, sc, _ in out]
 
-    def ranked(
-        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
-    ) -> tuple[bool, list[tuple[Skill, float]]]:
+    def ranked(self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = "") -> Ranked:
         out = self.search(query, k, allow, context)
-        return bool(out), out
+        return Ranked(bool(out), out, out)
 
     def _evidenced(self, rows: list[int], own_ids: list[np.ndarray], own_info: list[float], n_terms: int) -> bool:
         """The request gate: one of the matches shares ``min_evidence`` rare terms' worth of the request itself,
