@@ -590,7 +590,8 @@ class HybridIndex:
         near = _allowed_rows(np.argsort(-sims)[:want], kw_rows, self.keyword.skills, allow)
         foreign = outside_english(query)
         long = n_terms > SHORT_TERMS  # a long request passes on either signal (the class docstring)
-        if not is_long(query, n_terms) and in_another_language(query):  # a line of chat in another language
+        worded = not is_long(query, n_terms) and in_another_language(query)  # a line of chat in another language
+        if worded:
             if not self._worded(query, kw, seen, kw_rows):
                 return Ranked(False, [], [])
             passed = True
@@ -610,18 +611,19 @@ class HybridIndex:
         scale = 1.0 + self.weight
         # a short request's followers: near the best, or through the gate on their own (RELATIVE)
         bar = None if long else RELATIVE * float(fused[best])
-        worded = bar is not None and in_another_language(query)
-        for sc, i, j in zip(fused[top].tolist(), kw_rows[top].tolist(), top.tolist()):
+        for sc, sim, i, j in zip(fused[top].tolist(), sims[top].tolist(), kw_rows[top].tolist(), top.tolist()):
             s = self.keyword.skills[i]
             if allow is None or allow(s):
                 pair = (s, round(max(0.0, min(sc / scale, 1.0)), 4))
                 out.append(pair)
-                k_j = 0.0 if kw is None else float(kw[j])
+                # under both bars of the gate no skill passes it on its own: a weak follower costs no call
+                own = worded or sc >= self.min_fused or sim >= self.min_similarity
+                kw_j = 0.0 if kw is None or not own else float(kw[j])
                 if (
                     not served
                     or bar is None
                     or sc >= bar
-                    or self._admits(query, sc, float(sims[j]), k_j, i, foreign, worded)
+                    or (own and self._admits(query, sc, sim, kw_j, i, foreign, worded))
                 ):
                     served.append(pair)
                 if len(out) == k:

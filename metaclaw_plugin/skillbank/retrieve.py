@@ -693,8 +693,8 @@ class KeywordIndex:
             hit = postings.get(t)
             if hit is not None:
                 ids = hit[0]
-                pos = int(np.searchsorted(ids, row))  # postings ids are sorted: built in library order
-                hits += pos < len(ids) and int(ids[pos]) == row
+                pos = ids.searchsorted(row)  # postings ids are sorted: built in library order (the method: no dispatch)
+                hits += bool(pos < len(ids) and ids[pos] == row)
         return hits
 
     def search(
