@@ -345,9 +345,9 @@ class SkillBank:
         rr = self.reranker
         assert rr is not None
         room = self.settings.retrieval.top_k - len(seen)
-        passed, ranked = snap.index.ranked(query, max(room, POOL) + len(seen), allow, context)
+        passed, served, ranked = snap.index.ranked(query, max(room, POOL) + len(seen), allow, context)
         ranked = [(s, sc) for s, sc in ranked if s.name not in seen][:POOL]
-        found = ranked if passed else []
+        found = [(s, sc) for s, sc in served if s.name not in seen] if passed else []
         if picks is not None:
             try:
                 got = picks.apply(ranked, room)

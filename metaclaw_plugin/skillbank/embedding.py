@@ -35,7 +35,16 @@ from typing import TYPE_CHECKING, Any
 from ..infra.memo import Memo
 from ..infra.mlimport import ML_IMPORT_LOCK
 from ..types import Skill
-from .retrieve import SHORT_TERMS, KeywordIndex, in_another_language, is_long, outside_english, tokenize
+from .retrieve import (
+    SHORT_TERMS,
+    KeywordIndex,
+    Ranked,
+    in_another_language,
+    is_long,
+    outside_english,
+    tokenize,
+    written_in_another_language,
+)
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -326,6 +335,12 @@ def calibration(settings: Settings) -> tuple[float, float, float]:
 
 BACKING = 0.9  # share of min_similarity at which the embedding backs a keyword match (HybridIndex._backed)
 AGREEING_TERMS = 3  # distinct request terms that back a keyword match without the embedding
+# A short request's skills after the first need this share of the best one's fused score, or to pass the gate on
+# their own (HybridIndex._admits). One skill passing the gate filled the block with the next five nearest, however
+# weak: "List gift ideas for a colleague who is retiring" got `mutating-list-while-iterating` (0.73 of the best) and
+# three more under 0.6. Chosen on the own governed short sets, where the one governed skill ranked after another is
+# at 0.84 of the best ("Compare Postgres and MySQL"); a long request's relevant skill can be at 0.64 (not trimmed).
+RELATIVE = 0.8
 EXACT_MAX = 16_384  # above this many skills a search probes the nearest clusters instead of every vector
 PROBE_ROWS = 8_192  # about this many vectors compared per query in probe mode (on COARSE_DIMS dimensions)
 COARSE_DIMS = 64  # a static model's probe compares this prefix of the dimensions (a quarter of the bytes)
@@ -459,11 +474,9 @@ class EmbeddingIndex:
                     break
         return out
 
-    def ranked(
-        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
-    ) -> tuple[bool, list[tuple[Skill, float]]]:
+    def ranked(self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = "") -> Ranked:
         out = self.search(query, k, allow, context)
-        return bool(out), out
+        return Ranked(bool(out), out, out)
 
 
 def _centroid(matrix: Any, shared: Sequence[bool]) -> Any:
@@ -521,25 +534,26 @@ class HybridIndex:
         self._kw_of_row = np.asarray([self._pos[s.name] for s in embedding.skills], dtype=np.intp)
         self._row_of_kw = np.zeros(len(keyword.skills), dtype=np.intp)
         self._row_of_kw[self._kw_of_row] = np.arange(len(self._kw_of_row))
+        # skills (keyword rows) written in another language than English: no similarity evidence for English requests
+        self._other_language = [written_in_another_language(f"{s.description}\n{s.body[:500]}") for s in keyword.skills]
         # exact mode keeps the library's order: the keyword scores need no reordering then
         self._same_order = bool(np.array_equal(self._kw_of_row, np.arange(len(self._kw_of_row))))
 
     def search(
         self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
     ) -> list[tuple[Skill, float]]:
-        passed, out = self.ranked(query, k, allow, context)
-        return out if passed else []
+        passed, served, _ = self.ranked(query, k, allow, context)
+        return served if passed else []
 
-    def ranked(
-        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
-    ) -> tuple[bool, list[tuple[Skill, float]]]:
-        """The gate's verdict and the ranked candidates. A long request the gate turns away keeps its candidates
-        (both scores are compressed on a long request, and the gate misses governed ones: the second stage may let
-        it in, skillbank.rerank); a short one it turns away has none."""
+    def ranked(self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = "") -> Ranked:
+        """The gate's verdict, what it serves and the ranked candidates. A long request the gate turns away keeps its
+        candidates (both scores are compressed on a long request, and the gate misses governed ones: the second stage
+        may let it in, skillbank.rerank); a short one it turns away has none, and one it lets in is served only the
+        candidates near its best or through the gate on their own (:data:`RELATIVE`)."""
         import numpy as np
 
         if k <= 0 or not self.keyword.skills or not query.strip():
-            return False, []
+            return Ranked(False, [], [])
         raw = self.keyword.raw_scores(query, context)
         rows, sims = self.embedding.similarities(query)
         want = min(k * 4 if allow else k, len(self.keyword.skills))
@@ -563,7 +577,7 @@ class HybridIndex:
         n_terms = raw[2] if raw is not None else len(set(tokenize(query)))
         fused = self.weight * sims if kw is None else kw + self.weight * sims
         if not want or not len(fused):
-            return False, []
+            return Ranked(False, [], [])
         want = min(want, len(fused))
         top = np.argpartition(-fused, want - 1)[:want] if want < len(fused) else np.arange(len(fused))
         top = top[np.argsort(-fused[top], kind="stable")]
@@ -571,14 +585,15 @@ class HybridIndex:
         # open it for unrelated shared ones); the best by fused score, by similarity and (long) by keyword share.
         seen = _allowed_rows(top, kw_rows, self.keyword.skills, allow)
         if not len(seen):
-            return False, []
+            return Ranked(False, [], [])
         best = int(seen[0])
         near = _allowed_rows(np.argsort(-sims)[:want], kw_rows, self.keyword.skills, allow)
         foreign = outside_english(query)
         long = n_terms > SHORT_TERMS  # a long request passes on either signal (the class docstring)
-        if not is_long(query, n_terms) and in_another_language(query):  # a line of chat in another language
+        worded = not is_long(query, n_terms) and in_another_language(query)  # a line of chat in another language
+        if worded:
             if not self._worded(query, kw, seen, kw_rows):
-                return False, []
+                return Ranked(False, [], [])
             passed = True
         else:
             passed = self._paraphrase(query, [(float(sims[i]), int(kw_rows[i])) for i in near.tolist()], foreign) or (
@@ -590,16 +605,30 @@ class HybridIndex:
             if not passed and self.domain_min is not None:
                 passed = self.embedding.domain_similarity(query) >= self.domain_min
         if not passed and not long:
-            return False, []
-        out = []
+            return Ranked(False, [], [])
+        out: list[tuple[Skill, float]] = []
+        served: list[tuple[Skill, float]] = []
         scale = 1.0 + self.weight
-        for sc, i in zip(fused[top].tolist(), kw_rows[top].tolist()):
+        # a short request's followers: near the best, or through the gate on their own (RELATIVE)
+        bar = None if long else RELATIVE * float(fused[best])
+        for sc, sim, i, j in zip(fused[top].tolist(), sims[top].tolist(), kw_rows[top].tolist(), top.tolist()):
             s = self.keyword.skills[i]
             if allow is None or allow(s):
-                out.append((s, round(max(0.0, min(sc / scale, 1.0)), 4)))
+                pair = (s, round(max(0.0, min(sc / scale, 1.0)), 4))
+                out.append(pair)
+                # under both bars of the gate no skill passes it on its own: a weak follower costs no call
+                own = worded or sc >= self.min_fused or sim >= self.min_similarity
+                kw_j = 0.0 if kw is None or not own else float(kw[j])
+                if (
+                    not served
+                    or bar is None
+                    or sc >= bar
+                    or (own and self._admits(query, sc, sim, kw_j, i, foreign, worded))
+                ):
+                    served.append(pair)
                 if len(out) == k:
                     break
-        return passed, out
+        return Ranked(passed, served, out)
 
     def _paraphrase(self, query: str, nearest: list[tuple[float, int]], foreign: bool) -> bool:
         """The similarity alone lets a request in when a skill's reaches ``min_similarity`` (``nearest``: (similarity,
@@ -607,11 +636,14 @@ class HybridIndex:
         when that skill also has a word of the request. The static model reads text outside its English vocabulary
         as alike: "Wie backe ich einen einfachen Apfelkuchen?" was 0.44 from a German rule about changelog lines,
         a Chinese or Russian chat line 0.36-0.38 from German and Spanish ones, so one learned skill in another
-        language opened the gate to every chat line in any such language (docs/request-path.md)."""
+        language opened the gate to every chat line in any such language (docs/request-path.md). For an English
+        request, a skill written in another language (``_other_language``) is no paraphrase."""
         for sim, row in nearest:
             if sim < self.min_similarity:
                 return False
-            if not foreign or self.keyword.matched_terms(query, row) >= 1:
+            if foreign and self.keyword.matched_terms(query, row) >= 1:
+                return True
+            if not foreign and not self._other_language[row]:
                 return True
         return False
 
@@ -623,16 +655,31 @@ class HybridIndex:
         if kw is None:
             return False
         i = int(seen[int(kw[seen].argmax())])
-        return float(kw[i]) >= self.min_fused and self.keyword.matched_terms(query, int(kw_rows[i])) >= AGREEING_TERMS
+        return self._admits(query, 0.0, 0.0, float(kw[i]), int(kw_rows[i]), True, True)
+
+    def _admits(self, query: str, fused: float, sim: float, kw: float, row: int, foreign: bool, worded: bool) -> bool:
+        """Whether one skill passes the gate on its own merits, by the evidence the request's class is judged on: for
+        a line of chat in another language (``worded``) its words alone (``_worded``); otherwise a paraphrase (its
+        similarity, ``_paraphrase``) or a backed fused score (``_backed``)."""
+        if worded:
+            return kw >= self.min_fused and self.keyword.matched_terms(query, row) >= AGREEING_TERMS
+        if self._paraphrase(query, [(sim, row)], foreign):
+            return True
+        return fused >= self.min_fused and self._backed(query, sim, row, foreign)
 
     def _backed(self, query: str, sim: float, row: int, foreign: bool) -> bool:
         """A keyword match passes the fused bar only if the embedding backs it (the skill's own similarity reaches
         ``BACKING`` x min_similarity; outside English with a word in common, see ``_paraphrase``) or at least
         ``AGREEING_TERMS`` words of the request agree. One or two common or sense-ambiguous words ("17 times 23"
         read as time, "minutes" of a meeting, "best"/"learn") share a skill's body by chance; a governed request
-        meets its skill's vocabulary more densely or in meaning."""
+        meets its skill's vocabulary more densely or in meaning. The similarity of a skill written in another
+        language than an English request backs nothing: "merge commit vs squash merge" was 0.29 from a German rule
+        on merge requests, with one shared word."""
+        near = sim >= BACKING * self.min_similarity
+        if near and not foreign and not self._other_language[row]:
+            return True  # no word count needed (tens of us)
         matched = self.keyword.matched_terms(query, row)
-        return matched >= AGREEING_TERMS or (sim >= BACKING * self.min_similarity and (not foreign or matched >= 1))
+        return matched >= AGREEING_TERMS or (near and foreign and matched >= 1)
 
 
 def static_vectors(

@@ -413,6 +413,17 @@ def in_another_language(text: str) -> bool:
     return len(words & FOREIGN_WORDS) > len(words & ENGLISH_WORDS)
 
 
+def written_in_another_language(text: str) -> bool:
+    """Whether a skill's text is written in another language than English: more function words of
+    :data:`FOREIGN_WORDS` than English ones, accents folded (an English lesson that names "Frau Körner" or a "€" stays
+    English); with no Latin word, letters outside ASCII. The static model's similarity across languages means little
+    (HybridIndex)."""
+    words = set(_WORD.findall(strip_marks(text.lower())))
+    if not words:
+        return not text.isascii()
+    return len(words & FOREIGN_WORDS) > len(words & ENGLISH_WORDS)
+
+
 FIELD_WEIGHTS = {"name": 3.0, "description": 2.0, "body": 1.0}
 K1 = 1.2
 B = 0.75
@@ -563,6 +574,16 @@ def task_parts(
     return TaskParts(query, "\n".join(pieces), "\n".join(constant))
 
 
+class Ranked(NamedTuple):
+    """A first-stage search: the gate's verdict, the skills it serves (``search``'s answer when it passes) and the
+    wider ranked candidates the second stage judges (skillbank.rerank): a short request is served only the
+    candidates near its best (embedding.RELATIVE), and a long one the gate turns away may keep candidates."""
+
+    passed: bool
+    served: list[tuple[Skill, float]]
+    candidates: list[tuple[Skill, float]]
+
+
 class Retriever(Protocol):
     """A search index over one snapshot of the active skills. Built off the request path."""
 
@@ -570,11 +591,8 @@ class Retriever(Protocol):
         self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
     ) -> list[tuple[Skill, float]]: ...
 
-    def ranked(
-        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
-    ) -> tuple[bool, list[tuple[Skill, float]]]:
-        """Whether the request passes the gate, and the ranked candidates (which ``search`` returns when it does; a
-        request turned away may keep some, for the second stage to judge: skillbank.rerank)."""
+    def ranked(self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = "") -> Ranked:
+        """The gate's verdict, what it serves and the ranked candidates (:class:`Ranked`)."""
         ...
 
 
@@ -671,12 +689,12 @@ class KeywordIndex:
         """How many distinct terms of ``query`` skill ``row`` has (the hybrid gate's "second term" check)."""
         hits = 0
         postings = self.postings
-        for t in set(tokenize(query)):
+        for t in context_terms(query):  # the gate asks for several rows of one request: its terms are remembered
             hit = postings.get(t)
             if hit is not None:
                 ids = hit[0]
-                pos = int(np.searchsorted(ids, row))  # postings ids are sorted: built in library order
-                hits += pos < len(ids) and int(ids[pos]) == row
+                pos = ids.searchsorted(row)  # postings ids are sorted: built in library order (the method: no dispatch)
+                hits += bool(pos < len(ids) and ids[pos] == row)
         return hits
 
     def search(
@@ -714,11 +732,9 @@ class KeywordIndex:
             return []
         return [(s, sc) for s, sc, _ in out]
 
-    def ranked(
-        self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = ""
-    ) -> tuple[bool, list[tuple[Skill, float]]]:
+    def ranked(self, query: str, k: int, allow: Callable[[Skill], bool] | None = None, context: str = "") -> Ranked:
         out = self.search(query, k, allow, context)
-        return bool(out), out
+        return Ranked(bool(out), out, out)
 
     def _evidenced(self, rows: list[int], own_ids: list[np.ndarray], own_info: list[float], n_terms: int) -> bool:
         """The request gate: one of the matches shares ``min_evidence`` rare terms' worth of the request itself,

@@ -51,6 +51,18 @@ _QUANTIFIED = re.compile(
 _PROHIBITION = re.compile(
     r"(?:^|[,;:(]\s*)(?:no|kein(?:e[nrs]?)?|sin|nada de|pas de|aucune?|geen|niente|nessun[ao]?)\s+(?=\w)", re.IGNORECASE
 )
+# A bare imperative reads like a technique ("Reconcile bank accounts from the .n43 file, not the PDF"), except in two
+# classes. One says how the reader's output is presented: a prefix, a sign-off, capitals, spelling, a title, a name,
+# a form of address ("Prefix commit messages with the client ticket ID in square brackets."). The other quantifies
+# over the reader's own work in the present tense, the habit ("... in every query you write for us"); a clause in the
+# past names the task at hand ("for every page you changed").
+_PRESENTATION = re.compile(
+    r"^(?:prefix|suffix|capitali[sz]e|spell|title|name|address|abbreviate|sign off|sign \w+ off)\s+\w", re.IGNORECASE
+)
+_HABIT = re.compile(
+    r"\b(?:every|each|any|all)(?:\s+[\w'-]+){1,4}?\s+(?:you|we)\s+(?!(?:did|had|was|were|just)\b)(?![a-z]+ed\b)[a-z]+",
+    re.IGNORECASE,
+)
 _BULLET = re.compile(r"^\s*([-*+•]|\d+[.)])\s+(.+)$")
 # The section of a tenant's variant of a shared skill that holds the tenant's lesson (learning.evolution): the
 # lesson's description, then its body.
@@ -78,7 +90,8 @@ def _rule_in(sentence: str) -> str | None:
 
 
 def _first_sentence(text: str) -> str:
-    return re.split(r"(?<=[.!?。！？])\s+", text.strip(), maxsplit=1)[0]
+    """Up to the first sentence end; not at a number's point ("5. März 2025", "step 2. then")."""
+    return re.split(r"(?<=[.!?。！？])(?<!\b\d\.)(?<!\b\d\d\.)\s+", text.strip(), maxsplit=1)[0]
 
 
 def standing_rule(description: str, body: str) -> str | None:
@@ -96,6 +109,8 @@ def standing_rule(description: str, body: str) -> str | None:
         description, _, body = lesson.strip().partition("\n\n")
     first = _first_sentence(description)
     found = _rule_in(first)
+    if not found and (m := _PRESENTATION.match(first) or _HABIT.search(first)):
+        found = m.group(0)
     if found:
         return f"its description states a rule ({found!r})"
     if _HOW_TO.match(description.strip()):

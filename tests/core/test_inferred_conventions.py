@@ -42,6 +42,10 @@ RULES = {
     "every-migration": ("Every database migration ships with a down step and a note in MIGRATIONS.md.", ""),
     "nie-de": ("Nie direkt auf main pushen; Änderungen kommen über einen Merge-Request.", ""),
     "ne-pas-fr": ("Ne modifiez pas les fichiers du dossier vendor/, ils sont écrasés à chaque mise à jour.", ""),
+    # bare imperatives: how the output is presented, or a habit over the reader's own work
+    "ticket-prefix": ("Prefix commit messages with the client ticket ID in square brackets.", ""),
+    "sql-caps": ("Keep SQL keywords in upper case in every query you write for us.", ""),
+    "dates-de": ("Dates in German letters as 5. März 2025, never 05.03.25.", ""),
     # a title over bullets that say what is not used
     "lint-setup": ("Linting", "- ruff for Python, no flake8\n- no per-file ignores\n- line length 120"),
     "docs-es": ("Documentación de clientes", "- sin nombres reales en los ejemplos\n- nada de capturas con datos"),
@@ -58,6 +62,9 @@ TECHNIQUES = {
     ),
     "ios-ui-tests": ("iOS UI tests on CI need a clean simulator before fastlane scan.", "1. xcrun simctl erase all"),
     "psql-copy": ("COPY reads files on the database server; psql \\copy works with no server access.", ""),
+    # imperatives that do a thing, even with a contrast or over the task at hand
+    "n43": ("Reconcile bank accounts from the bank's Norma 43 (.n43) file, not from the PDF statement.", ""),
+    "purge": ("Purge the CDN for all pages you touched in the last deploy.", ""),
     "csv-export": ("CSV export", "1. open the report\n2. choose Export, no filters\n3. save as UTF-8"),
 }
 
@@ -147,7 +154,8 @@ def test_chat_after_a_work_turn_gets_no_block(tmp_path: Path):
     now 4, where the goal is at most 1. Two meet a starter skill on their very topic ("why are floats bad for
     money", "what time zone for meetings between Berlin and New York": similarity 0.37 and 0.55, 3 and 5 shared
     words); "is npm slower than pnpm" gets the pnpm rule (0.58); "merge commit vs squash merge" gets a German rule on
-    merge requests (one shared word, similarity 0.29 across languages). Asked alone, the same 4."""
+    merge requests (one shared word, similarity 0.29 across languages); that one no longer does (an English request
+    is not backed by the similarity of a skill written in another language): 3. Asked alone, the same."""
     pytest.importorskip("wordllama")
     bank = library(tmp_path, [lesson(n, t) for n, t in {**RULES, **TECHNIQUES}.items()], "hybrid")
     chat = yaml.safe_load((DATA / "chat_after_work_heldout.yaml").read_text(encoding="utf-8"))
@@ -157,7 +165,7 @@ def test_chat_after_a_work_turn_gets_no_block(tmp_path: Path):
         block = bank.injection(TurnContext("s", tenant="lumen"), [*before, {"role": "user", "content": q}]).names
         if block:
             got[q] = block
-    assert len(got) <= 4, got  # measured 4; the goal is 1 (docs/request-path.md)
+    assert len(got) <= 3, got  # measured 3 (4 before); the goal is 1 (docs/request-path.md)
 
 
 def test_a_short_line_after_a_work_turn_is_judged_on_its_own_words(tmp_path: Path):
@@ -198,6 +206,16 @@ CORRECTIONS = {
 }
 
 
+def test_an_english_request_is_not_backed_by_a_skill_in_another_language(tmp_path: Path):
+    """The static model's similarity across languages means little: "merge commit vs squash merge" shared one word
+    with a German rule on merge requests, and its similarity (0.29) backed the match (issue 44)."""
+    pytest.importorskip("wordllama")
+    bank = library(tmp_path, [lesson("nie-de", RULES["nie-de"])], "hybrid")
+    q = "Quick one: what's the difference between a merge commit and a squash merge on GitHub, in plain words?"
+    assert "nie-de" not in names(bank, "lumen", q)
+    assert "nie-de" in names(bank, "lumen", "Kann ich direkt auf main pushen oder brauche ich einen Merge-Request?")
+
+
 @pytest.mark.parametrize("name", sorted(CORRECTIONS))
 def test_a_correction_with_the_rule_after_the_complaint_is_a_rule(name: str):
     """On main only a title over bullets was read for rules, at half of them: a lesson written from a correction
@@ -215,14 +233,16 @@ def test_numbered_steps_under_a_sentence_stay_a_technique():
 
 
 def test_held_out_lessons_are_read_as_written():
-    """tests/data/lessons_heldout.yaml, written before the bullet rule changed and not tuned on: 8 of its 12 rules
-    are read as rules (2 on main) and none of its 8 techniques. Missed: two bare imperatives ("Sign off every
-    message to the board with ...", "Keep SQL keywords in upper case ..."), a terse spec ("Screenshots in docs at
-    2x, PNG, ...") and "Dates in German letters as 5. März 2025, never ..." (its first sentence ends at "5.")."""
-    data = yaml.safe_load((DATA / "lessons_heldout.yaml").read_text(encoding="utf-8"))
-    rules = [x["description"] for x in data["rules"] if standing_rule(x["description"], x["body"])]
-    techniques = [x["description"] for x in data["techniques"] if standing_rule(x["description"], x["body"])]
-    assert len(rules) >= 8 and techniques == [], (rules, techniques)
+    """tests/data/lessons_heldout.yaml, written before the bullet rule changed and not tuned on: 11 of its 12 rules
+    are read as rules (2 on main, 8 before the imperatives; its misses were read when those were built, so it is no
+    longer held out for them) and none of its 8 techniques. Missed: a terse spec ("Screenshots in docs at 2x, PNG,
+    ..."). tests/data/imperative_lessons_heldout.yaml, written before the imperatives were built: 6 of 8 rules (0
+    before), none of 6 techniques worded as imperatives."""
+    for name, want in (("lessons_heldout.yaml", 11), ("imperative_lessons_heldout.yaml", 6)):
+        data = yaml.safe_load((DATA / name).read_text(encoding="utf-8"))
+        rules = [x["description"] for x in data["rules"] if standing_rule(x["description"], x["body"])]
+        techniques = [x["description"] for x in data["techniques"] if standing_rule(x["description"], x["body"])]
+        assert len(rules) >= want and techniques == [], (name, rules, techniques)
 
 
 def test_a_variant_of_a_starter_skill_is_judged_by_its_lesson():

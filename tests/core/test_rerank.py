@@ -92,11 +92,10 @@ def test_the_next_turn_uses_the_reranked_order(bank: SkillBank):
     assert one == first_stage(bank, CONTRACT)
     ranked(bank)
     two = block(bank, ctx, CONTRACT, CONTRACT)
-    # what the second stage computes: the first stage's candidates, each + WEIGHT x its MiniLM similarity
+    # what the second stage computes: the first stage's candidates (not only what it serves: a short request is
+    # served the ones near its best), each + WEIGHT x its MiniLM similarity
     query, context, _ = task_parts(said(CONTRACT, CONTRACT))
-    bank.settings.retrieval.top_k = rerank.POOL
-    pool = bank.select(TurnContext("wide"), query, context)
-    bank.settings.retrieval.top_k = 6
+    pool = bank._snap.index.ranked(query, rerank.POOL, None, context).candidates
     sims = similarities(RERANK_MODEL, embedding.get_encoder(RERANK_MODEL), CONTRACT, [s for s, _ in pool])
     scored = sorted(((sc + WEIGHT * m, s.name) for (s, sc), m in zip(pool, sims)), key=lambda p: -p[0])
     expected = [name for _, name in scored[:6]]
