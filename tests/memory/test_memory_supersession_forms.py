@@ -39,7 +39,6 @@ def test_the_team_lead_is_a_role_not_the_teams_practice():
 def test_each_change_supersedes_the_old_fact_and_only_the_new_one_is_recalled(home: Path):
     p = MetaClawPlugin(Settings(home=home)).start()
     try:
-
         t0 = time.time() - 3600
 
         def turn(session: str, text: str, user: str, at: float | None = None) -> str:

@@ -496,9 +496,9 @@ def _is_question(s: str) -> bool:
 # Words that qualify an attribute without naming another one ("my new manager" is the manager; "my email address" the
 # email): left out of its subject, so the new statement supersedes the old.
 _QUALIFIERS = frozenset(
-    stem(w) for w in "new current latest old former present updated actual main primary usual".split()
+    map(stem, ["new", "current", "latest", "old", "former", "present", "updated", "actual", "main", "primary", "usual"])
 )
-_HEADS = frozenset(stem(w) for w in "address number id handle account".split())
+_HEADS = frozenset(map(stem, ["address", "number", "id", "handle", "account"]))
 
 
 def _subject_key(words: str) -> str:
@@ -731,9 +731,7 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
         val = next(v for v in m.groupdict().values() if v)
         if m.group("c") or m.group("d") or m.group("h") or m.group("zc"):
             key = _subject_key(val) or "self"
-        elif (
-            m.group("x") or m.group("z") or m.group("w") or m.group("mv") or m.group("f") or m.group("e") or m.group("p")
-        ):
+        elif any(m.group(g) for g in ("x", "z", "w", "mv", "f", "e", "p")):
             key = (
                 f"topic:{r.topic}"
                 if r.topic == "timezone"
@@ -779,7 +777,9 @@ def _use_subject(s: str) -> str:
     return "use " + _subject_key(m.group("y")) if m and term_set(m.group("y")) else _subject_key(WE_USE.sub(" ", s))
 
 
-_CLAUSE = re.compile(r"[,;]\s+(?=(?:my|our|the|i|i'm|we|we're|mon|ma|mes|notre|nos|mi|mis|nuestr[oa]s?|meu|minha)\b)", F)
+_CLAUSE = re.compile(
+    r"[,;]\s+(?=(?:my|our|the|i|i'm|we|we're|mon|ma|mes|notre|nos|mi|mis|nuestr[oa]s?|meu|minha)\b)", F
+)
 
 
 def extract(text: str, now: float | None = None, event_days: float = 14.0) -> list[Candidate | Forget]:
