@@ -390,6 +390,7 @@ _CONCEPTS = {
     ),
     "#place": (
         "",  # see _PLACE: where the user lives is a statement about the user, not any "lives in"
+        "live lives living reside home neighbourhood neighborhood city town "  # "where do I live?"
         "forecast trip travel flight flights nearby commute meteo voyage vol viaje vuelo viagem voo 天气预报 旅行 航班 "
         "附近 通勤",
     ),
@@ -397,7 +398,9 @@ _CONCEPTS = {
 
 
 _PLACE = re.compile(
-    r"\b(?:i live|i'm based|i am based|i'm located|i moved to|i relocated|j'habite|je vis [aà]|vivo en|moro em|"
+    r"\b(?:i live|i'm based|i am based|i'm located|we live|i now live|we now live|"
+    r"(?:i|we) (?:have |'ve |just |recently |finally )*(?:moved|relocated) (?:to|into)|j'habite|je vis [aà]|vivo en|"
+    r"moro em|"
     r"eu moro|vivo em)\b|我住在|我住",
     re.I,
 )

@@ -123,13 +123,24 @@ WE_USE = re.compile(
     # any present-tense practice of the team ("we deploy X with Y", "we review every PR", "on livre le lundi")
     r"|^(?:so |and |also |here )?(?:we|our team|the team)\s+(?:always |usually |now |mostly |only |never |all )?"
     r"(?!(?:should|could|would|can|need|might|must|will|shall|want|have|had|did|were|was|may|are|got|get|just|still|"
-    r"also|think|thought|talked|discussed|tried|went|saw|said|know|knew|hope|wish|like|love)\b)[a-z]+(?<!ed)\s+\w+"
+    r"also|think|thought|talked|discussed|tried|went|saw|said|know|knew|hope|wish|like|love)\b)[a-z]+(?<!ed)\s+"
+    r"(?!(?:is|are|was|were)\b)\w+"  # "the team lead is Omar": a noun, not the team's practice
     r"|^(?:nous|on)\s+(?!(?:devrait|pourrait|doit|va|voudrait|a|avait)\b)\w+(?:ons|e)\s+\w+"
     r"|^(?:nosotros\s+|n[oó]s\s+)?\w+(?:amos|emos|imos)\s+(?:con|en|el|la|los|las|o|a|os|as|com|no|na|em)\s+\w+",
     F,
 )
 
 # "my/our/the X is Y" (and the languages' equivalents): group s is the subject X.
+# A replacement said with its old value: "We replaced Jenkins with GitHub Actions", "I upgraded my phone to an iPhone
+# 15", "We swapped out Redis for Valkey". What it is about: the thing named after the verb when it is a possession
+# ("my phone"), else the new value; the old value is what it replaces.
+REPLACED = re.compile(
+    r"^(?:and |so |also )?(?:we|i|our team|the team) (?:have |'ve |just |recently |finally |now )*"
+    r"(?:replaced|swapped(?: out)?|ditched|dropped|retired|upgraded|downgraded|changed|switched|traded(?: in)?) "
+    r"(?P<a>[^,;]{1,60}?) (?:with|for|to|by|in favou?r of) (?P<b>[^,;]{1,80})",
+    F,
+)
+USE_AS = re.compile(r"^(?:i|we) (?:use|run|have|keep) (?P<x>[^,;]{1,60}?) as (?:my|our) (?P<y>[^,;]{1,40})$", F)
 POSSESSIVE = re.compile(
     r"^(?:and |also |so |but )?(?P<s>(?:my|our|the team'?s?|our team'?s?)\s+[^,;]{1,60}?)\s+"
     r"(?:is|are|was changed to|is now|are now|has (?:moved|changed) to|moved to|lives (?:at|on|in)|runs (?:on|at)|"
@@ -165,7 +176,10 @@ SELF = re.compile(
     r"|^(?:i have|i've got|j'ai|tengo|tenho|eu tenho) (?:a|an|two|three|one|un|une|deux|trois|uno|una|dos|tres|um|uma|"
     r"dois|duas|tr[eê]s) (?P<h>.+)"
     r"|^我(?:对)?(?P<zc>.{1,10}过敏|吃素|是素食者)"
-    r"|^(?:and |also )?i (?:live|work|am based|work remotely) (?:in|at|for|from|on) (?P<w>.+)"
+    r"|^(?:and |also |so )?i (?:now |currently |still )?(?:live|work|am based|work remotely) (?:in|at|for|from|on) "
+    r"(?P<w>.+)"
+    r"|^(?:and |also |so )?(?:i|we) (?:have |'ve |just |recently |finally )*(?:moved|relocated) (?:to|into) "
+    r"(?P<mv>.+)"
     r"|^(?:je suis|j'habite|je vis|je travaille) (?:[àa]|en|au|aux|chez|pour|dans|un|une) (?P<f>.+)"
     r"|^(?:soy|vivo|trabajo|estoy) (?:en|de|para|un|una) (?P<e>.+)"
     r"|^(?:eu )?(?:sou|moro|trabalho|estou) (?:em|no|na|de|do|da|para|um|uma) (?P<p>.+)"
@@ -441,6 +455,13 @@ class Forget:
     about: str
 
 
+# A sentence ends at a stop, not at a title's or a common abbreviation's ("Dr. Hale", "St. Mary's", "e.g. this").
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+|;\s+")
+_ABBREVIATION = re.compile(
+    r"(?:^|[\s(])(?:Dr|Mr|Ms|Mrs|St|Sr|Jr|Mt|Prof|No|vs|etc|approx|Inc|Ltd|Co|Ave|Sra|Mme|Mlle|e\.g|i\.e)\.$", re.I
+)
+
+
 def sentences(text: str) -> list[str]:
     """The user's text as statements: code blocks and quoted lines out, split at sentence ends. An inline code span
     stays as it was said (`make deploy-prod`): it is kept whole through the split."""
@@ -453,7 +474,12 @@ def sentences(text: str) -> list[str]:
         return f"\x00{len(spans) - 1}\x00"
 
     text = re.sub(r"`[^`\n]+`", hold, text)
-    parts = re.split(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+|;\s+", text)
+    parts: list[str] = []
+    for p in _SENTENCE_END.split(text):
+        if parts and _ABBREVIATION.search(parts[-1]):
+            parts[-1] += " " + p
+        else:
+            parts.append(p)
     back = re.compile(r"\x00(\d+)\x00")
     return [back.sub(lambda m: spans[int(m.group(1))], p.strip()) for p in parts if p and p.strip()]
 
@@ -467,9 +493,19 @@ def _is_question(s: str) -> bool:
     return s.rstrip().endswith(("?", "？", "吗", "呢")) or bool(QUESTION_START.match(s2)) or "什么" in s or "怎么" in s
 
 
+# Words that qualify an attribute without naming another one ("my new manager" is the manager; "my email address" the
+# email): left out of its subject, so the new statement supersedes the old.
+_QUALIFIERS = frozenset(
+    map(stem, ["new", "current", "latest", "old", "former", "present", "updated", "actual", "main", "primary", "usual"])
+)
+_HEADS = frozenset(map(stem, ["address", "number", "id", "handle", "account"]))
+
+
 def _subject_key(words: str) -> str:
-    ts = sorted(term_set(words))
-    return " ".join(ts[:6])
+    ts = set(term_set(words)) - _QUALIFIERS
+    if ts - _HEADS:
+        ts -= _HEADS
+    return " ".join(sorted(ts)[:6])
 
 
 def _topic(text: str) -> tuple[str | None, bool]:
@@ -662,6 +698,13 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
         if term_set(subj) and not re.match(r"^(?:i|we|je|on|nous|yo|eu|我|我们)\b", subj.strip(), F):
             key = f"topic:{r.topic}" if r.topic else _subject_key(subj)
             return Candidate(_kind(s, "fact"), s, key, r.standing and r.topic is not None, None, r.replaces)
+    if m := USE_AS.match(s):  # "I use Firefox as my browser": about the browser, as "I switched my browser to Brave"
+        return Candidate(_kind(s, "fact"), s, _subject_key(m.group("y")) or _subject_key(s), False, None, r.replaces)
+    if m := REPLACED.match(s):
+        old, new = m.group("a"), m.group("b")
+        owned = re.match(r"^(?:my|our)\s+", old, F)
+        key = _subject_key(old) if owned else f"topic:{r.topic}" if r.topic else _subject_key(new)
+        return Candidate(_kind(s, "fact"), s, key, False, None, [] if owned else [old])
     if WE_USE.search(s):
         key = f"topic:{r.topic}" if r.topic else _use_subject(s)
         return Candidate("project", s, key, False, None, r.replaces)
@@ -688,12 +731,12 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
         val = next(v for v in m.groupdict().values() if v)
         if m.group("c") or m.group("d") or m.group("h") or m.group("zc"):
             key = _subject_key(val) or "self"
-        elif m.group("x") or m.group("z") or m.group("w") or m.group("f") or m.group("e") or m.group("p"):
+        elif any(m.group(g) for g in ("x", "z", "w", "mv", "f", "e", "p")):
             key = (
                 f"topic:{r.topic}"
                 if r.topic == "timezone"
                 else "self:place"
-                if m.group("x")
+                if m.group("x") or m.group("mv") or (m.group("w") and not re.search(r"\bwork", s[: m.start("w")], F))
                 else _subject_key(s[: len(s) - len(val)])
             )
         else:
@@ -734,6 +777,11 @@ def _use_subject(s: str) -> str:
     return "use " + _subject_key(m.group("y")) if m and term_set(m.group("y")) else _subject_key(WE_USE.sub(" ", s))
 
 
+_CLAUSE = re.compile(
+    r"[,;]\s+(?=(?:my|our|the|i|i'm|we|we're|mon|ma|mes|notre|nos|mi|mis|nuestr[oa]s?|meu|minha)\b)", F
+)
+
+
 def extract(text: str, now: float | None = None, event_days: float = 14.0) -> list[Candidate | Forget]:
     """Every memory candidate (or request to forget) stated in one user message."""
     now = time.time() if now is None else now
@@ -764,6 +812,10 @@ def extract(text: str, now: float | None = None, event_days: float = 14.0) -> li
             body = _clean(_first(r, "x"))
             explicit = True
         cand = classify(body, now, event_days, explicit=explicit)
+        if cand is None:  # "I changed dentists, my new dentist is Dr. Moreau": the clause that states it
+            for clause in _CLAUSE.split(body)[1:]:
+                if cand := classify(clause, now, event_days, explicit=explicit):
+                    break
         if cand is not None:
             if cand.kind == "event" and cand.expires_at is None:
                 cand.expires_at = now + event_days * DAY
