@@ -105,7 +105,11 @@ HELDOUT_SECRETS = [
     _s("conn/en", "curl -u deploy:Osprey#55 https://ci.example.com/api", "Osprey#55"),
     _s("conn/en", 'curl -H "Authorization: Bearer Lynx77TokenQ" https://api.x.io', "Lynx77TokenQ"),
     _s("conn/en", "mysql -u root -pTurnip2024 shop", "Turnip2024"),
-    _s("conn/en", "export AWS_SECRET_ACCESS_KEY=Zr8Kq2Lm9Np4Xt7Vb1Cw6Hy3Jd5Fg0Ss2Aa4Ee", "Zr8Kq2Lm9Np4Xt7Vb1Cw6Hy3Jd5Fg0Ss2Aa4Ee"),
+    _s(
+        "conn/en",
+        "export AWS_SECRET_ACCESS_KEY=Zr8Kq2Lm9Np4Xt7Vb1Cw6Hy3Jd5Fg0Ss2Aa4Ee",
+        "Zr8Kq2Lm9Np4Xt7Vb1Cw6Hy3Jd5Fg0Ss2Aa4Ee",
+    ),
     _s("conn/en", "sshpass -p 'Yak#Shave9' ssh admin@10.0.0.5", "Yak#Shave9"),
     _s("conn/en", "psql 'postgresql://report:Quince88@10.1.2.3/reports'", "Quince88"),
     _s("conn/en", "git clone https://oauth2:Glpat7Xk2mQ9@gitlab.example.com/team/repo.git", "Glpat7Xk2mQ9"),
