@@ -193,7 +193,7 @@ _PATTERNS: list[tuple[str, str, int, tuple[str, ...] | None]] = [
         r"(?i)\b(?:sshpass|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login)\b[^\n|;&]*?"
         r"""\s-p[ \t]*["']?([^\s\-"'][^\s"']{3,})""",
         1,
-        ("sshpass", "login"),
+        ("sshpass", "docker", "podman", "nerdctl", "buildah", "skopeo", "oras", "helm"),  # where a match starts
     ),
     ("password", r"""(?i)\bcurl\b[^\n]*?\s(?:-u|--user)\s*["']?[^\s:"']+:([^\s"'@]{4,})""", 1, ("curl",)),
     ("password", r"(?i)\blogin\s+\S+\s+password\s+(\S{4,})", 1, ("login",)),

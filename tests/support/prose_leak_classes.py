@@ -265,6 +265,7 @@ TUNING_SECRETS = [
     _s("conn/en", "sshpass -p Hazel#77 ssh root@host", "Hazel#77"),
     _s("conn/en", "docker login --username ci --password Maple2024x", "Maple2024x"),
     _s("conn/en", "export GITHUB_TOKEN=Ghp-Teal-77-Q", "Ghp-Teal-77-Q"),
+    _s("conn/en", "podman login -u bot -p Kite2024zz quay.io", "Kite2024zz"),
 ]
 
 TUNING_BENIGN = [
