@@ -223,6 +223,7 @@ LITERALS = (
     "klic",
     "klucz",
     "nyckel",
+    "avain",
     "anahtar",
     "chave",
     "bearer",
@@ -338,7 +339,7 @@ _ID = (
 # position of a long message costs ~100x more), on the lowered text.
 _KEY = (
     r"(?:keys?|cl[ée]s?|chiavi|chiave|clave|chaves?|(?:api-?|zugangs|zugriffs)?(?:schl[üu]ssel|schluessel)|sleutels?|"
-    r"ключ(?:и|а)?|kl[íi][čc]|kľúč|klucz(?:a|em)?|nyckel(?:n)?|n[øo]gle(?:n)?|anahtar(?:ı|ım|ımız|i|im)?|"
+    r"ключ(?:и|а)?|kl[íi][čc]|kľúč|klucz(?:a|em)?|nyckel(?:n)?|n[øo]gle(?:n)?|avain(?:ta|ni|et)?|anahtar(?:ı|ım|ımız|i|im)?|"
     r"キー|密钥|秘钥|密鑰|키"
     # what the key is, after it: "la clé secrète", "chiave segreta", "clave de API"
     r")(?:[ \t]+(?:secr[èe]te|segreta|secreta|privada|priv[ée]e|privata|privat|d'api|de (?:la )?api))?"
@@ -1403,10 +1404,12 @@ def _value_end(text: str, start: int) -> int:
 
 # What code or a shell writes where a value would stand: a call or a subscript ("getpass.getpass()", "config['x']"),
 # a type ("password: str", "token: Optional[str]"), a path ("pwd is /home/user": the working directory), a URL
-_CALL = re.compile(r"(?:[a-z_]\w*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)[(\[][\w.(\[]*")
+_CALL = re.compile(
+    r"(?:[a-z_]\w*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)[(\[][\w.(\[]*|[a-z_]\w*(?:\.[A-Za-z_]\w*){2,}"  # or req.body.pw
+)
 _IDENT = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _TYPE = re.compile(r"(?:str|string|bytes|int|bool|any|none|secretstr|optional|union)(?:\[[\w\[\], |.]*)?", re.I)
-_PATH = re.compile(r"(?:~|\.{1,2})?/[a-z0-9._\-]+(?:/[a-z0-9._\-]*)*")
+_PATH = re.compile(r"(?:~|\.{1,2})?/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]*)*")
 _URL = re.compile(r"[a-z][a-z0-9+.\-]*://", re.I)
 
 

@@ -189,11 +189,13 @@ _PATTERNS: list[tuple[str, str, int, tuple[str, ...] | None]] = [
     ("password", r"\bmysql(?:dump|admin|import|sh|check)?\b[^\n|;&]*?\s-p([^\s\-][^\s]{3,})", 1, ("mysql",)),
     (
         "password",
-        # ``sshpass -p X``, ``docker login -u ci -p X``: the commands whose -p takes a password after a space
-        r"(?i)\b(?:sshpass|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login)\b[^\n|;&]*?"
-        r"""\s-p[ \t]*["']?([^\s\-"'][^\s"']{3,})""",
+        # ``sshpass -p X``, ``docker login -u ci -p X``, ``mongosh -p X``, ``redis-cli -a X``: the commands whose -p
+        # (-a) takes a password after a space
+        r"(?i)\b(?:(?:sshpass|mongo(?:sh|dump|restore|import|export)?|(?:docker|podman|nerdctl|buildah|skopeo|oras|"
+        r"helm[ \t]+registry)[ \t]+login)\b[^\n|;&]*?\s-p|redis-cli\b[^\n|;&]*?\s-a)"
+        r"""[ \t]*["']?([^\s\-"'][^\s"']{3,})""",
         1,
-        ("sshpass", "docker", "podman", "nerdctl", "buildah", "skopeo", "oras", "helm"),  # where a match starts
+        ("sshpass", "mongo", "docker", "podman", "nerdctl", "buildah", "skopeo", "oras", "helm", "redis-cli"),
     ),
     ("password", r"""(?i)\bcurl\b[^\n]*?\s(?:-u|--user)\s*["']?[^\s:"']+:([^\s"'@]{4,})""", 1, ("curl",)),
     ("password", r"(?i)\blogin\s+\S+\s+password\s+(\S{4,})", 1, ("login",)),
@@ -361,7 +363,7 @@ def ascii_lower(text: str) -> str:
 
 def _assigned_ok(value: str) -> bool:
     v = value.strip("\"'`")
-    w = v.rstrip(".!?")  # the sentence's end is not the value's: "my password is correct."
+    w = v.rstrip(".!?:")  # the sentence's end is not the value's: "my password is correct.", "if token is None:"
     if w.lower() in _NOT_A_VALUE or _REFERENCE.match(v) or _ALREADY.fullmatch(v) or _PLACEHOLDER_VALUE.search(v):
         return False
     if credentials.code_name(v):
