@@ -1655,6 +1655,8 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
         present = [a for a in present if a not in ENV_ONLY]
     if "secret" in present and _SHAPE_CHAR.search(text) is None and not _secret_noun(low):
         present.remove("secret")  # "update the secret in the vault": nothing there can be a secret's value
+    if "token" in present and not _token_word(low):
+        present.remove("token")  # "max_tokens", "tokenizer" (common in agent traffic): no token's noun
     if not ("/" in low or ":" in low or "|" in low):  # a login pair needs its separator
         present = [a for a in present if a not in _PAIR_ONLY]
     if not _PASSWORD_ANCHORS.isdisjoint(present):
@@ -1692,6 +1694,23 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
             continue
         out.append((s, e, label))
     return out
+
+
+_TOKEN_WORD = re.compile(r"tokens?(?![\w])")
+_TOKEN_PREFIXES = ("zugriffs", "zugangs", "toegangs")
+
+
+def _token_word(low: str) -> bool:
+    """Whether "token" stands as a word (or a compound's end: "Zugriffstoken") somewhere in ``low``."""
+    i = low.find("token")
+    while i >= 0:
+        before = low[i - 1 : i]
+        if _TOKEN_WORD.match(low, i) and (
+            not (before.isalnum() or before == "_") or low.endswith(_TOKEN_PREFIXES, 0, i)
+        ):
+            return True
+        i = low.find("token", i + 5)
+    return False
 
 
 def _keyword_value(text: str, kw: re.Match[str]) -> tuple[int, int, str] | None:
