@@ -25,7 +25,7 @@ from collections.abc import Iterable
 # see _env_values), looked for in the text's own case where their lower case woke the scan; "token" and "psk" wake
 # only that scan.
 ENV_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "PSK", "PIN", "CRED")
-ENV_ONLY = ("token", "psk")
+ENV_ONLY = ("psk",)
 # The password nouns of _LOCAL (a part of each: a literal that starts with a letter no other starts with makes every
 # text's literal scan slower, so "asło" for hasło, "ifre" for şifre), tried only where one of them occurs. Those of
 # other scripts are SCRIPT_LITERALS: the redactor looks for them apart, and only in a text that is not ASCII.
@@ -88,6 +88,9 @@ SCRIPT_LITERALS = (
     "รหัสผ่าน",
     "암호",
 )
+# The nouns of an API key or a token in the scripts and letters of other languages ("mój klucz API", "API-nyckeln",
+# "токен доступа", "APIキー", "访问令牌", "API 키"): looked for like SCRIPT_LITERALS, waking only the keyword scan.
+KEY_LITERALS = ("klíč", "kľúč", "nøgle", "токен", "トークン", "キー", "令牌", "密钥", "秘钥", "密鑰", "키", "토큰")
 # What wakes the scan (substrings of the ASCII-lowered text): the redactor tests these before any regex runs. Each
 # credential noun below holds one (tests/core/test_credentials.py checks a sample of every kind).
 LITERALS = (
@@ -211,8 +214,21 @@ LITERALS = (
     "p4s",
     *LOCAL_LITERALS,
     *SCRIPT_LITERALS,
+    *KEY_LITERALS,
     *ENV_ONLY,
     "secret",
+    # an API key or a token named in prose, in the Latin letters of other languages
+    "token",
+    "jeton",
+    "klic",
+    "klucz",
+    "nyckel",
+    "avain",
+    "anahtar",
+    "chave",
+    "bearer",
+    "authoriz",
+    "auth header",
     # an environment variable named for a secret ("set SMTP_PASSWORD to ..."): looked for in the text's own case
     "-",
 )
@@ -321,10 +337,23 @@ _ID = (
 )
 # Matched only at the start of a word that holds one of ANCHORS (found with str.find: a regex that scans every
 # position of a long message costs ~100x more), on the lowered text.
-_KEY = r"keys?|cl[ée]s?|chiavi|chiave|sleutels?|schl[üu]ssel|schluessel|ключ(?:и|а)?"
+_KEY = (
+    r"(?:keys?|cl[ée]s?|chiavi|chiave|clave|chaves?|(?:api-?|zugangs|zugriffs)?(?:schl[üu]ssel|schluessel)|sleutels?|"
+    r"ключ(?:и|а)?|kl[íi][čc]|kľúč|klucz(?:a|em)?|nyckel(?:n)?|n[øo]gle(?:n)?|avain(?:ta|ni|et)?|anahtar(?:ı|ım|ımız|i|im)?|"
+    r"キー|密钥|秘钥|密鑰|키"
+    # what the key is, after it: "la clé secrète", "chiave segreta", "clave de API"
+    r")(?:[ \t]+(?:secr[èe]te|segreta|secreta|privada|priv[ée]e|privata|privat|d'api|de (?:la )?api))?"
+)
+# An access token or a bearer, named in prose in the languages above ("el token de acceso es X", "токен доступа —
+# X", "auth header: Bearer X"): its value is no word, as a key's is
+_TOKEN_NOUN = (
+    r"(?:(?:zugriffs|zugangs|toegangs)-?)?tokens?(?:[ \t]+(?:dost[ęe]pu|доступа|доступу|p[řr][íi]stupu))?|"
+    r"токен(?:а|у)?(?:[ \t]+(?:доступа|доступу))?|jetons?|トークン|令牌|토큰|bearer(?:[ \t]+token)?|"
+    r"auth(?:orization)?(?:[ \t]+header)?"
+)
 _KEYWORDS = re.compile(
     rf"(?:(?P<phrase>{_PHRASE})|(?P<code>{_CODE})|(?P<id>{_ID})|(?P<password>{_PASSWORD})|(?P<key>{_KEY})|"
-    r"(?P<secret>secrets?))"
+    rf"(?P<secret>secrets?)|(?P<token>{_TOKEN_NOUN}))"
     r"(?![a-zà-ÿ0-9_])"
 )
 # The connector: a copula or a sign, in the languages above (set-verbs first: "was changed to"). Words end at a
@@ -1278,7 +1307,7 @@ _AS_WITH = re.compile(
 _COPULA = r"(?:[ \t]*(?:is|es|est|ist|é|è|era|was|lautet|sono|são|son)(?![\w]))?"
 _USER_THEN_PASS = re.compile(
     rf"(?:user(?:name)?|login|account|utilisateur|usuario|usuário|benutzer(?:name)?){_COPULA}[ \t]*[:=]?[ \t]+"
-    r"[\w.\-+@]{1,64}[ \t]*(?:,|and|et|y|e|und|en|/|;)?[ \t]*"
+    r"(?!(?:and|or|und|oder|et|ou|y|o|e|en|of)[ \t])[\w.\-+@]{1,64}[ \t]*(?:,|and|et|y|e|und|en|/|;)?[ \t]*"
     r"(?:(?:the|my|la|el|le|a|o|das|het|mijn|il|mi|mon|meu|minha|mein)[ \t]+)?"
     r"(?:pass(?:word)?|pwd|pw|mot de passe|mdp|contrase(?:ñ|n)a|senha|passwort|kennwort|clave|wachtwoord)"
     rf"{_COPULA}[ \t]*[:=]?[ \t]+([^\s\"'`,;<>()\[\]{{}}]{{3,128}})"
@@ -1373,11 +1402,35 @@ def _value_end(text: str, start: int) -> int:
     return m.start() if m else min(len(text), start + 200)
 
 
-def _password_ok(value: str) -> bool:
+# What code or a shell writes where a value would stand: a call or a subscript ("getpass.getpass()", "config['x']"),
+# a type ("password: str", "token: Optional[str]"), a path ("pwd is /home/user": the working directory), a URL
+_CALL = re.compile(
+    r"(?:[a-z_]\w*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)[(\[][\w.(\[]*|[a-z_]\w*(?:\.[A-Za-z_]\w*){2,}"  # or req.body.pw
+)
+_IDENT = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_TYPE = re.compile(r"(?:str|string|bytes|int|bool|any|none|secretstr|optional|union)(?:\[[\w\[\], |.]*)?", re.I)
+_PATH = re.compile(r"(?:~|\.{1,2})?/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]*)*")
+_URL = re.compile(r"[a-z][a-z0-9+.\-]*://", re.I)
+
+
+def code_name(value: str, after: str = "") -> bool:
+    """Whether ``value`` (and ``after``, the text right after it) is what code names where a value would stand, not a
+    value: a call, a subscript, a type, a path or a URL."""
+    if after.startswith(("(", "['", '["')) and _IDENT.fullmatch(value):
+        return True
+    return bool(_CALL.fullmatch(value) or _TYPE.fullmatch(value) or _PATH.fullmatch(value) or _URL.match(value))
+
+
+def column_name(value: str) -> bool:
+    """A key that is a column's or a field's name ("the primary key is order_id", "(tenant_id, user_id)")."""
+    return _SNAKE.match(value.lstrip("([")) is not None
+
+
+def _password_ok(value: str, after: str = "") -> bool:
     """A token named as a password: anything but a word that describes it or refers to it."""
     v = value.strip("\"'`").rstrip("!?")  # "the password is wrong!": the word decides, not its sentence's end
     low = v.casefold().lstrip("¿¡")
-    if len(v) < 3 or low in NOT_A_VALUE or _REF.match(v) or "[REDACTED:" in v:
+    if len(v) < 3 or low in NOT_A_VALUE or _REF.match(v) or "[REDACTED:" in v or code_name(v, after):
         return False
     if not v.isascii() and (not _ASCII_ALNUM.search(v) or (v.isalpha() and any(ord(c) > 0xFF for c in v))):
         return False  # "hasło jest nieprawidłowe", "mật khẩu là bắt buộc": a word of the sentence's own language
@@ -1459,6 +1512,8 @@ def _token_value(text: str, start: int, *, after_to: bool) -> tuple[int, int] | 
     if m is None:
         return None
     at, value = m.start(), _strip_tail(m.group(0).rstrip("*_") if emphasis else m.group(0))
+    if code_name(value, text[at + len(value) : at + len(value) + 2]):
+        return None  # "pw = getpass.getpass()", "password = request.form['password']"
     if not _password_ok(value):
         # "密码是六位数 314159": a word of the text's own language describes the value that follows
         n = None if value.isascii() else _NEXT_TOKEN.match(text, m.end())
@@ -1508,10 +1563,13 @@ def _value(kind: str, text: str, start: int, *, after_to: bool = False) -> tuple
         return _code_list(text, start)
     if kind == "id":
         return _id_value(text, start)
-    if kind == "key":
-        got = _token_value(text, start, after_to=after_to)
+    if kind in ("key", "token"):
+        scheme = _AUTH_SCHEME.match(text, start)  # "auth header: Bearer X": the scheme's name is not the value
+        got = _token_value(text, scheme.end() if scheme else start, after_to=after_to)
         v = text[got[0] : got[1]] if got else ""
-        return got if got and len(v) >= 6 and _shaped(v) and not _KEY_TYPE.match(v) else None
+        if not got or len(v) < 6 or not _shaped(v) or _KEY_TYPE.match(v) or column_name(v):
+            return None  # "the primary key is order_id", "the sort key is created_at": a column's name
+        return got
     if kind == "secret":  # "the secret we agreed on is 'blue-falcon-42'": no word ("the secret to bread is patience")
         got = _token_value(text, start, after_to=after_to)
         v = text[got[0] : got[1]] if got else ""
@@ -1531,9 +1589,11 @@ _LABELS = {
     "codes": "pin",
     "id": "national_id",
     "key": "key",
+    "token": "token",
     "secret": "secret",
 }
 # Names of kinds of key, not keys: "my SSH key is ed25519"
+_AUTH_SCHEME = re.compile(r"(?:bearer|basic|token)[ \t]+(?=\S)", re.I)
 _KEY_TYPE = re.compile(r"^(?:ed25519|rsa(?:-?\d+)?|ecdsa\S*|dsa|aes-?\d+|sha-?\d+|hmac\S*|x25519|p-?256)$", re.I)
 
 
@@ -1595,6 +1655,8 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
         present = [a for a in present if a not in ENV_ONLY]
     if "secret" in present and _SHAPE_CHAR.search(text) is None and not _secret_noun(low):
         present.remove("secret")  # "update the secret in the vault": nothing there can be a secret's value
+    if "token" in present and not _token_word(low):
+        present.remove("token")  # "max_tokens", "tokenizer" (common in agent traffic): no token's noun
     if not ("/" in low or ":" in low or "|" in low):  # a login pair needs its separator
         present = [a for a in present if a not in _PAIR_ONLY]
     if not _PASSWORD_ANCHORS.isdisjoint(present):
@@ -1632,6 +1694,23 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
             continue
         out.append((s, e, label))
     return out
+
+
+_TOKEN_WORD = re.compile(r"tokens?(?![\w])")
+_TOKEN_PREFIXES = ("zugriffs", "zugangs", "toegangs")
+
+
+def _token_word(low: str) -> bool:
+    """Whether "token" stands as a word (or a compound's end: "Zugriffstoken") somewhere in ``low``."""
+    i = low.find("token")
+    while i >= 0:
+        before = low[i - 1 : i]
+        if _TOKEN_WORD.match(low, i) and (
+            not (before.isalnum() or before == "_") or low.endswith(_TOKEN_PREFIXES, 0, i)
+        ):
+            return True
+        i = low.find("token", i + 5)
+    return False
 
 
 def _keyword_value(text: str, kw: re.Match[str]) -> tuple[int, int, str] | None:
@@ -1716,12 +1795,12 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
             got = _code_value(text, _GAP.match(text, between).end())  # type: ignore[union-attr]
             if got is not None and _firm("code", text, got):
                 return got
-        if between > head and kind == "password" and kw.group(0).endswith(("secret", "secrets")):
-            loose = True  # "the shared secret between them is trust": a secret named from afar looks like one
+        if kind == "password" and kw.group(0).endswith(("secret", "secrets")):
+            loose = True  # "the client secret is confidential", "the shared secret between them is trust": no word
         elif kind == "local" and kw.group(0) == "parole" and text.startswith(":", between):
             loose = True  # Latvian "parole: X", Italian "le parole: ciao": the word of another language takes no word
         c = connector.match(text, between)
-        if c is None and kind in ("local", "code"):
+        if c is None and kind in ("local", "code", "key", "token"):
             c = _LOCAL_COPULA.match(text, between) or _LOCAL_AFTER_WORDS.match(text, between)
             if c is None and (c := _FAR_COPULA.match(text, between)) is not None:
                 loose = True
@@ -1750,7 +1829,7 @@ def _after_keyword(text: str, kw: re.Match[str], kind: str) -> tuple[int, int] |
     before = text[max(0, kw.start() - 24) : kw.start()]
     sp = (_GAP_MD if md else _GAP).match(text, head)
     if sp is not None and sp.end() > head:
-        if _USE_VERB.search(before) or kind in ("code", "codes", "id", "key"):
+        if _USE_VERB.search(before) or kind in ("code", "codes", "id", "key", "token"):
             return _value(kind, text, sp.end())
         got = _value(kind, text, sp.end())
         v = text[got[0] : got[1]] if got is not None else ""
@@ -1799,9 +1878,11 @@ def _between_ends(text: str, head: int, limit: int) -> list[tuple[int, bool]]:
     post = _POSTPOSED.match(text, head)
     if post is not None:  # "mot de passe VPN est X", "Passwort WLAN ist X": what the noun is for, after it
         ends.append((post.end(), False))
-    if not _QUALIFIER.match(text, head):
-        return ends
     pos, loose = head, False
+    if not _QUALIFIER.match(text, head):
+        if post is None or not _QUALIFIER.match(text, post.end()):
+            return ends
+        pos = post.end()  # "klucz API do pogody: X": the phrase that qualifies the noun comes after its acronym
     for i in range(12):
         m = _WORD.match(text, pos)
         if m is None:

@@ -187,6 +187,16 @@ _PATTERNS: list[tuple[str, str, int, tuple[str, ...] | None]] = [
         ("cvv", "cvc", "csc", "cid", "cvn"),
     ),
     ("password", r"\bmysql(?:dump|admin|import|sh|check)?\b[^\n|;&]*?\s-p([^\s\-][^\s]{3,})", 1, ("mysql",)),
+    (
+        "password",
+        # ``sshpass -p X``, ``docker login -u ci -p X``, ``mongosh -p X``, ``redis-cli -a X``: the commands whose -p
+        # (-a) takes a password after a space
+        r"(?i)\b(?:(?:sshpass|mongo(?:sh|dump|restore|import|export)?|(?:docker|podman|nerdctl|buildah|skopeo|oras|"
+        r"helm[ \t]+registry)[ \t]+login)\b[^\n|;&]*?\s-p|redis-cli\b[^\n|;&]*?\s-a)"
+        r"""[ \t]*["']?([^\s\-"'][^\s"']{3,})""",
+        1,
+        ("sshpass", "mongo", "docker", "podman", "nerdctl", "buildah", "skopeo", "oras", "helm", "redis-cli"),
+    ),
     ("password", r"""(?i)\bcurl\b[^\n]*?\s(?:-u|--user)\s*["']?[^\s:"']+:([^\s"'@]{4,})""", 1, ("curl",)),
     ("password", r"(?i)\blogin\s+\S+\s+password\s+(\S{4,})", 1, ("login",)),
 ]
@@ -353,9 +363,11 @@ def ascii_lower(text: str) -> str:
 
 def _assigned_ok(value: str) -> bool:
     v = value.strip("\"'`")
-    w = v.rstrip(".!?")  # the sentence's end is not the value's: "my password is correct."
+    w = v.rstrip(".!?:")  # the sentence's end is not the value's: "my password is correct.", "if token is None:"
     if w.lower() in _NOT_A_VALUE or _REFERENCE.match(v) or _ALREADY.fullmatch(v) or _PLACEHOLDER_VALUE.search(v):
         return False
+    if credentials.code_name(v):
+        return False  # "getpass.getpass(", "config[", "str", "/home/user": code's name for a value, not one
     if w.isdigit() and len(w) < 8:
         return False  # "tokens: 4096", "max_tokens=512", "tokens: 4096."
     if w.isalpha() and w.islower() and (len(w) < 6 or w.endswith(("ed", "ly", "ing", "ion", "able", "ible"))):
@@ -528,13 +540,12 @@ class Redactor:
         # Credentials stated in words (credentials.py): woken by their own nouns, after the shape rules.
         self._prose = prose
         self._prose_lits = frozenset(credentials.LITERALS) if prose else frozenset()
-        self._lits_low = tuple(sorted(set(self._lits_low) | (self._prose_lits - set(credentials.SCRIPT_LITERALS))))
+        apart = credentials.SCRIPT_LITERALS + credentials.KEY_LITERALS
+        self._lits_low = tuple(sorted(set(self._lits_low) | (self._prose_lits - set(apart))))
         self._scan_case, self._scan_low = literal_scanner(self._lits_case), literal_scanner(self._lits_low)
         # The nouns of scripts no other literal starts in: one regex pass over a text that is not ASCII (in the
         # automaton, each letter a literal starts with costs every text's scan)
-        self._scan_script = re.compile(
-            "|".join(map(re.escape, credentials.SCRIPT_LITERALS)) if prose else "(?!)"
-        ).findall
+        self._scan_script = re.compile("|".join(map(re.escape, apart)) if prose else "(?!)").findall
         # An ASCII text holds no literal that is not: its scan walks the smaller automaton (each literal costs a little)
         self._scan_ascii = literal_scanner(lit for lit in self._lits_low if lit.isascii())
         # Which rules each literal wakes, so a text only walks the rules that can match in it.
@@ -790,8 +801,10 @@ def _sub_spans(rule: _Rule, text: str, matches: Iterable[re.Match[str]]) -> str:
         value = text[start:end]
         if "[REDACTED:" in value or (check is not None and not check(value)):
             continue
-        if rule.group == -2 and _agent_session_id(m, value):
-            continue
+        if rule.group == -2 and (
+            _agent_session_id(m, value) or (_key_label(m) == "key" and credentials.column_name(value))
+        ):
+            continue  # a session id named as one; "the primary key is order_id": a column
         out.append(text[pos:start])
         out.append(PLACEHOLDER.format(_key_label(m) if rule.group == -2 else rule.label))
         pos = end

@@ -79,6 +79,15 @@ PROSE_FORMS = [
     ("记住 WLAN密码是 Qingdao2025。", "Qingdao2025"),
     ("Ingat, kata sandi email saya adalah Sate#Ayam7.", "Sate#Ayam7"),
     ("Запам'ятай: пароль від ноутбука — Lviv#Kava3.", "Lviv#Kava3"),
+    # the fourth round: an API key or a token named in other languages, a login pair, a connection string, a shell
+    # command
+    ("Zapamiętaj, klucz API do mapy to Mazury-Key-61.", "Mazury-Key-61"),
+    ("Recuerda que el token de acceso del CRM es Rioja-Tok-38.", "Rioja-Tok-38"),
+    ("覚えて: 本番のAPIキーは Nara-Key-5150 です。", "Nara-Key-5150"),
+    ("Note the auth header for the staging API: Bearer Lemming42Tok", "Lemming42Tok"),
+    ("Запомни: логин ops, пароль Taiga#2029.", "Taiga#2029"),
+    ("Remember the reports DB is postgresql://bi:Sorrel77x@10.0.0.9/bi", "Sorrel77x"),
+    ("I deploy with sshpass -p 'Tern#Gale5' ssh deploy@10.0.0.12", "Tern#Gale5"),
 ]
 
 
