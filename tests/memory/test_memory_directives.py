@@ -29,6 +29,8 @@ DIRECTIVES = [
     "Don't ever use exclamation marks in your replies.",
     "Give me the short version first, then details, every time.",
     "Be blunt in every answer; I don't need the sugar-coating.",
+    "Use type hints, always.",
+    "Antworte mir bitte immer auf Englisch.",
     # after a leading clause
     "When you explain something, use an analogy first.",
     "Whenever you write SQL, use uppercase keywords.",
@@ -53,6 +55,10 @@ NOT_DIRECTIVES = [
     "Keep it short this time, I'm in a hurry.",
     "Antworte bitte kurz auf diese Frage.",
     "Réponds à Marie que je serai en retard.",
+    # a task whose own clause says "always" or "never"
+    "Write a function that always returns a list.",
+    "Make sure the function never returns None.",
+    "Add a test that always fails first.",
     # feedback on one answer
     "I like the short answer you gave.",
     # remarks: "always", a want, or an output word about something else

@@ -557,10 +557,16 @@ _GENERIC_OUTPUT = re.compile(
     r"scrivi|antwoordt|uitlegt|schrijft)\b",
     F,
 )
+# What makes an instruction hold every time: a phrase anywhere ("every time", "from now on"), or a bare "always" or
+# "never" on the instruction itself, before its verb or right after it ("Always cite", "Antworte immer"). Inside a
+# task's clause it is the task's ("Write a function that always returns a list", "Make sure it never throws").
 _EVERY_TIME = re.compile(
-    r"\b(?:always|never|every time|each time|all the time|by default|from now on|going forward|in (?:the )?future|"
-    r"no matter what|toujours|jamais|a chaque fois|siempre|nunca|cada vez|sempre|nunca|toda vez|immer|stets|niemals|"
-    r"nie|jedes mal|grundsatzlich|sempre|mai|ogni volta|altijd|nooit|elke keer)\b|总是|始终|一直|永远|每次|以后|今后",
+    r"\b(?:every time|each time|all the time|by default|from now on|going forward|in (?:the )?future|no matter what|"
+    r"a chaque fois|cada vez|toda vez|jedes mal|grundsatzlich|ogni volta|elke keer)\b|每次|以后|今后|总是|始终|永远",
+    F,
+)
+_ALWAYS = re.compile(
+    r"\b(?:always|never|ever|toujours|jamais|siempre|nunca|sempre|immer|stets|niemals|nie|mai|altijd|nooit)\b",
     F,
 )
 _LEAD_CLAUSE = r"^(?:[^,;:]{1,60}[,:]\s*)?"  # "When you explain X, use ...", "From now on, address me as ..."
@@ -580,7 +586,7 @@ _IMPERATIVE = re.compile(
     r"gib|nenne|erklare|vermeide|fuge|sprich|duze|siez|rispondi|scrivi|usa|utilizza|mantieni|inizia|comincia|"
     r"termina|metti|dai|cita|spiega|evita|aggiungi|parla|antwoord|schrijf|gebruik|houd|begin|eindig|zet|geef|"
     r"noem|leg uit|vermijd|voeg|spreek)\b"
-    r"|^(?:请|以后|今后|每次|所有|你的|你)*(?:回答|回复|答复)",
+    r"|^(?:请|以后|今后|每次|所有|你的|你|总是|始终|永远|一直)*(?:用\S{1,6})?(?:回答|回复|答复)",
     F,
 )
 # A wish for the output, or a rule for it: these name the output itself ("I want answers...", "answers should...").
@@ -606,6 +612,14 @@ _ONE_OFF = re.compile(
 )
 
 
+# Words that open a clause of the task's own between an instruction's verb and an "always" ("... a test that always").
+_CLAUSE_WORDS_TEXT = (
+    "that which who so if when because it its the a an this these those que qui dass che die der das het een"
+)
+_CLAUSE_WORDS = frozenset(_CLAUSE_WORDS_TEXT.split())
+_LAST_WORD = re.compile(r",\s*(?:always|every time|toujours|siempre|sempre|immer|sempre|altijd)[.!]?$", F)
+
+
 def standing_directive(statement: str) -> bool:
     """Whether a statement tells the assistant how to answer from now on: an instruction (:data:`_IMPERATIVE`) that
     names the output generically or holds every time, or a wish or rule for the output (:data:`_WISH`) that names it."""
@@ -614,7 +628,18 @@ def standing_directive(statement: str) -> bool:
         return False
     if _WISH.search(text):
         return bool(_GENERIC_OUTPUT.search(text))
-    return bool(_IMPERATIVE.search(text) and (_GENERIC_OUTPUT.search(text) or _EVERY_TIME.search(text)))
+    verb = _IMPERATIVE.search(text)
+    if verb is None:
+        return False
+    if _GENERIC_OUTPUT.search(text) or _EVERY_TIME.search(text):
+        return True
+    always = _ALWAYS.search(text)
+    if always is None:
+        return False
+    gap = text[verb.end() : always.start()].split()
+    return (
+        always.start() < verb.end() or (len(gap) <= 2 and not set(gap) & _CLAUSE_WORDS) or bool(_LAST_WORD.search(text))
+    )
 
 
 DIRECTIVE_CHARS = 2000  # a message longer than this is a task or a paste, not a directive said in passing
