@@ -1121,13 +1121,23 @@ _LEX_NEG = re.compile(rf"{lexicon.compile_words('neg')}\s*(?:\S+\s+)?$", F)
 _LEX_POSTNEG = re.compile(rf"\s*(?:\S+\s+)?{lexicon.compile_words('postneg')}", F)
 
 
-# Every act has a command verb: a sentence without one (nearly every sentence) is not offered them.
-_LEX_VERB = re.compile(lexicon.compile_words("send", "show", "get", "approve", "skip", "obey", "noask"), F)
+# Every act has a command verb: a sentence without one (nearly every sentence) is not offered them. Looked up word by
+# word where the script has spaces; by pattern where it has none (Chinese, Japanese, Korean's attached endings).
+_LEX_ROLES = ("send", "show", "get", "approve", "skip", "obey", "noask")
+_LEX_VERB = re.compile(lexicon.compile_words(*_LEX_ROLES), F)
+_LEX_KEYS = lexicon.key_words(*_LEX_ROLES)
+_LEX_WORD = re.compile(rf"{lexicon.WORD_CHAR}+")
+
+
+def _lex_verb(sentence: str) -> bool:
+    if lexicon.SPACELESS.search(sentence):
+        return _LEX_VERB.search(sentence) is not None
+    return not _LEX_KEYS.isdisjoint(_LEX_WORD.findall(sentence))
 
 
 def _lex_scan(sentence: str) -> list[Finding]:
     sentence = sentence.translate(lexicon.SIGMA)
-    if _LEX_VERB.search(sentence) is None:
+    if not _lex_verb(sentence):
         return []
     out: list[Finding] = []
     for i in _LEX_GATE.candidates(sentence):

@@ -463,7 +463,7 @@ WORDS: dict[str, dict[str, str]] = {
     },
     "vi": {
         "send": "gửi|chuyển tiếp|tải lên|chia sẻ",
-        "show": "hiển thị|hiện|cho xem|in ra|tiết lộ|liệt kê",
+        "show": "hiển thị|hiện|cho xem|tiết lộ|liệt kê",
         "get": "tải xuống|tải về",
         "run": "chạy|thực thi|thực hiện|cài đặt",
         "approve": "chấp nhận|phê duyệt|duyệt|đồng ý|cho phép|xác nhận",
@@ -502,7 +502,8 @@ ROLES = (
 WORD_CHAR = r"[\w\u0900-\u0963\u0966-\u097f]"
 # The languages that put the verb after its object: only there does an act read backwards.
 VERB_LAST = ("tr", "ja", "ko", "hi")
-_SPACELESS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")  # kana, CJK, Hangul: no word boundaries
+# Kana, CJK and Hangul (as syllables, and as the jamo the normaliser decomposes them to): no word boundaries.
+SPACELESS = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u4e00-\u9fff\uac00-\ud7af]")
 # Greek sigma is a letter that ignore-case matching equates with another: a literal holding it cannot be prefiltered
 # (:mod:`metaclaw_plugin.regexlits`), so both the words and the sentence read it as "s".
 SIGMA = str.maketrans({"σ": "s", "ς": "s"})
@@ -545,6 +546,20 @@ def _trie_pattern(words: list[list[str]]) -> str:
     return emit(trie)
 
 
+def key_words(*roles: str) -> frozenset[str]:
+    """One word of every word or phrase for ``roles`` in the scripts with spaces (a phrase's longest, the rarest), as
+    the screen reads it: a sentence none of whose words is one of these holds none of them (a set lookup per word,
+    where a pattern of hundreds of words costs a try at every character)."""
+    out: set[str] = set()
+    for lex in WORDS.values():
+        for role in roles:
+            for w in lex.get(role, "").split("|"):
+                if w.strip() and not SPACELESS.search(w):
+                    key = max(normalise(w).translate(SIGMA).split(" "), key=len)
+                    out |= {key, key.translate(HOMOGLYPHS)}
+    return frozenset(out)
+
+
 def compile_words(*roles: str, langs: tuple[str, ...] | None = None) -> str:
     """The words for ``roles`` of ``langs`` (every language by default), as one pattern bounded by word edges (none
     in scripts without spaces); Cyrillic and Greek words also as the look-alike folding leaves them in a mostly Latin
@@ -561,7 +576,7 @@ def compile_words(*roles: str, langs: tuple[str, ...] | None = None) -> str:
     spaceless: list[list[str]] = []
     for w in words:
         for variant in {w, normalise(w).translate(HOMOGLYPHS)}:
-            (spaceless if _SPACELESS.search(variant) else spaced).append(_tokens(variant))
+            (spaceless if SPACELESS.search(variant) else spaced).append(_tokens(variant))
     alts = []
     if spaced:
         alts.append(rf"(?<!{WORD_CHAR}){_trie_pattern(spaced)}(?!{WORD_CHAR})")
