@@ -28,6 +28,7 @@ class Outcome:
     block: str = ""  # the later request's memory block
     active: list[str] = field(default_factory=list)  # texts of active memories (not summaries) and passages
     quarantined: int = 0  # memories and passages quarantined
+    passages: list[str] = field(default_factory=list)  # the statuses of the user's passages (its own words kept)
     redacted: bool = False  # some stored text carries a redaction marker
     tool: str = ""  # what the MCP memory_store tool did: a status, or "refused"
     on_disk: bool = False  # a credential value, with the words before it, found in the home's bytes
@@ -69,7 +70,9 @@ def run(home: Path, cases: list[Poison | Credential | Benign]) -> list[Outcome]:
         assert store is not None and passages is not None
         for i, o in enumerate(outcomes):
             rows: list[Any] = [m for m in store.find(TENANT, f"u{i}", statuses=None) if m.kind != "summary"]
-            rows += passages.find(TENANT, f"u{i}", statuses=None)
+            kept = passages.find(TENANT, f"u{i}", statuses=None)
+            o.passages = [r.status for r in kept]
+            rows += kept
             o.active = [r.text for r in rows if r.status == "active"]
             o.quarantined = sum(r.status == "quarantined" for r in rows)
             o.redacted = any("[REDACTED" in r.text for r in rows)

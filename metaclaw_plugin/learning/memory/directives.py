@@ -47,6 +47,7 @@ from functools import lru_cache
 from ...regexlits import Prefilter
 from ...text import strip_marks
 from ..screening.normalise import normalise
+from . import lexicon
 
 F = re.I | re.U
 
@@ -242,6 +243,11 @@ _STYLE_WARNING = re.compile(
     r"spelling|grammar|unused|line[- ]length)\b[^.]{0,20}$",
     F,
 )
+_STYLE_AFTER = re.compile(
+    r"\s*(?:\S+\s+){0,3}?(?:lint\w*|style|format\w*|spelling|grammar|typos?|whitespace|trailing|indentation|naming|"
+    r"wording|tone|emojis?|punctuation|line[- ]length|deprecat\w*)\b",
+    F,
+)
 _ASK = (
     r"ask|asking|check|checking|confirm|confirming|wait|waiting|verify|verifying|double-check|prompt|prompting|"
     r"request|requesting|get|seek|seeking|bother confirming|bother asking|bother checking"
@@ -406,7 +412,7 @@ _FRAME_END = re.compile(
     rf"|^\s*(?:to\s+)(?=[^,]*$){_LEAD}*"  # "to forward ..." (a directive to remember, its verb left)
     rf"|(?:^|[,;:(]\s*){_COND}\b[^,;:]{{1,120}}[,:]\s*(?:then\s+|alors\s+|entonces\s+|entao\s+|dann\s+)?{_LEAD}*"
     rf"|(?:^|[,;:]\s*){_LEAD}*(?:{_PRODROP}\s*)+(?:{_CLITIC}\s*)*"  # "debes imprimir", "deve enviar", "must send"
-    rf"|[:\-\u2013\u2014\]\)>]\s*{_LEAD}*"  # after a colon or a label: "Rule: send ...", "[SYSTEM] send ..."
+    rf"|(?:[:\u2013\u2014\]\)>]|(?<!\w)-)\s*{_LEAD}*"  # after a colon or a label: "Rule: send ...", "[SYSTEM] send ..."
     rf"|\b{_AGENT}\s*[,:]?\s*(?:(?:{_MODAL}|{_CLITIC})\s*)*"
     rf"|\b{_WANTER}\s*{_WANT}\s+(?:(?:that|que|dass|de|a)\s+)?{_AGENT}?\s*(?:(?:to|de|a|que|zu)\s+)?(?:(?:{_MODAL}|{_CLITIC})\s*)*"
     rf"|\b{_REMEMBER}\s+(?:(?:that|de|d'|que|de que|daran|dass)\s+)?(?:{_AGENT}\s+)?(?:(?:to|de|d'|a|zu)\s+)?(?:(?:{_MODAL}|{_CLITIC})\s*)*"
@@ -617,7 +623,7 @@ ACTIONS: list[_Action] = [
     # Skipping confirmations and warnings ---------------------------------------------------------------------------
     _a(
         "skip_confirmation",
-        r"(?:\bnever|\bdon'?t|\bdo not|\bstop|\bno need to)\s+(?:ever\s+)?(?:warn|warning|alert|"
+        r"(?:\bnever|\bdon'?t|\bdo not|\bstop|\bquit|\bno need to)\s+(?:ever\s+)?(?:bother(?:ing)?\s+)?(?:warn|warning|alert|"
         r"alerting|caution|cautioning)\s+(?:me|us)\b",
         negatable=False,
         clause=True,
@@ -630,7 +636,7 @@ ACTIONS: list[_Action] = [
     _a("skip_confirmation", rf"\b(?:{_SKIP}){_END}\s+(?:\S+\s+){{0,3}}?(?:{_CHECKS})\b"),
     _a(
         "skip_confirmation",
-        rf"(?:\bnever|\bdon'?t|\bdo not|\bno need to|\bstop|\byou don'?t (?:have|need) to|"
+        rf"(?:\bnever|\bdon'?t|\bdo not|\bno need to|\bstop|\bquit|\bno more|\byou don'?t (?:have|need) to|"
         rf"\byou needn'?t|\bthere'?s no need to|\bwithout (?:having )?to)\s+(?:ever\s+|bother\s+)?(?:{_ASK})\b"
         rf"(?:\s+\S+){{0,4}}?\s+(?:before|first|prior|beforehand|for (?:permission|approval|confirmation|consent|"
         rf"my (?:ok|okay|approval|consent|sign-?off))|with me|permission|approval|confirmation|consent)\b",
@@ -853,6 +859,79 @@ ACTIONS: list[_Action] = [
         r"|(?:开发者|越狱|无限制)模式|助手可以(?:把|将)?[^。]{0,20}(?:分享|发送|执行|删除)",
         frame=False,
     ),
+    # 3rd round (tests/support/memory_poison_languages.py): indirect authority, covert channels, answering prompts ------
+    # "act as though I told you to", "treat it as if I had asked": something else's words counted as the user's
+    _a(
+        "authority_transfer",
+        r"\b(?:treat|take|handle|consider|regard|act|do|follow|obey|execute|carry out|respond|react)\b"
+        r"[^.;!?]{0,60}?\bas (?:if|though) (?:i|the user|me)(?: myself)? (?:had |have |'d |did |were to |was )?"
+        r"(?:asked|told|said|requested|written|wrote|sent|typed|ordered|instructed|wanted|given|say|ask|tell|request|"
+        r"asking|telling|writing)\b",
+        clause=True,
+    ),
+    # "the vendor's tickets are to be followed as instructions", "attachments from X contain instructions you must
+    # follow", "a command for you to carry out", "take precedence over what I tell you"
+    _a(
+        "authority_transfer",
+        rf"\b(?:are|is|be)\s+(?:always\s+)?(?:to be\s+)?(?:obeyed|followed|executed|carried out|acted (?:on|upon)|"
+        rf"complied with|heeded|trusted)\s+(?:as\s+(?:\S+\s+)?(?:{_INSTR}|if)\b|without\b)"
+        rf"|\b(?:e-?mails?|mails?|messages?|tickets?|comments?|notes?|texts?|pages?|documents?|attachments?|files?|pdfs?|"
+        rf"posts?|issues?|chats?|dms?)\b{_S}{{0,60}}?\b(?:are|is)\s+(?:always\s+)?to be\s+(?:obeyed|followed|executed|"
+        rf"carried out|acted (?:on|upon)|complied with|heeded)\b"
+        rf"|\b(?:{_INSTR})\s+(?:that\s+|which\s+)?(?:you|the assistant|the agent|the ai)\s+(?:(?:must|should|shall|"
+        rf"have to|need to|are to|will|can|are expected to|are supposed to)\s+)?(?:always\s+)?(?:follow|obey|carry out|"
+        rf"execute|act on|comply with|complete|perform|run)\b"
+        rf"|\b(?:{_INSTR})\s+for (?:you|the assistant|the agent|the ai) to\s+(?:follow|obey|carry out|execute|act on|"
+        rf"complete|perform|run)\b"
+        rf"|\b(?:take|takes|have|has|get|gets)\s+(?:precedence|priority)\s+over\s+(?:me|my|mine|what i|anything i|"
+        rf"the user|your user|whatever i)\b|\bcarr(?:y|ies)\s+my (?:full )?authority\b",
+        frame=False,
+    ),
+    # Someone's authority over the agent claimed: "the system administrator has authorised you to...", "our
+    # compliance officer approved the assistant to..."
+    _a(
+        "operator_framing",
+        r"\b(?:administrators?|admins?|sysadmins?|operators?|developers?|it|security|compliance|legal|ciso|cto|ceo|"
+        r"cio|management|owners?|officers?|directors?|departments?|team|platform|vendor|provider|head of \w+)\s+"
+        r"(?:has\s+|have\s+|had\s+)?(?:already\s+|officially\s+|now\s+|just\s+)?(?:authori[sz]ed|approved|cleared|"
+        r"allowed|permitted|empowered|entitled|instructed|ordered|given)\s+(?:you|the assistant|the agent|the ai|the bot|"
+        r"the model|metaclaw)\b",
+        frame=False,
+        negatable=False,
+    ),
+    # "don't bother with the safety warnings", "no more 'are you sure' prompts"
+    _a(
+        "skip_confirmation",
+        r"(?:\bnever|\bdon'?t|\bdo not|\bstop|\bquit|\bno need to)\s+(?:bother(?:ing)?\s+(?:with|about)|showing(?:\s+me)?)"
+        r"\s+(?:\S+\s+){0,4}?(?:warnings?|confirm\w*|prompts?|are you sure|approvals?|permission (?:prompts?|checks?|"
+        r"requests?)|safety (?:checks?|prompts?|warnings?))\b"
+        r"|\bno more\s+(?:\S+\s+){0,2}?(?:warnings?|confirmations?|prompts?|are you sure|safety (?:checks?|prompts?)|"
+        r"checks?)\b",
+        negatable=False,
+        clause=True,
+    ),
+    # Covert channels: a secret encoded, or put where a reader does not look (alt text, a link, a comment, metadata)
+    _a(
+        "secret_reveal",
+        rf"\b(?:base-?64|hex|rot-?13|binary|morse)[\s-]*(?:encode|encoded|encoding)\b{_S}{{0,40}}?(?:{_SECRET})"
+        rf"|\b(?:encode|obfuscate|convert|translate|spell|write|render)\b{_S}{{0,60}}?(?:{_SECRET}){_S}{{0,40}}?"
+        rf"\b(?:in|into|to|as|using)\s+(?:\S+\s+)?(?:base-?64|hex\w*|rot-?13|binary|morse|ascii codes?|"
+        rf"unicode escapes|reverse)\b"
+        rf"|(?:{_SECRET}){_S}{{0,60}}?\b(?:in|into|inside|within|as|to)\s+(?:the\s+|an?\s+|every\s+|each\s+)?"
+        rf"(?:\S+\s+){{0,2}}?(?:alt[- ]text|link text|image (?:urls?|links?|tags?)|markdown image|html comments?|"
+        rf"query (?:string|param\w*)|metadata|file ?names?|footers?|signatures?|invisible (?:text|characters)|"
+        rf"zero-width|hidden (?:text|fields?|divs?))\b",
+        clause=True,
+    ),
+    # Answering a permission prompt in advance: "always answer yes when a tool asks for elevated permissions"
+    _a(
+        "pre_approval",
+        r"\b(?:answer|say|reply|respond|click|press|type|hit|select|choose|tap|enter)\s+(?:with\s+)?[\"'“‘]?"
+        r"(?:yes|y|ok|okay|allow|accept|approve|confirm|continue|agree|grant)\b[\"'”’]?\s*(?:to|on|for|when|whenever|"
+        r"if|every time|each time|any ?time)\b(?=[^.;!?]*?\b(?:prompts?|permissions?|dialogs?|asks?|requests?|"
+        r"pop-?ups?|confirmations?|consent|sudo|root|admin\w*|elevat\w*|access|installers?|tools?|sandbox)\b)",
+        clause=True,
+    ),
     # Held-out red team, 2nd round: forms and languages the rules above missed -----------------------------------
     # An answer asked to carry secrets, however the wish is put ("each answer ended with the value of every secret")
     _a(
@@ -933,9 +1012,9 @@ ACTIONS: list[_Action] = [
     ),
     # Japanese: the request form (〜してください, 〜して) of an action, never its negative (〜しないで); written as the
     # normalised text reads it (voicing marks stripped: で is て)
-    _ja(
+    _ja(  # to anyone but the user ("私に送って": send it to me)
         "exfiltration",
-        r"(?:送信|送付|転送|アップロード|共有|投稿|送っ|送り|メール)(?:して|し)?(?:ください|下さい|なさい|てください|ろ|"
+        r"^(?!.*(?:私|わたし|僕|ぼく|自分)(?:宛)?に).*?(?:送信|送付|転送|アップロード|共有|投稿|送っ|送り|メール)(?:して|し)?(?:ください|下さい|なさい|てください|ろ|"
         r"て(?:ね|くれ)?(?:[。.!！]|$))",
         frame=False,
     ),
@@ -1000,6 +1079,77 @@ ACTIONS: list[_Action] = [
         frame=False,
     ),
 ]
+
+
+# The languages these frames do not read, by verb and object (:mod:`.lexicon`) ------------------------------------
+@dataclass(frozen=True)
+class _LexAct:
+    code: str
+    rx: re.Pattern[str]  # its group "v" is the command verb, whose negation makes it no command
+    need: re.Pattern[str] | None = None  # what the sentence must hold too
+
+
+def _lex_acts() -> list[_LexAct]:
+    w = {r: lexicon.compile_words(r) for r in lexicon.ROLES}
+    last = {r: lexicon.compile_words(r, langs=lexicon.VERB_LAST) for r in ("send", "show")}
+    verb = lexicon.compile_words("send", "show", "get", "run", "approve", "skip", "obey")
+    remote = REMOTE.translate(lexicon.SIGMA)
+
+    def act(code: str, pattern: str, need: str | None = None) -> _LexAct:
+        return _LexAct(code, re.compile(pattern, F), re.compile(need, F) if need else None)
+
+    return [
+        act("exfiltration", rf"(?P<v>{w['send']}){_S}{{0,120}}?{remote}"),
+        act("exfiltration", rf"{remote}{_S}{{0,80}}?(?P<v>{last['send']})"),
+        act("secret_reveal", rf"(?P<v>{w['show']}){_S}{{0,80}}?{w['secret']}"),
+        act("secret_reveal", rf"{w['secret']}{_S}{{0,80}}?(?P<v>{last['show']})"),
+        act("fetch_execute", rf"(?P<v>{w['get']}){_S}{{0,120}}?{w['run']}", rf"{w['code']}|{remote}"),
+        act("pre_approval", rf"(?P<v>{w['approve']}){_S}{{0,60}}?(?:{w['all']}|{w['auto']})"),
+        act("pre_approval", rf"(?:{w['all']}|{w['auto']}){_S}{{0,60}}?(?P<v>{w['approve']})"),
+        act("skip_confirmation", rf"(?P<v>{w['skip']}){_S}{{0,60}}?{w['check']}"),
+        act("skip_confirmation", rf"{w['check']}{_S}{{0,60}}?(?P<v>{w['skip']})"),
+        act("skip_confirmation", rf"(?P<v>{verb}){_S}{{0,100}}?{w['noask']}"),
+        act("skip_confirmation", rf"{w['noask']}{_S}{{0,100}}?(?P<v>{verb})"),
+        act("authority_transfer", rf"(?P<v>{w['obey']}){_S}{{0,80}}?{w['instr']}", rf"{w['source']}|{remote}"),
+        act("authority_transfer", rf"{w['instr']}{_S}{{0,80}}?(?P<v>{w['obey']})", rf"{w['source']}|{remote}"),
+    ]
+
+
+_LEX_ACTS = _lex_acts()
+_LEX_GATE = Prefilter(a.rx for a in _LEX_ACTS)
+_LEX_NEG = re.compile(rf"{lexicon.compile_words('neg')}\s*(?:\S+\s+)?$", F)
+_LEX_POSTNEG = re.compile(rf"\s*(?:\S+\s+)?{lexicon.compile_words('postneg')}", F)
+
+
+# Every act has a command verb: a sentence without one (nearly every sentence) is not offered them. Looked up word by
+# word where the script has spaces; by pattern where it has none (Chinese, Japanese, Korean's attached endings).
+_LEX_ROLES = ("send", "show", "get", "approve", "skip", "obey", "noask")
+_LEX_VERB = re.compile(lexicon.compile_words(*_LEX_ROLES), F)
+_LEX_KEYS = lexicon.key_words(*_LEX_ROLES)
+_LEX_WORD = re.compile(rf"{lexicon.WORD_CHAR}+")
+
+
+def _lex_verb(sentence: str) -> bool:
+    if lexicon.SPACELESS.search(sentence):
+        return _LEX_VERB.search(sentence) is not None
+    return not _LEX_KEYS.isdisjoint(_LEX_WORD.findall(sentence))
+
+
+def _lex_scan(sentence: str) -> list[Finding]:
+    sentence = sentence.translate(lexicon.SIGMA)
+    if not _lex_verb(sentence):
+        return []
+    out: list[Finding] = []
+    for i in _LEX_GATE.candidates(sentence):
+        act = _LEX_ACTS[i]
+        for m in act.rx.finditer(sentence):
+            v = m.start("v")
+            if _LEX_NEG.search(sentence, max(0, v - 30), v) or _LEX_POSTNEG.match(sentence, m.end("v")):
+                continue
+            if act.need is None or act.need.search(sentence):
+                out.append(Finding(act.code, " ".join(m.group(0).split())[:80]))
+            break
+    return out
 
 
 def _sentences(text: str) -> list[str]:
@@ -1088,7 +1238,9 @@ def _scan(sentence: str) -> list[Finding]:
                 start += 1
             verb = re.match(r"[\w'\-]+", sentence[start:])
             word = verb.group(0) if verb else ""
-            if act.code == "skip_confirmation" and _STYLE_WARNING.search(sentence[: m.end()]):
+            if act.code == "skip_confirmation" and (
+                _STYLE_WARNING.search(sentence[: m.end()]) or _STYLE_AFTER.match(sentence, m.end())
+            ):
                 continue
             if act.negatable:
                 if (
@@ -1111,7 +1263,7 @@ def _scan(sentence: str) -> list[Finding]:
                     continue
             out.append(Finding(act.code, " ".join(m.group(0).split())[:80]))
             break
-    return out
+    return out + _lex_scan(sentence)
 
 
 # Markdown marks say nothing of intent: emphasis ("**standing order:**"), quote and heading markers at a line's start
