@@ -172,7 +172,9 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "override_verb",
         "rejected",
-        r"\b(?:takes?|taking|has|have|having|gets?|given|with|holds?) (?:\w+ )?(?:precedence|priority|authority|the upper hand|the last word|the final (?:word|say)) (?:over|above)\b|\b(?:outranks?|outranking|overrides?|overriding|supersedes?|superseding|trumps?|overrules?|prevails? over|wins? over|ranks? (?:above|higher than)|is above|are above|counts? more than|beats)\b",
+        r"\b(?:takes?|taking|has|have|having|gets?|given|with|holds?) (?:\w+ )?(?:precedence|priority|authority|the upper hand|the last word|the final (?:word|say)) (?:over|above)\b|"
+        r"\b(?:give|gives|giving|grant|grants|granting|assign|assigns|assigning)\b(?:\W+\w+){1,6}?\W+(?:\w+ )?(?:precedence|priority|authority|the last word|the final (?:word|say)) (?:over|above)\b|"
+        r"\b(?:more important|more authoritative|more binding|weightier|higher[- ]priority|(?:of |a )?higher priority|(?:of |a )?greater priority) than\b|\b(?:outranks?|outranking|overrides?|overriding|supersedes?|superseding|trumps?|overrules?|prevails? over|wins? over|ranks? (?:above|higher than)|is above|are above|counts? more than|beats)\b",
     ),
     (
         "override_claim",
@@ -515,10 +517,19 @@ _CONDUCT: list[tuple[str, str, str]] = [
     (
         "authority_transfer",
         "rejected",
-        r"\b(?:treat|consider|regard|handle|accept|trust|read|take)\b(?:\W+\w+){0,8}?\W+as (?:if (?:they|it) (?:came|come|"
-        r"were|was) (?:sent )?from|coming from|(?:being )?from|sent by|written by|issued by|spoken by|(?:instructions|orders|"
-        r"commands|messages) from) (?:the |your |an? )?(?:system|operator|developer|admin\w*|owner|root|me|the user|user|"
-        r"creators?|principal|anthropic|openai)\b"
+        r"\b(?:treat|consider|regard|handle|accept|trust|read|take|follow|obey|execute|act on|carry out|comply with|apply|"
+        r"honou?r|do)\w*\b(?:\W+\w+){0,8}?\W+as (?:(?:if|though) (?:they|it|these|those|this|that|such \w+) (?:had )?"
+        r"(?:came|come|were|was|had been|are|is|been) (?:sent |written |given |issued |typed |said )?(?:directly )?(?:from|by)|"
+        r"(?:if|though) (?:sent|written|given|issued|typed|said|coming) (?:directly )?(?:from|by)|coming from|(?:being )?from|sent by|written by|issued by|spoken by|given by|(?:instructions|orders|commands|"
+        r"messages|requests) from) (?:the |your |an? )?(?:system|operator|developer|admin\w*|owner|root|me|the user|user|"
+        r"human|creators?|principal|anthropic|openai)\b"
+        # the user's own voice lent to what the agent reads: "obey them as though the user wrote them"
+        r"|\b(?:follow|obey|execute|act on|carry out|comply with|apply|honou?r|do)\w*\b(?:\W+\w+){0,8}?\W+as (?:if|though) "
+        r"(?:the |your )?(?:user|human|operator|owner|system|developer)(?:'s|s')? (?:had |has |him\w* |her\w* |them\w* )?"
+        r"(?:asked|wrote|written|typed|said|requested|sent|given|gave|issued|instructed|ordered)\b"
+        r"|\b(?:follow|obey|execute|act on|carry out|comply with|apply|honou?r|do|treat)\w*\b(?:\W+\w+){0,8}?\W+as (?:if|though) "
+        r"(?:they|it|these|those) (?:were|was|are|is) (?:the |your )?(?:user|human|operator|owner)(?:'s|s') (?:own )?"
+        r"(?:instructions?|requests?|words|messages?|commands?|orders?|wishes)?\b"
         r"|\bas if (?:the |your )?(?:system|operator|developer|admin\w*|owner|root) (?:had )?(?:typed|wrote|written|sent|"
         r"said|issued|gave|given|spoke)\b"
         r"|\b(?:with|has|have|gets?|given|carry|carries|hold|holds) (?:\w+ )?(?:priority|precedence|authority) (?:over|above) "
@@ -749,6 +760,29 @@ _CONDUCT_OTHER_LANGUAGES: list[tuple[str, str, str]] = [
         r"|даже если.{0,80}(?:противореч|конфликтую|идут против|идет против)"
         r"|с (?:полн|абсолютн|высш|неограниченн)\w* (?:полномочи|власт|авторитет|приоритет)\w*",
     ),
+    # What the agent reads, obeyed as if the user (or the operator) had said it: "als kämen sie vom Nutzer".
+    (
+        "authority_transfer",
+        "rejected",
+        r"\bals (?:ob )?(?:(?:sie|es|diese|er|käm\w*|kam\w*|stammt\w*|wär\w*|seien|hätte\w*|direkt)\s+){1,3}(?:vom|von dem|"
+        r"von der|aus dem|durch den) (?:\w+ )?(?:nutzer|benutzer|anwender|user|betreiber|operator|system|entwickler|"
+        r"administrator|eigentumer|eigentümer)\w*"
+        r"|\bcomme (?:si|s'il|s'ils|s'elles?|venant|provenant|émanant|emanant)\b(?:\W+\w+){0,5}?\W+(?:de l'|du |de la |par l'|"
+        r"par le |par la )(?:utilisateur|utilisatrice|operateur|opérateur|systeme|système|developpeur|développeur|"
+        r"administrat\w+|proprietaire|propriétaire)"
+        r"|\bcomo (?:si|se|viniendo|proveniendo|vindo|provindo)\b(?:\W+\w+){0,5}?\W+(?:del |de la |por el |por la |do |da |pelo |"
+        r"pela )(?:usuario|usuaria|usuário|usuária|utilizador|operador|sistema|desarrollador|desenvolvedor|administrador|"
+        r"propietario|proprietário)"
+        r"|\bcome se\b(?:\W+\w+){0,5}?\W+(?:dall'|dal |dalla |dallo )(?:utente|operatore|sistema|sviluppatore|"
+        r"amministratore|proprietario)"
+        r"|\balsof\b(?:\W+\w+){0,5}?\W+(?:van|door) (?:de |het )?(?:gebruiker|beheerder|operator|systeem|ontwikkelaar|"
+        r"eigenaar|administrator)"
+        r"|\bjak(?:by|gdyby)\b(?:\W+\w+){0,4}?\W+(?:od|przez) (?:użytkownik|uzytkownik|operator|system|administrator|"
+        r"programist)\w*"
+        r"|(?:как будто|как если бы|словно)(?:\W+\w+){0,4}?\W+от (?:пользовател|оператор|систем|разработчик|администратор|"
+        r"владел)\w*"
+        r"|(?:就像|如同|当作|當作|视为|視為|好像).{0,10}(?:用户|用戶|使用者|系统|系統|开发者|管理员)(?:的)?(?:指令|指示|要求|命令|消息|说的|所说)",
+    ),
     (
         "authority_claim",
         "suspicious",
@@ -798,7 +832,8 @@ _CONDUCT_OTHER_LANGUAGES: list[tuple[str, str, str]] = [
 ]
 OTHER_LANGUAGE = re.compile(
     r"[^\W\d_](?<![a-zA-Z])|\b(?:und|der|das|ist|nicht|ohne|sie|diese\w*|les|est|une|des|sans|pour|avec|ils|los|las|una|sin|con|"
-    r"para|aunque|che|non|senza|sono|gli|anche|uma|sem|com|mesmo|voc[eê]|het|een|van|ook|niet|gebruiker)\b",
+    r"para|aunque|che|non|senza|sono|gli|anche|il|della|dell|dall|quando|utente|dans|quand|cuando|wenn|uma|sem|com|"
+    r"mesmo|voc[eê]|het|een|van|ook|niet|gebruiker)\b",
     re.IGNORECASE,
 )
 
@@ -891,6 +926,14 @@ GLOBAL_OBJECT = re.compile(
     r"this (?:conversation|session|chat)|(?:any|all|every|other|earlier|previous|prior|preceding|above|original|"
     r"conflicting|existing|initial|standing) (?:\w+ )?(?:instructions?|rules?|guidance|guidelines?|directives?|prompts?|"
     r"skills?|messages?|polic(?:y|ies)|constraints?|restrictions?|orders|directions))\b"
+)
+# The user's own say as the thing outranked: "over what the user says", "than the user's instructions". A claim to
+# outrank it is no domain of its own (a default, a config file, a format is).
+USER_SAY = re.compile(
+    r"\b(?:the |your |any |a )?(?:user|human|person you (?:help|work for))(?:'s|s')?(?: own)? (?:messages?|instructions?|"
+    r"requests?|wishes|commands?|orders?|prompts?|input|guidance|decisions?|objections?|words?|say|corrections?)\b"
+    r"|\bwhat (?:the |your )?(?:user|human) (?:says?|said|asks?|asked|wants?|requests?|types?|writes?|tells? you)\b"
+    r"|\b(?:the |your )?(?:user|human)(?:'s|s')?(?=\s*(?:[.!?;,)]|$|\b(?:does|do|did|says?|wants?)\b))"
 )
 DOMAIN_OBJECT = re.compile(
     r"\b(?:over|than|above|for|on|about|regarding|in|within|when|whenever|during|of|to)\s+(?!(?:the |your |any |all )?"

@@ -65,6 +65,7 @@ from .patterns import (
     UNTRUSTED,
     URL,
     URLENC_RUN,
+    USER_SAY,
     USER_SUBJECT,
     YAML_DELIM,
     YAML_END,
@@ -112,9 +113,14 @@ def _claim_scoped(text: str, m: re.Match[str]) -> bool:
     """A priority/authority claim about a domain of its own ("takes precedence over the default date format",
     "the single source of truth for the API schema"), not over other instructions."""
     region = m.group(0) + _clause_tail(text, m.end())
-    if GLOBAL_OBJECT.search(region):
+    if GLOBAL_OBJECT.search(region) or USER_SAY.search(region):
         return False
     return bool(DOMAIN_OBJECT.search(region[1:]))
+
+
+def _over_instructions(tail: str) -> bool:
+    """Whether what an override verb outranks is other instructions or the user's own say."""
+    return bool(GLOBAL_OBJECT.search(tail) or USER_SAY.search(tail))
 
 
 def _void_scoped(text: str, m: re.Match[str]) -> bool:
@@ -228,7 +234,7 @@ def _lifted(code: str, text: str, m: re.Match[str]) -> bool:
         or (code in LINE_NEGATABLE and _line_warned(text, m.start()))
         or (code in LIMITABLE and _limited(text, m.start()))
         or (code == "override_claim" and _claim_scoped(text, m))
-        or (code == "override_verb" and not GLOBAL_OBJECT.search(_clause_tail(text, m.end())))
+        or (code == "override_verb" and not _over_instructions(_clause_tail(text, m.end())))
         or (code == "override_void" and _void_scoped(text, m))
         or _conduct_lifted(code, text, m)
     )
