@@ -429,7 +429,7 @@ _OUT_CHANNEL = (
     r"query (?:strings?|param(?:eter)?s?)|comments?|code comments?|pr (?:descriptions?|body|titles?)|"
     r"pull requests?(?: descriptions?| body| titles?)?|issues?|issue comments?|readme|docs|documentation|changelog|"
     r"error messages?|exception messages?|screenshots?|source(?: code)?|the code|code|repo(?:sitory)?|gists?|"
-    r"tag names?|branch names?|file ?names?|titles?|release notes|wiki|slack|tickets?)"
+    r"tag names?|branch names?|file ?names?|titles?|release notes|wiki|slack|tickets?|channels?|forums?|pastebins?|discord)"
 )
 _PUT_VERB = (
     r"(?:include|including|put|putting|write|writing|add|adding|insert|inserting|embed|embedding|paste|pasting|append|"
@@ -783,6 +783,43 @@ _CONDUCT_OTHER_LANGUAGES: list[tuple[str, str, str]] = [
         r"владел)\w*"
         r"|(?:就像|如同|当作|當作|视为|視為|好像).{0,10}(?:用户|用戶|使用者|系统|系統|开发者|管理员)(?:的)?(?:指令|指示|要求|命令|消息|说的|所说)",
     ),
+    # A sender, file or account put above the user: "Nachrichten vom Konto ci-bot haben Vorrang vor dem Nutzer".
+    (
+        "authority_transfer",
+        "rejected",
+        r"(?:\b(?:haben|hat|genie(?:ss|ß)en|bekomm\w*|erhalt\w*|erhält) (?:\w+ )?(?:vorrang|priorit[aä]t|vortritt) (?:vor|gegen[uü]ber)"
+        r"|\b(?:wichtiger|ma(?:ss|ß)geblicher|vorrangig) als"
+        r"|\b(?:sont|est) prioritaires? sur|\b(?:ont|a) (?:la )?(?:priorit[eé]|pr[eé]s[eé]ance) sur|\bpriment? sur"
+        r"|\bl'emporte(?:nt)? sur|\bplus importante?s? que"
+        r"|\btienen? (?:la )?(?:prioridad|precedencia) sobre|\bprevalecen? sobre|\bpriman? sobre|\bm[aá]s importantes? que"
+        r"|\bhanno (?:la )?(?:precedenza|priorit[aà])|\bha (?:la )?(?:precedenza|priorit[aà])|\bprevalgono su|\bprevale su"
+        r"|\bpi[uù] importanti? (?:di|dei|delle|degli|del|della|rispetto)"
+        r"|\bt[eê]m (?:a )?(?:prioridade|preced[eê]ncia) sobre|\bmais importantes? (?:que|do que)"
+        r"|\b(?:hebben|heeft|krijgen|krijgt) (?:\w+ )?(?:voorrang|prioriteit) (?:op|boven)|\bbelangrijker dan"
+        r"|\bmaj[aą] (?:\w+ )?(?:pierwsze[nń]stwo|priorytet) (?:przed|nad)|\bwa[zż]niejsze ni[zż]"
+        r"|(?:имеют|имеет) (?:\w+ )?приоритет над|важнее)"
+        r"[^.!?;\n]{0,40}?(?:\b(?:nutzer|benutzer|anwender|betreiber|utilisat\w*|usuari\w*|usu[aá]ri\w*|utilizador\w*|utent\w*|"
+        r"gebruiker\w*|u[zż]ytkownik\w*)|пользовател\w*)",
+    ),
+    # A secret file, key or token put where others read it (a ticket, an issue, a channel, a paste), in other languages.
+    (
+        "secret_leak_other",
+        "rejected",
+        r"(?:\b(?:post\w*|ver[oö]ffentlich\w*|teile\w*|kopier\w*|f[uü]ge?\w*|schreib\w*|stell\w*|lade\w*|publi\w*|pubblic\w*|coll\w*|"
+        r"partag\w*|mets|mettez|mettre|copi\w*|envoi\w*|[eé]cri\w*|inclu\w*|ajout\w*|pega\w*|compart\w*|pon|pone\w*|"
+        r"a[nñ]ad\w*|sube|subir|incoll\w*|condivid\w*|metti|inserisc\w*|carica\w*|scrivi|cole|colar|compartilh\w*|"
+        r"partilh\w*|coloqu\w*|envi\w*|plaats\w*|plak\w*|deel|delen|zet|opublikuj\w*|wklej\w*|udost[eę]pnij\w*|"
+        r"umie[sś][cć]\w*|wrzu[cć]\w*|skopiuj\w*)\b|(?:опубликуй|вставь|размести|выложи|поделись|скопируй)\w*)"
+        r"[^.!?;\n]{0,60}?(?:(?<![\w.])\.env\b|\b(?:secrets?\.ya?ml|credentials\.json|id_(?:rsa|ed25519|ecdsa|dsa)|\.npmrc|"
+        r"\.pypirc|\.netrc|api[- _]?(?:key|token|schl[uü]ssel)\w*|tokens?|token\w*|cl[eé]s?(?: api| d'api| priv[eé]e?s?| ssh)?|"
+        r"schl[uü]ssel\w*|passw[oö]rt\w*|kennw[oö]rt\w*|zugangsdaten|mots? de passe|identifiants|secrets?|geheimnis\w*|"
+        r"claves?|contrase[nñ]as?|credenciales|chiav[ei]|password|credenziali|chaves?|senhas?|credenciais|sleutels?|"
+        r"wachtwoord\w*|inloggegevens|klucz\w*|has[lł]\w*)\b|(?:токен|ключ|парол|секрет)\w*)"
+        r"[^.!?;\n]{0,60}?(?:\b(?:tickets?|issues?|canal|canaux|kanal|kan[aä]le|channel|gist|pastebin|forum|wiki|chat|slack|"
+        r"discord|[oö]ffentlich\w*|public\w*|p[uú]blic[oa]s?|pubblic[oa]|openba\w*|publiczn\w*|zg[lł]oszeni\w*|"
+        r"kommentar\w*|commentaire\w*|comentario\w*|coment[aá]rio\w*|commento|pull request|merge request)\b"
+        r"|(?:публичн|тикет|канал|чат|задач)\w*)",
+    ),
     (
         "authority_claim",
         "suspicious",
@@ -948,7 +985,15 @@ REPORTED_AS = {
     "refusal_removal": "role_play",
     "limits_removed": "role_play",
     "deceptive_success": "sabotage",
+    "secret_leak_other": "secret_leak",
 }
+# The other-language secret leak is advice when its clause negates it or keeps the value out ("ne publie jamais la clé",
+# "poste le nom du token, sans sa valeur"); "no" only before the verb ("no publiques"), as Portuguese "no" is "in the".
+OTHER_LEAK_SAFE = re.compile(
+    r"(?:\bn'|\b(?:ne|nicht|nie|niemals|kein\w*|nunca|jamais|non|mai|n[aã]o|nooit|niet|geen|nigdy|sans|ohne|sin|senza|sem|"
+    r"zonder|bez|[eé]vite\w*|vermeide\w*|evita\w*|vermijd\w*|unikaj\w*|masqu\w*|maskier\w*|enmascar\w*|mascher\w*|"
+    r"caviard\w*|geschw[aä]rzt|nom|noms|name[n]?|nombre|nome|naam|nazw\w*)\b|(?:не|никогда|без|имя|название)\b)"
+)
 
 
 # Conditions and limits are the opposite of widening: a privilege tied to the user's explicit request or
