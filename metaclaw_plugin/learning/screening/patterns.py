@@ -517,17 +517,17 @@ _CONDUCT: list[tuple[str, str, str]] = [
     (
         "authority_transfer",
         "rejected",
-        r"\b(?:treat|consider|regard|handle|accept|trust|read|take|follow|obey|execute|act on|carry out|comply with|apply|"
+        r"\b(?:treat|consider|regard|handle|accept|trust|read|take|follow|obey|execute|act\w* on|carr(?:y|ies|ied|ying) out|compl(?:y|ies|ied|ying) with|apply|"
         r"honou?r|do)\w*\b(?:\W+\w+){0,8}?\W+as (?:(?:if|though) (?:they|it|these|those|this|that|such \w+) (?:had )?"
         r"(?:came|come|were|was|had been|are|is|been) (?:sent |written |given |issued |typed |said )?(?:directly )?(?:from|by)|"
         r"(?:if|though) (?:sent|written|given|issued|typed|said|coming) (?:directly )?(?:from|by)|coming from|(?:being )?from|sent by|written by|issued by|spoken by|given by|(?:instructions|orders|commands|"
         r"messages|requests) from) (?:the |your |an? )?(?:system|operator|developer|admin\w*|owner|root|me|the user|user|"
         r"human|creators?|principal|anthropic|openai)\b"
         # the user's own voice lent to what the agent reads: "obey them as though the user wrote them"
-        r"|\b(?:follow|obey|execute|act on|carry out|comply with|apply|honou?r|do)\w*\b(?:\W+\w+){0,8}?\W+as (?:if|though) "
+        r"|\b(?:follow|obey|execute|act\w* on|carr(?:y|ies|ied|ying) out|compl(?:y|ies|ied|ying) with|apply|honou?r|do)\w*\b(?:\W+\w+){0,8}?\W+as (?:if|though) "
         r"(?:the |your )?(?:user|human|operator|owner|system|developer)(?:'s|s')? (?:had |has |him\w* |her\w* |them\w* )?"
         r"(?:asked|wrote|written|typed|said|requested|sent|given|gave|issued|instructed|ordered)\b"
-        r"|\b(?:follow|obey|execute|act on|carry out|comply with|apply|honou?r|do|treat)\w*\b(?:\W+\w+){0,8}?\W+as (?:if|though) "
+        r"|\b(?:follow|obey|execute|act\w* on|carr(?:y|ies|ied|ying) out|compl(?:y|ies|ied|ying) with|apply|honou?r|do|treat)\w*\b(?:\W+\w+){0,8}?\W+as (?:if|though) "
         r"(?:they|it|these|those) (?:were|was|are|is) (?:the |your )?(?:user|human|operator|owner)(?:'s|s') (?:own )?"
         r"(?:instructions?|requests?|words|messages?|commands?|orders?|wishes)?\b"
         r"|\bas if (?:the |your )?(?:system|operator|developer|admin\w*|owner|root) (?:had )?(?:typed|wrote|written|sent|"
@@ -768,14 +768,14 @@ _CONDUCT_OTHER_LANGUAGES: list[tuple[str, str, str]] = [
         r"von der|aus dem|durch den) (?:\w+ )?(?:nutzer|benutzer|anwender|user|betreiber|operator|system|entwickler|"
         r"administrator|eigentumer|eigentümer)\w*"
         r"|\bcomme (?:si|s'il|s'ils|s'elles?|venant|provenant|émanant|emanant)\b(?:\W+\w+){0,5}?\W+(?:de l'|du |de la |par l'|"
-        r"par le |par la )(?:utilisateur|utilisatrice|operateur|opérateur|systeme|système|developpeur|développeur|"
+        r"par le |par la )(?:\w+ )?(?:utilisateur|utilisatrice|operateur|opérateur|systeme|système|developpeur|développeur|"
         r"administrat\w+|proprietaire|propriétaire)"
         r"|\bcomo (?:si|se|viniendo|proveniendo|vindo|provindo)\b(?:\W+\w+){0,5}?\W+(?:del |de la |por el |por la |do |da |pelo |"
-        r"pela )(?:usuario|usuaria|usuário|usuária|utilizador|operador|sistema|desarrollador|desenvolvedor|administrador|"
+        r"pela )(?:\w+ )?(?:usuario|usuaria|usuário|usuária|utilizador|operador|sistema|desarrollador|desenvolvedor|administrador|"
         r"propietario|proprietário)"
-        r"|\bcome se\b(?:\W+\w+){0,5}?\W+(?:dall'|dal |dalla |dallo )(?:utente|operatore|sistema|sviluppatore|"
+        r"|\bcome se\b(?:\W+\w+){0,5}?\W+(?:dall'|dal |dalla |dallo )(?:\w+ )?(?:utente|operatore|sistema|sviluppatore|"
         r"amministratore|proprietario)"
-        r"|\balsof\b(?:\W+\w+){0,5}?\W+(?:van|door) (?:de |het )?(?:gebruiker|beheerder|operator|systeem|ontwikkelaar|"
+        r"|\balsof\b(?:\W+\w+){0,5}?\W+(?:van|door) (?:de |het )?(?:\w+ )?(?:gebruiker|beheerder|operator|systeem|ontwikkelaar|"
         r"eigenaar|administrator)"
         r"|\bjak(?:by|gdyby)\b(?:\W+\w+){0,4}?\W+(?:od|przez) (?:użytkownik|uzytkownik|operator|system|administrator|"
         r"programist)\w*"
@@ -869,7 +869,7 @@ _CONDUCT_OTHER_LANGUAGES: list[tuple[str, str, str]] = [
 ]
 OTHER_LANGUAGE = re.compile(
     r"[^\W\d_](?<![a-zA-Z])|\b(?:und|der|das|ist|nicht|ohne|sie|diese\w*|les|est|une|des|sans|pour|avec|ils|los|las|una|sin|con|"
-    r"para|aunque|che|non|senza|sono|gli|anche|il|della|dell|dall|quando|utente|dans|quand|cuando|wenn|uma|sem|com|"
+    r"para|aunque|que|del|el|como|che|non|senza|sono|gli|anche|il|della|dell|dall|quando|utente|dans|quand|cuando|wenn|uma|sem|com|"
     r"mesmo|voc[eê]|het|een|van|ook|niet|gebruiker)\b",
     re.IGNORECASE,
 )
