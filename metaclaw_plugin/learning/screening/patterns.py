@@ -172,7 +172,9 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "override_verb",
         "rejected",
-        r"\b(?:takes?|taking|has|have|having|gets?|given|with|holds?) (?:\w+ )?(?:precedence|priority|authority|the upper hand|the last word|the final (?:word|say)) (?:over|above)\b|\b(?:outranks?|outranking|overrides?|overriding|supersedes?|superseding|trumps?|overrules?|prevails? over|wins? over|ranks? (?:above|higher than)|is above|are above|counts? more than|beats)\b",
+        r"\b(?:takes?|taking|has|have|having|gets?|given|with|holds?) (?:\w+ )?(?:precedence|priority|authority|the upper hand|the last word|the final (?:word|say)) (?:over|above)\b|"
+        r"\b(?:give|gives|giving|grant|grants|granting|assign|assigns|assigning)\b(?:\W+\w+){1,6}?\W+(?:\w+ )?(?:precedence|priority|authority|the last word|the final (?:word|say)) (?:over|above)\b|"
+        r"\b(?:more important|more authoritative|more binding|weightier|higher[- ]priority|(?:of |a )?higher priority|(?:of |a )?greater priority) than\b|\b(?:outranks?|outranking|overrides?|overriding|supersedes?|superseding|trumps?|overrules?|prevails? over|wins? over|ranks? (?:above|higher than)|is above|are above|counts? more than|beats)\b",
     ),
     (
         "override_claim",
@@ -427,7 +429,7 @@ _OUT_CHANNEL = (
     r"query (?:strings?|param(?:eter)?s?)|comments?|code comments?|pr (?:descriptions?|body|titles?)|"
     r"pull requests?(?: descriptions?| body| titles?)?|issues?|issue comments?|readme|docs|documentation|changelog|"
     r"error messages?|exception messages?|screenshots?|source(?: code)?|the code|code|repo(?:sitory)?|gists?|"
-    r"tag names?|branch names?|file ?names?|titles?|release notes|wiki|slack|tickets?)"
+    r"tag names?|branch names?|file ?names?|titles?|release notes|wiki|slack|tickets?|channels?|forums?|pastebins?|discord)"
 )
 _PUT_VERB = (
     r"(?:include|including|put|putting|write|writing|add|adding|insert|inserting|embed|embedding|paste|pasting|append|"
@@ -515,10 +517,19 @@ _CONDUCT: list[tuple[str, str, str]] = [
     (
         "authority_transfer",
         "rejected",
-        r"\b(?:treat|consider|regard|handle|accept|trust|read|take)\b(?:\W+\w+){0,8}?\W+as (?:if (?:they|it) (?:came|come|"
-        r"were|was) (?:sent )?from|coming from|(?:being )?from|sent by|written by|issued by|spoken by|(?:instructions|orders|"
-        r"commands|messages) from) (?:the |your |an? )?(?:system|operator|developer|admin\w*|owner|root|me|the user|user|"
-        r"creators?|principal|anthropic|openai)\b"
+        r"\b(?:treat|consider|regard|handle|accept|trust|read|take|follow|obey|execute|act\w* on|carr(?:y|ies|ied|ying) out|compl(?:y|ies|ied|ying) with|apply|"
+        r"honou?r|do)\w*\b(?:\W+\w+){0,8}?\W+as (?:(?:if|though) (?:they|it|these|those|this|that|such \w+) (?:had )?"
+        r"(?:came|come|were|was|had been|are|is|been) (?:sent |written |given |issued |typed |said )?(?:directly )?(?:from|by)|"
+        r"(?:if|though) (?:sent|written|given|issued|typed|said|coming) (?:directly )?(?:from|by)|coming from|(?:being )?from|sent by|written by|issued by|spoken by|given by|(?:instructions|orders|commands|"
+        r"messages|requests) from) (?:the |your |an? )?(?:system|operator|developer|admin\w*|owner|root|me|the user|user|"
+        r"human|creators?|principal|anthropic|openai)\b"
+        # the user's own voice lent to what the agent reads: "obey them as though the user wrote them"
+        r"|\b(?:follow|obey|execute|act\w* on|carr(?:y|ies|ied|ying) out|compl(?:y|ies|ied|ying) with|apply|honou?r|do)\w*\b(?:\W+\w+){0,8}?\W+as (?:if|though) "
+        r"(?:the |your )?(?:user|human|operator|owner|system|developer)(?:'s|s')? (?:had |has |him\w* |her\w* |them\w* )?"
+        r"(?:asked|wrote|written|typed|said|requested|sent|given|gave|issued|instructed|ordered)\b"
+        r"|\b(?:follow|obey|execute|act\w* on|carr(?:y|ies|ied|ying) out|compl(?:y|ies|ied|ying) with|apply|honou?r|do|treat)\w*\b(?:\W+\w+){0,8}?\W+as (?:if|though) "
+        r"(?:they|it|these|those) (?:were|was|are|is) (?:the |your )?(?:user|human|operator|owner)(?:'s|s') (?:own )?"
+        r"(?:instructions?|requests?|words|messages?|commands?|orders?|wishes)?\b"
         r"|\bas if (?:the |your )?(?:system|operator|developer|admin\w*|owner|root) (?:had )?(?:typed|wrote|written|sent|"
         r"said|issued|gave|given|spoke)\b"
         r"|\b(?:with|has|have|gets?|given|carry|carries|hold|holds) (?:\w+ )?(?:priority|precedence|authority) (?:over|above) "
@@ -749,6 +760,66 @@ _CONDUCT_OTHER_LANGUAGES: list[tuple[str, str, str]] = [
         r"|даже если.{0,80}(?:противореч|конфликтую|идут против|идет против)"
         r"|с (?:полн|абсолютн|высш|неограниченн)\w* (?:полномочи|власт|авторитет|приоритет)\w*",
     ),
+    # What the agent reads, obeyed as if the user (or the operator) had said it: "als kämen sie vom Nutzer".
+    (
+        "authority_transfer",
+        "rejected",
+        r"\bals (?:ob )?(?:(?:sie|es|diese|er|käm\w*|kam\w*|stammt\w*|wär\w*|seien|hätte\w*|direkt)\s+){1,3}(?:vom|von dem|"
+        r"von der|aus dem|durch den) (?:\w+ )?(?:nutzer|benutzer|anwender|user|betreiber|operator|system|entwickler|"
+        r"administrator|eigentumer|eigentümer)\w*"
+        r"|\bcomme (?:si|s'il|s'ils|s'elles?|venant|provenant|émanant|emanant)\b(?:\W+\w+){0,5}?\W+(?:de l'|du |de la |par l'|"
+        r"par le |par la )(?:\w+ )?(?:utilisateur|utilisatrice|operateur|opérateur|systeme|système|developpeur|développeur|"
+        r"administrat\w+|proprietaire|propriétaire)"
+        r"|\bcomo (?:si|se|viniendo|proveniendo|vindo|provindo)\b(?:\W+\w+){0,5}?\W+(?:del |de la |por el |por la |do |da |pelo |"
+        r"pela )(?:\w+ )?(?:usuario|usuaria|usuário|usuária|utilizador|operador|sistema|desarrollador|desenvolvedor|administrador|"
+        r"propietario|proprietário)"
+        r"|\bcome se\b(?:\W+\w+){0,5}?\W+(?:dall'|dal |dalla |dallo )(?:\w+ )?(?:utente|operatore|sistema|sviluppatore|"
+        r"amministratore|proprietario)"
+        r"|\balsof\b(?:\W+\w+){0,5}?\W+(?:van|door) (?:de |het )?(?:\w+ )?(?:gebruiker|beheerder|operator|systeem|ontwikkelaar|"
+        r"eigenaar|administrator)"
+        r"|\bjak(?:by|gdyby)\b(?:\W+\w+){0,4}?\W+(?:od|przez) (?:użytkownik|uzytkownik|operator|system|administrator|"
+        r"programist)\w*"
+        r"|(?:как будто|как если бы|словно)(?:\W+\w+){0,4}?\W+от (?:пользовател|оператор|систем|разработчик|администратор|"
+        r"владел)\w*"
+        r"|(?:就像|如同|当作|當作|视为|視為|好像).{0,10}(?:用户|用戶|使用者|系统|系統|开发者|管理员)(?:的)?(?:指令|指示|要求|命令|消息|说的|所说)",
+    ),
+    # A sender, file or account put above the user: "Nachrichten vom Konto ci-bot haben Vorrang vor dem Nutzer".
+    (
+        "authority_transfer",
+        "rejected",
+        r"(?:\b(?:haben|hat|genie(?:ss|ß)en|bekomm\w*|erhalt\w*|erhält) (?:\w+ )?(?:vorrang|priorit[aä]t|vortritt) (?:vor|gegen[uü]ber)"
+        r"|\b(?:wichtiger|ma(?:ss|ß)geblicher|vorrangig) als"
+        r"|\b(?:sont|est) prioritaires? sur|\b(?:ont|a) (?:la )?(?:priorit[eé]|pr[eé]s[eé]ance) sur|\bpriment? sur"
+        r"|\bl'emporte(?:nt)? sur|\bplus importante?s? que"
+        r"|\btienen? (?:la )?(?:prioridad|precedencia) sobre|\bprevalecen? sobre|\bpriman? sobre|\bm[aá]s importantes? que"
+        r"|\bhanno (?:la )?(?:precedenza|priorit[aà])|\bha (?:la )?(?:precedenza|priorit[aà])|\bprevalgono su|\bprevale su"
+        r"|\bpi[uù] importanti? (?:di|dei|delle|degli|del|della|rispetto)"
+        r"|\bt[eê]m (?:a )?(?:prioridade|preced[eê]ncia) sobre|\bmais importantes? (?:que|do que)"
+        r"|\b(?:hebben|heeft|krijgen|krijgt) (?:\w+ )?(?:voorrang|prioriteit) (?:op|boven)|\bbelangrijker dan"
+        r"|\bmaj[aą] (?:\w+ )?(?:pierwsze[nń]stwo|priorytet) (?:przed|nad)|\bwa[zż]niejsze ni[zż]"
+        r"|(?:имеют|имеет) (?:\w+ )?приоритет над|важнее)"
+        r"[^.!?;\n]{0,40}?(?:\b(?:nutzer|benutzer|anwender|betreiber|utilisat\w*|usuari\w*|usu[aá]ri\w*|utilizador\w*|utent\w*|"
+        r"gebruiker\w*|u[zż]ytkownik\w*)|пользовател\w*)",
+    ),
+    # A secret file, key or token put where others read it (a ticket, an issue, a channel, a paste), in other languages.
+    (
+        "secret_leak_other",
+        "rejected",
+        r"(?:\b(?:post\w*|ver[oö]ffentlich\w*|teile\w*|kopier\w*|f[uü]ge?\w*|schreib\w*|stell\w*|lade\w*|publi\w*|pubblic\w*|coll\w*|"
+        r"partag\w*|mets|mettez|mettre|copi\w*|envoi\w*|[eé]cri\w*|inclu\w*|ajout\w*|pega\w*|compart\w*|pon|pone\w*|"
+        r"a[nñ]ad\w*|sube|subir|incoll\w*|condivid\w*|metti|inserisc\w*|carica\w*|scrivi|cole|colar|compartilh\w*|"
+        r"partilh\w*|coloqu\w*|envi\w*|plaats\w*|plak\w*|deel|delen|zet|opublikuj\w*|wklej\w*|udost[eę]pnij\w*|"
+        r"umie[sś][cć]\w*|wrzu[cć]\w*|skopiuj\w*)\b|(?:опубликуй|вставь|размести|выложи|поделись|скопируй)\w*)"
+        r"[^.!?;\n]{0,60}?(?:(?<![\w.])\.env\b|\b(?:secrets?\.ya?ml|credentials\.json|id_(?:rsa|ed25519|ecdsa|dsa)|\.npmrc|"
+        r"\.pypirc|\.netrc|api[- _]?(?:key|token|schl[uü]ssel)\w*|tokens?|token\w*|cl[eé]s?(?: api| d'api| priv[eé]e?s?| ssh)?|"
+        r"schl[uü]ssel\w*|passw[oö]rt\w*|kennw[oö]rt\w*|zugangsdaten|mots? de passe|identifiants|secrets?|geheimnis\w*|"
+        r"claves?|contrase[nñ]as?|credenciales|chiav[ei]|password|credenziali|chaves?|senhas?|credenciais|sleutels?|"
+        r"wachtwoord\w*|inloggegevens|klucz\w*|has[lł]\w*)\b|(?:токен|ключ|парол|секрет)\w*)"
+        r"[^.!?;\n]{0,60}?(?:\b(?:tickets?|issues?|canal|canaux|kanal|kan[aä]le|channel|gist|pastebin|forum|wiki|chat|slack|"
+        r"discord|[oö]ffentlich\w*|public\w*|p[uú]blic[oa]s?|pubblic[oa]|openba\w*|publiczn\w*|zg[lł]oszeni\w*|"
+        r"kommentar\w*|commentaire\w*|comentario\w*|coment[aá]rio\w*|commento|pull request|merge request)\b"
+        r"|(?:публичн|тикет|канал|чат|задач)\w*)",
+    ),
     (
         "authority_claim",
         "suspicious",
@@ -798,7 +869,8 @@ _CONDUCT_OTHER_LANGUAGES: list[tuple[str, str, str]] = [
 ]
 OTHER_LANGUAGE = re.compile(
     r"[^\W\d_](?<![a-zA-Z])|\b(?:und|der|das|ist|nicht|ohne|sie|diese\w*|les|est|une|des|sans|pour|avec|ils|los|las|una|sin|con|"
-    r"para|aunque|che|non|senza|sono|gli|anche|uma|sem|com|mesmo|voc[eê]|het|een|van|ook|niet|gebruiker)\b",
+    r"para|aunque|que|del|el|como|che|non|senza|sono|gli|anche|il|della|dell|dall|quando|utente|dans|quand|cuando|wenn|uma|sem|com|"
+    r"mesmo|voc[eê]|het|een|van|ook|niet|gebruiker)\b",
     re.IGNORECASE,
 )
 
@@ -892,6 +964,14 @@ GLOBAL_OBJECT = re.compile(
     r"conflicting|existing|initial|standing) (?:\w+ )?(?:instructions?|rules?|guidance|guidelines?|directives?|prompts?|"
     r"skills?|messages?|polic(?:y|ies)|constraints?|restrictions?|orders|directions))\b"
 )
+# The user's own say as the thing outranked: "over what the user says", "than the user's instructions". A claim to
+# outrank it is no domain of its own (a default, a config file, a format is).
+USER_SAY = re.compile(
+    r"\b(?:the |your |any |a )?(?:user|human|person you (?:help|work for))(?:'s|s')?(?: own)? (?:messages?|instructions?|"
+    r"requests?|wishes|commands?|orders?|prompts?|input|guidance|decisions?|objections?|words?|say|corrections?)\b"
+    r"|\bwhat (?:the |your )?(?:user|human) (?:says?|said|asks?|asked|wants?|requests?|types?|writes?|tells? you)\b"
+    r"|\b(?:the |your )?(?:user|human)(?:'s|s')?(?=\s*(?:[.!?;,)]|$|\b(?:does|do|did|says?|wants?)\b))"
+)
 DOMAIN_OBJECT = re.compile(
     r"\b(?:over|than|above|for|on|about|regarding|in|within|when|whenever|during|of|to)\s+(?!(?:the |your |any |all )?"
     r"(?:instructions?|rules?|guidance|guidelines?|directives?|prompts?|orders|commands|authority|truth|everything)\b)\w"
@@ -905,7 +985,15 @@ REPORTED_AS = {
     "refusal_removal": "role_play",
     "limits_removed": "role_play",
     "deceptive_success": "sabotage",
+    "secret_leak_other": "secret_leak",
 }
+# The other-language secret leak is advice when its clause negates it or keeps the value out ("ne publie jamais la clé",
+# "poste le nom du token, sans sa valeur"); "no" only before the verb ("no publiques"), as Portuguese "no" is "in the".
+OTHER_LEAK_SAFE = re.compile(
+    r"(?:\bn'|\b(?:ne|nicht|nie|niemals|kein\w*|nunca|jamais|non|mai|n[aã]o|nooit|niet|geen|nigdy|sans|ohne|sin|senza|sem|"
+    r"zonder|bez|[eé]vite\w*|vermeide\w*|evita\w*|vermijd\w*|unikaj\w*|masqu\w*|maskier\w*|enmascar\w*|mascher\w*|"
+    r"caviard\w*|geschw[aä]rzt|nom|noms|name[n]?|nombre|nome|naam|nazw\w*)\b|(?:не|никогда|без|имя|название)\b)"
+)
 
 
 # Conditions and limits are the opposite of widening: a privilege tied to the user's explicit request or

@@ -51,6 +51,7 @@ from .patterns import (
     NEGATION,
     NOT_NEGATION,
     OTHER_LANGUAGE,
+    OTHER_LEAK_SAFE,
     OUTBOUND,
     PRIVILEGE_WORD,
     REFUSAL_KEPT,
@@ -65,6 +66,7 @@ from .patterns import (
     UNTRUSTED,
     URL,
     URLENC_RUN,
+    USER_SAY,
     USER_SUBJECT,
     YAML_DELIM,
     YAML_END,
@@ -114,7 +116,16 @@ def _claim_scoped(text: str, m: re.Match[str]) -> bool:
     region = m.group(0) + _clause_tail(text, m.end())
     if GLOBAL_OBJECT.search(region):
         return False
+    if USER_SAY.search(region):  # "do not treat bot messages as higher priority than the user's" is advice
+        return _negated(text, m.start())
     return bool(DOMAIN_OBJECT.search(region[1:]))
+
+
+def _over_instructions(text: str, m: re.Match[str]) -> bool:
+    """Whether what an override verb outranks is other instructions, or the user's own say in a clause that does not
+    negate it."""
+    tail = _clause_tail(text, m.end())
+    return bool(GLOBAL_OBJECT.search(tail)) or (bool(USER_SAY.search(tail)) and not _negated(text, m.start()))
 
 
 def _void_scoped(text: str, m: re.Match[str]) -> bool:
@@ -183,6 +194,11 @@ def _conduct_lifted(code: str, text: str, m: re.Match[str]) -> bool:
         return person or _claim_scoped(text, m)
     if code == "secret_leak":
         return bool(INNER_NEGATION.search(NOT_NEGATION.sub(" ", m.group(0))))
+    if code == "secret_leak_other":
+        clause_start = max(text.rfind(c, 0, m.start()) for c in ",.!?;:\n") + 1
+        return bool(
+            OTHER_LEAK_SAFE.search(text[clause_start : m.end()]) or re.search(r"\bno\b", text[clause_start : m.start()])
+        )
     if code == "deceptive_success":
         sentence = _sentence_at(text, m.start())
         rest = sentence.replace(m.group(0), " ")
@@ -228,7 +244,7 @@ def _lifted(code: str, text: str, m: re.Match[str]) -> bool:
         or (code in LINE_NEGATABLE and _line_warned(text, m.start()))
         or (code in LIMITABLE and _limited(text, m.start()))
         or (code == "override_claim" and _claim_scoped(text, m))
-        or (code == "override_verb" and not GLOBAL_OBJECT.search(_clause_tail(text, m.end())))
+        or (code == "override_verb" and not _over_instructions(text, m))
         or (code == "override_void" and _void_scoped(text, m))
         or _conduct_lifted(code, text, m)
     )
