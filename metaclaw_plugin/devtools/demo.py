@@ -138,6 +138,9 @@ def _scripted_memory(content: Any) -> str:
     return json.dumps({"operations": ops, "summary": None, "note": f"{SCRIPTED} memory extractor"})
 
 
+PROXY_START_S = 120.0  # a proxy starting on a loaded machine: not a stage that waits for learning
+
+
 @dataclass
 class DemoOptions:
     model: str | None = None  # the agent's model (any LiteLLM model); None = scripted
@@ -301,7 +304,9 @@ def stage_setup(d: Demo) -> str:
     pcfg = write_config(d.home / "proxy.yaml", proxy_config([agent]))
     env = {k: v for k, v in os.environ.items() if not k.startswith("METACLAW_")}  # the demo's config only
     env["METACLAW_HOME"] = str(d.home)
-    d.proxy = start_proxy(pcfg, env=env, log_path=d.home / "proxy.log", cwd=d.home, timeout=d.options.timeout)
+    d.proxy = start_proxy(
+        pcfg, env=env, log_path=d.home / "proxy.log", cwd=d.home, timeout=max(d.options.timeout, PROXY_START_S)
+    )
     where = f"scripted endpoint {up} ({', '.join(d.scripted_roles)})" if d.scripted_roles else "real endpoints"
     return f"LiteLLM proxy pid {d.proxy.proc.pid} at {d.proxy.base_url}; {where}"
 
