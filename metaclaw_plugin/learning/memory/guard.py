@@ -28,7 +28,6 @@ from ...privacy import Redactor, redactor_for
 from ...text import strip_marks
 from ...types import Skill
 from ..screening import screen_content
-from . import directives
 
 F = re.I | re.U
 
@@ -121,6 +120,10 @@ def screen_memory(text: str, redactor: Redactor | None = None) -> dict[str, Any]
     the words that matched, redacted."""
     codes: list[str] = []
     reasons: list[str] = []
+    # imported by the first screen, not with this module: building its patterns (28 languages) takes two seconds,
+    # which every CLI command and every host's start paid
+    from . import directives
+
     for f in directives.findings(text):
         codes.append(f.code)
         quoted = (redactor or _default_redactor()).redact(f.evidence)

@@ -310,6 +310,7 @@ class MemoryLearner:
         return [self.service]
 
     def _run(self, _stop: threading.Event) -> None:
+        self._guarded(_load_screens, "loading the memory screens")
         next_drain = 0.0
         while True:
             if self.election is not None and time.monotonic() >= next_drain:
@@ -489,3 +490,10 @@ def digest_of(session_id: str, passages: list[Passage]) -> str:
     text = " | ".join(firsts)
     more = f" (and {len(passages) - len(firsts)} more)" if len(firsts) < len(passages) else ""
     return (text[:DIGEST_CHARS] + more) or f"a session of {len(passages)} turns"
+
+
+def _load_screens() -> None:
+    """Import the screens a memory passes (their patterns take seconds to build) when the thread starts, not with the
+    first statement nor with every import of the package."""
+    from ..screening import scans  # noqa: F401
+    from . import directives  # noqa: F401

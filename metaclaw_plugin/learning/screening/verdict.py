@@ -6,23 +6,18 @@ from __future__ import annotations
 
 import codecs
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ...config import PrivacySettings
 from ...privacy import Redactor, redactor_for
 from ...skillbank.skillmd import metadata_text
 from ...types import Skill
-from .patterns import LIMITABLE
-from .scans import (
-    Collector,
-    check_format,
-    decode_payloads,
-    limit_stated,
-    scan_credentials,
-    scan_hidden,
-    scan_intent,
-    scan_provenance,
-)
+
+if TYPE_CHECKING:
+    from . import scans
+
+# The scans' patterns (hundreds, in ~30 languages) take most of a second to compile: they are imported by the first
+# screen, not by every process that imports the package (each CLI command, each host's start).
 
 Verdict = Literal["clean", "suspicious", "rejected"]
 DEFAULT_MAX_BODY = 6000
@@ -68,6 +63,8 @@ def screen(
     ``source_text`` is the (redacted) text of the sessions it came from; URLs and e-mails must appear there.
     ``strict_provenance`` defaults to True for evolved skills (an unsourced URL rejects) and False otherwise (it
     quarantines)."""
+    from .scans import Collector, check_format
+
     col = Collector()
     check_format(skill, col, max_body_chars)
     _scan_content(skill, col, source_text, strict_provenance, redactor)
@@ -83,15 +80,32 @@ def screen_content(
 ) -> ScreenResult:
     """:func:`screen` without the format check (its round trip through YAML is a third of a short text's screen):
     for text that is never written as a SKILL.md, such as a user's statement kept as a memory."""
+    from .scans import Collector
+
     col = Collector()
     _scan_content(skill, col, source_text, strict_provenance, redactor)
     return ScreenResult.of(col.items)
 
 
 def _scan_content(
-    skill: Skill, col: Collector, source_text: str | None, strict_provenance: bool | None, redactor: Redactor | None
+    skill: Skill,
+    col: scans.Collector,
+    source_text: str | None,
+    strict_provenance: bool | None,
+    redactor: Redactor | None,
 ) -> None:
     """What a skill's text says: intent, hidden and encoded text, credentials, provenance, secrets."""
+    from .patterns import LIMITABLE
+    from .scans import (
+        Collector,
+        decode_payloads,
+        limit_stated,
+        scan_credentials,
+        scan_hidden,
+        scan_intent,
+        scan_provenance,
+    )
+
     strict = skill.origin == "evolved" if strict_provenance is None else strict_provenance
     parts = [
         ("name", skill.name.replace("-", " ") if isinstance(skill.name, str) else ""),
