@@ -156,6 +156,7 @@ def test_the_quick_preset_keeps_tenants_apart_and_never_trains_on_held_back_requ
     opts = lt.TenantOptions.quick()
     # What is pinned is base's and rl's plumbing: the skills arms and resampled groups (each ~2x the time) add nothing
     opts.jobs, opts.arms, opts.group_size = 2, ["base", "rl"], 1
+    opts.held_qa, opts.held_files = 2, 1  # the plumbing holds for any number: half the answers of day 2
     doc = lt.run(opts, tmp_path)
     run, s = doc["runs"]["0"], doc["summary"]
     base, rl = run["base"]["days"], run["rl"]["days"]
