@@ -29,7 +29,7 @@ something everything one ones get got make made know think see say said tell tol
 le la les un une des du de d l et ou mais est sont suis es sommes etre avoir ai as avons ont je j me m moi mon ma
 mes nous notre nos vous votre vos tu te toi ton ta tes il elle ils elles leur leurs ce cet cette ces ca cela qui que
 qu quoi dont ou au aux en dans sur pour par avec sans plus tres tout tous toujours jamais maintenant desormais
-im ive id ill youre dont cant wont isnt doesnt didnt thats whats theres lets
+im ive id ill youre dont cant wont isnt doesnt didnt thats whats theres lets ve ll re
 one two three four five six seven eight nine ten un deux trois quatre cinq uno dos tres cuatro cinco um dois duas tres
 quatro cinco
 prefere preferer vers chez utilise utilisons utiliser souviens rappelle retiens oublie n ne pas se s y
@@ -174,6 +174,74 @@ def speaker_of(text: str) -> tuple[str | None, str]:
         return None, ""
     first = fold(m.group(1).split()[0])
     return stem(first), m.group(0)
+
+
+# Words people use for one thing in either of two ways: the user says "my daughter", the request asks about "my kid";
+# a memory of "our biggest customer" answers "who is our largest client?". A word of a group adds the group's term
+# ("=kid") to the index terms beside its own, so the same word still counts most. Groups hold words that name the same
+# thing in everyday talk (family, work, money, home), never a word with a common other sense ("flat", "home", "auto").
+# The first lines are people: a request names the user's own ("my kid", "Hollis's mother") or it is about people in
+# general ("explain gravity to a child"), and only the first is about what the user said.
+_SAME_PEOPLE_TEXT = """
+kid kids child children son sons daughter daughters enfant enfants fils fille filles hijo hija hijos hijas filho filha
+filhos filhas
+wife husband spouse partner femme mari epouse epoux esposa esposo marido
+mom mum mother mama mommy mummy maman madre mae
+dad father daddy papa padre pai
+parents parent
+brother sister sibling siblings frere soeur hermano hermana irmao irma
+grandma grandmother granny grandpa grandfather grandparents grandparent abuela abuelo avo grand-mere grand-pere
+"""
+_SAME_THINGS_TEXT = """
+boss manager supervisor jefe jefa chefe
+customer customers client clients
+job occupation profession career emploi metier trabajo empleo profissao emprego
+car vehicle voiture coche carro
+apartment apartments appartement apartamento piso
+doctor physician gp medecin medico
+biggest largest
+salary wage wages income salaire sueldo salario
+freelancer freelancers contractor contractors
+vacation holiday holidays vacances vacaciones ferias
+"""
+_OWNER_TEXT = """
+my our his her their mon ma mes notre nos son sa ses leur leurs mi mis nuestro nuestra nuestros nuestras su sus meu
+minha meus minhas nosso nossa nossos nossas seu sua seus suas
+"""
+_OWNER = frozenset(_OWNER_TEXT.split())
+
+
+def _same_groups(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in text.strip().split("\n"):
+        words = line.split()
+        group = "=" + stem(words[0])
+        for w in words:  # the words as written (folded), not their stems: "care" is not "car"
+            out[w] = group
+    return out
+
+
+_SAME_PEOPLE = _same_groups(_SAME_PEOPLE_TEXT)
+_SAME_THINGS = _same_groups(_SAME_THINGS_TEXT)
+
+
+def same_terms(text: str, *, owned: bool) -> list[str]:
+    """The group terms of ``text``'s words (:data:`_SAME_PEOPLE_TEXT`); with ``owned``, a word for people only after a
+    possessive ("my", "our", "Hollis's"), as a request names the user's own people."""
+    out: list[str] = []
+    prev = ""
+    for m in _WORD.finditer(fold(text)):
+        w = m.group(0)
+        if w.endswith("'s"):
+            w = w[:-2]
+        one = w[:-1] if w.endswith("s") else w  # "clients", "cars"
+        group = _SAME_THINGS.get(w) or _SAME_THINGS.get(one)
+        if group is None and (not owned or prev in _OWNER or prev.endswith("'s")):
+            group = _SAME_PEOPLE.get(w) or _SAME_PEOPLE.get(one)  # "son" too, a stop word (Spanish "they are")
+        if group is not None:
+            out.append(group)
+        prev = m.group(0)
+    return out
 
 
 def terms(text: str) -> list[str]:
@@ -441,13 +509,25 @@ def _tags(text: str, base: frozenset[str], table: list[tuple[str, frozenset[str]
 
 def memory_terms(text: str) -> frozenset[str]:
     """A memory's index terms: its words, plus the concepts its trait words carry."""
-    return _tags(text, term_set(text), _MEMORY_SIDE) | _said_tags(text)
+    return _tags(text, term_set(text), _MEMORY_SIDE) | _said_tags(text) | frozenset(same_terms(text, owned=False))
+
+
+# A job said by its work, whatever the job's name: "I work as a physiotherapist", "I do bookkeeping for a living".
+_JOB = re.compile(
+    r"\b(?:work(?:ed|ing)? as|employed as|for a living|travaill\w* comme|trabaj\w* como|trabalh\w* como)\b", re.I
+)
 
 
 def _said_tags(text: str) -> frozenset[str]:
-    """Concepts read from the text itself rather than its words: where the user lives, a time zone."""
+    """Concepts read from the text itself rather than its words: where the user lives, a time zone, a job."""
     return frozenset(
-        tag for tag, said in (("#place", _PLACE.search(text)), ("#timezone", _TIMEZONE.search(text))) if said
+        tag
+        for tag, said in (
+            ("#place", _PLACE.search(text)),
+            ("#timezone", _TIMEZONE.search(text)),
+            ("#profession", _JOB.search(text)),
+        )
+        if said
     )
 
 
@@ -455,10 +535,10 @@ def memory_terms_list(text: str) -> list[str]:
     """:func:`memory_terms` with repeats, in order (the index counts how often a word occurs)."""
     words = terms(text)
     tags = (_tags(text, frozenset(words), _MEMORY_SIDE) | _said_tags(text)) - frozenset(words)
-    return words + sorted(tags)
+    return words + same_terms(text, owned=False) + sorted(tags)
 
 
 def request_terms(text: str) -> frozenset[str]:
-    """A request's search terms: its words, plus the concepts its situation words carry."""
+    """A request's search terms: its words, their groups' terms, and the concepts its situation words carry."""
     base = term_set(text)
-    return _tags(text, base, _REQUEST_SIDE)
+    return _tags(text, base, _REQUEST_SIDE) | frozenset(same_terms(text, owned=True))

@@ -457,7 +457,7 @@ def _unasked(
     asked = {
         w
         for w in words
-        if w not in owned.thing and w not in names and w not in WEAK and not w.startswith("#")
+        if w not in owned.thing and w not in names and w not in WEAK and not w.startswith(("#", "="))
         if recall.said(w, by=owned.owner)
     }
     if not asked:

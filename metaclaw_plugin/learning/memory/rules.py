@@ -164,6 +164,13 @@ POSSESSIVE = re.compile(
 SELF = re.compile(
     r"^(?:and |also |btw,? )?(?:i'?m|i am) (?:based |located |currently )?(?:in|at|from) (?P<x>.+)"
     r"|^(?:and |also )?(?:i'?m|i am) (?:a|an|the) (?P<r>.+)"
+    # a job said by its work: "I work as a nurse", "I've been a paralegal for six years", "je travaille comme..."
+    r"|^(?:and |also )?(?:i (?:now |currently |still )?work|i'?m (?:now |currently )?working|i'?ve (?:been )?worked|"
+    r"i have (?:been )?worked|i'?ve been working|i have been working|i'?m employed|i am employed|i'?ve been|"
+    r"i have been|je travaille|trabajo|trabalho) (?:as|comme|como) (?!(?:a |an )?(?:team|group|pair|unit|one)\b)"
+    r"(?:a |an |un |une |una |um |uma )?(?P<jb>.+)"
+    r"|^(?:i'?ve been|i have been) (?:a|an) (?P<jb2>.+?\b(?:for|since)\b.+)"
+    r"|^i (?:do|make) (?P<lv>.+?) for a living"
     r"|^(?:i'?m|i am|i'?ve been|i have been|i became|i'?ve become|i'?ve gone|i went|je suis|soy|sou|eu sou|estoy|"
     r"estou) (?:now |also |a |an |strictly |fully |mostly )?"
     r"(?P<c>(?:allergic|allergique|al[eé]rgic[oa]|vegetarian|vegan|pescatarian|"
@@ -767,7 +774,8 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
         else:
             # "I'm a nurse" then "I'm a teacher": one attribute, the job; "I'm a morning person" is not a job and
             # supersedes nothing but itself
-            key = "self:role" if term_set(val) & PROFESSIONS else _subject_key(val) or "self"
+            job = m.group("jb") or m.group("lv") or term_set(val) & PROFESSIONS
+            key = "self:role" if job else _subject_key(val) or "self"
         tz = r.topic == "timezone"  # "I'm in Lisbon, book things in Lisbon time": how to answer, on every turn
         return Candidate("preference" if tz else "fact", s, key or "self", tz)
     if m := OWN_VERB.match(s):
