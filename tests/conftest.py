@@ -49,31 +49,6 @@ from skip_policy import (  # noqa: E402, F401  (pytest hooks: a skip for a missi
 )
 
 
-def _expected_length(item: pytest.Item) -> tuple[float, float]:
-    """What a test declares of its length: its timeout marker (the CI benches declare 20-30 minutes), then whether it
-    starts real host processes (the slow marker)."""
-    timeout = item.get_closest_marker("timeout")
-    return (
-        float(timeout.args[0]) if timeout and timeout.args else 0.0,
-        float(item.get_closest_marker("slow") is not None),
-    )
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files that declare the longest tests first, in their order otherwise (pyproject's
-    ``--no-loadscope-reorder`` keeps this order for the workers): a file of one 5-minute test scheduled last kept
-    one worker busy alone for its length."""
-
-    def file(item: pytest.Item) -> str:
-        return item.nodeid.split("::")[0]
-
-    weight: dict[str, tuple[float, float]] = {}
-    for item in items:
-        weight[file(item)] = max(weight.get(file(item), (0.0, 0.0)), _expected_length(item))
-    order = {f: i for i, f in enumerate(dict.fromkeys(file(item) for item in items))}
-    items.sort(key=lambda item: (-weight[file(item)][0], -weight[file(item)][1], order[file(item)]))
-
-
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("metaclaw-home")
