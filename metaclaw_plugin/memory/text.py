@@ -183,8 +183,8 @@ def speaker_of(text: str) -> tuple[str | None, str]:
 # The first lines are people: a request names the user's own ("my kid", "Hollis's mother") or it is about people in
 # general ("explain gravity to a child"), and only the first is about what the user said.
 _SAME_PEOPLE_TEXT = """
-kid kids child children son sons daughter daughters enfant enfants fils fille filles hijo hija hijos hijas filho filha
-filhos filhas
+kid kids child children son sons daughter daughters enfant enfants fils fille filles hijo hija hijos hijas
+  filho filha filhos filhas
 wife husband spouse partner femme mari epouse epoux esposa esposo marido
 mom mum mother mama mommy mummy maman madre mae
 dad father daddy papa padre pai
@@ -212,8 +212,9 @@ _OWNER = frozenset(_OWNER_TEXT.split())
 
 
 def _same_groups(text: str) -> dict[str, str]:
+    """One group per line; an indented line goes on the group above."""
     out: dict[str, str] = {}
-    for line in text.strip().split("\n"):
+    for line in text.strip().replace("\n  ", " ").split("\n"):
         words = line.split()
         group = "=" + stem(words[0])
         for w in words:  # the words as written (folded), not their stems: "care" is not "car"

@@ -63,6 +63,7 @@ def test_words_for_one_thing_share_a_term_and_words_with_another_sense_do_not():
         return {t for t in request_terms(text) if not t.startswith("#")}  # the concepts aside
 
     assert words("my kid") & words("our son") == words("my kid") & words("our daughter") == {"=kid"}
+    assert words("nossos filhos") & words("my kid") == {"=kid"}  # a group's words on its second line too
     assert words("the biggest client") & words("largest customer")
     assert not words("pay the invoice") & words("my salary went up")  # "pay" is also a verb
     assert not words("a flat fee") & words("my apartment")  # "flat" is also a shape
