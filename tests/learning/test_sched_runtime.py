@@ -165,7 +165,7 @@ def test_mode_switch_through_the_cli_and_the_api_is_picked_up_by_a_running_plugi
 
 CHILD = textwrap.dedent(
     """
-    import json, sys, time
+    import json, os, sqlite3, sys, time
     from pathlib import Path
     from metaclaw_plugin import MetaClawPlugin, Settings
     from metaclaw_plugin.scheduling.attach import attach_scheduler
@@ -173,15 +173,27 @@ CHILD = textwrap.dedent(
     from metaclaw_plugin.training import SampleBuffer
     from sched_support import FakeTrainer
 
-    home = Path(sys.argv[1])
-    fast = json.loads(sys.argv[2])
+    home, fast, total = Path(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3])
     plugin = MetaClawPlugin(Settings(home=home, mode="rl", scheduler=fast)).start()
     trainer = FakeTrainer(SampleBuffer(Database(plugin.settings.db_file)), batch_size=1, micro=2, step_s=0.03,
                           log_file=home / "steps.db")
+    # Both processes attach together (a slow start under load must not let one train everything alone), and each
+    # runs until every sample is trained, not for a fixed time.
+    (home / f"ready-{os.getpid()}").touch()
+    deadline = time.time() + 90
+    while len(list(home.glob("ready-*"))) < 2 and time.time() < deadline:
+        time.sleep(0.01)
     omls = attach_scheduler(plugin, lambda: trainer)
+
+    def trained() -> int:
+        try:
+            with sqlite3.connect(home / "steps.db", timeout=30) as c:
+                return int(c.execute("SELECT COUNT(*) FROM steps").fetchone()[0])
+        except sqlite3.OperationalError:  # no step yet: the table is made by the first
+            return 0
+
     notes = set()
-    end = time.time() + float(sys.argv[3])
-    while time.time() < end:
+    while trained() < total and time.time() < deadline:
         if omls.note:
             notes.add(omls.note.split(" (")[0])
         time.sleep(0.01)
@@ -198,7 +210,7 @@ def test_two_processes_on_one_home_never_train_at_once(home: Path) -> None:
     env = {**os.environ, "METACLAW_HOME": str(home), "PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'tests' / 'support'}"}
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", CHILD, str(home), json.dumps(FAST), "4"],
+            [sys.executable, "-c", CHILD, str(home), json.dumps(FAST), "40"],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -208,7 +220,7 @@ def test_two_processes_on_one_home_never_train_at_once(home: Path) -> None:
     ]
     results = []
     for p in procs:
-        out, err = p.communicate(timeout=120)
+        out, err = p.communicate(timeout=180)
         assert p.returncode == 0, err
         results.append(json.loads(out.strip().splitlines()[-1]))
     with sqlite3.connect(home / "steps.db") as c:
