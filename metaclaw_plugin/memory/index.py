@@ -290,7 +290,9 @@ class Recall:
             df = len(p[0])
             w = math.log(1.0 + (j.n + PRIOR_DOCS - df + 0.5) / (df + 0.5)) * (0.5 if t in weak else 1.0)
             idf[t] = w
-            if not t.startswith("#"):  # a concept tag finds a trait; it is not a word the request must be about
+            # a concept tag finds a trait, and a group's term ("=kid") is another name for a word already counted:
+            # neither is a word the request must be about
+            if not t.startswith(("#", "=")):
                 total += w  # a word never said weighs the most: a request about it is not answered by the rest
         return _score(j, query, postings, idf, total, limit, now, names, weak)
 

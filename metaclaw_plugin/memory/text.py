@@ -30,6 +30,7 @@ le la les un une des du de d l et ou mais est sont suis es sommes etre avoir ai 
 mes nous notre nos vous votre vos tu te toi ton ta tes il elle ils elles leur leurs ce cet cette ces ca cela qui que
 qu quoi dont ou au aux en dans sur pour par avec sans plus tres tout tous toujours jamais maintenant desormais
 im ive id ill youre dont cant wont isnt doesnt didnt thats whats theres lets ve ll re
+few many much during
 one two three four five six seven eight nine ten un deux trois quatre cinq uno dos tres cuatro cinco um dois duas tres
 quatro cinco
 prefere preferer vers chez utilise utilisons utiliser souviens rappelle retiens oublie n ne pas se s y
@@ -143,12 +144,17 @@ understood:understand lent:lend bent:bend dug:dig fed:feed led:lead fled:flee st
 IRREGULAR = dict(pair.split(":") for pair in _IRREGULAR_TEXT.split())
 
 
+_NOT_PLURAL = ("ss", "us", "is", "news")  # four-letter words that are no plural: "boss", "plus", "this", "news"
+
+
 def stem(word: str) -> str:
     word = ALIASES.get(word, word)
     word = IRREGULAR.get(word, word)
     w = word.replace("'", "").replace("-", "")
-    if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
-        w = w[:-1]
+    if (len(w) > 4 and w.endswith("s") and not w.endswith("ss")) or (
+        len(w) == 4 and w.endswith("s") and not w.endswith(_NOT_PLURAL) and w.isascii()
+    ):
+        w = w[:-1]  # "mugs" is "mug", "cats" is "cat"; not "plus", "this", "boss"
     if w.isascii() and ((len(w) > 5 and w.endswith("ing")) or (len(w) > 4 and w.endswith("ed"))):
         w = w[: -3 if w.endswith("ing") else -2]  # shipping/shipped -> ship, hiking/hiked -> hik
         if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
@@ -183,7 +189,7 @@ def speaker_of(text: str) -> tuple[str | None, str]:
 # The first lines are people: a request names the user's own ("my kid", "Hollis's mother") or it is about people in
 # general ("explain gravity to a child"), and only the first is about what the user said.
 _SAME_PEOPLE_TEXT = """
-kid kids child children son sons daughter daughters enfant enfants fils fille filles hijo hija hijos hijas
+kid kids child children son sons daughter daughters twins enfant enfants fils fille filles hijo hija hijos hijas
   filho filha filhos filhas
 wife husband spouse partner femme mari epouse epoux esposa esposo marido
 mom mum mother mama mommy mummy maman madre mae
@@ -342,15 +348,16 @@ def _work(words: dict[str, str]) -> dict[str, tuple[str, str]]:
 _CONCEPTS = {
     "#diet": (
         "vegetarian vegan allergic allergy allergies gluten lactose halal kosher celiac coeliac peanut peanuts "
+        "alcohol teetotal teetotaler teetotaller sober dairy-free keto diabetes diabetic "
         "pescatarian vegetarien vegetarienne vegetaliens allergique vegetariano vegetariana alergico alergica "
         "celiaco celiaca 素食 吃素 过敏 清真",
         "dinner lunch breakfast brunch menu recipe recipes restaurant restaurants food meal meals cook cooking eat "
         "snack snacks catering dish dishes dessert desserts cake cakes bake baking pastry sweets cookie cookies pasta "
-        "pizza sandwich diner dejeuner recette repas cena almuerzo receta comida desayuno jantar "
+        "pizza sandwich wine beer cocktail cocktails drinks bakery bread treat treats diner dejeuner recette repas cena almuerzo receta comida desayuno jantar "
         "almoco receita refeicao cafe 晚餐 午餐 早餐 菜单 食谱 餐厅 吃饭 做饭 聚餐",
     ),
     "#family": (
-        "kid kids son daughter wife husband partner children child baby toddler enfant enfants fils fille femme mari "
+        "kid kids son daughter wife husband partner children child baby toddler twins enfant enfants fils fille femme mari "
         "hijo hija hijos esposa esposo ninos filho filha filhos esposa marido criancas 孩子 儿子 女儿 老婆 老公 妻子 丈夫",
         "family weekend vacation holiday holidays gift birthday school famille vacances cadeau anniversaire ecole "
         "familia vacaciones regalo cumpleanos escuela ferias presente aniversario escola 家庭 周末 假期 礼物 生日 学校",
@@ -363,7 +370,9 @@ _CONCEPTS = {
         "reunion rendez-vous agenda creneau reunion cita horario reuniao agenda horario 会议 日程 安排 预约 开会",
     ),
     "#vehicle": (
-        "drive drives car cars bike motorbike motorcycle scooter ev voiture velo moto coche carro bicicleta 开车 汽车 自行车",
+        "drive drives car cars bike motorbike motorcycle scooter ev voiture velo moto coche carro bicicleta 开车 汽车 自行车 "
+        "tesla toyota honda civic corolla prius nissan hyundai kia subaru mazda volvo volkswagen vw bmw audi mercedes "
+        "peugeot renault citroen skoda chevrolet chevy lexus porsche rivian polestar",  # the car named by its make
         "car cars vehicle vehicles bike motorbike motorcycle scooter ev voiture coche carro 汽车 "  # "what car do I have"
         "tire tires tyre tyres oil mechanic charge charging garage pneu pneus gasolina pneumatico weather wear "
         "rain umbrella jacket coat meteo pluie lluvia chuva 轮胎 加油 停车 充电 天气 下雨",
@@ -384,7 +393,13 @@ _CONCEPTS = {
         "pregnant pregnancy migraine migraines penicillin medication medications allergique alergico alergica 过敏",
         "medicine medicines medication medications drug drugs pill pills dose dosage prescription antibiotic "
         "antibiotics painkiller painkillers tablet tablets pharmacy symptom symptoms vaccine treatment medicament "
+        "doctor doctors gp sick illness fever cough sore throat flu headache hospital clinic infection surgery "
         "medicamento 药 药物",
+    ),
+    "#fitness": (
+        "marathon marathons half-marathon ultramarathon triathlon triathlons runner cyclist swimmer crossfit "
+        "powerlifting gym",
+        "jog jogging workout workouts exercise exercises fitness gym cardio marathon race races 5k 10k stretching",
     ),
     "#secrets": (
         "vault 1password keychain keepass bitwarden secrets credentials sops kms",
@@ -539,7 +554,13 @@ def memory_terms_list(text: str) -> list[str]:
     return words + same_terms(text, owned=False) + sorted(tags)
 
 
+# Situations read from the text rather than a word's stem: "run" is a weak word of the work ("run the tests"), while
+# "a running plan" or "go for a run" is about the user's running.
+_ASKED = (("#fitness", re.compile(r"\b(?:running|go(?:ing)? for a run|run a (?:race|marathon|half|5k|10k))\b", re.I)),)
+
+
 def request_terms(text: str) -> frozenset[str]:
     """A request's search terms: its words, their groups' terms, and the concepts its situation words carry."""
     base = term_set(text)
-    return _tags(text, base, _REQUEST_SIDE) | frozenset(same_terms(text, owned=True))
+    asked = frozenset(tag for tag, rx in _ASKED if rx.search(text))
+    return _tags(text, base, _REQUEST_SIDE) | frozenset(same_terms(text, owned=True)) | asked

@@ -38,7 +38,7 @@ from .index import Doc, Found, Hit, Recall
 from .model import DEFAULT_USER, SHARED_USER, Memory
 from .said import asks_where, hedged, hedged_request, places
 from .store import MemoryStore
-from .text import WEAK, fold, request_terms, speaker_of, stem, terms
+from .text import WEAK, fold, request_terms, speaker_of, stem, term_set, terms
 
 log = logging.getLogger("metaclaw_plugin.memory")
 
@@ -393,7 +393,7 @@ class MemoryView:
         hits.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
         if hits:  # the request is about something the user said: the budget left goes to the next closest lines
             more.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
-            hits += more
+            hits = _not_restated(hits + more)
         seen = {d.plain for d in chosen}
         keys = {d.key for d in chosen}
         for h in hits:
@@ -424,6 +424,37 @@ class MemoryView:
 # generated multisession set: swapped questions given a block 116 -> 80 of 155, answer in block 0.618 -> 0.607.
 ELSEWHERE_MIN = 0.5
 ELSEWHERE_RATIO = 0.8
+
+
+# A later line that restates an earlier one's topic with a change ("I'm flying to Lisbon on the 14th of March", then
+# "the conference got moved, so I'm now flying to Lisbon on April 2 instead"): the earlier one is stale, whether or not
+# a rule read the change. Most of its topical words (RESTATED_SHARE, at least RESTATED_MIN) are in the later one.
+_CHANGED = re.compile(
+    r"\b(?:instead|now|no longer|any ?more|moved|changed|rescheduled|postponed|pushed back|brought forward|switched|"
+    r"replaced|updated|cancell?ed|actually)\b",
+    re.I,
+)
+RESTATED_SHARE = 0.6
+RESTATED_MIN = 2
+
+
+def _not_restated(hits: list[Hit]) -> list[Hit]:
+    """``hits`` less the lines a later line among them restates with a change (:data:`_CHANGED`)."""
+    changes = [(h.doc.at, term_set(h.doc.plain)) for h in hits if _CHANGED.search(h.doc.plain)]
+    if not changes:
+        return hits
+    out = []
+    for h in hits:
+        words = term_set(h.doc.plain)
+        stale = any(
+            at > h.doc.at
+            and len(shared := words & later) >= RESTATED_MIN
+            and len(shared) >= RESTATED_SHARE * len(words)
+            for at, later in changes
+        )
+        if not stale:
+            out.append(h)
+    return out
 
 
 def _answering(found: Found, wishes: bool) -> tuple[list[Hit], list[Hit]]:

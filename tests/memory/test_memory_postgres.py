@@ -44,14 +44,17 @@ def test_memories_live_in_postgres_and_reach_every_host(pg_url: str, tmp_path: P
         say(b, "s3", "The search cluster moved to opensearch-prod-5.")
         end(b, "s3")
 
-        def superseded() -> bool:  # the new words come at once (a passage); the old ones go once extraction ran
+        assert a.memory_store is not None
+        store = a.memory_store
+
+        def superseded() -> bool:  # the new words come at once (a passage); the old memory goes once extraction ran
             block = memory_part(say(a, "s4", "Which search cluster do the indexers write to?"))
-            return "opensearch-prod-5" in block and "opensearch-prod-2" not in block
+            gone = store.find("acme", "ana", statuses=("superseded",))
+            return "opensearch-prod-5" in block and "opensearch-prod-2" not in block and bool(gone)
 
         wait_for(superseded, timeout=10, what="host a sees the change and no longer the old value")
         assert memory_part(say(a, "s5", "Which search cluster do the indexers write to?", tenant="globex")) == ""
-        assert a.memory_store is not None
-        old = a.memory_store.find("acme", "ana", statuses=("superseded",))
+        old = store.find("acme", "ana", statuses=("superseded",))
         assert [m.text for m in old] == ["the search cluster is opensearch-prod-2"]
         say(a, "s6", "Forget that the search cluster is opensearch-prod-5.")
         end(a, "s6")

@@ -140,6 +140,16 @@ REPLACED = re.compile(
     r"(?P<a>[^,;]{1,60}?) (?:with|for|to|by|in favou?r of) (?P<b>[^,;]{1,80})",
     F,
 )
+# A replacement said as two acts: "I sold the Civic and bought a Tesla", "we got rid of Jira and moved to Linear". What
+# it is about is the new value; the old one is what it replaces.
+TRADED = re.compile(
+    r"^(?:and |so |also )?(?:we|i) (?:have |'ve |just |recently |finally |eventually )*"
+    r"(?:sold|gave away|got rid of|traded in|scrapped|returned|dropped|ditched|cancell?ed|quit|stopped using|"
+    r"stopped|no longer use) (?P<a>[^,;]{1,60}?),? "
+    r"and (?:then |now |have |'ve |just )*(?:bought|got|leased|purchased|picked up|ordered|adopted|moved to|"
+    r"switched to|signed up (?:for|with)|joined|moved (?:my |our |the )?[\w-]+ (?:over )?to) (?P<b>[^,;]{1,80})",
+    F,
+)
 USE_AS = re.compile(r"^(?:i|we) (?:use|run|have|keep) (?P<x>[^,;]{1,60}?) as (?:my|our) (?P<y>[^,;]{1,40})$", F)
 POSSESSIVE = re.compile(
     r"^(?:and |also |so |but )?(?P<s>(?:my|our|the team'?s?|our team'?s?)\s+[^,;]{1,60}?)\s+"
@@ -165,12 +175,16 @@ SELF = re.compile(
     r"^(?:and |also |btw,? )?(?:i'?m|i am) (?:based |located |currently )?(?:in|at|from) (?P<x>.+)"
     r"|^(?:and |also )?(?:i'?m|i am) (?:a|an|the) (?P<r>.+)"
     # a job said by its work: "I work as a nurse", "I've been a paralegal for six years", "je travaille comme..."
-    r"|^(?:and |also )?(?:i (?:now |currently |still )?work|i'?m (?:now |currently )?working|i'?ve (?:been )?worked|"
+    r"|^(?:and |also )?(?:i (?:now |currently |still )?work(?: (?:night|day|late|early|evening|weekend) shifts?| nights|"
+    r" weekends| part[- ]time| full[- ]time| freelance)?|i'?m (?:now |currently )?working|i'?ve (?:been )?worked|"
     r"i have (?:been )?worked|i'?ve been working|i have been working|i'?m employed|i am employed|i'?ve been|"
     r"i have been|je travaille|trabajo|trabalho) (?:as|comme|como) (?!(?:a |an )?(?:team|group|pair|unit|one)\b)"
     r"(?:a |an |un |une |una |um |uma )?(?P<jb>.+)"
     r"|^(?:i'?ve been|i have been) (?:a|an) (?P<jb2>.+?\b(?:for|since)\b.+)"
     r"|^i (?:do|make) (?P<lv>.+?) for a living"
+    # what the speaker is working towards: "I'm training for the Chicago marathon", "I'm learning Japanese"
+    r"|^(?:and |also )?(?:i'?m|i am) (?:now |currently |still )?(?:training|preparing|studying) for (?P<tr>.+)"
+    r"|^(?:and |also )?(?:i'?m|i am) (?:now |currently |still )?learning (?!(?:how|that|about|to)\b)(?P<lr>.+)"
     r"|^(?:i'?m|i am|i'?ve been|i have been|i became|i'?ve become|i'?ve gone|i went|je suis|soy|sou|eu sou|estoy|"
     r"estou) (?:now |also |a |an |strictly |fully |mostly )?"
     r"(?P<c>(?:allergic|allergique|al[eé]rgic[oa]|vegetarian|vegan|pescatarian|"
@@ -180,6 +194,11 @@ SELF = re.compile(
     r"intolerant|asthmatic|epileptic|pregnant|deaf|hard of hearing|sans gluten|sin gluten|sem gl[uú]ten|"
     r"intol[eé]rant[e]?|embarazada|enceinte|gr[aá]vida).*)"
     r"|^i (?:don'?t|do not|can'?t|cannot|never|no longer|won'?t) (?:eat|drink|touch) (?P<d>.+)"
+    # a condition said plainly: "I have type 2 diabetes", "I was diagnosed with asthma"
+    r"|^(?:i have|i've got|i was diagnosed with|i've been diagnosed with|i suffer from|i live with) "
+    r"(?P<hc>(?:type [12] |mild |severe |chronic )?(?:diabetes|asthma|epilepsy|celiac disease|coeliac disease|"
+    r"crohn'?s(?: disease)?|ibs|migraines?|arthritis|adhd|hypertension|high blood pressure|a heart condition|"
+    r"(?:a |an )?(?:nut|peanut|shellfish|gluten|egg|dairy|penicillin) allergy)\b.*)"
     r"|^(?:i have|i've got|j'ai|tengo|tenho|eu tenho) (?:a|an|two|three|one|un|une|deux|trois|uno|una|dos|tres|um|uma|"
     r"dois|duas|tr[eê]s) (?P<h>.+)"
     r"|^我(?:对)?(?P<zc>.{1,10}过敏|吃素|是素食者)"
@@ -736,7 +755,10 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
         old, new = m.group("a"), m.group("b")
         owned = re.match(r"^(?:my|our)\s+", old, F)
         key = _subject_key(old) if owned else f"topic:{r.topic}" if r.topic else _subject_key(new)
-        return Candidate(_kind(s, "fact"), s, key, False, None, [] if owned else [old])
+        # "I replaced my router with an Eero": the thing replaced is the attribute ("my home wifi router is ...")
+        return Candidate(_kind(s, "fact"), s, key, False, None, [old])
+    if m := TRADED.match(s):
+        return Candidate(_kind(s, "fact"), s, _subject_key(m.group("b")), False, None, [m.group("a")])
     if WE_USE.search(s):
         key = f"topic:{r.topic}" if r.topic else _use_subject(s)
         return Candidate("project", s, key, False, None, r.replaces)
@@ -807,7 +829,20 @@ def _before_copula(s: str) -> str:
 def _use_subject(s: str) -> str:
     """What "we use X for Y" is about: Y when said (a newer tool for Y replaces the old), else X."""
     m = re.search(r"\b(?:for|pour|para|para el|para a|for our)\s+(?P<y>[^,.;]{2,40})", s, F)
-    return "use " + _subject_key(m.group("y")) if m and term_set(m.group("y")) else _subject_key(WE_USE.sub(" ", s))
+    if m and term_set(m.group("y")):
+        return "use " + _subject_key(m.group("y"))
+    # "we ship orders with DHL", then "from now on we ship with UPS": what the team does it with is one attribute
+    if (v := _DONE_WITH.search(s)) and (verb := stem(fold(v.group("v")))) not in _GENERIC_VERBS:
+        return f"use {verb} {fold(v.group('p'))}"
+    return _subject_key(WE_USE.sub(" ", s))
+
+
+_DONE_WITH = re.compile(
+    r"\b(?:we|our team|the team)\s+(?:always |usually |now |mostly |only |all )?(?P<v>[a-z]+)\s+(?:[\w-]+\s+){0,2}?"
+    r"(?P<p>with|via|using|through)\s+\w",
+    F,
+)
+_GENERIC_VERBS = frozenset(map(stem, ("use", "run", "work", "are", "is", "have", "has", "do", "does", "go", "test")))
 
 
 _CLAUSE = re.compile(

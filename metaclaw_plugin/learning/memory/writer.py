@@ -191,6 +191,9 @@ class MemoryWriter:
                 (c.target_id and m.id == c.target_id)
                 or (c.subject and m.subject == c.subject)
                 or (gone and any(g <= words for g in gone) and (words & new_words or len(words) <= 4))
+                # the old value names what the memory is about: "I replaced my router with ..." and "my home wifi
+                # router is ...", "I sold the Civic and ..." and "I drive a 2019 Honda Civic"
+                or (gone and m.subject and any(g <= frozenset(m.subject.split()) for g in gone))
             ):
                 out.append(m)
         out.sort(key=lambda m: -m.valid_from)
