@@ -31,6 +31,10 @@ mes nous notre nos vous votre vos tu te toi ton ta tes il elle ils elles leur le
 qu quoi dont ou au aux en dans sur pour par avec sans plus tres tout tous toujours jamais maintenant desormais
 im ive id ill youre dont cant wont isnt doesnt didnt thats whats theres lets ve ll re
 few many much during
+der die das den dem des ein eine einen einem einer und oder aber ich du er es wir ihr mein meine meinen meinem
+meiner dein deine unser unsere unseren ist sind bin bist waren wird werden wie was wer wo wann warum mit von zu
+zur zum fur auf aus bei nach uber unter vor nicht kein keine noch schon auch nur sehr bitte jeden jede jedes immer
+jetzt heute
 one two three four five six seven eight nine ten un deux trois quatre cinq uno dos tres cuatro cinco um dois duas tres
 quatro cinco
 prefere preferer vers chez utilise utilisons utiliser souviens rappelle retiens oublie n ne pas se s y
@@ -475,7 +479,8 @@ _CONCEPTS = {
     "#place": (
         "",  # see _PLACE: where the user lives is a statement about the user, not any "lives in"
         "live lives living reside home neighbourhood neighborhood city town "  # "where do I live?"
-        "forecast trip travel flight flights nearby commute meteo voyage vol viaje vuelo viagem voo 天气预报 旅行 航班 "
+        "forecast weather trip travel flight flights nearby commute meteo voyage vol viaje vuelo viagem voo wetter "
+        "arbeitsweg reise 天气预报 旅行 航班 "
         "附近 通勤",
     ),
 }
@@ -484,8 +489,7 @@ _CONCEPTS = {
 _PLACE = re.compile(
     r"\b(?:i live|i'm based|i am based|i'm located|we live|i now live|we now live|"
     r"(?:i|we) (?:have |'ve |just |recently |finally )*(?:moved|relocated) (?:to|into)|j'habite|je vis [aà]|vivo en|"
-    r"moro em|"
-    r"eu moro|vivo em)\b|我住在|我住",
+    r"moro em|eu moro|vivo em|ich wohne in|ich lebe in|wir wohnen in|abito a|vivo a|ik woon in)\b|我住在|我住",
     re.I,
 )
 

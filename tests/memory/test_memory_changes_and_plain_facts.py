@@ -114,3 +114,9 @@ def test_a_later_line_on_another_topic_leaves_the_earlier_one(turn: Turn):
     turn("s1", "I'm flying to Lisbon on the 14th of March for a conference.")
     turn("s2", "My sister now lives in Porto.")
     assert "14th of March" in turn("s3", "When is my flight to Lisbon?")
+
+
+def test_what_a_german_speaker_said_reaches_a_request_in_its_own_words(turn: Turn):
+    turn("s1", "Ich wohne in Hamburg und fahre jeden Tag mit dem Fahrrad zur Arbeit.")
+    assert "Hamburg" in turn("s2", "Wie wird das Wetter morgen für meinen Arbeitsweg?")
+    assert turn("s3", "Wer hat die Relativitätstheorie entwickelt?") == ""
