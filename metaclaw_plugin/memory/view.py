@@ -13,6 +13,7 @@ appended to a user's index, and a user whose memories changed is rebuilt.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import re
@@ -393,7 +394,7 @@ class MemoryView:
         hits.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
         if hits:  # the request is about something the user said: the budget left goes to the next closest lines
             more.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
-            hits = _not_restated(hits + more)
+            hits = _not_restated(hits + more, 2 * cfg.max_items)
         seen = {d.plain for d in chosen}
         keys = {d.key for d in chosen}
         for h in hits:
@@ -438,23 +439,38 @@ RESTATED_SHARE = 0.6
 RESTATED_MIN = 2
 
 
-def _not_restated(hits: list[Hit]) -> list[Hit]:
-    """``hits`` less the lines a later line among them restates with a change (:data:`_CHANGED`)."""
-    changes = [(h.doc.at, term_set(h.doc.plain)) for h in hits if _CHANGED.search(h.doc.plain)]
+def _not_restated(hits: list[Hit], window: int) -> list[Hit]:
+    """``hits`` less the lines a later line among them restates with a change (:data:`_CHANGED`). Only the best
+    ``window`` lines are read (the block holds fewer), and of them only those said before the latest such line,
+    their words from a cache (the same lines come back request after request)."""
+    head = hits[:window]
+    changes = [(h.doc.at, _words(h.doc.plain)) for h in head if _changes(h.doc.plain)]
     if not changes:
         return hits
+    latest = max(at for at, _ in changes)
     out = []
-    for h in hits:
-        words = term_set(h.doc.plain)
-        stale = any(
-            at > h.doc.at
-            and len(shared := words & later) >= RESTATED_MIN
-            and len(shared) >= RESTATED_SHARE * len(words)
-            for at, later in changes
-        )
-        if not stale:
-            out.append(h)
-    return out
+    for h in head:
+        if h.doc.at < latest:
+            words = _words(h.doc.plain)
+            if any(
+                at > h.doc.at
+                and len(shared := words & later) >= RESTATED_MIN
+                and len(shared) >= RESTATED_SHARE * len(words)
+                for at, later in changes
+            ):
+                continue
+        out.append(h)
+    return out + hits[window:]
+
+
+@functools.lru_cache(maxsize=8192)
+def _words(plain: str) -> frozenset[str]:
+    return term_set(plain)
+
+
+@functools.lru_cache(maxsize=8192)
+def _changes(plain: str) -> bool:
+    return _CHANGED.search(plain) is not None
 
 
 def _answering(found: Found, wishes: bool) -> tuple[list[Hit], list[Hit]]:
