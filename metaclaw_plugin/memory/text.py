@@ -155,9 +155,7 @@ def stem(word: str) -> str:
     word = ALIASES.get(word, word)
     word = IRREGULAR.get(word, word)
     w = word.replace("'", "").replace("-", "")
-    if (len(w) > 4 and w.endswith("s") and not w.endswith("ss")) or (
-        len(w) == 4 and w.endswith("s") and not w.endswith(_NOT_PLURAL) and w.isascii()
-    ):
+    if w.endswith("s") and ((len(w) > 4 and not w.endswith("ss")) or (len(w) == 4 and not w.endswith(_NOT_PLURAL))):
         w = w[:-1]  # "mugs" is "mug", "cats" is "cat"; not "plus", "this", "boss"
     if w.isascii() and ((len(w) > 5 and w.endswith("ing")) or (len(w) > 4 and w.endswith("ed"))):
         w = w[: -3 if w.endswith("ing") else -2]  # shipping/shipped -> ship, hiking/hiked -> hik
@@ -357,11 +355,13 @@ _CONCEPTS = {
         "celiaco celiaca 素食 吃素 过敏 清真",
         "dinner lunch breakfast brunch menu recipe recipes restaurant restaurants food meal meals cook cooking eat "
         "snack snacks catering dish dishes dessert desserts cake cakes bake baking pastry sweets cookie cookies pasta "
-        "pizza sandwich wine beer cocktail cocktails drinks bakery bread treat treats diner dejeuner recette repas cena almuerzo receta comida desayuno jantar "
+        "pizza sandwich wine beer cocktail cocktails drinks bakery bread treat treats diner dejeuner recette repas "
+        "cena almuerzo receta comida desayuno jantar "
         "almoco receita refeicao cafe 晚餐 午餐 早餐 菜单 食谱 餐厅 吃饭 做饭 聚餐",
     ),
     "#family": (
-        "kid kids son daughter wife husband partner children child baby toddler twins enfant enfants fils fille femme mari "
+        "kid kids son daughter wife husband partner children child baby toddler twins enfant enfants fils fille "
+        "femme mari "
         "hijo hija hijos esposa esposo ninos filho filha filhos esposa marido criancas 孩子 儿子 女儿 老婆 老公 妻子 丈夫",
         "family weekend vacation holiday holidays gift birthday school famille vacances cadeau anniversaire ecole "
         "familia vacaciones regalo cumpleanos escuela ferias presente aniversario escola 家庭 周末 假期 礼物 生日 学校",
@@ -374,7 +374,8 @@ _CONCEPTS = {
         "reunion rendez-vous agenda creneau reunion cita horario reuniao agenda horario 会议 日程 安排 预约 开会",
     ),
     "#vehicle": (
-        "drive drives car cars bike motorbike motorcycle scooter ev voiture velo moto coche carro bicicleta 开车 汽车 自行车 "
+        "drive drives car cars bike motorbike motorcycle scooter ev voiture velo moto coche carro bicicleta "
+        "开车 汽车 自行车 "
         "tesla toyota honda civic corolla prius nissan hyundai kia subaru mazda volvo volkswagen vw bmw audi mercedes "
         "peugeot renault citroen skoda chevrolet chevy lexus porsche rivian polestar",  # the car named by its make
         "car cars vehicle vehicles bike motorbike motorcycle scooter ev voiture coche carro 汽车 "  # "what car do I have"
@@ -558,13 +559,13 @@ def memory_terms_list(text: str) -> list[str]:
     return words + same_terms(text, owned=False) + sorted(tags)
 
 
-# Situations read from the text rather than a word's stem: "run" is a weak word of the work ("run the tests"), while
-# "a running plan" or "go for a run" is about the user's running.
-_ASKED = (("#fitness", re.compile(r"\b(?:running|go(?:ing)? for a run|run a (?:race|marathon|half|5k|10k))\b", re.I)),)
+# Running read from the text rather than a word's stem: "run" is a weak word of the work ("run the tests"), while "a
+# running plan" or "go for a run" is about the user's running.
+_RUNNING = re.compile(r"\b(?:running|go(?:ing)? for a run|run a (?:race|marathon|half|5k|10k))\b", re.I)
 
 
 def request_terms(text: str) -> frozenset[str]:
     """A request's search terms: its words, their groups' terms, and the concepts its situation words carry."""
     base = term_set(text)
-    asked = frozenset(tag for tag, rx in _ASKED if rx.search(text))
-    return _tags(text, base, _REQUEST_SIDE) | frozenset(same_terms(text, owned=True)) | asked
+    running = frozenset(["#fitness"]) if _RUNNING.search(text) else frozenset()
+    return _tags(text, base, _REQUEST_SIDE) | frozenset(same_terms(text, owned=True)) | running

@@ -444,14 +444,14 @@ def _not_restated(hits: list[Hit], window: int) -> list[Hit]:
     ``window`` lines are read (the block holds fewer), and of them only those said before the latest such line,
     their words from a cache (the same lines come back request after request)."""
     head = hits[:window]
-    changes = [(h.doc.at, _words(h.doc.plain)) for h in head if _changes(h.doc.plain)]
+    changes = [(h.doc.at, words) for h in head for words, changed in [_line(h.doc.plain)] if changed]
     if not changes:
         return hits
     latest = max(at for at, _ in changes)
     out = []
     for h in head:
         if h.doc.at < latest:
-            words = _words(h.doc.plain)
+            words = _line(h.doc.plain)[0]
             if any(
                 at > h.doc.at
                 and len(shared := words & later) >= RESTATED_MIN
@@ -464,13 +464,9 @@ def _not_restated(hits: list[Hit], window: int) -> list[Hit]:
 
 
 @functools.lru_cache(maxsize=8192)
-def _words(plain: str) -> frozenset[str]:
-    return term_set(plain)
-
-
-@functools.lru_cache(maxsize=8192)
-def _changes(plain: str) -> bool:
-    return _CHANGED.search(plain) is not None
+def _line(plain: str) -> tuple[frozenset[str], bool]:
+    """A line's words, and whether it says a change."""
+    return term_set(plain), _CHANGED.search(plain) is not None
 
 
 def _answering(found: Found, wishes: bool) -> tuple[list[Hit], list[Hit]]:
