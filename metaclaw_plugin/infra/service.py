@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -25,6 +25,15 @@ def yield_to_host() -> None:
     for each step of a request; dropping the GIL between units (a passage screened, a note read) bounds its wait by
     one unit's cost instead."""
     time.sleep(0)
+
+
+def yielding(items: Iterable[T], every: int = 8) -> Iterator[T]:
+    """``items``, letting the host's threads in (:func:`yield_to_host`) after every ``every`` of them: a loop of
+    background work over many small units (passages indexed after a burst of turns) never holds the GIL for long."""
+    for i, item in enumerate(items, 1):
+        yield item
+        if i % every == 0:
+            yield_to_host()
 
 
 class Service:

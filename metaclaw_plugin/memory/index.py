@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..infra.service import yielding
 from .said import unaddressed
 from .text import WEAK, WEAK_NOUNS, memory_terms_list
 
@@ -246,7 +247,7 @@ class Recall:
 
     def appended(self, docs: Sequence[Doc]) -> Recall:
         """This index with more passage chunks (a new object: readers of the old one are unaffected)."""
-        tail = merge_segments(self.tail, build_segment(docs, [_terms(d) for d in docs]))
+        tail = merge_segments(self.tail, build_segment(docs, [_terms(d) for d in yielding(docs)]))
         if tail.n > TAIL_MAX:
             return Recall(self.memories, merge_segments(self.base, tail), EMPTY)
         return Recall(self.memories, self.base, tail)

@@ -48,7 +48,7 @@ def hedged(text: str) -> bool:
     sentences = [s for s in _SENTENCE.split(_folded(text)) if s.strip()]
     if not sentences:
         return False
-    main = max(sentences, key=lambda s: len(terms(s)))
+    main = sentences[0] if len(sentences) == 1 else max(sentences, key=lambda s: len(terms(s)))
     return _HEDGE.search(main) is not None
 
 

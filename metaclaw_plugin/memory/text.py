@@ -8,6 +8,7 @@ words of the supported languages (en, fr, es, pt, zh) and the verbs of the state
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..text import strip_marks
@@ -151,7 +152,14 @@ IRREGULAR = dict(pair.split(":") for pair in _IRREGULAR_TEXT.split())
 _NOT_PLURAL = ("ss", "us", "is", "news")  # four-letter words that are no plural: "boss", "plus", "this", "news"
 
 
+CACHED_WORD_CHARS = 40  # words up to this long are read once and cached (a user's words repeat); longer ones each time
+
+
 def stem(word: str) -> str:
+    return _stem_cached(word) if len(word) <= CACHED_WORD_CHARS else _stem(word)
+
+
+def _stem(word: str) -> str:
     word = ALIASES.get(word, word)
     word = IRREGULAR.get(word, word)
     w = word.replace("'", "").replace("-", "")
@@ -164,6 +172,9 @@ def stem(word: str) -> str:
     if len(w) > 3 and w.endswith("e") and w.isascii():  # hike -> hik, like its inflections
         w = w[:-1]
     return w[:STEM]
+
+
+_stem_cached = functools.lru_cache(maxsize=1 << 16)(_stem)
 
 
 # Who said it, where the text is a transcript line ("Caroline: I went to a support group yesterday"): one or two
@@ -237,19 +248,35 @@ _SAME_THINGS = _same_groups(_SAME_THINGS_TEXT)
 def same_terms(text: str, *, owned: bool) -> list[str]:
     """The group terms of ``text``'s words (:data:`_SAME_PEOPLE_TEXT`); with ``owned``, a word for people only after a
     possessive ("my", "our", "Hollis's"), as a request names the user's own people."""
+    words = _WORD.findall(fold(text))
+    if _GROUP_WORDS.isdisjoint(_forms(words)):
+        return []  # most lines name no one of a group: one set test, not a lookup per word
     out: list[str] = []
     prev = ""
-    for m in _WORD.finditer(fold(text)):
-        w = m.group(0)
-        if w.endswith("'s"):
-            w = w[:-2]
+    for word in words:
+        w = word[:-2] if word.endswith("'s") else word
         one = w[:-1] if w.endswith("s") else w  # "clients", "cars"
         group = _SAME_THINGS.get(w) or _SAME_THINGS.get(one)
         if group is None and (not owned or prev in _OWNER or prev.endswith("'s")):
             group = _SAME_PEOPLE.get(w) or _SAME_PEOPLE.get(one)  # "son" too, a stop word (Spanish "they are")
         if group is not None:
             out.append(group)
-        prev = m.group(0)
+        prev = word
+    return out
+
+
+_GROUP_WORDS = frozenset(_SAME_THINGS) | frozenset(_SAME_PEOPLE)
+
+
+def _forms(words: list[str]) -> set[str]:
+    """Each word as :func:`same_terms` looks it up: as written, without a possessive, without a plural's s."""
+    out = set(words)
+    for w in words:
+        if w.endswith("s"):
+            w = w[:-2] if w.endswith("'s") else w
+            out.add(w)
+            if w.endswith("s"):
+                out.add(w[:-1])
     return out
 
 
@@ -268,20 +295,30 @@ def terms(text: str) -> list[str]:
     folded = fold(_CJK.sub(" ", text))
     for m in _WORD.finditer(folded):
         w = m.group(0)
-        if w in STOP or len(w) < 2 or (w.isdigit() and len(w) < 3):
-            continue
-        if w.endswith("'s"):  # a possessive is its word ("Hollis's dog": hollis, as "Hollis: ..." labels her lines)
-            w = w[:-2]
-        parts = re.split(r"[-']", w) if ("-" in w or "'" in w) else []
-        if parts and all(x in STOP or len(x) < 2 for x in parts):
-            continue  # "est-ce", "qu'est-ce", "c'est": stop words joined, never a topic
-        for x in [w, *parts]:
-            if x in STOP or len(x) < 2:
-                continue
-            s = stem(x)
-            if s not in STOP:
-                out.append(s)
+        out += _word_terms_cached(w) if len(w) <= CACHED_WORD_CHARS else _word_terms(w)
     return out
+
+
+def _word_terms(w: str) -> tuple[str, ...]:
+    """The index terms of one folded word (a word's, then its hyphen or apostrophe parts'); none for a stop word."""
+    if w in STOP or len(w) < 2 or (w.isdigit() and len(w) < 3):
+        return ()
+    if w.endswith("'s"):  # a possessive is its word ("Hollis's dog": hollis, as "Hollis: ..." labels her lines)
+        w = w[:-2]
+    parts = re.split(r"[-']", w) if ("-" in w or "'" in w) else []
+    if parts and all(x in STOP or len(x) < 2 for x in parts):
+        return ()  # "est-ce", "qu'est-ce", "c'est": stop words joined, never a topic
+    out = []
+    for x in [w, *parts]:
+        if x in STOP or len(x) < 2:
+            continue
+        s = stem(x)
+        if s not in STOP:
+            out.append(s)
+    return tuple(out)
+
+
+_word_terms_cached = functools.lru_cache(maxsize=1 << 16)(_word_terms)
 
 
 def term_set(text: str) -> frozenset[str]:

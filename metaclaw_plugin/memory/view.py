@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..infra.memo import Memo
+from ..infra.service import yielding
 from ..skillbank.render import CLOSE as SKILLS_CLOSE
 from ..skillbank.render import MEMORY_CLOSE, MEMORY_OPEN
 from ..skillbank.render import OPEN as SKILLS_OPEN
@@ -210,7 +211,7 @@ class Bucket:
         )
 
     def with_passages(self, passages: Iterable[Passage], *, rebuild: bool) -> Bucket:
-        docs = [d for p in passages if p.status == "active" and p.text for d in passage_docs(p)]
+        docs = [d for p in yielding(passages) if p.status == "active" and p.text for d in passage_docs(p)]
         recall, recent = self.recall, self.recent
         if rebuild:
             recall, recent = Recall(recall.memories), ()

@@ -272,6 +272,51 @@ def test_a_write_by_another_process_shows_within_the_refresh(plugin: MetaClawPlu
     wait_for(lambda: "vpn-fra-2" in memory_part(say(plugin, "s9", "Which VPN gateway do I connect to?")), timeout=5)
 
 
+def test_a_burst_of_writes_refreshes_the_view_once(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A passage is written per turn: the view follows a burst with one refresh at the worker's next pass (a refresh
+    per write cost the host 0.4 ms a turn), and a write after that refresh began posts the next one."""
+    p = MetaClawPlugin(Settings(home=home))  # not started: the worker's passes are run by hand
+    refreshed: list[int] = []
+    monkeypatch.setattr(p, "refresh_memory", lambda: refreshed.append(1) or True)
+    for _ in range(100):
+        p._memory_written()
+    assert len(p.worker._later) == 1
+    p.worker._run_posted()
+    assert refreshed == [1]
+    p._memory_written()
+    assert len(p.worker._later) == 1
+    p.worker._run_posted()
+    assert refreshed == [1, 1]
+
+
+BURST = [
+    "oslo",
+    "lima",
+    "quito",
+    "hanoi",
+    "dakar",
+    "perth",
+    "cusco",
+    "tunis",
+    "riga",
+    "sofia",
+    "accra",
+    "malmo",
+    "turin",
+    "porto",
+    "bergen",
+]
+
+
+def test_what_a_burst_of_turns_said_is_recalled_after_flush(plugin: MetaClawPlugin) -> None:
+    for i, city in enumerate(BURST):
+        say(plugin, "s1", f"Our {city} warehouse ships from dock d-{i:02d}.")
+    assert plugin.flush(60)
+    assert "riga warehouse ships from dock d-08" in memory_part(
+        say(plugin, "s2", "Which dock does the riga warehouse ship from?")
+    )
+
+
 # Control: the CLI and the API --------------------------------------------------------------------------------------
 def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
