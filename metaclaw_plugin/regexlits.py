@@ -11,6 +11,7 @@ by construction: where it is unsure it requires nothing.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ except ImportError:  # pragma: no cover - Python < 3.11
     import sre_parse as _sre
 
 _CAP = 16  # the most exact strings a node is expanded to (RE2's prefilter uses 16)
+_BIG_CAP = 2048  # the most literals a large branch is expanded to with what comes before it
 _CLASS_CAP = 6  # a class of up to this many single characters is expanded ([sz] in "characteri[sz]e")
 MIN_LITERAL = 2  # single characters are in nearly every text: a pattern needing only those always runs
 _REPEATS = {_sre.MAX_REPEAT, _sre.MIN_REPEAT, getattr(_sre, "POSSESSIVE_REPEAT", _sre.MAX_REPEAT)}
@@ -33,6 +35,9 @@ class _Info:
     exact: frozenset[str] | None  # every string the node can match, when that is a small set
     need: frozenset[str] | None  # one of these is in every match; None: nothing is known
     also: tuple[frozenset[str], ...] = ()  # further sets, one of each of which is in every match too
+    # every string the node can match, when that set is too large to combine along a sequence (a branch of many
+    # verbs): what came just before it is still put before each (a word boundary, "\\b(?:send|post|...)")
+    big: frozenset[str] | None = None
 
 
 _ANY = _Info(None, None)
@@ -53,12 +58,19 @@ def _better(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str
     return a if ka >= kb else b
 
 
-def _seq(items: Sequence[Any], lower: bool) -> _Info:
+def _seq(items: Sequence[Any], lower: bool, bounds: bool = False) -> _Info:
     run: frozenset[str] | None = frozenset({""})
     whole: frozenset[str] | None = run  # the sequence's exact set while every item has one
     needs: list[frozenset[str]] = []  # each item matches inside the sequence's match: every one of these is required
+    every: frozenset[str] | None = run  # the sequence's every string, large ones included (:attr:`_Info.big`)
     for item in items:
-        info = _node(item, lower)
+        info = _node(item, lower, bounds)
+        full = info.exact if info.exact is not None else info.big
+        every = (
+            frozenset(a + b for a in every for b in full)
+            if every is not None and full is not None and len(every) * len(full) <= _BIG_CAP
+            else None
+        )
         if info.exact is not None and whole is not None and len(whole) * len(info.exact) <= _CAP:
             whole = frozenset(a + b for a in whole for b in info.exact)
         else:
@@ -66,7 +78,10 @@ def _seq(items: Sequence[Any], lower: bool) -> _Info:
         if info.exact is not None and run is not None and len(run) * len(info.exact) <= _CAP:
             run = frozenset(a + b for a in run for b in info.exact)
             continue
-        needs += [n for n in (_need_of(_Info(run, None)) if run is not None else None, info.need) if n is not None]
+        need = info.need
+        if info.big is not None and run is not None and len(run) * len(info.big) <= _BIG_CAP:
+            need, run = frozenset(a + b for a in run for b in info.big), None  # the run goes on in it, no further
+        needs += [n for n in (_need_of(_Info(run, None)) if run is not None else None, need) if n is not None]
         needs += info.also
         run = info.exact if info.exact is not None else frozenset({""})
     if whole is not None:
@@ -76,14 +91,16 @@ def _seq(items: Sequence[Any], lower: bool) -> _Info:
     best: frozenset[str] | None = None
     for n in needs:
         best = _better(best, n)
-    return _Info(None, best, tuple(dict.fromkeys(n for n in needs if n != best)))
+    return _Info(None, best, tuple(dict.fromkeys(n for n in needs if n != best)), every)
 
 
-def _node(item: tuple[Any, Any], lower: bool) -> _Info:
+def _node(item: tuple[Any, Any], lower: bool, bounds: bool = False) -> _Info:
     op, av = item
     if op is _sre.LITERAL:
         c = chr(av)
         return _Info(frozenset({c.lower() if lower else c}), None)
+    if op is _sre.AT and bounds and av == _sre.AT_BOUNDARY:
+        return _BOUND  # "\\b": the scanned text marks each word boundary (:func:`mark_bounds`)
     if op in _ZERO_WIDTH:
         return _EMPTY  # matches no text: what a look-around asks for is not required of the match itself
     if op is _sre.IN:
@@ -92,21 +109,24 @@ def _node(item: tuple[Any, Any], lower: bool) -> _Info:
         return _ANY
     if op is _sre.SUBPATTERN:
         _group, add_flags, del_flags, sub = av
-        return _ANY if add_flags or del_flags else _seq(sub, lower)  # a local flag changes what a literal means
+        return _ANY if add_flags or del_flags else _seq(sub, lower, bounds)  # a local flag changes what a literal means
     if op is getattr(_sre, "ATOMIC_GROUP", None):
-        return _seq(av, lower)
+        return _seq(av, lower, bounds)
     if op is _sre.BRANCH:
-        infos = [_seq(b, lower) for b in av[1]]
+        infos = [_seq(b, lower, bounds) for b in av[1]]
         exacts = [i.exact for i in infos]
         if all(e is not None for e in exacts) and sum(len(e) for e in exacts if e is not None) <= _CAP:
             return _Info(frozenset().union(*(e for e in exacts if e is not None)), None)
+        if all(e is not None for e in exacts):
+            every = frozenset().union(*(e for e in exacts if e is not None))
+            return _Info(None, None if "" in every else every, big=every)
         needs = [_need_of(i) for i in infos]
         if any(n is None for n in needs):
             return _ANY
         return _Info(None, frozenset().union(*(n for n in needs if n is not None)))
     if op in _REPEATS:
         lo, hi, sub = av
-        info = _seq(sub, lower)
+        info = _seq(sub, lower, bounds)
         if lo == 0:
             if hi == 1 and info.exact is not None and len(info.exact) < _CAP:
                 return _Info(info.exact | {""}, None)
@@ -130,18 +150,58 @@ def required_literals(pattern: re.Pattern[str], min_length: int = MIN_LITERAL) -
     return tuple(sorted(need))
 
 
-def required_literal_sets(pattern: re.Pattern[str], min_length: int = MIN_LITERAL) -> tuple[tuple[str, ...], ...]:
+def required_literal_sets(
+    pattern: re.Pattern[str], min_length: int = MIN_LITERAL, *, bounds: bool = False
+) -> tuple[tuple[str, ...], ...]:
     """Every set of literals that the matches of ``pattern`` each hold one of, :func:`required_literals`' first;
-    only sets whose literals have ``min_length`` characters or more. Empty when none is known."""
+    only sets whose literals have ``min_length`` characters or more. Empty when none is known. With ``bounds``, a
+    literal carries the word boundaries the pattern asks for (``\\b(?:cc|dm)\\b``: "\\x01cc\\x01") and those
+    inside it, as :func:`mark_bounds` shows a text: "cc" then is no longer held by "success"."""
     try:
         items = _sre.parse(pattern.pattern, pattern.flags)
     except Exception:
         return ()
-    info = _seq(list(items), bool(pattern.flags & re.IGNORECASE))
+    bounds = bounds and not pattern.flags & (re.ASCII | re.LOCALE)  # their \\b is not the one marked
+    info = _seq(list(items), bool(pattern.flags & re.IGNORECASE), bounds)
     first = _need_of(info)
-    if not first or min(map(len, first)) < min_length:
+    if not first or min(map(_core_len, first)) < min_length:
         return ()
-    return (tuple(sorted(first)), *(tuple(sorted(n)) for n in info.also if n and min(map(len, n)) >= min_length))
+    sets = [first, *(n for n in info.also if n and min(map(_core_len, n)) >= min_length)]
+    return tuple(tuple(sorted({_marked(lit) for lit in n} if bounds else n)) for n in sets)
+
+
+BOUND = "\x01"  # a word boundary, in a marked text and in the literals read with ``bounds``
+_BOUND = _Info(frozenset({BOUND}), None)
+_WORD_BOUNDARY = re.compile(r"\b")
+
+
+def mark_bounds(text: str) -> str:
+    """``text`` with :data:`BOUND` at each word boundary (as ``re`` reads ``\\b`` in a str pattern). A BOUND the text
+    already holds only adds matches: a literal is never missed."""
+    return _WORD_BOUNDARY.sub(BOUND, text)
+
+
+def _core_len(lit: str) -> int:
+    return len(lit.replace(BOUND, ""))
+
+
+def _is_word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def _marked(lit: str) -> str:
+    """A literal as a marked text holds it: a BOUND wherever its own characters change between word and non-word,
+    and at an end where the pattern asks for one (a BOUND the pattern asks for inside it is one of those, or can
+    never match: dropped)."""
+    core = lit.replace(BOUND, "")
+    if not core:
+        return lit
+    out = [core[0]]
+    for a, b in itertools.pairwise(core):
+        if _is_word(a) != _is_word(b):
+            out.append(BOUND)
+        out.append(b)
+    return (BOUND if lit.startswith(BOUND) else "") + "".join(out) + (BOUND if lit.endswith(BOUND) else "")
 
 
 def literal_scanner(literals: Iterable[str]) -> Callable[[str], set[str]]:
@@ -194,7 +254,7 @@ class Prefilter:
         rxs = list(patterns)
         scanned: set[str] = set()
         for i, rx in enumerate(rxs):
-            sets = required_literal_sets(rx)
+            sets = required_literal_sets(rx, bounds=True)
             if not sets or any(_CASE_EXCEPTIONS.search(lit) for lit in sets[0]):
                 self._always.append(i)
                 continue
@@ -206,12 +266,14 @@ class Prefilter:
             scanned.update(lit.lower() for s in (sets[0], *also) for lit in s)
         self.size = len(rxs)
         self._scan = literal_scanner(scanned)
+        self._bounded = any(BOUND in lit for lit in scanned)  # the text is scanned marked (:func:`mark_bounds`)
 
     def candidates(self, text: str) -> list[int]:
         """Indices, in order, of the patterns that may match ``text``."""
         if _CASE_EXCEPTIONS.search(text):
             return list(range(self.size))
-        held = self._scan(text.lower())
+        low = text.lower()
+        held = self._scan(mark_bounds(low) if self._bounded else low)
         found = set(self._always)
         for lit in held:
             found.update(self._by_literal.get(lit, ()))

@@ -66,6 +66,21 @@ def test_a_text_holding_one_set_only_is_not_offered_the_pattern() -> None:
     assert pf.candidates("copies of the posters") == [0]  # both sets held: offered (the pattern decides)
 
 
+def test_a_word_boundary_the_pattern_asks_for_is_required_of_its_literals() -> None:
+    """``\\b(?:cc|dm|send|...)``: "cc" inside "success" or "dm" inside "admin" does not offer the pattern; the word
+    itself, or a literal with a hyphen inside ("e-mail"), does."""
+    verbs = "|".join(["cc", "dm", "e-mail", *(f"verb{i}" for i in range(40))])  # too many to combine along it
+    rx = re.compile(rf"\b(?:{verbs})\s+\S+@\S+", re.I)
+    assert required_literal_sets(rx, bounds=True)[0][:3] == ("\x01cc", "\x01dm", "\x01e\x01-\x01mail")
+    pf = Prefilter([rx])
+    for text in ("a success story: bob@x.io", "ask the admin bob@x.io", "the emailer bob@x.io"):
+        assert pf.candidates(text) == [] and rx.search(text) is None
+    for text in ("cc bob@x.io", "please DM  ana@x.io now", "e-mail ops@x.io", "(cc bob@x.io)"):
+        assert pf.candidates(text) == [0] and rx.search(text) is not None
+    # a text holding the marker itself is only offered more patterns, never fewer
+    assert Prefilter([rx]).candidates("succ\x01cc bob@x.io") == [0]
+
+
 def test_the_ignore_case_exceptions_run_every_pattern() -> None:
     """``re.I`` matches "s" to the long s and "i" to the dotless i, which ``str.lower`` keeps apart: a text holding
     one is offered every pattern."""
