@@ -3,7 +3,8 @@
 The request path ranks both here, in memory, with no database, network or model. Documents are the sentences-sized
 chunks of passages and the memories themselves; each is a rendered line (dated) with its token cost. The index is
 built of immutable :class:`Segment`\\s (numpy postings), so a reader never sees one half-built: new passages go to a
-small tail segment, which is merged into the large base segment when it grows (:meth:`Recall.appended`); a merge
+small fresh segment, merged into a tail segment, merged into the large base segment as each grows
+(:meth:`Recall.appended`); a merge
 joins postings and never reads words again. Scoring a request costs a few numpy passes over the postings of its
 words, whatever the number of documents.
 
@@ -33,6 +34,8 @@ B = 0.75
 # prior fades.
 PRIOR_DOCS = 50
 TAIL_MAX = 2048  # documents in the tail before it is merged into the base
+FRESH_MAX = 128  # documents in the freshest segment before it is merged into the tail: a refresh appends to a small
+# segment (merging copies the first segment's postings: at the tail's thousands of words, most of a refresh)
 WEAK_ONLY = WEAK - WEAK_NOUNS  # what stays weak in a request of weak words only
 
 
@@ -228,28 +231,37 @@ class Joined:
 
 @dataclass(frozen=True)
 class Recall:
-    """One user's index: distilled memories, and passages (a large base and a small tail)."""
+    """One user's index: distilled memories, and passages (a large base, a tail and a small fresh segment)."""
 
     memories: Segment = EMPTY
     base: Segment = EMPTY
     tail: Segment = EMPTY
+    fresh: Segment = EMPTY
     joined: Joined = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "joined", Joined.of((self.memories, self.base, self.tail)))
+        object.__setattr__(self, "joined", Joined.of((self.memories, self.base, self.tail, self.fresh)))
 
     @property
     def size(self) -> int:
-        return self.memories.n + self.base.n + self.tail.n
+        return self.memories.n + self.passages
+
+    @property
+    def passages(self) -> int:
+        """Passage chunks held."""
+        return self.base.n + self.tail.n + self.fresh.n
 
     def with_memories(self, docs: Sequence[Doc]) -> Recall:
-        return Recall(build_segment(docs, [_terms(d) for d in docs]), self.base, self.tail)
+        return Recall(build_segment(docs, [_terms(d) for d in docs]), self.base, self.tail, self.fresh)
 
     def appended(self, docs: Sequence[Doc]) -> Recall:
         """This index with more passage chunks (a new object: readers of the old one are unaffected)."""
-        tail = merge_segments(self.tail, build_segment(docs, [_terms(d) for d in yielding(docs)]))
+        fresh = merge_segments(self.fresh, build_segment(docs, [_terms(d) for d in yielding(docs)]))
+        if fresh.n <= FRESH_MAX:
+            return Recall(self.memories, self.base, self.tail, fresh)
+        tail = merge_segments(self.tail, fresh)
         if tail.n > TAIL_MAX:
-            return Recall(self.memories, merge_segments(self.base, tail), EMPTY)
+            return Recall(self.memories, merge_segments(self.base, tail))
         return Recall(self.memories, self.base, tail)
 
     def speakers(self) -> set[str]:

@@ -290,11 +290,16 @@ class MemoryView:
             self._put(key, bucket)
         if passages is None:
             return
-        for key, appended in passages.changed_since(since, rev).items():
+        changed = passages.changed_since(since, rev)
+        new: dict[tuple[str, str], list[Passage]] = {}
+        if any(changed.values()):  # every user's new passages in one read by the counter's index (one read per user
+            # went by the user's index, through all their passages: a refresh grew with what the user ever said)
+            for p in passages.find(since_rev=since, until_rev=rev, oldest_first=True):
+                new.setdefault((p.tenant, p.user), []).append(p)
+        for key, appended in changed.items():
             bucket = self.buckets.get(key) or Bucket()
             if appended:
-                new = passages.find(*key, since_rev=since, until_rev=rev, oldest_first=True)
-                bucket = bucket.with_passages(new, rebuild=False)
+                bucket = bucket.with_passages(new.get(key, ()), rebuild=False)
             else:
                 bucket = bucket.with_passages(passages.find(*key, until_rev=rev, oldest_first=True), rebuild=True)
             self._put(key, bucket)
@@ -417,7 +422,7 @@ class MemoryView:
             "users": len(self.buckets),
             "memories": sum(b.recall.memories.n + len(b.summaries) for b in self.buckets.values()),
             # passages appear as their chunks (a long turn is several)
-            "passage_chunks": sum(b.recall.base.n + b.recall.tail.n for b in self.buckets.values()),
+            "passage_chunks": sum(b.recall.passages for b in self.buckets.values()),
         }
 
 

@@ -215,28 +215,30 @@ def test_a_distilled_memory_and_a_passage_rank_together_and_the_same_words_go_in
 
 def test_the_index_appends_without_a_reader_seeing_half_of_it_and_merges_its_tail(monkeypatch) -> None:
     monkeypatch.setattr(idx, "TAIL_MAX", 8)
+    monkeypatch.setattr(idx, "FRESH_MAX", 3)
     recall = Recall()
     for i in range(30):
         docs = passage_docs(passage(i, f"Note number {i}: the project {ANIMALS[i]} ships on Friday."))
         new = recall.appended(docs)
         assert recall.size == i and new.size == i + 1  # the old index is unchanged: a reader holding it is unaffected
         recall = new
-    assert recall.base.n >= 24 and recall.tail.n < 8  # merged at least three times
+    assert recall.base.n >= 24 and recall.tail.n <= 8 and recall.fresh.n <= 3  # merged at least three times
     hits = recall.search(sorted(request_terms(f"Which project is {ANIMALS[17]}?")), 5, time.time()).hits
     assert hits[0].doc.source == "p17"
 
 
 def test_which_hits_hold_a_word_is_read_from_the_postings_across_segments(monkeypatch) -> None:
-    """Memories, the base and the tail are numbered as one: a hit from any of them holds a word exactly when its
-    line does."""
+    """Memories, the base, the tail and the fresh segment are numbered as one: a hit from any of them holds a word
+    exactly when its line does."""
     monkeypatch.setattr(idx, "TAIL_MAX", 8)
+    monkeypatch.setattr(idx, "FRESH_MAX", 5)
     lena = Memory(
         id="m1", tenant="acme", user="ana", kind="fact", subject="sister", text="My sister Lena lives in Oslo"
     )
     recall = Recall().with_memories([memory_doc(lena)])
     for i in range(20):
         recall = recall.appended(passage_docs(passage(i, f"My sister {ANIMALS[i % 7]} note {i} lives near the {i}.")))
-    assert recall.memories.n and recall.base.n and recall.tail.n
+    assert recall.memories.n and recall.base.n and recall.tail.n and recall.fresh.n
     hits = recall.search(sorted(request_terms("Where does my sister live?")), 40, time.time()).hits
     assert len(hits) == 21
     for word in ("oslo", "lena", "sister", "never-said"):
@@ -488,10 +490,11 @@ def test_which_notes_a_request_gets_does_not_depend_on_how_the_index_is_split(mo
     ]
     one = Recall().appended([d for x in said for d in passage_docs(x)])
     monkeypatch.setattr(idx, "TAIL_MAX", 6)
+    monkeypatch.setattr(idx, "FRESH_MAX", 2)
     split = Recall()
     for x in said:
         split = split.appended(passage_docs(x))
-    assert split.base.n and split.tail.n  # really split
+    assert split.base.n and split.tail.n and split.fresh.n  # really split
     words = sorted(request_terms("How was the day at the enclosure?"))
     a = one.search(words, 6, time.time()).hits
     b = split.search(words, 6, time.time()).hits
