@@ -25,7 +25,7 @@ from ..types import DEFAULT_TENANT, Message, Skill, TurnContext, task_type_of
 from .files import SkillStore
 from .render import fit_conventions, render_block
 from .rerank import POOL, Picks, Pool, Reranker
-from .retrieve import KeywordIndex, Retriever, is_long, task_parts, without_ids
+from .retrieve import KeywordIndex, Retriever, allow_all, is_long, task_parts, without_ids
 from .skillmd import kind_reason, task_scope
 
 log = logging.getLogger("metaclaw_plugin.skills")
@@ -50,6 +50,7 @@ class Snapshot:
     pending: dict[str, Skill] = field(default_factory=dict)  # name -> version waiting for its trial or review
     trial_versions: dict[str, Skill] = field(default_factory=dict)  # active name -> new version on trial against it
     hidden: dict[str, frozenset[str]] = field(default_factory=dict)  # tenant -> shared skills its variants replace
+    tenanted: bool = False  # a tenant's own skill is in the index: requests are filtered by tenant
     # Conventions (metadata.kind: convention): on every main turn of their tenant, best evidence first.
     conventions: tuple[Skill, ...] = ()
     trial_conventions: tuple[Skill, ...] = ()  # new conventions on shadow trial (a share of the tenant's turns)
@@ -228,6 +229,7 @@ class SkillBank:
                 pending=result.pending,
                 trial_versions=trial_versions,
                 hidden={t: frozenset(n) for t, n in hidden.items()},
+                tenanted=any(s.tenant is not None for s in active),
                 conventions=conventions,
                 trial_conventions=trial_conventions,
                 rules={s.name: stated_key(s.description) for s in conventions},
@@ -309,8 +311,11 @@ class SkillBank:
 
         replaced = snap.hidden.get(ctx.tenant, frozenset()) if snap.hidden else frozenset()
 
-        def allow(s: Skill) -> bool:
+        def tenants(s: Skill) -> bool:
             return _allowed(s, ctx.tenant, share, replaced)
+
+        # every skill may be served (no tenant's own in the library, none replaced): no call per candidate
+        allow: Callable[[Skill], bool] = allow_all if not replaced and (share or not snap.tenanted) else tenants
 
         chosen: list[tuple[Skill, float]] = [(s, 1.0) for s in snap.pinned if allow(s)][: cfg.top_k]
         seen = {s.name for s, _ in chosen}

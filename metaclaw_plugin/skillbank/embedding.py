@@ -39,6 +39,7 @@ from .retrieve import (
     SHORT_TERMS,
     KeywordIndex,
     Ranked,
+    allow_all,
     in_another_language,
     is_long,
     outside_english,
@@ -493,7 +494,7 @@ def _centroid(matrix: Any, shared: Sequence[bool]) -> Any:
 
 def _allowed_rows(order: Any, kw_rows: Any, skills: Sequence[Skill], allow: Callable[[Skill], bool] | None) -> Any:
     """The positions of ``order`` whose skills ``allow`` lets through, in order."""
-    if allow is None:
+    if allow is None or allow is allow_all:
         return order
     import numpy as np
 

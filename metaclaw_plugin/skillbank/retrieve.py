@@ -584,6 +584,12 @@ class Ranked(NamedTuple):
     candidates: list[tuple[Skill, float]]
 
 
+def allow_all(_skill: Skill) -> bool:
+    """The ``allow`` of a request that may be served every skill (no tenant's own skill in the library, none
+    replaced): a retriever ranks as for any filter (a filter's candidate count) and skips the call per candidate."""
+    return True
+
+
 class Retriever(Protocol):
     """A search index over one snapshot of the active skills. Built off the request path."""
 
