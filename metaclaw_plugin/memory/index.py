@@ -152,6 +152,26 @@ def merge_segments(a: Segment, b: Segment) -> Segment:
 CACHED_WORDS = 4096  # words whose joined postings an index keeps (then it starts over): bounds the memory they take
 
 Posting = tuple[np.ndarray, np.ndarray, np.ndarray]  # document numbers (int32), term frequencies, BM25 denominators
+_NO_POSTING: Posting = (np.zeros(0, np.int32), np.zeros(0, np.float32), np.zeros(0, np.float32))
+
+
+def _postings(
+    parts: Sequence[tuple[tuple[np.ndarray, np.ndarray], int, Segment]], before: Posting | None = None
+) -> Posting:
+    """Document numbers, term frequencies and document lengths of a word's postings in ``parts`` (each segment's
+    postings, its first number, the segment), after ``before``'s."""
+    first = [before] if before is not None else []
+    return (
+        np.concatenate([b[0] for b in first] + [p[0] + np.int32(start) for p, start, _ in parts] or [_NO_POSTING[0]]),
+        np.concatenate([b[1] for b in first] + [p[1] for p, _, _ in parts] or [_NO_POSTING[1]]),
+        np.concatenate([b[2] for b in first] + [s.lengths[p[0]] for p, _, s in parts] or [_NO_POSTING[2]]),
+    )
+
+
+def _bounded_put(cache: dict[str, Posting], t: str, value: Posting) -> None:
+    if len(cache) >= CACHED_WORDS:
+        cache.clear()
+    cache[t] = value
 
 
 @dataclass(frozen=True)
@@ -172,6 +192,10 @@ class Joined:
     # a word's postings across the segments with their BM25 denominators (which depend on the index only), filled
     # as requests use the word
     cache: dict[str, Posting] = field(default_factory=dict)
+    # a word's postings across the segments but the last (document numbers, term frequencies, document lengths): the
+    # denominators change with every document added, these do not, so an index that only appended to its last
+    # segment shares its predecessor's (:meth:`share_stable`; with a refresh a turn, ``cache`` starts empty each turn)
+    stable: dict[str, Posting] = field(default_factory=dict)
 
     @classmethod
     def of(cls, segments: Sequence[Segment]) -> Joined:
@@ -208,21 +232,29 @@ class Joined:
         got = self.cache.get(t)
         if got is not None:
             return got
-        parts = [
-            (s.postings[t], start, s) for s, start in zip(self.segments, self.starts, strict=True) if t in s.postings
-        ]
-        got = (
-            np.concatenate([p[0] + np.int32(start) for p, start, _ in parts] or [np.zeros(0, np.int32)]),
-            np.concatenate([p[1] for p, _, _ in parts] or [np.zeros(0, np.float32)]),
-            np.concatenate(
-                [p[1] + K1 * (1.0 - B + B * s.lengths[p[0]] / self.avgdl) for p, _, s in parts]
-                or [np.zeros(0, np.float32)]
-            ),
-        )
-        if len(self.cache) >= CACHED_WORDS:
-            self.cache.clear()
-        self.cache[t] = got
+        if not self.segments:
+            return _NO_POSTING
+        head = self.stable.get(t)
+        if head is None:
+            head = _postings(
+                [(s.postings[t], start, s) for s, start in zip(self.segments[:-1], self.starts) if t in s.postings]
+            )
+            _bounded_put(self.stable, t, head)
+        last = self.segments[-1].postings.get(t)
+        ids, tf, lengths = head if last is None else _postings([(last, self.starts[-1], self.segments[-1])], head)
+        got = (ids, tf, tf + K1 * (1.0 - B + B * lengths / self.avgdl))
+        _bounded_put(self.cache, t, got)
         return got
+
+    def share_stable(self, before: Joined) -> None:
+        """Take ``before``'s postings of the segments but the last where those are the same segments."""
+        same = self.segments[:-1]
+        if (
+            same
+            and len(before.segments) == len(self.segments)
+            and all(a is b for a, b in zip(same, before.segments, strict=False))
+        ):
+            object.__setattr__(self, "stable", before.stable)
 
     def doc(self, k: int) -> Doc:
         i = bisect_right(self.starts, k) - 1
@@ -258,7 +290,9 @@ class Recall:
         """This index with more passage chunks (a new object: readers of the old one are unaffected)."""
         fresh = merge_segments(self.fresh, build_segment(docs, [_terms(d) for d in yielding(docs)]))
         if fresh.n <= FRESH_MAX:
-            return Recall(self.memories, self.base, self.tail, fresh)
+            out = Recall(self.memories, self.base, self.tail, fresh)
+            out.joined.share_stable(self.joined)
+            return out
         tail = merge_segments(self.tail, fresh)
         if tail.n > TAIL_MAX:
             return Recall(self.memories, merge_segments(self.base, tail))
@@ -313,6 +347,7 @@ class Recall:
 # A document's count of the request's topical words, concept tags and speakers' names, summed in one pass over the
 # postings as one number per term (exact in float64: a request has far fewer than 4096 words).
 STRONG, TAG, NAME = 1.0, float(1 << 12), float(1 << 24)
+DENSE_SHARE = 8  # a request's postings times this reaching the index's size: summed densely (a sort costs more)
 
 
 def _score(
@@ -344,10 +379,20 @@ def _score(
     if not ids_parts:
         return Found([])
     sizes = [len(ids) for ids in ids_parts]
-    docs, at = _union(np.concatenate(ids_parts))
-    scores = np.bincount(at, np.concatenate(score_parts), len(docs))
-    cover_all = np.bincount(at, np.repeat(np.asarray(weights, np.float64), sizes), len(docs))
-    flagged = np.bincount(at, np.repeat(np.asarray(flags, np.float64), sizes), len(docs))
+    ids = np.concatenate(ids_parts)
+    weight = np.repeat(np.asarray(weights, np.float64), sizes)  # every word weighs more than nothing (idf > 0)
+    flag = np.repeat(np.asarray(flags, np.float64), sizes)
+    if len(ids) * DENSE_SHARE >= j.n:  # postings many for the index: sum over every document, no sort
+        cover_all = np.bincount(ids, weight, j.n)
+        docs = np.flatnonzero(cover_all)
+        cover_all = cover_all[docs]
+        scores = np.bincount(ids, np.concatenate(score_parts), j.n)[docs]
+        flagged = np.bincount(ids, flag, j.n)[docs]
+    else:  # few: sort them into the documents they reach (the same sums, in the same order)
+        docs, at = _union(ids)
+        scores = np.bincount(at, np.concatenate(score_parts), len(docs))
+        cover_all = np.bincount(at, weight, len(docs))
+        flagged = np.bincount(at, flag, len(docs))
     elsewhere = 0.0
     if names and j.speaker_ids:
         # another speaker's line, unless it names one of them (then it is about them)
