@@ -15,6 +15,7 @@ injecting, however many of its common words match.
 
 from __future__ import annotations
 
+import functools
 import math
 from bisect import bisect_right
 from collections import Counter
@@ -98,7 +99,7 @@ def build_segment(docs: Sequence[Doc], terms: Sequence[Sequence[str]]) -> Segmen
     )
 
 
-@dataclass
+@dataclass(slots=True)
 class Hit:
     doc: Doc
     score: float
@@ -256,6 +257,11 @@ class Joined:
         ):
             object.__setattr__(self, "stable", before.stable)
 
+    @functools.cached_property
+    def first_numbers(self) -> np.ndarray:
+        """:attr:`starts` as an array (a search finds each hit's segment in one call)."""
+        return np.asarray(self.starts, np.int64)
+
     def doc(self, k: int) -> Doc:
         i = bisect_right(self.starts, k) - 1
         return self.segments[i].docs[k - self.starts[i]]
@@ -411,18 +417,22 @@ def _score(
     pick = np.flatnonzero(live)
     if len(pick) > limit:
         pick = _best(j, docs, final, pick, limit)
+    # by score, then the latest said (numpy's order; equal scores said at the same time are ordered by line below)
+    pick = pick[np.lexsort((-j.said_at[docs[pick]], -final[pick]))]
+    numbers = docs[pick]
+    seg = np.searchsorted(j.first_numbers, numbers, "right") - 1
+    cover = np.minimum(cover_all[pick] / total, 1.0) if total else np.zeros(len(pick))
     counts = flagged[pick].astype(np.int64) % int(NAME)
+    segments, starts = j.segments, j.starts
     hits = [
-        Hit(j.doc(d), score, min(1.0, cover), count % int(TAG), count // int(TAG), d)
-        for d, score, cover, count in zip(
-            docs[pick].tolist(),
-            final[pick].tolist(),
-            (cover_all[pick] / total if total else np.zeros(len(pick))).tolist(),
-            counts.tolist(),
-            strict=True,
+        Hit(segments[s].docs[d - starts[s]], score, c, n % int(TAG), n // int(TAG), d)
+        for d, s, score, c, n in zip(
+            numbers.tolist(), seg.tolist(), final[pick].tolist(), cover.tolist(), counts.tolist(), strict=True
         )
     ]
-    hits.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
+    at, best = j.said_at[numbers], final[pick]
+    if ((best[1:] == best[:-1]) & (at[1:] == at[:-1])).any():  # a passage's pieces tie: by line, as always
+        hits.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
     return Found(hits, elsewhere)
 
 
