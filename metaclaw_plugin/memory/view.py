@@ -376,6 +376,7 @@ class MemoryView:
         recall = RECALL.search(query) is not None
         wishes = hedged_request(query)
         owned = request_possessed(query)
+        merged = len(buckets) > 1  # hits from more than one search (or added): ordered again below
         for b in buckets:
             names = request_names(query, b.speakers)
             found = b.recall.search(words, CANDIDATES, now, names)
@@ -395,11 +396,16 @@ class MemoryView:
                     hits.append(Hit(b.summaries[0], 1e9, 1.0))
                 last = next((ds for s, ds in b.recent if s != session), ())
                 hits += [Hit(d, 1e8 - i, 1.0) for i, d in enumerate(last)]
+                merged = True
             elif b.summaries:  # general notes: only a close match brings one back
-                hits += [h for h in b.summary_index.search(words, 3, now).hits if h.coverage >= COVER_SUMMARY]
-        hits.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
+                close = [h for h in b.summary_index.search(words, 3, now).hits if h.coverage >= COVER_SUMMARY]
+                hits += close
+                merged = merged or bool(close)
+        if merged:  # one search's hits are in this order already
+            hits.sort(key=_order)
         if hits:  # the request is about something the user said: the budget left goes to the next closest lines
-            more.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
+            if merged:
+                more.sort(key=_order)
             hits = _not_restated(hits + more, 2 * cfg.max_items)
         seen = {d.plain for d in chosen}
         keys = {d.key for d in chosen}
@@ -483,13 +489,25 @@ def _answering(found: Found, wishes: bool) -> tuple[list[Hit], list[Hit]]:
     learned to surf; it may still come after a line that answers. Where such a line holds the request's words as a
     swapped speaker's would, the thing was only wished for, and lines sharing a word ("I'm learning Swahili") do not
     answer either."""
-    hits = [h for h in found.hits if _relevant(h) and (wishes or not h.doc.hedged)]
+    hits: list[Hit] = []
+    closest: list[Hit] = []
+    for h in found.hits:
+        relevant = _relevant(h)
+        if relevant and (wishes or not h.doc.hedged):
+            hits.append(h)
+        elif relevant or _related(h):
+            closest.append(h)
     wished = max((h.coverage for h in found.hits if h.doc.hedged), default=0.0) if not wishes else 0.0
     elsewhere = max(found.elsewhere, wished)
     if elsewhere >= ELSEWHERE_MIN and all(h.coverage < ELSEWHERE_RATIO * elsewhere for h in hits):
         return [], []
-    answering = {id(h) for h in hits}
-    return hits, [h for h in found.hits if id(h) not in answering and (_related(h) or _relevant(h))]
+    return hits, closest
+
+
+def _order(h: Hit) -> tuple[float, float, str]:
+    """How hits are ordered (:meth:`.index.Recall.search` returns them so): the best first, then the latest said,
+    then by line."""
+    return (-h.score, -h.doc.at, h.doc.line)
 
 
 def _unasked(
