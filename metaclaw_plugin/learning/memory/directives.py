@@ -44,7 +44,6 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ...infra.service import yield_to_host
 from ...regexlits import Prefilter
 from ...text import strip_marks
 from ..screening.normalise import normalise
@@ -1283,7 +1282,6 @@ def findings(text: str) -> tuple[Finding, ...]:
     text = _PAST_E.sub("ee", _MARKDOWN.sub(" ", text))
     variants = {normalise(text), normalise(text, leet=True)}
     for variant in variants:
-        yield_to_host()  # a variant's scan is up to a few hundred microseconds: the host's threads get in between
         for sentence in _sentences(variant):
             for f in _scan(sentence):
                 seen.setdefault(f.code, f)

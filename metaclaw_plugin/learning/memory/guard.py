@@ -24,7 +24,6 @@ import re
 from typing import Any
 
 from ...config import PrivacySettings
-from ...infra.service import yield_to_host
 from ...privacy import Redactor, redactor_for
 from ...text import strip_marks
 from ...types import Skill
@@ -129,7 +128,6 @@ def screen_memory(text: str, redactor: Redactor | None = None) -> dict[str, Any]
         codes.append(f.code)
         quoted = (redactor or _default_redactor()).redact(f.evidence)
         reasons.append(f'{directives.REASONS[f.code]} ("{quoted}")')
-    yield_to_host()  # each screen is a few hundred microseconds of Python: the host's requests get in between
     body = " ".join(_FROM_NOW.sub(" ", text).split())
     result = screen_content(  # a memory is never written as a SKILL.md: its format is not screened, nor any field
         Skill(name="", description="", body=body, category=""),  # but its text (a name of ours says nothing)

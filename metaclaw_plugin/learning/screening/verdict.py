@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...config import PrivacySettings
-from ...infra.service import yield_to_host
 from ...privacy import Redactor, redactor_for
 from ...skillbank.skillmd import metadata_text
 from ...types import Skill
@@ -143,7 +142,6 @@ def _scan_content(
             payload = " ".join(inner)
             if not payload:
                 break
-    yield_to_host()  # a screen is background work of up to a millisecond: the host's threads get in halfway
     rot = codecs.decode(full, "rot_13")
     before = {c for c, _, _ in col.items}
     rot_col = Collector()
