@@ -391,9 +391,9 @@ class MetaClawPlugin:
         A refresh per write, a passage per turn, cost the host's process 0.4 ms a turn at a hundred turns a
         second (``scripts/profile_callback.py``)."""
         with self._refresh_lock:
-            if self._refresh_state == "idle":
-                self._refresh_state = "queued"
-                self.worker.submit("memory.refresh", self._coalesced_refresh)
+            if self._refresh_state == "idle":  # a full queue drops it: the every-second refresh catches up
+                if self.worker.submit("memory.refresh", self._coalesced_refresh):
+                    self._refresh_state = "queued"
             elif self._refresh_state == "running":
                 self._refresh_state = "again"
 

@@ -299,6 +299,12 @@ def test_a_burst_of_writes_refreshes_the_view_once_more_and_never_later(
     assert refreshed == [1, 1] and not queued  # the burst: one more, right after the first
     p._memory_written()
     assert len(queued) == 1  # idle again: the next write queues at once
+    queued.pop()()
+    monkeypatch.setattr(p.worker, "submit", lambda name, fn, *a: False)  # a full queue drops the job
+    p._memory_written()
+    monkeypatch.setattr(p.worker, "submit", lambda name, fn, *a: queued.append(fn) or True)
+    p._memory_written()
+    assert len(queued) == 1  # not left waiting for a refresh that was never queued
 
 
 BURST = [
