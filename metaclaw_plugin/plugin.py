@@ -93,10 +93,6 @@ class MetaClawPlugin:
             else None
         )
         self.worker = BackgroundWorker()
-        self._refresh_lock = threading.Lock()
-        self._refresh_state = (
-            "idle"  # the memory view's refresh: idle, queued, running, again (:meth:`_memory_written`)
-        )
         self._start_lock = threading.Lock()
         self._started = False
         # The background loops, each on threads of its own (service.py), in the order start() attached them:
@@ -384,34 +380,10 @@ class MetaClawPlugin:
         return self.memory.refresh(self.memory_store, self.passages)
 
     def _memory_written(self) -> None:
-        """The learner wrote (its thread): the view follows at once, and a burst of writes costs one refresh more
-        than it takes to read it. With no refresh queued or running, one is queued now; during one, another is
-        asked for right after it. Never a gap: a memory stored is in the next request's view once the refresh that
-        started with it ends (a refresh at most every half second made a fact miss the user's next conversation).
-        A refresh per write, a passage per turn, cost the host's process 0.4 ms a turn at a hundred turns a
-        second (``scripts/profile_callback.py``)."""
-        with self._refresh_lock:
-            if self._refresh_state == "idle":  # a full queue drops it: the every-second refresh catches up
-                if self.worker.submit("memory.refresh", self._coalesced_refresh):
-                    self._refresh_state = "queued"
-            elif self._refresh_state == "running":
-                self._refresh_state = "again"
-
-    def _coalesced_refresh(self) -> None:
-        with self._refresh_lock:
-            self._refresh_state = "running"
-        try:
-            while True:
-                self.refresh_memory()
-                with self._refresh_lock:  # a write during it asked for another: run it now, else done
-                    if self._refresh_state != "again":
-                        self._refresh_state = "idle"
-                        return
-                    self._refresh_state = "running"
-        except BaseException:  # the worker logs and counts it; the every-second refresh catches up
-            with self._refresh_lock:
-                self._refresh_state = "idle"
-            raise
+        """The learner wrote (its thread): the view follows at once, a burst of writes in one refresh more
+        (:meth:`.BackgroundWorker.coalesce`). Never a gap: a refresh at most every half second made a fact miss the
+        user's next conversation."""
+        self.worker.coalesce("memory.refresh", self.refresh_memory)
 
     def _attach_memory(self) -> None:
         """The view's refresh (every second, so memories written by another process or host show within one) and

@@ -49,3 +49,24 @@ def test_stop_runs_what_was_posted_and_a_full_queue_drops_and_counts():
     assert not w.post("p", ran.append, 3) and w.dropped == 1
     w.stop()
     assert ran == [0, 1, 2]
+
+
+def test_a_coalesced_job_that_fails_is_counted_and_the_next_call_runs_it_again():
+    worker = BackgroundWorker()
+    worker.start()
+    try:
+        runs: list[int] = []
+
+        def flaky() -> None:
+            runs.append(1)
+            if len(runs) == 1:
+                raise RuntimeError("boom")
+
+        worker.coalesce("refresh", flaky)
+        assert worker.wait_idle(10)
+        assert runs == [1] and worker.failures["refresh"] == 1
+        worker.coalesce("refresh", flaky)  # not left "running" by the failure: queued again
+        assert worker.wait_idle(10)
+        assert runs == [1, 1] and worker.failures["refresh"] == 1
+    finally:
+        worker.stop()

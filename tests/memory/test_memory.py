@@ -281,7 +281,7 @@ def test_a_burst_of_writes_refreshes_the_view_once_more_and_never_later(
     refresh per write cost the host 0.4 ms a turn)."""
     p = MetaClawPlugin(Settings(home=home))  # not started: the worker's jobs are run by hand
     queued: list[Any] = []
-    monkeypatch.setattr(p.worker, "submit", lambda name, fn, *a: queued.append(fn) or True)
+    monkeypatch.setattr(p.worker, "submit", lambda name, fn, *a: queued.append(lambda: fn(*a)) or True)
     refreshed: list[int] = []
 
     def refresh() -> bool:
@@ -302,7 +302,7 @@ def test_a_burst_of_writes_refreshes_the_view_once_more_and_never_later(
     queued.pop()()
     monkeypatch.setattr(p.worker, "submit", lambda name, fn, *a: False)  # a full queue drops the job
     p._memory_written()
-    monkeypatch.setattr(p.worker, "submit", lambda name, fn, *a: queued.append(fn) or True)
+    monkeypatch.setattr(p.worker, "submit", lambda name, fn, *a: queued.append(lambda: fn(*a)) or True)
     p._memory_written()
     assert len(queued) == 1  # not left waiting for a refresh that was never queued
 
