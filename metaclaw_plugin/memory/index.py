@@ -4,8 +4,7 @@ The request path ranks both here, in memory, with no database, network or model.
 chunks of passages and the memories themselves; each is a rendered line (dated) with its token cost. The index is
 built of immutable :class:`Segment`\\s (numpy postings), so a reader never sees one half-built: new passages go to a
 small fresh segment, merged into a tail segment, merged into the large base segment as each grows
-(:meth:`Recall.appended`); a merge
-joins postings and never reads words again. Scoring a request costs a few numpy passes over the postings of its
+(:meth:`Recall.appended`); a merge joins postings and never reads words again. Scoring a request costs a few numpy passes over the postings of its
 words, whatever the number of documents.
 
 Relevance is gated by coverage: the share of the request's word weight (IDF, a word the user never said counting at
@@ -35,8 +34,8 @@ B = 0.75
 # prior fades.
 PRIOR_DOCS = 50
 TAIL_MAX = 2048  # documents in the tail before it is merged into the base
-FRESH_MAX = 128  # documents in the freshest segment before it is merged into the tail: a refresh appends to a small
-# segment (merging copies the first segment's postings: at the tail's thousands of words, most of a refresh)
+FRESH_MAX = 128  # documents in the freshest segment before it is merged into the tail: a refresh merges into a small
+# segment (a merge copies the first segment's postings, thousands of words for the tail)
 WEAK_ONLY = WEAK - WEAK_NOUNS  # what stays weak in a request of weak words only
 
 
@@ -432,8 +431,13 @@ def _score(
     ]
     at, best = j.said_at[numbers], final[pick]
     if ((best[1:] == best[:-1]) & (at[1:] == at[:-1])).any():  # a passage's pieces tie: by line, as always
-        hits.sort(key=lambda h: (-h.score, -h.doc.at, h.doc.line))
+        hits.sort(key=hit_order)
     return Found(hits, elsewhere)
+
+
+def hit_order(h: Hit) -> tuple[float, float, str]:
+    """How hits are ordered: the best first, then the latest said, then by line."""
+    return (-h.score, -h.doc.at, h.doc.line)
 
 
 def _union(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
+from typing import TypeVar
 
 from ..text import strip_marks
 
@@ -153,10 +155,14 @@ _NOT_PLURAL = ("ss", "us", "is", "news")  # four-letter words that are no plural
 
 
 CACHED_WORD_CHARS = 40  # words up to this long are read once and cached (a user's words repeat); longer ones each time
+T = TypeVar("T")
 
 
-def stem(word: str) -> str:
-    return _stem_cached(word) if len(word) <= CACHED_WORD_CHARS else _stem(word)
+def _short_words_cached(fn: Callable[[str], T]) -> Callable[[str], T]:
+    """``fn`` of one word, each word of up to :data:`CACHED_WORD_CHARS` characters read once (a huge "word" in a
+    message is never kept)."""
+    cached = functools.lru_cache(maxsize=1 << 16)(fn)
+    return lambda word: cached(word) if len(word) <= CACHED_WORD_CHARS else fn(word)
 
 
 def _stem(word: str) -> str:
@@ -174,7 +180,7 @@ def _stem(word: str) -> str:
     return w[:STEM]
 
 
-_stem_cached = functools.lru_cache(maxsize=1 << 16)(_stem)
+stem = _short_words_cached(_stem)
 
 
 # Who said it, where the text is a transcript line ("Caroline: I went to a support group yesterday"): one or two
@@ -294,12 +300,11 @@ def terms(text: str) -> list[str]:
                 out.append(bg)
     folded = fold(_CJK.sub(" ", text))
     for m in _WORD.finditer(folded):
-        w = m.group(0)
-        out += _word_terms_cached(w) if len(w) <= CACHED_WORD_CHARS else _word_terms(w)
+        out += _word_terms(m.group(0))
     return out
 
 
-def _word_terms(w: str) -> tuple[str, ...]:
+def _read_word(w: str) -> tuple[str, ...]:
     """The index terms of one folded word (a word's, then its hyphen or apostrophe parts'); none for a stop word."""
     if w in STOP or len(w) < 2 or (w.isdigit() and len(w) < 3):
         return ()
@@ -318,7 +323,7 @@ def _word_terms(w: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-_word_terms_cached = functools.lru_cache(maxsize=1 << 16)(_word_terms)
+_word_terms = _short_words_cached(_read_word)
 
 
 def term_set(text: str) -> frozenset[str]:

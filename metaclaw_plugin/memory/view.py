@@ -36,7 +36,7 @@ from ..tasktext import TurnTask
 from ..text import approx_tokens
 from ..types import Message, TurnContext
 from .dates import resolve, say_ts
-from .index import Doc, Found, Hit, Recall
+from .index import Doc, Found, Hit, Recall, hit_order
 from .model import DEFAULT_USER, SHARED_USER, Memory
 from .said import asks_where, hedged, hedged_request, places
 from .store import MemoryStore
@@ -376,7 +376,6 @@ class MemoryView:
         recall = RECALL.search(query) is not None
         wishes = hedged_request(query)
         owned = request_possessed(query)
-        merged = len(buckets) > 1  # hits from more than one search (or added): ordered again below
         for b in buckets:
             names = request_names(query, b.speakers)
             found = b.recall.search(words, CANDIDATES, now, names)
@@ -396,16 +395,11 @@ class MemoryView:
                     hits.append(Hit(b.summaries[0], 1e9, 1.0))
                 last = next((ds for s, ds in b.recent if s != session), ())
                 hits += [Hit(d, 1e8 - i, 1.0) for i, d in enumerate(last)]
-                merged = True
             elif b.summaries:  # general notes: only a close match brings one back
-                close = [h for h in b.summary_index.search(words, 3, now).hits if h.coverage >= COVER_SUMMARY]
-                hits += close
-                merged = merged or bool(close)
-        if merged:  # one search's hits are in this order already
-            hits.sort(key=_order)
+                hits += [h for h in b.summary_index.search(words, 3, now).hits if h.coverage >= COVER_SUMMARY]
+        hits.sort(key=hit_order)
         if hits:  # the request is about something the user said: the budget left goes to the next closest lines
-            if merged:
-                more.sort(key=_order)
+            more.sort(key=hit_order)
             hits = _not_restated(hits + more, 2 * cfg.max_items)
         seen = {d.plain for d in chosen}
         keys = {d.key for d in chosen}
@@ -502,12 +496,6 @@ def _answering(found: Found, wishes: bool) -> tuple[list[Hit], list[Hit]]:
     if elsewhere >= ELSEWHERE_MIN and all(h.coverage < ELSEWHERE_RATIO * elsewhere for h in hits):
         return [], []
     return hits, closest
-
-
-def _order(h: Hit) -> tuple[float, float, str]:
-    """How hits are ordered (:meth:`.index.Recall.search` returns them so): the best first, then the latest said,
-    then by line."""
-    return (-h.score, -h.doc.at, h.doc.line)
 
 
 def _unasked(
