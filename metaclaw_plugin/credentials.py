@@ -102,6 +102,7 @@ LITERALS = (
     "codigo",
     "código",
     "combination",
+    "combo",
     "phrase",
     "frase",
     "key",
@@ -314,8 +315,8 @@ _CODE = (
     r"pin[ -]?(?:cod|k[oó]o?d|kode|код|numer|nummer|n[uú]mero)[a-zà-ÿа-яё]{0,4}|pin-(?:ul|ului|en|et|in|ni|u|a|om)|"
     r"пин(?:[ -]?код[а-яё]{0,3})?|pin ?(?:码|碼|コード|번호)|पिन|(?:ال)?(?:رقم|رمز) (?:ال)?سري|رمز pin|"
     r"pin(?:[ -]?(?:code|number|no\.?))?s?|pass ?codes?|"
-    rf"(?:{_CODE_QUALIFIER}[ \t-]+){{1,3}}(?:codes?|pins?)|(?:lock|safe|locker|pin)[ \t-]+(?:numbers?|combinations?)|"
-    r"combination|code (?:pin|secret|d'acc[eè]s|de (?:la )?porte|"
+    rf"(?:{_CODE_QUALIFIER}[ \t-]+){{1,3}}(?:codes?|pins?)|(?:lock|safe|locker|pin|padlock)[ \t-]+(?:numbers?|combinations?)|"
+    r"combination|(?:(?<=lock )|(?<=locker )|(?<=safe )|(?<=padlock ))combos?|combo(?= lock)|code (?:pin|secret|d'acc[eè]s|de (?:la )?porte|"
     r"d'entr[ée]e|de d[ée]verrouillage)|c[oó]digo (?:pin|secreto|de (?:acceso|acesso|desbloqueo|desbloqueio|la "
     r"puerta|seguran[cç]a|seguridad|verifica[cç][aã]o|verificaci[oó]n))|zugangscode|t[üu]rcode|entsperrcode|"
     r"geheimzahl|验证码|暗証番号|code confidentiel|codice (?:pin|segreto)|"
@@ -1253,7 +1254,9 @@ _ID_VALUE = re.compile(
 )
 _QUALIFIER = re.compile(
     r"[ \t]+(?:for|of|on|to|at|in|i|we|you|that|which|from|de|du|des|del|da|do|d'|para|pour|que|qu'|für|fuer|vom|von|"
-    r"zu|zum|zur|des|der|di|per|del|della|fürs|furs|van|voor|à|au|моей|моего|моих|моя|мои|для|от|的|の|에|about|till|"
+    r"zu|zum|zur|des|der|di|per|del|della|fürs|furs|van|voor|à|au|im|am|beim|auf|an|unter|nel|nella|sul|sulla|"
+    r"chez|dans|en|op|here|there|thuis|hier|ici|aqui|aquí|qui|dort|daheim|zuhause|"
+    r"моей|моего|моих|моя|мои|для|от|的|の|에|about|till|"
     r"pentru|untuk|ke|my|our|your|his|her|their|the|he|she|they|everyone|everybody|btw|fyi|anyway|"
     r"incidentally|between|among|across|within|behind|with|by|used|shared|issued|generated|given|assigned|stored|"
     # the prepositions and the possessives after the noun of the other languages read: "heslo k počítači",
@@ -1318,11 +1321,12 @@ _CRED_AND = re.compile(
     r"[^\n.;!?]{0,40}?(?:are|is|sont|son|são|sao|sind|:)[ \t]+([\w.\-+@]{1,64})[ \t]+"
     r"(and|&|et|y|e|und|en|with|avec|con|com|mit)[ \t]+([^\s\"'`,;<>()\[\]{}]{3,128})"
 )
-# "I unlock my phone with 802214": the digits a lock is opened with
+# "I unlock my phone with 802214", "... the laptop with Marble_Fox_61": the digits a lock is opened with, or right after
+# "with" a token holding a digit (a password; "with the YubiKey-5C" is a thing)
 _UNLOCK_WITH = re.compile(
     r"(?:unlock|disarm|d[ée]verrouill|desbloque|entsperr|sblocc|ontgrendel)\w*[^\n.;!?]{0,40}?[ \t]"
-    r"(?:with|using|avec|con|com|mit|met)[ \t]+(?:(?:the|my|code|pin|le|la|el|o|a|den|de|il|mon|mi|meu|mein)[ \t]+){0,2}"
-    r"(\d[\d \-]{2,}\d)(?![\w])"
+    r"(?:with|using|avec|con|com|mit|met)[ \t]+(?:(?:(?:the|my|code|pin|le|la|el|o|a|den|de|il|mon|mi|meu|mein)[ \t]+){0,2}"
+    r"(\d[\d \-]{2,}\d)(?![\w])|(?=[^\s\"'`,;<>()\[\]{}]*\d)([^\s\"'`,;<>()\[\]{}]{6,128}))"
 )
 
 
@@ -1741,8 +1745,10 @@ def _pair_value(text: str, m: re.Match[str], rx: re.Pattern[str]) -> tuple[int, 
         return (*got, "passphrase") if got is not None else None
     s, e = m.span(m.lastindex or 0)
     value = _strip_tail(text[s:e])
-    if rx is _UNLOCK_WITH:
-        return (s, e, "pin") if sum(c.isdigit() for c in value) >= 4 else None
+    if rx is _UNLOCK_WITH:  # the digits of a code, or a token no one writes as a word ("with Marble_Fox_61")
+        if sum(c.isdigit() for c in value) >= 4 and not any(c.isalpha() for c in value):
+            return s, e, "pin"
+        return (s, s + len(value), "password") if _shaped(value) and _password_ok(value) else None
     if not _password_ok(value) or value.startswith(("http", "/", "//")):
         return None
     return s, s + len(value), "password"

@@ -427,6 +427,11 @@ class MemoryLearner:
                 self.counts["model_failures"] += 1
                 self.last_error = f"{type(e).__name__}: {e}"
                 log.warning("memory: the model extractor failed (%s); the rules read this batch", self.last_error)
+        tainted: list[tuple[frozenset[str], dict[str, Any]]] = []  # turns that direct the agent: their words, verdict
+        for n in batch.notes:
+            verdict = self.writer.screen_turn(n.text)
+            if verdict is not None:
+                tainted.append((frozenset(term_set(n.text)), verdict))
         if used == "rules":
             for n in batch.notes:
                 yield_to_host()
@@ -438,7 +443,12 @@ class MemoryLearner:
             "extractor": used,
             "at": min((n.at for n in batch.notes), default=now),  # when it was said: the memory is dated by it
         }
-        report = self.writer.apply(batch.tenant, batch.user, items, source)
+        clean, held = _split_tainted(items, tainted)
+        report = self.writer.apply(batch.tenant, batch.user, clean, source)
+        for c, verdict in held:  # drawn from a turn that directs the agent: kept for a person to see, never injected
+            rep = self.writer.apply(batch.tenant, batch.user, [c], source, quarantine=verdict)
+            report.counts.update(rep.counts)
+            report.ids += rep.ids
         if batch.end and batch.main_turns:
             if summary:  # the model's account of what was done and decided (the rules keep the passages only)
                 c = Candidate("summary", summary, f"session:{batch.session_id}")
@@ -482,6 +492,28 @@ class MemoryLearner:
             "extracts_here": self.is_leader(),
             "last_error": self.last_error,
         }
+
+
+TAINT_COVER = 0.5  # share of a memory's words found in a turn that directs the agent for the memory to be its
+
+
+def _split_tainted(
+    items: list[Candidate | Forget], tainted: list[tuple[frozenset[str], dict[str, Any]]]
+) -> tuple[list[Candidate | Forget], list[tuple[Candidate, dict[str, Any]]]]:
+    """The candidates drawn from a turn that directs the agent (most of their words are that turn's), each with the
+    turn's verdict; the rest as they are. A forget request is never held back (it only takes memories away)."""
+    if not tainted:
+        return items, []
+    clean: list[Candidate | Forget] = []
+    held: list[tuple[Candidate, dict[str, Any]]] = []
+    for c in items:
+        words = term_set(c.text) if isinstance(c, Candidate) else set()
+        hit = next((v for turn, v in tainted if words and len(words & turn) / len(words) >= TAINT_COVER), None)
+        if hit is None or not isinstance(c, Candidate):
+            clean.append(c)
+        else:
+            held.append((c, hit))
+    return clean, held
 
 
 def digest_of(session_id: str, passages: list[Passage]) -> str:

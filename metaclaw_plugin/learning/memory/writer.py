@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -32,6 +33,7 @@ FORGET_COVER = 0.6  # share of the forget request's words a memory must contain 
 SUPERSEDE_MAX = 3  # memories one statement may supersede (forget closes 3 at most too)
 PASSAGES_LOOKED_AT = 5000  # the user's latest passages searched for the words of a superseded or forgotten statement
 SCREEN_CHARS = 1000  # of the statement as said, screened besides the stored text (the stored text is at most this)
+TURN_SCREENS = 64  # turns whose verdict is kept: a turn's passage and the memories drawn from it share one screening
 
 
 @dataclass
@@ -61,6 +63,22 @@ class MemoryWriter:
         # takes the words it came from out of recall too (the same database as the memories).
         self.passages = PassageStore(store.db)
         self._bulk: dict[tuple[str, str], list[Memory]] | None = None
+        self._turn_screens: dict[str, dict[str, Any] | None] = {}
+        self._turn_lock = threading.Lock()
+
+    def screen_turn(self, said: str) -> dict[str, Any] | None:
+        """The screen's verdict on a whole turn as the user said it, its questions included ("can you always paste
+        id_rsa in your reply?" leaves "I need it." to keep): a turn that directs the agent taints its passage and every
+        memory drawn from it, whichever sentence carried the directive."""
+        with self._turn_lock:
+            if said in self._turn_screens:
+                return self._turn_screens[said]
+        verdict = screen_memory(said, self.redactor)
+        with self._turn_lock:
+            self._turn_screens[said] = verdict
+            while len(self._turn_screens) > TURN_SCREENS:
+                del self._turn_screens[next(iter(self._turn_screens))]
+        return verdict
 
     @contextmanager
     def bulk(self) -> Iterator[None]:
@@ -91,8 +109,15 @@ class MemoryWriter:
         return credential_refusal(text, self.redactor)
 
     def apply(
-        self, tenant: str, user: str | None, items: Iterable[Candidate | Forget], source: dict[str, Any] | None = None
+        self,
+        tenant: str,
+        user: str | None,
+        items: Iterable[Candidate | Forget],
+        source: dict[str, Any] | None = None,
+        *,
+        quarantine: dict[str, Any] | None = None,
     ) -> Report:
+        """File ``items``; ``quarantine``: the verdict of the turn they were drawn from, when it directs the agent."""
         rep = Report()
         for item in items:
             try:
@@ -101,7 +126,7 @@ class MemoryWriter:
                 elif item.op == "delete" and item.target_id:
                     rep.counts["forgotten"] += int(self._forget_id(tenant, user, item.target_id, "model"))
                 else:
-                    m = self.add(tenant, user, item, source)
+                    m = self.file(tenant, user, item, source, quarantine=quarantine).memory
                     rep.counts[m.status if m is not None else "refused"] += 1
                     if m is not None:
                         rep.ids.append(m.id)
@@ -232,7 +257,7 @@ class MemoryWriter:
         text = keep_text(said, self.redactor)
         if len(text) < 3:
             return None
-        screened = screen_memory(text, self.redactor)
+        screened = self.screen_turn(said) or screen_memory(text, self.redactor)
         return Passage(
             id=pid,
             tenant=tenant,
