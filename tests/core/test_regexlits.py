@@ -6,13 +6,13 @@ import re
 
 import pytest
 
-from metaclaw_plugin.learning.memory import directives
+from metaclaw_plugin.learning.memory import directives, standing
 from metaclaw_plugin.learning.memory.guard import screen_memory
 from metaclaw_plugin.learning.screening import normalise, scans, screen
 from metaclaw_plugin.privacy import Redactor
 from metaclaw_plugin.regexlits import Prefilter, required_literal_sets, required_literals
 from metaclaw_plugin.types import Skill
-from tests.support import memory_poison_corpus, screening_corpus
+from tests.support import memory_poison_corpus, memory_redteam_later, screening_corpus
 
 
 @pytest.mark.parametrize(
@@ -98,6 +98,7 @@ def _corpus() -> list[str]:
         texts += [item.name, item.description, item.body]
     for case in memory_poison_corpus.poisoning() + memory_poison_corpus.benign():
         texts.append(case.text)
+    texts += [case.text for case in memory_redteam_later.poisoning() + memory_redteam_later.benign()]
     return [t for t in texts if t]
 
 
@@ -108,6 +109,7 @@ def test_every_match_holds_a_required_literal() -> None:
     gates = [
         (scans._PREFILTER, [rx for _, _, rx in scans._PATTERNS]),
         (directives._ACTIONS_GATE, [act.rx for act in directives.ACTIONS]),
+        (standing._TOUCH_GATE, list(standing._TOUCH)),
     ]
     for gate, patterns in gates:
         literals = [required_literal_sets(rx) for rx in patterns]
@@ -133,11 +135,13 @@ def test_the_screens_find_the_same_with_and_without_the_prefilters(monkeypatch: 
         for i in screening_corpus.malicious() + screening_corpus.benign()
     ]
     said = [c.text for c in memory_poison_corpus.poisoning() + memory_poison_corpus.benign()]
+    said += [c.text for c in memory_redteam_later.poisoning() + memory_redteam_later.benign()]
 
     def findings() -> tuple[list[tuple[str, list[str], list[str]]], list[object]]:
         return [(r.verdict, r.codes, r.reasons) for r in map(screen, skills)], [screen_memory(t) for t in said]
 
     directives.findings.cache_clear()
+    standing.findings.cache_clear()
     filtered = findings()
 
     class Everything:
@@ -150,7 +154,9 @@ def test_the_screens_find_the_same_with_and_without_the_prefilters(monkeypatch: 
     monkeypatch.setattr(scans, "_PREFILTER", Everything(len(scans._PATTERNS)))
     monkeypatch.setattr(scans, "_CRED_SOURCE_GATE", Everything(1))
     monkeypatch.setattr(directives, "_ACTIONS_GATE", Everything(len(directives.ACTIONS)))
+    monkeypatch.setattr(standing, "_TOUCH_GATE", Everything(len(standing._TOUCH)))
     directives.findings.cache_clear()
+    standing.findings.cache_clear()
     assert findings() == filtered
     assert sum(f[0] != "accepted" for f in filtered[0]) > 100 and sum(f is not None for f in filtered[1]) > 100
 

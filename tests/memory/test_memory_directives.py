@@ -46,6 +46,13 @@ DIRECTIVES = [
     "Rispondi sempre in italiano.",
     "Gebruik altijd opsommingstekens in je antwoorden.",
     "请每次回答都先给出结论。",
+    # asked politely, as a question
+    "Could you always answer in French?",
+    "Can you keep your answers short from now on?",
+    "Could you make it a habit to add type hints to every function you write?",
+    "Pourrais-tu toujours répondre en français ?",
+    "¿Podrías responder siempre en español?",
+    "Kannst du bitte immer auf Deutsch antworten?",
 ]
 NOT_DIRECTIVES = [
     # one-off requests, even with an output word
@@ -70,6 +77,9 @@ NOT_DIRECTIVES = [
     "Ich antworte immer spät auf E-Mails.",
     # a question
     "Can you always use tabs in Python?",
+    "Could you send me the report?",
+    "Can you add lodash to the project?",
+    "Could you write a function that always returns 0?",
 ]
 
 

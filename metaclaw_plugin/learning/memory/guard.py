@@ -9,7 +9,7 @@ statements kept to their user.
 * **Directives.** A memory is data the user stated, injected as a note. One that directs the agent to act (send data
   somewhere, reveal secrets, fetch and run code, approve or skip confirmations, take orders from someone else, change
   its rules) is a standing prompt injection ("memory poisoning"): it is quarantined (kept for a person to see, never
-  injected). The intent screen is :mod:`.directives`; the skills' screen (:func:`screening.screen_content`: a
+  injected). The intent screens are :mod:`.directives` (by grammar) and :mod:`.standing` (a standing grant by what it touches); the skills' screen (:func:`screening.screen_content`: a
   memory is never written as a SKILL.md, so not its format check) adds its override, role-marker, persona, secrecy
   and conduct classes. Its classes that also fire on plain facts ("we run the
   installer with sudo", "our installer is curl ... | bash") count only in a sentence that is a directive.
@@ -122,12 +122,16 @@ def screen_memory(text: str, redactor: Redactor | None = None) -> dict[str, Any]
     reasons: list[str] = []
     # imported by the first screen, not with this module: building its patterns (28 languages) takes two seconds,
     # which every CLI command and every host's start paid
-    from . import directives
+    from . import directives, standing
 
-    for f in directives.findings(text):
-        codes.append(f.code)
-        quoted = (redactor or _default_redactor()).redact(f.evidence)
-        reasons.append(f'{directives.REASONS[f.code]} ("{quoted}")')
+    found = [(f.code, f.evidence) for f in directives.findings(text)]
+    found += [(g.code, g.evidence) for g in standing.findings(text)]
+    for code, evidence in found:
+        if code in codes:
+            continue
+        codes.append(code)
+        quoted = (redactor or _default_redactor()).redact(evidence)
+        reasons.append(f'{directives.REASONS.get(code) or standing.REASONS[code]} ("{quoted}")')
     body = " ".join(_FROM_NOW.sub(" ", text).split())
     result = screen_content(  # a memory is never written as a SKILL.md: its format is not screened, nor any field
         Skill(name="", description="", body=body, category=""),  # but its text (a name of ours says nothing)

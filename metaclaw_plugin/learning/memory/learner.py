@@ -528,4 +528,4 @@ def _load_screens() -> None:
     """Import the screens a memory passes (their patterns take seconds to build) when the thread starts, not with the
     first statement nor with every import of the package."""
     from ..screening import scans  # noqa: F401
-    from . import directives  # noqa: F401
+    from . import directives, standing  # noqa: F401

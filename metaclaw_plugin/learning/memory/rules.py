@@ -588,7 +588,8 @@ _GENERIC_OUTPUT = re.compile(
 # task's clause it is the task's ("Write a function that always returns a list", "Make sure it never throws").
 _EVERY_TIME = re.compile(
     r"\b(?:every time|each time|all the time|by default|from now on|going forward|in (?:the )?future|no matter what|"
-    r"a chaque fois|cada vez|toda vez|jedes mal|grundsatzlich|ogni volta|elke keer)\b|每次|以后|今后|总是|始终|永远",
+    r"a chaque fois|cada vez|toda vez|jedes mal|grundsatzlich|ogni volta|elke keer)\b|每次|以后|今后|总是|始终|永远"
+    r"|\b(?:every|each|all|any)\s+(?:\w+\s+){0,2}?(?:you|u)\s+(?:write|generate|produce|create|make|draft|edit|touch)\b",
     F,
 )
 _ALWAYS = re.compile(
@@ -611,7 +612,14 @@ _IMPERATIVE = re.compile(
     r"evite|adicione|fale|antworte|antworten sie|schreib|schreibe|benutze|verwende|halte|beginne|fange|beende|"
     r"gib|nenne|erklare|vermeide|fuge|sprich|duze|siez|rispondi|scrivi|usa|utilizza|mantieni|inizia|comincia|"
     r"termina|metti|dai|cita|spiega|evita|aggiungi|parla|antwoord|schrijf|gebruik|houd|begin|eindig|zet|geef|"
-    r"noem|leg uit|vermijd|voeg|spreek)\b"
+    r"noem|leg uit|vermijd|voeg|spreek"
+    # the infinitives a polite request takes ("pourrais-tu toujours répondre...", "¿podrías responder siempre...")
+    r"|repondre|ecrire|utiliser|garder|commencer|terminer|mettre|donner|citer|expliquer|eviter|ajouter|parler|"
+    r"responder|escribir|usar|utilizar|mantener|empezar|comenzar|poner|dar|explicar|evitar|anadir|hablar|incluir|"
+    r"escrever|manter|comecar|colocar|adicionar|falar|antworten|schreiben|benutzen|verwenden|halten|beginnen|"
+    r"beenden|geben|nennen|erklaren|vermeiden|sprechen|rispondere|scrivere|usare|utilizzare|mantenere|iniziare|"
+    r"terminare|mettere|dare|spiegare|evitare|aggiungere|parlare|antwoorden|schrijven|gebruiken|houden|beginnen|"
+    r"geven|noemen|uitleggen|vermijden|toevoegen|spreken)\b"
     r"|^(?:请|以后|今后|每次|所有|你的|你|总是|始终|永远|一直)*(?:用\S{1,6})?(?:回答|回复|答复)",
     F,
 )
@@ -674,7 +682,9 @@ DIRECTIVE_CHARS = 2000  # a message longer than this is a task or a paste, not a
 def holds_directive(text: str) -> bool:
     """Whether a user's message states a standing directive: the learner files it at once (the rules cost
     microseconds) rather than with the session's next batch, so the next conversation already follows it."""
-    return len(text) <= DIRECTIVE_CHARS and any(standing_directive(s) for s in sentences(text))
+    return len(text) <= DIRECTIVE_CHARS and any(
+        standing_directive(s) or asked_directive(LEAD.sub("", s).strip() or s) is not None for s in sentences(text)
+    )
 
 
 _NAME_ONLY = re.compile(
@@ -850,6 +860,39 @@ _CLAUSE = re.compile(
 )
 
 
+# A request asked as a question: what follows is the instruction ("could you make it a habit to add type hints...")
+_POLITE = re.compile(
+    r"^¿?\s*(?:(?:could|can|would|will)\s+(?:you|u)|would you mind|pourrais-tu|peux-tu|pourriez-vous|pouvez-vous|"
+    r"podr[ií]as|puedes|podr[ií]a|puede|(?:voc[eê] )?(?:poderia|pode|podes)|kannst du|k[öo]nntest du|k[öo]nnen sie|"
+    r"k[öo]nnten sie|potresti|puoi|kun je|zou je|kunt u)\s+(?:please\s+|kindly\s+|s'il te plait\s+|por favor\s+|"
+    r"bitte\s+|per favore\s+|alsjeblieft\s+)?(?:(?:make it a (?:habit|rule|point) to|remember to|try to|start to|"
+    r"get in the habit of)\s+)?",
+    F,
+)
+
+
+def asked_directive(sentence: str) -> str | None:
+    """A standing directive asked as a question, as the instruction it asks for ("Could you always answer in
+    French?" is "Always answer in French."); None for any other sentence."""
+    polite = _POLITE.match(sentence)
+    if polite is None or not _is_question(sentence):
+        return None
+    asked = sentence[polite.end() :].rstrip(" ?？") + "."
+    how = fold(polite.group(0))
+    if re.match(r"¿?\s*(?:kannst|konntest|konnen|konnten|kun|zou)\b", how, F):
+        asked = re.sub(r"^(.*?)\s+(\w+en)\.$", r"\2 \1.", asked)  # German and Dutch: the verb comes last
+    asked = asked[:1].upper() + asked[1:]
+    if not standing_directive(asked):
+        return None
+    # "can you always use tabs in Python?" may ask what Python allows: "can" asks for a rule only when it says please,
+    # names the output or says every time
+    can = re.match(r"¿?\s*(?:can|puedes|peux|pouvez|pode|podes|puoi|kannst|kun)\b", how, F)
+    please = re.search(r"\b(?:please|kindly|bitte|por favor|s'il te plait|per favore|alsjeblieft)\b", how, F)
+    if can and not (please or _GENERIC_OUTPUT.search(fold(asked)) or _EVERY_TIME.search(fold(asked))):
+        return None
+    return asked
+
+
 def extract(text: str, now: float | None = None, event_days: float = 14.0) -> list[Candidate | Forget]:
     """Every memory candidate (or request to forget) stated in one user message."""
     now = time.time() if now is None else now
@@ -860,9 +903,12 @@ def extract(text: str, now: float | None = None, event_days: float = 14.0) -> li
     out: list[Candidate | Forget] = []
     for whole in sentences(unquote(text)):  # a prompt wrapped whole in quotes is the user's own statement
         sent = LEAD.sub("", whole).strip() or whole
+        asked_as = ""
         informed = INFORM.match(sent)
         if informed:
             sent = sent[informed.end() :].strip() or sent
+        if (asked := asked_directive(sent)) is not None:
+            sent, asked_as = asked, whole.strip()  # decided on the instruction, kept as the user said it
         if _is_question(sent) and not REMEMBER.match(sent) and not standing_directive(sent):
             # "btw we use pnpm, can you add lodash?": the statement before the question still counts
             head = re.split(r"[,，;]\s*(?=[^,，;]*$)", sent)[0]
@@ -885,6 +931,8 @@ def extract(text: str, now: float | None = None, event_days: float = 14.0) -> li
                 if cand := classify(clause, now, event_days, explicit=explicit):
                     break
         if cand is not None:
+            if asked_as:
+                cand.text = asked_as
             if cand.kind == "event" and cand.expires_at is None:
                 cand.expires_at = now + event_days * DAY
             if who:

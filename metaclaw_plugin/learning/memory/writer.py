@@ -33,7 +33,7 @@ FORGET_COVER = 0.6  # share of the forget request's words a memory must contain 
 SUPERSEDE_MAX = 3  # memories one statement may supersede (forget closes 3 at most too)
 PASSAGES_LOOKED_AT = 5000  # the user's latest passages searched for the words of a superseded or forgotten statement
 SCREEN_CHARS = 1000  # of the statement as said, screened besides the stored text (the stored text is at most this)
-TURN_SCREENS = 64  # turns whose verdict is kept: a turn's passage and the memories drawn from it share one screening
+TURN_SCREENS = 256  # turns whose verdict is kept: a turn's passage and the memories drawn from it share one screening
 
 
 @dataclass
@@ -255,9 +255,12 @@ class MemoryWriter:
         redacted; screened: one that directs the agent is kept quarantined, never recalled), or None when nothing of
         it may be kept."""
         text = keep_text(said, self.redactor)
+        turn = self.screen_turn(said)
+        if turn is not None and len(text) < 3:  # a directive asked as a question: kept quarantined, for a person
+            text = keep_text(said, self.redactor, questions=True)
         if len(text) < 3:
             return None
-        screened = self.screen_turn(said) or screen_memory(text, self.redactor)
+        screened = turn  # the turn as said covers what is kept of it (a redacted address is still an address)
         return Passage(
             id=pid,
             tenant=tenant,
@@ -300,16 +303,17 @@ def _said_at(source: dict[str, Any] | None, now: float) -> float:
     return float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) and 0 < at <= now + 86_400 else now
 
 
-def keep_text(text: str, redactor: Redactor | None) -> str:
-    """What of a user's turn may be kept: not its questions (what the user asked is not what they told), nor its
-    sentences that state a credential (left out whole, not even redacted: "my password is [REDACTED]" helps no
-    one); the rest redacted. A transcript line keeps its speaker ("Mel: How are you? I ran a race." is "Mel: I ran a
-    race."): a line with none is nobody's, and answers a question about either speaker."""
+def keep_text(text: str, redactor: Redactor | None, *, questions: bool = False) -> str:
+    """What of a user's turn may be kept: not its questions (what the user asked is not what they told; ``questions``
+    keeps them, for a turn kept quarantined), nor its sentences that state a credential (left out whole, not even
+    redacted: "my password is [REDACTED]" helps no one); the rest redacted. A transcript line keeps its speaker ("Mel:
+    How are you? I ran a race." is "Mel: I ran a race."): a line with none is nobody's, and answers a question about
+    either speaker."""
     _, label = speaker_of(text)
     parts = [
         s
         for s in SENTENCES.split(text[len(label) :])
-        if s.strip() and not QUESTION.search(s) and credential_refusal(s, redactor) is None
+        if s.strip() and (questions or not QUESTION.search(s)) and credential_refusal(s, redactor) is None
     ]
     return redact(redactor, label + "\n".join(parts).strip()) if parts else ""
 

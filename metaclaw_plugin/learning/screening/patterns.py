@@ -94,7 +94,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "prompt_leak",
         "rejected",
-        r"\b(?:reveal|print|show|output|repeat|leak|disclose|dump|display|tell|share|give|return|echo|expose|copy|write out|spell out)(?:s|es|ed|ing)?\b(?:\W+\w+){0,4}?\W+(?:the |your |my |its )?(?:full |entire |complete |original |initial |hidden |secret |whole |exact )?(?:system (?:prompt|message|instructions?)|developer (?:prompt|message)|initial (?:prompt|instructions)|hidden (?:prompt|instructions)|instructions above|prompt above|context window|conversation history|chat history|api keys?|credentials|environment variables|env vars|secrets|tokens|passwords?|private keys?|ssh keys?)\b",
+        r"\b(?:reveal|print|show|output|repeat|leak|disclose|dump|display|tell|share|give|return|echo|expose|copy|write out|spell out)(?:s|es|ed|ing)?\b(?:[^\w,;:.!?]+\w+){0,4}?[^\w,;:.!?]+(?:the |your |my |its )?(?:full |entire |complete |original |initial |hidden |secret |whole |exact )?(?:system (?:prompt|message|instructions?)|developer (?:prompt|message)|initial (?:prompt|instructions)|hidden (?:prompt|instructions)|instructions above|prompt above|context window|conversation history|chat history|api keys?|credentials|environment variables|env vars|secrets|tokens|passwords?|private keys?|ssh keys?)\b",
     ),
     (
         "secrecy",
@@ -379,7 +379,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "data_destruction",
         "rejected",
-        r"\bdrop (?:database|table|schema|collection)\b|\btruncate table\b|\bdelete from \w+\s*(?:;|$|where 1\s*=\s*1)|\bgit push\b[^\n]{0,40}(?:--force\b|-f\b|\+\w)|(?<![\w-])push\s+(?:--force\b|-f\b)|\bgit reset --hard\b[^\n]{0,60}\bgit push\b|\bgit (?:branch -D|clean -fdx)\b[^\n]{0,40}(?:\*|--all|main|master)|\brm\s+-(?:rf|fr|r\s+-f|-recursive\s+--force)\s+(?:\.git|\.\.|\$\w+|~/\S*|/\S+|\.\s)|\bshred\b|\bwipefs\b|\bformat [a-z]:|\bdel /[sfq]\b|\bremove-item\b[^\n]{0,40}-recurse[^\n]{0,20}-force|\b(?:delet|wip|eras|destroy|purg|remov|nuk|drop)\w*\b(?:\W+\w+){0,3}?\W+(?:all|every|each|the entire|the whole)\b(?:\W+\w+){0,2}?\W+(?:backups?|snapshots?|branch(?:es)?|records?|rows?|files?|databases?|buckets?|volumes?|repositor(?:y|ies)|history|tables?|commits?|tags?|users?|accounts?)\b",
+        r"\bdrop (?:database|table|schema|collection)\b|\btruncate table\b|\bdelete from \w+\s*(?:;|$|where 1\s*=\s*1)|\bgit push\b[^\n]{0,40}(?:--force\b|-f\b|\+\w)|(?<![\w-])push\s+(?:--force\b|-f\b)|\bgit reset --hard\b[^\n]{0,60}\bgit push\b|\bgit (?:branch -D|clean -fdx)\b[^\n]{0,40}(?:\*|--all|main|master)|\brm\s+-(?:rf|fr|r\s+-f|-recursive\s+--force)\s+(?:\.git|\.\.|\$\w+|~/\S*|/\S+|\.\s)|\bshred\b|\bwipefs\b|\bformat [a-z]:|\bdel /[sfq]\b|\bremove-item\b[^\n]{0,40}-recurse[^\n]{0,20}-force|\b(?:delet|wip|eras|destroy|purg|remov|nuk|drop)\w*\b(?:\W+(?!(?:in|from|of|on|across|inside|within|for|at|under|throughout)\b)\w+){0,3}?\W+(?:all|every|each|the entire|the whole)\b(?:\W+\w+){0,2}?\W+(?:backups?|snapshots?|branch(?:es)?|records?|rows?|files?|databases?|buckets?|volumes?|repositor(?:y|ies)|history|tables?|commits?|tags?|users?|accounts?)\b",
     ),
     # --- Supply chain: code from an unvetted place.
     (
