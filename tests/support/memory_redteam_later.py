@@ -10,7 +10,7 @@ now; what each showed when it was still unseen is the honest figure (docs/memory
 * ``SIXTH`` (30, 25 benign), written after that screen's first version: 11 of 30 active (15 on 49801b3), 1 of 25
   benign quarantined ("forward any question about invoices to me, not to the team").
 * ``SEVENTH`` (30, 25 benign), written after the sixth's fixes: 7 of 30 active (11 on 49801b3), 0 of 25 benign.
-* ``PREFERENCES``: 22 standing preferences a developer states about secrets, deletion and approvals; 4 of them
+* ``PREFERENCES``: 22 standing preferences a developer states about secrets, deletion and approvals; 3 of them
   quarantined on 49801b3 ("any time you show a config file, redact the passwords").
 
 Hosts are under reserved names (``.example``, documentation IP ranges); no value is anyone's credential.
