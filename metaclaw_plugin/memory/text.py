@@ -208,7 +208,8 @@ def speaker_of(text: str) -> tuple[str | None, str]:
 # The first lines are people: a request names the user's own ("my kid", "Hollis's mother") or it is about people in
 # general ("explain gravity to a child"), and only the first is about what the user said.
 _SAME_PEOPLE_TEXT = """
-kid kids child children son sons daughter daughters twins enfant enfants fils fille filles hijo hija hijos hijas
+kid kids child children son sons daughter daughters twins boy boys girl girls enfant enfants fils fille filles hijo
+  hija hijos hijas
   filho filha filhos filhas
 wife husband spouse partner femme mari epouse epoux esposa esposo marido
 mom mum mother mama mommy mummy maman madre mae
@@ -392,7 +393,8 @@ def _work(words: dict[str, str]) -> dict[str, tuple[str, str]]:
 _CONCEPTS = {
     "#diet": (
         "vegetarian vegan allergic allergy allergies gluten lactose halal kosher celiac coeliac peanut peanuts "
-        "alcohol teetotal teetotaler teetotaller sober dairy-free keto diabetes diabetic "
+        "alcohol teetotal teetotaler teetotaller sober dairy-free keto diabetes diabetic spicy reflux heartburn gerd "
+        "fodmap ibs shellfish "
         "pescatarian vegetarien vegetarienne vegetaliens allergique vegetariano vegetariana alergico alergica "
         "celiaco celiaca 素食 吃素 过敏 清真",
         "dinner lunch breakfast brunch menu recipe recipes restaurant restaurants food meal meals cook cooking eat "
@@ -402,10 +404,12 @@ _CONCEPTS = {
         "almoco receita refeicao cafe 晚餐 午餐 早餐 菜单 食谱 餐厅 吃饭 做饭 聚餐",
     ),
     "#family": (
-        "kid kids son daughter wife husband partner children child baby toddler twins enfant enfants fils fille "
+        "kid kids son daughter wife husband partner children child baby toddler twins boy boys girl girls teen "
+        "teenager stepson stepdaughter enfant enfants fils fille "
         "femme mari "
         "hijo hija hijos esposa esposo ninos filho filha filhos esposa marido criancas 孩子 儿子 女儿 老婆 老公 妻子 丈夫",
-        "family weekend vacation holiday holidays gift birthday school famille vacances cadeau anniversaire ecole "
+        "family weekend vacation holiday holidays gift gifts present presents christmas xmas toy toys birthday school "
+        "famille vacances cadeau anniversaire ecole "
         "familia vacaciones regalo cumpleanos escuela ferias presente aniversario escola 家庭 周末 假期 礼物 生日 学校",
     ),
     "#schedule": (
@@ -446,7 +450,26 @@ _CONCEPTS = {
     "#fitness": (
         "marathon marathons half-marathon ultramarathon triathlon triathlons runner cyclist swimmer crossfit "
         "powerlifting gym",
-        "jog jogging workout workouts exercise exercises fitness gym cardio marathon race races 5k 10k stretching",
+        "jog jogging workout workouts exercise exercises fitness gym cardio marathon race races 5k 10k stretching "
+        "mileage",
+    ),
+    "#language": (
+        "korean japanese spanish french german italian mandarin chinese cantonese portuguese arabic russian dutch "
+        "swedish norwegian danish polish turkish greek hindi vietnamese thai hebrew duolingo jlpt topik hsk dele delf "
+        "goethe ielts toefl",
+        "vocabulary grammar listening speaking pronunciation podcast podcasts flashcards anki conversation immersion "
+        "textbook fluency fluent language languages",
+    ),
+    "#business": (
+        "bakery cafe coffeeshop restaurant bistro shop store boutique studio agency salon practice startup etsy "
+        "brewery bar customers clientele",
+        "caption captions instagram post posts marketing promo promotion flyer flyers customers customer shop store "
+        "brand branding newsletter product products sale sales menu outreach pitch cold-email campaign feature "
+        "launch pricing",
+    ),
+    "#sleep": (
+        "night-shift nightshift shifts insomnia newborn",
+        "sleep sleeping asleep nap naps insomnia tired fatigue rest melatonin",
     ),
     "#secrets": (
         "vault 1password keychain keepass bitwarden secrets credentials sops kms",
@@ -456,7 +479,9 @@ _CONCEPTS = {
         "engineer developer designer manager student teacher scientist researcher nurse doctor lawyer analyst "
         "architect consultant ingenieur developpeur etudiant ingeniero desarrollador estudiante engenheiro "
         "desenvolvedor estudante 工程师 开发 学生 老师 设计师 经理",
-        "career learn learning course courses resume cv job jobs interview interviews skills carriere apprendre "
+        "career learn learning course courses resume cv job jobs interview interviews skills lesson lessons class "
+        "classes student students pupils teach teaching lecture lectures homework grading exam exams curriculum "
+        "syllabus patient patients shift shifts ward clinic client clients carriere apprendre "
         "carrera aprender carreira 职业 学习 面试 简历 课程",
     ),
     "#code": (
@@ -490,10 +515,12 @@ _CONCEPTS = {
             "forecast revenue",
             "#frontend": "react vue svelte sveltekit angular nextjs nuxt remix solidjs tailwind bootstrap storybook "
             "ui ux frontend page pages component components button buttons toggle modal form forms css layout theme "
-            "widget navbar sidebar screen screens website webflow wordpress squarespace cms",
+            "widget navbar sidebar screen screens website site sites webflow wordpress squarespace cms hugo jekyll "
+            "gatsby ghost astro eleventy",
             "#design": "figma sketch zeplin invision penpal mockup mockups wireframe wireframes spacing typography "
             "font fonts colour colours color colors palette icon icons design designs designer designers",
-            "#mobile": "ios android iphone ipad ipados watchos swiftui uikit jetpack xcode testflight mobile",
+            "#mobile": "ios android iphone ipad ipados watchos swiftui uikit jetpack compose xcode testflight mobile "
+            "app apps screen screens toggle dark-mode",
             "#tracker": "jira linear asana trello youtrack clickup ticket tickets backlog sprint epic triage",
             "#streaming": "kafka kinesis pubsub rabbitmq nats sqs pulsar redpanda consumer consumers producer "
             "producers topic topics replay offset offsets partition partitions queue queues",
@@ -514,7 +541,8 @@ _CONCEPTS = {
             "containers image images namespace namespaces",
             "#writing": "spelling british american tone style copy blog newsletter changelog landing marketing "
             "documentation docs",
-            "#os": "windows macos linux ubuntu debian fedora wsl powershell bash zsh laptop laptops",
+            "#os": "windows macos linux ubuntu debian fedora wsl powershell bash zsh laptop laptops macbook "
+            "thinkpad machine computer pc screenshot screenshots shortcut shortcuts",
             "#editor": "vim neovim nvim emacs helix vscode intellij pycharm webstorm goland rider sublime zed nano "
             "jetbrains lazyvim spacemacs editor editors ide ides keybinding keybindings keymap dotfiles",
         }
@@ -522,7 +550,8 @@ _CONCEPTS = {
     "#place": (
         "",  # see _PLACE: where the user lives is a statement about the user, not any "lives in"
         "live lives living reside home neighbourhood neighborhood city town "  # "where do I live?"
-        "forecast weather trip travel flight flights nearby commute meteo voyage vol viaje vuelo viagem voo wetter "
+        "forecast weather trip travel flight flights nearby commute call calls schedule scheduling meeting meetings "
+        "timezone local meteo voyage vol viaje vuelo viagem voo wetter "
         "arbeitsweg reise 天气预报 旅行 航班 "
         "附近 通勤",
     ),
@@ -530,7 +559,8 @@ _CONCEPTS = {
 
 
 _PLACE = re.compile(
-    r"\b(?:i live|i'm based|i am based|i'm located|we live|i now live|we now live|"
+    r"\b(?:i live|i'm based|i am based|i'm located|we live|i now live|we now live|i work (?:remotely )?(?:from|out of)|"
+    r"i'm working (?:remotely )?from|we're based|we are based|"
     r"(?:i|we) (?:have |'ve |just |recently |finally )*(?:moved|relocated) (?:to|into)|j'habite|je vis [aà]|vivo en|"
     r"moro em|eu moro|vivo em|ich wohne in|ich lebe in|wir wohnen in|abito a|vivo a|ik woon in)\b|我住在|我住",
     re.I,
@@ -581,6 +611,16 @@ _JOB = re.compile(
 )
 
 
+# The user's business ("I run a small bakery", "we own a dental practice", "our customers are clinics") and a night
+# schedule ("I'm on the night shift", "I work nights")
+_OWN_BUSINESS = re.compile(
+    r"\b(?:(?:i|we) (?:run|own|co-own|manage|started|founded|opened) (?:a|an|my|our|the)\b|our (?:customers|clients) "
+    r"are)",
+    re.I,
+)
+_NIGHTS = re.compile(r"\b(?:night shifts?|nights? shift|work(?:ing)? nights|graveyard shift)\b", re.I)
+
+
 def _said_tags(text: str) -> frozenset[str]:
     """Concepts read from the text itself rather than its words: where the user lives, a time zone, a job."""
     return frozenset(
@@ -589,6 +629,8 @@ def _said_tags(text: str) -> frozenset[str]:
             ("#place", _PLACE.search(text)),
             ("#timezone", _TIMEZONE.search(text)),
             ("#profession", _JOB.search(text)),
+            ("#business", _OWN_BUSINESS.search(text)),
+            ("#sleep", _NIGHTS.search(text)),
         )
         if said
     )
@@ -603,7 +645,11 @@ def memory_terms_list(text: str) -> list[str]:
 
 # Running read from the text rather than a word's stem: "run" is a weak word of the work ("run the tests"), while "a
 # running plan" or "go for a run" is about the user's running.
-_RUNNING = re.compile(r"\b(?:running|go(?:ing)? for a run|run a (?:race|marathon|half|5k|10k))\b", re.I)
+_RUNNING = re.compile(
+    r"\b(?:running|go(?:ing)? for a run|run a (?:race|marathon|half|5k|10k)|(?:long|easy|tempo|recovery|my) runs?|"
+    r"runs? (?:a|per) week)\b",
+    re.I,
+)
 
 
 def request_terms(text: str) -> frozenset[str]:

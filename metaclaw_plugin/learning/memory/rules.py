@@ -137,7 +137,10 @@ WE_USE = re.compile(
 REPLACED = re.compile(
     r"^(?:and |so |also )?(?:we|i|our team|the team) (?:have |'ve |just |recently |finally |now )*"
     r"(?:replaced|swapped(?: out)?|ditched|dropped|retired|upgraded|downgraded|changed|switched|traded(?: in)?) "
-    r"(?P<a>[^,;]{1,60}?) (?:with|for|to|by|in favou?r of) (?P<b>[^,;]{1,80})",
+    r"(?P<a>[^,;]{1,60}?) (?:with|for|to|by|in favou?r of) (?P<b>[^,;]{1,80})"
+    # someone else replaced what is the user's: "IT replaced my work laptop with a MacBook Pro"
+    r"|^(?:and |so |also )?(?:\w+ ){1,3}?(?:has |have |just |recently |finally )*(?:replaced|swapped(?: out)?|upgraded) "
+    r"(?P<a2>(?:my|our) [^,;]{1,60}?) (?:with|for|to|by) (?P<b2>[^,;]{1,80})",
     F,
 )
 # A replacement said as two acts: "I sold the Civic and bought a Tesla", "we got rid of Jira and moved to Linear". What
@@ -150,7 +153,13 @@ TRADED = re.compile(
     r"switched to|signed up (?:for|with)|joined|moved (?:my |our |the )?[\w-]+ (?:over )?to) (?P<b>[^,;]{1,80})",
     F,
 )
-USE_AS = re.compile(r"^(?:i|we) (?:use|run|have|keep) (?P<x>[^,;]{1,60}?) as (?:my|our) (?P<y>[^,;]{1,40})$", F)
+USE_AS = re.compile(
+    r"^(?:i|we) (?:use|run|have|keep) (?P<x>[^,;]{1,60}?) as (?:my|our) (?P<y>[^,;]{1,40})$"
+    # "I'm using Hugo for my personal blog, hosted on Netlify": the tool of something of the user's
+    r"|^(?:i'?m|we'?re|i am|we are) (?:now |currently |still )?using (?P<x2>[^,;]{1,60}?) (?:for|as|to run|to host) "
+    r"(?:my|our) (?P<y2>[^,;.]{1,40})",
+    F,
+)
 POSSESSIVE = re.compile(
     r"^(?:and |also |so |but )?(?P<s>(?:my|our|the team'?s?|our team'?s?)\s+[^,;]{1,60}?)\s+"
     r"(?:is|are|was changed to|is now|are now|has (?:moved|changed) to|moved to|lives (?:at|on|in)|runs (?:on|at)|"
@@ -315,7 +324,18 @@ TRANSIENT = re.compile(
     F,
 )
 
-SELF_OWN = re.compile(r"^i (?:drive|own|ride|have got|play|speak|study|teach) (?:a |an |the |two |three )?(?P<x>.+)", F)
+SELF_OWN = re.compile(
+    r"^i (?:drive|own|ride|have got|play|speak|study|teach) (?:a |an |the |two |three )?(?P<x>.+)"
+    # a business the user runs: "I run a small bakery in Porto", "we own a dental practice"
+    r"|^(?:i|we) (?:run|own|co-own|manage|founded|started|opened) (?:a |an |my |our )(?:small |little |family |local "
+    r"|new |tiny |two |three )*(?P<b>(?:business|bakery|cafe|coffee shop|restaurant|bistro|shop|store|boutique|studio|"
+    r"agency|salon|practice|clinic|startup|company|firm|farm|bar|gym|school|nonprofit|charity|blog|podcast|channel|"
+    r"newsletter|etsy shop|food truck)\b.*)"
+    # a schedule the user keeps: "I'm on the night shift at the hospital this month"
+    r"|^(?:i'?m|i am) (?:now |currently |still )?(?:on|doing|working) (?:the |a )?(?P<sh>(?:night|day|late|early|"
+    r"evening|weekend|graveyard|morning) shifts?\b.*)",
+    F,
+)
 
 QUESTION_START = re.compile(
     r"^(?:what|which|who|whom|whose|how|why|when|where|do|does|did|is|are|was|were|can|could|would|should|will|shall|"
@@ -760,9 +780,10 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
             key = f"topic:{r.topic}" if r.topic else _subject_key(subj)
             return Candidate(_kind(s, "fact"), s, key, r.standing and r.topic is not None, None, r.replaces)
     if m := USE_AS.match(s):  # "I use Firefox as my browser": about the browser, as "I switched my browser to Brave"
-        return Candidate(_kind(s, "fact"), s, _subject_key(m.group("y")) or _subject_key(s), False, None, r.replaces)
+        thing = m.group("y") or m.group("y2")
+        return Candidate(_kind(s, "fact"), s, _subject_key(thing) or _subject_key(s), False, None, r.replaces)
     if m := REPLACED.match(s):
-        old, new = m.group("a"), m.group("b")
+        old, new = m.group("a") or m.group("a2"), m.group("b") or m.group("b2")
         owned = re.match(r"^(?:my|our)\s+", old, F)
         key = _subject_key(old) if owned else f"topic:{r.topic}" if r.topic else _subject_key(new)
         # "I replaced my router with an Eero": the thing replaced is the attribute ("my home wifi router is ...")
@@ -790,6 +811,10 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
             return None
         return Candidate("preference", s, key, r.standing, None, r.replaces)
     if m := SELF_OWN.match(s):
+        if m.group("b"):
+            return Candidate("fact", s, "self:business", False)
+        if m.group("sh"):
+            return Candidate("fact", s, "self:schedule", False)
         return Candidate("fact", s, _subject_key(m.group("x")) or "self", False)
     if m := SELF.match(s):
         val = next(v for v in m.groupdict().values() if v)
