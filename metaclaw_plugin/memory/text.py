@@ -223,6 +223,8 @@ boss manager supervisor jefe jefa chefe
 customer customers client clients
 job occupation profession career emploi metier trabajo empleo profissao emprego
 car vehicle voiture coche carro
+phone phones smartphone cellphone iphone pixel galaxy oneplus telephone telefono telefone
+laptop laptops notebook macbook thinkpad chromebook
 apartment apartments appartement apartamento piso
 doctor physician gp medecin medico
 biggest largest
@@ -399,7 +401,8 @@ _CONCEPTS = {
         "celiaco celiaca 素食 吃素 过敏 清真",
         "dinner lunch breakfast brunch menu recipe recipes restaurant restaurants food meal meals cook cooking eat "
         "snack snacks catering dish dishes dessert desserts cake cakes bake baking pastry sweets cookie cookies pasta "
-        "pizza sandwich wine beer cocktail cocktails drinks bakery bread treat treats diner dejeuner recette repas "
+        "pizza sandwich wine beer cocktail cocktails drinks bakery bread treat treats diner seafood fish sushi takeout "
+        "takeaway steakhouse potluck dejeuner recette repas "
         "cena almuerzo receta comida desayuno jantar "
         "almoco receita refeicao cafe 晚餐 午餐 早餐 菜单 食谱 餐厅 吃饭 做饭 聚餐",
     ),
@@ -429,8 +432,10 @@ _CONCEPTS = {
         "rain umbrella jacket coat meteo pluie lluvia chuva 轮胎 加油 停车 充电 天气 下雨",
     ),
     "#pets": (
-        "dog dogs puppy cat cats kitten kittens pet pets parrot rabbit hamster chien chat perro gato cachorro 狗 猫 宠物",
-        "apartment flat house home plants plant garden furniture sofa rug vacation trip hotel rent moving appartement "
+        "dog dogs puppy cat cats kitten kittens pet pets parrot rabbit hamster retriever labrador poodle terrier "
+        "spaniel beagle bulldog shepherd husky dachshund corgi chihuahua collie chien chat perro gato cachorro 狗 猫 宠物",
+        "apartment flat house home plants plant garden furniture sofa rug vacation trip hotel rent moving groomer "
+        "grooming vet leash kennel boarding appartement "
         "maison plantes vacances piso casa plantas vacaciones apartamento 公寓 房子 植物 度假",
     ),
     "#travel": (
@@ -441,10 +446,13 @@ _CONCEPTS = {
     ),
     "#health": (
         "allergic allergy allergies intolerant intolerance asthma asthmatic diabetic diabetes epilepsy epileptic "
-        "pregnant pregnancy migraine migraines penicillin medication medications allergique alergico alergica 过敏",
+        "pregnant pregnancy migraine migraines penicillin medication medications surgery post-op injury injured "
+        "recovering rehab physio physiotherapy sprain fracture alzheimer's alzheimers dementia dyslexic dyslexia adhd "
+        "autistic autism colorblind colourblind deuteranopia allergique alergico alergica 过敏",
         "medicine medicines medication medications drug drugs pill pills dose dosage prescription antibiotic "
         "antibiotics painkiller painkillers tablet tablets pharmacy symptom symptoms vaccine treatment medicament "
         "doctor doctors gp sick illness fever cough sore throat flu headache hospital clinic infection surgery "
+        "exercises stretches recovery pain "
         "medicamento 药 药物",
     ),
     "#fitness": (
@@ -471,17 +479,40 @@ _CONCEPTS = {
         "night-shift nightshift shifts insomnia newborn",
         "sleep sleeping asleep nap naps insomnia tired fatigue rest melatonin",
     ),
+    "#academia": (
+        "phd doctorate doctoral masters msc postdoc undergrad undergraduate university professor lecturer researcher "
+        "thesis dissertation",
+        "thesis dissertation paper papers research literature abstract introduction citation citations journal "
+        "conference supervisor advisor lab",
+    ),
+    "#finance": (
+        "saving savings deposit mortgage debt loan loans pension 401k isa investing investor",
+        "fund funds index etf stocks shares invest investing investment bonus savings interest mortgage retirement "
+        "budget",
+    ),
+    "#music": (
+        "bass guitar piano violin cello viola drums ukulele saxophone trumpet flute clarinet choir band trio quartet "
+        "orchestra jazz",
+        "practice practise scales chords song songs gig gigs rehearsal music instrument",
+    ),
+    "#games": (
+        "chess lichess poker bridge scrabble sudoku crossword",
+        "openings opening endgame endgames tactics puzzles rating elo",
+    ),
     "#secrets": (
         "vault 1password keychain keepass bitwarden secrets credentials sops kms",
         "key keys token tokens password passwords credential credentials secret secrets apikey cle clave chave 密钥 密码",
     ),
     "#profession": (
         "engineer developer designer manager student teacher scientist researcher nurse doctor lawyer analyst "
-        "architect consultant ingenieur developpeur etudiant ingeniero desarrollador estudiante engenheiro "
+        "architect consultant translator interpreter freelancer freelance ingenieur developpeur etudiant ingeniero "
+        "desarrollador estudiante engenheiro "
         "desenvolvedor estudante 工程师 开发 学生 老师 设计师 经理",
-        "career learn learning course courses resume cv job jobs interview interviews skills lesson lessons class "
+        "career learn learning course courses resume cv linkedin headline job jobs interview interviews skills lesson "
+        "lessons class "
         "classes student students pupils teach teaching lecture lectures homework grading exam exams curriculum "
-        "syllabus patient patients shift shifts ward clinic client clients carriere apprendre "
+        "syllabus patient patients shift shifts ward clinic client clients burnout stress workload overtime goals "
+        "okr okrs performance promotion price pricing rate rates quote carriere apprendre "
         "carrera aprender carreira 职业 学习 面试 简历 课程",
     ),
     "#code": (
@@ -516,13 +547,15 @@ _CONCEPTS = {
             "#frontend": "react vue svelte sveltekit angular nextjs nuxt remix solidjs tailwind bootstrap storybook "
             "ui ux frontend page pages component components button buttons toggle modal form forms css layout theme "
             "widget navbar sidebar screen screens website site sites webflow wordpress squarespace cms hugo jekyll "
-            "gatsby ghost astro eleventy",
+            "gatsby ghost astro eleventy docusaurus mkdocs sphinx",
             "#design": "figma sketch zeplin invision penpal mockup mockups wireframe wireframes spacing typography "
+            "colorblind colourblind deuteranopia slides presentation "
             "font fonts colour colours color colors palette icon icons design designs designer designers",
             "#mobile": "ios android iphone ipad ipados watchos swiftui uikit jetpack compose xcode testflight mobile "
-            "app apps screen screens toggle dark-mode",
+            "expo flutter native app apps screen screens toggle dark-mode push notifications",
             "#tracker": "jira linear asana trello youtrack clickup ticket tickets backlog sprint epic triage",
-            "#streaming": "kafka kinesis pubsub rabbitmq nats sqs pulsar redpanda consumer consumers producer "
+            "#streaming": "kafka kinesis pubsub rabbitmq nats sqs pulsar redpanda celery sidekiq resque dramatiq rq "
+            "worker workers background job jobs consumer consumers producer "
             "producers topic topics replay offset offsets partition partitions queue queues",
             "#data": "snowflake bigquery redshift databricks dbt warehouse clickhouse postgres postgresql mysql "
             "mariadb mongodb sqlite duckdb alembic flyway liquibase prisma sqlalchemy query queries sql schema schemas "
@@ -540,7 +573,7 @@ _CONCEPTS = {
             "#containers": "kubernetes k8s docker helm nomad ecs eks gke aks openshift pod pods kubectl container "
             "containers image images namespace namespaces",
             "#writing": "spelling british american tone style copy blog newsletter changelog landing marketing "
-            "documentation docs",
+            "documentation docs translator translation translations localization localisation copywriter",
             "#os": "windows macos linux ubuntu debian fedora wsl powershell bash zsh laptop laptops macbook "
             "thinkpad machine computer pc screenshot screenshots shortcut shortcuts",
             "#editor": "vim neovim nvim emacs helix vscode intellij pycharm webstorm goland rider sublime zed nano "
@@ -560,7 +593,7 @@ _CONCEPTS = {
 
 _PLACE = re.compile(
     r"\b(?:i live|i'm based|i am based|i'm located|we live|i now live|we now live|i work (?:remotely )?(?:from|out of)|"
-    r"i'm working (?:remotely )?from|we're based|we are based|"
+    r"i'm working (?:remotely )?from|we're based|we are based|our (?:office|hq|headquarters|team) is (?:in|based in)|"
     r"(?:i|we) (?:have |'ve |just |recently |finally )*(?:moved|relocated) (?:to|into)|j'habite|je vis [aà]|vivo en|"
     r"moro em|eu moro|vivo em|ich wohne in|ich lebe in|wir wohnen in|abito a|vivo a|ik woon in)\b|我住在|我住",
     re.I,
@@ -607,7 +640,9 @@ def memory_terms(text: str) -> frozenset[str]:
 
 # A job said by its work, whatever the job's name: "I work as a physiotherapist", "I do bookkeeping for a living".
 _JOB = re.compile(
-    r"\b(?:work(?:ed|ing)? as|employed as|for a living|travaill\w* comme|trabaj\w* como|trabalh\w* como)\b", re.I
+    r"\b(?:work(?:ed|ing)? as|employed as|for a living|travaill\w* comme|trabaj\w* como|trabalh\w* como)\b"
+    r"|\bi (?:manage|lead|run|head) (?:the|a|our) (?:\w+ ){0,2}(?:team|department|group|unit)\b",
+    re.I,
 )
 
 
@@ -615,7 +650,7 @@ _JOB = re.compile(
 # schedule ("I'm on the night shift", "I work nights")
 _OWN_BUSINESS = re.compile(
     r"\b(?:(?:i|we) (?:run|own|co-own|manage|started|founded|opened) (?:a|an|my|our|the)\b|our (?:customers|clients) "
-    r"are)",
+    r"are|(?:i|we) (?:sell|make and sell|handcraft)\b)",
     re.I,
 )
 _NIGHTS = re.compile(r"\b(?:night shifts?|nights? shift|work(?:ing)? nights|graveyard shift)\b", re.I)
@@ -652,8 +687,17 @@ _RUNNING = re.compile(
 )
 
 
+# A request about where the user is, in so many words ("is it going to snow where I am?", "a coworking space near me")
+_WHERE_I_AM = re.compile(
+    r"\b(?:where i (?:am|live|'m based)|near me|nearby|around here|in my (?:area|city|town|neighbou?rhood)|local to me)\b",
+    re.I,
+)
+
+
 def request_terms(text: str) -> frozenset[str]:
     """A request's search terms: its words, their groups' terms, and the concepts its situation words carry."""
     base = term_set(text)
-    running = frozenset(["#fitness"]) if _RUNNING.search(text) else frozenset()
-    return _tags(text, base, _REQUEST_SIDE) | frozenset(same_terms(text, owned=True)) | running
+    said = frozenset(
+        tag for tag, rx in (("#fitness", _RUNNING), ("#place", _WHERE_I_AM)) if rx.search(text) is not None
+    )
+    return _tags(text, base, _REQUEST_SIDE) | frozenset(same_terms(text, owned=True)) | said

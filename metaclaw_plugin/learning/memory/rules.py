@@ -547,6 +547,36 @@ _QUALIFIERS = frozenset(
 _HEADS = frozenset(map(stem, ["address", "number", "id", "handle", "account"]))
 
 
+# Where the user works, said with the employer: the job, whatever its title
+EMPLOYER = re.compile(
+    r"^(?:and |so |also |btw,? )?(?:i (?:now |currently |still )?work (?:at|for) (?!home\b|the office\b|myself\b|"
+    r"a living\b|free\b)\S|i'?m (?:now |currently )?working (?:at|for) (?!home\b|the office\b|myself\b)\S|i (?:have |'ve )?(?:just |recently |finally )?(?:started|began|landed|got|accepted|took) (?:a |my |the )?"
+    r"(?:new )?(?:job|role|position|internship)\b|i (?:have |'ve )?(?:just |recently )?(?:joined|started (?:working )?"
+    r"at) [A-Z]\S*(?: \S+)? (?:as|last|this|in)\b)",
+    F,
+)
+SWITCHED_TO = re.compile(
+    r"^(?:and |so |also )?(?:i|we) (?:have |'ve |just |recently |finally |now )*(?:switched|moved|changed|upgraded|"
+    r"migrated|went|gone) (?:over )?to (?:an? |the |my |our )?(?P<b>[^,;]{2,60})",
+    F,
+)
+# What a product named by its brand is, for "I switched to an iPhone" to replace "my phone is a Pixel".
+_THINGS = {
+    "phone": "iphone pixel galaxy oneplus xiaomi huawei nokia motorola fairphone",
+    "laptop": "macbook thinkpad xps surface chromebook zenbook framework",
+    "car": "tesla toyota honda civic corolla prius nissan hyundai kia subaru mazda volvo volkswagen vw bmw audi "
+    "mercedes peugeot renault skoda chevrolet chevy lexus porsche rivian polestar",
+    "browser": "firefox chrome safari brave edge vivaldi arc",
+    "editor": "vim neovim emacs vscode intellij pycharm sublime zed helix",
+}
+_BRAND = {brand: thing for thing, brands in _THINGS.items() for brand in brands.split()}
+
+
+def _thing_of(value: str) -> str | None:
+    """The thing a value names by its brand ("an iPhone 15" is a phone), or None."""
+    return next((_BRAND[w] for w in fold(value).split() if w in _BRAND), None)
+
+
 def _subject_key(words: str) -> str:
     ts = set(term_set(words)) - _QUALIFIERS
     if ts - _HEADS:
@@ -774,6 +804,11 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
     r = _Reading(s, now)
     if CALL_ME.search(s) and _names_me(s):
         return Candidate("preference", s, "topic:name", True)
+    if EMPLOYER.match(s):  # "I work at Acme as an analyst", then "I just started a new job at Globex": one employer
+        return Candidate("fact", s, "self:employer", False, None, r.replaces)
+    if (m := SWITCHED_TO.match(s)) and (thing := _thing_of(m.group("b"))):
+        # "I switched to an iPhone 15": the phone, whose earlier value ("my phone is a Pixel 7") it replaces
+        return Candidate(_kind(s, "fact"), s, _subject_key(f"my {thing}"), False, None, r.replaces)
     if (m := CHANGE.match(s)) and not (m.group("s2") and TRANSIENT.search(s)):  # "X is down right now": no change
         subj = _first(m, "s")
         if term_set(subj) and not re.match(r"^(?:i|we|je|on|nous|yo|eu|我|我们)\b", subj.strip(), F):
@@ -851,7 +886,35 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
         return Candidate(_kind(s, "fact"), s, key, r.standing and r.topic is not None, None, r.replaces)
     if r.replaces:
         return Candidate(_kind(s, "fact"), s, _subject_key(s), False, None, r.replaces)
+    if LIFE.match(s) and not TRANSIENT.search(s) and not NOT_LIFE.search(s) and (key := _subject_key(s)):
+        return Candidate(_kind(s, "fact"), s, key, False)
     return None
+
+
+# What the user does and is, said plainly, that no rule above reads: an ongoing state ("I'm recovering from knee
+# surgery", "I'm saving for a house deposit", "I'm doing a PhD in marine biology") or a habit ("I go to the gym four
+# times a week", "I keep kosher", "I commute by bike", "we sell handmade candles"). Not what the user thinks, wants,
+# asks or is busy with in this conversation (NOT_LIFE).
+LIFE = re.compile(
+    r"^(?:and |also |btw,? |so )?(?:i|we)(?:'m| am|'re| are)? (?:now |currently |still |also |usually |mostly |"
+    r"really |severely |seriously |very |quite |pretty |heavily |actively )*"
+    r"(?:(?:recovering|saving|doing|studying|training|raising|expecting|learning to|living|caring for|looking after|"
+    r"volunteering|coaching|teaching|practi[cs]ing|running|managing|leading|building|renting|commuting|allergic|"
+    r"intolerant|sensitive|addicted|afraid|scared)\b"
+    r"|(?:keep|go|commute|manage|lead|play|sing|volunteer|coach|teach|practi[cs]e|follow|avoid|eat|drink|sell|make|"
+    r"write|rent|care for|look after|walk|run|swim|cycle|bike|ride|climb|hike|surf|ski|knit|paint|garden|cook|bake|"
+    r"travel|fly|visit|attend|belong|collect|support|donate|fast|pray|meditate|homeschool|mentor|host|organi[sz]e)"
+    r"(?:s)?\b)",
+    F,
+)
+NOT_LIFE = re.compile(
+    r"\b(?:today|tonight|tomorrow|this (?:morning|afternoon|evening)|right now|just now|at the moment|this time|"
+    r"the tests?|this (?:code|function|script|file|bug|error|issue|query|pr|branch)|(?:the|a|an|my|this) "
+    r"(?:build|deploy|job|migration|function|script|test|query|request|command|server|container)\b|"
+    r"go (?:ahead|back|through|over|with|for it)|make (?:sure|it|this|that)|write (?:a|the|this|some|me)|"
+    r"run (?:the|it|this|a|my)|follow (?:up|along|the (?:steps|docs|instructions))|play (?:around|with))\b",
+    F,
+)
 
 
 def _before_copula(s: str) -> str:
