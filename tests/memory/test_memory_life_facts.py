@@ -1,0 +1,154 @@
+"""What a user does and is, said plainly, reaches the later requests that need it in other words (issue 41, held-out
+facts and supersessions). Two probe sets drove these classes, each measured before its changes: one of 25 facts and 4
+changes reached 14 of 25 facts and 0 of 4 changes (25 and, read by hand, 3 after), one of 30 facts and 5 changes 8 of
+30 and 3 of 5 (27 and 5 after); a third, written after both and never tuned on, shows what is still out of reach
+(docs/memory.md: 6 of 30, on this code and on the code before it). The classes are pinned here, not the sets'
+sentences."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
+from metaclaw_plugin.learning.memory.rules import extract
+from metaclaw_plugin.memory.text import memory_terms, request_terms
+
+Turn = Callable[[str, str], str]
+
+
+@pytest.fixture
+def turn(home: Path) -> Iterator[Turn]:
+    p = MetaClawPlugin(Settings(home=home)).start()
+
+    def say(session: str, text: str) -> str:
+        ctx = TurnContext(session_id=session, user="sam", tenant="acme")
+        out = p.on_request(ctx, [{"role": "system", "content": "Hi."}, {"role": "user", "content": text}])
+        p.on_response(ctx, {"role": "assistant", "content": "Noted."})
+        p.on_session_end(TurnContext(session_id=session, tenant="acme"))
+        assert p.flush(60)
+        system = str(out[0]["content"])
+        return system[system.find("<metaclaw-memory>") :] if "<metaclaw-memory>" in system else ""
+
+    try:
+        yield say
+    finally:
+        p.stop()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm severely allergic to shellfish.",  # an adverb before the trait
+        "I'm recovering from knee surgery, six weeks post-op.",  # an ongoing state
+        "I'm saving for a house deposit, aiming for 60k by 2028.",
+        "I'm doing a PhD in marine biology.",
+        "I go to the gym four times a week, mostly lifting.",  # a habit
+        "I keep kosher.",
+        "I commute by bike every day.",
+        "I run a small bakery in Porto called Forno Azul.",  # a business the user runs
+        "We sell handmade candles on Shopify.",
+        "I'm on the night shift at the hospital this month.",  # a schedule
+        "I'm using Hugo for my personal blog, hosted on Netlify.",  # a tool for something of the user's
+        "I just started a new job at Globex as a data engineer.",  # an employer
+    ],
+)
+def test_what_the_user_does_and_is_said_plainly_is_a_memory(text: str):
+    assert [c.kind for c in extract(text)] in (["fact"], ["project"]), extract(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I think this is wrong.",
+        "I keep getting this error.",
+        "I need help with my resume.",
+        "I run the tests every morning.",
+        "I follow the steps in the docs.",
+        "I want to learn Go.",
+        "I go to the store today.",
+    ],
+)
+def test_what_the_user_thinks_wants_or_is_busy_with_now_is_not(text: str):
+    assert extract(text) == []
+
+
+def test_an_employer_is_one_attribute_and_working_from_home_is_none():
+    assert [c.subject for c in extract("I work at Acme Corp as a data analyst.")] == ["self:employer"]
+    assert [c.subject for c in extract("I just started a new job at Globex.")] == ["self:employer"]
+    assert [c.subject for c in extract("I work at home on Fridays.")] != ["self:employer"]
+
+
+@pytest.mark.parametrize(
+    ("memory", "asked", "tag"),
+    [
+        (
+            "I'm learning Korean, I'm at TOPIK level 2.",
+            "Recommend some podcasts for practicing listening.",
+            "#language",
+        ),
+        ("I run a small bakery in Porto.", "Draft an Instagram caption for our new sourdough.", "#business"),
+        ("I'm on the night shift this month.", "How can I sleep better during the day?", "#sleep"),
+        ("I'm doing a PhD in marine biology.", "Help me outline my thesis introduction.", "#academia"),
+        ("I'm saving for a house deposit.", "Should I put my bonus into an index fund?", "#finance"),
+        ("I play bass in a jazz trio.", "What should I practice this week?", "#music"),
+        ("I'm learning chess on Lichess.", "Which openings should I study?", "#games"),
+        ("I'm a high school chemistry teacher.", "Help me plan a lesson for next week.", "#profession"),
+        ("I live in Denver.", "Is it going to snow this weekend where I am?", "#place"),
+    ],
+)
+def test_a_trait_and_a_request_that_never_names_it_share_a_concept(memory: str, asked: str, tag: str):
+    assert tag in memory_terms(memory) and tag in request_terms(asked)
+
+
+def test_weather_words_alone_bring_no_place_to_a_request():
+    assert "#place" not in request_terms("Write a haiku about snow.")
+
+
+def test_a_child_said_as_boy_or_girl_is_the_users_child(turn: Turn):
+    turn("s1", "My son plays the cello in his school orchestra.")
+    assert "cello" in turn("s2", "What should I get my boy for Christmas?")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "probe", "fresh", "stale"),
+    [
+        (
+            "My phone is a Pixel 7.",
+            "I switched to an iPhone 15 yesterday.",
+            "How do I back up my phone's photos?",
+            "iPhone",
+            "Pixel",
+        ),
+        (
+            "I use Windows 11 on my work laptop.",
+            "IT replaced my work laptop with a MacBook Pro, so I'm on macOS now.",
+            "How do I take a screenshot on my work machine?",
+            "MacBook",
+            "Windows",
+        ),
+        (
+            "I work at Acme Corp as a data analyst.",
+            "I just started a new job at Globex as a data engineer.",
+            "Update my LinkedIn headline.",
+            "Globex",
+            "Acme",
+        ),
+    ],
+)
+def test_a_change_by_brand_or_by_someone_else_leaves_only_the_new_value(turn: Turn, old, new, probe, fresh, stale):
+    turn("s1", old)
+    turn("s2", new)
+    block = turn("s3", probe)
+    assert fresh in block and stale not in block, block
+
+
+def test_a_user_of_many_traits_gets_nothing_for_a_request_about_none(turn: Turn):
+    for i, fact in enumerate(
+        ["I keep kosher.", "I'm doing a PhD in marine biology.", "I play bass in a jazz trio.", "I live in Denver."]
+    ):
+        turn(f"s{i}", fact)
+    for asked in ("What's the capital of Australia?", "Explain how a hash map works.", "Write a haiku about snow."):
+        assert turn(f"q-{asked}", asked) == ""
