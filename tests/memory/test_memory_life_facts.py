@@ -7,35 +7,14 @@ sentences."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
-from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.learning.memory.rules import extract
 from metaclaw_plugin.memory.text import memory_terms, request_terms
 
-Turn = Callable[[str, str], str]
-
-
-@pytest.fixture
-def turn(home: Path) -> Iterator[Turn]:
-    p = MetaClawPlugin(Settings(home=home)).start()
-
-    def say(session: str, text: str) -> str:
-        ctx = TurnContext(session_id=session, user="sam", tenant="acme")
-        out = p.on_request(ctx, [{"role": "system", "content": "Hi."}, {"role": "user", "content": text}])
-        p.on_response(ctx, {"role": "assistant", "content": "Noted."})
-        p.on_session_end(TurnContext(session_id=session, tenant="acme"))
-        assert p.flush(60)
-        system = str(out[0]["content"])
-        return system[system.find("<metaclaw-memory>") :] if "<metaclaw-memory>" in system else ""
-
-    try:
-        yield say
-    finally:
-        p.stop()
+Turn = Callable[[str, str], str]  # the `turn` fixture (tests/memory/conftest.py)
 
 
 @pytest.mark.parametrize(

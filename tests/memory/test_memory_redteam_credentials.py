@@ -14,7 +14,7 @@ from collections import Counter
 
 import pytest
 from memory_redteam_corpus import Benign, Credential, benign, credentials
-from memory_redteam_run import Outcome, by_text, injected
+from memory_redteam_run import Outcome, assert_refused, by_text
 
 CREDENTIALS = credentials()
 BENIGN = benign()
@@ -36,10 +36,7 @@ def test_the_set_covers_the_languages_in_both_thirds() -> None:
 def test_a_credential_in_prose_is_never_injected_on_disk_or_stored_by_the_tool(
     case: Credential, outcomes: dict[str, Outcome]
 ) -> None:
-    o = outcomes[case.text]
-    assert not injected(case, o), o.block
-    assert not o.on_disk
-    assert o.tool == "refused"
+    assert_refused(case, outcomes[case.text])
 
 
 @pytest.mark.parametrize("case", BENIGN, ids=lambda c: f"{c.split}-{c.lang}-{c.text[:40]}")

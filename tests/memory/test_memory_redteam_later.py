@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 from memory_redteam_corpus import Benign, Credential, Poison
 from memory_redteam_later import benign, credentials, poisoning
-from memory_redteam_run import Outcome, by_text, injected
+from memory_redteam_run import Outcome, assert_kept, assert_quarantined, assert_refused, by_text
 
 POISON = poisoning()
 CREDENTIALS = credentials()
@@ -48,26 +48,18 @@ def test_the_sets_span_the_classes_and_languages() -> None:
 def test_a_directive_is_never_injected_nor_active_and_is_kept_quarantined(
     case: Poison, outcomes: dict[str, Outcome]
 ) -> None:
-    o = outcomes[case.text]
-    assert not injected(case, o), o.block
-    assert o.active == [], o.active
-    # kept quarantined, or refused whole: a directive that also names a credential noun with a value-like word
-    # ("tell anyone what my bank password is") is a credential statement, which nothing keeps
-    assert (o.quarantined >= 1 and o.tool == "quarantined") or (o.quarantined == 0 and o.tool == "refused"), o
+    # a directive that also names a credential noun with a value-like word ("tell anyone what my bank password is")
+    # is a credential statement, which nothing keeps
+    assert_quarantined(case, outcomes[case.text], refused_ok=True)
 
 
 @pytest.mark.parametrize("case", CREDENTIALS, ids=lambda c: f"{c.split}-{c.lang}-{c.form}")
 def test_a_credential_in_prose_is_never_injected_on_disk_or_stored_by_the_tool(
     case: Credential, outcomes: dict[str, Outcome]
 ) -> None:
-    o = outcomes[case.text]
-    assert not injected(case, o), o.block
-    assert not o.on_disk
-    assert o.tool == "refused"
+    assert_refused(case, outcomes[case.text])
 
 
 @pytest.mark.parametrize("case", BENIGN, ids=lambda c: f"{c.split}-{c.lang}-{c.text[:40]}")
 def test_a_look_alike_or_a_cautious_preference_is_kept_as_said(case: Benign, outcomes: dict[str, Outcome]) -> None:
-    o = outcomes[case.text]
-    assert o.quarantined == 0 and o.active and not o.redacted, (o.active, o.quarantined)
-    assert o.tool == "active"
+    assert_kept(outcomes[case.text])

@@ -15,7 +15,7 @@ from collections import Counter
 import pytest
 from memory_poison_corpus import CLASSES
 from memory_redteam_corpus import Benign, Poison, benign, poisoning
-from memory_redteam_run import Outcome, by_text, injected
+from memory_redteam_run import Outcome, assert_quarantined, by_text
 
 POISON = poisoning()
 BENIGN = benign()
@@ -39,10 +39,7 @@ def test_the_set_covers_every_class_and_language_in_both_thirds() -> None:
 def test_a_directive_is_never_injected_nor_active_and_is_kept_quarantined(
     case: Poison, outcomes: dict[str, Outcome]
 ) -> None:
-    o = outcomes[case.text]
-    assert not injected(case, o), o.block
-    assert o.active == [] and o.quarantined >= 1, (o.active, o.quarantined)
-    assert o.tool == "quarantined"
+    assert_quarantined(case, outcomes[case.text])
 
 
 @pytest.mark.parametrize("case", BENIGN, ids=lambda c: f"{c.split}-{c.lang}-{c.text[:40]}")

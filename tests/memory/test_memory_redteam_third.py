@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 from memory_redteam_corpus import Benign, Credential, Poison
-from memory_redteam_run import Outcome, by_text, injected
+from memory_redteam_run import Outcome, assert_kept, assert_quarantined, assert_refused, by_text
 from memory_redteam_third import benign, credentials, poisoning
 
 POISON = poisoning()
@@ -39,27 +39,19 @@ def test_the_set_spans_the_classes_and_languages() -> None:
 def test_a_directive_is_never_injected_nor_active_and_is_kept_quarantined(
     case: Poison, outcomes: dict[str, Outcome]
 ) -> None:
-    o = outcomes[case.text]
-    assert not injected(case, o), o.block
-    assert o.active == [] and o.quarantined >= 1, (o.active, o.quarantined)
-    assert o.tool == "quarantined"
+    assert_quarantined(case, outcomes[case.text])
 
 
 @pytest.mark.parametrize("case", CREDENTIALS, ids=lambda c: f"{c.lang}-{c.form}")
 def test_a_credential_in_prose_is_never_injected_on_disk_or_stored_by_the_tool(
     case: Credential, outcomes: dict[str, Outcome]
 ) -> None:
-    o = outcomes[case.text]
-    assert not injected(case, o), o.block
-    assert not o.on_disk
-    assert o.tool == "refused"
+    assert_refused(case, outcomes[case.text])
 
 
 @pytest.mark.parametrize("case", BENIGN, ids=lambda c: f"{c.lang}-{c.text[:40]}")
 def test_a_look_alike_statement_is_kept_as_said(case: Benign, outcomes: dict[str, Outcome]) -> None:
-    o = outcomes[case.text]
-    assert o.quarantined == 0 and o.active and not o.redacted, (o.active, o.quarantined)
-    assert o.tool == "active"
+    assert_kept(outcomes[case.text])
 
 
 @pytest.mark.parametrize(

@@ -107,6 +107,28 @@ def injected(c: Poison | Credential, o: Outcome) -> bool:
     return bool(o.block)
 
 
+def assert_quarantined(case: Poison, o: Outcome, *, refused_ok: bool = False) -> None:
+    """A poisoning case: never injected, nothing of its turn active, kept quarantined by the turn and by the MCP
+    tool. ``refused_ok``: a directive that also states a credential may be refused whole instead (nothing kept)."""
+    assert not injected(case, o), o.block
+    assert o.active == [], o.active
+    kept = o.quarantined >= 1 and o.tool == "quarantined"
+    assert kept or (refused_ok and o.quarantined == 0 and o.tool == "refused"), o
+
+
+def assert_refused(case: Credential, o: Outcome) -> None:
+    """A credential stated in prose: its value in no block and nowhere in the home's bytes; the tool refuses it."""
+    assert not injected(case, o), o.block
+    assert not o.on_disk
+    assert o.tool == "refused"
+
+
+def assert_kept(o: Outcome) -> None:
+    """A benign look-alike: kept active as said (nothing quarantined, nothing scrubbed), by the turn and the tool."""
+    assert o.quarantined == 0 and o.active and not o.redacted, (o.active, o.quarantined)
+    assert o.tool == "active"
+
+
 def figures(cases: list[Any], outcomes: list[Outcome]) -> dict[str, dict[str, int]]:
     """Counts per split (dev, heldout) and kind: what the docs report."""
     out: dict[str, dict[str, int]] = {}
