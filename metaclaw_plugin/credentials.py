@@ -126,6 +126,7 @@ LITERALS = (
     "geheimzahl",
     "ssn",
     "social",
+    "sin",
     "national",
     "insurance",
     "tax",
@@ -195,6 +196,7 @@ LITERALS = (
     "schlüssel",
     "schluessel",
     "unlock",
+    "open",
     "disarm",
     "verrouill",
     "desbloque",
@@ -334,7 +336,8 @@ _ID = (
     r"iban|(?:bank )?account number|kontonummer|num[ée]ro de compte|n[uú]mero de (?:la )?cuenta|n[uú]mero da conta|"
     r"rekeningnummer|numero di conto|(?:credit |debit |bank )?card number|kartennummer|num[ée]ro de (?:la )?carte|"
     r"n[uú]mero de (?:la )?tarjeta|n[uú]mero do cart[aã]o|numero della carta|"
-    r"pesel|personnummer|身份证(?:号码|号)?|マイナンバー|주민등록번호|social(?=[ \t]*(?:is|was|:|#))"
+    r"pesel|personnummer|身份证(?:号码|号)?|マイナンバー|주민등록번호|social(?=[ \t]*(?:is|was|:|#))|"
+    r"sin(?=[ \t]*(?:is|was|number|no\.?|:|#)(?![\w]))"  # Canada's social insurance number, said by its initials
 )
 # Matched only at the start of a word that holds one of ANCHORS (found with str.find: a regex that scans every
 # position of a long message costs ~100x more), on the lowered text.
@@ -1324,7 +1327,7 @@ _CRED_AND = re.compile(
 # "I unlock my phone with 802214", "... the laptop with Marble_Fox_61": the digits a lock is opened with, or right after
 # "with" a token holding a digit (a password; "with the YubiKey-5C" is a thing)
 _UNLOCK_WITH = re.compile(
-    r"(?:unlock|disarm|d[ée]verrouill|desbloque|entsperr|sblocc|ontgrendel)\w*[^\n.;!?]{0,40}?[ \t]"
+    r"(?:unlock|disarm|open(?:s|ed)?(?= with)|d[ée]verrouill|desbloque|entsperr|sblocc|ontgrendel)\w*[^\n.;!?]{0,40}?[ \t]"
     r"(?:with|using|avec|con|com|mit|met)[ \t]+(?:(?:(?:the|my|code|pin|le|la|el|o|a|den|de|il|mon|mi|meu|mein)[ \t]+){0,2}"
     r"(\d[\d \-]{2,}\d)(?![\w])|(?=[^\s\"'`,;<>()\[\]{}]*\d)([^\s\"'`,;<>()\[\]{}]{6,128}))"
 )
@@ -1334,7 +1337,12 @@ _UNLOCK_WITH = re.compile(
 _QA = re.compile(r"security q(?:uestion)?s?(?![\w])[^\n]{0,80}?[;,.|?][ \t]*(?:a|ans|answer)[ \t]*[:：=\-][ \t]*")
 _ENV_PAIRS = tuple((w, w.lower()) for w in ENV_WORDS)
 _ENV_WAKE = frozenset(lw for _, lw in _ENV_PAIRS)
-_RULES = (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH)
+# "Use the code 914263 to get into the server room": a code, then what it opens
+_CODE_TO_OPEN = re.compile(
+    r"(?:code|pin|passcode|combination)[ \t]+(\d[\d#*\-]{3,}[\w#*]*)[ \t]+(?:to|for)[ \t]+(?:get[ \t]+in(?:to)?|open|unlock|"
+    r"enter|access|disarm|arm)(?![\w])"
+)
+_RULES = (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH, _CODE_TO_OPEN)
 _LOCAL_WAKE = frozenset(LOCAL_LITERALS + SCRIPT_LITERALS)
 # An environment variable whose name ends with a secret word, then its value: "set SMTP_PASSWORD to X",
 # "PGPASSWORD is now X", "ADMIN_PWD should be set to X" (an assignment, "DB_PASSWORD=X", is privacy.py's). Upper case
@@ -1745,6 +1753,8 @@ def _pair_value(text: str, m: re.Match[str], rx: re.Pattern[str]) -> tuple[int, 
         return (*got, "passphrase") if got is not None else None
     s, e = m.span(m.lastindex or 0)
     value = _strip_tail(text[s:e])
+    if rx is _CODE_TO_OPEN:
+        return (s, e, "pin") if sum(c.isdigit() for c in value) >= 4 else None
     if rx is _UNLOCK_WITH:  # the digits of a code, or a token no one writes as a word ("with Marble_Fox_61")
         if sum(c.isdigit() for c in value) >= 4 and not any(c.isalpha() for c in value):
             return s, e, "pin"

@@ -141,6 +141,11 @@ def test_a_passphrase_is_redacted_whole_every_word_of_it(form: str) -> None:
         "the garage PIN is secret {} so keep it to yourself",
         "Her new passcode is temporary {}",
         "the alarm PIN that the installer set is {}",
+        # what a lock opens with, the code before what it opens, a combo (stop 59's red-team sets)
+        "The safe opens with {}.",
+        "Use the code {} to get into the server room.",
+        "Gym locker combo: {}",
+        "my bike lock combo is {}",
     ],
 )
 def test_a_code_is_redacted(form: str) -> None:
@@ -191,6 +196,23 @@ def test_the_secret_half_of_a_login_pair_is_redacted(form: str, value: str) -> N
     _gone(form, word() if value == "word" else shaped())
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I unlock the work laptop with {}.",  # a token a lock opens with
+        "Das WLAN-Passwort im Büro ist {}.",  # a German compound, a place before the copula
+        "Het wifi-wachtwoord thuis is {}.",
+        "The password here is {}.",
+    ],
+)
+def test_a_shaped_value_said_around_its_lock_or_place_is_redacted(text: str) -> None:
+    _gone(text, shaped())
+
+
+def test_canadas_social_insurance_number_by_its_initials_is_redacted() -> None:
+    _gone("My SIN is {}.", f"{digits(3)} {digits(3)} {digits(3)}")
+
+
 BENIGN = [
     "reset your password to regain access",
     "The password is case sensitive and must be rotated.",
@@ -198,6 +220,13 @@ BENIGN = [
     "the password field is empty and the password reset link expired",
     "what is my password? ¿Cuál es mi contraseña? Je veux changer mon mot de passe.",
     "La contraseña es obligatoria.",
+    "The meeting opens with 5 minutes of updates.",
+    "Use code 2024 for the discount.",
+    "I ordered the lunch combo for 12.50.",
+    "I unlock the repo with git-crypt.",
+    "I unlock the vault with the YubiKey-5C.",
+    "Sin embargo, no es verdad.",
+    "Das Passwort im Büro ist abgelaufen.",
     "the verification code expires in 10 minutes; enter the code you received",
     "the error code is 404 and the status is failed",
     "pin numpy to 1.26, I pinned torch to 2.13.0 yesterday",
