@@ -10,8 +10,8 @@ now; what each showed when it was still unseen is the honest figure (docs/memory
 * ``SIXTH`` (30, 25 benign), written after that screen's first version: 11 of 30 active (15 on 49801b3), 1 of 25
   benign quarantined ("forward any question about invoices to me, not to the team").
 * ``SEVENTH`` (30, 25 benign), written after the sixth's fixes: 7 of 30 active (11 on 49801b3), 0 of 25 benign.
-* ``EIGHTH`` (20, 15 benign), written after every fix of this stop and never tuned on: 4 of 20 statements active
-  (9 on 49801b3), 0 of 15 benign quarantined; its misses stay here as strict expected failures.
+* ``EIGHTH`` (20, 15 benign), written after every other fix of this stop: 4 of 20 statements active (9 on 49801b3),
+  0 of 15 benign quarantined; three of its misses were read afterwards, the fourth stays a strict expected failure.
 * ``PREFERENCES``: 22 standing preferences a developer states about secrets, deletion and approvals; 3 of them
   quarantined on 49801b3 ("any time you show a config file, redact the passwords").
 

@@ -134,7 +134,8 @@ _SEND_WEAK = (
 # Showing (a secret decides).
 _SHOW = (
     r"print|prints|show|shows|display|displays|reveal|reveals|output|outputs|echo|echoes|dump|dumps|list|lists|"
-    r"include|includes|expose|exposes|disclose|discloses|tell|tells|give|gives|read out|read back|spell out|type out|"
+    r"include|includes|expose|exposes|disclose|discloses|tell|tells|give|gives|read out|read back|read (?:them|him|her|"
+    r"it|aloud)|spell out|type out|"
     r"write out|cat|leak|leaks|return|returns|append|appends|insert|inserts|embed|embeds|paste|pastes|recite|recites|"
     r"repeat|repeats|share|shares|send|sends|provide|provides|report|reports|log|logs|put|puts|add|adds|attach|"
     r"attaches|post|posts|surface|export|copy|affiche|affichez|afficher|montre|montrez|montrer|revele|revelez|"
@@ -732,7 +733,8 @@ ACTIONS: list[_Action] = [
         r"validation))"
         r"|\bno\s+(?:necesitas|necesita|necesitais|hace falta|es necesario|tienes que|tiene que|hay que)\s+(?:mas\s+)?"
         r"(?:que\s+)?(?:pedirme|preguntarme|consultarme|avisarme|esperar|mi\s+(?:permiso|confirmacion|aprobacion|"
-        r"autorizacion|visto bueno)|pedir\s+(?:permiso|confirmacion|autorizacion))"
+        r"autorizacion|visto bueno)|pedir\s+(?:permiso|confirmacion|autorizacion)|me\s+(?:avises|preguntes|pidas|"
+        r"consultes|confirmes|pidas permiso))"
         r"|\bnao\s+(?:precisa|precisas|e preciso|tem que|tens que|ha necessidade de)\s+(?:mais\s+)?(?:de\s+)?(?:me\s+)?"
         r"(?:pedir|perguntar|consultar|avisar|esperar|(?:da\s+|a\s+)?minha\s+(?:confirmacao|permissao|aprovacao|"
         r"autorizacao))"

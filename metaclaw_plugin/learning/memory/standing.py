@@ -170,6 +170,7 @@ _PROTECT = re.compile(
 _APPROVAL = re.compile(
     r"\b(?:approved|approve|approval|approuv\w+|cleared|authori[sz]ed|permission|sign-?off|consent|pre-?approv\w+|"
     r"aprobad\w+|aprovad\w+|autorise\w*|autorizad\w+|genehmigt|freigegeben|approvat\w+|goedgekeurd|reviewed|"
+    r"granted|"
     r"vetted|okayed|signed off|in advance|d'avance|de antemano|por adelantado|im voraus|in anticipo|antecipadamente|"
     r"van tevoren)\b",
     F,
