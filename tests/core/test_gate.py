@@ -203,7 +203,9 @@ def test_a_short_requests_skills_after_the_first_are_near_it_or_pass_on_their_ow
     """One skill passing the gate filled the block with the next five nearest, however weak (issue 44): "List gift
     ideas for a colleague who is retiring" got `mutating-list-while-iterating` and three more. The held-out set of
     tests/data/everyday_heldout.yaml (45 requests no skill governs, written before the rule and not tuned on): 5
-    got a block before and after, carrying 30 skills before (top 6) and 8 now."""
+    got a block before and after, carrying 30 skills before (top 6) and 8 then; 3 since a short line of a life no
+    longer meets a skill through a word of the work in its everyday sense (stop 59: "my driving test", "a timeout
+    for my toddler")."""
     import yaml
 
     b = bank(home, "hybrid")
@@ -211,7 +213,14 @@ def test_a_short_requests_skills_after_the_first_are_near_it_or_pass_on_their_ow
     assert "mutating-list-while-iterating" not in got and len(got) <= 1, got
     data = yaml.safe_load((Path(__file__).parents[1] / "data" / "everyday_heldout.yaml").read_text(encoding="utf-8"))
     blocks = [b.select(TurnContext("c"), q) for q in data["everyday"] + data["shared_words"]]
-    assert sum(map(bool, blocks)) <= 5 and sum(map(len, blocks)) <= 8, blocks
+    assert sum(map(bool, blocks)) <= 3 and sum(map(len, blocks)) <= 5, blocks
+    # a line of a life that shares a word of the work in its everyday sense gets nothing; a request about the work
+    # said with a word of a life keeps its skills
+    assert b.select(TurnContext("c"), "What should I bring to my driving test?") == []
+    assert b.select(TurnContext("c"), "My toddler needs a timeout again, any gentler alternatives?") == []
+    assert "write-tests-for-bug-fixes" in {
+        s.name for s, _ in b.select(TurnContext("c"), "Write a test for my birthday reminder function")
+    }
     # a governed short request keeps a skill that ranks after another, near it ("Compare ...": 0.84 of the best)
     assert "compare-options-with-criteria" in {
         s.name for s, _ in b.select(TurnContext("c"), "Compare Postgres and MySQL for our app")
