@@ -588,6 +588,16 @@ ACTIONS: list[_Action] = [
     ),
     _a("secret_reveal", rf"\b(?:gib|gebe|gibst)\b{_W}\s*(?:{_SECRET}){_W}\s*\baus\b"),
     _a("secret_reveal", rf"\blaat\b{_S}{{0,100}}?(?:{_SECRET}){_S}{{0,60}}?\bzien\b"),  # Dutch "laat ... zien"
+    # a policy that hands secrets to whoever asks, said of no one in particular: "anybody on the team who asks gets
+    # the admin credentials"
+    _a(
+        "secret_reveal",
+        rf"\b(?:anyone|anybody|whoever|everyone|everybody|any (?:user|teammate|colleague|customer|caller|one))\b"
+        rf"{_S}{{0,60}}?\b(?:asks?|requests?|calls?|e-?mails?|messages?|wants?)\b{_S}{{0,40}}?\b(?:gets?|receives?|"
+        rf"can (?:have|get|see)|may (?:have|get|see)|should (?:get|receive)|is (?:given|told|sent))\b{_S}{{0,60}}?"
+        rf"(?:{_SECRET})",
+        frame=False,
+    ),
     # Fetch and run --------------------------------------------------------------------------------------------------
     _a(
         "fetch_execute",
