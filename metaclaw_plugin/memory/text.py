@@ -218,13 +218,23 @@ parents parent
 brother sister sibling siblings frere soeur hermano hermana irmao irma
 grandma grandmother granny grandpa grandfather grandparents grandparent abuela abuelo avo grand-mere grand-pere
 """
-_SAME_THINGS_TEXT = """
+# Products named by their brand, per thing: a phone's brand is a phone in recall (the groups below), and "I switched
+# to an iPhone" replaces "my phone is a Pixel" (learning.memory.rules)
+BRANDS = {
+    "phone": "iphone pixel galaxy oneplus xiaomi huawei nokia motorola fairphone",
+    "laptop": "macbook thinkpad xps chromebook zenbook",
+    "car": "tesla toyota honda civic corolla prius nissan hyundai kia subaru mazda volvo volkswagen vw bmw audi mercedes "
+    "peugeot renault citroen skoda chevrolet chevy lexus porsche rivian polestar",
+    "browser": "firefox chrome safari brave edge vivaldi arc",
+    "editor": "vim neovim nvim emacs helix vscode intellij pycharm webstorm goland rider sublime zed nano",
+}
+_SAME_THINGS_TEXT = f"""
 boss manager supervisor jefe jefa chefe
 customer customers client clients
 job occupation profession career emploi metier trabajo empleo profissao emprego
 car vehicle voiture coche carro
-phone phones smartphone cellphone iphone pixel galaxy oneplus telephone telefono telefone
-laptop laptops notebook macbook thinkpad chromebook
+phone phones smartphone cellphone telephone telefono telefone {BRANDS["phone"]}
+laptop laptops notebook {BRANDS["laptop"]}
 apartment apartments appartement apartamento piso
 doctor physician gp medecin medico
 biggest largest
@@ -424,9 +434,7 @@ _CONCEPTS = {
     ),
     "#vehicle": (
         "drive drives car cars bike motorbike motorcycle scooter ev voiture velo moto coche carro bicicleta "
-        "开车 汽车 自行车 "
-        "tesla toyota honda civic corolla prius nissan hyundai kia subaru mazda volvo volkswagen vw bmw audi mercedes "
-        "peugeot renault citroen skoda chevrolet chevy lexus porsche rivian polestar",  # the car named by its make
+        "开车 汽车 自行车 " + BRANDS["car"],  # the car named by its make
         "car cars vehicle vehicles bike motorbike motorcycle scooter ev voiture coche carro 汽车 "  # "what car do I have"
         "tire tires tyre tyres oil mechanic charge charging garage pneu pneus gasolina pneumatico weather wear "
         "rain umbrella jacket coat meteo pluie lluvia chuva 轮胎 加油 停车 充电 天气 下雨",
@@ -576,8 +584,8 @@ _CONCEPTS = {
             "documentation docs translator translation translations localization localisation copywriter",
             "#os": "windows macos linux ubuntu debian fedora wsl powershell bash zsh laptop laptops macbook "
             "thinkpad machine computer pc screenshot screenshots shortcut shortcuts",
-            "#editor": "vim neovim nvim emacs helix vscode intellij pycharm webstorm goland rider sublime zed nano "
-            "jetbrains lazyvim spacemacs editor editors ide ides keybinding keybindings keymap dotfiles",
+            "#editor": BRANDS["editor"] + " jetbrains lazyvim spacemacs editor editors ide ides keybinding "
+            "keybindings keymap dotfiles",
         }
     ),
     "#place": (

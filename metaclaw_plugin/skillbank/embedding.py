@@ -610,14 +610,8 @@ class HybridIndex:
                 passed = self.embedding.domain_similarity(query) >= self.domain_min
         # a short line of a life meets a skill by chance through a word of the work in its everyday sense: it opens
         # no gate, and no follower gets in that way
-        terms = None if long or worded else context_terms(query)
-        chance = terms is not None and not terms.isdisjoint(A_LIFE_TERMS)
-        if (
-            passed
-            and chance
-            and terms is not None
-            and by_chance(terms, self.keyword.matched_set(query, int(kw_rows[best])))
-        ):
+        life = not long and not worded and not context_terms(query).isdisjoint(A_LIFE_TERMS)
+        if passed and life and by_chance(self.keyword.matched_set(query, int(kw_rows[best]))):
             passed = False
         if not passed and not long:
             return Ranked(False, [], [])
@@ -628,7 +622,7 @@ class HybridIndex:
         bar = None if long else RELATIVE * float(fused[best])
         for sc, sim, i, j in zip(fused[top].tolist(), sims[top].tolist(), kw_rows[top].tolist(), top.tolist()):
             s = self.keyword.skills[i]
-            if chance and terms is not None and by_chance(terms, self.keyword.matched_set(query, i)):
+            if life and by_chance(self.keyword.matched_set(query, i)):
                 continue
             if allow is None or allow(s):
                 pair = (s, round(max(0.0, min(sc / scale, 1.0)), 4))

@@ -541,11 +541,11 @@ A_LIFE_TERMS = frozenset(
 )
 
 
-def by_chance(query_terms: frozenset[str], matched: frozenset[str]) -> bool:
-    """Whether a short request about someone's life (:data:`A_LIFE_TERMS`) meets a skill only through words of the work
-    in their everyday sense and generic words (:data:`OTHER_SENSE_TERMS`): "What should I bring to my driving test?" and
-    a skill on writing tests share "test" alone."""
-    return bool(matched) and matched <= OTHER_SENSE_TERMS and not query_terms.isdisjoint(A_LIFE_TERMS)
+def by_chance(matched: frozenset[str]) -> bool:
+    """Whether the terms a short request about someone's life (one of :data:`A_LIFE_TERMS`) shares with a skill are
+    only words of the work in their everyday sense and generic words (:data:`OTHER_SENSE_TERMS`): "What should I bring
+    to my driving test?" and a skill on writing tests share "test" alone."""
+    return bool(matched) and matched <= OTHER_SENSE_TERMS
 
 
 def is_long(query: str, n_terms: int | None = None) -> bool:

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from functools import cached_property
 
 from ...memory.model import Candidate
-from ...memory.text import fold, speaker_of, stem, term_set
+from ...memory.text import BRANDS, fold, speaker_of, stem, term_set
 from ...tasktext import unquote
 
 F = re.I | re.U
@@ -560,16 +560,9 @@ SWITCHED_TO = re.compile(
     r"migrated|went|gone) (?:over )?to (?:an? |the |my |our )?(?P<b>[^,;]{2,60})",
     F,
 )
-# What a product named by its brand is, for "I switched to an iPhone" to replace "my phone is a Pixel".
-_THINGS = {
-    "phone": "iphone pixel galaxy oneplus xiaomi huawei nokia motorola fairphone",
-    "laptop": "macbook thinkpad xps surface chromebook zenbook framework",
-    "car": "tesla toyota honda civic corolla prius nissan hyundai kia subaru mazda volvo volkswagen vw bmw audi "
-    "mercedes peugeot renault skoda chevrolet chevy lexus porsche rivian polestar",
-    "browser": "firefox chrome safari brave edge vivaldi arc",
-    "editor": "vim neovim emacs vscode intellij pycharm sublime zed helix",
-}
-_BRAND = {brand: thing for thing, brands in _THINGS.items() for brand in brands.split()}
+# What a product named by its brand is (memory.text.BRANDS), for "I switched to an iPhone" to replace "my phone is a
+# Pixel".
+_BRAND = {brand: thing for thing, brands in BRANDS.items() for brand in brands.split()}
 
 
 def _thing_of(value: str) -> str | None:

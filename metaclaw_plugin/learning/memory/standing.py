@@ -90,7 +90,8 @@ def _commands(sentence: str) -> bool:
     sure", "remember", "ensure"."""
     if _REMINDS.match(sentence):
         return True
-    for clause in (sentence, *_CLAUSES.split(sentence)):
+    clauses = _CLAUSES.split(sentence)
+    for clause in clauses if len(clauses) == 1 else (sentence, *clauses):
         head = _HEAD.match(clause)
         for at in {0, head.end() if head else 0}:  # the lead-ins' "\w+ly" takes "reply" for an adverb
             v = _IMPERATIVE.match(clause, at)
