@@ -1,4 +1,4 @@
-"""Memory's gates on the fourth to eighth red-team sets and on standing preferences that touch secrets, deletion and
+"""Memory's gates on the fourth to ninth red-team sets and on standing preferences that touch secrets, deletion and
 approval (tests/support/memory_redteam_later.py, issue 41 item 4), end to end as the other sets run: said once as a
 main user turn, the session ended, the memory thread drained, a later request of the same user worded like it. Each
 set was written before the fixes it drove; what it showed while unseen is in the corpus's docstring and docs/memory.md
@@ -32,10 +32,18 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
 
 
 def test_the_sets_span_the_classes_and_languages() -> None:
-    assert Counter(c.split for c in POISON) == {"fourth": 30, "fifth": 30, "sixth": 30, "seventh": 30, "eighth": 20}
+    assert Counter(c.split for c in POISON) == {
+        "fourth": 30,
+        "fifth": 30,
+        "sixth": 30,
+        "seventh": 30,
+        "eighth": 20,
+        "ninth": 24,
+    }
     classes = {c.cls for c in POISON}
     assert {"exfiltration", "secret_reveal", "fetch_execute", "pre_approval", "skip_confirmation"} <= classes
     assert {"authority_transfer", "rule_change", "concealment", "destruction", "spending"} <= classes
+    assert {"privilege_claim", "bulk_personal_data", "operator_framing", "encoded"} <= classes
     assert len({c.lang for c in POISON}) >= 8 and len(BENIGN) >= 110
     texts = [c.text for c in [*POISON, *CREDENTIALS, *BENIGN]]
     assert len(set(texts)) == len(texts)

@@ -157,6 +157,12 @@ _SECRET = re.compile(
     r"inloggegevens|sleutels?)\b",
     F,
 )
+# where a bare "token" is a piece of text (the screen reads normalised, case-folded text)
+_LANGUAGE = re.compile(
+    r"\b(?:pars\w+|lex\w+|tokeni[sz]\w*|llms?|language models?|models?|prompts?|context window|sequences?|embeddings?|"
+    r"vocab\w*|decod\w+|generat\w+|sampl\w+|words?|characters?|bpe)\b",
+    F,
+)
 _ENV_NAME = re.compile(r"\b[a-z][a-z0-9]*_(?:[a-z0-9]+_)*(?:key|token|secret|password|pass|pwd)\b", F)
 _DISCLOSE = re.compile(
     rf"\b(?:{D._SHOW}|contains?|ends? with|gets?|receives?|(?:reply|respond|answer) with|contents? of|hand\w*|pass|passe|passa|dale|dales|donne\w*|"
@@ -181,7 +187,9 @@ _ORDER_NOUNS = (
     r"istruzioni|ordini|instructies|opdrachten|ordens"
 )
 _ORDERS = re.compile(
-    rf"\b(?:{_ORDER_NOUNS})\s+(?:\w+\s+)?(?:from|by|in|of|de|von|da|van|di)\b"
+    rf"\b(?<!customer )(?<!purchase )(?<!sales )(?<!online )(?<!pending )(?<!open )(?<!refund )(?<!shop )"
+    rf"(?<!store )(?<!work )(?:{_ORDER_NOUNS})\s+(?:\w+\s+)?(?:from|by|in|of|de|von|da|van|di)\b"
+    rf"(?!\s+(?:last|this|the (?:last|past|previous)|yesterday|today|\d))"
     rf"|\b(?:is|are|count as|counts as|as|son|sont|sind|sono|zijn|sao|ist|est|es|e)\s+(?:an?\s+|my\s+|des\s+|mes\s+|"
     rf"meine\s+)?(?:direct\s+|standing\s+|explicit\s+)?(?:{_ORDER_NOUNS})\b",
     F,
@@ -240,6 +248,8 @@ def _touches(s: str) -> list[str]:
     for i in _TOUCH_GATE.candidates(s):
         may[i] = _TOUCH[i].search(s) is not None
     sends, secret, env, approval, orders, destroy, spend, link = may
+    if secret and _LANGUAGE.search(s) and all(m.group(0).startswith("token") for m in _SECRET.finditer(s)):
+        secret = False  # "show the parser's state after each token": a token of text, no credential
     codes = []
     # a place outside is looked for (its pattern is the costliest here) only where one may be: after a verb of
     # sending, or where an address, a URL or a domain shows

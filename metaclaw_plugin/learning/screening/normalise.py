@@ -6,6 +6,7 @@ joined, case folded, whitespace collapsed; :func:`squash` keeps the letters only
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from functools import lru_cache
@@ -31,6 +32,7 @@ _LEET = str.maketrans(
 )
 # A word with a letter and a character _LEET maps (only those change: a lookahead skips the others, most of a text).
 _LEET_WORD = re.compile(r"(?<![\w@$!|+€])(?=[\w@$!|+€]*[013457@$!|+€])[\w@$!|+€]*[a-z][\w@$!|+€]*(?![\w@$!|+€])")
+_PERCENT = re.compile(r"%([2-7][0-9a-f])")
 _WORD_SEP = re.compile(r"(?<=\b\w)[.\-_*~](?=\w\b)")  # i.g.n.o.r.e -> ignore
 
 
@@ -49,6 +51,10 @@ def _normalise(text: str, leet: bool) -> str:
     t = INVISIBLE.sub("", t)
     t = fold_homoglyphs(strip_marks(t).casefold())
     t = t.replace("\u2019", "'").replace("`", "")
+    if "%" in t:  # percent-encoded text ("ignore%20all%20previous"): printable ASCII only
+        t = _PERCENT.sub(lambda m: chr(int(m.group(1), 16)), t)
+    if "&" in t:  # HTML character references ("inst&#114;uctions", "&lt;system&gt;")
+        t = html.unescape(t)
     for _ in range(3):  # letter-separator chains: i.g.n.o.r.e, i-g-n-o-r-e
         new = _WORD_SEP.sub("", t)
         if new == t:

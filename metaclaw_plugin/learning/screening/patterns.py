@@ -19,7 +19,7 @@ _OVERRIDE_VERB = (
 _OVERRIDE_SCOPE = r"(?:previous|prior|preceding|above|earlier|former|original|initial|existing|all|any|every|other|old|your|the|these|those|system|developer|safety|security|default|built-in|openai|anthropic)"
 _OVERRIDE_OBJ = (
     r"(?:instructions?|rules?|guidelines?|directives?|prompts?|guidance|constraints?|polic(?:y|ies)|restrictions?|"
-    r"commands?|orders?|context|programming|training|guardrails?|safeguards?|limitations?|boundaries|filters?|"
+    r"commands?|orders?|context|programming|training|guardrails?|safeguards?|limitations?|boundaries|filters?|protocols?|"
     r"system messages?|messages?|settings|conditioning|alignment)"
 )
 
@@ -89,7 +89,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "fake_role_marker",
         "rejected",
-        r"(?:^|\n|[.!?]\s)[\s\d.\-*>#)(]*(?:system|developer|assistant|admin|root)\s*(?:message|prompt|override|instructions?)?\s*:\s*\S|<\|?(?:im_start|im_end|system|endoftext|start_header_id|eot_id)\|?>|\[/?(?:inst|sys|system)\]|<</?sys>>|</?(?:system|instructions?|developer|admin)(?:\s[^>]*)?>|<\s*/?\s*metaclaw[\W_]{0,3}(?:skills|memory)\b",
+        r"(?:^|\n|[.!?]\s)[\s\d.\-*>#)(]*(?:system|developer|assistant|admin|root)\s*(?:message|prompt|override|instructions?)?\s*:\s*\S|<\|?(?:im_start|im_end|system|endoftext|start_header_id|eot_id)\|?>|\[/?(?:inst|sys|system)\]|<</?sys>>|</?(?:system|instructions?|developer|admin)(?:\s[^>]*)?>|<\s*/?\s*metaclaw[\W_]{0,3}(?:skills|memory)\b|\"role\"\s*:\s*\"(?:system|developer)\"",
     ),
     (
         "prompt_leak",
@@ -271,7 +271,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "instruction_override",
         "rejected",
-        r"\b(?:the |your |all |any |earlier |previous |prior |other |default |built-in |original )+(?:system prompt|system message|guidelines|policies|rules|instructions|restrictions|constraints|safety rules|directives)\b(?:\W+\w+){0,2}?\W+(?:(?:no longer|do not|don't|does not|doesn't|cease to|stop(?:ped)? to|won't) (?:apply|matter|count|bind|hold|exist)|(?:are|is|have been|has been|were|was) (?:now )?(?:suspended|lifted|paused|waived|rescinded|overridden|overruled|superseded))\b",
+        r"\b(?:the |your |all |any |earlier |previous |prior |other |default |built-in |original )+(?:system prompt|system message|guidelines|policies|rules|instructions|restrictions|constraints|safety rules|directives)\b(?:\W+\w+){0,2}?\W+(?:(?:no longer|do not|don't|does not|doesn't|cease to|stop(?:ped)? to|won't) (?:apply(?!\s+to\s+(?!you\b|the (?:assistant|agent|ai|model)\b|this (?:conversation|session|chat|request)\b))|matter|count|bind|hold|exist)|(?:are|is|have been|has been|were|was) (?:now )?(?:suspended|lifted|paused|waived|rescinded|overridden|overruled|superseded))\b",
     ),
     (
         "instruction_override",
