@@ -238,6 +238,7 @@ laptop laptops notebook {BRANDS["laptop"]}
 apartment apartments appartement apartamento piso
 doctor physician gp medecin medico
 biggest largest
+author authors writer writers novelist novelists
 salary wage wages income salaire sueldo salario
 freelancer freelancers contractor contractors
 vacation holiday holidays vacances vacaciones ferias
@@ -602,7 +603,8 @@ _CONCEPTS = {
 _PLACE = re.compile(
     r"\b(?:i live|i'm based|i am based|i'm located|we live|i now live|we now live|i work (?:remotely )?(?:from|out of)|"
     r"i'm working (?:remotely )?from|we're based|we are based|our (?:office|hq|headquarters|team) is (?:in|based in)|"
-    r"(?:i|we) (?:have |'ve |just |recently |finally )*(?:moved|relocated) (?:to|into)|j'habite|je vis [aà]|vivo en|"
+    r"(?:i|we) (?:have |'ve |just |recently |finally )*(?:moved|relocated) (?:(?:away )?(?:from|out of) [^,;.]{1,40}? )?"
+    r"(?:back )?(?:to|into|over to)|j'habite|je vis [aà]|vivo en|"
     r"moro em|eu moro|vivo em|ich wohne in|ich lebe in|wir wohnen in|abito a|vivo a|ik woon in)\b|我住在|我住",
     re.I,
 )

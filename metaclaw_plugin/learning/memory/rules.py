@@ -148,8 +148,9 @@ REPLACED = re.compile(
 TRADED = re.compile(
     r"^(?:and |so |also )?(?:we|i) (?:have |'ve |just |recently |finally |eventually )*"
     r"(?:sold|gave away|got rid of|traded in|scrapped|returned|dropped|ditched|cancell?ed|quit|stopped using|"
-    r"stopped|no longer use) (?P<a>[^,;]{1,60}?),? "
-    r"and (?:then |now |have |'ve |just )*(?:bought|got|leased|purchased|picked up|ordered|adopted|moved to|"
+    r"stopped|no longer use) (?P<a>[^,;]{1,60}?)(?:,? and|;|,) (?:then |now |have |'ve |just )*"
+    r"(?:(?:i|we) (?:now |then )?(?:drive|have|use|own|ride|run|went with|got|bought|track \w+ (?:in|with))|bought|got|leased|purchased|"
+    r"picked up|ordered|adopted|moved to|"
     r"switched to|signed up (?:for|with)|joined|moved (?:my |our |the )?[\w-]+ (?:over )?to) (?P<b>[^,;]{1,80})",
     F,
 )
@@ -213,7 +214,8 @@ SELF = re.compile(
     r"|^我(?:对)?(?P<zc>.{1,10}过敏|吃素|是素食者)"
     r"|^(?:and |also |so )?i (?:now |currently |still )?(?:live|work|am based|work remotely) (?:in|at|for|from|on) "
     r"(?P<w>.+)"
-    r"|^(?:and |also |so )?(?:i|we) (?:have |'ve |just |recently |finally )*(?:moved|relocated) (?:to|into) "
+    r"|^(?:and |also |so )?(?:i|we) (?:have |'ve |just |recently |finally )*(?:moved|relocated) "
+    r"(?:(?:away )?(?:from|out of) [^,;]{1,40}? )?(?:back )?(?:to|into|over to) "
     r"(?P<mv>.+)"
     r"|^(?:je suis|j'habite|je vis|je travaille) (?:[àa]|en|au|aux|chez|pour|dans|un|une) (?P<f>.+)"
     r"|^(?:soy|vivo|trabajo|estoy) (?:en|de|para|un|una) (?P<e>.+)"
@@ -974,6 +976,25 @@ def asked_directive(sentence: str) -> str | None:
     return asked
 
 
+# "I sold the Civic. Now I drive a Kia EV6.": the two acts of :data:`TRADED` in two sentences
+_GAVE_UP = re.compile(
+    r"^(?:and |so )?(?:we|i) (?:have |'ve |just |recently |finally |eventually )*(?:sold|gave away|got rid of|traded in|"
+    r"scrapped|returned|dropped|ditched|cancell?ed|stopped using|no longer use) [^,;]{1,60}$",
+    F,
+)
+_NOW = re.compile(r"^(?:and |so )?(?:now|these days|nowadays)\b,?\s*", F)
+
+
+def _traded(parts: list[str]) -> list[str]:
+    out: list[str] = []
+    for p in parts:
+        if out and _GAVE_UP.match(out[-1].rstrip(".!")) and _NOW.match(p):
+            out[-1] = f"{out[-1].rstrip('.!')}; now {p[_NOW.match(p).end():]}"  # type: ignore[union-attr]
+        else:
+            out.append(p)
+    return out
+
+
 def extract(text: str, now: float | None = None, event_days: float = 14.0) -> list[Candidate | Forget]:
     """Every memory candidate (or request to forget) stated in one user message."""
     now = time.time() if now is None else now
@@ -982,7 +1003,7 @@ def extract(text: str, now: float | None = None, event_days: float = 14.0) -> li
     who, label = speaker_of(text)
     text = text[len(label) :]
     out: list[Candidate | Forget] = []
-    for whole in sentences(unquote(text)):  # a prompt wrapped whole in quotes is the user's own statement
+    for whole in _traded(sentences(unquote(text))):  # a prompt wrapped whole in quotes is the user's own statement
         sent = LEAD.sub("", whole).strip() or whole
         asked_as = ""
         informed = INFORM.match(sent)
