@@ -22,6 +22,9 @@ CASES = [
     ("My dentist is Dr. Hale.", "I changed dentists, my new dentist is Dr. Moreau.", "Who is my dentist?", "Moreau"),
     ("The team lead is Omar.", "The team lead is now Beatriz.", "Who leads the team?", "Beatriz"),
     ("I use Firefox as my browser.", "I switched my browser to Brave.", "Which browser do I use?", "Brave"),
+    # stop 60: a move with where from, and a thing given up and its replacement in two sentences
+    ("I live in Porto.", "I just moved from Porto to Ghent.", "Where do I live?", "Ghent"),
+    ("I ride a Vespa to work.", "I sold the Vespa. Now I ride an e-bike.", "What do I ride to work?", "e-bike"),
 ]
 
 
@@ -34,6 +37,14 @@ def test_the_team_lead_is_a_role_not_the_teams_practice():
     assert [c.subject for c in extract("The team lead is Omar.")] == [
         c.subject for c in extract("The team lead is now Bea.")
     ]
+
+
+def test_a_thing_given_up_then_its_replacement_in_the_next_sentence_is_one_change():
+    (change,) = extract("I sold the Vespa. Now I ride an e-bike.")
+    assert change.replaces == ["the Vespa"] and "e-bike" in change.text
+    (change,) = extract("We dropped Jira. Now we track everything in Linear.")
+    assert change.replaces == ["Jira"]
+    assert len(extract("I sold the Vespa. I like Rome.")) <= 1  # no "now": two statements, nothing replaced
 
 
 def test_each_change_supersedes_the_old_fact_and_only_the_new_one_is_recalled(home: Path):

@@ -988,8 +988,9 @@ _NOW = re.compile(r"^(?:and |so )?(?:now|these days|nowadays)\b,?\s*", F)
 def _traded(parts: list[str]) -> list[str]:
     out: list[str] = []
     for p in parts:
-        if out and _GAVE_UP.match(out[-1].rstrip(".!")) and _NOW.match(p):
-            out[-1] = f"{out[-1].rstrip('.!')}; now {p[_NOW.match(p).end():]}"  # type: ignore[union-attr]
+        now = _NOW.match(p)
+        if out and now and _GAVE_UP.match(out[-1].rstrip(".!")):
+            out[-1] = f"{out[-1].rstrip('.!')}; now {p[now.end() :]}"
         else:
             out.append(p)
     return out
