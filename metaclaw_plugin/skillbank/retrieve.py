@@ -451,6 +451,13 @@ _FILE_NAMED = re.compile(
     r"(?:^|[\s(`'\"])(?:[\w.-]+/)+[\w.-]*\w|\b[\w-]+\.(?:json|jsonl|csv|tsv|ya?ml|toml|py|ipynb|js|mjs|ts|tsx|jsx|go|rs|"
     r"java|kt|rb|php|sql|md|txt|html|css|scss|sh|xml|ini|cfg|conf|env|lock|xlsx|docx|pdf|log|proto|tf)\b"
 )
+# Two options of a choice, each on its line ("A. avg_temperature", "b) a bare number", "2: rebase"): a quiz on the
+# work asks the user's rules however short its question (the public MetaClaw-Bench's 122 multiple-choice rounds).
+_OPTIONS = re.compile(
+    r"^[ \t]*(?:\(?[A-Ha-h]\)|[A-Ha-h][.:]|[1-9][.):])[ \t]+\S[^\n]*\n(?:[ \t]*\n)?"
+    r"[ \t]*(?:\(?[A-Ha-h]\)|[A-Ha-h][.:]|[1-9][.):])[ \t]+\S",
+    re.MULTILINE,
+)
 # A line of pasted data: indented (a log, code, a table), a code fence, or a shell prompt.
 _DATA_LINE = re.compile(r"^(?:[ \t]{2,}\S|```|[$>] )", re.MULTILINE)
 
@@ -552,8 +559,11 @@ def is_long(query: str, n_terms: int | None = None) -> bool:
     """Whether a request is a piece of work (a task with its data, paths, steps) rather than a line of chat: the turns
     a learned standing rule reaches without being named (SkillBank, inferred conventions) and that search with the
     conversation's context. A question of at most :data:`QUESTION_CHARS` with no line of pasted data is chat in any
-    language, however many terms it has. ``n_terms``: the request's distinct terms, when known. (The hybrid gate's
+    language, however many terms it has; a question with its options (a quiz on the work) is work. ``n_terms``: the
+    request's distinct terms, when known. (The hybrid gate's
     "long request" is the term count alone: a governed question of 13+ terms passes there on either signal.)"""
+    if _OPTIONS.search(query):
+        return True
     if len(query) <= QUESTION_CHARS and _QUESTION_MARK.search(query) and not _DATA_LINE.search(query):
         return False
     if n_terms is None:

@@ -90,6 +90,21 @@ def test_work_stays_work_with_a_question_mark():
     )
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Which fields of a report need a unit?\n\nA. mean_load\nB. host name\nC. peak_load\n\nAnswer with the letters.",
+        "Which commit message follows our convention?\na) fix stuff\nb) PROJ-12: fix the retry loop",
+        "Wie benennen wir Branches?\n1. feature/x\n2. x-feature",
+    ],
+)
+def test_a_question_with_its_options_is_work(text: str):
+    """A quiz on the work asks the user's rules however short its question (the public MetaClaw-Bench's 122
+    multiple-choice rounds): an unmarked lesson reached the example's file round but not its quiz before."""
+    assert len(text) <= 200 and is_long(text)
+    assert not is_long("Should I take the train or the bus? Which is faster?")
+
+
 def test_a_chance_function_word_does_not_make_english_another_language():
     """A short line in another language passes the hybrid gate on its words alone; one function word of another
     language in English text is chance ("e.g." has the Italian "e", "How do I" the Portuguese "do")."""

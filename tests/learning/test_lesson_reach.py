@@ -220,6 +220,15 @@ def test_bench_reach_from_the_cli_on_the_public_layout():
     assert lesson["kind"] == "convention" and lesson["governed"] == 2 and lesson["reached"] == 2
 
 
+def test_an_unmarked_lesson_reaches_the_public_layouts_quiz_round(tmp_path: Path):
+    """The example in the public layout, its lesson stored with no kind: day two's file round and its
+    multiple-choice round (1 of 2 before a question with its options counted as work)."""
+    sc = reach.load_metaclaw_bench(EXAMPLE)
+    res = reach.run_scenario(sc, "keyword", home=tmp_path, side_turns="none", unmarked=True)
+    (lesson,) = res.lessons
+    assert (lesson.governed, lesson.reached, lesson.missed) == (2, 2, [])
+
+
 def test_lessons_stored_as_ordinary_skills_reach_their_later_rounds(tmp_path: Path):
     """The held-out scenario (lumen-app-studio: written after the inferred conventions were built), each lesson stored
     as another evolver would write it (no kind; "Never ...", "... must ...", German, "Prefer ...", French, a title
