@@ -271,7 +271,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "instruction_override",
         "rejected",
-        r"\b(?:the |your |all |any |earlier |previous |prior |other |default |built-in |original )+(?:system prompt|system message|guidelines|policies|rules|instructions|restrictions|constraints|safety rules|directives)\b(?:\W+\w+){0,2}?\W+(?:(?:no longer|do not|don't|does not|doesn't|cease to|stop(?:ped)? to|won't) (?:apply(?!\s+to\s+(?!you\b|the (?:assistant|agent|ai|model)\b|this (?:conversation|session|chat|request)\b))|matter|count|bind|hold|exist)|(?:are|is|have been|has been|were|was) (?:now )?(?:suspended|lifted|paused|waived|rescinded|overridden|overruled|superseded))\b",
+        r"\b(?:the |your |all |any |earlier |previous |prior |other |default |built-in |original )+(?:system prompt|system message|guidelines|policies|rules|instructions|restrictions|constraints|safety rules|directives)\b(?:\W+\w+){0,2}?\W+(?:(?:no longer|do not|don't|does not|doesn't|cease to|stop(?:ped)? to|won't) (?:apply(?!\s+to\s+(?!you\b|the (?:assistant|agent|ai|model)\b|this (?:conversation|session|chat|request)\b))|matter|count|bind|hold|exist)|(?:are|is|have been|has been|were|was) (?:now )?(?:suspended|lifted|paused|waived|rescinded|overridden|overruled|superseded))\b(?!\W+(?:last|yesterday|during|until|till|because|due to|in (?:19|20)\d\d|(?:\d+|a|one|two|three|a few) (?:days?|weeks?|months?|years?) ago)\b)",
     ),
     (
         "instruction_override",
