@@ -103,6 +103,12 @@ LITERALS = (
     "código",
     "combination",
     "combo",
+    "safe",
+    "locker",
+    "padlock",
+    "keypad",
+    "lockbox",
+    "alarm",
     "phrase",
     "frase",
     "key",
@@ -1342,7 +1348,13 @@ _CODE_TO_OPEN = re.compile(
     r"(?:code|pin|passcode|combination)[ \t]+(\d[\d#*\-]{3,}[\w#*]*)[ \t]+(?:to|for)[ \t]+(?:get[ \t]+in(?:to)?|open|unlock|"
     r"enter|access|disarm|arm)(?![\w])"
 )
-_RULES = (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH, _CODE_TO_OPEN)
+# "The safe in the hotel room: 5-1-5-1", "locker: 12-34-56", "Garage keypad - 4471": a lock labelled with its code
+_LOCK_LABEL = re.compile(
+    r"(?:safe|locker|padlock|keypad|lockbox|alarm)(?![\w])[^\n:.;!?=]{0,40}?[ \t]*(?:[:=]|[-\u2013\u2014](?=[ \t]))"
+    r"[ \t]*(\d[\d#* \-]{2,}[\d#*])(?![\w])"
+)
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}$")
+_RULES = (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH, _CODE_TO_OPEN, _LOCK_LABEL)
 _LOCAL_WAKE = frozenset(LOCAL_LITERALS + SCRIPT_LITERALS)
 # An environment variable whose name ends with a secret word, then its value: "set SMTP_PASSWORD to X",
 # "PGPASSWORD is now X", "ADMIN_PWD should be set to X" (an assignment, "DB_PASSWORD=X", is privacy.py's). Upper case
@@ -1753,8 +1765,8 @@ def _pair_value(text: str, m: re.Match[str], rx: re.Pattern[str]) -> tuple[int, 
         return (*got, "passphrase") if got is not None else None
     s, e = m.span(m.lastindex or 0)
     value = _strip_tail(text[s:e])
-    if rx is _CODE_TO_OPEN:
-        return (s, e, "pin") if sum(c.isdigit() for c in value) >= 4 else None
+    if rx is _CODE_TO_OPEN or rx is _LOCK_LABEL:
+        return (s, e, "pin") if sum(c.isdigit() for c in value) >= 4 and not _DATE.match(value) else None
     if rx is _UNLOCK_WITH:  # the digits of a code, or a token no one writes as a word ("with Marble_Fox_61")
         if sum(c.isdigit() for c in value) >= 4 and not any(c.isalpha() for c in value):
             return s, e, "pin"

@@ -146,6 +146,11 @@ def test_a_passphrase_is_redacted_whole_every_word_of_it(form: str) -> None:
         "Use the code {} to get into the server room.",
         "Gym locker combo: {}",
         "my bike lock combo is {}",
+        # a lock labelled with its code (stop 60's held-out probe: "The safe in the hotel room: 5-1-5-1")
+        "The safe in the hotel room: {}, then press lock.",
+        "locker: {}",
+        "Garage keypad - {}",
+        "alarm: {}",
     ],
 )
 def test_a_code_is_redacted(form: str) -> None:
@@ -542,6 +547,9 @@ def test_a_password_behind_a_preposition_a_modifier_or_a_url(form: str) -> None:
         "le parole: ciao, grazie",
         "PIN kód má 4 číslice",
         "ping 8.8.8.8 to test",
+        "Is it safe to run 1234 jobs at once?",
+        "safe: 2024-05-01 is the release date",
+        "keypad - 3 rows of keys",
     ],
 )
 def test_a_description_in_those_forms_is_not_a_value(text: str) -> None:
