@@ -102,6 +102,9 @@ LITERALS = (
     "codigo",
     "código",
     "combination",
+    "combina",
+    "kombination",
+    "digicode",
     "combo",
     "safe",
     "locker",
@@ -324,7 +327,8 @@ _CODE = (
     r"пин(?:[ -]?код[а-яё]{0,3})?|pin ?(?:码|碼|コード|번호)|पिन|(?:ال)?(?:رقم|رمز) (?:ال)?سري|رمز pin|"
     r"pin(?:[ -]?(?:code|number|no\.?))?s?|pass ?codes?|"
     rf"(?:{_CODE_QUALIFIER}[ \t-]+){{1,3}}(?:codes?|pins?)|(?:lock|safe|locker|pin|padlock)[ \t-]+(?:numbers?|combinations?)|"
-    r"combination|(?:(?<=lock )|(?<=locker )|(?<=safe )|(?<=padlock ))combos?|combo(?= lock)|code (?:pin|secret|d'acc[eè]s|de (?:la )?porte|"
+    r"combination|combinaci[oó]n|combina[cç][aã]o|combinaison|kombination|combinazione|combinatie|digicode|"
+    r"(?:(?<=lock )|(?<=locker )|(?<=safe )|(?<=padlock ))combos?|combo(?= lock)|code (?:pin|secret|d'acc[eè]s|de (?:la )?porte|"
     r"d'entr[ée]e|de d[ée]verrouillage)|c[oó]digo (?:pin|secreto|de (?:acceso|acesso|desbloqueo|desbloqueio|la "
     r"puerta|seguran[cç]a|seguridad|verifica[cç][aã]o|verificaci[oó]n))|zugangscode|t[üu]rcode|entsperrcode|"
     r"geheimzahl|验证码|暗証番号|code confidentiel|codice (?:pin|segreto)|"

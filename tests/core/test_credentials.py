@@ -151,6 +151,12 @@ def test_a_passphrase_is_redacted_whole_every_word_of_it(form: str) -> None:
         "locker: {}",
         "Garage keypad - {}",
         "alarm: {}",
+        # a combination and a door code in other languages (stop 60's second held-out probe)
+        "La combinación del candado del gimnasio es {}",
+        "A combinação do cofre é {}",
+        "Die Kombination vom Zahlenschloss ist {}",
+        "La combinazione della cassaforte è {}",
+        "Le digicode de l'immeuble est {}",
     ],
 )
 def test_a_code_is_redacted(form: str) -> None:
@@ -550,6 +556,7 @@ def test_a_password_behind_a_preposition_a_modifier_or_a_url(form: str) -> None:
         "Is it safe to run 1234 jobs at once?",
         "safe: 2024-05-01 is the release date",
         "keypad - 3 rows of keys",
+        "la combinación de colores es azul y verde",
     ],
 )
 def test_a_description_in_those_forms_is_not_a_value(text: str) -> None:
