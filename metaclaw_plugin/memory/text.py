@@ -650,7 +650,8 @@ def memory_terms(text: str) -> frozenset[str]:
 
 # A job said by its work, whatever the job's name: "I work as a physiotherapist", "I do bookkeeping for a living".
 _JOB = re.compile(
-    r"\b(?:work(?:ed|ing)? as|employed as|for a living|travaill\w* comme|trabaj\w* como|trabalh\w* como)\b"
+    r"\b(?:work(?:ed|ing)? as|employed as|for a living|promoted (?:to|as)|travaill\w* comme|trabaj\w* como|"
+    r"trabalh\w* como)\b"
     r"|\bi (?:manage|lead|run|head) (?:the|a|our) (?:\w+ ){0,2}(?:team|department|group|unit)\b",
     re.I,
 )

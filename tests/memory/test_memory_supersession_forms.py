@@ -25,6 +25,10 @@ CASES = [
     # stop 60: a move with where from, and a thing given up and its replacement in two sentences
     ("I live in Porto.", "I just moved from Porto to Ghent.", "Where do I live?", "Ghent"),
     ("I ride a Vespa to work.", "I sold the Vespa. Now I ride an e-bike.", "What do I ride to work?", "e-bike"),
+    # a promotion, a standing time moved, a thing given up for another (stop 60's eleventh probe: 5 of 10 before)
+    ("I work at Initrode as a tester.", "I got promoted to team lead at Initrode.", "What's my job?", "team lead"),
+    ("Our retro is at 4pm on Fridays.", "We moved the retro to 2pm on Thursdays.", "When is our retro?", "2pm"),
+    ("I'm learning Dutch.", "I gave up on Dutch and started Greek.", "Which language am I learning?", "Greek"),
 ]
 
 

@@ -147,10 +147,10 @@ REPLACED = re.compile(
 # it is about is the new value; the old one is what it replaces.
 TRADED = re.compile(
     r"^(?:and |so |also )?(?:we|i) (?:have |'ve |just |recently |finally |eventually )*"
-    r"(?:sold|gave away|got rid of|traded in|scrapped|returned|dropped|ditched|cancell?ed|quit|stopped using|"
-    r"stopped|no longer use) (?P<a>[^,;]{1,60}?)(?:,? and|;|,) (?:then |now |have |'ve |just )*"
+    r"(?:sold|gave away|gave up(?: on)?|got rid of|traded in|scrapped|returned|dropped|ditched|cancell?ed|quit|"
+    r"stopped using|stopped|no longer use) (?P<a>[^,;]{1,60}?)(?:,? and|;|,) (?:then |now |have |'ve |just )*"
     r"(?:(?:i|we) (?:now |then )?(?:drive|have|use|own|ride|run|went with|got|bought|track \w+ (?:in|with))|bought|got|leased|purchased|"
-    r"picked up|ordered|adopted|moved to|"
+    r"picked up|ordered|adopted|moved to|started|took up|began|"
     r"switched to|signed up (?:for|with)|joined|moved (?:my |our |the )?[\w-]+ (?:over )?to) (?P<b>[^,;]{1,80})",
     F,
 )
@@ -790,6 +790,23 @@ class _Reading:
         return event_date(self.s, self.now)
 
 
+# A promotion is the user's new role: "I got promoted to QA lead at Initech"
+PROMOTED = re.compile(
+    r"^(?:and |so )?i (?:have |'ve |just |finally |recently )*(?:got|was|been|am|'m|have been|'ve been) "
+    r"(?:just |finally |recently )?promoted (?:to|as) (?P<r>.+)",
+    F,
+)
+# A standing time moved: "we pushed standup to 10:15 starting Monday", "I moved my therapy session to Thursdays"
+RESCHEDULED = re.compile(
+    r"^(?:and |so )?(?:we|i|they) (?:have |'ve |just |finally |recently )*(?:pushed|moved|shifted|rescheduled|bumped|"
+    r"changed) (?:the |our |my |their )?(?P<s>[^,;]{2,40}?) (?:back |forward |up |earlier |later )?(?:to|until) "
+    r"(?P<y>[^,;]*(?:\d|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|morning|afternoon|evening|"
+    r"noon|midnight|tomorrow|next (?:week|month)|january|february|march|april|may|june|july|august|september|october|"
+    r"november|december)[^,;]*)",
+    F,
+)
+
+
 def classify(statement: str, now: float, event_days: float, *, explicit: bool = False) -> Candidate | None:
     """One statement as a candidate memory, or None when it states nothing to keep. ``explicit``: the user asked to
     remember it (a plain fact is then kept too)."""
@@ -801,6 +818,10 @@ def classify(statement: str, now: float, event_days: float, *, explicit: bool = 
         return Candidate("preference", s, "topic:name", True)
     if EMPLOYER.match(s):  # "I work at Acme as an analyst", then "I just started a new job at Globex": one employer
         return Candidate("fact", s, "self:employer", False, None, r.replaces)
+    if PROMOTED.match(s):
+        return Candidate("fact", s, "self:role", False, None, r.replaces)
+    if (m := RESCHEDULED.match(s)) and term_set(m.group("s")):
+        return Candidate(_kind(s, "fact"), s, _subject_key(m.group("s")), False, None, r.replaces)
     if (m := SWITCHED_TO.match(s)) and (thing := _thing_of(m.group("b"))):
         # "I switched to an iPhone 15": the phone, whose earlier value ("my phone is a Pixel 7") it replaces
         return Candidate(_kind(s, "fact"), s, _subject_key(f"my {thing}"), False, None, r.replaces)
@@ -978,8 +999,8 @@ def asked_directive(sentence: str) -> str | None:
 
 # "I sold the Civic. Now I drive a Kia EV6.": the two acts of :data:`TRADED` in two sentences
 _GAVE_UP = re.compile(
-    r"^(?:and |so )?(?:we|i) (?:have |'ve |just |recently |finally |eventually )*(?:sold|gave away|got rid of|traded in|"
-    r"scrapped|returned|dropped|ditched|cancell?ed|stopped using|no longer use) [^,;]{1,60}$",
+    r"^(?:and |so )?(?:we|i) (?:have |'ve |just |recently |finally |eventually )*(?:sold|gave away|gave up(?: on)?|"
+    r"got rid of|traded in|scrapped|returned|dropped|ditched|cancell?ed|stopped using|no longer use) [^,;]{1,60}$",
     F,
 )
 _NOW = re.compile(r"^(?:and |so )?(?:now|these days|nowadays)\b,?\s*", F)

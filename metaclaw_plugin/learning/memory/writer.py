@@ -216,6 +216,8 @@ class MemoryWriter:
                 (c.target_id and m.id == c.target_id)
                 or (c.subject and m.subject == c.subject)
                 or (gone and any(g <= words for g in gone) and (words & new_words or len(words) <= 4))
+                # an old value of two words or more is a name ("Fitness First"): the memory that holds it is about it
+                or (gone and any(len(g) >= 2 and g <= words for g in gone) and len(words) <= 8)
                 # the old value names what the memory is about: "I replaced my router with ..." and "my home wifi
                 # router is ...", "I sold the Civic and ..." and "I drive a 2019 Honda Civic"
                 or (gone and m.subject and any(g <= frozenset(m.subject.split()) for g in gone))
