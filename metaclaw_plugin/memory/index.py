@@ -53,6 +53,7 @@ class Doc:
     speaker: str | None = None  # the stem of the name that labels who said it ("Caroline: ..."), in a transcript
     plain: str = ""  # the line's words only: two lines with the same words say the same thing (made once, here)
     hedged: bool = False  # it only wishes, supposes or denies (:func:`.said.hedged`)
+    about: str = ""  # what it replaced, looked up but not shown ("I joined PureGym instead" after "my gym is ...")
 
 
 @dataclass(frozen=True)
@@ -476,7 +477,10 @@ def _best(j: Joined, docs: np.ndarray, final: np.ndarray, pick: np.ndarray, limi
 def _terms(d: Doc) -> list[str]:
     """What a document is about: its words, less the names that only address the listener ("Thanks, Caroline!"
     said by Melanie is not about Caroline)."""
-    return memory_terms_list(unaddressed(_body(d.line)))
+    words = memory_terms_list(unaddressed(_body(d.line)))
+    if d.about:
+        words += sorted(set(memory_terms_list(d.about)) - set(words))
+    return words
 
 
 def _body(line: str) -> str:

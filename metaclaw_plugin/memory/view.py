@@ -136,7 +136,10 @@ def request_possessed(query: str) -> Possessed | None:
 def memory_doc(m: Memory) -> Doc:
     text = resolve(" ".join(neutralise(m.text).split()), m.valid_from)
     who, _ = speaker_of(text)
-    return _doc(m.id, m.id, m.kind, text, m.valid_from, expires_at=m.expires_at, boost=MEMORY_BOOST, speaker=who)
+    about = str(m.source.get("about") or "") if isinstance(m.source, dict) else ""
+    return _doc(
+        m.id, m.id, m.kind, text, m.valid_from, expires_at=m.expires_at, boost=MEMORY_BOOST, speaker=who, about=about
+    )
 
 
 def chunks(text: str, limit: int = CHUNK_CHARS) -> list[str]:

@@ -29,6 +29,13 @@ CASES = [
     ("I work at Initrode as a tester.", "I got promoted to team lead at Initrode.", "What's my job?", "team lead"),
     ("Our retro is at 4pm on Fridays.", "We moved the retro to 2pm on Thursdays.", "When is our retro?", "2pm"),
     ("I'm learning Dutch.", "I gave up on Dutch and started Greek.", "Which language am I learning?", "Greek"),
+    # a replacement that names only the values: found by the words of what it replaced
+    (
+        "My climbing gym is Boulder Hub.",
+        "I cancelled Boulder Hub and joined Crag House instead.",
+        "Which climbing gym do I go to?",
+        "Crag House",
+    ),
 ]
 
 

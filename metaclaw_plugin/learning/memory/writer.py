@@ -34,6 +34,16 @@ SUPERSEDE_MAX = 3  # memories one statement may supersede (forget closes 3 at mo
 PASSAGES_LOOKED_AT = 5000  # the user's latest passages searched for the words of a superseded or forgotten statement
 SCREEN_CHARS = 1000  # of the statement as said, screened besides the stored text (the stored text is at most this)
 TURN_SCREENS = 256  # turns whose verdict is kept: a turn's passage and the memories drawn from it share one screening
+ABOUT_CHARS = 300  # of the words of what a statement supersedes, kept with it for recall (:func:`_about`)
+
+
+def _about(c: Candidate, old: list[Memory]) -> str:
+    """What the memories ``c`` supersedes were about, for recall (never shown): their words less the old value and
+    the new statement's own words. "I cancelled Fitness First and joined PureGym instead" does not say "gym"; "my gym
+    is Fitness First" did, and "which gym do I go to?" should find the new statement, not the old value."""
+    drop = term_set(c.text).union(*(term_set(r) for r in c.replaces))
+    words = [w for o in old for w in (str(o.source.get("about") or "") + " " + o.text).split()]
+    return " ".join(dict.fromkeys(w for w in words if term_set(w) and not term_set(w) <= drop))[:ABOUT_CHARS]
 
 
 @dataclass
@@ -192,6 +202,8 @@ class MemoryWriter:
             screen=screened,
         )
         old = [] if screened else self._superseded(active, c)
+        if old:
+            m.source["about"] = _about(c, old)
         filed = self.store.add(m, supersedes=[o.id for o in old])
         if old:  # the old words said before the change, not the new statement's own (by when said, not filed)
             self._close_words(tenant, owner, [o.text for o in old], "superseded", said_before=m.valid_from)
