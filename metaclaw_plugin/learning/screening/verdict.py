@@ -5,6 +5,7 @@ and combines the findings: ``rejected`` if any finding rejects, ``suspicious`` i
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -44,6 +45,18 @@ class ScreenResult:
             return cls("clean")
         verdict: Verdict = "rejected" if any(s == "rejected" for _, s, _ in findings) else "suspicious"
         return cls(verdict, [r for _, _, r in findings], [c for c, _, _ in findings])
+
+
+# Words that rot13 text holds and plain text seldom does: English function words and the words of an attack, in rot13
+# ("the", "you", "all", "ignore", "previous", "instructions", "http", "curl", "bash", "password", "secret"...). A text
+# with none of them is not rot13 text, and its rot13 is not scanned (half the intent scans of an ordinary text).
+_ROT13_WORDS = re.compile(
+    r"\b(?:gur|naq|lbh|lbhe|vf|bs|gb|vg|sbe|jvgu|guvf|gung|nyy|abg|ner|jvyy|zhfg|nyjnlf|arire|vtaber|vtaberq|"
+    r"cerivbhf|vafgehpgvbaf|vafgehpgvba|ehyrf|qvfertneq|sbetrg|bireevqr|flfgrz|cebzcg|eriryny|eriry|frperg|frpergf|"
+    r"cnffjbeq|cnffjbeqf|gbxra|gbxraf|xrl|xrlf|pbasvt|rai|rkrphgr|eha|fraq|hcybnq|funer|cbfg|qryrgr|erzbir|"
+    r"uggc|uggcf|jjj|phey|jtrg|onfu|fuhg|fhqb|ebbg|nqzva|riny|rkrp|rpub|cevag|fubj|hfre|hfref|qngn|svyr|svyrf)\b",
+    re.I,
+)
 
 
 def _default_redactor() -> Redactor:
@@ -142,13 +155,14 @@ def _scan_content(
             payload = " ".join(inner)
             if not payload:
                 break
-    rot = codecs.decode(full, "rot_13")
-    before = {c for c, _, _ in col.items}
-    rot_col = Collector()
-    scan_intent(rot, rot_col, " in rot13 text")
-    for c, sev, r in rot_col.items:  # rot13 of plain text is gibberish; a real match there is an encoding
-        if c not in before and c not in ("fake_role_marker",):
-            col.add(c, sev, r)
+    if _ROT13_WORDS.search(full):  # text written in rot13 holds its common words ("gur", "lbh", "vtaber")
+        rot = codecs.decode(full, "rot_13")
+        before = {c for c, _, _ in col.items}
+        rot_col = Collector()
+        scan_intent(rot, rot_col, " in rot13 text")
+        for c, sev, r in rot_col.items:  # rot13 of plain text is gibberish; a real match there is an encoding
+            if c not in before and c not in ("fake_role_marker",):
+                col.add(c, sev, r)
     scan_provenance(full, source_text, col, strict)
     # the front matter's metadata (nested values included) is in the file too: the same secret check
     secrets = (redactor or _default_redactor()).find(f"{full}\n{metadata_text(skill)}")
