@@ -53,8 +53,14 @@ DIRECTIVES = [
     "Pourrais-tu toujours répondre en français ?",
     "¿Podrías responder siempre en español?",
     "Kannst du bitte immer auf Deutsch antworten?",
+    # the user's future requests as the condition (stop 60: a held-out probe's one miss of 12)
+    "When I ask for a recipe, list the ingredients in grams.",
+    "If we mention a ticket, link it.",
 ]
 NOT_DIRECTIVES = [
+    # the user's own habit under a condition (stop 60)
+    "When I ask my kids to clean up, they ignore me.",
+    "If I need a plumber, I call Marco.",
     # one-off requests, even with an output word
     "Write a haiku about snow.",
     "Write an answer to this customer complaint.",

@@ -634,7 +634,10 @@ _GENERIC_OUTPUT = re.compile(
 _EVERY_TIME = re.compile(
     r"\b(?:every time|each time|all the time|by default|from now on|going forward|in (?:the )?future|no matter what|"
     r"a chaque fois|cada vez|toda vez|jedes mal|grundsatzlich|ogni volta|elke keer)\b|每次|以后|今后|总是|始终|永远"
-    r"|\b(?:every|each|all|any)\s+(?:\w+\s+){0,2}?(?:you|u)\s+(?:write|generate|produce|create|make|draft|edit|touch)\b",
+    r"|\b(?:every|each|all|any)\s+(?:\w+\s+){0,2}?(?:you|u)\s+(?:write|generate|produce|create|make|draft|edit|touch)\b"
+    # the user's future requests as the condition: "when I ask for a recipe, list the ingredients in grams"
+    r"|^(?:when(?:ever)?|if|any ?time|each time|every time)\s+(?:i|we)\s+(?:ask|request|want|need|send|share|give "
+    r"you|paste|mention|type|say)\b[^,;]{0,60},",
     F,
 )
 _ALWAYS = re.compile(
