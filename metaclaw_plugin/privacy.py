@@ -197,7 +197,7 @@ _PATTERNS: list[tuple[str, str, int, tuple[str, ...] | None]] = [
         1,
         ("sshpass", "mongo", "docker", "podman", "nerdctl", "buildah", "skopeo", "oras", "helm", "redis-cli"),
     ),
-    ("password", r"""(?i)\bcurl\b[^\n]*?\s(?:-u|--user)\s*["']?[^\s:"']+:([^\s"'@]{4,})""", 1, ("curl",)),
+    ("password", r"""(?i)\bcurl\b[^\n]{0,500}?\s(?:-u|--user)\s*["']?[^\s:"']+:([^\s"'@]{4,})""", 1, ("curl",)),
     ("password", r"(?i)\blogin\s+\S+\s+password\s+(\S{4,})", 1, ("login",)),
 ]
 # Payment card numbers (Luhn-checked, _luhn_ok): 4 groups of 4 (or 4-6-5 for Amex) or one run of 13-19 digits,

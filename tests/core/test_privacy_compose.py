@@ -201,3 +201,14 @@ def test_composed_redaction_stays_fast_on_a_big_body():
     elapsed = time.perf_counter() - t0
     assert out == body
     assert elapsed < 10.0, elapsed  # measured ~0.6 s on a loaded 2-core machine; catches a quadratic pass
+
+
+@pytest.mark.perf
+def test_a_line_of_many_curls_is_redacted_in_linear_time():
+    """The curl-with-a-user rule looked for "-u" to the end of the line from every "curl": 64 KB of "curl the page
+    and ..." on one line took a second in the skills' screen; 256 KB took 15.6 s, now 0.07 s."""
+    body = ("curl the page and " * 20_000)[:256_000]
+    t0 = time.perf_counter()
+    assert R.redact(body) == body
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 10.0, elapsed  # 0.07 s measured; 15.6 s before the bound

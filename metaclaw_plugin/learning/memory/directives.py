@@ -632,7 +632,7 @@ ACTIONS: list[_Action] = [
     ),
     _a(
         "exfiltration",
-        rf"\b(?:curl|wget)\b(?=[^\n]*?(?:{REMOTE}))[^|\n]{{0,200}}?(?:\s-(?:d|f|t)\b|\s--(?:data\S*|form|upload-file|"
+        rf"\b(?:curl|wget)\b(?=[^\n]{{0,300}}?(?:{REMOTE}))[^|\n]{{0,200}}?(?:\s-(?:d|f|t)\b|\s--(?:data\S*|form|upload-file|"
         rf"json|post-data|post-file)\b|\s-x\s*(?:post|put|patch)\b|\s@\S)",
     ),
     _a(
@@ -936,8 +936,8 @@ ACTIONS: list[_Action] = [
     _a(
         "rule_change",
         r"\b(?:(?:all|any|your|the|every|these|those)\s+(?:safety|security|content|usage|ethical|system)|"
-        r"(?=[^.!?]*\b(?:here|now|hereby|for (?:this|the|my|your) (?:session|account|chat|conversation|user|request)|"
-        r"in this (?:session|chat|conversation|environment)|for you)\b)(?:all|any|every|these|those|the))\s+"
+        r"(?:all|any|every|these|those|the)(?=[^.!?]{0,200}?\b(?:here|now|hereby|for (?:this|the|my|your) (?:session|"
+        r"account|chat|conversation|user|request)|in this (?:session|chat|conversation|environment)|for you)\b))\s+"
         r"(?:restrictions|rules|limits|limitations|filters|guardrails|safeguards|guidelines|policies|"
         r"protocols|constraints)\s+(?:are|is|have been|were|got)\s+(?:now\s+|hereby\s+|all\s+|temporarily\s+)?"
         r"(?:disabled|lifted|off|removed|suspended|waived|turned off|switched off|void|gone|deactivated|paused|"
@@ -1039,10 +1039,9 @@ ACTIONS: list[_Action] = [
     ),
     _a(
         "rule_change",
-        r"(?=[^.!?]*(?:segur|securit|sicherheit|sicurezza|\b(?:esta sesion|esta cuenta|ce compte|cette session|dieser "
-        r"sitzung|dieses konto|questa sessione|questo account|nesta sessao|esta conta|ab sofort|ahora|maintenant|jetzt|"
-        r"adesso|agora|aqui|ici|hier|qui)\b))"
-        r"\b(?:todas las|toutes les|alle|tutte le|todas as)\s+(?:\S+\s+){0,2}?\w*(?:restricciones|restrictions|"
+        r"\b(?:todas las|toutes les|alle|tutte le|todas as)(?=[^.!?]{0,200}?(?:segur|securit|sicherheit|sicurezza|"
+        r"\b(?:esta sesion|esta cuenta|ce compte|cette session|dieser sitzung|dieses konto|questa sessione|questo "
+        r"account|nesta sessao|esta conta|ab sofort|ahora|maintenant|jetzt|adesso|agora|aqui|ici|hier|qui)\b))\s+(?:\S+\s+){0,2}?\w*(?:restricciones|restrictions|"
         r"beschrankungen|einschrankungen|regeln|restrizioni|restricoes|reglas|regles|regole|regras|limitaciones|"
         r"limitations|limitazioni|limitacoes)\s+(?:\S+\s+){0,3}?(?:desactivad\w+|suspendid\w+|levees|supprimees|"
         r"desactivees|suspendues|aufgehoben|deaktiviert|ausgeschaltet|disattivat\w+|sospes\w+|rimoss\w+|revocat\w+|"
@@ -1293,7 +1292,7 @@ ACTIONS: list[_Action] = [
         "pre_approval",
         r"\b(?:answer|say|reply|respond|click|press|type|hit|select|choose|tap|enter)\s+(?:with\s+)?[\"'“‘]?"
         r"(?:yes|y|ok|okay|allow|accept|approve|confirm|continue|agree|grant)\b[\"'”’]?\s*(?:to|on|for|when|whenever|"
-        r"if|every time|each time|any ?time)\b(?=[^.;!?]*?\b(?:prompts?|permissions?|dialogs?|asks?|requests?|"
+        r"if|every time|each time|any ?time)\b(?=[^.;!?]{0,200}?\b(?:prompts?|permissions?|dialogs?|asks?|requests?|"
         r"pop-?ups?|confirmations?|consent|sudo|root|admin\w*|elevat\w*|access|installers?|tools?|sandbox)\b)",
         clause=True,
     ),
