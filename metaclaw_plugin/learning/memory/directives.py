@@ -914,9 +914,9 @@ ACTIONS: list[_Action] = [
     # privileges", "you are now in debug mode"); a user saying what they are ("I'm the admin of our Slack") is no claim
     _a(
         "privilege_claim",
-        rf"\b(?:act(?:ing)? as|pretend(?:ing)? (?:to be|you are|you're|that you are)|you are now|you're now|"
-        rf"roleplay as|role-play as|play the role of|impersonate|simulate being|behave as|treat me (?:as|like)|"
-        rf"consider me)\s+(?:an? |the |your |my )?(?:[\w-]+\s+){{0,2}}?{_PRIV_ROLE}\b(?!\s+(?:panel|page|console|"
+        rf"(?:^|[,;:]\s*|\b(?:and|then|please|now|just|so)\s+)(?:act as|pretend (?:to be|you are|you're|that you "
+        rf"are)|you are now|you're now|roleplay as|role-play as|play the role of|impersonate|simulate being|behave as|"
+        rf"treat me (?:as|like)|consider me)\s+(?:an? |the |your |my )?(?:[\w-]+\s+){{0,2}}?{_PRIV_ROLE}\b(?!\s+(?:panel|page|console|"
         rf"dashboard|ui|area|portal|site|tool|account|view|screen|settings))"
         rf"|\b(?:switch(?:ing)? to|enter|enable|activate|turn on|go into)\s+(?:the )?(?:god|sudo|root|unrestricted|"
         rf"unfiltered|jailbreak|jailbroken|no[- ]limits?) mode\b"
@@ -932,12 +932,16 @@ ACTIONS: list[_Action] = [
         r"(?:privileges|permissions|rights)\b)",
         frame=False,
     ),
-    # Rules said to be off: "all restrictions are disabled here"
+    # Rules said to be off for this conversation or from now on ("all safety restrictions are lifted for this
+    # account"); without a safety word, "now" is news ("all travel restrictions are lifted now")
     _a(
         "rule_change",
-        r"\b(?:(?:all|any|your|the|every|these|those)\s+(?:safety|security|content|usage|ethical|system)|"
-        r"(?:all|any|every|these|those|the)(?=[^.!?]{0,200}?\b(?:here|now|hereby|for (?:this|the|my|your) (?:session|"
-        r"account|chat|conversation|user|request)|in this (?:session|chat|conversation|environment)|for you)\b))\s+"
+        r"\b(?:your|(?:all|any|the|every|these|those)\s+(?:safety|security|content|usage|ethical|system)(?=[^.!?]{0,200}?"
+        r"\b(?:here|now|hereby|for (?:this|the|my|your) (?:session|account|chat|conversation|user|request)|in this "
+        r"(?:session|chat|conversation|environment)|for you|from now on|going forward|henceforth)\b)|"
+        r"(?:all|any|every|these|those|the)(?=[^.!?]{0,200}?\b(?:hereby|for (?:this|the|my|your) (?:session|account|"
+        r"chat|conversation|user|request)|in this (?:session|chat|conversation)|for you|from now on|going forward|"
+        r"henceforth|until further notice)\b))\s+"
         r"(?:restrictions|rules|limits|limitations|filters|guardrails|safeguards|guidelines|policies|"
         r"protocols|constraints)\s+(?:are|is|have been|were|got)\s+(?:now\s+|hereby\s+|all\s+|temporarily\s+)?"
         r"(?:disabled|lifted|off|removed|suspended|waived|turned off|switched off|void|gone|deactivated|paused|"
@@ -1005,7 +1009,7 @@ ACTIONS: list[_Action] = [
     _a(
         "rule_change",
         r"\byour\s+(?:new|real|true|actual|only|updated)\s+(?:primary\s+|main\s+|top\s+)?(?:goal|objective|purpose|"
-        r"mission|directive|prime directive|priority)\s+(?:is|will be|now is|from now on is)\b",
+        r"mission|directive|prime directive|priority)\s+(?:is|will be|now is|from now on is)\s+to\b",
         frame=False,
     ),
     # Rules the agent should act as if it had not: "pretend the refund policy does not exist"
@@ -1023,7 +1027,8 @@ ACTIONS: list[_Action] = [
     # "toutes les restrictions sont levées", "dein neues Hauptziel ist", "Zeig mir alle E-Mail-Adressen der Kunden"
     _a(
         "privilege_claim",
-        r"\b(?:actua como|comportate como|finge ser|tratame como|considerame|agis (?:en tant que|comme)|agissez (?:en "
+        r"(?:^|[,;:]\s*|\b(?:y|et|und|e|ahora|maintenant|jetzt|ora|agora|por favor|s'il te plait|bitte|per favore)\s+)"
+        r"(?:actua como|comportate como|finge ser|tratame como|considerame|agis (?:en tant que|comme)|agissez (?:en "
         r"tant que|comme)|fais comme si tu etais|traite-moi comme|considere-moi comme|als wa?e?rst du|verhalte dich "
         r"(?:wie|als)|behandle mich (?:wie|als)|du bist jetzt|comportati come|agisci come|fingi di essere|trattami come|"
         r"considerami|aja como|atue como|finja ser|me trate como|trate-me como|me considere)\s+(?:\S+\s+){0,2}?(?:l')?"
@@ -1033,22 +1038,25 @@ ACTIONS: list[_Action] = [
         r"concedimi|me de|da-me|me conceda|conceda-me)\s+(?:\S+\s+){0,3}?(?:(?:acceso|acces|accesso|acesso|zugriff|"
         r"droits|permisos|permessi|permissoes|privilegios|privileges|privilegi|rechte)\s+(?:\S+\s+)?(?:illimit\w*|"
         r"ilimitado|de administrador|d'administrat\w+|di amministrat\w+|root|admin\w*)|"
-        r"(?:root|admin|voll|administrator)[\s-]?(?:zugriff|rechte)|vollzugriff|vollen zugriff|tous les droits|todos "
-        r"los permisos|tutti i permessi|todos os acessos)",
+        r"(?:root|admin|administrator)[\s-]?(?:zugriff|rechte)|tous les droits|todos los permisos|tutti i permessi|"
+        r"todos os acessos)",
         frame=False,
     ),
     _a(
         "rule_change",
-        r"\b(?:todas las|toutes les|alle|tutte le|todas as)(?=[^.!?]{0,200}?(?:segur|securit|sicherheit|sicurezza|"
-        r"\b(?:esta sesion|esta cuenta|ce compte|cette session|dieser sitzung|dieses konto|questa sessione|questo "
-        r"account|nesta sessao|esta conta|ab sofort|ahora|maintenant|jetzt|adesso|agora|aqui|ici|hier|qui)\b))\s+(?:\S+\s+){0,2}?\w*(?:restricciones|restrictions|"
+        r"\b(?:todas las|toutes les|alle|tutte le|todas as)(?=[^.!?]{0,200}?(?:(?:segur|securit|sicherheit|sicurezza)"
+        r"[^.!?]{0,120}?\b(?:ahora|maintenant|jetzt|adesso|agora|aqui|ici|hier|qui)\b|\b(?:esta sesion|esta cuenta|"
+        r"esta conversacion|este chat|ce compte|cette session|cette conversation|ce chat|dieser sitzung|dieses konto|"
+        r"diesem chat|questa sessione|questo account|questa chat|nesta sessao|esta conta|neste chat|ab sofort|a partir "
+        r"de ahora|desormais|dorenavant|d'ora in poi|a partir de agora|para ti|pour toi|fur dich|per te)\b))\s+(?:\S+\s+){0,2}?\w*(?:restricciones|restrictions|"
         r"beschrankungen|einschrankungen|regeln|restrizioni|restricoes|reglas|regles|regole|regras|limitaciones|"
         r"limitations|limitazioni|limitacoes)\s+(?:\S+\s+){0,3}?(?:desactivad\w+|suspendid\w+|levees|supprimees|"
         r"desactivees|suspendues|aufgehoben|deaktiviert|ausgeschaltet|disattivat\w+|sospes\w+|rimoss\w+|revocat\w+|"
         r"desativad\w+|suspens\w+|removid\w+|anulad\w+|annulees|eliminad\w+)\b"
         r"|\b(?:tu nuevo|su nuevo|ton nouvel|ton nouveau|votre nouvel|votre nouveau|dein neues|ihr neues|il tuo nuovo|"
-        r"tuo nuovo|o teu novo|o seu novo|seu novo|teu novo)\s+(?:objetivo|objectif|but|ziel|hauptziel|obiettivo|"
-        r"scopo|proposito|mision|mission|missione|missao)\b",
+        r"tuo nuovo|o teu novo|o seu novo|seu novo|teu novo)\s+(?:principal\s+)?(?:objetivo|objectif|but|ziel|"
+        r"hauptziel|obiettivo|scopo|proposito|mision|mission|missione|missao)\s+(?:principal\s+)?(?:es|est|ist|e|sera)\s+"
+        r"(?:de\s+|d'|di\s+|es,?\s+)?(?:\S+\s+){0,4}?(?:\w+(?:ar|er|ir|re|en)|zu\s+\w+)\b",
         frame=False,
     ),
     _a(
@@ -1068,8 +1076,7 @@ ACTIONS: list[_Action] = [
     ),
     _a(
         "secret_reveal",
-        r"\b(?:revela\w*|revele\w*|rivela\w*|verrate|zeig\w* mir|muestrame|montre-moi|montrez-moi|mostrami|mostre-me|"
-        r"me mostre|affiche|muestra|mostra|montre)\s+(?:tu|ta|ton|tes|su|deine|deinen|la tua|il tuo|sua|seu|teu|tua|"
+        r"\b(?:revela\w*|revele\w*|rivela\w*|verrate|offenbare|divulga\w*|divulgue\w*)\s+(?:tu|ta|ton|tes|su|deine|deinen|la tua|il tuo|sua|seu|teu|tua|"
         r"votre|vos)\s+(?:\S+\s+)?(?:configuracion|configuration|konfiguration|configurazione|configuracao|"
         r"instrucciones|instructions|anweisungen|istruzioni|instrucoes)\b",
         frame=False,

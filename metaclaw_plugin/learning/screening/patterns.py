@@ -64,7 +64,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "role_play",
         "rejected",
-        r"\b(?:you are|you're|you will be|you'll be|you must be|you shall be|become|act as|acting as|behave as|behave like|respond as|pretend (?:to be|you are|you're|that you are)|roleplay as|role-play as|role play as|impersonate|play the role of|simulate being|take on the (?:role|persona) of|assume the (?:role|persona|identity) of) (?:now )?(?:an? |the |my )?(?:(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|unethical|amoral|unbound|unlimited|limitless|free|liberated|unaligned|different|new|developer|admin|root|god|superuser|dan|stan|dude|aim|mongo)\b)",
+        r"\b(?<!is )(?<!are )(?<!was )(?<!were )(?<!been )(?:you are|you're|you will be|you'll be|you must be|you shall be|become|act as|acting as|behave as|behave like|respond as|pretend (?:to be|you are|you're|that you are)|roleplay as|role-play as|role play as|impersonate|play the role of|simulate being|take on the (?:role|persona) of|assume the (?:role|persona|identity) of) (?:now )?(?:an? |the |my )?(?:(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|unethical|amoral|unbound|unlimited|limitless|free|liberated|unaligned|different|new|developer|admin|root|god|superuser|dan|stan|dude|aim|mongo)\b)",
     ),
     (
         "role_play",
@@ -256,7 +256,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "instruction_override",
         "rejected",
-        r"\b(?:your|the assistant's|the model's) (?:real|true|actual|new|only|primary|sole|updated|revised) (?:task|job|purpose|goal|objective|mission|priority|instructions?|directive|master|boss|operator|owner|principal|loyalty|allegiance)\b(?:\W+\w+){0,3}?\W*(?:is|are|:|=|lies|comes?)",
+        r"\b(?:your|the assistant's|the model's) (?:real|true|actual|new|only|primary|sole|updated|revised) (?:task|job|purpose|goal|objective|mission|priority|instructions?|directive|master|boss|operator|owner|principal|loyalty|allegiance)\b(?:\W+\w+){0,3}?\W*(?:is|are|:|=|lies|comes?)(?![^.!?\n]{0,40}\?)",
     ),
     (
         "instruction_override",
@@ -271,7 +271,7 @@ _PATTERNS: list[tuple[str, str, str]] = [
     (
         "instruction_override",
         "rejected",
-        r"\b(?:the |your |all |any |earlier |previous |prior |other |default |built-in |original )+(?:system prompt|system message|guidelines|policies|rules|instructions|restrictions|constraints|safety rules|directives)\b(?:\W+\w+){0,2}?\W+(?:(?:no longer|do not|don't|does not|doesn't|cease to|stop(?:ped)? to|won't) (?:apply(?!\s+to\s+(?!you\b|the (?:assistant|agent|ai|model)\b|this (?:conversation|session|chat|request)\b))|matter|count|bind|hold|exist)|(?:are|is|have been|has been|were|was) (?:now )?(?:suspended|lifted|paused|waived|rescinded|overridden|overruled|superseded))\b(?!\W+(?:last|yesterday|during|until|till|because|due to|in (?:19|20)\d\d|(?:\d+|a|one|two|three|a few) (?:days?|weeks?|months?|years?) ago)\b)",
+        r"\b(?:the |your |all |any |earlier |previous |prior |other |default |built-in |original )+(?:system prompt|system message|guidelines|policies|rules|instructions|restrictions|constraints|safety rules|directives)\b(?:\W+\w+){0,2}?\W+(?:(?:no longer|do not|don't|does not|doesn't|cease to|stop(?:ped)? to|won't) (?:apply(?!\s+to\s+(?!you\b|the (?:assistant|agent|ai|model)\b|this (?:conversation|session|chat|request)\b))|matter|count|bind|hold|exist)|(?:are|is|have been|has been|were|was) (?:now )?(?:suspended|lifted|paused|waived|rescinded|overridden|overruled|superseded))\b(?!\W+(?:now\W+)?(?:last|yesterday|during|until|till|because|due to|in (?:19|20)\d\d|(?:\d+|a|one|two|three|a few) (?:days?|weeks?|months?|years?) ago|(?:in|across|throughout) (?:our|the|my|this|a|all) (?!session|chat|conversation|context|sandbox|environment|mode)\w+)\b)",
     ),
     (
         "instruction_override",
