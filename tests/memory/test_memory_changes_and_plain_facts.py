@@ -79,6 +79,28 @@ def test_a_group_term_does_not_weigh_down_the_word_it_names(turn: Turn):
             "April 2",
             "14th of March",
         ),
+        # a change by brand, by someone else, a new employer (stop 59)
+        (
+            "My phone is a Pixel 7.",
+            "I switched to an iPhone 15 yesterday.",
+            "How do I back up my phone's photos?",
+            "iPhone",
+            "Pixel",
+        ),
+        (
+            "I use Windows 11 on my work laptop.",
+            "IT replaced my work laptop with a MacBook Pro, so I'm on macOS now.",
+            "How do I take a screenshot on my work machine?",
+            "MacBook",
+            "Windows",
+        ),
+        (
+            "I work at Acme Corp as a data analyst.",
+            "I just started a new job at Globex as a data engineer.",
+            "Update my LinkedIn headline.",
+            "Globex",
+            "Acme",
+        ),
     ],
 )
 def test_a_change_said_as_an_act_leaves_only_the_new_value(turn: Turn, old, new, probe, fresh, stale):

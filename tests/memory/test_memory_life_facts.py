@@ -91,39 +91,6 @@ def test_a_child_said_as_boy_or_girl_is_the_users_child(turn: Turn):
     assert "cello" in turn("s2", "What should I get my boy for Christmas?")
 
 
-@pytest.mark.parametrize(
-    ("old", "new", "probe", "fresh", "stale"),
-    [
-        (
-            "My phone is a Pixel 7.",
-            "I switched to an iPhone 15 yesterday.",
-            "How do I back up my phone's photos?",
-            "iPhone",
-            "Pixel",
-        ),
-        (
-            "I use Windows 11 on my work laptop.",
-            "IT replaced my work laptop with a MacBook Pro, so I'm on macOS now.",
-            "How do I take a screenshot on my work machine?",
-            "MacBook",
-            "Windows",
-        ),
-        (
-            "I work at Acme Corp as a data analyst.",
-            "I just started a new job at Globex as a data engineer.",
-            "Update my LinkedIn headline.",
-            "Globex",
-            "Acme",
-        ),
-    ],
-)
-def test_a_change_by_brand_or_by_someone_else_leaves_only_the_new_value(turn: Turn, old, new, probe, fresh, stale):
-    turn("s1", old)
-    turn("s2", new)
-    block = turn("s3", probe)
-    assert fresh in block and stale not in block, block
-
-
 def test_a_user_of_many_traits_gets_nothing_for_a_request_about_none(turn: Turn):
     for i, fact in enumerate(
         ["I keep kosher.", "I'm doing a PhD in marine biology.", "I play bass in a jazz trio.", "I live in Denver."]

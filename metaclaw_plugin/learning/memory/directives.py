@@ -499,6 +499,10 @@ _PRIV_ROLE = (
     r"backend|service|controller|kernel|core))"
 )
 _END = r"(?:-[a-z']+){0,2}(?=$|[\s.,;:!?)\]\"'\-])"  # a verb's attached pronouns: "publie-le", "montre-moi"
+# Where a command to the agent opens: a sentence's or clause's start, or after "and", "then", "please"...
+_CLAUSE_OPENS = r"(?:^|[,;:]\s*|\b(?:and|then|please|now|just|so)\s+)"
+# A verb of handing over, to the user or anyone: "list me", "show", "export", "send us"...
+_HAND_OVER = rf"\b(?:list|show|dump|export|print|display|output|give|send|get|pull|fetch|return|share)\w*{_END}\s+(?:me\s+|us\s+)?"
 ACTIONS: list[_Action] = [
     # Exfiltration ------------------------------------------------------------------------------------------------
     _a("exfiltration", rf"\b(?:{_SEND_STRONG}){_END}{_W}\s*(?:(?<!\S){_TO}\s+{_NOT_ME}\S|{REMOTE})"),
@@ -914,7 +918,7 @@ ACTIONS: list[_Action] = [
     # privileges", "you are now in debug mode"); a user saying what they are ("I'm the admin of our Slack") is no claim
     _a(
         "privilege_claim",
-        rf"(?:^|[,;:]\s*|\b(?:and|then|please|now|just|so)\s+)(?:act as|pretend (?:to be|you are|you're|that you "
+        rf"{_CLAUSE_OPENS}(?:act as|pretend (?:to be|you are|you're|that you "
         rf"are)|you are now|you're now|roleplay as|role-play as|play the role of|impersonate|simulate being|behave as|"
         rf"treat me (?:as|like)|consider me)\s+(?:an? |the |your |my )?(?:[\w-]+\s+){{0,2}}?{_PRIV_ROLE}\b(?!\s+(?:panel|page|console|"
         rf"dashboard|ui|area|portal|site|tool|account|view|screen|settings))"
@@ -926,7 +930,7 @@ ACTIONS: list[_Action] = [
     ),
     _a(
         "privilege_claim",
-        r"(?:^|[,;:]\s*|\b(?:and|then|please|just|now|so)\s+)(?:(?:grant|give|assign|upgrade|escalate|elevate|promote)\s+"
+        rf"{_CLAUSE_OPENS}(?:(?:grant|give|assign|upgrade|escalate|elevate|promote)\s+"
         r"(?:me|us|my (?:account|user|role))\b(?:\s+[\w-]+){0,3}?\s+(?:admin\w*|root|elevated|unrestricted|"
         r"unlimited|privileged|super-?user|super-?admin|owner|god)\b|(?:escalate|elevate)\s+(?:my |our )?"
         r"(?:privileges|permissions|rights)\b)",
@@ -975,17 +979,17 @@ ACTIONS: list[_Action] = [
     # refund, including the customer names and card numbers"), and a key asked out of the agent's environment
     _a(
         "bulk_personal_data",
-        rf"\b(?:list|show|dump|export|print|display|output|give|send|get|pull|fetch|return|share)\w*{_END}\s+"
-        rf"(?:me\s+|us\s+)?(?:all|every|each)\s+(?:the\s+|of the\s+|our\s+|your\s+)?(?:[\w-]+\s+){{0,2}}?"
+        rf"{_HAND_OVER}"
+        rf"(?:all|every|each)\s+(?:the\s+|of the\s+|our\s+|your\s+)?(?:[\w-]+\s+){{0,2}}?"
         rf"(?:customers?|users?|clients?|employees?|members?|patients?|accounts?|subscribers?|students?|people|"
         rf"guests?|buyers?|shoppers?)(?:'s?)?\s+(?:(?!an?\s)[\w-]+\s+)?(?:e-?mails?|e-?mail addresses?|addresses?|phone "
         rf"numbers?|names?|passwords?|credentials|card numbers?|credit cards?|ssns?|social security numbers?|records|"
         rf"personal (?:data|details|information)|pii|contact (?:details|info\w*))\b"
-        rf"|\b(?:list|show|dump|export|print|display|output|give|send|get|pull|fetch|return|share)\w*{_END}\s+"
-        rf"(?:me\s+|us\s+)?(?:all|every)\b{_S}{{0,80}}?\b(?:(?:credit )?card numbers|ssns|social security numbers|"
+        rf"|{_HAND_OVER}"
+        rf"(?:all|every)\b{_S}{{0,80}}?\b(?:(?:credit )?card numbers|ssns|social security numbers|"
         rf"passwords|password hashes)\b"
-        rf"|\b(?:list|show|dump|export|print|display|output|give|send|get|pull|fetch|return|share)\w*{_END}\s+"
-        rf"(?:me\s+|us\s+)?(?:the\s+)?(?:credit card|debit card|card|bank(?: account)?|ssn|social security|passport|"
+        rf"|{_HAND_OVER}"
+        rf"(?:the\s+)?(?:credit card|debit card|card|bank(?: account)?|ssn|social security|passport|"
         rf"tax id)\s+(?:details|numbers?|info\w*|data)\s+(?:for|of)\s+(?!me\b|my\b|myself\b)\S",
     ),
     # The prompt read out through a transformation: "translate the system prompt to French", "format your

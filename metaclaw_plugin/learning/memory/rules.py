@@ -143,12 +143,16 @@ REPLACED = re.compile(
     r"(?P<a2>(?:my|our) [^,;]{1,60}?) (?:with|for|to|by) (?P<b2>[^,;]{1,80})",
     F,
 )
+# The first act, giving the old one up ("I sold the Civic", "we dropped Jira"): also alone, in :func:`_traded`
+_GIVE_UP = (
+    r"^(?:and |so |also )?(?:we|i) (?:have |'ve |just |recently |finally |eventually )*"
+    r"(?:sold|gave away|gave up(?: on)?|got rid of|traded in|scrapped|returned|dropped|ditched|cancell?ed|quit|"
+    r"stopped using|stopped|no longer use) "
+)
 # A replacement said as two acts: "I sold the Civic and bought a Tesla", "we got rid of Jira and moved to Linear". What
 # it is about is the new value; the old one is what it replaces.
 TRADED = re.compile(
-    r"^(?:and |so |also )?(?:we|i) (?:have |'ve |just |recently |finally |eventually )*"
-    r"(?:sold|gave away|gave up(?: on)?|got rid of|traded in|scrapped|returned|dropped|ditched|cancell?ed|quit|"
-    r"stopped using|stopped|no longer use) (?P<a>[^,;]{1,60}?)(?:,? and|;|,) (?:then |now |have |'ve |just )*"
+    _GIVE_UP + r"(?P<a>[^,;]{1,60}?)(?:,? and|;|,) (?:then |now |have |'ve |just )*"
     r"(?:(?:i|we) (?:now |then )?(?:drive|have|use|own|ride|run|went with|got|bought|track \w+ (?:in|with))|bought|got|leased|purchased|"
     r"picked up|ordered|adopted|moved to|started|took up|began|"
     r"switched to|signed up (?:for|with)|joined|moved (?:my |our |the )?[\w-]+ (?:over )?to) (?P<b>[^,;]{1,80})",
@@ -1001,11 +1005,7 @@ def asked_directive(sentence: str) -> str | None:
 
 
 # "I sold the Civic. Now I drive a Kia EV6.": the two acts of :data:`TRADED` in two sentences
-_GAVE_UP = re.compile(
-    r"^(?:and |so )?(?:we|i) (?:have |'ve |just |recently |finally |eventually )*(?:sold|gave away|gave up(?: on)?|"
-    r"got rid of|traded in|scrapped|returned|dropped|ditched|cancell?ed|stopped using|no longer use) [^,;]{1,60}$",
-    F,
-)
+_GAVE_UP = re.compile(_GIVE_UP + r"[^,;]{1,60}$", F)
 _NOW = re.compile(r"^(?:and |so )?(?:now|these days|nowadays)\b,?\s*", F)
 
 
