@@ -205,6 +205,9 @@ LITERALS = (
     "schlüssel",
     "schluessel",
     "unlock",
+    "enter",
+    "type",
+    "punch in",
     "open",
     "disarm",
     "verrouill",
@@ -243,6 +246,8 @@ LITERALS = (
     "auth header",
     # an environment variable named for a secret ("set SMTP_PASSWORD to ..."): looked for in the text's own case
     "-",
+    # a login pair with no word for it ("Hulu: bob.k / Raspberry!Jam3")
+    " / ",
 )
 # Also looked for once a password noun is there: "user bob pass letmein" (too common to wake the scan alone).
 _USER_ANCHORS = ("user", "utilisateur", "usuario", "usuário", "benutzer")
@@ -301,7 +306,7 @@ _PHRASE = (
 _CODE_QUALIFIER = (
     r"(?:secret|unlock|door|gate|alarm|disarm|arming|garage|entry|access|security|verification|2fa|mfa|otp|one[- ]time|"
     r"backup|recovery|lock|safe|keypad|building|voicemail|parking|locker|bike|front|back|house|home|office|phone|sim|"
-    r"bank|card|atm|debit|credit|puk|login|sign-in|confirmation)"
+    r"bank|card|atm|debit|credit|puk|login|sign-in|confirmation|opener|remote|gym|kiosk|lockscreen|screen|tablet)"
 )
 # What a code opens, after "code for/of/de/dell'/für/van/от" and a determiner or two.
 _LOCKED = (
@@ -1272,6 +1277,7 @@ _QUALIFIER = re.compile(
     r"моей|моего|моих|моя|мои|для|от|的|の|에|about|till|"
     r"pentru|untuk|ke|my|our|your|his|her|their|the|he|she|they|everyone|everybody|btw|fyi|anyway|"
     r"incidentally|between|among|across|within|behind|with|by|used|shared|issued|generated|given|assigned|stored|"
+    r"everywhere|nowadays|lately|currently|also|too|again|"
     # the prepositions and the possessives after the noun of the other languages read: "heslo k počítači",
     # "PIN do telefonu", "adgangskoden til routeren", "PIN saya", "mã PIN của tôi", "PIN meiner Karte"
     r"k|ke|ku|na|pro|od|za|ze|z|w|dla|u|til|f[öo]r|fr[åa]n|fra|tot|bij|mit|bei|meiner|meines|meinem|unserer|unseres|"
@@ -1334,11 +1340,12 @@ _CRED_AND = re.compile(
     r"[^\n.;!?]{0,40}?(?:are|is|sont|son|são|sao|sind|:)[ \t]+([\w.\-+@]{1,64})[ \t]+"
     r"(and|&|et|y|e|und|en|with|avec|con|com|mit)[ \t]+([^\s\"'`,;<>()\[\]{}]{3,128})"
 )
-# "I unlock my phone with 802214", "... the laptop with Marble_Fox_61": the digits a lock is opened with, or right after
-# "with" a token holding a digit (a password; "with the YubiKey-5C" is a thing)
+# "I unlock my phone with 802214", "... the laptop with Marble_Fox_61", "to unlock it you type 7788": the digits a lock
+# is opened with, or right after "with" a token holding a digit (a password; "with the YubiKey-5C" is a thing)
 _UNLOCK_WITH = re.compile(
     r"(?:unlock|disarm|open(?:s|ed)?(?= with)|d[ée]verrouill|desbloque|entsperr|sblocc|ontgrendel)\w*[^\n.;!?]{0,40}?[ \t]"
-    r"(?:with|using|avec|con|com|mit|met)[ \t]+(?:(?:(?:the|my|code|pin|le|la|el|o|a|den|de|il|mon|mi|meu|mein)[ \t]+){0,2}"
+    r"(?:with|using|avec|con|com|mit|met|(?:(?:you|i|we|just)[ \t]+)?(?:type|enter|key|punch|dial|put)(?:[ \t]+in)?)[ \t]+"
+    r"(?:(?:(?:the|my|code|pin|le|la|el|o|a|den|de|il|mon|mi|meu|mein)[ \t]+){0,2}"
     r"(\d[\d \-]{2,}\d)(?![\w])|(?=[^\s\"'`,;<>()\[\]{}]*\d)([^\s\"'`,;<>()\[\]{}]{6,128}))"
 )
 
@@ -1357,8 +1364,25 @@ _LOCK_LABEL = re.compile(
     r"(?:safe|locker|padlock|keypad|lockbox|alarm)(?![\w])[^\n:.;!?=]{0,40}?[ \t]*(?:[:=]|[-\u2013\u2014](?=[ \t]))"
     r"[ \t]*(\d[\d#* \-]{2,}[\d#*])(?![\w])"
 )
+# "enter Banana42 and it lets you in", "type 4471# to get in": what is keyed in, then that it opens something
+_ENTER_TO_OPEN = re.compile(
+    r"(?:enter|type|key[ \t]+in|punch[ \t]+in)[ \t]+(?:in[ \t]+)?(?:(?:the|code|pin|password)[ \t]+){0,2}"
+    r"(\d[\d#* \-]{2,}[\d#*]|(?=[^\s\"'`,;<>()\[\]{}]*\d)[^\s\"'`,;<>()\[\]{}]{4,128})[ \t,]+"
+    r"(?:(?:and|then)[ \t]+(?:it|that|the[ \t]+\w+|you'?re|you[ \t]+are|you'?ll[ \t]+be)[ \t]+(?:lets?[ \t]+(?:you|me|us|them)"
+    r"[ \t]+in|opens|unlocks|in)|to[ \t]+(?:get[ \t]+in|open|unlock|enter|disarm|log[ \t]+in|sign[ \t]+in))(?![\w])"
+)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}$")
-_RULES = (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH, _CODE_TO_OPEN, _LOCK_LABEL)
+_RULES = (
+    _KEYWORDS,
+    _LOGIN_PAIR,
+    _AS_WITH,
+    _USER_THEN_PASS,
+    _CRED_AND,
+    _UNLOCK_WITH,
+    _CODE_TO_OPEN,
+    _LOCK_LABEL,
+    _ENTER_TO_OPEN,
+)
 _LOCAL_WAKE = frozenset(LOCAL_LITERALS + SCRIPT_LITERALS)
 # An environment variable whose name ends with a secret word, then its value: "set SMTP_PASSWORD to X",
 # "PGPASSWORD is now X", "ADMIN_PWD should be set to X" (an assignment, "DB_PASSWORD=X", is privacy.py's). Upper case
@@ -1675,7 +1699,7 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
     text lowered by :func:`lower`; ``anchors``: those of :data:`LITERALS` that occur in it (a caller that looked
     for them already passes them)."""
     low = lower(text) if low is None else low
-    present = [a for a in (anchors if anchors is not None else LITERALS) if a != "-" and a in low]
+    present = [a for a in (anchors if anchors is not None else LITERALS) if a != "-" and a != " / " and a in low]
     found: list[tuple[int, int, str]] = []
     if not _ENV_WAKE.isdisjoint(present):
         env = [w for w, lw in _ENV_PAIRS if lw in present and w in text]
@@ -1713,6 +1737,8 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
                 break
     if "-" in low:
         found += _ssns(text)
+    if " / " in low:
+        found += _service_pairs(text)
     found.sort()
     out: list[tuple[int, int, str]] = []
     for s, e, label in found:
@@ -1771,13 +1797,40 @@ def _pair_value(text: str, m: re.Match[str], rx: re.Pattern[str]) -> tuple[int, 
     value = _strip_tail(text[s:e])
     if rx is _CODE_TO_OPEN or rx is _LOCK_LABEL:
         return (s, e, "pin") if sum(c.isdigit() for c in value) >= 4 and not _DATE.match(value) else None
-    if rx is _UNLOCK_WITH:  # the digits of a code, or a token no one writes as a word ("with Marble_Fox_61")
+    if (
+        rx is _UNLOCK_WITH or rx is _ENTER_TO_OPEN
+    ):  # a code's digits, or a token no one writes as a word ("Marble_Fox_61")
         if sum(c.isdigit() for c in value) >= 4 and not any(c.isalpha() for c in value):
             return s, e, "pin"
         return (s, s + len(value), "password") if _shaped(value) and _password_ok(value) else None
     if not _password_ok(value) or value.startswith(("http", "/", "//")):
         return None
     return s, s + len(value), "password"
+
+
+# "Hulu: bob.k / Raspberry!Jam3", "Netflix - me@mail.example / Pass!2024": a service's name opening the line or the
+# sentence, then a login pair with no word for it
+_SERVICE_PAIR = re.compile(
+    r"(?:^|(?<=[\n.;!?(]))[ \t]*[A-Za-z][\w+.&' \-]{0,40}?[ \t]*(?:[:=]|[\-\u2013\u2014](?=[ \t]))[ \t]*"
+    r"(?=[\w.\-+@]*[a-z])([\w.\-+@]{2,64})[ \t]+/[ \t]+([^\s\"'`,;<>()\[\]{}]{6,128})"
+)
+_SIGNS = frozenset("!@#$%^&*+=?~")
+
+
+def _service_pairs(text: str) -> list[tuple[int, int, str]]:
+    """The secret halves of login pairs with no word for a login. With nothing naming it, only a value no one writes
+    otherwise counts: a digit and a sign, or a digit and a capital inside after a user name that is no word ("React /
+    Node18", "v1.2 / v2.0-beta", "pandas / PyArrow14" stay)."""
+    out = []
+    for m in _SERVICE_PAIR.finditer(text):
+        s = m.start(2)
+        v = _strip_tail(m.group(2))
+        inner = v[1:]
+        capital = inner != inner.lower() and not _WORDY.match(m.group(1).lower())
+        signed = not _SIGNS.isdisjoint(v.rstrip("!?"))  # a sentence's end is no sign of the value
+        if any(c.isdigit() for c in v) and (signed or capital) and "/" not in v and _password_ok(v):
+            out.append((s, s + len(v), "password"))
+    return out
 
 
 def _not_plain(value: str) -> bool:

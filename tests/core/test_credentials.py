@@ -634,3 +634,49 @@ def test_a_word_of_another_alphabet_keeps_its_letters_when_a_value_beside_it_goe
     value = shaped()
     assert R.redact(f"moje hasło to {value}, dziękuję") == "moje hasło to [REDACTED:password], dziękuję"
     assert fold_mixed("pаsswоrd łódź", lambda word, folded: "pass" in folded) == "password łódź"
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "To unlock my phone you type {} twice.",  # the lock first, then what is keyed in
+        "to unlock the tablet just enter {}",
+        "When the kiosk asks, enter {} and it lets you in.",  # what is keyed in, then that it opens
+        "type {} to get in",
+        "Garage door opener code: {}",  # a device that opens, named before "code"
+        "the gym locker pin is {}",
+    ],
+)
+def test_a_code_keyed_in_to_open_something_is_redacted(form: str) -> None:
+    _gone(form, digits(5))
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "Hulu: bob.k / {}",  # a service, then a login pair with no word for it
+        "Netflix - me@mail.example / {}",
+        "I use the same pw everywhere: {}",  # an adverb between the noun and its colon
+    ],
+)
+def test_a_login_pair_or_a_password_with_no_word_beside_its_value(form: str) -> None:
+    _gone(form, RNG.choice(WORDS).title() + "!" + RNG.choice(WORDS).title() + digits(1))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Stack: React / Node18",
+        "Versions: v1.2 / v2.0-beta",
+        "Compare: pandas / PyArrow14",
+        "Branches: main / Release-2024!",
+        "Ratio: 3 / 4",
+        "Type 5 and it opens the menu",
+        "Enter your email and it lets you in",
+        "Enter 2 to open the settings",
+        "Type npm install to get in the habit",
+        "The garage door opener stopped working again.",
+    ],
+)
+def test_look_alikes_of_pairs_and_keyed_codes_are_left_alone(text: str) -> None:
+    assert R.redact(text) == text
