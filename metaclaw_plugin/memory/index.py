@@ -54,6 +54,9 @@ class Doc:
     plain: str = ""  # the line's words only: two lines with the same words say the same thing (made once, here)
     hedged: bool = False  # it only wishes, supposes or denies (:func:`.said.hedged`)
     about: str = ""  # what it replaced, looked up but not shown ("I joined PureGym instead" after "my gym is ...")
+    # the words of the turn it answers: they rank it among the lines the request's own words find, and never make a
+    # line found or relevant by themselves (:data:`CONTEXT`)
+    context: str = ""
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,7 @@ def build_segment(docs: Sequence[Doc], terms: Sequence[Sequence[str]]) -> Segmen
     post_tf: dict[str, list[float]] = {}
     lengths = np.zeros(len(docs), np.float32)
     for i, words in enumerate(terms):
-        lengths[i] = max(len(words), 1)
+        lengths[i] = max(sum(1 for w in words if not w.startswith(CONTEXT)), 1)
         for t, c in Counter(words).items():
             post_docs.setdefault(t, []).append(i)
             post_tf.setdefault(t, []).append(float(c))
@@ -243,7 +246,10 @@ class Joined:
             _bounded_put(self.stable, t, head)
         last = self.segments[-1].postings.get(t)
         ids, tf, lengths = head if last is None else _postings([(last, self.starts[-1], self.segments[-1])], head)
-        got = (ids, tf, tf + K1 * (1.0 - B + B * lengths / self.avgdl))
+        # a context word counts as in a line of average length: a short reply ("Agreed!") is no closer to the turn
+        # it answers than a long one
+        norm = K1 if t.startswith(CONTEXT) else K1 * (1.0 - B + B * lengths / self.avgdl)
+        got = (ids, tf, tf + norm)
         _bounded_put(self.cache, t, got)
         return got
 
@@ -339,6 +345,8 @@ class Recall:
         # a weak noun is the topic of a request that has no other word ("Where do I work?")
         weak = WEAK if any(t not in WEAK and not t.startswith("#") and t not in names for t in query) else WEAK_ONLY
         postings = [j.posting(t) for t in query]
+        # the words of the turns lines answer: looked up beside the request's own words (a tag is no word of a turn)
+        context = [CONTEXT + t for t in query if not t.startswith(("#", "="))]
         for t, p in zip(query, postings, strict=True):
             df = len(p[0])
             w = math.log(1.0 + (j.n + PRIOR_DOCS - df + 0.5) / (df + 0.5)) * (0.5 if t in weak else 1.0)
@@ -347,8 +355,19 @@ class Recall:
             # neither is a word the request must be about
             if not t.startswith(("#", "=")):
                 total += w  # a word never said weighs the most: a request about it is not answered by the rest
-        return _score(j, query, postings, idf, total, limit, now, names, weak)
+        for t in context:
+            idf[t] = idf[t[1:]]
+        return _score(
+            j, query + context, postings + [j.posting(t) for t in context], idf, total, limit, now, names, weak
+        )
 
+
+# A reply is found by what it answers: a line's context words (the turn before it, :func:`.view.context_of`) are
+# indexed under this mark and add to its score like its own words, but only among the lines the request's own words
+# find, and never to its coverage or its count of topical words (those gate what is shown). Score-only, on two public
+# LoCoMo conversations (BM25 over raw turns, 300 tokens): answer in block 0.441 -> 0.467 and 0.370 -> 0.444, evidence
+# 0.527 -> 0.561 and 0.569 -> 0.659; counted as the line's own words the gate let through more unanswerable questions.
+CONTEXT = "~"
 
 # A document's count of the request's topical words, concept tags and speakers' names, summed in one pass over the
 # postings as one number per term (exact in float64: a request has far fewer than 4096 words).
@@ -379,6 +398,10 @@ def _score(
             continue
         ids_parts.append(ids)
         score_parts.append(idf[t] * tf * (K1 + 1.0) / den)
+        if t.startswith(CONTEXT):  # ranks a line, never covers the request nor counts as a word of it
+            weights.append(0.0)
+            flags.append(0.0)
+            continue
         weights.append(idf[t])
         # "Caroline:" labels every line of hers: her name is not a topical word
         flags.append(TAG if t.startswith("#") else NAME if t in names else 0.0 if t in weak else STRONG)
@@ -411,7 +434,7 @@ def _score(
             elsewhere = min(1.0, float(cover_all[blocked].max()) / total)
         scores[blocked] = 0.0
     final = scores * j.boosts[docs]
-    live = scores > 0
+    live = (scores > 0) & (cover_all > 0)  # found by the request's own words (a context word only ranks)
     if now > j.first_expiry:
         live &= j.expires[docs] >= now
     pick = np.flatnonzero(live)
@@ -476,10 +499,12 @@ def _best(j: Joined, docs: np.ndarray, final: np.ndarray, pick: np.ndarray, limi
 
 def _terms(d: Doc) -> list[str]:
     """What a document is about: its words, less the names that only address the listener ("Thanks, Caroline!"
-    said by Melanie is not about Caroline)."""
+    said by Melanie is not about Caroline); then its context's words it does not hold, marked (:data:`CONTEXT`)."""
     words = memory_terms_list(unaddressed(_body(d.line)))
     if d.about:
         words += sorted(set(memory_terms_list(d.about)) - set(words))
+    if d.context:
+        words += [CONTEXT + t for t in sorted(set(memory_terms_list(d.context)) - set(words)) if t[0] not in "#="]
     return words
 
 

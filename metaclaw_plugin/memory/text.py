@@ -189,6 +189,11 @@ _SPEAKER = re.compile(r"^([A-Z][\w'’-]{1,30}(?: [A-Z][\w'’-]{1,30})?):\s+(?=
 _NOT_SPEAKERS = frozenset(
     ["note", "notes", "update", "reminder", "todo", "ps", "question", "answer", "edit", "fyi", "summary", "context"]
     + ["error", "warning", "info", "task", "step", "tip", "example", "important", "btw", "nb", "re", "subject"]
+    # the labels a user's own rules are written under ("Rule: always answer in French"): not a speaker's name
+    + ["rule", "rules", "preference", "preferences", "style", "format", "formatting", "language", "tone", "output"]
+    + ["instruction", "instructions", "directive", "policy", "guideline", "guidelines", "default", "defaults"]
+    + ["convention", "conventions", "requirement", "requirements", "constraint", "constraints", "setting", "settings"]
+    + ["remember", "always", "never", "please", "also", "and", "but", "so", "ok", "okay", "yes", "no", "hint"]
 )
 
 

@@ -119,6 +119,14 @@ class Possessed:
     thing: frozenset[str]  # all the words of the thing ("sister-in-law": sister, law)
 
 
+# Words that say which of someone's things, not what it is: a request's "favorite" need not be a word she said.
+_MODIFIERS_TEXT = (
+    "favorite favourite fave new old first last latest current main best worst biggest own recent next previous usual "
+    "ideal dream top little big older younger eldest oldest youngest late early future former"
+)
+_MODIFIERS = frozenset(_MODIFIERS_TEXT.split())
+
+
 def request_possessed(query: str) -> Possessed | None:
     """Whose thing the request is about, or None. In a transcript, a speaker's cousin that none of her lines
     mentions is not answered by lines about her other people, nor by the other speaker's cousin (a third party's
@@ -127,6 +135,8 @@ def request_possessed(query: str) -> Possessed | None:
     if m is None:
         return None
     for word in m.group(2).split():
+        if fold(word) in _MODIFIERS:
+            continue  # "Gina's favorite style of dance": the thing is the style, whatever word she liked it with
         thing = [t for t in terms(word) if t not in WEAK]
         if thing:
             return Possessed(stem(fold(m.group(1))), thing[0], frozenset(thing))
@@ -168,15 +178,33 @@ def chunks(text: str, limit: int = CHUNK_CHARS) -> list[str]:
     return out
 
 
-def passage_docs(p: Passage) -> list[Doc]:
+def passage_docs(p: Passage, context: str = "") -> list[Doc]:
+    """A passage's docs, its pieces. ``context``: the words of the turn before it in its session, looked up with its
+    first piece but never shown (:func:`context_of`)."""
     text = resolve(neutralise(p.text), p.at)
     kind = "digest" if p.kind == "digest" else "passage"
     who, label = speaker_of(text)
     out = []
     for i, c in enumerate(chunks(text)):
         c = c if i == 0 or not label else f"{label}… {c}"  # every piece of a transcript line says who said it
-        out.append(_doc(f"{p.id}#{i}", p.id, kind, c, p.at, session=p.session_id, speaker=who))
+        ctx = context if i == 0 and kind == "passage" else ""
+        out.append(_doc(f"{p.id}#{i}", p.id, kind, c, p.at, session=p.session_id, speaker=who, context=ctx))
     return out
+
+
+# A reply is ranked by the words of what it answers: "Here's one I did last week, inspired by the sunsets" after
+# "What have you been painting?", "Seven years now" after "How long have you been doing pottery?". A turn's first
+# piece carries the lower-case words of the turn before it in the same session (names left out: a question that names
+# the other speaker does not make the reply theirs); :data:`.index.CONTEXT` says how they count.
+CONTEXT_CHARS = 400
+_CAPITALISED = re.compile(r"\b[A-Z][\w'’-]*")
+LAST_SESSIONS = 64  # sessions whose last passage a bucket keeps, for the context of the next one
+
+
+def context_of(text: str) -> str:
+    """The words of a turn that serve as the next turn's context: without its speaker's label or capitalised words."""
+    _, label = speaker_of(text)
+    return _CAPITALISED.sub(" ", text[len(label) : len(label) + CONTEXT_CHARS])
 
 
 @dataclass(frozen=True)
@@ -190,6 +218,8 @@ class Bucket:
     # the latest sessions' passages (for "where were we last time?"), latest first
     recent: tuple[tuple[str, tuple[Doc, ...]], ...] = ()
     speakers: frozenset[str] = frozenset()  # the speaker labels of its transcript lines
+    # the last passage of its latest sessions (session, context words): the next passage's context
+    last: tuple[tuple[str, str], ...] = ()
     # this version's number (new on every change, never reused): what a rendered section is cached under
     serial: int = field(init=False, default_factory=lambda: next(_SERIALS), compare=False)
 
@@ -214,7 +244,12 @@ class Bucket:
         )
 
     def with_passages(self, passages: Iterable[Passage], *, rebuild: bool) -> Bucket:
-        docs = [d for p in yielding(passages) if p.status == "active" and p.text for d in passage_docs(p)]
+        last = {} if rebuild else dict(self.last)
+        docs = []
+        for p in yielding(passages):  # oldest first
+            if p.status == "active" and p.text:
+                docs += passage_docs(p, last.pop(p.session_id, "") if p.kind != "digest" else "")
+                last[p.session_id] = context_of(p.text)
         recall, recent = self.recall, self.recent
         if rebuild:
             recall, recent = Recall(recall.memories), ()
@@ -229,7 +264,8 @@ class Bucket:
             sessions.setdefault(d.session, []).append(d)
         recent = tuple((s, tuple(sessions[s][:RECENT_DOCS])) for s in order[:RECENT_SESSIONS])
         recall = recall.appended(docs) if docs else recall
-        return replace(self, recall=recall, recent=recent, speakers=frozenset(recall.speakers()))
+        kept = tuple(last.items())[-LAST_SESSIONS:]
+        return replace(self, recall=recall, recent=recent, speakers=frozenset(recall.speakers()), last=kept)
 
 
 def _expiring(buckets: Iterable[Bucket | None]) -> bool:

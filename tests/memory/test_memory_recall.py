@@ -450,9 +450,9 @@ def test_each_passage_is_read_into_the_view_once_a_quarantined_one_never(home: P
     read: list[str] = []
     real = view_mod.passage_docs
 
-    def counted(x: Passage) -> list[Any]:
+    def counted(x: Passage, context: str = "") -> list[Any]:
         read.append(x.id)
-        return real(x)
+        return real(x, context)
 
     monkeypatch.setattr(view_mod, "passage_docs", counted)
     settings = Settings(home=home)
@@ -554,3 +554,54 @@ def test_a_tool_loop_keeps_its_request_once_and_renders_its_section_once(home: P
         assert "docs/ops/staging-runbook.md" in again and len(view._sections) > len(before)
     finally:
         p.stop()
+
+
+# Real conversations (public LoCoMo, read after the generated set) -------------------------------------------------
+def test_a_reply_ranks_by_the_turn_it_answers_but_is_never_found_by_it_alone() -> None:
+    """A reply is ranked by the words of the turn before it in its session ("Seven years now" after "How long have
+    you been doing pottery?"): of two lines the request's own words find equally, the one answering a turn about it
+    comes first. Words only the turn before holds find nothing ("Agreed!" after a question about pottery)."""
+    lines = [
+        passage(1, "Gina: When are you opening the studio?", at=T0, session="s1"),
+        passage(2, "Jon: The official opening is tomorrow, can't wait!", at=T0 + 1, session="s1"),
+        passage(3, "Gina: How was the bakery this week?", at=T0 + 2, session="s2"),
+        passage(4, "Jon: The official opening is tomorrow, can't wait!", at=T0 + 3, session="s2"),
+        passage(5, "Gina: Do you still do pottery?", at=T0 + 4, session="s3"),
+        passage(6, "Jon: Agreed!", at=T0 + 5, session="s3"),
+    ]
+    v = view_with(lines)
+    b = v.buckets[("acme", "ana")]
+    from metaclaw_plugin.memory.text import request_terms
+
+    found = b.recall.search(sorted(request_terms("When is Jon's studio opening?")), 10, T0 + 10).hits
+    keys = [h.doc.key for h in found]
+    assert keys.index("p2#0") < keys.index("p4#0")  # the same words, the first answers a turn about the studio
+    pottery = b.recall.search(sorted(request_terms("Does Jon do pottery?")), 10, T0 + 10, ["jon"]).hits
+    agreed = [h for h in pottery if h.doc.key == "p6#0"]  # found by its label, "Jon", alone
+    assert all(h.matched == 0 for h in agreed)  # "pottery", its context's word, is no word of its own
+    assert "Agreed" not in ask(v, "Does Jon do pottery?")
+
+
+def test_what_one_speaker_tells_another_is_never_a_standing_preference() -> None:
+    """A transcript's "Gina: Never give up!" was filed as a standing preference and went into every request of the
+    user (24 of 24 unanswerable questions of a public conversation got a block). Said between speakers, an imperative
+    is not how the agent is to answer; the label a user writes a rule under is no speaker."""
+    from metaclaw_plugin.learning.memory.rules import extract
+
+    assert not any(c.standing for c in extract("Gina: Never give up! You got this."))  # type: ignore[union-attr]
+    assert not any(c.standing for c in extract("Mel: Always take care of yourself first."))  # type: ignore[union-attr]
+    for rule in ["Rule: always answer in French", "Style: Keep answers under 100 words"]:
+        got = extract(rule)
+        assert got and all(c.standing for c in got), rule  # type: ignore[union-attr]
+
+
+def test_which_of_someones_things_is_not_the_thing_asked_about() -> None:
+    """ "What is Ana's favorite band?" when she never said "favorite": the band she loves answers it; a word that
+    says which of her things ("favorite", "new", "first") is not the thing."""
+    v = view_with(
+        [
+            passage(1, "Ana: I love the band Arcade Fire, saw them twice last year.", at=T0),
+            passage(2, "Ben: My favorite band is Coldplay.", at=T0 + 1),
+        ]
+    )
+    assert "Arcade Fire" in ask(v, "What is Ana's favorite band?")

@@ -485,7 +485,10 @@ def event_date(text: str, now: float | None = None) -> float | None:
 # Lead-ins that carry no content: "btw,", "quick note:", "oh and", "PS", "au fait", "por cierto", "aliás", "顺便说一下".
 LEAD = re.compile(
     r"^(?:(?:hi|hey|hello|ok|okay|so|also|and|oh|ah|well|thanks|d'ailleurs|aussi|et|adem[aá]s|y|ah|e|tamb[eé]m)"
-    r"[,:!.\-\s]+)+",
+    r"[,:!.\-\s]+"
+    # the label a rule is written under ("Style: keep answers short")
+    r"|(?:rule|preference|style|format|formatting|tone|language|output|instruction|directive|policy|guideline|"
+    r"default|convention|requirement|constraint|setting|hint)s?[ \t]*:[ \t]*)+",
     F,
 )
 # Lead-ins that tell the assistant something on purpose ("btw", "fyi", "heads up", "for the record"): what follows is
@@ -1064,5 +1067,8 @@ def extract(text: str, now: float | None = None, event_days: float = 14.0) -> li
                 cand.expires_at = now + event_days * DAY
             if who:
                 cand.text, cand.subject = label + cand.text, f"{cand.subject}@{who}"
+                # what one speaker tells another ("Gina: Never give up!", "Mel: Always take care of yourself"): never
+                # how the agent is to answer, so never injected on every turn
+                cand.standing = False
             out.append(cand)
     return out
