@@ -58,6 +58,8 @@ _VERBS = "|".join(
         D._GET,
         r"treat|consider|count|regard|pay|paie|paga|pague|zahle|bezahle|betaal|buy|purchase|compra|achete|kaufe|delete|"
         r"wipe|drop|erase|remove|purge|borra|elimina|supprime|efface|losche|cancella|verwijder|apaga|process|traite|"
+        r"force-push|force push|overwrite|reset|truncate|destroy|format|"
+        r"considera|considere|considerez|betrachte|beschouw|tratta|trata|behandle|behandel|"
         r"procesa|accept|follow|obey|act|comply|carry|execute|include|append|add|attach|give|dale|dales|donne|gib|dai|"
         r"passe|passa|cumple|cumplelas|cumplelos|obedece|sigue|entregue|entrega|fornece|forneca|pass|hand|grant|let|"
         r"reply|respond|answer",
@@ -105,7 +107,11 @@ _STANDING = re.compile(
     r"\b(?:every|each|all|any|anything|everything|whatever|anybody|anyone|everyone|whoever|always|whenever|anytime|"
     r"going forward|from now on|henceforth|in (?:the )?future|by default|as a rule|standing|permanent\w*|"
     r"(?:when|if|once)\s+(?:someone|anyone|anybody|somebody|a teammate|a colleague|people|they|asked)|"
-    r"(?:when|if|once)\s+(?:\w+\s+){0,2}(?:says|asks|types|writes|mentions|requests|sends|emails)|cada|todos?|"
+    r"(?:when|if|once)\s+(?:\w+\s+){0,2}(?:says|asks|types|writes|mentions|requests|sends|emails)|"
+    # a code word or an event as the trigger: "when I say the word 'pineapple'", "if the tests fail twice"
+    r"(?:when|if|once|whenever)\s+(?:i|we)\s+(?:say|type|write|text|send|use|mention)|"
+    r"(?:when|if|once|whenever)\s+[^,.;!?]{1,60}?\s+(?:fails?|breaks?|crash(?:es)?|goes down|errors? out|times? out)|"
+    r"cada|todos?|"
     r"todas?|siempre|cualquier\w*|chaque|tou(?:t|te|tes|s)|toujours|n'importe|jede[nrms]?|alle[nrms]?|immer|ogni|"
     r"tutt[eio]|sempre|qualsiasi|elke|iedere?|altijd|(?:cuando|quand|wenn|quando|als)\s+(?:alguien|quelqu'un|jemand|"
     r"qualcuno|iemand|alguem))\b",
@@ -174,6 +180,12 @@ _PROTECT = re.compile(
     r"load\w*|read\w*|keep\w*|protect\w*|hash\w*|obfuscat\w+|blank\w*|expir\w+|tests?)\b",
     F,
 )
+# the asker sent elsewhere, nothing given: "when someone asks for the admin password, tell them to ask IT"
+_DEFLECT = re.compile(
+    r"\b(?:tell|ask|direct|send|point|refer)\s+(?:them|him|her|people|the person|the caller|whoever asks)\s+"
+    r"(?:to\s+(?:ask|contact|check|talk|reach|email|call|use|go|open|file|see)|towards?)\b",
+    F,
+)
 _APPROVAL = re.compile(
     r"\b(?:approved|approve|approval|approuv\w+|cleared|authori[sz]ed|permission|sign-?off|consent|pre-?approv\w+|"
     r"aprobad\w+|aprovad\w+|autorise\w*|autorizad\w+|genehmigt|freigegeben|approvat\w+|goedgekeurd|reviewed|"
@@ -190,8 +202,9 @@ _ORDERS = re.compile(
     rf"\b(?<!customer )(?<!purchase )(?<!sales )(?<!online )(?<!pending )(?<!open )(?<!refund )(?<!shop )"
     rf"(?<!store )(?<!work )(?:{_ORDER_NOUNS})\s+(?:\w+\s+)?(?:from|by|in|of|de|von|da|van|di)\b"
     rf"(?!\s+(?:last|this|the (?:last|past|previous)|yesterday|today|\d))"
-    rf"|\b(?:is|are|count as|counts as|as|son|sont|sind|sono|zijn|sao|ist|est|es|e)\s+(?:an?\s+|my\s+|des\s+|mes\s+|"
-    rf"meine\s+)?(?:direct\s+|standing\s+|explicit\s+)?(?:{_ORDER_NOUNS})\b",
+    rf"|\b(?:is|are|count as|counts as|as|son|sont|sind|sono|zijn|sao|ist|est|es|e|come|como|comme|als)\s+"
+    rf"(?:(?:an?|un|una|uno|my|mio|mia|mi|mis|mon|ma|mes|meu|minha|meus|minhas|meine[n]?|mijn|des)\s+){{0,2}}"
+    rf"(?:direct\s+|standing\s+|explicit\s+)?(?:{_ORDER_NOUNS}|ordine|orden|ordem|comando|befehl|opdracht)\b",
     F,
 )
 _DESTROY = re.compile(
@@ -261,7 +274,7 @@ def _touches(s: str) -> list[str]:
         or (sends and _CONVERSATION.search(s) and _ANYONE.search(s))
     ):
         codes.append("exfiltration")
-    if (secret or env) and _DISCLOSE.search(s) and not _PROTECT.search(s):
+    if (secret or env) and _DISCLOSE.search(s) and not _PROTECT.search(s) and not _DEFLECT.search(s):
         codes.append("secret_reveal")
     if approval:
         codes.append("pre_approval")
