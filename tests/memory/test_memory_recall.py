@@ -605,3 +605,19 @@ def test_which_of_someones_things_is_not_the_thing_asked_about() -> None:
         ]
     )
     assert "Arcade Fire" in ask(v, "What is Ana's favorite band?")
+
+
+def test_once_a_request_is_answered_the_budget_left_takes_lines_of_its_concepts_too() -> None:
+    """A dinner party the user is hosting answers "What should I cook for the dinner party?"; that they went vegan
+    shares no word with it but its concept (#diet), and fills the budget the first line left. A line of neither
+    stays out, and a request no line answers still gets nothing."""
+    v = view_with(
+        [
+            passage(1, "We are hosting a dinner party on Saturday for eight people.", at=T0),
+            passage(2, "I went fully vegan last year, no meat or dairy at all.", at=T0 + 1, session="s2"),
+            passage(3, "My car needs new tires.", at=T0 + 2, session="s3"),
+        ]
+    )
+    got = ask(v, "What should I cook for the dinner party on Saturday?")
+    assert "dinner party" in got and "vegan" in got and "tires" not in got
+    assert ask(v, "What is a good recipe for lentil soup?") == ""
