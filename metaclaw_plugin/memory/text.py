@@ -627,7 +627,8 @@ def _concept_sets(side: int) -> list[tuple[str, frozenset[str], tuple[str, ...]]
     has no word boundaries); sorted out once here rather than on every request."""
     out = []
     for tag, sides in _CONCEPTS.items():
-        words = sides[side].split()
+        # a request that names the concept is about it ("What's my diet?", "What pets do I have?")
+        words = sides[side].split() + ([tag[1:]] if side == 1 else [])
         out.append(
             (
                 tag,

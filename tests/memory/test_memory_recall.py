@@ -621,3 +621,15 @@ def test_once_a_request_is_answered_the_budget_left_takes_lines_of_its_concepts_
     got = ask(v, "What should I cook for the dinner party on Saturday?")
     assert "dinner party" in got and "vegan" in got and "tires" not in got
     assert ask(v, "What is a good recipe for lentil soup?") == ""
+
+
+def test_a_request_that_names_a_concept_finds_the_traits_it_holds() -> None:
+    """ "What's my diet?" and "What pets do I have?" shared no word with "I'm vegetarian" or "I have two cats"
+    and got nothing: a request that names a concept carries it, as a request about dinner does."""
+    said = ["I'm vegetarian and I don't drink coffee.", "I have two cats, Miso and Tofu."]
+    v = view_with(
+        [passage(i, text, at=T0 + i, session=f"s{i}") for i, text in enumerate(said)],
+        [Memory(f"m{i}", "acme", "ana", "fact", f"self:{i}", text, valid_from=T0 + i) for i, text in enumerate(said)],
+    )
+    assert "vegetarian" in ask(v, "What's my diet?")
+    assert "Miso" in ask(v, "What pets do I have?")
