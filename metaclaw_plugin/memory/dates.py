@@ -101,6 +101,8 @@ _PHRASES: list[tuple[str, str]] = [
     (r"yesterday|last night|hier soir|hier|ayer|anoche|ontem|昨天|昨晚", "d-1"),
     (r"tomorrow|demain|ma[nñ]ana|amanh[aã]|明天", "d+1"),
     (rf"{_NUM} days? ago|il y a {_NUM} jours?|hace {_NUM} d[ií]as?|h[aá] {_NUM} dias?", "days-ago"),
+    (rf"{_NUM} weekends? ago", "weekends-ago"),
+    (r"the week before last|the weekend before last", "before-last"),
     (rf"{_NUM} weeks? ago|il y a {_NUM} semaines?|hace {_NUM} semanas?|h[aá] {_NUM} semanas?", "weeks-ago"),
     (rf"{_NUM} months? ago|il y a {_NUM} mois|hace {_NUM} mes(?:es)?|h[aá] {_NUM} m[eê]s(?:es)?", "months-ago"),
     (rf"{_NUM} years? ago|il y a {_NUM} ans?|hace {_NUM} a[nñ]os?|h[aá] {_NUM} anos?", "years-ago"),
@@ -116,6 +118,8 @@ _PHRASES: list[tuple[str, str]] = [
     (r"last month|le mois dernier|el mes pasado|o m[eê]s passado|m[eê]s passado|上个月|上月", "m-1"),
     (r"next month|le mois prochain|el pr[oó]ximo mes|o pr[oó]ximo m[eê]s|下个月|下月", "m+1"),
     (r"this month|ce mois-ci|este mes|este m[eê]s|这个月|本月", "m0"),
+    (r"last (?:summer|winter|spring|fall|autumn)", "season-"),
+    (r"this (?:summer|winter|spring|fall|autumn)|next (?:summer|winter|spring|fall|autumn)", "season+"),
     (r"last year|l'ann[ée]e derni[eè]re|el a[nñ]o pasado|o ano passado|ano passado|去年", "y-1"),
     (r"next year|l'ann[ée]e prochaine|el pr[oó]ximo a[nñ]o|o pr[oó]ximo ano|ano que vem|明年", "y+1"),
     (r"this year|cette ann[ée]e|este a[nñ]o|este ano|今年", "y0"),
@@ -138,6 +142,33 @@ def _count(text: str) -> int:
     return int(v) if v.isdigit() else _NUMBERS.get(v, 1)
 
 
+_SEASONS = {"winter": 12, "spring": 3, "summer": 6, "fall": 9, "autumn": 9}  # the month each starts (the north's)
+
+
+def _season(text: str, d: date, last: bool) -> str:
+    """ "last summer" is the latest summer over by ``d`` (said in July 2023: summer 2022; in October: summer 2023);
+    "this summer" this calendar year's, "next summer" the first to begin after ``d`` (a winter is named by the year it
+    starts)."""
+    name = text.split()[-1].lower()
+    start = _SEASONS[name]
+
+    def bounds(year: int) -> tuple[date, date]:
+        end_month = start + 3
+        return date(year, start, 1), date(year + (end_month - 1) // 12, (end_month - 1) % 12 + 1, 1)
+
+    if last:
+        year = d.year
+        while bounds(year)[1] > d:
+            year -= 1
+        return f"{name} {year}"
+    if text.lower().startswith("this"):  # this calendar year's (a winter under way in January began the year before)
+        return f"{name} {d.year - 1 if start == 12 and d.month < 3 else d.year}"
+    year = d.year - 1
+    while bounds(year)[0] <= d:  # "next summer": the first to begin after ``d``
+        year += 1
+    return f"{name} {year}"
+
+
 def _resolve(kind: str, text: str, d: date) -> str | None:
     if kind in ("d-2", "d+2", "d-1", "d+1"):
         return say(d + timedelta(days={"d-2": -2, "d+2": 2, "d-1": -1, "d+1": 1}[kind]))
@@ -146,6 +177,13 @@ def _resolve(kind: str, text: str, d: date) -> str | None:
     if kind == "weeks-ago":
         n = _count(text)
         return f"{'a' if n == 1 else n} week{'s' if n != 1 else ''} before {say(d)}"
+    if kind == "weekends-ago":
+        n = _count(text)
+        return f"{'a' if n == 1 else n} weekend{'s' if n != 1 else ''} before {say(d)}"
+    if kind == "before-last":
+        return f"2 {'weekends' if 'weekend' in text.lower() else 'weeks'} before {say(d)}"
+    if kind in ("season-", "season+"):
+        return _season(text, d, kind == "season-")
     if kind == "months-ago":
         return _month(d, -_count(text))
     if kind == "years-ago":

@@ -89,6 +89,12 @@ def ask(v: MemoryView, text: str, user: str = "ana") -> str:
         ("ontem fui ao cinema", "ontem (8 June 2023)"),
         ("我昨天去了公园", "昨天 (8 June 2023)"),
         ("last month was busy", "last month (May 2023)"),
+        # forms a public conversation set uses (T0 is 9 June 2023, a Friday)
+        ("we went camping two weekends ago", "two weekends ago (2 weekends before 9 June 2023)"),
+        ("the week before last I was in Rome", "the week before last (2 weeks before 9 June 2023)"),
+        ("last summer we went to Crete", "last summer (summer 2022)"),
+        ("last winter was cold", "last winter (winter 2022)"),
+        ("next summer we'll go back", "next summer (summer 2024)"),  # this one began on 1 June
     ],
 )
 def test_a_relative_date_is_resolved_against_the_day_it_was_said(said: str, means: str) -> None:
