@@ -93,7 +93,13 @@ def _weekday_after(d: date, wd: int) -> date:
 
 
 _NUM = r"(\d{1,2}|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|un|une|deux|trois|quatre|cinq|uno|una|dos|tres|cuatro|cinco|um|uma|dois|duas|quatro)"
-_WD = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+# a weekday, written out or short ("last Fri", "last Tues"); the short forms that are words too only capitalised
+# ("the last sun rays", "who last sat there")
+_WD = (
+    r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday|tues?|weds|thur?s?|fri|(?-i:Mon|Wed|Sat|Sun))"
+    r"(?:\.(?!\w))?"
+)
+_WD_SHORT = {"mon": 0, "tu": 1, "we": 2, "th": 3, "fr": 4, "sa": 5, "su": 6}
 _PHRASES: list[tuple[str, str]] = [
     # (pattern, resolver name); longer forms first
     (r"the day before yesterday|avant-hier|anteayer|antes de ontem|前天", "d-2"),
@@ -208,7 +214,7 @@ def _resolve(kind: str, text: str, d: date) -> str | None:
         m = _WD_RX.search(text)
         if not m:
             return None
-        wd = WEEKDAYS.index(m.group(1).title())
+        wd = _WD_SHORT[m.group(1).lower()[:2]] if m.group(1).lower()[:2] != "mo" else 0
         when = _weekday_before(d, wd) if kind == "wd-" else _weekday_after(d, wd)
         rel = "before" if kind == "wd-" else "after"
         return f"the {WEEKDAYS[wd]} {rel} {say(d)}, {say(when)}"

@@ -94,6 +94,8 @@ def ask(v: MemoryView, text: str, user: str = "ana") -> str:
         ("the week before last I was in Rome", "the week before last (2 weeks before 9 June 2023)"),
         ("last summer we went to Crete", "last summer (summer 2022)"),
         ("last winter was cold", "last winter (winter 2022)"),
+        ("Last Fri I took my kids to a pottery workshop", "Last Fri (the Friday before 9 June 2023, 2 June 2023)"),
+        ("I joined the group last Tues", "last Tues (the Tuesday before 9 June 2023, 6 June 2023)"),
         ("next summer we'll go back", "next summer (summer 2024)"),  # this one began on 1 June
     ],
 )
@@ -102,7 +104,7 @@ def test_a_relative_date_is_resolved_against_the_day_it_was_said(said: str, mean
 
 
 def test_words_that_hold_a_date_word_are_left_alone_and_a_resolved_date_is_not_resolved_twice() -> None:
-    for text in ("my layer cake", "the player scored", "Today's weather"):
+    for text in ("my layer cake", "the player scored", "Today's weather", "the last sun rays", "who last sat there"):
         assert resolve(text, T0) == text
     once = resolve("I went yesterday", T0)
     assert resolve(once, T0) == once
