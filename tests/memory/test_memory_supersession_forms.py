@@ -7,10 +7,13 @@ second clause ("I changed dentists, my new dentist is Dr. Moreau"). Before: 3 of
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.learning.memory.rules import extract, sentences
+
+Turn = Callable[..., str]  # the `turn` fixture (tests/memory/conftest.py): session, text, at=None
 
 CASES = [
     ("I live in Paris.", "I moved to Berlin last month.", "Where do I live?", "Berlin"),
@@ -86,34 +89,20 @@ def test_each_change_supersedes_the_old_fact_and_only_the_new_one_is_recalled(ho
         p.stop()
 
 
-def test_a_change_takes_out_the_old_statement_not_the_rest_of_the_turn_it_was_said_in(home: Path):
+def test_a_change_takes_out_the_old_statement_not_the_rest_of_the_turn_it_was_said_in(turn: Turn):
     """A superseded statement took the whole turn it was said in out of recall: on a public LoCoMo conversation 63
     of 662 passages went, whole, with one of their sentences ("the lunch had salads, sandwiches and homemade
     desserts" with "my favorite is the banana split"). The old statement said alone still goes."""
-    p = MetaClawPlugin(Settings(home=home)).start()
-    try:
-        t0 = time.time() - 3600
-
-        def turn(session: str, text: str, at: float | None = None) -> str:
-            ctx = TurnContext(session_id=session, user="ana", tenant="acme", started_at=at or time.time())
-            out = p.on_request(ctx, [{"role": "system", "content": "Hi."}, {"role": "user", "content": text}])
-            p.on_response(ctx, {"role": "assistant", "content": "Noted."})
-            p.on_session_end(TurnContext(session_id=session, tenant="acme"))
-            assert p.flush(60)
-            system = str(out[0]["content"])
-            return system[system.find("<metaclaw-memory>") :] if "<metaclaw-memory>" in system else ""
-
-        turn(
-            "s1",
-            "The shelter lunch had salads, sandwiches and homemade desserts, and the volunteers stayed until six. "
-            "My dentist is Dr. Hale.",
-            at=t0,
-        )
-        turn("s2", "My gym is PureFit.", at=t0 + 30)
-        turn("s3", "I changed dentists, my new dentist is Dr. Moreau.", at=t0 + 60)
-        turn("s4", "I switched gyms, my gym is now IronWorks.", at=t0 + 90)
-        assert "desserts" in turn("ask1", "What food was there at the shelter lunch? Any desserts?")
-        got = turn("ask2", "Which gym do I go to?")
-        assert "IronWorks" in got and "PureFit" not in got  # the old statement, said alone, went
-    finally:
-        p.stop()
+    t0 = time.time() - 3600
+    turn(
+        "s1",
+        "The shelter lunch had salads, sandwiches and homemade desserts, and the volunteers stayed until six. "
+        "My dentist is Dr. Hale.",
+        at=t0,
+    )
+    turn("s2", "My gym is PureFit.", at=t0 + 30)
+    turn("s3", "I changed dentists, my new dentist is Dr. Moreau.", at=t0 + 60)
+    turn("s4", "I switched gyms, my gym is now IronWorks.", at=t0 + 90)
+    assert "desserts" in turn("ask1", "What food was there at the shelter lunch? Any desserts?")
+    got = turn("ask2", "Which gym do I go to?")
+    assert "IronWorks" in got and "PureFit" not in got  # the old statement, said alone, went
