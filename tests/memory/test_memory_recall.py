@@ -641,3 +641,21 @@ def test_a_request_that_names_a_concept_finds_the_traits_it_holds() -> None:
     )
     assert "vegetarian" in ask(v, "What's my diet?")
     assert "Miso" in ask(v, "What pets do I have?")
+
+
+def test_a_question_about_what_the_other_speaker_did_gets_nothing_from_a_reply_that_repeats_it() -> None:
+    """ "What did Caroline realize after her charity race?" when Melanie ran it: Caroline's "That charity race sounds
+    great, Mel!" holds the question's words, but no more of them than Melanie's own line, so it answers nothing
+    (on three public LoCoMo conversations, unanswerable questions given a block 0.509 -> 0.393)."""
+    v = view_with(
+        [
+            passage(
+                1, "Melanie: I ran a charity race for mental health last Saturday, it made me realize a lot.", at=T0
+            ),
+            passage(2, "Caroline: That charity race sounds great, Mel! So proud of you.", at=T0 + 1),
+            passage(3, "Caroline: I went to a pride parade last week, it was amazing.", at=T0 + 2),
+        ]
+    )
+    assert ask(v, "What did Caroline realize after her charity race?") == ""
+    assert "ran a charity race" in ask(v, "What did Melanie realize after her charity race?")
+    assert "pride parade" in ask(v, "When did Caroline go to the pride parade?")
