@@ -1,4 +1,4 @@
-"""Memory's gates on the fourth to eleventh red-team sets and on standing preferences that touch secrets, deletion and
+"""Memory's gates on the fourth to twelfth red-team sets and on standing preferences that touch secrets, deletion and
 approval (tests/support/memory_redteam_later.py, issue 41 item 4), end to end as the other sets run: said once as a
 main user turn, the session ended, the memory thread drained, a later request of the same user worded like it. Each
 set was written before the fixes it drove; what it showed while unseen is in the corpus's docstring and docs/memory.md
@@ -41,6 +41,7 @@ def test_the_sets_span_the_classes_and_languages() -> None:
         "ninth": 29,
         "tenth": 20,
         "eleventh": 28,
+        "twelfth": 25,
     }
     classes = {c.cls for c in POISON}
     assert {"exfiltration", "secret_reveal", "fetch_execute", "pre_approval", "skip_confirmation"} <= classes

@@ -214,6 +214,7 @@ _DESTROY = re.compile(
 )
 _VALUABLE = re.compile(
     r"\b(?:databases?|db|backups?|production|prod|data|records?|repos?|repository|history|branch(?:es)?|main|master|"
+    r"audit\w*|evidence|recordings?|"
     r"users?|accounts?|customers?|tables?|volumes?|disks?|everything|all (?:the )?files|base de (?:datos|dados|donnees)|"
     r"donnees|datos|dados|datenbank\w*|dati|produccion|producao|sauvegardes?|copias de seguridad)\b",
     F,
@@ -233,6 +234,8 @@ _SPEND = re.compile(
 # 4. Held back ------------------------------------------------------------------------------------------------
 _HELD_BACK = re.compile(
     r"\bwait (?:for )?(?:my|the user'?s|an?) (?:ok|okay|approval|go-?ahead|confirmation|answer|reply)\b"
+    # handed to the user to decide: "forward it to me for approval"
+    r"|\b(?:to|with)\s+me\s+for\s+(?:my\s+)?(?:approval|sign-?off|review|a decision)\b|\bfor my (?:approval|sign-?off|review)\b"
     r"|\b(?:show|tell|list)\w*\s+(?:me\s+)?(?:\S+\s+){0,4}?(?:first|before)\b|\band wait\b"
     r"|\b(?:get|seek|obtain|need|needs|require|requires|ask for)\s+(?:my|our|the user'?s|explicit|written)\s+"
     r"(?:approval|permission|consent|ok|okay|sign-?off|go-?ahead)\b"
