@@ -248,7 +248,15 @@ LITERALS = (
     "-",
     # a login pair with no word for it ("Hulu: bob.k / Raspberry!Jam3")
     " / ",
+    # what a prompt or a lock asks for, keyed in ("when it asks for the code just enter 5150")
+    "asks",
+    "prompts",
+    "reuse",
+    "re-use",
+    "get in",
 )
+# Literals that wake a scan of their own (ids by shape, pairs with no noun, values keyed in), never a rule's anchor
+_SCAN_ONLY = frozenset(["-", " / ", "asks", "prompts", "reuse", "re-use", "get in"])
 # Also looked for once a password noun is there: "user bob pass letmein" (too common to wake the scan alone).
 _USER_ANCHORS = ("user", "utilisateur", "usuario", "usuário", "benutzer")
 _PAIR_ONLY = frozenset(["account", "compte", "cuenta", "conta", "identifiant", "zugang", "anmelde"])
@@ -306,7 +314,8 @@ _PHRASE = (
 _CODE_QUALIFIER = (
     r"(?:secret|unlock|door|gate|alarm|disarm|arming|garage|entry|access|security|verification|2fa|mfa|otp|one[- ]time|"
     r"backup|recovery|lock|safe|keypad|building|voicemail|parking|locker|bike|front|back|house|home|office|phone|sim|"
-    r"bank|card|atm|debit|credit|puk|login|sign-in|confirmation|opener|remote|gym|kiosk|lockscreen|screen|tablet)"
+    r"bank|card|atm|debit|credit|puk|login|sign-in|confirmation|opener|remote|gym|kiosk|lockscreen|screen|tablet|"
+    r"storage|unit|shed|mailbox|room|hotel|car|trunk|cabinet|vault|parental|host|moderator|meeting|conference|bridge)"
 )
 # What a code opens, after "code for/of/de/dell'/für/van/от" and a determiner or two.
 _LOCKED = (
@@ -330,7 +339,7 @@ _CODE = (
     # PIN-код, PIN码, PINコード, PIN 번호
     r"pin[ -]?(?:cod|k[oó]o?d|kode|код|numer|nummer|n[uú]mero)[a-zà-ÿа-яё]{0,4}|pin-(?:ul|ului|en|et|in|ni|u|a|om)|"
     r"пин(?:[ -]?код[а-яё]{0,3})?|pin ?(?:码|碼|コード|번호)|पिन|(?:ال)?(?:رقم|رمز) (?:ال)?سري|رمز pin|"
-    r"pin(?:[ -]?(?:code|number|no\.?))?s?|pass ?codes?|"
+    r"pin(?:[ -]?(?:code|number|no\.?))?s?|pass ?codes?|(?:host|moderator|participant)[ \t-]+keys?|"
     rf"(?:{_CODE_QUALIFIER}[ \t-]+){{1,3}}(?:codes?|pins?)|(?:lock|safe|locker|pin|padlock)[ \t-]+(?:numbers?|combinations?)|"
     r"combination|combinaci[oó]n|combina[cç][aã]o|combinaison|kombination|combinazione|combinatie|digicode|"
     r"(?:(?<=lock )|(?<=locker )|(?<=safe )|(?<=padlock ))combos?|combo(?= lock)|code (?:pin|secret|d'acc[eè]s|de (?:la )?porte|"
@@ -1699,7 +1708,8 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
     text lowered by :func:`lower`; ``anchors``: those of :data:`LITERALS` that occur in it (a caller that looked
     for them already passes them)."""
     low = lower(text) if low is None else low
-    present = [a for a in (anchors if anchors is not None else LITERALS) if a != "-" and a != " / " and a in low]
+    every = [a for a in (anchors if anchors is not None else LITERALS) if a in low]
+    present = [a for a in every if a not in _SCAN_ONLY]
     found: list[tuple[int, int, str]] = []
     if not _ENV_WAKE.isdisjoint(present):
         env = [w for w, lw in _ENV_PAIRS if lw in present and w in text]
@@ -1739,6 +1749,8 @@ def spans(text: str, low: str | None = None, anchors: Iterable[str] | None = Non
         found += _ssns(text)
     if " / " in low:
         found += _service_pairs(text)
+    if not _KEYED_ANCHORS.isdisjoint(every) and _KEYED_WAKE.search(low):
+        found += _keyed_values(text)
     found.sort()
     out: list[tuple[int, int, str]] = []
     for s, e, label in found:
@@ -1830,6 +1842,64 @@ def _service_pairs(text: str) -> list[tuple[int, int, str]]:
         signed = not _SIGNS.isdisjoint(v.rstrip("!?"))  # a sentence's end is no sign of the value
         if any(c.isdigit() for c in v) and (signed or capital) and "/" not in v and _password_ok(v):
             out.append((s, s + len(v), "password"))
+    return out
+
+
+# What is keyed in where a lock or a prompt asks for it, the noun far from the value or absent: "Type Sunflower77 when
+# the laptop asks for the password", "when it asks for the code just enter 5150", "to get into the shed, punch in 2468
+# on the keypad", "I reuse Falcon_Ridge_5 for most sites"
+_KEYED_VALUE = r"([^\s\"'`,;<>()\[\]{}]{4,128})"
+_ENTER = r"(?:type|enter|use|put in|key in|punch in|dial)"
+_ASKS_FOR = (
+    r"(?:asks?|prompts?)[ \t]+(?:you[ \t]+|me[ \t]+)?for[ \t]+(?:the[ \t]+|a[ \t]+|your[ \t]+|my[ \t]+)?(?:\w+[ \t]+)?"
+)
+_SECRET_WORD = r"(?:password|passcode|pass code|pin|code|passphrase)"
+_KEYED = (
+    re.compile(
+        rf"\b{_ENTER}[ \t]+{_KEYED_VALUE}[ \t]+(?:when(?:ever)?|if|once)[ \t]+[^.;!?\n]{{0,50}}?\b{_ASKS_FOR}{_SECRET_WORD}\b",
+        re.I,
+    ),
+    re.compile(
+        rf"\b(?:when(?:ever)?|if|once)[ \t]+[^.;!?\n]{{0,50}}?\b{_ASKS_FOR}{_SECRET_WORD}\b[ \t,]*(?:just[ \t]+|simply[ \t]+)?"
+        rf"{_ENTER}[ \t]+{_KEYED_VALUE}",
+        re.I,
+    ),
+    re.compile(
+        rf"\bto[ \t]+(?:get[ \t]+in(?:to|side)?|open|unlock|access|disarm)\b[^.;!?\n]{{0,50}}?[ \t,]{_ENTER}[ \t]+(?:in[ \t]+)?"
+        r"(\d[\d#* \-]{2,}[\d#*])(?![\w])",
+        re.I,
+    ),
+    re.compile(
+        rf"\b{_ENTER}[ \t]+(?:in[ \t]+)?(\d[\d#* \-]{{2,}}[\d#*])[ \t]+(?:on|into|at|in)[ \t]+(?:the[ \t]+)?(?:\w+[ \t]+)?"
+        r"(?:keypad|key pad|panel|lock|door|gate|alarm|safe|intercom|buzzer)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:reuse|re-use|use)[ \t]+"
+        + _KEYED_VALUE
+        + r"[ \t]+(?:for|on|across)[ \t]+(?:most|all|every|many|my)[ \t]+"
+        r"(?:\w+[ \t]+)?(?:sites|accounts|logins|websites)\b",
+        re.I,
+    ),
+)
+_KEYED_ANCHORS = frozenset(["asks", "prompts", "punch in", "key", "reuse", "re-use", "get in", "open", "unlock"])
+_KEYED_WAKE = re.compile(
+    r"asks? (?:you |me )?for|prompts? (?:you |me )?for|punch in|key in|keypad|reuse|re-use| to get in| to open| to unlock"
+)
+
+
+def _keyed_values(text: str) -> list[tuple[int, int, str]]:
+    """Values keyed in where a lock or a prompt asks for them (:data:`_KEYED`): digits of four or more, or a token no
+    one writes as a word."""
+    out = []
+    for rx in _KEYED:
+        for m in rx.finditer(text):
+            s0 = m.start(1)
+            v = _strip_tail(m.group(1))
+            if sum(c.isdigit() for c in v) >= 4 and not any(c.isalpha() for c in v):
+                out.append((s0, s0 + len(v), "pin"))
+            elif _shaped(v) and _password_ok(v) and any(c.isdigit() for c in v):
+                out.append((s0, s0 + len(v), "password"))
     return out
 
 

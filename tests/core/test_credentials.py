@@ -680,3 +680,45 @@ def test_a_login_pair_or_a_password_with_no_word_beside_its_value(form: str) -> 
 )
 def test_look_alikes_of_pairs_and_keyed_codes_are_left_alone(text: str) -> None:
     assert R.redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "Type {} when the laptop asks for the password.",  # keyed in where a prompt asks for it
+        "when it asks for the code just enter {}",
+        "I reuse {} for most sites, which I know is bad.",  # no noun at all: the habit says it
+    ],
+)
+def test_a_value_keyed_in_where_a_prompt_asks_for_it_is_redacted(form: str) -> None:
+    _gone(form, RNG.choice(WORDS).title() + digits(2) + "!")
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "To get into the shed, punch in {} on the keypad.",
+        "Key in {} on the panel by the back door.",
+        "The storage unit code is {} and the gate code is 1122.",  # what a code opens, said before "code"
+        "Zoom host key is {}.",
+    ],
+)
+def test_digits_keyed_into_a_lock_or_a_meeting_are_redacted(form: str) -> None:
+    _gone(form, digits(5))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Enter 2024 in the year field.",
+        "Type 1000 into the calculator.",
+        "Use Python3 for all scripts.",
+        "I reuse the same template for most sites.",
+        "Reuse SharedUtils_v2 for most services.",
+        "When the form asks for the code, enter the one from the email.",
+        "To get into the building, enter through the side door.",
+        "Zoom host is Maria for the weekly sync.",
+    ],
+)
+def test_look_alikes_of_keyed_values_are_left_alone(text: str) -> None:
+    assert R.redact(text) == text
