@@ -14,6 +14,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 pytest.importorskip("litellm")
 
 from fastloop_support import TASK, Roles, settings_for, wait_for
+from home_files import home_files
 from secret_corpus import build, leaked
 
 from metaclaw_plugin import MetaClawPlugin, TurnContext
@@ -54,7 +55,7 @@ def test_no_corpus_secret_leaves_the_process_or_reaches_disk(home: Path):
                 wait_for(p, lambda b=before: roles.evolver_calls > b)  # type: ignore[misc]
             p.flush()
             # while the process lives: the journal's segments and SQLite's WAL hold what was written last
-            live = {path: path.read_bytes().decode("utf-8", "replace") for path in home.rglob("*") if path.is_file()}
+            live = {path: data.decode("utf-8", "replace") for path, data in home_files(home).items()}
         finally:
             p.stop()
     outbound = [
@@ -67,7 +68,7 @@ def test_no_corpus_secret_leaves_the_process_or_reaches_disk(home: Path):
     ]
     evolver = [b for b in outbound if "skill engineer" in b]
     assert len(evolver) >= SESSIONS and all("[REDACTED:" in b for b in evolver)  # the texts were sent, redacted
-    after = {path: path.read_bytes().decode("utf-8", "replace") for path in home.rglob("*") if path.is_file()}
+    after = {path: data.decode("utf-8", "replace") for path, data in home_files(home).items()}
     files = {**{Path(f"{k}@live"): v for k, v in live.items()}, **after}
     assert any(path.suffix in (".db", ".jsonl", ".log") or "journal" in str(path) for path in after)
     assert any(str(path).endswith("-wal@live") for path in files)  # the WAL was read while it held the pages

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from home_files import home_files
 from starlette.testclient import TestClient
 from test_memory import end, memory_part, run_cli, say
 
@@ -97,7 +98,7 @@ def test_prose_in_more_languages_and_forms_leaves_no_value_on_disk(plugin: MetaC
     for text, _ in PROSE_FORMS:
         say(plugin, "c3", text)
     end(plugin, "c3")
-    files = {path: path.read_bytes() for path in home.rglob("*") if path.is_file()}
+    files = home_files(home)
     assert any(b"Pamatuj" in data and b"[REDACTED:" in data for data in files.values())  # recorded, redacted
     store = plugin.memory_store
     assert store is not None

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from home_files import home_files
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
 from metaclaw_plugin.privacy import Redactor
@@ -111,7 +112,7 @@ def test_a_block_the_plugin_did_not_inject_is_still_redacted(plugin: MetaClawPlu
     for sid in ("forged", "forged-direct"):
         system = plugin.store.get_session(sid).turns[0].messages[0]["content"]
         assert secret not in system and "[REDACTED:github_token]" in system
-    assert not any(secret.encode() in f.read_bytes() for f in plugin.settings.home_dir.rglob("*") if f.is_file())
+    assert not any(secret.encode() in data for data in home_files(plugin.settings.home_dir).values())
 
 
 def test_the_plugins_own_block_followed_by_its_memory_section_is_not_redacted_again(tmp_path: Path):
@@ -492,9 +493,9 @@ def test_secrets_never_reach_disk(home: Path):
     p.on_response(ctx, {"role": "assistant", "content": f"noted {secret}"}, error=f"bad key {secret}")
     p.on_session_end(ctx, {"success": False, "feedback": f"use {secret}"})
     p.flush()
-    mid_run = [f.read_bytes() for f in home.rglob("*") if f.is_file()]
+    mid_run = list(home_files(home).values())
     p.stop()
-    blobs = mid_run + [f.read_bytes() for f in home.rglob("*") if f.is_file()]
+    blobs = mid_run + list(home_files(home).values())
     assert not any(secret.encode() in b or b"Hunter2Hunter2" in b for b in blobs)
     s = TrajectoryStore(home / "metaclaw.db").get_session("sec")
     assert "[REDACTED:openai_key]" in s.turns[0].messages[-1]["content"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from home_files import home_files
 from memory_redteam_corpus import Benign, Credential, Poison, forms_of, raw_forms
 
 from metaclaw_plugin import MetaClawPlugin, Settings, TurnContext
@@ -44,7 +45,7 @@ def _say(p: MetaClawPlugin, session: str, user: str, text: str) -> str:
 
 
 def _home_bytes(home: Path) -> bytes:
-    return b"\n".join(f.read_bytes() for f in sorted(home.rglob("*")) if f.is_file())
+    return b"\n".join(home_files(home).values())
 
 
 def _probe(case: Poison | Credential | Benign) -> str:
