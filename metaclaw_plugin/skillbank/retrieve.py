@@ -529,13 +529,15 @@ def without_ids(text: str) -> str:
 # Words of the work that everyday life uses in another sense ("my driving test", "a timeout for my toddler", "commit
 # to running three times a week"), and the words that say a line is about someone's life. A short line of a life
 # that meets a skill only through such words (and generic ones) meets it by chance: the everyday held-out set of
-# tests/data had three such blocks in 45 lines.
+# tests/data had three such blocks in 45 lines; a set written at stop 61 three in 20 ("debug why my sourdough won't
+# rise", "a test to see if my eggs are fresh", "commit to a morning run routine").
 OTHER_SENSE_TERMS = frozenset(
     tokenize(
         "test tests commit commits timeout run running runs branch merge push pull build deploy release ship fork "
         "patch cache crash log shell class object string table key port host server bug thread queue stack tree root "
         "driver terminal window bash python java ruby mock hook token pipeline sprint ticket issue review retry time "
-        "times three two week weeks day days short long simple quick new help"
+        "times three two week weeks day days short long simple quick new help debug debugging good bad best better way "
+        "tips tip see still make get suggest fresh"
     )
 )
 A_LIFE_TERMS = frozenset(
@@ -543,7 +545,8 @@ A_LIFE_TERMS = frozenset(
         "toddler toddlers kid kids son daughter wife husband partner aunt uncle niece nephew mom mum dad mother "
         "father grandma grandpa grandmother grandfather baby babies family friend friends birthday wedding driving "
         "dinner recipe vacation holiday dog cat pet gym workout jogging marathon landlord neighbor neighbour teacher "
-        "school"
+        "school morning routine habit breakfast lunch bread sourdough dough cake baking eggs egg fridge kitchen oven "
+        "garden plant plants"
     )
 )
 

@@ -218,6 +218,14 @@ def test_a_short_requests_skills_after_the_first_are_near_it_or_pass_on_their_ow
     # said with a word of a life keeps its skills
     assert b.select(TurnContext("c"), "What should I bring to my driving test?") == []
     assert b.select(TurnContext("c"), "My toddler needs a timeout again, any gentler alternatives?") == []
+    # stop 61's held-out set of 20: three such blocks (a kitchen, a routine), none since
+    for line in (
+        "Any tips to debug why my sourdough won't rise?",
+        "Suggest a test to see if my eggs are still fresh",
+        "What's a good way to commit to a morning run routine?",
+    ):
+        assert b.select(TurnContext("c"), line) == [], line
+    assert b.select(TurnContext("c"), "Any tips to debug why my recipe app crashes on start?")  # the work: kept
     assert "write-tests-for-bug-fixes" in {
         s.name for s, _ in b.select(TurnContext("c"), "Write a test for my birthday reminder function")
     }
