@@ -137,10 +137,12 @@ def test_a_session_id_named_by_another_user_moves_no_turn_or_memory(stack: Stack
     )
     said = ("4417", "Dana Whitfield")
     wait_for(lambda: all(any(x in m for m in stack.memories(carol)) for x in said), 30, "Carol's memories")
+    # the proxy records a turn after it answers, on its own thread: Mallory's two sessions are waited for, not
+    # assumed written by the time Carol's memories are (they were not, now and then)
+    wait_for(lambda: len(stack.sessions_of(mallory)) == 2, 30, "Mallory's two sessions")
     assert not any(x in m for m in stack.memories(mallory) for x in said), stack.memories(mallory)
     assert all({t.user for t in s.turns} == {mallory} for s in stack.sessions_of(mallory))
     assert all({t.user for t in s.turns} == {carol} for s in stack.sessions_of(carol))
-    assert len(stack.sessions_of(mallory)) == 2
 
 
 def test_anthropic_metadata_user_id_names_the_user_and_x_session_id_wins(stack: Stack) -> None:
