@@ -205,8 +205,6 @@ LITERALS = (
     "schlüssel",
     "schluessel",
     "unlock",
-    "enter",
-    "type",
     "punch in",
     "open",
     "disarm",
@@ -248,15 +246,17 @@ LITERALS = (
     "-",
     # a login pair with no word for it ("Hulu: bob.k / Raspberry!Jam3")
     " / ",
-    # what a prompt or a lock asks for, keyed in ("when it asks for the code just enter 5150")
+    # what a prompt or a lock asks for, keyed in ("when it asks for the code just enter 5150", "... it lets you in")
     "asks",
     "prompts",
     "reuse",
     "re-use",
     "get in",
+    "lets ",
+    "let ",
 )
 # Literals that wake a scan of their own (ids by shape, pairs with no noun, values keyed in), never a rule's anchor
-_SCAN_ONLY = frozenset(["-", " / ", "asks", "prompts", "reuse", "re-use", "get in"])
+_SCAN_ONLY = frozenset(["-", " / ", "asks", "prompts", "reuse", "re-use", "get in", "lets ", "let "])
 # Also looked for once a password noun is there: "user bob pass letmein" (too common to wake the scan alone).
 _USER_ANCHORS = ("user", "utilisateur", "usuario", "usuário", "benutzer")
 _PAIR_ONLY = frozenset(["account", "compte", "cuenta", "conta", "identifiant", "zugang", "anmelde"])
@@ -1373,25 +1373,8 @@ _LOCK_LABEL = re.compile(
     r"(?:safe|locker|padlock|keypad|lockbox|alarm)(?![\w])[^\n:.;!?=]{0,40}?[ \t]*(?:[:=]|[-\u2013\u2014](?=[ \t]))"
     r"[ \t]*(\d[\d#* \-]{2,}[\d#*])(?![\w])"
 )
-# "enter Banana42 and it lets you in", "type 4471# to get in": what is keyed in, then that it opens something
-_ENTER_TO_OPEN = re.compile(
-    r"(?:enter|type|key[ \t]+in|punch[ \t]+in)[ \t]+(?:in[ \t]+)?(?:(?:the|code|pin|password)[ \t]+){0,2}"
-    r"(\d[\d#* \-]{2,}[\d#*]|(?=[^\s\"'`,;<>()\[\]{}]*\d)[^\s\"'`,;<>()\[\]{}]{4,128})[ \t,]+"
-    r"(?:(?:and|then)[ \t]+(?:it|that|the[ \t]+\w+|you'?re|you[ \t]+are|you'?ll[ \t]+be)[ \t]+(?:lets?[ \t]+(?:you|me|us|them)"
-    r"[ \t]+in|opens|unlocks|in)|to[ \t]+(?:get[ \t]+in|open|unlock|enter|disarm|log[ \t]+in|sign[ \t]+in))(?![\w])"
-)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}$")
-_RULES = (
-    _KEYWORDS,
-    _LOGIN_PAIR,
-    _AS_WITH,
-    _USER_THEN_PASS,
-    _CRED_AND,
-    _UNLOCK_WITH,
-    _CODE_TO_OPEN,
-    _LOCK_LABEL,
-    _ENTER_TO_OPEN,
-)
+_RULES = (_KEYWORDS, _LOGIN_PAIR, _AS_WITH, _USER_THEN_PASS, _CRED_AND, _UNLOCK_WITH, _CODE_TO_OPEN, _LOCK_LABEL)
 _LOCAL_WAKE = frozenset(LOCAL_LITERALS + SCRIPT_LITERALS)
 # An environment variable whose name ends with a secret word, then its value: "set SMTP_PASSWORD to X",
 # "PGPASSWORD is now X", "ADMIN_PWD should be set to X" (an assignment, "DB_PASSWORD=X", is privacy.py's). Upper case
@@ -1809,9 +1792,7 @@ def _pair_value(text: str, m: re.Match[str], rx: re.Pattern[str]) -> tuple[int, 
     value = _strip_tail(text[s:e])
     if rx is _CODE_TO_OPEN or rx is _LOCK_LABEL:
         return (s, e, "pin") if sum(c.isdigit() for c in value) >= 4 and not _DATE.match(value) else None
-    if (
-        rx is _UNLOCK_WITH or rx is _ENTER_TO_OPEN
-    ):  # a code's digits, or a token no one writes as a word ("Marble_Fox_61")
+    if rx is _UNLOCK_WITH:  # the digits of a code, or a token no one writes as a word ("with Marble_Fox_61")
         if sum(c.isdigit() for c in value) >= 4 and not any(c.isalpha() for c in value):
             return s, e, "pin"
         return (s, s + len(value), "password") if _shaped(value) and _password_ok(value) else None
@@ -1847,7 +1828,7 @@ def _service_pairs(text: str) -> list[tuple[int, int, str]]:
 
 # What is keyed in where a lock or a prompt asks for it, the noun far from the value or absent: "Type Sunflower77 when
 # the laptop asks for the password", "when it asks for the code just enter 5150", "to get into the shed, punch in 2468
-# on the keypad", "I reuse Falcon_Ridge_5 for most sites"
+# on the keypad", "enter Banana42 and it lets you in", "I reuse Falcon_Ridge_5 for most sites"
 _KEYED_VALUE = r"([^\s\"'`,;<>()\[\]{}]{4,128})"
 _ENTER = r"(?:type|enter|use|put in|key in|punch in|dial)"
 _ASKS_FOR = (
@@ -1875,6 +1856,13 @@ _KEYED = (
         re.I,
     ),
     re.compile(
+        rf"\b{_ENTER}[ \t]+(?:in[ \t]+)?(?:(?:the|code|pin|password)[ \t]+){{0,2}}(?=\S*\d){_KEYED_VALUE}[ \t,]+"
+        r"(?:(?:and|then)[ \t]+(?:it|that|the[ \t]+\w+|you'?re|you[ \t]+are|you'?ll[ \t]+be)[ \t]+(?:lets?[ \t]+"
+        r"(?:you|me|us|them)[ \t]+in|opens|unlocks|in)|to[ \t]+(?:get[ \t]+in|open|unlock|disarm|log[ \t]+in|sign[ \t]+in))"
+        r"(?![\w])",
+        re.I,
+    ),
+    re.compile(
         r"\b(?:reuse|re-use|use)[ \t]+"
         + _KEYED_VALUE
         + r"[ \t]+(?:for|on|across)[ \t]+(?:most|all|every|many|my)[ \t]+"
@@ -1882,9 +1870,27 @@ _KEYED = (
         re.I,
     ),
 )
-_KEYED_ANCHORS = frozenset(["asks", "prompts", "punch in", "key", "reuse", "re-use", "get in", "open", "unlock"])
+_KEYED_ANCHORS = frozenset(
+    [
+        "asks",
+        "prompts",
+        "punch in",
+        "key",
+        "reuse",
+        "re-use",
+        "get in",
+        "open",
+        "unlock",
+        "disarm",
+        "log in",
+        "sign in",
+        "lets ",
+        "let ",
+    ]
+)
 _KEYED_WAKE = re.compile(
     r"asks? (?:you |me )?for|prompts? (?:you |me )?for|punch in|key in|keypad|reuse|re-use| to get in| to open| to unlock"
+    r"|lets? (?:you|me|us|them) in| to (?:log|sign) in| to disarm"
 )
 
 

@@ -99,7 +99,7 @@ _WD = (
     r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday|tues?|weds|thur?s?|fri|(?-i:Mon|Wed|Sat|Sun))"
     r"(?:\.(?!\w))?"
 )
-_WD_SHORT = {"mon": 0, "tu": 1, "we": 2, "th": 3, "fr": 4, "sa": 5, "su": 6}
+_WD_SHORT = {"mo": 0, "tu": 1, "we": 2, "th": 3, "fr": 4, "sa": 5, "su": 6}  # by a weekday's first two letters
 _PHRASES: list[tuple[str, str]] = [
     # (pattern, resolver name); longer forms first
     (r"the day before yesterday|avant-hier|anteayer|antes de ontem|前天", "d-2"),
@@ -214,7 +214,7 @@ def _resolve(kind: str, text: str, d: date) -> str | None:
         m = _WD_RX.search(text)
         if not m:
             return None
-        wd = _WD_SHORT[m.group(1).lower()[:2]] if m.group(1).lower()[:2] != "mo" else 0
+        wd = _WD_SHORT[m.group(1).lower()[:2]]
         when = _weekday_before(d, wd) if kind == "wd-" else _weekday_after(d, wd)
         rel = "before" if kind == "wd-" else "after"
         return f"the {WEEKDAYS[wd]} {rel} {say(d)}, {say(when)}"

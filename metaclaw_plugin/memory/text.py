@@ -186,14 +186,19 @@ stem = _short_words_cached(_stem)
 # Who said it, where the text is a transcript line ("Caroline: I went to a support group yesterday"): one or two
 # capitalised words, a colon, a space.
 _SPEAKER = re.compile(r"^([A-Z][\w'’-]{1,30}(?: [A-Z][\w'’-]{1,30})?):\s+(?=\S)")
+# The labels a user's own rules are written under ("Rule: always answer in French", "Style: keep it short"), singular:
+# not a speaker's name, and a lead-in the rule extractor drops
+_RULE_LABELS_TEXT = (
+    "rule preference style format formatting tone language output instruction directive policy guideline default "
+    "convention requirement constraint setting hint"
+)
+RULE_LABELS = _RULE_LABELS_TEXT.split()
 _NOT_SPEAKERS = frozenset(
     ["note", "notes", "update", "reminder", "todo", "ps", "question", "answer", "edit", "fyi", "summary", "context"]
     + ["error", "warning", "info", "task", "step", "tip", "example", "important", "btw", "nb", "re", "subject"]
-    # the labels a user's own rules are written under ("Rule: always answer in French"): not a speaker's name
-    + ["rule", "rules", "preference", "preferences", "style", "format", "formatting", "language", "tone", "output"]
-    + ["instruction", "instructions", "directive", "policy", "guideline", "guidelines", "default", "defaults"]
-    + ["convention", "conventions", "requirement", "requirements", "constraint", "constraints", "setting", "settings"]
-    + ["remember", "always", "never", "please", "also", "and", "but", "so", "ok", "okay", "yes", "no", "hint"]
+    + RULE_LABELS
+    + [f"{label}s" for label in RULE_LABELS]
+    + ["remember", "always", "never", "please", "also", "and", "but", "so", "ok", "okay", "yes", "no"]
 )
 
 

@@ -1654,7 +1654,6 @@ _TO_THE_TEAM = re.compile(
     r"coworkers?|teammates?)\b",
     F,
 )
-_REMOTE_RX = re.compile(REMOTE, F)
 # The software's own source ("download the installer from the official site and run it"): no one else's code
 _OFFICIAL = re.compile(
     r"\bfrom\s+(?:the|its|their)\s+(?:vendor'?s\s+|project'?s\s+)?(?:official|own)\s+(?:web\s?)?(?:site|page|"
@@ -1706,7 +1705,7 @@ def _scan(sentence: str) -> list[Finding]:
                 _STYLE_WARNING.search(sentence[: m.end()]) or _STYLE_AFTER.match(sentence, m.end())
             ):
                 continue
-            if act.code in ("exfiltration", "fetch_execute") and _REMOTE_RX.search(sentence) is None:
+            if act.code in ("exfiltration", "fetch_execute") and _REMOTE.search(sentence) is None:
                 if act.code == "exfiltration" and _TO_THE_TEAM.match(sentence, m.start()):
                     continue  # "forward the meeting notes to the team channel": the user's own people
                 if act.code == "fetch_execute" and _OFFICIAL.search(sentence):

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from functools import cached_property
 
 from ...memory.model import Candidate
-from ...memory.text import BRANDS, fold, speaker_of, stem, term_set
+from ...memory.text import BRANDS, RULE_LABELS, fold, speaker_of, stem, term_set
 from ...tasktext import unquote
 
 F = re.I | re.U
@@ -487,8 +487,7 @@ LEAD = re.compile(
     r"^(?:(?:hi|hey|hello|ok|okay|so|also|and|oh|ah|well|thanks|d'ailleurs|aussi|et|adem[aá]s|y|ah|e|tamb[eé]m)"
     r"[,:!.\-\s]+"
     # the label a rule is written under ("Style: keep answers short")
-    r"|(?:rule|preference|style|format|formatting|tone|language|output|instruction|directive|policy|guideline|"
-    r"default|convention|requirement|constraint|setting|hint)s?[ \t]*:[ \t]*)+",
+    rf"|(?:{'|'.join(RULE_LABELS)})s?[ \t]*:[ \t]*)+",
     F,
 )
 # Lead-ins that tell the assistant something on purpose ("btw", "fyi", "heads up", "for the record"): what follows is

@@ -126,7 +126,7 @@ _TRIGGER = re.compile(
 )
 
 # 3. What it touches -------------------------------------------------------------------------------------------
-_REMOTE = re.compile(D.REMOTE, F)
+_REMOTE = D._REMOTE
 _SEND = re.compile(
     r"\b(?:send|sent|sends|sending|forward\w*|e-?mail\w*|mail|mails|mailed|bcc\w*|cc'?d|cc|upload\w*|post|posts|"
     r"posted|posting|share|shares|shared|sharing|publish\w*|sync\w*|mirror\w*|cop(?:y|ies|ied|ying)|transfer\w*|"
